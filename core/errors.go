@@ -1,0 +1,61 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable, machine-readable error code. Clients switch on it; the
+// HTTP layer maps it to a status with one table.
+type Code string
+
+// The error codes of the API. They are part of the public contract.
+const (
+	CodeInvalidArgument      Code = "INVALID_ARGUMENT"
+	CodeUnauthenticated      Code = "UNAUTHENTICATED"
+	CodePermissionDenied     Code = "PERMISSION_DENIED"
+	CodeNotFound             Code = "NOT_FOUND"
+	CodeConflict             Code = "CONFLICT"
+	CodeQuotaExceeded        Code = "QUOTA_EXCEEDED"
+	CodeIdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
+	CodeCursorExpired        Code = "CURSOR_EXPIRED"
+	CodeUnavailable          Code = "UNAVAILABLE"
+	CodeInternal             Code = "INTERNAL"
+)
+
+// Error is the one error type that crosses package boundaries with a code.
+// Message is safe to show to the caller; Cause is for logs only.
+type Error struct {
+	Code    Code
+	Message string
+	Cause   error
+}
+
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Cause)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Errorf builds an *Error with a formatted, caller-safe message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap attaches a code and caller-safe message to an internal cause.
+func Wrap(code Code, cause error, message string) *Error {
+	return &Error{Code: code, Message: message, Cause: cause}
+}
+
+// CodeOf returns the code of the first *Error in err's chain, or
+// CodeInternal when there is none: an error nobody classified is a bug.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}

@@ -1,0 +1,86 @@
+// Package clock gives Go code the database's idea of business time.
+//
+// SQL reads compute_now(); Go must agree with it, or a lease that SQL thinks
+// expired would still look valid to the process. A Clock is therefore
+// anchored to compute_now(): it is sampled at start and at every lease
+// renewal, and between samples it advances with the process's monotonic
+// clock. In tests compute_now() is simulated, and the Clock follows it.
+package clock
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// MaxSkew is the drift between the process and the database past which the
+// process logs ClockSkew and /readyz reports it.
+const MaxSkew = time.Second
+
+// Source reads compute_now(). *db.Queries satisfies it.
+type Source interface {
+	ClockNow(ctx context.Context) (time.Time, error)
+}
+
+// Clock is business time anchored to compute_now(). It is safe for
+// concurrent use.
+type Clock struct {
+	logger *slog.Logger
+	local  func() time.Time // the process clock; replaceable in tests
+
+	mu     sync.Mutex
+	offset time.Duration // database time minus local time at the last anchor
+	skew   time.Duration // how far Now() was from the database at the last anchor
+}
+
+// New returns a Clock that reads the process clock until its first anchor.
+func New(logger *slog.Logger) *Clock {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Clock{logger: logger, local: time.Now}
+}
+
+// Now is business time: the process clock corrected by the last anchor.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.local().Add(c.offset)
+}
+
+// Skew is how far this clock had drifted from compute_now() when it was last
+// anchored (positive: the process ran ahead).
+func (c *Clock) Skew() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.skew
+}
+
+// Anchor records that compute_now() read dbNow just now. It measures the
+// drift since the previous anchor, logs ClockSkew past MaxSkew, and re-anchors.
+func (c *Clock) Anchor(dbNow time.Time) time.Duration {
+	c.mu.Lock()
+	local := c.local()
+	first := c.offset == 0 && c.skew == 0
+	skew := local.Add(c.offset).Sub(dbNow)
+	c.offset = dbNow.Sub(local)
+	if first {
+		skew = 0
+	}
+	c.skew = skew
+	c.mu.Unlock()
+	if skew > MaxSkew || skew < -MaxSkew {
+		c.logger.Warn("ClockSkew", "skew", skew.String(), "db_now", dbNow)
+	}
+	return skew
+}
+
+// Sample reads compute_now() from src and anchors to it.
+func (c *Clock) Sample(ctx context.Context, src Source) (time.Duration, error) {
+	now, err := src.ClockNow(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return c.Anchor(now), nil
+}

@@ -1,0 +1,73 @@
+package db
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/bettercompute/compute/core"
+)
+
+// SQLSTATE codes this package classifies.
+const (
+	sqlstateUniqueViolation      = "23505"
+	sqlstateExclusionViolation   = "23P01"
+	sqlstateCheckViolation       = "23514"
+	sqlstateForeignKeyViolation  = "23503"
+	sqlstateSerializationFailure = "40001"
+	sqlstateDeadlockDetected     = "40P01"
+	sqlstateInvalidTextRep       = "22P02"
+)
+
+// Translate is the one place where database errors become typed core errors:
+// no rows is NOT_FOUND, a unique or exclusion violation is CONFLICT, a check
+// violation is INVALID_ARGUMENT, a lost race is UNAVAILABLE (retryable).
+// Errors that already carry a code pass through unchanged.
+func Translate(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return core.Wrap(core.CodeNotFound, err, what+" not found")
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return core.Wrap(core.CodeUnavailable, err, "request cancelled or timed out")
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case sqlstateUniqueViolation, sqlstateExclusionViolation:
+			return core.Wrap(core.CodeConflict, err, what+" conflicts with an existing one")
+		case sqlstateCheckViolation, sqlstateForeignKeyViolation, sqlstateInvalidTextRep:
+			return core.Wrap(core.CodeInvalidArgument, err, what+" is invalid")
+		case sqlstateSerializationFailure, sqlstateDeadlockDetected:
+			return core.Wrap(core.CodeUnavailable, err, "concurrent update, retry")
+		}
+		return err
+	}
+	if pgconn.SafeToRetry(err) || isConnError(err) {
+		return core.Wrap(core.CodeUnavailable, err, "database unavailable")
+	}
+	return err
+}
+
+// IsRetryable reports whether a transaction failed only because it lost a
+// race (serialization failure or deadlock) and may simply be run again.
+func IsRetryable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == sqlstateSerializationFailure || pgErr.Code == sqlstateDeadlockDetected
+	}
+	return false
+}
+
+func isConnError(err error) bool {
+	var connErr *pgconn.ConnectError
+	return errors.As(err, &connErr)
+}

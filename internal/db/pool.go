@@ -1,0 +1,50 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// PoolOptions tune the connection pool for how the service uses PostgreSQL.
+type PoolOptions struct {
+	// MaxConns bounds the pool; 0 keeps pgx's default.
+	MaxConns int32
+	// IdleInTxTimeout ends sessions left idle inside a transaction: such a
+	// transaction holds back pg_snapshot_xmin, and with it every outbox reader.
+	IdleInTxTimeout time.Duration
+	// SimpleProtocol uses the simple query protocol, for PgBouncer in
+	// transaction pooling mode (no prepared statements across transactions).
+	SimpleProtocol bool
+	// ApplicationName shows in pg_stat_activity.
+	ApplicationName string
+}
+
+// Connect opens a pgx pool on url with the service's session settings.
+func Connect(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	rp := cfg.ConnConfig.RuntimeParams
+	if opts.IdleInTxTimeout > 0 {
+		rp["idle_in_transaction_session_timeout"] = fmt.Sprint(opts.IdleInTxTimeout.Milliseconds())
+	}
+	if opts.ApplicationName != "" {
+		rp["application_name"] = opts.ApplicationName
+	}
+	if opts.SimpleProtocol {
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	return pool, nil
+}

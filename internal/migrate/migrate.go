@@ -1,0 +1,61 @@
+// Package migrate applies the embedded schema migrations with goose, a
+// well-kept migrator, rather than a home-made runner.
+package migrate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"sort"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
+	compsql "github.com/bettercompute/compute/sql"
+)
+
+// Up applies every pending migration. goose speaks database/sql, so the pgx
+// pool is wrapped for the duration of the run.
+func Up(ctx context.Context, pool *pgxpool.Pool) error {
+	fsys, err := fs.Sub(compsql.Migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	sqldb := stdlib.OpenDBFromPool(pool)
+	defer sqldb.Close()
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqldb, fsys)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if _, err := provider.Up(ctx); err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	return nil
+}
+
+// Fingerprint is a digest of every migration file: the test template database
+// is named after it, so a changed migration builds a new template.
+func Fingerprint() (string, error) {
+	entries, err := fs.ReadDir(compsql.Migrations, "migrations")
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		b, err := fs.ReadFile(compsql.Migrations, "migrations/"+n)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", n, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
+}

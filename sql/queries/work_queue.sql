@@ -1,0 +1,44 @@
+-- name: WorkQueueEnqueue :exec
+-- Enqueued in the caller's transaction. Dirtying a queued key bumps gen and
+-- keeps the earlier due time, so a wake-up is never lost nor postponed.
+INSERT INTO work_queue AS w (kind, key, shard, gen, not_before)
+VALUES (sqlc.arg(kind), sqlc.arg(key), sqlc.arg(shard), 1,
+        compute_now() + make_interval(secs => sqlc.arg(delay_seconds)::float8))
+ON CONFLICT (kind, key) DO UPDATE
+   SET gen = w.gen + 1,
+       not_before = LEAST(w.not_before, EXCLUDED.not_before);
+
+-- name: WorkQueueClaim :many
+-- Claims due rows of the caller's shards. SKIP LOCKED lets many workers claim
+-- side by side; claimed_until lets another worker take over a crashed claim.
+UPDATE work_queue w
+   SET claimed_until = compute_now() + make_interval(secs => sqlc.arg(claim_seconds)::float8),
+       claimed_by = sqlc.arg(claimer),
+       attempts = w.attempts + 1
+  FROM (SELECT q.kind, q.key FROM work_queue q
+         WHERE q.shard = ANY(sqlc.arg(shards)::int[])
+           AND q.kind = ANY(sqlc.arg(kinds)::text[])
+           AND q.not_before <= compute_now()
+           AND (q.claimed_until IS NULL OR q.claimed_until <= compute_now())
+         ORDER BY q.not_before
+         LIMIT sqlc.arg(max_rows)
+         FOR UPDATE SKIP LOCKED) due
+ WHERE w.kind = due.kind AND w.key = due.key
+RETURNING w.kind, w.key, w.shard, w.gen, w.attempts;
+
+-- name: WorkQueueComplete :execrows
+-- Deletes a finished row only if nobody dirtied it during the run.
+DELETE FROM work_queue WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(key) AND gen = sqlc.arg(gen);
+
+-- name: WorkQueueReschedule :execrows
+-- Releases a claim: used after a failure (with a back-off delay) and after a
+-- run whose key was dirtied meanwhile (delay 0, so it runs again).
+UPDATE work_queue
+   SET claimed_until = NULL, claimed_by = NULL,
+       not_before = compute_now() + make_interval(secs => sqlc.arg(delay_seconds)::float8),
+       last_error = sqlc.narg(last_error)
+ WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(key);
+
+-- name: WorkQueueGet :one
+SELECT kind, key, shard, gen, not_before, claimed_until, claimed_by, attempts, last_error
+  FROM work_queue WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(key);
