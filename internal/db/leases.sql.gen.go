@@ -42,6 +42,59 @@ func (q *Queries) LeaseAcquire(ctx context.Context, arg LeaseAcquireParams) (Lea
 	return i, err
 }
 
+const leaseAcquireMany = `-- name: LeaseAcquireMany :many
+INSERT INTO leases AS l (name, owner, epoch, expires_at)
+SELECT n, $1::text, 1, compute_now() + make_interval(secs => $2::float8)
+  FROM unnest($3::text[]) AS n
+ ORDER BY n
+ON CONFLICT (name) DO UPDATE
+   SET owner = EXCLUDED.owner,
+       epoch = CASE WHEN l.owner = EXCLUDED.owner THEN l.epoch ELSE l.epoch + 1 END,
+       expires_at = EXCLUDED.expires_at
+ WHERE l.owner = EXCLUDED.owner OR l.expires_at < compute_now()
+RETURNING l.name, l.epoch, l.expires_at, compute_now()::timestamptz AS db_now
+`
+
+type LeaseAcquireManyParams struct {
+	Owner      string
+	TtlSeconds float64
+	Names      []string
+}
+
+type LeaseAcquireManyRow struct {
+	Name      string
+	Epoch     int64
+	ExpiresAt time.Time
+	DbNow     time.Time
+}
+
+// LeaseAcquire for many names in one round trip: a worker takes every free
+// shard and renews the shards it holds. Returns the leases it now holds.
+func (q *Queries) LeaseAcquireMany(ctx context.Context, arg LeaseAcquireManyParams) ([]LeaseAcquireManyRow, error) {
+	rows, err := q.db.Query(ctx, leaseAcquireMany, arg.Owner, arg.TtlSeconds, arg.Names)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []LeaseAcquireManyRow{}
+	for rows.Next() {
+		var i LeaseAcquireManyRow
+		if err := rows.Scan(
+			&i.Name,
+			&i.Epoch,
+			&i.ExpiresAt,
+			&i.DbNow,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const leaseFence = `-- name: LeaseFence :one
 SELECT 1::int AS held FROM leases
  WHERE name = $1 AND owner = $2 AND epoch = $3

@@ -7,14 +7,12 @@ package db
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const workQueueClaim = `-- name: WorkQueueClaim :many
 UPDATE work_queue w
    SET claimed_until = compute_now() + make_interval(secs => $1::float8),
-       claimed_by = $2,
+       claimed_by = $2::text,
        attempts = w.attempts + 1
   FROM (SELECT q.kind, q.key FROM work_queue q
          WHERE q.shard = ANY($3::int[])
@@ -30,7 +28,7 @@ RETURNING w.kind, w.key, w.shard, w.gen, w.attempts
 
 type WorkQueueClaimParams struct {
 	ClaimSeconds float64
-	Claimer      pgtype.Text
+	Claimer      string
 	Shards       []int32
 	Kinds        []string
 	MaxRows      int32
@@ -162,13 +160,13 @@ UPDATE work_queue
 
 type WorkQueueRescheduleParams struct {
 	DelaySeconds float64
-	LastError    pgtype.Text
+	LastError    *string
 	Kind         string
 	Key          string
 }
 
-// Releases a claim: used after a failure (with a back-off delay) and after a
-// run whose key was dirtied meanwhile (delay 0, so it runs again).
+// Releases a claim and sets when the key runs next: after a failure (with a
+// back-off delay) or when the handler asked to run again later.
 func (q *Queries) WorkQueueReschedule(ctx context.Context, arg WorkQueueRescheduleParams) (int64, error) {
 	result, err := q.db.Exec(ctx, workQueueReschedule,
 		arg.DelaySeconds,
@@ -176,6 +174,26 @@ func (q *Queries) WorkQueueReschedule(ctx context.Context, arg WorkQueueReschedu
 		arg.Kind,
 		arg.Key,
 	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const workQueueUnclaim = `-- name: WorkQueueUnclaim :execrows
+UPDATE work_queue SET claimed_until = NULL, claimed_by = NULL
+ WHERE kind = $1 AND key = $2
+`
+
+type WorkQueueUnclaimParams struct {
+	Kind string
+	Key  string
+}
+
+// Releases the claim of a run whose key was dirtied meanwhile; the due time
+// the dirtying transaction set stands, so the key runs again.
+func (q *Queries) WorkQueueUnclaim(ctx context.Context, arg WorkQueueUnclaimParams) (int64, error) {
+	result, err := q.db.Exec(ctx, workQueueUnclaim, arg.Kind, arg.Key)
 	if err != nil {
 		return 0, err
 	}

@@ -13,7 +13,7 @@ ON CONFLICT (kind, key) DO UPDATE
 -- side by side; claimed_until lets another worker take over a crashed claim.
 UPDATE work_queue w
    SET claimed_until = compute_now() + make_interval(secs => sqlc.arg(claim_seconds)::float8),
-       claimed_by = sqlc.arg(claimer),
+       claimed_by = sqlc.arg(claimer)::text,
        attempts = w.attempts + 1
   FROM (SELECT q.kind, q.key FROM work_queue q
          WHERE q.shard = ANY(sqlc.arg(shards)::int[])
@@ -31,12 +31,18 @@ RETURNING w.kind, w.key, w.shard, w.gen, w.attempts;
 DELETE FROM work_queue WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(key) AND gen = sqlc.arg(gen);
 
 -- name: WorkQueueReschedule :execrows
--- Releases a claim: used after a failure (with a back-off delay) and after a
--- run whose key was dirtied meanwhile (delay 0, so it runs again).
+-- Releases a claim and sets when the key runs next: after a failure (with a
+-- back-off delay) or when the handler asked to run again later.
 UPDATE work_queue
    SET claimed_until = NULL, claimed_by = NULL,
        not_before = compute_now() + make_interval(secs => sqlc.arg(delay_seconds)::float8),
        last_error = sqlc.narg(last_error)
+ WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(key);
+
+-- name: WorkQueueUnclaim :execrows
+-- Releases the claim of a run whose key was dirtied meanwhile; the due time
+-- the dirtying transaction set stands, so the key runs again.
+UPDATE work_queue SET claimed_until = NULL, claimed_by = NULL
  WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(key);
 
 -- name: WorkQueueGet :one

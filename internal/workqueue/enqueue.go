@@ -1,0 +1,46 @@
+// Package workqueue wakes reconcilers through rows in work_queue.
+//
+// A row is enqueued in the transaction that changed the state, so a wake-up
+// exists exactly when the change does. Workers claim due rows of the shards
+// they hold leases on (FOR UPDATE SKIP LOCKED), run the handler for the row's
+// kind, and delete the row only if its gen is unchanged: a key dirtied during
+// its run survives and runs again. A crashed worker's claim lapses after
+// claimed_until and another worker takes the row.
+package workqueue
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// NumShards is how many shards keys are spread over. Each shard is owned
+// through the lease "shard:<n>". Changing it moves keys between shards,
+// which is safe: a row is claimed by whoever owns its stored shard.
+const NumShards = 16
+
+// ShardOf is the shard of key.
+func ShardOf(key string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int32(h.Sum32() % NumShards)
+}
+
+// ShardLeaseName is the lease that owns shard n.
+func ShardLeaseName(n int32) string { return fmt.Sprintf("shard:%d", n) }
+
+// Enqueue wakes the reconciler of kind for key after delay. q must be bound
+// to the caller's transaction. Enqueueing a key that is already queued bumps
+// its gen and keeps the earlier due time.
+func Enqueue(ctx context.Context, q *db.Queries, kind, key string, delay time.Duration) error {
+	err := q.WorkQueueEnqueue(ctx, db.WorkQueueEnqueueParams{
+		Kind: kind, Key: key, Shard: ShardOf(key), DelaySeconds: delay.Seconds(),
+	})
+	if err != nil {
+		return fmt.Errorf("enqueue %s %s: %w", kind, key, err)
+	}
+	return nil
+}

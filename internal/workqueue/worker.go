@@ -1,0 +1,205 @@
+package workqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bettercompute/compute/internal/clock"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/lease"
+)
+
+// Item is one claimed row, handed to its handler.
+type Item struct {
+	Kind     string
+	Key      string
+	Gen      int64
+	Attempts int32
+	// Lease is the shard lease the item was claimed under. Handlers that
+	// write start their transaction with Lease.Fence, so a worker whose
+	// shard was taken over cannot act.
+	Lease lease.Lease
+}
+
+// Handler runs one item. A nil error completes it; Again asks to run it
+// again later without counting a failure; any other error is retried with
+// back-off.
+type Handler func(ctx context.Context, it Item) error
+
+type againError struct{ after time.Duration }
+
+func (e againError) Error() string { return fmt.Sprintf("run again after %s", e.after) }
+
+// Again is what a handler returns to be run again after d, for example a
+// pending reservation retried every 30 seconds.
+func Again(d time.Duration) error { return againError{after: d} }
+
+// Backoff returns the delay before the next attempt after attempts failures.
+type Backoff func(attempts int32) time.Duration
+
+// DefaultBackoff doubles from one second up to five minutes.
+func DefaultBackoff(attempts int32) time.Duration {
+	d := time.Second
+	for i := int32(1); i < attempts && d < 5*time.Minute; i++ {
+		d *= 2
+	}
+	return min(d, 5*time.Minute)
+}
+
+// Worker claims and runs work_queue rows of the shards it holds.
+type Worker struct {
+	pool     *pgxpool.Pool
+	owner    string
+	clock    *clock.Clock
+	logger   *slog.Logger
+	handlers map[string]Handler
+	backoff  Backoff
+	// ClaimTTL is how long a claim protects a row from other workers.
+	ClaimTTL time.Duration
+	// Batch bounds how many rows one RunOnce claims.
+	Batch int32
+}
+
+// NewWorker returns a worker identified by owner (unique per process) that
+// anchors clk at every shard lease renewal.
+func NewWorker(pool *pgxpool.Pool, owner string, clk *clock.Clock, logger *slog.Logger) *Worker {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Worker{
+		pool: pool, owner: owner, clock: clk, logger: logger,
+		handlers: map[string]Handler{}, backoff: DefaultBackoff,
+		ClaimTTL: time.Minute, Batch: 32,
+	}
+}
+
+// Handle registers the handler for kind. Call it before Run.
+func (w *Worker) Handle(kind string, h Handler) { w.handlers[kind] = h }
+
+// RunOnce renews the worker's shard leases (taking free ones), claims the
+// due rows of those shards and runs them. It returns how many items ran.
+func (w *Worker) RunOnce(ctx context.Context) (int, error) {
+	q := db.New(w.pool)
+	shards, err := w.renewShards(ctx, q)
+	if err != nil || len(shards) == 0 {
+		return 0, err
+	}
+	ids := make([]int32, 0, len(shards))
+	for id := range shards {
+		ids = append(ids, id)
+	}
+	kinds := make([]string, 0, len(w.handlers))
+	for k := range w.handlers {
+		kinds = append(kinds, k)
+	}
+	rows, err := q.WorkQueueClaim(ctx, db.WorkQueueClaimParams{
+		ClaimSeconds: w.ClaimTTL.Seconds(), Claimer: w.owner, Shards: ids, Kinds: kinds, MaxRows: w.Batch,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("claim work: %w", err)
+	}
+	for _, r := range rows {
+		it := Item{Kind: r.Kind, Key: r.Key, Gen: r.Gen, Attempts: r.Attempts, Lease: shards[r.Shard]}
+		if err := w.run(ctx, it); err != nil {
+			return 0, err
+		}
+	}
+	return len(rows), nil
+}
+
+func (w *Worker) renewShards(ctx context.Context, q *db.Queries) (map[int32]lease.Lease, error) {
+	names := make([]string, NumShards)
+	for i := range names {
+		names[i] = ShardLeaseName(int32(i))
+	}
+	held, err := lease.AcquireMany(ctx, q, names, w.owner, lease.TTL)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int32]lease.Lease, len(held))
+	for _, l := range held {
+		var n int32
+		fmt.Sscanf(l.Name, "shard:%d", &n)
+		out[n] = l
+	}
+	if len(held) > 0 && w.clock != nil {
+		w.clock.Anchor(held[0].DBNow)
+	}
+	return out, nil
+}
+
+// run executes one item and records its outcome in a transaction fenced by
+// the shard lease, so a worker that lost the shard cannot complete or
+// reschedule a row another worker now owns.
+func (w *Worker) run(ctx context.Context, it Item) error {
+	herr := w.handlers[it.Kind](ctx, it)
+	var again againError
+	err := db.InTx(ctx, w.pool, func(tx pgx.Tx) error {
+		if err := it.Lease.Fence(ctx, tx); err != nil {
+			return err
+		}
+		q := db.New(tx)
+		switch {
+		case herr == nil:
+			n, err := q.WorkQueueComplete(ctx, db.WorkQueueCompleteParams{Kind: it.Kind, Key: it.Key, Gen: it.Gen})
+			if err != nil || n == 1 {
+				return err
+			}
+			_, err = q.WorkQueueUnclaim(ctx, db.WorkQueueUnclaimParams{Kind: it.Kind, Key: it.Key})
+			return err
+		case errors.As(herr, &again):
+			_, err := q.WorkQueueReschedule(ctx, db.WorkQueueRescheduleParams{Kind: it.Kind, Key: it.Key, DelaySeconds: again.after.Seconds()})
+			return err
+		default:
+			msg := herr.Error()
+			w.logger.Warn("work item failed", "kind", it.Kind, "key", it.Key, "attempts", it.Attempts, "err", msg)
+			_, err := q.WorkQueueReschedule(ctx, db.WorkQueueRescheduleParams{
+				Kind: it.Kind, Key: it.Key, DelaySeconds: w.backoff(it.Attempts).Seconds(), LastError: &msg,
+			})
+			return err
+		}
+	})
+	if errors.Is(err, lease.ErrFenced) {
+		w.logger.Warn("shard lease lost during work item", "kind", it.Kind, "key", it.Key)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("record work %s %s: %w", it.Kind, it.Key, err)
+	}
+	return nil
+}
+
+// Run calls RunOnce every poll interval, or sooner when poke fires, until
+// ctx ends. A lost poke only delays. Errors are logged, never fatal.
+func (w *Worker) Run(ctx context.Context, poll time.Duration, poke <-chan struct{}) {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		if _, err := w.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			w.logger.Error("work queue", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-poke:
+		}
+	}
+}
+
+// Kinds lists the registered kinds, for logs.
+func (w *Worker) Kinds() []string {
+	out := make([]string, 0, len(w.handlers))
+	for k := range w.handlers {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

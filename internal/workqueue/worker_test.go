@@ -1,0 +1,177 @@
+package workqueue_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/workqueue"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+const kind = "test.reconcile"
+
+func enqueue(t *testing.T, d *pgtest.DB, key string, delay time.Duration) {
+	t.Helper()
+	require.NoError(t, pgx.BeginFunc(context.Background(), d.Pool, func(tx pgx.Tx) error {
+		return workqueue.Enqueue(context.Background(), db.New(tx), kind, key, delay)
+	}))
+}
+
+func row(t *testing.T, d *pgtest.DB, key string) (db.WorkQueue, bool) {
+	t.Helper()
+	r, err := d.Q.WorkQueueGet(context.Background(), db.WorkQueueGetParams{Kind: kind, Key: key})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, false
+	}
+	require.NoError(t, err)
+	return r, true
+}
+
+func runOnce(t *testing.T, w *workqueue.Worker) int {
+	t.Helper()
+	n, err := w.RunOnce(context.Background())
+	require.NoError(t, err)
+	return n
+}
+
+func TestEnqueueInRolledBackTransactionLeavesNothing(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	err := pgx.BeginFunc(context.Background(), d.Pool, func(tx pgx.Tx) error {
+		require.NoError(t, workqueue.Enqueue(context.Background(), db.New(tx), kind, "k", 0))
+		return errors.New("the change failed")
+	})
+	require.Error(t, err)
+	_, ok := row(t, d, "k")
+	require.False(t, ok)
+}
+
+func TestKeyDirtiedDuringRunSurvivesAndRunsAgain(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	w := workqueue.NewWorker(d.Pool, "w1", nil, nil)
+	runs := 0
+	w.Handle(kind, func(ctx context.Context, it workqueue.Item) error {
+		runs++
+		if runs == 1 {
+			enqueue(t, d, "node-1", 0) // the state changes again while we reconcile
+		}
+		return nil
+	})
+	enqueue(t, d, "node-1", 0)
+
+	require.Equal(t, 1, runOnce(t, w))
+	r, ok := row(t, d, "node-1")
+	require.True(t, ok, "a key dirtied during its run must survive the run")
+	require.Equal(t, int64(2), r.Gen)
+	require.Nil(t, r.ClaimedUntil)
+
+	require.Equal(t, 1, runOnce(t, w), "and run again")
+	require.Equal(t, 2, runs)
+	_, ok = row(t, d, "node-1")
+	require.False(t, ok, "a clean run deletes the row")
+}
+
+func TestCrashedClaimIsTakenAgainAfterClaimedUntil(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	enqueue(t, d, "res-1", 0)
+
+	// Worker A takes the shards and claims the row, then dies mid-run.
+	crashed := workqueue.NewWorker(d.Pool, "a", nil, nil)
+	crashed.Handle(kind, func(ctx context.Context, it workqueue.Item) error { panic("unreachable") })
+	_, err := lease.AcquireMany(ctx, d.Q, []string{workqueue.ShardLeaseName(workqueue.ShardOf("res-1"))}, "a", lease.TTL)
+	require.NoError(t, err)
+	claimed, err := d.Q.WorkQueueClaim(ctx, db.WorkQueueClaimParams{
+		ClaimSeconds: crashed.ClaimTTL.Seconds(), Claimer: "a",
+		Shards: []int32{workqueue.ShardOf("res-1")}, Kinds: []string{kind}, MaxRows: 10,
+	})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+
+	b := workqueue.NewWorker(d.Pool, "b", nil, nil)
+	var ran []string
+	b.Handle(kind, func(ctx context.Context, it workqueue.Item) error { ran = append(ran, it.Key); return nil })
+
+	require.Equal(t, 0, runOnce(t, b), "a's shard lease is live")
+	d.AdvanceSimClock(t, lease.TTL+time.Second)
+	require.Equal(t, 0, runOnce(t, b), "b holds the shard now, but a's claim has not lapsed")
+	d.AdvanceSimClock(t, crashed.ClaimTTL)
+	require.Equal(t, 1, runOnce(t, b), "after claimed_until the row is claimed again")
+	require.Equal(t, []string{"res-1"}, ran)
+	_, ok := row(t, d, "res-1")
+	require.False(t, ok)
+}
+
+// A worker whose shard lease was taken over while its handler ran cannot
+// complete the row: the fenced bookkeeping aborts and the row stays for the
+// new owner.
+func TestWorkerThatLostItsShardCannotCompleteTheRow(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	enqueue(t, d, "res-2", 0)
+	zombie := workqueue.NewWorker(d.Pool, "zombie", nil, nil)
+	zombie.Handle(kind, func(ctx context.Context, it workqueue.Item) error {
+		// The zombie stalls past its lease; another process takes the shard.
+		d.AdvanceSimClock(t, lease.TTL+time.Second)
+		_, err := lease.AcquireMany(ctx, d.Q, []string{it.Lease.Name}, "heir", lease.TTL)
+		require.NoError(t, err)
+		return nil
+	})
+	require.Equal(t, 1, runOnce(t, zombie))
+	r, ok := row(t, d, "res-2")
+	require.True(t, ok, "the fenced completion must not delete the row")
+	require.Equal(t, "zombie", *r.ClaimedBy)
+}
+
+func TestAgainAndBackoff(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	w := workqueue.NewWorker(d.Pool, "w", nil, nil)
+	results := []error{workqueue.Again(30 * time.Second), errors.New("boom"), nil}
+	w.Handle(kind, func(ctx context.Context, it workqueue.Item) error {
+		err := results[0]
+		results = results[1:]
+		return err
+	})
+	enqueue(t, d, "k", 0)
+
+	require.Equal(t, 1, runOnce(t, w))
+	r, _ := row(t, d, "k")
+	require.Equal(t, pgtest.SimEpoch.Add(30*time.Second), r.NotBefore.UTC(), "Again reschedules without failing")
+	require.Nil(t, r.LastError)
+	require.Equal(t, 0, runOnce(t, w))
+
+	d.AdvanceSimClock(t, 30*time.Second)
+	require.Equal(t, 1, runOnce(t, w))
+	r, _ = row(t, d, "k")
+	require.Equal(t, "boom", *r.LastError)
+	require.Equal(t, pgtest.SimEpoch.Add(32*time.Second), r.NotBefore.UTC(), "second attempt failed: 2 s back-off")
+
+	d.AdvanceSimClock(t, 2*time.Second)
+	require.Equal(t, 1, runOnce(t, w))
+	_, ok := row(t, d, "k")
+	require.False(t, ok)
+}
+
+func TestDelayedItemWaitsForSimulatedTime(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	w := workqueue.NewWorker(d.Pool, "w", nil, nil)
+	w.Handle(kind, func(ctx context.Context, it workqueue.Item) error { return nil })
+	enqueue(t, d, "later", time.Hour)
+	require.Equal(t, 0, runOnce(t, w))
+	d.AdvanceSimClock(t, time.Hour)
+	require.Equal(t, 1, runOnce(t, w))
+}
