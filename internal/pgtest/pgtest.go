@@ -42,12 +42,20 @@ func Main(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	// MkdirTemp makes the directory 0700; the postgres OS user must enter it.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest:", err)
+		return 1
+	}
 	cluster, err := pgcluster.Start(context.Background(), pgcluster.Options{Dir: filepath.Join(dir, "pg"), Fast: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pgtest: start postgres:", err)
 		return 1
 	}
-	defer cluster.Stop()
+	defer func() {
+		cluster.Stop()
+		os.RemoveAll(cluster.Dir()) // differs from dir when the cluster had to move
+	}()
 	os.Setenv("DATABASE_URL", cluster.URL("postgres"))
 	return m.Run()
 }

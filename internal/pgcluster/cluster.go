@@ -1,0 +1,287 @@
+// Package pgcluster runs a private PostgreSQL cluster from the machine's own
+// binaries, for when the control plane is given no DATABASE_URL (local runs
+// and tests).
+//
+// The cluster lives in one directory that is reused across runs:
+//
+//	Dir/data          the data directory (PGDATA)
+//	Dir/sock          the unix socket directory (TCP is what URL returns)
+//	Dir/postgres.log  the server log, appended to by every run
+//
+// PostgreSQL refuses to run as root, so when this process is root every
+// PostgreSQL program is run as the "postgres" OS user, and the files it needs
+// are handed to that user. If that user cannot reach the requested directory
+// (for example one under /root), the cluster is kept under os.TempDir()
+// instead, at a path derived from the requested one so that it is still
+// reused from one run to the next; Cluster.Dir says where it ended up.
+package pgcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options say where the cluster lives and how it is tuned.
+type Options struct {
+	Dir    string       // data lives in Dir/data; created if missing; reused (not re-initdb'd) if already initialised
+	Fast   bool         // tests: fsync=off, synchronous_commit=off, full_page_writes=off
+	Logger *slog.Logger // may be nil
+}
+
+// Cluster is a running PostgreSQL server started by Start. It listens on
+// 127.0.0.1 only, but with trust authentication: any user of this machine
+// can connect as superuser. That suits development and tests, not a machine
+// shared with people who must not see the data.
+type Cluster struct {
+	dir     string // the directory actually used (Options.Dir or its fallback)
+	dataDir string
+	logPath string
+	port    int
+	pid     int // the postmaster we started, so Stop never stops someone else's
+	bins    binaries
+	run     runner
+	log     *slog.Logger
+	lock    *os.File // flock'ed while the cluster is ours; see lockDir
+
+	mu      sync.Mutex
+	stopped bool
+}
+
+const (
+	// startTimeout bounds how long pg_ctl waits for the server to accept
+	// connections. It is generous because a server that crashed last time
+	// replays its WAL before it is ready.
+	startTimeout = 120 * time.Second
+	// stopTimeout bounds pg_ctl stop. A fast shutdown only has to
+	// checkpoint, which is quick on a cluster this size.
+	stopTimeout = 60 * time.Second
+	// startAttempts is how often Start picks a new port when the one it
+	// chose was taken between probing and binding.
+	startAttempts = 3
+)
+
+// Start makes sure a cluster exists in opts.Dir (running initdb only the
+// first time) and starts a server for it on a free 127.0.0.1 port. A server
+// left running in the same directory by an earlier process that has exited
+// is stopped first, and a stale postmaster.pid left by a crash does not
+// prevent starting. While a Cluster is running, Start on the same directory
+// fails, from any process, rather than take the server away from it.
+//
+// If ctx ends while Start is running, a server it may have started is
+// stopped again. Once Start returns, ctx no longer matters: call Stop.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("pgcluster: Options.Dir is empty")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	run, err := newRunner()
+	if err != nil {
+		return nil, fmt.Errorf("pgcluster: %w", err)
+	}
+	dir, err := prepareDir(ctx, run, opts.Dir, log)
+	if err != nil {
+		return nil, fmt.Errorf("pgcluster: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("pgcluster: %w", err)
+	}
+	c := &Cluster{
+		dir:     dir,
+		dataDir: filepath.Join(dir, "data"),
+		logPath: filepath.Join(dir, "postgres.log"),
+		run:     run,
+		log:     log,
+		lock:    lock,
+	}
+	if err := c.init(ctx, opts.Fast); err != nil {
+		return nil, errors.Join(fmt.Errorf("pgcluster: %w", err), lock.Close())
+	}
+	if err := c.start(ctx, opts.Fast); err != nil {
+		return nil, errors.Join(fmt.Errorf("pgcluster: %w", err), lock.Close())
+	}
+	log.Info("postgres started", "dir", c.dir, "port", c.port, "pid", c.pid)
+	return c, nil
+}
+
+// init picks the binaries and makes sure the data directory is an
+// initialised cluster with no server from an earlier run still using it.
+func (c *Cluster) init(ctx context.Context, fast bool) error {
+	major, err := dataVersion(c.dataDir)
+	if err != nil {
+		return err
+	}
+	c.bins, err = findBinaries(ctx, major)
+	if err != nil {
+		return err
+	}
+	if major == "" {
+		c.log.Info("initialising postgres cluster", "dir", c.dataDir, "initdb", c.bins.initdb)
+		if err := initdb(ctx, c.run, c.bins, c.dataDir, fast); err != nil {
+			return err
+		}
+	} else if err := c.stopLeftover(ctx); err != nil {
+		return err
+	}
+	if err := c.run.ensureDir(filepath.Join(c.dir, "sock")); err != nil {
+		return err
+	}
+	return c.run.ensureFile(c.logPath)
+}
+
+// start runs pg_ctl start, retrying on a fresh port if another process took
+// the probed one before the server could bind it.
+func (c *Cluster) start(ctx context.Context, fast bool) error {
+	sockDir := filepath.Join(c.dir, "sock")
+	if len(sockDir) > maxSockDirLen {
+		// The socket is only a convenience for psql; TCP is what URL returns.
+		c.log.Info("unix socket disabled: directory path too long", "dir", sockDir)
+		sockDir = ""
+	}
+	for attempt := 1; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		logStart := fileSize(c.logPath)
+		out, err := c.run.output(ctx, c.bins.pgCtl, "start", "-w",
+			"-t", strconv.Itoa(int(startTimeout/time.Second)),
+			"-D", c.dataDir, "-l", c.logPath,
+			"-o", serverOptions(port, sockDir, fast))
+		if err == nil {
+			c.port = port
+			if c.pid, err = postmasterPID(c.dataDir); err != nil {
+				return errors.Join(fmt.Errorf("pg_ctl start: server started but %w", err), c.kill())
+			}
+			return nil
+		}
+		tail := logTail(c.logPath, logStart)
+		// pg_ctl may give up (timeout, ctx) on a server that is still coming
+		// up; never leave one behind that nobody will stop.
+		killErr := c.kill()
+		if ctx.Err() != nil {
+			return errors.Join(fmt.Errorf("pg_ctl start: %w", ctx.Err()), killErr)
+		}
+		if attempt < startAttempts && strings.Contains(tail, "could not bind") {
+			c.log.Info("postgres port taken, retrying", "port", port)
+			continue
+		}
+		return errors.Join(fmt.Errorf("pg_ctl start: %w\n%s\nserver log (%s):\n%s",
+			err, strings.TrimSpace(out), c.logPath, tail), killErr)
+	}
+}
+
+// serverOptions is the -o argument of pg_ctl start. pg_ctl pastes it into a
+// /bin/sh command line, hence the quoting.
+func serverOptions(port int, sockDir string, fast bool) string {
+	opts := []string{
+		"-c listen_addresses=127.0.0.1",
+		"-p " + strconv.Itoa(port),
+		"-k " + shellQuote(sockDir),
+		"-c max_connections=300",
+		"-c shared_buffers=128MB",
+		"-c max_locks_per_transaction=256",
+	}
+	if fast {
+		// Durability is worthless for test data and costs most of the
+		// time of a write-heavy test suite.
+		opts = append(opts,
+			"-c fsync=off",
+			"-c synchronous_commit=off",
+			"-c full_page_writes=off")
+	}
+	return strings.Join(opts, " ")
+}
+
+// URL returns a connection URL for database as the superuser "postgres",
+// over TCP (the server trusts local connections, so there is no password).
+func (c *Cluster) URL(database string) string {
+	u := url.URL{
+		Scheme:   "postgres",
+		User:     url.User("postgres"),
+		Host:     net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port)),
+		Path:     "/" + database,
+		RawQuery: "sslmode=disable",
+	}
+	return u.String()
+}
+
+// Port returns the TCP port the server listens on at 127.0.0.1.
+func (c *Cluster) Port() int { return c.port }
+
+// Dir returns the directory the cluster actually lives in: Options.Dir, or
+// the fallback under os.TempDir() when the postgres user cannot reach
+// Options.Dir.
+func (c *Cluster) Dir() string { return c.dir }
+
+// Stop shuts the server down (fast mode: open transactions are rolled back)
+// and waits for it to exit. Calling it again, or after the server was
+// stopped by other means, returns nil. It never stops a server that a later
+// Start on the same directory started in the meantime.
+func (c *Cluster) Stop() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return nil
+	}
+	pid, err := postmasterPID(c.dataDir)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && pid != c.pid) {
+		// Stopped already, or the server is not ours (which the lock
+		// should prevent, but someone may have used pg_ctl by hand).
+		c.stopped = true
+		return c.unlock()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout+30*time.Second)
+	defer cancel()
+	if err := c.pgCtlStop(ctx, "fast"); err != nil {
+		return err
+	}
+	c.stopped = true
+	c.log.Info("postgres stopped", "dir", c.dir)
+	return c.unlock()
+}
+
+func (c *Cluster) unlock() error {
+	if err := c.lock.Close(); err != nil {
+		return fmt.Errorf("pgcluster: release lock: %w", err)
+	}
+	return nil
+}
+
+// pgCtlStop runs pg_ctl stop in the given mode. A server that turns out not
+// to be running counts as stopped.
+func (c *Cluster) pgCtlStop(ctx context.Context, mode string) error {
+	out, err := c.run.output(ctx, c.bins.pgCtl, "stop", "-w",
+		"-t", strconv.Itoa(int(stopTimeout/time.Second)),
+		"-D", c.dataDir, "-m", mode)
+	if err == nil || !c.running() {
+		return nil
+	}
+	return fmt.Errorf("pg_ctl stop -m %s: %w\n%s\nserver log (%s):\n%s",
+		mode, err, strings.TrimSpace(out), c.logPath, logTail(c.logPath, 0))
+}
+
+// kill stops a server that Start gave up on, without waiting for clean
+// shutdown (it has no data anyone depends on yet).
+func (c *Cluster) kill() error {
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout+30*time.Second)
+	defer cancel()
+	if !c.running() {
+		return nil
+	}
+	return c.pgCtlStop(ctx, "immediate")
+}
