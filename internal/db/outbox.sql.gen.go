@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const outboxAppend = `-- name: OutboxAppend :one
@@ -22,7 +21,7 @@ RETURNING txid, seq, time
 type OutboxAppendParams struct {
 	ID       uuid.UUID
 	Type     string
-	TenantID pgtype.Text
+	TenantID *string
 	Subject  string
 	Data     []byte
 }
@@ -79,6 +78,54 @@ type OutboxCursorSaveParams struct {
 func (q *Queries) OutboxCursorSave(ctx context.Context, arg OutboxCursorSaveParams) error {
 	_, err := q.db.Exec(ctx, outboxCursorSave, arg.Sink, arg.Txid, arg.Seq)
 	return err
+}
+
+const outboxFrontierLag = `-- name: OutboxFrontierLag :one
+SELECT (pg_snapshot_xmax(s.snap)::text::bigint - pg_snapshot_xmin(s.snap)::text::bigint)::bigint AS xids_behind,
+       a.xact_start AS oldest_xact_start,
+       a.pid AS holder_pid,
+       coalesce(a.datname, '')::text AS holder_database,
+       coalesce(a.application_name, '') AS holder_application,
+       coalesce(a.state, '') AS holder_state
+  FROM (SELECT pg_current_snapshot() AS snap) s
+  LEFT JOIN LATERAL (
+        SELECT p.xact_start, p.pid, p.datname, p.application_name, p.state
+          FROM pg_catalog.pg_stat_activity p
+         WHERE p.backend_xid IS NOT NULL
+           AND p.pid <> pg_backend_pid()
+         ORDER BY p.xact_start
+         LIMIT 1) a ON true
+`
+
+type OutboxFrontierLagRow struct {
+	XidsBehind        int64
+	OldestXactStart   *time.Time
+	HolderPid         *int32
+	HolderDatabase    string
+	HolderApplication string
+	HolderState       string
+}
+
+// How far the outbox frontier lags: readers see only rows below
+// pg_snapshot_xmin, which the oldest running transaction with an xid holds
+// back, in any database of the cluster. xids_behind counts the transaction
+// ids assigned since that frontier (xmax - xmin of the current snapshot, 0
+// when nothing holds it back). The oldest such transaction is named by its
+// xact_start (real time, the database server's clock); the caller turns it
+// into an age, so no real-clock read appears here. Seeing other roles'
+// sessions needs pg_read_all_stats (pg_monitor); without it they are absent.
+func (q *Queries) OutboxFrontierLag(ctx context.Context) (OutboxFrontierLagRow, error) {
+	row := q.db.QueryRow(ctx, outboxFrontierLag)
+	var i OutboxFrontierLagRow
+	err := row.Scan(
+		&i.XidsBehind,
+		&i.OldestXactStart,
+		&i.HolderPid,
+		&i.HolderDatabase,
+		&i.HolderApplication,
+		&i.HolderState,
+	)
+	return i, err
 }
 
 const outboxGet = `-- name: OutboxGet :one

@@ -24,3 +24,27 @@ SELECT sink, txid, seq FROM outbox_cursors WHERE sink = sqlc.arg(sink);
 INSERT INTO outbox_cursors (sink, txid, seq, updated_at)
 VALUES (sqlc.arg(sink), sqlc.arg(txid), sqlc.arg(seq), compute_now())
 ON CONFLICT (sink) DO UPDATE SET txid = EXCLUDED.txid, seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at;
+
+-- name: OutboxFrontierLag :one
+-- How far the outbox frontier lags: readers see only rows below
+-- pg_snapshot_xmin, which the oldest running transaction with an xid holds
+-- back, in any database of the cluster. xids_behind counts the transaction
+-- ids assigned since that frontier (xmax - xmin of the current snapshot, 0
+-- when nothing holds it back). The oldest such transaction is named by its
+-- xact_start (real time, the database server's clock); the caller turns it
+-- into an age, so no real-clock read appears here. Seeing other roles'
+-- sessions needs pg_read_all_stats (pg_monitor); without it they are absent.
+SELECT (pg_snapshot_xmax(s.snap)::text::bigint - pg_snapshot_xmin(s.snap)::text::bigint)::bigint AS xids_behind,
+       a.xact_start AS oldest_xact_start,
+       a.pid AS holder_pid,
+       coalesce(a.datname, '')::text AS holder_database,
+       coalesce(a.application_name, '') AS holder_application,
+       coalesce(a.state, '') AS holder_state
+  FROM (SELECT pg_current_snapshot() AS snap) s
+  LEFT JOIN LATERAL (
+        SELECT p.xact_start, p.pid, p.datname, p.application_name, p.state
+          FROM pg_catalog.pg_stat_activity p
+         WHERE p.backend_xid IS NOT NULL
+           AND p.pid <> pg_backend_pid()
+         ORDER BY p.xact_start
+         LIMIT 1) a ON true;

@@ -1,0 +1,193 @@
+package commands
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/authn"
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// Tokens issues, reads and revokes API tokens. A token binds a bearer secret
+// to (tenant, identity, role). Only the SHA-256 of the secret is stored, so a
+// leaked database does not leak credentials; the secret is shown once, when
+// the token is created. Every change appends to authz_changes in the same
+// transaction, which is how authentication caches learn of it.
+type Tokens struct {
+	Pool *pgxpool.Pool
+}
+
+// TokenInfo is what may be shown about a token after it was created: never
+// its secret.
+type TokenInfo struct {
+	ID        string
+	Tenant    string
+	Identity  string
+	Role      core.Role
+	CreatedAt time.Time
+	RevokedAt *time.Time // nil while the token is valid
+}
+
+// TokenCreated is a freshly issued token. Secret is the bearer credential;
+// it exists only in this value and cannot be recovered later.
+type TokenCreated struct {
+	TokenInfo
+	Secret string
+}
+
+// Limits and formats of token fields. The tenant pattern is the one the
+// tenants table checks; validating here gives the caller a message naming the
+// field instead of a constraint violation.
+const (
+	tokenSecretPrefix    = "bc_"
+	tokenSecretBytes     = 32
+	tokenIDPrefix        = "tok_"
+	tokenIDBytes         = 12
+	tokenIdentityMaxLen  = 256
+	tokenChangeCreated   = "created"
+	tokenChangeRevoked   = "revoked"
+	tokenNotFoundMessage = "token %s not found"
+)
+
+var tokenTenantPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// CreateToken issues a token for (tenant, identity, role), creating the
+// tenant if it does not exist yet. Only operators may issue tokens.
+func (t *Tokens) CreateToken(ctx context.Context, actor core.Actor, tenant, identity string, role core.Role) (TokenCreated, error) {
+	if !actor.IsOperator() {
+		return TokenCreated{}, core.Errorf(core.CodePermissionDenied, "only operators may create tokens")
+	}
+	if err := tokenValidate(tenant, identity, role); err != nil {
+		return TokenCreated{}, err
+	}
+	secret := tokenSecretPrefix + base64.RawURLEncoding.EncodeToString(tokenRandom(tokenSecretBytes))
+	id := tokenIDPrefix + hex.EncodeToString(tokenRandom(tokenIDBytes))
+
+	var row db.ApiTokenCreateRow
+	err := db.InTx(ctx, t.Pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		if err := q.TenantEnsure(ctx, tenant); err != nil {
+			return db.Translate(err, "tenant "+tenant)
+		}
+		var err error
+		row, err = q.ApiTokenCreate(ctx, db.ApiTokenCreateParams{
+			ID: id, TokenHash: authn.HashToken(secret), TenantID: tenant, Identity: identity, Role: string(role),
+		})
+		if err != nil {
+			return db.Translate(err, "token")
+		}
+		if err := q.AuthzChangeAppend(ctx, db.AuthzChangeAppendParams{TokenID: id, Change: tokenChangeCreated}); err != nil {
+			return db.Translate(err, "authz change")
+		}
+		return nil
+	})
+	if err != nil {
+		return TokenCreated{}, fmt.Errorf("create token for %s/%s: %w", tenant, identity, err)
+	}
+	return TokenCreated{TokenInfo: tokenInfoOf(db.ApiTokenGetRow(row)), Secret: secret}, nil
+}
+
+// GetToken returns a token's metadata. Operators see every token; anyone
+// else sees only tokens of their own tenant, and another tenant's token is
+// NOT_FOUND, so its existence is never revealed.
+func (t *Tokens) GetToken(ctx context.Context, actor core.Actor, id string) (TokenInfo, error) {
+	row, err := db.New(t.Pool).ApiTokenGet(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !actor.Sees(row.TenantID)) {
+		return TokenInfo{}, core.Errorf(core.CodeNotFound, tokenNotFoundMessage, id)
+	}
+	if err != nil {
+		return TokenInfo{}, fmt.Errorf("get token %s: %w", id, db.Translate(err, "token"))
+	}
+	return tokenInfoOf(row), nil
+}
+
+// RevokeToken ends a token's validity. Only operators may revoke. Revoking a
+// token that is already revoked returns it unchanged and records nothing,
+// so a retried DELETE is harmless.
+func (t *Tokens) RevokeToken(ctx context.Context, actor core.Actor, id string) (TokenInfo, error) {
+	if !actor.IsOperator() {
+		return TokenInfo{}, core.Errorf(core.CodePermissionDenied, "only operators may revoke tokens")
+	}
+	var info TokenInfo
+	err := db.InTx(ctx, t.Pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		row, err := q.ApiTokenRevoke(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Unknown, or revoked before: tell the two apart.
+			prev, err := q.ApiTokenGet(ctx, id)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return core.Errorf(core.CodeNotFound, tokenNotFoundMessage, id)
+			}
+			if err != nil {
+				return db.Translate(err, "token")
+			}
+			info = tokenInfoOf(prev)
+			return nil
+		}
+		if err != nil {
+			return db.Translate(err, "token")
+		}
+		if err := q.AuthzChangeAppend(ctx, db.AuthzChangeAppendParams{TokenID: id, Change: tokenChangeRevoked}); err != nil {
+			return db.Translate(err, "authz change")
+		}
+		info = tokenInfoOf(db.ApiTokenGetRow(row))
+		return nil
+	})
+	if err != nil {
+		return TokenInfo{}, fmt.Errorf("revoke token %s: %w", id, err)
+	}
+	return info, nil
+}
+
+// tokenInfoOf converts a stored row. The create and revoke queries return
+// the same columns, so their rows convert to ApiTokenGetRow.
+func tokenInfoOf(r db.ApiTokenGetRow) TokenInfo {
+	return TokenInfo{
+		ID: r.ID, Tenant: r.TenantID, Identity: r.Identity, Role: core.Role(r.Role),
+		CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt,
+	}
+}
+
+// tokenValidate checks the caller's input before any SQL runs, so every
+// mistake comes back as INVALID_ARGUMENT naming the field.
+func tokenValidate(tenant, identity string, role core.Role) error {
+	if !tokenTenantPattern.MatchString(tenant) {
+		return core.Errorf(core.CodeInvalidArgument,
+			"tenant %q is invalid: use 1 to 63 lower-case letters, digits or '-', starting with a letter or digit", tenant)
+	}
+	if strings.TrimSpace(identity) == "" {
+		return core.Errorf(core.CodeInvalidArgument, "identity is required")
+	}
+	if len(identity) > tokenIdentityMaxLen || !utf8.ValidString(identity) ||
+		strings.IndexFunc(identity, unicode.IsControl) >= 0 {
+		return core.Errorf(core.CodeInvalidArgument,
+			"identity is invalid: at most %d bytes of printable UTF-8", tokenIdentityMaxLen)
+	}
+	if !role.Valid() {
+		return core.Errorf(core.CodeInvalidArgument, "role %q is invalid: use %s, %s or %s",
+			role, core.RoleOperator, core.RoleMember, core.RoleViewer)
+	}
+	return nil
+}
+
+// tokenRandom returns n bytes from the operating system's CSPRNG. Since Go
+// 1.24 crypto/rand.Read never fails (it crashes the program instead), so
+// there is no error to handle.
+func tokenRandom(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b
+}

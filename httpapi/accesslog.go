@@ -1,0 +1,60 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/bettercompute/compute/core"
+)
+
+// probeRoutes are polled every few seconds by orchestrators and scrapers;
+// their access lines are logged at debug level so they do not drown the rest.
+var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
+// accessLog writes one structured line per request: method, path, route,
+// status, latency, request id, and the error code and token id when there
+// are any. It hands a handler's error to the error handler first
+// (HandleError), so the status it logs is the one the client received.
+func accessLog(logger *slog.Logger) echo.MiddlewareFunc {
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		HandleError:     true,
+		LogLatency:      true,
+		LogMethod:       true,
+		LogURIPath:      true,
+		LogRoutePath:    true,
+		LogRequestID:    true,
+		LogStatus:       true,
+		LogRemoteIP:     true,
+		LogResponseSize: true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			level := slog.LevelInfo
+			switch {
+			case v.Status >= 500:
+				level = slog.LevelError
+			case probeRoutes[v.RoutePath] && v.Status < 400:
+				level = slog.LevelDebug
+			}
+			attrs := []slog.Attr{
+				slog.String("method", v.Method),
+				slog.String("path", v.URIPath),
+				slog.String("route", v.RoutePath),
+				slog.Int("status", v.Status),
+				slog.Duration("latency", v.Latency),
+				slog.String("request_id", v.RequestID),
+				slog.String("remote_ip", v.RemoteIP),
+				slog.Int64("bytes_out", v.ResponseSize),
+			}
+			if code, ok := c.Get(ctxKeyErrorCode).(core.Code); ok {
+				attrs = append(attrs, slog.String("code", string(code)))
+			}
+			if actor, ok := c.Get(ctxKeyActor).(core.Actor); ok {
+				attrs = append(attrs, slog.String("token_id", actor.TokenID))
+			}
+			logger.LogAttrs(context.Background(), level, "http request", attrs...)
+			return nil
+		},
+	})
+}

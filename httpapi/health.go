@@ -1,0 +1,168 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/clock"
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// readyTimeout bounds the whole /readyz self-check: a probe that hangs is
+// worse than one that says "unavailable".
+const readyTimeout = 2 * time.Second
+
+// CheckStatus is the verdict of one readiness check and of /readyz as a
+// whole.
+type CheckStatus string
+
+// The verdicts, from best to worst.
+const (
+	CheckOK          CheckStatus = "ok"
+	CheckDegraded    CheckStatus = "degraded"    // serving, but an operator should look
+	CheckUnavailable CheckStatus = "unavailable" // cannot serve
+)
+
+// CheckResult is one entry of /readyz's "checks" object. Seconds carries a
+// measured duration where the check has one (clock skew, frontier lag).
+type CheckResult struct {
+	Status  CheckStatus `json:"status"`
+	Seconds *float64    `json:"seconds,omitempty"`
+	Message string      `json:"message,omitempty"`
+}
+
+// ReadyCheck is one named self-check of /readyz. When a Critical check is
+// not ok the process is unready (503) and load balancers stop sending it
+// traffic; any other failing check only marks it degraded (still 200).
+// Run gets a context bounded by readyTimeout; its Message must be safe to
+// show to anyone, because /readyz needs no token.
+type ReadyCheck struct {
+	Name     string
+	Critical bool
+	Run      func(ctx context.Context) CheckResult
+}
+
+// Readiness is the body of /readyz. On 503 it also carries the standard
+// error envelope, so clients that only understand that still see why.
+type Readiness struct {
+	Status CheckStatus            `json:"status"`
+	Checks map[string]CheckResult `json:"checks"`
+	Error  *ErrorDetail           `json:"error,omitempty"`
+}
+
+// healthz answers whether the process is alive and serving HTTP. It checks
+// nothing else on purpose: a liveness probe that failed while the database
+// was down would restart every replica during a database outage.
+func healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz runs every check concurrently and reports them all: 200 while all
+// critical checks pass (status ok or degraded), 503 otherwise.
+func readyz(d Deps) echo.HandlerFunc {
+	checks := append([]ReadyCheck{
+		databaseCheck(d.Pool, d.Logger),
+		clockSkewCheck(d.Pool, d.Clock, d.Logger),
+	}, d.ReadyChecks...)
+	return func(c echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
+		defer cancel()
+		body := runChecks(ctx, checks)
+		if body.Status == CheckUnavailable {
+			return c.JSON(http.StatusServiceUnavailable, body)
+		}
+		return c.JSON(http.StatusOK, body)
+	}
+}
+
+func runChecks(ctx context.Context, checks []ReadyCheck) Readiness {
+	results := make([]CheckResult, len(checks))
+	var wg sync.WaitGroup
+	for i, chk := range checks {
+		wg.Go(func() { results[i] = chk.Run(ctx) })
+	}
+	wg.Wait()
+
+	body := Readiness{Status: CheckOK, Checks: make(map[string]CheckResult, len(checks))}
+	var failed []string
+	for i, chk := range checks {
+		r := results[i]
+		body.Checks[chk.Name] = r
+		if r.Status == CheckOK {
+			continue
+		}
+		if chk.Critical {
+			body.Status = CheckUnavailable
+			failed = append(failed, chk.Name)
+		} else if body.Status == CheckOK {
+			body.Status = CheckDegraded
+		}
+	}
+	if body.Status == CheckUnavailable {
+		msg := "not ready: failing checks:"
+		for _, name := range failed {
+			msg += " " + name
+		}
+		body.Error = &ErrorDetail{Code: core.CodeUnavailable, Message: msg}
+	}
+	return body
+}
+
+// databaseCheck is critical: without PostgreSQL nothing can be served. It
+// pings and reads compute_now(), which proves the migrations ran too.
+func databaseCheck(pool *pgxpool.Pool, logger *slog.Logger) ReadyCheck {
+	return ReadyCheck{Name: "database", Critical: true, Run: func(ctx context.Context) CheckResult {
+		err := pool.Ping(ctx)
+		if err == nil {
+			_, err = db.New(pool).ClockNow(ctx)
+		}
+		if err != nil {
+			logger.Warn("readyz: database check failed", "err", err.Error())
+			return CheckResult{Status: CheckUnavailable, Message: checkFailure(err, "database unreachable")}
+		}
+		return CheckResult{Status: CheckOK}
+	}}
+}
+
+// clockSkewCheck compares the process's business clock with compute_now().
+// Drift beyond clock.MaxSkew means leases and deadlines judged in Go may
+// disagree with SQL: degraded, not down, since SQL stays the authority.
+// compute_now() is compared with the middle of the round trip so query
+// latency does not count as skew.
+func clockSkewCheck(pool *pgxpool.Pool, clk *clock.Clock, logger *slog.Logger) ReadyCheck {
+	return ReadyCheck{Name: "clock.skew", Run: func(ctx context.Context) CheckResult {
+		before := clk.Now()
+		dbNow, err := db.New(pool).ClockNow(ctx)
+		after := clk.Now()
+		if err != nil {
+			logger.Warn("readyz: clock.skew check failed", "err", err.Error())
+			return CheckResult{Status: CheckUnavailable, Message: checkFailure(err, "could not read compute_now()")}
+		}
+		skew := before.Add(after.Sub(before) / 2).Sub(dbNow)
+		secs := math.Round(skew.Seconds()*1000) / 1000
+		r := CheckResult{Status: CheckOK, Seconds: &secs}
+		if skew >= clock.MaxSkew || skew <= -clock.MaxSkew {
+			r.Status = CheckDegraded
+			r.Message = "process clock differs from compute_now() by more than " + clock.MaxSkew.String()
+		}
+		return r
+	}}
+}
+
+// checkFailure is the caller-safe message for a failed check: a timeout is
+// said as such; other details stay in the log.
+func checkFailure(err error, generic string) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return generic + ": timed out after " + readyTimeout.String()
+	}
+	return generic
+}

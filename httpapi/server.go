@@ -1,0 +1,161 @@
+// Package httpapi is the HTTP face of the control plane: one echo server
+// with request ids, JSON access logs, a body limit, panic recovery and
+// Prometheus metrics; one error envelope; bearer-token authentication; the
+// health, metrics and OpenAPI endpoints; and the routes of each feature.
+//
+// Handlers here only translate: they bind and validate the request shape,
+// call a command or a query with the authenticated actor, and write the
+// result. Rules live in commands/ and in PostgreSQL, so they hold whatever
+// the entry point.
+package httpapi
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/bettercompute/compute/internal/clock"
+)
+
+// DefaultBodyLimit bounds a request body when Deps.BodyLimit is empty. API
+// payloads are small JSON documents; anything larger is a mistake or abuse.
+const DefaultBodyLimit = "1M"
+
+// Deps is everything the HTTP layer needs from main. Pool, Clock and Auth
+// are required.
+type Deps struct {
+	Pool  *pgxpool.Pool
+	Clock *clock.Clock
+	Auth  Authenticator
+	// Logger receives access logs and server errors; give it a JSON
+	// handler in production. Nil means slog.Default().
+	Logger *slog.Logger
+	// BodyLimit is the largest request body accepted, in echo's notation
+	// ("1M", "512K"). Empty means DefaultBodyLimit.
+	BodyLimit string
+	// Registry receives the HTTP metrics and is what GET /metrics serves.
+	// Nil means a fresh registry with the Go and process collectors; a
+	// registry given here gets only the HTTP metrics, the rest is main's.
+	// Servers built on one registry share their HTTP metrics.
+	Registry *prometheus.Registry
+	// ReadyChecks are added to /readyz after the built-in database and
+	// clock.skew checks (for example the outbox frontier lag).
+	ReadyChecks []ReadyCheck
+}
+
+// Router is what a feature's Routes function receives to register its
+// routes.
+type Router struct {
+	// Echo is the root server, for the rare route that needs no token.
+	Echo *echo.Echo
+	// V1 is the /v1 group; every route on it is behind Authenticate, so
+	// handlers may call ActorOf. Add RequireRole per route where needed.
+	V1 *echo.Group
+	// Deps are the server's dependencies, defaults filled in.
+	Deps Deps
+}
+
+// Routes registers one feature's routes. Feature files define one each
+// (see tokenRoutes) and main passes them to New; every route must also be
+// described in docs/openapi.yaml, which a test checks.
+type Routes func(r Router)
+
+// New builds the server: middleware, error handler, the built-in routes
+// (/healthz, /readyz, /metrics, /openapi.yaml, tokens and whoami) and then
+// each of routes. It panics on missing dependencies or an unparsable body
+// limit: those are wiring bugs that must stop the process at start.
+func New(d Deps, routes ...Routes) *echo.Echo {
+	if d.Pool == nil || d.Clock == nil || d.Auth == nil {
+		panic("httpapi.New: Deps.Pool, Deps.Clock and Deps.Auth are required")
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.BodyLimit == "" {
+		d.BodyLimit = DefaultBodyLimit
+	}
+	if d.Registry == nil {
+		d.Registry = prometheus.NewRegistry()
+		d.Registry.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	}
+
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = errorHandler(d.Logger)
+	// Slow-header clients must not hold connections forever. There is no
+	// write timeout: the event stream is long-lived by design.
+	e.Server.ReadHeaderTimeout = 10 * time.Second
+	e.Server.IdleTimeout = 2 * time.Minute
+
+	// Outermost first. The request id comes before everything that logs;
+	// metrics wrap the access log so they see the status the error handler
+	// wrote; recover sits inside the access log so a panic is logged as a
+	// 500 with its request id.
+	e.Use(
+		requestID(),
+		newHTTPMetrics(d.Registry).middleware(),
+		accessLog(d.Logger),
+		middleware.RecoverWithConfig(middleware.RecoverConfig{
+			StackSize:           8 << 10,
+			DisableStackAll:     true,
+			DisableErrorHandler: true, // the access log hands it to errorHandler
+			LogErrorFunc: func(_ echo.Context, err error, stack []byte) error {
+				return &panicError{value: err, stack: stack}
+			},
+		}),
+		middleware.BodyLimit(d.BodyLimit),
+	)
+
+	e.GET("/healthz", healthz)
+	e.GET("/readyz", readyz(d))
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{
+		Registry:          d.Registry,
+		EnableOpenMetrics: true,
+		ErrorLog:          slog.NewLogLogger(d.Logger.Handler(), slog.LevelError),
+	})))
+	e.GET("/openapi.yaml", openAPI)
+
+	r := Router{Echo: e, V1: e.Group("/v1", Authenticate(d.Auth)), Deps: d}
+	tokenRoutes(r)
+	for _, add := range routes {
+		add(r)
+	}
+	return e
+}
+
+// requestID gives every request an id, echoed in X-Request-Id and logged
+// with everything about the request. A caller-supplied id is kept so traces
+// join up across services, unless it is long or has characters that do not
+// belong in a header or a log line; then a fresh one is generated.
+func requestID() echo.MiddlewareFunc {
+	echoRequestID := middleware.RequestID()
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		h := echoRequestID(next)
+		return func(c echo.Context) error {
+			req := c.Request()
+			if id := req.Header.Get(echo.HeaderXRequestID); id != "" && !validRequestID(id) {
+				req.Header.Del(echo.HeaderXRequestID)
+			}
+			return h(c)
+		}
+	}
+}
+
+func validRequestID(id string) bool {
+	if len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' || r == ':'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,98 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+)
+
+// tokenRoutes are the identity endpoints: operators issue and revoke
+// tokens; anyone may read tokens of their own tenant and ask who they are.
+func tokenRoutes(r Router) {
+	h := tokenHandlers{tokens: &commands.Tokens{Pool: r.Deps.Pool}}
+	r.V1.POST("/tokens", h.create, RequireRole(core.RoleOperator))
+	r.V1.GET("/tokens/:id", h.get)
+	r.V1.DELETE("/tokens/:id", h.revoke, RequireRole(core.RoleOperator))
+	r.V1.GET("/whoami", whoami)
+}
+
+type tokenHandlers struct {
+	tokens *commands.Tokens
+}
+
+// createTokenRequest is the body of POST /v1/tokens.
+type createTokenRequest struct {
+	Tenant   string    `json:"tenant"`
+	Identity string    `json:"identity"`
+	Role     core.Role `json:"role"`
+}
+
+// tokenResponse is a token's metadata as the API shows it. Token, the
+// secret, is set only in the response that created it.
+type tokenResponse struct {
+	ID        string     `json:"id"`
+	Tenant    string     `json:"tenant"`
+	Identity  string     `json:"identity"`
+	Role      core.Role  `json:"role"`
+	CreatedAt time.Time  `json:"createdAt"`
+	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+	Token     string     `json:"token,omitempty"`
+}
+
+func tokenResponseOf(t commands.TokenInfo) tokenResponse {
+	return tokenResponse{
+		ID: t.ID, Tenant: t.Tenant, Identity: t.Identity, Role: t.Role,
+		CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt,
+	}
+}
+
+func (h tokenHandlers) create(c echo.Context) error {
+	var req createTokenRequest
+	if err := Bind(c, &req); err != nil {
+		return err
+	}
+	created, err := h.tokens.CreateToken(c.Request().Context(), ActorOf(c), req.Tenant, req.Identity, req.Role)
+	if err != nil {
+		return err
+	}
+	resp := tokenResponseOf(created.TokenInfo)
+	resp.Token = created.Secret
+	// The secret must not linger in caches or proxies.
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	return c.JSON(http.StatusCreated, resp)
+}
+
+func (h tokenHandlers) get(c echo.Context) error {
+	info, err := h.tokens.GetToken(c.Request().Context(), ActorOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, tokenResponseOf(info))
+}
+
+func (h tokenHandlers) revoke(c echo.Context) error {
+	info, err := h.tokens.RevokeToken(c.Request().Context(), ActorOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, tokenResponseOf(info))
+}
+
+// whoamiResponse is the authenticated caller, as GET /v1/whoami shows it.
+type whoamiResponse struct {
+	TokenID  string    `json:"tokenId"`
+	Tenant   string    `json:"tenant"`
+	Identity string    `json:"identity"`
+	Role     core.Role `json:"role"`
+}
+
+// whoami tells a client which tenant, identity and role its token carries:
+// the first thing to check when a call is refused.
+func whoami(c echo.Context) error {
+	a := ActorOf(c)
+	return c.JSON(http.StatusOK, whoamiResponse{TokenID: a.TokenID, Tenant: a.Tenant, Identity: a.Identity, Role: a.Role})
+}

@@ -1,0 +1,174 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/core"
+)
+
+// tokenJSON is a token as the API returns it.
+type tokenJSON struct {
+	ID        string     `json:"id"`
+	Tenant    string     `json:"tenant"`
+	Identity  string     `json:"identity"`
+	Role      core.Role  `json:"role"`
+	CreatedAt time.Time  `json:"createdAt"`
+	RevokedAt *time.Time `json:"revokedAt"`
+	Token     string     `json:"token"`
+}
+
+func TestCreateTokenAndWhoami(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+
+	r := s.call(t, http.MethodPost, "/v1/tokens", s.operator,
+		map[string]string{"tenant": "acme", "identity": "alice@acme", "role": "member"})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	require.Equal(t, "no-store", r.header.Get("Cache-Control"))
+	var created tokenJSON
+	r.decode(t, &created)
+	require.Regexp(t, regexp.MustCompile(`^bc_[A-Za-z0-9_-]{43}$`), created.Token)
+	require.Equal(t, "acme", created.Tenant)
+	require.Equal(t, "alice@acme", created.Identity)
+	require.Equal(t, core.RoleMember, created.Role)
+	require.True(t, created.CreatedAt.Equal(s.pg.Now(t)), "created at business time")
+	require.Nil(t, created.RevokedAt)
+
+	r = s.call(t, http.MethodGet, "/v1/whoami", created.Token, nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	require.JSONEq(t, `{"tokenId":"`+created.ID+`","tenant":"acme","identity":"alice@acme","role":"member"}`, string(r.body))
+
+	// The secret is never shown again.
+	r = s.call(t, http.MethodGet, "/v1/tokens/"+created.ID, s.operator, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.NotContains(t, string(r.body), created.Token)
+	require.NotContains(t, string(r.body), `"token"`)
+}
+
+func TestCreateTokenRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	for name, tc := range map[string]struct {
+		body    string
+		mention string
+	}{
+		"bad tenant":     {`{"tenant":"Acme Corp","identity":"a","role":"member"}`, "tenant"},
+		"missing tenant": {`{"identity":"a","role":"member"}`, "tenant"},
+		"empty identity": {`{"tenant":"acme","identity":" ","role":"member"}`, "identity"},
+		"bad role":       {`{"tenant":"acme","identity":"a","role":"admin"}`, "role"},
+		"wrong type":     {`{"tenant":"acme","identity":"a","role":7}`, `"role"`},
+		"unknown field":  {`{"tenant":"acme","identity":"a","role":"member","scope":"all"}`, `"scope"`},
+		"trailing data":  {`{"tenant":"acme","identity":"a","role":"member"} {}`, "after"},
+		"malformed JSON": {`{"tenant":"acme",`, "JSON"},
+		"empty body":     {``, "required"},
+		"null body":      {`null`, "null"},
+		"array body":     {`[]`, "object"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := s.call(t, http.MethodPost, "/v1/tokens", s.operator, tc.body)
+			require.Equal(t, http.StatusBadRequest, r.status, "body: %s", r.body)
+			e := r.errorBody(t)
+			require.Equal(t, core.CodeInvalidArgument, e.Code)
+			require.Contains(t, e.Message, tc.mention)
+		})
+	}
+	t.Run("wrong content type", func(t *testing.T) {
+		const body = `{"tenant":"acme","identity":"a","role":"member"}`
+		r := s.call(t, http.MethodPost, "/v1/tokens", s.operator, body)
+		require.Equal(t, http.StatusCreated, r.status, "control: the same body as JSON is accepted")
+		req, err := http.NewRequest(http.MethodPost, s.url+"/v1/tokens", strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "text/plain")
+		req.Header.Set("Authorization", "Bearer "+s.operator)
+		r = s.do(t, req)
+		require.Equal(t, http.StatusBadRequest, r.status)
+		e := r.errorBody(t)
+		require.Equal(t, core.CodeInvalidArgument, e.Code)
+		require.Contains(t, e.Message, "text/plain")
+	})
+}
+
+func TestTokenRoutesEnforceRoles(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	_, member := s.tokenFor(t, "acme", "alice", core.RoleMember)
+	victimID, _ := s.tokenFor(t, "acme", "bob", core.RoleViewer)
+
+	r := s.call(t, http.MethodPost, "/v1/tokens", member,
+		map[string]string{"tenant": "acme", "identity": "mallory", "role": "operator"})
+	require.Equal(t, http.StatusForbidden, r.status)
+	require.Equal(t, core.CodePermissionDenied, r.errorBody(t).Code)
+
+	r = s.call(t, http.MethodDelete, "/v1/tokens/"+victimID, member, nil)
+	require.Equal(t, http.StatusForbidden, r.status)
+	require.Equal(t, core.CodePermissionDenied, r.errorBody(t).Code)
+
+	// Refused calls changed nothing.
+	r = s.call(t, http.MethodGet, "/v1/tokens/"+victimID, s.operator, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	var tok tokenJSON
+	r.decode(t, &tok)
+	require.Nil(t, tok.RevokedAt)
+}
+
+func TestTokenOfAnotherTenantIsNotFound(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	acmeID, acme := s.tokenFor(t, "acme", "alice", core.RoleMember)
+	_, globex := s.tokenFor(t, "globex", "hank", core.RoleMember)
+
+	// Tenant B cannot tell tenant A's token from one that does not exist.
+	theirs := s.call(t, http.MethodGet, "/v1/tokens/"+acmeID, globex, nil)
+	require.Equal(t, http.StatusNotFound, theirs.status)
+	require.Equal(t, core.CodeNotFound, theirs.errorBody(t).Code)
+	missing := s.call(t, http.MethodGet, "/v1/tokens/tok_000000000000000000000000", globex, nil)
+	require.Equal(t, http.StatusNotFound, missing.status)
+	require.Equal(t,
+		regexp.MustCompile(`tok_[0-9a-f]+`).ReplaceAllString(theirs.errorBody(t).Message, "ID"),
+		regexp.MustCompile(`tok_[0-9a-f]+`).ReplaceAllString(missing.errorBody(t).Message, "ID"))
+
+	// Its own tenant and the operator see it.
+	for _, token := range []string{acme, s.operator} {
+		r := s.call(t, http.MethodGet, "/v1/tokens/"+acmeID, token, nil)
+		require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+		var tok tokenJSON
+		r.decode(t, &tok)
+		require.Equal(t, acmeID, tok.ID)
+		require.Equal(t, "acme", tok.Tenant)
+	}
+}
+
+func TestRevokeToken(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	id, secret := s.tokenFor(t, "acme", "ci", core.RoleMember)
+	require.Equal(t, http.StatusOK, s.call(t, http.MethodGet, "/v1/whoami", secret, nil).status)
+
+	r := s.call(t, http.MethodDelete, "/v1/tokens/"+id, s.operator, nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	var tok tokenJSON
+	r.decode(t, &tok)
+	require.Equal(t, id, tok.ID)
+	require.NotNil(t, tok.RevokedAt)
+
+	r = s.call(t, http.MethodGet, "/v1/whoami", secret, nil)
+	require.Equal(t, http.StatusUnauthorized, r.status)
+	require.Equal(t, core.CodeUnauthenticated, r.errorBody(t).Code)
+
+	// Revoking again is harmless and changes nothing.
+	r = s.call(t, http.MethodDelete, "/v1/tokens/"+id, s.operator, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	var again tokenJSON
+	r.decode(t, &again)
+	require.True(t, tok.RevokedAt.Equal(*again.RevokedAt))
+
+	r = s.call(t, http.MethodDelete, "/v1/tokens/tok_nope", s.operator, nil)
+	require.Equal(t, http.StatusNotFound, r.status)
+	require.Equal(t, core.CodeNotFound, r.errorBody(t).Code)
+}

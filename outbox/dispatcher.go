@@ -1,0 +1,233 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/lease"
+)
+
+// DefaultBatch is how many events one RunOnce reads and hands to its sink.
+const DefaultBatch = 100
+
+// Dispatcher feeds one sink from the log. Each sink has its own dispatcher
+// (and its own goroutine in Run), so a slow sink only delays itself; across
+// processes, the holder of the lease singleton:outbox-dispatch:<sink id> is
+// the only one that delivers, and a new holder resumes at the saved cursor.
+//
+// No transaction is held while a Sink does its I/O: the batch is read by an
+// autocommit statement, delivered, and only then is the cursor saved in a
+// short transaction fenced by the lease. A TxSink's Apply runs inside that
+// fenced transaction, which is why it must not do network I/O.
+type Dispatcher struct {
+	pool   *pgxpool.Pool
+	owner  string
+	id     string
+	sink   Sink
+	txSink TxSink
+	logger *slog.Logger
+
+	// Batch bounds how many events one RunOnce hands to the sink.
+	Batch int
+	// RenewEvery is how often the lease is renewed while a Sink's Deliver
+	// runs (real time), so that a long delivery keeps its lease.
+	RenewEvery time.Duration
+
+	mu   sync.Mutex
+	held *lease.Lease // the lease as last acquired, for Release on exit
+}
+
+// NewDispatcher returns a dispatcher that delivers to sink at least once.
+// owner identifies this process in the leases table (unique per process).
+func NewDispatcher(pool *pgxpool.Pool, owner string, sink Sink, logger *slog.Logger) *Dispatcher {
+	d := newDispatcher(pool, owner, sink.ID(), logger)
+	d.sink = sink
+	return d
+}
+
+// NewTxDispatcher returns a dispatcher that applies batches to sink in the
+// transaction that saves its cursor: an exactly-once effect.
+func NewTxDispatcher(pool *pgxpool.Pool, owner string, sink TxSink, logger *slog.Logger) *Dispatcher {
+	d := newDispatcher(pool, owner, sink.ID(), logger)
+	d.txSink = sink
+	return d
+}
+
+func newDispatcher(pool *pgxpool.Pool, owner, id string, logger *slog.Logger) *Dispatcher {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Dispatcher{
+		pool: pool, owner: owner, id: id, logger: logger.With("sink", id),
+		Batch: DefaultBatch, RenewEvery: lease.RenewEvery,
+	}
+}
+
+// SinkID names the sink this dispatcher feeds.
+func (d *Dispatcher) SinkID() string { return d.id }
+
+// RunOnce takes or renews the sink's lease, reads one batch after the saved
+// cursor and hands it to the sink. It returns how many events were handled
+// and saved: 0 when another process holds the lease or nothing is new.
+// It returns an error wrapping lease.ErrFenced when the lease was lost
+// before the cursor could be saved; the batch then counts as undelivered
+// and the new holder delivers it again.
+func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+	q := db.New(d.pool)
+	l, err := lease.Acquire(ctx, q, LeaseName(d.id), d.owner, lease.TTL)
+	if errors.Is(err, lease.ErrNotAcquired) {
+		d.setHeld(nil)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("dispatch %s: %w", d.id, err)
+	}
+	d.setHeld(&l)
+	cur, err := CursorOf(ctx, q, d.id)
+	if err != nil {
+		return 0, fmt.Errorf("dispatch %s: %w", d.id, err)
+	}
+	events, err := ReadAfter(ctx, q, cur, d.Batch)
+	if err != nil || len(events) == 0 {
+		if err != nil {
+			err = fmt.Errorf("dispatch %s: %w", d.id, err)
+		}
+		return 0, err
+	}
+	last := events[len(events)-1].Position
+	if d.txSink != nil {
+		err = d.apply(ctx, l, events, last)
+	} else {
+		err = d.deliver(ctx, l, events, last)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("dispatch %s after %s: %w", d.id, cur, err)
+	}
+	return len(events), nil
+}
+
+// apply runs the TxSink's batch and the cursor save in one fenced
+// transaction: both happen or neither does.
+func (d *Dispatcher) apply(ctx context.Context, l lease.Lease, events []Stored, last Position) error {
+	return db.InTx(ctx, d.pool, func(tx pgx.Tx) error {
+		if err := l.Fence(ctx, tx); err != nil {
+			return err
+		}
+		if err := d.txSink.Apply(ctx, tx, events); err != nil {
+			return fmt.Errorf("apply %d events: %w", len(events), err)
+		}
+		return saveCursor(ctx, db.New(tx), d.id, last)
+	})
+}
+
+// deliver hands the batch to the Sink outside any transaction, renewing the
+// lease meanwhile, then saves the cursor in a short fenced transaction. A
+// zombie whose lease was taken over during delivery fails the fence and
+// saves nothing.
+func (d *Dispatcher) deliver(ctx context.Context, l lease.Lease, events []Stored, last Position) error {
+	if err := d.deliverKeepingLease(ctx, l, events); err != nil {
+		return fmt.Errorf("deliver %d events: %w", len(events), err)
+	}
+	return db.InTx(ctx, d.pool, func(tx pgx.Tx) error {
+		if err := l.Fence(ctx, tx); err != nil {
+			return err
+		}
+		return saveCursor(ctx, db.New(tx), d.id, last)
+	})
+}
+
+// deliverKeepingLease calls Deliver while a helper goroutine renews the
+// lease every RenewEvery. When renewal finds the lease taken over, Deliver's
+// context is cancelled with lease.ErrFenced: its work would be delivered
+// again by the new holder anyway.
+func (d *Dispatcher) deliverKeepingLease(ctx context.Context, l lease.Lease, events []Stored) error {
+	dctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(d.RenewEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			_, err := lease.Acquire(dctx, db.New(d.pool), l.Name, l.Owner, lease.TTL)
+			switch {
+			case errors.Is(err, lease.ErrNotAcquired):
+				cancel(lease.ErrFenced)
+				return
+			case err != nil && dctx.Err() == nil:
+				d.logger.Warn("renew outbox dispatch lease", "err", err)
+			}
+		}
+	})
+	err := d.sink.Deliver(dctx, events)
+	close(stop)
+	wg.Wait()
+	if cause := context.Cause(dctx); errors.Is(cause, lease.ErrFenced) {
+		return fmt.Errorf("%w (during delivery: %v)", lease.ErrFenced, err)
+	}
+	return err
+}
+
+// Run dispatches until ctx ends: at once while a backlog remains, otherwise
+// every poll interval or sooner when pokes fires (see Listener). A lost
+// poke only delays. Errors are logged and retried at the next poll. On exit
+// the lease is released so another process can take over at once.
+func (d *Dispatcher) Run(ctx context.Context, poll time.Duration, pokes <-chan struct{}) {
+	defer d.release(ctx)
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		n, err := d.RunOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case errors.Is(err, lease.ErrFenced):
+			d.logger.Warn("outbox dispatch lease lost; batch left for the new holder", "err", err)
+		case err != nil:
+			d.logger.Error("outbox dispatch", "err", err)
+		case n == d.Batch:
+			continue // more is waiting
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-pokes:
+		}
+	}
+}
+
+func (d *Dispatcher) setHeld(l *lease.Lease) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.held = l
+}
+
+func (d *Dispatcher) release(ctx context.Context) {
+	d.mu.Lock()
+	l := d.held
+	d.held = nil
+	d.mu.Unlock()
+	if l == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := l.Release(rctx, db.New(d.pool)); err != nil {
+		d.logger.Warn("release outbox dispatch lease", "err", err)
+	}
+}

@@ -1,0 +1,237 @@
+package outbox_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// drain runs RunOnce until the recorder holds want distinct events.
+func drain(t *testing.T, d *outbox.Dispatcher, r *recorder, want int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		_, err := d.RunOnce(context.Background())
+		require.NoError(t, err)
+		return len(r.distinct()) >= want
+	}, waitFor, time.Millisecond)
+}
+
+// Kill a dispatcher mid-batch: d1 delivers a batch and saves it, then hangs
+// half-way through its next batch. Its lease expires in simulated time, d2
+// takes it over (epoch 2) and resumes at the saved cursor. Every event
+// reaches the sink at least once and, deduplicated by id, exactly once and
+// in log order; when the zombie d1 wakes up it cannot save its cursor.
+func TestDispatcherKilledMidBatchNextHolderResumes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	want := appendEach(t, d, "e", 25)
+	log := waitVisible(t, d, 25)
+
+	rec := &recorder{}
+	stuck, wake := make(chan struct{}), make(chan struct{})
+	calls := 0
+	d1 := outbox.NewDispatcher(d.Pool, "d1", funcSink{id: "audit", deliver: func(ctx context.Context, events []outbox.Stored) error {
+		calls++
+		if calls == 1 {
+			rec.add(events...)
+			return nil
+		}
+		rec.add(events[:5]...) // half the batch reaches the sink...
+		close(stuck)
+		<-wake // ...then the process hangs (GC pause, partition)
+		return nil
+	}}, nil)
+	d1.Batch = 10
+	d1.RenewEvery = time.Hour // a hung process renews nothing
+
+	n, err := d1.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 10, n)
+	saved, err := outbox.CursorOf(ctx, d.Q, "audit")
+	require.NoError(t, err)
+	require.Equal(t, log[9].Position, saved)
+
+	zombie := make(chan error, 1)
+	go func() {
+		_, err := d1.RunOnce(ctx)
+		zombie <- err
+	}()
+	<-stuck
+
+	d.AdvanceSimClock(t, lease.TTL+time.Second)
+	d2 := outbox.NewDispatcher(d.Pool, "d2", recordingSink("audit", rec), nil)
+	d2.Batch = 10
+	drain(t, d2, rec, 25)
+	held, err := d.Q.LeaseGet(ctx, outbox.LeaseName("audit"))
+	require.NoError(t, err)
+	require.Equal(t, "d2", held.Owner)
+	require.Equal(t, int64(2), held.Epoch, "takeover increments the epoch")
+
+	close(wake)
+	require.ErrorIs(t, <-zombie, lease.ErrFenced, "the zombie cannot save after the takeover")
+	saved, err = outbox.CursorOf(ctx, d.Q, "audit")
+	require.NoError(t, err)
+	require.Equal(t, log[24].Position, saved, "the zombie did not move the cursor back")
+
+	require.Equal(t, want, rec.distinct(), "after dedup: every event exactly once, in order")
+	require.Len(t, rec.all(), 30, "the 5 events of the interrupted batch were delivered twice")
+	n, err = d1.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "d1 no longer holds the lease")
+}
+
+// applyTable is a TxSink that inserts each event id into its own table, and
+// fails (after writing) when failOn is in the batch.
+type applyTable struct {
+	failOn uuid.UUID
+}
+
+func (applyTable) ID() string { return "projection" }
+
+func (s applyTable) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error {
+	for _, e := range events {
+		if _, err := tx.Exec(ctx, "INSERT INTO applied (id) VALUES ($1)", e.ID); err != nil {
+			return err
+		}
+		if e.ID == s.failOn {
+			return errors.New("projection bug")
+		}
+	}
+	return nil
+}
+
+// A TxSink's effect and cursor commit together: a failing Apply leaves both
+// untouched, and a successful one is never applied twice.
+func TestTxSinkExactlyOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	_, err := d.Pool.Exec(ctx, "CREATE TABLE applied (id uuid PRIMARY KEY)")
+	require.NoError(t, err)
+	ids := appendEach(t, d, "p", 6)
+	log := waitVisible(t, d, 6)
+	count := func() int {
+		var n int
+		require.NoError(t, d.Pool.QueryRow(ctx, "SELECT count(*) FROM applied").Scan(&n))
+		return n
+	}
+
+	sink := &applyTable{failOn: ids[3]}
+	disp := outbox.NewTxDispatcher(d.Pool, "w1", sink, nil)
+	_, err = disp.RunOnce(ctx)
+	require.ErrorContains(t, err, "projection bug")
+	require.Zero(t, count(), "nothing of the failed batch is applied")
+	cur, err := outbox.CursorOf(ctx, d.Q, "projection")
+	require.NoError(t, err)
+	require.True(t, cur.IsZero(), "the cursor did not move")
+
+	sink.failOn = uuid.Nil
+	n, err := disp.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 6, n)
+	require.Equal(t, 6, count())
+	cur, err = outbox.CursorOf(ctx, d.Q, "projection")
+	require.NoError(t, err)
+	require.Equal(t, log[5].Position, cur)
+
+	n, err = disp.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.Equal(t, 6, count(), "applied exactly once")
+}
+
+// A sink whose Deliver hangs delays only itself: the other sink's
+// dispatcher, in its own goroutine, delivers everything, including events
+// appended while the slow one is stuck, woken by the listener's pokes.
+func TestSlowSinkDoesNotDelayAnother(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	listener := outbox.NewListener(d.URL, nil)
+	pokesA, pokesB := listener.Subscribe(), listener.Subscribe()
+	go listener.Run(ctx)
+
+	slowStarted, unblock := make(chan struct{}), make(chan struct{})
+	recA, recB := &recorder{}, &recorder{}
+	slow := outbox.NewDispatcher(d.Pool, "p1", funcSink{id: "slow", deliver: func(ctx context.Context, events []outbox.Stored) error {
+		select {
+		case <-slowStarted:
+		default:
+			close(slowStarted)
+		}
+		select {
+		case <-unblock:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		recA.add(events...)
+		return nil
+	}}, nil)
+	fast := outbox.NewDispatcher(d.Pool, "p1", recordingSink("fast", recB), nil)
+	slow.Batch, fast.Batch = 5, 5
+
+	runs := make(chan struct{}, 2)
+	go func() { slow.Run(ctx, time.Second, pokesA); runs <- struct{}{} }()
+	go func() { fast.Run(ctx, time.Second, pokesB); runs <- struct{}{} }()
+
+	first := appendEach(t, d, "first", 12)
+	<-slowStarted
+	require.Eventually(t, func() bool { return len(recB.distinct()) == 12 }, waitFor, time.Millisecond)
+	more := appendEach(t, d, "more", 3)
+	require.Eventually(t, func() bool { return len(recB.distinct()) == 15 }, waitFor, time.Millisecond,
+		"the fast sink keeps up, woken by pokes (poll is 1 s)")
+	require.Equal(t, append(first, more...), recB.distinct())
+	require.Empty(t, recA.all(), "the slow sink is still stuck in its first batch")
+
+	close(unblock)
+	require.Eventually(t, func() bool { return len(recA.distinct()) == 15 }, waitFor, time.Millisecond)
+	require.Equal(t, append(first, more...), recA.distinct())
+
+	cancel()
+	<-runs
+	<-runs
+	// Run released both leases on exit: another process takes over at once.
+	for _, sink := range []string{"slow", "fast"} {
+		l, err := lease.Acquire(context.Background(), d.Q, outbox.LeaseName(sink), "p2", lease.TTL)
+		require.NoError(t, err, sink)
+		require.Equal(t, int64(2), l.Epoch)
+	}
+}
+
+// The listener pokes every subscriber once per committed append (folded
+// into one pending poke), over a dedicated connection.
+func TestListenerPokesAfterCommit(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	listener := outbox.NewListener(d.URL, nil)
+	a, b := listener.Subscribe(), listener.Subscribe()
+	go listener.Run(ctx)
+
+	waitPoke := func(ch <-chan struct{}) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(waitFor):
+			t.Fatal("no poke")
+		}
+	}
+	waitPoke(a) // the poke every (re)connect sends: the listener is listening
+	waitPoke(b)
+	appendEach(t, d, "poke", 3)
+	waitPoke(a)
+	waitPoke(b)
+}
