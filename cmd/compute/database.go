@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bettercompute/compute/internal/config"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/migrate"
+	"github.com/bettercompute/compute/internal/pgcluster"
+)
+
+// openDatabase connects to cfg.DatabaseURL, or starts the private cluster in
+// cfg.PGDir when it is unset, and applies migrations. The returned close
+// function closes the pool and stops a cluster it started.
+func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, appName string) (*pgxpool.Pool, func(), error) {
+	url := cfg.DatabaseURL
+	stopCluster := func() {}
+	if url == "" {
+		cluster, err := pgcluster.Start(ctx, pgcluster.Options{Dir: cfg.PGDir, Logger: logger})
+		if err != nil {
+			return nil, nil, fmt.Errorf("start private postgres: %w", err)
+		}
+		logger.Info("private postgres started", "dir", cluster.Dir(), "url", cluster.URL("postgres"))
+		url = cluster.URL("postgres")
+		stopCluster = func() {
+			if err := cluster.Stop(); err != nil {
+				logger.Error("stop private postgres", "err", err)
+			}
+		}
+	}
+	pool, err := db.Connect(ctx, url, db.PoolOptions{
+		MaxConns: cfg.MaxConns, IdleInTxTimeout: cfg.IdleInTxTimeout,
+		SimpleProtocol: cfg.PgBouncer, ApplicationName: appName,
+	})
+	if err != nil {
+		stopCluster()
+		return nil, nil, err
+	}
+	if err := migrate.Up(ctx, pool); err != nil {
+		pool.Close()
+		stopCluster()
+		return nil, nil, err
+	}
+	return pool, func() { pool.Close(); stopCluster() }, nil
+}
+
+func migrateCmd(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
+	_, closeDB, err := openDatabase(ctx, cfg, logger, "compute-migrate")
+	if err != nil {
+		return err
+	}
+	closeDB()
+	logger.Info("migrations applied")
+	return nil
+}
