@@ -2,7 +2,6 @@ package commands_test
 
 import (
 	"context"
-	"encoding/hex"
 	"regexp"
 	"strings"
 	"testing"

@@ -11,6 +11,18 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type Allocation struct {
+	ID            string
+	ReservationID string
+	NodeID        string
+	DeviceIds     []string
+	Vcpu          int64
+	Memory        int64
+	Disk          int64
+	ReleasedAt    *time.Time
+	CreatedAt     time.Time
+}
+
 type ApiToken struct {
 	ID        string
 	TokenHash []byte
@@ -34,6 +46,41 @@ type ComputeSimClock struct {
 	Ts time.Time
 }
 
+type Device struct {
+	ID          string
+	ParentID    *string
+	NodeID      string
+	Kind        string
+	Model       string
+	MemoryMb    int64
+	Mode        *string
+	Profile     *string
+	Bookable    bool
+	Retired     bool
+	Health      string
+	Quarantined bool
+	Version     int64
+	CreatedAt   time.Time
+}
+
+type DeviceBooking struct {
+	ID           int64
+	DeviceID     string
+	AllocationID string
+	During       pgtype.Range[pgtype.Timestamptz]
+	CreatedSeq   int64
+}
+
+type IdempotencyKey struct {
+	TenantID    string
+	Identity    string
+	Key         string
+	RequestHash []byte
+	Response    []byte
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+}
+
 type Lease struct {
 	Name      string
 	Owner     string
@@ -41,12 +88,32 @@ type Lease struct {
 	ExpiresAt time.Time
 }
 
+type Node struct {
+	ID                string
+	PoolID            string
+	Cordoned          bool
+	Taints            []string
+	NoScheduleReasons []string
+	State             string
+	Generation        int64
+	Version           int64
+	CreatedAt         time.Time
+}
+
+type NodeResource struct {
+	NodeID      string
+	Resource    string
+	Allocatable int64
+	Ratio       pgtype.Numeric
+	Allocated   int64
+}
+
 type Outbox struct {
 	ID       uuid.UUID
 	Txid     uint64
 	Seq      int64
 	Type     string
-	TenantID pgtype.Text
+	TenantID *string
 	Subject  string
 	Data     []byte
 	Time     time.Time
@@ -59,9 +126,102 @@ type OutboxCursor struct {
 	UpdatedAt time.Time
 }
 
+type Pool struct {
+	ID               string
+	SiteID           string
+	Kind             string
+	LostAfterSeconds *int32
+	CpuRatio         pgtype.Numeric
+	MemoryRatio      pgtype.Numeric
+	DiskRatio        pgtype.Numeric
+	Version          int64
+	CreatedAt        time.Time
+}
+
+type PoolCapacityRollup struct {
+	PoolID    string
+	Resource  string
+	Capacity  int64
+	Allocated int64
+}
+
+type QuotaUsage struct {
+	TenantID string
+	Resource string
+	Used     int64
+	Max      int64
+	Version  int64
+}
+
+type Reservation struct {
+	ID         string
+	TenantID   string
+	CreatedBy  string
+	State      string
+	PoolID     *string
+	SiteID     *string
+	Spec       []byte
+	During     pgtype.Range[pgtype.Timestamptz]
+	Charges    []byte
+	Conditions []byte
+	Version    int64
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+type Site struct {
+	ID        string
+	Name      string
+	Version   int64
+	CreatedAt time.Time
+}
+
 type Tenant struct {
 	ID        string
 	CreatedAt time.Time
+}
+
+type WebhookAttempt struct {
+	ID              int64
+	DeliveryID      uuid.UUID
+	EndpointID      string
+	EventID         uuid.UUID
+	Attempt         int32
+	Status          *int32
+	LatencyMs       int32
+	ResponseSnippet string
+	Error           *string
+	At              time.Time
+}
+
+type WebhookDelivery struct {
+	ID            uuid.UUID
+	EndpointID    string
+	EventID       uuid.UUID
+	State         string
+	Attempts      int32
+	NextAttemptAt time.Time
+	LastStatus    *int32
+	LastError     *string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+type WebhookEndpoint struct {
+	ID                  string
+	TenantID            string
+	Url                 string
+	EventTypes          []string
+	Description         string
+	Secret              string
+	PreviousSecret      *string
+	PreviousSecretUntil *time.Time
+	Enabled             bool
+	DisabledReason      *string
+	FailingSince        *time.Time
+	Version             int64
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
 }
 
 type WorkQueue struct {
@@ -71,7 +231,7 @@ type WorkQueue struct {
 	Gen          int64
 	NotBefore    time.Time
 	ClaimedUntil *time.Time
-	ClaimedBy    pgtype.Text
+	ClaimedBy    *string
 	Attempts     int32
-	LastError    pgtype.Text
+	LastError    *string
 }

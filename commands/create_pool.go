@@ -1,0 +1,97 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// Pool kinds. Only provider and vps-host pools may set LostAfter: bare
+// metal is never declared lost automatically.
+const (
+	PoolBareMetal = "bare-metal"
+	PoolProvider  = "provider"
+	PoolVPSHost   = "vps-host"
+)
+
+// CreatePool adds a pool of nodes to a site. Ratios of 0 mean 1 (no
+// overcommit). IdempotencyKey is optional.
+type CreatePool struct {
+	ID             string        `json:"id"`
+	SiteID         string        `json:"siteId"`
+	Kind           string        `json:"kind"`
+	LostAfter      time.Duration `json:"lostAfter,omitempty"`
+	CPURatio       float64       `json:"cpuRatio,omitempty"`
+	MemoryRatio    float64       `json:"memoryRatio,omitempty"`
+	DiskRatio      float64       `json:"diskRatio,omitempty"`
+	IdempotencyKey string        `json:"-"`
+}
+
+// PoolResult is a pool as written, and the position of its event.
+type PoolResult struct {
+	ID          string          `json:"id"`
+	SiteID      string          `json:"siteId"`
+	Kind        string          `json:"kind"`
+	CPURatio    float64         `json:"cpuRatio"`
+	MemoryRatio float64         `json:"memoryRatio"`
+	DiskRatio   float64         `json:"diskRatio"`
+	Version     int64           `json:"version"`
+	Position    outbox.Position `json:"position"`
+}
+
+func orOne(r float64) float64 {
+	if r == 0 {
+		return 1
+	}
+	return r
+}
+
+// CreatePool runs pools.create (operator only).
+func (h *Handlers) CreatePool(ctx context.Context, actor core.Actor, cmd CreatePool) (PoolResult, error) {
+	if err := requireOperator(actor, "pools.create"); err != nil {
+		return PoolResult{}, err
+	}
+	switch cmd.Kind {
+	case PoolBareMetal, PoolProvider, PoolVPSHost:
+	default:
+		return PoolResult{}, core.Errorf(core.CodeInvalidArgument, "pool kind %q is not bare-metal, provider or vps-host", cmd.Kind)
+	}
+	if cmd.LostAfter != 0 && cmd.Kind == PoolBareMetal {
+		return PoolResult{}, core.Errorf(core.CodeInvalidArgument, "a bare-metal pool cannot set lostAfter: bare metal is never lost automatically")
+	}
+	if cmd.LostAfter < 0 {
+		return PoolResult{}, core.Errorf(core.CodeInvalidArgument, "lostAfter must be positive")
+	}
+	var lostAfter *int32
+	if cmd.LostAfter > 0 {
+		s := int32(cmd.LostAfter.Seconds())
+		lostAfter = &s
+	}
+	res, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "pools.create", cmd,
+		func(ctx context.Context, tx pgx.Tx) (PoolResult, error) {
+			q := db.New(tx)
+			p, err := q.PoolCreate(ctx, db.PoolCreateParams{
+				ID: cmd.ID, SiteID: cmd.SiteID, Kind: cmd.Kind, LostAfterSeconds: lostAfter,
+				CpuRatio: orOne(cmd.CPURatio), MemoryRatio: orOne(cmd.MemoryRatio), DiskRatio: orOne(cmd.DiskRatio),
+			})
+			if err != nil {
+				return PoolResult{}, db.Translate(err, "pool "+cmd.ID)
+			}
+			pos, err := emit(ctx, q, core.EventPoolCreated, "", core.PoolSubject(p.ID), map[string]any{
+				"id": p.ID, "siteId": p.SiteID, "kind": p.Kind, "version": p.Version,
+				"cpuRatio": p.CpuRatio, "memoryRatio": p.MemoryRatio, "diskRatio": p.DiskRatio,
+			})
+			return PoolResult{ID: p.ID, SiteID: p.SiteID, Kind: p.Kind, CPURatio: p.CpuRatio,
+				MemoryRatio: p.MemoryRatio, DiskRatio: p.DiskRatio, Version: p.Version, Position: pos}, err
+		})
+	if err != nil {
+		return PoolResult{}, fmt.Errorf("create pool %s: %w", cmd.ID, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,53 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// CreateSite adds a site: a place (a data centre, a provider region) that
+// holds pools. IdempotencyKey is optional.
+type CreateSite struct {
+	ID             string `json:"id"`
+	Name           string `json:"name"`
+	IdempotencyKey string `json:"-"`
+}
+
+// SiteResult is a site as written, and the position of its event.
+type SiteResult struct {
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Version  int64           `json:"version"`
+	Position outbox.Position `json:"position"`
+}
+
+// CreateSite runs sites.create (operator only).
+func (h *Handlers) CreateSite(ctx context.Context, actor core.Actor, cmd CreateSite) (SiteResult, error) {
+	if err := requireOperator(actor, "sites.create"); err != nil {
+		return SiteResult{}, err
+	}
+	if cmd.ID == "" || cmd.Name == "" {
+		return SiteResult{}, core.Errorf(core.CodeInvalidArgument, "a site needs an id and a name")
+	}
+	res, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "sites.create", cmd,
+		func(ctx context.Context, tx pgx.Tx) (SiteResult, error) {
+			q := db.New(tx)
+			s, err := q.SiteCreate(ctx, db.SiteCreateParams{ID: cmd.ID, Name: cmd.Name})
+			if err != nil {
+				return SiteResult{}, db.Translate(err, "site "+cmd.ID)
+			}
+			pos, err := emit(ctx, q, core.EventSiteCreated, "", core.SiteSubject(s.ID),
+				map[string]any{"id": s.ID, "name": s.Name, "version": s.Version})
+			return SiteResult{ID: s.ID, Name: s.Name, Version: s.Version, Position: pos}, err
+		})
+	if err != nil {
+		return SiteResult{}, fmt.Errorf("create site %s: %w", cmd.ID, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,119 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/workqueue"
+)
+
+// ExtendReservation moves a reservation's end later, keeping its devices.
+type ExtendReservation struct {
+	ReservationID  string    `json:"reservationId"`
+	NewEnd         time.Time `json:"newEnd"`
+	IfVersion      int64     `json:"ifVersion,omitempty"` // 0: no version check
+	IdempotencyKey string    `json:"-"`
+}
+
+// ExtendReservation runs reservations.extend. A booking's range is never
+// widened (an UPDATE that widens raises 23P01): the added segment
+// [old end, new end) is inserted per atom with ON CONFLICT DO NOTHING, and
+// zero rows means another reservation holds that time: CONFLICT. The node
+// and atoms are locked FOR SHARE and must still be eligible, because an
+// extension is a new booking (no booking lands on a cordoned node).
+func (h *Handlers) ExtendReservation(ctx context.Context, actor core.Actor, cmd ExtendReservation) (ReservationResult, error) {
+	if !actor.CanWrite() {
+		return ReservationResult{}, core.Errorf(core.CodePermissionDenied, "reservations.extend requires a member or operator role")
+	}
+	if cmd.NewEnd.IsZero() {
+		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "newEnd is required")
+	}
+	res, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "reservations.extend", cmd,
+		func(ctx context.Context, tx pgx.Tx) (ReservationResult, error) {
+			return h.extendReservation(ctx, tx, actor, cmd)
+		})
+	if err != nil {
+		return ReservationResult{}, fmt.Errorf("reservations.extend %s: %w", cmd.ReservationID, err)
+	}
+	return res, nil
+}
+
+func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.Actor, cmd ExtendReservation) (ReservationResult, error) {
+	q := db.New(tx)
+	row, err := loadReservation(ctx, q, actor, cmd.ReservationID)
+	if err != nil {
+		return ReservationResult{}, err
+	}
+	if err := checkVersion(cmd.IfVersion, row.Version, "reservation "+row.ID); err != nil {
+		return ReservationResult{}, err
+	}
+	state := core.State(row.State)
+	if err := core.CheckTransition(core.ReservationStateTable(), state, state); err != nil {
+		return ReservationResult{}, err
+	}
+	if !cmd.NewEnd.After(row.EndTs) {
+		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "newEnd %s is not after the current end %s",
+			cmd.NewEnd.UTC().Format(time.RFC3339), row.EndTs.UTC().Format(time.RFC3339))
+	}
+	allocs, err := q.AllocationListLive(ctx, row.ID)
+	if err != nil {
+		return ReservationResult{}, db.Translate(err, "allocations")
+	}
+	var spec core.ReservationSpec
+	r, err := toReservation(row, allocs)
+	if err != nil {
+		return ReservationResult{}, err
+	}
+	spec = r.Spec
+	for _, a := range allocs {
+		n, err := q.NodeLockForPlacement(ctx, a.NodeID)
+		if err != nil {
+			return ReservationResult{}, db.Translate(err, "node "+a.NodeID)
+		}
+		if why := nodeIneligible(n.Cordoned, n.NoScheduleReasons, n.State, n.Taints, spec.Tolerations); why != "" {
+			return ReservationResult{}, core.Errorf(core.CodeConflict, "cannot extend on node %s: %s", a.NodeID, why)
+		}
+		if len(a.DeviceIds) > 0 {
+			why, err := lockAtoms(ctx, q, a.NodeID, a.DeviceIds)
+			if err != nil {
+				return ReservationResult{}, err
+			}
+			if why != "" {
+				return ReservationResult{}, core.Errorf(core.CodeConflict, "cannot extend: %s", why)
+			}
+		}
+		for _, d := range a.DeviceIds { // device-id order, as stored
+			n, err := q.DeviceBookingInsert(ctx, db.DeviceBookingInsertParams{DeviceID: d, AllocationID: a.ID,
+				FromTs: row.EndTs, ToTs: cmd.NewEnd})
+			if err != nil {
+				return ReservationResult{}, db.Translate(err, "booking of "+d)
+			}
+			if n == 0 {
+				return ReservationResult{}, core.Errorf(core.CodeConflict,
+					"cannot extend: %s is booked by another reservation before %s", d, cmd.NewEnd.UTC().Format(time.RFC3339))
+			}
+		}
+	}
+	n, err := q.ReservationUpdateEnd(ctx, db.ReservationUpdateEndParams{ID: row.ID, Version: row.Version, EndTs: cmd.NewEnd})
+	if err := zeroRowsConflict(n, err, "reservation "+row.ID); err != nil {
+		return ReservationResult{}, err
+	}
+	r.End, r.Version = cmd.NewEnd.UTC(), row.Version+1
+	pos, err := emit(ctx, q, core.EventReservationExtended, r.Tenant, core.ReservationSubject(r.ID), reservationEvent(r))
+	if err != nil {
+		return ReservationResult{}, err
+	}
+	now, err := q.ClockNow(ctx)
+	if err != nil {
+		return ReservationResult{}, db.Translate(err, "clock")
+	}
+	// The queued expiry keeps its earlier due time; it finds the end moved
+	// and asks to run again at the new end.
+	return ReservationResult{Reservation: r, Position: pos},
+		workqueue.Enqueue(ctx, q, KindReservationExpire, r.ID, max(cmd.NewEnd.Sub(now), 0))
+}

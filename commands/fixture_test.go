@@ -1,0 +1,109 @@
+package commands_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/invariants"
+	"github.com/bettercompute/compute/internal/pgtest"
+)
+
+// TestMain (pgtest.Main) lives in tokens_test.go: one per test binary.
+
+var (
+	operator = core.Actor{Tenant: "ops", Identity: "alice@ops", Role: core.RoleOperator}
+	tenantA  = core.Actor{Tenant: "acme", Identity: "bob@acme", Role: core.RoleMember}
+	tenantB  = core.Actor{Tenant: "globex", Identity: "carol@globex", Role: core.RoleMember}
+)
+
+// fixture is a fresh database with one site and one bare-metal pool, and
+// generous quotas for tenants acme and globex.
+type fixture struct {
+	d   *pgtest.DB
+	h   *commands.Handlers
+	ctx context.Context
+}
+
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	d := pgtest.New(t)
+	f := &fixture{d: d, h: &commands.Handlers{Pool: d.Pool}, ctx: context.Background()}
+	for _, tn := range []string{"ops", "acme", "globex"} {
+		require.NoError(t, d.Q.TenantEnsure(f.ctx, tn))
+	}
+	_, err := f.h.CreateSite(f.ctx, operator, commands.CreateSite{ID: "fra1", Name: "Frankfurt 1"})
+	require.NoError(t, err)
+	_, err = f.h.CreatePool(f.ctx, operator, commands.CreatePool{ID: "fra1-gpu", SiteID: "fra1", Kind: commands.PoolBareMetal, CPURatio: 2})
+	require.NoError(t, err)
+	for _, tn := range []string{"acme", "globex"} {
+		f.quota(t, tn, "gpu", 1000)
+		f.quota(t, tn, "vcpu", 100000)
+		f.quota(t, tn, "memory", 10000000)
+		f.quota(t, tn, "disk", 1000000)
+	}
+	return f
+}
+
+func (f *fixture) quota(t *testing.T, tenant, resource string, max int64) {
+	t.Helper()
+	_, err := f.h.SetQuota(f.ctx, operator, commands.SetQuota{Tenant: tenant, Resource: resource, Max: max})
+	require.NoError(t, err)
+}
+
+// node registers a node with the given GPU layouts (one GPU per layout,
+// model a100, 80 GB) and 64 vCPU, 512 GB memory, 2 TB disk.
+func (f *fixture) node(t *testing.T, id string, layouts ...core.GPULayout) []string {
+	t.Helper()
+	var gpus []commands.GPUInventory
+	var ids []string
+	for i, l := range layouts {
+		uuid := fmt.Sprintf("GPU-%s-%d", id, i)
+		ids = append(ids, uuid)
+		gpus = append(gpus, commands.GPUInventory{UUID: uuid, Model: "a100", MemoryMB: 81920, Layout: l})
+	}
+	_, err := f.h.RegisterNode(f.ctx, operator, commands.RegisterNode{ID: id, PoolID: "fra1-gpu",
+		VCPU: 64, MemoryMB: 512 * 1024, DiskGB: 2000, GPUs: gpus})
+	require.NoError(t, err)
+	return ids
+}
+
+var exclusive = core.GPULayout{Mode: core.GPUExclusive}
+
+// window is [SimEpoch + from hours, SimEpoch + to hours).
+func window(from, to int) (time.Time, time.Time) {
+	return pgtest.SimEpoch.Add(time.Duration(from) * time.Hour), pgtest.SimEpoch.Add(time.Duration(to) * time.Hour)
+}
+
+func (f *fixture) reserve(t *testing.T, actor core.Actor, cmd commands.CreateReservation) commands.ReservationResult {
+	t.Helper()
+	if cmd.PoolID == "" && cmd.SiteID == "" {
+		cmd.PoolID = "fra1-gpu"
+	}
+	if cmd.Start.IsZero() {
+		cmd.Start, cmd.End = window(0, 2)
+	}
+	res, err := f.h.CreateReservation(f.ctx, actor, cmd)
+	require.NoError(t, err)
+	return res
+}
+
+// requireInvariants fails the test on any invariant violation.
+func (f *fixture) requireInvariants(t *testing.T) {
+	t.Helper()
+	v, err := invariants.Check(f.ctx, f.d.Q)
+	require.NoError(t, err)
+	require.Empty(t, v)
+}
+
+func (f *fixture) countEvents(t *testing.T, typ string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT count(*) FROM outbox WHERE type = $1", typ).Scan(&n))
+	return n
+}

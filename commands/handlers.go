@@ -1,0 +1,113 @@
+// Package commands is the write side: one handler per command, each one
+// transaction that takes locks in the global order (quota_usage, pools,
+// nodes, devices, node_resources, pool_capacity_rollup), checks the
+// transition in core's state tables, writes with version guards, appends its
+// events to the outbox and enqueues work — all or nothing.
+package commands
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// Defaults of the tunable fields of Handlers.
+const (
+	DefaultIdempotencyTTL       = 24 * time.Hour
+	DefaultPendingRetryInterval = 30 * time.Second
+	DefaultPlacementAttempts    = 3
+)
+
+// Work-queue kinds the capacity core enqueues. Their reconcilers are the
+// methods RetryPending, ActivateReservation and ExpireReservation.
+const (
+	KindReservationPlace    = "reservation.place"
+	KindReservationActivate = "reservation.activate"
+	KindReservationExpire   = "reservation.expire"
+)
+
+// Handlers runs the capacity commands against one database.
+type Handlers struct {
+	Pool   *pgxpool.Pool
+	Logger *slog.Logger
+	// IdempotencyTTL is how long a stored response is replayed (default 24 h).
+	IdempotencyTTL time.Duration
+	// PendingRetryInterval is how often a pending reservation is retried
+	// (default 30 s).
+	PendingRetryInterval time.Duration
+	// PlacementAttempts bounds the savepoint attempts of one placement
+	// (default 3).
+	PlacementAttempts int
+}
+
+func (h *Handlers) idempotencyTTL() time.Duration {
+	if h.IdempotencyTTL > 0 {
+		return h.IdempotencyTTL
+	}
+	return DefaultIdempotencyTTL
+}
+
+func (h *Handlers) pendingRetry() time.Duration {
+	if h.PendingRetryInterval > 0 {
+		return h.PendingRetryInterval
+	}
+	return DefaultPendingRetryInterval
+}
+
+func (h *Handlers) placementAttempts() int {
+	if h.PlacementAttempts > 0 {
+		return h.PlacementAttempts
+	}
+	return DefaultPlacementAttempts
+}
+
+func (h *Handlers) logger() *slog.Logger {
+	if h.Logger != nil {
+		return h.Logger
+	}
+	return slog.Default()
+}
+
+// requireOperator refuses fleet commands to anyone but an operator.
+func requireOperator(actor core.Actor, what string) error {
+	if !actor.IsOperator() {
+		return core.Errorf(core.CodePermissionDenied, "%s requires the operator role", what)
+	}
+	return nil
+}
+
+// emit appends one event for a committed transition. data must carry the
+// aggregate's new "version": the invariant checker counts on it.
+func emit(ctx context.Context, q *db.Queries, typ, tenant, subject string, data map[string]any) (outbox.Position, error) {
+	ev, err := core.NewEvent(typ, tenant, subject, data)
+	if err != nil {
+		return outbox.Position{}, err
+	}
+	return outbox.Append(ctx, q, ev)
+}
+
+// zeroRowsConflict is the one mapping of a guarded update that touched no
+// row: someone else changed the record first.
+func zeroRowsConflict(n int64, err error, what string) error {
+	if err != nil {
+		return db.Translate(err, what)
+	}
+	if n == 0 {
+		return core.Errorf(core.CodeConflict, "%s was changed concurrently; read it again and retry", what)
+	}
+	return nil
+}
+
+// checkVersion implements If-Match: 0 means no check.
+func checkVersion(ifVersion, current int64, what string) error {
+	if ifVersion != 0 && ifVersion != current {
+		return core.Errorf(core.CodeConflict, "%s is at version %d, not %d", what, current, ifVersion)
+	}
+	return nil
+}

@@ -1,0 +1,165 @@
+package commands
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// storedResponse is what an idempotency key replays: the first result,
+// errors included (Stripe's rule), so a retry sees what the first call saw.
+type storedResponse struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Code   core.Code       `json:"code,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// storableError reports whether a failure is final for the request and so
+// is replayed. Cancellations, lost races and internal errors are not: the
+// client should be able to retry them with the same key.
+func storableError(err error) bool {
+	switch core.CodeOf(err) {
+	case core.CodeQuotaExceeded, core.CodeNotFound, core.CodeConflict, core.CodePermissionDenied:
+		return true
+	}
+	return false
+}
+
+// idempotent runs fn in one transaction under an idempotency key scoped to
+// (tenant, identity, key). An empty key runs fn plainly. A key seen before
+// replays its stored response, or fails with IDEMPOTENCY_KEY_REUSED when the
+// request differs. The key row is claimed first in fn's transaction, so a
+// concurrent request with the same key waits for the first one and then
+// replays it. Validation must happen before: nothing is stored for it.
+func idempotent[T any](ctx context.Context, h *Handlers, actor core.Actor, key, command string, request any,
+	fn func(ctx context.Context, tx pgx.Tx) (T, error)) (T, error) {
+	var zero T
+	if key == "" {
+		var out T
+		err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+			var err error
+			out, err = fn(ctx, tx)
+			return err
+		})
+		return out, err
+	}
+	body, err := json.Marshal(request)
+	if err != nil {
+		return zero, fmt.Errorf("%s: hash request: %w", command, err)
+	}
+	sum := sha256.Sum256(append([]byte(command+"\x00"), body...))
+	ids := db.IdempotencyKeyGetParams{TenantID: actor.Tenant, Identity: actor.Identity, Key: key}
+
+	var out T
+	var replay *storedResponse
+	runErr := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		replay = nil
+		q := db.New(tx)
+		claimed, err := claimKey(ctx, h, q, ids, sum[:])
+		if err != nil {
+			return err
+		}
+		if !claimed {
+			replay, err = loadReplay(ctx, q, ids, sum[:])
+			return err
+		}
+		out, err = fn(ctx, tx)
+		if err != nil {
+			return err
+		}
+		return completeKey(ctx, q, ids, storedResponse{Result: mustJSON(out)})
+	})
+	switch {
+	case runErr != nil && storableError(runErr):
+		// The work rolled back with its claim; record the final error in a
+		// transaction of its own so that a retry replays it.
+		_ = db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+			q := db.New(tx)
+			if claimed, err := claimKey(ctx, h, q, ids, sum[:]); err != nil || !claimed {
+				return err
+			}
+			return completeKey(ctx, q, ids, storedResponse{Code: core.CodeOf(runErr), Error: publicMessage(runErr)})
+		})
+		return zero, runErr
+	case runErr != nil:
+		return zero, runErr
+	case replay != nil:
+		return decodeReplay[T](replay)
+	}
+	return out, nil
+}
+
+func claimKey(ctx context.Context, h *Handlers, q *db.Queries, ids db.IdempotencyKeyGetParams, hash []byte) (bool, error) {
+	if _, err := q.IdempotencyKeyDeleteExpired(ctx, db.IdempotencyKeyDeleteExpiredParams(ids)); err != nil {
+		return false, db.Translate(err, "idempotency key")
+	}
+	n, err := q.IdempotencyKeyClaim(ctx, db.IdempotencyKeyClaimParams{
+		TenantID: ids.TenantID, Identity: ids.Identity, Key: ids.Key, RequestHash: hash,
+		TtlSeconds: h.idempotencyTTL().Seconds(),
+	})
+	if err != nil {
+		return false, db.Translate(err, "idempotency key")
+	}
+	return n == 1, nil
+}
+
+func loadReplay(ctx context.Context, q *db.Queries, ids db.IdempotencyKeyGetParams, hash []byte) (*storedResponse, error) {
+	row, err := q.IdempotencyKeyGet(ctx, ids)
+	if err != nil {
+		return nil, db.Translate(err, "idempotency key")
+	}
+	if string(row.RequestHash) != string(hash) {
+		return nil, core.Errorf(core.CodeIdempotencyKeyReused,
+			"idempotency key %q was used with a different request", ids.Key)
+	}
+	if row.Response == nil {
+		return nil, core.Errorf(core.CodeConflict, "a request with idempotency key %q is still in flight", ids.Key)
+	}
+	var r storedResponse
+	if err := json.Unmarshal(row.Response, &r); err != nil {
+		return nil, fmt.Errorf("decode stored response: %w", err)
+	}
+	return &r, nil
+}
+
+func completeKey(ctx context.Context, q *db.Queries, ids db.IdempotencyKeyGetParams, r storedResponse) error {
+	_, err := q.IdempotencyKeyComplete(ctx, db.IdempotencyKeyCompleteParams{
+		TenantID: ids.TenantID, Identity: ids.Identity, Key: ids.Key, Response: mustJSON(r),
+	})
+	return db.Translate(err, "idempotency key")
+}
+
+func decodeReplay[T any](r *storedResponse) (T, error) {
+	var out T
+	if r.Code != "" {
+		return out, core.Errorf(r.Code, "%s", r.Error)
+	}
+	if err := json.Unmarshal(r.Result, &out); err != nil {
+		return out, fmt.Errorf("decode stored result: %w", err)
+	}
+	return out, nil
+}
+
+// publicMessage is the caller-safe message of a coded error.
+func publicMessage(err error) string {
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return ce.Message
+	}
+	return "internal error"
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("marshal %T: %v", v, err)) // results are plain structs
+	}
+	return b
+}

@@ -1,0 +1,184 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/workqueue"
+)
+
+// system is the actor reconcilers act as: it sees every tenant.
+var system = core.Actor{Identity: "system:reconciler", Role: core.RoleOperator}
+
+// RetryPending is the reservation.place reconciler: it tries to place a
+// pending reservation again. It returns nil when there is nothing left to do
+// (booked, or no longer pending), and workqueue.Again(30 s) when it is still
+// unschedulable, after refreshing the Unschedulable condition's reasons.
+func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error {
+	stillPending := false
+	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		stillPending = false
+		q := db.New(tx)
+		row, err := loadReservation(ctx, q, system, reservationID)
+		if err != nil {
+			return err
+		}
+		if core.State(row.State) != core.ReservationPending {
+			return nil
+		}
+		past, err := q.ReservationIsPastEnd(ctx, row.ID)
+		if err != nil {
+			return db.Translate(err, "reservation")
+		}
+		if past.PastEnd {
+			return nil // the expiry reconciler moves it to expired
+		}
+		r, err := toReservation(row, nil)
+		if err != nil {
+			return err
+		}
+		if err := core.CheckTransition(core.ReservationStateTable(), r.State, core.ReservationBooked); err != nil {
+			return err
+		}
+		now, err := q.ClockNow(ctx)
+		if err != nil {
+			return db.Translate(err, "clock")
+		}
+		start := r.Start
+		if start.Before(now) {
+			start = now
+		}
+		pools := []string{r.PoolID}
+		if r.SiteID != "" {
+			if pools, err = q.PoolIDsBySite(ctx, r.SiteID); err != nil {
+				return db.Translate(err, "pools")
+			}
+		}
+		where, reasons, err := h.place(ctx, tx, placement{reservationID: r.ID, poolIDs: pools, spec: r.Spec, start: start, end: r.End})
+		if err != nil {
+			return err
+		}
+		if where == nil {
+			stillPending = true
+			_, err := q.ReservationSetConditions(ctx, db.ReservationSetConditionsParams{ID: r.ID, Version: r.Version,
+				Conditions: mustJSON(unschedulable(reasons))})
+			return db.Translate(err, "reservation")
+		}
+		r.State, r.Conditions, r.Version = core.ReservationBooked, []core.Condition{}, row.Version+1
+		r.NodeID, r.DeviceIDs = where.nodeID, where.deviceIDs
+		n, err := q.ReservationUpdateState(ctx, db.ReservationUpdateStateParams{ID: r.ID, Version: row.Version,
+			State: string(r.State), Conditions: mustJSON(r.Conditions)})
+		if err := zeroRowsConflict(n, err, "reservation "+r.ID); err != nil {
+			return err
+		}
+		if _, err := emit(ctx, q, core.EventReservationBooked, r.Tenant, core.ReservationSubject(r.ID), reservationEvent(r)); err != nil {
+			return err
+		}
+		return scheduleBooked(ctx, q, r.ID, now, start, r.End)
+	})
+	if err != nil {
+		return fmt.Errorf("retry pending reservation %s: %w", reservationID, err)
+	}
+	if stillPending {
+		return workqueue.Again(h.pendingRetry())
+	}
+	return nil
+}
+
+// ActivateReservation is the reservation.activate reconciler: a booked
+// reservation whose start has passed (per compute_now()) becomes active. An
+// early run asks to run again at the start.
+func (h *Handlers) ActivateReservation(ctx context.Context, reservationID string) error {
+	return h.timedTransition(ctx, reservationID, func(row db.ReservationGetRow, past db.ReservationIsPastEndRow) (core.State, string, time.Time) {
+		switch {
+		case core.State(row.State) != core.ReservationBooked:
+			return "", "", time.Time{}
+		case !past.PastStart:
+			return "", "", row.StartTs
+		}
+		return core.ReservationActive, core.EventReservationActivated, time.Time{}
+	})
+}
+
+// ExpireReservation is the reservation.expire reconciler: a reservation
+// whose end has passed (per compute_now()) becomes expired, refunding its
+// quota and freeing its capacity. An early run (the end was extended) asks
+// to run again at the end.
+func (h *Handlers) ExpireReservation(ctx context.Context, reservationID string) error {
+	return h.timedTransition(ctx, reservationID, func(row db.ReservationGetRow, past db.ReservationIsPastEndRow) (core.State, string, time.Time) {
+		switch {
+		case !core.ReservationHoldsQuota(core.State(row.State)):
+			return "", "", time.Time{}
+		case !past.PastEnd:
+			return "", "", row.EndTs
+		}
+		return core.ReservationExpired, core.EventReservationExpired, time.Time{}
+	})
+}
+
+// timedTransition applies the transition decide returns for a reservation
+// as of compute_now(): a state and event, nothing (""), or a time to run
+// again at, returned as workqueue.Again.
+func (h *Handlers) timedTransition(ctx context.Context, id string,
+	decide func(row db.ReservationGetRow, past db.ReservationIsPastEndRow) (core.State, string, time.Time)) error {
+	var again time.Duration
+	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		again = 0
+		q := db.New(tx)
+		row, err := loadReservation(ctx, q, system, id)
+		if err != nil {
+			return err
+		}
+		past, err := q.ReservationIsPastEnd(ctx, id)
+		if err != nil {
+			return db.Translate(err, "reservation")
+		}
+		to, event, at := decide(row, past)
+		if !at.IsZero() {
+			now, err := q.ClockNow(ctx)
+			if err != nil {
+				return db.Translate(err, "clock")
+			}
+			again = max(at.Sub(now), time.Second)
+			return nil
+		}
+		if to == "" {
+			return nil
+		}
+		if to == core.ReservationExpired {
+			_, err = endReservation(ctx, q, system, id, row.Version, to, event)
+			return err
+		}
+		if err := core.CheckTransition(core.ReservationStateTable(), core.State(row.State), to); err != nil {
+			return err
+		}
+		allocs, err := q.AllocationListLive(ctx, id)
+		if err != nil {
+			return db.Translate(err, "allocations")
+		}
+		r, err := toReservation(row, allocs)
+		if err != nil {
+			return err
+		}
+		r.State, r.Version = to, row.Version+1
+		n, err := q.ReservationUpdateState(ctx, db.ReservationUpdateStateParams{ID: id, Version: row.Version,
+			State: string(to), Conditions: row.Conditions})
+		if err := zeroRowsConflict(n, err, "reservation "+id); err != nil {
+			return err
+		}
+		_, err = emit(ctx, q, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("reservation %s: %w", id, err)
+	}
+	if again > 0 {
+		return workqueue.Again(again)
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// ReleaseReservation gives a booked or active reservation back.
+type ReleaseReservation struct {
+	ReservationID string
+	IfVersion     int64 // 0: no version check
+}
+
+// ReleaseReservation runs reservations.release: quota is refunded first,
+// then the state moves to released, then bookings from now on, counters and
+// the pool rollup are freed.
+func (h *Handlers) ReleaseReservation(ctx context.Context, actor core.Actor, cmd ReleaseReservation) (ReservationResult, error) {
+	if !actor.CanWrite() {
+		return ReservationResult{}, core.Errorf(core.CodePermissionDenied, "reservations.release requires a member or operator role")
+	}
+	var res ReservationResult
+	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		var err error
+		res, err = endReservation(ctx, db.New(tx), actor, cmd.ReservationID, cmd.IfVersion,
+			core.ReservationReleased, core.EventReservationReleased)
+		return err
+	})
+	if err != nil {
+		return ReservationResult{}, fmt.Errorf("reservations.release %s: %w", cmd.ReservationID, err)
+	}
+	return res, nil
+}
+
+// endReservation moves a reservation to a terminal state: refund its quota
+// (quota_usage first in the lock order), write the transition with a version
+// guard, free its capacity, and append the event.
+func endReservation(ctx context.Context, q *db.Queries, actor core.Actor, id string, ifVersion int64,
+	to core.State, event string) (ReservationResult, error) {
+	row, err := loadReservation(ctx, q, actor, id)
+	if err != nil {
+		return ReservationResult{}, err
+	}
+	if err := checkVersion(ifVersion, row.Version, "reservation "+id); err != nil {
+		return ReservationResult{}, err
+	}
+	from := core.State(row.State)
+	if err := core.CheckTransition(core.ReservationStateTable(), from, to); err != nil {
+		return ReservationResult{}, err
+	}
+	allocs, err := q.AllocationListLive(ctx, id)
+	if err != nil {
+		return ReservationResult{}, db.Translate(err, "allocations")
+	}
+	r, err := toReservation(row, allocs)
+	if err != nil {
+		return ReservationResult{}, err
+	}
+	if core.ReservationHoldsQuota(from) {
+		if err := refundQuota(ctx, q, row.TenantID, row.Charges); err != nil {
+			return ReservationResult{}, err
+		}
+	}
+	r.State, r.Conditions, r.Version = to, []core.Condition{}, row.Version+1
+	n, err := q.ReservationUpdateState(ctx, db.ReservationUpdateStateParams{ID: id, Version: row.Version,
+		State: string(to), Conditions: mustJSON(r.Conditions)})
+	if err := zeroRowsConflict(n, err, "reservation "+id); err != nil {
+		return ReservationResult{}, err
+	}
+	if err := freeCapacity(ctx, q, id, r.Spec); err != nil {
+		return ReservationResult{}, err
+	}
+	pos, err := emit(ctx, q, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r))
+	return ReservationResult{Reservation: r, Position: pos}, err
+}

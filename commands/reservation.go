@@ -1,0 +1,197 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/workqueue"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// ReservationResult is a reservation as written, and the position of the
+// last event the command wrote (zero when it wrote none).
+type ReservationResult struct {
+	Reservation core.Reservation `json:"reservation"`
+	Position    outbox.Position  `json:"position"`
+}
+
+// loadReservation reads a reservation the actor may see. Another tenant's
+// reservation is NOT_FOUND, never a hint that it exists.
+func loadReservation(ctx context.Context, q *db.Queries, actor core.Actor, id string) (db.ReservationGetRow, error) {
+	r, err := q.ReservationGet(ctx, id)
+	if err != nil {
+		return r, db.Translate(err, "reservation "+id)
+	}
+	if !actor.Sees(r.TenantID) {
+		return r, core.Errorf(core.CodeNotFound, "reservation %s not found", id)
+	}
+	return r, nil
+}
+
+// toReservation builds the core view of a reservation row and its live
+// allocations.
+func toReservation(r db.ReservationGetRow, allocs []db.AllocationListLiveRow) (core.Reservation, error) {
+	out := core.Reservation{ID: r.ID, Tenant: r.TenantID, State: core.State(r.State), Start: r.StartTs.UTC(),
+		End: r.EndTs.UTC(), Version: r.Version}
+	if r.PoolID != nil {
+		out.PoolID = *r.PoolID
+	}
+	if r.SiteID != nil {
+		out.SiteID = *r.SiteID
+	}
+	if err := json.Unmarshal(r.Spec, &out.Spec); err != nil {
+		return out, fmt.Errorf("decode reservation spec: %w", err)
+	}
+	if err := json.Unmarshal(r.Charges, &out.Charges); err != nil {
+		return out, fmt.Errorf("decode reservation charges: %w", err)
+	}
+	if err := json.Unmarshal(r.Conditions, &out.Conditions); err != nil {
+		return out, fmt.Errorf("decode reservation conditions: %w", err)
+	}
+	for _, a := range allocs {
+		out.NodeID = a.NodeID
+		out.DeviceIDs = append(out.DeviceIDs, a.DeviceIds...)
+	}
+	return out, nil
+}
+
+// readReservation loads a reservation with its live allocations.
+func readReservation(ctx context.Context, q *db.Queries, actor core.Actor, id string) (core.Reservation, error) {
+	r, err := loadReservation(ctx, q, actor, id)
+	if err != nil {
+		return core.Reservation{}, err
+	}
+	allocs, err := q.AllocationListLive(ctx, id)
+	if err != nil {
+		return core.Reservation{}, db.Translate(err, "allocations")
+	}
+	return toReservation(r, allocs)
+}
+
+// GetReservation reads one reservation from the write model.
+func (h *Handlers) GetReservation(ctx context.Context, actor core.Actor, id string) (core.Reservation, error) {
+	return readReservation(ctx, db.New(h.Pool), actor, id)
+}
+
+// chargeQuota charges every resource of charges, in resource order (the
+// lock order within quota_usage). Rule 5: zero rows is QUOTA_EXCEEDED, final
+// for the request.
+func chargeQuota(ctx context.Context, q *db.Queries, tenant string, charges map[string]int64) error {
+	for _, res := range slices.Sorted(maps.Keys(charges)) {
+		n, err := q.QuotaUsageCharge(ctx, db.QuotaUsageChargeParams{TenantID: tenant, Resource: res, Amount: charges[res]})
+		if err != nil {
+			return db.Translate(err, "quota "+res)
+		}
+		if n == 1 {
+			continue
+		}
+		cur, err := q.QuotaUsageGet(ctx, db.QuotaUsageGetParams{TenantID: tenant, Resource: res})
+		if err != nil {
+			return core.Errorf(core.CodeQuotaExceeded, "tenant %s has no quota for %s", tenant, res)
+		}
+		return core.Errorf(core.CodeQuotaExceeded, "quota for %s exceeded: %d used of %d, this needs %d more",
+			res, cur.Used, cur.Max, charges[res])
+	}
+	return nil
+}
+
+// refundQuota gives back exactly what a reservation was charged. Release
+// refunds first, mirroring reserve, which charges first.
+func refundQuota(ctx context.Context, q *db.Queries, tenant string, chargesJSON []byte) error {
+	var charges map[string]int64
+	if err := json.Unmarshal(chargesJSON, &charges); err != nil {
+		return fmt.Errorf("decode charges: %w", err)
+	}
+	for _, res := range slices.Sorted(maps.Keys(charges)) {
+		n, err := q.QuotaUsageRefund(ctx, db.QuotaUsageRefundParams{TenantID: tenant, Resource: res, Amount: charges[res]})
+		if err != nil {
+			return db.Translate(err, "quota "+res)
+		}
+		if n == 0 {
+			return fmt.Errorf("refund %d %s to %s: quota row missing or below the charge", charges[res], res, tenant)
+		}
+	}
+	return nil
+}
+
+// freeCapacity releases a reservation's live allocations: bookings that
+// have not started are deleted, a running one ends now (the past stays for
+// usage), counters and the pool rollup are given back, in lock order.
+func freeCapacity(ctx context.Context, q *db.Queries, reservationID string, spec core.ReservationSpec) error {
+	allocs, err := q.AllocationListLive(ctx, reservationID)
+	if err != nil {
+		return db.Translate(err, "allocations")
+	}
+	for _, a := range allocs {
+		if _, err := q.DeviceBookingDeleteFuture(ctx, a.ID); err != nil {
+			return db.Translate(err, "bookings")
+		}
+		if _, err := q.DeviceBookingTruncateAtNow(ctx, a.ID); err != nil {
+			return db.Translate(err, "bookings")
+		}
+		for _, r := range core.ScalarResources {
+			amount := scalar(spec, r)
+			if amount == 0 {
+				continue
+			}
+			n, err := q.NodeResourceRefund(ctx, db.NodeResourceRefundParams{NodeID: a.NodeID, Resource: r, Amount: amount})
+			if err != nil {
+				return db.Translate(err, "node "+r)
+			}
+			if n == 0 {
+				return fmt.Errorf("refund %d %s to node %s: counter below the allocation", amount, r, a.NodeID)
+			}
+		}
+		if err := adjustRollup(ctx, q, a.PoolID, spec, -1); err != nil {
+			return err
+		}
+		if _, err := q.AllocationRelease(ctx, a.ID); err != nil {
+			return db.Translate(err, "allocation")
+		}
+	}
+	return nil
+}
+
+// scheduleBooked enqueues the reconcilers a booked reservation needs: its
+// activation at start and its expiry at end.
+func scheduleBooked(ctx context.Context, q *db.Queries, id string, now, start, end time.Time) error {
+	if err := workqueue.Enqueue(ctx, q, KindReservationActivate, id, max(start.Sub(now), 0)); err != nil {
+		return err
+	}
+	return workqueue.Enqueue(ctx, q, KindReservationExpire, id, max(end.Sub(now), 0))
+}
+
+// reservationEvent is the data of every reservation event: enough for a
+// read model to be rebuilt from the log alone.
+func reservationEvent(r core.Reservation) map[string]any {
+	return map[string]any{
+		"id": r.ID, "tenant": r.Tenant, "state": r.State, "poolId": r.PoolID, "siteId": r.SiteID,
+		"start": r.Start, "end": r.End, "nodeId": r.NodeID, "deviceIds": r.DeviceIDs,
+		"tolerations": r.Spec.Tolerations, "conditions": r.Conditions, "version": r.Version,
+	}
+}
+
+func unschedulable(reasons []string) []core.Condition {
+	msg := "no node can take this reservation now; retrying every 30 s"
+	if len(reasons) > 0 {
+		msg = "no node can take this reservation now: " + joinReasons(reasons)
+	}
+	return []core.Condition{{Type: core.ConditionUnschedulable, Status: true, Reason: "NoNodeFits", Message: msg}}
+}
+
+func joinReasons(r []string) string {
+	out := ""
+	for i, s := range r {
+		if i > 0 {
+			out += "; "
+		}
+		out += s
+	}
+	return out
+}

@@ -1,0 +1,135 @@
+package core
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// GPUMode is how a GPU is shared. It decides which of its atoms are
+// bookable (the atom rule): an exclusive GPU is itself the one atom; a MIG GPU
+// exposes only its instances; a time-slice or MPS GPU only its slots.
+type GPUMode string
+
+// The GPU modes.
+const (
+	GPUExclusive GPUMode = "exclusive"
+	GPUMIG       GPUMode = "mig"
+	GPUTimeSlice GPUMode = "time-slice"
+	GPUMPS       GPUMode = "mps"
+)
+
+// Valid reports whether m is a known mode.
+func (m GPUMode) Valid() bool {
+	switch m {
+	case GPUExclusive, GPUMIG, GPUTimeSlice, GPUMPS:
+		return true
+	}
+	return false
+}
+
+// AtomKind is what a bookable device is: a whole GPU, a MIG instance or a
+// shared slot. It is the devices.kind column.
+type AtomKind string
+
+// The atom kinds.
+const (
+	AtomGPU  AtomKind = "gpu"
+	AtomMIG  AtomKind = "mig"
+	AtomSlot AtomKind = "slot"
+)
+
+// MaxSlots bounds time-slice and MPS sharing of one GPU.
+const MaxSlots = 48
+
+// migComputeSlices is how many compute slices a MIG-capable GPU has.
+const migComputeSlices = 7
+
+var migProfilePattern = regexp.MustCompile(`^([1-7])g\.([1-9][0-9]*)gb$`)
+
+// MIGProfile is a MIG instance profile such as "1g.10gb": compute slices and
+// memory in GB.
+type MIGProfile struct {
+	Name     string
+	Slices   int
+	MemoryGB int
+}
+
+// ParseMIGProfile reads a profile name; NVIDIA's profiles have 1, 2, 3, 4 or
+// 7 compute slices.
+func ParseMIGProfile(s string) (MIGProfile, error) {
+	m := migProfilePattern.FindStringSubmatch(s)
+	if m == nil {
+		return MIGProfile{}, Errorf(CodeInvalidArgument, "MIG profile %q is not of the form <n>g.<m>gb", s)
+	}
+	slices, _ := strconv.Atoi(m[1])
+	mem, _ := strconv.Atoi(m[2])
+	if slices == 5 || slices == 6 {
+		return MIGProfile{}, Errorf(CodeInvalidArgument, "MIG profile %q: no profile has %d compute slices", s, slices)
+	}
+	return MIGProfile{Name: s, Slices: slices, MemoryGB: mem}, nil
+}
+
+// GPULayout is the requested sharing of one GPU: for MIG, the instance
+// profiles; for time-slice and MPS, the number of slots.
+type GPULayout struct {
+	Mode  GPUMode  `json:"mode"`
+	MIG   []string `json:"mig,omitempty"`
+	Slots int      `json:"slots,omitempty"`
+}
+
+// Atom is one bookable unit a layout creates under a GPU.
+type Atom struct {
+	ID      string
+	Kind    AtomKind
+	Profile string
+	// MemoryMB is the atom's share of the GPU's memory.
+	MemoryMB int64
+}
+
+// Atoms validates the layout against a GPU with memoryMB of memory and
+// returns the child atoms it creates (none for exclusive mode, whose atom is
+// the GPU itself). IDs are "<uuid>/mig-<k>" and "<uuid>/s<k>".
+func (l GPULayout) Atoms(gpuID string, memoryMB int64) ([]Atom, error) {
+	switch l.Mode {
+	case GPUExclusive:
+		if len(l.MIG) > 0 || l.Slots != 0 {
+			return nil, Errorf(CodeInvalidArgument, "exclusive mode takes no MIG profiles or slots")
+		}
+		return nil, nil
+	case GPUMIG:
+		if len(l.MIG) == 0 || l.Slots != 0 {
+			return nil, Errorf(CodeInvalidArgument, "mig mode needs at least one MIG profile and no slots")
+		}
+		slices, memGB := 0, 0
+		atoms := make([]Atom, 0, len(l.MIG))
+		for k, name := range l.MIG {
+			p, err := ParseMIGProfile(name)
+			if err != nil {
+				return nil, err
+			}
+			slices += p.Slices
+			memGB += p.MemoryGB
+			atoms = append(atoms, Atom{ID: fmt.Sprintf("%s/mig-%d", gpuID, k), Kind: AtomMIG,
+				Profile: p.Name, MemoryMB: int64(p.MemoryGB) * 1024})
+		}
+		if slices > migComputeSlices {
+			return nil, Errorf(CodeInvalidArgument, "MIG layout uses %d compute slices; a GPU has %d", slices, migComputeSlices)
+		}
+		if int64(memGB)*1000 > memoryMB {
+			return nil, Errorf(CodeInvalidArgument, "MIG layout uses %d GB; the GPU has %d MB", memGB, memoryMB)
+		}
+		return atoms, nil
+	case GPUTimeSlice, GPUMPS:
+		if len(l.MIG) > 0 || l.Slots < 1 || l.Slots > MaxSlots {
+			return nil, Errorf(CodeInvalidArgument, "%s mode needs 1 to %d slots and no MIG profiles", l.Mode, MaxSlots)
+		}
+		atoms := make([]Atom, l.Slots)
+		for k := range atoms {
+			atoms[k] = Atom{ID: fmt.Sprintf("%s/s%d", gpuID, k), Kind: AtomSlot,
+				Profile: string(l.Mode), MemoryMB: memoryMB / int64(l.Slots)}
+		}
+		return atoms, nil
+	}
+	return nil, Errorf(CodeInvalidArgument, "unknown GPU mode %q", l.Mode)
+}

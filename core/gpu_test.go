@@ -1,0 +1,52 @@
+package core
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseMIGProfile(t *testing.T) {
+	t.Parallel()
+	p, err := ParseMIGProfile("3g.40gb")
+	require.NoError(t, err)
+	require.Equal(t, MIGProfile{Name: "3g.40gb", Slices: 3, MemoryGB: 40}, p)
+	for _, bad := range []string{"", "1g", "5g.10gb", "8g.10gb", "1g.0gb", "1G.10GB", "1g.10gb "} {
+		_, err := ParseMIGProfile(bad)
+		require.Error(t, err, bad)
+		require.Equal(t, CodeInvalidArgument, CodeOf(err), bad)
+	}
+}
+
+func TestLayoutAtoms(t *testing.T) {
+	t.Parallel()
+	const gpu, mem = "GPU-1", 81920
+	atoms, err := GPULayout{Mode: GPUExclusive}.Atoms(gpu, mem)
+	require.NoError(t, err)
+	require.Empty(t, atoms, "an exclusive GPU is its own atom")
+
+	atoms, err = GPULayout{Mode: GPUMIG, MIG: []string{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}}.Atoms(gpu, mem)
+	require.NoError(t, err)
+	require.Len(t, atoms, 4)
+	require.Equal(t, Atom{ID: "GPU-1/mig-0", Kind: AtomMIG, Profile: "3g.40gb", MemoryMB: 40960}, atoms[0])
+	require.Equal(t, "GPU-1/mig-3", atoms[3].ID)
+
+	atoms, err = GPULayout{Mode: GPUTimeSlice, Slots: 4}.Atoms(gpu, mem)
+	require.NoError(t, err)
+	require.Len(t, atoms, 4)
+	require.Equal(t, Atom{ID: "GPU-1/s3", Kind: AtomSlot, Profile: "time-slice", MemoryMB: mem / 4}, atoms[3])
+
+	for name, l := range map[string]GPULayout{
+		"too many slices":  {Mode: GPUMIG, MIG: []string{"4g.40gb", "4g.40gb"}},
+		"too much memory":  {Mode: GPUMIG, MIG: []string{"1g.80gb", "1g.10gb"}},
+		"mig without list": {Mode: GPUMIG},
+		"zero slots":       {Mode: GPUMPS},
+		"too many slots":   {Mode: GPUTimeSlice, Slots: MaxSlots + 1},
+		"exclusive slots":  {Mode: GPUExclusive, Slots: 2},
+		"unknown":          {Mode: "shared"},
+	} {
+		_, err := l.Atoms(gpu, mem)
+		require.Error(t, err, name)
+		require.Equal(t, CodeInvalidArgument, CodeOf(err), name)
+	}
+}

@@ -1,0 +1,64 @@
+-- name: DeviceCreate :exec
+INSERT INTO devices (id, parent_id, node_id, kind, model, memory_mb, mode, profile, bookable)
+VALUES (sqlc.arg(id), sqlc.narg(parent_id), sqlc.arg(node_id), sqlc.arg(kind), sqlc.arg(model),
+        sqlc.arg(memory_mb), sqlc.narg(mode), sqlc.narg(profile), sqlc.arg(bookable));
+
+-- name: DeviceGet :one
+SELECT id, parent_id, node_id, kind, model, memory_mb, mode, profile, bookable, retired, health, quarantined, version
+  FROM devices WHERE id = sqlc.arg(id);
+
+-- name: DeviceListGPUForUpdate :many
+-- A GPU and all its atoms, parent first (its id is a prefix of theirs), for
+-- gpus.setMode, quarantine and health flips.
+SELECT id, parent_id, node_id, kind, model, memory_mb, mode, profile, bookable, retired, health, quarantined, version
+  FROM devices WHERE id = sqlc.arg(gpu_id) OR parent_id = sqlc.arg(gpu_id)
+ ORDER BY id FOR UPDATE;
+
+-- name: DeviceListByNode :many
+SELECT id, parent_id, node_id, kind, model, memory_mb, mode, profile, bookable, retired, health, quarantined, version
+  FROM devices WHERE node_id = sqlc.arg(node_id) ORDER BY id;
+
+-- name: DeviceUpdateStatus :execrows
+-- Quarantine and health flips of a GPU: a versioned transition.
+UPDATE devices SET health = sqlc.arg(health), quarantined = sqlc.arg(quarantined), version = version + 1
+ WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
+
+-- name: DeviceUpdateMode :execrows
+UPDATE devices SET mode = sqlc.arg(mode), bookable = (sqlc.arg(mode) = 'exclusive'), version = version + 1
+ WHERE id = sqlc.arg(id) AND kind = 'gpu' AND version = sqlc.arg(version);
+
+-- name: DeviceRetireAtoms :execrows
+UPDATE devices SET retired = true, bookable = false, version = version + 1
+ WHERE parent_id = sqlc.arg(gpu_id) AND NOT retired;
+
+-- name: DeviceUpsertAtom :exec
+-- An atom of a new layout; an id used by an earlier layout comes back to life.
+INSERT INTO devices (id, parent_id, node_id, kind, model, memory_mb, profile, bookable)
+VALUES (sqlc.arg(id), sqlc.arg(parent_id), sqlc.arg(node_id), sqlc.arg(kind), sqlc.arg(model),
+        sqlc.arg(memory_mb), sqlc.arg(profile), true)
+ON CONFLICT (id) DO UPDATE
+   SET kind = EXCLUDED.kind, profile = EXCLUDED.profile, memory_mb = EXCLUDED.memory_mb,
+       bookable = true, retired = false, version = devices.version + 1;
+
+-- name: DeviceFreeAtoms :many
+-- Candidate atoms on one node, in device-id order (the order bookings are
+-- inserted in). Not locked: DeviceLockShare locks the chosen ones.
+SELECT a.id, a.parent_id FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
+ WHERE a.node_id = sqlc.arg(node_id) AND a.bookable AND a.kind = sqlc.arg(kind)
+   AND (sqlc.narg(model)::text IS NULL OR a.model = sqlc.narg(model)::text)
+   AND (sqlc.narg(profile)::text IS NULL OR a.profile = sqlc.narg(profile)::text)
+   AND a.health = 'healthy' AND NOT a.quarantined
+   AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
+   AND NOT EXISTS (SELECT 1 FROM device_bookings b
+                    WHERE b.device_id = a.id
+                      AND b.during && tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)'))
+ ORDER BY a.id
+ LIMIT sqlc.arg(max_atoms);
+
+-- name: DeviceLockShare :many
+-- Rule 4 for devices: the chosen atoms and their GPUs, locked FOR SHARE in id
+-- order and read as of the lock. Quarantine, health flips and mode changes
+-- update these rows, so they serialise with the placement.
+SELECT id, parent_id, node_id, kind, mode, bookable, retired, health, quarantined
+  FROM devices WHERE id = ANY(sqlc.arg(ids)::text[])
+ ORDER BY id FOR SHARE;

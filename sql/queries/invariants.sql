@@ -1,0 +1,122 @@
+-- Invariant queries of the capacity core. They read several tables each, so
+-- they live together here rather than in one table's file. Each returns the
+-- violating rows: an empty result is a pass. `compute check` and the torture
+-- test run the same queries (package invariants).
+
+-- name: InvariantBookingOverlaps :many
+-- Rule 1 (redundant with the exclusion constraint, which is the point).
+SELECT a.device_id, a.id AS first_id, b.id AS second_id,
+       a.allocation_id AS first_allocation, b.allocation_id AS second_allocation
+  FROM device_bookings a
+  JOIN device_bookings b ON b.device_id = a.device_id AND a.id < b.id AND a.during && b.during
+ ORDER BY a.device_id, a.id;
+
+-- name: InvariantParentChildOverlaps :many
+-- Rule 2: no GPU booked while one of its atoms is booked at an overlapping time.
+SELECT p.device_id AS gpu_id, c.device_id AS atom_id,
+       p.allocation_id AS gpu_allocation, c.allocation_id AS atom_allocation
+  FROM device_bookings p
+  JOIN devices d ON d.parent_id = p.device_id
+  JOIN device_bookings c ON c.device_id = d.id AND c.during && p.during
+ ORDER BY p.device_id, c.device_id;
+
+-- name: InvariantAtomRule :many
+-- Rule 2: a GPU is never bookable while it has live atoms.
+SELECT g.id FROM devices g
+ WHERE g.kind = 'gpu' AND g.bookable
+   AND EXISTS (SELECT 1 FROM devices a WHERE a.parent_id = g.id AND NOT a.retired)
+ ORDER BY g.id;
+
+-- name: InvariantNodeResourceDrift :many
+-- Rule 3: each counter equals the sum of its live allocations and is within
+-- floor(allocatable * ratio).
+SELECT r.node_id, r.resource, r.allocated, floor(r.allocatable * r.ratio)::bigint AS capacity,
+       coalesce(s.total, 0)::bigint AS live_total
+  FROM node_resources r
+  LEFT JOIN LATERAL (
+       SELECT sum(CASE r.resource WHEN 'vcpu' THEN a.vcpu WHEN 'memory' THEN a.memory ELSE a.disk END) AS total
+         FROM allocations a WHERE a.node_id = r.node_id AND a.released_at IS NULL) s ON true
+ WHERE r.allocated <> coalesce(s.total, 0) OR r.allocated < 0
+    OR r.allocated > floor(r.allocatable * r.ratio)
+ ORDER BY r.node_id, r.resource;
+
+-- name: InvariantRollupDrift :many
+-- Rule 3: each pool rollup equals the sum of its nodes' counters.
+SELECT pr.pool_id, pr.resource, pr.allocated, pr.capacity,
+       coalesce(s.allocated, 0)::bigint AS nodes_allocated, coalesce(s.capacity, 0)::bigint AS nodes_capacity
+  FROM pool_capacity_rollup pr
+  LEFT JOIN LATERAL (
+       SELECT sum(r.allocated) AS allocated, sum(floor(r.allocatable * r.ratio)) AS capacity
+         FROM node_resources r JOIN nodes n ON n.id = r.node_id
+        WHERE n.pool_id = pr.pool_id AND r.resource = pr.resource) s ON true
+ WHERE pr.allocated <> coalesce(s.allocated, 0) OR pr.capacity <> coalesce(s.capacity, 0)
+ ORDER BY pr.pool_id, pr.resource;
+
+-- name: InvariantQuotaDrift :many
+-- Rule 5: used equals the charges of the tenant's non-terminal reservations
+-- and is within max.
+SELECT q.tenant_id, q.resource, q.used, q.max, coalesce(s.charged, 0)::bigint AS charged
+  FROM quota_usage q
+  LEFT JOIN LATERAL (
+       SELECT sum((r.charges ->> q.resource)::bigint) AS charged FROM reservations r
+        WHERE r.tenant_id = q.tenant_id AND r.state IN ('pending', 'booked', 'active')) s ON true
+ WHERE q.used <> coalesce(s.charged, 0) OR q.used < 0 OR q.used > q.max
+ ORDER BY q.tenant_id, q.resource;
+
+-- name: InvariantAllocationState :many
+-- Booked and active reservations hold exactly one live allocation; others none.
+SELECT r.id, r.state, count(a.id)::bigint AS live_allocations
+  FROM reservations r
+  LEFT JOIN allocations a ON a.reservation_id = r.id AND a.released_at IS NULL
+ GROUP BY r.id, r.state
+HAVING (r.state IN ('booked', 'active') AND count(a.id) <> 1)
+    OR (r.state NOT IN ('booked', 'active') AND count(a.id) <> 0)
+ ORDER BY r.id;
+
+-- name: InvariantStrayBookings :many
+-- Bookings that outlive their allocation, or belong to none (a leaked probe):
+-- capacity that nothing holds but nobody can book.
+SELECT b.id, b.device_id, b.allocation_id FROM device_bookings b
+  LEFT JOIN allocations a ON a.id = b.allocation_id
+ WHERE a.id IS NULL OR (a.released_at IS NOT NULL AND upper(b.during) > a.released_at)
+ ORDER BY b.id;
+
+-- name: InvariantEventVersions :many
+-- Every committed transition has exactly one outbox event: each aggregate's
+-- events carry versions 1..version, once each.
+WITH aggs (subject, version) AS (
+  SELECT 'sites/' || id, version FROM sites
+  UNION ALL SELECT 'pools/' || id, version FROM pools
+  UNION ALL SELECT 'nodes/' || id, version FROM nodes
+  UNION ALL SELECT 'devices/' || id, version FROM devices WHERE kind = 'gpu'
+  UNION ALL SELECT 'reservations/' || id, version FROM reservations
+  UNION ALL SELECT 'quotas/' || tenant_id || '/' || resource, version FROM quota_usage
+), ev AS (
+  SELECT o.subject, count(*) AS events, count(DISTINCT o.data ->> 'version') AS distinct_versions,
+         max((o.data ->> 'version')::bigint) AS max_version
+    FROM outbox o WHERE o.data ? 'version' GROUP BY o.subject
+)
+SELECT a.subject::text AS subject, a.version::bigint AS version, coalesce(e.events, 0)::bigint AS events,
+       coalesce(e.distinct_versions, 0)::bigint AS distinct_versions, coalesce(e.max_version, 0)::bigint AS max_version
+  FROM aggs a LEFT JOIN ev e ON e.subject = a.subject
+ WHERE coalesce(e.events, 0) <> a.version OR coalesce(e.distinct_versions, 0) <> a.version
+    OR coalesce(e.max_version, 0) <> a.version
+ ORDER BY 1;
+
+-- name: InvariantEligibilityEvents :many
+-- The node and GPU events that change eligibility, in sequence order (see
+-- device_bookings.created_seq for why seq and not (txid, seq)).
+SELECT txid, seq, type, subject, data FROM outbox
+ WHERE type = ANY(sqlc.arg(types)::text[])
+ ORDER BY seq;
+
+-- name: InvariantBookingsInOrder :many
+-- Every booking of an allocation with what eligibility needs, in the order
+-- was written, on the outbox's sequence.
+SELECT b.id, b.device_id, b.created_seq, d.node_id, coalesce(d.parent_id, d.id)::text AS gpu_id,
+       coalesce(ARRAY(SELECT jsonb_array_elements_text(coalesce(r.spec -> 'tolerations', '[]'))), '{}')::text[] AS tolerations
+  FROM device_bookings b
+  JOIN devices d ON d.id = b.device_id
+  JOIN allocations a ON a.id = b.allocation_id
+  JOIN reservations r ON r.id = a.reservation_id
+ ORDER BY b.created_seq;

@@ -1,0 +1,51 @@
+-- name: NodeCreate :one
+INSERT INTO nodes (id, pool_id, taints) VALUES (sqlc.arg(id), sqlc.arg(pool_id), sqlc.arg(taints)::text[])
+RETURNING id, pool_id, cordoned, taints, no_schedule_reasons, state, generation, version;
+
+-- name: NodeGet :one
+SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, generation, version
+  FROM nodes WHERE id = sqlc.arg(id);
+
+-- name: NodeGetForUpdate :one
+-- Operator changes to one node serialise on its row; the placer's FOR SHARE
+-- locks make a cordon wait for placements in flight on the node.
+SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, generation, version
+  FROM nodes WHERE id = sqlc.arg(id) FOR UPDATE;
+
+-- name: NodeLockForPlacement :one
+-- Rule 4: the placer locks the chosen node FOR SHARE and reads its
+-- eligibility as of the lock, so a concurrent cordon commits either before
+-- (and is seen here) or after this placement.
+SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, version
+  FROM nodes WHERE id = sqlc.arg(id) FOR SHARE;
+
+-- name: NodeUpdateScheduling :execrows
+-- Cordon, uncordon, taint and untaint: a versioned transition.
+UPDATE nodes SET cordoned = sqlc.arg(cordoned), taints = sqlc.arg(taints)::text[], version = version + 1
+ WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
+
+-- name: NodePlacementCandidates :many
+-- Every node of the given pools with what the placer needs to choose one and
+-- to explain why the others were not chosen. Free atoms are those matching
+-- the request that are bookable, healthy, not quarantined (nor their GPU) and
+-- not booked in the window. Nothing is locked here.
+SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state,
+       (SELECT count(*) FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
+         WHERE a.node_id = n.id AND a.bookable AND a.kind = sqlc.arg(kind)
+           AND (sqlc.narg(model)::text IS NULL OR a.model = sqlc.narg(model)::text)
+           AND (sqlc.narg(profile)::text IS NULL OR a.profile = sqlc.narg(profile)::text)
+           AND a.health = 'healthy' AND NOT a.quarantined
+           AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
+           AND NOT EXISTS (SELECT 1 FROM device_bookings b
+                            WHERE b.device_id = a.id
+                              AND b.during && tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)'))
+       )::bigint AS free_atoms,
+       coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
+                  WHERE r.node_id = n.id AND r.resource = 'vcpu'), 0)::bigint AS free_vcpu,
+       coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
+                  WHERE r.node_id = n.id AND r.resource = 'memory'), 0)::bigint AS free_memory,
+       coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
+                  WHERE r.node_id = n.id AND r.resource = 'disk'), 0)::bigint AS free_disk
+  FROM nodes n
+ WHERE n.pool_id = ANY(sqlc.arg(pool_ids)::text[])
+ ORDER BY n.id;

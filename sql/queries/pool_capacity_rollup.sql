@@ -1,0 +1,20 @@
+-- name: PoolCapacityRollupAddNode :exec
+-- Adds a registered node's capacity to its pool's rollup rows, computed by
+-- the same floor(allocatable * ratio) as the node's own guard.
+INSERT INTO pool_capacity_rollup AS pr (pool_id, resource, capacity)
+SELECT n.pool_id, r.resource, floor(r.allocatable * r.ratio)::bigint
+  FROM node_resources r JOIN nodes n ON n.id = r.node_id
+ WHERE r.node_id = sqlc.arg(node_id)
+ ORDER BY r.resource
+ON CONFLICT (pool_id, resource) DO UPDATE SET capacity = pr.capacity + EXCLUDED.capacity;
+
+-- name: PoolCapacityRollupAdjust :execrows
+-- Moves a pool's allocated total by delta (negative to free); guarded, so
+-- zero rows means the rollup would leave [0, capacity].
+UPDATE pool_capacity_rollup SET allocated = allocated + sqlc.arg(delta)::bigint
+ WHERE pool_id = sqlc.arg(pool_id) AND resource = sqlc.arg(resource)
+   AND allocated + sqlc.arg(delta)::bigint BETWEEN 0 AND capacity;
+
+-- name: PoolCapacityRollupList :many
+SELECT pool_id, resource, capacity, allocated FROM pool_capacity_rollup
+ WHERE pool_id = sqlc.arg(pool_id) ORDER BY resource;

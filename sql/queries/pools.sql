@@ -1,0 +1,18 @@
+-- name: PoolCreate :one
+INSERT INTO pools (id, site_id, kind, lost_after_seconds, cpu_ratio, memory_ratio, disk_ratio)
+VALUES (sqlc.arg(id), sqlc.arg(site_id), sqlc.arg(kind), sqlc.narg(lost_after_seconds),
+        sqlc.arg(cpu_ratio)::float8, sqlc.arg(memory_ratio)::float8, sqlc.arg(disk_ratio)::float8)
+RETURNING id, site_id, kind, lost_after_seconds, cpu_ratio::float8 AS cpu_ratio,
+          memory_ratio::float8 AS memory_ratio, disk_ratio::float8 AS disk_ratio, version, created_at;
+
+-- name: PoolGet :one
+SELECT id, site_id, kind, lost_after_seconds, cpu_ratio::float8 AS cpu_ratio,
+       memory_ratio::float8 AS memory_ratio, disk_ratio::float8 AS disk_ratio, version, created_at
+  FROM pools WHERE id = sqlc.arg(id);
+
+-- name: PoolLockShare :one
+-- Taken by nodes.register so that a pool's ratios cannot change under it.
+SELECT id, version FROM pools WHERE id = sqlc.arg(id) FOR SHARE;
+
+-- name: PoolIDsBySite :many
+SELECT id FROM pools WHERE site_id = sqlc.arg(site_id) ORDER BY id;

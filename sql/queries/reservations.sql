@@ -1,0 +1,33 @@
+-- name: ReservationCreate :one
+INSERT INTO reservations (id, tenant_id, created_by, state, pool_id, site_id, spec, during, charges, conditions)
+VALUES (sqlc.arg(id), sqlc.arg(tenant_id), sqlc.arg(created_by), sqlc.arg(state), sqlc.narg(pool_id),
+        sqlc.narg(site_id), sqlc.arg(spec), tstzrange(sqlc.arg(start_ts)::timestamptz, sqlc.arg(end_ts)::timestamptz, '[)'),
+        sqlc.arg(charges), sqlc.arg(conditions))
+RETURNING id, version;
+
+-- name: ReservationGet :one
+SELECT id, tenant_id, created_by, state, pool_id, site_id, spec,
+       lower(during)::timestamptz AS start_ts, upper(during)::timestamptz AS end_ts,
+       charges, conditions, version, created_at, updated_at
+  FROM reservations WHERE id = sqlc.arg(id);
+
+-- name: ReservationUpdateState :execrows
+-- A versioned transition; zero rows means someone else changed it first.
+UPDATE reservations SET state = sqlc.arg(state), conditions = sqlc.arg(conditions),
+       version = version + 1, updated_at = compute_now()
+ WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
+
+-- name: ReservationUpdateEnd :execrows
+UPDATE reservations SET during = tstzrange(lower(during), sqlc.arg(end_ts)::timestamptz, '[)'),
+       version = version + 1, updated_at = compute_now()
+ WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
+
+-- name: ReservationSetConditions :execrows
+-- Refreshes a pending reservation's conditions. Not a transition: the
+-- version stays, so no event is owed.
+UPDATE reservations SET conditions = sqlc.arg(conditions), updated_at = compute_now()
+ WHERE id = sqlc.arg(id) AND version = sqlc.arg(version) AND state = 'pending';
+
+-- name: ReservationIsPastEnd :one
+SELECT upper(during) <= compute_now() AS past_end, lower(during) <= compute_now() AS past_start
+  FROM reservations WHERE id = sqlc.arg(id);
