@@ -20,6 +20,7 @@ const usage = `usage: compute <command> [flags]
 commands:
   serve [--demo]                               run the API and workers (private PostgreSQL when DATABASE_URL is unset)
   migrate                                      apply database migrations and exit
+  check                                        check the capacity invariants against the database
   tokens create --tenant T --identity I --role R   issue an API token and print it once
 `
 
@@ -43,6 +44,8 @@ func main() {
 		err = serve(ctx, cfg, logger, args)
 	case "migrate":
 		err = migrateCmd(ctx, cfg, logger)
+	case "check":
+		err = checkCmd(ctx, cfg, logger)
 	case "tokens":
 		err = tokensCmd(ctx, cfg, logger, args)
 	case "help", "-h", "--help":

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/clock"
@@ -46,8 +47,9 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	if _, err := clk.Sample(ctx, db.New(pool)); err != nil {
 		return fmt.Errorf("sample compute_now(): %w", err)
 	}
+	handlers := newHandlers(pool, cfg, logger)
 	if *demo {
-		if err := seedDemo(ctx, pool, cfg, logger); err != nil {
+		if err := seedDemo(ctx, handlers, &commands.Tokens{Pool: pool}, cfg.Addr, clk.Now(), logger); err != nil {
 			return err
 		}
 	}
@@ -59,7 +61,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 
 	if cfg.Has("worker") {
 		w := workqueue.NewWorker(pool, owner, clk, logger)
-		registerReconcilers(w, pool, cfg, logger)
+		registerReconcilers(w, handlers)
 		goRun(func() { w.Run(runCtx, cfg.PollInterval, nil) })
 	}
 	if !cfg.Has("api") {
@@ -74,7 +76,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	e := httpapi.New(httpapi.Deps{
 		Pool: pool, Clock: clk, Auth: auth, Logger: logger, BodyLimit: cfg.BodyLimit,
 		ReadyChecks: []httpapi.ReadyCheck{frontierCheck(pool)},
-	}, apiRoutes(pool, cfg)...)
+	}, apiRoutes(handlers)...)
 	srv := &http.Server{Addr: cfg.Addr, Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()

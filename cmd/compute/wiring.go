@@ -6,21 +6,31 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
+// newHandlers builds the capacity command handlers from the configuration.
+func newHandlers(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) *commands.Handlers {
+	return &commands.Handlers{Pool: pool, Logger: logger, IdempotencyTTL: cfg.IdempotencyTTL}
+}
+
 // apiRoutes lists the feature routes the API serves beyond httpapi's own.
-func apiRoutes(pool *pgxpool.Pool, cfg config.Config) []httpapi.Routes {
+func apiRoutes(h *commands.Handlers) []httpapi.Routes {
 	return nil
 }
 
 // registerReconcilers gives the work-queue worker a handler per kind.
-func registerReconcilers(w *workqueue.Worker, pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) {
-}
-
-// seedDemo seeds a demo fleet and prints tokens.
-func seedDemo(ctx context.Context, pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) error {
-	return nil
+func registerReconcilers(w *workqueue.Worker, h *commands.Handlers) {
+	w.Handle(commands.KindReservationPlace, func(ctx context.Context, it workqueue.Item) error {
+		return h.RetryPending(ctx, it.Key)
+	})
+	w.Handle(commands.KindReservationActivate, func(ctx context.Context, it workqueue.Item) error {
+		return h.ActivateReservation(ctx, it.Key)
+	})
+	w.Handle(commands.KindReservationExpire, func(ctx context.Context, it workqueue.Item) error {
+		return h.ExpireReservation(ctx, it.Key)
+	})
 }
