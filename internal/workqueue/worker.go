@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -65,6 +66,8 @@ type Worker struct {
 	ClaimTTL time.Duration
 	// Batch bounds how many rows one RunOnce claims.
 	Batch int32
+	// Concurrency bounds how many claimed items run at once.
+	Concurrency int
 }
 
 // NewWorker returns a worker identified by owner (unique per process) that
@@ -76,7 +79,7 @@ func NewWorker(pool *pgxpool.Pool, owner string, clk *clock.Clock, logger *slog.
 	return &Worker{
 		pool: pool, owner: owner, clock: clk, logger: logger,
 		handlers: map[string]Handler{}, backoff: DefaultBackoff,
-		ClaimTTL: time.Minute, Batch: 32,
+		ClaimTTL: time.Minute, Batch: 32, Concurrency: 8,
 	}
 }
 
@@ -105,13 +108,29 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("claim work: %w", err)
 	}
+	// Items run side by side, so one slow item (a webhook endpoint that
+	// hangs until its timeout) does not hold up the others of the batch.
+	sem := make(chan struct{}, max(w.Concurrency, 1))
+	errs := make(chan error, len(rows))
+	var wg sync.WaitGroup
 	for _, r := range rows {
 		it := Item{Kind: r.Kind, Key: r.Key, Gen: r.Gen, Attempts: r.Attempts, Lease: shards[r.Shard]}
-		if err := w.run(ctx, it); err != nil {
-			return 0, err
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs <- w.run(ctx, it)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var first error
+	for err := range errs {
+		if first == nil {
+			first = err
 		}
 	}
-	return len(rows), nil
+	return len(rows), first
 }
 
 func (w *Worker) renewShards(ctx context.Context, q *db.Queries) (map[int32]lease.Lease, error) {

@@ -175,3 +175,31 @@ func TestDelayedItemWaitsForSimulatedTime(t *testing.T) {
 	d.AdvanceSimClock(t, time.Hour)
 	require.Equal(t, 1, runOnce(t, w))
 }
+
+// A slow item (a webhook endpoint hanging until its timeout) must not hold
+// up the other items of the batch: the slow handler only returns once the
+// fast one has finished, which deadlocks if items ran one after another.
+func TestSlowItemDoesNotHoldUpOthers(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	w := workqueue.NewWorker(d.Pool, "w", nil, nil)
+	fastDone := make(chan struct{})
+	w.Handle(kind, func(ctx context.Context, it workqueue.Item) error {
+		if it.Key == "fast" {
+			close(fastDone)
+			return nil
+		}
+		select {
+		case <-fastDone:
+			return nil
+		case <-time.After(10 * time.Second):
+			return errors.New("the fast item never ran while the slow one was running")
+		}
+	})
+	enqueue(t, d, "slow", 0)
+	enqueue(t, d, "fast", time.Millisecond) // due later, so claimed second
+	d.AdvanceSimClock(t, time.Second)
+	require.Equal(t, 2, runOnce(t, w))
+	_, slowLeft := row(t, d, "slow")
+	require.False(t, slowLeft, "the slow item completed")
+}
