@@ -1,0 +1,251 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/webhook"
+)
+
+// WebhookRoutes serves /v1/webhook-endpoints: tenants register, change and
+// remove endpoints, rotate secrets, replay missed events and read delivery
+// attempts. Viewers may only read; another tenant's endpoint is NOT_FOUND;
+// operators see every tenant's.
+func WebhookRoutes(svc *webhook.Service) Routes {
+	return func(r Router) {
+		h := webhookHandlers{svc: svc}
+		write := RequireRole(core.RoleOperator, core.RoleMember)
+		r.V1.POST("/webhook-endpoints", h.create, write)
+		r.V1.GET("/webhook-endpoints", h.list)
+		r.V1.GET("/webhook-endpoints/:id", h.get)
+		r.V1.PATCH("/webhook-endpoints/:id", h.patch, write)
+		r.V1.DELETE("/webhook-endpoints/:id", h.delete, write)
+		r.V1.POST("/webhook-endpoints/:id/rotate-secret", h.rotate, write)
+		r.V1.POST("/webhook-endpoints/:id/recover", h.recover, write)
+		r.V1.GET("/webhook-endpoints/:id/attempts", h.attempts)
+	}
+}
+
+type webhookHandlers struct{ svc *webhook.Service }
+
+// webhookEndpointJSON is an endpoint as the API shows it. Secret is set only
+// in the responses to create and rotate-secret.
+type webhookEndpointJSON struct {
+	ID             string     `json:"id"`
+	Tenant         string     `json:"tenant"`
+	URL            string     `json:"url"`
+	EventTypes     []string   `json:"eventTypes"`
+	Description    string     `json:"description"`
+	Enabled        bool       `json:"enabled"`
+	DisabledReason string     `json:"disabledReason,omitempty"`
+	FailingSince   *time.Time `json:"failingSince,omitempty"`
+	Version        int64      `json:"version"`
+	CreatedAt      time.Time  `json:"createdAt"`
+	UpdatedAt      time.Time  `json:"updatedAt"`
+	Position       string     `json:"position,omitempty"`
+	Secret         string     `json:"secret,omitempty"`
+}
+
+func webhookEndpointJSONOf(e webhook.Endpoint) webhookEndpointJSON {
+	out := webhookEndpointJSON{
+		ID: e.ID, Tenant: e.Tenant, URL: e.URL, EventTypes: e.EventTypes, Description: e.Description,
+		Enabled: e.Enabled, DisabledReason: e.DisabledReason, FailingSince: e.FailingSince,
+		Version: e.Version, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
+	}
+	if out.EventTypes == nil {
+		out.EventTypes = []string{}
+	}
+	if !e.Position.IsZero() {
+		out.Position = e.Position.String()
+	}
+	return out
+}
+
+// createWebhookEndpointRequest is the body of POST /v1/webhook-endpoints.
+type createWebhookEndpointRequest struct {
+	URL         string   `json:"url"`
+	EventTypes  []string `json:"eventTypes"`
+	Description string   `json:"description"`
+	Tenant      string   `json:"tenant"` // operators only
+}
+
+// patchWebhookEndpointRequest is the body of PATCH; absent fields stay.
+type patchWebhookEndpointRequest struct {
+	URL         *string   `json:"url"`
+	EventTypes  *[]string `json:"eventTypes"`
+	Description *string   `json:"description"`
+	Enabled     *bool     `json:"enabled"`
+}
+
+// recoverWebhookEndpointRequest is the body of POST .../recover.
+type recoverWebhookEndpointRequest struct {
+	Since *time.Time `json:"since"`
+}
+
+type recoverWebhookEndpointResponse struct {
+	Scheduled int  `json:"scheduled"`
+	Truncated bool `json:"truncated"`
+}
+
+type webhookAttemptJSON struct {
+	ID              string    `json:"id"`
+	DeliveryID      string    `json:"deliveryId"`
+	EventID         string    `json:"eventId"`
+	Attempt         int32     `json:"attempt"`
+	Status          int32     `json:"status,omitempty"`
+	LatencyMs       int32     `json:"latencyMs"`
+	ResponseSnippet string    `json:"responseSnippet"`
+	Error           string    `json:"error,omitempty"`
+	At              time.Time `json:"at"`
+}
+
+// webhookList is the list shape of the API: {"items": [...], "nextCursor"}.
+type webhookList[T any] struct {
+	Items      []T    `json:"items"`
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+func (h webhookHandlers) create(c echo.Context) error {
+	var req createWebhookEndpointRequest
+	if err := Bind(c, &req); err != nil {
+		return err
+	}
+	created, err := h.svc.CreateEndpoint(c.Request().Context(), ActorOf(c), webhook.CreateEndpoint{
+		Tenant: req.Tenant, URL: req.URL, EventTypes: req.EventTypes, Description: req.Description,
+	})
+	if err != nil {
+		return err
+	}
+	return withSecret(c, http.StatusCreated, created)
+}
+
+// withSecret writes an endpoint with its one-time secret, uncacheable.
+func withSecret(c echo.Context, status int, e webhook.EndpointWithSecret) error {
+	resp := webhookEndpointJSONOf(e.Endpoint)
+	resp.Secret = e.Secret
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	return c.JSON(status, resp)
+}
+
+func (h webhookHandlers) get(c echo.Context) error {
+	e, err := h.svc.GetEndpoint(c.Request().Context(), ActorOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, webhookEndpointJSONOf(e))
+}
+
+func (h webhookHandlers) list(c echo.Context) error {
+	limit, err := webhookQueryLimit(c)
+	if err != nil {
+		return err
+	}
+	page, err := h.svc.ListEndpoints(c.Request().Context(), ActorOf(c), c.QueryParam("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	out := webhookList[webhookEndpointJSON]{Items: make([]webhookEndpointJSON, 0, len(page.Items)), NextCursor: page.NextCursor}
+	for _, e := range page.Items {
+		out.Items = append(out.Items, webhookEndpointJSONOf(e))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h webhookHandlers) patch(c echo.Context) error {
+	var req patchWebhookEndpointRequest
+	if err := Bind(c, &req); err != nil {
+		return err
+	}
+	ifVersion, err := webhookIfMatch(c)
+	if err != nil {
+		return err
+	}
+	e, err := h.svc.PatchEndpoint(c.Request().Context(), ActorOf(c), c.Param("id"), webhook.PatchEndpoint{
+		URL: req.URL, EventTypes: req.EventTypes, Description: req.Description, Enabled: req.Enabled, IfVersion: ifVersion,
+	})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, webhookEndpointJSONOf(e))
+}
+
+func (h webhookHandlers) delete(c echo.Context) error {
+	e, err := h.svc.DeleteEndpoint(c.Request().Context(), ActorOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, webhookEndpointJSONOf(e))
+}
+
+func (h webhookHandlers) rotate(c echo.Context) error {
+	e, err := h.svc.RotateSecret(c.Request().Context(), ActorOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return withSecret(c, http.StatusOK, e)
+}
+
+func (h webhookHandlers) recover(c echo.Context) error {
+	var req recoverWebhookEndpointRequest
+	if err := Bind(c, &req); err != nil {
+		return err
+	}
+	if req.Since == nil {
+		return core.Errorf(core.CodeInvalidArgument, `field "since" is required (RFC 3339 time)`)
+	}
+	res, err := h.svc.RecoverEndpoint(c.Request().Context(), ActorOf(c), c.Param("id"), *req.Since)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, recoverWebhookEndpointResponse{Scheduled: res.Scheduled, Truncated: res.Truncated})
+}
+
+func (h webhookHandlers) attempts(c echo.Context) error {
+	limit, err := webhookQueryLimit(c)
+	if err != nil {
+		return err
+	}
+	page, err := h.svc.ListAttempts(c.Request().Context(), ActorOf(c), c.Param("id"), c.QueryParam("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	out := webhookList[webhookAttemptJSON]{Items: make([]webhookAttemptJSON, 0, len(page.Items)), NextCursor: page.NextCursor}
+	for _, a := range page.Items {
+		out.Items = append(out.Items, webhookAttemptJSON{
+			ID: strconv.FormatInt(a.ID, 10), DeliveryID: a.DeliveryID, EventID: a.EventID, Attempt: a.Attempt,
+			Status: a.Status, LatencyMs: a.LatencyMs, ResponseSnippet: a.ResponseSnippet, Error: a.Error, At: a.At,
+		})
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// webhookQueryLimit reads ?limit=; absent means the list's default.
+func webhookQueryLimit(c echo.Context) (int, error) {
+	v := c.QueryParam("limit")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, core.Errorf(core.CodeInvalidArgument, "limit must be a positive integer, not %q", v)
+	}
+	return n, nil
+}
+
+// webhookIfMatch reads If-Match: <version> (quotes allowed); absent is 0.
+func webhookIfMatch(c echo.Context) (int64, error) {
+	v := strings.Trim(strings.TrimSpace(c.Request().Header.Get("If-Match")), `"`)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 {
+		return 0, core.Errorf(core.CodeInvalidArgument, "If-Match must be a version number, not %q", v)
+	}
+	return n, nil
+}

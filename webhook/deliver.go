@@ -1,0 +1,226 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/workqueue"
+)
+
+// Delivery states, as stored in webhook_deliveries.state.
+const (
+	StatePending   = "pending"
+	StateSucceeded = "succeeded"
+	StateFailed    = "failed"    // the schedule ran out
+	StateAbandoned = "abandoned" // the endpoint was disabled
+)
+
+// snippetLimit bounds the response body kept per attempt.
+const snippetLimit = 1024
+
+// Reasons an endpoint is disabled, in its disabled_reason and the event.
+const (
+	ReasonGone    = "gone"    // the receiver answered 410
+	ReasonFailing = "failing" // failing continuously for Config.DisableAfter
+)
+
+// errAlreadyRecorded rolls back an attempt whose outcome another run
+// recorded first (a re-run after a crash between the two transactions).
+var errAlreadyRecorded = errors.New("webhook attempt already recorded")
+
+// Deliver is the work-queue handler for KindDeliver: register it with
+// worker.Handle(webhook.KindDeliver, svc.Deliver). It makes at most one HTTP
+// attempt per call, outside any transaction, then records it in a
+// transaction fenced by the item's shard lease, and returns
+// workqueue.Again(next delay) while retries remain. Each delivery is its own
+// item, so a slow endpoint holds up only its own deliveries.
+func (s *Service) Deliver(ctx context.Context, it workqueue.Item) error {
+	id, err := uuid.Parse(it.Key)
+	if err != nil {
+		s.logger.Error("malformed webhook delivery key", "key", it.Key)
+		return nil // can never succeed; retrying would only repeat the log line
+	}
+	d, err := db.New(s.pool).WebhookDeliveryLoad(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil // endpoint deleted (cascade) or event pruned by retention
+	}
+	if err != nil {
+		return fmt.Errorf("load webhook delivery %s: %w", id, err)
+	}
+	switch {
+	case d.State != StatePending:
+		return nil
+	case !d.Enabled:
+		return s.fenced(ctx, it, func(q *db.Queries) error {
+			_, err := q.WebhookDeliveryAbandon(ctx, id)
+			return err
+		})
+	case d.NextAttemptAt.After(d.Now):
+		// Woken early (a recover, a duplicate wake-up): keep the schedule.
+		return workqueue.Again(d.NextAttemptAt.Sub(d.Now))
+	}
+	res := s.post(ctx, d)
+	return s.record(ctx, it, d, res)
+}
+
+// post makes one signed attempt. The timestamp is business time
+// (compute_now(), read with the delivery), so a simulated clock signs with
+// simulated time.
+func (s *Service) post(ctx context.Context, d db.WebhookDeliveryLoadRow) attemptResult {
+	body, err := json.Marshal(core.Event{
+		ID: d.EventID, Type: d.EventType, TenantID: d.TenantID, Subject: d.EventSubject,
+		Data: json.RawMessage(d.EventData), Time: d.EventTime,
+	})
+	if err != nil {
+		return attemptResult{err: fmt.Errorf("encode event: %w", err)}
+	}
+	secrets := []string{d.Secret}
+	if d.PreviousSecret != nil && d.PreviousSecretUntil != nil && d.PreviousSecretUntil.After(d.Now) {
+		secrets = append(secrets, *d.PreviousSecret)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Url, bytes.NewReader(body))
+	if err != nil {
+		return attemptResult{err: fmt.Errorf("build request: %w", err)}
+	}
+	if err := SetHeaders(req.Header, secrets, d.EventID.String(), d.Now, body); err != nil {
+		return attemptResult{err: fmt.Errorf("sign: %w", err)}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "BetterCompute-Webhooks/1.0")
+
+	start := time.Now() // latency is a wall-clock measurement, not business time
+	resp, err := s.cfg.Client.Do(req)
+	if err != nil {
+		return attemptResult{latency: time.Since(start), err: err}
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, snippetLimit))
+	_, _ = io.CopyN(io.Discard, resp.Body, 64<<10) // let the connection be reused
+	return attemptResult{
+		status: resp.StatusCode, header: resp.Header, latency: time.Since(start), snippet: cleanSnippet(raw),
+	}
+}
+
+// cleanSnippet makes a response prefix storable as text: valid UTF-8, no NUL
+// bytes, at most snippetLimit bytes.
+func cleanSnippet(b []byte) string {
+	s := strings.ReplaceAll(strings.ToValidUTF8(string(b), "\uFFFD"), "\x00", "")
+	for len(s) > snippetLimit {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
+}
+
+// record writes the attempt and its consequences in one fenced transaction:
+// the attempt row, the delivery's new state, the endpoint's failure clock
+// and, when the endpoint must be disabled, the disable and its event.
+func (s *Service) record(ctx context.Context, it workqueue.Item, d db.WebhookDeliveryLoadRow, res attemptResult) error {
+	attempt := d.Attempts + 1
+	var status *int32
+	if res.status != 0 {
+		st := int32(res.status)
+		status = &st
+	}
+	var errText *string
+	if res.err != nil {
+		e := res.err.Error()
+		errText = &e
+	} else if !res.succeeded() {
+		e := fmt.Sprintf("HTTP %d", res.status)
+		errText = &e
+	}
+	state, delay := StateSucceeded, time.Duration(0)
+	err := s.fenced(ctx, it, func(q *db.Queries) error {
+		err := q.WebhookAttemptInsert(ctx, db.WebhookAttemptInsertParams{
+			DeliveryID: d.ID, EndpointID: d.EndpointID, EventID: d.EventID, Attempt: attempt,
+			Status: status, LatencyMs: int32(res.latency.Milliseconds()), ResponseSnippet: res.snippet, Error: errText,
+		})
+		if err != nil {
+			return fmt.Errorf("insert attempt: %w", err)
+		}
+		if res.succeeded() {
+			state = StateSucceeded
+			if err := q.WebhookEndpointMarkHealthy(ctx, d.EndpointID); err != nil {
+				return fmt.Errorf("mark endpoint healthy: %w", err)
+			}
+		} else {
+			if state, delay, err = s.failed(ctx, q, d, attempt, res); err != nil {
+				return err
+			}
+		}
+		n, err := q.WebhookDeliveryRecord(ctx, db.WebhookDeliveryRecordParams{
+			ID: d.ID, Attempts: attempt, State: state, DelaySeconds: delay.Seconds(), LastStatus: status, LastError: errText,
+		})
+		if err != nil {
+			return fmt.Errorf("record delivery: %w", err)
+		}
+		if n == 0 {
+			return errAlreadyRecorded
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errAlreadyRecorded):
+		return nil
+	case err != nil:
+		return fmt.Errorf("record webhook attempt %d of %s: %w", attempt, d.ID, err)
+	case state == StatePending:
+		return workqueue.Again(delay)
+	}
+	return nil
+}
+
+// failed applies a failed attempt to the endpoint (failure clock, disable on
+// 410 or after DisableAfter) and returns the delivery's next state and, if
+// it stays pending, the delay before the next attempt.
+func (s *Service) failed(ctx context.Context, q *db.Queries, d db.WebhookDeliveryLoadRow, attempt int32, res attemptResult) (string, time.Duration, error) {
+	tooLong, err := q.WebhookEndpointMarkFailing(ctx, db.WebhookEndpointMarkFailingParams{
+		ID: d.EndpointID, DisableAfterSeconds: s.cfg.DisableAfter.Seconds(),
+	})
+	if err != nil {
+		return "", 0, fmt.Errorf("mark endpoint failing: %w", err)
+	}
+	reason := ""
+	switch {
+	case res.gone():
+		reason = ReasonGone
+	case tooLong:
+		reason = ReasonFailing
+	}
+	if reason != "" {
+		if err := disableEndpoint(ctx, q, d.EndpointID, reason); err != nil {
+			return "", 0, err
+		}
+		return StateAbandoned, 0, nil
+	}
+	delay, more := s.cfg.nextDelay(int(attempt), res, d.Now)
+	if !more {
+		return StateFailed, 0, nil
+	}
+	return StatePending, delay, nil
+}
+
+// fenced runs fn in a transaction whose first statement is the work item's
+// lease fence: a worker that lost its shard records nothing.
+func (s *Service) fenced(ctx context.Context, it workqueue.Item, fn func(q *db.Queries) error) error {
+	return db.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := it.Lease.Fence(ctx, tx); err != nil {
+			return err
+		}
+		return fn(db.New(tx))
+	})
+}

@@ -1,0 +1,217 @@
+package webhook
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// Endpoint is a webhook endpoint as the API shows it: never its secret.
+type Endpoint struct {
+	ID             string
+	Tenant         string
+	URL            string
+	EventTypes     []string // empty: every event type
+	Description    string
+	Enabled        bool
+	DisabledReason string // "gone", "failing" or "manual" while disabled
+	FailingSince   *time.Time
+	Version        int64
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	// Position is the log position of the event the change appended, for
+	// read-your-writes; zero on reads.
+	Position outbox.Position
+}
+
+// EndpointWithSecret is returned by create and rotate: the only two places
+// a secret is ever shown.
+type EndpointWithSecret struct {
+	Endpoint
+	Secret string
+}
+
+// Page is one page of a cursor-paginated list. NextCursor is empty on the
+// last page.
+type Page[T any] struct {
+	Items      []T
+	NextCursor string
+}
+
+// CreateEndpoint is the input of Service.CreateEndpoint.
+type CreateEndpoint struct {
+	// Tenant owns the endpoint: only operators may set it; empty means
+	// the actor's own tenant.
+	Tenant      string
+	URL         string
+	EventTypes  []string
+	Description string
+}
+
+const (
+	endpointIDPrefix     = "we_"
+	endpointNotFoundText = "webhook endpoint %s not found"
+	defaultPageSize      = 50
+	maxPageSize          = 200
+)
+
+func endpointOf(r db.WebhookEndpoint) Endpoint {
+	e := Endpoint{
+		ID: r.ID, Tenant: r.TenantID, URL: r.Url, EventTypes: r.EventTypes, Description: r.Description,
+		Enabled: r.Enabled, FailingSince: r.FailingSince, Version: r.Version, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}
+	if r.DisabledReason != nil {
+		e.DisabledReason = *r.DisabledReason
+	}
+	return e
+}
+
+func requireWriter(actor core.Actor) error {
+	if !actor.CanWrite() {
+		return core.Errorf(core.CodePermissionDenied, "viewers may not change webhook endpoints")
+	}
+	return nil
+}
+
+// CreateEndpoint registers an endpoint and returns it with its secret,
+// which is shown only here.
+func (s *Service) CreateEndpoint(ctx context.Context, actor core.Actor, in CreateEndpoint) (EndpointWithSecret, error) {
+	if err := requireWriter(actor); err != nil {
+		return EndpointWithSecret{}, err
+	}
+	tenant := actor.Tenant
+	if in.Tenant != "" && in.Tenant != actor.Tenant {
+		if !actor.IsOperator() {
+			return EndpointWithSecret{}, core.Errorf(core.CodePermissionDenied, "only operators may create endpoints for another tenant")
+		}
+		tenant = in.Tenant
+	}
+	if err := s.validateURL(in.URL); err != nil {
+		return EndpointWithSecret{}, err
+	}
+	types, err := normalizeEventTypes(in.EventTypes)
+	if err != nil {
+		return EndpointWithSecret{}, err
+	}
+	if err := validateDescription(in.Description); err != nil {
+		return EndpointWithSecret{}, err
+	}
+	idBytes := make([]byte, 12)
+	_, _ = rand.Read(idBytes)
+	secret := NewSecret()
+	var out EndpointWithSecret
+	err = db.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		if err := q.TenantEnsure(ctx, tenant); err != nil {
+			return db.Translate(err, "tenant "+tenant)
+		}
+		row, err := q.WebhookEndpointCreate(ctx, db.WebhookEndpointCreateParams{
+			ID: endpointIDPrefix + hex.EncodeToString(idBytes), TenantID: tenant, Url: in.URL,
+			EventTypes: types, Description: in.Description, Secret: secret,
+		})
+		if err != nil {
+			return db.Translate(err, "webhook endpoint")
+		}
+		pos, err := appendEndpointEvent(ctx, q, EventEndpointCreated, row, nil)
+		out = EndpointWithSecret{Endpoint: endpointOf(row), Secret: secret}
+		out.Position = pos
+		return err
+	})
+	if err != nil {
+		return EndpointWithSecret{}, fmt.Errorf("create webhook endpoint for %s: %w", tenant, err)
+	}
+	return out, nil
+}
+
+// visibleEndpoint loads an endpoint the actor may see. Another tenant's
+// endpoint is NOT_FOUND with the same message as a missing one, so its
+// existence is never revealed.
+func visibleEndpoint(ctx context.Context, q *db.Queries, actor core.Actor, id string, forUpdate bool) (db.WebhookEndpoint, error) {
+	get := q.WebhookEndpointGet
+	if forUpdate {
+		get = q.WebhookEndpointGetForUpdate
+	}
+	row, err := get(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !actor.Sees(row.TenantID)) {
+		return db.WebhookEndpoint{}, core.Errorf(core.CodeNotFound, endpointNotFoundText, id)
+	}
+	if err != nil {
+		return db.WebhookEndpoint{}, db.Translate(err, "webhook endpoint")
+	}
+	return row, nil
+}
+
+// GetEndpoint returns one endpoint.
+func (s *Service) GetEndpoint(ctx context.Context, actor core.Actor, id string) (Endpoint, error) {
+	row, err := visibleEndpoint(ctx, db.New(s.pool), actor, id, false)
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("get webhook endpoint %s: %w", id, err)
+	}
+	return endpointOf(row), nil
+}
+
+// ListEndpoints pages through the endpoints the actor sees (operators: all
+// tenants) in id order. cursor is the NextCursor of the previous page.
+func (s *Service) ListEndpoints(ctx context.Context, actor core.Actor, cursor string, limit int) (Page[Endpoint], error) {
+	limit = pageSize(limit)
+	p := db.WebhookEndpointListParams{AfterID: cursor, MaxRows: int32(limit + 1)}
+	if !actor.IsOperator() {
+		p.TenantID = &actor.Tenant
+	}
+	rows, err := db.New(s.pool).WebhookEndpointList(ctx, p)
+	if err != nil {
+		return Page[Endpoint]{}, fmt.Errorf("list webhook endpoints: %w", db.Translate(err, "webhook endpoints"))
+	}
+	page := Page[Endpoint]{Items: make([]Endpoint, 0, min(len(rows), limit))}
+	for i, r := range rows {
+		if i == limit {
+			page.NextCursor = rows[i-1].ID
+			break
+		}
+		page.Items = append(page.Items, endpointOf(r))
+	}
+	return page, nil
+}
+
+// DeleteEndpoint removes an endpoint with its deliveries and attempts;
+// queued delivery items find nothing and complete.
+func (s *Service) DeleteEndpoint(ctx context.Context, actor core.Actor, id string) (Endpoint, error) {
+	if err := requireWriter(actor); err != nil {
+		return Endpoint{}, err
+	}
+	var out Endpoint
+	err := db.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		row, err := visibleEndpoint(ctx, q, actor, id, true)
+		if err != nil {
+			return err
+		}
+		if _, err := q.WebhookEndpointDelete(ctx, id); err != nil {
+			return db.Translate(err, "webhook endpoint")
+		}
+		pos, err := appendEndpointEvent(ctx, q, EventEndpointDeleted, row, nil)
+		out = endpointOf(row)
+		out.Position = pos
+		return err
+	})
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("delete webhook endpoint %s: %w", id, err)
+	}
+	return out, nil
+}
+
+func pageSize(limit int) int {
+	if limit <= 0 {
+		return defaultPageSize
+	}
+	return min(limit, maxPageSize)
+}

@@ -1,0 +1,76 @@
+package webhook_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/outbox"
+	"github.com/bettercompute/compute/webhook"
+)
+
+// The scheduler creates one delivery (and one work item) per enabled
+// endpoint of the event's tenant whose filter matches; none for another
+// tenant, a filtered-out type, a disabled endpoint or a fleet event; and
+// applying the same batch again adds nothing.
+func TestSchedulerInsertsOneDeliveryPerMatchingEndpoint(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{})
+	ctx := context.Background()
+	all := f.createEndpoint(t, acmeMember, "http://127.0.0.1:1/all")
+	booked := f.createEndpoint(t, acmeMember, "http://127.0.0.1:1/booked", "reservation.booked", "reservation.released")
+	off := f.createEndpoint(t, acmeMember, "http://127.0.0.1:1/off")
+	disabled := false
+	_, err := f.svc.PatchEndpoint(ctx, acmeMember, off.ID, webhook.PatchEndpoint{Enabled: &disabled})
+	require.NoError(t, err)
+	theirs := f.createEndpoint(t, globexMember, "http://127.0.0.1:1/globex")
+
+	stored := func(tenant, typ string) outbox.Stored {
+		return outbox.Stored{Event: core.Event{ID: uuid.New(), TenantID: tenant, Type: typ, Subject: "x/1"}}
+	}
+	acmeBooked, acmeCordoned := stored("acme", "reservation.booked"), stored("acme", "node.cordoned")
+	globexBooked, fleet := stored("globex", "reservation.booked"), stored("", "reservation.booked")
+	batch := []outbox.Stored{acmeBooked, acmeCordoned, globexBooked, fleet}
+	apply := func() {
+		require.NoError(t, db.InTx(ctx, f.pg.Pool, func(tx pgx.Tx) error {
+			return f.svc.Scheduler().Apply(ctx, tx, batch)
+		}))
+	}
+	apply()
+	apply() // a re-read batch is harmless
+
+	want := map[string][]outbox.Stored{
+		all.ID:    {acmeBooked, acmeCordoned},
+		booked.ID: {acmeBooked},
+		off.ID:    nil,
+		theirs.ID: {globexBooked},
+	}
+	total := 0
+	for endpoint, events := range want {
+		for _, ev := range batch {
+			d, err := f.pg.Q.WebhookDeliveryByEndpointEvent(ctx, db.WebhookDeliveryByEndpointEventParams{EndpointID: endpoint, EventID: ev.ID})
+			expected := false
+			for _, w := range events {
+				expected = expected || w.ID == ev.ID
+			}
+			if !expected {
+				require.ErrorIs(t, err, pgx.ErrNoRows, "endpoint %s event %s", endpoint, ev.Type)
+				continue
+			}
+			require.NoError(t, err, "endpoint %s event %s", endpoint, ev.Type)
+			require.Equal(t, webhook.StatePending, d.State)
+			require.Zero(t, d.Attempts)
+			item, err := f.pg.Q.WorkQueueGet(ctx, db.WorkQueueGetParams{Kind: webhook.KindDeliver, Key: d.ID.String()})
+			require.NoError(t, err)
+			require.Equal(t, f.pg.Now(t), item.NotBefore, "due at once")
+			total++
+		}
+	}
+	require.Equal(t, 4, total)
+	require.Equal(t, "webhooks", f.svc.Scheduler().ID())
+}

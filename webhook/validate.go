@@ -1,0 +1,49 @@
+package webhook
+
+import (
+	"regexp"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/bettercompute/compute/core"
+)
+
+// Input limits for endpoints: generous for real use, small enough that a
+// tenant cannot store megabytes per endpoint.
+const (
+	maxEventTypes     = 100
+	maxDescriptionLen = 1024
+)
+
+var eventTypePattern = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_]+)+$`)
+
+// normalizeEventTypes validates a filter and returns it sorted without
+// duplicates. Empty means every event type.
+func normalizeEventTypes(types []string) ([]string, error) {
+	if len(types) > maxEventTypes {
+		return nil, core.Errorf(core.CodeInvalidArgument, "eventTypes has more than %d entries", maxEventTypes)
+	}
+	out := make([]string, 0, len(types))
+	for _, t := range types {
+		if len(t) > 128 || !eventTypePattern.MatchString(t) {
+			return nil, core.Errorf(core.CodeInvalidArgument, "eventTypes entry %q is not an event type such as reservation.booked", t)
+		}
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+func validateDescription(d string) error {
+	if !utf8.ValidString(d) || len(d) > maxDescriptionLen {
+		return core.Errorf(core.CodeInvalidArgument, "description must be UTF-8 of at most %d bytes", maxDescriptionLen)
+	}
+	return nil
+}
+
+func (s *Service) validateURL(u string) error {
+	if err := ValidateURL(u, s.cfg.AllowPrivate); err != nil {
+		return core.Wrap(core.CodeInvalidArgument, err, err.Error())
+	}
+	return nil
+}
