@@ -1,0 +1,47 @@
+-- name: OutboxReadAfterForTenant :many
+-- Queries of the public event API (GET /v1/events and the SSE stream) have
+-- the shape of OutboxReadAfter: only rows below the snapshot xmin, strictly
+-- after the cursor, as a keyset scan, so a late commit is never skipped and
+-- the cost does not grow with the backlog.
+-- One tenant's events after the cursor, optionally only some types (an
+-- empty array means every type). Uses outbox_tenant_position
+-- (tenant_id, txid, seq): the scan touches this tenant's rows only.
+SELECT id, txid, seq, type, tenant_id, subject, data, time
+  FROM outbox o
+ WHERE o.txid < pg_snapshot_xmin(pg_current_snapshot())
+   AND o.tenant_id = sqlc.arg(tenant_id)::text
+   AND (o.txid, o.seq) > (sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint)
+   AND (cardinality(sqlc.arg(types)::text[]) = 0 OR o.type = ANY (sqlc.arg(types)::text[]))
+ ORDER BY o.txid, o.seq
+ LIMIT sqlc.arg(max_rows);
+
+-- name: OutboxReadAfterOfTypes :many
+-- Every tenant's events after the cursor (operators), optionally only some
+-- types (an empty array means every type). Keyset scan on outbox_position.
+SELECT id, txid, seq, type, tenant_id, subject, data, time
+  FROM outbox o
+ WHERE o.txid < pg_snapshot_xmin(pg_current_snapshot())
+   AND (o.txid, o.seq) > (sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint)
+   AND (cardinality(sqlc.arg(types)::text[]) = 0 OR o.type = ANY (sqlc.arg(types)::text[]))
+ ORDER BY o.txid, o.seq
+ LIMIT sqlc.arg(max_rows);
+
+-- name: OutboxOldestPosition :many
+-- The oldest retained event's position (no row when the log is empty).
+-- Retention deletes a prefix of the log, so a cursor below this position
+-- has lost events after it: CURSOR_EXPIRED. :many so an empty log is an
+-- empty slice rather than an error.
+SELECT o.txid, o.seq
+  FROM outbox o
+ ORDER BY o.txid, o.seq
+ LIMIT 1;
+
+-- name: OutboxHeadPosition :many
+-- The newest visible event's position (no row when nothing is visible):
+-- where a freshly started broker begins its live feed. Every row committed
+-- later has a txid at or above the snapshot xmin, hence a greater position.
+SELECT o.txid, o.seq
+  FROM outbox o
+ WHERE o.txid < pg_snapshot_xmin(pg_current_snapshot())
+ ORDER BY o.txid DESC, o.seq DESC
+ LIMIT 1;
