@@ -19,6 +19,8 @@ const (
 	sqlstateSerializationFailure = "40001"
 	sqlstateDeadlockDetected     = "40P01"
 	sqlstateInvalidTextRep       = "22P02"
+	sqlstateNumericOutOfRange    = "22003"
+	sqlstateNullByteInText       = "22021"
 )
 
 // Translate is the one place where database errors become typed core errors:
@@ -44,8 +46,15 @@ func Translate(err error, what string) error {
 		switch pgErr.Code {
 		case sqlstateUniqueViolation, sqlstateExclusionViolation:
 			return core.Wrap(core.CodeConflict, err, what+" conflicts with an existing one")
-		case sqlstateCheckViolation, sqlstateForeignKeyViolation, sqlstateInvalidTextRep:
+		case sqlstateForeignKeyViolation:
+			// The detail names the missing key, which the caller sent.
+			return core.Wrap(core.CodeNotFound, err, what+" refers to something that does not exist: "+pgErr.Detail)
+		case sqlstateCheckViolation, sqlstateInvalidTextRep:
 			return core.Wrap(core.CodeInvalidArgument, err, what+" is invalid")
+		case sqlstateNumericOutOfRange:
+			return core.Wrap(core.CodeInvalidArgument, err, what+" has a number out of range")
+		case sqlstateNullByteInText:
+			return core.Wrap(core.CodeInvalidArgument, err, what+" contains a NUL character")
 		case sqlstateSerializationFailure, sqlstateDeadlockDetected:
 			return core.Wrap(core.CodeUnavailable, err, "concurrent update, retry")
 		}

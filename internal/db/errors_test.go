@@ -1,0 +1,41 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/core"
+)
+
+func TestTranslate(t *testing.T) {
+	pg := func(code string) error { return fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: code, Detail: "Key (site_id)=(nope) is not present"}) }
+	cases := []struct {
+		err  error
+		want core.Code
+	}{
+		{pgx.ErrNoRows, core.CodeNotFound},
+		{pg("23505"), core.CodeConflict},
+		{pg("23P01"), core.CodeConflict},
+		{pg("23503"), core.CodeNotFound},
+		{pg("23514"), core.CodeInvalidArgument},
+		{pg("22P02"), core.CodeInvalidArgument},
+		{pg("22003"), core.CodeInvalidArgument},
+		{pg("22021"), core.CodeInvalidArgument},
+		{pg("40001"), core.CodeUnavailable},
+		{pg("40P01"), core.CodeUnavailable},
+		{context.DeadlineExceeded, core.CodeUnavailable},
+		{core.Errorf(core.CodeQuotaExceeded, "x"), core.CodeQuotaExceeded},
+		{errors.New("something unexpected"), core.CodeInternal},
+	}
+	for _, c := range cases {
+		require.Equal(t, c.want, core.CodeOf(Translate(c.err, "thing")), "%v", c.err)
+	}
+	require.Contains(t, Translate(pg("23503"), "pool p2").Error(), "(site_id)=(nope)")
+	require.NoError(t, Translate(nil, "thing"))
+}
