@@ -13,7 +13,7 @@ import (
 // checkCmd runs the capacity invariants against a live database: the same
 // queries the torture test uses, for operators who want proof, not trust.
 func checkCmd(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
-	pool, closeDB, err := openDatabase(ctx, cfg, logger, "compute-check")
+	pool, _, closeDB, err := openDatabase(ctx, cfg, logger, "compute-check")
 	if err != nil {
 		return err
 	}

@@ -15,14 +15,15 @@ import (
 
 // openDatabase connects to cfg.DatabaseURL, or starts the private cluster in
 // cfg.PGDir when it is unset, and applies migrations. The returned close
-// function closes the pool and stops a cluster it started.
-func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, appName string) (*pgxpool.Pool, func(), error) {
+// function closes the pool and stops a cluster it started. The URL is
+// returned for connections that must not go through the pool (LISTEN).
+func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, appName string) (*pgxpool.Pool, string, func(), error) {
 	url := cfg.DatabaseURL
 	stopCluster := func() {}
 	if url == "" {
 		cluster, err := pgcluster.Start(ctx, pgcluster.Options{Dir: cfg.PGDir, Logger: logger})
 		if err != nil {
-			return nil, nil, fmt.Errorf("start private postgres: %w", err)
+			return nil, "", nil, fmt.Errorf("start private postgres: %w", err)
 		}
 		logger.Info("private postgres started", "dir", cluster.Dir(), "url", cluster.URL("postgres"))
 		url = cluster.URL("postgres")
@@ -38,18 +39,18 @@ func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 	})
 	if err != nil {
 		stopCluster()
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	if err := migrate.Up(ctx, pool); err != nil {
 		pool.Close()
 		stopCluster()
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	return pool, func() { pool.Close(); stopCluster() }, nil
+	return pool, url, func() { pool.Close(); stopCluster() }, nil
 }
 
 func migrateCmd(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
-	_, closeDB, err := openDatabase(ctx, cfg, logger, "compute-migrate")
+	_, _, closeDB, err := openDatabase(ctx, cfg, logger, "compute-migrate")
 	if err != nil {
 		return err
 	}

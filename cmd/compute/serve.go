@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/events"
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/clock"
@@ -35,7 +36,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	pool, closeDB, err := openDatabase(ctx, cfg, logger, "compute")
+	pool, url, closeDB, err := openDatabase(ctx, cfg, logger, "compute")
 	if err != nil {
 		return err
 	}
@@ -47,9 +48,9 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	if _, err := clk.Sample(ctx, db.New(pool)); err != nil {
 		return fmt.Errorf("sample compute_now(): %w", err)
 	}
-	handlers := newHandlers(pool, cfg, logger)
+	svc := newServices(pool, cfg, logger)
 	if *demo {
-		if err := seedDemo(ctx, handlers, &commands.Tokens{Pool: pool}, cfg.Addr, clk.Now(), logger); err != nil {
+		if err := seedDemo(ctx, svc.handlers, &commands.Tokens{Pool: pool}, cfg.Addr, clk.Now(), logger); err != nil {
 			return err
 		}
 	}
@@ -59,12 +60,33 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	runCtx, cancel := context.WithCancel(ctx)
 	defer func() { cancel(); wg.Wait() }()
 
+	// Pokes wake loops early when an event is appended; every loop also
+	// polls, so a lost poke (or no listener at all) only delays.
+	var listener *outbox.Listener
+	if listenURL := pickListenURL(cfg, url); listenURL != "" {
+		listener = outbox.NewListener(listenURL, logger)
+		goRun(func() { listener.Run(runCtx) })
+	}
+	pokes := func() <-chan struct{} {
+		if listener == nil {
+			return nil
+		}
+		return listener.Subscribe()
+	}
+
 	if cfg.Has("worker") {
 		w := workqueue.NewWorker(pool, owner, clk, logger)
-		registerReconcilers(w, handlers)
+		registerReconcilers(w, svc)
 		goRun(func() { w.Run(runCtx, cfg.PollInterval, nil) })
 	}
+	if cfg.Has("dispatcher") {
+		for _, d := range sinks(pool, owner, svc, logger) {
+			p := pokes()
+			goRun(func() { d.Run(runCtx, cfg.PollInterval, p) })
+		}
+	}
 	if !cfg.Has("api") {
+		logger.Info("running", "roles", cfg.Roles)
 		<-ctx.Done()
 		return nil
 	}
@@ -73,11 +95,18 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	goRun(func() {
 		auth.Run(runCtx, cfg.PollInterval, func(err error) { logger.Warn("authz feed", "err", err) })
 	})
+	broker := events.NewBroker(pool, events.BrokerOptions{Logger: logger})
+	brokerPokes := pokes()
+	goRun(func() { broker.Run(runCtx, cfg.PollInterval, brokerPokes) })
+
 	e := httpapi.New(httpapi.Deps{
 		Pool: pool, Clock: clk, Auth: auth, Logger: logger, BodyLimit: cfg.BodyLimit,
 		ReadyChecks: []httpapi.ReadyCheck{frontierCheck(pool)},
-	}, apiRoutes(handlers)...)
+	}, apiRoutes(svc, broker, events.NewReader(pool))...)
 	srv := &http.Server{Addr: cfg.Addr, Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	// Shutdown waits for handlers; open event streams end only when the
+	// broker closes them.
+	srv.RegisterOnShutdown(broker.Close)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	logger.Info("serving", "addr", cfg.Addr, "roles", cfg.Roles)
@@ -94,6 +123,20 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		return fmt.Errorf("http shutdown: %w", err)
 	}
 	return nil
+}
+
+// pickListenURL is where LISTEN connects: COMPUTE_LISTEN_URL, or the
+// database itself unless PgBouncer (which cannot LISTEN) is in front.
+func pickListenURL(cfg config.Config, dbURL string) string {
+	switch {
+	case cfg.ListenURL == "off":
+		return ""
+	case cfg.ListenURL != "":
+		return cfg.ListenURL
+	case cfg.PgBouncer:
+		return ""
+	}
+	return dbURL
 }
 
 // frontierCheck reports the outbox frontier lag in /readyz: a transaction

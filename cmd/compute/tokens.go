@@ -26,7 +26,7 @@ func tokensCmd(ctx context.Context, cfg config.Config, logger *slog.Logger, args
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	pool, closeDB, err := openDatabase(ctx, cfg, logger, "compute-tokens")
+	pool, _, closeDB, err := openDatabase(ctx, cfg, logger, "compute-tokens")
 	if err != nil {
 		return err
 	}

@@ -7,23 +7,39 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/events"
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/workqueue"
+	"github.com/bettercompute/compute/outbox"
+	"github.com/bettercompute/compute/webhook"
 )
 
-// newHandlers builds the capacity command handlers from the configuration.
-func newHandlers(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) *commands.Handlers {
-	return &commands.Handlers{Pool: pool, Logger: logger, IdempotencyTTL: cfg.IdempotencyTTL}
+// services are the feature services one process builds, whatever its roles.
+type services struct {
+	handlers *commands.Handlers
+	webhooks *webhook.Service
+}
+
+func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) services {
+	return services{
+		handlers: &commands.Handlers{Pool: pool, Logger: logger, IdempotencyTTL: cfg.IdempotencyTTL},
+		webhooks: webhook.New(pool, webhook.Config{AllowPrivate: cfg.WebhookAllowPrivate, Timeout: cfg.WebhookTimeout}, logger),
+	}
 }
 
 // apiRoutes lists the feature routes the API serves beyond httpapi's own.
-func apiRoutes(h *commands.Handlers) []httpapi.Routes {
-	return nil
+func apiRoutes(s services, broker *events.Broker, reader *events.Reader) []httpapi.Routes {
+	return []httpapi.Routes{
+		httpapi.CapacityRoutes(s.handlers),
+		httpapi.EventRoutes(broker, reader),
+		httpapi.WebhookRoutes(s.webhooks),
+	}
 }
 
 // registerReconcilers gives the work-queue worker a handler per kind.
-func registerReconcilers(w *workqueue.Worker, h *commands.Handlers) {
+func registerReconcilers(w *workqueue.Worker, s services) {
+	h := s.handlers
 	w.Handle(commands.KindReservationPlace, func(ctx context.Context, it workqueue.Item) error {
 		return h.RetryPending(ctx, it.Key)
 	})
@@ -33,4 +49,13 @@ func registerReconcilers(w *workqueue.Worker, h *commands.Handlers) {
 	w.Handle(commands.KindReservationExpire, func(ctx context.Context, it workqueue.Item) error {
 		return h.ExpireReservation(ctx, it.Key)
 	})
+	w.Handle(webhook.KindDeliver, s.webhooks.Deliver)
+}
+
+// sinks lists the durable outbox sinks the dispatcher role delivers, each
+// under its own lease and cursor.
+func sinks(pool *pgxpool.Pool, owner string, s services, logger *slog.Logger) []*outbox.Dispatcher {
+	return []*outbox.Dispatcher{
+		outbox.NewTxDispatcher(pool, owner, s.webhooks.Scheduler(), logger),
+	}
 }

@@ -43,6 +43,15 @@ type Config struct {
 	IdempotencyTTL time.Duration `envconfig:"IDEMPOTENCY_TTL" default:"24h"`
 	// PollInterval is how often loops poll when no poke arrives.
 	PollInterval time.Duration `envconfig:"POLL_INTERVAL" default:"1s"`
+	// ListenURL is a direct (not pooled) connection for LISTEN/NOTIFY pokes.
+	// Empty means DatabaseURL; "off" disables pokes (PgBouncer in transaction
+	// mode cannot LISTEN), leaving polling alone.
+	ListenURL string `envconfig:"LISTEN_URL"`
+	// WebhookAllowPrivate lets webhook deliveries reach loopback, private
+	// and metadata addresses: for local development and tests only.
+	WebhookAllowPrivate bool `envconfig:"WEBHOOK_ALLOW_PRIVATE" default:"false"`
+	// WebhookTimeout bounds one delivery attempt.
+	WebhookTimeout time.Duration `envconfig:"WEBHOOK_TIMEOUT" default:"15s"`
 	// ShutdownTimeout bounds graceful shutdown.
 	ShutdownTimeout time.Duration `envconfig:"SHUTDOWN_TIMEOUT" default:"10s"`
 }
