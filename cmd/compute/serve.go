@@ -102,7 +102,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	e := httpapi.New(httpapi.Deps{
 		Pool: pool, Clock: clk, Auth: auth, Logger: logger, BodyLimit: cfg.BodyLimit,
 		ReadyChecks: []httpapi.ReadyCheck{frontierCheck(pool)},
-	}, apiRoutes(svc, broker, events.NewReader(pool))...)
+	}, apiRoutes(pool, svc, broker)...)
 	srv := &http.Server{Addr: cfg.Addr, Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	// Shutdown waits for handlers; open event streams end only when the
 	// broker closes them.

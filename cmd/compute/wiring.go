@@ -12,6 +12,8 @@ import (
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/workqueue"
 	"github.com/bettercompute/compute/outbox"
+	"github.com/bettercompute/compute/projections"
+	"github.com/bettercompute/compute/queries"
 	"github.com/bettercompute/compute/webhook"
 )
 
@@ -29,12 +31,11 @@ func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) ser
 }
 
 // apiRoutes lists the feature routes the API serves beyond httpapi's own.
-func apiRoutes(s services, broker *events.Broker, reader *events.Reader) []httpapi.Routes {
-	return []httpapi.Routes{
-		httpapi.CapacityRoutes(s.handlers),
-		httpapi.EventRoutes(broker, reader),
-		httpapi.WebhookRoutes(s.webhooks),
-	}
+func apiRoutes(pool *pgxpool.Pool, s services, broker *events.Broker) []httpapi.Routes {
+	return httpapi.Features{
+		Commands: s.handlers, Queries: queries.New(pool),
+		Broker: broker, EventReader: events.NewReader(pool), Webhooks: s.webhooks,
+	}.Routes()
 }
 
 // registerReconcilers gives the work-queue worker a handler per kind.
@@ -55,7 +56,9 @@ func registerReconcilers(w *workqueue.Worker, s services) {
 // sinks lists the durable outbox sinks the dispatcher role delivers, each
 // under its own lease and cursor.
 func sinks(pool *pgxpool.Pool, owner string, s services, logger *slog.Logger) []*outbox.Dispatcher {
-	return []*outbox.Dispatcher{
-		outbox.NewTxDispatcher(pool, owner, s.webhooks.Scheduler(), logger),
+	out := []*outbox.Dispatcher{outbox.NewTxDispatcher(pool, owner, s.webhooks.Scheduler(), logger)}
+	for _, p := range projections.All() {
+		out = append(out, outbox.NewTxDispatcher(pool, owner, p, logger))
 	}
+	return out
 }

@@ -1,0 +1,60 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// DeviceHolders projects reservation events into rm_device_holders: for
+// each atom, which reservation held it over which interval. It answers
+// "who held device X at time T" for any T, including long after the write
+// model freed the booking. It mirrors the write model's bookings:
+//
+//   - booked: each atom from max(start, the event's time) to end (a pending
+//     reservation placed late is booked from the moment it was placed);
+//   - extended, activated: the same start, the event's end;
+//   - released, expired, failed: cut at the event's time; a hold that had
+//     not begun becomes empty (the write model deletes such a booking).
+type DeviceHolders struct{}
+
+// ID is the sink id and projection name.
+func (DeviceHolders) ID() string { return NameDeviceHolders }
+
+// Tables are the tables this projection owns.
+func (DeviceHolders) Tables() []string { return []string{"rm_device_holders"} }
+
+// Apply writes each reservation event of the batch in tx.
+func (DeviceHolders) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error {
+	q := db.New(tx)
+	return applyEach(events, func(e outbox.Stored) error {
+		if !reservationEventTypes[e.Type] {
+			return nil
+		}
+		r, err := decodeReservation(e)
+		if err != nil || !r.placed() {
+			return err
+		}
+		switch {
+		case e.Type == core.EventReservationBooked:
+			err = q.RmDeviceHolderBook(ctx, db.RmDeviceHolderBookParams{ReservationID: r.ID, TenantID: r.Tenant,
+				NodeID: r.NodeID, StartTs: r.Start, At: e.Time, EndTs: r.End, Version: r.Version,
+				Txid: e.Position.TxID, Seq: e.Position.Seq, DeviceIds: r.DeviceIDs})
+		case r.ended():
+			err = q.RmDeviceHolderEndAt(ctx, db.RmDeviceHolderEndAtParams{ReservationID: r.ID, At: e.Time,
+				Version: r.Version, Txid: e.Position.TxID, Seq: e.Position.Seq})
+		default:
+			err = q.RmDeviceHolderSetEnd(ctx, db.RmDeviceHolderSetEndParams{ReservationID: r.ID, EndTs: r.End,
+				Version: r.Version, Txid: e.Position.TxID, Seq: e.Position.Seq})
+		}
+		if err != nil {
+			return fmt.Errorf("holders of reservation %s: %w", r.ID, err)
+		}
+		return nil
+	})
+}

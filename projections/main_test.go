@@ -1,0 +1,10 @@
+package projections_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/bettercompute/compute/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

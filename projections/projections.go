@@ -1,0 +1,76 @@
+// Package projections keeps the read models (the rm_* tables) in step with
+// the event log. Each projection is an outbox.TxSink: the dispatcher applies
+// a batch in the transaction that saves the projection's cursor, so its
+// effect is exactly once. On top of that every statement is guarded by the
+// aggregate's version carried in each event ("version" in its data), so
+// applying an event that is already reflected changes nothing: a replayed
+// batch, or a batch raced by a rebuild, is harmless.
+//
+// A projection reads only its events, never the write tables, with one
+// documented exception (the fleet projection reads a reservation's immutable
+// scalar request, which reservation events do not carry yet). Rebuild
+// replays the whole log into fresh tables and swaps them in.
+package projections
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/bettercompute/compute/outbox"
+)
+
+// Projection names: each is the sink id (its outbox_cursors row and its
+// lease singleton:outbox-dispatch:<name>) and the NAME of
+// `compute projections rebuild NAME`.
+const (
+	NameReservations  = "reservations"
+	NameFleet         = "fleet"
+	NameDeviceHolders = "device-holders"
+	NameUsageWindows  = "usage-windows"
+)
+
+// Projection is a read model: a sink of the log that owns some rm_* tables.
+type Projection interface {
+	outbox.TxSink
+	// Tables lists the rm_* tables the projection writes, and only it. A
+	// rebuild recreates exactly these.
+	Tables() []string
+}
+
+// All returns every projection, for main to run each through
+// outbox.NewTxDispatcher (one dispatcher, and so one cursor and one lease,
+// per projection).
+func All() []Projection {
+	return []Projection{Reservations{}, Fleet{}, DeviceHolders{}, UsageWindows{}}
+}
+
+// ByName returns the projection called name.
+func ByName(name string) (Projection, error) {
+	for _, p := range All() {
+		if p.ID() == name {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("no projection named %q (known: %s, %s, %s, %s)", name,
+		NameReservations, NameFleet, NameDeviceHolders, NameUsageWindows)
+}
+
+// applyEach runs apply for every event of the batch, naming the event that
+// failed. A projection skips event types it does not follow.
+func applyEach(events []outbox.Stored, apply func(e outbox.Stored) error) error {
+	for _, e := range events {
+		if err := apply(e); err != nil {
+			return fmt.Errorf("apply %s %s at %s: %w", e.Type, e.ID, e.Position, err)
+		}
+	}
+	return nil
+}
+
+// decode unmarshals an event's data.
+func decode[T any](e outbox.Stored) (T, error) {
+	var v T
+	if err := json.Unmarshal(e.Data, &v); err != nil {
+		return v, fmt.Errorf("decode data of %s: %w", e.Type, err)
+	}
+	return v, nil
+}

@@ -1,0 +1,88 @@
+package projections
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// reservationEventTypes are the events of the reservation aggregate. Each
+// carries the whole reservation as of that transition (commands'
+// reservationEvent), so any one of them is enough to write its row.
+var reservationEventTypes = map[string]bool{
+	core.EventReservationPending: true, core.EventReservationBooked: true, core.EventReservationActivated: true,
+	core.EventReservationExtended: true, core.EventReservationReleased: true, core.EventReservationCancelled: true,
+	core.EventReservationExpired: true, core.EventReservationFailed: true,
+}
+
+// reservationData is the data of a reservation event. The optional fields
+// are not written by the commands today; when they appear, projections use
+// them instead of their fallbacks.
+type reservationData struct {
+	ID          string          `json:"id"`
+	Tenant      string          `json:"tenant"`
+	State       core.State      `json:"state"`
+	PoolID      string          `json:"poolId"`
+	SiteID      string          `json:"siteId"`
+	NodeID      string          `json:"nodeId"`
+	DeviceIDs   []string        `json:"deviceIds"`
+	Tolerations []string        `json:"tolerations"`
+	Conditions  json.RawMessage `json:"conditions"`
+	Start       time.Time       `json:"start"`
+	End         time.Time       `json:"end"`
+	Version     int64           `json:"version"`
+
+	// AllocationID names the write model's allocation; without it the
+	// reservation id stands for it (a reservation has at most one).
+	AllocationID string `json:"allocationId,omitempty"`
+	// PlacedPoolID is the pool of the node (a site reservation names no
+	// pool); without it, the node's pool in the fleet model is used.
+	PlacedPoolID string `json:"placedPoolId,omitempty"`
+	VCPU         *int64 `json:"vcpu,omitempty"`
+	MemoryMB     *int64 `json:"memoryMb,omitempty"`
+	DiskGB       *int64 `json:"diskGb,omitempty"`
+}
+
+// placed reports whether the reservation was ever given a node: only then
+// does it hold (or did it hold) devices and scalars.
+func (r reservationData) placed() bool { return r.NodeID != "" }
+
+// allocationID is the billing key's allocation: see AllocationID.
+func (r reservationData) allocationID() string {
+	if r.AllocationID != "" {
+		return r.AllocationID
+	}
+	return r.ID
+}
+
+// ended reports whether this event ended the reservation's hold on its
+// capacity (release, expiry, failure, cancellation).
+func (r reservationData) ended() bool {
+	return core.ReservationStateTable().Terminal[r.State]
+}
+
+func decodeReservation(e outbox.Stored) (reservationData, error) {
+	r, err := decode[reservationData](e)
+	if err != nil {
+		return r, err
+	}
+	if r.DeviceIDs == nil {
+		r.DeviceIDs = []string{}
+	}
+	if r.Tolerations == nil {
+		r.Tolerations = []string{}
+	}
+	if len(r.Conditions) == 0 || string(r.Conditions) == "null" {
+		r.Conditions = json.RawMessage("[]")
+	}
+	return r, nil
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,47 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// Reservations projects reservation events into rm_reservations: per tenant,
+// each reservation's state, place, window and conditions. Every reservation
+// event carries the whole reservation, so each one simply overwrites the row
+// when its version is newer.
+type Reservations struct{}
+
+// ID is the sink id and projection name.
+func (Reservations) ID() string { return NameReservations }
+
+// Tables are the tables this projection owns.
+func (Reservations) Tables() []string { return []string{"rm_reservations"} }
+
+// Apply writes each reservation event of the batch in tx.
+func (Reservations) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error {
+	q := db.New(tx)
+	return applyEach(events, func(e outbox.Stored) error {
+		if !reservationEventTypes[e.Type] {
+			return nil
+		}
+		r, err := decodeReservation(e)
+		if err != nil {
+			return err
+		}
+		_, err = q.RmReservationApply(ctx, db.RmReservationApplyParams{
+			ID: r.ID, TenantID: r.Tenant, State: string(r.State), PoolID: optional(r.PoolID),
+			SiteID: optional(r.SiteID), NodeID: optional(r.NodeID), DeviceIds: r.DeviceIDs,
+			StartTs: r.Start, EndTs: r.End, Tolerations: r.Tolerations, Conditions: r.Conditions,
+			Version: r.Version, Txid: e.Position.TxID, Seq: e.Position.Seq, At: e.Time,
+		})
+		if err != nil {
+			return fmt.Errorf("write reservation %s: %w", r.ID, err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,137 @@
+package queries
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/outbox"
+	"github.com/bettercompute/compute/projections"
+)
+
+// Reservation is a reservation as the read side shows it.
+type Reservation struct {
+	ID          string           `json:"id"`
+	Tenant      string           `json:"tenant"`
+	State       core.State       `json:"state"`
+	PoolID      string           `json:"poolId,omitempty"`
+	SiteID      string           `json:"siteId,omitempty"`
+	NodeID      string           `json:"nodeId,omitempty"`
+	DeviceIDs   []string         `json:"deviceIds"`
+	Start       time.Time        `json:"start"`
+	End         time.Time        `json:"end"`
+	Tolerations []string         `json:"tolerations"`
+	Conditions  []core.Condition `json:"conditions"`
+	Version     int64            `json:"version"`
+	CreatedAt   time.Time        `json:"createdAt"`
+	UpdatedAt   time.Time        `json:"updatedAt"`
+	// Position is where the last event applied to it sits in the log.
+	Position string `json:"position"`
+}
+
+func reservationOf(r db.RmReservation) (Reservation, error) {
+	out := Reservation{ID: r.ID, Tenant: r.TenantID, State: core.State(r.State), DeviceIDs: r.DeviceIds,
+		Start: r.StartTs.UTC(), End: r.EndTs.UTC(), Tolerations: r.Tolerations, Version: r.Version,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		Position: outbox.Position{TxID: r.UpdatedTxid, Seq: r.UpdatedSeq}.String()}
+	out.PoolID, out.SiteID, out.NodeID = deref(r.PoolID), deref(r.SiteID), deref(r.NodeID)
+	if err := json.Unmarshal(r.Conditions, &out.Conditions); err != nil {
+		return out, wrap(err, "decode conditions of reservation "+r.ID)
+	}
+	return out, nil
+}
+
+// GetReservation reads one reservation. Another tenant's reservation is
+// NOT_FOUND, never a hint that it exists.
+func (s *Service) GetReservation(ctx context.Context, actor core.Actor, id string, min outbox.Position) (Reservation, error) {
+	if err := s.waitFor(ctx, min, projections.NameReservations); err != nil {
+		return Reservation{}, err
+	}
+	r, err := s.q().RmReservationGet(ctx, id)
+	if err != nil {
+		return Reservation{}, wrap(err, "reservation "+id)
+	}
+	if !actor.Sees(r.TenantID) {
+		return Reservation{}, core.Errorf(core.CodeNotFound, "reservation %s not found", id)
+	}
+	return reservationOf(r)
+}
+
+// ListReservations filters a list of reservations.
+type ListReservations struct {
+	Cursor string
+	Limit  int
+	// State keeps only reservations in that state.
+	State string
+	// Tenant narrows an operator's list to one tenant; others always see
+	// only their own.
+	Tenant      string
+	MinPosition outbox.Position
+}
+
+// ListReservations pages through the reservations the actor may see, in
+// creation order (a reservation created while paging shows up on a later
+// page, never in a gap).
+func (s *Service) ListReservations(ctx context.Context, actor core.Actor, l ListReservations) (Page[Reservation], error) {
+	limit, err := limitOf(l.Limit)
+	if err != nil {
+		return Page[Reservation]{}, err
+	}
+	after, err := decodeCursor("rsv", l.Cursor, 1)
+	if err != nil {
+		return Page[Reservation]{}, err
+	}
+	var from outbox.Position
+	if after != nil {
+		if from, err = outbox.ParsePosition(after[0]); err != nil {
+			return Page[Reservation]{}, core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", l.Cursor)
+		}
+	}
+	if l.State != "" && !validState(core.State(l.State)) {
+		return Page[Reservation]{}, core.Errorf(core.CodeInvalidArgument, "unknown reservation state %q", l.State)
+	}
+	if err := s.waitFor(ctx, l.MinPosition, projections.NameReservations); err != nil {
+		return Page[Reservation]{}, err
+	}
+	var state *string
+	if l.State != "" {
+		state = &l.State
+	}
+	rows, err := s.q().RmReservationList(ctx, db.RmReservationListParams{TenantID: tenantFilter(actor, l.Tenant),
+		State: state, AfterTxid: from.TxID, AfterSeq: from.Seq, MaxRows: int32(limit + 1)})
+	if err != nil {
+		return Page[Reservation]{}, wrap(err, "reservations")
+	}
+	page := Page[Reservation]{Items: []Reservation{}}
+	for i, r := range rows {
+		if i == limit {
+			last := rows[limit-1]
+			page.NextCursor = encodeCursor("rsv", outbox.Position{TxID: last.CreatedTxid, Seq: last.CreatedSeq}.String())
+			break
+		}
+		v, err := reservationOf(r)
+		if err != nil {
+			return Page[Reservation]{}, err
+		}
+		page.Items = append(page.Items, v)
+	}
+	return page, nil
+}
+
+func validState(s core.State) bool {
+	for _, st := range core.ReservationStateTable().States {
+		if st == s {
+			return true
+		}
+	}
+	return false
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

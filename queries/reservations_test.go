@@ -1,0 +1,189 @@
+package queries_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/outbox"
+	"github.com/bettercompute/compute/queries"
+)
+
+// Read-your-writes: a query given the position a command returned waits
+// until the projection has passed it, and then shows the write. The
+// dispatchers run in a goroutine; nothing sleeps.
+func TestMinPositionReadsYourWrites(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", 2)
+	ctx, cancel := context.WithCancel(f.ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for _, d := range f.disps {
+		wg.Go(func() { d.Run(ctx, 5*time.Millisecond, nil) })
+	}
+	f.q.WaitTimeout = waitFor
+	f.q.PollInterval = time.Millisecond
+
+	for range 5 {
+		res := f.reserve(t, tenantA, 0, 2)
+		got, err := f.q.GetReservation(f.ctx, tenantA, res.Reservation.ID, res.Position)
+		require.NoError(t, err)
+		require.Equal(t, res.Reservation.Version, got.Version)
+		rel, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: res.Reservation.ID})
+		require.NoError(t, err)
+		page, err := f.q.ListReservations(f.ctx, tenantA, queries.ListReservations{State: "released", MinPosition: rel.Position})
+		require.NoError(t, err)
+		require.Contains(t, ids(page.Items), res.Reservation.ID, "the release is visible at its position")
+		n, err := f.q.GetNode(f.ctx, operator, "n1", rel.Position)
+		require.NoError(t, err)
+		require.Zero(t, n.LiveReservations)
+	}
+}
+
+// When the projection does not reach the position in time, the query is
+// UNAVAILABLE rather than a stale answer.
+func TestMinPositionTimesOutUnavailable(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", 1)
+	res := f.reserve(t, tenantA, 0, 2) // no dispatcher runs
+	f.q.WaitTimeout = 50 * time.Millisecond
+	_, err := f.q.GetReservation(f.ctx, tenantA, res.Reservation.ID, res.Position)
+	require.Equal(t, core.CodeUnavailable, core.CodeOf(err))
+	require.ErrorContains(t, err, "reservations read model")
+
+	f.catchUp(t, res.Position)
+	got, err := f.q.GetReservation(f.ctx, tenantA, res.Reservation.ID, res.Position)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationBooked, got.State)
+}
+
+// Tenants see only their own reservations; another tenant's is NOT_FOUND;
+// operators see all and can narrow to one tenant.
+func TestReservationsAreTenantScoped(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", 4)
+	a := f.reserve(t, tenantA, 0, 2)
+	b := f.reserve(t, tenantB, 0, 2)
+	f.catchUp(t, b.Position)
+
+	_, err := f.q.GetReservation(f.ctx, tenantA, b.Reservation.ID, outbox.Position{})
+	require.Equal(t, core.CodeNotFound, core.CodeOf(err))
+	_, err = f.q.GetReservation(f.ctx, tenantA, "rsv_nope", outbox.Position{})
+	require.Equal(t, core.CodeNotFound, core.CodeOf(err), "absent and foreign look the same")
+	got, err := f.q.GetReservation(f.ctx, operator, b.Reservation.ID, outbox.Position{})
+	require.NoError(t, err)
+	require.Equal(t, "globex", got.Tenant)
+
+	page, err := f.q.ListReservations(f.ctx, tenantA, queries.ListReservations{Tenant: "globex"})
+	require.NoError(t, err)
+	require.Equal(t, []string{a.Reservation.ID}, ids(page.Items), "a tenant cannot widen its scope")
+	page, err = f.q.ListReservations(f.ctx, operator, queries.ListReservations{})
+	require.NoError(t, err)
+	require.Equal(t, []string{a.Reservation.ID, b.Reservation.ID}, ids(page.Items))
+	page, err = f.q.ListReservations(f.ctx, operator, queries.ListReservations{Tenant: "globex"})
+	require.NoError(t, err)
+	require.Equal(t, []string{b.Reservation.ID}, ids(page.Items))
+
+	_, err = f.q.ListNodes(f.ctx, tenantA, queries.ListNodes{})
+	require.Equal(t, core.CodePermissionDenied, core.CodeOf(err))
+	w, err := f.q.ListUsageWindows(f.ctx, tenantB, queries.ListUsageWindows{})
+	require.NoError(t, err)
+	for _, x := range w.Items {
+		require.Equal(t, "globex", x.Tenant)
+	}
+	require.Len(t, w.Items, 2, "b's two hours")
+}
+
+// Paging with small limits visits every item exactly once, in order, even
+// when items are created between pages.
+func TestPaginationHasNoGapsOrDuplicates(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	for i := range 4 {
+		f.node(t, "n"+string(rune('a'+i)), 3)
+	}
+	var want []string
+	var last outbox.Position
+	for range 7 {
+		r := f.reserve(t, tenantA, 0, 2)
+		want, last = append(want, r.Reservation.ID), r.Position
+	}
+	f.catchUp(t, last)
+
+	var got []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 10)
+		page, err := f.q.ListReservations(f.ctx, tenantA, queries.ListReservations{Cursor: cursor, Limit: 3})
+		require.NoError(t, err)
+		got = append(got, ids(page.Items)...)
+		if pages == 0 {
+			r := f.reserve(t, tenantA, 0, 2) // created while paging: shows up at the end
+			want = append(want, r.Reservation.ID)
+			f.catchUp(t, r.Position)
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	require.Equal(t, want, got)
+
+	var nodes []string
+	cursor = ""
+	for {
+		page, err := f.q.ListNodes(f.ctx, operator, queries.ListNodes{PoolID: "fra1-gpu", Cursor: cursor, Limit: 3})
+		require.NoError(t, err)
+		for _, n := range page.Items {
+			nodes = append(nodes, n.ID)
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	require.Equal(t, []string{"na", "nb", "nc", "nd"}, nodes)
+
+	var windows []string
+	cursor = ""
+	for {
+		page, err := f.q.ListUsageWindows(f.ctx, tenantA, queries.ListUsageWindows{Cursor: cursor, Limit: 4})
+		require.NoError(t, err)
+		for _, w := range page.Items {
+			windows = append(windows, w.Key)
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	require.Len(t, windows, 16, "8 reservations of 2 hours")
+	seen := map[string]bool{}
+	for _, k := range windows {
+		require.False(t, seen[k], "duplicate %s", k)
+		seen[k] = true
+	}
+
+	_, err := f.q.ListNodes(f.ctx, operator, queries.ListNodes{Cursor: cursor + "x"})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err))
+	_, err = f.q.ListReservations(f.ctx, tenantA, queries.ListReservations{Limit: 501})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err))
+}
+
+func ids(rs []queries.Reservation) []string {
+	out := []string{}
+	for _, r := range rs {
+		out = append(out, r.ID)
+	}
+	return out
+}

@@ -1,0 +1,137 @@
+// Package queries answers the read side of the API from the read models
+// (the rm_* tables the projections keep) and nothing else, so reads never
+// contend with the write side's locks.
+//
+// Read models trail the log. A query given minPosition — the position a
+// command returned — first waits until every projection it reads has passed
+// that position (its cursor in outbox_cursors), which gives a client
+// read-your-writes. The wait is bounded (Service.WaitTimeout, 5 s by
+// default); when it runs out the query fails with UNAVAILABLE (HTTP 503)
+// instead of answering from a model that does not yet show the write: a
+// stale answer would silently break the guarantee the client asked for,
+// whereas 503 tells it to retry (with backoff) or to read without
+// minPosition.
+package queries
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// Defaults of the Service's tunables.
+const (
+	DefaultWaitTimeout  = 5 * time.Second
+	DefaultPollInterval = 20 * time.Millisecond
+	DefaultLimit        = 50
+	MaxLimit            = 500
+)
+
+// Service runs the queries against one database.
+type Service struct {
+	Pool *pgxpool.Pool
+	// WaitTimeout bounds a minPosition wait (default 5 s).
+	WaitTimeout time.Duration
+	// PollInterval is how often a minPosition wait re-reads the cursors
+	// (default 20 ms, real time): projections commit their cursor with
+	// their batch, so the cursor row is the one thing to watch.
+	PollInterval time.Duration
+}
+
+// New returns a Service with the default tunables.
+func New(pool *pgxpool.Pool) *Service { return &Service{Pool: pool} }
+
+func (s *Service) q() *db.Queries { return db.New(s.Pool) }
+
+// waitFor returns once every projection in sinks has passed min (the zero
+// position needs no wait), or UNAVAILABLE after WaitTimeout.
+func (s *Service) waitFor(ctx context.Context, min outbox.Position, sinks ...string) error {
+	if min.IsZero() {
+		return nil
+	}
+	timeout, poll := s.WaitTimeout, s.PollInterval
+	if timeout <= 0 {
+		timeout = DefaultWaitTimeout
+	}
+	if poll <= 0 {
+		poll = DefaultPollInterval
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	q := s.q()
+	for _, sink := range sinks {
+		for {
+			cur, err := outbox.CursorOf(ctx, q, sink)
+			if err != nil {
+				return db.Translate(err, "projection cursor")
+			}
+			if !cur.Less(min) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return core.Wrap(core.CodeUnavailable, ctx.Err(), "request cancelled while waiting for the read model")
+			case <-deadline.C:
+				return core.Errorf(core.CodeUnavailable,
+					"the %s read model has not reached position %s after %s; retry, or read without minPosition",
+					sink, min, timeout)
+			case <-tick.C:
+			}
+		}
+	}
+	return nil
+}
+
+// Page is one page of a list: its items and the cursor of the next page,
+// empty on the last one.
+type Page[T any] struct {
+	Items      []T    `json:"items"`
+	NextCursor string `json:"nextCursor"`
+}
+
+// limitOf applies the default and the maximum to a requested page size.
+func limitOf(n int) (int, error) {
+	switch {
+	case n == 0:
+		return DefaultLimit, nil
+	case n < 0 || n > MaxLimit:
+		return 0, core.Errorf(core.CodeInvalidArgument, "limit must be between 1 and %d", MaxLimit)
+	}
+	return n, nil
+}
+
+// requireOperator refuses fleet reads to anyone but an operator.
+func requireOperator(actor core.Actor, what string) error {
+	if !actor.IsOperator() {
+		return core.Errorf(core.CodePermissionDenied, "reading %s requires the operator role", what)
+	}
+	return nil
+}
+
+// tenantFilter is the tenant a list is restricted to: the actor's own, or
+// for an operator the one asked for (nil: all tenants).
+func tenantFilter(actor core.Actor, asked string) *string {
+	if !actor.IsOperator() {
+		t := actor.Tenant
+		return &t
+	}
+	if asked == "" {
+		return nil
+	}
+	return &asked
+}
+
+func wrap(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, db.Translate(err, what))
+}

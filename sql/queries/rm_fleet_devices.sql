@@ -1,0 +1,65 @@
+-- name: RmFleetDeviceRegisterGPU :execrows
+-- A gpu.registered event creates the GPU; a replay changes nothing.
+INSERT INTO rm_fleet_devices (id, node_id, pool_id, parent_id, kind, model, mode, health, quarantined, version)
+VALUES (sqlc.arg(id), sqlc.arg(node_id), sqlc.arg(pool_id), NULL, 'gpu', sqlc.arg(model), sqlc.arg(mode),
+        sqlc.arg(health), sqlc.arg(quarantined), sqlc.arg(version))
+ON CONFLICT (id) DO NOTHING;
+
+-- name: RmFleetDeviceUpsertAtom :exec
+-- Writes a live atom of a GPU's current layout (bringing back a retired one
+-- of the same id). Callers apply it only for a GPU event that was newer.
+INSERT INTO rm_fleet_devices AS d (id, node_id, pool_id, parent_id, kind, model, profile, retired, version)
+VALUES (sqlc.arg(id), sqlc.arg(node_id), sqlc.arg(pool_id), sqlc.arg(parent_id)::text, sqlc.arg(kind),
+        sqlc.arg(model), sqlc.arg(profile)::text, false, sqlc.arg(version))
+ON CONFLICT (id) DO UPDATE
+   SET kind = EXCLUDED.kind, profile = EXCLUDED.profile, retired = false, version = EXCLUDED.version;
+
+-- name: RmFleetDeviceSetMode :execrows
+-- gpu.mode_changed on the GPU row, only when newer; the caller then
+-- retires the old atoms and writes the new ones.
+UPDATE rm_fleet_devices SET mode = sqlc.arg(mode), version = sqlc.arg(version)
+ WHERE id = sqlc.arg(id) AND kind = 'gpu' AND version < sqlc.arg(version);
+
+-- name: RmFleetDeviceRetireAtoms :exec
+-- Retires the atoms of a GPU that its new layout does not have.
+UPDATE rm_fleet_devices SET retired = true
+ WHERE parent_id = sqlc.arg(parent_id)::text AND NOT (id = ANY(sqlc.arg(keep)::text[]));
+
+-- name: RmFleetDeviceSetStatus :execrows
+-- Quarantine and health events on a GPU, only when newer.
+UPDATE rm_fleet_devices SET health = sqlc.arg(health), quarantined = sqlc.arg(quarantined), version = sqlc.arg(version)
+ WHERE id = sqlc.arg(id) AND kind = 'gpu' AND version < sqlc.arg(version);
+
+-- name: RmFleetDeviceListByNode :many
+-- A node's devices, atoms with their GPU's health and quarantine.
+SELECT d.id, d.node_id, d.pool_id, d.parent_id, d.kind, d.model, coalesce(d.mode, g.mode) AS mode, d.profile,
+       d.retired, g.health, g.quarantined, g.version AS gpu_version
+  FROM rm_fleet_devices d
+  JOIN rm_fleet_devices g ON g.id = coalesce(d.parent_id, d.id)
+ WHERE d.node_id = sqlc.arg(node_id)
+ ORDER BY d.id;
+
+-- name: RmFleetDeviceGet :one
+SELECT d.id, d.node_id, d.pool_id, d.parent_id, d.kind, d.model, d.mode, d.profile, d.retired, d.health,
+       d.quarantined, d.version
+  FROM rm_fleet_devices d WHERE d.id = sqlc.arg(id);
+
+-- name: RmFleetDevicePoolSummary :many
+-- A pool's bookable atoms by kind, model and profile: how many exist, how
+-- many are schedulable (healthy, not quarantined, node not cordoned; taints
+-- are per reservation and not counted), and how many live allocations hold.
+SELECT d.kind, d.model, coalesce(d.profile, '')::text AS profile,
+       count(*)::bigint AS total,
+       (count(*) FILTER (WHERE g.health = 'healthy' AND NOT g.quarantined AND NOT n.cordoned))::bigint AS schedulable,
+       (count(*) FILTER (WHERE EXISTS (SELECT 1 FROM rm_fleet_allocations a
+                                        WHERE a.pool_id = d.pool_id AND a.live AND d.id = ANY(a.device_ids))))::bigint AS allocated
+  FROM rm_fleet_devices d
+  JOIN rm_fleet_devices g ON g.id = coalesce(d.parent_id, d.id)
+  JOIN rm_fleet_nodes n ON n.id = d.node_id
+ WHERE d.pool_id = sqlc.arg(pool_id) AND NOT d.retired AND (d.kind <> 'gpu' OR d.mode = 'exclusive')
+ GROUP BY d.kind, d.model, coalesce(d.profile, '')
+ ORDER BY d.kind, d.model, 3;
+
+-- name: RmFleetDeviceListAll :many
+SELECT id, node_id, pool_id, parent_id, kind, model, mode, profile, retired, health, quarantined, version
+  FROM rm_fleet_devices ORDER BY id;

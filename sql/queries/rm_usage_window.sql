@@ -1,0 +1,38 @@
+-- Queries of rm_usage_windows. The file name is singular: a "_windows" suffix
+-- would make the generated Go file a GOOS=windows-only file.
+
+-- name: RmUsageWindowDeleteFor :exec
+DELETE FROM rm_usage_windows WHERE reservation_id = sqlc.arg(reservation_id);
+
+-- name: RmUsageWindowRecompute :exec
+-- Cuts a reservation's reserved interval into hourly windows aligned on UTC
+-- hours, keyed cmp:<allocationId>:<windowStart>. Run after
+-- RmUsageWindowDeleteFor in the same transaction.
+INSERT INTO rm_usage_windows (key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start,
+       window_end, reserved_ms, devices, device_ms, vcpu, memory_mb, disk_gb, final)
+SELECT 'cmp:' || u.allocation_id || ':' || to_char(w.ws AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       u.allocation_id, u.reservation_id, u.tenant_id, u.pool_id, u.node_id, w.ws, w.ws + interval '1 hour',
+       o.ms, u.devices, o.ms * u.devices, u.vcpu, u.memory_mb, u.disk_gb, u.final
+  FROM rm_usage_allocations u
+ CROSS JOIN LATERAL generate_series(date_trunc('hour', u.start_ts, 'UTC'), u.end_ts - interval '1 microsecond',
+                                    interval '1 hour') AS w(ws)
+ CROSS JOIN LATERAL (SELECT (floor(extract(epoch FROM least(u.end_ts, w.ws + interval '1 hour')
+                                                   - greatest(u.start_ts, w.ws)) * 1000))::bigint AS ms) o
+ WHERE u.reservation_id = sqlc.arg(reservation_id) AND u.end_ts > u.start_ts AND o.ms > 0;
+
+-- name: RmUsageWindowList :many
+-- A keyset page of windows in (window_start, key) order, optionally of one
+-- tenant and one reservation.
+SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start, window_end, reserved_ms,
+       devices, device_ms, vcpu, memory_mb, disk_gb, final
+  FROM rm_usage_windows
+ WHERE (sqlc.narg(tenant_id)::text IS NULL OR tenant_id = sqlc.narg(tenant_id)::text)
+   AND (sqlc.narg(reservation_id)::text IS NULL OR reservation_id = sqlc.narg(reservation_id)::text)
+   AND (window_start, key) > (sqlc.arg(after_start)::timestamptz, sqlc.arg(after_key)::text)
+ ORDER BY window_start, key
+ LIMIT sqlc.arg(max_rows);
+
+-- name: RmUsageWindowListAll :many
+SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start, window_end, reserved_ms,
+       devices, device_ms, vcpu, memory_mb, disk_gb, final
+  FROM rm_usage_windows ORDER BY key;
