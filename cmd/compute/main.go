@@ -21,6 +21,7 @@ commands:
   serve [--demo]                               run the API and workers (private PostgreSQL when DATABASE_URL is unset)
   migrate                                      apply database migrations and exit
   check                                        check the capacity invariants against the database
+  projections rebuild NAME                     replay the log into a fresh read model and swap it in
   tokens create --tenant T --identity I --role R   issue an API token and print it once
 `
 
@@ -44,6 +45,8 @@ func main() {
 		err = serve(ctx, cfg, logger, args)
 	case "migrate":
 		err = migrateCmd(ctx, cfg, logger)
+	case "projections":
+		err = projectionsCmd(ctx, cfg, logger, args)
 	case "check":
 		err = checkCmd(ctx, cfg, logger)
 	case "tokens":
