@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bettercompute/compute/internal/db"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -90,7 +91,7 @@ func (l *Listener) listen(ctx context.Context) error {
 		return fmt.Errorf("connect outbox listener: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{NotifyChannel}.Sanitize()); err != nil {
+	if err := db.New(conn).OutboxListen(ctx); err != nil {
 		return fmt.Errorf("listen on %s: %w", NotifyChannel, err)
 	}
 	l.poke()

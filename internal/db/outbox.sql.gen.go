@@ -148,6 +148,16 @@ func (q *Queries) OutboxGet(ctx context.Context, id uuid.UUID) (Outbox, error) {
 	return i, err
 }
 
+const outboxListen = `-- name: OutboxListen :exec
+LISTEN outbox
+`
+
+// Subscribes this session to outbox pokes (the NOTIFY trigger of 0010).
+func (q *Queries) OutboxListen(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, outboxListen)
+	return err
+}
+
 const outboxReadAfter = `-- name: OutboxReadAfter :many
 SELECT id, txid, seq, type, tenant_id, subject, data, time
   FROM outbox o

@@ -48,3 +48,7 @@ SELECT (pg_snapshot_xmax(s.snap)::text::bigint - pg_snapshot_xmin(s.snap)::text:
            AND p.pid <> pg_backend_pid()
          ORDER BY p.xact_start
          LIMIT 1) a ON true;
+
+-- name: OutboxListen :exec
+-- Subscribes this session to outbox pokes (the NOTIFY trigger of 0010).
+LISTEN outbox;
