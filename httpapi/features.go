@@ -3,6 +3,7 @@ package httpapi
 import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/events"
+	"github.com/bettercompute/compute/nodes"
 	"github.com/bettercompute/compute/queries"
 	"github.com/bettercompute/compute/webhook"
 )
@@ -16,6 +17,7 @@ type Features struct {
 	Broker      *events.Broker
 	EventReader *events.Reader
 	Webhooks    *webhook.Service
+	Nodes       *nodes.Service
 }
 
 // Routes lists every feature's routes.
@@ -25,5 +27,6 @@ func (f Features) Routes() []Routes {
 		ReadRoutes(f.Queries),
 		EventRoutes(f.Broker, f.EventReader),
 		WebhookRoutes(f.Webhooks),
+		NodeRoutes(f.Commands, f.Nodes),
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/nodes"
 	"github.com/bettercompute/compute/queries"
 	"github.com/bettercompute/compute/webhook"
 )
@@ -36,6 +37,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		Broker:      events.NewBroker(pg.Pool, events.BrokerOptions{}),
 		EventReader: events.NewReader(pg.Pool),
 		Webhooks:    webhook.New(pg.Pool, webhook.Config{}, nil),
+		Nodes:       &nodes.Service{Pool: pg.Pool},
 	}.Routes()
 	e := httpapi.New(httpapi.Deps{
 		Pool: pg.Pool, Clock: clock.New(nil), Auth: authn.New(pg.Pool, 0), Logger: slog.New(slog.DiscardHandler),

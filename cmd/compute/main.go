@@ -19,6 +19,7 @@ const usage = `usage: compute <command> [flags]
 
 commands:
   serve [--demo]                               run the API and workers (private PostgreSQL when DATABASE_URL is unset)
+  agent --node N [--fake-gpus 8xH100-80GB] …   run a node daemon (see docs/concepts/nodes.md)
   migrate                                      apply database migrations and exit
   check                                        check the capacity invariants against the database
   projections rebuild NAME                     replay the log into a fresh read model and swap it in
@@ -47,6 +48,8 @@ func main() {
 		err = migrateCmd(ctx, cfg, logger)
 	case "projections":
 		err = projectionsCmd(ctx, cfg, logger, args)
+	case "agent":
+		err = agentCmd(ctx, args)
 	case "check":
 		err = checkCmd(ctx, cfg, logger)
 	case "tokens":

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/workqueue"
+	"github.com/bettercompute/compute/nodes"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -77,7 +79,18 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	if cfg.Has("worker") {
 		w := workqueue.NewWorker(pool, owner, clk, logger)
 		registerReconcilers(w, svc)
+		// The liveness sweep re-enqueues itself; seeding it is idempotent.
+		if err := svc.nodes.EnsureSweep(ctx); err != nil {
+			return fmt.Errorf("seed liveness sweep: %w", err)
+		}
 		goRun(func() { w.Run(runCtx, cfg.PollInterval, nil) })
+	}
+	if cfg.Has("gateway") {
+		stop, err := startGateway(runCtx, cfg, owner, svc, logger, goRun)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if cfg.Has("dispatcher") {
 		for _, d := range sinks(pool, owner, svc, logger) {
@@ -123,6 +136,29 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		return fmt.Errorf("http shutdown: %w", err)
 	}
 	return nil
+}
+
+// startGateway serves node daemons on cfg.GatewayAddr under the gateway's
+// lease. The returned function stops accepting daemons.
+func startGateway(ctx context.Context, cfg config.Config, owner string, svc services, logger *slog.Logger, goRun func(func())) (func(), error) {
+	id := cfg.GatewayID
+	if id == "" {
+		id, _ = os.Hostname()
+	}
+	gw := &nodes.Gateway{ID: id, Owner: owner, Service: svc.nodes, Logger: logger}
+	goRun(func() { gw.Run(ctx) })
+	srv := &http.Server{Addr: cfg.GatewayAddr, Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", cfg.GatewayAddr)
+	if err != nil {
+		return nil, fmt.Errorf("gateway listen: %w", err)
+	}
+	goRun(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("gateway server", "err", err)
+		}
+	})
+	logger.Info("gateway serving daemons", "addr", cfg.GatewayAddr, "gateway", id)
+	return func() { _ = srv.Close() }, nil
 }
 
 // pickListenURL is where LISTEN connects: COMPUTE_LISTEN_URL, or the

@@ -11,6 +11,7 @@ import (
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/workqueue"
+	"github.com/bettercompute/compute/nodes"
 	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/projections"
 	"github.com/bettercompute/compute/queries"
@@ -21,12 +22,14 @@ import (
 type services struct {
 	handlers *commands.Handlers
 	webhooks *webhook.Service
+	nodes    *nodes.Service
 }
 
 func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) services {
 	return services{
 		handlers: &commands.Handlers{Pool: pool, Logger: logger, IdempotencyTTL: cfg.IdempotencyTTL},
 		webhooks: webhook.New(pool, webhook.Config{AllowPrivate: cfg.WebhookAllowPrivate, Timeout: cfg.WebhookTimeout}, logger),
+		nodes:    &nodes.Service{Pool: pool, Logger: logger},
 	}
 }
 
@@ -34,7 +37,7 @@ func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) ser
 func apiRoutes(pool *pgxpool.Pool, s services, broker *events.Broker) []httpapi.Routes {
 	return httpapi.Features{
 		Commands: s.handlers, Queries: queries.New(pool),
-		Broker: broker, EventReader: events.NewReader(pool), Webhooks: s.webhooks,
+		Broker: broker, EventReader: events.NewReader(pool), Webhooks: s.webhooks, Nodes: s.nodes,
 	}.Routes()
 }
 
@@ -51,6 +54,8 @@ func registerReconcilers(w *workqueue.Worker, s services) {
 		return h.ExpireReservation(ctx, it.Key)
 	})
 	w.Handle(webhook.KindDeliver, s.webhooks.Deliver)
+	w.Handle(nodes.KindLiveness, s.nodes.HandleLiveness)
+	w.Handle(nodes.KindLivenessSweep, s.nodes.HandleSweep)
 }
 
 // sinks lists the durable outbox sinks the dispatcher role delivers, each

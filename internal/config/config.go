@@ -25,6 +25,11 @@ type Config struct {
 	Addr string `envconfig:"ADDR" default:":8080"`
 	// Roles this process plays: api, worker, dispatcher, gateway.
 	Roles []string `envconfig:"ROLES" default:"api,worker,dispatcher,gateway"`
+	// GatewayAddr is where the gateway role listens for node daemons.
+	GatewayAddr string `envconfig:"GATEWAY_ADDR" default:":8081"`
+	// GatewayID names this gateway (its lease is gateway:<id>); empty means
+	// the host name. Keep it stable across restarts of one gateway.
+	GatewayID string `envconfig:"GATEWAY_ID"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `envconfig:"LOG_LEVEL" default:"info"`
 	// BodyLimit caps request bodies (echo syntax: 1M, 512K).

@@ -14,7 +14,9 @@ import (
 )
 
 func TestTranslate(t *testing.T) {
-	pg := func(code string) error { return fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: code, Detail: "Key (site_id)=(nope) is not present"}) }
+	pg := func(code string) error {
+		return fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: code, Detail: "Key (site_id)=(nope) is not present"})
+	}
 	cases := []struct {
 		err  error
 		want core.Code

@@ -98,6 +98,20 @@ type Node struct {
 	Generation        int64
 	Version           int64
 	CreatedAt         time.Time
+	Conditions        []byte
+}
+
+type NodeCredential struct {
+	ID        string
+	NodeID    string
+	TokenHash []byte
+	CreatedAt time.Time
+	RevokedAt *time.Time
+}
+
+type NodeLivenessSweep struct {
+	ID          int32
+	LastSweepAt time.Time
 }
 
 type NodeResource struct {
@@ -106,6 +120,23 @@ type NodeResource struct {
 	Allocatable int64
 	Ratio       pgtype.Numeric
 	Allocated   int64
+}
+
+type NodeSession struct {
+	NodeID             string
+	SessionEpoch       int64
+	GatewayID          *string
+	GatewayEpoch       *int64
+	JournalID          *string
+	Connected          bool
+	OpenedAt           *time.Time
+	LastSeenAt         *time.Time
+	ClosedAt           *time.Time
+	CloseReason        *string
+	DisconnectedSince  time.Time
+	GraceReason        string
+	UnreachableSince   *time.Time
+	ObservedGeneration int64
 }
 
 type Outbox struct {
@@ -167,6 +198,125 @@ type Reservation struct {
 	Version    int64
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+}
+
+type RmDeviceHolder struct {
+	DeviceID      string
+	ReservationID string
+	TenantID      string
+	NodeID        string
+	During        pgtype.Range[pgtype.Timestamptz]
+	Version       int64
+	UpdatedTxid   uint64
+	UpdatedSeq    int64
+}
+
+type RmFleetAllocation struct {
+	ReservationID string
+	TenantID      string
+	NodeID        string
+	PoolID        string
+	DeviceIds     []string
+	Vcpu          int64
+	MemoryMb      int64
+	DiskGb        int64
+	Live          bool
+	Version       int64
+}
+
+type RmFleetDevice struct {
+	ID          string
+	NodeID      string
+	PoolID      string
+	ParentID    *string
+	Kind        string
+	Model       string
+	Mode        *string
+	Profile     *string
+	Retired     bool
+	Health      string
+	Quarantined bool
+	Version     int64
+}
+
+type RmFleetNode struct {
+	ID           string
+	PoolID       string
+	Cordoned     bool
+	Taints       []string
+	Vcpu         int64
+	MemoryMb     int64
+	DiskGb       int64
+	Version      int64
+	RegisteredAt time.Time
+	UpdatedAt    time.Time
+	UpdatedTxid  uint64
+	UpdatedSeq   int64
+}
+
+type RmFleetPool struct {
+	ID          string
+	SiteID      string
+	Kind        string
+	CpuRatio    pgtype.Numeric
+	MemoryRatio pgtype.Numeric
+	DiskRatio   pgtype.Numeric
+	Version     int64
+}
+
+type RmReservation struct {
+	ID          string
+	TenantID    string
+	State       string
+	PoolID      *string
+	SiteID      *string
+	NodeID      *string
+	DeviceIds   []string
+	StartTs     time.Time
+	EndTs       time.Time
+	Tolerations []string
+	Conditions  []byte
+	Version     int64
+	CreatedTxid uint64
+	CreatedSeq  int64
+	UpdatedTxid uint64
+	UpdatedSeq  int64
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+type RmUsageAllocation struct {
+	ReservationID string
+	AllocationID  string
+	TenantID      string
+	PoolID        string
+	NodeID        string
+	Devices       int32
+	Vcpu          int64
+	MemoryMb      int64
+	DiskGb        int64
+	StartTs       time.Time
+	EndTs         time.Time
+	Final         bool
+	Version       int64
+}
+
+type RmUsageWindow struct {
+	Key           string
+	AllocationID  string
+	ReservationID string
+	TenantID      string
+	PoolID        string
+	NodeID        string
+	WindowStart   time.Time
+	WindowEnd     time.Time
+	ReservedMs    int64
+	Devices       int32
+	DeviceMs      int64
+	Vcpu          int64
+	MemoryMb      int64
+	DiskGb        int64
+	Final         bool
 }
 
 type Site struct {

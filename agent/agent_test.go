@@ -1,0 +1,258 @@
+package agent_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/agent"
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/nodes"
+	"github.com/bettercompute/compute/nodes/wire"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+var operator = core.Actor{Tenant: "ops", Identity: "alice@ops", Role: core.RoleOperator}
+
+// directJoiner joins without the HTTP API: register, then issue a credential.
+type directJoiner struct {
+	h *commands.Handlers
+	s *nodes.Service
+}
+
+func (j directJoiner) Join(ctx context.Context, nodeID string, inv agent.Inventory) (string, error) {
+	var gpus []commands.GPUInventory
+	for _, g := range inv.GPUs {
+		gpus = append(gpus, commands.GPUInventory{UUID: g.UUID, Model: g.Model, MemoryMB: g.MemoryMB,
+			Layout: core.GPULayout{Mode: core.GPUExclusive}})
+	}
+	if _, err := j.h.RegisterNode(ctx, operator, commands.RegisterNode{ID: nodeID, PoolID: inv.PoolID, VCPU: inv.VCPU,
+		MemoryMB: inv.MemoryMB, DiskGB: inv.DiskGB, GPUs: gpus}); err != nil {
+		return "", err
+	}
+	c, err := j.s.Join(ctx, operator, nodeID)
+	return c.Token, err
+}
+
+type harness struct {
+	t    *testing.T
+	ctx  context.Context
+	d    *pgtest.DB
+	s    *nodes.Service
+	join directJoiner
+
+	mu       sync.Mutex
+	messages []wire.Message // what daemons sent, past hello
+}
+
+func newHarness(t *testing.T) *harness {
+	d := pgtest.New(t)
+	hs := &harness{t: t, ctx: context.Background(), d: d, s: &nodes.Service{Pool: d.Pool}}
+	h := &commands.Handlers{Pool: d.Pool}
+	hs.join = directJoiner{h: h, s: hs.s}
+	_, err := h.CreateSite(hs.ctx, operator, commands.CreateSite{ID: "fra1", Name: "Frankfurt 1"})
+	require.NoError(t, err)
+	_, err = h.CreatePool(hs.ctx, operator, commands.CreatePool{ID: "metal", SiteID: "fra1", Kind: commands.PoolBareMetal})
+	require.NoError(t, err)
+	_, err = hs.s.Sweep(hs.ctx)
+	require.NoError(t, err)
+	return hs
+}
+
+// gateway starts a gateway on loopback; it renews only when the test says.
+func (hs *harness) gateway(id string) (*nodes.Gateway, string) {
+	g := &nodes.Gateway{ID: id, Owner: id + "-process", Service: hs.s,
+		OnMessage: func(_ string, _ int64, m wire.Message) {
+			hs.mu.Lock()
+			hs.messages = append(hs.messages, m)
+			hs.mu.Unlock()
+		}}
+	require.NoError(hs.t, g.Renew(hs.ctx))
+	srv := httptest.NewServer(g)
+	hs.t.Cleanup(srv.Close)
+	return g, "ws://" + strings.TrimPrefix(srv.URL, "http://")
+}
+
+// daemon starts `compute agent` in-process; cancel kills it.
+func (hs *harness) daemon(node, dir string, gateways ...string) context.CancelFunc {
+	ctx, cancel := context.WithCancel(hs.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := agent.Run(ctx, agent.Config{NodeID: node, PoolID: "metal", GatewayURLs: gateways, StateDir: dir,
+			FakeGPUs: "2xH100-80GB", VCPU: 32, MemoryMB: 65536, DiskGB: 500, Joiner: hs.join,
+			ReconnectDelay: 10 * time.Millisecond})
+		if err != nil {
+			hs.t.Errorf("agent %s: %v", node, err)
+		}
+	}()
+	stop := func() { cancel(); <-done }
+	hs.t.Cleanup(stop)
+	return stop
+}
+
+func (hs *harness) session(node string) db.NodeSession {
+	s, err := hs.d.Q.NodeSessionGet(hs.ctx, node)
+	require.NoError(hs.t, err)
+	return s
+}
+
+func (hs *harness) state(node string) string {
+	n, err := hs.d.Q.NodeGet(hs.ctx, node)
+	if err != nil {
+		return ""
+	}
+	return n.State
+}
+
+func (hs *harness) eventually(node string, want core.State) {
+	hs.t.Helper()
+	require.Eventually(hs.t, func() bool { return hs.state(node) == string(want) }, 10*time.Second, 5*time.Millisecond,
+		"node %s never became %s (is %s)", node, want, hs.state(node))
+}
+
+// advance moves simulated time in sweep-sized steps, renewing gateways.
+func (hs *harness) advance(d time.Duration, live ...*nodes.Gateway) {
+	for d > 0 {
+		step := min(d, nodes.SweepEvery)
+		hs.d.AdvanceSimClock(hs.t, step)
+		d -= step
+		for _, g := range live {
+			require.NoError(hs.t, g.Renew(hs.ctx))
+		}
+		_, err := hs.s.Sweep(hs.ctx)
+		require.NoError(hs.t, err)
+	}
+}
+
+func (hs *harness) sent(typ string) []wire.Message {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	var out []wire.Message
+	for _, m := range hs.messages {
+		if m.Type == typ {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func TestDaemonsThroughGateways(t *testing.T) {
+	t.Parallel()
+	hs := newHarness(t)
+	gw1, url1 := hs.gateway("gw1")
+	dir1, dir2 := t.TempDir(), t.TempDir()
+	kill1 := hs.daemon("n1", dir1, url1)
+	hs.daemon("n2", dir2, url1)
+	hs.eventually("n1", core.NodeConnected)
+	hs.eventually("n2", core.NodeConnected)
+	require.Equal(t, int64(1), hs.session("n1").SessionEpoch)
+
+	// Defense in depth: the daemon refuses an assignment overlapping one it
+	// holds and reports that allocation as failed.
+	require.NoError(t, gw1.Send(hs.ctx, "n1", wire.Message{Type: wire.TypeAssign, AllocationID: "alc_a", DeviceIDs: []string{"GPU-n1-0"}}))
+	require.NoError(t, gw1.Send(hs.ctx, "n1", wire.Message{Type: wire.TypeAssign, AllocationID: "alc_b", DeviceIDs: []string{"GPU-n1-0", "GPU-n1-1"}}))
+	require.Eventually(t, func() bool { return len(hs.sent(wire.TypeAssignResult)) == 2 }, 10*time.Second, 5*time.Millisecond)
+	results := hs.sent(wire.TypeAssignResult)
+	require.True(t, results[0].Accepted)
+	require.False(t, results[1].Accepted)
+	require.Equal(t, "alc_b", results[1].AllocationID)
+
+	// Kill a daemon: its session closes, the node is disconnected, and 40 s
+	// later unreachable. Nothing is released.
+	kill1()
+	hs.eventually("n1", core.NodeDisconnected)
+	hs.advance(nodes.NoSessionAfter-time.Second, gw1)
+	require.Equal(t, string(core.NodeDisconnected), hs.state("n1"))
+	hs.advance(time.Second, gw1)
+	require.Equal(t, string(core.NodeUnreachable), hs.state("n1"))
+	require.Equal(t, string(core.NodeConnected), hs.state("n2"))
+
+	// It comes back with its journal: a new epoch, the same journal id, and
+	// the replay carries the assignment it holds (and not the refused one).
+	hs.daemon("n1", dir1, url1)
+	hs.eventually("n1", core.NodeConnected)
+	require.Equal(t, int64(2), hs.session("n1").SessionEpoch)
+	require.Eventually(t, func() bool { return len(hs.sent(wire.TypeReplay)) >= 3 }, 10*time.Second, 5*time.Millisecond)
+	replays := hs.sent(wire.TypeReplay)
+	last := replays[len(replays)-1]
+	require.Len(t, last.Journal, 1)
+	require.Equal(t, "alc_a", last.Journal[0].AllocationID)
+
+	// Kill the gateway: it records nothing, its lease lapses 20 s after the
+	// last renewal, and the nodes get the 120 s gateway grace.
+	gw1.Abandon()
+	hs.advance(lease.GatewayTTL - time.Second)
+	require.Equal(t, string(core.NodeConnected), hs.state("n2"))
+	hs.advance(time.Second)
+	require.Equal(t, string(core.NodeDisconnected), hs.state("n2"))
+	require.Equal(t, "gateway-lost", hs.session("n2").GraceReason)
+	hs.advance(nodes.NoSessionAfter + nodes.GatewayLostGrace - time.Second)
+	require.Equal(t, string(core.NodeDisconnected), hs.state("n2"))
+	hs.advance(time.Second)
+	require.Equal(t, string(core.NodeUnreachable), hs.state("n2"))
+}
+
+// Epochs fence zombies: a gateway that still holds a stale session (the
+// daemon reconnected elsewhere) drops it at its next flush and cannot mark
+// the node.
+func TestZombieGatewayDropsSupersededSession(t *testing.T) {
+	t.Parallel()
+	hs := newHarness(t)
+	gwA, urlA := hs.gateway("gw-a")
+	_, urlB := hs.gateway("gw-b")
+	hs.daemon("n1", t.TempDir(), urlA, urlB)
+	hs.eventually("n1", core.NodeConnected)
+	require.Contains(t, gwA.Sessions(), "n1")
+
+	// The daemon's connection to A breaks in a way A does not notice yet:
+	// simulate with a second session opened at B (the daemon reconnecting).
+	sess, err := hs.s.OpenSession(hs.ctx, nodes.OpenSession{NodeID: "n1", Gateway: leaseOf(t, hs, "gw-b"),
+		GatewayID: "gw-b", JournalID: "other"})
+	require.NoError(t, err)
+	require.Equal(t, int64(2), sess.Epoch)
+
+	require.NoError(t, gwA.Flush(hs.ctx))
+	require.NotContains(t, gwA.Sessions(), "n1", "the zombie dropped its stale session")
+	// Dropping it recorded nothing: the node stays connected on the newer
+	// session (the daemon then reconnects and supersedes again).
+	require.GreaterOrEqual(t, hs.session("n1").SessionEpoch, int64(2))
+	require.True(t, hs.session("n1").Connected)
+	require.Equal(t, string(core.NodeConnected), hs.state("n1"))
+	require.Eventually(t, func() bool { return hs.session("n1").SessionEpoch >= 3 }, 10*time.Second, 5*time.Millisecond)
+}
+
+// A gateway whose wall clock is hours off still reports true ages: the
+// database computes last_seen_at, so liveness cannot be faked.
+func TestSkewedGatewayClockReportsAges(t *testing.T) {
+	t.Parallel()
+	hs := newHarness(t)
+	g, url := hs.gateway("gw1")
+	g.Now = func() time.Time { return time.Now().Add(3 * time.Hour) }
+	hs.daemon("n1", t.TempDir(), url)
+	hs.eventually("n1", core.NodeConnected)
+	hs.d.AdvanceSimClock(t, time.Minute)
+	require.NoError(t, g.Renew(hs.ctx))
+	require.NoError(t, g.Flush(hs.ctx))
+	now := hs.d.Now(t)
+	seen := *hs.session("n1").LastSeenAt
+	require.False(t, seen.After(now), "never in the future")
+	require.WithinDuration(t, now, seen, 5*time.Second, "an age of moments, whatever the gateway's clock says")
+}
+
+func leaseOf(t *testing.T, hs *harness, gw string) lease.Lease {
+	l, err := lease.Acquire(hs.ctx, hs.d.Q, nodes.GatewayLeaseName(gw), gw+"-process", lease.GatewayTTL)
+	require.NoError(t, err)
+	return l
+}

@@ -1,0 +1,74 @@
+package commands_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/nodes"
+)
+
+// Drain keeps new bookings off a node; undrain lets them back.
+func TestDrainNode(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, exclusive)
+	_, err := f.h.DrainNode(f.ctx, tenantA, commands.DrainNode{NodeID: "n1"})
+	require.Equal(t, core.CodePermissionDenied, core.CodeOf(err))
+
+	res, err := f.h.DrainNode(f.ctx, operator, commands.DrainNode{NodeID: "n1"})
+	require.NoError(t, err)
+	require.Equal(t, []string{core.NoScheduleDraining}, res.NoScheduleReasons)
+	again, err := f.h.DrainNode(f.ctx, operator, commands.DrainNode{NodeID: "n1"})
+	require.NoError(t, err)
+	require.Equal(t, res.Version, again.Version, "draining twice is a no-op")
+
+	pending := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1})
+	require.Equal(t, core.ReservationPending, pending.Reservation.State)
+
+	_, err = f.h.UndrainNode(f.ctx, operator, commands.DrainNode{NodeID: "n1"})
+	require.NoError(t, err)
+	booked := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1})
+	require.Equal(t, core.ReservationBooked, booked.Reservation.State)
+	require.Equal(t, 1, f.countEvents(t, core.EventNodeDraining))
+	require.Equal(t, 1, f.countEvents(t, core.EventNodeUndrained))
+	f.requireInvariants(t)
+}
+
+// Release gives back every reservation on the node; retire is refused
+// until then, and revokes the node's credentials.
+func TestReleaseAndRetireNode(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, exclusive)
+	svc := &nodes.Service{Pool: f.d.Pool}
+	cred, err := svc.Join(f.ctx, operator, "n1")
+	require.NoError(t, err)
+	r1 := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1})
+	r2 := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1})
+
+	_, err = f.h.RetireNode(f.ctx, operator, commands.RetireNode{NodeID: "n1"})
+	require.Equal(t, core.CodeConflict, core.CodeOf(err), "a node holding reservations is not retired")
+
+	rel, err := f.h.ReleaseNode(f.ctx, operator, commands.ReleaseNode{NodeID: "n1"})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{r1.Reservation.ID, r2.Reservation.ID}, rel.Released)
+	for _, id := range rel.Released {
+		r, err := f.h.GetReservation(f.ctx, operator, id)
+		require.NoError(t, err)
+		require.Equal(t, core.ReservationReleased, r.State)
+	}
+
+	ret, err := f.h.RetireNode(f.ctx, operator, commands.RetireNode{NodeID: "n1"})
+	require.NoError(t, err)
+	require.Equal(t, string(core.NodeRetired), ret.State)
+	_, err = svc.Authenticate(f.ctx, cred.Token)
+	require.Equal(t, core.CodeUnauthenticated, core.CodeOf(err), "a retired node's credential is revoked")
+	_, err = f.h.RetireNode(f.ctx, operator, commands.RetireNode{NodeID: "n1"})
+	require.Equal(t, core.CodeConflict, core.CodeOf(err))
+	pending := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1})
+	require.Equal(t, core.ReservationPending, pending.Reservation.State)
+	f.requireInvariants(t)
+}

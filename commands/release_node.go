@@ -1,0 +1,47 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// ReleaseNode gives back every reservation holding the node's devices.
+// Liveness never does this on its own ("disconnected is not dead"): only an
+// operator who knows the machine is gone does.
+type ReleaseNode struct {
+	NodeID string
+}
+
+// ReleaseNode runs nodes.release (operator only). Each reservation is
+// released in its own transaction by reservations.release, so quota is
+// refunded and capacity freed exactly as when its tenant releases it; a
+// retry after a partial failure releases what is left. It does not change
+// the node: drain it first so that nothing new lands on it meanwhile.
+func (h *Handlers) ReleaseNode(ctx context.Context, actor core.Actor, cmd ReleaseNode) (NodeLifecycleResult, error) {
+	if err := requireOperator(actor, "nodes.release"); err != nil {
+		return NodeLifecycleResult{}, err
+	}
+	q := db.New(h.Pool)
+	n, err := q.NodeGet(ctx, cmd.NodeID)
+	if err != nil {
+		return NodeLifecycleResult{}, fmt.Errorf("nodes.release %s: %w", cmd.NodeID, db.Translate(err, "node "+cmd.NodeID))
+	}
+	ids, err := q.NodeLiveReservationIDs(ctx, cmd.NodeID)
+	if err != nil {
+		return NodeLifecycleResult{}, fmt.Errorf("nodes.release %s: %w", cmd.NodeID, db.Translate(err, "allocations"))
+	}
+	res := NodeLifecycleResult{ID: n.ID, State: n.State, NoScheduleReasons: n.NoScheduleReasons, Version: n.Version,
+		Released: []string{}}
+	for _, id := range ids {
+		r, err := h.ReleaseReservation(ctx, actor, ReleaseReservation{ReservationID: id})
+		if err != nil {
+			return res, fmt.Errorf("nodes.release %s: %w", cmd.NodeID, err)
+		}
+		res.Released = append(res.Released, id)
+		res.Position = r.Position
+	}
+	return res, nil
+}

@@ -1,0 +1,70 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// RetireNode takes a node out of the fleet for good.
+type RetireNode struct {
+	NodeID    string
+	IfVersion int64 // 0: no version check
+}
+
+// RetireNode runs nodes.retire (operator only). A node still holding live
+// allocations is refused (CONFLICT: release it first), so retiring never
+// takes devices from a reservation by surprise. Its credentials are
+// revoked and its session closed, so its daemon can no longer speak; the
+// state is terminal.
+func (h *Handlers) RetireNode(ctx context.Context, actor core.Actor, cmd RetireNode) (NodeLifecycleResult, error) {
+	if err := requireOperator(actor, "nodes.retire"); err != nil {
+		return NodeLifecycleResult{}, err
+	}
+	var res NodeLifecycleResult
+	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		n, err := q.NodeLivenessLock(ctx, cmd.NodeID)
+		if err != nil {
+			return db.Translate(err, "node "+cmd.NodeID)
+		}
+		if err := checkVersion(cmd.IfVersion, n.Version, "node "+cmd.NodeID); err != nil {
+			return err
+		}
+		if err := core.CheckTransition(core.NodeLivenessTable(), core.State(n.State), core.NodeRetired); err != nil {
+			return err
+		}
+		live, err := q.NodeLiveReservationIDs(ctx, n.ID)
+		if err != nil {
+			return db.Translate(err, "allocations")
+		}
+		if len(live) > 0 {
+			return core.Errorf(core.CodeConflict, "node %s still holds %d reservations; release them first (nodes.release)",
+				n.ID, len(live))
+		}
+		rows, err := q.NodeLivenessUpdate(ctx, db.NodeLivenessUpdateParams{ID: n.ID, Version: n.Version,
+			State: string(core.NodeRetired), NoScheduleReasons: n.NoScheduleReasons, Conditions: n.Conditions})
+		if err := zeroRowsConflict(rows, err, "node "+n.ID); err != nil {
+			return err
+		}
+		if _, err := q.NodeCredentialRevokeAll(ctx, n.ID); err != nil {
+			return db.Translate(err, "node credentials")
+		}
+		if err := q.NodeSessionRetire(ctx, n.ID); err != nil {
+			return db.Translate(err, "node session")
+		}
+		res = NodeLifecycleResult{ID: n.ID, State: string(core.NodeRetired), NoScheduleReasons: n.NoScheduleReasons,
+			Version: n.Version + 1}
+		res.Position, err = emit(ctx, q, core.EventNodeRetired, "", core.NodeSubject(n.ID), map[string]any{
+			"id": n.ID, "state": core.NodeRetired, "previousState": n.State, "version": res.Version})
+		return err
+	})
+	if err != nil {
+		return NodeLifecycleResult{}, fmt.Errorf("nodes.retire %s: %w", cmd.NodeID, err)
+	}
+	return res, nil
+}
