@@ -14,7 +14,7 @@ import (
 	"github.com/bettercompute/compute/internal/pgtest"
 )
 
-// TestMain (pgtest.Main) lives in tokens_test.go: one per test binary.
+// TestMain (pgtest.Main) lives in main_test.go: one per test binary.
 
 var (
 	operator = core.Actor{Tenant: "ops", Identity: "alice@ops", Role: core.RoleOperator}
