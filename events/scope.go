@@ -7,10 +7,15 @@
 package events
 
 import (
+	"regexp"
 	"slices"
 
 	"github.com/bettercompute/compute/core"
 )
+
+// eventTypePattern is the shape of every event type; anything else in a
+// filter is a client mistake, caught before it reaches SQL.
+var eventTypePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$`)
 
 // MaxTypes bounds the types filter: it becomes a SQL array and a per-event
 // check for every connected client, so it must stay small.
@@ -38,8 +43,8 @@ func ScopeFor(actor core.Actor, types []string) (Scope, error) {
 		return Scope{}, core.Errorf(core.CodeInvalidArgument, "at most %d event types may be given, got %d", MaxTypes, len(types))
 	}
 	for _, t := range types {
-		if t == "" {
-			return Scope{}, core.Errorf(core.CodeInvalidArgument, "event types must not be empty")
+		if !eventTypePattern.MatchString(t) {
+			return Scope{}, core.Errorf(core.CodeInvalidArgument, "%q is not an event type (lower-case words joined by dots, e.g. reservation.booked)", t)
 		}
 	}
 	types = slices.Clone(types)

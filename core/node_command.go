@@ -1,0 +1,78 @@
+package core
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event types of commands to node daemons (commands.run). Each is one
+// transition of a command's state (the command state table) and carries
+// the command's new "version". They go to the command's tenant, so a tenant
+// follows its own commands' output on the event stream.
+const (
+	// EventNodeCommandQueued: a command was accepted and waits for dispatch
+	// (a session, and min_generation <= the daemon's observed generation).
+	EventNodeCommandQueued = "node_command.queued"
+	// EventNodeCommandSent: dispatched at a session epoch to a daemon
+	// journal. Re-sends of an in-flight command write no event.
+	EventNodeCommandSent = "node_command.sent"
+	// EventNodeCommandRunning: the daemon journaled the command and started
+	// it.
+	EventNodeCommandRunning = "node_command.running"
+	// EventNodeCommandSucceeded: the daemon reported exit code 0 (or a
+	// successful wipe or deploy), with its output.
+	EventNodeCommandSucceeded = "node_command.succeeded"
+	// EventNodeCommandFailed: the daemon reported a failure, or the daemon
+	// came back with a new journal while a command that is not retry-safe
+	// was in flight ("daemon lost its memory").
+	EventNodeCommandFailed = "node_command.failed"
+)
+
+// Kinds of node commands. exec runs a shell command on the node and is
+// retry-safe only when the caller says so; wipe and deploy change the
+// machine and are never replayed into a daemon that lost its journal.
+const (
+	NodeCommandExec   = "exec"
+	NodeCommandWipe   = "wipe"
+	NodeCommandDeploy = "deploy"
+)
+
+// NodeCommandSubject names a node command as an event subject.
+func NodeCommandSubject(id string) string { return "node-commands/" + id }
+
+// NodeCommandPayload is what a command carries to the daemon. Script is
+// the exec command line (run with sh -c); Image is what a deploy installs.
+type NodeCommandPayload struct {
+	Script         string `json:"script,omitempty"`
+	Image          string `json:"image,omitempty"`
+	TimeoutSeconds int    `json:"timeoutSeconds,omitempty"`
+}
+
+// NodeCommand is a command to a node daemon as the API shows it.
+type NodeCommand struct {
+	ID             string             `json:"id"`
+	Tenant         string             `json:"tenant"`
+	NodeID         string             `json:"nodeId"`
+	AllocationID   string             `json:"allocationId,omitempty"`
+	IdempotencyKey string             `json:"idempotencyKey"`
+	Kind           string             `json:"kind"`
+	RetrySafe      bool               `json:"retrySafe"`
+	Payload        NodeCommandPayload `json:"payload"`
+	MinGeneration  int64              `json:"minGeneration"`
+	State          State              `json:"state"`
+	ExitCode       *int32             `json:"exitCode,omitempty"`
+	Output         string             `json:"output,omitempty"`
+	Reason         string             `json:"reason,omitempty"`
+	Version        int64              `json:"version"`
+	CreatedAt      time.Time          `json:"createdAt"`
+	FinishedAt     *time.Time         `json:"finishedAt,omitempty"`
+}
+
+// EventData is the data of a node_command.* event: the command as it is
+// after the transition.
+func (c NodeCommand) EventData() map[string]any {
+	var m map[string]any
+	b, _ := json.Marshal(c) // plain struct: cannot fail
+	_ = json.Unmarshal(b, &m)
+	return m
+}

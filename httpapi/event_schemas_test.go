@@ -1,0 +1,475 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/docs"
+	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/nodes"
+	"github.com/bettercompute/compute/webhook"
+)
+
+// The event catalogue of docs/openapi.yaml: components/schemas/TypedEvent
+// is a oneOf of EventEnvelope variants with a discriminator on `type` whose
+// mapping names every event type; each variant pins `type` (enum) and
+// `data` (a $ref to the payload schema).
+const catalogSchema = "TypedEvent"
+
+// notDriven are the event types TestEventSchemaPayloads cannot produce, and
+// why. Every other documented type must be produced there and checked.
+var notDriven = map[string]string{
+	core.EventReservationFailed: "reserved: no command writes it yet (projections already read it)",
+	webhook.EventEndpointDisabled: "written by the delivery worker (410, or failing too long); " +
+		"same payload as the other webhook_endpoint.* events",
+	// TODO: drive commands.RunNodeCommand and the daemon's reports here
+	// once node commands land; until then only their documentation is checked.
+	core.EventNodeCommandQueued:    "node commands are still being built",
+	core.EventNodeCommandSent:      "node commands are still being built",
+	core.EventNodeCommandRunning:   "node commands are still being built",
+	core.EventNodeCommandSucceeded: "node commands are still being built",
+	core.EventNodeCommandFailed:    "node commands are still being built",
+}
+
+// openAPISchemas is components/schemas of docs/openapi.yaml as plain maps.
+type openAPISchemas map[string]any
+
+func loadSchemas(t *testing.T) openAPISchemas {
+	t.Helper()
+	var spec struct {
+		Components struct {
+			Schemas map[string]any `yaml:"schemas"`
+		} `yaml:"components"`
+	}
+	require.NoError(t, yaml.Unmarshal(docs.OpenAPI, &spec))
+	require.NotEmpty(t, spec.Components.Schemas)
+	return spec.Components.Schemas
+}
+
+// resolve follows a local $ref ("#/components/schemas/X") to its schema.
+func (s openAPISchemas) resolve(t *testing.T, schema map[string]any) (string, map[string]any) {
+	t.Helper()
+	ref, ok := schema["$ref"].(string)
+	if !ok {
+		return "", schema
+	}
+	name, ok := strings.CutPrefix(ref, "#/components/schemas/")
+	require.True(t, ok, "only local schema refs are supported: %s", ref)
+	target, ok := s[name].(map[string]any)
+	require.True(t, ok, "%s points at no schema", ref)
+	return name, target
+}
+
+// object merges the properties and required lists of a schema and of
+// everything it composes with allOf (later members win).
+func (s openAPISchemas) object(t *testing.T, schema map[string]any) (props map[string]map[string]any, required []string) {
+	t.Helper()
+	_, schema = s.resolve(t, schema)
+	props = map[string]map[string]any{}
+	if all, ok := schema["allOf"].([]any); ok {
+		for _, m := range all {
+			p, r := s.object(t, m.(map[string]any))
+			maps.Copy(props, p)
+			required = append(required, r...)
+		}
+	}
+	if p, ok := schema["properties"].(map[string]any); ok {
+		for k, v := range p {
+			props[k] = v.(map[string]any)
+		}
+	}
+	for _, r := range asSlice(schema["required"]) {
+		required = append(required, r.(string))
+	}
+	slices.Sort(required)
+	return props, slices.Compact(required)
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}
+
+// catalog maps every documented event type to the name of its data schema.
+func (s openAPISchemas) catalog(t *testing.T) map[string]string {
+	t.Helper()
+	root, ok := s[catalogSchema].(map[string]any)
+	require.True(t, ok, "components/schemas/%s is missing", catalogSchema)
+	disc, ok := root["discriminator"].(map[string]any)
+	require.True(t, ok, "%s has no discriminator", catalogSchema)
+	require.Equal(t, "type", disc["propertyName"])
+	mapping, ok := disc["mapping"].(map[string]any)
+	require.True(t, ok, "%s's discriminator has no mapping", catalogSchema)
+
+	var variants []string
+	for _, v := range asSlice(root["oneOf"]) {
+		variants = append(variants, v.(map[string]any)["$ref"].(string))
+	}
+	slices.Sort(variants)
+	var targets []string
+	out := map[string]string{}
+	for typ, ref := range mapping {
+		targets = append(targets, ref.(string))
+		name, variant := s.resolve(t, map[string]any{"$ref": ref})
+		props, required := s.object(t, variant)
+		require.Contains(t, required, "data", "variant %s", name)
+		require.Contains(t, asSlice(props["type"]["enum"]), typ,
+			"variant %s, which the mapping names for %s, does not list it in its type enum", name, typ)
+		dataName, _ := s.resolve(t, props["data"])
+		require.NotEmpty(t, dataName, "variant %s: data must be a $ref to a payload schema", name)
+		out[typ] = dataName
+	}
+	slices.Sort(targets)
+	require.Equal(t, variants, slices.Compact(targets), "%s: oneOf and discriminator mapping name different variants", catalogSchema)
+	// A variant's enum lists exactly the types mapped to it.
+	for _, ref := range variants {
+		name, variant := s.resolve(t, map[string]any{"$ref": ref})
+		props, _ := s.object(t, variant)
+		for _, typ := range asSlice(props["type"]["enum"]) {
+			require.Equal(t, ref, mapping[typ.(string)], "variant %s lists %s, which the mapping sends elsewhere", name, typ)
+		}
+	}
+	return out
+}
+
+// eventConstants parses the non-test Go files of dir and returns the values
+// of its string constants named Event*: the event types the package
+// declares, whether or not someone remembered its catalogue function.
+func eventConstants(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err)
+	var out []string
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if !strings.HasPrefix(name.Name, "Event") || i >= len(vs.Values) {
+						continue
+					}
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						continue
+					}
+					v, err := strconv.Unquote(lit.Value)
+					require.NoError(t, err)
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// Every event type the code declares is in the catalogue of
+// docs/openapi.yaml, and the catalogue names no type the code lacks.
+func TestEventSchemaCatalog(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, eventConstants(t, "../core"), sorted(core.EventTypes()),
+		"core's Event* constants vs core.EventTypes() (core/event_catalog.go)")
+	require.Equal(t, eventConstants(t, "../webhook"), sorted(webhook.EventTypes()),
+		"webhook's Event* constants vs webhook.EventTypes() (webhook/event_catalog.go)")
+
+	known := append(core.EventTypes(), webhook.EventTypes()...)
+	require.Len(t, slices.Compact(sorted(known)), len(known), "an event type is declared twice")
+
+	s := loadSchemas(t)
+	documented := slices.Sorted(maps.Keys(s.catalog(t)))
+	for _, typ := range known {
+		require.Contains(t, documented, typ,
+			"event type %s is not documented: add it to %s in docs/openapi.yaml with its data schema", typ, catalogSchema)
+	}
+	for _, typ := range documented {
+		require.Contains(t, known, typ, "docs/openapi.yaml documents event type %s, which the code does not declare", typ)
+	}
+	for typ := range notDriven {
+		require.Contains(t, known, typ, "notDriven names unknown event type %s", typ)
+	}
+
+	env, ok := s["EventEnvelope"].(map[string]any)
+	require.True(t, ok)
+	props, _ := s.object(t, env)
+	require.Contains(t, props["data"]["description"], "#/components/schemas/"+catalogSchema,
+		"EventEnvelope's data should point readers at the catalogue")
+}
+
+// The events real commands write carry exactly the documented data: every
+// required property, no undocumented key, and values of the documented
+// JSON types.
+func TestEventSchemaPayloads(t *testing.T) {
+	t.Parallel()
+	s := loadSchemas(t)
+	cat := s.catalog(t)
+	seen := map[string]int{}
+	for _, ev := range driveEvents(t) {
+		name, ok := cat[ev.Type]
+		require.True(t, ok, "event %s is not documented", ev.Type)
+		dec := json.NewDecoder(bytes.NewReader(ev.Data))
+		dec.UseNumber()
+		var data any
+		require.NoError(t, dec.Decode(&data))
+		s.check(t, fmt.Sprintf("%s (%s).data", ev.Type, name), s[name].(map[string]any), data)
+		seen[ev.Type]++
+	}
+	for typ := range cat {
+		if _, skip := notDriven[typ]; skip {
+			require.Zero(t, seen[typ], "%s was produced: drop it from notDriven", typ)
+			continue
+		}
+		require.NotZero(t, seen[typ], "no event %s was produced: drive it in driveEvents, or list it in notDriven with why", typ)
+	}
+}
+
+// check validates v against schema: JSON type (and format date-time),
+// object keys against properties and required, array items, enums.
+func (s openAPISchemas) check(t *testing.T, where string, schema map[string]any, v any) {
+	t.Helper()
+	_, schema = s.resolve(t, schema)
+	if enum := asSlice(schema["enum"]); enum != nil && v != nil {
+		require.Contains(t, enum, v, "%s: not one of the documented values", where)
+	}
+	types := typesOf(schema)
+	if len(types) > 0 {
+		require.Contains(t, types, jsonType(v), "%s = %v: wrong JSON type", where, v)
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		props, required := s.object(t, schema)
+		for _, r := range required {
+			require.Contains(t, x, r, "%s: required property %q is missing", where, r)
+		}
+		for k, val := range x {
+			p, ok := props[k]
+			require.True(t, ok, "%s: property %q is not documented", where, k)
+			s.check(t, where+"."+k, p, val)
+		}
+	case []any:
+		if items, ok := schema["items"].(map[string]any); ok {
+			for i, it := range x {
+				s.check(t, fmt.Sprintf("%s[%d]", where, i), items, it)
+			}
+		}
+	case string:
+		if schema["format"] == "date-time" {
+			_, err := time.Parse(time.RFC3339Nano, x)
+			require.NoError(t, err, "%s: not a date-time", where)
+		}
+	}
+}
+
+func typesOf(schema map[string]any) []string {
+	switch x := schema["type"].(type) {
+	case string:
+		if x == "number" {
+			return []string{"number", "integer"}
+		}
+		return []string{x}
+	case []any:
+		var out []string
+		for _, e := range x {
+			out = append(out, e.(string))
+			if e == "number" {
+				out = append(out, "integer")
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func jsonType(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case json.Number:
+		if _, err := x.Int64(); err == nil {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// loggedEvent is one outbox row.
+type loggedEvent struct {
+	Type string
+	Data []byte
+}
+
+// driveEvents runs real commands (capacity, node lifecycle and liveness,
+// webhook endpoints) against a fresh database and returns every event they
+// appended, in log order.
+func driveEvents(t *testing.T) []loggedEvent {
+	t.Helper()
+	ctx := context.Background()
+	pg := pgtest.New(t)
+	h := &commands.Handlers{Pool: pg.Pool}
+	ns := &nodes.Service{Pool: pg.Pool}
+	wh := webhook.New(pg.Pool, webhook.Config{}, nil)
+	op := core.Actor{Tenant: "ops", Identity: "alice@ops", Role: core.RoleOperator}
+	acme := core.Actor{Tenant: "acme", Identity: "bob@acme", Role: core.RoleMember}
+	for _, tn := range []string{"ops", "acme"} {
+		require.NoError(t, pg.Q.TenantEnsure(ctx, tn))
+	}
+	must := func(_ any, err error) {
+		t.Helper()
+		require.NoError(t, err)
+	}
+
+	// Fleet.
+	must(h.CreateSite(ctx, op, commands.CreateSite{ID: "fra1", Name: "Frankfurt 1"}))
+	must(h.CreatePool(ctx, op, commands.CreatePool{ID: "metal", SiteID: "fra1", Kind: commands.PoolBareMetal, CPURatio: 2}))
+	must(h.CreatePool(ctx, op, commands.CreatePool{ID: "cloud", SiteID: "fra1", Kind: commands.PoolProvider,
+		LostAfter: 10 * time.Minute}))
+	for _, r := range []string{"gpu", "vcpu", "memory", "disk"} {
+		must(h.SetQuota(ctx, op, commands.SetQuota{Tenant: "acme", Resource: r, Max: 1 << 30}))
+	}
+	exclusive := core.GPULayout{Mode: core.GPUExclusive}
+	register := func(id, pool string, gpus int) {
+		t.Helper()
+		var inv []commands.GPUInventory
+		for i := range gpus {
+			inv = append(inv, commands.GPUInventory{UUID: fmt.Sprintf("GPU-%s-%d", id, i), Model: "a100",
+				MemoryMB: 81920, Layout: exclusive})
+		}
+		must(h.RegisterNode(ctx, op, commands.RegisterNode{ID: id, PoolID: pool, VCPU: 64, MemoryMB: 512 * 1024,
+			DiskGB: 2000, Taints: []string{"dedicated=acme"}, GPUs: inv}))
+	}
+	register("n1", "metal", 2)
+	must(h.CordonNode(ctx, op, commands.CordonNode{NodeID: "n1"}))
+	must(h.UncordonNode(ctx, op, commands.CordonNode{NodeID: "n1"}))
+	must(h.TaintNode(ctx, op, commands.TaintNode{NodeID: "n1", Taint: "maintenance"}))
+	must(h.UntaintNode(ctx, op, commands.TaintNode{NodeID: "n1", Taint: "maintenance"}))
+	must(h.SetGPUMode(ctx, op, commands.SetGPUMode{GPUID: "GPU-n1-1",
+		Layout: core.GPULayout{Mode: core.GPUMIG, MIG: []string{"3g.40gb", "3g.40gb"}}}))
+	must(h.QuarantineDevice(ctx, op, commands.QuarantineDevice{DeviceID: "GPU-n1-1"}))
+	must(h.UnquarantineDevice(ctx, op, commands.QuarantineDevice{DeviceID: "GPU-n1-1"}))
+	must(h.SetDeviceHealth(ctx, op, commands.SetDeviceHealth{DeviceID: "GPU-n1-1", Healthy: false}))
+	must(h.SetDeviceHealth(ctx, op, commands.SetDeviceHealth{DeviceID: "GPU-n1-1", Healthy: true}))
+
+	// Node liveness, on a provider node so that it can be lost. The first
+	// sweep sets the controller heartbeat; advance sweeps as a live
+	// control plane does.
+	must(ns.Sweep(ctx))
+	advance := func(d time.Duration) {
+		t.Helper()
+		for ; d > 0; d -= nodes.SweepEvery {
+			pg.AdvanceSimClock(t, min(d, nodes.SweepEvery))
+			must(ns.Sweep(ctx))
+		}
+	}
+	register("c1", "cloud", 1)
+	must(ns.Join(ctx, op, "c1"))
+	gw, err := lease.Acquire(ctx, pg.Q, nodes.GatewayLeaseName("gw1"), "gw1-process", lease.GatewayTTL)
+	require.NoError(t, err)
+	sess, err := ns.OpenSession(ctx, nodes.OpenSession{NodeID: "c1", Gateway: gw, GatewayID: "gw1", JournalID: "j1"})
+	require.NoError(t, err)
+	require.NoError(t, ns.CloseSession(ctx, "c1", sess.Epoch, 0))
+	advance(nodes.NoSessionAfter + 10*time.Minute + nodes.SweepEvery)
+	must(h.RetireNode(ctx, op, commands.RetireNode{NodeID: "c1"}))
+
+	// Reservations: booked, extended, activated, released.
+	now := pg.Now(t)
+	reserve := func(start, end time.Time) commands.ReservationResult {
+		t.Helper()
+		res, err := h.CreateReservation(ctx, acme, commands.CreateReservation{PoolID: "metal", GPUs: 1, VCPU: 4,
+			MemoryMB: 8192, DiskGB: 50, Start: start, End: end, Tolerations: []string{"dedicated=acme"}})
+		require.NoError(t, err)
+		return res
+	}
+	r1 := reserve(now.Add(time.Hour), now.Add(3*time.Hour))
+	require.Equal(t, core.ReservationBooked, r1.Reservation.State)
+	must(h.ExtendReservation(ctx, acme, commands.ExtendReservation{ReservationID: r1.Reservation.ID,
+		NewEnd: now.Add(4 * time.Hour)}))
+	pg.AdvanceSimClock(t, time.Hour)
+	require.NoError(t, h.ActivateReservation(ctx, r1.Reservation.ID))
+	must(h.ReleaseReservation(ctx, acme, commands.ReleaseReservation{ReservationID: r1.Reservation.ID}))
+
+	// Expired.
+	now = pg.Now(t)
+	r2 := reserve(now, now.Add(time.Hour))
+	require.NoError(t, h.ActivateReservation(ctx, r2.Reservation.ID))
+	pg.AdvanceSimClock(t, 2*time.Hour)
+	require.NoError(t, h.ExpireReservation(ctx, r2.Reservation.ID))
+
+	// Pending while the node drains: one is cancelled, one booked later.
+	must(h.DrainNode(ctx, op, commands.DrainNode{NodeID: "n1"}))
+	now = pg.Now(t)
+	r3 := reserve(now.Add(time.Hour), now.Add(2*time.Hour))
+	require.Equal(t, core.ReservationPending, r3.Reservation.State)
+	r4 := reserve(now.Add(time.Hour), now.Add(2*time.Hour))
+	must(h.CancelReservation(ctx, acme, commands.CancelReservation{ReservationID: r3.Reservation.ID}))
+	must(h.UndrainNode(ctx, op, commands.DrainNode{NodeID: "n1"}))
+	require.NoError(t, h.RetryPending(ctx, r4.Reservation.ID))
+	booked, err := h.GetReservation(ctx, acme, r4.Reservation.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationBooked, booked.State)
+
+	// Webhook endpoints.
+	ep, err := wh.CreateEndpoint(ctx, acme, webhook.CreateEndpoint{URL: "https://hooks.example.com/acme",
+		EventTypes: []string{core.EventReservationBooked}})
+	require.NoError(t, err)
+	off, on, url := false, true, "https://hooks.example.com/acme2"
+	must(wh.PatchEndpoint(ctx, acme, ep.ID, webhook.PatchEndpoint{URL: &url}))
+	must(wh.PatchEndpoint(ctx, acme, ep.ID, webhook.PatchEndpoint{Enabled: &off}))
+	must(wh.PatchEndpoint(ctx, acme, ep.ID, webhook.PatchEndpoint{Enabled: &on, EventTypes: &[]string{}}))
+	must(wh.RotateSecret(ctx, acme, ep.ID))
+	must(wh.RecoverEndpoint(ctx, acme, ep.ID, pgtest.SimEpoch))
+	must(wh.DeleteEndpoint(ctx, acme, ep.ID))
+
+	rows, err := pg.Pool.Query(ctx, "SELECT type, data FROM outbox ORDER BY txid, seq")
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []loggedEvent
+	for rows.Next() {
+		var e loggedEvent
+		require.NoError(t, rows.Scan(&e.Type, &e.Data))
+		out = append(out, e)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
