@@ -66,6 +66,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	d := &daemon{cfg: cfg, token: token, journal: j, log: log}
+	defer d.running.wait()
 	for i := 0; ; i++ {
 		url := cfg.GatewayURLs[i%len(cfg.GatewayURLs)]
 		err := d.session(ctx, url)

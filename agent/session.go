@@ -20,10 +20,15 @@ type daemon struct {
 	token   string
 	journal *journal
 	log     *slog.Logger
+	// running are the commands this process is carrying out now.
+	running runningCommands
+	// instances are the workloads this process started.
+	instances instanceProcesses
 }
 
 // session runs one session through the gateway at base until it ends.
 func (d *daemon) session(ctx context.Context, base string) error {
+	life := ctx // outlives the session: commands keep running
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	u := strings.TrimRight(base, "/") + wire.Path
@@ -34,6 +39,7 @@ func (d *daemon) session(ctx context.Context, base string) error {
 		return fmt.Errorf("dial %s: %w", u, err)
 	}
 	defer ws.CloseNow()
+	ws.SetReadLimit(wire.MaxMessageBytes)
 	if err := send(ctx, ws, wire.Message{Type: wire.TypeHello, JournalID: d.journal.id}); err != nil {
 		return err
 	}
@@ -48,7 +54,7 @@ func (d *daemon) session(ctx context.Context, base string) error {
 	// Replay: the gateway learns what this daemon holds and ran, so the
 	// control plane can tell redeliveries from new work.
 	if err := send(ctx, ws, wire.Message{Type: wire.TypeReplay, JournalID: d.journal.id,
-		Journal: d.journal.snapshot()}); err != nil {
+		Journal: d.journal.replay()}); err != nil {
 		return err
 	}
 	go d.heartbeat(ctx, ws)
@@ -57,8 +63,13 @@ func (d *daemon) session(ctx context.Context, base string) error {
 		if err != nil {
 			return err
 		}
-		if m.Type == wire.TypeAssign {
+		switch m.Type {
+		case wire.TypeAssign:
 			if err := d.assign(ctx, ws, m); err != nil {
+				return err
+			}
+		case wire.TypeCommand:
+			if err := d.command(ctx, life, ws, m); err != nil {
 				return err
 			}
 		}

@@ -46,5 +46,12 @@ func EventTypes() []string {
 		EventNodeCommandRunning,
 		EventNodeCommandSucceeded,
 		EventNodeCommandFailed,
+
+		EventInstanceRequested,
+		EventInstanceProvisioning,
+		EventInstanceRunning,
+		EventInstanceStopping,
+		EventInstanceStopped,
+		EventInstanceFailed,
 	}
 }

@@ -47,6 +47,14 @@ var notDriven = map[string]string{
 	core.EventNodeCommandRunning:   "node commands are still being built",
 	core.EventNodeCommandSucceeded: "node commands are still being built",
 	core.EventNodeCommandFailed:    "node commands are still being built",
+	// TODO: drive commands.CreateInstance, DeleteInstance and the daemon's
+	// reports (nodes.Service.RecordCommandResult) here as well.
+	core.EventInstanceRequested:    "instances are still being built",
+	core.EventInstanceProvisioning: "instances are still being built",
+	core.EventInstanceRunning:      "instances are still being built",
+	core.EventInstanceStopping:     "instances are still being built",
+	core.EventInstanceStopped:      "instances are still being built",
+	core.EventInstanceFailed:       "instances are still being built",
 }
 
 // openAPISchemas is components/schemas of docs/openapi.yaml as plain maps.

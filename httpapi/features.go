@@ -28,5 +28,7 @@ func (f Features) Routes() []Routes {
 		EventRoutes(f.Broker, f.EventReader),
 		WebhookRoutes(f.Webhooks),
 		NodeRoutes(f.Commands, f.Nodes),
+		CommandRoutes(f.Commands),
+		InstanceRoutes(f.Commands),
 	}
 }

@@ -144,6 +144,8 @@ func (g *Gateway) Run(ctx context.Context) {
 			g.logger().Warn("gateway lease", "gateway", g.ID, "err", err)
 		} else if err := g.Flush(ctx); err != nil && ctx.Err() == nil {
 			g.logger().Warn("gateway liveness flush", "gateway", g.ID, "err", err)
+		} else if err := g.DispatchPending(ctx); err != nil && ctx.Err() == nil {
+			g.logger().Warn("gateway command dispatch", "gateway", g.ID, "err", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -46,6 +46,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept wrote the error response
 	}
+	ws.SetReadLimit(wire.MaxMessageBytes)
 	ctx := r.Context()
 	hctx, cancel := context.WithTimeout(ctx, helloTimeout)
 	hello, err := readJSON(hctx, ws)
@@ -88,6 +89,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.touch(g.now())
+		if m.Type == wire.TypeCommandResult {
+			g.commandResult(ctx, nodeID, m)
+		}
 		if m.Type != wire.TypeHeartbeat && g.OnMessage != nil {
 			g.OnMessage(nodeID, sess.Epoch, m)
 		}

@@ -77,6 +77,11 @@ func (s *Service) OpenSession(ctx context.Context, cmd OpenSession) (Session, er
 			out.PreviousJournalID = *prev.JournalID
 			out.JournalChanged = *prev.JournalID != cmd.JournalID
 		}
+		// Commands wait for a session, and a daemon's hello may bring a new
+		// generation or a new journal: wake their dispatch.
+		if err := workqueue.Enqueue(ctx, q, KindCommandDispatch, cmd.NodeID, 0); err != nil {
+			return err
+		}
 		if core.State(n.State) == core.NodeConnected {
 			return nil // superseded a live session: same state, no transition
 		}

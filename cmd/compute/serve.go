@@ -146,6 +146,7 @@ func startGateway(ctx context.Context, cfg config.Config, owner string, svc serv
 		id, _ = os.Hostname()
 	}
 	gw := &nodes.Gateway{ID: id, Owner: owner, Service: svc.nodes, Logger: logger}
+	svc.router.Register(gw)
 	goRun(func() { gw.Run(ctx) })
 	srv := &http.Server{Addr: cfg.GatewayAddr, Handler: gw, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", cfg.GatewayAddr)

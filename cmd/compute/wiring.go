@@ -23,13 +23,18 @@ type services struct {
 	handlers *commands.Handlers
 	webhooks *webhook.Service
 	nodes    *nodes.Service
+	// router sends dispatched node commands through this process's gateway
+	// when it runs one; other processes' gateways pick theirs up on renewal.
+	router *nodes.CommandRouter
 }
 
 func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) services {
+	nodeSvc := &nodes.Service{Pool: pool, Logger: logger}
 	return services{
 		handlers: &commands.Handlers{Pool: pool, Logger: logger, IdempotencyTTL: cfg.IdempotencyTTL},
 		webhooks: webhook.New(pool, webhook.Config{AllowPrivate: cfg.WebhookAllowPrivate, Timeout: cfg.WebhookTimeout}, logger),
-		nodes:    &nodes.Service{Pool: pool, Logger: logger},
+		nodes:    nodeSvc,
+		router:   &nodes.CommandRouter{Service: nodeSvc},
 	}
 }
 
@@ -56,6 +61,7 @@ func registerReconcilers(w *workqueue.Worker, s services) {
 	w.Handle(webhook.KindDeliver, s.webhooks.Deliver)
 	w.Handle(nodes.KindLiveness, s.nodes.HandleLiveness)
 	w.Handle(nodes.KindLivenessSweep, s.nodes.HandleSweep)
+	w.Handle(nodes.KindCommandDispatch, s.router.HandleDispatch)
 }
 
 // sinks lists the durable outbox sinks the dispatcher role delivers, each

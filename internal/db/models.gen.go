@@ -81,6 +81,20 @@ type IdempotencyKey struct {
 	ExpiresAt   time.Time
 }
 
+type Instance struct {
+	ID            string
+	TenantID      string
+	ReservationID string
+	AllocationID  string
+	NodeID        string
+	Spec          []byte
+	State         string
+	Reason        string
+	Version       int64
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
 type Lease struct {
 	Name      string
 	Owner     string
@@ -99,6 +113,30 @@ type Node struct {
 	Version           int64
 	CreatedAt         time.Time
 	Conditions        []byte
+}
+
+type NodeCommand struct {
+	ID              string
+	TenantID        string
+	Identity        string
+	NodeID          string
+	AllocationID    *string
+	IdempotencyKey  string
+	Kind            string
+	RetrySafe       bool
+	Payload         []byte
+	MinGeneration   int64
+	State           string
+	ExitCode        *int32
+	Output          string
+	Reason          string
+	Version         int64
+	DispatchedEpoch *int64
+	JournalID       *string
+	CreatedAt       time.Time
+	DispatchedAt    *time.Time
+	FinishedAt      *time.Time
+	InstanceID      *string
 }
 
 type NodeCredential struct {

@@ -16,9 +16,12 @@ type PoolOptions struct {
 	// IdleInTxTimeout ends sessions left idle inside a transaction: such a
 	// transaction holds back pg_snapshot_xmin, and with it every outbox reader.
 	IdleInTxTimeout time.Duration
-	// SimpleProtocol uses the simple query protocol, for PgBouncer in
-	// transaction pooling mode (no prepared statements across transactions).
-	SimpleProtocol bool
+	// PgBouncer avoids named prepared statements, for PgBouncer in
+	// transaction pooling mode: statements are described once per connection
+	// and run on the unnamed statement (pgx's cache_describe mode), which
+	// keeps parameter types — the simple protocol would send jsonb
+	// arguments as bytea literals.
+	PgBouncer bool
 	// ApplicationName shows in pg_stat_activity.
 	ApplicationName string
 }
@@ -39,8 +42,8 @@ func Connect(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, 
 	if opts.ApplicationName != "" {
 		rp["application_name"] = opts.ApplicationName
 	}
-	if opts.SimpleProtocol {
-		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	if opts.PgBouncer {
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -9,7 +9,10 @@
 // least every HeartbeatEvery so that the gateway can report its age.
 package wire
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Path is where a gateway accepts daemon sessions.
 const Path = "/daemon/v1/session"
@@ -21,6 +24,12 @@ const (
 	SilenceLimit   = 30 * time.Second
 )
 
+// MaxMessageBytes is the largest message either end reads. A journal
+// replay is the largest message and grows with the journal; command
+// output is capped well below it by the daemon (and only outcomes, not
+// output, are replayed).
+const MaxMessageBytes = 4 << 20
+
 // Message types.
 const (
 	TypeHello        = "hello"         // daemon → gateway, first message
@@ -29,6 +38,12 @@ const (
 	TypeReplay       = "replay"        // daemon → gateway, its journal after (re)connecting
 	TypeAssign       = "assign"        // gateway → daemon, devices of an allocation
 	TypeAssignResult = "assign.result" // daemon → gateway, accepted or refused
+	// TypeCommand carries a node command (gateway → daemon); it may arrive
+	// more than once, and the daemon answers a repeat from its journal.
+	TypeCommand = "command"
+	// TypeCommandResult reports a command's state (running, succeeded,
+	// failed) with its exit code and output (daemon → gateway).
+	TypeCommandResult = "command.result"
 )
 
 // Message is the one envelope of the protocol; fields not used by a type
@@ -49,6 +64,13 @@ type Message struct {
 	DeviceIDs    []string `json:"deviceIds,omitempty"`
 	Accepted     bool     `json:"accepted,omitempty"`
 	Reason       string   `json:"reason,omitempty"`
+	// Command and CommandResult.
+	CommandID   string          `json:"commandId,omitempty"`
+	CommandKind string          `json:"commandKind,omitempty"`
+	Payload     json.RawMessage `json:"payload,omitempty"`
+	State       string          `json:"state,omitempty"`
+	ExitCode    *int32          `json:"exitCode,omitempty"`
+	Output      string          `json:"output,omitempty"`
 }
 
 // JournalEntry is one line of a daemon's journal: what it was assigned and
@@ -60,5 +82,7 @@ type JournalEntry struct {
 	DeviceIDs    []string  `json:"deviceIds,omitempty"`
 	CommandID    string    `json:"commandId,omitempty"`
 	Outcome      string    `json:"outcome,omitempty"`
+	ExitCode     *int32    `json:"exitCode,omitempty"`
+	Output       string    `json:"output,omitempty"`
 	At           time.Time `json:"at"`
 }

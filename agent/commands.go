@@ -1,0 +1,227 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/bettercompute/compute/nodes/wire"
+)
+
+// Command outcomes as the journal records them and the wire reports them.
+const (
+	outcomeStarted   = "started"
+	outcomeSucceeded = "succeeded"
+	outcomeFailed    = "failed"
+	stateRunning     = "running"
+)
+
+// Defaults of the fake command runner: an exec without a timeout gets
+// defaultExecTimeout; output beyond maxOutput keeps its end, so that one
+// result stays far below wire.MaxMessageBytes.
+const (
+	defaultExecTimeout = time.Minute
+	maxOutput          = 16 << 10
+)
+
+// runningCommands are the commands this daemon process has started and
+// not finished: a repeat of one of them is ignored, its result is coming.
+type runningCommands struct {
+	mu  sync.Mutex
+	ids map[string]bool
+	wg  sync.WaitGroup
+}
+
+// start marks id running; false if it already was.
+func (r *runningCommands) start(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ids == nil {
+		r.ids = map[string]bool{}
+	}
+	if r.ids[id] {
+		return false
+	}
+	r.ids[id] = true
+	r.wg.Add(1)
+	return true
+}
+
+func (r *runningCommands) done(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.ids, id)
+	r.wg.Done()
+}
+
+// wait returns when every started command has journaled its outcome, so a
+// stopped daemon leaves no writer behind on its journal.
+func (r *runningCommands) wait() { r.wg.Wait() }
+
+// commandEntry returns the journal's last entry of command id.
+func (j *journal) commandEntry(id string) (wire.JournalEntry, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for i := len(j.entries) - 1; i >= 0; i-- {
+		if e := j.entries[i]; e.Kind == "command" && e.CommandID == id {
+			return e, true
+		}
+	}
+	return wire.JournalEntry{}, false
+}
+
+// replay is the journal as sent after (re)connecting: every entry, but
+// commands without their output. The control plane needs outcomes to tell
+// redeliveries from new work; an output it lost is sent again with the
+// command's result when it re-sends the command.
+func (j *journal) replay() []wire.JournalEntry {
+	out := j.snapshot()
+	for i := range out {
+		out[i].Output = ""
+	}
+	return out
+}
+
+// command carries out a command the gateway sent, at least once made safe:
+// the journal, written before acting, tells a repeat from new work. A
+// finished command is answered with its recorded result; one this process
+// is running is ignored; one started by an earlier process of this daemon
+// (it restarted mid-run) is reported failed rather than run twice. New
+// work is journaled as started, reported running, and run in the
+// background; its result goes to the journal first, then to whichever
+// session is open (a lost report is re-asked for at the next session).
+//
+// life is the daemon's lifetime: a command outlives its session, as a
+// workload does when the node is disconnected, but not the daemon (the
+// fake runner's processes stop with it and are journaled as failed).
+func (d *daemon) command(ctx, life context.Context, ws *websocket.Conn, m wire.Message) error {
+	if e, ok := d.journal.commandEntry(m.CommandID); ok {
+		switch {
+		case e.Outcome != outcomeStarted:
+			return send(ctx, ws, wire.Message{Type: wire.TypeCommandResult, CommandID: m.CommandID, State: e.Outcome,
+				ExitCode: e.ExitCode, Output: e.Output})
+		case !d.running.start(m.CommandID):
+			return nil // running in this process: its result will follow
+		default:
+			defer d.running.done(m.CommandID)
+			reason := "interrupted: the daemon restarted while it ran"
+			if err := d.journal.append(wire.JournalEntry{Kind: "command", CommandID: m.CommandID, Outcome: outcomeFailed,
+				Output: reason}); err != nil {
+				return err
+			}
+			return send(ctx, ws, wire.Message{Type: wire.TypeCommandResult, CommandID: m.CommandID, State: outcomeFailed,
+				Reason: reason})
+		}
+	}
+	if !d.running.start(m.CommandID) {
+		return nil
+	}
+	if err := d.journal.append(wire.JournalEntry{Kind: "command", CommandID: m.CommandID, Outcome: outcomeStarted}); err != nil {
+		d.running.done(m.CommandID)
+		return err
+	}
+	if err := send(ctx, ws, wire.Message{Type: wire.TypeCommandResult, CommandID: m.CommandID, State: stateRunning}); err != nil {
+		d.log.Warn("command running report", "command", m.CommandID, "err", err)
+	}
+	go func() {
+		defer d.running.done(m.CommandID)
+		res := d.execute(life, m)
+		if err := d.journal.append(wire.JournalEntry{Kind: "command", CommandID: m.CommandID, Outcome: res.State,
+			ExitCode: res.ExitCode, Output: res.Output}); err != nil {
+			d.log.Error("journal command result", "command", m.CommandID, "err", err)
+			return
+		}
+		if err := send(ctx, ws, res); err != nil {
+			d.log.Warn("command result report", "command", m.CommandID, "err", err)
+		}
+	}()
+	return nil
+}
+
+// commandPayload mirrors core.NodeCommandPayload; the agent keeps its own
+// copy so that the daemon does not depend on the control plane's core.
+type commandPayload struct {
+	Script         string `json:"script"`
+	Image          string `json:"image"`
+	TimeoutSeconds int    `json:"timeoutSeconds"`
+	InstanceID     string `json:"instanceId"`
+}
+
+// execute runs one command with the fake runner: exec runs sh -c in the
+// state dir's work directory under a timeout; wipe and deploy are stand-ins
+// that only leave their mark in the journal.
+func (d *daemon) execute(ctx context.Context, m wire.Message) wire.Message {
+	res := wire.Message{Type: wire.TypeCommandResult, CommandID: m.CommandID, State: outcomeSucceeded}
+	var p commandPayload
+	if len(m.Payload) > 0 {
+		if err := json.Unmarshal(m.Payload, &p); err != nil {
+			res.State, res.Reason = outcomeFailed, "bad payload: "+err.Error()
+			return res
+		}
+	}
+	switch m.CommandKind {
+	case "wipe":
+		res.Output = "wipe recorded (fake inventory: nothing to erase)"
+	case "deploy":
+		res.Output = fmt.Sprintf("deploy of %q recorded (fake inventory: nothing to install)", p.Image)
+	case "exec":
+		return d.exec(ctx, res, p)
+	case "instance-start":
+		return d.instances.start(ctx, d.cfg.StateDir, res, p)
+	case "instance-stop":
+		return d.instances.stop(res, p)
+	default:
+		res.State, res.Reason = outcomeFailed, fmt.Sprintf("unknown command kind %q", m.CommandKind)
+	}
+	return res
+}
+
+func (d *daemon) exec(ctx context.Context, res wire.Message, p commandPayload) wire.Message {
+	timeout := defaultExecTimeout
+	if p.TimeoutSeconds > 0 {
+		timeout = time.Duration(p.TimeoutSeconds) * time.Second
+	}
+	dir := filepath.Join(d.cfg.StateDir, "work")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		res.State, res.Reason = outcomeFailed, "work dir: "+err.Error()
+		return res
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", p.Script)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	res.Output = out.String()
+	if len(res.Output) > maxOutput {
+		res.Output = res.Output[len(res.Output)-maxOutput:]
+	}
+	code := int32(0)
+	var exitErr *exec.ExitError
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		code = -1
+		res.State, res.Reason = outcomeFailed, "timed out after "+timeout.String()
+	case ctx.Err() != nil:
+		code = -1
+		res.State, res.Reason = outcomeFailed, "stopped with the daemon"
+	case errors.As(err, &exitErr):
+		code = int32(exitErr.ExitCode())
+		res.State, res.Reason = outcomeFailed, fmt.Sprintf("exit status %d", code)
+	case err != nil:
+		code = -1
+		res.State, res.Reason = outcomeFailed, err.Error()
+	}
+	res.ExitCode = &code
+	return res
+}

@@ -1,0 +1,173 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/nodes"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// defaultInstanceCommand is the fake workload: something that really runs
+// until it is stopped.
+const defaultInstanceCommand = "sleep 86400"
+
+// CreateInstance starts a workload on a booked (or active) reservation's
+// devices.
+type CreateInstance struct {
+	ReservationID  string
+	Spec           core.InstanceSpec
+	IdempotencyKey string `json:"-"`
+}
+
+// InstanceResult is an instance as written and the position of the last
+// event the command wrote (zero when it wrote none).
+type InstanceResult struct {
+	Instance core.Instance   `json:"instance"`
+	Position outbox.Position `json:"position"`
+}
+
+// instancePayload is what the daemon gets in an instance-start or
+// instance-stop command.
+type instancePayload struct {
+	InstanceID string `json:"instanceId"`
+	Script     string `json:"script,omitempty"`
+	Image      string `json:"image,omitempty"`
+}
+
+// CreateInstance runs instances.create: the instance is requested and an
+// instance-start command is queued for the reservation's node. The start
+// is not retry-safe: a daemon that lost its journal cannot tell whether it
+// started the workload, so the instance fails instead of running twice.
+// Another tenant's reservation is NOT_FOUND; one that is not booked or
+// active is CONFLICT.
+func (h *Handlers) CreateInstance(ctx context.Context, actor core.Actor, cmd CreateInstance) (InstanceResult, error) {
+	if !actor.CanWrite() {
+		return InstanceResult{}, core.Errorf(core.CodePermissionDenied, "instances.create needs the member or operator role")
+	}
+	if cmd.ReservationID == "" {
+		return InstanceResult{}, core.Errorf(core.CodeInvalidArgument, "reservationId is required")
+	}
+	if cmd.Spec.Command == "" {
+		cmd.Spec.Command = defaultInstanceCommand
+	}
+	res, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "instances.create", cmd,
+		func(ctx context.Context, tx pgx.Tx) (InstanceResult, error) {
+			return createInstance(ctx, db.New(tx), actor, cmd)
+		})
+	if err != nil {
+		return InstanceResult{}, fmt.Errorf("create instance on reservation %s: %w", cmd.ReservationID, err)
+	}
+	return res, nil
+}
+
+func createInstance(ctx context.Context, q *db.Queries, actor core.Actor, cmd CreateInstance) (InstanceResult, error) {
+	r, err := loadReservation(ctx, q, actor, cmd.ReservationID)
+	if err != nil {
+		return InstanceResult{}, err
+	}
+	if s := core.State(r.State); s != core.ReservationBooked && s != core.ReservationActive {
+		return InstanceResult{}, core.Errorf(core.CodeConflict, "reservation %s is %s, not booked or active", r.ID, s)
+	}
+	allocs, err := q.AllocationListLive(ctx, r.ID)
+	if err != nil || len(allocs) == 0 {
+		return InstanceResult{}, core.Errorf(core.CodeConflict, "reservation %s holds no devices", r.ID)
+	}
+	a := allocs[0]
+	if err := core.CheckTransition(core.ProvisionStateTable(), core.StateNone, core.ProvisionRequested); err != nil {
+		return InstanceResult{}, err
+	}
+	spec, err := json.Marshal(cmd.Spec)
+	if err != nil {
+		return InstanceResult{}, fmt.Errorf("encode spec: %w", err)
+	}
+	i, err := q.InstanceInsert(ctx, db.InstanceInsertParams{ID: "ins_" + uuid.NewString(), TenantID: r.TenantID,
+		ReservationID: r.ID, AllocationID: a.ID, NodeID: a.NodeID, Spec: spec})
+	if err != nil {
+		return InstanceResult{}, db.Translate(err, "instance")
+	}
+	if _, err := nodes.AppendInstanceEvent(ctx, q, i); err != nil {
+		return InstanceResult{}, err
+	}
+	pos, err := queueInstanceCommand(ctx, q, actor, i, core.NodeCommandInstanceStart,
+		instancePayload{InstanceID: i.ID, Script: cmd.Spec.Command, Image: cmd.Spec.Image})
+	if err != nil {
+		return InstanceResult{}, err
+	}
+	view, err := i.Core()
+	return InstanceResult{Instance: view, Position: pos}, err
+}
+
+// queueInstanceCommand queues the node command that carries out one step
+// of an instance, keyed inst:<id>:<kind> so that each step exists once.
+func queueInstanceCommand(ctx context.Context, q *db.Queries, actor core.Actor, i db.Instance, kind string, p instancePayload) (outbox.Position, error) {
+	payload, err := json.Marshal(p)
+	if err != nil {
+		return outbox.Position{}, fmt.Errorf("encode payload: %w", err)
+	}
+	res, err := queueNodeCommand(ctx, q, db.NodeCommandInsertParams{ID: "cmd_" + uuid.NewString(), TenantID: i.TenantID,
+		Identity: actor.Identity, NodeID: i.NodeID, AllocationID: &i.AllocationID,
+		IdempotencyKey: "inst:" + i.ID + ":" + kind, Kind: kind, Payload: payload, InstanceID: &i.ID})
+	if err != nil {
+		return outbox.Position{}, db.Translate(err, "instance command")
+	}
+	return res.Position, nil
+}
+
+// DeleteInstance runs instances.delete: the instance is stopping and an
+// instance-stop command is queued. Deleting an instance that is already
+// stopping, stopped or failed changes nothing and returns it as it is, so
+// a retried DELETE is safe.
+func (h *Handlers) DeleteInstance(ctx context.Context, actor core.Actor, id string) (InstanceResult, error) {
+	if !actor.CanWrite() {
+		return InstanceResult{}, core.Errorf(core.CodePermissionDenied, "instances.delete needs the member or operator role")
+	}
+	var out InstanceResult
+	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		i, err := q.InstanceGetForUpdate(ctx, id)
+		if err != nil {
+			return db.Translate(err, "instance "+id)
+		}
+		if !actor.Sees(i.TenantID) {
+			return core.Errorf(core.CodeNotFound, "instance %s not found", id)
+		}
+		out = InstanceResult{}
+		switch core.State(i.State) {
+		case core.ProvisionStopping, core.ProvisionStopped, core.ProvisionFailed:
+			out.Instance, err = i.Core()
+			return err
+		}
+		if i, _, err = nodes.MoveInstance(ctx, q, i, core.ProvisionStopping, ""); err != nil {
+			return err
+		}
+		if out.Position, err = queueInstanceCommand(ctx, q, actor, i, core.NodeCommandInstanceStop,
+			instancePayload{InstanceID: i.ID}); err != nil {
+			return err
+		}
+		out.Instance, err = i.Core()
+		return err
+	})
+	if err != nil {
+		return InstanceResult{}, fmt.Errorf("delete instance %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// GetInstance reads one instance. Another tenant's instance is NOT_FOUND.
+func (h *Handlers) GetInstance(ctx context.Context, actor core.Actor, id string) (core.Instance, error) {
+	i, err := db.New(h.Pool).InstanceGet(ctx, id)
+	if err != nil {
+		return core.Instance{}, db.Translate(err, "instance "+id)
+	}
+	if !actor.Sees(i.TenantID) {
+		return core.Instance{}, core.Errorf(core.CodeNotFound, "instance %s not found", id)
+	}
+	return i.Core()
+}

@@ -1,0 +1,63 @@
+package commands_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/nodes"
+	"github.com/bettercompute/compute/nodes/wire"
+)
+
+// instances.create needs a booked or active reservation of the caller's;
+// a start the daemon reports failed fails the instance, and only the
+// instance's own node can report it.
+func TestCreateInstanceRules(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	f.node(t, "n2", exclusive)
+	rsv := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
+	other := map[string]string{"n1": "n2", "n2": "n1"}[rsv.NodeID]
+
+	_, err := f.h.CreateInstance(f.ctx, tenantB, commands.CreateInstance{ReservationID: rsv.ID})
+	require.Equal(t, core.CodeNotFound, core.CodeOf(err), "another tenant's reservation")
+	viewer := core.Actor{Tenant: "acme", Identity: "vic@acme", Role: core.RoleViewer}
+	_, err = f.h.CreateInstance(f.ctx, viewer, commands.CreateInstance{ReservationID: rsv.ID})
+	require.Equal(t, core.CodePermissionDenied, core.CodeOf(err))
+
+	res, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
+	require.NoError(t, err)
+	require.Equal(t, core.ProvisionRequested, res.Instance.State)
+	require.Equal(t, "sleep 86400", res.Instance.Spec.Command, "the fake workload by default")
+	var startID string
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT id FROM node_commands WHERE instance_id = $1 AND kind = $2",
+		res.Instance.ID, core.NodeCommandInstanceStart).Scan(&startID))
+
+	s := &nodes.Service{Pool: f.d.Pool}
+	report := wire.Message{Type: wire.TypeCommandResult, CommandID: startID, State: "failed", Reason: "no such image"}
+	require.Equal(t, core.CodeNotFound, core.CodeOf(s.RecordCommandResult(f.ctx, other, report)),
+		"a node speaks only for its own commands")
+	require.Equal(t, core.ProvisionRequested, get(t, f, res.Instance.ID).State)
+	require.NoError(t, s.RecordCommandResult(f.ctx, rsv.NodeID, report))
+	failed := get(t, f, res.Instance.ID)
+	require.Equal(t, core.ProvisionFailed, failed.State)
+	require.Contains(t, failed.Reason, "no such image")
+	require.NoError(t, s.RecordCommandResult(f.ctx, rsv.NodeID, report), "a repeated report changes nothing")
+	require.Equal(t, failed.Version, get(t, f, res.Instance.ID).Version)
+
+	_, err = f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: rsv.ID})
+	require.NoError(t, err)
+	_, err = f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
+	require.Equal(t, core.CodeConflict, core.CodeOf(err), "a released reservation takes no instance")
+	f.requireInvariants(t)
+}
+
+func get(t *testing.T, f *fixture, id string) core.Instance {
+	t.Helper()
+	i, err := f.h.GetInstance(f.ctx, operator, id)
+	require.NoError(t, err)
+	return i
+}

@@ -1,0 +1,200 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/workqueue"
+	"github.com/bettercompute/compute/nodes"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// MaxCommandTimeout bounds how long the daemon lets an exec run.
+const MaxCommandTimeout = 3600
+
+// RunNodeCommand asks a node's daemon to run something. IdempotencyKey is
+// required: it is both the API's idempotency key (scoped to tenant,
+// identity and key) and the command's UNIQUE (node_id, idempotency_key),
+// so a workflow step (wf:<workflowId>:<stepId>) that is retried under
+// another identity still creates one command.
+type RunNodeCommand struct {
+	NodeID       string
+	AllocationID string // optional: the tenant's allocation the command is for
+	// IdempotencyKey is required.
+	IdempotencyKey string
+	Kind           string
+	// RetrySafe says the command may be sent again to a daemon that lost its
+	// journal. Only exec may be retry-safe: a wipe or deploy is never
+	// replayed into a daemon that forgot whether it ran it.
+	RetrySafe     bool
+	Payload       core.NodeCommandPayload
+	MinGeneration int64
+}
+
+// NodeCommandResult is a command as written and the position of its event
+// (zero when a repeated key returned the existing command).
+type NodeCommandResult struct {
+	Command  core.NodeCommand `json:"command"`
+	Position outbox.Position  `json:"position"`
+}
+
+func (cmd RunNodeCommand) validate(actor core.Actor) error {
+	switch {
+	case !actor.CanWrite():
+		return core.Errorf(core.CodePermissionDenied, "commands.run needs the member or operator role")
+	case cmd.NodeID == "":
+		return core.Errorf(core.CodeInvalidArgument, "nodeId is required")
+	case cmd.IdempotencyKey == "":
+		return core.Errorf(core.CodeInvalidArgument, "an Idempotency-Key is required to run a node command")
+	case cmd.MinGeneration < 0:
+		return core.Errorf(core.CodeInvalidArgument, "minGeneration must not be negative")
+	case cmd.Payload.TimeoutSeconds < 0 || cmd.Payload.TimeoutSeconds > MaxCommandTimeout:
+		return core.Errorf(core.CodeInvalidArgument, "timeoutSeconds must be 0 (the default) to %d", MaxCommandTimeout)
+	}
+	switch cmd.Kind {
+	case core.NodeCommandExec:
+		if cmd.Payload.Script == "" {
+			return core.Errorf(core.CodeInvalidArgument, "an exec command needs payload.script")
+		}
+	case core.NodeCommandWipe, core.NodeCommandDeploy:
+		// Fleet operations: they change the machine under every tenant.
+		if !actor.IsOperator() {
+			return core.Errorf(core.CodePermissionDenied, "a %s command requires the operator role", cmd.Kind)
+		}
+		if cmd.RetrySafe {
+			return core.Errorf(core.CodeInvalidArgument, "a %s command is never retry-safe", cmd.Kind)
+		}
+	default:
+		return core.Errorf(core.CodeInvalidArgument, "kind must be exec, wipe or deploy, not %q", cmd.Kind)
+	}
+	return nil
+}
+
+// RunNodeCommand runs commands.run. An operator may command any node; a
+// tenant only a node where it holds a booked or active reservation (and,
+// when AllocationID is set, that allocation of its own). Anything else is
+// NOT_FOUND, so that a tenant learns nothing about nodes it does not use.
+// The command is queued and node.command.dispatch is woken for the node.
+func (h *Handlers) RunNodeCommand(ctx context.Context, actor core.Actor, cmd RunNodeCommand) (NodeCommandResult, error) {
+	if err := cmd.validate(actor); err != nil {
+		return NodeCommandResult{}, err
+	}
+	payload, err := json.Marshal(cmd.Payload)
+	if err != nil {
+		return NodeCommandResult{}, fmt.Errorf("encode payload: %w", err)
+	}
+	res, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "commands.run", cmd,
+		func(ctx context.Context, tx pgx.Tx) (NodeCommandResult, error) {
+			return runNodeCommand(ctx, db.New(tx), actor, cmd, payload)
+		})
+	if err != nil {
+		return NodeCommandResult{}, fmt.Errorf("run command on node %s: %w", cmd.NodeID, err)
+	}
+	return res, nil
+}
+
+func runNodeCommand(ctx context.Context, q *db.Queries, actor core.Actor, cmd RunNodeCommand, payload []byte) (NodeCommandResult, error) {
+	notFound := core.Errorf(core.CodeNotFound, "node %s not found", cmd.NodeID)
+	var alloc *string
+	if cmd.AllocationID != "" {
+		alloc = &cmd.AllocationID
+	}
+	if actor.IsOperator() {
+		if _, err := q.NodeGet(ctx, cmd.NodeID); err != nil {
+			return NodeCommandResult{}, db.Translate(err, "node "+cmd.NodeID)
+		}
+	} else {
+		holds, err := q.NodeCommandTenantHoldsNode(ctx, db.NodeCommandTenantHoldsNodeParams{NodeID: cmd.NodeID,
+			TenantID: actor.Tenant, AllocationID: alloc})
+		if err != nil {
+			return NodeCommandResult{}, db.Translate(err, "allocations")
+		}
+		if !holds {
+			return NodeCommandResult{}, notFound
+		}
+	}
+	res, err := queueNodeCommand(ctx, q, db.NodeCommandInsertParams{ID: "cmd_" + uuid.NewString(),
+		TenantID: actor.Tenant, Identity: actor.Identity, NodeID: cmd.NodeID, AllocationID: alloc,
+		IdempotencyKey: cmd.IdempotencyKey, Kind: cmd.Kind, RetrySafe: cmd.RetrySafe, Payload: payload,
+		MinGeneration: cmd.MinGeneration})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return existingNodeCommand(ctx, q, actor, cmd, payload)
+	}
+	return res, err
+}
+
+// queueNodeCommand inserts a queued command, appends node_command.queued
+// and wakes the node's dispatch. pgx.ErrNoRows means the node already has a
+// command under the key.
+func queueNodeCommand(ctx context.Context, q *db.Queries, p db.NodeCommandInsertParams) (NodeCommandResult, error) {
+	if err := core.CheckTransition(core.CommandStateTable(), core.StateNone, core.CommandQueued); err != nil {
+		return NodeCommandResult{}, err
+	}
+	row, err := q.NodeCommandInsert(ctx, p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return NodeCommandResult{}, err
+	}
+	if err != nil {
+		return NodeCommandResult{}, db.Translate(err, "node command")
+	}
+	c, err := row.Core()
+	if err != nil {
+		return NodeCommandResult{}, err
+	}
+	pos, err := emit(ctx, q, core.EventNodeCommandQueued, c.Tenant, core.NodeCommandSubject(c.ID), c.EventData())
+	if err != nil {
+		return NodeCommandResult{}, err
+	}
+	if err := workqueue.Enqueue(ctx, q, nodes.KindCommandDispatch, p.NodeID, 0); err != nil {
+		return NodeCommandResult{}, err
+	}
+	return NodeCommandResult{Command: c, Position: pos}, nil
+}
+
+// existingNodeCommand answers a key the node has already seen (from another
+// identity, or after the API's own idempotency record expired): the same
+// command of the same tenant is returned as it is now; anything else is a
+// reused key.
+func existingNodeCommand(ctx context.Context, q *db.Queries, actor core.Actor, cmd RunNodeCommand, payload []byte) (NodeCommandResult, error) {
+	row, err := q.NodeCommandGetByKey(ctx, db.NodeCommandGetByKeyParams{NodeID: cmd.NodeID, IdempotencyKey: cmd.IdempotencyKey})
+	if err != nil {
+		return NodeCommandResult{}, db.Translate(err, "node command")
+	}
+	if row.TenantID != actor.Tenant || row.Kind != cmd.Kind || row.RetrySafe != cmd.RetrySafe ||
+		row.MinGeneration != cmd.MinGeneration || !sameJSON(row.Payload, payload) {
+		return NodeCommandResult{}, core.Errorf(core.CodeIdempotencyKeyReused,
+			"node %s already has a different command under idempotency key %q", cmd.NodeID, cmd.IdempotencyKey)
+	}
+	c, err := row.Core()
+	return NodeCommandResult{Command: c}, err
+}
+
+// sameJSON compares two JSON documents by value (jsonb normalises spacing
+// and key order).
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// GetNodeCommand reads one command. Another tenant's command is NOT_FOUND.
+func (h *Handlers) GetNodeCommand(ctx context.Context, actor core.Actor, id string) (core.NodeCommand, error) {
+	row, err := db.New(h.Pool).NodeCommandGet(ctx, id)
+	if err != nil {
+		return core.NodeCommand{}, db.Translate(err, "command "+id)
+	}
+	if !actor.Sees(row.TenantID) {
+		return core.NodeCommand{}, core.Errorf(core.CodeNotFound, "command %s not found", id)
+	}
+	return row.Core()
+}

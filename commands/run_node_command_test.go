@@ -1,0 +1,98 @@
+package commands_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/nodes"
+)
+
+func execOn(node, key string) commands.RunNodeCommand {
+	return commands.RunNodeCommand{NodeID: node, IdempotencyKey: key, Kind: core.NodeCommandExec,
+		Payload: core.NodeCommandPayload{Script: "nvidia-smi -L"}}
+}
+
+// A tenant commands only a node it holds a reservation on; elsewhere the
+// node does not exist for it (404), and fleet operations are the
+// operator's (403).
+func TestRunNodeCommandAuthorization(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	f.node(t, "n2", exclusive)
+	res := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1})
+	require.Equal(t, core.ReservationBooked, res.Reservation.State)
+	held, other := res.Reservation.NodeID, "n1"
+	if held == "n1" {
+		other = "n2"
+	}
+
+	_, err := f.h.RunNodeCommand(f.ctx, tenantA, execOn(other, "k1"))
+	require.Equal(t, core.CodeNotFound, core.CodeOf(err), "no reservation on that node: 404")
+	_, err = f.h.RunNodeCommand(f.ctx, tenantB, execOn(held, "k1"))
+	require.Equal(t, core.CodeNotFound, core.CodeOf(err), "another tenant's node: 404")
+	_, err = f.h.RunNodeCommand(f.ctx, tenantA, commands.RunNodeCommand{NodeID: held, IdempotencyKey: "k2",
+		Kind: core.NodeCommandWipe})
+	require.Equal(t, core.CodePermissionDenied, core.CodeOf(err), "wipe is the operator's")
+	_, err = f.h.RunNodeCommand(f.ctx, tenantA, commands.RunNodeCommand{NodeID: held, Kind: core.NodeCommandExec,
+		Payload: core.NodeCommandPayload{Script: "true"}})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "an idempotency key is required")
+	_, err = f.h.RunNodeCommand(f.ctx, operator, commands.RunNodeCommand{NodeID: held, IdempotencyKey: "k3",
+		Kind: core.NodeCommandDeploy, RetrySafe: true})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "a deploy is never retry-safe")
+
+	ok, err := f.h.RunNodeCommand(f.ctx, tenantA, execOn(held, "k4"))
+	require.NoError(t, err)
+	require.Equal(t, core.CommandQueued, ok.Command.State)
+	require.Equal(t, "acme", ok.Command.Tenant)
+	require.False(t, ok.Position.IsZero())
+	_, err = f.h.GetNodeCommand(f.ctx, tenantB, ok.Command.ID)
+	require.Equal(t, core.CodeNotFound, core.CodeOf(err), "another tenant's command: 404")
+	got, err := f.h.GetNodeCommand(f.ctx, operator, ok.Command.ID)
+	require.NoError(t, err)
+	require.Equal(t, ok.Command.ID, got.ID)
+
+	// The operator may command any node.
+	_, err = f.h.RunNodeCommand(f.ctx, operator, commands.RunNodeCommand{NodeID: other, IdempotencyKey: "wf:w1:s1",
+		Kind: core.NodeCommandWipe})
+	require.NoError(t, err)
+	f.requireInvariants(t)
+}
+
+// The same key twice is one command: replayed for the same identity, and
+// found by UNIQUE (node_id, idempotency_key) for another identity of the
+// tenant (a workflow step retried by another worker). A different command
+// under the key is refused.
+func TestRunNodeCommandIdempotency(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	res := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1})
+	node := res.Reservation.NodeID
+	key := "wf:wf_1:step-2"
+
+	first, err := f.h.RunNodeCommand(f.ctx, tenantA, execOn(node, key))
+	require.NoError(t, err)
+	again, err := f.h.RunNodeCommand(f.ctx, tenantA, execOn(node, key))
+	require.NoError(t, err)
+	require.Equal(t, first.Command.ID, again.Command.ID)
+	colleague := core.Actor{Tenant: "acme", Identity: "workflow@acme", Role: core.RoleMember}
+	other, err := f.h.RunNodeCommand(f.ctx, colleague, execOn(node, key))
+	require.NoError(t, err)
+	require.Equal(t, first.Command.ID, other.Command.ID, "one command per (node, key)")
+	different := execOn(node, key)
+	different.Payload.Script = "reboot"
+	_, err = f.h.RunNodeCommand(f.ctx, colleague, different)
+	require.Equal(t, core.CodeIdempotencyKeyReused, core.CodeOf(err))
+
+	var n int
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT count(*) FROM node_commands").Scan(&n))
+	require.Equal(t, 1, n)
+	require.Equal(t, 1, f.countEvents(t, core.EventNodeCommandQueued))
+	_, err = f.d.Q.WorkQueueGet(f.ctx, db.WorkQueueGetParams{Kind: nodes.KindCommandDispatch, Key: node})
+	require.NoError(t, err, "dispatch is woken for the node")
+}

@@ -1,0 +1,71 @@
+-- name: NodeCommandInsert :one
+-- Zero rows: the node already has a command under this idempotency key
+-- (UNIQUE (node_id, idempotency_key)); the caller reads it instead.
+INSERT INTO node_commands (id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe,
+                           payload, min_generation, state, instance_id)
+VALUES (sqlc.arg(id), sqlc.arg(tenant_id), sqlc.arg(identity), sqlc.arg(node_id), sqlc.narg(allocation_id),
+        sqlc.arg(idempotency_key), sqlc.arg(kind), sqlc.arg(retry_safe), sqlc.arg(payload),
+        sqlc.arg(min_generation), 'queued', sqlc.narg(instance_id))
+ON CONFLICT (node_id, idempotency_key) DO NOTHING
+RETURNING *;
+
+-- name: NodeCommandGet :one
+SELECT * FROM node_commands WHERE id = sqlc.arg(id);
+
+-- name: NodeCommandGetByKey :one
+SELECT * FROM node_commands WHERE node_id = sqlc.arg(node_id) AND idempotency_key = sqlc.arg(idempotency_key);
+
+-- name: NodeCommandGetForUpdate :one
+SELECT * FROM node_commands WHERE id = sqlc.arg(id) FOR UPDATE;
+
+-- name: NodeCommandListOpenForUpdate :many
+-- The node's queued and in-flight commands, oldest first, locked for the
+-- dispatching transaction (which already holds the session row FOR SHARE).
+SELECT * FROM node_commands
+ WHERE node_id = sqlc.arg(node_id) AND state IN ('queued', 'sent', 'running')
+ ORDER BY created_at, id
+   FOR UPDATE;
+
+-- name: NodeCommandMarkSent :execrows
+-- A (re)send at the session epoch to the daemon's journal. state stays as
+-- it is for a re-send of a command already in flight.
+UPDATE node_commands
+   SET state = sqlc.arg(state), dispatched_epoch = sqlc.arg(dispatched_epoch)::bigint,
+       journal_id = sqlc.arg(journal_id)::text, dispatched_at = compute_now(), version = version + sqlc.arg(bump)::bigint
+ WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
+
+-- name: NodeCommandFinish :execrows
+-- A result from the daemon (running, succeeded, failed) or the control
+-- plane's verdict (failed after the daemon lost its journal). finished_at
+-- is set for terminal states only.
+UPDATE node_commands
+   SET state = sqlc.arg(state), exit_code = sqlc.narg(exit_code), output = sqlc.arg(output),
+       reason = sqlc.arg(reason), version = version + 1,
+       finished_at = CASE WHEN sqlc.arg(terminal)::boolean THEN compute_now() END
+ WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
+
+-- name: NodeCommandSessionGeneration :one
+-- Read inside the dispatching transaction after the session row is locked
+-- FOR SHARE, so the generation cannot change under it.
+SELECT observed_generation FROM node_sessions WHERE node_id = sqlc.arg(node_id);
+
+-- name: NodeCommandTenantHoldsNode :one
+-- Whether tenant holds a booked or active reservation with a live
+-- allocation on node (the given allocation, when one is named).
+SELECT EXISTS (
+  SELECT 1 FROM allocations a JOIN reservations r ON r.id = a.reservation_id
+   WHERE a.node_id = sqlc.arg(node_id) AND a.released_at IS NULL AND r.tenant_id = sqlc.arg(tenant_id)
+     AND r.state IN ('booked', 'active')
+     AND (sqlc.narg(allocation_id)::text IS NULL OR a.id = sqlc.narg(allocation_id)::text)
+)::boolean AS holds;
+
+-- name: NodeCommandNodesToDispatch :many
+-- The nodes with a session at this gateway that have a command to send: a
+-- queued one whose min_generation the daemon has reached, or one in flight
+-- that was sent at another epoch or to another journal.
+SELECT DISTINCT c.node_id FROM node_commands c JOIN node_sessions s ON s.node_id = c.node_id
+ WHERE s.connected AND s.gateway_id = sqlc.arg(gateway_id)::text
+   AND ((c.state = 'queued' AND c.min_generation <= s.observed_generation)
+     OR (c.state IN ('sent', 'running')
+         AND (c.dispatched_epoch IS DISTINCT FROM s.session_epoch OR c.journal_id IS DISTINCT FROM s.journal_id)))
+ ORDER BY c.node_id;
