@@ -42,6 +42,18 @@ sqlc-diff: ## fail when generated code does not match sql/
 test: vet lint sqlc-diff ## everything CI runs: vet, lint, sqlc diff, go test -race on one private PostgreSQL
 	$(GO) run ./internal/tools/withpg -- $(GO) test -race -count=1 -timeout 12m $(PKGS)
 
+.PHONY: bench
+bench: ## pgbench-relative benchmarks on a private durable PostgreSQL (ARGS=--quick: CI size, ~80 s); figures in docs/benchmarks.md
+	$(GO) run ./cmd/compute bench $(ARGS)
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME (default 10s) each on a private PostgreSQL
+	$(GO) run ./internal/tools/withpg -- scripts/fuzz-short.sh
+
+.PHONY: chaos
+chaos: ## the full fault-injection run (100 SIGKILLs, 30 s outages; ~9 min); make test runs the CI size
+	COMPUTE_CHAOS=full $(GO) test -count=1 -v -timeout 25m ./chaos/
+
 .PHONY: clean
 clean: ## remove build output and the private PostgreSQL data
 	rm -rf bin .compute

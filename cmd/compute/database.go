@@ -35,7 +35,7 @@ func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 	}
 	pool, err := db.Connect(ctx, url, db.PoolOptions{
 		MaxConns: cfg.MaxConns, IdleInTxTimeout: cfg.IdleInTxTimeout,
-		SimpleProtocol: cfg.PgBouncer, ApplicationName: appName,
+		PgBouncer: cfg.PgBouncer, ApplicationName: appName,
 	})
 	if err != nil {
 		stopCluster()
