@@ -39,8 +39,8 @@ type Config struct {
 	// IdleInTxTimeout ends sessions idle inside a transaction, which would
 	// otherwise hold the outbox frontier back for every reader.
 	IdleInTxTimeout time.Duration `envconfig:"IDLE_IN_TX_TIMEOUT" default:"30s"`
-	// PgBouncer switches to the simple query protocol, for PgBouncer in
-	// transaction pooling mode.
+	// PgBouncer avoids named prepared statements (pgx cache_describe mode)
+	// and LISTEN, for PgBouncer in transaction pooling mode.
 	PgBouncer bool `envconfig:"PGBOUNCER" default:"false"`
 	// TokenCacheTTL is how long an authenticated token is reused.
 	TokenCacheTTL time.Duration `envconfig:"TOKEN_CACHE_TTL" default:"30s"`
