@@ -143,7 +143,10 @@ func findPgBouncer(t *testing.T) string {
 	if os.Geteuid() != 0 {
 		t.Skip("pgbouncer is not installed and installing it needs root (apt-get install -y pgbouncer)")
 	}
-	if out, err := exec.Command("apt-get", "install", "-y", "pgbouncer").CombinedOutput(); err != nil {
+	// A fresh machine has no package lists yet: update once, then install.
+	install := exec.Command("sh", "-c", "apt-get install -y pgbouncer || (apt-get update && apt-get install -y pgbouncer)")
+	install.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	if out, err := install.CombinedOutput(); err != nil {
 		t.Skipf("pgbouncer is not installed and apt-get install failed: %v\n%s", err, out)
 	}
 	p, err := exec.LookPath("pgbouncer")
