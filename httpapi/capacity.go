@@ -300,3 +300,13 @@ func decodeTaints(ss []string) []taintJSON {
 	}
 	return out
 }
+
+// target reads what most capacity routes act on: the object named by the
+// path's id and the If-Match version the caller expects it at (0: none).
+func target(c echo.Context) (id string, version int64, err error) {
+	if id, err = param(c, "id"); err != nil {
+		return "", 0, err
+	}
+	version, err = ifMatch(c)
+	return id, version, err
+}

@@ -220,11 +220,7 @@ func (f fleetHandlers) registerNode(c echo.Context) error {
 // cordon serves cordon and uncordon, which take no body.
 func (f fleetHandlers) cordon(run func(ctx context.Context, a core.Actor, cmd commands.CordonNode) (commands.NodeResult, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id, err := param(c, "id")
-		if err != nil {
-			return err
-		}
-		version, err := ifMatch(c)
+		id, version, err := target(c)
 		if err != nil {
 			return err
 		}
@@ -242,11 +238,7 @@ func (f fleetHandlers) cordon(run func(ctx context.Context, a core.Actor, cmd co
 // taint serves taint and untaint; the body names the taint.
 func (f fleetHandlers) taint(run func(ctx context.Context, a core.Actor, cmd commands.TaintNode) (commands.NodeResult, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id, err := param(c, "id")
-		if err != nil {
-			return err
-		}
-		version, err := ifMatch(c)
+		id, version, err := target(c)
 		if err != nil {
 			return err
 		}
@@ -284,11 +276,7 @@ func deviceResponseOf(d commands.DeviceResult) deviceResponse {
 // quarantine serves quarantine and unquarantine, which take no body.
 func (f fleetHandlers) quarantine(run func(ctx context.Context, a core.Actor, cmd commands.QuarantineDevice) (commands.DeviceResult, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id, err := param(c, "id")
-		if err != nil {
-			return err
-		}
-		version, err := ifMatch(c)
+		id, version, err := target(c)
 		if err != nil {
 			return err
 		}
@@ -309,11 +297,7 @@ type setHealthRequest struct {
 }
 
 func (f fleetHandlers) setHealth(c echo.Context) error {
-	id, err := param(c, "id")
-	if err != nil {
-		return err
-	}
-	version, err := ifMatch(c)
+	id, version, err := target(c)
 	if err != nil {
 		return err
 	}
@@ -333,11 +317,7 @@ func (f fleetHandlers) setHealth(c echo.Context) error {
 }
 
 func (f fleetHandlers) setMode(c echo.Context) error {
-	id, err := param(c, "id")
-	if err != nil {
-		return err
-	}
-	version, err := ifMatch(c)
+	id, version, err := target(c)
 	if err != nil {
 		return err
 	}

@@ -195,11 +195,7 @@ type endFunc func(ctx context.Context, a core.Actor, id string, ifVersion int64)
 // refused by the state table with CONFLICT, changing nothing.
 func (rh reservationHandlers) end(run endFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id, err := param(c, "id")
-		if err != nil {
-			return err
-		}
-		version, err := ifMatch(c)
+		id, version, err := target(c)
 		if err != nil {
 			return err
 		}
