@@ -81,6 +81,8 @@ func (h *Handlers) CreateReservation(ctx context.Context, actor core.Actor, cmd 
 	if !actor.CanWrite() {
 		return ReservationResult{}, core.Errorf(core.CodePermissionDenied, "reservations.create requires a member or operator role")
 	}
+	// PostgreSQL keeps microseconds: answer with the window as stored.
+	cmd.Start, cmd.End = cmd.Start.Truncate(time.Microsecond), cmd.End.Truncate(time.Microsecond)
 	spec, err := cmd.spec()
 	if err != nil {
 		return ReservationResult{}, err

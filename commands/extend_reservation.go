@@ -30,6 +30,7 @@ func (h *Handlers) ExtendReservation(ctx context.Context, actor core.Actor, cmd 
 	if !actor.CanWrite() {
 		return ReservationResult{}, core.Errorf(core.CodePermissionDenied, "reservations.extend requires a member or operator role")
 	}
+	cmd.NewEnd = cmd.NewEnd.Truncate(time.Microsecond) // as PostgreSQL will store it
 	if cmd.NewEnd.IsZero() {
 		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "newEnd is required")
 	}

@@ -124,10 +124,9 @@ func (fx *windowFixture) requireStored(t *testing.T, got core.Reservation, forma
 	require.NoError(t, err)
 	require.Truef(t, stored.End.After(stored.Start), format+": stored window [%s, %s) is empty",
 		append(args, stored.Start.Format(time.RFC3339Nano), stored.End.Format(time.RFC3339Nano))...)
-	// PostgreSQL keeps microseconds and pgx truncates to them, while the
-	// command returns the nanoseconds it was given: a known finding, so
-	// the returned window is compared at the stored precision.
-	require.Truef(t, stored.Start.Equal(got.Start.Truncate(time.Microsecond)) && stored.End.Equal(got.End.Truncate(time.Microsecond)),
+	// PostgreSQL keeps microseconds; the command truncates to them before
+	// it answers, so the returned window is exactly the stored one.
+	require.Truef(t, stored.Start.Equal(got.Start) && stored.End.Equal(got.End),
 		format+": returned window [%s, %s), stored [%s, %s)", append(args,
 			got.Start.Format(time.RFC3339Nano), got.End.Format(time.RFC3339Nano),
 			stored.Start.Format(time.RFC3339Nano), stored.End.Format(time.RFC3339Nano))...)
