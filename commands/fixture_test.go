@@ -2,7 +2,6 @@ package commands_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -12,14 +11,15 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/invariants"
 	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/testfleet"
 )
 
 // TestMain (pgtest.Main) lives in main_test.go: one per test binary.
 
 var (
-	operator = core.Actor{Tenant: "ops", Identity: "alice@ops", Role: core.RoleOperator}
-	tenantA  = core.Actor{Tenant: "acme", Identity: "bob@acme", Role: core.RoleMember}
-	tenantB  = core.Actor{Tenant: "globex", Identity: "carol@globex", Role: core.RoleMember}
+	operator = testfleet.Operator
+	tenantA  = testfleet.TenantA
+	tenantB  = testfleet.TenantB
 )
 
 // fixture is a fresh database with one site and one bare-metal pool, and
@@ -34,19 +34,7 @@ func setup(t *testing.T) *fixture {
 	t.Helper()
 	d := pgtest.New(t)
 	f := &fixture{d: d, h: &commands.Handlers{Pool: d.Pool}, ctx: context.Background()}
-	for _, tn := range []string{"ops", "acme", "globex"} {
-		require.NoError(t, d.Q.TenantEnsure(f.ctx, tn))
-	}
-	_, err := f.h.CreateSite(f.ctx, operator, commands.CreateSite{ID: "fra1", Name: "Frankfurt 1"})
-	require.NoError(t, err)
-	_, err = f.h.CreatePool(f.ctx, operator, commands.CreatePool{ID: "fra1-gpu", SiteID: "fra1", Kind: commands.PoolBareMetal, CPURatio: 2})
-	require.NoError(t, err)
-	for _, tn := range []string{"acme", "globex"} {
-		f.quota(t, tn, "gpu", 1000)
-		f.quota(t, tn, "vcpu", 100000)
-		f.quota(t, tn, "memory", 10000000)
-		f.quota(t, tn, "disk", 1000000)
-	}
+	testfleet.Seed(t, d, f.h, 2)
 	return f
 }
 
@@ -60,17 +48,7 @@ func (f *fixture) quota(t *testing.T, tenant, resource string, max int64) {
 // model a100, 80 GB) and 64 vCPU, 512 GB memory, 2 TB disk.
 func (f *fixture) node(t *testing.T, id string, layouts ...core.GPULayout) []string {
 	t.Helper()
-	var gpus []commands.GPUInventory
-	var ids []string
-	for i, l := range layouts {
-		uuid := fmt.Sprintf("GPU-%s-%d", id, i)
-		ids = append(ids, uuid)
-		gpus = append(gpus, commands.GPUInventory{UUID: uuid, Model: "a100", MemoryMB: 81920, Layout: l})
-	}
-	_, err := f.h.RegisterNode(f.ctx, operator, commands.RegisterNode{ID: id, PoolID: "fra1-gpu",
-		VCPU: 64, MemoryMB: 512 * 1024, DiskGB: 2000, GPUs: gpus})
-	require.NoError(t, err)
-	return ids
+	return testfleet.Node(t, f.h, id, layouts...)
 }
 
 var exclusive = core.GPULayout{Mode: core.GPUExclusive}

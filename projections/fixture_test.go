@@ -2,7 +2,6 @@ package projections_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -11,14 +10,15 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/testfleet"
 	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/projections"
 )
 
 var (
-	operator = core.Actor{Tenant: "ops", Identity: "alice@ops", Role: core.RoleOperator}
-	tenantA  = core.Actor{Tenant: "acme", Identity: "bob@acme", Role: core.RoleMember}
-	tenantB  = core.Actor{Tenant: "globex", Identity: "carol@globex", Role: core.RoleMember}
+	operator = testfleet.Operator
+	tenantA  = testfleet.TenantA
+	tenantB  = testfleet.TenantB
 
 	exclusive = core.GPULayout{Mode: core.GPUExclusive}
 	mig       = core.GPULayout{Mode: core.GPUMIG, MIG: []string{"3g.40gb", "3g.40gb"}}
@@ -42,19 +42,7 @@ func setup(t *testing.T) *fixture {
 	t.Helper()
 	d := pgtest.New(t)
 	f := &fixture{d: d, h: &commands.Handlers{Pool: d.Pool}, ctx: context.Background()}
-	for _, tn := range []string{"ops", "acme", "globex"} {
-		require.NoError(t, d.Q.TenantEnsure(f.ctx, tn))
-	}
-	_, err := f.h.CreateSite(f.ctx, operator, commands.CreateSite{ID: "fra1", Name: "Frankfurt 1"})
-	require.NoError(t, err)
-	_, err = f.h.CreatePool(f.ctx, operator, commands.CreatePool{ID: "fra1-gpu", SiteID: "fra1", Kind: commands.PoolBareMetal, CPURatio: 2})
-	require.NoError(t, err)
-	for _, tn := range []string{"acme", "globex"} {
-		for res, max := range map[string]int64{"gpu": 1000, "vcpu": 100000, "memory": 10000000, "disk": 1000000} {
-			_, err := f.h.SetQuota(f.ctx, operator, commands.SetQuota{Tenant: tn, Resource: res, Max: max})
-			require.NoError(t, err)
-		}
-	}
+	testfleet.Seed(t, d, f.h, 2)
 	for _, p := range projections.All() {
 		f.disps = append(f.disps, outbox.NewTxDispatcher(d.Pool, "test", p, nil))
 	}
@@ -64,17 +52,7 @@ func setup(t *testing.T) *fixture {
 // node registers a node with one a100 GPU per layout.
 func (f *fixture) node(t *testing.T, id string, layouts ...core.GPULayout) []string {
 	t.Helper()
-	var gpus []commands.GPUInventory
-	var ids []string
-	for i, l := range layouts {
-		uuid := fmt.Sprintf("GPU-%s-%d", id, i)
-		ids = append(ids, uuid)
-		gpus = append(gpus, commands.GPUInventory{UUID: uuid, Model: "a100", MemoryMB: 81920, Layout: l})
-	}
-	_, err := f.h.RegisterNode(f.ctx, operator, commands.RegisterNode{ID: id, PoolID: "fra1-gpu",
-		VCPU: 64, MemoryMB: 512 * 1024, DiskGB: 2000, GPUs: gpus})
-	require.NoError(t, err)
-	return ids
+	return testfleet.Node(t, f.h, id, layouts...)
 }
 
 // at is SimEpoch + h hours.

@@ -2,7 +2,6 @@ package queries_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -11,15 +10,16 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/testfleet"
 	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/projections"
 	"github.com/bettercompute/compute/queries"
 )
 
 var (
-	operator = core.Actor{Tenant: "ops", Identity: "alice@ops", Role: core.RoleOperator}
-	tenantA  = core.Actor{Tenant: "acme", Identity: "bob@acme", Role: core.RoleMember}
-	tenantB  = core.Actor{Tenant: "globex", Identity: "carol@globex", Role: core.RoleMember}
+	operator = testfleet.Operator
+	tenantA  = testfleet.TenantA
+	tenantB  = testfleet.TenantB
 )
 
 const waitFor = 20 * time.Second
@@ -39,35 +39,21 @@ func setup(t *testing.T) *fixture {
 	t.Helper()
 	d := pgtest.New(t)
 	f := &fixture{d: d, h: &commands.Handlers{Pool: d.Pool}, q: queries.New(d.Pool), ctx: context.Background()}
-	for _, tn := range []string{"ops", "acme", "globex"} {
-		require.NoError(t, d.Q.TenantEnsure(f.ctx, tn))
-	}
-	_, err := f.h.CreateSite(f.ctx, operator, commands.CreateSite{ID: "fra1", Name: "Frankfurt 1"})
-	require.NoError(t, err)
-	_, err = f.h.CreatePool(f.ctx, operator, commands.CreatePool{ID: "fra1-gpu", SiteID: "fra1", Kind: commands.PoolBareMetal})
-	require.NoError(t, err)
-	for _, tn := range []string{"acme", "globex"} {
-		for res, max := range map[string]int64{"gpu": 1000, "vcpu": 100000, "memory": 10000000, "disk": 1000000} {
-			_, err := f.h.SetQuota(f.ctx, operator, commands.SetQuota{Tenant: tn, Resource: res, Max: max})
-			require.NoError(t, err)
-		}
-	}
+	testfleet.Seed(t, d, f.h, 0)
 	for _, p := range projections.All() {
 		f.disps = append(f.disps, outbox.NewTxDispatcher(d.Pool, "test", p, nil))
 	}
 	return f
 }
 
+// node registers a node with gpus exclusive a100s.
 func (f *fixture) node(t *testing.T, id string, gpus int) {
 	t.Helper()
-	var inv []commands.GPUInventory
-	for i := range gpus {
-		inv = append(inv, commands.GPUInventory{UUID: fmt.Sprintf("GPU-%s-%d", id, i), Model: "a100", MemoryMB: 81920,
-			Layout: core.GPULayout{Mode: core.GPUExclusive}})
+	layouts := make([]core.GPULayout, gpus)
+	for i := range layouts {
+		layouts[i] = core.GPULayout{Mode: core.GPUExclusive}
 	}
-	_, err := f.h.RegisterNode(f.ctx, operator, commands.RegisterNode{ID: id, PoolID: "fra1-gpu",
-		VCPU: 64, MemoryMB: 512 * 1024, DiskGB: 2000, GPUs: inv})
-	require.NoError(t, err)
+	testfleet.Node(t, f.h, id, layouts...)
 }
 
 func at(h float64) time.Time { return pgtest.SimEpoch.Add(time.Duration(h * float64(time.Hour))) }
