@@ -214,7 +214,9 @@ func TestZombieGatewayDropsSupersededSession(t *testing.T) {
 	_, urlB := hs.gateway("gw-b")
 	hs.daemon("n1", t.TempDir(), urlA, urlB)
 	hs.eventually("n1", core.NodeConnected)
-	require.Contains(t, gwA.Sessions(), "n1")
+	// The database records the session before the gateway adds it to its
+	// in-memory map: wait for the map too.
+	require.Eventually(t, func() bool { _, ok := gwA.Sessions()["n1"]; return ok }, 10*time.Second, 5*time.Millisecond)
 
 	// The daemon's connection to A breaks in a way A does not notice yet:
 	// simulate with a second session opened at B (the daemon reconnecting).

@@ -219,6 +219,8 @@ func TestZombieGatewayCannotDispatch(t *testing.T) {
 	hs.gateway("gw-b")
 	hs.daemon("n1", t.TempDir(), urlA)
 	hs.eventually("n1", core.NodeConnected)
+	// The gateway adds the session to its map just after the database has it.
+	require.Eventually(t, func() bool { _, ok := gwA.Sessions()["n1"]; return ok }, 10*time.Second, 5*time.Millisecond)
 	hs.book("n1")
 	c := hs.run(tenant, exec("k1", "true", false))
 
