@@ -30,6 +30,11 @@ type Config struct {
 	// PgbenchPath is the pgbench program; empty looks on PATH, then under
 	// /usr/lib/postgresql/*/bin.
 	PgbenchPath string
+	// Binary is the compute program the end-to-end measurements run as
+	// `compute serve` child processes (SSE fan-out, webhooks, API
+	// processes); `compute bench` passes itself. Empty records those
+	// measurements as not measured.
+	Binary string
 	// Progress gets one rewritten status line (stderr); Out gets the table.
 	Progress io.Writer
 	Out      io.Writer
@@ -54,6 +59,15 @@ type plan struct {
 	backlogs      []int
 	backlogReads  int
 	maxOpsPerRun  int // hard cap on requests in one load run
+
+	// End-to-end measurements against `compute serve` child processes.
+	sseClients   int           // idle SSE streams held open for the memory figure
+	sseRate      int           // events/s for the commit → SSE client latency
+	ssePhase     time.Duration // length of the latency run
+	webhookPhase time.Duration // length of the webhook + projection run under load
+	httpClients  int           // concurrent HTTP clients of the webhook and API-process runs
+	apiProcesses []int         // API process counts compared with one
+	apiPhase     time.Duration // length of each API-process run
 }
 
 func planFor(quick bool) plan {
@@ -61,12 +75,16 @@ func planFor(quick bool) plan {
 		return plan{phase: 3 * time.Second, pgbenchScale: 10, concurrency: []int{8, 32}, tenants: 64,
 			scaleNodes: []int{100, 1_000}, scaleRequests: 40, seedWorkers: 6,
 			outboxRate: 500, outboxPhase: 3 * time.Second, outboxPoll: 10 * time.Millisecond,
-			backlogs: []int{1_000, 100_000}, backlogReads: 50, maxOpsPerRun: 50_000}
+			backlogs: []int{1_000, 100_000}, backlogReads: 50, maxOpsPerRun: 50_000,
+			sseClients: 1_000, sseRate: 500, ssePhase: 3 * time.Second,
+			webhookPhase: 5 * time.Second, httpClients: 16, apiProcesses: []int{1, 2, 4}, apiPhase: 3 * time.Second}
 	}
 	return plan{phase: 15 * time.Second, pgbenchScale: 10, concurrency: []int{8, 32}, tenants: 128,
 		scaleNodes: []int{100, 1_000, 10_000}, scaleRequests: 300, seedWorkers: 6,
 		outboxRate: 1_000, outboxPhase: 10 * time.Second, outboxPoll: 10 * time.Millisecond,
-		backlogs: []int{1_000, 100_000, 1_000_000}, backlogReads: 200, maxOpsPerRun: 500_000}
+		backlogs: []int{1_000, 100_000, 1_000_000}, backlogReads: 200, maxOpsPerRun: 500_000,
+		sseClients: 10_000, sseRate: 1_000, ssePhase: 10 * time.Second,
+		webhookPhase: 20 * time.Second, httpClients: 32, apiProcesses: []int{1, 2, 4}, apiPhase: 15 * time.Second}
 }
 
 // tinyPlan is the smallest configuration, for the package's own test.
@@ -74,7 +92,9 @@ func tinyPlan() plan {
 	return plan{phase: 300 * time.Millisecond, pgbenchScale: 1, concurrency: []int{2}, tenants: 4,
 		scaleNodes: []int{10, 20}, scaleRequests: 5, seedWorkers: 2,
 		outboxRate: 100, outboxPhase: 300 * time.Millisecond, outboxPoll: 10 * time.Millisecond,
-		backlogs: []int{100, 1_000}, backlogReads: 5, maxOpsPerRun: 500}
+		backlogs: []int{100, 1_000}, backlogReads: 5, maxOpsPerRun: 500,
+		sseClients: 50, sseRate: 100, ssePhase: 500 * time.Millisecond,
+		webhookPhase: time.Second, httpClients: 4, apiProcesses: []int{1, 2}, apiPhase: 500 * time.Millisecond}
 }
 
 // Run performs the whole benchmark, prints the table, and writes the JSON

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -25,9 +26,13 @@ func benchCmd(ctx context.Context, cfg config.Config, logger *slog.Logger, args 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	_, err := bench.Run(ctx, bench.Config{
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find the compute binary for the serve measurements: %w", err)
+	}
+	_, err = bench.Run(ctx, bench.Config{
 		Quick: *quick, DatabaseURL: cfg.DatabaseURL, PGDir: *pgDir,
-		ResultsDir: *out, ChartDir: *charts, PgbenchPath: *pgbench,
+		ResultsDir: *out, ChartDir: *charts, PgbenchPath: *pgbench, Binary: self,
 		Progress: os.Stderr, Out: os.Stdout, Logger: logger,
 		Command: "compute bench " + strings.Join(args, " "),
 	})
