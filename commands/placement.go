@@ -1,9 +1,11 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
@@ -64,14 +66,7 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 	if len(cands) == 0 {
 		reasons = append(reasons, "the pool has no nodes")
 	}
-	// Best fit: the node with the fewest free matching atoms that still
-	// fits, so that large holes stay free for large requests.
-	slices.SortStableFunc(fit, func(a, b db.NodePlacementCandidatesRow) int {
-		if a.FreeAtoms != b.FreeAtoms {
-			return int(a.FreeAtoms - b.FreeAtoms)
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	bestFitOrder(fit, p.reservationID)
 	for i, c := range fit {
 		if i == h.placementAttempts() {
 			reasons = append(reasons, fmt.Sprintf("%d more nodes not tried after %d conflicts", len(fit)-i, i))
@@ -318,4 +313,33 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// tieBreak orders equally good nodes for one reservation: a hash of the
+// reservation and node ids, different for each reservation.
+func tieBreak(reservationID, nodeID string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(reservationID))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(nodeID))
+	return h.Sum64()
+}
+
+// bestFitOrder sorts the nodes that fit in the order the placer tries them.
+// Best fit: the node with the fewest free matching atoms that still fits,
+// so that large holes stay free for large requests. Ties (every node of an
+// idle pool) are broken by a hash of the reservation and the node, so that
+// concurrent placers start on different nodes instead of all racing for
+// the lowest id, while one reservation's order stays the same across its
+// retries.
+func bestFitOrder(fit []db.NodePlacementCandidatesRow, reservationID string) {
+	slices.SortStableFunc(fit, func(a, b db.NodePlacementCandidatesRow) int {
+		if a.FreeAtoms != b.FreeAtoms {
+			return cmp.Compare(a.FreeAtoms, b.FreeAtoms)
+		}
+		if c := cmp.Compare(tieBreak(reservationID, a.ID), tieBreak(reservationID, b.ID)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 }
