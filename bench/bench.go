@@ -126,7 +126,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if err := srv.describe(ctx, &res.Machine); err != nil {
 		return nil, err
 	}
-	measureAll(ctx, srv, p, cfg.PgbenchPath, prog, res)
+	measureAll(ctx, srv, p, cfg, prog, res)
 	res.computeRatios()
 
 	if err := res.writeJSON(cfg.ResultsDir); err != nil {
@@ -144,12 +144,12 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 // curve grows it); then each of our load runs comes right after the pgbench
 // runs it is divided by, so that the two sides of a ratio see the same
 // background load on a shared machine.
-func measureAll(ctx context.Context, srv *server, p plan, pgbenchPath string, prog *progress, res *Results) {
+func measureAll(ctx context.Context, srv *server, p plan, cfg Config, prog *progress, res *Results) {
 	gap := func(what string, err error) {
-		res.NotMeasured = append(res.NotMeasured, Gap{What: what, Why: err.Error()})
+		res.NotMeasured = append(res.NotMeasured, Gap{What: what, Why: err.Error(), Failed: true})
 	}
 	prog.set("pgbench: initialising scale %d", p.pgbenchScale)
-	pb, err := newPgbench(ctx, srv, p, pgbenchPath)
+	pb, err := newPgbench(ctx, srv, p, cfg.PgbenchPath)
 	if err != nil {
 		gap("pgbench baselines", err)
 	}
@@ -165,6 +165,12 @@ func measureAll(ctx context.Context, srv *server, p plan, pgbenchPath string, pr
 		gap("outbox latency and backlog reads", err)
 	} else {
 		res.Outbox = o
+	}
+	prog.set("SSE: commit → client latency and fan-out")
+	if s, err := measureSSE(ctx, srv, p, cfg.Binary, prog); err != nil {
+		gap("SSE latency and fan-out memory", err)
+	} else {
+		res.SSE = s
 	}
 	if ctx.Err() != nil {
 		gap("remaining measurements", fmt.Errorf("interrupted: %w", ctx.Err()))

@@ -55,6 +55,8 @@ func (r *Results) printTable(w io.Writer) {
 		fmt.Fprintf(w, "        ReadAfter(100) from the middle of %d events: p50 %.3f ms, p99 %.3f ms\n", b.Events, b.P50Ms, b.P99Ms)
 	}
 
+	r.SSE.print(w)
+
 	fmt.Fprintln(w, "\nNOT MEASURED")
 	for _, g := range r.NotMeasured {
 		fmt.Fprintf(w, "  - %s: %s\n", g.What, firstLine(g.Why))

@@ -13,7 +13,7 @@ import (
 	"github.com/bettercompute/compute/internal/config"
 )
 
-// benchCmd is `compute bench [--quick] [--out DIR] [--charts DIR] [--pg-dir DIR]`.
+// benchCmd is `compute bench [--quick] [--strict] [--out DIR] [--charts DIR] [--pg-dir DIR]`.
 // The private cluster gets its own directory, apart from serve's, so a
 // running `compute serve` does not stop a benchmark (or the reverse).
 func benchCmd(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error {
@@ -23,6 +23,7 @@ func benchCmd(ctx context.Context, cfg config.Config, logger *slog.Logger, args 
 	charts := fs.String("charts", filepath.Join("docs", "benchmarks"), "directory for ratios.svg")
 	pgDir := fs.String("pg-dir", filepath.Join(filepath.Dir(cfg.PGDir), "bench-pg"), "private durable cluster when DATABASE_URL is unset")
 	pgbench := fs.String("pgbench", "", "pgbench program (default: PATH, then /usr/lib/postgresql/*/bin)")
+	strict := fs.Bool("strict", false, "exit non-zero when a measurement failed (CI)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -30,11 +31,17 @@ func benchCmd(ctx context.Context, cfg config.Config, logger *slog.Logger, args 
 	if err != nil {
 		return fmt.Errorf("find the compute binary for the serve measurements: %w", err)
 	}
-	_, err = bench.Run(ctx, bench.Config{
+	res, err := bench.Run(ctx, bench.Config{
 		Quick: *quick, DatabaseURL: cfg.DatabaseURL, PGDir: *pgDir,
 		ResultsDir: *out, ChartDir: *charts, PgbenchPath: *pgbench, Binary: self,
 		Progress: os.Stderr, Out: os.Stdout, Logger: logger,
 		Command: "compute bench " + strings.Join(args, " "),
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	if failed := res.Failures(); *strict && len(failed) > 0 {
+		return fmt.Errorf("%d measurements failed, first: %s: %s", len(failed), failed[0].What, failed[0].Why)
+	}
+	return nil
 }
