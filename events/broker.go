@@ -50,9 +50,10 @@ type BrokerOptions struct {
 // any number of clients, so the database sees one keyset query per poll
 // instead of one per client, and no client holds a snapshot or an xid.
 //
-// Each stream has a bounded buffer, and the fan-out never blocks on it: a
-// stream whose buffer is full is dropped (ErrDropped), so memory is bounded
-// by Buffer events per client whatever the clients do.
+// Each stream has a bounded queue, and the fan-out never blocks on it: a
+// stream with Buffer events waiting is dropped (ErrDropped), so memory is
+// bounded by Buffer events per client whatever the clients do, and an idle
+// client's queue is empty.
 type Broker struct {
 	reader *Reader
 	q      *db.Queries
@@ -140,9 +141,7 @@ func (b *Broker) Poll(ctx context.Context) (int, error) {
 			if !s.scope.Matches(e.Event) {
 				continue
 			}
-			select {
-			case s.live <- e:
-			default:
+			if !s.offer(e, b.opts.Buffer) {
 				b.dropLocked(s, ErrDropped)
 			}
 		}
@@ -206,8 +205,8 @@ func (b *Broker) Streams() int {
 	return len(b.streams)
 }
 
-// dropLocked ends s with reason. Callers hold mu; after it, nothing sends
-// to s.live again.
+// dropLocked ends s with reason. Callers hold mu; after it, nothing is
+// offered to s again.
 func (b *Broker) dropLocked(s *Stream, reason error) {
 	if _, ok := b.streams[s]; !ok {
 		return
@@ -234,13 +233,13 @@ func (b *Broker) Subscribe(ctx context.Context, scope Scope, after *outbox.Posit
 	if err := b.start(ctx); err != nil {
 		return nil, err
 	}
-	s := &Stream{b: b, scope: scope, live: make(chan outbox.Stored, b.opts.Buffer), gone: make(chan struct{})}
+	s := &Stream{b: b, scope: scope, ready: make(chan struct{}, 1), gone: make(chan struct{})}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		return nil, core.Wrap(core.CodeUnavailable, ErrBrokerClosed, "the server is shutting down: reconnect")
 	}
-	s.liveFrom = b.head // everything after it reaches s.live
+	s.liveFrom = b.head // everything after it reaches the live queue
 	b.streams[s] = struct{}{}
 	b.mu.Unlock()
 
