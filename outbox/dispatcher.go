@@ -40,6 +40,11 @@ type Dispatcher struct {
 	// RenewEvery is how often the lease is renewed while a Sink's Deliver
 	// runs (real time), so that a long delivery keeps its lease.
 	RenewEvery time.Duration
+	// AfterBatch, when set, is called after a batch was handled and its
+	// cursor saved: it wakes whatever consumes what the sink wrote in the
+	// same process (the webhook sink enqueues deliveries for the
+	// work-queue worker) instead of leaving it to its next poll.
+	AfterBatch func()
 
 	mu   sync.Mutex
 	held *lease.Lease // the lease as last acquired, for Release on exit
@@ -110,6 +115,9 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	}
 	if err != nil {
 		return 0, fmt.Errorf("dispatch %s after %s: %w", d.id, cur, err)
+	}
+	if d.AfterBatch != nil {
+		d.AfterBatch()
 	}
 	return len(events), nil
 }

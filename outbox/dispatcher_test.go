@@ -128,9 +128,12 @@ func TestTxSinkExactlyOnce(t *testing.T) {
 
 	sink := &applyTable{failOn: ids[3]}
 	disp := outbox.NewTxDispatcher(d.Pool, "w1", sink, nil)
+	batches := 0
+	disp.AfterBatch = func() { batches++ }
 	_, err = disp.RunOnce(ctx)
 	require.ErrorContains(t, err, "projection bug")
 	require.Zero(t, count(), "nothing of the failed batch is applied")
+	require.Zero(t, batches, "AfterBatch is not called for a batch that was not saved")
 	cur, err := outbox.CursorOf(ctx, d.Q, "projection")
 	require.NoError(t, err)
 	require.True(t, cur.IsZero(), "the cursor did not move")
@@ -140,6 +143,7 @@ func TestTxSinkExactlyOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 6, n)
 	require.Equal(t, 6, count())
+	require.Equal(t, 1, batches, "AfterBatch follows the saved batch")
 	cur, err = outbox.CursorOf(ctx, d.Q, "projection")
 	require.NoError(t, err)
 	require.Equal(t, log[5].Position, cur)
@@ -148,6 +152,7 @@ func TestTxSinkExactlyOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n)
 	require.Equal(t, 6, count(), "applied exactly once")
+	require.Equal(t, 1, batches, "nothing new, no AfterBatch")
 }
 
 // A sink whose Deliver hangs delays only itself: the other sink's

@@ -76,6 +76,9 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		return listener.Subscribe()
 	}
 
+	// A worker in this process is woken when this process's webhook sink
+	// enqueued deliveries; a worker elsewhere finds them at its next poll.
+	var wakeWorker func()
 	if cfg.Has("worker") {
 		w := workqueue.NewWorker(pool, owner, clk, logger)
 		registerReconcilers(w, svc)
@@ -83,7 +86,14 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		if err := svc.nodes.EnsureSweep(ctx); err != nil {
 			return fmt.Errorf("seed liveness sweep: %w", err)
 		}
-		goRun(func() { w.Run(runCtx, cfg.PollInterval, nil) })
+		wake := make(chan struct{}, 1)
+		wakeWorker = func() {
+			select {
+			case wake <- struct{}{}:
+			default: // a wake-up is already pending
+			}
+		}
+		goRun(func() { w.Run(runCtx, cfg.PollInterval, wake) })
 	}
 	if cfg.Has("gateway") {
 		stop, err := startGateway(runCtx, cfg, owner, svc, logger, goRun)
@@ -93,7 +103,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		defer stop()
 	}
 	if cfg.Has("dispatcher") {
-		for _, d := range sinks(pool, owner, svc, logger) {
+		for _, d := range sinks(pool, owner, svc, wakeWorker, logger) {
 			p := pokes()
 			goRun(func() { d.Run(runCtx, cfg.PollInterval, p) })
 		}

@@ -65,9 +65,13 @@ func registerReconcilers(w *workqueue.Worker, s services) {
 }
 
 // sinks lists the durable outbox sinks the dispatcher role delivers, each
-// under its own lease and cursor.
-func sinks(pool *pgxpool.Pool, owner string, s services, logger *slog.Logger) []*outbox.Dispatcher {
-	out := []*outbox.Dispatcher{outbox.NewTxDispatcher(pool, owner, s.webhooks.Scheduler(), logger)}
+// under its own lease and cursor. wakeWorker (nil when this process runs
+// no worker) is called after the webhook sink enqueued a batch of
+// deliveries.
+func sinks(pool *pgxpool.Pool, owner string, s services, wakeWorker func(), logger *slog.Logger) []*outbox.Dispatcher {
+	hooks := outbox.NewTxDispatcher(pool, owner, s.webhooks.Scheduler(), logger)
+	hooks.AfterBatch = wakeWorker
+	out := []*outbox.Dispatcher{hooks}
 	for _, p := range projections.All() {
 		out = append(out, outbox.NewTxDispatcher(pool, owner, p, logger))
 	}

@@ -18,7 +18,8 @@ UPDATE work_queue w
          WHERE q.shard = ANY($3::int[])
            AND q.kind = ANY($4::text[])
            AND q.not_before <= compute_now()
-           AND (q.claimed_until IS NULL OR q.claimed_until <= compute_now())
+           AND (q.claimed_until IS NULL OR q.claimed_until <= compute_now()
+                OR q.claimed_by IS DISTINCT FROM $2::text)
          ORDER BY q.not_before
          LIMIT $5
          FOR UPDATE SKIP LOCKED) due
@@ -43,7 +44,11 @@ type WorkQueueClaimRow struct {
 }
 
 // Claims due rows of the caller's shards. SKIP LOCKED lets many workers claim
-// side by side; claimed_until lets another worker take over a crashed claim.
+// side by side. A row claimed by another owner is taken over at once: the
+// caller holds the row's shard lease, so that owner lost it (crashed, or a
+// zombie whose completion the lease fences) and waiting for its
+// claimed_until would only delay the work. claimed_until still guards the
+// caller's own claims.
 func (q *Queries) WorkQueueClaim(ctx context.Context, arg WorkQueueClaimParams) ([]WorkQueueClaimRow, error) {
 	rows, err := q.db.Query(ctx, workQueueClaim,
 		arg.ClaimSeconds,

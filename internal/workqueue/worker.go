@@ -195,14 +195,22 @@ func (w *Worker) run(ctx context.Context, it Item) error {
 	return nil
 }
 
-// Run calls RunOnce every poll interval, or sooner when poke fires, until
-// ctx ends. A lost poke only delays. Errors are logged, never fatal.
+// Run calls RunOnce every poll interval, at once again after a full batch
+// (more is due), or sooner when poke fires, until ctx ends. A lost poke
+// only delays. Errors are logged, never fatal.
 func (w *Worker) Run(ctx context.Context, poll time.Duration, poke <-chan struct{}) {
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
-		if _, err := w.RunOnce(ctx); err != nil && ctx.Err() == nil {
+		n, err := w.RunOnce(ctx)
+		if err != nil && ctx.Err() == nil {
 			w.logger.Error("work queue", "err", err)
+		}
+		if err == nil && n == int(w.Batch) {
+			// Without this one worker delivered at most Batch webhooks
+			// per poll interval (32/s at the default 1 s) however many
+			// were due.
+			continue
 		}
 		select {
 		case <-ctx.Done():

@@ -3,7 +3,9 @@ package workqueue_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,13 +84,16 @@ func TestKeyDirtiedDuringRunSurvivesAndRunsAgain(t *testing.T) {
 	require.False(t, ok, "a clean run deletes the row")
 }
 
-func TestCrashedClaimIsTakenAgainAfterClaimedUntil(t *testing.T) {
+// A claim protects a row only while its owner holds the row's shard: the
+// worker that takes the shard over runs the row at once instead of waiting
+// for claimed_until (after a SIGKILL that was a minute of stalled work).
+func TestCrashedClaimIsTakenOverWithTheShard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	enqueue(t, d, "res-1", 0)
 
-	// Worker A takes the shards and claims the row, then dies mid-run.
+	// Worker A takes the shard and claims the row, then dies mid-run.
 	crashed := workqueue.NewWorker(d.Pool, "a", nil, nil)
 	crashed.Handle(kind, func(ctx context.Context, it workqueue.Item) error { panic("unreachable") })
 	_, err := lease.AcquireMany(ctx, d.Q, []string{workqueue.ShardLeaseName(workqueue.ShardOf("res-1"))}, "a", lease.TTL)
@@ -99,16 +104,20 @@ func TestCrashedClaimIsTakenAgainAfterClaimedUntil(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
+	again, err := d.Q.WorkQueueClaim(ctx, db.WorkQueueClaimParams{
+		ClaimSeconds: crashed.ClaimTTL.Seconds(), Claimer: "a",
+		Shards: []int32{workqueue.ShardOf("res-1")}, Kinds: []string{kind}, MaxRows: 10,
+	})
+	require.NoError(t, err)
+	require.Empty(t, again, "the owner's own claim still guards the row until claimed_until")
 
 	b := workqueue.NewWorker(d.Pool, "b", nil, nil)
 	var ran []string
 	b.Handle(kind, func(ctx context.Context, it workqueue.Item) error { ran = append(ran, it.Key); return nil })
 
-	require.Equal(t, 0, runOnce(t, b), "a's shard lease is live")
+	require.Equal(t, 0, runOnce(t, b), "a's shard lease is live: b cannot see the row")
 	d.AdvanceSimClock(t, lease.TTL+time.Second)
-	require.Equal(t, 0, runOnce(t, b), "b holds the shard now, but a's claim has not lapsed")
-	d.AdvanceSimClock(t, crashed.ClaimTTL)
-	require.Equal(t, 1, runOnce(t, b), "after claimed_until the row is claimed again")
+	require.Equal(t, 1, runOnce(t, b), "b holds the shard now and takes a's claim over without waiting for claimed_until")
 	require.Equal(t, []string{"res-1"}, ran)
 	_, ok := row(t, d, "res-1")
 	require.False(t, ok)
@@ -202,4 +211,25 @@ func TestSlowItemDoesNotHoldUpOthers(t *testing.T) {
 	require.Equal(t, 2, runOnce(t, w))
 	_, slowLeft := row(t, d, "slow")
 	require.False(t, slowLeft, "the slow item completed")
+}
+
+// Run does not wait for the next poll after a full batch: with a poll
+// interval of an hour and no poke, five due items still all run in batches
+// of two. (One worker used to deliver at most Batch webhooks per poll.)
+func TestRunContinuesAfterAFullBatch(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	for i := range 5 {
+		enqueue(t, d, fmt.Sprintf("full-%d", i), 0)
+	}
+	w := workqueue.NewWorker(d.Pool, "w", nil, nil)
+	w.Batch = 2
+	var ran atomic.Int64
+	w.Handle(kind, func(ctx context.Context, it workqueue.Item) error { ran.Add(1); return nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx, time.Hour, nil) }()
+	defer func() { cancel(); <-done }()
+	require.Eventually(t, func() bool { return ran.Load() == 5 }, 30*time.Second, 10*time.Millisecond,
+		"every due item runs without waiting for the hourly poll")
 }

@@ -10,7 +10,11 @@ ON CONFLICT (kind, key) DO UPDATE
 
 -- name: WorkQueueClaim :many
 -- Claims due rows of the caller's shards. SKIP LOCKED lets many workers claim
--- side by side; claimed_until lets another worker take over a crashed claim.
+-- side by side. A row claimed by another owner is taken over at once: the
+-- caller holds the row's shard lease, so that owner lost it (crashed, or a
+-- zombie whose completion the lease fences) and waiting for its
+-- claimed_until would only delay the work. claimed_until still guards the
+-- caller's own claims.
 UPDATE work_queue w
    SET claimed_until = compute_now() + make_interval(secs => sqlc.arg(claim_seconds)::float8),
        claimed_by = sqlc.arg(claimer)::text,
@@ -19,7 +23,8 @@ UPDATE work_queue w
          WHERE q.shard = ANY(sqlc.arg(shards)::int[])
            AND q.kind = ANY(sqlc.arg(kinds)::text[])
            AND q.not_before <= compute_now()
-           AND (q.claimed_until IS NULL OR q.claimed_until <= compute_now())
+           AND (q.claimed_until IS NULL OR q.claimed_until <= compute_now()
+                OR q.claimed_by IS DISTINCT FROM sqlc.arg(claimer)::text)
          ORDER BY q.not_before
          LIMIT sqlc.arg(max_rows)
          FOR UPDATE SKIP LOCKED) due
