@@ -119,16 +119,18 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, p placement, nodeID s
 	var atoms []string
 	if g.Count > 0 {
 		free, err := q.DeviceFreeAtoms(ctx, db.DeviceFreeAtomsParams{NodeID: nodeID, Kind: string(g.Kind),
-			Model: optional(g.Model), Profile: optional(atomProfile(g)), FromTs: p.start, ToTs: p.end, MaxAtoms: int32(g.Count)})
+			Model: optional(g.Model), Profile: optional(atomProfile(g)), FromTs: p.start, ToTs: p.end})
 		if err != nil {
 			return nil, "", db.Translate(err, "free atoms")
 		}
 		if len(free) < g.Count {
 			return nil, fmt.Sprintf("only %d free %s in the window, needs %d (changed concurrently)", len(free), describeGPU(g), g.Count), nil
 		}
-		for _, a := range free {
-			atoms = append(atoms, a.ID)
+		ids := make([]string, len(free))
+		for i, a := range free {
+			ids[i] = a.ID
 		}
+		atoms = pickAtoms(ids, g.Count, p.reservationID, nodeID)
 		if why, err := lockAtoms(ctx, q, nodeID, atoms); err != nil || why != "" {
 			return nil, why, err
 		}
@@ -342,4 +344,21 @@ func bestFitOrder(fit []db.NodePlacementCandidatesRow, reservationID string) {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+}
+
+// pickAtoms chooses count of a node's free atoms (given in id order): a run
+// of neighbours starting at an offset that depends on the reservation. With
+// the first free atoms every time, concurrent placers on one node all
+// queued on the same atom's booking and all but one lost the node; with
+// an offset they mostly take different atoms, while a multi-atom request
+// still takes neighbours (slots of one GPU). The result is in id order,
+// the order bookings are inserted and devices locked in.
+func pickAtoms(free []string, count int, reservationID, nodeID string) []string {
+	start := int(tieBreak(reservationID, nodeID) % uint64(len(free)))
+	picked := make([]string, 0, count)
+	for i := range count {
+		picked = append(picked, free[(start+i)%len(free)])
+	}
+	slices.Sort(picked)
+	return picked
 }

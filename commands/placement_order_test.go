@@ -43,3 +43,25 @@ func TestBestFitOrder(t *testing.T) {
 		require.Less(t, n, 30, "node %s is first for %d of 100 reservations", node, n)
 	}
 }
+
+// Concurrent placers on one node start on different atoms, and a request
+// for several takes neighbours, returned in id order.
+func TestPickAtoms(t *testing.T) {
+	t.Parallel()
+	free := []string{"g0", "g1", "g2", "g3", "g4", "g5", "g6", "g7"}
+	first := map[string]int{}
+	for r := range 100 {
+		id := fmt.Sprintf("res-%d", r)
+		one := pickAtoms(free, 1, id, "n1")
+		require.Len(t, one, 1)
+		first[one[0]]++
+		require.Equal(t, one, pickAtoms(free, 1, id, "n1"), "stable for one reservation")
+
+		three := pickAtoms(free, 3, id, "n1")
+		require.Len(t, three, 3)
+		require.IsIncreasing(t, three, "id order: the order bookings are inserted in")
+		require.Contains(t, three, one[0], "the run starts at the same offset")
+	}
+	require.GreaterOrEqual(t, len(first), 7, "100 reservations start on most of the 8 atoms: %v", first)
+	require.Equal(t, free, pickAtoms(free, 8, "res-x", "n1"), "all of them when all are needed")
+}

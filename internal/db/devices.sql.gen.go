@@ -54,17 +54,15 @@ SELECT a.id, a.parent_id FROM devices a LEFT JOIN devices p ON p.id = a.parent_i
                     WHERE b.device_id = a.id
                       AND b.during && tstzrange($5::timestamptz, $6::timestamptz, '[)'))
  ORDER BY a.id
- LIMIT $7
 `
 
 type DeviceFreeAtomsParams struct {
-	NodeID   string
-	Kind     string
-	Model    *string
-	Profile  *string
-	FromTs   time.Time
-	ToTs     time.Time
-	MaxAtoms int32
+	NodeID  string
+	Kind    string
+	Model   *string
+	Profile *string
+	FromTs  time.Time
+	ToTs    time.Time
 }
 
 type DeviceFreeAtomsRow struct {
@@ -72,8 +70,9 @@ type DeviceFreeAtomsRow struct {
 	ParentID *string
 }
 
-// Candidate atoms on one node, in device-id order (the order bookings are
-// inserted in). Not locked: DeviceLockShare locks the chosen ones.
+// Every free matching atom of one node (a node has a few dozen at most), in
+// device-id order; the placer picks among them. Not locked:
+// DeviceLockShare locks the chosen ones.
 func (q *Queries) DeviceFreeAtoms(ctx context.Context, arg DeviceFreeAtomsParams) ([]DeviceFreeAtomsRow, error) {
 	rows, err := q.db.Query(ctx, deviceFreeAtoms,
 		arg.NodeID,
@@ -82,7 +81,6 @@ func (q *Queries) DeviceFreeAtoms(ctx context.Context, arg DeviceFreeAtomsParams
 		arg.Profile,
 		arg.FromTs,
 		arg.ToTs,
-		arg.MaxAtoms,
 	)
 	if err != nil {
 		return nil, err

@@ -41,8 +41,9 @@ ON CONFLICT (id) DO UPDATE
        bookable = true, retired = false, version = devices.version + 1;
 
 -- name: DeviceFreeAtoms :many
--- Candidate atoms on one node, in device-id order (the order bookings are
--- inserted in). Not locked: DeviceLockShare locks the chosen ones.
+-- Every free matching atom of one node (a node has a few dozen at most), in
+-- device-id order; the placer picks among them. Not locked:
+-- DeviceLockShare locks the chosen ones.
 SELECT a.id, a.parent_id FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
  WHERE a.node_id = sqlc.arg(node_id) AND a.bookable AND a.kind = sqlc.arg(kind)
    AND (sqlc.narg(model)::text IS NULL OR a.model = sqlc.narg(model)::text)
@@ -52,8 +53,7 @@ SELECT a.id, a.parent_id FROM devices a LEFT JOIN devices p ON p.id = a.parent_i
    AND NOT EXISTS (SELECT 1 FROM device_bookings b
                     WHERE b.device_id = a.id
                       AND b.during && tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)'))
- ORDER BY a.id
- LIMIT sqlc.arg(max_atoms);
+ ORDER BY a.id;
 
 -- name: DeviceLockShare :many
 -- Rule 4 for devices: the chosen atoms and their GPUs, locked FOR SHARE in id
