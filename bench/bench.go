@@ -166,6 +166,18 @@ func measureAll(ctx context.Context, srv *server, p plan, cfg Config, prog *prog
 	} else {
 		res.Outbox = o
 	}
+	prog.set("pipeline: webhooks and projections under HTTP load")
+	if r, err := measurePipeline(ctx, srv, p, cfg.Binary, prog); err != nil {
+		gap("webhook deliveries/s ÷ events/s and projection lag", err)
+	} else {
+		res.Pipeline = r
+	}
+	prog.set("API processes")
+	if r, err := measureAPIScale(ctx, srv, p, cfg.Binary, prog); err != nil {
+		gap("API throughput with several API processes", err)
+	} else {
+		res.APIScale = r
+	}
 	prog.set("SSE: commit → client latency and fan-out")
 	if s, err := measureSSE(ctx, srv, p, cfg.Binary, prog); err != nil {
 		gap("SSE latency and fan-out memory", err)

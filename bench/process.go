@@ -51,9 +51,15 @@ func startServe(ctx context.Context, binary, dbURL, roles string, extraEnv ...st
 	}
 	p := &serveProcess{addr: addr, roles: roles, log: &lockedWriter{buf: &bytes.Buffer{}}, done: make(chan struct{})}
 	p.cmd = exec.Command(binary, "serve")
+	// An API process would log every request at info; the others are
+	// quiet, and their "running" line at info is how waitReady knows.
+	level := "info"
+	if strings.Contains(roles, "api") {
+		level = "warn"
+	}
 	p.cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+dbURL, "COMPUTE_ADDR="+addr, "COMPUTE_GATEWAY_ADDR="+gw,
-		"COMPUTE_ROLES="+roles, "COMPUTE_LOG_LEVEL=warn", "COMPUTE_WEBHOOK_ALLOW_PRIVATE=true")
+		"COMPUTE_ROLES="+roles, "COMPUTE_LOG_LEVEL="+level, "COMPUTE_WEBHOOK_ALLOW_PRIVATE=true")
 	p.cmd.Env = append(p.cmd.Env, extraEnv...)
 	w := p.log
 	p.cmd.Stdout, p.cmd.Stderr = w, w

@@ -13,18 +13,20 @@ import (
 
 // Results is everything one run measured, written as bench/results/<date>.json.
 type Results struct {
-	Date         string       `json:"date"`
-	Quick        bool         `json:"quick"`
-	Command      string       `json:"command"`
-	Machine      Machine      `json:"machine"`
-	Pgbench      []PgbenchRun `json:"pgbench"`
-	Reservations []LoadRun    `json:"reservations"`
-	Scale        []ScalePoint `json:"scale"`
-	Outbox       OutboxResult `json:"outbox"`
-	SSE          SSEResult    `json:"sse"`
-	Ratios       []Ratio      `json:"ratios"`
-	NotMeasured  []Gap        `json:"notMeasured"`
-	Plan         planSummary  `json:"plan"`
+	Date         string         `json:"date"`
+	Quick        bool           `json:"quick"`
+	Command      string         `json:"command"`
+	Machine      Machine        `json:"machine"`
+	Pgbench      []PgbenchRun   `json:"pgbench"`
+	Reservations []LoadRun      `json:"reservations"`
+	Scale        []ScalePoint   `json:"scale"`
+	Outbox       OutboxResult   `json:"outbox"`
+	SSE          SSEResult      `json:"sse"`
+	Pipeline     PipelineResult `json:"pipeline"`
+	APIScale     APIScaleResult `json:"apiProcesses"`
+	Ratios       []Ratio        `json:"ratios"`
+	NotMeasured  []Gap          `json:"notMeasured"`
+	Plan         planSummary    `json:"plan"`
 	started      time.Time
 }
 
@@ -169,6 +171,8 @@ func (r *Results) computeRatios() {
 		a, b := o.Backlogs[n-1], o.Backlogs[0]
 		r.addRatio(fmt.Sprintf("outbox batch read p50, %d ÷ %d backlog", a.Events, b.Events), fmt.Sprint(a.Events), fmt.Sprint(b.Events), a.P50Ms, b.P50Ms, true)
 	}
+	r.Ratios = append(r.Ratios, r.Pipeline.ratios()...)
+	r.Ratios = append(r.Ratios, r.APIScale.ratios()...)
 }
 
 // writeJSON writes dir/<date>.json.

@@ -55,6 +55,8 @@ func (r *Results) printTable(w io.Writer) {
 		fmt.Fprintf(w, "        ReadAfter(100) from the middle of %d events: p50 %.3f ms, p99 %.3f ms\n", b.Events, b.P50Ms, b.P99Ms)
 	}
 
+	r.Pipeline.print(w)
+	r.APIScale.print(w)
 	r.SSE.print(w)
 
 	fmt.Fprintln(w, "\nNOT MEASURED")

@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// APIScaleResult is "API throughput with 1, 2 and 4 API processes as a
+// ratio to 1": the same HTTP reservation load spread round-robin over n
+// `compute serve --roles api` processes on one database, with one
+// worker,dispatcher process beside them throughout.
+type APIScaleResult struct {
+	Nodes   int `json:"nodes"`
+	Clients int `json:"clients"`
+	// MaxConnsPerProcess is COMPUTE_MAX_CONNS of each API process.
+	MaxConnsPerProcess int           `json:"maxConnsPerProcess"`
+	Runs               []APIScaleRun `json:"runs"`
+}
+
+// APIScaleRun is the load against one number of API processes.
+type APIScaleRun struct {
+	Processes int         `json:"processes"`
+	Load      HTTPLoadRun `json:"load"`
+	// PerSecRatioToOne is reservations/s ÷ that of one process (0 when the
+	// one-process run is missing).
+	PerSecRatioToOne float64 `json:"perSecRatioToOne"`
+}
+
+// apiMaxConns is each API process's pool: every client of the run plus a
+// few for the token and authz feeds, so that even one process never makes
+// a client wait for a connection and the n ÷ 1 ratio compares processes,
+// not pool sizes (the default, 20, is below the full run's 32 clients).
+// Four processes then hold at most 4 × 36 connections plus the
+// worker,dispatcher process's default 20, well under the private cluster's
+// max_connections = 300.
+func apiMaxConns(p plan) int { return p.httpClients + 4 }
+
+// measureAPIScale runs apiScaleSuite on a fresh database.
+func measureAPIScale(ctx context.Context, srv *server, p plan, binary string, prog *progress) (APIScaleResult, error) {
+	url, err := srv.freshDatabase(ctx, "apiscale")
+	if err != nil {
+		return APIScaleResult{}, err
+	}
+	return apiScaleSuite(ctx, url, p, binary, prog)
+}
+
+// apiScaleSuite seeds the database at url, starts the worker,dispatcher
+// process, and for each count in p.apiProcesses starts that many API
+// processes, runs the load for p.apiPhase and stops them again.
+func apiScaleSuite(ctx context.Context, url string, p plan, binary string, prog *progress) (APIScaleResult, error) {
+	prog.set("api scale: migrating and creating %d tenants", p.tenants)
+	app, err := setupApp(ctx, url, p)
+	if err != nil {
+		return APIScaleResult{}, err
+	}
+	defer app.close()
+	res := APIScaleResult{Nodes: pipelineNodes(p), Clients: p.httpClients, MaxConnsPerProcess: apiMaxConns(p)}
+	if _, err := app.seedTo(ctx, res.Nodes, prog); err != nil {
+		return res, err
+	}
+	load, err := newHTTPLoad(ctx, app, p.httpClients)
+	if err != nil {
+		return res, err
+	}
+	defer load.close()
+	prog.set("api scale: starting the worker,dispatcher process")
+	bg, err := startServe(ctx, binary, url, "worker,dispatcher")
+	if err != nil {
+		return res, err
+	}
+	defer bg.stop()
+	var one float64
+	for _, n := range p.apiProcesses {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		r, err := apiScaleRun(ctx, load, url, p, binary, n, prog)
+		if err != nil {
+			return res, fmt.Errorf("%d API processes: %w", n, err)
+		}
+		if n == 1 {
+			one = r.Load.PerSec
+		}
+		if one > 0 {
+			r.PerSecRatioToOne = r.Load.PerSec / one
+		}
+		res.Runs = append(res.Runs, r)
+	}
+	return res, nil
+}
+
+func apiScaleRun(ctx context.Context, load *httpLoad, url string, p plan, binary string, n int, prog *progress) (APIScaleRun, error) {
+	prog.set("api scale: starting %d API processes", n)
+	var procs []*serveProcess
+	defer func() {
+		for _, pr := range procs {
+			pr.stop()
+		}
+	}()
+	var urls []string
+	for range n {
+		pr, err := startServe(ctx, binary, url, "api", fmt.Sprintf("COMPUTE_MAX_CONNS=%d", apiMaxConns(p)))
+		if err != nil {
+			return APIScaleRun{}, err
+		}
+		procs = append(procs, pr)
+		urls = append(urls, pr.URL())
+	}
+	// Fresh processes open their pools and prepare statements on their
+	// first requests: warm them up, unmeasured.
+	load.run(ctx, httpLoadSpec{urls: urls, clients: p.httpClients, phase: warmupFor(p.apiPhase), maxOps: p.maxOpsPerRun})
+	stopTicker := prog.tick(fmt.Sprintf("api scale: %d processes, %d clients", n, p.httpClients), p.apiPhase)
+	run := load.run(ctx, httpLoadSpec{urls: urls, clients: p.httpClients, phase: p.apiPhase, maxOps: p.maxOpsPerRun})
+	stopTicker()
+	if run.Booked == 0 {
+		return APIScaleRun{Processes: n, Load: run}, fmt.Errorf("no reservation booked in %.1fs (errors: %v, pending: %d)",
+			run.Seconds, run.Errors, run.Pending)
+	}
+	return APIScaleRun{Processes: n, Load: run}, nil
+}
+
+// ratios are the headline figures: each process count's reservations/s
+// divided by one process's.
+func (r APIScaleResult) ratios() []Ratio {
+	var out []Ratio
+	for _, run := range r.Runs {
+		if run.Processes == 1 || run.PerSecRatioToOne == 0 {
+			continue
+		}
+		out = append(out, Ratio{Name: fmt.Sprintf("API reservations/s, %d ÷ 1 processes", run.Processes), Value: run.PerSecRatioToOne,
+			Numerator: fmt.Sprintf("%d API processes, c%d", run.Processes, r.Clients), Denominator: fmt.Sprintf("1 API process, c%d", r.Clients)})
+	}
+	return out
+}
+
+// print writes the API-process table.
+func (r APIScaleResult) print(w io.Writer) {
+	fmt.Fprintf(w, "\nAPI PROCESSES  HTTP create+release, %d clients round-robin, %d nodes, COMPUTE_MAX_CONNS=%d each, + 1 worker,dispatcher process\n",
+		r.Clients, r.Nodes, r.MaxConnsPerProcess)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROCESSES\tRES/s\t÷ 1\tp50 ms\tp99 ms\tBOOKED\tPENDING\tERRORS")
+	for _, run := range r.Runs {
+		l := run.Load
+		fmt.Fprintf(tw, "%d\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%s\n", run.Processes, l.PerSec, run.PerSecRatioToOne,
+			l.P50Ms, l.P99Ms, l.Booked, l.Pending, errorsString(l.Errors))
+	}
+	tw.Flush()
+}
