@@ -36,6 +36,12 @@ type Config struct {
 	BodyLimit string `envconfig:"BODY_LIMIT" default:"1M"`
 	// MaxConns bounds the database pool.
 	MaxConns int32 `envconfig:"MAX_CONNS" default:"20"`
+	// BackgroundMaxConns bounds the separate pool of the worker,
+	// dispatcher and gateway roles in a process that also serves the API,
+	// so that API load queues for its own connections instead of starving
+	// webhook delivery, projections and node sessions. A process without
+	// the api role has one pool of MaxConns.
+	BackgroundMaxConns int32 `envconfig:"BACKGROUND_MAX_CONNS" default:"10"`
 	// IdleInTxTimeout ends sessions idle inside a transaction, which would
 	// otherwise hold the outbox frontier back for every reader.
 	IdleInTxTimeout time.Duration `envconfig:"IDLE_IN_TX_TIMEOUT" default:"30s"`
