@@ -37,34 +37,17 @@ type APIScaleRun struct {
 // max_connections = 300.
 func apiMaxConns(p plan) int { return p.httpClients + 4 }
 
-// measureAPIScale runs apiScaleSuite on a fresh database.
-func measureAPIScale(ctx context.Context, srv *server, p plan, binary string, prog *progress) (APIScaleResult, error) {
-	url, err := srv.freshDatabase(ctx, "apiscale")
-	if err != nil {
-		return APIScaleResult{}, err
-	}
-	return apiScaleSuite(ctx, url, p, binary, prog)
-}
-
 // apiScaleSuite seeds the database at url, starts the worker,dispatcher
 // process, and for each count in p.apiProcesses starts that many API
 // processes, runs the load for p.apiPhase and stops them again.
 func apiScaleSuite(ctx context.Context, url string, p plan, binary string, prog *progress) (APIScaleResult, error) {
-	prog.set("api scale: migrating and creating %d tenants", p.tenants)
-	app, err := setupApp(ctx, url, p)
+	app, load, err := httpFleet(ctx, url, p, prog)
 	if err != nil {
 		return APIScaleResult{}, err
 	}
 	defer app.close()
-	res := APIScaleResult{Nodes: pipelineNodes(p), Clients: p.httpClients, MaxConnsPerProcess: apiMaxConns(p)}
-	if _, err := app.seedTo(ctx, res.Nodes, prog); err != nil {
-		return res, err
-	}
-	load, err := newHTTPLoad(ctx, app, p.httpClients)
-	if err != nil {
-		return res, err
-	}
 	defer load.close()
+	res := APIScaleResult{Nodes: app.nodes, Clients: p.httpClients, MaxConnsPerProcess: apiMaxConns(p)}
 	prog.set("api scale: starting the worker,dispatcher process")
 	bg, err := startServe(ctx, binary, url, "worker,dispatcher")
 	if err != nil {

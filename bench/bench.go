@@ -161,25 +161,29 @@ func measureAll(ctx context.Context, srv *server, p plan, cfg Config, prog *prog
 		measureReservations(ctx, app, pb, p, prog, res, gap)
 	}
 	prog.set("outbox: commit → reader latency")
-	if o, err := measureOutbox(ctx, srv, p, prog); err != nil {
+	if o, err := onFreshDatabase(ctx, srv, "outbox", func(url string) (OutboxResult, error) { return outboxSuite(ctx, url, p, prog) }); err != nil {
 		gap("outbox latency and backlog reads", err)
 	} else {
 		res.Outbox = o
 	}
 	prog.set("pipeline: webhooks and projections under HTTP load")
-	if r, err := measurePipeline(ctx, srv, p, cfg.Binary, prog); err != nil {
+	if r, err := onFreshDatabase(ctx, srv, "pipeline", func(url string) (PipelineResult, error) {
+		return pipelineSuite(ctx, url, p, cfg.Binary, prog)
+	}); err != nil {
 		gap("webhook deliveries/s ÷ events/s and projection lag", err)
 	} else {
 		res.Pipeline = r
 	}
 	prog.set("API processes")
-	if r, err := measureAPIScale(ctx, srv, p, cfg.Binary, prog); err != nil {
+	if r, err := onFreshDatabase(ctx, srv, "apiscale", func(url string) (APIScaleResult, error) {
+		return apiScaleSuite(ctx, url, p, cfg.Binary, prog)
+	}); err != nil {
 		gap("API throughput with several API processes", err)
 	} else {
 		res.APIScale = r
 	}
 	prog.set("SSE: commit → client latency and fan-out")
-	if s, err := measureSSE(ctx, srv, p, cfg.Binary, prog); err != nil {
+	if s, err := onFreshDatabase(ctx, srv, "sse", func(url string) (SSEResult, error) { return sseSuite(ctx, url, p, cfg.Binary, prog) }); err != nil {
 		gap("SSE latency and fan-out memory", err)
 	} else {
 		res.SSE = s

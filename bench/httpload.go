@@ -257,3 +257,24 @@ func (l *httpLoad) do(ctx context.Context, tenant, method, path string, body []b
 	}
 	return ""
 }
+
+// httpFleet prepares the database at url for an HTTP run: tenants
+// (setupApp), a fleet of pipelineNodes nodes and a load with a token per
+// tenant. The caller closes both.
+func httpFleet(ctx context.Context, url string, p plan, prog *progress) (*appEnv, *httpLoad, error) {
+	prog.set("migrating and creating %d tenants", p.tenants)
+	app, err := setupApp(ctx, url, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := app.seedTo(ctx, pipelineNodes(p), prog); err != nil {
+		app.close()
+		return nil, nil, err
+	}
+	load, err := newHTTPLoad(ctx, app, p.httpClients)
+	if err != nil {
+		app.close()
+		return nil, nil, err
+	}
+	return app, load, nil
+}

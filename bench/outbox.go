@@ -45,16 +45,6 @@ type BacklogPoint struct {
 	P99Ms  float64 `json:"readP99Ms"`
 }
 
-// measureOutbox runs on a database of its own, so the backlog sizes are
-// exactly what they say and the reservation runs' events do not count.
-func measureOutbox(ctx context.Context, srv *server, p plan, prog *progress) (OutboxResult, error) {
-	url, err := srv.freshDatabase(ctx, "outbox")
-	if err != nil {
-		return OutboxResult{}, err
-	}
-	return outboxSuite(ctx, url, p, prog)
-}
-
 func outboxSuite(ctx context.Context, url string, p plan, prog *progress) (OutboxResult, error) {
 	pool, err := db.Connect(ctx, url, db.PoolOptions{MaxConns: 10, IdleInTxTimeout: time.Minute, ApplicationName: "compute-bench-outbox"})
 	if err != nil {

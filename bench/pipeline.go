@@ -89,15 +89,6 @@ type CheckpointLag struct {
 	P99Ms   float64 `json:"p99Ms"`
 }
 
-// measurePipeline runs pipelineSuite on a fresh database.
-func measurePipeline(ctx context.Context, srv *server, p plan, binary string, prog *progress) (PipelineResult, error) {
-	url, err := srv.freshDatabase(ctx, "pipeline")
-	if err != nil {
-		return PipelineResult{}, err
-	}
-	return pipelineSuite(ctx, url, p, binary, prog)
-}
-
 // pipelineNodes is a modest fleet: the pipeline measures the log, not
 // placement.
 func pipelineNodes(p plan) int { return min(100, p.scaleNodes[len(p.scaleNodes)-1]) }
@@ -108,21 +99,13 @@ func pipelineNodes(p plan) int { return min(100, p.scaleNodes[len(p.scaleNodes)-
 // api, worker and dispatcher roles, waits for the setup's events to arrive,
 // then runs the HTTP load and measures.
 func pipelineSuite(ctx context.Context, url string, p plan, binary string, prog *progress) (PipelineResult, error) {
-	prog.set("pipeline: migrating and creating %d tenants", p.tenants)
-	app, err := setupApp(ctx, url, p)
+	app, load, err := httpFleet(ctx, url, p, prog)
 	if err != nil {
 		return PipelineResult{}, err
 	}
 	defer app.close()
-	res := PipelineResult{Nodes: pipelineNodes(p), Tenants: p.tenants, PollIntervalMs: float64(pipelinePollInterval.Milliseconds())}
-	if _, err := app.seedTo(ctx, res.Nodes, prog); err != nil {
-		return res, err
-	}
-	load, err := newHTTPLoad(ctx, app, p.httpClients)
-	if err != nil {
-		return res, err
-	}
 	defer load.close()
+	res := PipelineResult{Nodes: app.nodes, Tenants: p.tenants, PollIntervalMs: float64(pipelinePollInterval.Milliseconds())}
 	rcv := newReceiver()
 	defer rcv.close()
 	wh := webhook.New(app.pool, webhook.Config{AllowPrivate: true}, slog.New(slog.DiscardHandler))

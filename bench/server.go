@@ -124,3 +124,15 @@ func (s *server) close() {
 		_ = s.cluster.Stop()
 	}
 }
+
+// onFreshDatabase runs suite on a database of its own (freshDatabase), so
+// that what one measurement writes — a backlog, a fleet, streams — is not
+// in another's figures.
+func onFreshDatabase[T any](ctx context.Context, srv *server, name string, suite func(url string) (T, error)) (T, error) {
+	url, err := srv.freshDatabase(ctx, name)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return suite(url)
+}

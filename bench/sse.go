@@ -81,16 +81,6 @@ type SSEResult struct {
 	BroadcastMaxMs   float64 `json:"broadcastMaxMs"`
 }
 
-// measureSSE runs on a database of its own, so the streams carry only the
-// events appended here.
-func measureSSE(ctx context.Context, srv *server, p plan, binary string, prog *progress) (SSEResult, error) {
-	url, err := srv.freshDatabase(ctx, "sse")
-	if err != nil {
-		return SSEResult{}, err
-	}
-	return sseSuite(ctx, url, p, binary, prog)
-}
-
 func sseSuite(ctx context.Context, url string, p plan, binary string, prog *progress) (SSEResult, error) {
 	pool, err := db.Connect(ctx, url, db.PoolOptions{MaxConns: 6, IdleInTxTimeout: time.Minute, ApplicationName: "compute-bench-sse"})
 	if err != nil {
