@@ -3,26 +3,51 @@ package bench
 import (
 	"fmt"
 	"io"
+	"os"
+	"regexp"
 	"sync"
 	"time"
 )
 
-// progress is one status line, rewritten in place on stderr, so a long run
-// shows what it is doing without burying the table printed at the end.
+// progress is one status line, rewritten in place on a terminal, so a long
+// run shows what it is doing without burying the table printed at the end.
+// On anything else (a CI log) it writes one line per phase instead: the
+// text without its counter ("12 / 300") or bar names the phase.
 type progress struct {
 	mu    sync.Mutex
 	w     io.Writer
+	tty   bool
 	start time.Time
-	last  int
+	last  int    // length of the line on screen (tty)
+	phase string // phase of the last line written (log)
 }
 
-func newProgress(w io.Writer) *progress { return &progress{w: w, start: time.Now()} }
+// counter matches the moving part of a status: "…: 12 / 300" or a bar.
+var counter = regexp.MustCompile(`(:\s*[0-9,]+\s*/\s*[0-9,]+.*|\s*\[[= ]*\].*)$`)
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w, start: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
 
 // set replaces the status line.
 func (p *progress) set(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	line := fmt.Sprintf("[%4.0fs] %s", time.Since(p.start).Seconds(), fmt.Sprintf(format, args...))
+	text := fmt.Sprintf(format, args...)
+	line := fmt.Sprintf("[%4.0fs] %s", time.Since(p.start).Seconds(), text)
+	if !p.tty {
+		if phase := counter.ReplaceAllString(text, ""); phase != p.phase {
+			fmt.Fprintln(p.w, line)
+			p.phase = phase
+		}
+		return
+	}
 	pad := max(0, p.last-len(line))
 	fmt.Fprintf(p.w, "\r%s%*s", line, pad, "")
 	p.last = len(line)
@@ -59,7 +84,7 @@ var bar = []byte("====================")
 func (p *progress) done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.last > 0 {
+	if p.tty && p.last > 0 {
 		fmt.Fprintln(p.w)
 		p.last = 0
 	}
