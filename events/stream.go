@@ -21,7 +21,7 @@ type Stream struct {
 	b        *Broker
 	scope    Scope
 	gone     chan struct{} // closed by the broker when it drops the stream
-	reason   error              // why gone was closed; read after <-gone
+	reason   error         // why gone was closed; read after <-gone
 	liveFrom outbox.Position
 
 	last     outbox.Position // position of the last event sent
