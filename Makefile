@@ -31,7 +31,9 @@ vet: ## go vet
 	$(GO) vet $(PKGS)
 
 .PHONY: lint
-lint: ## fail on now() and friends in SQL and Go strings (use compute_now())
+lint: ## fail on unformatted Go files and on now() and friends in SQL and Go strings (use compute_now())
+	@out=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.compute/*')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) run ./internal/tools/checksqlnow .
 
 .PHONY: sqlc-diff
