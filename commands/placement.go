@@ -44,24 +44,21 @@ const maxReasons = 20
 // failure that is not a lost race.
 func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, []string, error) {
 	q := db.New(tx)
-	g := p.spec.GPU
-	cands, err := q.NodePlacementCandidates(ctx, db.NodePlacementCandidatesParams{
-		Kind: string(g.Kind), Model: optional(g.Model), Profile: optional(atomProfile(g)),
-		FromTs: p.start, ToTs: p.end, PoolIds: p.poolIDs,
-	})
+	// A sample first: in a large pool, best fit among PlacementSample
+	// nodes instead of a free-atom count for every node. When nothing in
+	// the sample fits, all nodes are considered, so a reservation goes
+	// pending only when no node fits, with every node's reason.
+	sample := int32(h.placementSample())
+	cands, err := placementCandidates(ctx, q, p, &sample)
 	if err != nil {
-		return nil, nil, db.Translate(err, "placement candidates")
+		return nil, nil, err
 	}
-	var reasons []string
-	var fit []db.NodePlacementCandidatesRow
-	for _, c := range cands {
-		if why := nodeIneligible(c.Cordoned, c.NoScheduleReasons, c.State, c.Taints, p.spec.Tolerations); why != "" {
-			reasons = append(reasons, c.ID+": "+why)
-		} else if why := lacks(c, p.spec); why != "" {
-			reasons = append(reasons, c.ID+": "+why)
-		} else {
-			fit = append(fit, c)
+	fit, reasons := classify(cands, p.spec)
+	if len(fit) == 0 && len(cands) == int(sample) {
+		if cands, err = placementCandidates(ctx, q, p, nil); err != nil {
+			return nil, nil, err
 		}
+		fit, reasons = classify(cands, p.spec)
 	}
 	if len(cands) == 0 {
 		reasons = append(reasons, "the pool has no nodes")
@@ -100,6 +97,36 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 		reasons = append(reasons[:maxReasons], fmt.Sprintf("and %d more nodes", len(reasons)-maxReasons))
 	}
 	return nil, reasons, nil
+}
+
+// placementCandidates reads the nodes of p's pools with their free
+// capacity: maxNodes of them in an order hashed from the reservation, or
+// all when maxNodes is nil.
+func placementCandidates(ctx context.Context, q *db.Queries, p placement, maxNodes *int32) ([]db.NodePlacementCandidatesRow, error) {
+	g := p.spec.GPU
+	cands, err := q.NodePlacementCandidates(ctx, db.NodePlacementCandidatesParams{
+		Kind: string(g.Kind), Model: optional(g.Model), Profile: optional(atomProfile(g)),
+		FromTs: p.start, ToTs: p.end, PoolIds: p.poolIDs, Seed: p.reservationID, MaxNodes: maxNodes,
+	})
+	if err != nil {
+		return nil, db.Translate(err, "placement candidates")
+	}
+	return cands, nil
+}
+
+// classify splits candidates into the nodes that fit the request and the
+// reasons, node by node, why the others do not.
+func classify(cands []db.NodePlacementCandidatesRow, spec core.ReservationSpec) (fit []db.NodePlacementCandidatesRow, reasons []string) {
+	for _, c := range cands {
+		if why := nodeIneligible(c.Cordoned, c.NoScheduleReasons, c.State, c.Taints, spec.Tolerations); why != "" {
+			reasons = append(reasons, c.ID+": "+why)
+		} else if why := lacks(c, spec); why != "" {
+			reasons = append(reasons, c.ID+": "+why)
+		} else {
+			fit = append(fit, c)
+		}
+	}
+	return fit, reasons
 }
 
 // tryNode is one placement attempt on one node, inside a savepoint. It

@@ -148,9 +148,16 @@ func (q *Queries) NodeLockForPlacement(ctx context.Context, id string) (NodeLock
 }
 
 const nodePlacementCandidates = `-- name: NodePlacementCandidates :many
-SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state,
+WITH candidates AS (
+  SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state
+    FROM nodes n
+   WHERE n.pool_id = ANY($6::text[])
+   ORDER BY hashtext($7::text || n.id), n.id
+   LIMIT $8::int
+)
+SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
        (SELECT count(*) FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
-         WHERE a.node_id = n.id AND a.bookable AND a.kind = $1
+         WHERE a.node_id = c.id AND a.bookable AND a.kind = $1
            AND ($2::text IS NULL OR a.model = $2::text)
            AND ($3::text IS NULL OR a.profile = $3::text)
            AND a.health = 'healthy' AND NOT a.quarantined
@@ -160,23 +167,24 @@ SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state,
                               AND b.during && tstzrange($4::timestamptz, $5::timestamptz, '[)'))
        )::bigint AS free_atoms,
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
-                  WHERE r.node_id = n.id AND r.resource = 'vcpu'), 0)::bigint AS free_vcpu,
+                  WHERE r.node_id = c.id AND r.resource = 'vcpu'), 0)::bigint AS free_vcpu,
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
-                  WHERE r.node_id = n.id AND r.resource = 'memory'), 0)::bigint AS free_memory,
+                  WHERE r.node_id = c.id AND r.resource = 'memory'), 0)::bigint AS free_memory,
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
-                  WHERE r.node_id = n.id AND r.resource = 'disk'), 0)::bigint AS free_disk
-  FROM nodes n
- WHERE n.pool_id = ANY($6::text[])
- ORDER BY n.id
+                  WHERE r.node_id = c.id AND r.resource = 'disk'), 0)::bigint AS free_disk
+  FROM candidates c
+ ORDER BY c.id
 `
 
 type NodePlacementCandidatesParams struct {
-	Kind    string
-	Model   *string
-	Profile *string
-	FromTs  time.Time
-	ToTs    time.Time
-	PoolIds []string
+	Kind     string
+	Model    *string
+	Profile  *string
+	FromTs   time.Time
+	ToTs     time.Time
+	PoolIds  []string
+	Seed     string
+	MaxNodes *int32
 }
 
 type NodePlacementCandidatesRow struct {
@@ -192,10 +200,13 @@ type NodePlacementCandidatesRow struct {
 	FreeDisk          int64
 }
 
-// Every node of the given pools with what the placer needs to choose one and
-// to explain why the others were not chosen. Free atoms are those matching
-// the request that are bookable, healthy, not quarantined (nor their GPU) and
-// not booked in the window. Nothing is locked here.
+// Nodes of the given pools with what the placer needs to choose one and to
+// explain why the others were not chosen: all of them when max_nodes is
+// NULL, else a sample of max_nodes in an order hashed from seed (the
+// reservation id), so that a large pool costs max_nodes free-atom counts
+// instead of one per node. Free atoms are those matching the request that
+// are bookable, healthy, not quarantined (nor their GPU) and not booked in
+// the window. Nothing is locked here.
 func (q *Queries) NodePlacementCandidates(ctx context.Context, arg NodePlacementCandidatesParams) ([]NodePlacementCandidatesRow, error) {
 	rows, err := q.db.Query(ctx, nodePlacementCandidates,
 		arg.Kind,
@@ -204,6 +215,8 @@ func (q *Queries) NodePlacementCandidates(ctx context.Context, arg NodePlacement
 		arg.FromTs,
 		arg.ToTs,
 		arg.PoolIds,
+		arg.Seed,
+		arg.MaxNodes,
 	)
 	if err != nil {
 		return nil, err

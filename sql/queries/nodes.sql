@@ -25,13 +25,23 @@ UPDATE nodes SET cordoned = sqlc.arg(cordoned), taints = sqlc.arg(taints)::text[
  WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
 
 -- name: NodePlacementCandidates :many
--- Every node of the given pools with what the placer needs to choose one and
--- to explain why the others were not chosen. Free atoms are those matching
--- the request that are bookable, healthy, not quarantined (nor their GPU) and
--- not booked in the window. Nothing is locked here.
-SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state,
+-- Nodes of the given pools with what the placer needs to choose one and to
+-- explain why the others were not chosen: all of them when max_nodes is
+-- NULL, else a sample of max_nodes in an order hashed from seed (the
+-- reservation id), so that a large pool costs max_nodes free-atom counts
+-- instead of one per node. Free atoms are those matching the request that
+-- are bookable, healthy, not quarantined (nor their GPU) and not booked in
+-- the window. Nothing is locked here.
+WITH candidates AS (
+  SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state
+    FROM nodes n
+   WHERE n.pool_id = ANY(sqlc.arg(pool_ids)::text[])
+   ORDER BY hashtext(sqlc.arg(seed)::text || n.id), n.id
+   LIMIT sqlc.narg(max_nodes)::int
+)
+SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
        (SELECT count(*) FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
-         WHERE a.node_id = n.id AND a.bookable AND a.kind = sqlc.arg(kind)
+         WHERE a.node_id = c.id AND a.bookable AND a.kind = sqlc.arg(kind)
            AND (sqlc.narg(model)::text IS NULL OR a.model = sqlc.narg(model)::text)
            AND (sqlc.narg(profile)::text IS NULL OR a.profile = sqlc.narg(profile)::text)
            AND a.health = 'healthy' AND NOT a.quarantined
@@ -41,11 +51,10 @@ SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state,
                               AND b.during && tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)'))
        )::bigint AS free_atoms,
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
-                  WHERE r.node_id = n.id AND r.resource = 'vcpu'), 0)::bigint AS free_vcpu,
+                  WHERE r.node_id = c.id AND r.resource = 'vcpu'), 0)::bigint AS free_vcpu,
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
-                  WHERE r.node_id = n.id AND r.resource = 'memory'), 0)::bigint AS free_memory,
+                  WHERE r.node_id = c.id AND r.resource = 'memory'), 0)::bigint AS free_memory,
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
-                  WHERE r.node_id = n.id AND r.resource = 'disk'), 0)::bigint AS free_disk
-  FROM nodes n
- WHERE n.pool_id = ANY(sqlc.arg(pool_ids)::text[])
- ORDER BY n.id;
+                  WHERE r.node_id = c.id AND r.resource = 'disk'), 0)::bigint AS free_disk
+  FROM candidates c
+ ORDER BY c.id;
