@@ -24,7 +24,7 @@ commands:
   check                                        check the capacity invariants against the database
   projections rebuild NAME                     replay the log into a fresh read model and swap it in
   tokens create --tenant T --identity I --role R   issue an API token and print it once
-  bench [--quick] [--out bench/results]        measure against pgbench on a durable PostgreSQL (docs/benchmarks.md)
+  bench [--quick] [--strict] [--out DIR]       measure against pgbench on a durable PostgreSQL (docs/benchmarks.md)
 `
 
 func main() {
