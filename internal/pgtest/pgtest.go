@@ -60,6 +60,18 @@ func Main(m *testing.M) int {
 	return m.Run()
 }
 
+// adminURL is where databases are created and dropped and the template is
+// migrated: PGTEST_ADMIN_URL, a direct connection to the server, when the
+// tests' own connections (DATABASE_URL) go through PgBouncer in transaction
+// pooling mode — the template's session advisory lock and CREATE DATABASE
+// … TEMPLATE need a session of their own — else DATABASE_URL itself.
+func adminURL(serverURL string) string {
+	if u := os.Getenv("PGTEST_ADMIN_URL"); u != "" {
+		return u
+	}
+	return serverURL
+}
+
 // DB is one test's database.
 type DB struct {
 	Pool *pgxpool.Pool
@@ -78,11 +90,12 @@ func New(t testing.TB) *DB {
 	if serverURL == "" {
 		t.Fatal("pgtest: DATABASE_URL is unset; call pgtest.Main from TestMain")
 	}
-	template, err := ensureTemplate(ctx, serverURL)
+	adminURL := adminURL(serverURL)
+	template, err := ensureTemplate(ctx, adminURL)
 	require.NoError(t, err)
 
 	name := "t_" + randomHex(8)
-	admin, err := pgx.Connect(ctx, serverURL)
+	admin, err := pgx.Connect(ctx, adminURL)
 	require.NoError(t, err)
 	defer admin.Close(ctx)
 	_, err = admin.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE "+template)
@@ -93,7 +106,7 @@ func New(t testing.TB) *DB {
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		pool.Close()
-		conn, err := pgx.Connect(context.Background(), serverURL)
+		conn, err := pgx.Connect(context.Background(), adminURL)
 		if err != nil {
 			t.Logf("pgtest: drop %s: %v", name, err)
 			return
