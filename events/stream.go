@@ -105,22 +105,13 @@ func (s *Stream) Deliver(ctx context.Context, send func(outbox.Stored) error, id
 		tick = t.C
 	}
 	for {
-		// A dropped stream stops at once even with events still buffered:
-		// it is behind anyway, and the client resumes from what it got.
-		select {
-		case <-s.gone:
-			return s.reason
-		default:
+		if err := s.dropped(); err != nil {
+			return err
 		}
 		select {
 		case <-s.ready:
 			for _, e := range s.take() {
-				select {
-				case <-s.gone:
-					return s.reason
-				default:
-				}
-				if err := s.sendAfterLast(e, send); err != nil {
+				if err := s.sendUnlessDropped(e, send); err != nil {
 					return err
 				}
 			}
@@ -144,12 +135,7 @@ func (s *Stream) catchUp(ctx context.Context, send func(outbox.Stored) error) er
 				s.caughtUp = true // the rest arrives live
 				break
 			}
-			select {
-			case <-s.gone:
-				return s.reason
-			default:
-			}
-			if err := s.sendAfterLast(e, send); err != nil {
+			if err := s.sendUnlessDropped(e, send); err != nil {
 				return err
 			}
 		}
@@ -168,6 +154,26 @@ func (s *Stream) catchUp(ctx context.Context, send func(outbox.Stored) error) er
 		s.pending = page.Events
 	}
 	return nil
+}
+
+// dropped returns why the broker dropped the stream, or nil. A dropped
+// stream stops at once even with events still queued: it is behind anyway,
+// and the client resumes from what it got.
+func (s *Stream) dropped() error {
+	select {
+	case <-s.gone:
+		return s.reason
+	default:
+		return nil
+	}
+}
+
+// sendUnlessDropped sends e unless the stream was dropped meanwhile.
+func (s *Stream) sendUnlessDropped(e outbox.Stored, send func(outbox.Stored) error) error {
+	if err := s.dropped(); err != nil {
+		return err
+	}
+	return s.sendAfterLast(e, send)
 }
 
 func (s *Stream) sendAfterLast(e outbox.Stored, send func(outbox.Stored) error) error {
