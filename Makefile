@@ -45,8 +45,8 @@ test: vet lint sqlc-diff ## everything CI runs: vet, lint, sqlc diff, go test -r
 	$(GO) run ./internal/tools/withpg -- $(GO) test -race -count=1 -timeout 12m $(PKGS)
 
 .PHONY: bench
-bench: ## pgbench-relative benchmarks on a private durable PostgreSQL (ARGS=--quick: CI size, ~80 s); figures in docs/benchmarks.md
-	$(GO) run ./cmd/compute bench $(ARGS)
+bench: ## run cmd/compute-bench: pgbench-relative benchmarks on a private durable PostgreSQL (ARGS=--quick: CI size, ~80 s); figures in docs/benchmarks.md
+	$(GO) run ./cmd/compute-bench $(ARGS)
 
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME (default 10s) each on a private PostgreSQL

@@ -1,8 +1,12 @@
 // Package agent is the node daemon, `compute agent`. It joins its node
 // once (registering its inventory and receiving the node credential), then
 // keeps a session open through a gateway: it says hello with its journal
-// id, replays its journal, heartbeats, and carries out assignments,
-// refusing any that overlaps devices it already holds.
+// id and observed generation, replays its journal, sends its inventory
+// (what it holds and runs), heartbeats, and carries out node jobs. Its
+// assignments arrive as "assign" and "unassign" jobs: it refuses one that
+// overlaps devices it already holds, runs an allocation's workloads only
+// while it holds the allocation and with only its devices, and stops them
+// when the allocation is unassigned or its end has passed.
 //
 // Everything it must remember lives in StateDir: the credential and the
 // journal. A daemon restarted with the same StateDir is the same daemon; one
@@ -13,11 +17,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/bettercompute/compute/gateway/wire"
 )
 
 // Config is the daemon's configuration (see ParseFlags).
@@ -25,18 +32,43 @@ type Config struct {
 	NodeID string
 	PoolID string
 	// ServerURL is the API the node joins through (POST
-	// /v1/nodes/{id}/join), with JoinToken, an operator token. Only needed
-	// until the node has a credential in StateDir.
+	// /v1/nodes/{id}/join), with JoinToken: a single-use join token (or an
+	// operator token). Only needed until the node has a credential in
+	// StateDir; the daemon forgets it after joining.
 	ServerURL string
 	JoinToken string
+	// JoinTokenFile holds the join token instead of JoinToken, so that it
+	// never shows in the process's command line. It is deleted once the
+	// node has joined.
+	JoinTokenFile string
 	// GatewayURLs are tried in turn: ws://host:port of gateways.
 	GatewayURLs []string
 	StateDir    string
-	// FakeGPUs is a fake inventory such as "8xH100-80GB".
+	// FakeGPUs is a fake inventory such as "8xH100-80GB", or NoGPUs; empty
+	// means the real one, read from nvidia-smi (see NvidiaSMIGPUs).
 	FakeGPUs string
 	VCPU     int64
 	MemoryMB int64
 	DiskGB   int64
+	// WorkloadIsolation is IsolationUser (default) or IsolationNone.
+	WorkloadIsolation string
+	// WorkloadDir is the root of the workloads' directories (default: a
+	// directory under the system temporary directory, keyed by StateDir).
+	// Every directory above it must be traversable by other users.
+	WorkloadDir string
+	// WorkloadUIDBase and WorkloadUIDCount are the range of user ids handed
+	// to allocations (defaults DefaultWorkloadUIDBase, DefaultWorkloadUIDCount).
+	WorkloadUIDBase  uint32
+	WorkloadUIDCount uint32
+	// CgroupRoot is the cgroup v2 mount the workloads' CPU and memory
+	// limits go under (default DefaultCgroupRoot; see cgroups).
+	CgroupRoot string
+	// StopGrace is how long a stopped workload has between SIGTERM and
+	// SIGKILL (default DefaultStopGrace).
+	StopGrace time.Duration
+	// ResyncEvery is how often the watchdog stops workloads that outlived
+	// their assignment (default DefaultResyncEvery).
+	ResyncEvery time.Duration
 	// ReconnectDelay is the pause between session attempts (default 1 s).
 	ReconnectDelay time.Duration
 	// Joiner joins the node; nil means HTTP against ServerURL.
@@ -56,17 +88,50 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.ReconnectDelay <= 0 {
 		cfg.ReconnectDelay = time.Second
 	}
+	if cfg.StopGrace <= 0 {
+		cfg.StopGrace = DefaultStopGrace
+	}
+	if cfg.ResyncEvery <= 0 {
+		cfg.ResyncEvery = DefaultResyncEvery
+	}
 	log := cfg.Logger.With("node", cfg.NodeID)
 	j, err := openJournal(cfg.StateDir)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
-	token, err := credential(ctx, cfg)
+	// The state directory holds the credential and the journal: the
+	// daemon's alone, whatever mode it was created with.
+	if err := os.Chmod(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("agent: state dir: %w", err)
+	}
+	sb, err := openSandbox(cfg)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
-	d := &daemon{cfg: cfg, token: token, journal: j, log: log}
+	if err := sb.check(); err != nil {
+		log.Warn("workloads will be refused", "err", err)
+	}
+	gpus, err := inventoryGPUs(ctx, cfg.NodeID, cfg.FakeGPUs)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	token, err := credential(ctx, cfg, gpus)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	cfg.JoinToken = "" // not needed again: the credential is in StateDir
+	d := &daemon{cfg: cfg, token: token, journal: j, log: log, sandbox: sb, gpus: gpus, now: time.Now}
+	// Instances a killed predecessor left running are this daemon's now:
+	// the watchdog stops those whose allocation is no longer assigned.
+	adopted, err := d.instances.adopt(cfg.StateDir)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	if len(adopted) > 0 {
+		log.Info("adopted running instances", "instances", adopted)
+	}
 	defer d.running.wait()
+	go d.watchdog(ctx)
 	for i := 0; ; i++ {
 		url := cfg.GatewayURLs[i%len(cfg.GatewayURLs)]
 		err := d.session(ctx, url)
@@ -84,26 +149,45 @@ func Run(ctx context.Context, cfg Config) error {
 
 // credential returns the node credential from StateDir, joining first when
 // there is none.
-func credential(ctx context.Context, cfg Config) (string, error) {
+func credential(ctx context.Context, cfg Config, gpus []wire.InventoryGPU) (string, error) {
 	path := filepath.Join(cfg.StateDir, "credential")
 	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
 		return strings.TrimSpace(string(b)), nil
 	}
-	gpus, err := FakeGPUs(cfg.NodeID, cfg.FakeGPUs)
-	if err != nil {
-		return "", err
-	}
 	joiner := cfg.Joiner
 	if joiner == nil {
-		joiner = HTTPJoiner{ServerURL: cfg.ServerURL, Token: cfg.JoinToken}
+		joinToken, err := readJoinToken(cfg)
+		if err != nil {
+			return "", err
+		}
+		joiner = HTTPJoiner{ServerURL: cfg.ServerURL, Token: joinToken}
 	}
 	token, err := joiner.Join(ctx, cfg.NodeID, Inventory{PoolID: cfg.PoolID, VCPU: cfg.VCPU, MemoryMB: cfg.MemoryMB,
-		DiskGB: cfg.DiskGB, GPUs: gpus})
+		DiskGB: cfg.DiskGB, GPUs: joinGPUs(gpus)})
 	if err != nil {
 		return "", fmt.Errorf("join: %w", err)
 	}
-	if err := os.WriteFile(path, []byte(token), 0o600); err != nil {
+	if err := writeFileAtomic(path, []byte(token), 0o600); err != nil {
 		return "", fmt.Errorf("save credential: %w", err)
 	}
+	// The join token has done its work; a copy left on disk is one more
+	// secret to steal.
+	if cfg.JoinTokenFile != "" {
+		if err := os.Remove(cfg.JoinTokenFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("delete join token file: %w", err)
+		}
+	}
 	return token, nil
+}
+
+// readJoinToken is JoinToken, or the content of JoinTokenFile.
+func readJoinToken(cfg Config) (string, error) {
+	if cfg.JoinToken != "" || cfg.JoinTokenFile == "" {
+		return cfg.JoinToken, nil
+	}
+	b, err := os.ReadFile(cfg.JoinTokenFile)
+	if err != nil {
+		return "", fmt.Errorf("join token: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,11 +15,11 @@ import (
 	"github.com/bettercompute/compute/agent"
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/gateway"
+	"github.com/bettercompute/compute/gateway/wire"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/pgtest"
-	"github.com/bettercompute/compute/nodes"
-	"github.com/bettercompute/compute/nodes/wire"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -28,7 +29,7 @@ var operator = core.Actor{Tenant: "ops", Identity: "alice@ops", Role: core.RoleO
 // directJoiner joins without the HTTP API: register, then issue a credential.
 type directJoiner struct {
 	h *commands.Handlers
-	s *nodes.Service
+	s *commands.Handlers
 }
 
 func (j directJoiner) Join(ctx context.Context, nodeID string, inv agent.Inventory) (string, error) {
@@ -41,7 +42,7 @@ func (j directJoiner) Join(ctx context.Context, nodeID string, inv agent.Invento
 		MemoryMB: inv.MemoryMB, DiskGB: inv.DiskGB, GPUs: gpus}); err != nil {
 		return "", err
 	}
-	c, err := j.s.Join(ctx, operator, nodeID)
+	c, err := j.s.JoinNode(ctx, operator, nodeID)
 	return c.Token, err
 }
 
@@ -49,36 +50,50 @@ type harness struct {
 	t    *testing.T
 	ctx  context.Context
 	d    *pgtest.DB
-	s    *nodes.Service
+	s    *commands.Handlers
 	join directJoiner
 
 	mu       sync.Mutex
 	messages []wire.Message // what daemons sent, past hello
+
+	// workloads is the root of the daemons' workload directories: one
+	// every user can traverse (t.TempDir is not), removed at the end.
+	workloads string
+	// gws are the gateways started, which job sends through.
+	gws []*gateway.Gateway
 }
 
 func newHarness(t *testing.T) *harness {
 	d := pgtest.New(t)
-	hs := &harness{t: t, ctx: context.Background(), d: d, s: &nodes.Service{Pool: d.Pool}}
+	hs := &harness{t: t, ctx: context.Background(), d: d, s: &commands.Handlers{Pool: d.Pool}}
+	wl, err := os.MkdirTemp("", "compute-agent-test-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(wl, 0o711))
+	t.Cleanup(func() { _ = os.RemoveAll(wl) })
+	hs.workloads = wl
 	h := &commands.Handlers{Pool: d.Pool}
 	hs.join = directJoiner{h: h, s: hs.s}
-	_, err := h.CreateSite(hs.ctx, operator, commands.CreateSite{ID: "fra1", Name: "Frankfurt 1"})
+	_, err = h.CreateSite(hs.ctx, operator, commands.CreateSite{ID: "fra1", Name: "Frankfurt 1"})
 	require.NoError(t, err)
 	_, err = h.CreatePool(hs.ctx, operator, commands.CreatePool{ID: "metal", SiteID: "fra1", Kind: commands.PoolBareMetal})
 	require.NoError(t, err)
-	_, err = hs.s.Sweep(hs.ctx)
+	_, err = hs.s.SweepNodeLiveness(hs.ctx)
 	require.NoError(t, err)
 	return hs
 }
 
 // gateway starts a gateway on loopback; it renews only when the test says.
-func (hs *harness) gateway(id string) (*nodes.Gateway, string) {
-	g := &nodes.Gateway{ID: id, Owner: id + "-process", Service: hs.s,
+func (hs *harness) gateway(id string) (*gateway.Gateway, string) {
+	g := &gateway.Gateway{ID: id, Owner: id + "-process", Commands: hs.s,
 		OnMessage: func(_ string, _ int64, m wire.Message) {
 			hs.mu.Lock()
 			hs.messages = append(hs.messages, m)
 			hs.mu.Unlock()
 		}}
 	require.NoError(hs.t, g.Renew(hs.ctx))
+	hs.mu.Lock()
+	hs.gws = append(hs.gws, g)
+	hs.mu.Unlock()
 	srv := httptest.NewServer(g)
 	hs.t.Cleanup(srv.Close)
 	return g, "ws://" + strings.TrimPrefix(srv.URL, "http://")
@@ -92,6 +107,7 @@ func (hs *harness) daemon(node, dir string, gateways ...string) context.CancelFu
 		defer close(done)
 		err := agent.Run(ctx, agent.Config{NodeID: node, PoolID: "metal", GatewayURLs: gateways, StateDir: dir,
 			FakeGPUs: "2xH100-80GB", VCPU: 32, MemoryMB: 65536, DiskGB: 500, Joiner: hs.join,
+			WorkloadDir:    filepath.Join(hs.workloads, node),
 			ReconnectDelay: 10 * time.Millisecond})
 		if err != nil {
 			hs.t.Errorf("agent %s: %v", node, err)
@@ -123,15 +139,15 @@ func (hs *harness) eventually(node string, want core.State) {
 }
 
 // advance moves simulated time in sweep-sized steps, renewing gateways.
-func (hs *harness) advance(d time.Duration, live ...*nodes.Gateway) {
+func (hs *harness) advance(d time.Duration, live ...*gateway.Gateway) {
 	for d > 0 {
-		step := min(d, nodes.SweepEvery)
+		step := min(d, commands.LivenessSweepEvery)
 		hs.d.AdvanceSimClock(hs.t, step)
 		d -= step
 		for _, g := range live {
 			require.NoError(hs.t, g.Renew(hs.ctx))
 		}
-		_, err := hs.s.Sweep(hs.ctx)
+		_, err := hs.s.SweepNodeLiveness(hs.ctx)
 		require.NoError(hs.t, err)
 	}
 }
@@ -160,20 +176,24 @@ func TestDaemonsThroughGateways(t *testing.T) {
 	require.Equal(t, int64(1), hs.session("n1").SessionEpoch)
 
 	// Defense in depth: the daemon refuses an assignment overlapping one it
-	// holds and reports that allocation as failed.
-	require.NoError(t, gw1.Send(hs.ctx, "n1", wire.Message{Type: wire.TypeAssign, AllocationID: "alc_a", DeviceIDs: []string{"GPU-n1-0"}}))
-	require.NoError(t, gw1.Send(hs.ctx, "n1", wire.Message{Type: wire.TypeAssign, AllocationID: "alc_b", DeviceIDs: []string{"GPU-n1-0", "GPU-n1-1"}}))
-	require.Eventually(t, func() bool { return len(hs.sent(wire.TypeAssignResult)) == 2 }, 10*time.Second, 5*time.Millisecond)
-	results := hs.sent(wire.TypeAssignResult)
-	require.True(t, results[0].Accepted)
-	require.False(t, results[1].Accepted)
-	require.Equal(t, "alc_b", results[1].AllocationID)
+	// holds, and the control plane fails that reservation.
+	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	gpu := func(id string) wire.AssignedDevice {
+		return wire.AssignedDevice{ID: id, GPU: id, Kind: "gpu", Visible: id}
+	}
+	accepted := hs.job("n1", wire.CommandKindAssign, "alc_a", wire.AssignPayload{AllocationID: "alc_a",
+		Devices: []wire.AssignedDevice{gpu("GPU-n1-0")}, VCPU: 1, Start: start, End: start.Add(time.Hour)})
+	require.Equal(t, "succeeded", accepted.State, accepted.Reason)
+	refused := hs.job("n1", wire.CommandKindAssign, "alc_b", wire.AssignPayload{AllocationID: "alc_b",
+		Devices: []wire.AssignedDevice{gpu("GPU-n1-0"), gpu("GPU-n1-1")}, VCPU: 1, Start: start, End: start.Add(time.Hour)})
+	require.Equal(t, "failed", refused.State)
+	require.True(t, strings.HasPrefix(refused.Reason, wire.RefusedPrefix), refused.Reason)
 
 	// Kill a daemon: its session closes, the node is disconnected, and 40 s
 	// later unreachable. Nothing is released.
 	kill1()
 	hs.eventually("n1", core.NodeDisconnected)
-	hs.advance(nodes.NoSessionAfter-time.Second, gw1)
+	hs.advance(commands.NoSessionAfter-time.Second, gw1)
 	require.Equal(t, string(core.NodeDisconnected), hs.state("n1"))
 	hs.advance(time.Second, gw1)
 	require.Equal(t, string(core.NodeUnreachable), hs.state("n1"))
@@ -187,8 +207,13 @@ func TestDaemonsThroughGateways(t *testing.T) {
 	require.Eventually(t, func() bool { return len(hs.sent(wire.TypeReplay)) >= 3 }, 10*time.Second, 5*time.Millisecond)
 	replays := hs.sent(wire.TypeReplay)
 	last := replays[len(replays)-1]
-	require.Len(t, last.Journal, 1)
-	require.Equal(t, "alc_a", last.Journal[0].AllocationID)
+	var assigned []string
+	for _, e := range last.Journal {
+		if e.Kind == "assign" {
+			assigned = append(assigned, e.AllocationID)
+		}
+	}
+	require.Equal(t, []string{"alc_a"}, assigned)
 
 	// Kill the gateway: it records nothing, its lease lapses 20 s after the
 	// last renewal, and the nodes get the 120 s gateway grace.
@@ -198,7 +223,7 @@ func TestDaemonsThroughGateways(t *testing.T) {
 	hs.advance(time.Second)
 	require.Equal(t, string(core.NodeDisconnected), hs.state("n2"))
 	require.Equal(t, "gateway-lost", hs.session("n2").GraceReason)
-	hs.advance(nodes.NoSessionAfter + nodes.GatewayLostGrace - time.Second)
+	hs.advance(commands.NoSessionAfter + commands.GatewayLostGrace - time.Second)
 	require.Equal(t, string(core.NodeDisconnected), hs.state("n2"))
 	hs.advance(time.Second)
 	require.Equal(t, string(core.NodeUnreachable), hs.state("n2"))
@@ -220,7 +245,7 @@ func TestZombieGatewayDropsSupersededSession(t *testing.T) {
 
 	// The daemon's connection to A breaks in a way A does not notice yet:
 	// simulate with a second session opened at B (the daemon reconnecting).
-	sess, err := hs.s.OpenSession(hs.ctx, nodes.OpenSession{NodeID: "n1", Gateway: leaseOf(t, hs, "gw-b"),
+	sess, err := hs.s.OpenNodeSession(hs.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: leaseOf(t, hs, "gw-b"),
 		GatewayID: "gw-b", JournalID: "other"})
 	require.NoError(t, err)
 	require.Equal(t, int64(2), sess.Epoch)
@@ -254,7 +279,7 @@ func TestSkewedGatewayClockReportsAges(t *testing.T) {
 }
 
 func leaseOf(t *testing.T, hs *harness, gw string) lease.Lease {
-	l, err := lease.Acquire(hs.ctx, hs.d.Q, nodes.GatewayLeaseName(gw), gw+"-process", lease.GatewayTTL)
+	l, err := lease.Acquire(hs.ctx, hs.d.Q, gateway.GatewayLeaseName(gw), gw+"-process", lease.GatewayTTL)
 	require.NoError(t, err)
 	return l
 }

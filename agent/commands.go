@@ -6,15 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 
-	"github.com/bettercompute/compute/nodes/wire"
+	"github.com/bettercompute/compute/gateway/wire"
 )
 
 // Command outcomes as the journal records them and the wire reports them.
@@ -67,30 +65,6 @@ func (r *runningCommands) done(id string) {
 // stopped daemon leaves no writer behind on its journal.
 func (r *runningCommands) wait() { r.wg.Wait() }
 
-// commandEntry returns the journal's last entry of command id.
-func (j *journal) commandEntry(id string) (wire.JournalEntry, bool) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	for i := len(j.entries) - 1; i >= 0; i-- {
-		if e := j.entries[i]; e.Kind == "command" && e.CommandID == id {
-			return e, true
-		}
-	}
-	return wire.JournalEntry{}, false
-}
-
-// replay is the journal as sent after (re)connecting: every entry, but
-// commands without their output. The control plane needs outcomes to tell
-// redeliveries from new work; an output it lost is sent again with the
-// command's result when it re-sends the command.
-func (j *journal) replay() []wire.JournalEntry {
-	out := j.snapshot()
-	for i := range out {
-		out[i].Output = ""
-	}
-	return out
-}
-
 // command carries out a command the gateway sent, at least once made safe:
 // the journal, written before acting, tells a repeat from new work. A
 // finished command is answered with its recorded result; one this process
@@ -100,6 +74,10 @@ func (j *journal) replay() []wire.JournalEntry {
 // background; its result goes to the journal first, then to whichever
 // session is open (a lost report is re-asked for at the next session).
 //
+// Assign and unassign are idempotent, so one started before a restart is
+// carried out again rather than failed; an assign is applied before the
+// next message is read. Their results carry the observed generation.
+//
 // life is the daemon's lifetime: a command outlives its session, as a
 // workload does when the node is disconnected, but not the daemon (the
 // fake runner's processes stop with it and are journaled as failed).
@@ -107,44 +85,67 @@ func (d *daemon) command(ctx, life context.Context, ws *websocket.Conn, m wire.M
 	if e, ok := d.journal.commandEntry(m.CommandID); ok {
 		switch {
 		case e.Outcome != outcomeStarted:
-			return send(ctx, ws, wire.Message{Type: wire.TypeCommandResult, CommandID: m.CommandID, State: e.Outcome,
-				ExitCode: e.ExitCode, Output: e.Output})
+			return send(ctx, ws, d.stamp(m, wire.Message{Type: wire.TypeCommandResult, CommandID: m.CommandID,
+				State: e.Outcome, ExitCode: e.ExitCode, Output: e.Output, Reason: e.Reason}))
 		case !d.running.start(m.CommandID):
 			return nil // running in this process: its result will follow
+		case m.CommandKind == wire.CommandKindAssign || m.CommandKind == wire.CommandKindUnassign:
+			// Started before a restart: assign and unassign are
+			// idempotent, so they are simply carried out again.
+			d.running.done(m.CommandID)
 		default:
 			defer d.running.done(m.CommandID)
 			reason := "interrupted: the daemon restarted while it ran"
-			if err := d.journal.append(wire.JournalEntry{Kind: "command", CommandID: m.CommandID, Outcome: outcomeFailed,
-				Output: reason}); err != nil {
+			if err := d.journal.append(journalRecord{JournalEntry: wire.JournalEntry{Kind: entryCommand,
+				CommandID: m.CommandID, Outcome: outcomeFailed, Output: reason}, Reason: reason}); err != nil {
 				return err
 			}
-			return send(ctx, ws, wire.Message{Type: wire.TypeCommandResult, CommandID: m.CommandID, State: outcomeFailed,
-				Reason: reason})
+			return send(ctx, ws, d.stamp(m, wire.Message{Type: wire.TypeCommandResult, CommandID: m.CommandID,
+				State: outcomeFailed, Reason: reason}))
 		}
 	}
 	if !d.running.start(m.CommandID) {
 		return nil
 	}
-	if err := d.journal.append(wire.JournalEntry{Kind: "command", CommandID: m.CommandID, Outcome: outcomeStarted}); err != nil {
+	if err := d.journal.append(journalRecord{JournalEntry: wire.JournalEntry{Kind: entryCommand, CommandID: m.CommandID,
+		Outcome: outcomeStarted}}); err != nil {
 		d.running.done(m.CommandID)
 		return err
 	}
-	if err := send(ctx, ws, wire.Message{Type: wire.TypeCommandResult, CommandID: m.CommandID, State: stateRunning}); err != nil {
+	if err := send(ctx, ws, d.stamp(m, wire.Message{Type: wire.TypeCommandResult, CommandID: m.CommandID,
+		State: stateRunning})); err != nil {
 		d.log.Warn("command running report", "command", m.CommandID, "err", err)
 	}
-	go func() {
+	run := func() {
 		defer d.running.done(m.CommandID)
-		res := d.execute(life, m)
-		if err := d.journal.append(wire.JournalEntry{Kind: "command", CommandID: m.CommandID, Outcome: res.State,
-			ExitCode: res.ExitCode, Output: res.Output}); err != nil {
+		res := d.stamp(m, d.execute(life, m))
+		if err := d.journal.append(journalRecord{JournalEntry: wire.JournalEntry{Kind: entryCommand, CommandID: m.CommandID,
+			Outcome: res.State, ExitCode: res.ExitCode, Output: res.Output}, Reason: res.Reason}); err != nil {
 			d.log.Error("journal command result", "command", m.CommandID, "err", err)
 			return
 		}
 		if err := send(ctx, ws, res); err != nil {
 			d.log.Warn("command result report", "command", m.CommandID, "err", err)
 		}
-	}()
+	}
+	if m.CommandKind == wire.CommandKindAssign {
+		// An assign is applied before the next message is read, so that a
+		// job sent after it (an instance-start of the allocation in the
+		// same dispatch) finds it.
+		run()
+		return nil
+	}
+	go run()
 	return nil
+}
+
+// stamp sets, on a result of an assign or unassign, the generation this
+// daemon has applied.
+func (d *daemon) stamp(m, res wire.Message) wire.Message {
+	if m.CommandKind == wire.CommandKindAssign || m.CommandKind == wire.CommandKindUnassign {
+		res.ObservedGeneration = d.journal.observedGeneration()
+	}
+	return res
 }
 
 // commandPayload mirrors core.NodeCommandPayload; the agent keeps its own
@@ -156,11 +157,18 @@ type commandPayload struct {
 	InstanceID     string `json:"instanceId"`
 }
 
-// execute runs one command with the fake runner: exec runs sh -c in the
-// state dir's work directory under a timeout; wipe and deploy are stand-ins
-// that only leave their mark in the journal.
+// execute runs one node job: assign and unassign change what this node
+// holds (see assign.go); exec runs sh -c in the allocation's sandbox (see
+// sandbox) under a timeout; instances run there too; wipe and deploy are
+// stand-ins that only leave their mark in the journal.
 func (d *daemon) execute(ctx context.Context, m wire.Message) wire.Message {
 	res := wire.Message{Type: wire.TypeCommandResult, CommandID: m.CommandID, State: outcomeSucceeded}
+	switch m.CommandKind {
+	case wire.CommandKindAssign:
+		return d.assign(res, m)
+	case wire.CommandKindUnassign:
+		return d.unassign(res, m)
+	}
 	var p commandPayload
 	if len(m.Payload) > 0 {
 		if err := json.Unmarshal(m.Payload, &p); err != nil {
@@ -174,34 +182,42 @@ func (d *daemon) execute(ctx context.Context, m wire.Message) wire.Message {
 	case "deploy":
 		res.Output = fmt.Sprintf("deploy of %q recorded (fake inventory: nothing to install)", p.Image)
 	case "exec":
-		return d.exec(ctx, res, p)
+		return d.exec(ctx, res, m.AllocationID, p)
 	case "instance-start":
-		return d.instances.start(ctx, d.cfg.StateDir, res, p)
+		return d.instances.start(ctx, d.sandbox, d.journal.assignment, res, m.AllocationID, p)
 	case "instance-stop":
-		return d.instances.stop(res, p)
+		return d.instances.stop(res, p, d.cfg.StopGrace)
 	default:
 		res.State, res.Reason = outcomeFailed, fmt.Sprintf("unknown command kind %q", m.CommandKind)
 	}
 	return res
 }
 
-func (d *daemon) exec(ctx context.Context, res wire.Message, p commandPayload) wire.Message {
+// exec runs an exec node job in its allocation's sandbox, under a timeout.
+// An allocation's job runs only while it is assigned here (it is stopped
+// when it is unassigned); an operator's job without allocation runs in the
+// fleet's domain, with no GPU.
+func (d *daemon) exec(ctx context.Context, res wire.Message, allocationID string, p commandPayload) wire.Message {
 	timeout := defaultExecTimeout
 	if p.TimeoutSeconds > 0 {
 		timeout = time.Duration(p.TimeoutSeconds) * time.Second
 	}
-	dir := filepath.Join(d.cfg.StateDir, "work")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		res.State, res.Reason = outcomeFailed, "work dir: "+err.Error()
+	ctx, a, done, refusal := d.instances.startExec(ctx, d.journal.assignment, allocationID, res.CommandID)
+	if refusal != "" {
+		res.State, res.Reason = outcomeFailed, refusal
 		return res
 	}
+	defer done()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", p.Script)
-	cmd.Dir = dir
+	cmd, err := d.sandbox.command(ctx, a, p.Script, "work")
+	if err != nil {
+		res.State, res.Reason = outcomeFailed, err.Error()
+		return res
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err = cmd.Run()
 	res.Output = out.String()
 	if len(res.Output) > maxOutput {
 		res.Output = res.Output[len(res.Output)-maxOutput:]
@@ -215,6 +231,9 @@ func (d *daemon) exec(ctx context.Context, res wire.Message, p commandPayload) w
 	case ctx.Err() != nil:
 		code = -1
 		res.State, res.Reason = outcomeFailed, "stopped with the daemon"
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			res.Reason = cause.Error()
+		}
 	case errors.As(err, &exitErr):
 		code = int32(exitErr.ExitCode())
 		res.State, res.Reason = outcomeFailed, fmt.Sprintf("exit status %d", code)

@@ -11,21 +11,21 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/internal/workqueue"
-	"github.com/bettercompute/compute/nodes"
 )
 
 var tenant = core.Actor{Tenant: "acme", Identity: "bob@acme", Role: core.RoleMember}
 
 // router registers g as the in-process route of node commands.
-func (hs *harness) router(g *nodes.Gateway) *nodes.CommandRouter {
-	r := &nodes.CommandRouter{Service: hs.s}
+func (hs *harness) router(g *gateway.Gateway) *gateway.NodeJobRouter {
+	r := &gateway.NodeJobRouter{Commands: hs.s}
 	r.Register(g)
 	return r
 }
 
-// book gives tenant acme a booked reservation of one GPU on the only node
-// and returns its id.
+// book gives tenant acme an active reservation of one GPU on the only node,
+// assigned to its daemon, and returns its id.
 func (hs *harness) book(node string) string {
 	h := &commands.Handlers{Pool: hs.d.Pool}
 	require.NoError(hs.t, hs.d.Q.TenantEnsure(hs.ctx, "acme"))
@@ -38,7 +38,38 @@ func (hs *harness) book(node string) string {
 		Start: now, End: now.Add(time.Hour)})
 	require.NoError(hs.t, err)
 	require.Equal(hs.t, node, res.Reservation.NodeID)
+	// Node jobs run only in an active reservation: its window has begun.
+	require.NoError(hs.t, h.ActivateReservation(hs.ctx, res.Reservation.ID))
+	// And only where the allocation is assigned: the booking queued an
+	// assign job for the node; dispatch delivers it and the daemon
+	// acknowledges it.
+	hs.awaitAssigned(res.Reservation.ID)
 	return res.Reservation.ID
+}
+
+// awaitAssigned dispatches the nodes' jobs until the daemon has
+// acknowledged the assign of reservation's allocation.
+func (hs *harness) awaitAssigned(reservationID string) {
+	hs.t.Helper()
+	var state string
+	require.Eventually(hs.t, func() bool {
+		for _, g := range hs.gateways() {
+			_ = g.DispatchPending(hs.ctx)
+		}
+		err := hs.d.Pool.QueryRow(hs.ctx, `SELECT c.state FROM node_commands c JOIN allocations a ON a.id = c.allocation_id
+			WHERE a.reservation_id = $1 AND c.kind = 'assign' ORDER BY c.seq DESC LIMIT 1`, reservationID).Scan(&state)
+		return err == nil && state == "succeeded"
+	}, 10*time.Second, 10*time.Millisecond, "the assign of %s never succeeded (is %q)", reservationID, state)
+}
+
+// workDir is where the daemon of node runs the exec jobs of reservation's
+// allocation.
+func (hs *harness) workDir(node, reservationID string) string {
+	hs.t.Helper()
+	var alloc string
+	require.NoError(hs.t, hs.d.Pool.QueryRow(hs.ctx, "SELECT id FROM allocations WHERE reservation_id = $1",
+		reservationID).Scan(&alloc))
+	return filepath.Join(hs.workloads, node, alloc, "work")
 }
 
 func (hs *harness) run(actor core.Actor, cmd commands.RunNodeCommand) core.NodeCommand {
@@ -93,7 +124,7 @@ func TestCommandRunsEndToEnd(t *testing.T) {
 
 	c := hs.run(tenant, exec("k1", `echo "hello from $(basename "$PWD")"`, false))
 	require.Equal(t, core.CommandQueued, c.State)
-	require.NoError(t, router.HandleDispatch(hs.ctx, workqueue.Item{Kind: nodes.KindCommandDispatch, Key: "n1"}))
+	require.NoError(t, router.HandleDispatch(hs.ctx, workqueue.Item{Kind: commands.KindNodeJobDispatch, Key: "n1"}))
 	done := hs.awaitCommand(c.ID, core.CommandSucceeded)
 	require.Equal(t, "hello from work\n", done.Output)
 	require.NotNil(t, done.ExitCode)
@@ -113,14 +144,14 @@ func TestCommandRunsEndToEnd(t *testing.T) {
 	require.Empty(t, rep.Resent)
 	journal, err := os.ReadFile(filepath.Join(dir, "journal.jsonl"))
 	require.NoError(t, err)
-	require.Equal(t, 1, strings.Count(string(journal), `"outcome":"started"`))
+	require.Equal(t, 1, strings.Count(string(journal), `"commandId":"`+c.ID+`","outcome":"started"`))
 
 	// A failing command reports its exit code and output.
 	// The work item lands in a process without the node's gateway: it is
 	// done there, and the gateway's own poll sends the command.
 	bad := hs.run(tenant, exec("k2", "echo oops >&2; exit 3", false))
-	elsewhere := &nodes.CommandRouter{Service: hs.s}
-	require.NoError(t, elsewhere.HandleDispatch(hs.ctx, workqueue.Item{Kind: nodes.KindCommandDispatch, Key: "n1"}))
+	elsewhere := &gateway.NodeJobRouter{Commands: hs.s}
+	require.NoError(t, elsewhere.HandleDispatch(hs.ctx, workqueue.Item{Kind: commands.KindNodeJobDispatch, Key: "n1"}))
 	require.Equal(t, core.CommandQueued, hs.command(bad.ID).State)
 	require.NoError(t, g.DispatchPending(hs.ctx))
 	failed := hs.awaitCommand(bad.ID, core.CommandFailed)
@@ -146,8 +177,8 @@ func TestCommandWaitsForGeneration(t *testing.T) {
 	g, url := hs.gateway("gw1")
 	hs.daemon("n1", t.TempDir(), url)
 	hs.eventually("n1", core.NodeConnected)
-	hs.book("n1")
-	require.Equal(t, int64(0), hs.session("n1").ObservedGeneration)
+	hs.book("n1") // generation 1: the assignment, applied
+	require.Equal(t, int64(1), hs.session("n1").ObservedGeneration)
 
 	ahead := exec("k1", "true", false)
 	ahead.MinGeneration = 2
@@ -173,13 +204,13 @@ func TestNewJournalFailsUnsafeAndResendsSafe(t *testing.T) {
 	dir := t.TempDir()
 	stop := hs.daemon("n1", dir, url)
 	hs.eventually("n1", core.NodeConnected)
-	hs.book("n1")
+	rsv := hs.book("n1")
 
-	// Both block until a file appears in the daemon's work dir.
+	// Both block until a file appears in the allocation's work dir.
 	script := `while [ ! -f release ]; do sleep 0.01; done; echo released`
 	unsafe := hs.run(tenant, exec("unsafe", script, false))
 	safe := hs.run(tenant, exec("safe", script, true))
-	require.NoError(t, router.HandleDispatch(hs.ctx, workqueue.Item{Kind: nodes.KindCommandDispatch, Key: "n1"}))
+	require.NoError(t, router.HandleDispatch(hs.ctx, workqueue.Item{Kind: commands.KindNodeJobDispatch, Key: "n1"}))
 	hs.awaitCommand(unsafe.ID, core.CommandRunning)
 	hs.awaitCommand(safe.ID, core.CommandRunning)
 	oldJournal := *hs.session("n1").JournalID
@@ -190,13 +221,16 @@ func TestNewJournalFailsUnsafeAndResendsSafe(t *testing.T) {
 	hs.eventually("n1", core.NodeDisconnected)
 	require.NoError(t, os.Remove(filepath.Join(dir, "journal-id")))
 	require.NoError(t, os.Remove(filepath.Join(dir, "journal.jsonl")))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "work", "release"), nil, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(hs.workDir("n1", rsv), "release"), nil, 0o600))
 	hs.daemon("n1", dir, url)
 	hs.eventually("n1", core.NodeConnected)
 	require.NotEqual(t, oldJournal, *hs.session("n1").JournalID)
+	// A daemon that lost its journal lost its assignments too: the control
+	// plane assigns again (assign jobs are retry-safe).
+	hs.assign("n1", rsv)
 
 	require.Eventually(t, func() bool {
-		err := router.HandleDispatch(hs.ctx, workqueue.Item{Kind: nodes.KindCommandDispatch, Key: "n1"})
+		err := router.HandleDispatch(hs.ctx, workqueue.Item{Kind: commands.KindNodeJobDispatch, Key: "n1"})
 		return err == nil // Again while the new session registers at the gateway
 	}, 10*time.Second, 5*time.Millisecond)
 	lost := hs.awaitCommand(unsafe.ID, core.CommandFailed)
@@ -225,12 +259,12 @@ func TestZombieGatewayCannotDispatch(t *testing.T) {
 	c := hs.run(tenant, exec("k1", "true", false))
 
 	// The daemon reconnected through B; A has not noticed yet.
-	_, err := hs.s.OpenSession(hs.ctx, nodes.OpenSession{NodeID: "n1", Gateway: leaseOf(t, hs, "gw-b"),
+	_, err := hs.s.OpenNodeSession(hs.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: leaseOf(t, hs, "gw-b"),
 		GatewayID: "gw-b", JournalID: "other"})
 	require.NoError(t, err)
 	require.Contains(t, gwA.Sessions(), "n1")
 	_, err = gwA.Dispatch(hs.ctx, "n1")
-	require.ErrorIs(t, err, nodes.ErrSessionSuperseded)
+	require.ErrorIs(t, err, commands.ErrSessionSuperseded)
 	require.NoError(t, gwA.DispatchPending(hs.ctx), "the zombie's poll finds nothing of its own to send")
 	require.Equal(t, core.CommandQueued, hs.command(c.ID).State)
 	require.Equal(t, 0, hs.commandEvents(c.ID, core.EventNodeCommandSent))

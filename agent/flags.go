@@ -8,8 +8,9 @@ import (
 )
 
 // ParseFlags builds a Config from `compute agent` arguments. The join token
-// may also come from COMPUTE_JOIN_TOKEN, so that it stays out of process
-// listings.
+// comes from a file (--join-token-file) or from COMPUTE_JOIN_TOKEN, never
+// from an argument: a process's command line is readable by every user of
+// the machine, workloads included.
 func ParseFlags(args []string) (Config, error) {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	var cfg Config
@@ -17,16 +18,32 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&cfg.NodeID, "node", "", "node id (required)")
 	fs.StringVar(&cfg.PoolID, "pool", "", "pool to register the node in (first join only)")
 	fs.StringVar(&cfg.ServerURL, "server", "http://localhost:8080", "API base URL, used to join")
-	fs.StringVar(&cfg.JoinToken, "join-token", os.Getenv("COMPUTE_JOIN_TOKEN"), "operator token used once to join (or COMPUTE_JOIN_TOKEN)")
+	fs.StringVar(&cfg.JoinTokenFile, "join-token-file", "", "file holding the single-use join token (deleted after joining)")
+	fs.StringVar(&cfg.WorkloadIsolation, "workload-isolation", IsolationUser,
+		"user: each allocation's workloads run as a user of their own (needs root); none: as the daemon's user (development only)")
+	fs.StringVar(&cfg.WorkloadDir, "workload-dir", "", "root of the workloads' directories (default under the system temp dir)")
+	var uidBase, uidCount uint
+	fs.UintVar(&uidBase, "workload-uid-base", DefaultWorkloadUIDBase, "first user id handed to workloads")
+	fs.UintVar(&uidCount, "workload-uid-count", DefaultWorkloadUIDCount, "number of user ids handed to workloads")
 	fs.StringVar(&gateways, "gateway", "ws://localhost:8081", "gateway URLs, comma-separated, tried in turn")
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "directory for the credential and the journal (default ./.compute/agent-<node>)")
-	fs.StringVar(&cfg.FakeGPUs, "fake-gpus", "", "fake GPU inventory, e.g. 8xH100-80GB")
+	fs.StringVar(&cfg.FakeGPUs, "fake-gpus", "", "fake GPU inventory, e.g. 8xH100-80GB, or \""+NoGPUs+"\" for no GPUs "+
+		"(default: the real GPUs, from nvidia-smi)")
+	fs.StringVar(&cfg.CgroupRoot, "cgroup-root", DefaultCgroupRoot, "cgroup v2 mount for workloads' CPU and memory limits")
+	fs.DurationVar(&cfg.StopGrace, "stop-grace", DefaultStopGrace, "time a stopped workload gets between SIGTERM and SIGKILL")
+	fs.DurationVar(&cfg.ResyncEvery, "resync-every", DefaultResyncEvery, "how often the watchdog stops workloads past their assignment")
 	fs.Int64Var(&cfg.VCPU, "vcpu", 64, "allocatable vCPUs")
 	fs.Int64Var(&cfg.MemoryMB, "memory-mb", 512*1024, "allocatable memory in MB")
 	fs.Int64Var(&cfg.DiskGB, "disk-gb", 2000, "allocatable disk in GB")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
+	cfg.WorkloadUIDBase, cfg.WorkloadUIDCount = uint32(uidBase), uint32(uidCount)
+	// A token in the environment stays out of process listings; it is taken
+	// out of the environment at once, so that nothing the daemon starts
+	// inherits it.
+	cfg.JoinToken = os.Getenv("COMPUTE_JOIN_TOKEN")
+	_ = os.Unsetenv("COMPUTE_JOIN_TOKEN")
 	if cfg.NodeID == "" {
 		return Config{}, fmt.Errorf("agent: --node is required")
 	}

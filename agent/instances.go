@@ -1,36 +1,107 @@
 package agent
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
+	"slices"
 	"sync"
+	"syscall"
+	"time"
 
-	"github.com/bettercompute/compute/nodes/wire"
+	"github.com/bettercompute/compute/gateway/wire"
 )
 
-// instanceProcesses are the instances this daemon process runs. With the
-// fake inventory an instance is a real process (sh -c <command>, by
-// default a long sleep) in <state-dir>/instances/<id>: it really starts and
-// really stops, which is what the control plane's lifecycle needs to see.
-// Processes stop with the daemon process.
+// DefaultStopGrace is how long a stopped workload's process group has
+// between SIGTERM and SIGKILL.
+const DefaultStopGrace = 10 * time.Second
+
+// instanceProcesses are the workloads this daemon process runs: instances
+// and exec jobs, by allocation. An instance is a real process (sh -c
+// <command>, by default a long sleep) in its allocation's sandbox,
+// directory instances/<id>: it really starts and really stops, which is
+// what the control plane's lifecycle needs to see. Processes stop when the
+// daemon stops gracefully; a daemon that is killed leaves them running, and
+// its successor adopts them (instance_registry.go).
+//
+// One lock orders starts against unassigns: a start checks, under it, that
+// its allocation is assigned and not being unassigned, and registers its
+// process before letting go; an unassign marks the allocation closing
+// under it before it collects what to stop. So a workload either starts
+// before the unassign looks, and is stopped, or is refused.
 type instanceProcesses struct {
 	mu    sync.Mutex
 	procs map[string]*instanceProcess
+	// execs are the running exec jobs, by allocation and command.
+	execs map[string]map[string]*execJob
+	// closing are the allocations being unassigned.
+	closing map[string]bool
+	// registry is the record of running instances in the state directory
+	// (see instance_registry.go); "" keeps no record.
+	registry string
 }
 
+// instanceProcess is one running instance: started by this daemon process
+// (cmd set) or adopted from one before it (cmd nil).
 type instanceProcess struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process exited
+	id           string
+	allocationID string
+	cmd          *exec.Cmd
+	pid          int
+	startTicks   uint64
+	done         chan struct{} // closed when the process exited
 }
 
-// start starts the instance's process; a start of an instance already
-// running here is a success (the command was redelivered).
-func (ip *instanceProcesses) start(life context.Context, stateDir string, res wire.Message, p commandPayload) wire.Message {
+type execJob struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// stoppedInstance is an instance the daemon stopped, and why.
+type stoppedInstance struct {
+	InstanceID   string
+	AllocationID string
+	PID          int
+	Reason       string
+}
+
+// assignmentLookup finds the assignment held for an allocation.
+type assignmentLookup func(allocationID string) (wire.AssignPayload, bool)
+
+func notAssigned(allocationID string) string {
+	return fmt.Sprintf("allocation %s is not assigned to this node", allocationID)
+}
+
+// admit says whether a workload of allocationID may start now, with the
+// assignment it runs under (nil for an operator's job without
+// allocation). Callers hold ip.mu.
+func (ip *instanceProcesses) admit(lookup assignmentLookup, allocationID string) (*wire.AssignPayload, string) {
+	if allocationID == "" {
+		return nil, ""
+	}
+	if ip.closing[allocationID] {
+		return nil, fmt.Sprintf("allocation %s is being unassigned from this node", allocationID)
+	}
+	a, ok := lookup(allocationID)
+	if !ok {
+		return nil, notAssigned(allocationID)
+	}
+	return &a, ""
+}
+
+// start starts the instance's process in its allocation's sandbox; a start
+// of an instance already running here is a success (the command was
+// redelivered). Its allocation must be assigned here.
+func (ip *instanceProcesses) start(life context.Context, sb *sandbox, lookup assignmentLookup, res wire.Message,
+	allocationID string, p commandPayload) wire.Message {
 	if p.InstanceID == "" {
 		res.State, res.Reason = outcomeFailed, "instance-start without instanceId"
+		return res
+	}
+	if !validDomain.MatchString(p.InstanceID) {
+		res.State, res.Reason = outcomeFailed, fmt.Sprintf("instance id %q cannot name a directory", p.InstanceID)
 		return res
 	}
 	ip.mu.Lock()
@@ -39,44 +110,194 @@ func (ip *instanceProcesses) start(life context.Context, stateDir string, res wi
 		ip.procs = map[string]*instanceProcess{}
 	}
 	if cur := ip.procs[p.InstanceID]; cur != nil {
-		res.Output = fmt.Sprintf("instance %s already running as pid %d", p.InstanceID, cur.cmd.Process.Pid)
+		res.Output = fmt.Sprintf("instance %s already running as pid %d", p.InstanceID, cur.pid)
 		return res
 	}
-	dir := filepath.Join(stateDir, "instances", filepath.Base(p.InstanceID))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		res.State, res.Reason = outcomeFailed, "instance dir: "+err.Error()
+	a, refusal := ip.admit(lookup, allocationID)
+	if refusal != "" {
+		res.State, res.Reason = outcomeFailed, refusal
 		return res
 	}
-	cmd := exec.CommandContext(life, "sh", "-c", p.Script)
-	cmd.Dir = dir
+	cmd, err := sb.command(life, a, p.Script, "instances", p.InstanceID)
+	if err != nil {
+		res.State, res.Reason = outcomeFailed, err.Error()
+		return res
+	}
 	if err := cmd.Start(); err != nil {
 		res.State, res.Reason = outcomeFailed, "start: "+err.Error()
 		return res
 	}
-	proc := &instanceProcess{cmd: cmd, done: make(chan struct{})}
+	proc := &instanceProcess{id: p.InstanceID, allocationID: allocationID, cmd: cmd, pid: cmd.Process.Pid,
+		done: make(chan struct{})}
+	proc.startTicks, _ = processStart(proc.pid)
 	go func() {
 		_ = cmd.Wait()
 		close(proc.done)
 	}()
 	ip.procs[p.InstanceID] = proc
-	res.Output = fmt.Sprintf("instance %s started as pid %d", p.InstanceID, cmd.Process.Pid)
+	if err := ip.persist(); err != nil {
+		// Not fatal to the instance, but a daemon restarted now would not
+		// know it: say so in the result.
+		res.Output = "warning: instance not recorded: " + err.Error() + "\n"
+	}
+	res.Output += fmt.Sprintf("instance %s started as pid %d", p.InstanceID, cmd.Process.Pid)
 	return res
 }
 
-// stop kills the instance's process and waits for it to exit. Stopping an
-// instance that does not run here succeeds: stop is what the caller wants
-// either way.
-func (ip *instanceProcesses) stop(res wire.Message, p commandPayload) wire.Message {
+// stop stops the instance's process (see stopGroup). Stopping an instance
+// that does not run here succeeds: stop is what the caller wants either
+// way.
+func (ip *instanceProcesses) stop(res wire.Message, p commandPayload, grace time.Duration) wire.Message {
 	ip.mu.Lock()
 	proc := ip.procs[p.InstanceID]
-	delete(ip.procs, p.InstanceID)
 	ip.mu.Unlock()
 	if proc == nil {
 		res.Output = fmt.Sprintf("instance %s is not running here", p.InstanceID)
 		return res
 	}
-	_ = proc.cmd.Process.Kill()
-	<-proc.done
-	res.Output = fmt.Sprintf("instance %s stopped (pid %d)", p.InstanceID, proc.cmd.Process.Pid)
+	stopGroup(proc.pid, proc.done, grace)
+	ip.forgetProc(proc)
+	res.Output = fmt.Sprintf("instance %s stopped (pid %d)", p.InstanceID, proc.pid)
 	return res
+}
+
+// forgetProc drops proc from the table if it is still the instance's.
+func (ip *instanceProcesses) forgetProc(proc *instanceProcess) {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	if ip.procs[proc.id] == proc {
+		delete(ip.procs, proc.id)
+		_ = ip.persist() // a stale entry is harmless: adoption checks the process's start time
+	}
+}
+
+// stopGroup stops a workload's process group: SIGTERM to the group, then,
+// once its leader exited or after grace, SIGKILL to whatever of the group
+// is left; it returns when the leader has been reaped.
+func stopGroup(pid int, done <-chan struct{}, grace time.Duration) {
+	if grace <= 0 {
+		grace = DefaultStopGrace
+	}
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	<-done
+}
+
+// beginClosing marks an allocation as being unassigned: no workload of it
+// starts from now on.
+func (ip *instanceProcesses) beginClosing(allocationID string) {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	if ip.closing == nil {
+		ip.closing = map[string]bool{}
+	}
+	ip.closing[allocationID] = true
+}
+
+func (ip *instanceProcesses) endClosing(allocationID string) {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	delete(ip.closing, allocationID)
+}
+
+// stopWhere stops, in parallel, every instance for which why returns a
+// reason (and every exec job of an allocation it names, for which it is
+// asked with an empty instance id), and returns the stopped instances by
+// instance id. Allocations being unassigned are left to their unassign
+// unless all is set.
+func (ip *instanceProcesses) stopWhere(grace time.Duration, all bool, why func(instanceID, allocationID string) string) []stoppedInstance {
+	type victim struct {
+		proc   *instanceProcess
+		reason string
+	}
+	var victims []victim
+	var jobs []*execJob
+	ip.mu.Lock()
+	for _, proc := range ip.procs {
+		if !all && ip.closing[proc.allocationID] {
+			continue
+		}
+		if r := why(proc.id, proc.allocationID); r != "" {
+			victims = append(victims, victim{proc, r})
+		}
+	}
+	for alloc, byCmd := range ip.execs {
+		if !all && ip.closing[alloc] {
+			continue
+		}
+		if r := why("", alloc); r != "" {
+			for _, j := range byCmd {
+				j.cancel(errors.New("stopped: " + r))
+				jobs = append(jobs, j)
+			}
+		}
+	}
+	ip.mu.Unlock()
+	out := make([]stoppedInstance, len(victims))
+	var wg sync.WaitGroup
+	for i, v := range victims {
+		wg.Go(func() {
+			stopGroup(v.proc.pid, v.proc.done, grace)
+			ip.forgetProc(v.proc)
+			out[i] = stoppedInstance{InstanceID: v.proc.id, AllocationID: v.proc.allocationID,
+				PID: v.proc.pid, Reason: v.reason}
+		})
+	}
+	wg.Wait()
+	for _, j := range jobs {
+		<-j.done
+	}
+	slices.SortFunc(out, func(a, b stoppedInstance) int { return cmp.Compare(a.InstanceID, b.InstanceID) })
+	return out
+}
+
+// running lists the instance processes running now, by instance id.
+func (ip *instanceProcesses) running() []wire.RunningInstance {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	out := make([]wire.RunningInstance, 0, len(ip.procs))
+	for _, p := range ip.procs {
+		out = append(out, wire.RunningInstance{InstanceID: p.id, AllocationID: p.allocationID, PID: p.pid})
+	}
+	slices.SortFunc(out, func(a, b wire.RunningInstance) int { return cmp.Compare(a.InstanceID, b.InstanceID) })
+	return out
+}
+
+// startExec admits and registers an exec job of an allocation; the job's
+// context ends (with a cause) when its allocation is unassigned or
+// expires. done must be called when the job's process has exited.
+func (ip *instanceProcesses) startExec(ctx context.Context, lookup assignmentLookup, allocationID, commandID string) (
+	context.Context, *wire.AssignPayload, func(), string) {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	a, refusal := ip.admit(lookup, allocationID)
+	if refusal != "" {
+		return nil, nil, nil, refusal
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	job := &execJob{cancel: cancel, done: make(chan struct{})}
+	if ip.execs == nil {
+		ip.execs = map[string]map[string]*execJob{}
+	}
+	if ip.execs[allocationID] == nil {
+		ip.execs[allocationID] = map[string]*execJob{}
+	}
+	ip.execs[allocationID][commandID] = job
+	done := func() {
+		ip.mu.Lock()
+		delete(ip.execs[allocationID], commandID)
+		if len(ip.execs[allocationID]) == 0 {
+			delete(ip.execs, allocationID)
+		}
+		ip.mu.Unlock()
+		cancel(nil)
+		close(job.done)
+	}
+	return ctx, a, done, ""
 }

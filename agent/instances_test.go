@@ -15,7 +15,6 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/workqueue"
-	"github.com/bettercompute/compute/nodes"
 )
 
 func (hs *harness) instance(id string) core.Instance {
@@ -76,9 +75,9 @@ func TestInstanceLifecycle(t *testing.T) {
 	_, err = h.GetInstance(hs.ctx, core.Actor{Tenant: "globex", Identity: "x@globex", Role: core.RoleMember}, id)
 	require.Equal(t, core.CodeNotFound, core.CodeOf(err))
 
-	require.NoError(t, router.HandleDispatch(hs.ctx, workqueue.Item{Kind: nodes.KindCommandDispatch, Key: "n1"}))
+	require.NoError(t, router.HandleDispatch(hs.ctx, workqueue.Item{Kind: commands.KindNodeJobDispatch, Key: "n1"}))
 	hs.awaitInstance(id, core.ProvisionRunning)
-	pidFile := filepath.Join(dir, "instances", id, "pid")
+	pidFile := filepath.Join(hs.workloads, "n1", created.Instance.AllocationID, "instances", id, "pid")
 	var pid int
 	require.Eventually(t, func() bool {
 		b, err := os.ReadFile(pidFile)

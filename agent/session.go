@@ -7,11 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 
-	"github.com/bettercompute/compute/nodes/wire"
+	"github.com/bettercompute/compute/gateway/wire"
 )
 
 // daemon is a running agent: its credential and its journal.
@@ -20,10 +21,21 @@ type daemon struct {
 	token   string
 	journal *journal
 	log     *slog.Logger
+	// gpus is the node's inventory (nvidia-smi or the fake one).
+	gpus []wire.InventoryGPU
 	// running are the commands this process is carrying out now.
 	running runningCommands
 	// instances are the workloads this process started.
 	instances instanceProcesses
+	// sandbox is where and as whom workloads run.
+	sandbox *sandbox
+	// now is the daemon's clock (the watchdog's judge of ends).
+	now func() time.Time
+
+	// current is the session open now, for reports no job asked for.
+	mu         sync.Mutex
+	current    *websocket.Conn
+	currentCtx context.Context
 }
 
 // session runs one session through the gateway at base until it ends.
@@ -40,7 +52,8 @@ func (d *daemon) session(ctx context.Context, base string) error {
 	}
 	defer ws.CloseNow()
 	ws.SetReadLimit(wire.MaxMessageBytes)
-	if err := send(ctx, ws, wire.Message{Type: wire.TypeHello, JournalID: d.journal.id}); err != nil {
+	if err := send(ctx, ws, wire.Message{Type: wire.TypeHello, JournalID: d.journal.id,
+		ObservedGeneration: d.journal.observedGeneration()}); err != nil {
 		return err
 	}
 	welcome, err := receive(ctx, ws)
@@ -57,22 +70,56 @@ func (d *daemon) session(ctx context.Context, base string) error {
 		Journal: d.journal.replay()}); err != nil {
 		return err
 	}
+	// Then what it holds and runs now.
+	if err := d.sendInventory(ctx, ws); err != nil {
+		return err
+	}
+	d.setCurrent(ctx, ws)
+	defer d.setCurrent(nil, nil)
+	// The watchdog looks at every (re)connect, and reports on this session.
+	go d.resync()
 	go d.heartbeat(ctx, ws)
 	for {
 		m, err := receive(ctx, ws)
 		if err != nil {
 			return err
 		}
-		switch m.Type {
-		case wire.TypeAssign:
-			if err := d.assign(ctx, ws, m); err != nil {
-				return err
-			}
-		case wire.TypeCommand:
+		if m.Type == wire.TypeCommand {
 			if err := d.command(ctx, life, ws, m); err != nil {
 				return err
 			}
 		}
+	}
+}
+
+// sendInventory sends TypeInventory: the NodeState in its Payload.
+func (d *daemon) sendInventory(ctx context.Context, ws *websocket.Conn) error {
+	st := d.nodeState()
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode inventory: %w", err)
+	}
+	return send(ctx, ws, wire.Message{Type: wire.TypeInventory, JournalID: d.journal.id,
+		ObservedGeneration: st.ObservedGeneration, Payload: b})
+}
+
+func (d *daemon) setCurrent(ctx context.Context, ws *websocket.Conn) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.current, d.currentCtx = ws, ctx
+}
+
+// report sends m on the session open now; without one it is dropped.
+func (d *daemon) report(m wire.Message) {
+	d.mu.Lock()
+	ws, ctx := d.current, d.currentCtx
+	d.mu.Unlock()
+	if ws == nil {
+		d.log.Warn("no session to report on", "type", m.Type, "allocation", m.AllocationID)
+		return
+	}
+	if err := send(ctx, ws, m); err != nil {
+		d.log.Warn("report", "type", m.Type, "err", err)
 	}
 }
 
@@ -89,21 +136,6 @@ func (d *daemon) heartbeat(ctx context.Context, ws *websocket.Conn) {
 			}
 		}
 	}
-}
-
-// assign journals an assignment before acknowledging it, or refuses it
-// when it overlaps devices another allocation holds here: the allocation is
-// then reported as failed.
-func (d *daemon) assign(ctx context.Context, ws *websocket.Conn, m wire.Message) error {
-	reason, err := d.journal.assign(m.AllocationID, m.DeviceIDs)
-	if err != nil {
-		reason = "journal: " + err.Error()
-	}
-	if reason != "" {
-		d.log.Warn("assignment refused", "allocation", m.AllocationID, "reason", reason)
-	}
-	return send(ctx, ws, wire.Message{Type: wire.TypeAssignResult, AllocationID: m.AllocationID,
-		DeviceIDs: m.DeviceIDs, Accepted: reason == "", Reason: reason})
 }
 
 func send(ctx context.Context, ws *websocket.Conn, m wire.Message) error {

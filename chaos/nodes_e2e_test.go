@@ -17,9 +17,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/migrate"
-	"github.com/bettercompute/compute/nodes"
 )
 
 // TestNodesEndToEnd is issue 5's "Done when": a server, a separate gateway
@@ -83,8 +84,15 @@ func TestNodesEndToEnd(t *testing.T) {
 
 	// Both join through the main process's API; each keeps its session
 	// through its own gateway.
-	agentA := newAgent(t, "node-a", "pool-a", op.token, hub.URL(), hub)
-	agentB := newAgent(t, "node-b", "pool-b", op.token, hub.URL(), edge)
+	// Each with a single-use join token: no daemon ever holds an operator
+	// token.
+	joinToken := func(node string) string {
+		var jt struct{ Token string }
+		must(op, "POST", "/v1/nodes/"+node+"/join-tokens", "", map[string]any{}, &jt)
+		return jt.Token
+	}
+	agentA := newAgent(t, "node-a", "pool-a", joinToken("node-a"), hub.URL(), hub)
+	agentB := newAgent(t, "node-b", "pool-b", joinToken("node-b"), hub.URL(), edge)
 	for _, a := range []*agentProc{agentA, agentB} {
 		a.Start()
 	}
@@ -99,12 +107,12 @@ func TestNodesEndToEnd(t *testing.T) {
 	phase(fmt.Sprintf("agents connected: node-a epoch %d, node-b epoch %d", sA1.Epoch, sB1.Epoch))
 
 	// A reservation on each node, booked by the member. --fake-gpus
-	// 2xH100-80GB registers two GPUs of model H100 with 80 GB each.
+	// 2xH100-80GB registers two GPUs of model H100-80GB (81920 MB each).
 	now := sim.now(ctx)
 	book := func(poolID string) reservationJSON {
 		var r reservationJSON
 		must(member, "POST", "/v1/reservations", uuid.NewString(), map[string]any{"poolId": poolID, "gpus": 1,
-			"gpuModel": "H100", "vcpu": 1, "memoryMb": 1024, "diskGb": 1,
+			"gpuModel": "H100-80GB", "vcpu": 1, "memoryMb": 1024, "diskGb": 1,
 			"start": now.Format(time.RFC3339), "end": now.Add(2 * time.Hour).Format(time.RFC3339)}, &r)
 		// A reservation the API could not place at once is pending until
 		// the scheduler places it.
@@ -126,13 +134,35 @@ func TestNodesEndToEnd(t *testing.T) {
 	}
 	phase("reservations booked: " + resA.ID + " on node-a, " + resB.ID + " on node-b")
 
-	// A command on node A, through the gateway of the main process.
+	// A booking whose window has not begun runs nothing on the node.
+	var future reservationJSON
+	must(member, "POST", "/v1/reservations", uuid.NewString(), map[string]any{"poolId": "pool-a", "gpus": 1,
+		"gpuModel": "H100-80GB", "vcpu": 1, "memoryMb": 1024, "diskGb": 1,
+		"start": now.Add(7 * 24 * time.Hour).Format(time.RFC3339), "end": now.Add(8 * 24 * time.Hour).Format(time.RFC3339)}, &future)
+	futureAlloc := holdingsOf(t, ctx, pool, future.ID).Allocation
+	err := member.do(ctx, "POST", hub.URL()+"/v1/commands", "nodes-e2e-future", map[string]any{"nodeId": "node-a",
+		"allocationId": futureAlloc, "kind": "exec", "payload": map[string]any{"script": "id"}}, nil)
+	if es, ok := err.(errStatus); !ok || es.status != 409 {
+		t.Fatalf("exec on a booking 7 days ahead: %v, want 409", err)
+	}
+	waitFor(t, ctx, "reservation on node-a active", 30*time.Second, func() (bool, error) {
+		var st string
+		err := pool.QueryRow(ctx, "SELECT state FROM reservations WHERE id = $1", resA.ID).Scan(&st)
+		return st == "active", err
+	})
+
+	// A command on node A, through the gateway of the main process. It is
+	// also a hostile tenant's probe of the daemon: it must not read the
+	// node credential, and the daemon's command line must hold no token.
 	var cmd struct {
 		ID, State, Output string
 		ExitCode          *int `json:"exitCode"`
 	}
+	probe := fmt.Sprintf(`echo hi
+cat %s/credential >/dev/null 2>&1 && echo credential:readable
+tr '\0' ' ' </proc/%d/cmdline; echo`, agentA.stateDir(), agentA.cmd.Process.Pid)
 	must(member, "POST", "/v1/commands", "nodes-e2e-echo", map[string]any{"nodeId": "node-a", "kind": "exec",
-		"payload": map[string]any{"script": "echo hi"}}, &cmd)
+		"payload": map[string]any{"script": probe}}, &cmd)
 	waitFor(t, ctx, "command succeeded", 30*time.Second, func() (bool, error) {
 		if err := member.do(ctx, "GET", hub.URL()+"/v1/commands/"+cmd.ID, "", nil, &cmd); err != nil {
 			return false, err
@@ -142,8 +172,16 @@ func TestNodesEndToEnd(t *testing.T) {
 		}
 		return cmd.State == "succeeded", nil
 	})
-	if strings.TrimSpace(cmd.Output) != "hi" || cmd.ExitCode == nil || *cmd.ExitCode != 0 {
-		t.Fatalf("command result: %+v", cmd)
+	lines := strings.Split(strings.TrimSpace(cmd.Output), "\n")
+	if len(lines) != 2 || lines[0] != "hi" || !strings.Contains(lines[1], "agent --node node-a") ||
+		cmd.ExitCode == nil || *cmd.ExitCode != 0 {
+		t.Fatalf("command result (want hi, then the daemon's command line, nothing readable): %+v", cmd)
+	}
+	if strings.Contains(cmd.Output, op.token) || strings.Contains(cmd.Output, "bc_") || strings.Contains(cmd.Output, "bcj_") {
+		t.Fatalf("the daemon's command line shows a token to a workload: %q", lines[1])
+	}
+	if _, err := os.Stat(agentA.tokenFile); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("join token file left after joining: %v", err)
 	}
 	phase("command " + cmd.ID + " succeeded")
 
@@ -196,18 +234,18 @@ func TestNodesEndToEnd(t *testing.T) {
 	phase(fmt.Sprintf("node-a disconnected since %s (sim now %s)", dsA.Format(time.RFC3339Nano), sim.now(ctx).Format(time.RFC3339Nano)))
 	nothingReleased("node-a disconnected")
 
-	sim.advanceTo(ctx, dsA.Add(nodes.NoSessionAfter-time.Second))
+	sim.advanceTo(ctx, dsA.Add(commands.NoSessionAfter-time.Second))
 	if s := sessionOf(ctx, pool, "node-a"); s.State != "disconnected" || slices.Contains(s.Reasons, "unreachable") {
 		t.Fatalf("node-a 39 s after disconnect: %+v", s)
 	}
-	sim.advanceTo(ctx, dsA.Add(nodes.NoSessionAfter))
+	sim.advanceTo(ctx, dsA.Add(commands.NoSessionAfter))
 	waitFor(t, ctx, "node-a unreachable at 40 s", 10*time.Second, func() (bool, error) {
 		return sessionOf(ctx, pool, "node-a").State == "unreachable", nil
 	})
 	sA = sessionOf(ctx, pool, "node-a")
 	if !slices.Contains(sA.Reasons, "unreachable") || sA.UnreachableSince == nil ||
-		!sA.UnreachableSince.Equal(dsA.Add(nodes.NoSessionAfter)) || !sA.hasCondition("NodeUnreachable", "SessionClosed") {
-		t.Fatalf("node-a unreachable: %+v (want since %s)", sA, dsA.Add(nodes.NoSessionAfter))
+		!sA.UnreachableSince.Equal(dsA.Add(commands.NoSessionAfter)) || !sA.hasCondition("NodeUnreachable", "SessionClosed") {
+		t.Fatalf("node-a unreachable: %+v (want since %s)", sA, dsA.Add(commands.NoSessionAfter))
 	}
 	if s := sessionOf(ctx, pool, "node-b"); s.State != "connected" || !s.Connected || s.Epoch != sB1.Epoch {
 		t.Fatalf("node-b moved while node-a was down: %+v", s)
@@ -238,7 +276,7 @@ func TestNodesEndToEnd(t *testing.T) {
 	edgeOwner := edge.OwnerPrefix()
 	edge.Kill()
 	sim.dead = append(sim.dead, edgeOwner)
-	if err := pool.QueryRow(ctx, "SELECT owner, epoch, expires_at FROM leases WHERE name = $1", nodes.GatewayLeaseName("nodes-edge")).
+	if err := pool.QueryRow(ctx, "SELECT owner, epoch, expires_at FROM leases WHERE name = $1", gateway.GatewayLeaseName("nodes-edge")).
 		Scan(&gwOwner, &gwEpoch, &gwExpires); err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +291,7 @@ func TestNodesEndToEnd(t *testing.T) {
 		t.Fatalf("node-b before its gateway's lease lapsed: %+v", s)
 	}
 	// The next sweep after the lapse ends the session as of the lapse.
-	sim.advanceTo(ctx, gwExpires.Add(nodes.SweepEvery))
+	sim.advanceTo(ctx, gwExpires.Add(commands.LivenessSweepEvery))
 	sB := sessionOf(ctx, pool, "node-b")
 	lastSeen := sB1.LastSeen
 	if sB.LastSeen != nil {
@@ -271,8 +309,8 @@ func TestNodesEndToEnd(t *testing.T) {
 	phase("node-b disconnected (gateway-lost) since " + dsB.Format(time.RFC3339Nano))
 	nothingReleased("node-b disconnected")
 
-	deadline := dsB.Add(nodes.NoSessionAfter + nodes.GatewayLostGrace)
-	sim.advanceTo(ctx, dsB.Add(nodes.NoSessionAfter+time.Second)) // past the plain 40 s: grace holds it
+	deadline := dsB.Add(commands.NoSessionAfter + commands.GatewayLostGrace)
+	sim.advanceTo(ctx, dsB.Add(commands.NoSessionAfter+time.Second)) // past the plain 40 s: grace holds it
 	if s := sessionOf(ctx, pool, "node-b"); s.State != "disconnected" || slices.Contains(s.Reasons, "unreachable") {
 		t.Fatalf("node-b at 41 s after gateway loss: %+v", s)
 	}
@@ -288,15 +326,15 @@ func TestNodesEndToEnd(t *testing.T) {
 	// early.
 	sim.advanceTo(ctx, deadline)
 	for sessionOf(ctx, pool, "node-b").State != "unreachable" {
-		if now := sim.now(ctx); !now.Before(deadline.Add(nodes.SweepEvery)) {
+		if now := sim.now(ctx); !now.Before(deadline.Add(commands.LivenessSweepEvery)) {
 			t.Fatalf("node-b still %+v at %s, a sweep period after its deadline %s", sessionOf(ctx, pool, "node-b"), now, deadline)
 		}
 		sim.advanceTo(ctx, sim.now(ctx).Add(time.Second))
 	}
 	sB = sessionOf(ctx, pool, "node-b")
 	if !slices.Contains(sB.Reasons, "unreachable") || sB.UnreachableSince == nil || sB.UnreachableSince.Before(deadline) ||
-		sB.UnreachableSince.After(deadline.Add(nodes.SweepEvery)) || !sB.hasCondition("NodeUnreachable", "GatewayLost") {
-		t.Fatalf("node-b unreachable: %+v (want since %s, at most %s later)", sB, deadline, nodes.SweepEvery)
+		sB.UnreachableSince.After(deadline.Add(commands.LivenessSweepEvery)) || !sB.hasCondition("NodeUnreachable", "GatewayLost") {
+		t.Fatalf("node-b unreachable: %+v (want since %s, at most %s later)", sB, deadline, commands.LivenessSweepEvery)
 	}
 	if s := sessionOf(ctx, pool, "node-a"); !s.Connected || s.State != "connected" || s.Epoch != sA2.Epoch {
 		t.Fatalf("node-a moved meanwhile: %+v", s)
@@ -328,21 +366,21 @@ func TestNodesEndToEnd(t *testing.T) {
 	// is fenced by its lease epoch; a flush under the live lease but at
 	// the old session epoch touches nothing; closing node A's first session
 	// is superseded. Each is what the service itself would run.
-	svc := &nodes.Service{Pool: pool}
-	zombieGW := lease.Lease{Name: nodes.GatewayLeaseName("nodes-edge"), Owner: gwOwner, Epoch: gwEpoch}
-	if _, err := svc.FlushLiveness(ctx, zombieGW, "nodes-edge", []nodes.SeenAge{{NodeID: "node-b", Epoch: sB1.Epoch}}); !errors.Is(err, lease.ErrFenced) {
+	svc := &commands.Handlers{Pool: pool}
+	zombieGW := lease.Lease{Name: gateway.GatewayLeaseName("nodes-edge"), Owner: gwOwner, Epoch: gwEpoch}
+	if _, err := svc.RecordNodeLiveness(ctx, zombieGW, "nodes-edge", []commands.SeenAge{{NodeID: "node-b", Epoch: sB1.Epoch}}); !errors.Is(err, lease.ErrFenced) {
 		t.Fatalf("flush by the dead gateway at lease epoch %d: %v, want ErrFenced", gwEpoch, err)
 	}
 	var live lease.Lease
-	live.Name = nodes.GatewayLeaseName("nodes-edge")
+	live.Name = gateway.GatewayLeaseName("nodes-edge")
 	if err := pool.QueryRow(ctx, "SELECT owner, epoch FROM leases WHERE name = $1", live.Name).Scan(&live.Owner, &live.Epoch); err != nil {
 		t.Fatal(err)
 	}
-	touched, err := svc.FlushLiveness(ctx, live, "nodes-edge", []nodes.SeenAge{{NodeID: "node-b", Epoch: sB1.Epoch}})
+	touched, err := svc.RecordNodeLiveness(ctx, live, "nodes-edge", []commands.SeenAge{{NodeID: "node-b", Epoch: sB1.Epoch}})
 	if err != nil || len(touched) != 0 {
 		t.Fatalf("flush of node-b at its old session epoch %d: touched %v, err %v", sB1.Epoch, touched, err)
 	}
-	if err := svc.CloseSession(ctx, "node-a", sA1.Epoch, 0); !errors.Is(err, nodes.ErrSessionSuperseded) {
+	if err := svc.CloseNodeSession(ctx, "node-a", sA1.Epoch, 0); !errors.Is(err, commands.ErrSessionSuperseded) {
 		t.Fatalf("close of node-a's session at old epoch %d: %v, want ErrSessionSuperseded", sA1.Epoch, err)
 	}
 	for node, epoch := range map[string]int64{"node-a": sA2.Epoch, "node-b": sB2.Epoch} {
@@ -391,7 +429,7 @@ func (c *simClock) advanceTo(ctx context.Context, target time.Time) {
 		if !now.Before(target) {
 			return
 		}
-		step := min(target.Sub(now), nodes.SweepEvery)
+		step := min(target.Sub(now), commands.LivenessSweepEvery)
 		dead := make([]string, len(c.dead))
 		for i, p := range c.dead {
 			dead[i] = p + "%"
@@ -411,7 +449,7 @@ func (c *simClock) advanceTo(ctx context.Context, target time.Time) {
 		waitFor(c.t, ctx, "liveness items settled at "+now.Add(step).Format(time.RFC3339Nano), 10*time.Second, func() (bool, error) {
 			var due bool
 			err := c.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM work_queue
-				WHERE kind IN ($1, $2) AND not_before <= compute_now())`, nodes.KindLiveness, nodes.KindLivenessSweep).Scan(&due)
+				WHERE kind IN ($1, $2) AND not_before <= compute_now())`, commands.KindNodeLiveness, commands.KindNodeLivenessSweep).Scan(&due)
 			return !due, err
 		})
 	}
@@ -420,9 +458,10 @@ func (c *simClock) advanceTo(ctx context.Context, target time.Time) {
 // agentProc is one `compute agent` process at a time, with a fixed node,
 // gateway and state directory.
 type agentProc struct {
-	t       *testing.T
-	args    []string
-	logPath string
+	t         *testing.T
+	args      []string
+	tokenFile string
+	logPath   string
 	cmd     *exec.Cmd
 	done    chan struct{}
 }
@@ -430,8 +469,12 @@ type agentProc struct {
 func newAgent(t *testing.T, node, pool, joinToken, apiURL string, gw *server) *agentProc {
 	t.Helper()
 	dir := t.TempDir()
-	a := &agentProc{t: t, logPath: filepath.Join(dir, "agent.log"), args: []string{"agent", "--node", node, "--pool", pool,
-		"--join-token", joinToken, "--fake-gpus", "2xH100-80GB", "--server", apiURL,
+	tokenFile := filepath.Join(dir, "join-token")
+	if err := os.WriteFile(tokenFile, []byte(joinToken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := &agentProc{t: t, tokenFile: tokenFile, logPath: filepath.Join(dir, "agent.log"), args: []string{"agent", "--node", node, "--pool", pool,
+		"--join-token-file", tokenFile, "--fake-gpus", "2xH100-80GB", "--server", apiURL,
 		"--gateway", "ws://" + gatewayAddr(t, gw), "--state-dir", filepath.Join(dir, "state")}}
 	t.Cleanup(func() {
 		a.Kill()
@@ -461,6 +504,9 @@ func (a *agentProc) Start() {
 	done := a.done
 	go func() { _ = cmd.Wait(); close(done) }()
 }
+
+// stateDir is the daemon's --state-dir.
+func (a *agentProc) stateDir() string { return a.args[slices.Index(a.args, "--state-dir")+1] }
 
 // Kill SIGKILLs the daemon and everything in its process group.
 func (a *agentProc) Kill() {

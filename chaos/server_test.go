@@ -63,6 +63,9 @@ func newServer(t *testing.T, name, dbURL, roles string, extraEnv ...string) *ser
 			"DATABASE_URL=" + dbURL, "COMPUTE_ADDR=" + addr, "COMPUTE_GATEWAY_ADDR=" + gw,
 			"COMPUTE_GATEWAY_ID=" + name, "COMPUTE_ROLES=" + roles, "COMPUTE_WEBHOOK_ALLOW_PRIVATE=true",
 			"COMPUTE_POLL_INTERVAL=" + servicePoll, "COMPUTE_LOG_LEVEL=" + level, "COMPUTE_MAX_CONNS=10",
+			// The seeded fleets have no daemons (nodes that join, with
+			// an agent, are judged as always).
+			"COMPUTE_NODES_WITHOUT_DAEMONS=true",
 		}, extraEnv...),
 	}
 	t.Cleanup(func() {

@@ -73,6 +73,9 @@ func (h *Handlers) changeScheduling(ctx context.Context, actor core.Actor, comma
 		if err := zeroRowsConflict(rows, err, "node "+nodeID); err != nil {
 			return err
 		}
+		if err := bumpGeneration(ctx, q, n.ID); err != nil { // a change of the node's desired spec
+			return err
+		}
 		res = NodeResult{ID: n.ID, PoolID: n.PoolID, Cordoned: n.Cordoned, Taints: n.Taints, Version: n.Version + 1}
 		res.Position, err = emit(ctx, q, typ, "", core.NodeSubject(n.ID), map[string]any{
 			"id": n.ID, "cordoned": n.Cordoned, "taints": n.Taints, "version": res.Version})

@@ -161,8 +161,10 @@ func (h *Handlers) createReservation(ctx context.Context, tx pgx.Tx, actor core.
 		if err == nil {
 			err = workqueue.Enqueue(ctx, q, KindReservationExpire, id, cmd.End.Sub(now))
 		}
-	} else {
-		err = scheduleBooked(ctx, q, id, now, start, cmd.End)
+	} else if err = scheduleBooked(ctx, q, id, now, start, cmd.End); err == nil {
+		// Booked: the allocation goes to the node's daemon now (see
+		// assignments.go for why at booking and not at the start).
+		_, err = enqueueAssign(ctx, q, actor.Identity, where.allocationID, fixedKey(assignKeyPrefix+where.allocationID))
 	}
 	return ReservationResult{Reservation: r, Position: pos}, err
 }

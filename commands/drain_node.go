@@ -78,6 +78,9 @@ func (h *Handlers) changeNoSchedule(ctx context.Context, actor core.Actor, comma
 		if err := zeroRowsConflict(rows, err, "node "+n.ID); err != nil {
 			return err
 		}
+		if err := bumpGeneration(ctx, q, n.ID); err != nil { // a change of the node's desired spec
+			return err
+		}
 		res.NoScheduleReasons, res.Version = reasons, n.Version+1
 		res.Position, err = emit(ctx, q, event, "", core.NodeSubject(n.ID), map[string]any{
 			"id": n.ID, "state": n.State, "noScheduleReasons": reasons, "version": res.Version})

@@ -109,6 +109,14 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 	if err != nil {
 		return ReservationResult{}, err
 	}
+	// The daemon gets the wider window: the assign again, keyed by the new
+	// end, replaces the one it holds.
+	for _, a := range allocs {
+		key := fmt.Sprintf("%s%s:%d", assignKeyPrefix, a.ID, cmd.NewEnd.UnixMicro())
+		if _, err := enqueueAssign(ctx, q, actor.Identity, a.ID, fixedKey(key)); err != nil {
+			return ReservationResult{}, err
+		}
+	}
 	now, err := q.ClockNow(ctx)
 	if err != nil {
 		return ReservationResult{}, db.Translate(err, "clock")

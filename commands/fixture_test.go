@@ -8,18 +8,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/invariants"
 	"github.com/bettercompute/compute/internal/pgtest"
-	"github.com/bettercompute/compute/internal/testfleet"
 )
 
 // TestMain (pgtest.Main) lives in main_test.go: one per test binary.
 
 var (
-	operator = testfleet.Operator
-	tenantA  = testfleet.TenantA
-	tenantB  = testfleet.TenantB
+	operator = commandstest.Operator
+	tenantA  = commandstest.TenantA
+	tenantB  = commandstest.TenantB
 )
 
 // fixture is a fresh database with one site and one bare-metal pool, and
@@ -34,7 +34,7 @@ func setup(t *testing.T) *fixture {
 	t.Helper()
 	d := pgtest.New(t)
 	f := &fixture{d: d, h: &commands.Handlers{Pool: d.Pool}, ctx: context.Background()}
-	testfleet.Seed(t, d, f.h, 2)
+	commandstest.Seed(t, d, f.h, 2)
 	return f
 }
 
@@ -48,7 +48,7 @@ func (f *fixture) quota(t *testing.T, tenant, resource string, max int64) {
 // model a100, 80 GB) and 64 vCPU, 512 GB memory, 2 TB disk.
 func (f *fixture) node(t *testing.T, id string, layouts ...core.GPULayout) []string {
 	t.Helper()
-	return testfleet.Node(t, f.h, id, layouts...)
+	return commandstest.Node(t, f.h, id, layouts...)
 }
 
 var exclusive = core.GPULayout{Mode: core.GPUExclusive}

@@ -1,8 +1,8 @@
 // Package commands is the write side: one handler per command, each one
 // transaction that takes locks in the global order (quota_usage, pools,
-// nodes, devices, node_resources, pool_capacity_rollup), checks the
-// transition in core's state tables, writes with version guards, appends its
-// events to the outbox and enqueues work — all or nothing.
+// nodes, devices, node_resources, pool_capacity_rollup, node_desired),
+// checks the transition in core's state tables, writes with version guards,
+// appends its events to the outbox and enqueues work — all or nothing.
 package commands
 
 import (
@@ -38,7 +38,8 @@ const (
 	KindReservationExpire   = "reservation.expire"
 )
 
-// Handlers runs the capacity commands against one database.
+// Handlers runs the commands against one database: capacity, nodes and
+// their sessions and liveness, node jobs and instances.
 type Handlers struct {
 	Pool   *pgxpool.Pool
 	Logger *slog.Logger
@@ -53,6 +54,20 @@ type Handlers struct {
 	// PlacementSample is how many nodes the placer scores first
 	// (default 64).
 	PlacementSample int
+	// NodeCredentialGrace is how long a node's earlier credentials keep
+	// authenticating after it re-joins. Zero means
+	// DefaultNodeCredentialGrace; negative means none (they are revoked at
+	// the re-join).
+	NodeCredentialGrace time.Duration
+	// NodesWithoutDaemons leaves nodes that are registered but never join
+	// out of liveness: they stay schedulable instead of becoming
+	// unreachable NoSessionAfter after their registration. For fleets
+	// without daemons (benchmarks, fault tests), never in production. A
+	// node that joins is judged as always.
+	NodesWithoutDaemons bool
+	// NodeResyncEvery is how often each node's assignments are resynced
+	// (KindNodeResync). Zero means DefaultNodeResyncEvery.
+	NodeResyncEvery time.Duration
 }
 
 func (h *Handlers) idempotencyTTL() time.Duration {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/nodes"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -92,7 +91,7 @@ func createInstance(ctx context.Context, q *db.Queries, actor core.Actor, cmd Cr
 	if err != nil {
 		return InstanceResult{}, db.Translate(err, "instance")
 	}
-	if _, err := nodes.AppendInstanceEvent(ctx, q, i); err != nil {
+	if _, err := appendInstanceEvent(ctx, q, i); err != nil {
 		return InstanceResult{}, err
 	}
 	pos, err := queueInstanceCommand(ctx, q, actor, i, core.NodeCommandInstanceStart,
@@ -144,7 +143,7 @@ func (h *Handlers) DeleteInstance(ctx context.Context, actor core.Actor, id stri
 			out.Instance, err = i.Core()
 			return err
 		}
-		if i, _, err = nodes.MoveInstance(ctx, q, i, core.ProvisionStopping, ""); err != nil {
+		if i, _, err = moveInstance(ctx, q, i, core.ProvisionStopping, ""); err != nil {
 			return err
 		}
 		if out.Position, err = queueInstanceCommand(ctx, q, actor, i, core.NodeCommandInstanceStop,

@@ -7,8 +7,6 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/nodes"
-	"github.com/bettercompute/compute/nodes/wire"
 )
 
 // instances.create needs a booked or active reservation of the caller's;
@@ -36,16 +34,16 @@ func TestCreateInstanceRules(t *testing.T) {
 	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT id FROM node_commands WHERE instance_id = $1 AND kind = $2",
 		res.Instance.ID, core.NodeCommandInstanceStart).Scan(&startID))
 
-	s := &nodes.Service{Pool: f.d.Pool}
-	report := wire.Message{Type: wire.TypeCommandResult, CommandID: startID, State: "failed", Reason: "no such image"}
-	require.Equal(t, core.CodeNotFound, core.CodeOf(s.RecordCommandResult(f.ctx, other, report)),
+	report := commands.RecordNodeJobResult{NodeID: other, JobID: startID, State: "failed", Reason: "no such image"}
+	require.Equal(t, core.CodeNotFound, core.CodeOf(f.h.RecordNodeJobResult(f.ctx, report)),
 		"a node speaks only for its own commands")
 	require.Equal(t, core.ProvisionRequested, get(t, f, res.Instance.ID).State)
-	require.NoError(t, s.RecordCommandResult(f.ctx, rsv.NodeID, report))
+	report.NodeID = rsv.NodeID
+	require.NoError(t, f.h.RecordNodeJobResult(f.ctx, report))
 	failed := get(t, f, res.Instance.ID)
 	require.Equal(t, core.ProvisionFailed, failed.State)
 	require.Contains(t, failed.Reason, "no such image")
-	require.NoError(t, s.RecordCommandResult(f.ctx, rsv.NodeID, report), "a repeated report changes nothing")
+	require.NoError(t, f.h.RecordNodeJobResult(f.ctx, report), "a repeated report changes nothing")
 	require.Equal(t, failed.Version, get(t, f, res.Instance.ID).Version)
 
 	_, err = f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: rsv.ID})

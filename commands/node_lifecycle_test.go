@@ -7,7 +7,6 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/nodes"
 )
 
 // Drain keeps new bookings off a node; undrain lets them back.
@@ -43,8 +42,7 @@ func TestReleaseAndRetireNode(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.node(t, "n1", exclusive, exclusive)
-	svc := &nodes.Service{Pool: f.d.Pool}
-	cred, err := svc.Join(f.ctx, operator, "n1")
+	cred, err := f.h.JoinNode(f.ctx, operator, "n1")
 	require.NoError(t, err)
 	r1 := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1})
 	r2 := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1})
@@ -64,7 +62,7 @@ func TestReleaseAndRetireNode(t *testing.T) {
 	ret, err := f.h.RetireNode(f.ctx, operator, commands.RetireNode{NodeID: "n1"})
 	require.NoError(t, err)
 	require.Equal(t, string(core.NodeRetired), ret.State)
-	_, err = svc.Authenticate(f.ctx, cred.Token)
+	_, _, err = f.h.AuthenticateNodeCredential(f.ctx, cred.Token)
 	require.Equal(t, core.CodeUnauthenticated, core.CodeOf(err), "a retired node's credential is revoked")
 	_, err = f.h.RetireNode(f.ctx, operator, commands.RetireNode{NodeID: "n1"})
 	require.Equal(t, core.CodeConflict, core.CodeOf(err))

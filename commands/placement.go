@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
@@ -15,9 +14,13 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	placer "github.com/bettercompute/compute/placement"
 )
 
-// placement is one reservation's request as the placer sees it.
+// placement is one reservation's request as the placer sees it. The
+// decision (which nodes fit, in which order, which atoms) is package
+// placement's, imported as placer because of this type's name; this file
+// loads its candidates and books its choices.
 type placement struct {
 	reservationID string
 	poolIDs       []string
@@ -44,6 +47,7 @@ const maxReasons = 20
 // failure that is not a lost race.
 func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, []string, error) {
 	q := db.New(tx)
+	req := placementRequest(p)
 	// A sample first: in a large pool, best fit among PlacementSample
 	// nodes instead of a free-atom count for every node. When nothing in
 	// the sample fits, all nodes are considered, so a reservation goes
@@ -53,27 +57,30 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 	if err != nil {
 		return nil, nil, err
 	}
-	fit, reasons := classify(cands, p.spec)
-	if len(fit) == 0 && len(cands) == int(sample) {
+	d := placer.Decide(req, cands)
+	if len(d.Choices) == 0 && len(cands) == int(sample) {
 		if cands, err = placementCandidates(ctx, q, p, nil); err != nil {
 			return nil, nil, err
 		}
-		fit, reasons = classify(cands, p.spec)
+		d = placer.Decide(req, cands)
+	}
+	var reasons []string
+	for _, r := range d.Rejected {
+		reasons = append(reasons, r.NodeID+": "+r.Reason)
 	}
 	if len(cands) == 0 {
 		reasons = append(reasons, "the pool has no nodes")
 	}
-	bestFitOrder(fit, p.reservationID)
-	for i, c := range fit {
+	for i, c := range d.Choices {
 		if i == h.placementAttempts() {
-			reasons = append(reasons, fmt.Sprintf("%d more nodes not tried after %d conflicts", len(fit)-i, i))
+			reasons = append(reasons, fmt.Sprintf("%d more nodes not tried after %d conflicts", len(d.Choices)-i, i))
 			break
 		}
 		sp, err := tx.Begin(ctx) // SAVEPOINT
 		if err != nil {
 			return nil, nil, db.Translate(err, "placement savepoint")
 		}
-		res, why, err := h.tryNode(ctx, sp, p, c.ID)
+		res, why, err := h.tryNode(ctx, sp, p, req, c.NodeID)
 		if err != nil && !db.IsRetryable(err) {
 			_ = sp.Rollback(ctx)
 			return nil, nil, err
@@ -85,7 +92,7 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 			if rbErr := sp.Rollback(ctx); rbErr != nil { // ROLLBACK TO SAVEPOINT
 				return nil, nil, db.Translate(rbErr, "placement savepoint")
 			}
-			reasons = append(reasons, c.ID+": "+why)
+			reasons = append(reasons, c.NodeID+": "+why)
 			continue
 		}
 		if err := sp.Commit(ctx); err != nil { // RELEASE SAVEPOINT
@@ -99,41 +106,70 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 	return nil, reasons, nil
 }
 
+// placementRequest is p as placer.Decide takes it.
+func placementRequest(p placement) placer.Request {
+	g := p.spec.GPU
+	return placer.Request{Reservation: p.reservationID, GPUs: g.Count, Kind: g.Kind, Model: g.Model,
+		MIGProfile: g.MIGProfile, SlotKind: g.SlotKind, VCPU: p.spec.VCPU, MemoryMB: p.spec.MemoryMB,
+		DiskGB: p.spec.DiskGB, Tolerations: p.spec.Tolerations}
+}
+
 // placementCandidates reads the nodes of p's pools with their free
 // capacity: maxNodes of them in an order hashed from the reservation, or
 // all when maxNodes is nil.
-func placementCandidates(ctx context.Context, q *db.Queries, p placement, maxNodes *int32) ([]db.NodePlacementCandidatesRow, error) {
+func placementCandidates(ctx context.Context, q *db.Queries, p placement, maxNodes *int32) ([]placer.Candidate, error) {
 	g := p.spec.GPU
-	cands, err := q.NodePlacementCandidates(ctx, db.NodePlacementCandidatesParams{
+	rows, err := q.NodePlacementCandidates(ctx, db.NodePlacementCandidatesParams{
 		Kind: string(g.Kind), Model: optional(g.Model), Profile: optional(atomProfile(g)),
 		FromTs: p.start, ToTs: p.end, PoolIds: p.poolIDs, Seed: p.reservationID, MaxNodes: maxNodes,
 	})
 	if err != nil {
 		return nil, db.Translate(err, "placement candidates")
 	}
-	return cands, nil
+	return placementCandidatesOf(rows), nil
 }
 
-// classify splits candidates into the nodes that fit the request and the
-// reasons, node by node, why the others do not.
-func classify(cands []db.NodePlacementCandidatesRow, spec core.ReservationSpec) (fit []db.NodePlacementCandidatesRow, reasons []string) {
-	for _, c := range cands {
-		if why := nodeIneligible(c.Cordoned, c.NoScheduleReasons, c.State, c.Taints, spec.Tolerations); why != "" {
-			reasons = append(reasons, c.ID+": "+why)
-		} else if why := lacks(c, spec); why != "" {
-			reasons = append(reasons, c.ID+": "+why)
-		} else {
-			fit = append(fit, c)
+// placementCandidatesOf is the adapter from the candidates query to
+// placement: the query counted each node's free matching atoms (it does not
+// list them; tryNode does, under the node lock).
+func placementCandidatesOf(rows []db.NodePlacementCandidatesRow) []placer.Candidate {
+	cands := make([]placer.Candidate, len(rows))
+	for i, r := range rows {
+		cands[i] = placer.Candidate{NodeID: r.ID,
+			Eligibility: placer.Eligibility{Cordoned: r.Cordoned, NoScheduleReasons: r.NoScheduleReasons,
+				State: r.State, Taints: r.Taints},
+			FreeAtoms: r.FreeAtoms, FreeVCPU: r.FreeVcpu, FreeMemoryMB: r.FreeMemory, FreeDiskGB: r.FreeDisk}
+	}
+	return cands
+}
+
+// freeAtomsOf is the adapter from DeviceFreeAtoms, which returns only the
+// free atoms that match g and are bookable (devices.bookable, the atom rule),
+// healthy and not quarantined, nor their GPU: each is such an atom, its GPU
+// in the mode that exposes it.
+func freeAtomsOf(rows []db.DeviceFreeAtomsRow, g core.GPURequest) []placer.Atom {
+	mode := core.GPUExclusive
+	switch g.Kind {
+	case core.AtomMIG:
+		mode = core.GPUMIG
+	case core.AtomSlot:
+		mode = g.SlotKind
+	}
+	atoms := make([]placer.Atom, len(rows))
+	for i, r := range rows {
+		atoms[i] = placer.Atom{ID: r.ID, Kind: g.Kind, Model: g.Model, Profile: atomProfile(g), Mode: mode}
+		if r.ParentID != nil {
+			atoms[i].GPU = *r.ParentID
 		}
 	}
-	return fit, reasons
+	return atoms
 }
 
 // tryNode is one placement attempt on one node, inside a savepoint. It
 // returns why the node could not take the request, or where it landed.
 // Locks follow the global order: nodes, devices, node_resources,
 // pool_capacity_rollup.
-func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, p placement, nodeID string) (*placed, string, error) {
+func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, p placement, req placer.Request, nodeID string) (*placed, string, error) {
 	q := db.New(tx)
 	n, err := q.NodeLockForPlacement(ctx, nodeID)
 	if err != nil {
@@ -150,14 +186,10 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, p placement, nodeID s
 		if err != nil {
 			return nil, "", db.Translate(err, "free atoms")
 		}
-		if len(free) < g.Count {
-			return nil, fmt.Sprintf("only %d free %s in the window, needs %d (changed concurrently)", len(free), describeGPU(g), g.Count), nil
+		var why string
+		if atoms, why = placer.Pick(req, nodeID, freeAtomsOf(free, g)); why != "" {
+			return nil, why + " (changed concurrently)", nil
 		}
-		ids := make([]string, len(free))
-		for i, a := range free {
-			ids[i] = a.ID
-		}
-		atoms = pickAtoms(ids, g.Count, p.reservationID, nodeID)
 		if why, err := lockAtoms(ctx, q, nodeID, atoms); err != nil || why != "" {
 			return nil, why, err
 		}
@@ -261,50 +293,8 @@ var errRollupDrift = errors.New("rollup disagrees with node counters")
 
 // nodeIneligible says why a node may not take new bookings, or "".
 func nodeIneligible(cordoned bool, reasons []string, state string, taints, tolerations []string) string {
-	switch {
-	case cordoned:
-		return "cordoned"
-	case len(reasons) > 0:
-		return "not schedulable (" + strings.Join(reasons, ", ") + ")"
-	case state == "lost" || state == "retired":
-		return "node is " + state
-	}
-	for _, t := range taints {
-		if !slices.Contains(tolerations, t) {
-			return "has taint " + t + " that the reservation does not tolerate"
-		}
-	}
-	return ""
-}
-
-// lacks says which part of the request an eligible node cannot hold, or "".
-func lacks(c db.NodePlacementCandidatesRow, spec core.ReservationSpec) string {
-	var out []string
-	if spec.GPU.Count > 0 && c.FreeAtoms < int64(spec.GPU.Count) {
-		out = append(out, fmt.Sprintf("%d free %s in the window, needs %d", c.FreeAtoms, describeGPU(spec.GPU), spec.GPU.Count))
-	}
-	for _, r := range []struct {
-		name       string
-		free, need int64
-	}{{"vCPU", c.FreeVcpu, spec.VCPU}, {"MB memory", c.FreeMemory, spec.MemoryMB}, {"GB disk", c.FreeDisk, spec.DiskGB}} {
-		if r.need > r.free {
-			out = append(out, fmt.Sprintf("%d %s free, needs %d", r.free, r.name, r.need))
-		}
-	}
-	return strings.Join(out, "; ")
-}
-
-func describeGPU(g core.GPURequest) string {
-	switch g.Kind {
-	case core.AtomMIG:
-		return "MIG " + g.MIGProfile + " instances"
-	case core.AtomSlot:
-		return string(g.SlotKind) + " slots"
-	}
-	if g.Model != "" {
-		return g.Model + " GPUs"
-	}
-	return "whole GPUs"
+	return placer.Ineligible(placer.Eligibility{Cordoned: cordoned, NoScheduleReasons: reasons,
+		State: state, Taints: taints}, tolerations)
 }
 
 // atomProfile is the devices.profile value the request matches.
@@ -344,48 +334,24 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// tieBreak orders equally good nodes for one reservation: a hash of the
-// reservation and node ids, different for each reservation.
-func tieBreak(reservationID, nodeID string) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(reservationID))
-	_, _ = h.Write([]byte{0})
-	_, _ = h.Write([]byte(nodeID))
-	return h.Sum64()
-}
-
-// bestFitOrder sorts the nodes that fit in the order the placer tries them.
-// Best fit: the node with the fewest free matching atoms that still fits,
-// so that large holes stay free for large requests. Ties (every node of an
-// idle pool) are broken by a hash of the reservation and the node, so that
-// concurrent placers start on different nodes instead of all racing for
-// the lowest id, while one reservation's order stays the same across its
-// retries.
+// bestFitOrder sorts nodes that fit into the order placer.Decide gives
+// them, the order the placer tries them in (see placement_order_test.go).
 func bestFitOrder(fit []db.NodePlacementCandidatesRow, reservationID string) {
+	d := placer.Decide(placer.Request{Reservation: reservationID}, placementCandidatesOf(fit))
+	rank := make(map[string]int, len(d.Choices))
+	for i, c := range d.Choices {
+		rank[c.NodeID] = i
+	}
+	at := func(id string) int {
+		if i, ok := rank[id]; ok {
+			return i
+		}
+		return len(rank) // not a fit after all: last
+	}
 	slices.SortStableFunc(fit, func(a, b db.NodePlacementCandidatesRow) int {
-		if a.FreeAtoms != b.FreeAtoms {
-			return cmp.Compare(a.FreeAtoms, b.FreeAtoms)
-		}
-		if c := cmp.Compare(tieBreak(reservationID, a.ID), tieBreak(reservationID, b.ID)); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
+		return cmp.Compare(at(a.ID), at(b.ID))
 	})
 }
 
-// pickAtoms chooses count of a node's free atoms (given in id order): a run
-// of neighbours starting at an offset that depends on the reservation. With
-// the first free atoms every time, concurrent placers on one node all
-// queued on the same atom's booking and all but one lost the node; with
-// an offset they mostly take different atoms, while a multi-atom request
-// still takes neighbours (slots of one GPU). The result is in id order,
-// the order bookings are inserted and devices locked in.
-func pickAtoms(free []string, count int, reservationID, nodeID string) []string {
-	start := int(tieBreak(reservationID, nodeID) % uint64(len(free)))
-	picked := make([]string, 0, count)
-	for i := range count {
-		picked = append(picked, free[(start+i)%len(free)])
-	}
-	slices.Sort(picked)
-	return picked
-}
+// pickAtoms is placement's choice of count atoms among a node's free ones.
+var pickAtoms = placer.PickAtoms

@@ -89,6 +89,9 @@ func (h *Handlers) changeDeviceStatus(ctx context.Context, actor core.Actor, com
 		if err := zeroRowsConflict(rows, err, "GPU "+gpuID); err != nil {
 			return err
 		}
+		if err := bumpGeneration(ctx, q, g.NodeID); err != nil { // a change of the node's desired spec
+			return err
+		}
 		g.Version++
 		res = deviceResult(g)
 		res.Position, err = emit(ctx, q, typ, "", core.DeviceSubject(g.ID), map[string]any{

@@ -79,7 +79,11 @@ func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error
 		if _, err := emit(ctx, q, core.EventReservationBooked, r.Tenant, core.ReservationSubject(r.ID), reservationEvent(r)); err != nil {
 			return err
 		}
-		return scheduleBooked(ctx, q, r.ID, now, start, r.End)
+		if err := scheduleBooked(ctx, q, r.ID, now, start, r.End); err != nil {
+			return err
+		}
+		_, err = enqueueAssign(ctx, q, system.Identity, where.allocationID, fixedKey(assignKeyPrefix+where.allocationID))
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("retry pending reservation %s: %w", reservationID, err)

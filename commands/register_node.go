@@ -8,6 +8,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/workqueue"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -79,19 +80,11 @@ func (h *Handlers) RegisterNode(ctx context.Context, actor core.Actor, cmd Regis
 		}
 		var gpuEvents []map[string]any
 		for i, g := range cmd.GPUs {
-			mode := string(g.Layout.Mode)
-			if err := q.DeviceCreate(ctx, db.DeviceCreateParams{ID: g.UUID, NodeID: n.ID, Kind: string(core.AtomGPU),
-				Model: g.Model, MemoryMb: g.MemoryMB, Mode: &mode, Bookable: g.Layout.Mode == core.GPUExclusive}); err != nil {
-				return db.Translate(err, "GPU "+g.UUID)
+			ev, err := insertGPU(ctx, q, n.ID, g, atoms[i])
+			if err != nil {
+				return err
 			}
-			for _, a := range atoms[i] {
-				if err := q.DeviceUpsertAtom(ctx, db.DeviceUpsertAtomParams{ID: a.ID, ParentID: &g.UUID, NodeID: n.ID,
-					Kind: string(a.Kind), Model: g.Model, MemoryMb: a.MemoryMB, Profile: &a.Profile}); err != nil {
-					return db.Translate(err, "atom "+a.ID)
-				}
-			}
-			gpuEvents = append(gpuEvents, map[string]any{"id": g.UUID, "nodeId": n.ID, "model": g.Model,
-				"layout": g.Layout, "health": "healthy", "quarantined": false, "version": 1})
+			gpuEvents = append(gpuEvents, ev)
 		}
 		for _, r := range []struct {
 			name        string
@@ -106,6 +99,16 @@ func (h *Handlers) RegisterNode(ctx context.Context, actor core.Actor, cmd Regis
 		}
 		if err := q.PoolCapacityRollupAddNode(ctx, n.ID); err != nil {
 			return db.Translate(err, "pool capacity")
+		}
+		// Its liveness clock starts now: a node that never joins becomes
+		// unreachable NoSessionAfter after its registration.
+		if !h.NodesWithoutDaemons {
+			if err := q.NodeSessionRegister(ctx, n.ID); err != nil {
+				return db.Translate(err, "node session")
+			}
+			if err := workqueue.Enqueue(ctx, q, KindNodeLiveness, n.ID, NoSessionAfter); err != nil {
+				return err
+			}
 		}
 		pos, err := emit(ctx, q, core.EventNodeRegistered, "", core.NodeSubject(n.ID), map[string]any{
 			"id": n.ID, "poolId": n.PoolID, "cordoned": false, "taints": taints, "version": n.Version,
@@ -126,4 +129,24 @@ func (h *Handlers) RegisterNode(ctx context.Context, actor core.Actor, cmd Regis
 		return NodeResult{}, fmt.Errorf("register node %s: %w", cmd.ID, err)
 	}
 	return res, nil
+}
+
+// insertGPU writes one new GPU of a node and its atoms, and returns the
+// data of its gpu.registered event (version 1). RegisterNode and the
+// inventory reconcile (a GPU the daemon reports that the record lacks)
+// share it.
+func insertGPU(ctx context.Context, q *db.Queries, nodeID string, g GPUInventory, atoms []core.Atom) (map[string]any, error) {
+	mode := string(g.Layout.Mode)
+	if err := q.DeviceCreate(ctx, db.DeviceCreateParams{ID: g.UUID, NodeID: nodeID, Kind: string(core.AtomGPU),
+		Model: g.Model, MemoryMb: g.MemoryMB, Mode: &mode, Bookable: g.Layout.Mode == core.GPUExclusive}); err != nil {
+		return nil, db.Translate(err, "GPU "+g.UUID)
+	}
+	for _, a := range atoms {
+		if err := q.DeviceUpsertAtom(ctx, db.DeviceUpsertAtomParams{ID: a.ID, ParentID: &g.UUID, NodeID: nodeID,
+			Kind: string(a.Kind), Model: g.Model, MemoryMb: a.MemoryMB, Profile: &a.Profile}); err != nil {
+			return nil, db.Translate(err, "atom "+a.ID)
+		}
+	}
+	return map[string]any{"id": g.UUID, "nodeId": nodeID, "model": g.Model,
+		"layout": g.Layout, "health": HealthHealthy, "quarantined": false, "version": 1}, nil
 }

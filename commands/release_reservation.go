@@ -36,11 +36,37 @@ func (h *Handlers) ReleaseReservation(ctx context.Context, actor core.Actor, cmd
 	return res, nil
 }
 
-// endReservation moves a reservation to a terminal state: refund its quota
-// (quota_usage first in the lock order), write the transition with a version
-// guard, free its capacity, and append the event.
+// endReservation moves a reservation to a terminal state (released,
+// cancelled, expired): see endReservationWith. Its allocations are taken
+// back from their node's daemon.
 func endReservation(ctx context.Context, q *db.Queries, actor core.Actor, id string, ifVersion int64,
 	to core.State, event string) (ReservationResult, error) {
+	return endReservationWith(ctx, q, actor, id, ifVersion, reservationEnd{to: to, event: event,
+		conditions: []core.Condition{}, reason: "reservation " + string(to), unassign: true})
+}
+
+// reservationEnd is how a reservation ends.
+type reservationEnd struct {
+	to    core.State
+	event string
+	// conditions are the reservation's after the end.
+	conditions []core.Condition
+	// reason goes to the unassign and to the instances the end stops.
+	reason string
+	// unassign says whether the node's daemon may hold the allocations:
+	// they are then unassigned and their instances stop; otherwise their
+	// instances fail.
+	unassign bool
+}
+
+// endReservationWith moves a reservation to a terminal state: refund its
+// quota (quota_usage first in the lock order), write the transition with a
+// version guard, free its capacity, append the event, and carry the end
+// over to its allocations on their nodes (endAllocations: instances to
+// stopping and an unassign queued, in this same transaction, so that the
+// API shows them stopping at once).
+func endReservationWith(ctx context.Context, q *db.Queries, actor core.Actor, id string, ifVersion int64,
+	end reservationEnd) (ReservationResult, error) {
 	row, err := loadReservation(ctx, q, actor, id)
 	if err != nil {
 		return ReservationResult{}, err
@@ -49,7 +75,7 @@ func endReservation(ctx context.Context, q *db.Queries, actor core.Actor, id str
 		return ReservationResult{}, err
 	}
 	from := core.State(row.State)
-	if err := core.CheckTransition(core.ReservationStateTable(), from, to); err != nil {
+	if err := core.CheckTransition(core.ReservationStateTable(), from, end.to); err != nil {
 		return ReservationResult{}, err
 	}
 	allocs, err := q.AllocationListLive(ctx, id)
@@ -65,15 +91,24 @@ func endReservation(ctx context.Context, q *db.Queries, actor core.Actor, id str
 			return ReservationResult{}, err
 		}
 	}
-	r.State, r.Conditions, r.Version = to, []core.Condition{}, row.Version+1
+	r.State, r.Conditions, r.Version = end.to, end.conditions, row.Version+1
+	if r.Conditions == nil {
+		r.Conditions = []core.Condition{}
+	}
 	n, err := q.ReservationUpdateState(ctx, db.ReservationUpdateStateParams{ID: id, Version: row.Version,
-		State: string(to), Conditions: mustJSON(r.Conditions)})
+		State: string(end.to), Conditions: mustJSON(r.Conditions)})
 	if err := zeroRowsConflict(n, err, "reservation "+id); err != nil {
 		return ReservationResult{}, err
 	}
 	if err := freeCapacity(ctx, q, id, r.Spec); err != nil {
 		return ReservationResult{}, err
 	}
-	pos, err := emit(ctx, q, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r))
-	return ReservationResult{Reservation: r, Position: pos}, err
+	pos, err := emit(ctx, q, end.event, r.Tenant, core.ReservationSubject(id), reservationEvent(r))
+	if err != nil {
+		return ReservationResult{}, err
+	}
+	if err := endAllocations(ctx, q, actor.Identity, r, allocs, end.reason, end.unassign); err != nil {
+		return ReservationResult{}, err
+	}
+	return ReservationResult{Reservation: r, Position: pos}, nil
 }

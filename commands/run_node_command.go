@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -13,7 +14,6 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/workqueue"
-	"github.com/bettercompute/compute/nodes"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -22,7 +22,8 @@ const MaxCommandTimeout = 3600
 
 // RunNodeCommand asks a node's daemon to run something. IdempotencyKey is
 // required: it is both the API's idempotency key (scoped to tenant,
-// identity and key) and the command's UNIQUE (node_id, idempotency_key),
+// identity and key) and the command's UNIQUE (node_id, tenant_id,
+// idempotency_key),
 // so a workflow step (wf:<workflowId>:<stepId>) that is retried under
 // another identity still creates one command.
 type RunNodeCommand struct {
@@ -79,10 +80,9 @@ func (cmd RunNodeCommand) validate(actor core.Actor) error {
 }
 
 // RunNodeCommand runs commands.run. An operator may command any node; a
-// tenant only a node where it holds a booked or active reservation (and,
-// when AllocationID is set, that allocation of its own). Anything else is
-// NOT_FOUND, so that a tenant learns nothing about nodes it does not use.
-// The command is queued and node.command.dispatch is woken for the node.
+// tenant only inside its own allocation on the node while that allocation's
+// reservation is active (see tenantAllocation). The command is queued and
+// node.command.dispatch is woken for the node.
 func (h *Handlers) RunNodeCommand(ctx context.Context, actor core.Actor, cmd RunNodeCommand) (NodeCommandResult, error) {
 	if err := cmd.validate(actor); err != nil {
 		return NodeCommandResult{}, err
@@ -102,24 +102,20 @@ func (h *Handlers) RunNodeCommand(ctx context.Context, actor core.Actor, cmd Run
 }
 
 func runNodeCommand(ctx context.Context, q *db.Queries, actor core.Actor, cmd RunNodeCommand, payload []byte) (NodeCommandResult, error) {
-	notFound := core.Errorf(core.CodeNotFound, "node %s not found", cmd.NodeID)
-	var alloc *string
-	if cmd.AllocationID != "" {
-		alloc = &cmd.AllocationID
-	}
 	if actor.IsOperator() {
 		if _, err := q.NodeGet(ctx, cmd.NodeID); err != nil {
 			return NodeCommandResult{}, db.Translate(err, "node "+cmd.NodeID)
 		}
 	} else {
-		holds, err := q.NodeCommandTenantHoldsNode(ctx, db.NodeCommandTenantHoldsNodeParams{NodeID: cmd.NodeID,
-			TenantID: actor.Tenant, AllocationID: alloc})
+		alloc, err := tenantAllocation(ctx, q, actor, cmd)
 		if err != nil {
-			return NodeCommandResult{}, db.Translate(err, "allocations")
+			return NodeCommandResult{}, err
 		}
-		if !holds {
-			return NodeCommandResult{}, notFound
-		}
+		cmd.AllocationID = alloc
+	}
+	var alloc *string
+	if cmd.AllocationID != "" {
+		alloc = &cmd.AllocationID
 	}
 	res, err := queueNodeCommand(ctx, q, db.NodeCommandInsertParams{ID: "cmd_" + uuid.NewString(),
 		TenantID: actor.Tenant, Identity: actor.Identity, NodeID: cmd.NodeID, AllocationID: alloc,
@@ -131,8 +127,44 @@ func runNodeCommand(ctx context.Context, q *db.Queries, actor core.Actor, cmd Ru
 	return res, err
 }
 
+// tenantAllocation is the allocation a tenant's node job runs in. A tenant
+// never runs anything on a node as such: the daemon runs the job under the
+// allocation's own unprivileged user, so the job must belong to a live
+// allocation of the tenant's on that node (the named one, or when none is
+// named the only one active now) whose reservation is active now. A node where the
+// tenant holds nothing is NOT_FOUND, so that it learns nothing about nodes
+// it does not use; a booking whose window has not begun is CONFLICT.
+func tenantAllocation(ctx context.Context, q *db.Queries, actor core.Actor, cmd RunNodeCommand) (string, error) {
+	rows, err := q.NodeCommandTenantAllocations(ctx, db.NodeCommandTenantAllocationsParams{NodeID: cmd.NodeID,
+		TenantID: actor.Tenant})
+	if err != nil {
+		return "", db.Translate(err, "allocations")
+	}
+	if cmd.AllocationID != "" {
+		rows = slices.DeleteFunc(rows, func(r db.NodeCommandTenantAllocationsRow) bool {
+			return r.AllocationID != cmd.AllocationID
+		})
+	} else if usable := slices.DeleteFunc(slices.Clone(rows), func(r db.NodeCommandTenantAllocationsRow) bool {
+		return !r.Usable
+	}); len(usable) > 0 {
+		rows = usable // unnamed: the tenant means an allocation it can use now
+	}
+	switch {
+	case len(rows) == 0:
+		return "", core.Errorf(core.CodeNotFound, "node %s not found", cmd.NodeID)
+	case len(rows) > 1:
+		return "", core.Errorf(core.CodeInvalidArgument,
+			"you hold %d allocations on node %s: name the one to run in with allocationId", len(rows), cmd.NodeID)
+	case !rows[0].Usable:
+		return "", core.Errorf(core.CodeConflict,
+			"allocation %s is not active: a node job runs only while its reservation is active", rows[0].AllocationID)
+	}
+	return rows[0].AllocationID, nil
+}
+
 // queueNodeCommand inserts a queued command, appends node_command.queued
-// and wakes the node's dispatch. pgx.ErrNoRows means the node already has a
+// (node_assignment.queued for an assign or unassign) and wakes the node's
+// dispatch. pgx.ErrNoRows means the node already has a
 // command under the key.
 func queueNodeCommand(ctx context.Context, q *db.Queries, p db.NodeCommandInsertParams) (NodeCommandResult, error) {
 	if err := core.CheckTransition(core.CommandStateTable(), core.StateNone, core.CommandQueued); err != nil {
@@ -149,11 +181,12 @@ func queueNodeCommand(ctx context.Context, q *db.Queries, p db.NodeCommandInsert
 	if err != nil {
 		return NodeCommandResult{}, err
 	}
-	pos, err := emit(ctx, q, core.EventNodeCommandQueued, c.Tenant, core.NodeCommandSubject(c.ID), c.EventData())
+	typ, tenant := core.NodeJobEvent(c.Kind, core.CommandQueued, c.Tenant)
+	pos, err := emit(ctx, q, typ, tenant, core.NodeCommandSubject(c.ID), c.EventData())
 	if err != nil {
 		return NodeCommandResult{}, err
 	}
-	if err := workqueue.Enqueue(ctx, q, nodes.KindCommandDispatch, p.NodeID, 0); err != nil {
+	if err := workqueue.Enqueue(ctx, q, KindNodeJobDispatch, p.NodeID, 0); err != nil {
 		return NodeCommandResult{}, err
 	}
 	return NodeCommandResult{Command: c, Position: pos}, nil
@@ -164,7 +197,8 @@ func queueNodeCommand(ctx context.Context, q *db.Queries, p db.NodeCommandInsert
 // command of the same tenant is returned as it is now; anything else is a
 // reused key.
 func existingNodeCommand(ctx context.Context, q *db.Queries, actor core.Actor, cmd RunNodeCommand, payload []byte) (NodeCommandResult, error) {
-	row, err := q.NodeCommandGetByKey(ctx, db.NodeCommandGetByKeyParams{NodeID: cmd.NodeID, IdempotencyKey: cmd.IdempotencyKey})
+	row, err := q.NodeCommandGetByKey(ctx, db.NodeCommandGetByKeyParams{NodeID: cmd.NodeID, TenantID: actor.Tenant,
+		IdempotencyKey: cmd.IdempotencyKey})
 	if err != nil {
 		return NodeCommandResult{}, db.Translate(err, "node command")
 	}

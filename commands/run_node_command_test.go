@@ -8,7 +8,6 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/nodes"
 )
 
 func execOn(node, key string) commands.RunNodeCommand {
@@ -45,8 +44,12 @@ func TestRunNodeCommandAuthorization(t *testing.T) {
 		Kind: core.NodeCommandDeploy, RetrySafe: true})
 	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "a deploy is never retry-safe")
 
-	ok, err := f.h.RunNodeCommand(f.ctx, tenantA, execOn(held, "k4"))
+	_, err = f.h.RunNodeCommand(f.ctx, tenantA, execOn(held, "k4"))
+	require.Equal(t, core.CodeConflict, core.CodeOf(err), "a booking whose window has not begun runs nothing")
+	require.NoError(t, f.h.ActivateReservation(f.ctx, res.Reservation.ID))
+	ok, err := f.h.RunNodeCommand(f.ctx, tenantA, execOn(held, "k5")) // k4's refusal is replayed for k4
 	require.NoError(t, err)
+	require.NotEmpty(t, ok.Command.AllocationID, "the job runs in the tenant's allocation")
 	require.Equal(t, core.CommandQueued, ok.Command.State)
 	require.Equal(t, "acme", ok.Command.Tenant)
 	require.False(t, ok.Position.IsZero())
@@ -70,8 +73,9 @@ func TestRunNodeCommandAuthorization(t *testing.T) {
 func TestRunNodeCommandIdempotency(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	f.node(t, "n1", exclusive)
+	f.node(t, "n1", exclusive, exclusive)
 	res := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1})
+	require.NoError(t, f.h.ActivateReservation(f.ctx, res.Reservation.ID))
 	node := res.Reservation.NodeID
 	key := "wf:wf_1:step-2"
 
@@ -89,10 +93,19 @@ func TestRunNodeCommandIdempotency(t *testing.T) {
 	_, err = f.h.RunNodeCommand(f.ctx, colleague, different)
 	require.Equal(t, core.CodeIdempotencyKeyReused, core.CodeOf(err))
 
+	// Another tenant on the same node has a key space of its own: it can
+	// neither squat acme's next key nor learn that acme used one.
+	resB := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1})
+	require.Equal(t, node, resB.Reservation.NodeID)
+	require.NoError(t, f.h.ActivateReservation(f.ctx, resB.Reservation.ID))
+	theirs, err := f.h.RunNodeCommand(f.ctx, tenantB, different)
+	require.NoError(t, err, "the same key under another tenant is another command")
+	require.NotEqual(t, first.Command.ID, theirs.Command.ID)
+
 	var n int
-	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT count(*) FROM node_commands").Scan(&n))
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT count(*) FROM node_commands WHERE tenant_id = 'acme' AND kind = 'exec'").Scan(&n))
 	require.Equal(t, 1, n)
-	require.Equal(t, 1, f.countEvents(t, core.EventNodeCommandQueued))
-	_, err = f.d.Q.WorkQueueGet(f.ctx, db.WorkQueueGetParams{Kind: nodes.KindCommandDispatch, Key: node})
+	require.Equal(t, 2, f.countEvents(t, core.EventNodeCommandQueued))
+	_, err = f.d.Q.WorkQueueGet(f.ctx, db.WorkQueueGetParams{Kind: commands.KindNodeJobDispatch, Key: node})
 	require.NoError(t, err, "dispatch is woken for the node")
 }

@@ -20,6 +20,7 @@ const (
 	CodeIdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
 	CodeCursorExpired        Code = "CURSOR_EXPIRED"
 	CodeUnavailable          Code = "UNAVAILABLE"
+	CodeRateLimited          Code = "RATE_LIMITED" // over a limit: retry after Retry-After, not at once
 	CodeInternal             Code = "INTERNAL"
 )
 

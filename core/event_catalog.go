@@ -1,57 +1,133 @@
 package core
 
-// EventTypes returns every event type declared in package core
-// (event_types.go, node_events.go and node_command.go), in a fixed order.
-// docs/openapi.yaml documents each one's data; a test in httpapi fails when
-// an Event* constant is missing here, or a type here is not documented there.
+import (
+	"reflect"
+	"slices"
+)
+
+// EventSpec is one event type of the log: its name, the Go type marshalled
+// as its data, and who may read it.
+type EventSpec struct {
+	// Type is the event type, such as "reservation.booked".
+	Type string
+	// Payload is the struct whose JSON is the event's data, or nil where
+	// the writer builds the data as a map (docs/openapi.yaml is then the
+	// only description of it; httpapi's event schema tests check the
+	// events real commands write against it).
+	Payload reflect.Type
+	// TenantScoped events carry the tenant id of the object they are about
+	// and reach that tenant's readers; the others are fleet-wide and reach
+	// operators only.
+	TenantScoped bool
+	// Summary says in one line when the event is written.
+	Summary string
+}
+
+var (
+	nodeCommandPayload = reflect.TypeFor[NodeCommand]()
+	instancePayload    = reflect.TypeFor[Instance]()
+)
+
+// eventCatalog is every event type of the log, grouped by aggregate. Add a
+// type here, with its constant and its schema in docs/openapi.yaml
+// (TypedEvent), in the same change: tests in core and httpapi fail until
+// the three agree.
+var eventCatalog = []EventSpec{
+	{Type: EventSiteCreated, Summary: "A site was created."},
+	{Type: EventPoolCreated, Summary: "A pool was created."},
+
+	{Type: EventNodeRegistered, Summary: "A node was registered with its inventory."},
+	{Type: EventNodeCordoned, Summary: "A node was cordoned: no new bookings."},
+	{Type: EventNodeUncordoned, Summary: "A node was uncordoned."},
+	{Type: EventNodeTainted, Summary: "A NoSchedule taint was added to a node."},
+	{Type: EventNodeUntainted, Summary: "A taint was removed from a node."},
+
+	{Type: EventGPURegistered, Summary: "A GPU was registered with its node, one event per GPU."},
+	{Type: EventGPUModeChanged, Summary: "A GPU's sharing layout changed."},
+	{Type: EventDeviceQuarantined, Summary: "A GPU was quarantined."},
+	{Type: EventDeviceUnquarantined, Summary: "A GPU was let back out of quarantine."},
+	{Type: EventDeviceHealthChanged, Summary: "A GPU's health changed."},
+
+	{Type: EventQuotaSet, TenantScoped: true, Summary: "A tenant's quota for one resource was set."},
+
+	{Type: EventReservationPending, TenantScoped: true, Summary: "A reservation waits for capacity."},
+	{Type: EventReservationBooked, TenantScoped: true, Summary: "A reservation was placed on a node."},
+	{Type: EventReservationActivated, TenantScoped: true, Summary: "A booked reservation reached its start."},
+	{Type: EventReservationExtended, TenantScoped: true, Summary: "A reservation's end moved later."},
+	{Type: EventReservationReleased, TenantScoped: true, Summary: "A reservation was released early."},
+	{Type: EventReservationCancelled, TenantScoped: true, Summary: "A reservation was cancelled before it started."},
+	{Type: EventReservationExpired, TenantScoped: true, Summary: "A reservation reached its end."},
+	{Type: EventReservationFailed, TenantScoped: true,
+		Summary: "A booked or active reservation failed: its node's daemon refused or rejected its assignment."},
+
+	{Type: EventNodeConnected, Summary: "A node's daemon opened a session while the node was not connected."},
+	{Type: EventNodeDisconnected, Summary: "A node's session closed or its gateway was lost."},
+	{Type: EventNodeUnreachable, Summary: "A node was without a session past the threshold and grace."},
+	{Type: EventNodeLost, Summary: "A provider or vps-host node stayed unreachable past its pool's lostAfter."},
+	{Type: EventNodeDraining, Summary: "An operator drained a node."},
+	{Type: EventNodeUndrained, Summary: "An operator let new bookings back on a node."},
+	{Type: EventNodeRetired, Summary: "An operator retired a node; its credentials are revoked."},
+	{Type: EventNodeJoined, Summary: "A node credential was issued."},
+	{Type: EventNodeCredentialRevoked, Summary: "A node credential was revoked, or superseded by a re-join."},
+	{Type: EventNodeInventoryReconciled,
+		Summary: "A daemon's GPU inventory changed its node's record: GPUs missing, back, new or mismatched."},
+
+	{Type: EventNodeCommandQueued, Payload: nodeCommandPayload, TenantScoped: true,
+		Summary: "A node job was accepted and waits for dispatch."},
+	{Type: EventNodeCommandSent, Payload: nodeCommandPayload, TenantScoped: true,
+		Summary: "A node job was sent to a daemon (the data adds sessionEpoch and journalId)."},
+	{Type: EventNodeCommandRunning, Payload: nodeCommandPayload, TenantScoped: true,
+		Summary: "A daemon started a node job."},
+	{Type: EventNodeCommandSucceeded, Payload: nodeCommandPayload, TenantScoped: true,
+		Summary: "A node job succeeded."},
+	{Type: EventNodeCommandFailed, Payload: nodeCommandPayload, TenantScoped: true,
+		Summary: "A node job failed, or its daemon lost it."},
+
+	{Type: EventNodeAssignmentQueued, Payload: nodeCommandPayload,
+		Summary: "An assign or unassign node job was queued: an allocation goes to its node's daemon, or leaves it."},
+	{Type: EventNodeAssignmentSent, Payload: nodeCommandPayload,
+		Summary: "An assign or unassign node job was sent to a daemon (the data adds sessionEpoch and journalId)."},
+	{Type: EventNodeAssignmentRunning, Payload: nodeCommandPayload,
+		Summary: "A daemon started an assign or unassign node job."},
+	{Type: EventNodeAssignmentSucceeded, Payload: nodeCommandPayload,
+		Summary: "A daemon took an allocation (assign) or gave it back, its workloads stopped (unassign)."},
+	{Type: EventNodeAssignmentFailed, Payload: nodeCommandPayload,
+		Summary: "A daemon refused or rejected an assign, or an assign or unassign failed."},
+
+	{Type: EventInstanceRequested, Payload: instancePayload, TenantScoped: true, Summary: "An instance was requested."},
+	{Type: EventInstanceProvisioning, Payload: instancePayload, TenantScoped: true, Summary: "An instance is being started on its node."},
+	{Type: EventInstanceRunning, Payload: instancePayload, TenantScoped: true, Summary: "An instance is running."},
+	{Type: EventInstanceStopping, Payload: instancePayload, TenantScoped: true, Summary: "An instance is being stopped."},
+	{Type: EventInstanceStopped, Payload: instancePayload, TenantScoped: true, Summary: "An instance stopped."},
+	{Type: EventInstanceFailed, Payload: instancePayload, TenantScoped: true, Summary: "An instance failed."},
+
+	{Type: EventWebhookEndpointCreated, TenantScoped: true, Summary: "A webhook endpoint was created."},
+	{Type: EventWebhookEndpointUpdated, TenantScoped: true, Summary: "A webhook endpoint was changed."},
+	{Type: EventWebhookEndpointDeleted, TenantScoped: true, Summary: "A webhook endpoint was deleted."},
+	{Type: EventWebhookEndpointSecretRotated, TenantScoped: true, Summary: "A webhook endpoint's signing secret was rotated."},
+	{Type: EventWebhookEndpointDisabled, TenantScoped: true,
+		Summary: "Deliveries disabled a webhook endpoint (410 Gone, or failing for too long)."},
+	{Type: EventWebhookEndpointRecovered, TenantScoped: true,
+		Summary: "A webhook endpoint's undelivered events were scheduled again."},
+}
+
+// EventCatalog returns every event type of the log, in a fixed order.
+func EventCatalog() []EventSpec { return slices.Clone(eventCatalog) }
+
+// EventTypes returns the names of EventCatalog, in the same order.
 func EventTypes() []string {
-	return []string{
-		EventSiteCreated,
-		EventPoolCreated,
-
-		EventNodeRegistered,
-		EventNodeCordoned,
-		EventNodeUncordoned,
-		EventNodeTainted,
-		EventNodeUntainted,
-
-		EventGPURegistered,
-		EventGPUModeChanged,
-		EventDeviceQuarantined,
-		EventDeviceUnquarantined,
-		EventDeviceHealthChanged,
-
-		EventQuotaSet,
-
-		EventReservationPending,
-		EventReservationBooked,
-		EventReservationActivated,
-		EventReservationExtended,
-		EventReservationReleased,
-		EventReservationCancelled,
-		EventReservationExpired,
-		EventReservationFailed,
-
-		EventNodeConnected,
-		EventNodeDisconnected,
-		EventNodeUnreachable,
-		EventNodeLost,
-		EventNodeDraining,
-		EventNodeUndrained,
-		EventNodeRetired,
-		EventNodeJoined,
-
-		EventNodeCommandQueued,
-		EventNodeCommandSent,
-		EventNodeCommandRunning,
-		EventNodeCommandSucceeded,
-		EventNodeCommandFailed,
-
-		EventInstanceRequested,
-		EventInstanceProvisioning,
-		EventInstanceRunning,
-		EventInstanceStopping,
-		EventInstanceStopped,
-		EventInstanceFailed,
+	out := make([]string, len(eventCatalog))
+	for i, e := range eventCatalog {
+		out[i] = e.Type
 	}
+	return out
+}
+
+// LookupEvent returns the catalog entry of an event type.
+func LookupEvent(typ string) (EventSpec, bool) {
+	i := slices.IndexFunc(eventCatalog, func(e EventSpec) bool { return e.Type == typ })
+	if i < 0 {
+		return EventSpec{}, false
+	}
+	return eventCatalog[i], true
 }

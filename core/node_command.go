@@ -37,6 +37,51 @@ const (
 	NodeCommandDeploy = "deploy"
 )
 
+// Node job kinds that carry a node's assignments: an allocation reaches
+// its node's daemon as an assign (its devices, scalars and window) and
+// leaves it as an unassign. Only the capacity commands and the assignment
+// reconcilers write them; commands.run refuses them. Both are retry-safe:
+// the daemon carries out a repeat as a no-op.
+const (
+	NodeCommandAssign   = "assign"
+	NodeCommandUnassign = "unassign"
+)
+
+// Event types of assign and unassign node jobs: the same transitions and
+// data as node_command.*, but fleet-wide (operators only). They are the
+// control plane's plumbing, not the tenant's commands: the tenant follows
+// its reservation.* and instance.* events, and its webhooks are not sent
+// four more events per assignment and four per unassignment.
+const (
+	EventNodeAssignmentQueued    = "node_assignment.queued"
+	EventNodeAssignmentSent      = "node_assignment.sent"
+	EventNodeAssignmentRunning   = "node_assignment.running"
+	EventNodeAssignmentSucceeded = "node_assignment.succeeded"
+	EventNodeAssignmentFailed    = "node_assignment.failed"
+)
+
+// IsAssignmentJob reports whether a node job kind carries assignments.
+func IsAssignmentJob(kind string) bool {
+	return kind == NodeCommandAssign || kind == NodeCommandUnassign
+}
+
+// NodeJobEvent is the event type of a node job of kind entering state
+// (queued, sent, running, succeeded, failed), and the tenant it goes to:
+// the job's for node_command.*, none (fleet-wide) for node_assignment.*.
+// "" for a state without an event.
+func NodeJobEvent(kind string, to State, tenant string) (typ, eventTenant string) {
+	cmd := map[State]string{CommandQueued: EventNodeCommandQueued, CommandSent: EventNodeCommandSent,
+		CommandRunning: EventNodeCommandRunning, CommandSucceeded: EventNodeCommandSucceeded,
+		CommandFailed: EventNodeCommandFailed}
+	if !IsAssignmentJob(kind) {
+		return cmd[to], tenant
+	}
+	asg := map[State]string{CommandQueued: EventNodeAssignmentQueued, CommandSent: EventNodeAssignmentSent,
+		CommandRunning: EventNodeAssignmentRunning, CommandSucceeded: EventNodeAssignmentSucceeded,
+		CommandFailed: EventNodeAssignmentFailed}
+	return asg[to], ""
+}
+
 // NodeCommandSubject names a node command as an event subject.
 func NodeCommandSubject(id string) string { return "node-commands/" + id }
 

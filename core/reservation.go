@@ -36,6 +36,13 @@ type Condition struct {
 // node by node, why none could take it.
 const ConditionUnschedulable = "Unschedulable"
 
+// ConditionAssignmentFailed is set on a reservation that failed because
+// its node's daemon did not take its assignment: Reason "Refused" when the
+// daemon holds one of its devices for an overlapping window, "Rejected"
+// when it found the assignment invalid (an unknown device, a bad payload);
+// Message is the daemon's reason.
+const ConditionAssignmentFailed = "AssignmentFailed"
+
 // Reservation is the write model's view of a reservation, as commands
 // return it.
 type Reservation struct {

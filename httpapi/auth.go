@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,31 +19,110 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, bearerToken string) (core.Actor, error)
 }
 
+// CachedAuthenticator is implemented by authenticators that can answer
+// from memory, without a database lookup (authn.Authenticator). While a
+// client address is throttled for failed attempts, only such answers get
+// through, so a shared address (a proxy, a NAT) does not lock out callers
+// whose token is known good.
+type CachedAuthenticator interface {
+	AuthenticateCached(bearerToken string) (core.Actor, bool)
+}
+
+// RevocationWatcher is implemented by authenticators that learn of token
+// revocations (authn.Authenticator, through authz_changes). Long-lived
+// responses (event streams) watch their token and end when it is revoked.
+type RevocationWatcher interface {
+	// WatchRevocation calls revoked once when tokenID is revoked, or at
+	// once if it just was; stop ends the watch. revoked must not block.
+	WatchRevocation(tokenID string, revoked func()) (stop func())
+}
+
 // ctxKeyActor is where Authenticate stores the caller on the echo context.
 const ctxKeyActor = "httpapi.actor"
 
 // Authenticate is the middleware that makes a route require a bearer token:
 // `Authorization: Bearer <token>`. A missing or malformed header and an
 // unknown token are all 401 UNAUTHENTICATED (with WWW-Authenticate, set by
-// the error handler). On success the actor is stored for ActorOf.
+// the error handler). On success the actor is stored for ActorOf. It does
+// not limit failures; New's /v1 group does (see authGate).
 func Authenticate(auth Authenticator) echo.MiddlewareFunc {
+	return (&authGate{auth: auth}).middleware()
+}
+
+// authGate authenticates bearer tokens and, when fails is set, throttles
+// client addresses that fail too often: 429 RATE_LIMITED with Retry-After
+// instead of another database lookup.
+type authGate struct {
+	auth  Authenticator
+	fails *failureLimiter // nil: no limit
+}
+
+func newAuthGate(d Deps) *authGate {
+	return &authGate{auth: d.Auth, fails: newFailureLimiter(d.AuthFailureRate, d.AuthFailureBurst)}
+}
+
+func (g *authGate) middleware() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			token, err := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
 			if err != nil {
 				return err
 			}
-			actor, err := auth.Authenticate(c.Request().Context(), token)
+			actor, err := g.actor(c, token)
 			if err != nil {
-				if core.CodeOf(err) == core.CodeUnauthenticated {
-					c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="compute", error="invalid_token"`)
-				}
 				return err
 			}
 			c.Set(ctxKeyActor, actor)
 			return next(c)
 		}
 	}
+}
+
+// actor authenticates token for request c, counting a failure against the
+// client's address.
+func (g *authGate) actor(c echo.Context, token string) (core.Actor, error) {
+	now := time.Now()
+	client := clientKey(c.Request())
+	if g.fails != nil {
+		if wait, throttled := g.fails.throttled(client, now); throttled {
+			if ca, ok := g.auth.(CachedAuthenticator); ok {
+				if actor, ok := ca.AuthenticateCached(token); ok {
+					return actor, nil
+				}
+			}
+			return core.Actor{}, rateLimited(c, wait, "too many failed authentications from this address: retry later")
+		}
+	}
+	actor, err := g.auth.Authenticate(c.Request().Context(), token)
+	if err != nil {
+		if core.CodeOf(err) == core.CodeUnauthenticated {
+			if g.fails != nil {
+				g.fails.failed(client, now)
+			}
+			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="compute", error="invalid_token"`)
+		}
+		return core.Actor{}, err
+	}
+	return actor, nil
+}
+
+// optionalActor authenticates the request's bearer token if it has one:
+// ok is false without a token or when it does not authenticate (counted
+// as a failure all the same). For routes that answer anyone but tell more
+// to some callers.
+func (g *authGate) optionalActor(c echo.Context) (core.Actor, bool) {
+	header := c.Request().Header.Get(echo.HeaderAuthorization)
+	if header == "" {
+		return core.Actor{}, false
+	}
+	token, err := bearerToken(header)
+	if err != nil {
+		return core.Actor{}, false
+	}
+	actor, err := g.actor(c, token)
+	c.Response().Header().Del(echo.HeaderWWWAuthenticate)
+	c.Response().Header().Del("Retry-After")
+	return actor, err == nil
 }
 
 // bearerToken extracts the token from an Authorization header value. The

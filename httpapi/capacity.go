@@ -1,17 +1,9 @@
 package httpapi
 
 import (
-	"bytes"
-	"errors"
-	"io"
-	"reflect"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
@@ -30,157 +22,6 @@ func CapacityRoutes(h *commands.Handlers) Routes {
 		fleetRoutes(r, h)
 		reservationRoutes(r, h)
 	}
-}
-
-// Request headers the capacity routes read.
-const (
-	headerIfMatch        = "If-Match"
-	headerIdempotencyKey = "Idempotency-Key"
-)
-
-// maxIdempotencyKey is the longest key idempotency_keys accepts.
-const maxIdempotencyKey = 255
-
-// ifMatch reads If-Match as the version a command must find, 0 when the
-// header is absent or "*" (any version). The version may be quoted, as an
-// entity tag is, so a client that echoes ETag-style values works too. A
-// version of 0 or less is refused rather than read as "no check": a client
-// that sends a precondition must never have it silently dropped.
-func ifMatch(c echo.Context) (int64, error) {
-	values := c.Request().Header.Values(headerIfMatch)
-	if len(values) == 0 {
-		return 0, nil
-	}
-	v := strings.TrimSpace(values[0])
-	if len(values) > 1 || strings.Contains(v, ",") {
-		return 0, core.Errorf(core.CodeInvalidArgument, "If-Match takes one version")
-	}
-	if v == "*" {
-		return 0, nil
-	}
-	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-		v = v[1 : len(v)-1]
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 1 || !isDigits(v) {
-		return 0, core.Errorf(core.CodeInvalidArgument, "If-Match must be a version, a positive integer such as 3")
-	}
-	return n, nil
-}
-
-func isDigits(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// noIfMatch refuses If-Match on routes whose command has no version check:
-// ignoring a precondition the client relies on would turn its optimistic
-// lock into a silent lost update.
-func noIfMatch(c echo.Context) error {
-	if c.Request().Header.Get(headerIfMatch) != "" {
-		return core.Errorf(core.CodeInvalidArgument, "If-Match is not supported on %s %s", c.Request().Method, c.Path())
-	}
-	return nil
-}
-
-// idempotencyKey reads the optional Idempotency-Key header. Its shape is
-// checked here so that a bad key is a clear 400 and never reaches the
-// database as a constraint violation.
-func idempotencyKey(c echo.Context) (string, error) {
-	values := c.Request().Header.Values(headerIdempotencyKey)
-	if len(values) == 0 {
-		return "", nil
-	}
-	k := values[0]
-	ok := len(values) == 1 && k != "" && len(k) <= maxIdempotencyKey
-	for i := 0; ok && i < len(k); i++ {
-		ok = k[i] >= 0x20 && k[i] <= 0x7e
-	}
-	if !ok {
-		return "", core.Errorf(core.CodeInvalidArgument,
-			"Idempotency-Key must be one value of 1 to %d printable ASCII characters", maxIdempotencyKey)
-	}
-	return k, nil
-}
-
-// bindBody is Bind followed by the text check every capacity request
-// needs: a string PostgreSQL cannot store must be the caller's 400, not a
-// driver error surfacing as 500.
-func bindBody(c echo.Context, v any) error {
-	if err := Bind(c, v); err != nil {
-		return err
-	}
-	return storableText(reflect.ValueOf(v), "")
-}
-
-// bindOptional binds a body to routes that need none (cordon, release, …):
-// an empty body is fine, but a body that is sent is held to the same strict
-// rules as any other, so `{"force":true}` is refused and not ignored.
-func bindOptional(c echo.Context) error {
-	req := c.Request()
-	if req.Body == nil {
-		return nil
-	}
-	body, err := io.ReadAll(req.Body)
-	if err != nil {
-		var he *echo.HTTPError
-		if errors.As(err, &he) {
-			return he // over the body limit: echo's 413
-		}
-		return core.Wrap(core.CodeInvalidArgument, err, "could not read request body")
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
-	}
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	return Bind(c, &struct{}{})
-}
-
-// param returns a path parameter, refusing text PostgreSQL cannot store
-// (NUL, invalid UTF-8), which a percent-encoded path can carry.
-func param(c echo.Context, name string) (string, error) {
-	v := c.Param(name)
-	if v == "" {
-		return "", core.Errorf(core.CodeInvalidArgument, "path parameter %s is required", name)
-	}
-	if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
-		return "", core.Errorf(core.CodeInvalidArgument, "path parameter %s has characters that are not allowed", name)
-	}
-	return v, nil
-}
-
-// storableText walks a decoded request and refuses any string holding NUL,
-// which JSON allows (\u0000) and PostgreSQL text does not.
-func storableText(v reflect.Value, field string) error {
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if !v.IsNil() {
-			return storableText(v.Elem(), field)
-		}
-	case reflect.String:
-		if strings.ContainsRune(v.String(), 0) {
-			return core.Errorf(core.CodeInvalidArgument, "field %q must not contain NUL characters", field)
-		}
-	case reflect.Slice, reflect.Array:
-		for i := range v.Len() {
-			if err := storableText(v.Index(i), field); err != nil {
-				return err
-			}
-		}
-	case reflect.Struct:
-		t := v.Type()
-		for i := range v.NumField() {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-			if err := storableText(v.Field(i), name); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // requireFields refuses a request missing any field named in pairs
@@ -299,14 +140,4 @@ func decodeTaints(ss []string) []taintJSON {
 		out = append(out, taintJSON{Key: k, Value: v, Effect: effectNoSchedule})
 	}
 	return out
-}
-
-// target reads what most capacity routes act on: the object named by the
-// path's id and the If-Match version the caller expects it at (0: none).
-func target(c echo.Context) (id string, version int64, err error) {
-	if id, err = param(c, "id"); err != nil {
-		return "", 0, err
-	}
-	version, err = ifMatch(c)
-	return id, version, err
 }

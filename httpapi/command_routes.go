@@ -52,15 +52,9 @@ type commandResponse struct {
 }
 
 func (ch commandHandlers) run(c echo.Context) error {
-	key, err := idempotencyKey(c)
-	if err != nil {
-		return err
-	}
-	if err := noIfMatch(c); err != nil {
-		return err
-	}
 	var req runCommandRequest
-	if err := bindBody(c, &req); err != nil {
+	key, err := bindCreate(c, &req)
+	if err != nil {
 		return err
 	}
 	res, err := ch.h.RunNodeCommand(c.Request().Context(), ActorOf(c), commands.RunNodeCommand{

@@ -51,6 +51,8 @@ func setupCommands(t *testing.T) (*fleet, string, string) {
 	}
 	var rsv reservationJSON
 	f.ok(t, http.StatusCreated, http.MethodPost, "/v1/reservations", f.member, f.reservationBody(t, 1), nil).decode(t, &rsv)
+	// Node jobs run only once the reservation's window has begun.
+	require.NoError(t, h.ActivateReservation(ctx, rsv.ID))
 	return f, rsv.NodeID, rsv.ID
 }
 

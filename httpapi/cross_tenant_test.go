@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 )
 
@@ -344,6 +345,9 @@ func xtMakeTenant(t *testing.T, s *apiServer, name, memberWho, viewerWho string,
 		"start": now.Format(time.RFC3339), "end": now.Add(2 * time.Hour).Format(time.RFC3339),
 	}, &rsv)
 	require.Equal(t, "booked", rsv.State)
+	// Its window has begun: activate it, as the reconciler would, so that
+	// node jobs may run in it.
+	require.NoError(t, (&commands.Handlers{Pool: s.pg.Pool}).ActivateReservation(context.Background(), rsv.ID))
 	x.reservation = rsv.ID
 	require.NoError(t, s.pg.Pool.QueryRow(context.Background(),
 		"SELECT id FROM allocations WHERE reservation_id = $1", rsv.ID).Scan(&x.allocation))

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -24,6 +27,7 @@ var statusOf = map[core.Code]int{
 	core.CodeIdempotencyKeyReused: http.StatusUnprocessableEntity,
 	core.CodeCursorExpired:        http.StatusGone,
 	core.CodeUnavailable:          http.StatusServiceUnavailable,
+	core.CodeRateLimited:          http.StatusTooManyRequests,
 	core.CodeInternal:             http.StatusInternalServerError,
 }
 
@@ -86,7 +90,9 @@ func echoProtocolError(he *echo.HTTPError) (int, ErrorDetail) {
 		code = core.CodePermissionDenied
 	case http.StatusConflict:
 		code = core.CodeConflict
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case http.StatusTooManyRequests:
+		code = core.CodeRateLimited
+	case http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		code = core.CodeUnavailable
 	default:
 		if status >= 400 && status < 500 {
@@ -195,3 +201,12 @@ type panicError struct {
 
 func (p *panicError) Error() string { return "panic: " + p.value.Error() }
 func (p *panicError) Unwrap() error { return p.value }
+
+// rateLimited refuses a request with 429 RATE_LIMITED and a Retry-After of
+// wait in whole seconds (at least 1). The header survives into the error
+// response, which the error handler writes on the same echo response.
+func rateLimited(c echo.Context, wait time.Duration, format string, args ...any) error {
+	secs := max(int(math.Ceil(wait.Seconds())), 1)
+	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+	return core.Errorf(core.CodeRateLimited, format, args...)
+}

@@ -26,6 +26,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 		core.CodeIdempotencyKeyReused: 422,
 		core.CodeCursorExpired:        410,
 		core.CodeUnavailable:          503,
+		core.CodeRateLimited:          429,
 		core.CodeInternal:             500,
 	}
 	for code, status := range want {

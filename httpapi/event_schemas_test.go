@@ -5,13 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"maps"
-	"path/filepath"
+	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,9 +18,9 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/docs"
+	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/pgtest"
-	"github.com/bettercompute/compute/nodes"
 	"github.com/bettercompute/compute/webhook"
 )
 
@@ -37,8 +33,12 @@ const catalogSchema = "TypedEvent"
 // notDriven are the event types TestEventSchemaPayloads cannot produce, and
 // why. Every other documented type must be produced there and checked.
 var notDriven = map[string]string{
-	core.EventReservationFailed: "reserved: no command writes it yet (projections already read it)",
-	webhook.EventEndpointDisabled: "written by the delivery worker (410, or failing too long); " +
+	core.EventReservationFailed:       "written when a daemon refuses an assignment (commands/assignments_test.go covers it)",
+	core.EventNodeAssignmentSent:      "written by the gateway's dispatch to a connected daemon",
+	core.EventNodeAssignmentRunning:   "reported by a connected daemon",
+	core.EventNodeAssignmentSucceeded: "reported by a connected daemon",
+	core.EventNodeAssignmentFailed:    "reported by a connected daemon",
+	core.EventWebhookEndpointDisabled: "written by the delivery worker (410, or failing too long); " +
 		"same payload as the other webhook_endpoint.* events",
 	// TODO: drive commands.RunNodeCommand and the daemon's reports here
 	// once node commands land; until then only their documentation is checked.
@@ -48,7 +48,7 @@ var notDriven = map[string]string{
 	core.EventNodeCommandSucceeded: "node commands are still being built",
 	core.EventNodeCommandFailed:    "node commands are still being built",
 	// TODO: drive commands.CreateInstance, DeleteInstance and the daemon's
-	// reports (nodes.Service.RecordCommandResult) here as well.
+	// reports (commands.Handlers.RecordNodeJobResult) here as well.
 	core.EventInstanceRequested:    "instances are still being built",
 	core.EventInstanceProvisioning: "instances are still being built",
 	core.EventInstanceRunning:      "instances are still being built",
@@ -158,65 +158,12 @@ func (s openAPISchemas) catalog(t *testing.T) map[string]string {
 	return out
 }
 
-// eventConstants parses the non-test Go files of dir and returns the values
-// of its string constants named Event*: the event types the package
-// declares, whether or not someone remembered its catalogue function.
-func eventConstants(t *testing.T, dir string) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	require.NoError(t, err)
-	var out []string
-	fset := token.NewFileSet()
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		require.NoError(t, err)
-		for _, decl := range f.Decls {
-			gd, ok := decl.(*ast.GenDecl)
-			if !ok || gd.Tok != token.CONST {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for i, name := range vs.Names {
-					if !strings.HasPrefix(name.Name, "Event") || i >= len(vs.Values) {
-						continue
-					}
-					lit, ok := vs.Values[i].(*ast.BasicLit)
-					if !ok || lit.Kind != token.STRING {
-						continue
-					}
-					v, err := strconv.Unquote(lit.Value)
-					require.NoError(t, err)
-					out = append(out, v)
-				}
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-func sorted(s []string) []string {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return s
-}
-
-// Every event type the code declares is in the catalogue of
-// docs/openapi.yaml, and the catalogue names no type the code lacks.
+// The catalogue of docs/openapi.yaml and core.EventCatalog name the same
+// event types, both ways (core's own test checks the catalog against its
+// Event* constants).
 func TestEventSchemaCatalog(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, eventConstants(t, "../core"), sorted(core.EventTypes()),
-		"core's Event* constants vs core.EventTypes() (core/event_catalog.go)")
-	require.Equal(t, eventConstants(t, "../webhook"), sorted(webhook.EventTypes()),
-		"webhook's Event* constants vs webhook.EventTypes() (webhook/event_catalog.go)")
-
-	known := append(core.EventTypes(), webhook.EventTypes()...)
-	require.Len(t, slices.Compact(sorted(known)), len(known), "an event type is declared twice")
-
+	known := core.EventTypes()
 	s := loadSchemas(t)
 	documented := slices.Sorted(maps.Keys(s.catalog(t)))
 	for _, typ := range known {
@@ -224,7 +171,8 @@ func TestEventSchemaCatalog(t *testing.T) {
 			"event type %s is not documented: add it to %s in docs/openapi.yaml with its data schema", typ, catalogSchema)
 	}
 	for _, typ := range documented {
-		require.Contains(t, known, typ, "docs/openapi.yaml documents event type %s, which the code does not declare", typ)
+		require.Contains(t, known, typ,
+			"docs/openapi.yaml documents event type %s, which core.EventCatalog does not declare", typ)
 	}
 	for typ := range notDriven {
 		require.Contains(t, known, typ, "notDriven names unknown event type %s", typ)
@@ -237,9 +185,142 @@ func TestEventSchemaCatalog(t *testing.T) {
 		"EventEnvelope's data should point readers at the catalogue")
 }
 
+// undeclaredData are documented data properties that no catalog payload
+// struct declares, per event type, because the writer adds them to the
+// struct's JSON (commands.emitNodeJob for node_command.sent).
+var undeclaredData = map[string][]string{
+	core.EventNodeCommandSent: {"sessionEpoch", "journalId"},
+}
+
+// Where core.EventCatalog names a payload struct, its JSON fields are the
+// documented data schema's properties, both ways: every field documented
+// with a matching JSON type, required exactly when it is not omitempty,
+// and every documented property a field of a type using that schema.
+func TestEventSchemaPayloadStructs(t *testing.T) {
+	t.Parallel()
+	s := loadSchemas(t)
+	cat := s.catalog(t)
+	bySchema := map[string][]core.EventSpec{}
+	for _, e := range core.EventCatalog() {
+		bySchema[cat[e.Type]] = append(bySchema[cat[e.Type]], e)
+	}
+	for name, specs := range bySchema {
+		props, required := s.object(t, s[name].(map[string]any))
+		covered := map[string]bool{}
+		for _, e := range specs {
+			for _, k := range undeclaredData[e.Type] {
+				require.Contains(t, props, k, "undeclaredData: %s is not a property of %s", k, name)
+				require.NotContains(t, required, k, "%s.%s is added to some events only: it cannot be required", name, k)
+				covered[k] = true
+			}
+			if e.Payload == nil {
+				continue
+			}
+			fields := jsonFields(e.Payload)
+			var mandatory []string
+			for _, f := range fields {
+				where := fmt.Sprintf("%s (%s, data of %s).%s", name, e.Payload, e.Type, f.name)
+				p, ok := props[f.name]
+				require.True(t, ok, "%s is not documented", where)
+				_, p = s.resolve(t, p)
+				if types := typesOf(p); len(types) > 0 {
+					for _, want := range f.types {
+						require.Contains(t, types, want, "%s: documented as %v", where, types)
+					}
+				}
+				if !f.omitempty {
+					mandatory = append(mandatory, f.name)
+				}
+				covered[f.name] = true
+			}
+			slices.Sort(mandatory)
+			require.Equal(t, mandatory, required,
+				"%s: required properties vs the fields of %s that are not omitempty", name, e.Payload)
+		}
+		if !slices.ContainsFunc(specs, func(e core.EventSpec) bool { return e.Payload != nil }) {
+			continue // built as a map: TestEventSchemaPayloads checks what is written
+		}
+		for k := range props {
+			require.True(t, covered[k], "%s documents %s, which no payload struct of its event types has", name, k)
+		}
+	}
+}
+
+// jsonField is one top-level key of a struct's JSON.
+type jsonField struct {
+	name      string
+	omitempty bool
+	types     []string // the JSON types its values take
+}
+
+// jsonFields lists the keys encoding/json writes for t (embedded structs
+// without a tag are flattened).
+func jsonFields(t reflect.Type) []jsonField {
+	var out []jsonField
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" && opts == "" {
+			continue
+		}
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			out = append(out, jsonFields(f.Type)...)
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		omitempty := slices.Contains(strings.Split(opts, ","), "omitempty")
+		out = append(out, jsonField{name: name, omitempty: omitempty, types: jsonTypesOf(f.Type, omitempty)})
+	}
+	return out
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// jsonTypesOf is the JSON types encoding/json writes for a value of t; a
+// nil pointer, slice or map is null unless omitempty drops it.
+func jsonTypesOf(t reflect.Type, omitempty bool) []string {
+	nullable := func(typ string) []string {
+		if omitempty {
+			return []string{typ}
+		}
+		return []string{typ, "null"}
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		if omitempty {
+			return jsonTypesOf(t.Elem(), false)
+		}
+		return append(jsonTypesOf(t.Elem(), false), "null")
+	case reflect.String:
+		return []string{"string"}
+	case reflect.Bool:
+		return []string{"boolean"}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return []string{"integer"}
+	case reflect.Float32, reflect.Float64:
+		return []string{"number"}
+	case reflect.Slice, reflect.Array:
+		return nullable("array")
+	case reflect.Map:
+		return nullable("object")
+	case reflect.Struct:
+		if t == timeType {
+			return []string{"string"}
+		}
+		return []string{"object"}
+	}
+	return nil // interfaces and the like: any JSON type
+}
+
 // The events real commands write carry exactly the documented data: every
 // required property, no undocumented key, and values of the documented
-// JSON types.
+// JSON types. They carry a tenant id exactly when core.EventCatalog says
+// their type is tenant-scoped.
 func TestEventSchemaPayloads(t *testing.T) {
 	t.Parallel()
 	s := loadSchemas(t)
@@ -248,6 +329,10 @@ func TestEventSchemaPayloads(t *testing.T) {
 	for _, ev := range driveEvents(t) {
 		name, ok := cat[ev.Type]
 		require.True(t, ok, "event %s is not documented", ev.Type)
+		spec, ok := core.LookupEvent(ev.Type)
+		require.True(t, ok, "event %s is not in core.EventCatalog", ev.Type)
+		require.Equal(t, spec.TenantScoped, ev.Tenant != "",
+			"event %s was written with tenant %q; core.EventCatalog says TenantScoped=%v", ev.Type, ev.Tenant, spec.TenantScoped)
 		dec := json.NewDecoder(bytes.NewReader(ev.Data))
 		dec.UseNumber()
 		var data any
@@ -344,8 +429,9 @@ func jsonType(v any) string {
 
 // loggedEvent is one outbox row.
 type loggedEvent struct {
-	Type string
-	Data []byte
+	Type   string
+	Tenant string
+	Data   []byte
 }
 
 // driveEvents runs real commands (capacity, node lifecycle and liveness,
@@ -355,8 +441,9 @@ func driveEvents(t *testing.T) []loggedEvent {
 	t.Helper()
 	ctx := context.Background()
 	pg := pgtest.New(t)
-	h := &commands.Handlers{Pool: pg.Pool}
-	ns := &nodes.Service{Pool: pg.Pool}
+	// n1 never joins and must stay schedulable for the reservations below.
+	h := &commands.Handlers{Pool: pg.Pool, NodesWithoutDaemons: true}
+	ns := &commands.Handlers{Pool: pg.Pool}
 	wh := webhook.New(pg.Pool, webhook.Config{}, nil)
 	op := core.Actor{Tenant: "ops", Identity: "alice@ops", Role: core.RoleOperator}
 	acme := core.Actor{Tenant: "acme", Identity: "bob@acme", Role: core.RoleMember}
@@ -402,22 +489,35 @@ func driveEvents(t *testing.T) []loggedEvent {
 	// Node liveness, on a provider node so that it can be lost. The first
 	// sweep sets the controller heartbeat; advance sweeps as a live
 	// control plane does.
-	must(ns.Sweep(ctx))
+	must(ns.SweepNodeLiveness(ctx))
 	advance := func(d time.Duration) {
 		t.Helper()
-		for ; d > 0; d -= nodes.SweepEvery {
-			pg.AdvanceSimClock(t, min(d, nodes.SweepEvery))
-			must(ns.Sweep(ctx))
+		for ; d > 0; d -= commands.LivenessSweepEvery {
+			pg.AdvanceSimClock(t, min(d, commands.LivenessSweepEvery))
+			must(ns.SweepNodeLiveness(ctx))
 		}
 	}
 	register("c1", "cloud", 1)
-	must(ns.Join(ctx, op, "c1"))
-	gw, err := lease.Acquire(ctx, pg.Q, nodes.GatewayLeaseName("gw1"), "gw1-process", lease.GatewayTTL)
+	first, err := ns.JoinNode(ctx, op, "c1")
 	require.NoError(t, err)
-	sess, err := ns.OpenSession(ctx, nodes.OpenSession{NodeID: "c1", Gateway: gw, GatewayID: "gw1", JournalID: "j1"})
+	// A re-join supersedes the first credential, then it is revoked:
+	// node.credential_revoked, reasons superseded and revoked.
+	must(ns.JoinNode(ctx, op, "c1"))
+	require.NoError(t, ns.RevokeNodeCredential(ctx, op, "c1", first.ID))
+	gw, err := lease.Acquire(ctx, pg.Q, gateway.GatewayLeaseName("gw1"), "gw1-process", lease.GatewayTTL)
 	require.NoError(t, err)
-	require.NoError(t, ns.CloseSession(ctx, "c1", sess.Epoch, 0))
-	advance(nodes.NoSessionAfter + 10*time.Minute + nodes.SweepEvery)
+	sess, err := ns.OpenNodeSession(ctx, commands.OpenNodeSession{NodeID: "c1", Gateway: gw, GatewayID: "gw1", JournalID: "j1"})
+	require.NoError(t, err)
+	// Its daemon reports another GPU than the recorded one: the recorded
+	// one goes missing (device.health_changed), the new one is registered
+	// (gpu.registered), node.inventory_reconciled; then the recorded one
+	// comes back, with a memory that does not match.
+	must(ns.ReconcileNodeInventory(ctx, "c1", sess.Epoch, []commands.ReportedGPU{
+		{UUID: "GPU-c1-new", Model: "a100", MemoryMB: 81920}}))
+	must(ns.ReconcileNodeInventory(ctx, "c1", sess.Epoch, []commands.ReportedGPU{
+		{UUID: "GPU-c1-0", Model: "a100", MemoryMB: 40960}, {UUID: "GPU-c1-new", Model: "a100", MemoryMB: 81920}}))
+	require.NoError(t, ns.CloseNodeSession(ctx, "c1", sess.Epoch, 0))
+	advance(commands.NoSessionAfter + 10*time.Minute + commands.LivenessSweepEvery)
 	must(h.RetireNode(ctx, op, commands.RetireNode{NodeID: "c1"}))
 
 	// Reservations: booked, extended, activated, released.
@@ -469,13 +569,13 @@ func driveEvents(t *testing.T) []loggedEvent {
 	must(wh.RecoverEndpoint(ctx, acme, ep.ID, pgtest.SimEpoch))
 	must(wh.DeleteEndpoint(ctx, acme, ep.ID))
 
-	rows, err := pg.Pool.Query(ctx, "SELECT type, data FROM outbox ORDER BY txid, seq")
+	rows, err := pg.Pool.Query(ctx, "SELECT type, coalesce(tenant_id, ''), data FROM outbox ORDER BY txid, seq")
 	require.NoError(t, err)
 	defer rows.Close()
 	var out []loggedEvent
 	for rows.Next() {
 		var e loggedEvent
-		require.NoError(t, rows.Scan(&e.Type, &e.Data))
+		require.NoError(t, rows.Scan(&e.Type, &e.Tenant, &e.Data))
 		out = append(out, e)
 	}
 	require.NoError(t, rows.Err())

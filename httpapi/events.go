@@ -7,14 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/events"
+	"github.com/bettercompute/compute/eventstream"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -24,59 +24,104 @@ const (
 	// proxies and load balancers do not close it as dead (WHATWG's advice
 	// is about every 15 s).
 	DefaultHeartbeat = 15 * time.Second
-	// DefaultStreamWriteTimeout bounds one write to a stream client. The
-	// server has no write timeout (streams are long-lived), so without it a
-	// client that stops reading would pin its handler in Write forever.
+	// DefaultStreamWriteTimeout bounds one write to a stream client. A
+	// stream is exempt from the server's write timeout (it is long-lived),
+	// so without it a client that stops reading would pin its handler in
+	// Write forever.
 	DefaultStreamWriteTimeout = 30 * time.Second
+	// DefaultStreamsPerToken and DefaultStreamsPerTenant cap the streams
+	// open at once in one process, per token and per tenant: each holds a
+	// connection, a goroutine and a broker slot.
+	DefaultStreamsPerToken  = 8
+	DefaultStreamsPerTenant = 64
+	// DefaultStreamLifetime is how long the server keeps one stream open
+	// before ending it cleanly; the client resumes with Last-Event-ID.
+	// Bounding it re-checks the token at each reconnect and spreads
+	// streams over processes again after a deploy or a scale-out.
+	DefaultStreamLifetime = time.Hour
 	// streamRetry is the reconnection delay suggested to EventSource.
 	streamRetry = 3 * time.Second
+	// streamCapRetry is the Retry-After of a stream refused by a cap.
+	streamCapRetry = 5 * time.Second
 )
+
+// StreamLimits bound the event streams of one process. Zero values take
+// the defaults.
+type StreamLimits struct {
+	PerToken    int           // open streams per token
+	PerTenant   int           // open streams per tenant (operators: their own tenant)
+	MaxLifetime time.Duration // after which the server ends a stream
+}
+
+func (l StreamLimits) withDefaults() StreamLimits {
+	if l.PerToken <= 0 {
+		l.PerToken = DefaultStreamsPerToken
+	}
+	if l.PerTenant <= 0 {
+		l.PerTenant = DefaultStreamsPerTenant
+	}
+	if l.MaxLifetime <= 0 {
+		l.MaxLifetime = DefaultStreamLifetime
+	}
+	return l
+}
 
 // EventAPI serves the event log: GET /v1/events pages it, GET
 // /v1/events/stream streams it as Server-Sent Events. Both are scoped to
 // the caller: operators see every tenant, anyone else their own tenant.
 type EventAPI struct {
-	Broker *events.Broker
-	Reader *events.Reader
+	Broker *eventstream.Broker
+	Reader *eventstream.Reader
 	// Heartbeat is the interval of the stream's comment heartbeat; zero
 	// means DefaultHeartbeat. Tests shorten it.
 	Heartbeat time.Duration
 	// WriteTimeout bounds each write to a stream; zero means
 	// DefaultStreamWriteTimeout.
 	WriteTimeout time.Duration
+	// Limits cap the open streams and their lifetime.
+	Limits StreamLimits
 }
 
 // EventRoutes registers the event endpoints with the defaults. main runs
 // the broker (Broker.Run) and closes it on shutdown.
-func EventRoutes(b *events.Broker, r *events.Reader) Routes {
+func EventRoutes(b *eventstream.Broker, r *eventstream.Reader) Routes {
 	return EventAPI{Broker: b, Reader: r}.Routes
 }
 
-// Routes registers GET /v1/events and GET /v1/events/stream.
+// Routes registers GET /v1/events and GET /v1/events/stream. The stream
+// counts and the revocation watch are per server (per call of Routes).
 func (a EventAPI) Routes(r Router) {
+	a.Limits = a.Limits.withDefaults()
+	s := &eventStreams{EventAPI: a, slots: newStreamSlots(a.Limits)}
+	s.revocations, _ = r.Deps.Auth.(RevocationWatcher)
 	r.V1.GET("/events", a.list)
-	r.V1.GET("/events/stream", a.stream)
+	r.V1.GET("/events/stream", s.stream)
 }
 
-// eventPage is the body of GET /v1/events. Items are the public envelope
-// exactly; positions travel only as cursors.
-type eventPage struct {
-	Items      []core.Event `json:"items"`
-	NextCursor string       `json:"nextCursor"`
+// eventStreams serves GET /v1/events/stream with its per-server state.
+type eventStreams struct {
+	EventAPI
+	slots       *streamSlots
+	revocations RevocationWatcher // nil: the authenticator cannot tell
 }
+
+// Why a stream was ended by the server rather than by its client; both end
+// it cleanly, as EventSource expects.
+var (
+	errTokenRevoked   = errors.New("event stream: the token was revoked")
+	errStreamLifetime = errors.New("event stream: maximum lifetime reached")
+)
 
 func (a EventAPI) list(c echo.Context) error {
 	after, err := outbox.ParsePosition(c.QueryParam("after"))
 	if err != nil {
 		return err
 	}
-	limit := 0
-	if raw := c.QueryParam("limit"); raw != "" {
-		if limit, err = strconv.Atoi(raw); err != nil || limit < 1 {
-			return core.Errorf(core.CodeInvalidArgument, "limit must be a number between 1 and %d, got %q", events.MaxLimit, raw)
-		}
+	limit, err := queryLimit(c)
+	if err != nil {
+		return err
 	}
-	scope, err := events.ScopeFor(ActorOf(c), typesParam(c))
+	scope, err := eventstream.ScopeFor(ActorOf(c), typesParam(c))
 	if err != nil {
 		return err
 	}
@@ -84,11 +129,9 @@ func (a EventAPI) list(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body := eventPage{Items: make([]core.Event, len(page.Events)), NextCursor: page.Next.String()}
-	for i, e := range page.Events {
-		body.Items[i] = e.Event
-	}
-	return c.JSON(http.StatusOK, body)
+	// Items are the public envelope exactly; positions travel only as
+	// cursors.
+	return c.JSON(http.StatusOK, mapPage(page.Events, page.Next.String(), func(e outbox.Stored) core.Event { return e.Event }))
 }
 
 // typesParam reads ?types=a,b (also repeated: ?types=a&types=b).
@@ -126,20 +169,40 @@ func streamStart(c echo.Context) (*outbox.Position, error) {
 }
 
 // stream serves GET /v1/events/stream. Everything that can fail with a
-// status (bad cursor, expired cursor, scope, shutdown) fails before the
-// first byte, as a normal JSON error. After that the stream ends without an
-// error status: the client went away, fell behind (dropped), or the server
-// is shutting down; in the last two cases it reconnects with Last-Event-ID.
-func (a EventAPI) stream(c echo.Context) error {
-	ctx := c.Request().Context()
+// status (bad cursor, expired cursor, scope, too many streams, shutdown)
+// fails before the first byte, as a normal JSON error. After that the
+// stream ends without an error status: the client went away, fell behind
+// (dropped), the server is shutting down, the stream reached its maximum
+// lifetime, or its token was revoked. In all but the first case the client
+// reconnects with Last-Event-ID (and a revoked token then gets its 401).
+func (a *eventStreams) stream(c echo.Context) error {
+	actor := ActorOf(c)
 	start, err := streamStart(c)
 	if err != nil {
 		return err
 	}
-	scope, err := events.ScopeFor(ActorOf(c), typesParam(c))
+	scope, err := eventstream.ScopeFor(actor, typesParam(c))
 	if err != nil {
 		return err
 	}
+	release, err := a.slots.acquire(actor)
+	if err != nil {
+		return rateLimited(c, streamCapRetry, "%s", err.Error())
+	}
+	defer release()
+
+	ctx, cancel := context.WithCancelCause(c.Request().Context())
+	defer cancel(nil)
+	if a.revocations != nil && actor.TokenID != "" {
+		stop := a.revocations.WatchRevocation(actor.TokenID, func() { cancel(errTokenRevoked) })
+		defer stop()
+		if context.Cause(ctx) == errTokenRevoked {
+			return core.Errorf(core.CodeUnauthenticated, "the token was revoked")
+		}
+	}
+	lifetime := time.AfterFunc(a.Limits.MaxLifetime, func() { cancel(errStreamLifetime) })
+	defer lifetime.Stop()
+
 	sub, err := a.Broker.Subscribe(ctx, scope, start)
 	if err != nil {
 		return err
@@ -147,8 +210,13 @@ func (a EventAPI) stream(c echo.Context) error {
 	defer sub.Close()
 
 	w := newSSEWriter(c.Response(), cmp.Or(a.WriteTimeout, DefaultStreamWriteTimeout))
-	// The server sets no deadlines of its own, so a deadline left behind
-	// would break the next request on this keep-alive connection.
+	// Exempt from the server's timeouts (ServerConfig): no read deadline
+	// (net/http also clears it when it starts watching for the client to
+	// go away; a read timing out would cancel the request), and a write
+	// deadline per write (w.timeout) instead of the server's, which would
+	// cut the stream off. No deadline is left behind for the next request
+	// on this keep-alive connection.
+	_ = w.rc.SetReadDeadline(time.Time{})
 	defer func() { _ = w.rc.SetWriteDeadline(time.Time{}) }()
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/event-stream")
@@ -161,9 +229,13 @@ func (a EventAPI) stream(c echo.Context) error {
 		return nil // the client is gone
 	}
 	err = sub.Deliver(ctx, w.event, cmp.Or(a.Heartbeat, DefaultHeartbeat), w.heartbeat)
+	if cause := context.Cause(ctx); cause == errTokenRevoked || cause == errStreamLifetime {
+		// Ended by the server on purpose, whatever Deliver was doing.
+		return nil
+	}
 	switch {
-	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, events.ErrDropped),
-		errors.Is(err, events.ErrBrokerClosed), errors.Is(err, errClientGone),
+	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, eventstream.ErrDropped),
+		errors.Is(err, eventstream.ErrBrokerClosed), errors.Is(err, errClientGone),
 		core.CodeOf(err) == core.CodeCursorExpired:
 		// Ending the response is the whole signal: EventSource reconnects
 		// with Last-Event-ID (an expired cursor then gets its 410).
@@ -211,6 +283,52 @@ func (w *sseWriter) write(frame string) error {
 		return fmt.Errorf("%w: %v", errClientGone, err)
 	}
 	return nil
+}
+
+// streamSlots counts the open streams of one server per token and per
+// tenant, and refuses one past either cap.
+type streamSlots struct {
+	limits StreamLimits
+
+	mu       sync.Mutex
+	byToken  map[string]int
+	byTenant map[string]int
+}
+
+func newStreamSlots(l StreamLimits) *streamSlots {
+	return &streamSlots{limits: l, byToken: map[string]int{}, byTenant: map[string]int{}}
+}
+
+// acquire takes a slot for actor's stream; release gives it back (once).
+// The error's message is caller-safe.
+func (s *streamSlots) acquire(actor core.Actor) (release func(), err error) {
+	token := actor.TokenID
+	if token == "" { // not an API token (never on /v1): count per identity
+		token = "identity:" + actor.Identity
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byToken[token] >= s.limits.PerToken {
+		return nil, fmt.Errorf("too many open event streams for this token (at most %d): close one, or retry later", s.limits.PerToken)
+	}
+	if s.byTenant[actor.Tenant] >= s.limits.PerTenant {
+		return nil, fmt.Errorf("too many open event streams for this tenant (at most %d): close one, or retry later", s.limits.PerTenant)
+	}
+	s.byToken[token]++
+	s.byTenant[actor.Tenant]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.byToken[token]--; s.byToken[token] == 0 {
+				delete(s.byToken, token)
+			}
+			if s.byTenant[actor.Tenant]--; s.byTenant[actor.Tenant] == 0 {
+				delete(s.byTenant, actor.Tenant)
+			}
+		})
+	}, nil
 }
 
 // sseField keeps a value on one line: a CR or LF would end the field and

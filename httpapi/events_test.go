@@ -15,7 +15,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/docs"
-	"github.com/bettercompute/compute/events"
+	"github.com/bettercompute/compute/eventstream"
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/outbox"
@@ -28,7 +28,7 @@ const eventsWait = 20 * time.Second
 // eventServer is a test server with the event routes and a running broker.
 type eventServer struct {
 	*testServer
-	broker *events.Broker
+	broker *eventstream.Broker
 }
 
 // setupEvents starts a server whose broker polls every few milliseconds
@@ -36,10 +36,18 @@ type eventServer struct {
 // also ends every open stream.
 func setupEvents(t *testing.T, heartbeat time.Duration) *eventServer {
 	t.Helper()
+	return setupEventsWith(t, httpapi.EventAPI{Heartbeat: heartbeat})
+}
+
+// setupEventsWith is setupEvents with api's settings (heartbeat, limits);
+// its Broker and Reader are filled in.
+func setupEventsWith(t *testing.T, api httpapi.EventAPI) *eventServer {
+	t.Helper()
 	es := &eventServer{}
 	routes := func(r httpapi.Router) {
-		es.broker = events.NewBroker(r.Deps.Pool, events.BrokerOptions{})
-		httpapi.EventAPI{Broker: es.broker, Reader: events.NewReader(r.Deps.Pool), Heartbeat: heartbeat}.Routes(r)
+		es.broker = eventstream.NewBroker(r.Deps.Pool, eventstream.BrokerOptions{})
+		api.Broker, api.Reader = es.broker, eventstream.NewReader(r.Deps.Pool)
+		api.Routes(r)
 	}
 	es.testServer = setup(t, routes)
 	ctx, cancel := context.WithCancel(context.Background())

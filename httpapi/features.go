@@ -2,8 +2,7 @@ package httpapi
 
 import (
 	"github.com/bettercompute/compute/commands"
-	"github.com/bettercompute/compute/events"
-	"github.com/bettercompute/compute/nodes"
+	"github.com/bettercompute/compute/eventstream"
 	"github.com/bettercompute/compute/queries"
 	"github.com/bettercompute/compute/webhook"
 )
@@ -14,10 +13,11 @@ import (
 type Features struct {
 	Commands    *commands.Handlers
 	Queries     *queries.Service
-	Broker      *events.Broker
-	EventReader *events.Reader
+	Broker      *eventstream.Broker
+	EventReader *eventstream.Reader
 	Webhooks    *webhook.Service
-	Nodes       *nodes.Service
+	// Streams bound the event streams (zero values: the defaults).
+	Streams StreamLimits
 }
 
 // Routes lists every feature's routes.
@@ -25,9 +25,9 @@ func (f Features) Routes() []Routes {
 	return []Routes{
 		CapacityRoutes(f.Commands),
 		ReadRoutes(f.Queries),
-		EventRoutes(f.Broker, f.EventReader),
+		EventAPI{Broker: f.Broker, Reader: f.EventReader, Limits: f.Streams}.Routes,
 		WebhookRoutes(f.Webhooks),
-		NodeRoutes(f.Commands, f.Nodes),
+		NodeRoutes(f.Commands),
 		CommandRoutes(f.Commands),
 		InstanceRoutes(f.Commands),
 	}

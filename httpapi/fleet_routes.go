@@ -51,15 +51,9 @@ type siteResponse struct {
 }
 
 func (f fleetHandlers) createSite(c echo.Context) error {
-	key, err := idempotencyKey(c)
-	if err != nil {
-		return err
-	}
 	var req createSiteRequest
-	if err := noIfMatch(c); err != nil {
-		return err
-	}
-	if err := bindBody(c, &req); err != nil {
+	key, err := bindCreate(c, &req)
+	if err != nil {
 		return err
 	}
 	if err := requireFields("id", req.ID, "name", req.Name); err != nil {
@@ -97,15 +91,9 @@ type poolResponse struct {
 }
 
 func (f fleetHandlers) createPool(c echo.Context) error {
-	key, err := idempotencyKey(c)
-	if err != nil {
-		return err
-	}
 	var req createPoolRequest
-	if err := noIfMatch(c); err != nil {
-		return err
-	}
-	if err := bindBody(c, &req); err != nil {
+	key, err := bindCreate(c, &req)
+	if err != nil {
 		return err
 	}
 	if err := requireFields("id", req.ID, "siteId", req.SiteID, "kind", req.Kind); err != nil {
@@ -176,10 +164,7 @@ func nodeResponseOf(n commands.NodeResult) nodeResponse {
 
 func (f fleetHandlers) registerNode(c echo.Context) error {
 	var req registerNodeRequest
-	if err := noIfMatch(c); err != nil {
-		return err
-	}
-	if err := bindBody(c, &req); err != nil {
+	if err := bindUnversioned(c, &req); err != nil {
 		return err
 	}
 	if err := requireFields("id", req.ID, "poolId", req.PoolID); err != nil {
@@ -220,11 +205,8 @@ func (f fleetHandlers) registerNode(c echo.Context) error {
 // cordon serves cordon and uncordon, which take no body.
 func (f fleetHandlers) cordon(run func(ctx context.Context, a core.Actor, cmd commands.CordonNode) (commands.NodeResult, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id, version, err := target(c)
+		id, version, err := targetNoBody(c)
 		if err != nil {
-			return err
-		}
-		if err := bindOptional(c); err != nil {
 			return err
 		}
 		res, err := run(c.Request().Context(), ActorOf(c), commands.CordonNode{NodeID: id, IfVersion: version})
@@ -238,12 +220,9 @@ func (f fleetHandlers) cordon(run func(ctx context.Context, a core.Actor, cmd co
 // taint serves taint and untaint; the body names the taint.
 func (f fleetHandlers) taint(run func(ctx context.Context, a core.Actor, cmd commands.TaintNode) (commands.NodeResult, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id, version, err := target(c)
-		if err != nil {
-			return err
-		}
 		var req taintJSON
-		if err := bindBody(c, &req); err != nil {
+		id, version, err := bindTarget(c, &req)
+		if err != nil {
 			return err
 		}
 		taint, err := req.encode("taint")
@@ -276,11 +255,8 @@ func deviceResponseOf(d commands.DeviceResult) deviceResponse {
 // quarantine serves quarantine and unquarantine, which take no body.
 func (f fleetHandlers) quarantine(run func(ctx context.Context, a core.Actor, cmd commands.QuarantineDevice) (commands.DeviceResult, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id, version, err := target(c)
+		id, version, err := targetNoBody(c)
 		if err != nil {
-			return err
-		}
-		if err := bindOptional(c); err != nil {
 			return err
 		}
 		res, err := run(c.Request().Context(), ActorOf(c), commands.QuarantineDevice{DeviceID: id, IfVersion: version})
@@ -297,12 +273,9 @@ type setHealthRequest struct {
 }
 
 func (f fleetHandlers) setHealth(c echo.Context) error {
-	id, version, err := target(c)
-	if err != nil {
-		return err
-	}
 	var req setHealthRequest
-	if err := bindBody(c, &req); err != nil {
+	id, version, err := bindTarget(c, &req)
+	if err != nil {
 		return err
 	}
 	if req.Health != commands.HealthHealthy && req.Health != commands.HealthUnhealthy {
@@ -317,12 +290,9 @@ func (f fleetHandlers) setHealth(c echo.Context) error {
 }
 
 func (f fleetHandlers) setMode(c echo.Context) error {
-	id, version, err := target(c)
-	if err != nil {
-		return err
-	}
 	var req gpuLayoutJSON
-	if err := bindBody(c, &req); err != nil {
+	id, version, err := bindTarget(c, &req)
+	if err != nil {
 		return err
 	}
 	if err := requireFields("mode", req.Mode); err != nil {
@@ -362,10 +332,7 @@ func (f fleetHandlers) setQuota(c echo.Context) error {
 		return err
 	}
 	var req setQuotaRequest
-	if err := noIfMatch(c); err != nil {
-		return err
-	}
-	if err := bindBody(c, &req); err != nil {
+	if err := bindUnversioned(c, &req); err != nil {
 		return err
 	}
 	if req.Max == nil {

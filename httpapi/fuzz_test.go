@@ -24,12 +24,11 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/events"
+	"github.com/bettercompute/compute/eventstream"
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/pgtest"
-	"github.com/bettercompute/compute/nodes"
 	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/projections"
 	"github.com/bettercompute/compute/queries"
@@ -53,7 +52,7 @@ type apiServer struct {
 	e        *echo.Echo
 	pg       *pgtest.DB
 	h        *commands.Handlers
-	broker   *events.Broker
+	broker   *eventstream.Broker
 	logs     *tailLog
 	operator string // bearer secret of root@ops, role operator
 }
@@ -77,17 +76,19 @@ func newAPIServer(tb testing.TB, wait time.Duration) *apiServer {
 	qs := queries.New(pg.Pool)
 	qs.WaitTimeout = wait
 	qs.PollInterval = 5 * time.Millisecond
-	broker := events.NewBroker(pg.Pool, events.BrokerOptions{})
+	broker := eventstream.NewBroker(pg.Pool, eventstream.BrokerOptions{})
 	e := httpapi.New(httpapi.Deps{
 		Pool: pg.Pool, Clock: clk, Auth: authn.New(pg.Pool, 0), Logger: logger,
 		BodyLimit: testBodyLimit, Registry: prometheus.NewRegistry(),
+		// The fuzzers send made-up tokens by design, all from one address;
+		// the failure limit would soon answer everything with 429.
+		AuthFailureBurst: 1 << 30,
 	}, httpapi.Features{
 		Commands:    h,
 		Queries:     qs,
 		Broker:      broker,
-		EventReader: events.NewReader(pg.Pool),
+		EventReader: eventstream.NewReader(pg.Pool),
 		Webhooks:    webhook.New(pg.Pool, webhook.Config{AllowPrivate: true}, logger),
-		Nodes:       &nodes.Service{Pool: pg.Pool, Logger: logger},
 	}.Routes()...)
 
 	created, err := (&commands.Tokens{Pool: pg.Pool}).CreateToken(ctx,
@@ -250,7 +251,7 @@ func (l *tailLog) about(rid string) string {
 // knownCodes are the codes of the error envelope.
 var knownCodes = []core.Code{core.CodeInvalidArgument, core.CodeUnauthenticated, core.CodePermissionDenied,
 	core.CodeNotFound, core.CodeConflict, core.CodeQuotaExceeded, core.CodeIdempotencyKeyReused,
-	core.CodeCursorExpired, core.CodeUnavailable, core.CodeInternal}
+	core.CodeCursorExpired, core.CodeUnavailable, core.CodeRateLimited, core.CodeInternal}
 
 // checkResponse is the property every fuzzed request must keep: never a
 // 500 (nor any 5xx but 503 UNAVAILABLE, which a minPosition wait may
@@ -351,6 +352,7 @@ func newFuzzFleet(tb testing.TB) *fuzzFleet {
 	s.must(tb, http.StatusCreated, http.MethodPost, "/v1/reservations", f.member, map[string]any{
 		"poolId": "fra1-gpu", "gpus": 1, "vcpu": 1, "start": now.Format(time.RFC3339), "end": now.Add(2 * time.Hour).Format(time.RFC3339),
 	}, &rsv)
+	require.NoError(tb, (&commands.Handlers{Pool: s.pg.Pool}).ActivateReservation(context.Background(), rsv.ID))
 	var ep struct{ ID string }
 	s.must(tb, http.StatusCreated, http.MethodPost, "/v1/webhook-endpoints", f.member,
 		map[string]any{"url": "https://hooks.acme.example/in", "eventTypes": []string{"reservation.booked"}}, &ep)
@@ -475,6 +477,8 @@ var fuzzWriteRoutes = []fuzzRoute{
 	{http.MethodPost, "/v1/commands"},                            // 28
 	{http.MethodPost, "/v1/instances"},                           // 29
 	{http.MethodDelete, "/v1/instances/:id"},                     // 30
+	{http.MethodPost, "/v1/nodes/:id/join-tokens"},               // 31
+	{http.MethodDelete, "/v1/nodes/:id/credentials/:cid"},        // 32
 }
 
 // fuzzReadRoutes are the GET routes under /v1, in fixed order as above.
@@ -495,6 +499,7 @@ var fuzzReadRoutes = []fuzzRoute{
 	{http.MethodGet, "/v1/whoami"},                         // 13
 	{http.MethodGet, "/v1/commands/:id"},                   // 14
 	{http.MethodGet, "/v1/instances/:id"},                  // 15
+	{http.MethodGet, "/v1/nodes/:id/credentials"},          // 16
 }
 
 // The fuzz tables must name every /v1 route the server registers, so a

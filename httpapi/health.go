@@ -43,8 +43,9 @@ type CheckResult struct {
 // ReadyCheck is one named self-check of /readyz. When a Critical check is
 // not ok the process is unready (503) and load balancers stop sending it
 // traffic; any other failing check only marks it degraded (still 200).
-// Run gets a context bounded by readyTimeout; its Message must be safe to
-// show to anyone, because /readyz needs no token.
+// Run gets a context bounded by readyTimeout. Checks and their messages
+// are shown only to operators and on the internal listener; anyone else
+// gets the verdict alone.
 type ReadyCheck struct {
 	Name     string
 	Critical bool
@@ -53,9 +54,12 @@ type ReadyCheck struct {
 
 // Readiness is the body of /readyz. On 503 it also carries the standard
 // error envelope, so clients that only understand that still see why.
+// Checks, and the failing checks' names in the error, are there only for
+// an operator token or on the internal listener: the rest of the world
+// learns ready or not, not how the process is built or what is failing.
 type Readiness struct {
 	Status CheckStatus            `json:"status"`
-	Checks map[string]CheckResult `json:"checks"`
+	Checks map[string]CheckResult `json:"checks,omitempty"`
 	Error  *ErrorDetail           `json:"error,omitempty"`
 }
 
@@ -66,17 +70,30 @@ func healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz runs every check concurrently and reports them all: 200 while all
-// critical checks pass (status ok or degraded), 503 otherwise.
-func readyz(d Deps) echo.HandlerFunc {
+// readyz runs every check concurrently: 200 while all critical checks pass
+// (status ok or degraded), 503 otherwise. It reports each check to an
+// operator token and on the internal listener, the verdict alone to anyone
+// else (a probe needs no token).
+func readyz(d Deps, gate *authGate) echo.HandlerFunc {
 	checks := append([]ReadyCheck{
 		databaseCheck(d.Pool, d.Logger),
 		clockSkewCheck(d.Pool, d.Clock, d.Logger),
 	}, d.ReadyChecks...)
 	return func(c echo.Context) error {
+		detailed := accessOf(c.Request().Context()).internal
+		if !detailed {
+			actor, ok := gate.optionalActor(c)
+			detailed = ok && actor.Role == core.RoleOperator
+		}
 		ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
 		defer cancel()
 		body := runChecks(ctx, checks)
+		if !detailed {
+			body.Checks = nil
+			if body.Error != nil {
+				body.Error = &ErrorDetail{Code: core.CodeUnavailable, Message: "not ready"}
+			}
+		}
 		if body.Status == CheckUnavailable {
 			return c.JSON(http.StatusServiceUnavailable, body)
 		}

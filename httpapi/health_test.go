@@ -32,7 +32,7 @@ func TestReadyzReportsDatabaseAndClockSkew(t *testing.T) {
 	t.Parallel()
 	s := setup(t)
 
-	r := s.call(t, http.MethodGet, "/readyz", "", nil)
+	r := s.call(t, http.MethodGet, "/readyz", s.operator, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	var body httpapi.Readiness
 	r.decode(t, &body)
@@ -47,7 +47,7 @@ func TestReadyzReportsDatabaseAndClockSkew(t *testing.T) {
 	// compute_now() jumps an hour ahead of the process's clock: still
 	// serving, but degraded, and the skew is reported.
 	s.pg.AdvanceSimClock(t, time.Hour)
-	r = s.call(t, http.MethodGet, "/readyz", "", nil)
+	r = s.call(t, http.MethodGet, "/readyz", s.operator, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	r.decode(t, &body)
 	require.Equal(t, httpapi.CheckDegraded, body.Status)
@@ -70,7 +70,7 @@ func TestReadyzUnavailableWithoutDatabase(t *testing.T) {
 		Pool: pool, Clock: clock.New(nil), Auth: authn.New(pg.Pool, 0),
 		Logger: slog.New(slog.DiscardHandler),
 	})
-	srv := httptest.NewServer(e)
+	srv := httptest.NewServer(httpapi.InternalHandler(e)) // details without a token
 	t.Cleanup(srv.Close)
 	s := &testServer{url: srv.URL}
 
@@ -104,7 +104,7 @@ func TestReadyzRunsExtraChecks(t *testing.T) {
 			}},
 		},
 	})
-	srv := httptest.NewServer(e)
+	srv := httptest.NewServer(httpapi.InternalHandler(e))
 	t.Cleanup(srv.Close)
 
 	r := (&testServer{url: srv.URL}).call(t, http.MethodGet, "/readyz", "", nil)
@@ -125,7 +125,7 @@ func TestMetricsCountRequestsByRouteAndStatus(t *testing.T) {
 	s.call(t, http.MethodGet, "/v1/tokens/"+id, s.operator, nil)
 	s.call(t, http.MethodGet, "/nope", "", nil)
 
-	r := s.call(t, http.MethodGet, "/metrics", "", nil)
+	r := s.call(t, http.MethodGet, "/metrics", s.operator, nil)
 	require.Equal(t, http.StatusOK, r.status)
 	text := string(r.body)
 	require.Contains(t, text, `compute_http_requests_total{method="GET",route="/healthz",status="200"} 2`)

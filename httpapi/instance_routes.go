@@ -54,15 +54,9 @@ func instanceResponseOf(res commands.InstanceResult) instanceResponse {
 }
 
 func (ih instanceHandlers) create(c echo.Context) error {
-	key, err := idempotencyKey(c)
-	if err != nil {
-		return err
-	}
-	if err := noIfMatch(c); err != nil {
-		return err
-	}
 	var req createInstanceRequest
-	if err := bindBody(c, &req); err != nil {
+	key, err := bindCreate(c, &req)
+	if err != nil {
 		return err
 	}
 	res, err := ih.h.CreateInstance(c.Request().Context(), ActorOf(c), commands.CreateInstance{

@@ -55,11 +55,19 @@ type testServer struct {
 	pg       *pgtest.DB
 	echo     *echo.Echo
 	clock    *clock.Clock
+	auth     *authn.Authenticator
 	logs     *lockedBuffer
 	operator string // bearer secret of an operator in tenant "ops"
 }
 
 func setup(t *testing.T, routes ...httpapi.Routes) *testServer {
+	t.Helper()
+	return setupWith(t, nil, routes...)
+}
+
+// setupWith is setup with the dependencies adjusted by adjust (nil: none)
+// before the server is built.
+func setupWith(t *testing.T, adjust func(*httpapi.Deps), routes ...httpapi.Routes) *testServer {
 	t.Helper()
 	pg := pgtest.New(t)
 	logs := &lockedBuffer{}
@@ -68,14 +76,22 @@ func setup(t *testing.T, routes ...httpapi.Routes) *testServer {
 	_, err := clk.Sample(context.Background(), pg.Q)
 	require.NoError(t, err)
 
-	e := httpapi.New(httpapi.Deps{
+	auth := authn.New(pg.Pool, 0)
+	d := httpapi.Deps{
 		Pool:      pg.Pool,
 		Clock:     clk,
-		Auth:      authn.New(pg.Pool, 0),
+		Auth:      auth,
 		Logger:    logger,
 		BodyLimit: testBodyLimit,
 		Registry:  prometheus.NewRegistry(),
-	}, routes...)
+	}
+	if adjust != nil {
+		adjust(&d)
+		if a, ok := d.Auth.(*authn.Authenticator); ok {
+			auth = a
+		}
+	}
+	e := httpapi.New(d, routes...)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 
@@ -84,7 +100,7 @@ func setup(t *testing.T, routes ...httpapi.Routes) *testServer {
 	created, err := (&commands.Tokens{Pool: pg.Pool}).CreateToken(context.Background(),
 		core.Actor{Role: core.RoleOperator, Identity: "test-bootstrap"}, "ops", "root@ops", core.RoleOperator)
 	require.NoError(t, err)
-	return &testServer{url: srv.URL, pg: pg, echo: e, clock: clk, logs: logs, operator: created.Secret}
+	return &testServer{url: srv.URL, pg: pg, echo: e, clock: clk, auth: auth, logs: logs, operator: created.Secret}
 }
 
 // response is what a test looks at after a call.

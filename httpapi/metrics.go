@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"crypto/subtle"
 	"errors"
 	"net/http"
 	"strconv"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bettercompute/compute/core"
 )
 
 // httpMetrics counts requests and measures their latency by method, route
@@ -84,4 +87,32 @@ func metricMethod(m string) string {
 		return m
 	}
 	return "OTHER"
+}
+
+// metrics serves h, the Prometheus exposition, to those who may read it:
+// anyone on the internal listener (ServerConfig.InternalAddr), the bearer
+// of the listener's metrics token (ServerConfig.MetricsToken), or an
+// operator. Anyone else is 401 (no or a bad token) or 403 (another role):
+// metrics describe the whole fleet's traffic.
+func metrics(gate *authGate, h http.Handler) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		acc := accessOf(c.Request().Context())
+		if !acc.internal {
+			token, err := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
+			if err != nil {
+				return err
+			}
+			if acc.metricsToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(acc.metricsToken)) != 1 {
+				actor, err := gate.actor(c, token)
+				if err != nil {
+					return err
+				}
+				if actor.Role != core.RoleOperator {
+					return core.Errorf(core.CodePermissionDenied, "metrics need the metrics token or an operator token")
+				}
+			}
+		}
+		h.ServeHTTP(c.Response(), c.Request())
+		return nil
+	}
 }

@@ -3,28 +3,35 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/nodes"
 )
 
 // NodeRoutes are the node lifecycle routes (operator only): join, which
-// registers a node if it is new and issues its daemon credential, and the
+// registers a node if it is new and issues its daemon credential; the
+// node's credentials (list, revoke) and single-use join tokens; and the
 // operator's answers to a machine that may be gone: drain, undrain,
 // release, retire. Liveness itself has no route: it is the gateways' and
 // the liveness reconciler's business.
-func NodeRoutes(h *commands.Handlers, s *nodes.Service) Routes {
-	if h == nil || s == nil {
-		panic("httpapi.NodeRoutes: nil handlers or node service")
+//
+// Join also accepts a join token (bcj_…) instead of an operator token, so
+// it is registered outside the /v1 group's Authenticate, behind joinAuth.
+func NodeRoutes(h *commands.Handlers) Routes {
+	if h == nil {
+		panic("httpapi.NodeRoutes: nil handlers")
 	}
-	n := nodeHandlers{h: h, s: s}
+	n := nodeHandlers{h: h}
 	return func(r Router) {
 		op := RequireRole(core.RoleOperator)
-		r.V1.POST("/nodes/:id/join", n.join, op)
+		r.Echo.POST("/v1/nodes/:id/join", n.join, joinAuth(r.Deps.Auth, h))
+		r.V1.POST("/nodes/:id/join-tokens", n.createJoinToken, op)
+		r.V1.GET("/nodes/:id/credentials", n.listCredentials, op)
+		r.V1.DELETE("/nodes/:id/credentials/:cid", n.revokeCredential, op)
 		r.V1.POST("/nodes/:id/drain", n.lifecycle(h.DrainNode), op)
 		r.V1.POST("/nodes/:id/undrain", n.lifecycle(h.UndrainNode), op)
 		r.V1.POST("/nodes/:id/release", n.release, op)
@@ -34,7 +41,6 @@ func NodeRoutes(h *commands.Handlers, s *nodes.Service) Routes {
 
 type nodeHandlers struct {
 	h *commands.Handlers
-	s *nodes.Service
 }
 
 // joinNodeRequest is the body of POST /v1/nodes/{id}/join: the inventory a
@@ -83,8 +89,17 @@ func (n nodeHandlers) join(c echo.Context) error {
 			return err
 		}
 	}
-	cred, err := n.s.Join(ctx, actor, id)
+	var cred commands.NodeCredential
+	var err error
+	if token, ok := c.Get(ctxKeyJoinToken).(string); ok {
+		cred, err = n.h.JoinNodeWithToken(ctx, token, id)
+	} else {
+		cred, err = n.h.JoinNode(ctx, actor, id)
+	}
 	if err != nil {
+		if core.CodeOf(err) == core.CodeUnauthenticated {
+			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="compute", error="invalid_token"`)
+		}
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
@@ -142,4 +157,97 @@ type lifecycleResponse struct {
 func lifecycleResponseOf(r commands.NodeLifecycleResult) lifecycleResponse {
 	return lifecycleResponse{ID: r.ID, State: r.State, NoScheduleReasons: r.NoScheduleReasons, Version: r.Version,
 		Position: r.Position.String(), Released: r.Released}
+}
+
+// ctxKeyJoinToken is where joinAuth stores a join token that may join the
+// node in the path; the join consumes it.
+const ctxKeyJoinToken = "httpapi.joinToken"
+
+// joinAuth authenticates POST /v1/nodes/{id}/join: a join token (bcj_…)
+// valid now for the node in the path, checked here and consumed by the
+// join in its transaction; any other bearer token goes through
+// Authenticate and must be an operator's. A join token that is unknown,
+// used, expired or for another node is the same 401.
+func joinAuth(auth Authenticator, h *commands.Handlers) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		asOperator := Authenticate(auth)(RequireRole(core.RoleOperator)(next))
+		return func(c echo.Context) error {
+			token, err := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
+			if err != nil || !commands.IsJoinToken(token) {
+				return asOperator(c)
+			}
+			actor, err := h.CheckJoinToken(c.Request().Context(), token, c.Param("id"))
+			if err != nil {
+				if core.CodeOf(err) == core.CodeUnauthenticated {
+					c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="compute", error="invalid_token"`)
+				}
+				return err
+			}
+			c.Set(ctxKeyActor, actor)
+			c.Set(ctxKeyJoinToken, token)
+			return next(c)
+		}
+	}
+}
+
+// createJoinTokenRequest is the optional body of POST
+// /v1/nodes/{id}/join-tokens.
+type createJoinTokenRequest struct {
+	TTLSeconds *int64 `json:"ttlSeconds"`
+}
+
+// joinTokenResponse carries the join token; the secret is shown once.
+type joinTokenResponse struct {
+	ID        string    `json:"id"`
+	NodeID    string    `json:"nodeId"`
+	Token     string    `json:"token"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+func (n nodeHandlers) createJoinToken(c echo.Context) error {
+	if err := noIfMatch(c); err != nil {
+		return err
+	}
+	var req createJoinTokenRequest
+	if err := bindIfSent(c, &req); err != nil {
+		return err
+	}
+	var ttl time.Duration
+	if req.TTLSeconds != nil {
+		secs := *req.TTLSeconds
+		if secs < 1 || secs > int64(commands.MaxJoinTokenTTL/time.Second) {
+			return core.Errorf(core.CodeInvalidArgument, "ttlSeconds must be between 1 and %d",
+				int64(commands.MaxJoinTokenTTL/time.Second))
+		}
+		ttl = time.Duration(secs) * time.Second
+	}
+	jt, err := n.h.CreateJoinToken(c.Request().Context(), ActorOf(c), c.Param("id"), ttl)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	return c.JSON(http.StatusCreated, joinTokenResponse{ID: jt.ID, NodeID: jt.NodeID, Token: jt.Token, ExpiresAt: jt.ExpiresAt})
+}
+
+// credentialsResponse lists a node's credentials, never their secrets.
+type credentialsResponse struct {
+	Items []commands.NodeCredentialInfo `json:"items"`
+}
+
+func (n nodeHandlers) listCredentials(c echo.Context) error {
+	items, err := n.h.ListNodeCredentials(c.Request().Context(), ActorOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, credentialsResponse{Items: items})
+}
+
+func (n nodeHandlers) revokeCredential(c echo.Context) error {
+	if err := noIfMatch(c); err != nil {
+		return err
+	}
+	if err := n.h.RevokeNodeCredential(c.Request().Context(), ActorOf(c), c.Param("id"), c.Param("cid")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }

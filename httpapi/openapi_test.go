@@ -13,12 +13,11 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/docs"
-	"github.com/bettercompute/compute/events"
+	"github.com/bettercompute/compute/eventstream"
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/pgtest"
-	"github.com/bettercompute/compute/nodes"
 	"github.com/bettercompute/compute/queries"
 	"github.com/bettercompute/compute/webhook"
 )
@@ -34,10 +33,9 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	features := httpapi.Features{
 		Commands:    &commands.Handlers{Pool: pg.Pool},
 		Queries:     queries.New(pg.Pool),
-		Broker:      events.NewBroker(pg.Pool, events.BrokerOptions{}),
-		EventReader: events.NewReader(pg.Pool),
+		Broker:      eventstream.NewBroker(pg.Pool, eventstream.BrokerOptions{}),
+		EventReader: eventstream.NewReader(pg.Pool),
 		Webhooks:    webhook.New(pg.Pool, webhook.Config{}, nil),
-		Nodes:       &nodes.Service{Pool: pg.Pool},
 	}.Routes()
 	e := httpapi.New(httpapi.Deps{
 		Pool: pg.Pool, Clock: clock.New(nil), Auth: authn.New(pg.Pool, 0), Logger: slog.New(slog.DiscardHandler),

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -45,35 +44,30 @@ func minPosition(c echo.Context) (outbox.Position, error) {
 	return p, nil
 }
 
-// limit parses ?limit=; absent is 0 (the default page size).
-func limit(c echo.Context) (int, error) {
-	s := c.QueryParam("limit")
-	if s == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, core.Errorf(core.CodeInvalidArgument, "limit must be a positive integer")
-	}
-	return n, nil
-}
-
-func (h readHandlers) listReservations(c echo.Context) error {
+// readList reads what every list of read models takes (?minPosition=,
+// ?cursor=, ?limit=), runs list and answers its page.
+func readList[T any](c echo.Context, list func(listQuery, outbox.Position) ([]T, string, error)) error {
 	min, err := minPosition(c)
 	if err != nil {
 		return err
 	}
-	n, err := limit(c)
+	q, err := readListQuery(c)
 	if err != nil {
 		return err
 	}
-	page, err := h.q.ListReservations(c.Request().Context(), ActorOf(c), queries.ListReservations{
-		Cursor: c.QueryParam("cursor"), Limit: n, State: c.QueryParam("state"), Tenant: c.QueryParam("tenant"),
-		MinPosition: min})
+	items, next, err := list(q, min)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, page)
+	return c.JSON(http.StatusOK, newPage(items, next))
+}
+
+func (h readHandlers) listReservations(c echo.Context) error {
+	return readList(c, func(q listQuery, min outbox.Position) ([]queries.Reservation, string, error) {
+		return h.q.ListReservations(c.Request().Context(), ActorOf(c), queries.ListReservations{
+			Cursor: q.Cursor, Limit: q.Limit, State: c.QueryParam("state"), Tenant: c.QueryParam("tenant"),
+			MinPosition: min})
+	})
 }
 
 func (h readHandlers) getReservation(c echo.Context) error {
@@ -89,20 +83,10 @@ func (h readHandlers) getReservation(c echo.Context) error {
 }
 
 func (h readHandlers) listNodes(c echo.Context) error {
-	min, err := minPosition(c)
-	if err != nil {
-		return err
-	}
-	n, err := limit(c)
-	if err != nil {
-		return err
-	}
-	page, err := h.q.ListNodes(c.Request().Context(), ActorOf(c), queries.ListNodes{
-		PoolID: c.QueryParam("pool"), Cursor: c.QueryParam("cursor"), Limit: n, MinPosition: min})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, page)
+	return readList(c, func(q listQuery, min outbox.Position) ([]queries.Node, string, error) {
+		return h.q.ListNodes(c.Request().Context(), ActorOf(c), queries.ListNodes{
+			PoolID: c.QueryParam("pool"), Cursor: q.Cursor, Limit: q.Limit, MinPosition: min})
+	})
 }
 
 func (h readHandlers) getNode(c echo.Context) error {
@@ -153,19 +137,9 @@ func (h readHandlers) deviceHolders(c echo.Context) error {
 }
 
 func (h readHandlers) listUsageWindows(c echo.Context) error {
-	min, err := minPosition(c)
-	if err != nil {
-		return err
-	}
-	n, err := limit(c)
-	if err != nil {
-		return err
-	}
-	page, err := h.q.ListUsageWindows(c.Request().Context(), ActorOf(c), queries.ListUsageWindows{
-		Cursor: c.QueryParam("cursor"), Limit: n, ReservationID: c.QueryParam("reservation"),
-		Tenant: c.QueryParam("tenant"), MinPosition: min})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, page)
+	return readList(c, func(q listQuery, min outbox.Position) ([]queries.UsageWindow, string, error) {
+		return h.q.ListUsageWindows(c.Request().Context(), ActorOf(c), queries.ListUsageWindows{
+			Cursor: q.Cursor, Limit: q.Limit, ReservationID: c.QueryParam("reservation"),
+			Tenant: c.QueryParam("tenant"), MinPosition: min})
+	})
 }

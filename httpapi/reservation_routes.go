@@ -117,15 +117,9 @@ func reservationResponseOf(res commands.ReservationResult) reservationResponse {
 }
 
 func (rh reservationHandlers) create(c echo.Context) error {
-	key, err := idempotencyKey(c)
-	if err != nil {
-		return err
-	}
-	if err := noIfMatch(c); err != nil {
-		return err
-	}
 	var req createReservationRequest
-	if err := bindBody(c, &req); err != nil {
+	key, err := bindCreate(c, &req)
+	if err != nil {
 		return err
 	}
 	if err := checkAmounts(amount{"gpus", int64(req.GPUs)}, amount{"vcpu", req.VCPU},
@@ -195,11 +189,8 @@ type endFunc func(ctx context.Context, a core.Actor, id string, ifVersion int64)
 // refused by the state table with CONFLICT, changing nothing.
 func (rh reservationHandlers) end(run endFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id, version, err := target(c)
+		id, version, err := targetNoBody(c)
 		if err != nil {
-			return err
-		}
-		if err := bindOptional(c); err != nil {
 			return err
 		}
 		res, err := run(c.Request().Context(), ActorOf(c), id, version)

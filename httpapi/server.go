@@ -11,7 +11,6 @@ package httpapi
 
 import (
 	"log/slog"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
@@ -46,6 +45,12 @@ type Deps struct {
 	// ReadyChecks are added to /readyz after the built-in database and
 	// clock.skew checks (for example the outbox frontier lag).
 	ReadyChecks []ReadyCheck
+	// AuthFailureRate and AuthFailureBurst limit failed authentications
+	// per client address: Burst failures in a row, then one per 1/Rate
+	// seconds; past that, 429 RATE_LIMITED. Zero means
+	// DefaultAuthFailureRate and DefaultAuthFailureBurst.
+	AuthFailureRate  float64
+	AuthFailureBurst int
 }
 
 // Router is what a feature's Routes function receives to register its
@@ -68,7 +73,9 @@ type Routes func(r Router)
 // New builds the server: middleware, error handler, the built-in routes
 // (/healthz, /readyz, /metrics, /openapi.yaml, tokens and whoami) and then
 // each of routes. It panics on missing dependencies or an unparsable body
-// limit: those are wiring bugs that must stop the process at start.
+// limit: those are wiring bugs that must stop the process at start. Serve
+// it with NewServer, which sets the timeouts and limits and decides who may
+// read /metrics and the details of /readyz.
 func New(d Deps, routes ...Routes) *echo.Echo {
 	if d.Pool == nil || d.Clock == nil || d.Auth == nil {
 		panic("httpapi.New: Deps.Pool, Deps.Clock and Deps.Auth are required")
@@ -88,10 +95,13 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
-	// Slow-header clients must not hold connections forever. There is no
-	// write timeout: the event stream is long-lived by design.
-	e.Server.ReadHeaderTimeout = 10 * time.Second
-	e.Server.IdleTimeout = 2 * time.Minute
+	// Only for e.Start; main serves e with NewServer, which sets these
+	// and the rest of the limits (ServerConfig).
+	e.Server.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	e.Server.ReadTimeout = DefaultReadTimeout
+	e.Server.WriteTimeout = DefaultWriteTimeout
+	e.Server.IdleTimeout = DefaultIdleTimeout
+	e.Server.MaxHeaderBytes = DefaultMaxHeaderBytes
 
 	// Outermost first. The request id comes before everything that logs;
 	// metrics wrap the access log so they see the status the error handler
@@ -112,16 +122,17 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 		middleware.BodyLimit(d.BodyLimit),
 	)
 
+	gate := newAuthGate(d)
 	e.GET("/healthz", healthz)
-	e.GET("/readyz", readyz(d))
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{
+	e.GET("/readyz", readyz(d, gate))
+	e.GET("/metrics", metrics(gate, promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{
 		Registry:          d.Registry,
 		EnableOpenMetrics: true,
 		ErrorLog:          slog.NewLogLogger(d.Logger.Handler(), slog.LevelError),
 	})))
 	e.GET("/openapi.yaml", openAPI)
 
-	r := Router{Echo: e, V1: e.Group("/v1", Authenticate(d.Auth)), Deps: d}
+	r := Router{Echo: e, V1: e.Group("/v1", gate.middleware()), Deps: d}
 	tokenRoutes(r)
 	for _, add := range routes {
 		add(r)

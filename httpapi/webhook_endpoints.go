@@ -1,9 +1,10 @@
 package httpapi
 
 import (
+	"errors"
+	"math"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -44,11 +45,14 @@ type webhookEndpointJSON struct {
 	Enabled        bool       `json:"enabled"`
 	DisabledReason string     `json:"disabledReason,omitempty"`
 	FailingSince   *time.Time `json:"failingSince,omitempty"`
-	Version        int64      `json:"version"`
-	CreatedAt      time.Time  `json:"createdAt"`
-	UpdatedAt      time.Time  `json:"updatedAt"`
-	Position       string     `json:"position,omitempty"`
-	Secret         string     `json:"secret,omitempty"`
+	// ConsecutiveFailures and CircuitOpenUntil show the circuit breaker.
+	ConsecutiveFailures int32      `json:"consecutiveFailures,omitempty"`
+	CircuitOpenUntil    *time.Time `json:"circuitOpenUntil,omitempty"`
+	Version             int64      `json:"version"`
+	CreatedAt           time.Time  `json:"createdAt"`
+	UpdatedAt           time.Time  `json:"updatedAt"`
+	Position            string     `json:"position,omitempty"`
+	Secret              string     `json:"secret,omitempty"`
 }
 
 func webhookEndpointJSONOf(e webhook.Endpoint) webhookEndpointJSON {
@@ -56,6 +60,7 @@ func webhookEndpointJSONOf(e webhook.Endpoint) webhookEndpointJSON {
 		ID: e.ID, Tenant: e.Tenant, URL: e.URL, EventTypes: e.EventTypes, Description: e.Description,
 		Enabled: e.Enabled, DisabledReason: e.DisabledReason, FailingSince: e.FailingSince,
 		Version: e.Version, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
+		ConsecutiveFailures: e.ConsecutiveFailures, CircuitOpenUntil: e.CircuitOpenUntil,
 	}
 	if out.EventTypes == nil {
 		out.EventTypes = []string{}
@@ -104,12 +109,6 @@ type webhookAttemptJSON struct {
 	At              time.Time `json:"at"`
 }
 
-// webhookList is the list shape of the API: {"items": [...], "nextCursor"}.
-type webhookList[T any] struct {
-	Items      []T    `json:"items"`
-	NextCursor string `json:"nextCursor,omitempty"`
-}
-
 func (h webhookHandlers) create(c echo.Context) error {
 	var req createWebhookEndpointRequest
 	if err := Bind(c, &req); err != nil {
@@ -141,19 +140,15 @@ func (h webhookHandlers) get(c echo.Context) error {
 }
 
 func (h webhookHandlers) list(c echo.Context) error {
-	limit, err := webhookQueryLimit(c)
+	q, err := readKeyedListQuery(c, cursorWebhookEndpoints)
 	if err != nil {
 		return err
 	}
-	page, err := h.svc.ListEndpoints(c.Request().Context(), ActorOf(c), c.QueryParam("cursor"), limit)
+	page, err := h.svc.ListEndpoints(c.Request().Context(), ActorOf(c), q.Cursor, q.Limit)
 	if err != nil {
 		return err
 	}
-	out := webhookList[webhookEndpointJSON]{Items: make([]webhookEndpointJSON, 0, len(page.Items)), NextCursor: page.NextCursor}
-	for _, e := range page.Items {
-		out.Items = append(out.Items, webhookEndpointJSONOf(e))
-	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, mapPage(page.Items, wrapCursor(cursorWebhookEndpoints, page.NextCursor), webhookEndpointJSONOf))
 }
 
 func (h webhookHandlers) patch(c echo.Context) error {
@@ -161,7 +156,7 @@ func (h webhookHandlers) patch(c echo.Context) error {
 	if err := Bind(c, &req); err != nil {
 		return err
 	}
-	ifVersion, err := webhookIfMatch(c)
+	ifVersion, err := ifMatch(c)
 	if err != nil {
 		return err
 	}
@@ -199,6 +194,11 @@ func (h webhookHandlers) recover(c echo.Context) error {
 		return core.Errorf(core.CodeInvalidArgument, `field "since" is required (RFC 3339 time)`)
 	}
 	res, err := h.svc.RecoverEndpoint(c.Request().Context(), ActorOf(c), c.Param("id"), *req.Since)
+	var soon *webhook.RecoverTooSoonError
+	if errors.As(err, &soon) {
+		// RATE_LIMITED says when to come back, in whole seconds.
+		c.Response().Header().Set("Retry-After", strconv.Itoa(max(int(math.Ceil(soon.Wait.Seconds())), 1)))
+	}
 	if err != nil {
 		return err
 	}
@@ -206,46 +206,20 @@ func (h webhookHandlers) recover(c echo.Context) error {
 }
 
 func (h webhookHandlers) attempts(c echo.Context) error {
-	limit, err := webhookQueryLimit(c)
+	q, err := readKeyedListQuery(c, cursorWebhookAttempts)
 	if err != nil {
 		return err
 	}
-	page, err := h.svc.ListAttempts(c.Request().Context(), ActorOf(c), c.Param("id"), c.QueryParam("cursor"), limit)
+	page, err := h.svc.ListAttempts(c.Request().Context(), ActorOf(c), c.Param("id"), q.Cursor, q.Limit)
 	if err != nil {
 		return err
 	}
-	out := webhookList[webhookAttemptJSON]{Items: make([]webhookAttemptJSON, 0, len(page.Items)), NextCursor: page.NextCursor}
-	for _, a := range page.Items {
-		out.Items = append(out.Items, webhookAttemptJSON{
-			ID: strconv.FormatInt(a.ID, 10), DeliveryID: a.DeliveryID, EventID: a.EventID, Attempt: a.Attempt,
-			Status: a.Status, LatencyMs: a.LatencyMs, ResponseSnippet: a.ResponseSnippet, Error: a.Error, At: a.At,
-		})
-	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, mapPage(page.Items, wrapCursor(cursorWebhookAttempts, page.NextCursor), webhookAttemptJSONOf))
 }
 
-// webhookQueryLimit reads ?limit=; absent means the list's default.
-func webhookQueryLimit(c echo.Context) (int, error) {
-	v := c.QueryParam("limit")
-	if v == "" {
-		return 0, nil
+func webhookAttemptJSONOf(a webhook.Attempt) webhookAttemptJSON {
+	return webhookAttemptJSON{
+		ID: strconv.FormatInt(a.ID, 10), DeliveryID: a.DeliveryID, EventID: a.EventID, Attempt: a.Attempt,
+		Status: a.Status, LatencyMs: a.LatencyMs, ResponseSnippet: a.ResponseSnippet, Error: a.Error, At: a.At,
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, core.Errorf(core.CodeInvalidArgument, "limit must be a positive integer, not %q", v)
-	}
-	return n, nil
-}
-
-// webhookIfMatch reads If-Match: <version> (quotes allowed); absent is 0.
-func webhookIfMatch(c echo.Context) (int64, error) {
-	v := strings.Trim(strings.TrimSpace(c.Request().Header.Get("If-Match")), `"`)
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 1 {
-		return 0, core.Errorf(core.CodeInvalidArgument, "If-Match must be a version number, not %q", v)
-	}
-	return n, nil
 }

@@ -1,8 +1,10 @@
 package httpapi_test
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -68,7 +70,7 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 	require.Equal(t, core.CodeNotFound, r.errorBody(t).Code)
 	r = s.call(t, http.MethodGet, "/v1/webhook-endpoints", globex, nil)
 	require.Equal(t, http.StatusOK, r.status)
-	require.JSONEq(t, `{"items":[]}`, string(r.body))
+	require.JSONEq(t, `{"items":[],"nextCursor":""}`, string(r.body))
 	r = s.call(t, http.MethodGet, "/v1/webhook-endpoints?limit=10", member, nil)
 	var list struct {
 		Items      []webhookEndpointJSON `json:"items"`
@@ -109,6 +111,11 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 	r = s.call(t, http.MethodPost, path+"/recover", member, map[string]any{"since": "2030-01-01T00:00:00Z"})
 	require.Equal(t, http.StatusAccepted, r.status, "body: %s", r.body)
 	require.JSONEq(t, `{"scheduled":0,"truncated":false}`, string(r.body))
+	// One recover per endpoint per minute: the next is 429 with Retry-After.
+	r = s.call(t, http.MethodPost, path+"/recover", member, map[string]any{"since": "2030-01-01T00:00:00Z"})
+	require.Equal(t, http.StatusTooManyRequests, r.status, "body: %s", r.body)
+	require.Equal(t, core.CodeRateLimited, r.errorBody(t).Code)
+	require.Equal(t, "60", r.header.Get("Retry-After"))
 
 	// Rotate shows a new secret once.
 	r = s.call(t, http.MethodPost, path+"/rotate-secret", member, nil)
@@ -120,7 +127,7 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 
 	r = s.call(t, http.MethodGet, path+"/attempts", member, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
-	require.JSONEq(t, `{"items":[]}`, string(r.body))
+	require.JSONEq(t, `{"items":[],"nextCursor":""}`, string(r.body))
 	r = s.call(t, http.MethodGet, path+"/attempts?cursor=nope", member, nil)
 	require.Equal(t, http.StatusBadRequest, r.status)
 
@@ -130,6 +137,98 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	r = s.call(t, http.MethodGet, path, member, nil)
 	require.Equal(t, http.StatusNotFound, r.status)
+}
+
+// Both webhook lists page with opaque cursors, like every other list: a
+// cursor names neither an endpoint id nor an attempt id, chains through
+// every item once, and a raw id (or another list's cursor) is refused.
+func TestWebhookListCursorsAreOpaque(t *testing.T) {
+	t.Parallel()
+	s := setup(t, webhookRoutes)
+	_, member := s.tokenFor(t, "acme", "alice", core.RoleMember)
+	type page struct {
+		Items []struct {
+			ID string `json:"id"`
+		} `json:"items"`
+		NextCursor string `json:"nextCursor"`
+	}
+	list := func(path string) page {
+		t.Helper()
+		r := s.call(t, http.MethodGet, path, member, nil)
+		require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+		var p page
+		r.decode(t, &p)
+		return p
+	}
+	walk := func(path string) (ids, cursors []string) {
+		t.Helper()
+		p := list(path + "?limit=1")
+		for {
+			for _, it := range p.Items {
+				ids = append(ids, it.ID)
+			}
+			if p.NextCursor == "" {
+				return ids, cursors
+			}
+			cursors = append(cursors, p.NextCursor)
+			p = list(path + "?limit=1&cursor=" + url.QueryEscape(p.NextCursor))
+		}
+	}
+	opaque := func(ids, cursors []string) {
+		t.Helper()
+		require.NotEmpty(t, cursors)
+		for _, c := range cursors {
+			require.Regexp(t, `^[A-Za-z0-9_-]+$`, c)
+			require.NotRegexp(t, `^[0-9]+$`, c, "a raw attempt id")
+			for _, id := range ids {
+				if len(id) > 3 { // ids of attempts are small numbers: any cursor may hold their digits
+					require.NotContains(t, c, id, "a cursor must not show the key it stands for")
+				}
+			}
+		}
+	}
+
+	var endpoints []string
+	for _, u := range []string{"https://a.example/in", "https://b.example/in", "https://c.example/in"} {
+		r := s.call(t, http.MethodPost, "/v1/webhook-endpoints", member, map[string]any{"url": u})
+		require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+		var e webhookEndpointJSON
+		r.decode(t, &e)
+		endpoints = append(endpoints, e.ID)
+	}
+	ids, epCursors := walk("/v1/webhook-endpoints")
+	require.ElementsMatch(t, endpoints, ids)
+	opaque(ids, epCursors)
+
+	ctx := context.Background()
+	var delivery string
+	require.NoError(t, s.pg.Pool.QueryRow(ctx, `INSERT INTO webhook_deliveries (endpoint_id, event_id)
+		VALUES ($1, gen_random_uuid()) RETURNING id::text`, endpoints[0]).Scan(&delivery))
+	for i := 1; i <= 3; i++ {
+		_, err := s.pg.Pool.Exec(ctx, `INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_id, attempt, latency_ms)
+			VALUES ($1, $2, gen_random_uuid(), $3, 1)`, delivery, endpoints[0], i)
+		require.NoError(t, err)
+	}
+	attempts := "/v1/webhook-endpoints/" + endpoints[0] + "/attempts"
+	ids, atCursors := walk(attempts)
+	require.Len(t, ids, 3)
+	require.Len(t, slices.Compact(slices.Sorted(slices.Values(ids))), 3, "every attempt once")
+	opaque(ids, atCursors)
+
+	for path, bad := range map[string]string{
+		"/v1/webhook-endpoints":         endpoints[1], // the raw key
+		attempts:                        ids[1],
+		"/v1/webhook-endpoints?limit=1": atCursors[0], // another list's cursor
+		attempts + "?limit=1":           epCursors[0],
+	} {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		r := s.call(t, http.MethodGet, path+sep+"cursor="+url.QueryEscape(bad), member, nil)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s with cursor %q: %s", path, bad, r.body)
+		require.Equal(t, core.CodeInvalidArgument, r.errorBody(t).Code)
+	}
 }
 
 func TestWebhookEndpointRejectsBadInput(t *testing.T) {

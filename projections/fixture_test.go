@@ -8,17 +8,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/pgtest"
-	"github.com/bettercompute/compute/internal/testfleet"
 	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/projections"
 )
 
 var (
-	operator = testfleet.Operator
-	tenantA  = testfleet.TenantA
-	tenantB  = testfleet.TenantB
+	operator = commandstest.Operator
+	tenantA  = commandstest.TenantA
+	tenantB  = commandstest.TenantB
 
 	exclusive = core.GPULayout{Mode: core.GPUExclusive}
 	mig       = core.GPULayout{Mode: core.GPUMIG, MIG: []string{"3g.40gb", "3g.40gb"}}
@@ -42,7 +42,7 @@ func setup(t *testing.T) *fixture {
 	t.Helper()
 	d := pgtest.New(t)
 	f := &fixture{d: d, h: &commands.Handlers{Pool: d.Pool}, ctx: context.Background()}
-	testfleet.Seed(t, d, f.h, 2)
+	commandstest.Seed(t, d, f.h, 2)
 	for _, p := range projections.All() {
 		f.disps = append(f.disps, outbox.NewTxDispatcher(d.Pool, "test", p, nil))
 	}
@@ -52,7 +52,7 @@ func setup(t *testing.T) *fixture {
 // node registers a node with one a100 GPU per layout.
 func (f *fixture) node(t *testing.T, id string, layouts ...core.GPULayout) []string {
 	t.Helper()
-	return testfleet.Node(t, f.h, id, layouts...)
+	return commandstest.Node(t, f.h, id, layouts...)
 }
 
 // at is SimEpoch + h hours.

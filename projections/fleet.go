@@ -2,6 +2,7 @@ package projections
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -13,7 +14,8 @@ import (
 )
 
 // Fleet projects the fleet per pool: pools and their overcommit ratios,
-// nodes with cordon and taints, GPUs and their atoms with mode, health and
+// nodes with cordon, taints, liveness state, no-schedule reasons and
+// conditions, GPUs and their atoms with mode, health and
 // quarantine, and what each placed reservation holds (rm_fleet_allocations),
 // from which node and pool utilization are summed at query time.
 type Fleet struct{}
@@ -37,6 +39,9 @@ func (Fleet) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error
 			return applyNodeRegistered(ctx, q, e)
 		case core.EventNodeCordoned, core.EventNodeUncordoned, core.EventNodeTainted, core.EventNodeUntainted:
 			return applyNodeScheduling(ctx, q, e)
+		case core.EventNodeConnected, core.EventNodeDisconnected, core.EventNodeUnreachable, core.EventNodeLost,
+			core.EventNodeDraining, core.EventNodeUndrained, core.EventNodeRetired, core.EventNodeInventoryReconciled:
+			return applyNodeStatus(ctx, q, e)
 		case core.EventGPURegistered:
 			return applyGPURegistered(ctx, q, e)
 		case core.EventGPUModeChanged:
@@ -101,6 +106,34 @@ func applyNodeScheduling(ctx context.Context, q *db.Queries, e outbox.Stored) er
 	}
 	_, err = q.RmFleetNodeUpdateScheduling(ctx, db.RmFleetNodeUpdateSchedulingParams{ID: n.ID, Cordoned: n.Cordoned,
 		Taints: nonNil(n.Taints), Version: n.Version, At: e.Time, Txid: e.Position.TxID, Seq: e.Position.Seq})
+	return err
+}
+
+// applyNodeStatus writes a node's liveness state, no-schedule reasons and
+// conditions from the events that change them (liveness, drain, retire,
+// inventory); each writes what it carries and the node's new version.
+func applyNodeStatus(ctx context.Context, q *db.Queries, e outbox.Stored) error {
+	n, err := decode[struct {
+		ID                string          `json:"id"`
+		State             *string         `json:"state"`
+		NoScheduleReasons *[]string       `json:"noScheduleReasons"`
+		Conditions        json.RawMessage `json:"conditions"`
+		Version           int64           `json:"version"`
+	}](e)
+	if err != nil {
+		return err
+	}
+	var reasons []string
+	if n.NoScheduleReasons != nil {
+		reasons = nonNil(*n.NoScheduleReasons)
+	}
+	var conds []byte
+	if len(n.Conditions) > 0 && string(n.Conditions) != "null" {
+		conds = n.Conditions
+	}
+	_, err = q.RmFleetNodeUpdateStatus(ctx, db.RmFleetNodeUpdateStatusParams{ID: n.ID, State: n.State,
+		NoScheduleReasons: reasons, Conditions: conds, Version: n.Version, At: e.Time, Txid: e.Position.TxID,
+		Seq: e.Position.Seq})
 	return err
 }
 

@@ -43,25 +43,26 @@ type ListUsageWindows struct {
 }
 
 // ListUsageWindows pages through usage windows in (window start, key)
-// order, tenant-scoped.
-func (s *Service) ListUsageWindows(ctx context.Context, actor core.Actor, l ListUsageWindows) (Page[UsageWindow], error) {
+// order, tenant-scoped. It returns one page and the cursor of the next, ""
+// on the last.
+func (s *Service) ListUsageWindows(ctx context.Context, actor core.Actor, l ListUsageWindows) (items []UsageWindow, nextCursor string, err error) {
 	limit, err := limitOf(l.Limit)
 	if err != nil {
-		return Page[UsageWindow]{}, err
+		return nil, "", err
 	}
-	after, err := decodeCursor("usage", l.Cursor, 2)
+	after, err := DecodeCursor("usage", l.Cursor, 2)
 	if err != nil {
-		return Page[UsageWindow]{}, err
+		return nil, "", err
 	}
 	afterStart, afterKey := time.Unix(0, 0).UTC(), ""
 	if after != nil {
 		if afterStart, err = time.Parse(time.RFC3339Nano, after[0]); err != nil {
-			return Page[UsageWindow]{}, core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", l.Cursor)
+			return nil, "", core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", l.Cursor)
 		}
 		afterKey = after[1]
 	}
 	if err := s.waitFor(ctx, l.MinPosition, projections.NameUsageWindows); err != nil {
-		return Page[UsageWindow]{}, err
+		return nil, "", err
 	}
 	var rsv *string
 	if l.ReservationID != "" {
@@ -70,19 +71,19 @@ func (s *Service) ListUsageWindows(ctx context.Context, actor core.Actor, l List
 	rows, err := s.q().RmUsageWindowList(ctx, db.RmUsageWindowListParams{TenantID: tenantFilter(actor, l.Tenant),
 		ReservationID: rsv, AfterStart: afterStart, AfterKey: afterKey, MaxRows: int32(limit + 1)})
 	if err != nil {
-		return Page[UsageWindow]{}, wrap(err, "usage windows")
+		return nil, "", wrap(err, "usage windows")
 	}
-	page := Page[UsageWindow]{Items: []UsageWindow{}}
+	items = []UsageWindow{}
 	for i, w := range rows {
 		if i == limit {
 			last := rows[limit-1]
-			page.NextCursor = encodeCursor("usage", last.WindowStart.UTC().Format(time.RFC3339Nano), last.Key)
+			nextCursor = EncodeCursor("usage", last.WindowStart.UTC().Format(time.RFC3339Nano), last.Key)
 			break
 		}
-		page.Items = append(page.Items, UsageWindow{Key: w.Key, AllocationID: w.AllocationID, ReservationID: w.ReservationID,
+		items = append(items, UsageWindow{Key: w.Key, AllocationID: w.AllocationID, ReservationID: w.ReservationID,
 			Tenant: w.TenantID, PoolID: w.PoolID, NodeID: w.NodeID, WindowStart: w.WindowStart.UTC(),
 			WindowEnd: w.WindowEnd.UTC(), ReservedMs: w.ReservedMs, Devices: w.Devices, DeviceMs: w.DeviceMs,
 			VCPU: w.Vcpu, MemoryMB: w.MemoryMb, DiskGB: w.DiskGb, Final: w.Final})
 	}
-	return page, nil
+	return items, nextCursor, nil
 }

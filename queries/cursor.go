@@ -10,14 +10,18 @@ import (
 // List cursors are opaque to clients: base64url of the keyset of the last
 // item of the page, prefixed with the list's kind so that a cursor of one
 // list is refused by another. They never expire: keyset pagination needs no
-// server state.
+// server state. Every list of the API uses this form: httpapi wraps the
+// keys of the lists it serves from other packages (webhook endpoints and
+// attempts) with the same two functions.
 
-func encodeCursor(kind string, parts ...string) string {
+// EncodeCursor is the cursor of kind for the keyset parts.
+func EncodeCursor(kind string, parts ...string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(kind + "\x00" + strings.Join(parts, "\x00")))
 }
 
-// decodeCursor returns the n parts of a cursor of kind; "" is the start.
-func decodeCursor(kind, cursor string, n int) ([]string, error) {
+// DecodeCursor returns the n parts of a cursor of kind; "" is the start
+// (nil parts). Anything else is INVALID_ARGUMENT.
+func DecodeCursor(kind, cursor string, n int) ([]string, error) {
 	if cursor == "" {
 		return nil, nil
 	}

@@ -25,7 +25,7 @@ var cursorKinds = []struct {
 func FuzzDecodeCursor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind uint8, cursor string) {
 		k := cursorKinds[int(kind)%len(cursorKinds)]
-		parts, err := decodeCursor(k.kind, cursor, k.parts)
+		parts, err := DecodeCursor(k.kind, cursor, k.parts)
 		if err != nil {
 			require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "%q: %v", cursor, err)
 			return
@@ -38,13 +38,13 @@ func FuzzDecodeCursor(f *testing.F) {
 		for _, p := range parts {
 			require.NotContains(t, p, "\x00")
 		}
-		again, err := decodeCursor(k.kind, encodeCursor(k.kind, parts...), k.parts)
+		again, err := DecodeCursor(k.kind, EncodeCursor(k.kind, parts...), k.parts)
 		require.NoError(t, err)
 		require.Equal(t, parts, again)
 		// A cursor of one list is refused by every other.
 		for _, other := range cursorKinds {
 			if other.kind != k.kind {
-				_, err := decodeCursor(other.kind, cursor, other.parts)
+				_, err := DecodeCursor(other.kind, cursor, other.parts)
 				require.Error(t, err, "%s cursor %q accepted as %s", k.kind, cursor, other.kind)
 			}
 		}
@@ -58,7 +58,7 @@ func FuzzCursorRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind uint8, a, b string) {
 		k := cursorKinds[int(kind)%len(cursorKinds)]
 		parts := []string{a, b}[:k.parts]
-		got, err := decodeCursor(k.kind, encodeCursor(k.kind, parts...), k.parts)
+		got, err := DecodeCursor(k.kind, EncodeCursor(k.kind, parts...), k.parts)
 		if slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(p, "\x00") }) {
 			require.Error(t, err)
 			return

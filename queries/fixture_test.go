@@ -8,18 +8,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/pgtest"
-	"github.com/bettercompute/compute/internal/testfleet"
 	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/projections"
 	"github.com/bettercompute/compute/queries"
 )
 
 var (
-	operator = testfleet.Operator
-	tenantA  = testfleet.TenantA
-	tenantB  = testfleet.TenantB
+	operator = commandstest.Operator
+	tenantA  = commandstest.TenantA
+	tenantB  = commandstest.TenantB
 )
 
 const waitFor = 20 * time.Second
@@ -39,7 +39,7 @@ func setup(t *testing.T) *fixture {
 	t.Helper()
 	d := pgtest.New(t)
 	f := &fixture{d: d, h: &commands.Handlers{Pool: d.Pool}, q: queries.New(d.Pool), ctx: context.Background()}
-	testfleet.Seed(t, d, f.h, 0)
+	commandstest.Seed(t, d, f.h, 0)
 	for _, p := range projections.All() {
 		f.disps = append(f.disps, outbox.NewTxDispatcher(d.Pool, "test", p, nil))
 	}
@@ -53,7 +53,7 @@ func (f *fixture) node(t *testing.T, id string, gpus int) {
 	for i := range layouts {
 		layouts[i] = core.GPULayout{Mode: core.GPUExclusive}
 	}
-	testfleet.Node(t, f.h, id, layouts...)
+	commandstest.Node(t, f.h, id, layouts...)
 }
 
 func at(h float64) time.Time { return pgtest.SimEpoch.Add(time.Duration(h * float64(time.Hour))) }

@@ -2,6 +2,9 @@ package queries
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/bettercompute/compute/core"
@@ -19,13 +22,34 @@ type Scalar struct {
 	Allocated   int64 `json:"allocated"`
 }
 
-// Node is a node as operators see it: scheduling state and utilization,
-// and in GetNode its devices with their bookings.
+// Node is a node as operators see it: scheduling state, liveness,
+// generations and utilization, and in GetNode its devices with their
+// bookings.
 type Node struct {
-	ID               string    `json:"id"`
-	PoolID           string    `json:"poolId"`
-	Cordoned         bool      `json:"cordoned"`
-	Taints           []string  `json:"taints"`
+	ID       string   `json:"id"`
+	PoolID   string   `json:"poolId"`
+	Cordoned bool     `json:"cordoned"`
+	Taints   []string `json:"taints"`
+	// Liveness is the node's state: registered, connected, disconnected,
+	// unreachable, lost or retired.
+	Liveness string `json:"liveness"`
+	// LastHeartbeatAt is when a gateway last heard from its daemon, and
+	// SecondsSinceHeartbeat how long before compute_now() at read time;
+	// both null for a node whose daemon never connected.
+	LastHeartbeatAt       *time.Time `json:"lastHeartbeatAt"`
+	SecondsSinceHeartbeat *float64   `json:"secondsSinceHeartbeat"`
+	// NoScheduleReasons keep the node out of placement (unreachable,
+	// draining); Conditions are what the system observed about it
+	// (NodeUnreachable, GPUMissing, GPUMismatch).
+	NoScheduleReasons []string        `json:"noScheduleReasons"`
+	Conditions        []NodeCondition `json:"conditions"`
+	// Generation is the node's desired-spec generation, ObservedGeneration
+	// the one its daemon reports as applied.
+	Generation         int64 `json:"generation"`
+	ObservedGeneration int64 `json:"observedGeneration"`
+	// Allocations counts the live (booked or active) allocations on the
+	// node: what its daemon should hold as assignments.
+	Allocations      int64     `json:"allocations"`
 	VCPU             Scalar    `json:"vcpu"`
 	MemoryMB         Scalar    `json:"memoryMb"`
 	DiskGB           Scalar    `json:"diskGb"`
@@ -34,6 +58,16 @@ type Node struct {
 	RegisteredAt     time.Time `json:"registeredAt"`
 	UpdatedAt        time.Time `json:"updatedAt"`
 	Devices          []Device  `json:"devices,omitempty"`
+}
+
+// NodeCondition is an observation about a node, with when it was first
+// raised.
+type NodeCondition struct {
+	Type    string    `json:"type"`
+	Status  bool      `json:"status"`
+	Reason  string    `json:"reason,omitempty"`
+	Message string    `json:"message,omitempty"`
+	Since   time.Time `json:"since"`
 }
 
 // Device is a GPU or one of its atoms, with the GPU's health and
@@ -61,13 +95,37 @@ type Booking struct {
 	To            time.Time `json:"to"`
 }
 
-func nodeOf(r db.RmFleetNodeGetRow) Node {
-	return Node{ID: r.ID, PoolID: r.PoolID, Cordoned: r.Cordoned, Taints: r.Taints,
+func nodeOf(r db.RmFleetNodeGetRow) (Node, error) {
+	n := Node{ID: r.ID, PoolID: r.PoolID, Cordoned: r.Cordoned, Taints: r.Taints,
+		Liveness: r.State, NoScheduleReasons: r.NoScheduleReasons, Conditions: []NodeCondition{},
+		Generation: r.Generation, ObservedGeneration: r.ObservedGeneration, Allocations: r.LiveReservations,
 		VCPU:             Scalar{Allocatable: r.Vcpu, Capacity: r.VcpuCapacity, Allocated: r.VcpuAllocated},
 		MemoryMB:         Scalar{Allocatable: r.MemoryMb, Capacity: r.MemoryCapacity, Allocated: r.MemoryAllocated},
 		DiskGB:           Scalar{Allocatable: r.DiskGb, Capacity: r.DiskCapacity, Allocated: r.DiskAllocated},
 		LiveReservations: r.LiveReservations, Version: r.Version,
 		RegisteredAt: r.RegisteredAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+	if n.NoScheduleReasons == nil {
+		n.NoScheduleReasons = []string{}
+	}
+	if len(r.Conditions) > 0 {
+		if err := json.Unmarshal(r.Conditions, &n.Conditions); err != nil {
+			return Node{}, fmt.Errorf("conditions of node %s: %w", r.ID, err)
+		}
+		if n.Conditions == nil {
+			n.Conditions = []NodeCondition{}
+		}
+		for i := range n.Conditions {
+			n.Conditions[i].Since = n.Conditions[i].Since.UTC()
+		}
+	}
+	if r.LastSeenAt != nil {
+		at := r.LastSeenAt.UTC()
+		// A heartbeat is never in the future (last_seen_at is clamped to
+		// compute_now()), but the read may race a flush: never negative.
+		age := math.Round(max(r.ReadAt.Sub(at).Seconds(), 0)*1000) / 1000
+		n.LastHeartbeatAt, n.SecondsSinceHeartbeat = &at, &age
+	}
+	return n, nil
 }
 
 // GetNode reads one node with its devices and their bookings from now on
@@ -84,7 +142,10 @@ func (s *Service) GetNode(ctx context.Context, actor core.Actor, id string, min 
 	if err != nil {
 		return Node{}, wrap(err, "node "+id)
 	}
-	n := nodeOf(r)
+	n, err := nodeOf(r)
+	if err != nil {
+		return Node{}, err
+	}
 	devices, err := q.RmFleetDeviceListByNode(ctx, id)
 	if err != nil {
 		return Node{}, wrap(err, "devices of node "+id)
@@ -124,25 +185,26 @@ type ListNodes struct {
 }
 
 // ListNodes pages through nodes in id order, optionally of one pool
-// (operators only). Devices are left out; GetNode has them.
-func (s *Service) ListNodes(ctx context.Context, actor core.Actor, l ListNodes) (Page[Node], error) {
+// (operators only). Devices are left out; GetNode has them. It returns one
+// page and the cursor of the next, "" on the last.
+func (s *Service) ListNodes(ctx context.Context, actor core.Actor, l ListNodes) (items []Node, nextCursor string, err error) {
 	if err := requireOperator(actor, "nodes"); err != nil {
-		return Page[Node]{}, err
+		return nil, "", err
 	}
 	limit, err := limitOf(l.Limit)
 	if err != nil {
-		return Page[Node]{}, err
+		return nil, "", err
 	}
-	after, err := decodeCursor("node", l.Cursor, 1)
+	after, err := DecodeCursor("node", l.Cursor, 1)
 	if err != nil {
-		return Page[Node]{}, err
+		return nil, "", err
 	}
 	afterID := ""
 	if after != nil {
 		afterID = after[0]
 	}
 	if err := s.waitFor(ctx, l.MinPosition, projections.NameFleet); err != nil {
-		return Page[Node]{}, err
+		return nil, "", err
 	}
 	var pool *string
 	if l.PoolID != "" {
@@ -150,15 +212,19 @@ func (s *Service) ListNodes(ctx context.Context, actor core.Actor, l ListNodes) 
 	}
 	rows, err := s.q().RmFleetNodeList(ctx, db.RmFleetNodeListParams{PoolID: pool, AfterID: afterID, MaxRows: int32(limit + 1)})
 	if err != nil {
-		return Page[Node]{}, wrap(err, "nodes")
+		return nil, "", wrap(err, "nodes")
 	}
-	page := Page[Node]{Items: []Node{}}
+	items = []Node{}
 	for i, r := range rows {
 		if i == limit {
-			page.NextCursor = encodeCursor("node", rows[limit-1].ID)
+			nextCursor = EncodeCursor("node", rows[limit-1].ID)
 			break
 		}
-		page.Items = append(page.Items, nodeOf(db.RmFleetNodeGetRow(r)))
+		n, err := nodeOf(db.RmFleetNodeGetRow(r))
+		if err != nil {
+			return nil, "", err
+		}
+		items = append(items, n)
 	}
-	return page, nil
+	return items, nextCursor, nil
 }

@@ -73,27 +73,28 @@ type ListReservations struct {
 
 // ListReservations pages through the reservations the actor may see, in
 // creation order (a reservation created while paging shows up on a later
-// page, never in a gap).
-func (s *Service) ListReservations(ctx context.Context, actor core.Actor, l ListReservations) (Page[Reservation], error) {
+// page, never in a gap). It returns one page and the cursor of the next,
+// "" on the last.
+func (s *Service) ListReservations(ctx context.Context, actor core.Actor, l ListReservations) (items []Reservation, nextCursor string, err error) {
 	limit, err := limitOf(l.Limit)
 	if err != nil {
-		return Page[Reservation]{}, err
+		return nil, "", err
 	}
-	after, err := decodeCursor("rsv", l.Cursor, 1)
+	after, err := DecodeCursor("rsv", l.Cursor, 1)
 	if err != nil {
-		return Page[Reservation]{}, err
+		return nil, "", err
 	}
 	var from outbox.Position
 	if after != nil {
 		if from, err = outbox.ParsePosition(after[0]); err != nil {
-			return Page[Reservation]{}, core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", l.Cursor)
+			return nil, "", core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", l.Cursor)
 		}
 	}
 	if l.State != "" && !validState(core.State(l.State)) {
-		return Page[Reservation]{}, core.Errorf(core.CodeInvalidArgument, "unknown reservation state %q", l.State)
+		return nil, "", core.Errorf(core.CodeInvalidArgument, "unknown reservation state %q", l.State)
 	}
 	if err := s.waitFor(ctx, l.MinPosition, projections.NameReservations); err != nil {
-		return Page[Reservation]{}, err
+		return nil, "", err
 	}
 	var state *string
 	if l.State != "" {
@@ -102,22 +103,22 @@ func (s *Service) ListReservations(ctx context.Context, actor core.Actor, l List
 	rows, err := s.q().RmReservationList(ctx, db.RmReservationListParams{TenantID: tenantFilter(actor, l.Tenant),
 		State: state, AfterTxid: from.TxID, AfterSeq: from.Seq, MaxRows: int32(limit + 1)})
 	if err != nil {
-		return Page[Reservation]{}, wrap(err, "reservations")
+		return nil, "", wrap(err, "reservations")
 	}
-	page := Page[Reservation]{Items: []Reservation{}}
+	items = []Reservation{}
 	for i, r := range rows {
 		if i == limit {
 			last := rows[limit-1]
-			page.NextCursor = encodeCursor("rsv", outbox.Position{TxID: last.CreatedTxid, Seq: last.CreatedSeq}.String())
+			nextCursor = EncodeCursor("rsv", outbox.Position{TxID: last.CreatedTxid, Seq: last.CreatedSeq}.String())
 			break
 		}
 		v, err := reservationOf(r)
 		if err != nil {
-			return Page[Reservation]{}, err
+			return nil, "", err
 		}
-		page.Items = append(page.Items, v)
+		items = append(items, v)
 	}
-	return page, nil
+	return items, nextCursor, nil
 }
 
 func validState(s core.State) bool {

@@ -39,9 +39,9 @@ func TestMinPositionReadsYourWrites(t *testing.T) {
 		require.Equal(t, res.Reservation.Version, got.Version)
 		rel, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: res.Reservation.ID})
 		require.NoError(t, err)
-		page, err := f.q.ListReservations(f.ctx, tenantA, queries.ListReservations{State: "released", MinPosition: rel.Position})
+		items, _, err := f.q.ListReservations(f.ctx, tenantA, queries.ListReservations{State: "released", MinPosition: rel.Position})
 		require.NoError(t, err)
-		require.Contains(t, ids(page.Items), res.Reservation.ID, "the release is visible at its position")
+		require.Contains(t, ids(items), res.Reservation.ID, "the release is visible at its position")
 		n, err := f.q.GetNode(f.ctx, operator, "n1", rel.Position)
 		require.NoError(t, err)
 		require.Zero(t, n.LiveReservations)
@@ -84,24 +84,24 @@ func TestReservationsAreTenantScoped(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "globex", got.Tenant)
 
-	page, err := f.q.ListReservations(f.ctx, tenantA, queries.ListReservations{Tenant: "globex"})
+	items, _, err := f.q.ListReservations(f.ctx, tenantA, queries.ListReservations{Tenant: "globex"})
 	require.NoError(t, err)
-	require.Equal(t, []string{a.Reservation.ID}, ids(page.Items), "a tenant cannot widen its scope")
-	page, err = f.q.ListReservations(f.ctx, operator, queries.ListReservations{})
+	require.Equal(t, []string{a.Reservation.ID}, ids(items), "a tenant cannot widen its scope")
+	items, _, err = f.q.ListReservations(f.ctx, operator, queries.ListReservations{})
 	require.NoError(t, err)
-	require.Equal(t, []string{a.Reservation.ID, b.Reservation.ID}, ids(page.Items))
-	page, err = f.q.ListReservations(f.ctx, operator, queries.ListReservations{Tenant: "globex"})
+	require.Equal(t, []string{a.Reservation.ID, b.Reservation.ID}, ids(items))
+	items, _, err = f.q.ListReservations(f.ctx, operator, queries.ListReservations{Tenant: "globex"})
 	require.NoError(t, err)
-	require.Equal(t, []string{b.Reservation.ID}, ids(page.Items))
+	require.Equal(t, []string{b.Reservation.ID}, ids(items))
 
-	_, err = f.q.ListNodes(f.ctx, tenantA, queries.ListNodes{})
+	_, _, err = f.q.ListNodes(f.ctx, tenantA, queries.ListNodes{})
 	require.Equal(t, core.CodePermissionDenied, core.CodeOf(err))
-	w, err := f.q.ListUsageWindows(f.ctx, tenantB, queries.ListUsageWindows{})
+	w, _, err := f.q.ListUsageWindows(f.ctx, tenantB, queries.ListUsageWindows{})
 	require.NoError(t, err)
-	for _, x := range w.Items {
+	for _, x := range w {
 		require.Equal(t, "globex", x.Tenant)
 	}
-	require.Len(t, w.Items, 2, "b's two hours")
+	require.Len(t, w, 2, "b's two hours")
 }
 
 // Paging with small limits visits every item exactly once, in order, even
@@ -124,48 +124,48 @@ func TestPaginationHasNoGapsOrDuplicates(t *testing.T) {
 	cursor := ""
 	for pages := 0; ; pages++ {
 		require.Less(t, pages, 10)
-		page, err := f.q.ListReservations(f.ctx, tenantA, queries.ListReservations{Cursor: cursor, Limit: 3})
+		items, next, err := f.q.ListReservations(f.ctx, tenantA, queries.ListReservations{Cursor: cursor, Limit: 3})
 		require.NoError(t, err)
-		got = append(got, ids(page.Items)...)
+		got = append(got, ids(items)...)
 		if pages == 0 {
 			r := f.reserve(t, tenantA, 0, 2) // created while paging: shows up at the end
 			want = append(want, r.Reservation.ID)
 			f.catchUp(t, r.Position)
 		}
-		if page.NextCursor == "" {
+		if next == "" {
 			break
 		}
-		cursor = page.NextCursor
+		cursor = next
 	}
 	require.Equal(t, want, got)
 
 	var nodes []string
 	cursor = ""
 	for {
-		page, err := f.q.ListNodes(f.ctx, operator, queries.ListNodes{PoolID: "fra1-gpu", Cursor: cursor, Limit: 3})
+		items, next, err := f.q.ListNodes(f.ctx, operator, queries.ListNodes{PoolID: "fra1-gpu", Cursor: cursor, Limit: 3})
 		require.NoError(t, err)
-		for _, n := range page.Items {
+		for _, n := range items {
 			nodes = append(nodes, n.ID)
 		}
-		if page.NextCursor == "" {
+		if next == "" {
 			break
 		}
-		cursor = page.NextCursor
+		cursor = next
 	}
 	require.Equal(t, []string{"na", "nb", "nc", "nd"}, nodes)
 
 	var windows []string
 	cursor = ""
 	for {
-		page, err := f.q.ListUsageWindows(f.ctx, tenantA, queries.ListUsageWindows{Cursor: cursor, Limit: 4})
+		items, next, err := f.q.ListUsageWindows(f.ctx, tenantA, queries.ListUsageWindows{Cursor: cursor, Limit: 4})
 		require.NoError(t, err)
-		for _, w := range page.Items {
+		for _, w := range items {
 			windows = append(windows, w.Key)
 		}
-		if page.NextCursor == "" {
+		if next == "" {
 			break
 		}
-		cursor = page.NextCursor
+		cursor = next
 	}
 	require.Len(t, windows, 16, "8 reservations of 2 hours")
 	seen := map[string]bool{}
@@ -174,9 +174,9 @@ func TestPaginationHasNoGapsOrDuplicates(t *testing.T) {
 		seen[k] = true
 	}
 
-	_, err := f.q.ListNodes(f.ctx, operator, queries.ListNodes{Cursor: cursor + "x"})
+	_, _, err := f.q.ListNodes(f.ctx, operator, queries.ListNodes{Cursor: cursor + "x"})
 	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err))
-	_, err = f.q.ListReservations(f.ctx, tenantA, queries.ListReservations{Limit: 501})
+	_, _, err = f.q.ListReservations(f.ctx, tenantA, queries.ListReservations{Limit: 501})
 	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err))
 }
 

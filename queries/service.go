@@ -90,13 +90,6 @@ func (s *Service) waitFor(ctx context.Context, min outbox.Position, sinks ...str
 	return nil
 }
 
-// Page is one page of a list: its items and the cursor of the next page,
-// empty on the last one.
-type Page[T any] struct {
-	Items      []T    `json:"items"`
-	NextCursor string `json:"nextCursor"`
-}
-
 // limitOf applies the default and the maximum to a requested page size.
 func limitOf(n int) (int, error) {
 	switch {

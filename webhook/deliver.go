@@ -46,7 +46,10 @@ var errAlreadyRecorded = errors.New("webhook attempt already recorded")
 // attempt per call, outside any transaction, then records it in a
 // transaction fenced by the item's shard lease, and returns
 // workqueue.Again(next delay) while retries remain. Each delivery is its own
-// item, so a slow endpoint holds up only its own deliveries.
+// item, so a slow endpoint holds up only its own deliveries. An attempt
+// needs an in-flight slot of its tenant and endpoint and a closed breaker
+// (limits.go); without them the call returns workqueue.Again without
+// attempting, which costs the delivery nothing.
 func (s *Service) Deliver(ctx context.Context, it workqueue.Item) error {
 	id, err := uuid.Parse(it.Key)
 	if err != nil {
@@ -72,7 +75,20 @@ func (s *Service) Deliver(ctx context.Context, it workqueue.Item) error {
 		// Woken early (a recover, a duplicate wake-up): keep the schedule.
 		return workqueue.Again(d.NextAttemptAt.Sub(d.Now))
 	}
+	// The breaker and the in-flight caps (limits.go) may defer the
+	// attempt: that costs the delivery no attempt, only a later run.
+	ok, wait, err := s.takeSlot(ctx, it, d)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return workqueue.Again(wait)
+	}
 	res := s.post(ctx, d)
+	// The request is over: its slot goes back (or on, to a delivery
+	// waiting for it) before the recording, so the next one starts while
+	// this one records.
+	s.releaseSlot(ctx, it, d, res.succeeded())
 	return s.record(ctx, it, d, res)
 }
 
@@ -137,7 +153,8 @@ func (s *Service) record(ctx context.Context, it workqueue.Item, d db.WebhookDel
 	}
 	var errText *string
 	if res.err != nil {
-		e := res.err.Error()
+		s.logger.Info("webhook attempt failed", "delivery", d.ID, "endpoint", d.EndpointID, "attempt", attempt, "err", res.err)
+		e := publicAttemptError(res.err)
 		errText = &e
 	} else if !res.succeeded() {
 		e := fmt.Sprintf("HTTP %d", res.status)
@@ -188,17 +205,21 @@ func (s *Service) record(ctx context.Context, it workqueue.Item, d db.WebhookDel
 // 410 or after DisableAfter) and returns the delivery's next state and, if
 // it stays pending, the delay before the next attempt.
 func (s *Service) failed(ctx context.Context, q *db.Queries, d db.WebhookDeliveryLoadRow, attempt int32, res attemptResult) (string, time.Duration, error) {
-	tooLong, err := q.WebhookEndpointMarkFailing(ctx, db.WebhookEndpointMarkFailingParams{
+	mark, err := q.WebhookEndpointMarkFailing(ctx, db.WebhookEndpointMarkFailingParams{
 		ID: d.EndpointID, DisableAfterSeconds: s.cfg.DisableAfter.Seconds(),
+		BreakerThreshold:          int32(s.cfg.BreakerThreshold),
+		BreakerCooldownSeconds:    s.cfg.BreakerCooldown.Seconds(),
+		BreakerMaxCooldownSeconds: s.cfg.BreakerMaxCooldown.Seconds(),
 	})
 	if err != nil {
 		return "", 0, fmt.Errorf("mark endpoint failing: %w", err)
 	}
+	s.logBreaker(d, mark)
 	reason := ""
 	switch {
 	case res.gone():
 		reason = ReasonGone
-	case tooLong:
+	case mark.FailingTooLong:
 		reason = ReasonFailing
 	}
 	if reason != "" {

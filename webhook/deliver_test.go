@@ -93,7 +93,7 @@ func TestDeliveryScheduleThroughFailuresUntilGone(t *testing.T) {
 	require.Len(t, page.Items, 4)
 	statuses := []int32{page.Items[0].Status, page.Items[1].Status, page.Items[2].Status, page.Items[3].Status}
 	require.Equal(t, []int32{410, 429, 0, 500}, statuses)
-	require.Contains(t, page.Items[2].Error, "Timeout")
+	require.Equal(t, "timeout", page.Items[2].Error)
 	require.Equal(t, "response body", page.Items[3].ResponseSnippet)
 
 	// Nothing further happens, however long we wait.

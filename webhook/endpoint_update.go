@@ -54,6 +54,7 @@ func (s *Service) PatchEndpoint(ctx context.Context, actor core.Actor, id string
 				return err
 			}
 			p.Url = *in.URL
+			p.ResetBreaker = p.Url != cur.Url // a new receiver gets a fresh chance
 		}
 		if in.EventTypes != nil {
 			if p.EventTypes, err = normalizeEventTypes(*in.EventTypes); err != nil {
@@ -71,6 +72,8 @@ func (s *Service) PatchEndpoint(ctx context.Context, actor core.Actor, id string
 			if !p.Enabled {
 				reason := ReasonManual
 				p.DisabledReason = &reason
+			} else {
+				p.ResetBreaker = true
 			}
 		}
 		row, err := q.WebhookEndpointUpdate(ctx, p)

@@ -25,9 +25,14 @@ type Endpoint struct {
 	Enabled        bool
 	DisabledReason string // "gone", "failing" or "manual" while disabled
 	FailingSince   *time.Time
-	Version        int64
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// ConsecutiveFailures counts failed attempts since the last success;
+	// CircuitOpenUntil, when in the future, is when deliveries resume
+	// after the breaker opened.
+	ConsecutiveFailures int32
+	CircuitOpenUntil    *time.Time
+	Version             int64
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
 	// Position is the log position of the event the change appended, for
 	// read-your-writes; zero on reads.
 	Position outbox.Position
@@ -68,6 +73,7 @@ func endpointOf(r db.WebhookEndpoint) Endpoint {
 	e := Endpoint{
 		ID: r.ID, Tenant: r.TenantID, URL: r.Url, EventTypes: r.EventTypes, Description: r.Description,
 		Enabled: r.Enabled, FailingSince: r.FailingSince, Version: r.Version, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		ConsecutiveFailures: r.ConsecutiveFailures, CircuitOpenUntil: r.BreakerOpenUntil,
 	}
 	if r.DisabledReason != nil {
 		e.DisabledReason = *r.DisabledReason
@@ -114,10 +120,20 @@ func (s *Service) CreateEndpoint(ctx context.Context, actor core.Actor, in Creat
 		if err := q.TenantEnsure(ctx, tenant); err != nil {
 			return db.Translate(err, "tenant "+tenant)
 		}
+		// The cap is the guarded insert's; the tenant lock makes its
+		// count exact against concurrent creates.
+		if err := q.TenantLock(ctx, tenant); err != nil {
+			return db.Translate(err, "tenant "+tenant)
+		}
 		row, err := q.WebhookEndpointCreate(ctx, db.WebhookEndpointCreateParams{
 			ID: endpointIDPrefix + hex.EncodeToString(idBytes), TenantID: tenant, Url: in.URL,
-			EventTypes: types, Description: in.Description, Secret: secret,
+			EventTypes: types, Description: in.Description, Secret: secret, MaxEndpoints: int32(s.cfg.MaxEndpoints),
 		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return core.Errorf(core.CodeQuotaExceeded,
+				"tenant %s has %d webhook endpoints, the most allowed: delete one before registering another",
+				tenant, s.cfg.MaxEndpoints)
+		}
 		if err != nil {
 			return db.Translate(err, "webhook endpoint")
 		}

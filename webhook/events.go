@@ -13,15 +13,15 @@ import (
 	"github.com/bettercompute/compute/outbox"
 )
 
-// Event types about webhook endpoints. They are tenant events like any
-// other, so an SSE client or another endpoint learns that one was disabled.
+// Event types about webhook endpoints: core declares them in its event
+// catalog (core.EventCatalog); these are the names this package uses.
 const (
-	EventEndpointCreated       = "webhook_endpoint.created"
-	EventEndpointUpdated       = "webhook_endpoint.updated"
-	EventEndpointDeleted       = "webhook_endpoint.deleted"
-	EventEndpointSecretRotated = "webhook_endpoint.secret_rotated"
-	EventEndpointDisabled      = "webhook_endpoint.disabled"
-	EventEndpointRecovered     = "webhook_endpoint.recovered"
+	EventEndpointCreated       = core.EventWebhookEndpointCreated
+	EventEndpointUpdated       = core.EventWebhookEndpointUpdated
+	EventEndpointDeleted       = core.EventWebhookEndpointDeleted
+	EventEndpointSecretRotated = core.EventWebhookEndpointSecretRotated
+	EventEndpointDisabled      = core.EventWebhookEndpointDisabled
+	EventEndpointRecovered     = core.EventWebhookEndpointRecovered
 )
 
 // EndpointSubject names an endpoint in events.

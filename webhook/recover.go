@@ -21,6 +21,14 @@ type Recovered struct {
 	Truncated bool
 }
 
+// RecoverTooSoonError is the cause of a RATE_LIMITED recover: Wait is how
+// long until the endpoint's next recover is admitted (Retry-After).
+type RecoverTooSoonError struct{ Wait time.Duration }
+
+func (e *RecoverTooSoonError) Error() string {
+	return fmt.Sprintf("next recover admitted in %s", e.Wait)
+}
+
 // RecoverEndpoint re-sends the endpoint's events since `since` that it has
 // not acknowledged: deliveries that failed or were abandoned start afresh,
 // and events that were never scheduled (the endpoint was disabled, or its
@@ -39,6 +47,22 @@ func (s *Service) RecoverEndpoint(ctx context.Context, actor core.Actor, id stri
 		}
 		if !row.Enabled {
 			return core.Errorf(core.CodeConflict, "webhook endpoint %s is disabled: enable it before recovering", id)
+		}
+		// One recover per endpoint per RecoverInterval, and one at a time:
+		// a concurrent one waited for the row lock above and finds
+		// last_recover_at just set. Rolled back with the recover if it
+		// fails, so a failed recover does not count.
+		admit, err := q.WebhookEndpointStartRecover(ctx, db.WebhookEndpointStartRecoverParams{
+			ID: id, MinIntervalSeconds: s.cfg.RecoverInterval.Seconds(),
+		})
+		if err != nil {
+			return db.Translate(err, "webhook endpoint")
+		}
+		if !admit.Started {
+			wait := time.Duration(admit.RetryAfterSeconds * float64(time.Second))
+			return core.Wrap(core.CodeRateLimited, &RecoverTooSoonError{Wait: wait}, fmt.Sprintf(
+				"webhook endpoint %s was recovered less than %s ago: one recover per endpoint at a time and per %s, retry in %s",
+				id, s.cfg.RecoverInterval, s.cfg.RecoverInterval, wait.Round(time.Second)))
 		}
 		ids, err := q.WebhookDeliveryRecover(ctx, db.WebhookDeliveryRecoverParams{
 			EndpointID: id, Since: since, MaxRows: int32(s.cfg.RecoverLimit),

@@ -53,6 +53,39 @@ type Config struct {
 	// RecoverLimit bounds how many events one recover re-schedules
 	// (default 10,000).
 	RecoverLimit int
+	// RecoverInterval is the least time between two recovers of one
+	// endpoint; a recover sooner, or while another one of the endpoint
+	// runs, is RATE_LIMITED (default 1 min).
+	RecoverInterval time.Duration
+
+	// MaxEndpoints caps the endpoints of one tenant, enabled or not
+	// (default 20).
+	MaxEndpoints int
+	// MaxInflightPerTenant caps the attempts of one tenant in flight at
+	// once, across every process (default 8).
+	MaxInflightPerTenant int
+	// MaxInflightPerEndpoint caps the attempts to one endpoint in flight at
+	// once (default 2).
+	MaxInflightPerEndpoint int
+	// SlotRetry is how long a slot is assumed to be held before this
+	// process has seen one freed: it paces the retries of deliveries that
+	// found their tenant's or endpoint's cap full (default 100 ms).
+	SlotRetry time.Duration
+	// SlotWait is how long a delivery that found a cap full may wait in
+	// this process for a slot before it is put back: a few per tenant wait
+	// (half MaxInflightPerTenant, at least 2), so that a slot freed by a
+	// fast endpoint is taken again at once instead of at the next retry;
+	// the others are put back at once (default 2 s; negative: nobody waits).
+	SlotWait time.Duration
+	// BreakerThreshold is how many failed attempts in a row open an
+	// endpoint's circuit breaker (default 5).
+	BreakerThreshold int
+	// BreakerCooldown is how long the breaker first stays open; each
+	// opening after it without a success in between doubles it (default
+	// 1 min).
+	BreakerCooldown time.Duration
+	// BreakerMaxCooldown bounds the doubled cool-down (default 30 min).
+	BreakerMaxCooldown time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -80,6 +113,34 @@ func (c Config) withDefaults() Config {
 	if c.RecoverLimit <= 0 {
 		c.RecoverLimit = 10_000
 	}
+	if c.RecoverInterval <= 0 {
+		c.RecoverInterval = time.Minute
+	}
+	if c.MaxEndpoints <= 0 {
+		c.MaxEndpoints = 20
+	}
+	if c.MaxInflightPerTenant <= 0 {
+		c.MaxInflightPerTenant = 8
+	}
+	if c.MaxInflightPerEndpoint <= 0 {
+		c.MaxInflightPerEndpoint = 2
+	}
+	if c.SlotRetry <= 0 {
+		c.SlotRetry = 100 * time.Millisecond
+	}
+	if c.SlotWait == 0 {
+		c.SlotWait = 2 * time.Second
+	}
+	if c.BreakerThreshold <= 0 {
+		c.BreakerThreshold = 5
+	}
+	if c.BreakerCooldown <= 0 {
+		c.BreakerCooldown = time.Minute
+	}
+	if c.BreakerMaxCooldown <= 0 {
+		c.BreakerMaxCooldown = 30 * time.Minute
+	}
+	c.BreakerMaxCooldown = max(c.BreakerMaxCooldown, c.BreakerCooldown)
 	return c
 }
 
@@ -90,6 +151,7 @@ type Service struct {
 	pool   *pgxpool.Pool
 	cfg    Config
 	logger *slog.Logger
+	slots  *slotState // this process's view of its in-flight slots (limits.go)
 }
 
 // New returns the service. It logs a warning when the SSRF guard is off, so
@@ -98,7 +160,7 @@ func New(pool *pgxpool.Pool, cfg Config, logger *slog.Logger) *Service {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Service{pool: pool, cfg: cfg.withDefaults(), logger: logger.With("component", "webhook")}
+	s := &Service{pool: pool, cfg: cfg.withDefaults(), logger: logger.With("component", "webhook"), slots: newSlotState()}
 	if s.cfg.AllowPrivate {
 		s.logger.Warn("webhook SSRF guard is off: deliveries may reach loopback, private and metadata addresses (COMPUTE_WEBHOOK_ALLOW_PRIVATE=true)")
 	}

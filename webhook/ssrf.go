@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -15,40 +16,69 @@ import (
 // an address the SSRF guard refuses.
 var ErrForbiddenAddress = errors.New("webhook: destination address is not public")
 
-// blockedPrefixes are the networks a webhook may never reach: a tenant
-// registering http://10.0.0.5/ or a hostname resolving to 127.0.0.1 must not
-// be able to make the control plane call its own internals or the cloud
-// metadata service. IPv4-mapped IPv6 addresses are unmapped before the check.
+// blockedPrefixes are the networks a webhook may never reach even though
+// they pass the global-unicast rule in IsPublicAddr: a tenant registering
+// http://10.0.0.5/ or a hostname resolving to 127.0.0.1 must not be able to
+// make the control plane call its own internals or the cloud metadata
+// service. Some entries are also caught by that rule; they stay listed so
+// this table reads as the complete list of special-purpose blocks (IANA's
+// IPv4 and IPv6 special-purpose address registries).
 var blockedPrefixes = func() []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range []string{
-		"0.0.0.0/8",      // "this network", unspecified
-		"10.0.0.0/8",     // RFC 1918
-		"100.64.0.0/10",  // CGNAT (RFC 6598)
-		"127.0.0.0/8",    // loopback
-		"169.254.0.0/16", // link-local, includes 169.254.169.254 (metadata)
-		"172.16.0.0/12",  // RFC 1918
-		"192.0.0.0/24",   // IETF protocol assignments
-		"192.168.0.0/16", // RFC 1918
-		"198.18.0.0/15",  // benchmarking
-		"224.0.0.0/4",    // multicast
-		"240.0.0.0/4",    // reserved, broadcast
-		"::/128",         // unspecified
-		"::1/128",        // loopback
-		"64:ff9b::/96",   // NAT64: would reach any IPv4 address, private ones included
-		"fc00::/7",       // unique local, includes fd00:ec2::254 (AWS metadata)
-		"fe80::/10",      // link-local
-		"ff00::/8",       // multicast
+		"0.0.0.0/8",          // "this network", unspecified
+		"10.0.0.0/8",         // RFC 1918
+		"100.64.0.0/10",      // CGNAT (RFC 6598)
+		"127.0.0.0/8",        // loopback
+		"169.254.0.0/16",     // link-local, includes 169.254.169.254 (metadata)
+		"172.16.0.0/12",      // RFC 1918
+		"192.0.0.0/24",       // IETF protocol assignments
+		"192.0.2.0/24",       // documentation (TEST-NET-1)
+		"192.168.0.0/16",     // RFC 1918
+		"198.18.0.0/15",      // benchmarking
+		"198.51.100.0/24",    // documentation (TEST-NET-2)
+		"203.0.113.0/24",     // documentation (TEST-NET-3)
+		"224.0.0.0/4",        // multicast
+		"240.0.0.0/4",        // reserved
+		"255.255.255.255/32", // limited broadcast (inside 240/4; named for the reader)
+		"::/128",             // unspecified
+		"::1/128",            // loopback
+		"::/96",              // IPv4-compatible ::a.b.c.d: embeds any IPv4 address
+		"64:ff9b::/96",       // NAT64: would reach any IPv4 address, private ones included
+		"64:ff9b:1::/48",     // local-use NAT64 (RFC 8215): the same, with an operator's translator
+		"100::/64",           // discard-only (RFC 6666)
+		"2001::/23",          // IETF protocol assignments, includes Teredo 2001::/32 (embeds IPv4)
+		"2001:db8::/32",      // documentation
+		"2002::/16",          // 6to4: embeds any IPv4 address, private ones included
+		"3fff::/20",          // documentation (RFC 9637)
+		"fc00::/7",           // unique local, includes fd00:ec2::254 (AWS metadata)
+		"fe80::/10",          // link-local
+		"fec0::/10",          // site-local (deprecated, still routed on some networks)
+		"ff00::/8",           // multicast
 	} {
 		out = append(out, netip.MustParsePrefix(s))
 	}
 	return out
 }()
 
-// IsPublicAddr reports whether ip may be the destination of a delivery.
+// globalUnicastV6 is the only IPv6 range IANA allocates for global unicast.
+// netip.Addr.IsGlobalUnicast is true for every IPv6 address outside a few
+// scopes (fec0::1 and 100::1 included), so IPv6 destinations must also lie
+// here: an allow rule, so that a range nobody thought to block is refused.
+var globalUnicastV6 = netip.MustParsePrefix("2000::/3")
+
+// IsPublicAddr reports whether ip may be the destination of a delivery: a
+// global unicast address outside every special-purpose block. The zone is
+// dropped first, because netip.Prefix.Contains is false for any zoned
+// address, so ::1%lo would otherwise pass every prefix check; the zone does
+// not change which host the address is. IPv4-mapped IPv6 addresses are
+// unmapped, so ::ffff:127.0.0.1 is judged as 127.0.0.1.
 func IsPublicAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if !ip.IsValid() {
+	ip = ip.WithZone("").Unmap()
+	if !ip.IsValid() || !ip.IsGlobalUnicast() {
+		return false
+	}
+	if ip.Is6() && !globalUnicastV6.Contains(ip) {
 		return false
 	}
 	for _, p := range blockedPrefixes {
@@ -63,6 +93,9 @@ func IsPublicAddr(ip netip.Addr) bool {
 // the address actually being connected to. Checking there (and not only
 // when the URL is registered) defeats DNS rebinding: a name that resolved to
 // a public address at registration and to 127.0.0.1 now is refused now.
+// The address may carry a zone ([fe80::1%eth0]:443, from a URL registered
+// before zones were refused, or from /etc/hosts); IsPublicAddr drops it
+// before judging.
 func guardControl(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
@@ -101,9 +134,11 @@ func NewHTTPClient(timeout time.Duration, allowPrivate bool) *http.Client {
 }
 
 // ValidateURL checks an endpoint URL at registration: http or https, a host,
-// no user info (credentials in URLs leak into logs), no fragment. When
-// allowPrivate is false, a literal IP address must be public; host names are
-// checked when each delivery connects, since what they resolve to changes.
+// no user info (credentials in URLs leak into logs), no fragment, no IPv6
+// zone and no numeric host other than a canonical IP literal (see
+// endsInNumber). When allowPrivate is false, a literal IP address must be
+// public; host names are checked when each delivery connects, since what
+// they resolve to changes.
 func ValidateURL(raw string, allowPrivate bool) error {
 	const maxURL = 2048
 	if len(raw) > maxURL {
@@ -123,8 +158,42 @@ func ValidateURL(raw string, allowPrivate bool) error {
 	case u.Fragment != "":
 		return fmt.Errorf("url must not contain a fragment")
 	}
-	if ip, err := netip.ParseAddr(u.Hostname()); err == nil && !allowPrivate && !IsPublicAddr(ip) {
+	host := u.Hostname()
+	if strings.Contains(host, "%") {
+		// An IPv6 zone ([fe80::1%25eth0]) only scopes link-local and
+		// multicast addresses, none of which a webhook may reach; refusing
+		// every zone keeps zoned forms out of the address checks entirely.
+		return fmt.Errorf("url must not contain an IPv6 zone")
+	}
+	if endsInNumber(host) {
+		return fmt.Errorf("url host must be a DNS name or a dotted-decimal IPv4 or bracketed IPv6 address")
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && !allowPrivate && !IsPublicAddr(ip) {
 		return fmt.Errorf("url points at a non-public address %s", ip)
 	}
 	return nil
+}
+
+// endsInNumber reports whether host, which netip.ParseAddr may have refused,
+// is one a browser or the C library (inet_aton) would read as an IPv4
+// address: its last label is decimal, octal (leading 0) or 0x-hex, as in
+// 2130706433, 017700000001, 0x7f.1 or 127.1, all 127.0.0.1. No DNS name ends
+// in such a label (no top-level domain is numeric), and allowing them would
+// make registration judge one address while a getaddrinfo-based resolver
+// dials another. The dial-time guard would still refuse a private result;
+// this refuses the ambiguity up front. Canonical dotted-decimal addresses
+// also end in a number; the caller checks those with netip right after.
+func endsInNumber(host string) bool {
+	if _, err := netip.ParseAddr(host); err == nil {
+		return false
+	}
+	host = strings.TrimSuffix(host, ".")
+	label := host[strings.LastIndexByte(host, '.')+1:]
+	if label == "" {
+		return false
+	}
+	if rest, ok := strings.CutPrefix(strings.ToLower(label), "0x"); ok {
+		return strings.Trim(rest, "0123456789abcdef") == ""
+	}
+	return strings.Trim(label, "0123456789") == ""
 }

@@ -4,18 +4,76 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/bettercompute/compute/agent"
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 )
 
+// demoNode is one node of the demo fleet: its registration, and the
+// --fake-gpus inventory with which `compute agent` reports exactly the GPUs
+// registered for it (agent.FakeGPUs: UUIDs GPU-<node>-<i>, models and
+// memory named as pools and quotas name them).
+type demoNode struct {
+	Register commands.RegisterNode
+	FakeGPUs string
+}
+
+// demoNodes is the demo fleet: exclusive H100s, a MIG-partitioned A100
+// node and a time-sliced L4 node. Their GPUs are agent.FakeGPUs of their
+// FakeGPUs spec, so the demo and a fake agent agree by construction.
+func demoNodes() ([]demoNode, error) {
+	specs := []struct {
+		id, fake             string
+		vcpu, memoryMB, disk int64
+		layout               core.GPULayout
+	}{
+		{"demo-node-1", "8xH100-80GB", 128, 1 << 20, 8000, core.GPULayout{Mode: core.GPUExclusive}},
+		{"demo-node-2", "4xA100-80GB", 64, 512 << 10, 4000,
+			core.GPULayout{Mode: core.GPUMIG, MIG: []string{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}}},
+		{"demo-node-3", "4xL4-24GB", 32, 256 << 10, 2000, core.GPULayout{Mode: core.GPUTimeSlice, Slots: 4}},
+	}
+	out := make([]demoNode, 0, len(specs))
+	for _, s := range specs {
+		fake, err := agent.FakeGPUs(s.id, s.fake)
+		if err != nil {
+			return nil, fmt.Errorf("demo node %s: %w", s.id, err)
+		}
+		gpus := make([]commands.GPUInventory, len(fake))
+		for i, g := range fake {
+			gpus[i] = commands.GPUInventory{UUID: g.UUID, Model: g.Model, MemoryMB: g.MemoryMB, Layout: s.layout}
+		}
+		out = append(out, demoNode{FakeGPUs: s.fake, Register: commands.RegisterNode{ID: s.id, PoolID: demoPool,
+			VCPU: s.vcpu, MemoryMB: s.memoryMB, DiskGB: s.disk, GPUs: gpus}})
+	}
+	return out, nil
+}
+
+// demoPool is the demo fleet's pool.
+const demoPool = "demo-pool"
+
+// demoEndpoints is where the demo's printed commands reach the server: the
+// API's and the gateway's listen addresses, and the directory the join
+// token files go to.
+type demoEndpoints struct {
+	Addr, GatewayAddr, TokenDir string
+}
+
 // seedDemo gives a fresh installation something to look at: a site, a
-// bare-metal pool, three nodes (exclusive H100s, a MIG-partitioned A100 node,
-// a time-sliced L4 node), quotas for tenant "acme", and two tokens. Running
-// it again on the same database skips what exists and issues new tokens.
-func seedDemo(ctx context.Context, h *commands.Handlers, tokens *commands.Tokens, addr string, now time.Time, logger *slog.Logger) error {
+// bare-metal pool, three nodes (demoNodes), quotas for tenant "acme", two
+// tokens, and a single-use join token per node, written to
+// <TokenDir>/join-token-<node>, with the `compute agent` line that joins
+// the node with it and reports exactly the node's GPUs. Running it again on
+// the same database skips what exists and issues new tokens. What to run
+// is printed to out.
+func seedDemo(ctx context.Context, h *commands.Handlers, tokens *commands.Tokens, at demoEndpoints, now time.Time,
+	out io.Writer, logger *slog.Logger) error {
 	op := bootstrapActor
 	skipExisting := func(err error) error {
 		if core.CodeOf(err) == core.CodeConflict {
@@ -26,27 +84,16 @@ func seedDemo(ctx context.Context, h *commands.Handlers, tokens *commands.Tokens
 	if _, err := h.CreateSite(ctx, op, commands.CreateSite{ID: "demo-site", Name: "Demo site"}); skipExisting(err) != nil {
 		return fmt.Errorf("demo site: %w", err)
 	}
-	if _, err := h.CreatePool(ctx, op, commands.CreatePool{ID: "demo-pool", SiteID: "demo-site", Kind: "bare-metal"}); skipExisting(err) != nil {
+	if _, err := h.CreatePool(ctx, op, commands.CreatePool{ID: demoPool, SiteID: "demo-site", Kind: "bare-metal"}); skipExisting(err) != nil {
 		return fmt.Errorf("demo pool: %w", err)
 	}
-	gpus := func(prefix, model string, n int, mem int64, layout core.GPULayout) []commands.GPUInventory {
-		out := make([]commands.GPUInventory, n)
-		for i := range out {
-			out[i] = commands.GPUInventory{UUID: fmt.Sprintf("GPU-%s-%d", prefix, i), Model: model, MemoryMB: mem, Layout: layout}
-		}
-		return out
-	}
-	nodes := []commands.RegisterNode{
-		{ID: "demo-node-1", PoolID: "demo-pool", VCPU: 128, MemoryMB: 1 << 20, DiskGB: 8000,
-			GPUs: gpus("n1", "H100-80GB", 8, 81920, core.GPULayout{Mode: core.GPUExclusive})},
-		{ID: "demo-node-2", PoolID: "demo-pool", VCPU: 64, MemoryMB: 512 << 10, DiskGB: 4000,
-			GPUs: gpus("n2", "A100-80GB", 4, 81920, core.GPULayout{Mode: core.GPUMIG, MIG: []string{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}})},
-		{ID: "demo-node-3", PoolID: "demo-pool", VCPU: 32, MemoryMB: 256 << 10, DiskGB: 2000,
-			GPUs: gpus("n3", "L4-24GB", 4, 24576, core.GPULayout{Mode: core.GPUTimeSlice, Slots: 4})},
+	nodes, err := demoNodes()
+	if err != nil {
+		return err
 	}
 	for _, n := range nodes {
-		if _, err := h.RegisterNode(ctx, op, n); skipExisting(err) != nil {
-			return fmt.Errorf("demo node %s: %w", n.ID, err)
+		if _, err := h.RegisterNode(ctx, op, n.Register); skipExisting(err) != nil {
+			return fmt.Errorf("demo node %s: %w", n.Register.ID, err)
 		}
 	}
 	operator, err := tokens.CreateToken(ctx, op, "ops", "demo-operator", core.RoleOperator)
@@ -67,18 +114,64 @@ func seedDemo(ctx context.Context, h *commands.Handlers, tokens *commands.Tokens
 			return fmt.Errorf("demo quota %s: %w", res, err)
 		}
 	}
+	agents, err := demoAgentLines(ctx, h, nodes, at)
+	if err != nil {
+		return err
+	}
 	start := now.UTC().Truncate(time.Minute).Add(time.Minute)
-	fmt.Printf(`
+	api := localURL("http", at.Addr)
+	fmt.Fprintf(out, `
 Demo fleet seeded: site demo-site, pool demo-pool, 3 nodes (8×H100, 4×A100 MIG, 4×L4 time-slice).
   operator token (tenant ops):  %s
   tenant token   (tenant acme): %s
 
+Start a node's daemon (each line joins its node once with a single-use join token, valid 24 h,
+and reports exactly the GPUs the demo registered for it; --workload-isolation=none runs
+workloads as your user, for a development machine: drop it when running as root). A node
+whose daemon has not connected is unreachable 40 s after it was registered: no new bookings.
+%s
 Try:
   curl -s -H "Authorization: Bearer %s" -H 'Content-Type: application/json' \
     -d '{"poolId":"demo-pool","gpus":2,"gpuModel":"H100-80GB","vcpu":16,"memoryMb":65536,"diskGb":100,"start":"%s","end":"%s"}' \
-    http://localhost%s/v1/reservations
+    %s/v1/reservations
+  curl -s -H "Authorization: Bearer %s" %s/v1/nodes/demo-node-1
 
-`, operator.Secret, tenant.Secret, tenant.Secret, start.Format(time.RFC3339), start.Add(24*time.Hour).Format(time.RFC3339), addr)
+`, operator.Secret, tenant.Secret, agents, tenant.Secret, start.Format(time.RFC3339), start.Add(24*time.Hour).Format(time.RFC3339),
+		api, operator.Secret, api)
 	logger.Info("demo fleet seeded")
 	return nil
+}
+
+// demoAgentLines issues a join token per demo node, writes it to
+// <TokenDir>/join-token-<node> (mode 0600; the agent deletes it once it has
+// joined) and returns the `compute agent` lines that use them.
+func demoAgentLines(ctx context.Context, h *commands.Handlers, nodes []demoNode, at demoEndpoints) (string, error) {
+	if err := os.MkdirAll(at.TokenDir, 0o700); err != nil {
+		return "", fmt.Errorf("demo join tokens: %w", err)
+	}
+	var b strings.Builder
+	for _, n := range nodes {
+		id := n.Register.ID
+		jt, err := h.CreateJoinToken(ctx, bootstrapActor, id, commands.MaxJoinTokenTTL)
+		if err != nil {
+			return "", fmt.Errorf("demo join token for %s: %w", id, err)
+		}
+		path := filepath.Join(at.TokenDir, "join-token-"+id)
+		if err := os.WriteFile(path, []byte(jt.Token+"\n"), 0o600); err != nil {
+			return "", fmt.Errorf("demo join token for %s: %w", id, err)
+		}
+		fmt.Fprintf(&b, "  ./bin/compute agent --node %s --pool %s --fake-gpus %s --join-token-file %s \\\n"+
+			"      --server %s --gateway %s --workload-isolation=none\n",
+			id, demoPool, n.FakeGPUs, path, localURL("http", at.Addr), localURL("ws", at.GatewayAddr))
+	}
+	return b.String(), nil
+}
+
+// localURL is scheme://host:port for a listen address; ":8080" listens on
+// every interface and is reached at localhost.
+func localURL(scheme, addr string) string {
+	if strings.HasPrefix(addr, ":") {
+		addr = "localhost" + addr
+	}
+	return scheme + "://" + addr
 }

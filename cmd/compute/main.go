@@ -24,7 +24,6 @@ commands:
   check                                        check the capacity invariants against the database
   projections rebuild NAME                     replay the log into a fresh read model and swap it in
   tokens create --tenant T --identity I --role R   issue an API token and print it once
-  bench [--quick] [--strict] [--out DIR]       measure against pgbench on a durable PostgreSQL (docs/benchmarks.md)
 `
 
 func main() {
@@ -55,8 +54,6 @@ func main() {
 		err = checkCmd(ctx, cfg, logger)
 	case "tokens":
 		err = tokensCmd(ctx, cfg, logger, args)
-	case "bench":
-		err = benchCmd(ctx, cfg, logger, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return

@@ -17,14 +17,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bettercompute/compute/commands"
-	"github.com/bettercompute/compute/events"
+	"github.com/bettercompute/compute/eventstream"
+	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/workqueue"
-	"github.com/bettercompute/compute/nodes"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -51,6 +50,9 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		return fmt.Errorf("sample compute_now(): %w", err)
 	}
 	svc := newServices(pool, cfg, logger)
+	if cfg.NodesWithoutDaemons {
+		logger.Warn("COMPUTE_NODES_WITHOUT_DAEMONS: nodes registered here that never join stay schedulable (benchmarks and tests only)")
+	}
 	// The background roles get a pool of their own when the API shares the
 	// process (a bulkhead): under API overload, requests queue for the
 	// API's connections while delivery, projections and node sessions keep
@@ -69,7 +71,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		bg = newServices(bgPool, cfg, logger)
 	}
 	if *demo {
-		if err := seedDemo(ctx, svc.handlers, &commands.Tokens{Pool: pool}, cfg.Addr, clk.Now(), logger); err != nil {
+		at := demoEndpoints{Addr: cfg.Addr, GatewayAddr: cfg.GatewayAddr, TokenDir: ".compute"}
+		if err := seedDemo(ctx, svc.handlers, &commands.Tokens{Pool: pool}, at, clk.Now(), os.Stdout, logger); err != nil {
 			return err
 		}
 	}
@@ -93,14 +96,14 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		return listener.Subscribe()
 	}
 
-	// A worker in this process is woken when this process's webhook sink
-	// enqueued deliveries; a worker elsewhere finds them at its next poll.
+	// The delivery pool of a worker in this process is woken when this
+	// process's webhook sink enqueued deliveries; a worker elsewhere finds
+	// them at its next poll.
 	var wakeWorker func()
 	if cfg.Has("worker") {
-		w := workqueue.NewWorker(bgPool, owner, clk, logger)
-		registerReconcilers(w, bg)
+		reconcilers, deliveries := newWorkers(bgPool, owner, clk, cfg, bg, logger)
 		// The liveness sweep re-enqueues itself; seeding it is idempotent.
-		if err := bg.nodes.EnsureSweep(ctx); err != nil {
+		if err := bg.handlers.EnsureNodeLivenessSweep(ctx); err != nil {
 			return fmt.Errorf("seed liveness sweep: %w", err)
 		}
 		wake := make(chan struct{}, 1)
@@ -110,7 +113,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 			default: // a wake-up is already pending
 			}
 		}
-		goRun(func() { w.Run(runCtx, cfg.PollInterval, wake) })
+		goRun(func() { reconcilers.Run(runCtx, cfg.PollInterval, nil) })
+		goRun(func() { deliveries.Run(runCtx, cfg.PollInterval, wake) })
 	}
 	if cfg.Has("gateway") {
 		stop, err := startGateway(runCtx, cfg, owner, bg, logger, goRun)
@@ -135,7 +139,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	goRun(func() {
 		auth.Run(runCtx, cfg.PollInterval, func(err error) { logger.Warn("authz feed", "err", err) })
 	})
-	broker := events.NewBroker(pool, events.BrokerOptions{Logger: logger})
+	broker := eventstream.NewBroker(pool, eventstream.BrokerOptions{Logger: logger})
 	brokerPokes := pokes()
 	goRun(func() { broker.Run(runCtx, cfg.PollInterval, brokerPokes) })
 
@@ -143,7 +147,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		Pool: pool, Clock: clk, Auth: auth, Logger: logger, BodyLimit: cfg.BodyLimit,
 		ReadyChecks: []httpapi.ReadyCheck{frontierCheck(pool)},
 	}, apiRoutes(pool, svc, broker)...)
-	srv := &http.Server{Addr: cfg.Addr, Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	srv := apiServer(cfg, e, logger)
 	// Shutdown waits for handlers; open event streams end only when the
 	// broker closes them.
 	srv.RegisterOnShutdown(broker.Close)
@@ -172,10 +176,10 @@ func startGateway(ctx context.Context, cfg config.Config, owner string, svc serv
 	if id == "" {
 		id, _ = os.Hostname()
 	}
-	gw := &nodes.Gateway{ID: id, Owner: owner, Service: svc.nodes, Logger: logger}
+	gw := &gateway.Gateway{ID: id, Owner: owner, Commands: svc.handlers, Logger: logger}
 	svc.router.Register(gw)
 	goRun(func() { gw.Run(ctx) })
-	srv := &http.Server{Addr: cfg.GatewayAddr, Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	srv := gatewayServer(cfg, gw)
 	ln, err := net.Listen("tcp", cfg.GatewayAddr)
 	if err != nil {
 		return nil, fmt.Errorf("gateway listen: %w", err)

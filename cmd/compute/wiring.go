@@ -7,11 +7,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bettercompute/compute/commands"
-	"github.com/bettercompute/compute/events"
+	"github.com/bettercompute/compute/eventstream"
+	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/httpapi"
+	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/workqueue"
-	"github.com/bettercompute/compute/nodes"
 	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/projections"
 	"github.com/bettercompute/compute/queries"
@@ -22,31 +23,71 @@ import (
 type services struct {
 	handlers *commands.Handlers
 	webhooks *webhook.Service
-	nodes    *nodes.Service
-	// router sends dispatched node commands through this process's gateway
-	// when it runs one; other processes' gateways pick theirs up on renewal.
-	router *nodes.CommandRouter
+	// router sends dispatched node jobs through this process's gateway when
+	// it runs one; other processes' gateways pick theirs up on renewal.
+	router *gateway.NodeJobRouter
+	// streams bound the API's event streams.
+	streams httpapi.StreamLimits
 }
 
 func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) services {
-	nodeSvc := &nodes.Service{Pool: pool, Logger: logger}
+	grace := cfg.NodeCredentialGrace
+	if grace == 0 {
+		grace = -1 // no grace: commands.Handlers reads zero as its default
+	}
+	h := &commands.Handlers{Pool: pool, Logger: logger, IdempotencyTTL: cfg.IdempotencyTTL, NodeCredentialGrace: grace,
+		NodesWithoutDaemons: cfg.NodesWithoutDaemons, NodeResyncEvery: cfg.NodeResyncEvery}
 	return services{
-		handlers: &commands.Handlers{Pool: pool, Logger: logger, IdempotencyTTL: cfg.IdempotencyTTL},
-		webhooks: webhook.New(pool, webhook.Config{AllowPrivate: cfg.WebhookAllowPrivate, Timeout: cfg.WebhookTimeout}, logger),
-		nodes:    nodeSvc,
-		router:   &nodes.CommandRouter{Service: nodeSvc},
+		handlers: h,
+		webhooks: webhook.New(pool, webhookConfig(cfg), logger),
+		router:   &gateway.NodeJobRouter{Commands: h},
+		streams: httpapi.StreamLimits{PerToken: cfg.StreamsPerToken, PerTenant: cfg.StreamsPerTenant,
+			MaxLifetime: cfg.StreamMaxLifetime},
+	}
+}
+
+// webhookConfig is the webhook service's share of the configuration.
+func webhookConfig(cfg config.Config) webhook.Config {
+	return webhook.Config{
+		AllowPrivate: cfg.WebhookAllowPrivate, Timeout: cfg.WebhookTimeout,
+		MaxEndpoints: cfg.WebhookMaxEndpoints, RecoverInterval: cfg.WebhookRecoverInterval,
+		MaxInflightPerTenant: cfg.WebhookMaxInflightPerTenant, MaxInflightPerEndpoint: cfg.WebhookMaxInflightPerEndpoint,
+		BreakerThreshold: cfg.WebhookBreakerThreshold, BreakerCooldown: cfg.WebhookBreakerCooldown,
+		BreakerMaxCooldown: cfg.WebhookBreakerMaxCooldown,
 	}
 }
 
 // apiRoutes lists the feature routes the API serves beyond httpapi's own.
-func apiRoutes(pool *pgxpool.Pool, s services, broker *events.Broker) []httpapi.Routes {
+func apiRoutes(pool *pgxpool.Pool, s services, broker *eventstream.Broker) []httpapi.Routes {
 	return httpapi.Features{
 		Commands: s.handlers, Queries: queries.New(pool),
-		Broker: broker, EventReader: events.NewReader(pool), Webhooks: s.webhooks, Nodes: s.nodes,
+		Broker: broker, EventReader: eventstream.NewReader(pool), Webhooks: s.webhooks,
+		Streams: s.streams,
 	}.Routes()
 }
 
-// registerReconcilers gives the work-queue worker a handler per kind.
+// newWorkers builds the worker role's two work-queue pools, which share
+// this process's shard leases (one owner) and split the kinds: the
+// reconcilers, and webhook delivery with a concurrency of its own. However
+// many slow webhook endpoints a tenant has, they hold delivery slots only,
+// never the ones that activate and expire reservations, sweep node
+// liveness or dispatch node commands.
+func newWorkers(pool *pgxpool.Pool, owner string, clk *clock.Clock, cfg config.Config, s services, logger *slog.Logger) (reconcilers, deliveries *workqueue.Worker) {
+	reconcilers = workqueue.NewWorker(pool, owner, clk, logger.With("pool", "reconcilers"))
+	reconcilers.Concurrency = cfg.WorkerConcurrency
+	registerReconcilers(reconcilers, s)
+	deliveries = workqueue.NewWorker(pool, owner, clk, logger.With("pool", "webhooks"))
+	deliveries.Concurrency = cfg.WebhookConcurrency
+	deliveries.Handle(webhook.KindDeliver, s.webhooks.Deliver)
+	if cfg.WebhookConcurrency <= cfg.WebhookMaxInflightPerTenant {
+		logger.Warn("COMPUTE_WEBHOOK_CONCURRENCY is not above COMPUTE_WEBHOOK_MAX_INFLIGHT_PER_TENANT: one tenant's slow endpoints can fill this process's delivery pool",
+			"webhook_concurrency", cfg.WebhookConcurrency, "max_inflight_per_tenant", cfg.WebhookMaxInflightPerTenant)
+	}
+	return reconcilers, deliveries
+}
+
+// registerReconcilers gives the reconciler worker a handler per kind:
+// everything but webhook delivery, which has its pool (newWorkers).
 func registerReconcilers(w *workqueue.Worker, s services) {
 	h := s.handlers
 	w.Handle(commands.KindReservationPlace, func(ctx context.Context, it workqueue.Item) error {
@@ -58,10 +99,11 @@ func registerReconcilers(w *workqueue.Worker, s services) {
 	w.Handle(commands.KindReservationExpire, func(ctx context.Context, it workqueue.Item) error {
 		return h.ExpireReservation(ctx, it.Key)
 	})
-	w.Handle(webhook.KindDeliver, s.webhooks.Deliver)
-	w.Handle(nodes.KindLiveness, s.nodes.HandleLiveness)
-	w.Handle(nodes.KindLivenessSweep, s.nodes.HandleSweep)
-	w.Handle(nodes.KindCommandDispatch, s.router.HandleDispatch)
+	w.Handle(commands.KindNodeLiveness, h.HandleNodeLiveness)
+	w.Handle(commands.KindNodeLivenessSweep, h.HandleNodeLivenessSweep)
+	w.Handle(commands.KindNodeCredentialGrace, h.HandleNodeCredentialGrace)
+	w.Handle(commands.KindNodeResync, h.HandleNodeResync)
+	w.Handle(commands.KindNodeJobDispatch, s.router.HandleDispatch)
 }
 
 // sinks lists the durable outbox sinks the dispatcher role delivers, each

@@ -4,7 +4,12 @@
 // The cache is only a cache: every entry can be rebuilt from the table, and
 // a revocation reaches every process through the authz_changes feed, which
 // Sync tails with the outbox's snapshot-xmin cursor shape. A revoked token
-// therefore stops working within one Sync poll, not after the cache TTL.
+// therefore stops working within one Sync poll, not after the cache TTL, and
+// long-lived responses opened with it (event streams) are told through
+// WatchRevocation.
+//
+// Failed lookups are remembered for a few seconds (NegativeTTL), so a
+// client repeating a bad token costs one query, not one per request.
 package authn
 
 import (
@@ -26,6 +31,24 @@ import (
 // CacheTTL is how long a successful authentication is reused.
 const CacheTTL = 30 * time.Second
 
+// NegativeTTL is how long a failed lookup (no such token, or revoked) is
+// remembered; never longer than the cache TTL given to New. A secret that
+// failed cannot become valid later (secrets are random and only exist once
+// their token does), so this is safe and only spares the database.
+const NegativeTTL = 5 * time.Second
+
+const (
+	// maxNegative bounds the failed-lookup memory: a client sending
+	// endless distinct bad tokens fills it, after which failures are not
+	// remembered (each costs a query again; the HTTP layer's per-client
+	// limit on failures is what slows that client down).
+	maxNegative = 10_000
+	// revokedMemory is how long a revocation is remembered for
+	// WatchRevocation: a watch registered just after Sync applied the
+	// revocation (the token was authenticated just before) still fires.
+	revokedMemory = 5 * time.Minute
+)
+
 // HashToken is how a token secret is stored and looked up: its SHA-256.
 // Secrets are long random strings, so a plain hash suffices.
 func HashToken(secret string) []byte {
@@ -45,16 +68,32 @@ type Authenticator struct {
 	pool *pgxpool.Pool
 	ttl  time.Duration
 	now  func() time.Time // cache expiry only; not business time
+	// afterLookup, when set (tests), runs after each database lookup and
+	// before its result is cached.
+	afterLookup func()
 
-	mu      sync.Mutex
-	byHash  map[string]entry
-	cursor  [2]uint64 // (txid, seq) of the last authz change applied
-	started bool
+	mu     sync.Mutex
+	byHash map[string]entry
+	failed map[string]time.Time // token hash → until when its failure is remembered
+	// gen counts the Sync rounds that applied changes. Authenticate caches
+	// a lookup only if gen did not move while it ran: a revocation applied
+	// meanwhile evicted nothing (the entry was not there yet), so storing
+	// the older answer would bring the revoked token back for a whole TTL.
+	gen      uint64
+	cursor   [2]uint64 // (txid, seq) of the last authz change applied
+	started  bool
+	watchers map[string]map[*watch]struct{} // token id → open watches
+	revoked  map[string]time.Time           // token id → when Sync applied its revocation (recent ones)
 }
 
-// New returns an Authenticator whose cache entries live ttl.
+// watch is one WatchRevocation registration.
+type watch struct{ revoked func() }
+
+// New returns an Authenticator whose cache entries live ttl. Failed
+// lookups are remembered for the smaller of ttl and NegativeTTL.
 func New(pool *pgxpool.Pool, ttl time.Duration) *Authenticator {
-	return &Authenticator{pool: pool, ttl: ttl, now: time.Now, byHash: map[string]entry{}}
+	return &Authenticator{pool: pool, ttl: ttl, now: time.Now, byHash: map[string]entry{},
+		failed: map[string]time.Time{}, watchers: map[string]map[*watch]struct{}{}, revoked: map[string]time.Time{}}
 }
 
 // Authenticate returns the actor a token secret stands for, or an
@@ -65,14 +104,24 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (core.A
 	}
 	hash := HashToken(secret)
 	key := hex.EncodeToString(hash)
+	now := a.now()
 	a.mu.Lock()
 	e, ok := a.byHash[key]
+	failedUntil, failed := a.failed[key]
+	gen := a.gen
 	a.mu.Unlock()
-	if ok && a.now().Before(e.expires) {
+	if ok && now.Before(e.expires) {
 		return e.actor, nil
 	}
+	if failed && now.Before(failedUntil) {
+		return core.Actor{}, errUnauthenticated
+	}
 	row, err := db.New(a.pool).ApiTokenByHash(ctx, hash)
+	if a.afterLookup != nil {
+		a.afterLookup()
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
+		a.rememberFailure(key)
 		return core.Actor{}, errUnauthenticated
 	}
 	if err != nil {
@@ -80,9 +129,82 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (core.A
 	}
 	actor := core.Actor{TokenID: row.ID, Tenant: row.TenantID, Identity: row.Identity, Role: core.Role(row.Role)}
 	a.mu.Lock()
-	a.byHash[key] = entry{actor: actor, expires: a.now().Add(a.ttl)}
+	if a.gen == gen {
+		a.byHash[key] = entry{actor: actor, expires: a.now().Add(a.ttl)}
+	}
 	a.mu.Unlock()
 	return actor, nil
+}
+
+// AuthenticateCached answers from the cache alone, without a database
+// lookup: ok is false when the token is not cached (unknown, expired or
+// evicted). The HTTP layer uses it for clients throttled after failures,
+// so a shared address does not lock out callers whose token is known good.
+func (a *Authenticator) AuthenticateCached(secret string) (core.Actor, bool) {
+	if secret == "" {
+		return core.Actor{}, false
+	}
+	key := hex.EncodeToString(HashToken(secret))
+	a.mu.Lock()
+	e, ok := a.byHash[key]
+	a.mu.Unlock()
+	if !ok || !a.now().Before(e.expires) {
+		return core.Actor{}, false
+	}
+	return e.actor, true
+}
+
+// rememberFailure records a failed lookup for the negative TTL, unless
+// the memory is full of unexpired failures.
+func (a *Authenticator) rememberFailure(key string) {
+	ttl := min(a.ttl, NegativeTTL)
+	if ttl <= 0 {
+		return
+	}
+	now := a.now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.failed) >= maxNegative {
+		for k, until := range a.failed {
+			if !now.Before(until) {
+				delete(a.failed, k)
+			}
+		}
+		if len(a.failed) >= maxNegative {
+			return
+		}
+	}
+	a.failed[key] = now.Add(ttl)
+}
+
+// WatchRevocation calls revoked once when the authz feed reports tokenID
+// revoked: from Sync's goroutine, or before returning if Sync applied that
+// revocation within the last few minutes (the caller authenticated just
+// before it was applied). stop ends the watch; call it when the response
+// ends. revoked must not block.
+func (a *Authenticator) WatchRevocation(tokenID string, revoked func()) (stop func()) {
+	w := &watch{revoked: revoked}
+	a.mu.Lock()
+	if _, gone := a.revoked[tokenID]; gone {
+		a.mu.Unlock()
+		revoked()
+		return func() {}
+	}
+	if a.watchers[tokenID] == nil {
+		a.watchers[tokenID] = map[*watch]struct{}{}
+	}
+	a.watchers[tokenID][w] = struct{}{}
+	a.mu.Unlock()
+	return func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if ws := a.watchers[tokenID]; ws != nil {
+			delete(ws, w)
+			if len(ws) == 0 {
+				delete(a.watchers, tokenID)
+			}
+		}
+	}
 }
 
 // Sync applies the authz changes committed since the last call, evicting
@@ -112,21 +234,46 @@ func (a *Authenticator) Sync(ctx context.Context) error {
 			return nil
 		}
 		evict := map[string]bool{}
+		var revoked []string
 		for _, r := range rows {
 			evict[r.TokenID] = true
+			if r.Change == changeRevoked {
+				revoked = append(revoked, r.TokenID)
+			}
 		}
 		last := rows[len(rows)-1]
 		cursor = [2]uint64{last.Txid, uint64(last.Seq)}
+		now := a.now()
+		var fire []func()
 		a.mu.Lock()
+		a.gen++
 		for k, e := range a.byHash {
 			if evict[e.actor.TokenID] {
 				delete(a.byHash, k)
 			}
 		}
+		for id, at := range a.revoked {
+			if now.Sub(at) > revokedMemory {
+				delete(a.revoked, id)
+			}
+		}
+		for _, id := range revoked {
+			a.revoked[id] = now
+			for w := range a.watchers[id] {
+				fire = append(fire, w.revoked)
+			}
+			delete(a.watchers, id)
+		}
 		a.cursor = cursor
 		a.mu.Unlock()
+		for _, f := range fire {
+			f()
+		}
 	}
 }
+
+// changeRevoked is the authz_changes.change of a revocation.
+const changeRevoked = "revoked"
 
 // Run calls Sync every poll interval until ctx ends.
 func (a *Authenticator) Run(ctx context.Context, poll time.Duration, onErr func(error)) {

@@ -98,3 +98,119 @@ func TestHashTokenIsSHA256(t *testing.T) {
 	require.Equal(t, "37974d2465f3df04783d4ad4087ba001ec4168d222bb3f539d2c43778851a9b9", hex.EncodeToString(HashToken("bc_x")))
 	require.NotEqual(t, HashToken("bc_x"), HashToken("bc_y"))
 }
+
+// syncUntilRevoked polls the feed until it has applied id's revocation.
+func syncUntilRevoked(t *testing.T, a *Authenticator, id string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		require.NoError(t, a.Sync(context.Background()))
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		_, ok := a.revoked[id]
+		return ok
+	}, 10*time.Second, 5*time.Millisecond, "the feed applies the revocation of %s", id)
+}
+
+// A revocation applied while a lookup was running must not be undone by
+// that lookup caching its (older) answer: the feed evicted nothing, since
+// the entry was not there yet, so the token would live on for a whole TTL.
+func TestARevocationDuringTheLookupIsNotCachedOver(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	a := New(d.Pool, CacheTTL)
+	require.NoError(t, a.Sync(ctx))
+	issue(t, d, "tok_3", "bc_secret-three")
+
+	a.afterLookup = func() { // the row was read as valid; now it is revoked
+		a.afterLookup = nil
+		revoke(t, d, "tok_3")
+		syncUntilRevoked(t, a, "tok_3")
+	}
+	_, err := a.Authenticate(ctx, "bc_secret-three")
+	require.NoError(t, err, "the lookup read the token before the revocation")
+	_, err = a.Authenticate(ctx, "bc_secret-three")
+	require.Equal(t, core.CodeUnauthenticated, core.CodeOf(err), "not served from a cache entry written after the revocation")
+}
+
+// A failed lookup is remembered for NegativeTTL (bounded by the cache TTL):
+// repeating a bad token costs one query, not one per request.
+func TestFailedLookupsAreRememberedBriefly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	lookups := 0
+	a := New(d.Pool, CacheTTL)
+	a.now = func() time.Time { return now }
+	a.afterLookup = func() { lookups++ }
+
+	for range 3 {
+		_, err := a.Authenticate(ctx, "bc_nope")
+		require.Equal(t, core.CodeUnauthenticated, core.CodeOf(err))
+	}
+	require.Equal(t, 1, lookups)
+	now = now.Add(NegativeTTL)
+	_, err := a.Authenticate(ctx, "bc_nope")
+	require.Equal(t, core.CodeUnauthenticated, core.CodeOf(err))
+	require.Equal(t, 2, lookups, "forgotten after NegativeTTL")
+
+	// Without a cache (TTL 0) nothing is remembered either way.
+	a = New(d.Pool, 0)
+	a.afterLookup = func() { lookups++ }
+	for range 2 {
+		_, err := a.Authenticate(ctx, "bc_nope")
+		require.Equal(t, core.CodeUnauthenticated, core.CodeOf(err))
+	}
+	require.Equal(t, 4, lookups)
+}
+
+// WatchRevocation fires when the feed applies the token's revocation, at
+// once for a revocation applied just before the watch, and never after
+// stop.
+func TestWatchRevocation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	a := New(d.Pool, CacheTTL)
+	require.NoError(t, a.Sync(ctx))
+	issue(t, d, "tok_4", "bc_secret-four")
+	issue(t, d, "tok_5", "bc_secret-five")
+
+	fired := make(chan string, 4)
+	a.WatchRevocation("tok_4", func() { fired <- "tok_4 watch" })
+	stop := a.WatchRevocation("tok_5", func() { fired <- "tok_5 stopped watch" })
+	stop()
+	a.WatchRevocation("tok_5", func() { fired <- "tok_5 watch" })
+	require.Empty(t, fired, "nothing is revoked yet")
+
+	revoke(t, d, "tok_4")
+	syncUntilRevoked(t, a, "tok_4")
+	require.Equal(t, "tok_4 watch", <-fired)
+	// A watch registered after the revocation was applied fires at once.
+	a.WatchRevocation("tok_4", func() { fired <- "late tok_4 watch" })
+	require.Equal(t, "late tok_4 watch", <-fired)
+
+	revoke(t, d, "tok_5")
+	syncUntilRevoked(t, a, "tok_5")
+	require.Equal(t, "tok_5 watch", <-fired)
+	require.Empty(t, fired, "the stopped watch did not fire")
+}
+
+// AuthenticateCached answers only from the cache.
+func TestAuthenticateCached(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	a := New(d.Pool, CacheTTL)
+	issue(t, d, "tok_6", "bc_secret-six")
+	_, ok := a.AuthenticateCached("bc_secret-six")
+	require.False(t, ok, "not looked up yet")
+	_, err := a.Authenticate(ctx, "bc_secret-six")
+	require.NoError(t, err)
+	actor, ok := a.AuthenticateCached("bc_secret-six")
+	require.True(t, ok)
+	require.Equal(t, "tok_6", actor.TokenID)
+	_, ok = a.AuthenticateCached("bc_other")
+	require.False(t, ok)
+}

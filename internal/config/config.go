@@ -52,6 +52,19 @@ type Config struct {
 	TokenCacheTTL time.Duration `envconfig:"TOKEN_CACHE_TTL" default:"30s"`
 	// IdempotencyTTL is how long idempotency keys are kept.
 	IdempotencyTTL time.Duration `envconfig:"IDEMPOTENCY_TTL" default:"24h"`
+	// NodeCredentialGrace is how long a node's earlier credentials keep
+	// authenticating after it re-joins; 0 revokes them at the re-join.
+	NodeCredentialGrace time.Duration `envconfig:"NODE_CREDENTIAL_GRACE" default:"10m"`
+	// NodesWithoutDaemons keeps nodes that are registered but never join
+	// schedulable, instead of unreachable 40 s after their registration:
+	// for fleets without daemons (benchmarks, fault tests), never in
+	// production.
+	NodesWithoutDaemons bool `envconfig:"NODES_WITHOUT_DAEMONS" default:"false"`
+	// NodeResyncEvery is how often each node's assignments are compared
+	// with the outcomes of its assign and unassign jobs (what is missing is
+	// queued again), and how long a node's observed generation may lag its
+	// generation before `compute check` reports drift.
+	NodeResyncEvery time.Duration `envconfig:"NODE_RESYNC_EVERY" default:"5m"`
 	// PollInterval is how often loops poll when no poke arrives.
 	PollInterval time.Duration `envconfig:"POLL_INTERVAL" default:"1s"`
 	// ListenURL is a direct (not pooled) connection for LISTEN/NOTIFY pokes.
@@ -63,8 +76,59 @@ type Config struct {
 	WebhookAllowPrivate bool `envconfig:"WEBHOOK_ALLOW_PRIVATE" default:"false"`
 	// WebhookTimeout bounds one delivery attempt.
 	WebhookTimeout time.Duration `envconfig:"WEBHOOK_TIMEOUT" default:"15s"`
+	// WorkerConcurrency is how many reconciler items (reservations, node
+	// liveness, node commands) one worker process runs at once.
+	WorkerConcurrency int `envconfig:"WORKER_CONCURRENCY" default:"8"`
+	// WebhookConcurrency is how many webhook deliveries one worker process
+	// runs at once, in a pool of its own, apart from the reconcilers. Keep
+	// it well above WebhookMaxInflightPerTenant, so that one tenant's slow
+	// endpoints leave room for the others.
+	WebhookConcurrency int `envconfig:"WEBHOOK_CONCURRENCY" default:"32"`
+	// WebhookMaxEndpoints caps the webhook endpoints of one tenant.
+	WebhookMaxEndpoints int `envconfig:"WEBHOOK_MAX_ENDPOINTS" default:"20"`
+	// WebhookMaxInflightPerTenant caps one tenant's delivery attempts in
+	// flight at once, across all processes.
+	WebhookMaxInflightPerTenant int `envconfig:"WEBHOOK_MAX_INFLIGHT_PER_TENANT" default:"8"`
+	// WebhookMaxInflightPerEndpoint caps the attempts in flight to one
+	// endpoint.
+	WebhookMaxInflightPerEndpoint int `envconfig:"WEBHOOK_MAX_INFLIGHT_PER_ENDPOINT" default:"2"`
+	// WebhookBreakerThreshold is how many failed attempts in a row open an
+	// endpoint's circuit breaker.
+	WebhookBreakerThreshold int `envconfig:"WEBHOOK_BREAKER_THRESHOLD" default:"5"`
+	// WebhookBreakerCooldown is how long an opened breaker first defers the
+	// endpoint's deliveries; it doubles with each re-opening.
+	WebhookBreakerCooldown time.Duration `envconfig:"WEBHOOK_BREAKER_COOLDOWN" default:"1m"`
+	// WebhookBreakerMaxCooldown bounds the doubling.
+	WebhookBreakerMaxCooldown time.Duration `envconfig:"WEBHOOK_BREAKER_MAX_COOLDOWN" default:"30m"`
+	// WebhookRecoverInterval is the least time between two recovers of
+	// one endpoint.
+	WebhookRecoverInterval time.Duration `envconfig:"WEBHOOK_RECOVER_INTERVAL" default:"1m"`
 	// ShutdownTimeout bounds graceful shutdown.
 	ShutdownTimeout time.Duration `envconfig:"SHUTDOWN_TIMEOUT" default:"10s"`
+
+	// HTTP listener limits, of the API and the gateway listener alike
+	// (each listener has its own connection cap). Event streams and
+	// daemon WebSocket sessions are exempt from the read and write
+	// timeouts.
+	HTTPReadHeaderTimeout time.Duration `envconfig:"HTTP_READ_HEADER_TIMEOUT" default:"10s"`
+	HTTPReadTimeout       time.Duration `envconfig:"HTTP_READ_TIMEOUT" default:"30s"`
+	HTTPWriteTimeout      time.Duration `envconfig:"HTTP_WRITE_TIMEOUT" default:"60s"`
+	HTTPIdleTimeout       time.Duration `envconfig:"HTTP_IDLE_TIMEOUT" default:"2m"`
+	HTTPMaxHeaderBytes    int           `envconfig:"HTTP_MAX_HEADER_BYTES" default:"65536"`
+	HTTPMaxConns          int           `envconfig:"HTTP_MAX_CONNS" default:"10000"`
+	// Event streams (GET /v1/events/stream) open at once in one process,
+	// per token and per tenant, and how long one stream may last.
+	StreamsPerToken   int           `envconfig:"STREAMS_PER_TOKEN" default:"8"`
+	StreamsPerTenant  int           `envconfig:"STREAMS_PER_TENANT" default:"64"`
+	StreamMaxLifetime time.Duration `envconfig:"STREAM_MAX_LIFETIME" default:"1h"`
+	// MetricsAddr is an internal listener serving /metrics, /readyz (with
+	// details) and /healthz without a token; bind it to a private address.
+	// Empty: none.
+	MetricsAddr string `envconfig:"METRICS_ADDR"`
+	// MetricsToken is a bearer token that may read /metrics on the API
+	// listener, for scrapers that cannot reach MetricsAddr. Empty: only
+	// operator tokens may.
+	MetricsToken string `envconfig:"METRICS_TOKEN"`
 }
 
 // Load reads the environment.
@@ -72,6 +136,29 @@ func Load() (Config, error) {
 	var c Config
 	if err := envconfig.Process(Prefix, &c); err != nil {
 		return Config{}, fmt.Errorf("configuration: %w", err)
+	}
+	if c.NodeCredentialGrace < 0 {
+		return Config{}, fmt.Errorf("configuration: COMPUTE_NODE_CREDENTIAL_GRACE cannot be negative")
+	}
+	for name, v := range map[string]int{
+		"WORKER_CONCURRENCY": c.WorkerConcurrency, "WEBHOOK_CONCURRENCY": c.WebhookConcurrency,
+		"WEBHOOK_MAX_ENDPOINTS": c.WebhookMaxEndpoints, "WEBHOOK_MAX_INFLIGHT_PER_TENANT": c.WebhookMaxInflightPerTenant,
+		"WEBHOOK_MAX_INFLIGHT_PER_ENDPOINT": c.WebhookMaxInflightPerEndpoint, "WEBHOOK_BREAKER_THRESHOLD": c.WebhookBreakerThreshold,
+	} {
+		if v < 1 {
+			return Config{}, fmt.Errorf("configuration: COMPUTE_%s must be at least 1, not %d", name, v)
+		}
+	}
+	for name, v := range map[string]int64{
+		"HTTP_READ_HEADER_TIMEOUT": int64(c.HTTPReadHeaderTimeout), "HTTP_READ_TIMEOUT": int64(c.HTTPReadTimeout),
+		"HTTP_WRITE_TIMEOUT": int64(c.HTTPWriteTimeout), "HTTP_IDLE_TIMEOUT": int64(c.HTTPIdleTimeout),
+		"HTTP_MAX_HEADER_BYTES": int64(c.HTTPMaxHeaderBytes), "HTTP_MAX_CONNS": int64(c.HTTPMaxConns),
+		"STREAMS_PER_TOKEN": int64(c.StreamsPerToken), "STREAMS_PER_TENANT": int64(c.StreamsPerTenant),
+		"STREAM_MAX_LIFETIME": int64(c.StreamMaxLifetime), "NODE_RESYNC_EVERY": int64(c.NodeResyncEvery),
+	} {
+		if v <= 0 {
+			return Config{}, fmt.Errorf("configuration: %s_%s must be positive", Prefix, name)
+		}
 	}
 	for _, r := range c.Roles {
 		switch strings.TrimSpace(r) {

@@ -16,6 +16,8 @@ func TestDefaultsAndOverrides(t *testing.T) {
 	require.Equal(t, "postgres://x/y", c.DatabaseURL, "the unprefixed DATABASE_URL is honoured")
 	require.Equal(t, "127.0.0.1:9999", c.Addr)
 	require.Equal(t, 24*time.Hour, c.IdempotencyTTL)
+	require.Equal(t, 10*time.Minute, c.NodeCredentialGrace)
+	require.Equal(t, 5*time.Minute, c.NodeResyncEvery)
 	require.True(t, c.Has("worker"))
 	require.False(t, c.Has("gateway"))
 
@@ -29,4 +31,69 @@ func TestUnknownRoleIsRejected(t *testing.T) {
 	t.Setenv("COMPUTE_ROLES", "api,scheduler")
 	_, err := Load()
 	require.ErrorContains(t, err, "scheduler")
+}
+
+func TestNodeCredentialGrace(t *testing.T) {
+	t.Setenv("COMPUTE_NODE_CREDENTIAL_GRACE", "90s")
+	c, err := Load()
+	require.NoError(t, err)
+	require.Equal(t, 90*time.Second, c.NodeCredentialGrace)
+
+	t.Setenv("COMPUTE_NODE_CREDENTIAL_GRACE", "-1s")
+	_, err = Load()
+	require.ErrorContains(t, err, "COMPUTE_NODE_CREDENTIAL_GRACE")
+}
+
+func TestHTTPLimitsAndStreams(t *testing.T) {
+	c, err := Load()
+	require.NoError(t, err)
+	require.Equal(t, 30*time.Second, c.HTTPReadTimeout)
+	require.Equal(t, 60*time.Second, c.HTTPWriteTimeout)
+	require.Equal(t, 2*time.Minute, c.HTTPIdleTimeout)
+	require.Equal(t, 64<<10, c.HTTPMaxHeaderBytes)
+	require.Equal(t, 8, c.StreamsPerToken)
+	require.Equal(t, 64, c.StreamsPerTenant)
+	require.Equal(t, time.Hour, c.StreamMaxLifetime)
+	require.Empty(t, c.MetricsAddr)
+	require.Empty(t, c.MetricsToken)
+
+	t.Setenv("COMPUTE_STREAMS_PER_TOKEN", "2")
+	t.Setenv("COMPUTE_METRICS_ADDR", "127.0.0.1:9090")
+	c, err = Load()
+	require.NoError(t, err)
+	require.Equal(t, 2, c.StreamsPerToken)
+	require.Equal(t, "127.0.0.1:9090", c.MetricsAddr)
+
+	t.Setenv("COMPUTE_HTTP_READ_TIMEOUT", "0s")
+	_, err = Load()
+	require.ErrorContains(t, err, "COMPUTE_HTTP_READ_TIMEOUT")
+}
+
+func TestWorkerPoolsAndWebhookLimits(t *testing.T) {
+	c, err := Load()
+	require.NoError(t, err)
+	require.Equal(t, 8, c.WorkerConcurrency)
+	require.Equal(t, 32, c.WebhookConcurrency)
+	require.Equal(t, 20, c.WebhookMaxEndpoints)
+	require.Equal(t, 8, c.WebhookMaxInflightPerTenant)
+	require.Equal(t, 2, c.WebhookMaxInflightPerEndpoint)
+	require.Equal(t, 5, c.WebhookBreakerThreshold)
+	require.Equal(t, time.Minute, c.WebhookBreakerCooldown)
+	require.Equal(t, 30*time.Minute, c.WebhookBreakerMaxCooldown)
+	require.Equal(t, time.Minute, c.WebhookRecoverInterval)
+
+	t.Setenv("COMPUTE_WEBHOOK_MAX_INFLIGHT_PER_TENANT", "0")
+	_, err = Load()
+	require.ErrorContains(t, err, "COMPUTE_WEBHOOK_MAX_INFLIGHT_PER_TENANT")
+}
+
+func TestNodeResyncEvery(t *testing.T) {
+	t.Setenv("COMPUTE_NODE_RESYNC_EVERY", "30s")
+	c, err := Load()
+	require.NoError(t, err)
+	require.Equal(t, 30*time.Second, c.NodeResyncEvery)
+
+	t.Setenv("COMPUTE_NODE_RESYNC_EVERY", "0s")
+	_, err = Load()
+	require.ErrorContains(t, err, "COMPUTE_NODE_RESYNC_EVERY")
 }

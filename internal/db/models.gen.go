@@ -61,6 +61,7 @@ type Device struct {
 	Quarantined bool
 	Version     int64
 	CreatedAt   time.Time
+	MigUuid     *string
 }
 
 type DeviceBooking struct {
@@ -109,7 +110,6 @@ type Node struct {
 	Taints            []string
 	NoScheduleReasons []string
 	State             string
-	Generation        int64
 	Version           int64
 	CreatedAt         time.Time
 	Conditions        []byte
@@ -137,14 +137,35 @@ type NodeCommand struct {
 	DispatchedAt    *time.Time
 	FinishedAt      *time.Time
 	InstanceID      *string
+	Generation      *int64
+	Seq             *int64
 }
 
 type NodeCredential struct {
-	ID        string
-	NodeID    string
-	TokenHash []byte
-	CreatedAt time.Time
-	RevokedAt *time.Time
+	ID         string
+	NodeID     string
+	TokenHash  []byte
+	CreatedAt  time.Time
+	RevokedAt  *time.Time
+	GraceUntil *time.Time
+}
+
+type NodeDesired struct {
+	NodeID     string
+	Generation int64
+	UpdatedAt  time.Time
+}
+
+type NodeJoinToken struct {
+	ID           string
+	NodeID       string
+	TokenHash    []byte
+	TenantID     string
+	Identity     string
+	CreatedAt    time.Time
+	ExpiresAt    time.Time
+	UsedAt       *time.Time
+	CredentialID *string
 }
 
 type NodeLivenessSweep struct {
@@ -175,6 +196,12 @@ type NodeSession struct {
 	GraceReason        string
 	UnreachableSince   *time.Time
 	ObservedGeneration int64
+}
+
+type NodeSessionCredential struct {
+	NodeID       string
+	SessionEpoch int64
+	CredentialID string
 }
 
 type Outbox struct {
@@ -278,18 +305,21 @@ type RmFleetDevice struct {
 }
 
 type RmFleetNode struct {
-	ID           string
-	PoolID       string
-	Cordoned     bool
-	Taints       []string
-	Vcpu         int64
-	MemoryMb     int64
-	DiskGb       int64
-	Version      int64
-	RegisteredAt time.Time
-	UpdatedAt    time.Time
-	UpdatedTxid  uint64
-	UpdatedSeq   int64
+	ID                string
+	PoolID            string
+	Cordoned          bool
+	Taints            []string
+	Vcpu              int64
+	MemoryMb          int64
+	DiskGb            int64
+	Version           int64
+	RegisteredAt      time.Time
+	UpdatedAt         time.Time
+	UpdatedTxid       uint64
+	UpdatedSeq        int64
+	State             string
+	NoScheduleReasons []string
+	Conditions        []byte
 }
 
 type RmFleetPool struct {
@@ -410,6 +440,17 @@ type WebhookEndpoint struct {
 	Version             int64
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
+	ConsecutiveFailures int32
+	BreakerTrips        int32
+	BreakerOpenUntil    *time.Time
+	LastRecoverAt       *time.Time
+}
+
+type WebhookInflight struct {
+	DeliveryID uuid.UUID
+	EndpointID string
+	TenantID   string
+	Until      time.Time
 }
 
 type WorkQueue struct {

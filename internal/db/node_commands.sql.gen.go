@@ -47,7 +47,7 @@ func (q *Queries) NodeCommandFinish(ctx context.Context, arg NodeCommandFinishPa
 }
 
 const nodeCommandGet = `-- name: NodeCommandGet :one
-SELECT id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe, payload, min_generation, state, exit_code, output, reason, version, dispatched_epoch, journal_id, created_at, dispatched_at, finished_at, instance_id FROM node_commands WHERE id = $1
+SELECT id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe, payload, min_generation, state, exit_code, output, reason, version, dispatched_epoch, journal_id, created_at, dispatched_at, finished_at, instance_id, generation, seq FROM node_commands WHERE id = $1
 `
 
 func (q *Queries) NodeCommandGet(ctx context.Context, id string) (NodeCommand, error) {
@@ -75,21 +75,25 @@ func (q *Queries) NodeCommandGet(ctx context.Context, id string) (NodeCommand, e
 		&i.DispatchedAt,
 		&i.FinishedAt,
 		&i.InstanceID,
+		&i.Generation,
+		&i.Seq,
 	)
 	return i, err
 }
 
 const nodeCommandGetByKey = `-- name: NodeCommandGetByKey :one
-SELECT id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe, payload, min_generation, state, exit_code, output, reason, version, dispatched_epoch, journal_id, created_at, dispatched_at, finished_at, instance_id FROM node_commands WHERE node_id = $1 AND idempotency_key = $2
+SELECT id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe, payload, min_generation, state, exit_code, output, reason, version, dispatched_epoch, journal_id, created_at, dispatched_at, finished_at, instance_id, generation, seq FROM node_commands
+ WHERE node_id = $1 AND tenant_id = $2 AND idempotency_key = $3
 `
 
 type NodeCommandGetByKeyParams struct {
 	NodeID         string
+	TenantID       string
 	IdempotencyKey string
 }
 
 func (q *Queries) NodeCommandGetByKey(ctx context.Context, arg NodeCommandGetByKeyParams) (NodeCommand, error) {
-	row := q.db.QueryRow(ctx, nodeCommandGetByKey, arg.NodeID, arg.IdempotencyKey)
+	row := q.db.QueryRow(ctx, nodeCommandGetByKey, arg.NodeID, arg.TenantID, arg.IdempotencyKey)
 	var i NodeCommand
 	err := row.Scan(
 		&i.ID,
@@ -113,12 +117,14 @@ func (q *Queries) NodeCommandGetByKey(ctx context.Context, arg NodeCommandGetByK
 		&i.DispatchedAt,
 		&i.FinishedAt,
 		&i.InstanceID,
+		&i.Generation,
+		&i.Seq,
 	)
 	return i, err
 }
 
 const nodeCommandGetForUpdate = `-- name: NodeCommandGetForUpdate :one
-SELECT id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe, payload, min_generation, state, exit_code, output, reason, version, dispatched_epoch, journal_id, created_at, dispatched_at, finished_at, instance_id FROM node_commands WHERE id = $1 FOR UPDATE
+SELECT id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe, payload, min_generation, state, exit_code, output, reason, version, dispatched_epoch, journal_id, created_at, dispatched_at, finished_at, instance_id, generation, seq FROM node_commands WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) NodeCommandGetForUpdate(ctx context.Context, id string) (NodeCommand, error) {
@@ -146,18 +152,20 @@ func (q *Queries) NodeCommandGetForUpdate(ctx context.Context, id string) (NodeC
 		&i.DispatchedAt,
 		&i.FinishedAt,
 		&i.InstanceID,
+		&i.Generation,
+		&i.Seq,
 	)
 	return i, err
 }
 
 const nodeCommandInsert = `-- name: NodeCommandInsert :one
 INSERT INTO node_commands (id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe,
-                           payload, min_generation, state, instance_id)
+                           payload, min_generation, state, instance_id, generation)
 VALUES ($1, $2, $3, $4, $5,
         $6, $7, $8, $9,
-        $10, 'queued', $11)
-ON CONFLICT (node_id, idempotency_key) DO NOTHING
-RETURNING id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe, payload, min_generation, state, exit_code, output, reason, version, dispatched_epoch, journal_id, created_at, dispatched_at, finished_at, instance_id
+        $10, 'queued', $11, $12)
+ON CONFLICT (node_id, tenant_id, idempotency_key) DO NOTHING
+RETURNING id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe, payload, min_generation, state, exit_code, output, reason, version, dispatched_epoch, journal_id, created_at, dispatched_at, finished_at, instance_id, generation, seq
 `
 
 type NodeCommandInsertParams struct {
@@ -172,10 +180,12 @@ type NodeCommandInsertParams struct {
 	Payload        []byte
 	MinGeneration  int64
 	InstanceID     *string
+	Generation     *int64
 }
 
 // Zero rows: the node already has a command under this idempotency key
-// (UNIQUE (node_id, idempotency_key)); the caller reads it instead.
+// (UNIQUE (node_id, tenant_id, idempotency_key)); the caller reads it
+// instead.
 func (q *Queries) NodeCommandInsert(ctx context.Context, arg NodeCommandInsertParams) (NodeCommand, error) {
 	row := q.db.QueryRow(ctx, nodeCommandInsert,
 		arg.ID,
@@ -189,6 +199,7 @@ func (q *Queries) NodeCommandInsert(ctx context.Context, arg NodeCommandInsertPa
 		arg.Payload,
 		arg.MinGeneration,
 		arg.InstanceID,
+		arg.Generation,
 	)
 	var i NodeCommand
 	err := row.Scan(
@@ -213,19 +224,22 @@ func (q *Queries) NodeCommandInsert(ctx context.Context, arg NodeCommandInsertPa
 		&i.DispatchedAt,
 		&i.FinishedAt,
 		&i.InstanceID,
+		&i.Generation,
+		&i.Seq,
 	)
 	return i, err
 }
 
 const nodeCommandListOpenForUpdate = `-- name: NodeCommandListOpenForUpdate :many
-SELECT id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe, payload, min_generation, state, exit_code, output, reason, version, dispatched_epoch, journal_id, created_at, dispatched_at, finished_at, instance_id FROM node_commands
+SELECT id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe, payload, min_generation, state, exit_code, output, reason, version, dispatched_epoch, journal_id, created_at, dispatched_at, finished_at, instance_id, generation, seq FROM node_commands
  WHERE node_id = $1 AND state IN ('queued', 'sent', 'running')
- ORDER BY created_at, id
+ ORDER BY seq
    FOR UPDATE
 `
 
-// The node's queued and in-flight commands, oldest first, locked for the
-// dispatching transaction (which already holds the session row FOR SHARE).
+// The node's queued and in-flight commands, in the order they were queued
+// (seq), locked for the dispatching transaction (which already holds the
+// session row FOR SHARE).
 func (q *Queries) NodeCommandListOpenForUpdate(ctx context.Context, nodeID string) ([]NodeCommand, error) {
 	rows, err := q.db.Query(ctx, nodeCommandListOpenForUpdate, nodeID)
 	if err != nil {
@@ -257,6 +271,8 @@ func (q *Queries) NodeCommandListOpenForUpdate(ctx context.Context, nodeID strin
 			&i.DispatchedAt,
 			&i.FinishedAt,
 			&i.InstanceID,
+			&i.Generation,
+			&i.Seq,
 		); err != nil {
 			return nil, err
 		}
@@ -303,16 +319,22 @@ func (q *Queries) NodeCommandMarkSent(ctx context.Context, arg NodeCommandMarkSe
 
 const nodeCommandNodesToDispatch = `-- name: NodeCommandNodesToDispatch :many
 SELECT DISTINCT c.node_id FROM node_commands c JOIN node_sessions s ON s.node_id = c.node_id
+  LEFT JOIN node_desired d ON d.node_id = c.node_id
+  LEFT JOIN LATERAL (SELECT min(o.generation) AS generation FROM node_commands o
+                      WHERE o.node_id = c.node_id AND o.kind IN ('assign', 'unassign')
+                        AND o.state IN ('queued', 'sent', 'running')) oa ON true
  WHERE s.connected AND s.gateway_id = $1::text
-   AND ((c.state = 'queued' AND c.min_generation <= s.observed_generation)
+   AND ((c.state = 'queued'
+         AND c.min_generation <= LEAST(coalesce(d.generation, 0), coalesce(oa.generation - 1, d.generation, 0)))
      OR (c.state IN ('sent', 'running')
          AND (c.dispatched_epoch IS DISTINCT FROM s.session_epoch OR c.journal_id IS DISTINCT FROM s.journal_id)))
  ORDER BY c.node_id
 `
 
 // The nodes with a session at this gateway that have a command to send: a
-// queued one whose min_generation the daemon has reached, or one in flight
-// that was sent at another epoch or to another journal.
+// queued one whose min_generation the node has applied (as
+// NodeAppliedGeneration), or one in flight that was sent at another epoch
+// or to another journal.
 func (q *Queries) NodeCommandNodesToDispatch(ctx context.Context, gatewayID string) ([]string, error) {
 	rows, err := q.db.Query(ctx, nodeCommandNodesToDispatch, gatewayID)
 	if err != nil {
@@ -333,39 +355,44 @@ func (q *Queries) NodeCommandNodesToDispatch(ctx context.Context, gatewayID stri
 	return items, nil
 }
 
-const nodeCommandSessionGeneration = `-- name: NodeCommandSessionGeneration :one
-SELECT observed_generation FROM node_sessions WHERE node_id = $1
+const nodeCommandTenantAllocations = `-- name: NodeCommandTenantAllocations :many
+SELECT a.id AS allocation_id, (r.state = 'active' AND r.during @> compute_now())::boolean AS usable
+  FROM allocations a JOIN reservations r ON r.id = a.reservation_id
+ WHERE a.node_id = $1 AND a.released_at IS NULL AND r.tenant_id = $2
+   AND r.state IN ('booked', 'active')
+ ORDER BY a.id
 `
 
-// Read inside the dispatching transaction after the session row is locked
-// FOR SHARE, so the generation cannot change under it.
-func (q *Queries) NodeCommandSessionGeneration(ctx context.Context, nodeID string) (int64, error) {
-	row := q.db.QueryRow(ctx, nodeCommandSessionGeneration, nodeID)
-	var observed_generation int64
-	err := row.Scan(&observed_generation)
-	return observed_generation, err
+type NodeCommandTenantAllocationsParams struct {
+	NodeID   string
+	TenantID string
 }
 
-const nodeCommandTenantHoldsNode = `-- name: NodeCommandTenantHoldsNode :one
-SELECT EXISTS (
-  SELECT 1 FROM allocations a JOIN reservations r ON r.id = a.reservation_id
-   WHERE a.node_id = $1 AND a.released_at IS NULL AND r.tenant_id = $2
-     AND r.state IN ('booked', 'active')
-     AND ($3::text IS NULL OR a.id = $3::text)
-)::boolean AS holds
-`
-
-type NodeCommandTenantHoldsNodeParams struct {
-	NodeID       string
-	TenantID     string
-	AllocationID *string
+type NodeCommandTenantAllocationsRow struct {
+	AllocationID string
+	Usable       bool
 }
 
-// Whether tenant holds a booked or active reservation with a live
-// allocation on node (the given allocation, when one is named).
-func (q *Queries) NodeCommandTenantHoldsNode(ctx context.Context, arg NodeCommandTenantHoldsNodeParams) (bool, error) {
-	row := q.db.QueryRow(ctx, nodeCommandTenantHoldsNode, arg.NodeID, arg.TenantID, arg.AllocationID)
-	var holds bool
-	err := row.Scan(&holds)
-	return holds, err
+// The tenant's live allocations on node with the state of their
+// reservation: a tenant may run a node job only inside an allocation of its
+// own whose reservation is active (its window has begun), never on a
+// booking that starts later.
+func (q *Queries) NodeCommandTenantAllocations(ctx context.Context, arg NodeCommandTenantAllocationsParams) ([]NodeCommandTenantAllocationsRow, error) {
+	rows, err := q.db.Query(ctx, nodeCommandTenantAllocations, arg.NodeID, arg.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NodeCommandTenantAllocationsRow{}
+	for rows.Next() {
+		var i NodeCommandTenantAllocationsRow
+		if err := rows.Scan(&i.AllocationID, &i.Usable); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

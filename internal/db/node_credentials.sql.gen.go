@@ -7,11 +7,36 @@ package db
 
 import (
 	"context"
+	"time"
 )
+
+const nodeCredentialActive = `-- name: NodeCredentialActive :one
+SELECT EXISTS (
+  SELECT 1 FROM node_credentials
+   WHERE id = $1 AND node_id = $2
+     AND (revoked_at IS NULL OR grace_until > compute_now())
+)::boolean AS active
+`
+
+type NodeCredentialActiveParams struct {
+	ID     string
+	NodeID string
+}
+
+// Whether a credential still authenticates for the node, read inside the
+// transaction that opens a session with it (after the node row lock, which
+// every revocation takes too).
+func (q *Queries) NodeCredentialActive(ctx context.Context, arg NodeCredentialActiveParams) (bool, error) {
+	row := q.db.QueryRow(ctx, nodeCredentialActive, arg.ID, arg.NodeID)
+	var active bool
+	err := row.Scan(&active)
+	return active, err
+}
 
 const nodeCredentialAuthenticate = `-- name: NodeCredentialAuthenticate :one
 SELECT c.id, c.node_id FROM node_credentials c
- WHERE c.token_hash = $1 AND c.revoked_at IS NULL
+ WHERE c.token_hash = $1
+   AND (c.revoked_at IS NULL OR c.grace_until > compute_now())
 `
 
 type NodeCredentialAuthenticateRow struct {
@@ -19,7 +44,8 @@ type NodeCredentialAuthenticateRow struct {
 	NodeID string
 }
 
-// A live credential and the node it speaks for. Retired nodes have every
+// A live credential and the node it speaks for: not revoked, or superseded
+// by a re-join and still within its grace. Retired nodes have every
 // credential revoked, so they cannot authenticate.
 func (q *Queries) NodeCredentialAuthenticate(ctx context.Context, tokenHash []byte) (NodeCredentialAuthenticateRow, error) {
 	row := q.db.QueryRow(ctx, nodeCredentialAuthenticate, tokenHash)
@@ -44,15 +70,224 @@ func (q *Queries) NodeCredentialCreate(ctx context.Context, arg NodeCredentialCr
 	return err
 }
 
-const nodeCredentialRevokeAll = `-- name: NodeCredentialRevokeAll :execrows
-UPDATE node_credentials SET revoked_at = compute_now()
- WHERE node_id = $1 AND revoked_at IS NULL
+const nodeCredentialGetForUpdate = `-- name: NodeCredentialGetForUpdate :one
+SELECT id, node_id, created_at, revoked_at, grace_until,
+       (revoked_at IS NULL OR coalesce(grace_until > compute_now(), false))::boolean AS active
+  FROM node_credentials
+ WHERE id = $1 AND node_id = $2
+   FOR UPDATE
 `
 
+type NodeCredentialGetForUpdateParams struct {
+	ID     string
+	NodeID string
+}
+
+type NodeCredentialGetForUpdateRow struct {
+	ID         string
+	NodeID     string
+	CreatedAt  time.Time
+	RevokedAt  *time.Time
+	GraceUntil *time.Time
+	Active     bool
+}
+
+// Taken after the node row (lock order: nodes, node_credentials,
+// node_sessions).
+func (q *Queries) NodeCredentialGetForUpdate(ctx context.Context, arg NodeCredentialGetForUpdateParams) (NodeCredentialGetForUpdateRow, error) {
+	row := q.db.QueryRow(ctx, nodeCredentialGetForUpdate, arg.ID, arg.NodeID)
+	var i NodeCredentialGetForUpdateRow
+	err := row.Scan(
+		&i.ID,
+		&i.NodeID,
+		&i.CreatedAt,
+		&i.RevokedAt,
+		&i.GraceUntil,
+		&i.Active,
+	)
+	return i, err
+}
+
+const nodeCredentialList = `-- name: NodeCredentialList :many
+SELECT id, created_at, revoked_at, grace_until,
+       (revoked_at IS NULL OR coalesce(grace_until > compute_now(), false))::boolean AS active
+  FROM node_credentials
+ WHERE node_id = $1
+ ORDER BY created_at, revoked_at NULLS LAST, id
+`
+
+type NodeCredentialListRow struct {
+	ID         string
+	CreatedAt  time.Time
+	RevokedAt  *time.Time
+	GraceUntil *time.Time
+	Active     bool
+}
+
+// A node's credentials, never their secrets, oldest first.
+func (q *Queries) NodeCredentialList(ctx context.Context, nodeID string) ([]NodeCredentialListRow, error) {
+	rows, err := q.db.Query(ctx, nodeCredentialList, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NodeCredentialListRow{}
+	for rows.Next() {
+		var i NodeCredentialListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.CreatedAt,
+			&i.RevokedAt,
+			&i.GraceUntil,
+			&i.Active,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const nodeCredentialNextGraceEnd = `-- name: NodeCredentialNextGraceEnd :one
+SELECT coalesce(extract(epoch FROM min(grace_until) - compute_now()), 0)::float8 AS seconds
+  FROM node_credentials
+ WHERE node_id = $1 AND grace_until > compute_now()
+`
+
+// Seconds until the earliest grace of the node's credentials ends; 0 when
+// none is running.
+func (q *Queries) NodeCredentialNextGraceEnd(ctx context.Context, nodeID string) (float64, error) {
+	row := q.db.QueryRow(ctx, nodeCredentialNextGraceEnd, nodeID)
+	var seconds float64
+	err := row.Scan(&seconds)
+	return seconds, err
+}
+
+const nodeCredentialRevoke = `-- name: NodeCredentialRevoke :one
+UPDATE node_credentials
+   SET revoked_at = coalesce(revoked_at, compute_now()),
+       grace_until = CASE WHEN grace_until > compute_now() THEN compute_now() ELSE grace_until END
+ WHERE id = $1 AND node_id = $2
+RETURNING revoked_at::timestamptz AS revoked_at
+`
+
+type NodeCredentialRevokeParams struct {
+	ID     string
+	NodeID string
+}
+
+// An operator's revocation: the credential stops authenticating now, even
+// within a grace.
+func (q *Queries) NodeCredentialRevoke(ctx context.Context, arg NodeCredentialRevokeParams) (time.Time, error) {
+	row := q.db.QueryRow(ctx, nodeCredentialRevoke, arg.ID, arg.NodeID)
+	var revoked_at time.Time
+	err := row.Scan(&revoked_at)
+	return revoked_at, err
+}
+
+const nodeCredentialRevokeAll = `-- name: NodeCredentialRevokeAll :execrows
+UPDATE node_credentials
+   SET revoked_at = coalesce(revoked_at, compute_now()),
+       grace_until = CASE WHEN grace_until > compute_now() THEN compute_now() ELSE grace_until END
+ WHERE node_id = $1 AND (revoked_at IS NULL OR grace_until > compute_now())
+`
+
+// Retire: every credential of the node stops authenticating now, those in
+// their grace included.
 func (q *Queries) NodeCredentialRevokeAll(ctx context.Context, nodeID string) (int64, error) {
 	result, err := q.db.Exec(ctx, nodeCredentialRevokeAll, nodeID)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const nodeCredentialSupersede = `-- name: NodeCredentialSupersede :many
+UPDATE node_credentials
+   SET revoked_at = compute_now(),
+       grace_until = compute_now() + make_interval(secs => greatest($1::float8, 0))
+ WHERE node_id = $2 AND id <> $3::text AND revoked_at IS NULL
+RETURNING id, grace_until::timestamptz AS grace_until
+`
+
+type NodeCredentialSupersedeParams struct {
+	GraceSeconds float64
+	NodeID       string
+	KeepID       string
+}
+
+type NodeCredentialSupersedeRow struct {
+	ID         string
+	GraceUntil time.Time
+}
+
+// A re-join: the node's other live credentials are revoked now and keep
+// authenticating until the grace ends. A credential already in its grace
+// keeps its own end.
+func (q *Queries) NodeCredentialSupersede(ctx context.Context, arg NodeCredentialSupersedeParams) ([]NodeCredentialSupersedeRow, error) {
+	rows, err := q.db.Query(ctx, nodeCredentialSupersede, arg.GraceSeconds, arg.NodeID, arg.KeepID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NodeCredentialSupersedeRow{}
+	for rows.Next() {
+		var i NodeCredentialSupersedeRow
+		if err := rows.Scan(&i.ID, &i.GraceUntil); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const nodeSessionCloseRevoked = `-- name: NodeSessionCloseRevoked :one
+UPDATE node_sessions s
+   SET session_epoch = s.session_epoch + 1, connected = false, close_reason = 'revoked',
+       closed_at = compute_now(), disconnected_since = compute_now(), grace_reason = 'none'
+ WHERE s.node_id = $1 AND s.connected
+   AND NOT EXISTS (
+     SELECT 1 FROM node_session_credentials sc JOIN node_credentials c ON c.id = sc.credential_id
+      WHERE sc.node_id = s.node_id AND sc.session_epoch = s.session_epoch
+        AND (c.revoked_at IS NULL OR c.grace_until > compute_now()))
+RETURNING (s.session_epoch - 1)::bigint AS closed_epoch
+`
+
+// Closes the node's connected session if the credential it was opened with
+// no longer authenticates (revoked, or its grace over). The epoch moves on,
+// so the gateway's liveness flush and every write at the old epoch touch
+// nothing, and dispatch cannot route to it. A session whose credential is
+// not recorded (opened before credentials were recorded) is closed as
+// well: a daemon holding a live credential simply reconnects. Returns the
+// closed session's epoch; no row when there was nothing to close.
+func (q *Queries) NodeSessionCloseRevoked(ctx context.Context, nodeID string) (int64, error) {
+	row := q.db.QueryRow(ctx, nodeSessionCloseRevoked, nodeID)
+	var closed_epoch int64
+	err := row.Scan(&closed_epoch)
+	return closed_epoch, err
+}
+
+const nodeSessionCredentialSet = `-- name: NodeSessionCredentialSet :exec
+INSERT INTO node_session_credentials (node_id, session_epoch, credential_id)
+VALUES ($1, $2, $3)
+ON CONFLICT (node_id) DO UPDATE
+   SET session_epoch = EXCLUDED.session_epoch, credential_id = EXCLUDED.credential_id
+`
+
+type NodeSessionCredentialSetParams struct {
+	NodeID       string
+	SessionEpoch int64
+	CredentialID string
+}
+
+// The credential the node's session at session_epoch was opened with.
+func (q *Queries) NodeSessionCredentialSet(ctx context.Context, arg NodeSessionCredentialSetParams) error {
+	_, err := q.db.Exec(ctx, nodeSessionCredentialSet, arg.NodeID, arg.SessionEpoch, arg.CredentialID)
+	return err
 }

@@ -12,7 +12,7 @@ import (
 
 const nodeCreate = `-- name: NodeCreate :one
 INSERT INTO nodes (id, pool_id, taints) VALUES ($1, $2, $3::text[])
-RETURNING id, pool_id, cordoned, taints, no_schedule_reasons, state, generation, version
+RETURNING id, pool_id, cordoned, taints, no_schedule_reasons, state, version
 `
 
 type NodeCreateParams struct {
@@ -28,7 +28,6 @@ type NodeCreateRow struct {
 	Taints            []string
 	NoScheduleReasons []string
 	State             string
-	Generation        int64
 	Version           int64
 }
 
@@ -42,14 +41,13 @@ func (q *Queries) NodeCreate(ctx context.Context, arg NodeCreateParams) (NodeCre
 		&i.Taints,
 		&i.NoScheduleReasons,
 		&i.State,
-		&i.Generation,
 		&i.Version,
 	)
 	return i, err
 }
 
 const nodeGet = `-- name: NodeGet :one
-SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, generation, version
+SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, version
   FROM nodes WHERE id = $1
 `
 
@@ -60,7 +58,6 @@ type NodeGetRow struct {
 	Taints            []string
 	NoScheduleReasons []string
 	State             string
-	Generation        int64
 	Version           int64
 }
 
@@ -74,14 +71,13 @@ func (q *Queries) NodeGet(ctx context.Context, id string) (NodeGetRow, error) {
 		&i.Taints,
 		&i.NoScheduleReasons,
 		&i.State,
-		&i.Generation,
 		&i.Version,
 	)
 	return i, err
 }
 
 const nodeGetForUpdate = `-- name: NodeGetForUpdate :one
-SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, generation, version
+SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, version
   FROM nodes WHERE id = $1 FOR UPDATE
 `
 
@@ -92,7 +88,6 @@ type NodeGetForUpdateRow struct {
 	Taints            []string
 	NoScheduleReasons []string
 	State             string
-	Generation        int64
 	Version           int64
 }
 
@@ -108,7 +103,6 @@ func (q *Queries) NodeGetForUpdate(ctx context.Context, id string) (NodeGetForUp
 		&i.Taints,
 		&i.NoScheduleReasons,
 		&i.State,
-		&i.Generation,
 		&i.Version,
 	)
 	return i, err

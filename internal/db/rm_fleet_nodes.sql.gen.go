@@ -12,7 +12,10 @@ import (
 
 const rmFleetNodeGet = `-- name: RmFleetNodeGet :one
 SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.version,
-       n.registered_at, n.updated_at,
+       n.registered_at, n.updated_at, n.state, n.no_schedule_reasons, n.conditions,
+       coalesce(w.generation, 0)::bigint AS generation,
+       coalesce(s.observed_generation, 0)::bigint AS observed_generation,
+       s.last_seen_at, compute_now()::timestamptz AS read_at,
        floor(n.vcpu * coalesce(p.cpu_ratio, 1))::bigint AS vcpu_capacity,
        floor(n.memory_mb * coalesce(p.memory_ratio, 1))::bigint AS memory_capacity,
        floor(n.disk_gb * coalesce(p.disk_ratio, 1))::bigint AS disk_capacity,
@@ -25,31 +28,44 @@ SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.
   LEFT JOIN LATERAL (SELECT sum(x.vcpu) AS vcpu, sum(x.memory_mb) AS memory_mb, sum(x.disk_gb) AS disk_gb,
                             count(*) AS reservations
                        FROM rm_fleet_allocations x WHERE x.node_id = n.id AND x.live) a ON true
+  LEFT JOIN node_desired w ON w.node_id = n.id
+  LEFT JOIN node_sessions s ON s.node_id = n.id
  WHERE n.id = $1
 `
 
 type RmFleetNodeGetRow struct {
-	ID               string
-	PoolID           string
-	Cordoned         bool
-	Taints           []string
-	Vcpu             int64
-	MemoryMb         int64
-	DiskGb           int64
-	Version          int64
-	RegisteredAt     time.Time
-	UpdatedAt        time.Time
-	VcpuCapacity     int64
-	MemoryCapacity   int64
-	DiskCapacity     int64
-	VcpuAllocated    int64
-	MemoryAllocated  int64
-	DiskAllocated    int64
-	LiveReservations int64
+	ID                 string
+	PoolID             string
+	Cordoned           bool
+	Taints             []string
+	Vcpu               int64
+	MemoryMb           int64
+	DiskGb             int64
+	Version            int64
+	RegisteredAt       time.Time
+	UpdatedAt          time.Time
+	State              string
+	NoScheduleReasons  []string
+	Conditions         []byte
+	Generation         int64
+	ObservedGeneration int64
+	LastSeenAt         *time.Time
+	ReadAt             time.Time
+	VcpuCapacity       int64
+	MemoryCapacity     int64
+	DiskCapacity       int64
+	VcpuAllocated      int64
+	MemoryAllocated    int64
+	DiskAllocated      int64
+	LiveReservations   int64
 }
 
-// A node with its capacity (allocatable scaled by its pool's ratios) and
-// utilization (the sum of its live allocations).
+// A node with its capacity (allocatable scaled by its pool's ratios),
+// utilization (the sum of its live allocations) and liveness. Three columns
+// change without events and are read from the write model at read time:
+// the last heartbeat (gateways flush it every 5 s), the desired generation
+// (node_desired; no row is generation 0) and the generation the daemon
+// reports as applied (read together, so that they compare in one snapshot). read_at is compute_now(), for the age.
 func (q *Queries) RmFleetNodeGet(ctx context.Context, id string) (RmFleetNodeGetRow, error) {
 	row := q.db.QueryRow(ctx, rmFleetNodeGet, id)
 	var i RmFleetNodeGetRow
@@ -64,6 +80,13 @@ func (q *Queries) RmFleetNodeGet(ctx context.Context, id string) (RmFleetNodeGet
 		&i.Version,
 		&i.RegisteredAt,
 		&i.UpdatedAt,
+		&i.State,
+		&i.NoScheduleReasons,
+		&i.Conditions,
+		&i.Generation,
+		&i.ObservedGeneration,
+		&i.LastSeenAt,
+		&i.ReadAt,
 		&i.VcpuCapacity,
 		&i.MemoryCapacity,
 		&i.DiskCapacity,
@@ -77,7 +100,10 @@ func (q *Queries) RmFleetNodeGet(ctx context.Context, id string) (RmFleetNodeGet
 
 const rmFleetNodeList = `-- name: RmFleetNodeList :many
 SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.version,
-       n.registered_at, n.updated_at,
+       n.registered_at, n.updated_at, n.state, n.no_schedule_reasons, n.conditions,
+       coalesce(w.generation, 0)::bigint AS generation,
+       coalesce(s.observed_generation, 0)::bigint AS observed_generation,
+       s.last_seen_at, compute_now()::timestamptz AS read_at,
        floor(n.vcpu * coalesce(p.cpu_ratio, 1))::bigint AS vcpu_capacity,
        floor(n.memory_mb * coalesce(p.memory_ratio, 1))::bigint AS memory_capacity,
        floor(n.disk_gb * coalesce(p.disk_ratio, 1))::bigint AS disk_capacity,
@@ -90,6 +116,8 @@ SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.
   LEFT JOIN LATERAL (SELECT sum(x.vcpu) AS vcpu, sum(x.memory_mb) AS memory_mb, sum(x.disk_gb) AS disk_gb,
                             count(*) AS reservations
                        FROM rm_fleet_allocations x WHERE x.node_id = n.id AND x.live) a ON true
+  LEFT JOIN node_desired w ON w.node_id = n.id
+  LEFT JOIN node_sessions s ON s.node_id = n.id
  WHERE ($1::text IS NULL OR n.pool_id = $1::text)
    AND n.id > $2::text
  ORDER BY n.id
@@ -103,26 +131,34 @@ type RmFleetNodeListParams struct {
 }
 
 type RmFleetNodeListRow struct {
-	ID               string
-	PoolID           string
-	Cordoned         bool
-	Taints           []string
-	Vcpu             int64
-	MemoryMb         int64
-	DiskGb           int64
-	Version          int64
-	RegisteredAt     time.Time
-	UpdatedAt        time.Time
-	VcpuCapacity     int64
-	MemoryCapacity   int64
-	DiskCapacity     int64
-	VcpuAllocated    int64
-	MemoryAllocated  int64
-	DiskAllocated    int64
-	LiveReservations int64
+	ID                 string
+	PoolID             string
+	Cordoned           bool
+	Taints             []string
+	Vcpu               int64
+	MemoryMb           int64
+	DiskGb             int64
+	Version            int64
+	RegisteredAt       time.Time
+	UpdatedAt          time.Time
+	State              string
+	NoScheduleReasons  []string
+	Conditions         []byte
+	Generation         int64
+	ObservedGeneration int64
+	LastSeenAt         *time.Time
+	ReadAt             time.Time
+	VcpuCapacity       int64
+	MemoryCapacity     int64
+	DiskCapacity       int64
+	VcpuAllocated      int64
+	MemoryAllocated    int64
+	DiskAllocated      int64
+	LiveReservations   int64
 }
 
-// A keyset page of nodes in id order, optionally of one pool.
+// A keyset page of nodes in id order, optionally of one pool; the columns
+// of RmFleetNodeGet.
 func (q *Queries) RmFleetNodeList(ctx context.Context, arg RmFleetNodeListParams) ([]RmFleetNodeListRow, error) {
 	rows, err := q.db.Query(ctx, rmFleetNodeList, arg.PoolID, arg.AfterID, arg.MaxRows)
 	if err != nil {
@@ -143,6 +179,13 @@ func (q *Queries) RmFleetNodeList(ctx context.Context, arg RmFleetNodeListParams
 			&i.Version,
 			&i.RegisteredAt,
 			&i.UpdatedAt,
+			&i.State,
+			&i.NoScheduleReasons,
+			&i.Conditions,
+			&i.Generation,
+			&i.ObservedGeneration,
+			&i.LastSeenAt,
+			&i.ReadAt,
 			&i.VcpuCapacity,
 			&i.MemoryCapacity,
 			&i.DiskCapacity,
@@ -163,7 +206,7 @@ func (q *Queries) RmFleetNodeList(ctx context.Context, arg RmFleetNodeListParams
 
 const rmFleetNodeListAll = `-- name: RmFleetNodeListAll :many
 SELECT id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version, registered_at, updated_at,
-       updated_txid, updated_seq
+       updated_txid, updated_seq, state, no_schedule_reasons, conditions
   FROM rm_fleet_nodes ORDER BY id
 `
 
@@ -189,6 +232,9 @@ func (q *Queries) RmFleetNodeListAll(ctx context.Context) ([]RmFleetNode, error)
 			&i.UpdatedAt,
 			&i.UpdatedTxid,
 			&i.UpdatedSeq,
+			&i.State,
+			&i.NoScheduleReasons,
+			&i.Conditions,
 		); err != nil {
 			return nil, err
 		}
@@ -267,6 +313,47 @@ func (q *Queries) RmFleetNodeUpdateScheduling(ctx context.Context, arg RmFleetNo
 	result, err := q.db.Exec(ctx, rmFleetNodeUpdateScheduling,
 		arg.Cordoned,
 		arg.Taints,
+		arg.Version,
+		arg.At,
+		arg.Txid,
+		arg.Seq,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const rmFleetNodeUpdateStatus = `-- name: RmFleetNodeUpdateStatus :execrows
+UPDATE rm_fleet_nodes
+   SET state = coalesce($1::text, state),
+       no_schedule_reasons = coalesce($2::text[], no_schedule_reasons),
+       conditions = coalesce($3::jsonb, conditions),
+       version = $4, updated_at = $5::timestamptz,
+       updated_txid = $6::xid8, updated_seq = $7::bigint
+ WHERE id = $8 AND version < $4
+`
+
+type RmFleetNodeUpdateStatusParams struct {
+	State             *string
+	NoScheduleReasons []string
+	Conditions        []byte
+	Version           int64
+	At                time.Time
+	Txid              uint64
+	Seq               int64
+	ID                string
+}
+
+// Liveness, drain, retire and inventory events: the node's state,
+// no-schedule reasons and conditions, each only when the event carries it;
+// applied only when newer.
+func (q *Queries) RmFleetNodeUpdateStatus(ctx context.Context, arg RmFleetNodeUpdateStatusParams) (int64, error) {
+	result, err := q.db.Exec(ctx, rmFleetNodeUpdateStatus,
+		arg.State,
+		arg.NoScheduleReasons,
+		arg.Conditions,
 		arg.Version,
 		arg.At,
 		arg.Txid,

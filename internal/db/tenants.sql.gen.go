@@ -28,3 +28,15 @@ func (q *Queries) TenantGet(ctx context.Context, id string) (Tenant, error) {
 	err := row.Scan(&i.ID, &i.CreatedAt)
 	return i, err
 }
+
+const tenantLock = `-- name: TenantLock :exec
+SELECT id FROM tenants WHERE id = $1 FOR NO KEY UPDATE
+`
+
+// Serialises the writes a per-tenant cap guards (webhook endpoints, webhook
+// in-flight slots). NO KEY UPDATE, so foreign-key checks of rows that
+// reference the tenant (FOR KEY SHARE) are not blocked.
+func (q *Queries) TenantLock(ctx context.Context, id string) error {
+	_, err := q.db.Exec(ctx, tenantLock, id)
+	return err
+}

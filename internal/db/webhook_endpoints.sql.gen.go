@@ -7,24 +7,43 @@ package db
 
 import (
 	"context"
+	"time"
 )
+
+const webhookEndpointCount = `-- name: WebhookEndpointCount :one
+SELECT count(*)::int AS endpoints FROM webhook_endpoints WHERE tenant_id = $1
+`
+
+func (q *Queries) WebhookEndpointCount(ctx context.Context, tenantID string) (int32, error) {
+	row := q.db.QueryRow(ctx, webhookEndpointCount, tenantID)
+	var endpoints int32
+	err := row.Scan(&endpoints)
+	return endpoints, err
+}
 
 const webhookEndpointCreate = `-- name: WebhookEndpointCreate :one
 INSERT INTO webhook_endpoints (id, tenant_id, url, event_types, description, secret)
-VALUES ($1, $2, $3, $4::text[],
-        $5, $6)
-RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at
+SELECT $1::text, $2::text, $3::text, $4::text[],
+       $5::text, $6::text
+ WHERE (SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $2::text)
+       < $7::int
+RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at
 `
 
 type WebhookEndpointCreateParams struct {
-	ID          string
-	TenantID    string
-	Url         string
-	EventTypes  []string
-	Description string
-	Secret      string
+	ID           string
+	TenantID     string
+	Url          string
+	EventTypes   []string
+	Description  string
+	Secret       string
+	MaxEndpoints int32
 }
 
+// Guarded by the tenant's endpoint cap: zero rows when the tenant already
+// has max_endpoints endpoints (enabled or not). The caller holds the tenant
+// row lock (TenantLock), so two concurrent creates cannot both pass the
+// count: the second one's statement starts after the first committed.
 func (q *Queries) WebhookEndpointCreate(ctx context.Context, arg WebhookEndpointCreateParams) (WebhookEndpoint, error) {
 	row := q.db.QueryRow(ctx, webhookEndpointCreate,
 		arg.ID,
@@ -33,6 +52,7 @@ func (q *Queries) WebhookEndpointCreate(ctx context.Context, arg WebhookEndpoint
 		arg.EventTypes,
 		arg.Description,
 		arg.Secret,
+		arg.MaxEndpoints,
 	)
 	var i WebhookEndpoint
 	err := row.Scan(
@@ -50,6 +70,10 @@ func (q *Queries) WebhookEndpointCreate(ctx context.Context, arg WebhookEndpoint
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ConsecutiveFailures,
+		&i.BreakerTrips,
+		&i.BreakerOpenUntil,
+		&i.LastRecoverAt,
 	)
 	return i, err
 }
@@ -70,7 +94,7 @@ const webhookEndpointDisable = `-- name: WebhookEndpointDisable :one
 UPDATE webhook_endpoints
    SET enabled = false, disabled_reason = $1, version = version + 1, updated_at = compute_now()
  WHERE id = $2 AND enabled
-RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at
+RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at
 `
 
 type WebhookEndpointDisableParams struct {
@@ -98,12 +122,16 @@ func (q *Queries) WebhookEndpointDisable(ctx context.Context, arg WebhookEndpoin
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ConsecutiveFailures,
+		&i.BreakerTrips,
+		&i.BreakerOpenUntil,
+		&i.LastRecoverAt,
 	)
 	return i, err
 }
 
 const webhookEndpointGet = `-- name: WebhookEndpointGet :one
-SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at FROM webhook_endpoints WHERE id = $1
+SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at FROM webhook_endpoints WHERE id = $1
 `
 
 func (q *Queries) WebhookEndpointGet(ctx context.Context, id string) (WebhookEndpoint, error) {
@@ -124,12 +152,16 @@ func (q *Queries) WebhookEndpointGet(ctx context.Context, id string) (WebhookEnd
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ConsecutiveFailures,
+		&i.BreakerTrips,
+		&i.BreakerOpenUntil,
+		&i.LastRecoverAt,
 	)
 	return i, err
 }
 
 const webhookEndpointGetForUpdate = `-- name: WebhookEndpointGetForUpdate :one
-SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at FROM webhook_endpoints WHERE id = $1 FOR UPDATE
+SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at FROM webhook_endpoints WHERE id = $1 FOR UPDATE
 `
 
 // Locks the endpoint for a read-modify-write (patch, rotate).
@@ -151,12 +183,16 @@ func (q *Queries) WebhookEndpointGetForUpdate(ctx context.Context, id string) (W
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ConsecutiveFailures,
+		&i.BreakerTrips,
+		&i.BreakerOpenUntil,
+		&i.LastRecoverAt,
 	)
 	return i, err
 }
 
 const webhookEndpointList = `-- name: WebhookEndpointList :many
-SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at FROM webhook_endpoints
+SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at FROM webhook_endpoints
  WHERE ($1::text IS NULL OR tenant_id = $1)
    AND id > $2::text
  ORDER BY id
@@ -194,6 +230,10 @@ func (q *Queries) WebhookEndpointList(ctx context.Context, arg WebhookEndpointLi
 			&i.Version,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.ConsecutiveFailures,
+			&i.BreakerTrips,
+			&i.BreakerOpenUntil,
+			&i.LastRecoverAt,
 		); err != nil {
 			return nil, err
 		}
@@ -207,30 +247,73 @@ func (q *Queries) WebhookEndpointList(ctx context.Context, arg WebhookEndpointLi
 
 const webhookEndpointMarkFailing = `-- name: WebhookEndpointMarkFailing :one
 UPDATE webhook_endpoints
-   SET failing_since = COALESCE(failing_since, compute_now())
- WHERE id = $1
-RETURNING (compute_now() - failing_since >= make_interval(secs => $2::float8))::bool AS failing_too_long
+   SET failing_since = COALESCE(failing_since, compute_now()),
+       consecutive_failures = consecutive_failures + 1,
+       breaker_trips = breaker_trips
+         + CASE WHEN consecutive_failures + 1 >= $1::int
+                 AND (breaker_open_until IS NULL OR breaker_open_until <= compute_now())
+                THEN 1 ELSE 0 END,
+       breaker_open_until =
+         CASE WHEN consecutive_failures + 1 >= $1::int
+               AND (breaker_open_until IS NULL OR breaker_open_until <= compute_now())
+              THEN compute_now() + make_interval(secs => LEAST(
+                     $2::float8 * power(2, LEAST(breaker_trips, 30))::float8,
+                     $3::float8))
+              ELSE breaker_open_until END
+ WHERE id = $4
+RETURNING (compute_now() - failing_since >= make_interval(secs => $5::float8))::bool AS failing_too_long,
+          consecutive_failures, breaker_trips, breaker_open_until
 `
 
 type WebhookEndpointMarkFailingParams struct {
-	ID                  string
-	DisableAfterSeconds float64
+	BreakerThreshold          int32
+	BreakerCooldownSeconds    float64
+	BreakerMaxCooldownSeconds float64
+	ID                        string
+	DisableAfterSeconds       float64
 }
 
-// Starts (or continues) the endpoint's run of failures and says whether it
-// has lasted long enough to disable the endpoint.
-func (q *Queries) WebhookEndpointMarkFailing(ctx context.Context, arg WebhookEndpointMarkFailingParams) (bool, error) {
-	row := q.db.QueryRow(ctx, webhookEndpointMarkFailing, arg.ID, arg.DisableAfterSeconds)
-	var failing_too_long bool
-	err := row.Scan(&failing_too_long)
-	return failing_too_long, err
+type WebhookEndpointMarkFailingRow struct {
+	FailingTooLong      bool
+	ConsecutiveFailures int32
+	BreakerTrips        int32
+	BreakerOpenUntil    *time.Time
+}
+
+// Starts (or continues) the endpoint's run of failures, says whether it has
+// lasted long enough to disable the endpoint, and trips the breaker: the
+// failure that brings consecutive_failures to breaker_threshold (or any
+// failure after it, once the cool-down is over) opens it for
+// breaker_cooldown * 2^(openings since the last success), at most
+// breaker_max_cooldown. A failure while it is open (an attempt that started
+// before it opened) leaves the cool-down as it is.
+func (q *Queries) WebhookEndpointMarkFailing(ctx context.Context, arg WebhookEndpointMarkFailingParams) (WebhookEndpointMarkFailingRow, error) {
+	row := q.db.QueryRow(ctx, webhookEndpointMarkFailing,
+		arg.BreakerThreshold,
+		arg.BreakerCooldownSeconds,
+		arg.BreakerMaxCooldownSeconds,
+		arg.ID,
+		arg.DisableAfterSeconds,
+	)
+	var i WebhookEndpointMarkFailingRow
+	err := row.Scan(
+		&i.FailingTooLong,
+		&i.ConsecutiveFailures,
+		&i.BreakerTrips,
+		&i.BreakerOpenUntil,
+	)
+	return i, err
 }
 
 const webhookEndpointMarkHealthy = `-- name: WebhookEndpointMarkHealthy :exec
-UPDATE webhook_endpoints SET failing_since = NULL
- WHERE id = $1 AND failing_since IS NOT NULL
+UPDATE webhook_endpoints
+   SET failing_since = NULL, consecutive_failures = 0, breaker_trips = 0, breaker_open_until = NULL
+ WHERE id = $1
+   AND (failing_since IS NOT NULL OR consecutive_failures > 0 OR breaker_trips > 0 OR breaker_open_until IS NOT NULL)
 `
 
+// A success ends the run of failures and closes the breaker. Guarded, so a
+// healthy endpoint's row is not rewritten on every delivery.
 func (q *Queries) WebhookEndpointMarkHealthy(ctx context.Context, id string) error {
 	_, err := q.db.Exec(ctx, webhookEndpointMarkHealthy, id)
 	return err
@@ -242,7 +325,7 @@ UPDATE webhook_endpoints
        previous_secret_until = compute_now() + make_interval(secs => $2::float8),
        version = version + 1, updated_at = compute_now()
  WHERE id = $3
-RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at
+RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at
 `
 
 type WebhookEndpointRotateSecretParams struct {
@@ -270,7 +353,52 @@ func (q *Queries) WebhookEndpointRotateSecret(ctx context.Context, arg WebhookEn
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ConsecutiveFailures,
+		&i.BreakerTrips,
+		&i.BreakerOpenUntil,
+		&i.LastRecoverAt,
 	)
+	return i, err
+}
+
+const webhookEndpointStartRecover = `-- name: WebhookEndpointStartRecover :one
+WITH cur AS (
+  SELECT w.id, w.last_recover_at FROM webhook_endpoints w WHERE w.id = $2::text
+), started AS (
+  UPDATE webhook_endpoints e
+     SET last_recover_at = compute_now()
+    FROM cur
+   WHERE e.id = cur.id
+     AND (e.last_recover_at IS NULL
+          OR e.last_recover_at <= compute_now() - make_interval(secs => $1::float8))
+  RETURNING e.id
+)
+SELECT EXISTS (SELECT 1 FROM started) AS started,
+       COALESCE(GREATEST(0, EXTRACT(EPOCH FROM
+         cur.last_recover_at + make_interval(secs => $1::float8) - compute_now())), 0)::float8
+         AS retry_after_seconds
+  FROM cur
+`
+
+type WebhookEndpointStartRecoverParams struct {
+	MinIntervalSeconds float64
+	ID                 string
+}
+
+type WebhookEndpointStartRecoverRow struct {
+	Started           bool
+	RetryAfterSeconds float64
+}
+
+// Admits one recover of the endpoint per min_interval_seconds: started is
+// false when the last one was more recent, and retry_after_seconds says
+// how long until one is admitted. The caller holds the endpoint row FOR
+// UPDATE, so a concurrent recover waits for it and then finds
+// last_recover_at just set: rate limited.
+func (q *Queries) WebhookEndpointStartRecover(ctx context.Context, arg WebhookEndpointStartRecoverParams) (WebhookEndpointStartRecoverRow, error) {
+	row := q.db.QueryRow(ctx, webhookEndpointStartRecover, arg.MinIntervalSeconds, arg.ID)
+	var i WebhookEndpointStartRecoverRow
+	err := row.Scan(&i.Started, &i.RetryAfterSeconds)
 	return i, err
 }
 
@@ -280,9 +408,12 @@ UPDATE webhook_endpoints
        description = $3, enabled = $4,
        disabled_reason = CASE WHEN $4 THEN NULL ELSE $5::text END,
        failing_since = CASE WHEN $4 THEN NULL ELSE failing_since END,
+       consecutive_failures = CASE WHEN $6::bool THEN 0 ELSE consecutive_failures END,
+       breaker_trips = CASE WHEN $6::bool THEN 0 ELSE breaker_trips END,
+       breaker_open_until = CASE WHEN $6::bool THEN NULL ELSE breaker_open_until END,
        version = version + 1, updated_at = compute_now()
- WHERE id = $6 AND version = $7
-RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at
+ WHERE id = $7 AND version = $8
+RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at
 `
 
 type WebhookEndpointUpdateParams struct {
@@ -291,12 +422,14 @@ type WebhookEndpointUpdateParams struct {
 	Description    string
 	Enabled        bool
 	DisabledReason *string
+	ResetBreaker   bool
 	ID             string
 	Version        int64
 }
 
 // Writes a patched endpoint. Re-enabling clears the failure state, so the
-// five-day clock starts afresh.
+// five-day clock starts afresh. reset_breaker (re-enabling, or a new URL,
+// which is a new receiver) closes the circuit breaker.
 func (q *Queries) WebhookEndpointUpdate(ctx context.Context, arg WebhookEndpointUpdateParams) (WebhookEndpoint, error) {
 	row := q.db.QueryRow(ctx, webhookEndpointUpdate,
 		arg.Url,
@@ -304,6 +437,7 @@ func (q *Queries) WebhookEndpointUpdate(ctx context.Context, arg WebhookEndpoint
 		arg.Description,
 		arg.Enabled,
 		arg.DisabledReason,
+		arg.ResetBreaker,
 		arg.ID,
 		arg.Version,
 	)
@@ -323,6 +457,10 @@ func (q *Queries) WebhookEndpointUpdate(ctx context.Context, arg WebhookEndpoint
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ConsecutiveFailures,
+		&i.BreakerTrips,
+		&i.BreakerOpenUntil,
+		&i.LastRecoverAt,
 	)
 	return i, err
 }

@@ -15,7 +15,9 @@ UPDATE work_queue w
        claimed_by = $2::text,
        attempts = w.attempts + 1
   FROM (SELECT q.kind, q.key FROM work_queue q
-         WHERE q.shard = ANY($3::int[])
+         WHERE q.shard = ANY(ARRAY(SELECT s FROM unnest($3::int[]) AS s
+                                    JOIN leases l ON l.name = 'shard:' || s
+                                   WHERE l.owner = $2::text AND l.expires_at > compute_now()))
            AND q.kind = ANY($4::text[])
            AND q.not_before <= compute_now()
            AND (q.claimed_until IS NULL OR q.claimed_until <= compute_now()
@@ -48,7 +50,9 @@ type WorkQueueClaimRow struct {
 // caller holds the row's shard lease, so that owner lost it (crashed, or a
 // zombie whose completion the lease fences) and waiting for its
 // claimed_until would only delay the work. claimed_until still guards the
-// caller's own claims.
+// caller's own claims. The caller's lease on each shard must still be live:
+// a worker that renews its leases only now and then (Worker.Run) never
+// claims under one that lapsed meanwhile.
 func (q *Queries) WorkQueueClaim(ctx context.Context, arg WorkQueueClaimParams) ([]WorkQueueClaimRow, error) {
 	rows, err := q.db.Query(ctx, workQueueClaim,
 		arg.ClaimSeconds,

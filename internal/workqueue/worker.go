@@ -64,11 +64,28 @@ type Worker struct {
 	backoff  Backoff
 	// ClaimTTL is how long a claim protects a row from other workers.
 	ClaimTTL time.Duration
-	// Batch bounds how many rows one RunOnce claims.
+	// Batch bounds how many rows one claim takes.
 	Batch int32
 	// Concurrency bounds how many claimed items run at once.
 	Concurrency int
+
+	// held and renewedAt are the shard leases of the last renewal, which
+	// Run reuses for up to renewEvery.
+	held      map[int32]lease.Lease
+	renewedAt time.Time
+	// soon, set by Run, wakes its loop when an item that asked to run
+	// again after a short while comes due.
+	soon func(after time.Duration)
 }
+
+// renewEvery is how often Run renews its shard leases (far inside
+// lease.TTL). RunOnce renews on every call. A claim under a lease that
+// lapsed meanwhile finds nothing (WorkQueueClaim checks the lease).
+const renewEvery = time.Second
+
+// wakeForAgainWithin bounds the Again delays that Run sets a timer for;
+// later ones are found by the poll.
+const wakeForAgainWithin = 10 * time.Second
 
 // NewWorker returns a worker identified by owner (unique per process) that
 // anchors clk at every shard lease renewal.
@@ -87,34 +104,19 @@ func NewWorker(pool *pgxpool.Pool, owner string, clk *clock.Clock, logger *slog.
 func (w *Worker) Handle(kind string, h Handler) { w.handlers[kind] = h }
 
 // RunOnce renews the worker's shard leases (taking free ones), claims the
-// due rows of those shards and runs them. It returns how many items ran.
+// due rows of those shards and runs them, Concurrency at a time. It returns
+// how many items ran, once all of them have.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
-	q := db.New(w.pool)
-	shards, err := w.renewShards(ctx, q)
-	if err != nil || len(shards) == 0 {
+	items, err := w.claim(ctx, w.Batch, true)
+	if err != nil || len(items) == 0 {
 		return 0, err
-	}
-	ids := make([]int32, 0, len(shards))
-	for id := range shards {
-		ids = append(ids, id)
-	}
-	kinds := make([]string, 0, len(w.handlers))
-	for k := range w.handlers {
-		kinds = append(kinds, k)
-	}
-	rows, err := q.WorkQueueClaim(ctx, db.WorkQueueClaimParams{
-		ClaimSeconds: w.ClaimTTL.Seconds(), Claimer: w.owner, Shards: ids, Kinds: kinds, MaxRows: w.Batch,
-	})
-	if err != nil {
-		return 0, fmt.Errorf("claim work: %w", err)
 	}
 	// Items run side by side, so one slow item (a webhook endpoint that
 	// hangs until its timeout) does not hold up the others of the batch.
 	sem := make(chan struct{}, max(w.Concurrency, 1))
-	errs := make(chan error, len(rows))
+	errs := make(chan error, len(items))
 	var wg sync.WaitGroup
-	for _, r := range rows {
-		it := Item{Kind: r.Kind, Key: r.Key, Gen: r.Gen, Attempts: r.Attempts, Lease: shards[r.Shard]}
+	for _, it := range items {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
@@ -130,7 +132,43 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 			first = err
 		}
 	}
-	return len(rows), first
+	return len(items), first
+}
+
+// claim claims up to n due rows of the held shards, of the kinds this
+// worker handles. It renews the shard leases first when renew is set or
+// the last renewal is renewEvery old.
+func (w *Worker) claim(ctx context.Context, n int32, renew bool) ([]Item, error) {
+	q := db.New(w.pool)
+	shards := w.held
+	if renew || shards == nil || time.Since(w.renewedAt) >= renewEvery {
+		var err error
+		if shards, err = w.renewShards(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	if len(shards) == 0 {
+		return nil, nil
+	}
+	ids := make([]int32, 0, len(shards))
+	for id := range shards {
+		ids = append(ids, id)
+	}
+	kinds := make([]string, 0, len(w.handlers))
+	for k := range w.handlers {
+		kinds = append(kinds, k)
+	}
+	rows, err := q.WorkQueueClaim(ctx, db.WorkQueueClaimParams{
+		ClaimSeconds: w.ClaimTTL.Seconds(), Claimer: w.owner, Shards: ids, Kinds: kinds, MaxRows: n,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim work: %w", err)
+	}
+	items := make([]Item, 0, len(rows))
+	for _, r := range rows {
+		items = append(items, Item{Kind: r.Kind, Key: r.Key, Gen: r.Gen, Attempts: r.Attempts, Lease: shards[r.Shard]})
+	}
+	return items, nil
 }
 
 func (w *Worker) renewShards(ctx context.Context, q *db.Queries) (map[int32]lease.Lease, error) {
@@ -151,6 +189,7 @@ func (w *Worker) renewShards(ctx context.Context, q *db.Queries) (map[int32]leas
 	if len(held) > 0 && w.clock != nil {
 		w.clock.Anchor(held[0].DBNow)
 	}
+	w.held, w.renewedAt = out, time.Now()
 	return out, nil
 }
 
@@ -175,6 +214,9 @@ func (w *Worker) run(ctx context.Context, it Item) error {
 			return err
 		case errors.As(herr, &again):
 			_, err := q.WorkQueueReschedule(ctx, db.WorkQueueRescheduleParams{Kind: it.Kind, Key: it.Key, DelaySeconds: again.after.Seconds()})
+			if err == nil && w.soon != nil {
+				w.soon(again.after)
+			}
 			return err
 		default:
 			msg := herr.Error()
@@ -195,28 +237,87 @@ func (w *Worker) run(ctx context.Context, it Item) error {
 	return nil
 }
 
-// Run calls RunOnce every poll interval, at once again after a full batch
-// (more is due), or sooner when poke fires, until ctx ends. A lost poke
-// only delays. Errors are logged, never fatal.
+// Run keeps up to Concurrency items running until ctx ends, then waits for
+// the running ones. It claims only as many rows as it has free slots, and
+// claims again as soon as a slot frees while more rows may be due, so one
+// slow item (a webhook endpoint hanging until its timeout) holds one slot,
+// never a whole batch. It also claims at every poll interval, when poke
+// fires (a lost poke only delays) and when an item it put back for a short
+// while (Again) comes due. It renews the shard leases every renewEvery,
+// even while every slot is busy. Errors are logged, never fatal.
 func (w *Worker) Run(ctx context.Context, poll time.Duration, poke <-chan struct{}) {
 	t := time.NewTicker(poll)
 	defer t.Stop()
-	for {
-		n, err := w.RunOnce(ctx)
-		if err != nil && ctx.Err() == nil {
-			w.logger.Error("work queue", "err", err)
+	slots := make(chan struct{}, max(w.Concurrency, 1))
+	freed := make(chan struct{}, 1)
+	// An item put back for a short while (a webhook delivery waiting for
+	// a slot) wakes the loop when it comes due, so that it neither waits
+	// for the next poll nor comes back in one burst with every other item
+	// due by then.
+	due := make(chan struct{}, 1)
+	w.soon = func(after time.Duration) {
+		if after <= wakeForAgainWithin {
+			time.AfterFunc(after, func() {
+				select {
+				case due <- struct{}{}:
+				default: // a wake-up is already pending
+				}
+			})
 		}
-		if err == nil && n == int(w.Batch) {
-			// Without this one worker delivered at most Batch webhooks
-			// per poll interval (32/s at the default 1 s) however many
-			// were due.
-			continue
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	// more: the last claim filled what it asked for, so more rows may be
+	// due; a freed slot is then worth a claim before the next poll.
+	more := true
+	for {
+		if free := cap(slots) - len(slots); free > 0 {
+			want := min(int(w.Batch), free)
+			items, err := w.claim(ctx, int32(want), false)
+			if err != nil && ctx.Err() == nil {
+				w.logger.Error("work queue", "err", err)
+			}
+			for _, it := range items {
+				slots <- struct{}{}
+				wg.Add(1)
+				go func() {
+					defer func() {
+						<-slots
+						wg.Done()
+						select {
+						case freed <- struct{}{}:
+						default: // a wake-up is already pending
+						}
+					}()
+					if err := w.run(ctx, it); err != nil && ctx.Err() == nil {
+						w.logger.Error("work queue", "err", err)
+					}
+				}()
+			}
+			more = err == nil && len(items) == want
+			if more && len(slots) < cap(slots) {
+				// Without this one worker delivered at most Batch
+				// webhooks per poll interval however many were due.
+				continue
+			}
+		} else if time.Since(w.renewedAt) >= renewEvery {
+			// Every slot is busy: keep the shards all the same, so that
+			// the running items can still record their outcome.
+			if _, err := w.renewShards(ctx, db.New(w.pool)); err != nil && ctx.Err() == nil {
+				w.logger.Error("work queue: renew shard leases", "err", err)
+			}
+		}
+		var onFreed <-chan struct{}
+		if more {
+			onFreed = freed
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-poke:
+		case <-due:
+		case <-onFreed:
 		}
 	}
 }

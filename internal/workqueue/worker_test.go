@@ -233,3 +233,41 @@ func TestRunContinuesAfterAFullBatch(t *testing.T) {
 	require.Eventually(t, func() bool { return ran.Load() == 5 }, 30*time.Second, 10*time.Millisecond,
 		"every due item runs without waiting for the hourly poll")
 }
+
+// Run claims again as soon as it has a free slot: an item enqueued while a
+// slow one runs (a webhook endpoint hanging until its timeout) runs at
+// once, instead of after the slow one's whole batch.
+func TestRunDoesNotWaitForASlowItemsBatch(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	w := workqueue.NewWorker(d.Pool, "w", nil, nil)
+	w.Concurrency = 2
+	release := make(chan struct{})
+	slowRunning := make(chan struct{})
+	var fast atomic.Int64
+	w.Handle(kind, func(ctx context.Context, it workqueue.Item) error {
+		if it.Key == "slow" {
+			close(slowRunning)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		}
+		fast.Add(1)
+		return nil
+	})
+	enqueue(t, d, "slow", 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx, 10*time.Millisecond, nil) }()
+	defer func() { close(release); cancel(); <-done }()
+	<-slowRunning
+	for i := range 5 {
+		enqueue(t, d, fmt.Sprintf("fast-%d", i), 0)
+	}
+	require.Eventually(t, func() bool { return fast.Load() == 5 }, 10*time.Second, 5*time.Millisecond,
+		"the items enqueued after the slow one run while it is still running, one slot for them all")
+	_, slowLeft := row(t, d, "slow")
+	require.True(t, slowLeft, "the slow item is still running")
+}

@@ -1,29 +1,32 @@
 -- name: NodeCommandInsert :one
 -- Zero rows: the node already has a command under this idempotency key
--- (UNIQUE (node_id, idempotency_key)); the caller reads it instead.
+-- (UNIQUE (node_id, tenant_id, idempotency_key)); the caller reads it
+-- instead.
 INSERT INTO node_commands (id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe,
-                           payload, min_generation, state, instance_id)
+                           payload, min_generation, state, instance_id, generation)
 VALUES (sqlc.arg(id), sqlc.arg(tenant_id), sqlc.arg(identity), sqlc.arg(node_id), sqlc.narg(allocation_id),
         sqlc.arg(idempotency_key), sqlc.arg(kind), sqlc.arg(retry_safe), sqlc.arg(payload),
-        sqlc.arg(min_generation), 'queued', sqlc.narg(instance_id))
-ON CONFLICT (node_id, idempotency_key) DO NOTHING
+        sqlc.arg(min_generation), 'queued', sqlc.narg(instance_id), sqlc.narg(generation))
+ON CONFLICT (node_id, tenant_id, idempotency_key) DO NOTHING
 RETURNING *;
 
 -- name: NodeCommandGet :one
 SELECT * FROM node_commands WHERE id = sqlc.arg(id);
 
 -- name: NodeCommandGetByKey :one
-SELECT * FROM node_commands WHERE node_id = sqlc.arg(node_id) AND idempotency_key = sqlc.arg(idempotency_key);
+SELECT * FROM node_commands
+ WHERE node_id = sqlc.arg(node_id) AND tenant_id = sqlc.arg(tenant_id) AND idempotency_key = sqlc.arg(idempotency_key);
 
 -- name: NodeCommandGetForUpdate :one
 SELECT * FROM node_commands WHERE id = sqlc.arg(id) FOR UPDATE;
 
 -- name: NodeCommandListOpenForUpdate :many
--- The node's queued and in-flight commands, oldest first, locked for the
--- dispatching transaction (which already holds the session row FOR SHARE).
+-- The node's queued and in-flight commands, in the order they were queued
+-- (seq), locked for the dispatching transaction (which already holds the
+-- session row FOR SHARE).
 SELECT * FROM node_commands
  WHERE node_id = sqlc.arg(node_id) AND state IN ('queued', 'sent', 'running')
- ORDER BY created_at, id
+ ORDER BY seq
    FOR UPDATE;
 
 -- name: NodeCommandMarkSent :execrows
@@ -44,28 +47,30 @@ UPDATE node_commands
        finished_at = CASE WHEN sqlc.arg(terminal)::boolean THEN compute_now() END
  WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
 
--- name: NodeCommandSessionGeneration :one
--- Read inside the dispatching transaction after the session row is locked
--- FOR SHARE, so the generation cannot change under it.
-SELECT observed_generation FROM node_sessions WHERE node_id = sqlc.arg(node_id);
-
--- name: NodeCommandTenantHoldsNode :one
--- Whether tenant holds a booked or active reservation with a live
--- allocation on node (the given allocation, when one is named).
-SELECT EXISTS (
-  SELECT 1 FROM allocations a JOIN reservations r ON r.id = a.reservation_id
-   WHERE a.node_id = sqlc.arg(node_id) AND a.released_at IS NULL AND r.tenant_id = sqlc.arg(tenant_id)
-     AND r.state IN ('booked', 'active')
-     AND (sqlc.narg(allocation_id)::text IS NULL OR a.id = sqlc.narg(allocation_id)::text)
-)::boolean AS holds;
+-- name: NodeCommandTenantAllocations :many
+-- The tenant's live allocations on node with the state of their
+-- reservation: a tenant may run a node job only inside an allocation of its
+-- own whose reservation is active (its window has begun), never on a
+-- booking that starts later.
+SELECT a.id AS allocation_id, (r.state = 'active' AND r.during @> compute_now())::boolean AS usable
+  FROM allocations a JOIN reservations r ON r.id = a.reservation_id
+ WHERE a.node_id = sqlc.arg(node_id) AND a.released_at IS NULL AND r.tenant_id = sqlc.arg(tenant_id)
+   AND r.state IN ('booked', 'active')
+ ORDER BY a.id;
 
 -- name: NodeCommandNodesToDispatch :many
 -- The nodes with a session at this gateway that have a command to send: a
--- queued one whose min_generation the daemon has reached, or one in flight
--- that was sent at another epoch or to another journal.
+-- queued one whose min_generation the node has applied (as
+-- NodeAppliedGeneration), or one in flight that was sent at another epoch
+-- or to another journal.
 SELECT DISTINCT c.node_id FROM node_commands c JOIN node_sessions s ON s.node_id = c.node_id
+  LEFT JOIN node_desired d ON d.node_id = c.node_id
+  LEFT JOIN LATERAL (SELECT min(o.generation) AS generation FROM node_commands o
+                      WHERE o.node_id = c.node_id AND o.kind IN ('assign', 'unassign')
+                        AND o.state IN ('queued', 'sent', 'running')) oa ON true
  WHERE s.connected AND s.gateway_id = sqlc.arg(gateway_id)::text
-   AND ((c.state = 'queued' AND c.min_generation <= s.observed_generation)
+   AND ((c.state = 'queued'
+         AND c.min_generation <= LEAST(coalesce(d.generation, 0), coalesce(oa.generation - 1, d.generation, 0)))
      OR (c.state IN ('sent', 'running')
          AND (c.dispatched_epoch IS DISTINCT FROM s.session_epoch OR c.journal_id IS DISTINCT FROM s.journal_id)))
  ORDER BY c.node_id;

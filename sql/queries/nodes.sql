@@ -1,15 +1,15 @@
 -- name: NodeCreate :one
 INSERT INTO nodes (id, pool_id, taints) VALUES (sqlc.arg(id), sqlc.arg(pool_id), sqlc.arg(taints)::text[])
-RETURNING id, pool_id, cordoned, taints, no_schedule_reasons, state, generation, version;
+RETURNING id, pool_id, cordoned, taints, no_schedule_reasons, state, version;
 
 -- name: NodeGet :one
-SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, generation, version
+SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, version
   FROM nodes WHERE id = sqlc.arg(id);
 
 -- name: NodeGetForUpdate :one
 -- Operator changes to one node serialise on its row; the placer's FOR SHARE
 -- locks make a cordon wait for placements in flight on the node.
-SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, generation, version
+SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, version
   FROM nodes WHERE id = sqlc.arg(id) FOR UPDATE;
 
 -- name: NodeLockForPlacement :one

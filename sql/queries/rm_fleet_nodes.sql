@@ -15,11 +15,30 @@ UPDATE rm_fleet_nodes
        updated_at = sqlc.arg(at)::timestamptz, updated_txid = sqlc.arg(txid)::xid8, updated_seq = sqlc.arg(seq)::bigint
  WHERE id = sqlc.arg(id) AND version < sqlc.arg(version);
 
+-- name: RmFleetNodeUpdateStatus :execrows
+-- Liveness, drain, retire and inventory events: the node's state,
+-- no-schedule reasons and conditions, each only when the event carries it;
+-- applied only when newer.
+UPDATE rm_fleet_nodes
+   SET state = coalesce(sqlc.narg(state)::text, state),
+       no_schedule_reasons = coalesce(sqlc.narg(no_schedule_reasons)::text[], no_schedule_reasons),
+       conditions = coalesce(sqlc.narg(conditions)::jsonb, conditions),
+       version = sqlc.arg(version), updated_at = sqlc.arg(at)::timestamptz,
+       updated_txid = sqlc.arg(txid)::xid8, updated_seq = sqlc.arg(seq)::bigint
+ WHERE id = sqlc.arg(id) AND version < sqlc.arg(version);
+
 -- name: RmFleetNodeGet :one
--- A node with its capacity (allocatable scaled by its pool's ratios) and
--- utilization (the sum of its live allocations).
+-- A node with its capacity (allocatable scaled by its pool's ratios),
+-- utilization (the sum of its live allocations) and liveness. Three columns
+-- change without events and are read from the write model at read time:
+-- the last heartbeat (gateways flush it every 5 s), the desired generation
+-- (node_desired; no row is generation 0) and the generation the daemon
+-- reports as applied (read together, so that they compare in one snapshot). read_at is compute_now(), for the age.
 SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.version,
-       n.registered_at, n.updated_at,
+       n.registered_at, n.updated_at, n.state, n.no_schedule_reasons, n.conditions,
+       coalesce(w.generation, 0)::bigint AS generation,
+       coalesce(s.observed_generation, 0)::bigint AS observed_generation,
+       s.last_seen_at, compute_now()::timestamptz AS read_at,
        floor(n.vcpu * coalesce(p.cpu_ratio, 1))::bigint AS vcpu_capacity,
        floor(n.memory_mb * coalesce(p.memory_ratio, 1))::bigint AS memory_capacity,
        floor(n.disk_gb * coalesce(p.disk_ratio, 1))::bigint AS disk_capacity,
@@ -32,12 +51,18 @@ SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.
   LEFT JOIN LATERAL (SELECT sum(x.vcpu) AS vcpu, sum(x.memory_mb) AS memory_mb, sum(x.disk_gb) AS disk_gb,
                             count(*) AS reservations
                        FROM rm_fleet_allocations x WHERE x.node_id = n.id AND x.live) a ON true
+  LEFT JOIN node_desired w ON w.node_id = n.id
+  LEFT JOIN node_sessions s ON s.node_id = n.id
  WHERE n.id = sqlc.arg(id);
 
 -- name: RmFleetNodeList :many
--- A keyset page of nodes in id order, optionally of one pool.
+-- A keyset page of nodes in id order, optionally of one pool; the columns
+-- of RmFleetNodeGet.
 SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.version,
-       n.registered_at, n.updated_at,
+       n.registered_at, n.updated_at, n.state, n.no_schedule_reasons, n.conditions,
+       coalesce(w.generation, 0)::bigint AS generation,
+       coalesce(s.observed_generation, 0)::bigint AS observed_generation,
+       s.last_seen_at, compute_now()::timestamptz AS read_at,
        floor(n.vcpu * coalesce(p.cpu_ratio, 1))::bigint AS vcpu_capacity,
        floor(n.memory_mb * coalesce(p.memory_ratio, 1))::bigint AS memory_capacity,
        floor(n.disk_gb * coalesce(p.disk_ratio, 1))::bigint AS disk_capacity,
@@ -50,6 +75,8 @@ SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.
   LEFT JOIN LATERAL (SELECT sum(x.vcpu) AS vcpu, sum(x.memory_mb) AS memory_mb, sum(x.disk_gb) AS disk_gb,
                             count(*) AS reservations
                        FROM rm_fleet_allocations x WHERE x.node_id = n.id AND x.live) a ON true
+  LEFT JOIN node_desired w ON w.node_id = n.id
+  LEFT JOIN node_sessions s ON s.node_id = n.id
  WHERE (sqlc.narg(pool_id)::text IS NULL OR n.pool_id = sqlc.narg(pool_id)::text)
    AND n.id > sqlc.arg(after_id)::text
  ORDER BY n.id
@@ -57,5 +84,5 @@ SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.
 
 -- name: RmFleetNodeListAll :many
 SELECT id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version, registered_at, updated_at,
-       updated_txid, updated_seq
+       updated_txid, updated_seq, state, no_schedule_reasons, conditions
   FROM rm_fleet_nodes ORDER BY id;

@@ -16,11 +16,19 @@ RETURNING id;
 
 -- name: WebhookDeliveryLoad :one
 -- Everything one attempt needs, read outside any transaction: the
--- delivery, its endpoint's URL and secrets, the event, and the clock.
+-- delivery, its endpoint's URL, secrets and breaker, the event, the clock,
+-- and how many attempts of the tenant and of the endpoint are in flight
+-- (a hint that saves the locked WebhookSlotAcquire when a cap is full;
+-- the slot itself decides).
 SELECT d.id, d.endpoint_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
        e.url, e.secret, e.previous_secret, e.previous_secret_until, e.enabled, e.tenant_id,
+       e.breaker_open_until,
        o.type AS event_type, o.subject AS event_subject, o.data AS event_data, o.time AS event_time,
-       compute_now()::timestamptz AS now
+       compute_now()::timestamptz AS now,
+       (SELECT count(*) FROM webhook_inflight i
+         WHERE i.tenant_id = e.tenant_id AND i.until > compute_now() AND i.delivery_id <> d.id)::int AS tenant_inflight,
+       (SELECT count(*) FROM webhook_inflight i
+         WHERE i.endpoint_id = e.id AND i.until > compute_now() AND i.delivery_id <> d.id)::int AS endpoint_inflight
   FROM webhook_deliveries d
   JOIN webhook_endpoints e ON e.id = d.endpoint_id
   JOIN outbox o ON o.id = d.event_id

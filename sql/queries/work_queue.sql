@@ -14,13 +14,17 @@ ON CONFLICT (kind, key) DO UPDATE
 -- caller holds the row's shard lease, so that owner lost it (crashed, or a
 -- zombie whose completion the lease fences) and waiting for its
 -- claimed_until would only delay the work. claimed_until still guards the
--- caller's own claims.
+-- caller's own claims. The caller's lease on each shard must still be live:
+-- a worker that renews its leases only now and then (Worker.Run) never
+-- claims under one that lapsed meanwhile.
 UPDATE work_queue w
    SET claimed_until = compute_now() + make_interval(secs => sqlc.arg(claim_seconds)::float8),
        claimed_by = sqlc.arg(claimer)::text,
        attempts = w.attempts + 1
   FROM (SELECT q.kind, q.key FROM work_queue q
-         WHERE q.shard = ANY(sqlc.arg(shards)::int[])
+         WHERE q.shard = ANY(ARRAY(SELECT s FROM unnest(sqlc.arg(shards)::int[]) AS s
+                                    JOIN leases l ON l.name = 'shard:' || s
+                                   WHERE l.owner = sqlc.arg(claimer)::text AND l.expires_at > compute_now()))
            AND q.kind = ANY(sqlc.arg(kinds)::text[])
            AND q.not_before <= compute_now()
            AND (q.claimed_until IS NULL OR q.claimed_until <= compute_now()

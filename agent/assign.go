@@ -1,0 +1,236 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bettercompute/compute/gateway/wire"
+)
+
+// DefaultResyncEvery is how often the watchdog looks for workloads that
+// outlived their assignment (it also looks at every (re)connect).
+const DefaultResyncEvery = time.Minute
+
+// assign carries out an "assign" node job: it validates the assignment
+// against this node's inventory, refuses it (State failed, Reason starting
+// "refused: ") when it overlaps, in devices and window, an allocation this
+// daemon already holds, and otherwise journals it before acknowledging.
+// Delivering an allocation again is a success.
+func (d *daemon) assign(res wire.Message, m wire.Message) wire.Message {
+	var a wire.AssignPayload
+	if err := decodePayload(m.Payload, &a); err != nil {
+		res.State, res.Reason = outcomeFailed, "bad assign payload: "+err.Error()
+		return res
+	}
+	if why := d.validateAssign(m, a); why != "" {
+		res.State, res.Reason = outcomeFailed, "invalid assignment: "+why
+		d.log.Warn("assignment invalid", "allocation", a.AllocationID, "reason", why)
+		return res
+	}
+	reason, err := d.journal.assign(a)
+	switch {
+	case err != nil:
+		res.State, res.Reason = outcomeFailed, "journal: "+err.Error()
+	case reason != "":
+		res.State, res.Reason = outcomeFailed, reason
+		d.log.Warn("assignment refused", "allocation", a.AllocationID, "reason", reason)
+	default:
+		res.Output = fmt.Sprintf("assigned %s: %d devices (CUDA_VISIBLE_DEVICES=%s), %d vCPU, %d MiB, %s",
+			a.AllocationID, len(a.Devices), visibleDevices(&a), a.VCPU, a.MemoryMB, windowString(a.Start, a.End))
+	}
+	return res
+}
+
+// validateAssign says what is wrong with an assignment, or "".
+func (d *daemon) validateAssign(m wire.Message, a wire.AssignPayload) string {
+	switch {
+	case a.AllocationID == "":
+		return "no allocationId"
+	case !validDomain.MatchString(a.AllocationID) || a.AllocationID == fleetDomain:
+		return fmt.Sprintf("allocation id %q cannot name a workload domain", a.AllocationID)
+	case m.AllocationID != "" && m.AllocationID != a.AllocationID:
+		return fmt.Sprintf("the job is for allocation %s but its payload assigns %s", m.AllocationID, a.AllocationID)
+	case a.Start.IsZero() || a.End.IsZero():
+		return "start and end are required"
+	case !a.End.After(a.Start):
+		return fmt.Sprintf("end %s is not after start %s", a.End.Format(time.RFC3339), a.Start.Format(time.RFC3339))
+	case a.VCPU < 0 || a.MemoryMB < 0 || a.DiskGB < 0:
+		return "negative vcpu, memoryMb or diskGb"
+	case len(a.Devices) == 0 && a.VCPU == 0 && a.MemoryMB == 0 && a.DiskGB == 0:
+		return "it assigns nothing: no devices, vcpu, memory or disk"
+	}
+	gpus := map[string]wire.InventoryGPU{}
+	for _, g := range d.gpus {
+		gpus[g.UUID] = g
+	}
+	seen := map[string]bool{}
+	for i, dev := range a.Devices {
+		if dev.ID == "" || dev.GPU == "" || dev.Kind == "" || dev.Visible == "" {
+			return fmt.Sprintf("device %d: id, gpu, kind and visible are required", i)
+		}
+		if seen[dev.ID] {
+			return fmt.Sprintf("device %s appears twice", dev.ID)
+		}
+		seen[dev.ID] = true
+		if strings.ContainsAny(dev.Visible, ", \t\n") {
+			return fmt.Sprintf("device %s: visible %q is not one device", dev.ID, dev.Visible)
+		}
+		g, ok := gpus[dev.GPU]
+		if !ok {
+			return fmt.Sprintf("device %s: GPU %s is not one of this node's", dev.ID, dev.GPU)
+		}
+		switch dev.Kind {
+		case "gpu":
+			if dev.Visible != dev.GPU {
+				return fmt.Sprintf("device %s: a whole GPU is visible as itself, not %s", dev.ID, dev.Visible)
+			}
+		case "slot":
+			if dev.Mode != "time-slice" && dev.Mode != "mps" {
+				return fmt.Sprintf("device %s: slot mode %q is neither time-slice nor mps", dev.ID, dev.Mode)
+			}
+			if dev.Visible != dev.GPU {
+				return fmt.Sprintf("device %s: a slot is visible as its GPU %s, not %s", dev.ID, dev.GPU, dev.Visible)
+			}
+		case "mig":
+			// A fake inventory has no MIG instances to check against.
+			if len(g.MIG) > 0 && !slices.ContainsFunc(g.MIG, func(x wire.InventoryMIG) bool { return x.UUID == dev.Visible }) {
+				return fmt.Sprintf("device %s: MIG instance %s is not one of GPU %s", dev.ID, dev.Visible, dev.GPU)
+			}
+		default:
+			return fmt.Sprintf("device %s: unknown kind %q", dev.ID, dev.Kind)
+		}
+	}
+	return ""
+}
+
+// unassign carries out an "unassign" node job: it stops every workload of
+// the allocation (see stopGroup) and reports each stopped instance, drops
+// the allocation's sandbox (directory, cgroup, user id), journals the
+// unassign, and only then succeeds. Unassigning an allocation this daemon
+// does not hold succeeds.
+func (d *daemon) unassign(res wire.Message, m wire.Message) wire.Message {
+	var p wire.UnassignPayload
+	if len(m.Payload) == 0 {
+		p.AllocationID = m.AllocationID
+	} else if err := decodePayload(m.Payload, &p); err != nil {
+		res.State, res.Reason = outcomeFailed, "bad unassign payload: "+err.Error()
+		return res
+	}
+	if p.AllocationID == "" {
+		p.AllocationID = m.AllocationID
+	}
+	switch {
+	case p.AllocationID == "":
+		res.State, res.Reason = outcomeFailed, "invalid unassign: no allocationId"
+		return res
+	case m.AllocationID != "" && m.AllocationID != p.AllocationID:
+		res.State, res.Reason = outcomeFailed, fmt.Sprintf("invalid unassign: the job is for allocation %s but its "+
+			"payload unassigns %s", m.AllocationID, p.AllocationID)
+		return res
+	}
+	d.instances.beginClosing(p.AllocationID)
+	defer d.instances.endClosing(p.AllocationID)
+	why := "allocation unassigned"
+	if p.Reason != "" {
+		why += ": " + p.Reason
+	}
+	stopped := d.instances.stopWhere(d.cfg.StopGrace, true, func(_, alloc string) string {
+		if alloc == p.AllocationID {
+			return why
+		}
+		return ""
+	})
+	d.reportStopped(stopped)
+	if err := d.sandbox.forget(p.AllocationID); err != nil {
+		// What ran is stopped; a directory left behind is not worth
+		// keeping the allocation for.
+		d.log.Warn("forget allocation sandbox", "allocation", p.AllocationID, "err", err)
+	}
+	if err := d.journal.unassign(p); err != nil {
+		res.State, res.Reason = outcomeFailed, "journal: "+err.Error()
+		return res
+	}
+	res.Output = fmt.Sprintf("unassigned %s", p.AllocationID)
+	if len(stopped) > 0 {
+		ids := make([]string, len(stopped))
+		for i, s := range stopped {
+			ids[i] = s.InstanceID
+		}
+		res.Output += "; stopped instances " + strings.Join(ids, ", ")
+	}
+	return res
+}
+
+// resync is the watchdog: nothing outlives its reservation. It stops (see
+// stopGroup) every workload of an allocation that is not assigned here,
+// or whose assignment's end has passed by the daemon's clock, and reports
+// each stopped instance. It runs at every (re)connect and every
+// Config.ResyncEvery.
+func (d *daemon) resync() []stoppedInstance {
+	now := d.now()
+	stopped := d.instances.stopWhere(d.cfg.StopGrace, false, func(_, alloc string) string {
+		if alloc == "" {
+			return "" // an operator's workload
+		}
+		a, ok := d.journal.assignment(alloc)
+		switch {
+		case !ok:
+			return notAssigned(alloc)
+		case !a.End.IsZero() && !now.Before(a.End):
+			return fmt.Sprintf("the assignment of allocation %s ended at %s", alloc, a.End.UTC().Format(time.RFC3339))
+		}
+		return ""
+	})
+	for _, s := range stopped {
+		d.log.Warn("watchdog stopped an instance", "instance", s.InstanceID, "allocation", s.AllocationID, "reason", s.Reason)
+	}
+	d.reportStopped(stopped)
+	return stopped
+}
+
+// watchdog runs resync every Config.ResyncEvery until ctx ends.
+func (d *daemon) watchdog(ctx context.Context) {
+	t := time.NewTicker(d.cfg.ResyncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			d.resync()
+		}
+	}
+}
+
+// reportStopped sends one TypeInstanceStopped per stopped instance to the
+// session open now, if any. A report lost with its session is made up for
+// by the next inventory, which no longer lists the instance.
+func (d *daemon) reportStopped(stopped []stoppedInstance) {
+	for _, s := range stopped {
+		b, err := json.Marshal(wire.InstanceStopped{InstanceID: s.InstanceID, AllocationID: s.AllocationID,
+			Reason: s.Reason, PID: s.PID, At: d.now().UTC()})
+		if err != nil {
+			continue
+		}
+		d.report(wire.Message{Type: wire.TypeInstanceStopped, AllocationID: s.AllocationID, Payload: b})
+	}
+}
+
+// nodeState is what the inventory message carries.
+func (d *daemon) nodeState() wire.NodeState {
+	return wire.NodeState{Assignments: d.journal.assignments(), Instances: d.instances.running(),
+		ObservedGeneration: d.journal.observedGeneration(), GPUs: slices.Clone(d.gpus)}
+}
+
+// decodePayload decodes a job's payload; fields this daemon does not know
+// are ignored, so that the control plane can add some.
+func decodePayload(b json.RawMessage, v any) error {
+	if len(b) == 0 {
+		return fmt.Errorf("no payload")
+	}
+	return json.Unmarshal(b, v)
+}

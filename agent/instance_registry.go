@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// An instance runs in a process group of its own, so it survives a daemon
+// that is killed (a crash, an OOM kill, a deploy): workloads keep running
+// while their daemon is away, as they do while the node is disconnected.
+// The daemon that comes back must still know them, or an instance whose
+// reservation ended while it was away would run forever. So every running
+// instance is recorded in the state directory, with its process's start
+// time (which tells it from a later process that reused the pid), and a
+// restarted daemon adopts the ones still running: they are stopped like
+// any other instance when their allocation is unassigned or has ended.
+
+// registryFile is the record of running instances in the state directory.
+const registryFile = "instances.json"
+
+// adoptPoll is how often an adopted process (not a child of this daemon,
+// so it cannot be waited for) is checked for having exited.
+const adoptPoll = 200 * time.Millisecond
+
+// registeredInstance is one running instance as recorded on disk.
+type registeredInstance struct {
+	AllocationID string `json:"allocationId"`
+	PID          int    `json:"pid"`
+	StartTicks   uint64 `json:"startTicks"` // field 22 of /proc/<pid>/stat
+}
+
+// persist rewrites the record from ip.procs. Callers hold ip.mu.
+func (ip *instanceProcesses) persist() error {
+	if ip.registry == "" {
+		return nil
+	}
+	rec := make(map[string]registeredInstance, len(ip.procs))
+	for id, p := range ip.procs {
+		rec[id] = registeredInstance{AllocationID: p.allocationID, PID: p.pid, StartTicks: p.startTicks}
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(ip.registry, b, 0o600)
+}
+
+// adopt loads the record in stateDir and takes over every instance whose
+// process still runs; the rest are dropped from the record.
+func (ip *instanceProcesses) adopt(stateDir string) ([]string, error) {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	ip.registry = filepath.Join(stateDir, registryFile)
+	b, err := os.ReadFile(ip.registry)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("instance record: %w", err)
+	}
+	var rec map[string]registeredInstance
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("instance record %s: %w", ip.registry, err)
+	}
+	if ip.procs == nil {
+		ip.procs = map[string]*instanceProcess{}
+	}
+	var adopted []string
+	for id, r := range rec {
+		if ticks, ok := processStart(r.PID); !ok || ticks != r.StartTicks || ip.procs[id] != nil {
+			continue // gone, or the pid now belongs to another process
+		}
+		proc := &instanceProcess{id: id, allocationID: r.AllocationID, pid: r.PID, startTicks: r.StartTicks,
+			done: make(chan struct{})}
+		go watchAdopted(proc)
+		ip.procs[id] = proc
+		adopted = append(adopted, id)
+	}
+	return adopted, ip.persist()
+}
+
+// watchAdopted closes proc.done once the adopted process has exited (or
+// its pid went to another process).
+func watchAdopted(proc *instanceProcess) {
+	t := time.NewTicker(adoptPoll)
+	defer t.Stop()
+	for range t.C {
+		if ticks, ok := processStart(proc.pid); !ok || ticks != proc.startTicks {
+			close(proc.done)
+			return
+		}
+	}
+}
+
+// processStart is the start time of process pid in clock ticks since boot,
+// and false when there is no such live process (a zombie counts as gone).
+func processStart(pid int) (uint64, bool) {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil && !errors.Is(syscall.Kill(pid, 0), syscall.EPERM) {
+		return 0, false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// The command name (field 2) is in parentheses and may hold spaces:
+	// count fields after its closing parenthesis.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	fields := bytes.Fields(b[i+1:])
+	// fields[0] is field 3 (state); field 22 (starttime) is fields[19].
+	if len(fields) < 20 || string(fields[0]) == "Z" {
+		return 0, false
+	}
+	ticks, err := strconv.ParseUint(string(fields[19]), 10, 64)
+	return ticks, err == nil
+}

@@ -1,0 +1,192 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/bettercompute/compute/cmd/compute-bench/benchdb"
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// loadSpec is one timed reservation run.
+type loadSpec struct {
+	Name        string
+	Concurrency int
+	Pools       []string // each request picks one of these at random
+	SyncCommit  bool
+}
+
+// LoadRun is the outcome of one reservation run. Each worker creates a
+// one-GPU reservation in a random pool for the same one-hour window and
+// releases it at once, so the fleet never fills and placers really compete
+// for the same atoms; PerSec counts booked creates (each followed by its
+// release, i.e. two committed commands per reservation).
+type LoadRun struct {
+	Name        string           `json:"name"`
+	Concurrency int              `json:"concurrency"`
+	Pools       int              `json:"pools"`
+	Nodes       int              `json:"nodes"`
+	SyncCommit  bool             `json:"synchronousCommit"`
+	Seconds     float64          `json:"seconds"`
+	Booked      int64            `json:"booked"`
+	Pending     int64            `json:"pending"`
+	Errors      map[string]int64 `json:"errors"`
+	PerSec      float64          `json:"reservationsPerSec"`
+	P50Ms       float64          `json:"createP50Ms"`
+	P99Ms       float64          `json:"createP99Ms"`
+	// Deadlocks is pg_stat_database.deadlocks over the run: each 40P01 was
+	// replayed by the server (db.InTx or a placement savepoint), invisible to
+	// the client but paid in latency.
+	Deadlocks  int64 `json:"deadlocks"`
+	Multixacts int64 `json:"multixacts"`
+	// RetriesPer1000 counts outcomes a client would have to retry — pending
+	// (no node after the placement attempts) and CONFLICT errors — per 1,000
+	// booked; DeadlocksPer1000 the server-side 40P01 replans.
+	RetriesPer1000           float64 `json:"clientRetriesPer1000"`
+	DeadlocksPer1000         float64 `json:"deadlockReplansPer1000"`
+	MultixactsPerReservation float64 `json:"multixactsPerReservation"`
+}
+
+// workerTally is one worker's counts, merged after the run without locks.
+type workerTally struct {
+	lat     []time.Duration
+	booked  int64
+	pending int64
+	errs    map[string]int64
+}
+
+// runLoad runs spec for p.phase (and at most p.maxOpsPerRun requests) on a
+// pool of its own, so that the session settings (synchronous_commit) apply
+// to it alone and closing it flushes its backends' statistics.
+func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progress) (LoadRun, error) {
+	params := map[string]string{}
+	if !spec.SyncCommit {
+		params["synchronous_commit"] = "off"
+	}
+	u, err := urlWith(e.url, params)
+	if err != nil {
+		return LoadRun{}, err
+	}
+	pool, err := db.Connect(ctx, u, db.PoolOptions{MaxConns: int32(spec.Concurrency),
+		IdleInTxTimeout: time.Minute, ApplicationName: "compute-bench-load"})
+	if err != nil {
+		return LoadRun{}, err
+	}
+	h := &commands.Handlers{Pool: pool, Logger: slog.New(slog.DiscardHandler)}
+	q := benchdb.New(e.pool)
+	mx0, err1 := q.BenchMultixactAge(ctx)
+	dl0, err2 := q.BenchDeadlocks(ctx)
+	if err := firstErr(err1, err2); err != nil {
+		pool.Close()
+		return LoadRun{}, err
+	}
+	tallies := make([]workerTally, spec.Concurrency)
+	budget := make(chan struct{}, p.maxOpsPerRun)
+	for range p.maxOpsPerRun {
+		budget <- struct{}{}
+	}
+	start := time.Now()
+	deadline := start.Add(p.phase)
+	var wg sync.WaitGroup
+	for w := range tallies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.loadWorker(ctx, h, spec, deadline, budget, &tallies[w])
+		}()
+	}
+	stopTicker := prog.tick(fmt.Sprintf("reservations: %s", spec.Name), p.phase)
+	wg.Wait()
+	stopTicker()
+	elapsed := time.Since(start)
+	pool.Close()
+	// Backends publish their statistics when they exit; give the ones just
+	// closed a moment to do so before reading pg_stat_database.
+	time.Sleep(700 * time.Millisecond)
+	mx1, err1 := q.BenchMultixactAge(ctx)
+	dl1, err2 := q.BenchDeadlocks(ctx)
+	if err := firstErr(err1, err2); err != nil {
+		return LoadRun{}, err
+	}
+	r := LoadRun{Name: spec.Name, Concurrency: spec.Concurrency, Pools: len(spec.Pools), Nodes: len(spec.Pools) * nodesPerPool,
+		SyncCommit: spec.SyncCommit, Seconds: elapsed.Seconds(), Errors: map[string]int64{},
+		Deadlocks: dl1 - dl0, Multixacts: mx1 - mx0}
+	var lat []time.Duration
+	for _, t := range tallies {
+		r.Booked += t.booked
+		r.Pending += t.pending
+		for k, v := range t.errs {
+			r.Errors[k] += v
+		}
+		lat = append(lat, t.lat...)
+	}
+	if r.Booked == 0 {
+		return r, fmt.Errorf("no reservation booked in %s (errors: %v, pending: %d)", elapsed, r.Errors, r.Pending)
+	}
+	r.PerSec = float64(r.Booked) / r.Seconds
+	r.P50Ms, r.P99Ms = percentileMs(lat, 0.50), percentileMs(lat, 0.99)
+	r.RetriesPer1000 = float64(r.Pending+r.Errors[string(core.CodeConflict)]) * 1000 / float64(r.Booked)
+	r.DeadlocksPer1000 = float64(r.Deadlocks) * 1000 / float64(r.Booked)
+	r.MultixactsPerReservation = float64(r.Multixacts) / float64(r.Booked)
+	return r, nil
+}
+
+// loadWorker creates and releases reservations until the deadline or the
+// shared budget runs out.
+func (e *appEnv) loadWorker(ctx context.Context, h *commands.Handlers, spec loadSpec, deadline time.Time,
+	budget chan struct{}, t *workerTally) {
+	t.errs = map[string]int64{}
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		select {
+		case <-budget:
+		default:
+			return
+		}
+		actor := core.Actor{Tenant: e.tenants[rand.IntN(len(e.tenants))], Identity: "bench", Role: core.RoleMember}
+		cmd := commands.CreateReservation{PoolID: spec.Pools[rand.IntN(len(spec.Pools))], GPUs: 1, GPUModel: gpuModel,
+			Start: e.window, End: e.window.Add(time.Hour)}
+		t0 := time.Now()
+		res, err := h.CreateReservation(ctx, actor, cmd)
+		took := time.Since(t0)
+		if err != nil {
+			t.errs[string(core.CodeOf(err))]++
+			continue
+		}
+		if err := e.finish(ctx, h, actor, res.Reservation); err != nil {
+			t.errs["end:"+string(core.CodeOf(err))]++
+		}
+		switch res.Reservation.State {
+		case core.ReservationBooked:
+			t.booked++
+			t.lat = append(t.lat, took)
+		default:
+			t.pending++
+		}
+	}
+}
+
+// finish gives the reservation back: release when booked, cancel when
+// pending (the state table allows nothing else), so capacity recycles.
+func (e *appEnv) finish(ctx context.Context, h *commands.Handlers, actor core.Actor, r core.Reservation) error {
+	if r.State == core.ReservationBooked {
+		_, err := h.ReleaseReservation(ctx, actor, commands.ReleaseReservation{ReservationID: r.ID})
+		return err
+	}
+	_, err := h.CancelReservation(ctx, actor, commands.CancelReservation{ReservationID: r.ID})
+	return err
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// printTable writes the human summary: ratios first (the figures to quote),
+// then the raw measurements they were computed from, then the gaps.
+func (r *Results) printTable(w io.Writer) {
+	m := r.Machine
+	fmt.Fprintf(w, "compute-bench %s (quick=%v) — %d cores, %s/%s, PostgreSQL %s, fsync=%s synchronous_commit=%s\n\n",
+		r.Date, r.Quick, m.Cores, m.GOOS, m.GOARCH, m.PGVersion, m.Settings["fsync"], m.Settings["synchronous_commit"])
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RATIO\tVALUE\tNUMERATOR\tDENOMINATOR")
+	for _, x := range r.Ratios {
+		fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\n", x.Name, x.Value, x.Numerator, x.Denominator)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PGBENCH\tTPS\tLATENCY AVG ms")
+	for _, p := range r.Pgbench {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\n", p.Name(), p.TPS, p.LatencyMs)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RESERVATIONS\tNODES\tRES/s\tp50 ms\tp99 ms\tBOOKED\tPENDING\tERRORS\tRETRIES/1k\t40P01/1k\tMXACT/RES")
+	for _, l := range r.Reservations {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.2f\t%d\t%d\t%s\t%.1f\t%.1f\t%.2f\n", l.Name, l.Nodes, l.PerSec, l.P50Ms, l.P99Ms,
+			l.Booked, l.Pending, errorsString(l.Errors), l.RetriesPer1000, l.DeadlocksPer1000, l.MultixactsPerReservation)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCALE (site-wide placement, 1 client)\tREQUESTS\tp50 ms\tp99 ms\tSEEDED nodes/s")
+	for _, s := range r.Scale {
+		fmt.Fprintf(tw, "%d nodes\t%d\t%.2f\t%.2f\t%.0f\n", s.Nodes, s.Requests, s.P50Ms, s.P99Ms, s.SeedNodesPerSec)
+	}
+	tw.Flush()
+
+	o := r.Outbox
+	fmt.Fprintf(w, "\nOUTBOX  commit → reader (poll %.0f ms) at %d/s target, %.0f/s achieved: p50 %.2f ms, p99 %.2f ms (%d/%d events seen)\n",
+		o.PollMs, o.TargetRate, o.AchievedRate, o.P50Ms, o.P99Ms, o.Seen, o.Events)
+	fmt.Fprintf(w, "        writer (unpaced, 8 writers, 1 event/tx) %.0f events/s (%.0f with the NOTIFY trigger off); reader drain %.0f events/s\n",
+		o.WriterPerSec, o.WriterNoNotifyPerSec, o.ReaderPerSec)
+	for _, b := range o.Backlogs {
+		fmt.Fprintf(w, "        ReadAfter(100) from the middle of %d events: p50 %.3f ms, p99 %.3f ms\n", b.Events, b.P50Ms, b.P99Ms)
+	}
+
+	r.Pipeline.print(w)
+	r.APIScale.print(w)
+	r.SSE.print(w)
+
+	fmt.Fprintln(w, "\nNOT MEASURED")
+	for _, g := range r.NotMeasured {
+		fmt.Fprintf(w, "  - %s: %s\n", g.What, firstLine(g.Why))
+	}
+}
+
+func errorsString(m map[string]int64) string {
+	if len(m) == 0 {
+		return "0"
+	}
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, v))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}

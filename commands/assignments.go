@@ -1,0 +1,381 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/workqueue"
+)
+
+// Assignments: an allocation reaches its node's daemon as an "assign" node
+// job and leaves it as an "unassign" job. This file is the one place that
+// builds their payloads and queues them.
+//
+// Each is queued in the transaction that changes the node's desired spec
+// (booking, extension, release, cancel, expiry, node release, and the
+// reconcile and resync re-pushes), which bumps the node's generation
+// (node_desired) and puts the new generation in the payload. The assign is
+// queued at booking, not at the window's start: the daemon then refuses an
+// overlap as early as possible, the window travels in the payload, and the
+// API already keeps workloads off a booking until it is active.
+//
+// Both are retry-safe (the daemon carries out a repeat as a no-op), so a
+// daemon that lost its journal is sent them again rather than failing them.
+//
+// Ordering. Dispatch sends a node's jobs in the order they were queued, and
+// the daemon carries out assigns in the order they arrive, before it reads
+// the next message. Unassigns it carries out in the background: it stops
+// the allocation's workloads first and holds the devices meanwhile, so an
+// assign of the same devices for the next tenant, sent before the
+// unassign concluded, would be refused. Dispatch therefore holds back an
+// assign queued after an open unassign, and every job of its allocation
+// with it (heldAllocations).
+
+// Idempotency keys of assignment jobs, unique per (node, tenant, key).
+const (
+	assignKeyPrefix   = "assign:"
+	unassignKeyPrefix = "unassign:"
+)
+
+// AssignRefusedPrefix starts the reason of an assign the daemon refused
+// because it overlaps, in devices and window, an allocation it holds. It is
+// wire.RefusedPrefix (commands does not depend on the protocol; a gateway
+// test checks that the two agree).
+const AssignRefusedPrefix = "refused: "
+
+// assignPayload is the payload of an assign job, wire.AssignPayload's JSON.
+type assignPayload struct {
+	AllocationID  string           `json:"allocationId"`
+	ReservationID string           `json:"reservationId"`
+	Devices       []assignedDevice `json:"devices"`
+	VCPU          int64            `json:"vcpu"`
+	MemoryMB      int64            `json:"memoryMb"`
+	DiskGB        int64            `json:"diskGb"`
+	Start         time.Time        `json:"start"`
+	End           time.Time        `json:"end"`
+	Generation    int64            `json:"generation"`
+}
+
+// assignedDevice is one atom of an assign, wire.AssignedDevice's JSON.
+type assignedDevice struct {
+	ID      string `json:"id"`
+	GPU     string `json:"gpu"`
+	Kind    string `json:"kind"`
+	Visible string `json:"visible"`
+	Mode    string `json:"mode,omitempty"`
+}
+
+// unassignPayload is the payload of an unassign job, wire.UnassignPayload's
+// JSON.
+type unassignPayload struct {
+	AllocationID string `json:"allocationId"`
+	Reason       string `json:"reason"`
+	Generation   int64  `json:"generation"`
+}
+
+// ReportedAssignment is one assignment a node's daemon reports holding
+// (wire.AssignPayload in its inventory, converted by the gateway).
+type ReportedAssignment struct {
+	AllocationID string
+	End          time.Time
+}
+
+// assignmentPayload builds the assign payload of an allocation at
+// generation: its atoms in the allocation's order, its scalars, and its
+// reservation's window [start, end).
+//
+//   - a whole GPU is visible as its UUID (the device id);
+//   - a MIG atom belongs to its parent GPU and is visible as its MIG
+//     instance's UUID (devices.mig_uuid, recorded from the daemon's
+//     inventory) or, until an inventory named it, as the atom's id;
+//   - a time-slice or MPS slot is visible as its parent GPU, with its mode.
+func assignmentPayload(ctx context.Context, q *db.Queries, a db.AllocationAssignmentRow, generation int64) (assignPayload, error) {
+	p := assignPayload{AllocationID: a.ID, ReservationID: a.ReservationID, Devices: []assignedDevice{},
+		VCPU: a.Vcpu, MemoryMB: a.Memory, DiskGB: a.Disk, Start: a.StartTs.UTC(), End: a.EndTs.UTC(),
+		Generation: generation}
+	if len(a.DeviceIds) == 0 {
+		return p, nil
+	}
+	rows, err := q.AssignmentDevices(ctx, a.DeviceIds)
+	if err != nil {
+		return p, db.Translate(err, "devices of allocation "+a.ID)
+	}
+	byID := make(map[string]db.AssignmentDevicesRow, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	for _, id := range a.DeviceIds {
+		r, ok := byID[id]
+		if !ok {
+			return p, fmt.Errorf("allocation %s: device %s not found", a.ID, id)
+		}
+		d := assignedDevice{ID: id, GPU: id, Kind: r.Kind, Visible: id}
+		if r.ParentID != nil {
+			d.GPU = *r.ParentID
+		}
+		switch core.AtomKind(r.Kind) {
+		case core.AtomMIG:
+			if r.MigUuid != nil {
+				d.Visible = *r.MigUuid
+			}
+		case core.AtomSlot:
+			d.Visible = d.GPU
+			if r.Profile != nil {
+				d.Mode = *r.Profile
+			}
+		}
+		p.Devices = append(p.Devices, d)
+	}
+	return p, nil
+}
+
+// assignKey names the assignment job queued at a generation.
+type assignKey func(generation int64) string
+
+// fixedKey is a key that does not depend on the generation.
+func fixedKey(k string) assignKey { return func(int64) string { return k } }
+
+// enqueueAssign queues an assign of the allocation under key, bumping its
+// node's generation, unless the node already has a job under that key (a
+// repeat queues nothing). It reports whether it queued one.
+func enqueueAssign(ctx context.Context, q *db.Queries, identity, allocationID string, key assignKey) (bool, error) {
+	a, err := q.AllocationAssignment(ctx, allocationID)
+	if err != nil {
+		return false, db.Translate(err, "allocation "+allocationID)
+	}
+	if k := key(0); k != "" {
+		if taken, err := keyTaken(ctx, q, a.NodeID, a.TenantID, k); err != nil || taken {
+			return false, err
+		}
+	}
+	generation, err := q.NodeDesiredBump(ctx, a.NodeID)
+	if err != nil {
+		return false, db.Translate(err, "node "+a.NodeID)
+	}
+	p, err := assignmentPayload(ctx, q, a, generation)
+	if err != nil {
+		return false, err
+	}
+	payload, err := json.Marshal(p)
+	if err != nil {
+		return false, fmt.Errorf("encode assign: %w", err)
+	}
+	_, err = queueNodeCommand(ctx, q, db.NodeCommandInsertParams{ID: "cmd_" + uuid.NewString(), TenantID: a.TenantID,
+		Identity: identity, NodeID: a.NodeID, AllocationID: &a.ID, IdempotencyKey: key(generation),
+		Kind: core.NodeCommandAssign, RetrySafe: true, Payload: payload, Generation: &generation})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil // queued concurrently under the same key
+	}
+	return err == nil, err
+}
+
+// unassignment is one unassign to queue.
+type unassignment struct {
+	nodeID       string
+	tenant       string // the reservation's; "" for an allocation the control plane does not know
+	allocationID string
+	known        bool // the allocation exists (allocation_id is set)
+	reason       string
+	// retryKey is the key used when unassign:<allocationId> is taken by a
+	// job that did not take the allocation back (or that did, and the
+	// daemon holds it again); "" means unassign:<id>:g<generation>.
+	retryKey string
+}
+
+// enqueueUnassign queues an unassign under unassign:<allocationId>, bumping
+// the node's generation. When that key is taken: by a job still open,
+// nothing is queued (it is on its way); by a finished one, the unassign is
+// queued again under u.retryKey. It reports whether it queued one.
+func enqueueUnassign(ctx context.Context, q *db.Queries, identity string, u unassignment) (bool, error) {
+	key := fixedKey(unassignKeyPrefix + u.allocationID)
+	prev, err := q.NodeCommandGetByKey(ctx, db.NodeCommandGetByKeyParams{NodeID: u.nodeID, TenantID: u.tenant,
+		IdempotencyKey: key(0)})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return false, db.Translate(err, "node command")
+	case !core.CommandStateTable().Terminal[core.State(prev.State)]:
+		return false, nil
+	case u.retryKey != "":
+		key = fixedKey(u.retryKey)
+		if taken, err := keyTaken(ctx, q, u.nodeID, u.tenant, u.retryKey); err != nil || taken {
+			return false, err
+		}
+	default:
+		key = func(g int64) string { return fmt.Sprintf("%s%s:g%d", unassignKeyPrefix, u.allocationID, g) }
+	}
+	generation, err := q.NodeDesiredBump(ctx, u.nodeID)
+	if err != nil {
+		return false, db.Translate(err, "node "+u.nodeID)
+	}
+	payload, err := json.Marshal(unassignPayload{AllocationID: u.allocationID, Reason: u.reason, Generation: generation})
+	if err != nil {
+		return false, fmt.Errorf("encode unassign: %w", err)
+	}
+	var alloc *string
+	if u.known {
+		alloc = &u.allocationID
+	}
+	_, err = queueNodeCommand(ctx, q, db.NodeCommandInsertParams{ID: "cmd_" + uuid.NewString(), TenantID: u.tenant,
+		Identity: identity, NodeID: u.nodeID, AllocationID: alloc, IdempotencyKey: key(generation),
+		Kind: core.NodeCommandUnassign, RetrySafe: true, Payload: payload, Generation: &generation})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// keyTaken reports whether the node has a job of tenant under key.
+func keyTaken(ctx context.Context, q *db.Queries, nodeID, tenant, key string) (bool, error) {
+	_, err := q.NodeCommandGetByKey(ctx, db.NodeCommandGetByKeyParams{NodeID: nodeID, TenantID: tenant, IdempotencyKey: key})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, db.Translate(err, "node command")
+	}
+	return true, nil
+}
+
+// bumpGeneration records a change of the node's desired spec that needs
+// nothing from its daemon (a scheduling flag): the generation moves on, and
+// the node has applied it as soon as every assignment change before it
+// concluded (NodeAppliedGeneration). The node's resync is woken, so that
+// its observed generation shows it without waiting for the daemon's next
+// report.
+func bumpGeneration(ctx context.Context, q *db.Queries, nodeID string) error {
+	if _, err := q.NodeDesiredBump(ctx, nodeID); err != nil {
+		return db.Translate(err, "node "+nodeID)
+	}
+	return workqueue.Enqueue(ctx, q, KindNodeResync, nodeID, 0)
+}
+
+// endAllocations carries a reservation's end over to its allocations, in
+// the transaction that ends it (after its capacity was freed): their
+// unfinished instances move to stopping and an unassign is queued, so that
+// the daemon stops them and reports each stopped. When the daemon cannot
+// hold an allocation (unassign false: its assign was refused), its
+// instances fail instead, with reason.
+func endAllocations(ctx context.Context, q *db.Queries, identity string, r core.Reservation,
+	allocs []db.AllocationListLiveRow, reason string, unassign bool) error {
+	for _, a := range allocs {
+		to := core.ProvisionStopping
+		if !unassign {
+			to = core.ProvisionFailed
+		}
+		if err := moveUnfinishedInstances(ctx, q, a.ID, to, reason); err != nil {
+			return err
+		}
+		if !unassign {
+			continue
+		}
+		if _, err := enqueueUnassign(ctx, q, identity, unassignment{nodeID: a.NodeID, tenant: r.Tenant,
+			allocationID: a.ID, known: true, reason: reason}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// moveUnfinishedInstances moves the allocation's instances that have not
+// stopped or failed to state to, through the provision table (requested →
+// stopping → stopped writes both events), with reason on the last step.
+func moveUnfinishedInstances(ctx context.Context, q *db.Queries, allocationID string, to core.State, reason string) error {
+	is, err := q.InstanceListUnfinishedOfAllocationForUpdate(ctx, allocationID)
+	if err != nil {
+		return db.Translate(err, "instances of allocation "+allocationID)
+	}
+	for _, i := range is {
+		if _, err := walkInstance(ctx, q, i, to, reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkInstance moves a locked instance to state to through the provision
+// table, reason on the last step. An instance that cannot reach it (already
+// stopped or failed) is left as it is.
+func walkInstance(ctx context.Context, q *db.Queries, i db.Instance, to core.State, reason string) (db.Instance, error) {
+	steps := core.StatePath(core.ProvisionStateTable(), core.State(i.State), to)
+	for _, step := range steps {
+		why := ""
+		if step == to {
+			why = reason
+		}
+		var err error
+		if i, _, err = moveInstance(ctx, q, i, step, why); err != nil {
+			return i, err
+		}
+	}
+	return i, nil
+}
+
+// assignFailure classifies the reason of a failed assign: "Refused" (the
+// daemon holds one of its devices for an overlapping window) or "Rejected"
+// (anything else the daemon found wrong with it) fail its reservation;
+// transient ones (the daemon could not write its journal; the control plane
+// gave up on a daemon that lost its memory) do not: the resync sends the
+// assign again.
+func assignFailure(reason string) (kind string, fails bool) {
+	switch {
+	case strings.HasPrefix(reason, AssignRefusedPrefix):
+		return "Refused", true
+	case strings.HasPrefix(reason, "journal: "), reason == lostMemoryReason:
+		return "", false
+	}
+	return "Rejected", true
+}
+
+// failAssignedReservation fails the reservation of an assign job that
+// failed for good, in the transaction that records the failure: its quota
+// is refunded, its bookings freed, its instances failed, and
+// reservation.failed is raised, with an AssignmentFailed condition carrying
+// the daemon's reason. No unassign is queued unless an earlier assign of
+// the allocation succeeded (an extension refused: the daemon holds the
+// allocation's original window). A reservation that already ended is left
+// alone.
+func failAssignedReservation(ctx context.Context, q *db.Queries, c db.NodeCommand, kind, reason string) error {
+	if c.AllocationID == nil {
+		return nil
+	}
+	a, err := q.AllocationAssignment(ctx, *c.AllocationID)
+	if err != nil {
+		return db.Translate(err, "allocation "+*c.AllocationID)
+	}
+	if s := core.State(a.State); a.Released || (s != core.ReservationBooked && s != core.ReservationActive) {
+		return nil
+	}
+	held, err := q.AllocationAssignedBefore(ctx, db.AllocationAssignedBeforeParams{AllocationID: &a.ID, JobID: c.ID})
+	if err != nil {
+		return db.Translate(err, "assign jobs")
+	}
+	cond := core.Condition{Type: core.ConditionAssignmentFailed, Status: true, Reason: kind,
+		Message: fmt.Sprintf("node %s did not take the assignment: %s", c.NodeID, reason)}
+	_, err = endReservationWith(ctx, q, system, a.ReservationID, 0, reservationEnd{to: core.ReservationFailed,
+		event: core.EventReservationFailed, conditions: []core.Condition{cond},
+		reason: "reservation failed: " + reason, unassign: held})
+	return err
+}
+
+// raiseObserved raises the session's observed generation (at epoch) to
+// what the node has applied: the daemon's report, and every change below
+// its oldest open assignment job (NodeAppliedGeneration).
+func raiseObserved(ctx context.Context, q *db.Queries, nodeID string, epoch, reported int64) error {
+	applied, err := q.NodeAppliedGeneration(ctx, nodeID)
+	if err != nil {
+		return db.Translate(err, "node generation")
+	}
+	err = q.NodeSessionRaiseObserved(ctx, db.NodeSessionRaiseObservedParams{NodeID: nodeID, SessionEpoch: epoch,
+		ObservedGeneration: max(applied, reported)})
+	return db.Translate(err, "node session")
+}

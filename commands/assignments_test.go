@@ -1,0 +1,629 @@
+package commands_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/gateway/wire"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/workqueue"
+)
+
+// job is a node job as these tests look at it.
+type job struct {
+	ID, Kind, Key, State, Tenant, Reason string
+	AllocationID                         *string
+	Generation                           *int64
+	MinGeneration                        int64
+	RetrySafe                            bool
+	Payload                              []byte
+}
+
+// assignmentJobs are the node's assign and unassign jobs in the order they
+// were queued.
+func (f *fixture) assignmentJobs(t *testing.T, node string) []job {
+	t.Helper()
+	rows, err := f.d.Pool.Query(f.ctx, `SELECT id, kind, idempotency_key, state, tenant_id, reason, allocation_id,
+		generation, min_generation, retry_safe, payload FROM node_commands
+		WHERE node_id = $1 AND kind IN ('assign', 'unassign') ORDER BY seq`, node)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []job
+	for rows.Next() {
+		var j job
+		require.NoError(t, rows.Scan(&j.ID, &j.Kind, &j.Key, &j.State, &j.Tenant, &j.Reason, &j.AllocationID,
+			&j.Generation, &j.MinGeneration, &j.RetrySafe, &j.Payload))
+		out = append(out, j)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+func (f *fixture) generation(t *testing.T, node string) int64 {
+	t.Helper()
+	g, err := f.d.Q.NodeDesiredGeneration(f.ctx, node)
+	require.NoError(t, err)
+	return g
+}
+
+func (f *fixture) allocationOf(t *testing.T, reservationID string) string {
+	t.Helper()
+	var id string
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT id FROM allocations WHERE reservation_id = $1",
+		reservationID).Scan(&id))
+	return id
+}
+
+// decodeAssign decodes an assign payload as the daemon does, refusing
+// fields the protocol does not have.
+func decodeAssign(t *testing.T, b []byte) wire.AssignPayload {
+	t.Helper()
+	var p wire.AssignPayload
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&p))
+	return p
+}
+
+// daemon stands in for a node's daemon at the commands level: a session
+// opened through gateway gw1, the jobs dispatch sends it, and its reports.
+type daemon struct {
+	f     *fixture
+	t     *testing.T
+	node  string
+	gw    lease.Lease
+	epoch int64
+	sent  []commands.NodeJobToSend
+}
+
+func (f *fixture) connect(t *testing.T, node, journal string, observed int64) *daemon {
+	t.Helper()
+	var joined bool
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT EXISTS (SELECT 1 FROM node_credentials WHERE node_id = $1)",
+		node).Scan(&joined))
+	if !joined {
+		_, err := f.h.JoinNode(f.ctx, operator, node)
+		require.NoError(t, err)
+	}
+	gw, err := lease.Acquire(f.ctx, f.d.Q, "gateway:gw1", "gw1-process", lease.GatewayTTL)
+	require.NoError(t, err)
+	s, err := f.h.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: node, Gateway: gw, GatewayID: "gw1",
+		JournalID: journal, ObservedGeneration: observed})
+	require.NoError(t, err)
+	return &daemon{f: f, t: t, node: node, gw: gw, epoch: s.Epoch}
+}
+
+// dispatch runs the node's dispatch and returns the report.
+func (d *daemon) dispatch() commands.DispatchReport {
+	d.t.Helper()
+	gw, err := lease.Acquire(d.f.ctx, d.f.d.Q, "gateway:gw1", "gw1-process", lease.GatewayTTL) // renewed
+	require.NoError(d.t, err)
+	d.gw = gw
+	rep, err := d.f.h.DispatchNodeJobs(d.f.ctx, d.gw, d.node, d.epoch, func(_ context.Context, j commands.NodeJobToSend) error {
+		d.sent = append(d.sent, j)
+		return nil
+	})
+	require.NoError(d.t, err)
+	return rep
+}
+
+// report is the daemon's result of a job.
+func (d *daemon) report(jobID, state, reason string, observed int64) {
+	d.t.Helper()
+	require.NoError(d.t, d.f.h.RecordNodeJobResult(d.f.ctx, commands.RecordNodeJobResult{NodeID: d.node, Epoch: d.epoch,
+		JobID: jobID, State: state, Reason: reason, ObservedGeneration: observed}))
+}
+
+func (d *daemon) observed() int64 {
+	d.t.Helper()
+	s, err := d.f.d.Q.NodeSessionGet(d.f.ctx, d.node)
+	require.NoError(d.t, err)
+	return s.ObservedGeneration
+}
+
+// Booking queues one assign for the node in the booking's transaction,
+// with the allocation's devices, scalars and window at the node's new
+// generation; extending queues the wider window again.
+func TestBookingQueuesAssign(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	gpus := f.node(t, "n1", exclusive, exclusive)
+	require.Zero(t, f.generation(t, "n1"), "a node that never changed is at generation 0")
+	start, end := window(1, 3)
+	res := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 2, VCPU: 8, MemoryMB: 4096, DiskGB: 100,
+		Start: start, End: end})
+	require.Equal(t, core.ReservationBooked, res.Reservation.State)
+	alloc := f.allocationOf(t, res.Reservation.ID)
+
+	jobs := f.assignmentJobs(t, "n1")
+	require.Len(t, jobs, 1)
+	j := jobs[0]
+	require.Equal(t, core.NodeCommandAssign, j.Kind)
+	require.Equal(t, "assign:"+alloc, j.Key)
+	require.Equal(t, "queued", j.State)
+	require.Equal(t, "acme", j.Tenant, "the reservation's tenant")
+	require.Equal(t, alloc, *j.AllocationID)
+	require.True(t, j.RetrySafe)
+	require.Equal(t, int64(1), *j.Generation)
+	require.Zero(t, j.MinGeneration)
+	require.Equal(t, int64(1), f.generation(t, "n1"))
+
+	p := decodeAssign(t, j.Payload)
+	require.Equal(t, wire.AssignPayload{AllocationID: alloc, ReservationID: res.Reservation.ID,
+		Devices: []wire.AssignedDevice{
+			{ID: gpus[0], GPU: gpus[0], Kind: "gpu", Visible: gpus[0]},
+			{ID: gpus[1], GPU: gpus[1], Kind: "gpu", Visible: gpus[1]}},
+		VCPU: 8, MemoryMB: 4096, DiskGB: 100, Start: start.UTC(), End: end.UTC(), Generation: 1}, p)
+	// Plumbing, not the tenant's command: a fleet-wide event.
+	require.Zero(t, f.countEvents(t, core.EventNodeCommandQueued))
+	var tenant *string
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT tenant_id FROM outbox WHERE type = $1 AND subject = $2",
+		core.EventNodeAssignmentQueued, core.NodeCommandSubject(j.ID)).Scan(&tenant))
+	require.True(t, tenant == nil || *tenant == "", "no tenant: %v", tenant)
+
+	// Extension: the same allocation with the wider window, at the next
+	// generation, under a key of its own.
+	_, err := f.h.ExtendReservation(f.ctx, tenantA, commands.ExtendReservation{ReservationID: res.Reservation.ID,
+		NewEnd: end.Add(time.Hour)})
+	require.NoError(t, err)
+	jobs = f.assignmentJobs(t, "n1")
+	require.Len(t, jobs, 2)
+	require.Equal(t, fmt.Sprintf("assign:%s:%d", alloc, end.Add(time.Hour).UnixMicro()), jobs[1].Key)
+	wider := decodeAssign(t, jobs[1].Payload)
+	require.True(t, end.Add(time.Hour).Equal(wider.End))
+	require.Equal(t, int64(2), wider.Generation)
+	f.requireInvariants(t)
+}
+
+// A reservation placed by the pending retry is assigned too, and MIG atoms
+// and slots carry their GPU, what CUDA sees and the slot's mode.
+func TestAssignPayloadOfAtoms(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", core.GPULayout{Mode: core.GPUMIG, MIG: []string{"3g.40gb", "3g.40gb"}},
+		core.GPULayout{Mode: core.GPUMPS, Slots: 4})
+
+	mig := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, MIGProfile: "3g.40gb"})
+	p := decodeAssign(t, f.assignmentJobs(t, "n1")[0].Payload)
+	require.Len(t, p.Devices, 1)
+	atom := p.Devices[0]
+	require.Equal(t, "mig", atom.Kind)
+	require.Equal(t, "GPU-n1-0", atom.GPU)
+	require.Equal(t, atom.ID, atom.Visible, "no inventory named the MIG instance yet: the atom's id")
+	require.Equal(t, mig.Reservation.DeviceIDs, []string{atom.ID})
+
+	// Once an inventory named it, CUDA sees the MIG instance's UUID.
+	_, err := f.d.Pool.Exec(f.ctx, "UPDATE devices SET mig_uuid = 'MIG-1234' WHERE id = $1", atom.ID)
+	require.NoError(t, err)
+	_, err = f.h.ExtendReservation(f.ctx, tenantA, commands.ExtendReservation{ReservationID: mig.Reservation.ID,
+		NewEnd: mig.Reservation.End.Add(time.Hour)})
+	require.NoError(t, err)
+	require.Equal(t, "MIG-1234", decodeAssign(t, f.assignmentJobs(t, "n1")[1].Payload).Devices[0].Visible)
+
+	// A slot, placed by the pending retry once the node is uncordoned.
+	_, err = f.h.CordonNode(f.ctx, operator, commands.CordonNode{NodeID: "n1"})
+	require.NoError(t, err)
+	pending := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, SlotKind: core.GPUMPS})
+	require.Equal(t, core.ReservationPending, pending.Reservation.State)
+	_, err = f.h.UncordonNode(f.ctx, operator, commands.CordonNode{NodeID: "n1"})
+	require.NoError(t, err)
+	require.NoError(t, f.h.RetryPending(f.ctx, pending.Reservation.ID))
+	jobs := f.assignmentJobs(t, "n1")
+	require.Len(t, jobs, 3)
+	require.Equal(t, "assign:"+f.allocationOf(t, pending.Reservation.ID), jobs[2].Key)
+	slot := decodeAssign(t, jobs[2].Payload).Devices[0]
+	require.Equal(t, wire.AssignedDevice{ID: slot.ID, GPU: "GPU-n1-1", Kind: "slot", Visible: "GPU-n1-1", Mode: "mps"}, slot)
+	// assign, assign, cordon, uncordon, assign.
+	require.Equal(t, int64(5), decodeAssign(t, jobs[2].Payload).Generation)
+	f.requireInvariants(t)
+}
+
+// Scheduling flags are part of the node's desired spec: each change bumps
+// its generation, a no-op does not.
+func TestSchedulingFlagsBumpGeneration(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	gpus := f.node(t, "n1", exclusive)
+	steps := []func() error{
+		func() error { _, err := f.h.CordonNode(f.ctx, operator, commands.CordonNode{NodeID: "n1"}); return err },
+		func() error { _, err := f.h.CordonNode(f.ctx, operator, commands.CordonNode{NodeID: "n1"}); return err }, // no-op
+		func() error {
+			_, err := f.h.UncordonNode(f.ctx, operator, commands.CordonNode{NodeID: "n1"})
+			return err
+		},
+		func() error {
+			_, err := f.h.TaintNode(f.ctx, operator, commands.TaintNode{NodeID: "n1", Taint: "gpu=reserved"})
+			return err
+		},
+		func() error {
+			_, err := f.h.UntaintNode(f.ctx, operator, commands.TaintNode{NodeID: "n1", Taint: "gpu=reserved"})
+			return err
+		},
+		func() error { _, err := f.h.DrainNode(f.ctx, operator, commands.DrainNode{NodeID: "n1"}); return err },
+		func() error { _, err := f.h.UndrainNode(f.ctx, operator, commands.DrainNode{NodeID: "n1"}); return err },
+		func() error {
+			_, err := f.h.QuarantineDevice(f.ctx, operator, commands.QuarantineDevice{DeviceID: gpus[0]})
+			return err
+		},
+		func() error {
+			_, err := f.h.UnquarantineDevice(f.ctx, operator, commands.QuarantineDevice{DeviceID: gpus[0]})
+			return err
+		},
+	}
+	want := []int64{1, 1, 2, 3, 4, 5, 6, 7, 8}
+	for i, step := range steps {
+		require.NoError(t, step())
+		require.Equal(t, want[i], f.generation(t, "n1"), "after step %d", i)
+	}
+	_, err := f.d.Q.WorkQueueGet(f.ctx, db.WorkQueueGetParams{Kind: commands.KindNodeResync, Key: "n1"})
+	require.NoError(t, err, "a flag change wakes the node's resync")
+
+	// Nothing is open, so the node has applied every change: the resync
+	// brings the session's observed generation there.
+	d := f.connect(t, "n1", "j1", 0)
+	require.Zero(t, d.observed())
+	_, _, err = f.h.ResyncNode(f.ctx, "n1")
+	require.NoError(t, err)
+	require.Equal(t, int64(8), d.observed())
+}
+
+// Release queues the unassign in its own transaction, bumping the
+// generation, and moves the reservation's instances to stopping; the
+// daemon's reports finish them.
+func TestReleaseUnassignsAndStopsInstances(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	rsv := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
+	alloc := f.allocationOf(t, rsv.ID)
+	running, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
+	require.NoError(t, err)
+	queued, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
+	require.NoError(t, err)
+
+	// The assign goes first, then the instance-starts, in the order queued.
+	rep := d.dispatch()
+	require.Len(t, rep.Sent, 3)
+	require.Equal(t, core.NodeCommandAssign, d.sent[0].Kind)
+	require.Equal(t, alloc, d.sent[0].AllocationID)
+	d.report(d.sent[0].ID, "succeeded", "", 1)
+	require.Equal(t, int64(1), d.observed(), "the daemon's report, recorded at its epoch")
+	d.report(d.sent[1].ID, "succeeded", "", 0) // the first instance runs
+	require.Equal(t, core.ProvisionRunning, get(t, f, running.Instance.ID).State)
+
+	released, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: rsv.ID})
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationReleased, released.Reservation.State)
+	require.Equal(t, int64(2), f.generation(t, "n1"))
+	jobs := f.assignmentJobs(t, "n1")
+	require.Len(t, jobs, 2)
+	un := jobs[1]
+	require.Equal(t, core.NodeCommandUnassign, un.Kind)
+	require.Equal(t, "unassign:"+alloc, un.Key)
+	require.Equal(t, int64(2), *un.Generation)
+	require.True(t, un.RetrySafe)
+	require.Equal(t, "acme", un.Tenant)
+	var p wire.UnassignPayload
+	require.NoError(t, json.Unmarshal(un.Payload, &p))
+	require.Equal(t, wire.UnassignPayload{AllocationID: alloc, Reason: "reservation released", Generation: 2}, p)
+	for _, id := range []string{running.Instance.ID, queued.Instance.ID} {
+		i := get(t, f, id)
+		require.Equal(t, core.ProvisionStopping, i.State, "stopping in the release's transaction")
+	}
+
+	// The daemon stops the running instance and reports it before it
+	// acknowledges the unassign; the unassign's success stops the rest.
+	d.dispatch()
+	require.Equal(t, un.ID, d.sent[len(d.sent)-1].ID)
+	stopped, err := f.h.RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n1", Epoch: d.epoch,
+		InstanceID: running.Instance.ID, AllocationID: alloc, Reason: "allocation unassigned: reservation released"})
+	require.NoError(t, err)
+	require.Equal(t, core.ProvisionStopped, stopped.State)
+	require.Equal(t, "allocation unassigned: reservation released", stopped.Reason)
+	again, err := f.h.RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n1", Epoch: d.epoch,
+		InstanceID: running.Instance.ID, Reason: "again"})
+	require.NoError(t, err, "a repeated report changes nothing")
+	require.Equal(t, stopped.Version, again.Version)
+	d.report(un.ID, "succeeded", "", 2)
+	require.Equal(t, core.ProvisionStopped, get(t, f, queued.Instance.ID).State)
+	require.Equal(t, int64(2), d.observed())
+	f.requireInvariants(t)
+}
+
+// A daemon's stop report is fenced by its session epoch, and a node speaks
+// only for its own instances.
+func TestInstanceStoppedReportIsFenced(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	f.node(t, "n2", exclusive)
+	old := f.connect(t, "n1", "j1", 0)
+	cur := f.connect(t, "n1", "j1", 0)
+	f.connect(t, "n2", "j2", 0)
+	_, err := f.h.CordonNode(f.ctx, operator, commands.CordonNode{NodeID: "n2"})
+	require.NoError(t, err)
+	rsv := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
+	require.Equal(t, "n1", rsv.NodeID)
+	i, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
+	require.NoError(t, err)
+
+	_, err = f.h.RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n1", Epoch: old.epoch,
+		InstanceID: i.Instance.ID, Reason: "x"})
+	require.ErrorIs(t, err, commands.ErrSessionSuperseded)
+	_, err = f.h.RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n2", Epoch: 1,
+		InstanceID: i.Instance.ID, Reason: "x"})
+	require.Equal(t, core.CodeNotFound, core.CodeOf(err))
+	require.Equal(t, core.ProvisionRequested, get(t, f, i.Instance.ID).State)
+
+	// The watchdog stopped it: requested → stopping → stopped, one event each.
+	got, err := f.h.RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n1", Epoch: cur.epoch,
+		InstanceID: i.Instance.ID, Reason: "not assigned"})
+	require.NoError(t, err)
+	require.Equal(t, core.ProvisionStopped, got.State)
+	require.Equal(t, 1, f.countEvents(t, core.EventInstanceStopping))
+	require.Equal(t, 1, f.countEvents(t, core.EventInstanceStopped))
+}
+
+// A refused assign fails its reservation in one transaction: quota
+// refunded, bookings freed, instances failed, one reservation.failed, and
+// no unassign (the daemon never held it). A transient failure fails
+// nothing: the resync sends the assign again.
+func TestRefusedAssignFailsReservation(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	before := quotaUsed(t, f, "acme", "gpu")
+	start, end := window(1, 3)
+	rsv := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, VCPU: 4, Start: start, End: end}).Reservation
+	alloc := f.allocationOf(t, rsv.ID)
+	i, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
+	require.NoError(t, err)
+	require.Equal(t, before+1, quotaUsed(t, f, "acme", "gpu"))
+
+	d.dispatch()
+	assign := d.sent[0]
+	require.Equal(t, core.NodeCommandAssign, assign.Kind)
+	reason := wire.RefusedPrefix + "device " + rsv.DeviceIDs[0] + " is held by allocation alc_planted for [2030-01-01T00:00:00Z, ∞)"
+	d.report(assign.ID, "failed", reason, 0)
+
+	r, err := f.h.GetReservation(f.ctx, tenantA, rsv.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationFailed, r.State)
+	require.Len(t, r.Conditions, 1)
+	require.Equal(t, core.Condition{Type: core.ConditionAssignmentFailed, Status: true, Reason: "Refused",
+		Message: "node n1 did not take the assignment: " + reason}, r.Conditions[0])
+	require.Empty(t, r.DeviceIDs, "its allocation is released")
+	require.Equal(t, before, quotaUsed(t, f, "acme", "gpu"), "quota refunded")
+	var bookings int
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT count(*) FROM device_bookings WHERE allocation_id = $1",
+		alloc).Scan(&bookings))
+	require.Zero(t, bookings, "a booking that had not begun is gone")
+	require.Equal(t, 1, f.countEvents(t, core.EventReservationFailed))
+	require.Len(t, f.assignmentJobs(t, "n1"), 1, "no unassign: the daemon never held it")
+	failed := get(t, f, i.Instance.ID)
+	require.Equal(t, core.ProvisionFailed, failed.State)
+	require.Contains(t, failed.Reason, reason)
+	d.report(assign.ID, "failed", reason, 0) // a repeat changes nothing
+	require.Equal(t, 1, f.countEvents(t, core.EventReservationFailed))
+	f.requireInvariants(t)
+
+	// The devices are free again.
+	again := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 2, Start: start, End: end})
+	require.Equal(t, core.ReservationBooked, again.Reservation.State)
+
+	// A daemon that could not write its journal refused nothing: the
+	// reservation stays, and the resync assigns it again.
+	d.dispatch()
+	second := d.sent[len(d.sent)-1]
+	require.Equal(t, core.NodeCommandAssign, second.Kind)
+	d.report(second.ID, "failed", "journal: no space left on device", 0)
+	r, err = f.h.GetReservation(f.ctx, tenantA, again.Reservation.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationBooked, r.State)
+	res, _, err := f.h.ResyncNode(f.ctx, "n1")
+	require.NoError(t, err)
+	require.Equal(t, []string{second.AllocationID}, res.Repushed)
+	f.requireInvariants(t)
+}
+
+// An assign of the next tenant's devices waits until the unassign of the
+// previous holder concluded (the daemon holds the devices until it has
+// stopped the old workloads); the next tenant's instance waits with its
+// assign.
+func TestAssignWaitsForEarlierUnassign(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	first := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
+	d.dispatch()
+	d.report(d.sent[0].ID, "succeeded", "", 1)
+	_, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: first.ID})
+	require.NoError(t, err)
+	d.dispatch()
+	unassign := d.sent[len(d.sent)-1]
+	require.Equal(t, core.NodeCommandUnassign, unassign.Kind)
+
+	next := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1}).Reservation
+	require.Equal(t, first.DeviceIDs, next.DeviceIDs)
+	i, err := f.h.CreateInstance(f.ctx, tenantB, commands.CreateInstance{ReservationID: next.ID})
+	require.NoError(t, err)
+	rep := d.dispatch()
+	require.Empty(t, rep.Sent)
+	require.Len(t, rep.Waiting, 2, "the assign waits for the unassign, the instance-start for its assign")
+
+	d.report(unassign.ID, "succeeded", "", 2)
+	_, err = f.d.Q.WorkQueueGet(f.ctx, db.WorkQueueGetParams{Kind: commands.KindNodeJobDispatch, Key: "n1"})
+	require.NoError(t, err, "a concluded assignment job wakes the node's dispatch")
+	rep = d.dispatch()
+	require.Len(t, rep.Sent, 2)
+	n := len(d.sent)
+	require.Equal(t, core.NodeCommandAssign, d.sent[n-2].Kind)
+	require.Equal(t, core.NodeCommandInstanceStart, d.sent[n-1].Kind)
+	require.Equal(t, core.ProvisionRequested, get(t, f, i.Instance.ID).State)
+}
+
+// After a reconnect the daemon's report is reconciled both ways: a live
+// allocation it does not hold is assigned again, one it holds that ended
+// (or that the control plane never had) is unassigned.
+func TestReconcileNodeAssignments(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	live := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
+	ended := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
+	liveAlloc, endedAlloc := f.allocationOf(t, live.ID), f.allocationOf(t, ended.ID)
+	d.dispatch()
+	d.report(d.sent[0].ID, "succeeded", "", 1)
+	d.dispatch()
+	d.report(d.sent[1].ID, "succeeded", "", 2)
+	_, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: ended.ID})
+	require.NoError(t, err)
+	d.dispatch()
+	d.report(d.sent[2].ID, "succeeded", "", 3)
+	require.Equal(t, int64(3), d.observed())
+
+	// The daemon comes back from a journal that lost the live assignment
+	// and the unassign, and that holds one nobody knows.
+	back := f.connect(t, "n1", "j2", 1)
+	_, err = f.h.ReconcileNodeAssignments(f.ctx, "n1", d.epoch, nil)
+	require.ErrorIs(t, err, commands.ErrSessionSuperseded, "a superseded session's report changes nothing")
+	held := []commands.ReportedAssignment{{AllocationID: endedAlloc, End: ended.End}, {AllocationID: "alc_planted",
+		End: ended.End}}
+	res, err := f.h.ReconcileNodeAssignments(f.ctx, "n1", back.epoch, held)
+	require.NoError(t, err)
+	require.Equal(t, []string{liveAlloc}, res.Repushed)
+	require.Equal(t, slices.Sorted(slices.Values([]string{"alc_planted", endedAlloc})), res.Unassigned)
+
+	jobs := f.assignmentJobs(t, "n1")
+	require.Len(t, jobs, 6)
+	byKey := map[string]job{}
+	for _, j := range jobs {
+		byKey[j.Key] = j
+	}
+	repush := byKey[fmt.Sprintf("assign:%s:r%d", liveAlloc, back.epoch)]
+	require.Equal(t, core.NodeCommandAssign, repush.Kind)
+	require.Equal(t, liveAlloc, decodeAssign(t, repush.Payload).AllocationID)
+	require.Equal(t, "queued", byKey[fmt.Sprintf("unassign:%s:r%d", endedAlloc, back.epoch)].State,
+		"unassign:<id> did its work already: the key of this epoch")
+	planted := byKey["unassign:alc_planted"]
+	require.Equal(t, "", planted.Tenant, "an allocation nobody knows: a fleet job")
+	require.Nil(t, planted.AllocationID)
+	require.Equal(t, int64(6), f.generation(t, "n1"))
+
+	// Reported again (a second inventory): the jobs on their way are not
+	// queued twice.
+	res, err = f.h.ReconcileNodeAssignments(f.ctx, "n1", back.epoch, held)
+	require.NoError(t, err)
+	require.Empty(t, res.Repushed)
+	require.Empty(t, res.Unassigned)
+
+	// They go out in the order queued; the observed generation follows
+	// the oldest one still open.
+	rep := back.dispatch()
+	require.Len(t, rep.Sent, 3)
+	require.Equal(t, core.NodeCommandAssign, back.sent[0].Kind)
+	for i, want := range []int64{3, 4, 5} {
+		require.Equal(t, want, back.observed(), "before result %d", i)
+		back.report(back.sent[i].ID, "succeeded", "", 0)
+	}
+	require.Equal(t, int64(6), back.observed())
+	f.requireInvariants(t)
+}
+
+// The resync queues what the jobs' outcomes say is missing, and runs every
+// NodeResyncEvery (simulated time) from the session open on.
+func TestResyncNode(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.h.NodeResyncEvery = 2 * time.Minute
+	f.node(t, "n1", exclusive, exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	it, err := f.d.Q.WorkQueueGet(f.ctx, db.WorkQueueGetParams{Kind: commands.KindNodeResync, Key: "n1"})
+	require.NoError(t, err, "the session open schedules the node's resync")
+	require.True(t, f.d.Now(t).Add(2*time.Minute).Equal(it.NotBefore), "%s", it.NotBefore)
+
+	kept := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
+	gone := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
+	keptAlloc, goneAlloc := f.allocationOf(t, kept.ID), f.allocationOf(t, gone.ID)
+	res, _, err := f.h.ResyncNode(f.ctx, "n1")
+	require.NoError(t, err)
+	require.Empty(t, res.Repushed, "assigns on their way are not missing")
+	d.dispatch()
+	d.report(d.sent[0].ID, "failed", "journal: input/output error", 0)
+	d.dispatch()
+	d.report(d.sent[1].ID, "succeeded", "", 2)
+	_, err = f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: gone.ID})
+	require.NoError(t, err)
+	d.dispatch()
+	d.report(d.sent[2].ID, "failed", "journal: input/output error", 0)
+
+	f.d.AdvanceSimClock(t, 2*time.Minute)
+	err = f.h.HandleNodeResync(f.ctx, workqueue.Item{Kind: commands.KindNodeResync, Key: "n1"})
+	require.Equal(t, workqueue.Again(2*time.Minute), err, "and again after NodeResyncEvery")
+	jobs := f.assignmentJobs(t, "n1")
+	require.Len(t, jobs, 5)
+	require.Equal(t, core.NodeCommandAssign, jobs[3].Kind)
+	require.Equal(t, keptAlloc, *jobs[3].AllocationID)
+	require.Equal(t, fmt.Sprintf("assign:%s:g%d", keptAlloc, *jobs[3].Generation), jobs[3].Key)
+	require.Equal(t, core.NodeCommandUnassign, jobs[4].Kind)
+	require.Equal(t, goneAlloc, *jobs[4].AllocationID)
+	require.Equal(t, fmt.Sprintf("unassign:%s:g%d", goneAlloc, *jobs[4].Generation), jobs[4].Key)
+
+	// Nothing is missing once they went out.
+	rep := d.dispatch()
+	require.Len(t, rep.Sent, 2)
+	for _, j := range d.sent[len(d.sent)-2:] {
+		d.report(j.ID, "succeeded", "", 0)
+	}
+	res, _, err = f.h.ResyncNode(f.ctx, "n1")
+	require.NoError(t, err)
+	require.Empty(t, res.Repushed)
+	require.Empty(t, res.Unassigned)
+	require.Equal(t, f.generation(t, "n1"), d.observed())
+}
+
+// A node whose assignment job has been open longer than the resync period
+// is drifting.
+func TestNodeAssignmentDrift(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	f.node(t, "n2", exclusive)
+	_, err := f.h.CordonNode(f.ctx, operator, commands.CordonNode{NodeID: "n2"})
+	require.NoError(t, err)
+	f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1})
+	drift := func() []db.NodeAssignmentDriftRow {
+		rows, err := f.d.Q.NodeAssignmentDrift(f.ctx, (5 * time.Minute).Seconds())
+		require.NoError(t, err)
+		return rows
+	}
+	require.Empty(t, drift())
+	f.d.AdvanceSimClock(t, 5*time.Minute+time.Second)
+	rows := drift()
+	require.Len(t, rows, 1)
+	require.Equal(t, "n1", rows[0].NodeID)
+	require.Equal(t, int64(1), rows[0].Generation)
+	require.Zero(t, rows[0].ObservedGeneration)
+	require.False(t, rows[0].Connected)
+}
+
+func quotaUsed(t *testing.T, f *fixture, tenant, resource string) int64 {
+	t.Helper()
+	q, err := f.d.Q.QuotaUsageGet(f.ctx, db.QuotaUsageGetParams{TenantID: tenant, Resource: resource})
+	require.NoError(t, err)
+	return q.Used
+}

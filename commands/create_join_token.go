@@ -1,0 +1,103 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// joinTokenPrefix marks single-use join tokens.
+const joinTokenPrefix = "bcj_"
+
+// Join token lifetimes: DefaultJoinTokenTTL unless the operator asks for
+// another, at most MaxJoinTokenTTL.
+const (
+	DefaultJoinTokenTTL = time.Hour
+	MaxJoinTokenTTL     = 24 * time.Hour
+)
+
+// errInvalidJoinToken is every refusal of a join token: unknown, used,
+// expired, or issued for another node. They read alike, so a caller learns
+// nothing about which.
+var errInvalidJoinToken = core.Errorf(core.CodeUnauthenticated, "invalid join token")
+
+// JoinToken is a single-use join token as issued. Token, the secret, is
+// shown only here; the database keeps its SHA-256 hash.
+type JoinToken struct {
+	ID        string    `json:"id"`
+	NodeID    string    `json:"nodeId"`
+	Token     string    `json:"token"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// IsJoinToken reports whether a bearer token is a join token by its prefix.
+func IsJoinToken(token string) bool { return strings.HasPrefix(token, joinTokenPrefix) }
+
+// CreateJoinToken issues a join token (operator only) good for one join of
+// nodeID within ttl (0 means DefaultJoinTokenTTL; at most MaxJoinTokenTTL).
+// The node need not exist yet: joining registers it. A retired node cannot
+// join, so it gets no token.
+func (h *Handlers) CreateJoinToken(ctx context.Context, actor core.Actor, nodeID string, ttl time.Duration) (JoinToken, error) {
+	if err := requireOperator(actor, "nodes.join-tokens.create"); err != nil {
+		return JoinToken{}, err
+	}
+	if ttl == 0 {
+		ttl = DefaultJoinTokenTTL
+	}
+	if ttl < time.Second || ttl > MaxJoinTokenTTL {
+		return JoinToken{}, core.Errorf(core.CodeInvalidArgument, "ttlSeconds must be between 1 and %d",
+			int64(MaxJoinTokenTTL/time.Second))
+	}
+	if nodeID == "" {
+		return JoinToken{}, core.Errorf(core.CodeInvalidArgument, "node id is required")
+	}
+	token, err := nodeSecret(joinTokenPrefix, 32)
+	if err != nil {
+		return JoinToken{}, fmt.Errorf("join token: %w", err)
+	}
+	id, err := nodeSecret("njt_", 9)
+	if err != nil {
+		return JoinToken{}, fmt.Errorf("join token id: %w", err)
+	}
+	out := JoinToken{ID: id, NodeID: nodeID, Token: token}
+	err = db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		n, err := q.NodeGet(ctx, nodeID)
+		switch {
+		case err == nil && core.State(n.State) == core.NodeRetired:
+			return core.Errorf(core.CodeConflict, "node %s is retired", nodeID)
+		case err != nil && !errors.Is(err, pgx.ErrNoRows):
+			return db.Translate(err, "node "+nodeID)
+		}
+		out.ExpiresAt, err = q.NodeJoinTokenCreate(ctx, db.NodeJoinTokenCreateParams{ID: id, NodeID: nodeID,
+			TokenHash: hashSecret(token), TenantID: actor.Tenant, Identity: actor.Identity, TtlSeconds: ttl.Seconds()})
+		return db.Translate(err, "join token")
+	})
+	if err != nil {
+		return JoinToken{}, fmt.Errorf("create join token for node %s: %w", nodeID, err)
+	}
+	return out, nil
+}
+
+// CheckJoinToken reports whether a join token may join nodeID now, without
+// using it up (JoinNodeWithToken does, in the join's transaction), and
+// returns the actor the join acts as: the operator who issued the token,
+// under the token's id. Any refusal is the same UNAUTHENTICATED.
+func (h *Handlers) CheckJoinToken(ctx context.Context, token, nodeID string) (core.Actor, error) {
+	row, err := db.New(h.Pool).NodeJoinTokenCheck(ctx, db.NodeJoinTokenCheckParams{TokenHash: hashSecret(token),
+		NodeID: nodeID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return core.Actor{}, errInvalidJoinToken
+	}
+	if err != nil {
+		return core.Actor{}, fmt.Errorf("check join token: %w", db.Translate(err, "join token"))
+	}
+	return core.Actor{TokenID: row.ID, Tenant: row.TenantID, Identity: row.Identity, Role: core.RoleOperator}, nil
+}

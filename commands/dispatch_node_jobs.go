@@ -1,0 +1,217 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/lease"
+)
+
+// KindNodeJobDispatch wakes the dispatch of a node's jobs; its key is the
+// node id. RunNodeCommand enqueues it, and so does every session open: a
+// new session is when queued jobs can first go out, when a daemon reports
+// a new observed generation, and when a daemon that lost its journal must
+// have its in-flight jobs failed or re-sent. The gateway handles it (the
+// kind's name predates "node job" and is kept for items already queued).
+const KindNodeJobDispatch = "node.command.dispatch"
+
+// DispatchReport says what one dispatch did.
+type DispatchReport struct {
+	Sent    []string // queued jobs sent (queued → sent)
+	Resent  []string // in-flight jobs sent again at this epoch
+	Failed  []string // in-flight, not retry-safe, and the daemon lost its journal
+	Waiting []string // queued until the daemon reports min_generation
+}
+
+// NodeJobToSend is a node job as dispatch hands it to the gateway, which
+// puts it on the wire. AllocationID names the allocation whose security
+// domain (its user and its devices) the daemon runs the job in; it is
+// empty for an operator's fleet job.
+type NodeJobToSend struct {
+	ID           string
+	Kind         string
+	Payload      json.RawMessage
+	AllocationID string
+}
+
+// lostMemoryReason is why an in-flight job that is not retry-safe fails
+// when its daemon comes back with another journal.
+const lostMemoryReason = "daemon lost its memory: it came back with a new journal while the command was in flight"
+
+// DispatchNodeJobs sends the node's open jobs to the daemon on its session
+// at epoch, through send, in one transaction that
+//
+//   - is fenced by the gateway's lease, and locks the session row at epoch
+//     FOR SHARE (LockForDispatch): a zombie gateway, whose session was
+//     superseded, gets ErrSessionSuperseded and marks nothing, and a
+//     supersede waits until this transaction ends;
+//   - sends a queued job only when min_generation <= the generation the
+//     node has applied: every assign and unassign of a generation up to
+//     min_generation concluded (NodeAppliedGeneration; see assignments.go),
+//     and holds back an assign while an unassign queued before it is open,
+//     with every job of its allocation (heldAllocations). Otherwise it
+//     stays queued and waits: every session open, every concluded
+//     assignment job and every reconcile wakes dispatch again, so nothing
+//     needs to poll;
+//   - fails an in-flight job sent to another journal unless it is
+//     retry-safe, and re-sends retry-safe ones and those sent at an older
+//     epoch of the same journal (the daemon answers a repeat from its
+//     journal instead of running it twice).
+//
+// send is called inside the transaction, so a supersede cannot slip in
+// between marking and sending. If the send fails the transaction rolls
+// back and the jobs stay as they were; if the commit fails after a send,
+// the job is sent again later and the daemon deduplicates it.
+func (h *Handlers) DispatchNodeJobs(ctx context.Context, gw lease.Lease, nodeID string, epoch int64,
+	send func(context.Context, NodeJobToSend) error) (DispatchReport, error) {
+	var rep DispatchReport
+	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		rep = DispatchReport{}
+		if err := gw.Fence(ctx, tx); err != nil {
+			return err
+		}
+		journal, err := LockForDispatch(ctx, tx, nodeID, epoch)
+		if err != nil {
+			return err
+		}
+		q := db.New(tx)
+		// What the node has applied, as its assignment jobs' outcomes
+		// tell (the daemon's acknowledgements), not as its journal claims.
+		// Read before the jobs, so that one queued meanwhile only makes it
+		// stricter.
+		generation, err := q.NodeAppliedGeneration(ctx, nodeID)
+		if err != nil {
+			return db.Translate(err, "node generation")
+		}
+		open, err := q.NodeCommandListOpenForUpdate(ctx, nodeID)
+		if err != nil {
+			return db.Translate(err, "node commands")
+		}
+		held := heldAllocations(open)
+		for _, c := range open {
+			if err := dispatchOne(ctx, q, c, epoch, journal, generation, held, send, &rep); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return DispatchReport{}, fmt.Errorf("dispatch commands of node %s at epoch %d: %w", nodeID, epoch, err)
+	}
+	return rep, nil
+}
+
+// heldAllocations are the allocations whose queued assign must wait: an
+// unassign queued before it is still open. The daemon carries out an
+// unassign in the background (it stops the allocation's workloads first,
+// holding its devices meanwhile) and assigns in the order they arrive, so
+// an assign sent before an earlier unassign concluded could be refused for
+// devices that are on their way out. Every queued job of a held
+// allocation waits with its assign: the daemon runs nothing of an
+// allocation it does not hold, and an unassign must not overtake it.
+func heldAllocations(open []db.NodeCommand) map[string]bool {
+	held := map[string]bool{}
+	unassigning := false
+	for _, c := range open { // in the order queued
+		switch {
+		case c.Kind == core.NodeCommandUnassign:
+			unassigning = true
+		case c.Kind == core.NodeCommandAssign && unassigning && core.State(c.State) == core.CommandQueued && c.AllocationID != nil:
+			held[*c.AllocationID] = true
+		}
+	}
+	return held
+}
+
+func dispatchOne(ctx context.Context, q *db.Queries, c db.NodeCommand, epoch int64, journal string, generation int64,
+	held map[string]bool, send func(context.Context, NodeJobToSend) error, rep *DispatchReport) error {
+	state := core.State(c.State)
+	if state == core.CommandQueued {
+		// A job of an allocation whose assign waits waits too: the daemon
+		// runs nothing of an allocation it does not hold.
+		if c.MinGeneration > generation || (c.AllocationID != nil && held[*c.AllocationID]) {
+			rep.Waiting = append(rep.Waiting, c.ID)
+			return nil
+		}
+		if _, err := markSent(ctx, q, c, core.CommandSent, epoch, journal); err != nil {
+			return err
+		}
+		rep.Sent = append(rep.Sent, c.ID)
+		return send(ctx, nodeJobToSend(c))
+	}
+	sentTo := ""
+	if c.JournalID != nil {
+		sentTo = *c.JournalID
+	}
+	switch {
+	case sentTo != journal && !c.RetrySafe:
+		if _, err := moveNodeJob(ctx, q, c, core.CommandFailed, nil, c.Output, lostMemoryReason); err != nil {
+			return err
+		}
+		rep.Failed = append(rep.Failed, c.ID)
+		return nil
+	case sentTo != journal, c.DispatchedEpoch == nil || *c.DispatchedEpoch != epoch:
+		if _, err := markSent(ctx, q, c, state, epoch, journal); err != nil {
+			return err
+		}
+		rep.Resent = append(rep.Resent, c.ID)
+		return send(ctx, nodeJobToSend(c))
+	}
+	return nil // already sent on this session
+}
+
+// markSent records a send at epoch to journal. queued → sent is a
+// transition with its event; a re-send of an in-flight job keeps its state
+// and version and writes no event.
+func markSent(ctx context.Context, q *db.Queries, c db.NodeCommand, to core.State, epoch int64, journal string) (db.NodeCommand, error) {
+	bump := int64(0)
+	if core.State(c.State) != to {
+		if err := core.CheckTransition(core.CommandStateTable(), core.State(c.State), to); err != nil {
+			return c, err
+		}
+		bump = 1
+	}
+	rows, err := q.NodeCommandMarkSent(ctx, db.NodeCommandMarkSentParams{State: string(to), DispatchedEpoch: epoch,
+		JournalID: journal, Bump: bump, ID: c.ID, Version: c.Version})
+	if err != nil {
+		return c, db.Translate(err, "node command "+c.ID)
+	}
+	if rows == 0 {
+		return c, core.Errorf(core.CodeConflict, "node command %s was changed concurrently", c.ID)
+	}
+	c.State, c.Version, c.DispatchedEpoch, c.JournalID = string(to), c.Version+bump, &epoch, &journal
+	if bump == 0 {
+		return c, nil
+	}
+	return c, emitNodeJob(ctx, q, core.CommandSent, c, map[string]any{"sessionEpoch": epoch, "journalId": journal})
+}
+
+func nodeJobToSend(c db.NodeCommand) NodeJobToSend {
+	j := NodeJobToSend{ID: c.ID, Kind: c.Kind, Payload: c.Payload}
+	if c.AllocationID != nil {
+		j.AllocationID = *c.AllocationID
+	}
+	return j
+}
+
+// LockForDispatch locks the node's session row at epoch inside tx, the
+// transaction that marks something as sent to the daemon. It fails with
+// ErrSessionSuperseded when the epoch is no longer the node's current
+// connected session, and otherwise returns the session's journal id.
+func LockForDispatch(ctx context.Context, tx pgx.Tx, nodeID string, epoch int64) (string, error) {
+	row, err := db.New(tx).NodeSessionLockForDispatch(ctx, db.NodeSessionLockForDispatchParams{
+		NodeID: nodeID, SessionEpoch: epoch})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrSessionSuperseded
+	}
+	if err != nil {
+		return "", db.Translate(err, "node session")
+	}
+	return row.JournalID, nil
+}

@@ -1,0 +1,316 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/workqueue"
+)
+
+// KindNodeResync is the periodic resync of one node's assignments (key: the
+// node id), every Handlers.NodeResyncEvery: see ResyncNode. Every session
+// open enqueues it, and every scheduling-flag change wakes it at once (so
+// that the observed generation catches up with a change that needs
+// nothing from the daemon).
+const KindNodeResync = "node.resync"
+
+// DefaultNodeResyncEvery is how often each node's assignments are resynced.
+const DefaultNodeResyncEvery = 5 * time.Minute
+
+func (h *Handlers) nodeResyncEvery() time.Duration {
+	if h.NodeResyncEvery > 0 {
+		return h.NodeResyncEvery
+	}
+	return DefaultNodeResyncEvery
+}
+
+// AssignmentReconcile says what a reconcile or resync of a node's
+// assignments queued.
+type AssignmentReconcile struct {
+	// Repushed are the allocations whose assign was queued again.
+	Repushed []string
+	// Unassigned are the allocations whose unassign was queued.
+	Unassigned []string
+}
+
+func (r AssignmentReconcile) queued() bool { return len(r.Repushed)+len(r.Unassigned) > 0 }
+
+// ReconcileNodeAssignments reconciles what a node's daemon reports holding,
+// after it (re)connected at session epoch, with the node's desired
+// assignments, both ways, in one transaction fenced by the epoch (a report
+// of a superseded session is ErrSessionSuperseded and changes nothing):
+//
+//   - a live allocation of the node that the daemon does not hold (or holds
+//     with another end) is assigned again under assign:<id>:r<epoch>,
+//     unless an assign of it is still on its way;
+//   - an allocation the daemon holds that is not live on the node (it ended
+//     while the node was away, or the control plane never had it) is
+//     unassigned under unassign:<id>, or unassign:<id>:r<epoch> when that
+//     key already did its work, unless an unassign is on its way.
+//
+// It then raises the session's observed generation to what the node has
+// applied, and wakes the node's dispatch.
+func (h *Handlers) ReconcileNodeAssignments(ctx context.Context, nodeID string, epoch int64,
+	reported []ReportedAssignment) (AssignmentReconcile, error) {
+	var res AssignmentReconcile
+	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		res = AssignmentReconcile{}
+		q := db.New(tx)
+		_, err := q.NodeSessionLockAtEpoch(ctx, db.NodeSessionLockAtEpochParams{NodeID: nodeID, SessionEpoch: epoch})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrSessionSuperseded
+		}
+		if err != nil {
+			return db.Translate(err, "node session")
+		}
+		live, jobs, err := nodeAssignmentState(ctx, q, nodeID)
+		if err != nil {
+			return err
+		}
+		held := make(map[string]time.Time, len(reported))
+		for _, r := range reported {
+			held[r.AllocationID] = r.End
+		}
+		for _, l := range live {
+			if end, ok := held[l.AllocationID]; ok && end.Equal(l.EndTs) {
+				continue
+			}
+			if hasOpen(jobs[l.AllocationID], core.NodeCommandAssign) {
+				continue
+			}
+			key := fixedKey(fmt.Sprintf("%s%s:r%d", assignKeyPrefix, l.AllocationID, epoch))
+			queued, err := enqueueAssign(ctx, q, system.Identity, l.AllocationID, key)
+			if err != nil {
+				return err
+			}
+			if queued {
+				res.Repushed = append(res.Repushed, l.AllocationID)
+			}
+		}
+		liveIDs := make(map[string]bool, len(live))
+		for _, l := range live {
+			liveIDs[l.AllocationID] = true
+		}
+		for _, id := range slices.Sorted(maps.Keys(held)) {
+			if id == "" || liveIDs[id] || hasOpen(jobs[id], core.NodeCommandUnassign) {
+				continue
+			}
+			u, err := unassignmentOf(ctx, q, nodeID, id, "not assigned to this node any more")
+			if err != nil {
+				return err
+			}
+			u.retryKey = fmt.Sprintf("%s%s:r%d", unassignKeyPrefix, id, epoch)
+			queued, err := enqueueUnassign(ctx, q, system.Identity, u)
+			if err != nil {
+				return err
+			}
+			if queued {
+				res.Unassigned = append(res.Unassigned, id)
+			}
+		}
+		if err := raiseObserved(ctx, q, nodeID, epoch, 0); err != nil {
+			return err
+		}
+		return workqueue.Enqueue(ctx, q, KindNodeJobDispatch, nodeID, 0)
+	})
+	if err != nil {
+		return AssignmentReconcile{}, fmt.Errorf("reconcile assignments of node %s at epoch %d: %w", nodeID, epoch, err)
+	}
+	return res, nil
+}
+
+// ResyncNode compares a node's live allocations with the outcomes of its
+// assign and unassign jobs and queues what is missing, whether or not the
+// node is connected (the jobs wait for it):
+//
+//   - a live allocation whose last assignment job is not an assign on its
+//     way, or one that succeeded with the allocation's current end (it
+//     failed for a transient reason, or the allocation was extended and
+//     that assign failed), is assigned again under assign:<id>:g<generation>;
+//   - an allocation that is not live but that the daemon may hold (an
+//     assign of it not failed, and no unassign since, or only failed ones)
+//     is unassigned (unassign:<id>, else unassign:<id>:g<generation>).
+//
+// It then raises the current session's observed generation to what the
+// node has applied. It reports done for a retired node.
+func (h *Handlers) ResyncNode(ctx context.Context, nodeID string) (res AssignmentReconcile, done bool, err error) {
+	err = db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		res, done = AssignmentReconcile{}, false
+		q := db.New(tx)
+		n, err := q.NodeGet(ctx, nodeID)
+		if err != nil {
+			return db.Translate(err, "node "+nodeID)
+		}
+		if core.State(n.State) == core.NodeRetired {
+			done = true
+			return nil
+		}
+		// Lock order: the session before any job (see RecordNodeJobResult).
+		sess, err := q.NodeSessionLockCurrent(ctx, nodeID)
+		hasSession := err == nil
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return db.Translate(err, "node session")
+		}
+		live, jobs, err := nodeAssignmentState(ctx, q, nodeID)
+		if err != nil {
+			return err
+		}
+		byGeneration := func(prefix, id string) assignKey {
+			return func(g int64) string {
+				if g == 0 {
+					return "" // not known before the bump: unique by construction
+				}
+				return fmt.Sprintf("%s%s:g%d", prefix, id, g)
+			}
+		}
+		liveIDs := make(map[string]bool, len(live))
+		for _, l := range live {
+			liveIDs[l.AllocationID] = true
+			if assignedWith(jobs[l.AllocationID], l.EndTs) {
+				continue
+			}
+			queued, err := enqueueAssign(ctx, q, system.Identity, l.AllocationID, byGeneration(assignKeyPrefix, l.AllocationID))
+			if err != nil {
+				return err
+			}
+			if queued {
+				res.Repushed = append(res.Repushed, l.AllocationID)
+			}
+		}
+		for _, id := range slices.Sorted(maps.Keys(jobs)) {
+			if id == "" || liveIDs[id] || !mayHold(jobs[id]) {
+				continue
+			}
+			u, err := unassignmentOf(ctx, q, nodeID, id, "its reservation ended")
+			if err != nil {
+				return err
+			}
+			queued, err := enqueueUnassign(ctx, q, system.Identity, u)
+			if err != nil {
+				return err
+			}
+			if queued {
+				res.Unassigned = append(res.Unassigned, id)
+			}
+		}
+		if hasSession {
+			if err := raiseObserved(ctx, q, nodeID, sess.SessionEpoch, 0); err != nil {
+				return err
+			}
+		}
+		if res.queued() {
+			return workqueue.Enqueue(ctx, q, KindNodeJobDispatch, nodeID, 0)
+		}
+		return nil
+	})
+	if err != nil {
+		return AssignmentReconcile{}, false, fmt.Errorf("resync node %s: %w", nodeID, err)
+	}
+	if res.queued() {
+		h.logger().Warn("resync queued missing assignment jobs", "node", nodeID, "repushed", res.Repushed,
+			"unassigned", res.Unassigned)
+	}
+	return res, done, nil
+}
+
+// HandleNodeResync is the KindNodeResync work-queue handler: it resyncs the
+// node and runs again after NodeResyncEvery, until the node is retired.
+func (h *Handlers) HandleNodeResync(ctx context.Context, it workqueue.Item) error {
+	_, done, err := h.ResyncNode(ctx, it.Key)
+	if err != nil || done {
+		return err
+	}
+	return workqueue.Again(h.nodeResyncEvery())
+}
+
+// nodeAssignmentState reads the node's live allocations and its
+// assignment jobs by allocation, oldest first.
+func nodeAssignmentState(ctx context.Context, q *db.Queries, nodeID string) ([]db.NodeLiveAssignmentsRow,
+	map[string][]db.NodeAssignmentJobsRow, error) {
+	live, err := q.NodeLiveAssignments(ctx, nodeID)
+	if err != nil {
+		return nil, nil, db.Translate(err, "live allocations")
+	}
+	rows, err := q.NodeAssignmentJobs(ctx, nodeID)
+	if err != nil {
+		return nil, nil, db.Translate(err, "assignment jobs")
+	}
+	jobs := map[string][]db.NodeAssignmentJobsRow{}
+	for _, r := range rows {
+		jobs[r.AllocationID] = append(jobs[r.AllocationID], r)
+	}
+	return live, jobs, nil
+}
+
+// unassignmentOf is the unassign of an allocation the node's daemon holds:
+// of its reservation's tenant, or a fleet job when the control plane does
+// not know the allocation.
+func unassignmentOf(ctx context.Context, q *db.Queries, nodeID, allocationID, reason string) (unassignment, error) {
+	u := unassignment{nodeID: nodeID, allocationID: allocationID, reason: reason}
+	a, err := q.AllocationAssignment(ctx, allocationID)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return u, db.Translate(err, "allocation "+allocationID)
+	default:
+		u.tenant, u.known = a.TenantID, true
+	}
+	return u, nil
+}
+
+func isOpen(state string) bool {
+	switch core.State(state) {
+	case core.CommandQueued, core.CommandSent, core.CommandRunning:
+		return true
+	}
+	return false
+}
+
+// hasOpen reports whether a job of kind is queued or in flight.
+func hasOpen(jobs []db.NodeAssignmentJobsRow, kind string) bool {
+	return slices.ContainsFunc(jobs, func(j db.NodeAssignmentJobsRow) bool { return j.Kind == kind && isOpen(j.State) })
+}
+
+// assignedWith reports whether the allocation's last assignment job is an
+// assign on its way, or one that succeeded with end.
+func assignedWith(jobs []db.NodeAssignmentJobsRow, end time.Time) bool {
+	if len(jobs) == 0 {
+		return false
+	}
+	last := jobs[len(jobs)-1]
+	if last.Kind != core.NodeCommandAssign {
+		return false
+	}
+	if isOpen(last.State) {
+		return true
+	}
+	if core.State(last.State) != core.CommandSucceeded {
+		return false
+	}
+	got, err := time.Parse(time.RFC3339Nano, last.PayloadEnd)
+	return err == nil && got.Equal(end)
+}
+
+// mayHold reports whether the daemon may hold the allocation, as its jobs
+// tell: an assign of it that did not fail, and no unassign since that
+// succeeded or is on its way.
+func mayHold(jobs []db.NodeAssignmentJobsRow) bool {
+	held := false
+	for _, j := range jobs {
+		switch {
+		case j.Kind == core.NodeCommandAssign && (isOpen(j.State) || core.State(j.State) == core.CommandSucceeded):
+			held = true
+		case j.Kind == core.NodeCommandUnassign && (isOpen(j.State) || core.State(j.State) == core.CommandSucceeded):
+			held = false
+		}
+	}
+	return held
+}

@@ -1,0 +1,358 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// HealthMissing is the health of a GPU the node's daemon does not report:
+// out of placement (placement takes only healthy GPUs) until the daemon
+// reports it again, when it is healthy again.
+const HealthMissing = "missing"
+
+// ReportedGPU is one GPU as a node's daemon reports it in its inventory
+// (nvidia-smi, or the fake inventory): the gateway converts the wire form
+// into this, so that commands does not depend on the protocol.
+type ReportedGPU struct {
+	UUID string
+	// Name is the product name the driver reports ("NVIDIA H100 80GB
+	// HBM3"); Model the fleet's name for it ("H100-80GB").
+	Name     string
+	Model    string
+	MemoryMB int64
+	// MIG lists the GPU's MIG instances, as nvidia-smi -L does.
+	MIG []ReportedMIG
+}
+
+// ReportedMIG is one MIG instance of a reported GPU.
+type ReportedMIG struct {
+	UUID    string // MIG-…, what CUDA_VISIBLE_DEVICES names
+	Profile string // e.g. "1g.10gb"
+	Index   int    // its "Device N" index under its GPU
+}
+
+// InventoryResult says what one inventory reconcile changed.
+type InventoryResult struct {
+	// Missing are recorded GPUs the daemon did not report that became
+	// missing now; Returned are missing GPUs it reported again (healthy
+	// again); Registered are reported GPUs the record lacked, registered
+	// now (exclusive, healthy).
+	Missing, Returned, Registered []string
+	// Mismatched are reported GPUs that disagree with the record (model,
+	// or memory by more than MemoryTolerance) or could not be registered;
+	// they are in the GPUMismatch condition, changed or not.
+	Mismatched []string
+	// Conditions are the node's conditions after the reconcile.
+	Conditions []NodeCondition
+	// Changed is set when the reconcile wrote anything; Version is then the
+	// node's new version and Position that of its node.inventory_reconciled.
+	Changed  bool
+	Version  int64
+	Position outbox.Position
+}
+
+// MemoryTolerance is how far a reported GPU memory may be from the record
+// without being a mismatch, as a fraction of the record: drivers report a
+// little less than the marketing size (an H100 80GB shows 81559 MiB).
+const MemoryTolerance = 0.05
+
+// ReconcileNodeInventory reconciles the GPUs a node's daemon reports, at
+// session epoch, with the node's record, in one transaction fenced by that
+// epoch (a report of a superseded or closed session is
+// ErrSessionSuperseded and changes nothing). The machine decides what
+// exists, the control plane who holds it:
+//
+//   - a recorded GPU the daemon does not report becomes missing (health
+//     HealthMissing, device.health_changed): out of placement, its bookings
+//     kept; the node's GPUMissing condition lists it;
+//   - a missing GPU reported again becomes healthy (device.health_changed);
+//   - a reported GPU the record lacks is registered, exclusive and healthy,
+//     as RegisterNode does (gpu.registered); one recorded on another node is
+//     not, and is a mismatch;
+//   - a reported GPU whose model or memory differs from the record is a
+//     mismatch: the GPUMismatch condition says how, and the record stays
+//     (an operator decides: quarantine, or re-register the node).
+//
+// A GPU's sharing layout (MIG, slots) is the control plane's and is not
+// reconciled; the MIG instances reported for a MIG GPU only name its atoms
+// (recordMIGUUIDs). When anything changed, the node row's conditions are written
+// with a version guard (the row the placer locks FOR SHARE) and
+// node.inventory_reconciled carries the node's new version; a report that
+// agrees with the record writes nothing.
+func (h *Handlers) ReconcileNodeInventory(ctx context.Context, nodeID string, epoch int64, gpus []ReportedGPU) (InventoryResult, error) {
+	var res InventoryResult
+	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		res = InventoryResult{}
+		q := db.New(tx)
+		n, err := q.NodeLivenessLock(ctx, nodeID)
+		if err != nil {
+			return db.Translate(err, "node "+nodeID)
+		}
+		_, err = q.NodeSessionLockForDispatch(ctx, db.NodeSessionLockForDispatchParams{NodeID: nodeID, SessionEpoch: epoch})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrSessionSuperseded
+		}
+		if err != nil {
+			return db.Translate(err, "node session")
+		}
+		now, err := q.NodeLivenessNow(ctx)
+		if err != nil {
+			return db.Translate(err, "clock")
+		}
+		recorded, err := q.DeviceListNodeGPUsForUpdate(ctx, nodeID)
+		if err != nil {
+			return db.Translate(err, "GPUs of node "+nodeID)
+		}
+		reported := map[string]ReportedGPU{}
+		var order []string
+		var mismatches []string
+		for _, g := range gpus {
+			if _, dup := reported[g.UUID]; dup {
+				mismatches = append(mismatches, fmt.Sprintf("%s reported twice", g.UUID))
+				res.Mismatched = append(res.Mismatched, g.UUID)
+				continue
+			}
+			reported[g.UUID] = g
+			order = append(order, g.UUID)
+		}
+		slices.Sort(order)
+
+		var missing []string
+		var last outbox.Position
+		known := map[string]bool{}
+		for _, g := range recorded {
+			known[g.ID] = true
+			r, ok := reported[g.ID]
+			want := g.Health
+			switch {
+			case !ok:
+				missing = append(missing, g.ID)
+				if g.Health != HealthMissing {
+					want = HealthMissing
+					res.Missing = append(res.Missing, g.ID)
+				}
+			case g.Health == HealthMissing:
+				want = HealthHealthy
+				res.Returned = append(res.Returned, g.ID)
+			}
+			if ok {
+				if why := gpuMismatch(g, r); why != "" {
+					mismatches = append(mismatches, why)
+					res.Mismatched = append(res.Mismatched, g.ID)
+				}
+			}
+			if want == g.Health {
+				continue
+			}
+			rows, err := q.DeviceUpdateStatus(ctx, db.DeviceUpdateStatusParams{ID: g.ID, Version: g.Version,
+				Health: want, Quarantined: g.Quarantined})
+			if err := zeroRowsConflict(rows, err, "GPU "+g.ID); err != nil {
+				return err
+			}
+			reason := core.ConditionGPUMissing
+			if want == HealthHealthy {
+				reason = "GPUReported"
+			}
+			if last, err = emit(ctx, q, core.EventDeviceHealthChanged, "", core.DeviceSubject(g.ID), map[string]any{
+				"id": g.ID, "nodeId": nodeID, "health": want, "quarantined": g.Quarantined, "version": g.Version + 1,
+				"reason": reason}); err != nil {
+				return err
+			}
+		}
+
+		for _, id := range order {
+			if known[id] {
+				continue
+			}
+			g := reported[id]
+			if g.UUID == "" || g.Model == "" || g.MemoryMB <= 0 {
+				mismatches = append(mismatches, fmt.Sprintf("%q reported without a uuid, a model or memory; not registered", g.UUID))
+				res.Mismatched = append(res.Mismatched, g.UUID)
+				continue
+			}
+			if d, err := q.DeviceGet(ctx, g.UUID); err == nil {
+				mismatches = append(mismatches, fmt.Sprintf("%s is recorded on node %s; not registered here", g.UUID, d.NodeID))
+				res.Mismatched = append(res.Mismatched, g.UUID)
+				continue
+			} else if !errors.Is(err, pgx.ErrNoRows) {
+				return db.Translate(err, "GPU "+g.UUID)
+			}
+			ev, err := insertGPU(ctx, q, nodeID, GPUInventory{UUID: g.UUID, Model: g.Model, MemoryMB: g.MemoryMB,
+				Layout: core.GPULayout{Mode: core.GPUExclusive}}, nil)
+			if err != nil {
+				return err
+			}
+			if last, err = emit(ctx, q, core.EventGPURegistered, "", core.DeviceSubject(g.UUID), ev); err != nil {
+				return err
+			}
+			res.Registered = append(res.Registered, g.UUID)
+		}
+
+		if err := recordMIGUUIDs(ctx, q, nodeID, reported); err != nil {
+			return err
+		}
+
+		conds, err := decodeNodeConditions(n)
+		if err != nil {
+			return err
+		}
+		next := setNodeCondition(conds, core.ConditionGPUMissing, "NotReported",
+			listMessage(missing, "not reported by the node's daemon; out of placement until it reports them"), now)
+		next = setNodeCondition(next, core.ConditionGPUMismatch, "InventoryMismatch", strings.Join(mismatches, "; "), now)
+		res.Conditions = next
+		changed := len(res.Missing)+len(res.Returned)+len(res.Registered) > 0 || !sameConditions(conds, next)
+		if !changed {
+			return nil
+		}
+		condJSON, err := json.Marshal(next)
+		if err != nil {
+			return fmt.Errorf("encode conditions: %w", err)
+		}
+		rows, err := q.NodeLivenessUpdate(ctx, db.NodeLivenessUpdateParams{ID: n.ID, Version: n.Version,
+			State: n.State, NoScheduleReasons: n.NoScheduleReasons, Conditions: condJSON})
+		if err := zeroRowsConflict(rows, err, "node "+n.ID); err != nil {
+			return err
+		}
+		reasons := n.NoScheduleReasons
+		if reasons == nil {
+			reasons = []string{}
+		}
+		res.Changed, res.Version = true, n.Version+1
+		last, err = emit(ctx, q, core.EventNodeInventoryReconciled, "", core.NodeSubject(n.ID), map[string]any{
+			"id": n.ID, "poolId": n.PoolID, "state": n.State, "noScheduleReasons": reasons, "conditions": next,
+			"version": res.Version, "sessionEpoch": epoch, "missing": nonNilStrings(res.Missing),
+			"returned": nonNilStrings(res.Returned), "registered": nonNilStrings(res.Registered),
+			"mismatched": nonNilStrings(res.Mismatched)})
+		res.Position = last
+		return err
+	})
+	if err != nil {
+		return InventoryResult{}, fmt.Errorf("inventory of node %s: %w", nodeID, err)
+	}
+	return res, nil
+}
+
+// recordMIGUUIDs records, for each MIG atom of a reported GPU, the UUID of
+// the MIG instance the daemon reports for it (devices.mig_uuid, what an
+// assignment makes visible). Atoms and instances pair by profile, in order:
+// the k-th atom of a profile (by atom id) with the k-th instance of that
+// profile (by its index). An atom without a matching instance has its UUID
+// cleared; a GPU the daemon does not report keeps its atoms' UUIDs.
+func recordMIGUUIDs(ctx context.Context, q *db.Queries, nodeID string, reported map[string]ReportedGPU) error {
+	atoms, err := q.DeviceListNodeMIGAtoms(ctx, nodeID)
+	if err != nil {
+		return db.Translate(err, "MIG atoms of node "+nodeID)
+	}
+	type key struct{ gpu, profile string }
+	instances := map[key][]ReportedMIG{}
+	for _, g := range reported {
+		mig := slices.Clone(g.MIG)
+		slices.SortFunc(mig, func(a, b ReportedMIG) int { return a.Index - b.Index })
+		for _, m := range mig {
+			k := key{g.UUID, m.Profile}
+			instances[k] = append(instances[k], m)
+		}
+	}
+	for _, a := range atoms {
+		if _, ok := reported[a.ParentID]; !ok {
+			continue
+		}
+		k := key{a.ParentID, a.Profile}
+		var uuid *string
+		if list := instances[k]; len(list) > 0 {
+			uuid = &list[0].UUID
+			instances[k] = list[1:]
+		}
+		if (uuid == nil) == (a.MigUuid == nil) && (uuid == nil || *uuid == *a.MigUuid) {
+			continue
+		}
+		if err := q.DeviceSetMIGUUID(ctx, db.DeviceSetMIGUUIDParams{ID: a.ID, MigUuid: uuid}); err != nil {
+			return db.Translate(err, "atom "+a.ID)
+		}
+	}
+	return nil
+}
+
+// gpuMismatch says how a reported GPU differs from its record, "" if it
+// does not.
+func gpuMismatch(g db.DeviceListNodeGPUsForUpdateRow, r ReportedGPU) string {
+	var diffs []string
+	if r.Model != g.Model {
+		diffs = append(diffs, fmt.Sprintf("model %q (recorded %q)", r.Model, g.Model))
+	}
+	if d := r.MemoryMB - g.MemoryMb; float64(max(d, -d)) > MemoryTolerance*float64(g.MemoryMb) {
+		diffs = append(diffs, fmt.Sprintf("memory %d MiB (recorded %d MiB)", r.MemoryMB, g.MemoryMb))
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return g.ID + " reported with " + strings.Join(diffs, " and ")
+}
+
+// decodeNodeConditions reads the conditions of a locked node row.
+func decodeNodeConditions(n db.NodeLivenessLockRow) ([]NodeCondition, error) {
+	var conds []NodeCondition
+	if len(n.Conditions) > 0 {
+		if err := json.Unmarshal(n.Conditions, &conds); err != nil {
+			return nil, fmt.Errorf("decode conditions of node %s: %w", n.ID, err)
+		}
+	}
+	return conds, nil
+}
+
+// setNodeCondition returns conds with condition typ raised with reason and
+// message (in its place, keeping the time it was first raised, if it was
+// raised before; else last), or without it when message is "".
+func setNodeCondition(conds []NodeCondition, typ, reason, message string, now time.Time) []NodeCondition {
+	out := make([]NodeCondition, 0, len(conds)+1)
+	raised := NodeCondition{Condition: core.Condition{Type: typ, Status: true, Reason: reason, Message: message}, Since: now}
+	found := false
+	for _, c := range conds {
+		if c.Type != typ {
+			out = append(out, c)
+			continue
+		}
+		found = true
+		if message != "" {
+			raised.Since = c.Since
+			out = append(out, raised)
+		}
+	}
+	if !found && message != "" {
+		out = append(out, raised)
+	}
+	return out
+}
+
+// sameConditions compares conditions by what they say and since when.
+func sameConditions(a, b []NodeCondition) bool {
+	return slices.EqualFunc(a, b, func(x, y NodeCondition) bool {
+		return x.Condition == y.Condition && x.Since.Equal(y.Since)
+	})
+}
+
+// listMessage is "a, b, c <what>", or "" for none.
+func listMessage(ids []string, what string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	return strings.Join(ids, ", ") + " " + what
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

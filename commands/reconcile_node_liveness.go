@@ -1,0 +1,177 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/workqueue"
+)
+
+// ReconcileNodeLiveness applies the node's liveness transition if it is
+// due (unreachable after NoSessionAfter plus grace, lost after the pool's
+// lostAfter) and returns how long until the next one can be (0: none
+// pending). It is the plain method behind KindNodeLiveness, callable from
+// tests in simulated time.
+func (h *Handlers) ReconcileNodeLiveness(ctx context.Context, nodeID string) (time.Duration, error) {
+	_, next, err := h.reconcileLiveness(ctx, nodeID, nil)
+	return next, err
+}
+
+// HandleNodeLiveness is the KindNodeLiveness work-queue handler: it fences
+// the shard lease, reconciles the node and asks to run again at the node's
+// next threshold.
+func (h *Handlers) HandleNodeLiveness(ctx context.Context, it workqueue.Item) error {
+	_, next, err := h.reconcileLiveness(ctx, it.Key, func(tx pgx.Tx) error { return it.Lease.Fence(ctx, tx) })
+	if err != nil {
+		return err
+	}
+	if next > 0 {
+		return workqueue.Again(next)
+	}
+	return nil
+}
+
+// reconcileLiveness is one node's liveness decision in one transaction. It
+// refuses to judge while the controller heartbeat is stale: after an
+// outage the sweep must first hand out the outage grace, or a node whose
+// daemon could not reach a dead control plane would be declared
+// unreachable the moment it came back.
+func (h *Handlers) reconcileLiveness(ctx context.Context, nodeID string, fence func(pgx.Tx) error) (bool, time.Duration, error) {
+	var changed bool
+	var next time.Duration
+	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		changed, next = false, 0
+		if fence != nil {
+			if err := fence(tx); err != nil {
+				return err
+			}
+		}
+		q := db.New(tx)
+		age, err := q.NodeLivenessControllerAge(ctx)
+		if err != nil {
+			return db.Translate(err, "liveness heartbeat")
+		}
+		if age < 0 || age > OutageThreshold.Seconds() {
+			next = LivenessSweepEvery
+			return nil
+		}
+		n, err := q.NodeLivenessLock(ctx, nodeID)
+		if err != nil {
+			return db.Translate(err, "node "+nodeID)
+		}
+		sess, err := q.NodeSessionGetForUpdate(ctx, nodeID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // registered with NodesWithoutDaemons and never joined: not judged
+		}
+		if err != nil {
+			return db.Translate(err, "node session")
+		}
+		now, err := q.NodeLivenessNow(ctx)
+		if err != nil {
+			return db.Translate(err, "clock")
+		}
+		changed, next, err = decideLiveness(ctx, q, n, sess, now)
+		return err
+	})
+	if err != nil {
+		return false, 0, fmt.Errorf("liveness of node %s: %w", nodeID, err)
+	}
+	return changed, next, nil
+}
+
+// decideLiveness applies the specification's table to one locked node.
+func decideLiveness(ctx context.Context, q *db.Queries, n db.NodeLivenessLockRow, sess db.NodeSession, now time.Time) (bool, time.Duration, error) {
+	switch core.State(n.State) {
+	case core.NodeRegistered, core.NodeDisconnected:
+		if sess.Connected {
+			return false, 0, nil
+		}
+		deadline := sess.DisconnectedSince.Add(NoSessionAfter + livenessGrace(sess.GraceReason))
+		if now.Before(deadline) {
+			return false, deadline.Sub(now), nil
+		}
+		reason := unreachableReason(sess)
+		message := fmt.Sprintf("no session since %s (%s grace %s)", sess.DisconnectedSince.UTC().Format(time.RFC3339),
+			sess.GraceReason, livenessGrace(sess.GraceReason))
+		if reason == "NeverConnected" {
+			joined, err := q.NodeHasJoined(ctx, n.ID)
+			if err != nil {
+				return false, 0, db.Translate(err, "node credentials")
+			}
+			if !joined {
+				reason = "NeverJoined"
+				message = fmt.Sprintf("registered and never joined; counted from %s (%s grace %s)",
+					sess.DisconnectedSince.UTC().Format(time.RFC3339), sess.GraceReason, livenessGrace(sess.GraceReason))
+			}
+		}
+		_, err := applyLiveness(ctx, q, n, livenessChange{to: core.NodeUnreachable, event: core.EventNodeUnreachable,
+			addReason: core.NoScheduleUnreachable,
+			raise: &NodeCondition{Condition: core.Condition{Type: core.ConditionNodeUnreachable, Status: true, Reason: reason,
+				Message: message}, Since: now},
+			data: map[string]any{"reason": reason, "disconnectedSince": sess.DisconnectedSince}})
+		if err != nil {
+			return false, 0, err
+		}
+		if err := q.NodeSessionMarkUnreachable(ctx, n.ID); err != nil {
+			return false, 0, db.Translate(err, "node session")
+		}
+		if after, ok := poolLostAfter(n); ok {
+			return true, after, nil
+		}
+		return true, 0, nil
+	case core.NodeUnreachable:
+		after, ok := poolLostAfter(n)
+		if !ok || sess.UnreachableSince == nil {
+			return false, 0, nil // bare metal, or no lostAfter: an operator decides
+		}
+		deadline := sess.UnreachableSince.Add(after)
+		if now.Before(deadline) {
+			return false, deadline.Sub(now), nil
+		}
+		_, err := applyLiveness(ctx, q, n, livenessChange{to: core.NodeLost, event: core.EventNodeLost,
+			data: map[string]any{"unreachableSince": sess.UnreachableSince, "lostAfterSeconds": after.Seconds()}})
+		return err == nil, 0, err
+	}
+	return false, 0, nil
+}
+
+// poolLostAfter is the pool's lostAfter for provider and vps-host pools
+// that set it. Bare metal is never lost automatically.
+func poolLostAfter(n db.NodeLivenessLockRow) (time.Duration, bool) {
+	if (n.PoolKind != "provider" && n.PoolKind != "vps-host") || n.LostAfterSeconds == nil {
+		return 0, false
+	}
+	return time.Duration(*n.LostAfterSeconds) * time.Second, true
+}
+
+// livenessGrace is the grace a session's grace reason adds to
+// NoSessionAfter.
+func livenessGrace(reason string) time.Duration {
+	switch reason {
+	case "gateway-lost":
+		return GatewayLostGrace
+	case "outage":
+		return OutageGrace
+	}
+	return 0
+}
+
+// unreachableReason is the NodeUnreachable condition's reason
+// (decideLiveness tells NeverJoined from NeverConnected).
+func unreachableReason(sess db.NodeSession) string {
+	switch {
+	case sess.SessionEpoch == 0:
+		return "NeverConnected"
+	case sess.GraceReason == "gateway-lost":
+		return "GatewayLost"
+	case sess.GraceReason == "outage":
+		return "Outage"
+	}
+	return "SessionClosed"
+}

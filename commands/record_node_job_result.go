@@ -1,0 +1,198 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/workqueue"
+)
+
+// maxNodeJobOutput bounds the output stored with a node job: a daemon
+// printing gigabytes must not fill the database.
+const maxNodeJobOutput = 64 << 10
+
+// nodeJobEvents maps the states a node job can be moved to by dispatch and
+// by its daemon's reports onto their node_command.* events (an assign or
+// unassign writes node_assignment.* instead: core.NodeJobEvent).
+var nodeJobEvents = map[core.State]string{
+	core.CommandSent:      core.EventNodeCommandSent,
+	core.CommandRunning:   core.EventNodeCommandRunning,
+	core.CommandSucceeded: core.EventNodeCommandSucceeded,
+	core.CommandFailed:    core.EventNodeCommandFailed,
+}
+
+// RecordNodeJobResult is what a node's daemon reported about one of its
+// node jobs: its state (running, succeeded, failed), exit code and output.
+type RecordNodeJobResult struct {
+	// NodeID is the node whose credential the report came in under.
+	NodeID string
+	// Epoch is the session epoch the report came in on. The observed
+	// generation is recorded only at the node's current epoch.
+	Epoch    int64
+	JobID    string
+	State    string
+	ExitCode *int32
+	Output   string
+	Reason   string
+	// ObservedGeneration is the generation the daemon reports having
+	// applied (on the results of assign and unassign jobs).
+	ObservedGeneration int64
+}
+
+// RecordNodeJobResult stores what a node's daemon reported about one of
+// its node jobs. A node speaks only for itself: a job of another node is
+// NOT_FOUND. Reports are at least once, so a repeat (same state) or a
+// report after the job ended (a late result after it was failed for a lost
+// journal) changes nothing. A report that skips states (succeeded while the
+// job is still sent, because the running report was lost with its session)
+// walks the state table through the states between, one event each.
+func (h *Handlers) RecordNodeJobResult(ctx context.Context, cmd RecordNodeJobResult) error {
+	to := core.State(cmd.State)
+	if nodeJobEvents[to] == "" || to == core.CommandSent {
+		return core.Errorf(core.CodeInvalidArgument, "a daemon cannot report a command as %q", cmd.State)
+	}
+	output := cmd.Output
+	if len(output) > maxNodeJobOutput {
+		output = output[len(output)-maxNodeJobOutput:] // the end says why it failed
+	}
+	var err error
+	// A result that fails a reservation races with the reservation's own
+	// end (a release): the loser's version guard is CONFLICT, and the
+	// result is recorded again against what the winner left.
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = db.InTx(ctx, h.Pool, func(tx pgx.Tx) error { return recordNodeJobResult(ctx, tx, cmd, to, output) }); core.CodeOf(err) != core.CodeConflict {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("record result of command %s from node %s: %w", cmd.JobID, cmd.NodeID, err)
+	}
+	return nil
+}
+
+func recordNodeJobResult(ctx context.Context, tx pgx.Tx, cmd RecordNodeJobResult, to core.State, output string) error {
+	q := db.New(tx)
+	peek, err := q.NodeCommandGet(ctx, cmd.JobID)
+	if err != nil {
+		return db.Translate(err, "command "+cmd.JobID)
+	}
+	if peek.NodeID != cmd.NodeID {
+		return core.Errorf(core.CodeNotFound, "command %s not found", cmd.JobID)
+	}
+	// An assignment's result also moves the session's observed generation:
+	// lock the session first, at the report's epoch, as dispatch does
+	// (session, then jobs). No row: superseded, the generation is left to
+	// the current session.
+	assignment := peek.Kind == core.NodeCommandAssign || peek.Kind == core.NodeCommandUnassign
+	current := false
+	if assignment {
+		_, err := q.NodeSessionLockAtEpoch(ctx, db.NodeSessionLockAtEpochParams{NodeID: cmd.NodeID, SessionEpoch: cmd.Epoch})
+		switch {
+		case err == nil:
+			current = true
+		case !errors.Is(err, pgx.ErrNoRows):
+			return db.Translate(err, "node session")
+		}
+	}
+	c, err := q.NodeCommandGetForUpdate(ctx, cmd.JobID)
+	if err != nil {
+		return db.Translate(err, "command "+cmd.JobID)
+	}
+	from := core.State(c.State)
+	table := core.CommandStateTable()
+	for _, step := range core.StatePath(table, from, to) {
+		exit, out, reason := c.ExitCode, c.Output, c.Reason
+		if step == to {
+			exit, out, reason = cmd.ExitCode, output, cmd.Reason
+		}
+		if c, err = moveNodeJob(ctx, q, c, step, exit, out, reason); err != nil {
+			return err
+		}
+	}
+	if !assignment {
+		return nil
+	}
+	concluded := core.State(c.State) != from && table.Terminal[core.State(c.State)]
+	if concluded {
+		if err := followAssignment(ctx, q, c); err != nil {
+			return err
+		}
+	}
+	if current {
+		if err := raiseObserved(ctx, q, cmd.NodeID, cmd.Epoch, cmd.ObservedGeneration); err != nil {
+			return err
+		}
+	}
+	if concluded {
+		// The node's next assignment job may have waited for this one.
+		return workqueue.Enqueue(ctx, q, KindNodeJobDispatch, cmd.NodeID, 0)
+	}
+	return nil
+}
+
+// followAssignment carries a concluded assign or unassign over to what it
+// assigned. An assign that failed for good fails its reservation
+// (failAssignedReservation); an unassign that succeeded means the daemon
+// stopped every workload of the allocation before it answered, so its
+// instances that are still stopping (or never started) are stopped.
+func followAssignment(ctx context.Context, q *db.Queries, c db.NodeCommand) error {
+	switch {
+	case c.Kind == core.NodeCommandAssign && core.State(c.State) == core.CommandFailed:
+		kind, fails := assignFailure(c.Reason)
+		if !fails {
+			return nil
+		}
+		return failAssignedReservation(ctx, q, c, kind, c.Reason)
+	case c.Kind == core.NodeCommandUnassign && core.State(c.State) == core.CommandSucceeded && c.AllocationID != nil:
+		return moveUnfinishedInstances(ctx, q, *c.AllocationID, core.ProvisionStopped, "allocation unassigned")
+	}
+	return nil
+}
+
+// moveNodeJob moves a locked node job to state to with a version guard,
+// appends its event, and carries the new state over to the instance the
+// job carries out, if any.
+func moveNodeJob(ctx context.Context, q *db.Queries, c db.NodeCommand, to core.State, exit *int32, output, reason string) (db.NodeCommand, error) {
+	table := core.CommandStateTable()
+	if err := core.CheckTransition(table, core.State(c.State), to); err != nil {
+		return c, err
+	}
+	rows, err := q.NodeCommandFinish(ctx, db.NodeCommandFinishParams{State: string(to), ExitCode: exit, Output: output,
+		Reason: reason, Terminal: table.Terminal[to], ID: c.ID, Version: c.Version})
+	if err != nil {
+		return c, db.Translate(err, "node command "+c.ID)
+	}
+	if rows == 0 {
+		return c, core.Errorf(core.CodeConflict, "node command %s was changed concurrently", c.ID)
+	}
+	c.State, c.ExitCode, c.Output, c.Reason, c.Version = string(to), exit, output, reason, c.Version+1
+	if err := emitNodeJob(ctx, q, to, c, nil); err != nil {
+		return c, err
+	}
+	return c, followInstance(ctx, q, c)
+}
+
+// emitNodeJob appends the event of a node job entering state to, carrying
+// the job as it is now (with its new version) plus extra: node_command.*
+// to the job's tenant, or node_assignment.* (fleet-wide) for an assign or
+// unassign (core.NodeJobEvent).
+func emitNodeJob(ctx context.Context, q *db.Queries, to core.State, c db.NodeCommand, extra map[string]any) error {
+	view, err := c.Core()
+	if err != nil {
+		return err
+	}
+	data := view.EventData()
+	for k, v := range extra {
+		data[k] = v
+	}
+	typ, tenant := core.NodeJobEvent(c.Kind, to, c.TenantID)
+	if _, err := emit(ctx, q, typ, tenant, core.NodeCommandSubject(c.ID), data); err != nil {
+		return fmt.Errorf("append %s event: %w", typ, err)
+	}
+	return nil
+}

@@ -1,0 +1,143 @@
+package eventstream
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// Page sizes of GET /v1/events: DefaultLimit when the client gives none,
+// MaxLimit at most, so one request never loads an unbounded slice.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 500
+)
+
+// Page is one read of the log: events in log order, and the cursor to pass
+// as `after` next time. Next is the last event's position, or the cursor
+// that was read after when the page is empty (poll again with it).
+type Page struct {
+	Events []outbox.Stored
+	Next   outbox.Position
+}
+
+// Reader pages the log for API clients. Every statement runs on its own
+// (autocommit) against the pool: a reader never holds a snapshot or an xid
+// between pages, so it never holds the outbox frontier back.
+type Reader struct {
+	q *db.Queries
+}
+
+// NewReader returns a reader over pool. pool must not be a transaction:
+// the snapshot-xmin frontier is read by each statement.
+func NewReader(pool *pgxpool.Pool) *Reader {
+	return &Reader{q: db.New(pool)}
+}
+
+// Page returns up to limit events visible in scope strictly after `after`,
+// in log order. limit 0 means DefaultLimit; above MaxLimit or negative is
+// INVALID_ARGUMENT. A cursor whose following events were pruned is
+// CURSOR_EXPIRED (see CheckCursor).
+func (r *Reader) Page(ctx context.Context, scope Scope, after outbox.Position, limit int) (Page, error) {
+	switch {
+	case limit == 0:
+		limit = DefaultLimit
+	case limit < 0 || limit > MaxLimit:
+		return Page{}, core.Errorf(core.CodeInvalidArgument, "limit must be between 1 and %d, got %d", MaxLimit, limit)
+	}
+	rows, err := r.read(ctx, scope, after, limit)
+	if err != nil {
+		return Page{}, fmt.Errorf("read events after %s: %w", after, err)
+	}
+	// Checked after the read, not before: pruning between a check and the
+	// read would otherwise drop events silently. Retention deletes a
+	// prefix, so if anything after `after` was gone during the read, the
+	// oldest retained event is now above `after`.
+	if err := r.CheckCursor(ctx, after); err != nil {
+		return Page{}, err
+	}
+	page := Page{Events: make([]outbox.Stored, len(rows)), Next: after}
+	for i, row := range rows {
+		page.Events[i] = storedFromRow(row)
+	}
+	if n := len(page.Events); n > 0 {
+		page.Next = page.Events[n-1].Position
+	}
+	return page, nil
+}
+
+func (r *Reader) read(ctx context.Context, scope Scope, after outbox.Position, limit int) ([]db.Outbox, error) {
+	types := scope.Types
+	if types == nil {
+		types = []string{} // a NULL array would make cardinality() NULL
+	}
+	if scope.AllTenants {
+		return r.q.OutboxReadAfterOfTypes(ctx, db.OutboxReadAfterOfTypesParams{
+			AfterTxid: after.TxID, AfterSeq: after.Seq, Types: types, MaxRows: int32(limit),
+		})
+	}
+	return r.q.OutboxReadAfterForTenant(ctx, db.OutboxReadAfterForTenantParams{
+		TenantID: scope.Tenant, AfterTxid: after.TxID, AfterSeq: after.Seq, Types: types, MaxRows: int32(limit),
+	})
+}
+
+// CheckCursor returns CURSOR_EXPIRED when events after `after` may have been
+// pruned, so the client must list again instead of resuming (as a
+// Kubernetes watch gets 410 Gone).
+//
+// The rule: a non-zero cursor strictly below the oldest retained event, or
+// any non-zero cursor when the log is empty, is expired. It is sound
+// because cursors are only ever positions of events that were visible, and
+// anything that commits later has a greater position; so a cursor below
+// the oldest row means the cursor's own event was deleted, and retention
+// deletes a prefix of the log (in position order), which takes whatever
+// followed it as well. It is conservative: a client whose cursor is exactly
+// the last pruned event is told to re-list although it missed nothing. The
+// zero cursor (no cursor) means "from the oldest retained event" and never
+// expires. With retention forever (the default) nothing is pruned and no
+// real cursor expires.
+func (r *Reader) CheckCursor(ctx context.Context, after outbox.Position) error {
+	if after.IsZero() {
+		return nil
+	}
+	rows, err := r.q.OutboxOldestPosition(ctx)
+	if err != nil {
+		return fmt.Errorf("read oldest event position: %w", err)
+	}
+	if len(rows) == 0 || after.Less(outbox.Position{TxID: rows[0].Txid, Seq: rows[0].Seq}) {
+		return core.Errorf(core.CodeCursorExpired,
+			"cursor %s is older than the retained event history: list events again without a cursor", after)
+	}
+	return nil
+}
+
+// head returns the newest visible event's position, zero when none is.
+func (r *Reader) head(ctx context.Context) (outbox.Position, error) {
+	rows, err := r.q.OutboxHeadPosition(ctx)
+	if err != nil {
+		return outbox.Position{}, fmt.Errorf("read newest event position: %w", err)
+	}
+	if len(rows) == 0 {
+		return outbox.Position{}, nil
+	}
+	return outbox.Position{TxID: rows[0].Txid, Seq: rows[0].Seq}, nil
+}
+
+// storedFromRow mirrors outbox's own conversion (unexported there).
+func storedFromRow(r db.Outbox) outbox.Stored {
+	var tenant string
+	if r.TenantID != nil {
+		tenant = *r.TenantID
+	}
+	return outbox.Stored{
+		Event: core.Event{
+			ID: r.ID, Type: r.Type, TenantID: tenant, Subject: r.Subject, Data: r.Data, Time: r.Time,
+		},
+		Position: outbox.Position{TxID: r.Txid, Seq: r.Seq},
+	}
+}

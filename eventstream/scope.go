@@ -1,0 +1,66 @@
+// Package eventstream serves the event log to API clients: paged reads
+// (GET /v1/events) and the live Server-Sent Events stream, both scoped to
+// what the caller may see. The log itself, its order and its snapshot-xmin
+// reader live in package outbox; this package adds tenancy, type filters,
+// retention (CURSOR_EXPIRED) and the in-memory fan-out that lets one reader
+// per process serve every connected client.
+package eventstream
+
+import (
+	"regexp"
+	"slices"
+
+	"github.com/bettercompute/compute/core"
+)
+
+// eventTypePattern is the shape of every event type; anything else in a
+// filter is a client mistake, caught before it reaches SQL.
+var eventTypePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$`)
+
+// MaxTypes bounds the types filter: it becomes a SQL array and a per-event
+// check for every connected client, so it must stay small.
+const MaxTypes = 50
+
+// Scope is what one client may see and asked for: every tenant (operators)
+// or one tenant, and optionally only some event types. The same Scope
+// filters database reads and the broker's live fan-out, so a client sees
+// the same events whichever path delivered them.
+type Scope struct {
+	// AllTenants is set for operators, who see the whole fleet's log,
+	// including events that belong to no tenant.
+	AllTenants bool
+	// Tenant is the only tenant seen when AllTenants is false.
+	Tenant string
+	// Types keeps only events of these types; empty keeps every type.
+	Types []string
+}
+
+// ScopeFor returns the scope of actor with an optional types filter.
+// Operators see all tenants; anyone else only their own tenant, and an
+// actor that is neither an operator nor in a tenant may not read the log.
+func ScopeFor(actor core.Actor, types []string) (Scope, error) {
+	if len(types) > MaxTypes {
+		return Scope{}, core.Errorf(core.CodeInvalidArgument, "at most %d event types may be given, got %d", MaxTypes, len(types))
+	}
+	for _, t := range types {
+		if !eventTypePattern.MatchString(t) {
+			return Scope{}, core.Errorf(core.CodeInvalidArgument, "%q is not an event type (lower-case words joined by dots, e.g. reservation.booked)", t)
+		}
+	}
+	types = slices.Clone(types)
+	if actor.IsOperator() {
+		return Scope{AllTenants: true, Types: types}, nil
+	}
+	if actor.Tenant == "" {
+		return Scope{}, core.Errorf(core.CodePermissionDenied, "the token belongs to no tenant, so it sees no events")
+	}
+	return Scope{Tenant: actor.Tenant, Types: types}, nil
+}
+
+// Matches reports whether e is visible in the scope.
+func (s Scope) Matches(e core.Event) bool {
+	if !s.AllTenants && e.TenantID != s.Tenant {
+		return false
+	}
+	return len(s.Types) == 0 || slices.Contains(s.Types, e.Type)
+}

@@ -1,0 +1,251 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/gateway/wire"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/lease"
+)
+
+// Gateway is the gateway role: it holds daemon sessions over WebSockets
+// under its lease "gateway:<ID>" (lease.GatewayTTL, renewed every
+// lease.RenewEvery) and flushes their liveness as ages.
+//
+// Its sessions are a cache. The truth is node_sessions: a session the
+// database no longer has at this gateway and epoch (superseded by a
+// reconnect elsewhere, or ended when this gateway's lease lapsed) is dropped
+// at the next flush, and a gateway that loses its lease drops them all;
+// daemons then reconnect and supersede by epoch.
+type Gateway struct {
+	// ID names the gateway; its lease is GatewayLeaseName(ID).
+	ID string
+	// Owner is unique per process, so a restarted gateway takes the lease
+	// over at a new epoch instead of inheriting its predecessor's sessions.
+	Owner string
+	// Commands is where the gateway writes: session open and close,
+	// liveness ages, node job dispatch and results.
+	Commands *commands.Handlers
+	Logger   *slog.Logger
+	// Now is the gateway's local clock. It only ever measures ages (how
+	// long since a daemon was heard from); no time it reads reaches the
+	// database, so a wrong clock cannot fake liveness. Default time.Now.
+	Now func() time.Time
+	// OnMessage, when set, sees every message a daemon sends after its
+	// hello (journal replays, assignment results).
+	OnMessage func(nodeID string, epoch int64, m wire.Message)
+
+	mu       sync.Mutex
+	lease    lease.Lease
+	held     bool
+	sessions map[string]*gatewaySession
+}
+
+// gatewaySession is one daemon connection at one epoch.
+type gatewaySession struct {
+	nodeID string
+	epoch  int64
+	ws     *websocket.Conn
+
+	mu        sync.Mutex
+	lastHeard time.Time
+}
+
+func (g *Gateway) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+func (g *Gateway) logger() *slog.Logger {
+	if g.Logger != nil {
+		return g.Logger
+	}
+	return slog.Default()
+}
+
+// Renew takes or renews the gateway's lease. When the lease was lost, or
+// came back at another epoch, every cached session is dropped: the database
+// already counts them as ended with the lease.
+func (g *Gateway) Renew(ctx context.Context) error {
+	l, err := lease.Acquire(ctx, db.New(g.Commands.Pool), GatewayLeaseName(g.ID), g.Owner, lease.GatewayTTL)
+	if err != nil {
+		g.lostLease()
+		return fmt.Errorf("gateway %s: %w", g.ID, err)
+	}
+	g.mu.Lock()
+	stale := g.held && g.lease.Epoch != l.Epoch
+	g.lease, g.held = l, true
+	g.mu.Unlock()
+	if stale {
+		g.dropAll(websocket.StatusTryAgainLater, "gateway lease epoch changed")
+	}
+	return nil
+}
+
+// Flush reports every session's age to the database, fenced by the lease.
+// Sessions silent for wire.SilenceLimit are closed as of when they were last
+// heard; sessions the database did not touch are zombies and are dropped.
+func (g *Gateway) Flush(ctx context.Context) error {
+	g.mu.Lock()
+	l, held := g.lease, g.held
+	all := make([]*gatewaySession, 0, len(g.sessions))
+	for _, s := range g.sessions {
+		all = append(all, s)
+	}
+	g.mu.Unlock()
+	if !held {
+		return nil
+	}
+	now := g.now()
+	var seen []commands.SeenAge
+	for _, s := range all {
+		age := now.Sub(s.heard())
+		if age > wire.SilenceLimit {
+			g.end(ctx, s, age, "silent for "+age.Round(time.Second).String())
+			continue
+		}
+		seen = append(seen, commands.SeenAge{NodeID: s.nodeID, Epoch: s.epoch, Age: age})
+	}
+	touched, err := g.Commands.RecordNodeLiveness(ctx, l, g.ID, seen)
+	if errors.Is(err, lease.ErrFenced) {
+		g.lostLease()
+		return fmt.Errorf("gateway %s: %w", g.ID, err)
+	}
+	if err != nil {
+		return err
+	}
+	ok := make(map[string]bool, len(touched))
+	for _, id := range touched {
+		ok[id] = true
+	}
+	for _, x := range seen {
+		if !ok[x.NodeID] {
+			g.drop(x.NodeID, x.Epoch, websocket.StatusPolicyViolation, "session superseded")
+		}
+	}
+	return nil
+}
+
+// Run renews the lease and flushes liveness every lease.RenewEvery until
+// ctx ends. It does not release the lease on the way out: the sessions'
+// nodes become disconnected when it lapses, with the gateway grace.
+func (g *Gateway) Run(ctx context.Context) {
+	t := time.NewTicker(lease.RenewEvery)
+	defer t.Stop()
+	for {
+		if err := g.Renew(ctx); err != nil && ctx.Err() == nil {
+			g.logger().Warn("gateway lease", "gateway", g.ID, "err", err)
+		} else if err := g.Flush(ctx); err != nil && ctx.Err() == nil {
+			g.logger().Warn("gateway liveness flush", "gateway", g.ID, "err", err)
+		} else if err := g.DispatchPending(ctx); err != nil && ctx.Err() == nil {
+			g.logger().Warn("gateway node job dispatch", "gateway", g.ID, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			g.Abandon()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Sessions lists the nodes with a session here and their epochs.
+func (g *Gateway) Sessions() map[string]int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make(map[string]int64, len(g.sessions))
+	for id, s := range g.sessions {
+		out[id] = s.epoch
+	}
+	return out
+}
+
+// Send writes m to the node's daemon on its current session here.
+func (g *Gateway) Send(ctx context.Context, nodeID string, m wire.Message) error {
+	g.mu.Lock()
+	s := g.sessions[nodeID]
+	g.mu.Unlock()
+	if s == nil {
+		return fmt.Errorf("gateway %s: no session for node %s", g.ID, nodeID)
+	}
+	return writeJSON(ctx, s.ws, m)
+}
+
+// Abandon stops serving the way a crash does: every connection is dropped
+// and nothing is recorded, so the sessions end only when the lease lapses
+// (the nodes then get the gateway-lost grace). Run does the same on exit.
+func (g *Gateway) Abandon() {
+	g.mu.Lock()
+	g.held = false
+	g.mu.Unlock()
+	g.dropAll(websocket.StatusGoingAway, "gateway stopping")
+}
+
+func (g *Gateway) lostLease() {
+	g.mu.Lock()
+	was := g.held
+	g.held = false
+	g.mu.Unlock()
+	if was {
+		g.dropAll(websocket.StatusTryAgainLater, "gateway lost its lease")
+	}
+}
+
+// dropAll closes every connection without writing to the database.
+func (g *Gateway) dropAll(code websocket.StatusCode, why string) {
+	g.mu.Lock()
+	all := g.sessions
+	g.sessions = map[string]*gatewaySession{}
+	g.mu.Unlock()
+	for _, s := range all {
+		_ = s.ws.Close(code, why)
+	}
+}
+
+// drop closes one connection if it is still the node's session at epoch,
+// without writing to the database. It reports whether it was.
+func (g *Gateway) drop(nodeID string, epoch int64, code websocket.StatusCode, why string) bool {
+	g.mu.Lock()
+	s := g.sessions[nodeID]
+	if s == nil || s.epoch != epoch {
+		g.mu.Unlock()
+		return false
+	}
+	delete(g.sessions, nodeID)
+	g.mu.Unlock()
+	_ = s.ws.Close(code, why)
+	return true
+}
+
+// end closes a session whose daemon went away and records the close, as of
+// ago before now, in the database.
+func (g *Gateway) end(ctx context.Context, s *gatewaySession, ago time.Duration, why string) {
+	if !g.drop(s.nodeID, s.epoch, websocket.StatusGoingAway, why) {
+		return // already superseded or dropped: not ours to record
+	}
+	if err := g.Commands.CloseNodeSession(ctx, s.nodeID, s.epoch, ago); err != nil && !errors.Is(err, commands.ErrSessionSuperseded) {
+		g.logger().Warn("close session", "gateway", g.ID, "node", s.nodeID, "epoch", s.epoch, "err", err)
+	}
+}
+
+func (s *gatewaySession) heard() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastHeard
+}
+
+func (s *gatewaySession) touch(t time.Time) {
+	s.mu.Lock()
+	s.lastHeard = t
+	s.mu.Unlock()
+}

@@ -1,0 +1,128 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/gateway/wire"
+)
+
+// helloTimeout bounds how long a connected daemon may take to say hello.
+const helloTimeout = 10 * time.Second
+
+// ServeHTTP accepts one daemon session at wire.Path. The node credential in
+// the Authorization header names the node; nothing the daemon says can
+// change which node it speaks for.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || token == "" {
+		http.Error(w, "node credential required", http.StatusUnauthorized)
+		return
+	}
+	nodeID, credentialID, err := g.Commands.AuthenticateNodeCredential(r.Context(), token)
+	if err != nil {
+		status := http.StatusServiceUnavailable
+		if core.CodeOf(err) == core.CodeUnauthenticated {
+			status = http.StatusUnauthorized
+		}
+		http.Error(w, "authentication failed", status)
+		return
+	}
+	g.mu.Lock()
+	l, held := g.lease, g.held
+	g.mu.Unlock()
+	if !held {
+		http.Error(w, "gateway does not hold its lease", http.StatusServiceUnavailable)
+		return
+	}
+	ws, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return // Accept wrote the error response
+	}
+	ws.SetReadLimit(wire.MaxMessageBytes)
+	ctx := r.Context()
+	hctx, cancel := context.WithTimeout(ctx, helloTimeout)
+	hello, err := readJSON(hctx, ws)
+	cancel()
+	if err != nil || hello.Type != wire.TypeHello {
+		_ = ws.Close(websocket.StatusProtocolError, "expected hello")
+		return
+	}
+	sess, err := g.Commands.OpenNodeSession(ctx, commands.OpenNodeSession{NodeID: nodeID, Gateway: l, GatewayID: g.ID,
+		JournalID: hello.JournalID, ObservedGeneration: hello.ObservedGeneration, CredentialID: credentialID})
+	if err != nil {
+		g.logger().Warn("open session", "gateway", g.ID, "node", nodeID, "err", err)
+		_ = ws.Close(websocket.StatusTryAgainLater, "could not open session")
+		return
+	}
+	s := &gatewaySession{nodeID: nodeID, epoch: sess.Epoch, ws: ws, lastHeard: g.now()}
+	g.mu.Lock()
+	old := g.sessions[nodeID]
+	if g.sessions == nil {
+		g.sessions = map[string]*gatewaySession{}
+	}
+	g.sessions[nodeID] = s
+	g.mu.Unlock()
+	if old != nil {
+		_ = old.ws.Close(websocket.StatusPolicyViolation, "session superseded")
+	}
+	if err := writeJSON(ctx, ws, wire.Message{Type: wire.TypeWelcome, NodeID: nodeID, SessionEpoch: sess.Epoch}); err != nil {
+		g.end(context.WithoutCancel(ctx), s, 0, "welcome failed")
+		return
+	}
+	g.logger().Info("session opened", "gateway", g.ID, "node", nodeID, "epoch", sess.Epoch,
+		"journalChanged", sess.JournalChanged)
+	for {
+		m, err := readJSON(ctx, ws)
+		if err != nil {
+			// The daemon went away now. If the gateway itself is going
+			// away (lease lost, stopping), drop already removed s and end
+			// records nothing: the lease lapsing will.
+			g.end(context.WithoutCancel(ctx), s, 0, "connection ended")
+			return
+		}
+		s.touch(g.now())
+		switch m.Type {
+		case wire.TypeCommandResult:
+			g.nodeJobResult(ctx, nodeID, sess.Epoch, m)
+		case wire.TypeInstanceStopped:
+			g.instanceStopped(ctx, nodeID, sess.Epoch, m)
+		case wire.TypeInventory:
+			g.handleInventory(ctx, nodeID, sess.Epoch, m)
+		}
+		if m.Type != wire.TypeHeartbeat && g.OnMessage != nil {
+			g.OnMessage(nodeID, sess.Epoch, m)
+		}
+	}
+}
+
+func readJSON(ctx context.Context, ws *websocket.Conn) (wire.Message, error) {
+	var m wire.Message
+	_, data, err := ws.Read(ctx)
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("decode message: %w", err)
+	}
+	return m, nil
+}
+
+func writeJSON(ctx context.Context, ws *websocket.Conn, m wire.Message) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	if err := ws.Write(ctx, websocket.MessageText, data); err != nil {
+		return fmt.Errorf("write %s: %w", m.Type, err)
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/gateway/wire"
+)
+
+// inventoryAttempts bounds how often one inventory report is reconciled
+// when a concurrent change to the node (a liveness transition, an
+// operator's drain) wins the node row's version race.
+const inventoryAttempts = 3
+
+// handleInventory takes a daemon's wire.TypeInventory, which it sends after
+// every (re)connect: what the machine has and holds, as a wire.NodeState.
+// Each part goes to its command, fenced by the session epoch; a failure is
+// logged, not fatal to the session (the daemon reports again at its next
+// connect).
+func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int64, m wire.Message) {
+	var st wire.NodeState
+	if err := json.Unmarshal(m.Payload, &st); err != nil {
+		g.logger().Warn("inventory: malformed payload", "gateway", g.ID, "node", nodeID, "epoch", epoch, "err", err)
+		return
+	}
+
+	// The machine decides what exists: its GPUs against the node's record.
+	gpus := make([]commands.ReportedGPU, len(st.GPUs))
+	for i, x := range st.GPUs {
+		gpus[i] = commands.ReportedGPU{UUID: x.UUID, Name: x.Name, Model: x.Model, MemoryMB: x.MemoryMB}
+		for _, m := range x.MIG {
+			gpus[i].MIG = append(gpus[i].MIG, commands.ReportedMIG{UUID: m.UUID, Profile: m.Profile, Index: m.Index})
+		}
+	}
+	var res commands.InventoryResult
+	var err error
+	for range inventoryAttempts {
+		res, err = g.Commands.ReconcileNodeInventory(ctx, nodeID, epoch, gpus)
+		if err == nil || errors.Is(err, commands.ErrSessionSuperseded) || core.CodeOf(err) != core.CodeConflict {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, commands.ErrSessionSuperseded):
+		// A newer session reports for itself.
+	case err != nil:
+		g.logger().Warn("inventory reconcile", "gateway", g.ID, "node", nodeID, "epoch", epoch, "err", err)
+	case res.Changed || len(res.Mismatched) > 0:
+		g.logger().Info("inventory reconciled", "gateway", g.ID, "node", nodeID, "epoch", epoch,
+			"missing", res.Missing, "returned", res.Returned, "registered", res.Registered, "mismatched", res.Mismatched)
+	}
+
+	// The control plane decides who holds it: the daemon's assignments
+	// against the node's desired ones, both ways.
+	g.reconcileAssignments(ctx, nodeID, epoch, st.Assignments)
+}
+
+// reconcileAssignments hands the assignments a daemon reports holding to
+// commands.ReconcileNodeAssignments: what the node should hold and does
+// not is assigned again, what it holds and should not is unassigned.
+func (g *Gateway) reconcileAssignments(ctx context.Context, nodeID string, epoch int64, held []wire.AssignPayload) {
+	reported := make([]commands.ReportedAssignment, len(held))
+	for i, a := range held {
+		reported[i] = commands.ReportedAssignment{AllocationID: a.AllocationID, End: a.End}
+	}
+	res, err := g.Commands.ReconcileNodeAssignments(ctx, nodeID, epoch, reported)
+	switch {
+	case errors.Is(err, commands.ErrSessionSuperseded):
+	case err != nil:
+		g.logger().Warn("assignment reconcile", "gateway", g.ID, "node", nodeID, "epoch", epoch, "err", err)
+	case len(res.Repushed)+len(res.Unassigned) > 0:
+		g.logger().Info("assignments reconciled", "gateway", g.ID, "node", nodeID, "epoch", epoch,
+			"repushed", res.Repushed, "unassigned", res.Unassigned)
+	}
+}

@@ -1,0 +1,218 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/gateway/wire"
+)
+
+// device reads a GPU's row.
+func (f *fixture) device(id string) (model, health string, memoryMB int64) {
+	f.t.Helper()
+	require.NoError(f.t, f.d.Pool.QueryRow(f.ctx, "SELECT model, health, memory_mb FROM devices WHERE id = $1", id).
+		Scan(&model, &health, &memoryMB))
+	return model, health, memoryMB
+}
+
+func (f *fixture) conditionTypes(id string) []string {
+	f.t.Helper()
+	var out []string
+	for _, c := range f.conditions(id) {
+		out = append(out, c.Type)
+	}
+	return out
+}
+
+func reported(ids ...string) []commands.ReportedGPU {
+	out := make([]commands.ReportedGPU, len(ids))
+	for i, id := range ids {
+		out[i] = commands.ReportedGPU{UUID: id, Model: "h100", MemoryMB: 81920}
+	}
+	return out
+}
+
+// The machine decides what exists: a recorded GPU the daemon does not
+// report goes missing (out of placement, bookings kept), a new one is
+// registered, a missing one reported again is back; a mismatch is a
+// condition, not an overwrite; a report that agrees writes nothing.
+func TestInventoryReconcile(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.join("n1", "metal") // GPU-n1-0, GPU-n1-1: h100, 81920 MiB
+	f.gateway("gw1")
+	s := f.open("n1", "gw1", "j1")
+	held := f.reserve(1)
+	require.Len(t, held.Reservation.DeviceIDs, 1)
+	gone, kept := held.Reservation.DeviceIDs[0], "GPU-n1-0"
+	if gone == kept {
+		kept = "GPU-n1-1"
+	}
+
+	// Agreement changes nothing.
+	res, err := f.s.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, reported(kept, gone))
+	require.NoError(t, err)
+	require.False(t, res.Changed)
+	require.Zero(t, f.events(core.EventNodeInventoryReconciled, "n1"))
+	version := f.node("n1").Version
+
+	// The booked GPU is gone, GPU-n1-7 is new.
+	res, err = f.s.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, reported(kept, "GPU-n1-7"))
+	require.NoError(t, err)
+	require.True(t, res.Changed)
+	require.Equal(t, []string{gone}, res.Missing)
+	require.Equal(t, []string{"GPU-n1-7"}, res.Registered)
+	require.Equal(t, version+1, f.node("n1").Version)
+	_, health, _ := f.device(gone)
+	require.Equal(t, commands.HealthMissing, health)
+	model, health, mem := f.device("GPU-n1-7")
+	require.Equal(t, []any{"h100", commands.HealthHealthy, int64(81920)}, []any{model, health, mem})
+	conds := f.conditions("n1")
+	require.Len(t, conds, 1)
+	require.Equal(t, core.ConditionGPUMissing, conds[0].Type)
+	require.Contains(t, conds[0].Message, gone)
+	require.Equal(t, 1, f.events(core.EventNodeInventoryReconciled, "n1"))
+	var gpuEvents int
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, `SELECT count(*) FROM outbox WHERE type = $1 AND subject = $2`,
+		core.EventGPURegistered, core.DeviceSubject("GPU-n1-7")).Scan(&gpuEvents))
+	require.Equal(t, 1, gpuEvents)
+	got, err := f.h.GetReservation(f.ctx, tenant, held.Reservation.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationBooked, got.State, "a missing GPU's bookings are kept")
+
+	// Placement skips the missing GPU and takes the new one.
+	two := f.reserve(2)
+	require.Equal(t, core.ReservationBooked, two.Reservation.State)
+	require.ElementsMatch(t, []string{kept, "GPU-n1-7"}, two.Reservation.DeviceIDs)
+
+	// The same report again: nothing.
+	f.advance(10 * time.Second)
+	res, err = f.s.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, reported("GPU-n1-7", kept))
+	require.NoError(t, err)
+	require.False(t, res.Changed)
+	require.Equal(t, 1, f.events(core.EventNodeInventoryReconciled, "n1"))
+
+	// A report of a superseded session changes nothing.
+	s2 := f.open("n1", "gw1", "j1")
+	_, err = f.s.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, reported("GPU-n1-0", "GPU-n1-1", "GPU-n1-7"))
+	require.True(t, errors.Is(err, commands.ErrSessionSuperseded), "got %v", err)
+	_, health, _ = f.device(gone)
+	require.Equal(t, commands.HealthMissing, health)
+
+	// Back, but with another model: healthy again, GPUMissing cleared,
+	// GPUMismatch raised and the record kept.
+	gpus := reported(gone, kept, "GPU-n1-7")
+	gpus[0].Model = "a100"
+	res, err = f.s.ReconcileNodeInventory(f.ctx, "n1", s2.Epoch, gpus)
+	require.NoError(t, err)
+	require.Equal(t, []string{gone}, res.Returned)
+	require.Equal(t, []string{gone}, res.Mismatched)
+	model, health, _ = f.device(gone)
+	require.Equal(t, []string{"h100", commands.HealthHealthy}, []string{model, health})
+	require.Equal(t, []string{core.ConditionGPUMismatch}, f.conditionTypes("n1"))
+	require.Contains(t, f.conditions("n1")[0].Message, `model "a100" (recorded "h100")`)
+
+	// A small memory difference (a driver's reserve) is no mismatch; the
+	// model agreeing again clears GPUMismatch.
+	gpus[0].Model, gpus[0].MemoryMB = "h100", 81559
+	res, err = f.s.ReconcileNodeInventory(f.ctx, "n1", s2.Epoch, gpus)
+	require.NoError(t, err)
+	require.True(t, res.Changed)
+	require.Empty(t, f.conditions("n1"))
+	f.requireInvariants()
+}
+
+// A GPU recorded on another node is not registered on this one: a
+// mismatch.
+func TestInventoryGPUOfAnotherNode(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.join("n1", "metal")
+	f.join("n2", "metal")
+	f.gateway("gw1")
+	s := f.open("n1", "gw1", "j1")
+	res, err := f.s.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, reported("GPU-n1-0", "GPU-n1-1", "GPU-n2-0"))
+	require.NoError(t, err)
+	require.Empty(t, res.Registered)
+	require.Equal(t, []string{"GPU-n2-0"}, res.Mismatched)
+	require.Equal(t, []string{core.ConditionGPUMismatch}, f.conditionTypes("n1"))
+	require.Contains(t, f.conditions("n1")[0].Message, "recorded on node n2")
+	f.requireInvariants()
+}
+
+// The daemon's inventory message, over the wire, reaches the reconcile.
+func TestInventoryMessageIsReconciled(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cred := f.join("n1", "metal")
+	_, url := f.liveGateway("gw1")
+	ws, _ := f.connect(url, cred.Token)
+	payload, err := json.Marshal(wire.NodeState{GPUs: []wire.InventoryGPU{
+		{UUID: "GPU-n1-1", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559}}})
+	require.NoError(t, err)
+	msg, err := json.Marshal(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: payload})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
+	defer cancel()
+	require.NoError(t, ws.Write(ctx, websocket.MessageText, msg))
+	require.Eventually(t, func() bool {
+		_, health, _ := f.device("GPU-n1-0")
+		return health == commands.HealthMissing
+	}, 10*time.Second, 10*time.Millisecond)
+	_, health, _ := f.device("GPU-n1-1")
+	require.Equal(t, commands.HealthHealthy, health)
+	require.Equal(t, []string{core.ConditionGPUMissing}, f.conditionTypes("n1"))
+
+	// A malformed one is logged and changes nothing; the session lives on.
+	bad, err := json.Marshal(wire.Message{Type: wire.TypeInventory, Payload: json.RawMessage(`{"gpus":7}`)})
+	require.NoError(t, err)
+	require.NoError(t, ws.Write(ctx, websocket.MessageText, bad))
+	require.NoError(t, ws.Write(ctx, websocket.MessageText, msg))
+	time.Sleep(50 * time.Millisecond)
+	require.True(t, f.session("n1").Connected)
+	require.Equal(t, 1, f.events(core.EventNodeInventoryReconciled, "n1"))
+	f.requireInvariants()
+}
+
+// The MIG instances a daemon reports name its GPU's MIG atoms (what an
+// assignment makes visible), paired by profile in order.
+func TestInventoryNamesMIGAtoms(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.join("n1", "metal")
+	_, err := f.h.SetGPUMode(f.ctx, operator, commands.SetGPUMode{GPUID: "GPU-n1-0",
+		Layout: core.GPULayout{Mode: core.GPUMIG, MIG: []string{"1g.10gb", "3g.40gb", "1g.10gb"}}})
+	require.NoError(t, err)
+	f.gateway("gw1")
+	s := f.open("n1", "gw1", "j1")
+	gpus := reported("GPU-n1-0", "GPU-n1-1")
+	gpus[0].MIG = []commands.ReportedMIG{{UUID: "MIG-c", Profile: "1g.10gb", Index: 2},
+		{UUID: "MIG-b", Profile: "3g.40gb", Index: 1}, {UUID: "MIG-a", Profile: "1g.10gb", Index: 0}}
+	_, err = f.s.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, gpus)
+	require.NoError(t, err)
+	migUUID := func(id string) *string {
+		var u *string
+		require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT mig_uuid FROM devices WHERE id = $1", id).Scan(&u))
+		return u
+	}
+	for atom, want := range map[string]string{"GPU-n1-0/mig-0": "MIG-a", "GPU-n1-0/mig-1": "MIG-b", "GPU-n1-0/mig-2": "MIG-c"} {
+		got := migUUID(atom)
+		require.NotNil(t, got, atom)
+		require.Equal(t, want, *got, atom)
+	}
+	// One instance fewer: that atom's UUID is cleared.
+	gpus[0].MIG = gpus[0].MIG[1:]
+	_, err = f.s.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, gpus)
+	require.NoError(t, err)
+	require.Equal(t, "MIG-a", *migUUID("GPU-n1-0/mig-0"))
+	require.Nil(t, migUUID("GPU-n1-0/mig-2"))
+	f.requireInvariants()
+}

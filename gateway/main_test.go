@@ -1,0 +1,12 @@
+package gateway_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/bettercompute/compute/internal/pgtest"
+)
+
+// TestMain starts the package's private PostgreSQL (unless DATABASE_URL is
+// set).
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

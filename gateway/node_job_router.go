@@ -1,0 +1,135 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/gateway/wire"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/workqueue"
+)
+
+// NodeJobRouter runs commands.KindNodeJobDispatch in a process that serves
+// the gateway role: each gateway registers here, and a dispatch goes
+// through the gateway that holds the node's session. The database says
+// which gateway that is (node_sessions.gateway_id); the gateway's own
+// session epoch then fences the send (Gateway.Dispatch).
+//
+// Routing is in-process only. When the node's gateway is in another
+// process the item is done here: that gateway picks the job up itself with
+// Gateway.DispatchPending, which Gateway.Run calls on every lease renewal.
+// When the gateway is here but has not registered the session yet (the
+// item raced the session open) the item is retried shortly.
+type NodeJobRouter struct {
+	Commands *commands.Handlers
+
+	mu       sync.Mutex
+	gateways map[string]*Gateway
+}
+
+// Register makes g a route for the sessions it holds.
+func (r *NodeJobRouter) Register(g *Gateway) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gateways == nil {
+		r.gateways = map[string]*Gateway{}
+	}
+	r.gateways[g.ID] = g
+}
+
+func (r *NodeJobRouter) gateway(id string) *Gateway {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gateways[id]
+}
+
+// HandleDispatch is the work-queue handler of commands.KindNodeJobDispatch
+// (key: the node id). A node without a connected session needs nothing:
+// its next session open enqueues the dispatch again.
+func (r *NodeJobRouter) HandleDispatch(ctx context.Context, it workqueue.Item) error {
+	sess, err := db.New(r.Commands.Pool).NodeSessionGet(ctx, it.Key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return db.Translate(err, "node session")
+	}
+	if !sess.Connected || sess.GatewayID == nil {
+		return nil
+	}
+	g := r.gateway(*sess.GatewayID)
+	if g == nil {
+		return nil // another process's gateway: its own poll sends
+	}
+	_, err = g.Dispatch(ctx, it.Key)
+	if errors.Is(err, commands.ErrSessionSuperseded) {
+		return workqueue.Again(dispatchAgain) // not registered at the gateway yet, or superseded meanwhile
+	}
+	return err
+}
+
+// DispatchPending dispatches, through this gateway, the jobs of every node
+// whose session it holds and that has something to send. It is the
+// gateway's own poll (Run calls it on every lease renewal), so jobs reach
+// daemons whichever process's worker ran the dispatch item, at worst one
+// renewal period late. Nodes whose session here was superseded are
+// skipped: their new gateway sends.
+func (g *Gateway) DispatchPending(ctx context.Context) error {
+	g.mu.Lock()
+	held := g.held
+	g.mu.Unlock()
+	if !held {
+		return nil
+	}
+	ids, err := db.New(g.Commands.Pool).NodeCommandNodesToDispatch(ctx, g.ID)
+	if err != nil {
+		return db.Translate(err, "node commands")
+	}
+	var first error
+	for _, id := range ids {
+		if _, err := g.Dispatch(ctx, id); err != nil && !errors.Is(err, commands.ErrSessionSuperseded) && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// nodeJobResult hands a daemon's report about a node job to
+// commands.RecordNodeJobResult. A failure is logged, not fatal to the
+// session: the control plane re-sends in-flight jobs at the daemon's next
+// session and the daemon reports again from its journal.
+func (g *Gateway) nodeJobResult(ctx context.Context, nodeID string, epoch int64, m wire.Message) {
+	err := g.Commands.RecordNodeJobResult(ctx, commands.RecordNodeJobResult{NodeID: nodeID, Epoch: epoch,
+		JobID: m.CommandID, State: m.State, ExitCode: m.ExitCode, Output: m.Output, Reason: m.Reason,
+		ObservedGeneration: m.ObservedGeneration})
+	if err != nil {
+		g.logger().Warn("node job result", "gateway", g.ID, "node", nodeID, "command", m.CommandID, "err", err)
+	}
+}
+
+// instanceStopped hands a daemon's wire.TypeInstanceStopped (an instance it
+// stopped on its own: its allocation was unassigned, or it outlived its
+// assignment) to commands.RecordInstanceStopped. A report lost here is made
+// up for by the daemon's next inventory, which no longer lists the
+// instance.
+func (g *Gateway) instanceStopped(ctx context.Context, nodeID string, epoch int64, m wire.Message) {
+	var p wire.InstanceStopped
+	if err := json.Unmarshal(m.Payload, &p); err != nil || p.InstanceID == "" {
+		g.logger().Warn("instance stopped: malformed payload", "gateway", g.ID, "node", nodeID, "err", err)
+		return
+	}
+	alloc := p.AllocationID
+	if alloc == "" {
+		alloc = m.AllocationID
+	}
+	_, err := g.Commands.RecordInstanceStopped(ctx, commands.RecordInstanceStopped{NodeID: nodeID, Epoch: epoch,
+		InstanceID: p.InstanceID, AllocationID: alloc, Reason: p.Reason})
+	if err != nil && !errors.Is(err, commands.ErrSessionSuperseded) {
+		g.logger().Warn("instance stopped", "gateway", g.ID, "node", nodeID, "instance", p.InstanceID, "err", err)
+	}
+}

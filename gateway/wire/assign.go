@@ -1,0 +1,133 @@
+package wire
+
+import "time"
+
+// Node job kinds that carry assignments. The control plane delivers an
+// allocation's devices to the daemon as an "assign" node job (Message of
+// TypeCommand, CommandKind "assign", Payload an AssignPayload) and takes
+// them back with an "unassign" job (Payload an UnassignPayload). Their
+// results (TypeCommandResult) carry the daemon's ObservedGeneration.
+const (
+	CommandKindAssign   = "assign"
+	CommandKindUnassign = "unassign"
+)
+
+// Message types added with node-job assignments.
+const (
+	// TypeInventory (daemon → gateway) follows TypeReplay on every
+	// (re)connect; its Payload is a NodeState. Message.JournalID and
+	// Message.ObservedGeneration are set too.
+	TypeInventory = "inventory"
+	// TypeInstanceStopped (daemon → gateway) reports an instance the daemon
+	// stopped on its own: because its allocation was unassigned, or because
+	// the watchdog found it running outside an assignment or past its end.
+	// Message.AllocationID is set and the Payload is an InstanceStopped.
+	// It is sent once, to the session open at the time; a lost report is
+	// made up for by the next TypeInventory, which no longer lists the
+	// instance.
+	TypeInstanceStopped = "instance.stopped"
+)
+
+// Refusal prefix: an assign the daemon refuses because it conflicts with
+// what it holds fails with a Reason starting with RefusedPrefix; a failure
+// for any other reason (a malformed payload, an unknown device) does not.
+const RefusedPrefix = "refused: "
+
+// AssignPayload is the payload of an "assign" node job: an allocation's
+// devices, scalars and window on this node. Delivering the same allocation
+// again is a success; a changed payload for it (an extension) replaces the
+// one the daemon holds.
+type AssignPayload struct {
+	AllocationID  string           `json:"allocationId"`
+	ReservationID string           `json:"reservationId"`
+	Devices       []AssignedDevice `json:"devices"`
+	VCPU          int64            `json:"vcpu"`
+	MemoryMB      int64            `json:"memoryMb"`
+	DiskGB        int64            `json:"diskGb"`
+	// Start and End are the window [Start, End), half-open.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Generation is the node's desired-spec generation this assignment
+	// belongs to.
+	Generation int64 `json:"generation"`
+}
+
+// AssignedDevice is one bookable atom of an allocation.
+type AssignedDevice struct {
+	// ID is the control plane's device id (a GPU UUID, a MIG instance id,
+	// or <uuid>/s<k> for a slot).
+	ID string `json:"id"`
+	// GPU is the physical GPU's UUID.
+	GPU string `json:"gpu"`
+	// Kind is "gpu", "mig" or "slot".
+	Kind string `json:"kind"`
+	// Visible is what goes into CUDA_VISIBLE_DEVICES and
+	// NVIDIA_VISIBLE_DEVICES: the GPU UUID, the MIG instance UUID, or the
+	// parent GPU UUID for a slot.
+	Visible string `json:"visible"`
+	// Mode is, for slots, "time-slice" or "mps".
+	Mode string `json:"mode,omitempty"`
+}
+
+// UnassignPayload is the payload of an "unassign" node job. The daemon
+// stops every workload of the allocation (SIGTERM to its process group, a
+// grace period, then SIGKILL), reports each stopped instance
+// (TypeInstanceStopped), and only then succeeds. Unassigning an allocation
+// the daemon does not hold succeeds.
+type UnassignPayload struct {
+	AllocationID string `json:"allocationId"`
+	Reason       string `json:"reason"`
+	Generation   int64  `json:"generation"`
+}
+
+// NodeState is the Payload of a TypeInventory message: what the daemon
+// holds and runs right now.
+type NodeState struct {
+	// Assignments are the allocations the daemon holds, by allocation id.
+	Assignments []AssignPayload `json:"assignments"`
+	// Instances are the instance processes running now.
+	Instances []RunningInstance `json:"instances"`
+	// ObservedGeneration is the highest Generation of an assign or unassign
+	// the daemon accepted.
+	ObservedGeneration int64 `json:"observedGeneration"`
+	// GPUs is the node's inventory as the daemon sees it (nvidia-smi, or
+	// the fake inventory).
+	GPUs []InventoryGPU `json:"gpus"`
+}
+
+// RunningInstance is an instance process running on the node.
+type RunningInstance struct {
+	InstanceID   string `json:"instanceId"`
+	AllocationID string `json:"allocationId"`
+	PID          int    `json:"pid"`
+}
+
+// InventoryGPU is one physical GPU of the node.
+type InventoryGPU struct {
+	UUID string `json:"uuid"`
+	// Name is the product name as the driver reports it ("NVIDIA H100 80GB
+	// HBM3"); Model is the fleet's model name derived from it
+	// ("H100-80GB"), the one pools and quotas use.
+	Name     string `json:"name,omitempty"`
+	Model    string `json:"model"`
+	MemoryMB int64  `json:"memoryMb"`
+	// MIGEnabled is the GPU's current MIG mode; MIG lists its instances.
+	MIGEnabled bool           `json:"migEnabled,omitempty"`
+	MIG        []InventoryMIG `json:"mig,omitempty"`
+}
+
+// InventoryMIG is one MIG instance of a GPU, as nvidia-smi -L lists it.
+type InventoryMIG struct {
+	UUID    string `json:"uuid"`    // MIG-…, what CUDA_VISIBLE_DEVICES names
+	Profile string `json:"profile"` // e.g. "1g.5gb"
+	Index   int    `json:"index"`   // the "Device N" index under its GPU
+}
+
+// InstanceStopped is the Payload of a TypeInstanceStopped message.
+type InstanceStopped struct {
+	InstanceID   string    `json:"instanceId"`
+	AllocationID string    `json:"allocationId"`
+	Reason       string    `json:"reason"`
+	PID          int       `json:"pid,omitempty"`
+	At           time.Time `json:"at"`
+}

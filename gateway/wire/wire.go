@@ -1,0 +1,89 @@
+// Package wire is the protocol between a node daemon (compute agent) and a
+// gateway: JSON messages over one WebSocket per session. It is shared by
+// both ends so that they cannot drift apart.
+//
+// The daemon authenticates the upgrade with its node credential
+// (Authorization: Bearer bcn_...), then sends Hello. The gateway answers
+// Welcome with the session epoch, and the daemon replays its journal. From
+// then on either side may send at any time; the daemon sends Heartbeat at
+// least every HeartbeatEvery so that the gateway can report its age.
+package wire
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Path is where a gateway accepts daemon sessions.
+const Path = "/daemon/v1/session"
+
+// HeartbeatEvery is how often a daemon sends a heartbeat; a gateway closes
+// a session it has not heard from for SilenceLimit.
+const (
+	HeartbeatEvery = 5 * time.Second
+	SilenceLimit   = 30 * time.Second
+)
+
+// MaxMessageBytes is the largest message either end reads. A journal
+// replay is the largest message and grows with the journal; command
+// output is capped well below it by the daemon (and only outcomes, not
+// output, are replayed).
+const MaxMessageBytes = 4 << 20
+
+// Message types.
+const (
+	TypeHello        = "hello"         // daemon → gateway, first message
+	TypeWelcome      = "welcome"       // gateway → daemon, the session epoch
+	TypeHeartbeat    = "heartbeat"     // daemon → gateway
+	TypeReplay       = "replay"        // daemon → gateway, its journal after (re)connecting
+	TypeAssign       = "assign"        // gateway → daemon, devices of an allocation
+	TypeAssignResult = "assign.result" // daemon → gateway, accepted or refused
+	// TypeCommand carries a node command (gateway → daemon); it may arrive
+	// more than once, and the daemon answers a repeat from its journal.
+	TypeCommand = "command"
+	// TypeCommandResult reports a command's state (running, succeeded,
+	// failed) with its exit code and output (daemon → gateway).
+	TypeCommandResult = "command.result"
+)
+
+// Message is the one envelope of the protocol; fields not used by a type
+// are omitted.
+type Message struct {
+	Type string `json:"type"`
+
+	// Hello.
+	JournalID          string `json:"journalId,omitempty"`
+	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
+	// Welcome.
+	NodeID       string `json:"nodeId,omitempty"`
+	SessionEpoch int64  `json:"sessionEpoch,omitempty"`
+	// Replay.
+	Journal []JournalEntry `json:"journal,omitempty"`
+	// Assign and AssignResult; on Command, the allocation whose security
+	// domain the job runs in (empty for an operator's fleet job).
+	AllocationID string   `json:"allocationId,omitempty"`
+	DeviceIDs    []string `json:"deviceIds,omitempty"`
+	Accepted     bool     `json:"accepted,omitempty"`
+	Reason       string   `json:"reason,omitempty"`
+	// Command and CommandResult.
+	CommandID   string          `json:"commandId,omitempty"`
+	CommandKind string          `json:"commandKind,omitempty"`
+	Payload     json.RawMessage `json:"payload,omitempty"`
+	State       string          `json:"state,omitempty"`
+	ExitCode    *int32          `json:"exitCode,omitempty"`
+	Output      string          `json:"output,omitempty"`
+}
+
+// JournalEntry is one line of a daemon's journal: what it was assigned and
+// what it ran, in order.
+type JournalEntry struct {
+	Seq          int64     `json:"seq"`
+	Kind         string    `json:"kind"` // "assign", "unassign", "command"
+	AllocationID string    `json:"allocationId,omitempty"`
+	DeviceIDs    []string  `json:"deviceIds,omitempty"`
+	CommandID    string    `json:"commandId,omitempty"`
+	Outcome      string    `json:"outcome,omitempty"`
+	ExitCode     *int32    `json:"exitCode,omitempty"`
+	Output       string    `json:"output,omitempty"`
+	At           time.Time `json:"at"`
+}

@@ -1,0 +1,111 @@
+package httpapi
+
+import (
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Defaults of the per-client limit on failed authentications.
+const (
+	// DefaultAuthFailureBurst is how many failed authentications a client
+	// address may make in a row before it is throttled.
+	DefaultAuthFailureBurst = 20
+	// DefaultAuthFailureRate is how fast a throttled client earns attempts
+	// back, per second (one every two seconds).
+	DefaultAuthFailureRate = 0.5
+	// maxFailureClients bounds the addresses tracked at once; past it the
+	// addresses back at a full allowance are forgotten first, and if that
+	// is not enough, all of them (memory stays bounded whatever a client
+	// with many addresses does).
+	maxFailureClients = 10_000
+)
+
+// failureLimiter throttles the client addresses that fail authentication
+// too often: each failure takes a token from the address's bucket
+// (golang.org/x/time/rate); an address with an empty bucket is throttled.
+// Successes cost nothing, so well-behaved clients never notice it.
+type failureLimiter struct {
+	limit rate.Limit
+	burst int
+
+	mu      sync.Mutex
+	clients map[string]*rate.Limiter
+}
+
+func newFailureLimiter(perSecond float64, burst int) *failureLimiter {
+	if perSecond <= 0 {
+		perSecond = DefaultAuthFailureRate
+	}
+	if burst <= 0 {
+		burst = DefaultAuthFailureBurst
+	}
+	return &failureLimiter{limit: rate.Limit(perSecond), burst: burst, clients: map[string]*rate.Limiter{}}
+}
+
+// throttled reports whether client has no attempts left and, if so, how
+// long until it has one.
+func (l *failureLimiter) throttled(client string, now time.Time) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lim, ok := l.clients[client]
+	if !ok {
+		return 0, false
+	}
+	tokens := lim.TokensAt(now)
+	if tokens >= 1 {
+		return 0, false
+	}
+	return time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second)), true
+}
+
+// failed records one failed authentication of client.
+func (l *failureLimiter) failed(client string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lim, ok := l.clients[client]
+	if !ok {
+		if len(l.clients) >= maxFailureClients {
+			l.pruneLocked(now)
+		}
+		lim = rate.NewLimiter(l.limit, l.burst)
+		l.clients[client] = lim
+	}
+	lim.AllowN(now, 1)
+}
+
+// pruneLocked forgets the clients back at a full allowance (they would
+// start from one anyway), or everyone if that frees nothing.
+func (l *failureLimiter) pruneLocked(now time.Time) {
+	for c, lim := range l.clients {
+		if lim.TokensAt(now) >= float64(l.burst) {
+			delete(l.clients, c)
+		}
+	}
+	if len(l.clients) >= maxFailureClients {
+		clear(l.clients)
+	}
+}
+
+// clientKey is the address failures are counted against: the connection's
+// peer address, never a forwarded-for header a client could invent. An
+// IPv6 client is counted by its /64, which one host usually holds whole.
+// Behind a reverse proxy every client shares the proxy's address, which is
+// why a throttled address still gets in with a cached, known-good token.
+func clientKey(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return host
+	}
+	if ip.To4() == nil {
+		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
+	}
+	return ip.String()
+}

@@ -1,0 +1,38 @@
+// Package layers holds the house's import rule: the packages form layers,
+// lowest first, and a package imports only from its own layer or those
+// below it. The table is the same as the one in docs/architecture.md; the
+// test in this package checks every package of the module against it, so
+// an upward import fails `make test` and is named.
+package layers
+
+import "strings"
+
+// Table is the layers, lowest first. A package belongs to the first layer
+// that lists it or a parent directory of it.
+var Table = [][]string{
+	{"core", "docs", "sql"},    // the domain, and data embedded in the binary
+	{"internal"},               // generated queries, PostgreSQL, leases, work queue, clock, config, authn
+	{"placement"},              // pure placement policy
+	{"outbox"},                 // the event log
+	{"commands"},               // the only writer
+	{"projections", "queries"}, // the read side
+	{"gateway", "webhook", "eventstream", "agent"}, // delivery: daemons, webhooks, SSE; the daemon itself
+	{"httpapi"}, // the HTTP API
+	{"cmd", "chaos", "examples", "internal/tools"}, // programs, fault tests, tools
+}
+
+// Of returns the layer of a package path relative to the module root ("",
+// the root itself, is not a package here), or -1 when the table does not
+// place it. The most specific entry wins, so internal/tools sits above
+// internal.
+func Of(rel string) int {
+	best, bestLen := -1, -1
+	for i, layer := range Table {
+		for _, dir := range layer {
+			if (rel == dir || strings.HasPrefix(rel, dir+"/")) && len(dir) > bestLen {
+				best, bestLen = i, len(dir)
+			}
+		}
+	}
+	return best
+}

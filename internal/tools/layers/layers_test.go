@@ -1,0 +1,94 @@
+package layers_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/bettercompute/compute/internal/tools/layers"
+)
+
+const module = "github.com/bettercompute/compute"
+
+// pkg is the part of `go list -json` this test reads. Imports are the
+// package's own, test files excluded: a test may reach up to build its
+// fixture, the product may not.
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+// TestImportsRunDownward fails on every import from a lower layer to a
+// higher one, naming both packages and their layers, and on a package the
+// table does not place.
+func TestImportsRunDownward(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs, err := decode(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found %d packages: the module was not listed", len(pkgs))
+	}
+	for _, v := range violations(pkgs) {
+		t.Error(v)
+	}
+}
+
+// TestAnUpwardImportIsNamed proves the check can fail: a package of the
+// commands layer that imports httpapi is reported.
+func TestAnUpwardImportIsNamed(t *testing.T) {
+	got := violations([]pkg{{ImportPath: module + "/commands", Imports: []string{module + "/httpapi", module + "/core"}}})
+	want := "commands (layer 4: commands) imports httpapi (layer 7: httpapi): an upward import"
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("violations = %q, want [%q]", got, want)
+	}
+	if got := violations([]pkg{{ImportPath: module + "/internal/tools/withpg", Imports: []string{module + "/internal/pgcluster"}}}); len(got) != 0 {
+		t.Fatalf("a tool importing internal is downward, got %q", got)
+	}
+}
+
+func violations(pkgs []pkg) []string {
+	var out []string
+	for _, p := range pkgs {
+		from := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		lf := layers.Of(from)
+		if lf < 0 {
+			out = append(out, fmt.Sprintf("%s is in no layer: add it to layers.Table and docs/architecture.md", from))
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			to := strings.TrimPrefix(imp, module+"/")
+			lt := layers.Of(to)
+			if lt > lf {
+				out = append(out, fmt.Sprintf("%s (layer %d: %s) imports %s (layer %d: %s): an upward import",
+					from, lf, strings.Join(layers.Table[lf], ", "), to, lt, strings.Join(layers.Table[lt], ", ")))
+			}
+		}
+	}
+	return out
+}
+
+func decode(b []byte) ([]pkg, error) {
+	var out []pkg
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("decode go list: %w", err)
+		}
+		out = append(out, p)
+	}
+}

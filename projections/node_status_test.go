@@ -1,0 +1,87 @@
+package projections_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/projections"
+)
+
+// requireNodesMatch fails unless every node of the read model has its
+// write model's state, no-schedule reasons, conditions and version.
+func (f *fixture) requireNodesMatch(t *testing.T) {
+	t.Helper()
+	var mismatches int
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, `
+	SELECT count(*) FROM nodes n
+	  FULL JOIN rm_fleet_nodes m ON m.id = n.id
+	 WHERE m.id IS NULL OR n.id IS NULL OR m.state <> n.state OR m.no_schedule_reasons <> n.no_schedule_reasons
+	    OR m.conditions <> n.conditions OR m.version <> n.version OR m.cordoned <> n.cordoned`).Scan(&mismatches))
+	require.Zero(t, mismatches)
+}
+
+// Liveness, drain, retire and inventory events keep the node read model's
+// state, no-schedule reasons and conditions equal to the write model's,
+// live and rebuilt.
+func TestNodeStatusProjected(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, exclusive)
+	f.node(t, "n2", exclusive)
+	f.node(t, "n3")
+	sweep := func(d time.Duration) {
+		t.Helper()
+		_, err := f.h.SweepNodeLiveness(f.ctx)
+		require.NoError(t, err)
+		for ; d > 0; d -= commands.LivenessSweepEvery {
+			f.d.AdvanceSimClock(t, min(d, commands.LivenessSweepEvery))
+			_, err := f.h.SweepNodeLiveness(f.ctx)
+			require.NoError(t, err)
+		}
+	}
+	for _, id := range []string{"n1", "n2"} {
+		_, err := f.h.JoinNode(f.ctx, operator, id)
+		require.NoError(t, err)
+	}
+	gw, err := lease.Acquire(f.ctx, f.d.Q, "gateway:gw1", "gw1-process", lease.GatewayTTL)
+	require.NoError(t, err)
+	s, err := f.h.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: gw, GatewayID: "gw1", JournalID: "j1"})
+	require.NoError(t, err)
+	_, err = f.h.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, []commands.ReportedGPU{
+		{UUID: "GPU-n1-1", Model: "a100", MemoryMB: 81920}, {UUID: "GPU-n1-9", Model: "a100", MemoryMB: 81920}})
+	require.NoError(t, err)
+	_, err = f.h.DrainNode(f.ctx, operator, commands.DrainNode{NodeID: "n1"})
+	require.NoError(t, err)
+	f.catchUp(t)
+	f.requireNodesMatch(t)
+
+	require.NoError(t, f.h.CloseNodeSession(f.ctx, "n1", s.Epoch, 0))
+	sweep(commands.NoSessionAfter)
+	_, err = f.h.RetireNode(f.ctx, operator, commands.RetireNode{NodeID: "n3"})
+	require.NoError(t, err)
+	f.catchUp(t)
+	f.requireNodesMatch(t)
+	n1, err := f.d.Q.RmFleetNodeGet(f.ctx, "n1")
+	require.NoError(t, err)
+	require.Equal(t, []string{"draining", "unreachable"}, n1.NoScheduleReasons)
+	devices, err := f.d.Q.RmFleetDeviceListByNode(f.ctx, "n1")
+	require.NoError(t, err)
+	health := map[string]string{}
+	for _, d := range devices {
+		health[d.ID] = d.Health
+	}
+	require.Equal(t, map[string]string{"GPU-n1-0": commands.HealthMissing, "GPU-n1-1": commands.HealthHealthy,
+		"GPU-n1-9": commands.HealthHealthy}, health)
+
+	live, err := f.d.Q.RmFleetNodeListAll(f.ctx)
+	require.NoError(t, err)
+	_, err = projections.Rebuild(f.ctx, f.d.Pool, projections.NameFleet)
+	require.NoError(t, err)
+	rebuilt, err := f.d.Q.RmFleetNodeListAll(f.ctx)
+	require.NoError(t, err)
+	require.Equal(t, live, rebuilt, "rebuilt nodes equal the live ones")
+}

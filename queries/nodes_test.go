@@ -1,0 +1,134 @@
+package queries_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/outbox"
+	"github.com/bettercompute/compute/queries"
+)
+
+// lastPosition is the position of the newest event in the log.
+func (f *fixture) lastPosition(t *testing.T) outbox.Position {
+	t.Helper()
+	var p outbox.Position
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx,
+		"SELECT txid, seq FROM outbox ORDER BY txid DESC, seq DESC LIMIT 1").Scan(&p.TxID, &p.Seq))
+	return p
+}
+
+// advance moves simulated time by d in liveness-sweep steps, as a running
+// control plane lives through it (the gateway's flushes are left out, so
+// no heartbeat comes in).
+func (f *fixture) advance(t *testing.T, d time.Duration) {
+	t.Helper()
+	_, err := f.h.SweepNodeLiveness(f.ctx)
+	require.NoError(t, err)
+	for d > 0 {
+		step := min(d, commands.LivenessSweepEvery)
+		f.d.AdvanceSimClock(t, step)
+		d -= step
+		_, err := f.h.SweepNodeLiveness(f.ctx)
+		require.NoError(t, err)
+	}
+}
+
+// desiredGeneration is the node's desired-spec generation in the write
+// model (no node_desired row is generation 0).
+func (f *fixture) desiredGeneration(t *testing.T, id string) int64 {
+	t.Helper()
+	var g int64
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx,
+		"SELECT coalesce((SELECT generation FROM node_desired WHERE node_id = $1), 0)", id).Scan(&g))
+	return g
+}
+
+func (f *fixture) readNode(t *testing.T, id string) queries.Node {
+	t.Helper()
+	f.catchUp(t, f.lastPosition(t))
+	n, err := f.q.GetNode(f.ctx, operator, id, outbox.Position{})
+	require.NoError(t, err)
+	page, _, err := f.q.ListNodes(f.ctx, operator, queries.ListNodes{})
+	require.NoError(t, err)
+	for _, x := range page {
+		if x.ID == id {
+			x.Devices = n.Devices
+			require.Equal(t, n, x, "GET /v1/nodes and GET /v1/nodes/{id} agree")
+		}
+	}
+	return n
+}
+
+// A node's liveness as operators read it: its state, the age of its last
+// heartbeat (at read time, on the database clock), no-schedule reasons,
+// conditions, generations and live allocations.
+func TestNodeLivenessIsVisible(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", 2)
+	f.node(t, "n2", 0) // no GPUs: the reservation goes to n1
+
+	n := f.readNode(t, "n1")
+	require.Equal(t, string(core.NodeRegistered), n.Liveness)
+	require.Nil(t, n.LastHeartbeatAt)
+	require.Nil(t, n.SecondsSinceHeartbeat)
+	require.Empty(t, n.NoScheduleReasons)
+	require.Empty(t, n.Conditions)
+	require.Equal(t, f.desiredGeneration(t, "n1"), n.Generation)
+	require.Zero(t, n.ObservedGeneration)
+
+	_, err := f.h.JoinNode(f.ctx, operator, "n1")
+	require.NoError(t, err)
+	gw, err := lease.Acquire(f.ctx, f.d.Q, "gateway:gw1", "gw1-process", lease.GatewayTTL)
+	require.NoError(t, err)
+	f.reserve(t, tenantA, 0, 2)
+	generation := f.desiredGeneration(t, "n1")
+	// The daemon says, in its hello, that it has applied it.
+	s, err := f.h.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: gw, GatewayID: "gw1",
+		JournalID: "j1", ObservedGeneration: generation})
+	require.NoError(t, err)
+	opened := f.d.Now(t)
+	f.advance(t, 7*time.Second)
+
+	n = f.readNode(t, "n1")
+	require.Equal(t, string(core.NodeConnected), n.Liveness)
+	require.NotNil(t, n.LastHeartbeatAt)
+	require.True(t, opened.Equal(*n.LastHeartbeatAt), "%s, want %s", n.LastHeartbeatAt, opened)
+	require.InDelta(t, 7.0, *n.SecondsSinceHeartbeat, 0.001, "computed at read time from compute_now()")
+	require.Equal(t, generation, n.Generation)
+	require.Equal(t, generation, n.ObservedGeneration)
+	require.Equal(t, int64(1), n.Allocations)
+
+	// The daemon reports one GPU fewer: the other is missing.
+	_, err = f.h.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, []commands.ReportedGPU{
+		{UUID: "GPU-n1-1", Model: "a100", MemoryMB: 81920}})
+	require.NoError(t, err)
+	n = f.readNode(t, "n1")
+	require.Len(t, n.Conditions, 1)
+	require.Equal(t, core.ConditionGPUMissing, n.Conditions[0].Type)
+	require.Equal(t, commands.HealthMissing, n.Devices[0].Health)
+
+	// Drained, then the session closes and the node goes unreachable.
+	_, err = f.h.DrainNode(f.ctx, operator, commands.DrainNode{NodeID: "n1"})
+	require.NoError(t, err)
+	require.NoError(t, f.h.CloseNodeSession(f.ctx, "n1", s.Epoch, 0))
+	f.advance(t, commands.NoSessionAfter)
+	n = f.readNode(t, "n1")
+	require.Equal(t, string(core.NodeUnreachable), n.Liveness)
+	require.Equal(t, []string{core.NoScheduleDraining, core.NoScheduleUnreachable}, n.NoScheduleReasons)
+	require.Equal(t, []string{core.ConditionGPUMissing, core.ConditionNodeUnreachable},
+		[]string{n.Conditions[0].Type, n.Conditions[1].Type})
+	require.InDelta(t, 7.0+commands.NoSessionAfter.Seconds(), *n.SecondsSinceHeartbeat, 0.001)
+	require.Equal(t, int64(1), n.Allocations, "nothing is released")
+
+	// n2 never joined: unreachable counted from its registration.
+	n = f.readNode(t, "n2")
+	require.Equal(t, string(core.NodeUnreachable), n.Liveness)
+	require.Equal(t, "NeverJoined", n.Conditions[0].Reason)
+	require.Nil(t, n.SecondsSinceHeartbeat)
+}

@@ -1,0 +1,101 @@
+-- name: NodeDesiredBump :one
+-- One change of the node's desired spec (an assignment queued, a
+-- scheduling flag changed), in the transaction of the change: generation
+-- + 1, the first being 1. Last in the lock order.
+INSERT INTO node_desired AS d (node_id, generation) VALUES (sqlc.arg(node_id), 1)
+ON CONFLICT (node_id) DO UPDATE SET generation = d.generation + 1, updated_at = compute_now()
+RETURNING generation;
+
+-- name: NodeDesiredGeneration :one
+-- The node's desired generation; 0 for a node that never changed.
+SELECT COALESCE((SELECT d.generation FROM node_desired d WHERE d.node_id = sqlc.arg(node)::text), 0)::bigint AS generation;
+
+-- name: AllocationAssignment :one
+-- What an allocation's assign carries: its devices and scalars, and its
+-- reservation's window, tenant and state.
+SELECT a.id, a.reservation_id, a.node_id, a.device_ids, a.vcpu, a.memory, a.disk,
+       (a.released_at IS NOT NULL)::boolean AS released,
+       r.tenant_id, r.state, lower(r.during)::timestamptz AS start_ts, upper(r.during)::timestamptz AS end_ts
+  FROM allocations a JOIN reservations r ON r.id = a.reservation_id
+ WHERE a.id = sqlc.arg(id);
+
+-- name: AssignmentDevices :many
+-- The atoms of an allocation as the daemon needs them: a GPU, a MIG
+-- instance (with its GPU, and its MIG-… UUID once an inventory named it) or
+-- a slot (with its GPU and its kind, time-slice or mps).
+SELECT id, kind, parent_id, profile, mig_uuid FROM devices WHERE id = ANY(sqlc.arg(ids)::text[]);
+
+-- name: NodeLiveAssignments :many
+-- The allocations the node should hold now: live, of a booked or active
+-- reservation.
+SELECT a.id AS allocation_id, r.id AS reservation_id, r.tenant_id, upper(r.during)::timestamptz AS end_ts
+  FROM allocations a JOIN reservations r ON r.id = a.reservation_id
+ WHERE a.node_id = sqlc.arg(node_id) AND a.released_at IS NULL AND r.state IN ('booked', 'active')
+ ORDER BY a.id;
+
+-- name: NodeAssignmentJobs :many
+-- The node's assign and unassign jobs, per allocation oldest first. An
+-- unassign of an allocation the control plane does not know names it in
+-- its payload only.
+SELECT c.id, COALESCE(c.allocation_id, c.payload->>'allocationId')::text AS allocation_id, c.kind, c.state,
+       c.tenant_id, c.idempotency_key, COALESCE(c.payload->>'end', '')::text AS payload_end, c.created_at
+  FROM node_commands c
+ WHERE c.node_id = sqlc.arg(node_id) AND c.kind IN ('assign', 'unassign')
+ ORDER BY 2, c.seq;
+
+-- name: AllocationAssignedBefore :one
+-- Whether an assign of the allocation other than job succeeded: the daemon
+-- may then hold it.
+SELECT EXISTS (SELECT 1 FROM node_commands
+                WHERE allocation_id = sqlc.arg(allocation_id) AND kind = 'assign' AND state = 'succeeded'
+                  AND id <> sqlc.arg(job_id)) AS assigned;
+
+-- name: NodeAppliedGeneration :one
+-- The generation up to which the node has applied its desired spec, as far
+-- as assignment jobs tell: every change below the oldest assign or unassign
+-- still open is done (a scheduling flag needs nothing from the daemon), and
+-- with none open, all of them.
+SELECT LEAST(
+         COALESCE((SELECT d.generation FROM node_desired d WHERE d.node_id = sqlc.arg(node)::text), 0),
+         COALESCE((SELECT min(c.generation) - 1 FROM node_commands c
+                    WHERE c.node_id = sqlc.arg(node)::text AND c.kind IN ('assign', 'unassign')
+                      AND c.state IN ('queued', 'sent', 'running')), 9223372036854775807))::bigint AS applied;
+
+-- name: NodeSessionLockAtEpoch :one
+-- A daemon report's transaction locks the node's session at the epoch it
+-- came in on, before any node job (dispatch holds the session FOR SHARE and
+-- then locks the jobs). No row: superseded.
+SELECT session_epoch, observed_generation FROM node_sessions
+ WHERE node_id = sqlc.arg(node_id) AND session_epoch = sqlc.arg(session_epoch)
+   FOR UPDATE;
+
+-- name: NodeSessionLockCurrent :one
+-- The node's session, whatever its epoch (the resync's transaction).
+SELECT session_epoch, observed_generation FROM node_sessions WHERE node_id = sqlc.arg(node_id) FOR UPDATE;
+
+-- name: NodeSessionRaiseObserved :exec
+-- observed_generation only grows within a session (the hello sets it).
+UPDATE node_sessions SET observed_generation = GREATEST(observed_generation, sqlc.arg(observed_generation)::bigint)
+ WHERE node_id = sqlc.arg(node_id) AND session_epoch = sqlc.arg(session_epoch);
+
+-- name: InstanceListUnfinishedOfAllocationForUpdate :many
+-- An allocation's instances that have not stopped or failed, locked in id
+-- order.
+SELECT * FROM instances
+ WHERE allocation_id = sqlc.arg(allocation_id) AND state IN ('requested', 'provisioning', 'running', 'stopping')
+ ORDER BY id FOR UPDATE;
+
+-- name: NodeAssignmentDrift :many
+-- Nodes whose observed generation has lagged their generation for longer
+-- than after_seconds: an assign or unassign of theirs has been open that
+-- long (every lag without one is caught up at the next report or resync).
+SELECT c.node_id, COALESCE(d.generation, 0)::bigint AS generation,
+       COALESCE(s.observed_generation, 0)::bigint AS observed_generation, COALESCE(s.connected, false)::boolean AS connected,
+       min(c.created_at)::timestamptz AS oldest_open, count(*) AS open_jobs
+  FROM node_commands c
+  LEFT JOIN node_desired d ON d.node_id = c.node_id
+  LEFT JOIN node_sessions s ON s.node_id = c.node_id
+ WHERE c.kind IN ('assign', 'unassign') AND c.state IN ('queued', 'sent', 'running')
+ GROUP BY c.node_id, d.generation, s.observed_generation, s.connected
+HAVING min(c.created_at) < compute_now() - make_interval(secs => sqlc.arg(after_seconds)::float8)
+ ORDER BY c.node_id;
