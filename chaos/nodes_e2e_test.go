@@ -466,7 +466,7 @@ type agentProc struct {
 	done    chan struct{}
 }
 
-func newAgent(t *testing.T, node, pool, joinToken, apiURL string, gw *server) *agentProc {
+func newAgent(t *testing.T, node, pool, joinToken, apiURL string, gw *server, extraArgs ...string) *agentProc {
 	t.Helper()
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "join-token")
@@ -476,6 +476,7 @@ func newAgent(t *testing.T, node, pool, joinToken, apiURL string, gw *server) *a
 	a := &agentProc{t: t, tokenFile: tokenFile, logPath: filepath.Join(dir, "agent.log"), args: []string{"agent", "--node", node, "--pool", pool,
 		"--join-token-file", tokenFile, "--fake-gpus", "2xH100-80GB", "--server", apiURL,
 		"--gateway", "ws://" + gatewayAddr(t, gw), "--state-dir", filepath.Join(dir, "state")}}
+	a.args = append(a.args, extraArgs...)
 	t.Cleanup(func() {
 		a.Kill()
 		if t.Failed() {
