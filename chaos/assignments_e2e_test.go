@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bettercompute/compute/internal/migrate"
 )
@@ -32,11 +33,95 @@ import (
 //     refuse the control plane's assign: the reservation fails.
 func TestReservationsReachTheMachine(t *testing.T) {
 	runSize(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	f := newAssignFleet(t, ctx)
+
+	// 1. The workload sees exactly its GPUs, and stops with its reservation.
+	r1 := f.book("n1")
+	in1, pid1, dir1 := f.startInstance("n1", r1)
+	env, err := os.ReadFile(filepath.Join(dir1, "env.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r1Now assignReservation
+	f.must(f.member, "GET", "/v1/reservations/"+r1.ID, "", nil, &r1Now)
+	for _, name := range []string{"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"} {
+		got := envValue(string(env), name)
+		if len(r1Now.DeviceIDs) != 1 || got != strings.Join(r1Now.DeviceIDs, ",") {
+			t.Fatalf("%s = %q, want the reservation's devices %v", name, got, r1Now.DeviceIDs)
+		}
+	}
+	f.must(f.member, "POST", "/v1/reservations/"+r1.ID+"/release", uuid.NewString(), map[string]any{}, nil)
+	f.stopped(in1, pid1)
+	waitFor(t, ctx, "unassign acknowledged", 30*time.Second, func() (bool, error) {
+		return f.jobState(r1.ID, "unassign") == "succeeded", nil
+	})
+
+	// 2. The daemon dies while the unassign is in flight; its workload
+	// outlives it, and its successor stops it.
+	r2 := f.book("n2")
+	in2, pid2, _ := f.startInstance("n2", r2)
+	f.must(f.member, "POST", "/v1/reservations/"+r2.ID+"/release", uuid.NewString(), map[string]any{}, nil)
+	f.agents["n2"].Kill()
+	f.agents["n2"].Start()
+	f.stopped(in2, pid2)
+	waitFor(t, ctx, "unassign acknowledged after the restart", 30*time.Second, func() (bool, error) {
+		return f.jobState(r2.ID, "unassign") == "succeeded", nil
+	})
+
+	// 3. An overlapping assignment planted in a daemon's journal: the
+	// daemon refuses the control plane's assign and the reservation fails.
+	f.agents["n3"].Kill()
+	plantAssignment(t, filepath.Join(f.agents["n3"].stateDir(), "journal.jsonl"), "alc_planted",
+		[]string{"GPU-node-n3-0", "GPU-node-n3-1"})
+	r3 := f.book("n3")
+	f.agents["n3"].Start()
+	waitFor(t, ctx, "reservation on the planted node failed", 60*time.Second, func() (bool, error) {
+		return f.state(r3.ID) == "failed", nil
+	})
+	var conditions string
+	if err := f.pool.QueryRow(ctx, "SELECT conditions::text FROM reservations WHERE id = $1", r3.ID).Scan(&conditions); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(conditions, "refused") {
+		t.Fatalf("failed reservation's conditions do not say why: %s", conditions)
+	}
+	var live int
+	if err := f.pool.QueryRow(ctx, "SELECT count(*) FROM device_bookings b JOIN allocations a ON a.id = b.allocation_id WHERE a.reservation_id = $1",
+		r3.ID).Scan(&live); err != nil {
+		t.Fatal(err)
+	}
+	if live != 0 {
+		t.Fatalf("a failed reservation still books %d devices", live)
+	}
+}
+
+// assignFleet is `compute serve` and three `compute agent` processes with
+// two fake GPUs each, node-n<i> alone in pool-n<i>, and a member with quota.
+type assignFleet struct {
+	t          *testing.T
+	ctx        context.Context
+	pool       *pgxpool.Pool
+	sim        *simClock
+	hub        *server
+	op, member *client
+	wlRoot     string
+	agents     map[string]*agentProc
+}
+
+type assignReservation struct {
+	ID, State string
+	DeviceIDs []string `json:"deviceIds"`
+}
+
+type assignInstance struct{ ID, State, Reason string }
+
+func newAssignFleet(t *testing.T, ctx context.Context) *assignFleet {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the agents' workload isolation needs root")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	dbURL, pool := freshDatabase(t)
 	if err := migrate.Up(ctx, pool); err != nil {
 		t.Fatal(err)
@@ -44,22 +129,16 @@ func TestReservationsReachTheMachine(t *testing.T) {
 	if _, err := pool.Exec(ctx, "SELECT compute_use_sim_clock(true)"); err != nil {
 		t.Fatal(err)
 	}
-	sim := &simClock{t: t, pool: pool}
-	hub := newServer(t, "assign-main", dbURL, "api,worker,dispatcher,gateway")
-	if err := hub.Start(ctx); err != nil {
+	f := &assignFleet{t: t, ctx: ctx, pool: pool, sim: &simClock{t: t, pool: pool}, agents: map[string]*agentProc{}}
+	f.hub = newServer(t, "assign-main", dbURL, "api,worker,dispatcher,gateway")
+	if err := f.hub.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	op := newClient(createToken(t, dbURL, "ops", "assign-operator", "operator"))
-	member := newClient(createToken(t, dbURL, tenant, "assign-member", "member"))
-	must := func(c *client, method, path, key string, body, out any) {
-		t.Helper()
-		if err := c.do(ctx, method, hub.URL()+path, key, body, out); err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-	}
-	must(op, "POST", "/v1/sites", "", map[string]any{"id": "assign-site", "name": "Assign site"}, nil)
+	f.op = newClient(createToken(t, dbURL, "ops", "assign-operator", "operator"))
+	f.member = newClient(createToken(t, dbURL, tenant, "assign-member", "member"))
+	f.must(f.op, "POST", "/v1/sites", "", map[string]any{"id": "assign-site", "name": "Assign site"}, nil)
 	for res, max := range map[string]int64{"gpu": 16, "vcpu": 1 << 20, "memory": 1 << 30, "disk": 1 << 30} {
-		must(op, "PUT", "/v1/tenants/"+tenant+"/quotas/"+res, "", map[string]any{"max": max}, nil)
+		f.must(f.op, "PUT", "/v1/tenants/"+tenant+"/quotas/"+res, "", map[string]any{"max": max}, nil)
 	}
 	// Workload directories every workload user can reach (t.TempDir is
 	// not traversable by other users).
@@ -71,14 +150,14 @@ func TestReservationsReachTheMachine(t *testing.T) {
 	if err := os.Chmod(wlRoot, 0o711); err != nil {
 		t.Fatal(err)
 	}
-	agents := map[string]*agentProc{}
+	f.wlRoot = wlRoot
 	for _, n := range []string{"n1", "n2", "n3"} {
-		must(op, "POST", "/v1/pools", "", map[string]any{"id": "pool-" + n, "siteId": "assign-site", "kind": "bare-metal"}, nil)
+		f.must(f.op, "POST", "/v1/pools", "", map[string]any{"id": "pool-" + n, "siteId": "assign-site", "kind": "bare-metal"}, nil)
 		var jt struct{ Token string }
-		must(op, "POST", "/v1/nodes/node-"+n+"/join-tokens", "", map[string]any{}, &jt)
-		agents[n] = newAgent(t, "node-"+n, "pool-"+n, jt.Token, hub.URL(), hub,
+		f.must(f.op, "POST", "/v1/nodes/node-"+n+"/join-tokens", "", map[string]any{}, &jt)
+		f.agents[n] = newAgent(t, "node-"+n, "pool-"+n, jt.Token, f.hub.URL(), f.hub,
 			"--workload-dir", filepath.Join(wlRoot, n), "--vcpu", "16", "--memory-mb", "65536")
-		agents[n].Start()
+		f.agents[n].Start()
 	}
 	waitFor(t, ctx, "three nodes connected", 30*time.Second, func() (bool, error) {
 		for _, n := range []string{"n1", "n2", "n3"} {
@@ -88,134 +167,92 @@ func TestReservationsReachTheMachine(t *testing.T) {
 		}
 		return true, nil
 	})
+	return f
+}
 
-	type reservation struct {
-		ID, State string
-		DeviceIDs []string `json:"deviceIds"`
+func (f *assignFleet) must(c *client, method, path, key string, body, out any) {
+	f.t.Helper()
+	if err := c.do(f.ctx, method, f.hub.URL()+path, key, body, out); err != nil {
+		f.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	book := func(n string) reservation {
-		t.Helper()
-		now := sim.now(ctx)
-		var r reservation
-		must(member, "POST", "/v1/reservations", uuid.NewString(), map[string]any{"poolId": "pool-" + n, "gpus": 1,
-			"gpuModel": "H100-80GB", "vcpu": 1, "memoryMb": 1024, "diskGb": 1,
-			"start": now.Format(time.RFC3339), "end": now.Add(2 * time.Hour).Format(time.RFC3339)}, &r)
-		return r
+}
+
+// book reserves one GPU of node n for two hours from now.
+func (f *assignFleet) book(n string) assignReservation {
+	f.t.Helper()
+	now := f.sim.now(f.ctx)
+	var r assignReservation
+	f.must(f.member, "POST", "/v1/reservations", uuid.NewString(), map[string]any{"poolId": "pool-" + n, "gpus": 1,
+		"gpuModel": "H100-80GB", "vcpu": 1, "memoryMb": 1024, "diskGb": 1,
+		"start": now.Format(time.RFC3339), "end": now.Add(2 * time.Hour).Format(time.RFC3339)}, &r)
+	return r
+}
+
+func (f *assignFleet) state(id string) string {
+	var st string
+	_ = f.pool.QueryRow(f.ctx, "SELECT state FROM reservations WHERE id = $1", id).Scan(&st)
+	return st
+}
+
+// jobState is the state of the newest node job of kind for the
+// reservation's allocation.
+func (f *assignFleet) jobState(resID, kind string) string {
+	var st string
+	_ = f.pool.QueryRow(f.ctx, `SELECT c.state FROM node_commands c JOIN allocations a ON a.id = c.allocation_id
+		WHERE a.reservation_id = $1 AND c.kind = $2 ORDER BY c.seq DESC LIMIT 1`, resID, kind).Scan(&st)
+	return st
+}
+
+func (f *assignFleet) allocationOf(resID string) string {
+	var id string
+	if err := f.pool.QueryRow(f.ctx, "SELECT id FROM allocations WHERE reservation_id = $1", resID).Scan(&id); err != nil {
+		f.t.Fatal(err)
 	}
-	state := func(id string) string {
-		var st string
-		_ = pool.QueryRow(ctx, "SELECT state FROM reservations WHERE id = $1", id).Scan(&st)
-		return st
-	}
-	jobState := func(resID, kind string) string {
-		var st string
-		_ = pool.QueryRow(ctx, `SELECT c.state FROM node_commands c JOIN allocations a ON a.id = c.allocation_id
-			WHERE a.reservation_id = $1 AND c.kind = $2 ORDER BY c.seq DESC LIMIT 1`, resID, kind).Scan(&st)
-		return st
-	}
-	allocationOf := func(resID string) string {
-		var id string
-		if err := pool.QueryRow(ctx, "SELECT id FROM allocations WHERE reservation_id = $1", resID).Scan(&id); err != nil {
-			t.Fatal(err)
+	return id
+}
+
+// workload is the command of every instance here: it records what it was
+// given and waits.
+const workload = "env > env.txt; echo $$ > pid; exec sleep 86400"
+
+// startInstance starts an instance on r once r is active and assigned, and
+// returns it running, with its process id and directory on the node.
+func (f *assignFleet) startInstance(n string, r assignReservation) (assignInstance, int, string) {
+	f.t.Helper()
+	waitFor(f.t, f.ctx, "reservation "+r.ID+" active and assigned", 30*time.Second, func() (bool, error) {
+		return f.state(r.ID) == "active" && f.jobState(r.ID, "assign") == "succeeded", nil
+	})
+	var in assignInstance
+	f.must(f.member, "POST", "/v1/instances", uuid.NewString(), map[string]any{"reservationId": r.ID,
+		"command": workload}, &in)
+	waitFor(f.t, f.ctx, "instance "+in.ID+" running", 30*time.Second, func() (bool, error) {
+		if err := f.member.do(f.ctx, "GET", f.hub.URL()+"/v1/instances/"+in.ID, "", nil, &in); err != nil {
+			return false, err
 		}
-		return id
-	}
-	type instance struct{ ID, State, Reason string }
-	startInstance := func(n string, r reservation) (instance, int, string) {
-		t.Helper()
-		waitFor(t, ctx, "reservation "+r.ID+" active and assigned", 30*time.Second, func() (bool, error) {
-			return state(r.ID) == "active" && jobState(r.ID, "assign") == "succeeded", nil
-		})
-		var in instance
-		must(member, "POST", "/v1/instances", uuid.NewString(), map[string]any{"reservationId": r.ID,
-			"command": "env > env.txt; echo $$ > pid; exec sleep 86400"}, &in)
-		waitFor(t, ctx, "instance "+in.ID+" running", 30*time.Second, func() (bool, error) {
-			if err := member.do(ctx, "GET", hub.URL()+"/v1/instances/"+in.ID, "", nil, &in); err != nil {
-				return false, err
-			}
-			if in.State == "failed" {
-				return false, fmt.Errorf("instance failed: %s", in.Reason)
-			}
-			return in.State == "running", nil
-		})
-		dir := filepath.Join(wlRoot, n, allocationOf(r.ID), "instances", in.ID)
-		var pid int
-		waitFor(t, ctx, "instance wrote its pid", 10*time.Second, func() (bool, error) {
-			b, err := os.ReadFile(filepath.Join(dir, "pid"))
-			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-			return err == nil && pid > 0, nil
-		})
-		return in, pid, dir
-	}
-	alive := func(pid int) bool { return syscall.Kill(pid, 0) == nil }
-	stopped := func(in instance, pid int) {
-		t.Helper()
-		waitFor(t, ctx, "instance "+in.ID+" stopped and its process gone", 60*time.Second, func() (bool, error) {
-			if err := member.do(ctx, "GET", hub.URL()+"/v1/instances/"+in.ID, "", nil, &in); err != nil {
-				return false, err
-			}
-			return in.State == "stopped" && !alive(pid), nil
-		})
-	}
-
-	// 1. The workload sees exactly its GPUs, and stops with its reservation.
-	r1 := book("n1")
-	in1, pid1, dir1 := startInstance("n1", r1)
-	env, err := os.ReadFile(filepath.Join(dir1, "env.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r1Now reservation
-	must(member, "GET", "/v1/reservations/"+r1.ID, "", nil, &r1Now)
-	for _, name := range []string{"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"} {
-		got := envValue(string(env), name)
-		if len(r1Now.DeviceIDs) != 1 || got != strings.Join(r1Now.DeviceIDs, ",") {
-			t.Fatalf("%s = %q, want the reservation's devices %v", name, got, r1Now.DeviceIDs)
+		if in.State == "failed" {
+			return false, fmt.Errorf("instance failed: %s", in.Reason)
 		}
-	}
-	must(member, "POST", "/v1/reservations/"+r1.ID+"/release", uuid.NewString(), map[string]any{}, nil)
-	stopped(in1, pid1)
-	waitFor(t, ctx, "unassign acknowledged", 30*time.Second, func() (bool, error) {
-		return jobState(r1.ID, "unassign") == "succeeded", nil
+		return in.State == "running", nil
 	})
+	dir := filepath.Join(f.wlRoot, n, f.allocationOf(r.ID), "instances", in.ID)
+	var pid int
+	waitFor(f.t, f.ctx, "instance wrote its pid", 10*time.Second, func() (bool, error) {
+		b, err := os.ReadFile(filepath.Join(dir, "pid"))
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0, nil
+	})
+	return in, pid, dir
+}
 
-	// 2. The daemon dies while the unassign is in flight; its workload
-	// outlives it, and its successor stops it.
-	r2 := book("n2")
-	in2, pid2, _ := startInstance("n2", r2)
-	must(member, "POST", "/v1/reservations/"+r2.ID+"/release", uuid.NewString(), map[string]any{}, nil)
-	agents["n2"].Kill()
-	agents["n2"].Start()
-	stopped(in2, pid2)
-	waitFor(t, ctx, "unassign acknowledged after the restart", 30*time.Second, func() (bool, error) {
-		return jobState(r2.ID, "unassign") == "succeeded", nil
+// stopped waits until the instance is stopped and its process gone.
+func (f *assignFleet) stopped(in assignInstance, pid int) {
+	f.t.Helper()
+	waitFor(f.t, f.ctx, "instance "+in.ID+" stopped and its process gone", 60*time.Second, func() (bool, error) {
+		if err := f.member.do(f.ctx, "GET", f.hub.URL()+"/v1/instances/"+in.ID, "", nil, &in); err != nil {
+			return false, err
+		}
+		return in.State == "stopped" && syscall.Kill(pid, 0) != nil, nil
 	})
-
-	// 3. An overlapping assignment planted in a daemon's journal: the
-	// daemon refuses the control plane's assign and the reservation fails.
-	agents["n3"].Kill()
-	plantAssignment(t, filepath.Join(agents["n3"].stateDir(), "journal.jsonl"), "alc_planted",
-		[]string{"GPU-node-n3-0", "GPU-node-n3-1"})
-	r3 := book("n3")
-	agents["n3"].Start()
-	waitFor(t, ctx, "reservation on the planted node failed", 60*time.Second, func() (bool, error) {
-		return state(r3.ID) == "failed", nil
-	})
-	var conditions string
-	if err := pool.QueryRow(ctx, "SELECT conditions::text FROM reservations WHERE id = $1", r3.ID).Scan(&conditions); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(conditions, "refused") {
-		t.Fatalf("failed reservation's conditions do not say why: %s", conditions)
-	}
-	var live int
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM device_bookings b JOIN allocations a ON a.id = b.allocation_id WHERE a.reservation_id = $1",
-		r3.ID).Scan(&live); err != nil {
-		t.Fatal(err)
-	}
-	if live != 0 {
-		t.Fatalf("a failed reservation still books %d devices", live)
-	}
 }
 
 // envValue is the value of name in `env` output.

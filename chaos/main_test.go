@@ -29,11 +29,12 @@ type size struct {
 	throughput  time.Duration // each API throughput sample of the multi-process test
 	linRounds   int           // independent histories checked for linearizability
 	linOpsPerCl int           // operations per client and round
+	assignOps   int           // random books, releases, instance starts and agent restarts
 }
 
 var (
-	ciSize   = size{name: "ci", kills: 20, pgDown: 3 * time.Second, longTx: 4 * time.Second, throughput: 4 * time.Second, linRounds: 5, linOpsPerCl: 12}
-	fullSize = size{name: "full", kills: 100, pgDown: 30 * time.Second, longTx: 30 * time.Second, throughput: 15 * time.Second, linRounds: 30, linOpsPerCl: 20}
+	ciSize   = size{name: "ci", kills: 20, pgDown: 3 * time.Second, longTx: 4 * time.Second, throughput: 4 * time.Second, linRounds: 5, linOpsPerCl: 12, assignOps: 30}
+	fullSize = size{name: "full", kills: 100, pgDown: 30 * time.Second, longTx: 30 * time.Second, throughput: 15 * time.Second, linRounds: 30, linOpsPerCl: 20, assignOps: 300}
 )
 
 // runSize picks the size and skips under -short: these tests start real

@@ -7,6 +7,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -130,9 +131,29 @@ func zeroRowsConflict(n int64, err error, what string) error {
 		return db.Translate(err, what)
 	}
 	if n == 0 {
-		return core.Errorf(core.CodeConflict, "%s was changed concurrently; read it again and retry", what)
+		return core.Wrap(core.CodeConflict, errChangedConcurrently, what+" was changed concurrently; read it again and retry")
 	}
 	return nil
+}
+
+// errChangedConcurrently is the cause of a version guard that matched no
+// row: another transaction changed the record between read and write.
+var errChangedConcurrently = errors.New("version guard matched no row")
+
+// unversionedAttempts is how often a command the caller did not pin to a
+// version (no If-Match) is run again after losing a version race.
+const unversionedAttempts = 3
+
+// retryUnversioned runs fn again when it lost a version race and the caller
+// gave no If-Match: a release that meets the activation reconciler, say,
+// must not fail for it — the caller asked for the change whatever the
+// version. With If-Match the conflict is the answer.
+func retryUnversioned(ifVersion int64, fn func() error) error {
+	err := fn()
+	for i := 1; i < unversionedAttempts && ifVersion == 0 && errors.Is(err, errChangedConcurrently); i++ {
+		err = fn()
+	}
+	return err
 }
 
 // checkVersion implements If-Match: 0 means no check.

@@ -24,11 +24,13 @@ func (h *Handlers) ReleaseReservation(ctx context.Context, actor core.Actor, cmd
 		return ReservationResult{}, core.Errorf(core.CodePermissionDenied, "reservations.release requires a member or operator role")
 	}
 	var res ReservationResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
-		var err error
-		res, err = endReservation(ctx, db.New(tx), actor, cmd.ReservationID, cmd.IfVersion,
-			core.ReservationReleased, core.EventReservationReleased)
-		return err
+	err := retryUnversioned(cmd.IfVersion, func() error {
+		return db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+			var err error
+			res, err = endReservation(ctx, db.New(tx), actor, cmd.ReservationID, cmd.IfVersion,
+				core.ReservationReleased, core.EventReservationReleased)
+			return err
+		})
 	})
 	if err != nil {
 		return ReservationResult{}, fmt.Errorf("reservations.release %s: %w", cmd.ReservationID, err)

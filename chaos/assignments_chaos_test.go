@@ -1,0 +1,132 @@
+package chaos
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// TestNoGPUServesTwoWorkloads runs random books, releases, instance starts
+// and agent restarts (SIGKILL, then start again) against three real agents,
+// and after every step samples the machine itself: every live instance
+// process and the GPUs its environment names. No GPU may ever be named by
+// two live workloads — 0 allowed — however the control plane's assigns and
+// unassigns, the daemons' restarts and the adoptions interleave. At the end
+// every reservation is released and every workload must be gone.
+func TestNoGPUServesTwoWorkloads(t *testing.T) {
+	sz := runSize(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	f := newAssignFleet(t, ctx)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d, %d operations", seed, sz.assignOps)
+	rng := rand.New(rand.NewPCG(seed, seed>>1))
+	nodes := []string{"n1", "n2", "n3"}
+	var live []assignReservation
+	samples, seen := 0, 0
+	sample := func(step string) {
+		t.Helper()
+		samples++
+		users := map[string][]string{} // GPU → the workloads that see it
+		ws := liveWorkloads(t, f.wlRoot)
+		seen += len(ws)
+		for _, w := range ws {
+			for _, gpu := range w.gpus {
+				users[gpu] = append(users[gpu], w.dir)
+			}
+		}
+		for gpu, ws := range users {
+			if len(ws) > 1 {
+				t.Fatalf("after %s: GPU %s is used by %d live workloads: %v", step, gpu, len(ws), ws)
+			}
+		}
+	}
+	for i := range sz.assignOps {
+		step := ""
+		switch op := rng.IntN(10); {
+		case op < 5 || len(live) == 0:
+			n := nodes[rng.IntN(len(nodes))]
+			r := f.book(n)
+			step = "book on " + n
+			if r.State != "booked" && r.State != "active" {
+				continue // the node is full: the reservation waits, pending
+			}
+			live = append(live, r)
+			var in assignInstance
+			// Not waiting for the assign: a start that comes first fails,
+			// which is also a path to exercise.
+			_ = f.member.do(ctx, "POST", f.hub.URL()+"/v1/instances", uuid.NewString(),
+				map[string]any{"reservationId": r.ID, "command": workload}, &in)
+		case op < 8:
+			k := rng.IntN(len(live))
+			step = "release " + live[k].ID
+			f.must(f.member, "POST", "/v1/reservations/"+live[k].ID+"/release", uuid.NewString(), map[string]any{}, nil)
+			live = append(live[:k], live[k+1:]...)
+		default:
+			n := nodes[rng.IntN(len(nodes))]
+			step = "restart agent " + n
+			f.agents[n].Kill()
+			f.agents[n].Start()
+		}
+		sample(strconv.Itoa(i) + ": " + step)
+	}
+	for _, r := range live {
+		f.must(f.member, "POST", "/v1/reservations/"+r.ID+"/release", uuid.NewString(), map[string]any{}, nil)
+	}
+	waitFor(t, ctx, "every workload gone after the last release", 2*time.Minute, func() (bool, error) {
+		sample("the final releases")
+		return len(liveWorkloads(t, f.wlRoot)) == 0, nil
+	})
+	t.Logf("%d samples of %d live workloads in all, no GPU ever served two", samples, seen)
+	if seen == 0 {
+		t.Fatal("no workload ever ran: the sampling proved nothing")
+	}
+}
+
+// liveWorkload is an instance process found running on a node, with the
+// GPUs its environment names.
+type liveWorkload struct {
+	dir  string
+	gpus []string
+}
+
+// liveWorkloads walks <root>/<node>/<allocation>/instances/<id> for
+// instances whose recorded process still runs `sleep` (the workload's
+// last step; anything else is a reused pid).
+func liveWorkloads(t *testing.T, root string) []liveWorkload {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(root, "*", "*", "instances", "*"))
+	var out []liveWorkload
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, "pid"))
+		if err != nil {
+			continue // not started yet: env.txt is written before pid
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if pid <= 0 || syscall.Kill(pid, 0) != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err != nil || !strings.HasPrefix(string(cmdline), "sleep") {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join(dir, "env.txt"))
+		if err != nil {
+			continue
+		}
+		var gpus []string
+		if v := envValue(string(env), "CUDA_VISIBLE_DEVICES"); v != "" {
+			gpus = strings.Split(v, ",")
+		}
+		out = append(out, liveWorkload{dir: dir, gpus: gpus})
+	}
+	return out
+}
