@@ -26,6 +26,9 @@ type EventSpec struct {
 var (
 	nodeCommandPayload = reflect.TypeFor[NodeCommand]()
 	instancePayload    = reflect.TypeFor[Instance]()
+
+	webhookEndpointPayload          = reflect.TypeFor[WebhookEndpointEventData]()
+	webhookEndpointRecoveredPayload = reflect.TypeFor[WebhookEndpointRecoveredEventData]()
 )
 
 // eventCatalog is every event type of the log, grouped by aggregate. Add a
@@ -101,13 +104,13 @@ var eventCatalog = []EventSpec{
 	{Type: EventInstanceStopped, Payload: instancePayload, TenantScoped: true, Summary: "An instance stopped."},
 	{Type: EventInstanceFailed, Payload: instancePayload, TenantScoped: true, Summary: "An instance failed."},
 
-	{Type: EventWebhookEndpointCreated, TenantScoped: true, Summary: "A webhook endpoint was created."},
-	{Type: EventWebhookEndpointUpdated, TenantScoped: true, Summary: "A webhook endpoint was changed."},
-	{Type: EventWebhookEndpointDeleted, TenantScoped: true, Summary: "A webhook endpoint was deleted."},
-	{Type: EventWebhookEndpointSecretRotated, TenantScoped: true, Summary: "A webhook endpoint's signing secret was rotated."},
-	{Type: EventWebhookEndpointDisabled, TenantScoped: true,
+	{Type: EventWebhookEndpointCreated, Payload: webhookEndpointPayload, TenantScoped: true, Summary: "A webhook endpoint was created."},
+	{Type: EventWebhookEndpointUpdated, Payload: webhookEndpointPayload, TenantScoped: true, Summary: "A webhook endpoint was changed."},
+	{Type: EventWebhookEndpointDeleted, Payload: webhookEndpointPayload, TenantScoped: true, Summary: "A webhook endpoint was deleted."},
+	{Type: EventWebhookEndpointSecretRotated, Payload: webhookEndpointPayload, TenantScoped: true, Summary: "A webhook endpoint's signing secret was rotated."},
+	{Type: EventWebhookEndpointDisabled, Payload: webhookEndpointPayload, TenantScoped: true,
 		Summary: "Deliveries disabled a webhook endpoint (410 Gone, or failing for too long)."},
-	{Type: EventWebhookEndpointRecovered, TenantScoped: true,
+	{Type: EventWebhookEndpointRecovered, Payload: webhookEndpointRecoveredPayload, TenantScoped: true,
 		Summary: "A webhook endpoint's undelivered events were scheduled again."},
 }
 

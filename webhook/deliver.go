@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/workqueue"
@@ -143,7 +144,8 @@ func cleanSnippet(b []byte) string {
 
 // record writes the attempt and its consequences in one fenced transaction:
 // the attempt row, the delivery's new state, the endpoint's failure clock
-// and, when the endpoint must be disabled, the disable and its event.
+// and, when the endpoint must be disabled, the disable and its event
+// (commands.DisableWebhookEndpoint, in this transaction).
 func (s *Service) record(ctx context.Context, it workqueue.Item, d db.WebhookDeliveryLoadRow, res attemptResult) error {
 	attempt := d.Attempts + 1
 	var status *int32
@@ -223,7 +225,7 @@ func (s *Service) failed(ctx context.Context, q *db.Queries, d db.WebhookDeliver
 		reason = ReasonFailing
 	}
 	if reason != "" {
-		if err := disableEndpoint(ctx, q, d.EndpointID, reason); err != nil {
+		if err := commands.DisableWebhookEndpoint(ctx, q, d.EndpointID, reason); err != nil {
 			return "", 0, err
 		}
 		return StateAbandoned, 0, nil

@@ -15,4 +15,9 @@
 //
 // Every delay is a work_queue not_before, i.e. compute_now(): in tests the
 // simulated clock drives the whole retry schedule.
+//
+// Endpoint state and the webhook_endpoint.* events are written by command
+// handlers in package commands (CreateWebhookEndpoint and its siblings);
+// this package validates, generates ids and secrets, and calls them.
+// Deliveries, attempts and the failure clock are its own bookkeeping.
 package webhook

@@ -2,17 +2,14 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/internal/db"
 )
 
 // ReasonManual is the disabled_reason of an endpoint a user disabled.
-const ReasonManual = "manual"
+const ReasonManual = commands.WebhookReasonManual
 
 // PatchEndpoint is the input of Service.PatchEndpoint. Nil fields are left
 // as they are.
@@ -29,69 +26,37 @@ type PatchEndpoint struct {
 	IfVersion int64
 }
 
-// PatchEndpoint changes an endpoint's URL, filter, description or enabled
-// flag, appending webhook_endpoint.updated.
+// PatchEndpoint validates the patch and applies it
+// (commands.UpdateWebhookEndpoint), appending webhook_endpoint.updated.
 func (s *Service) PatchEndpoint(ctx context.Context, actor core.Actor, id string, in PatchEndpoint) (Endpoint, error) {
 	if err := requireWriter(actor); err != nil {
 		return Endpoint{}, err
 	}
-	var out Endpoint
-	err := db.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
-		cur, err := visibleEndpoint(ctx, q, actor, id, true)
-		if err != nil {
-			return err
-		}
-		if in.IfVersion != 0 && in.IfVersion != cur.Version {
-			return core.Errorf(core.CodeConflict, "webhook endpoint %s is at version %d, not %d", id, cur.Version, in.IfVersion)
-		}
-		p := db.WebhookEndpointUpdateParams{
-			ID: id, Version: cur.Version, Url: cur.Url, EventTypes: cur.EventTypes,
-			Description: cur.Description, Enabled: cur.Enabled, DisabledReason: cur.DisabledReason,
-		}
-		if in.URL != nil {
-			if err := s.validateURL(*in.URL); err != nil {
-				return err
-			}
-			p.Url = *in.URL
-			p.ResetBreaker = p.Url != cur.Url // a new receiver gets a fresh chance
-		}
-		if in.EventTypes != nil {
-			if p.EventTypes, err = normalizeEventTypes(*in.EventTypes); err != nil {
-				return err
-			}
-		}
-		if in.Description != nil {
-			if err := validateDescription(*in.Description); err != nil {
-				return err
-			}
-			p.Description = *in.Description
-		}
-		if in.Enabled != nil && *in.Enabled != cur.Enabled {
-			p.Enabled = *in.Enabled
-			if !p.Enabled {
-				reason := ReasonManual
-				p.DisabledReason = &reason
-			} else {
-				p.ResetBreaker = true
-			}
-		}
-		row, err := q.WebhookEndpointUpdate(ctx, p)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return core.Errorf(core.CodeConflict, "webhook endpoint %s changed concurrently", id)
-		}
-		if err != nil {
-			return db.Translate(err, "webhook endpoint")
-		}
-		pos, err := appendEndpointEvent(ctx, q, EventEndpointUpdated, row, nil)
-		out = endpointOf(row)
-		out.Position = pos
-		return err
-	})
-	if err != nil {
-		return Endpoint{}, fmt.Errorf("patch webhook endpoint %s: %w", id, err)
+	cmd := commands.UpdateWebhookEndpoint{
+		ID: id, URL: in.URL, Description: in.Description, Enabled: in.Enabled, IfVersion: in.IfVersion,
 	}
-	return out, nil
+	if in.URL != nil {
+		if err := s.validateURL(*in.URL); err != nil {
+			return Endpoint{}, fmt.Errorf("patch webhook endpoint %s: %w", id, err)
+		}
+	}
+	if in.EventTypes != nil {
+		types, err := normalizeEventTypes(*in.EventTypes)
+		if err != nil {
+			return Endpoint{}, fmt.Errorf("patch webhook endpoint %s: %w", id, err)
+		}
+		cmd.EventTypes = &types
+	}
+	if in.Description != nil {
+		if err := validateDescription(*in.Description); err != nil {
+			return Endpoint{}, fmt.Errorf("patch webhook endpoint %s: %w", id, err)
+		}
+	}
+	res, err := s.cmds.UpdateWebhookEndpoint(ctx, actor, cmd)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	return endpointOfResult(res), nil
 }
 
 // RotateSecret gives the endpoint a new secret, returned only here. The old
@@ -102,25 +67,11 @@ func (s *Service) RotateSecret(ctx context.Context, actor core.Actor, id string)
 		return EndpointWithSecret{}, err
 	}
 	secret := NewSecret()
-	var out EndpointWithSecret
-	err := db.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
-		if _, err := visibleEndpoint(ctx, q, actor, id, true); err != nil {
-			return err
-		}
-		row, err := q.WebhookEndpointRotateSecret(ctx, db.WebhookEndpointRotateSecretParams{
-			ID: id, Secret: secret, OverlapSeconds: s.cfg.SecretOverlap.Seconds(),
-		})
-		if err != nil {
-			return db.Translate(err, "webhook endpoint")
-		}
-		pos, err := appendEndpointEvent(ctx, q, EventEndpointSecretRotated, row, nil)
-		out = EndpointWithSecret{Endpoint: endpointOf(row), Secret: secret}
-		out.Position = pos
-		return err
+	res, err := s.cmds.RotateWebhookEndpointSecret(ctx, actor, commands.RotateWebhookEndpointSecret{
+		ID: id, Secret: secret, Overlap: s.cfg.SecretOverlap,
 	})
 	if err != nil {
-		return EndpointWithSecret{}, fmt.Errorf("rotate secret of webhook endpoint %s: %w", id, err)
+		return EndpointWithSecret{}, err
 	}
-	return out, nil
+	return EndpointWithSecret{Endpoint: endpointOfResult(res), Secret: secret}, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/outbox"
@@ -88,8 +89,9 @@ func requireWriter(actor core.Actor) error {
 	return nil
 }
 
-// CreateEndpoint registers an endpoint and returns it with its secret,
-// which is shown only here.
+// CreateEndpoint validates the input, generates the id and secret, and
+// registers the endpoint (commands.CreateWebhookEndpoint). It returns it
+// with its secret, which is shown only here.
 func (s *Service) CreateEndpoint(ctx context.Context, actor core.Actor, in CreateEndpoint) (EndpointWithSecret, error) {
 	if err := requireWriter(actor); err != nil {
 		return EndpointWithSecret{}, err
@@ -114,38 +116,21 @@ func (s *Service) CreateEndpoint(ctx context.Context, actor core.Actor, in Creat
 	idBytes := make([]byte, 12)
 	_, _ = rand.Read(idBytes)
 	secret := NewSecret()
-	var out EndpointWithSecret
-	err = db.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
-		if err := q.TenantEnsure(ctx, tenant); err != nil {
-			return db.Translate(err, "tenant "+tenant)
-		}
-		// The cap is the guarded insert's; the tenant lock makes its
-		// count exact against concurrent creates.
-		if err := q.TenantLock(ctx, tenant); err != nil {
-			return db.Translate(err, "tenant "+tenant)
-		}
-		row, err := q.WebhookEndpointCreate(ctx, db.WebhookEndpointCreateParams{
-			ID: endpointIDPrefix + hex.EncodeToString(idBytes), TenantID: tenant, Url: in.URL,
-			EventTypes: types, Description: in.Description, Secret: secret, MaxEndpoints: int32(s.cfg.MaxEndpoints),
-		})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return core.Errorf(core.CodeQuotaExceeded,
-				"tenant %s has %d webhook endpoints, the most allowed: delete one before registering another",
-				tenant, s.cfg.MaxEndpoints)
-		}
-		if err != nil {
-			return db.Translate(err, "webhook endpoint")
-		}
-		pos, err := appendEndpointEvent(ctx, q, EventEndpointCreated, row, nil)
-		out = EndpointWithSecret{Endpoint: endpointOf(row), Secret: secret}
-		out.Position = pos
-		return err
+	res, err := s.cmds.CreateWebhookEndpoint(ctx, actor, commands.CreateWebhookEndpoint{
+		ID: endpointIDPrefix + hex.EncodeToString(idBytes), Tenant: tenant, URL: in.URL,
+		EventTypes: types, Description: in.Description, Secret: secret, MaxEndpoints: s.cfg.MaxEndpoints,
 	})
 	if err != nil {
-		return EndpointWithSecret{}, fmt.Errorf("create webhook endpoint for %s: %w", tenant, err)
+		return EndpointWithSecret{}, err
 	}
-	return out, nil
+	return EndpointWithSecret{Endpoint: endpointOfResult(res), Secret: secret}, nil
+}
+
+// endpointOfResult is the endpoint a command wrote, with its event's position.
+func endpointOfResult(res commands.WebhookEndpointResult) Endpoint {
+	e := endpointOf(res.Endpoint)
+	e.Position = res.Position
+	return e
 }
 
 // visibleEndpoint loads an endpoint the actor may see. Another tenant's
@@ -198,31 +183,18 @@ func (s *Service) ListEndpoints(ctx context.Context, actor core.Actor, cursor st
 	return page, nil
 }
 
-// DeleteEndpoint removes an endpoint with its deliveries and attempts;
-// queued delivery items find nothing and complete.
+// DeleteEndpoint removes an endpoint with its deliveries and attempts
+// (commands.DeleteWebhookEndpoint); queued delivery items find nothing and
+// complete.
 func (s *Service) DeleteEndpoint(ctx context.Context, actor core.Actor, id string) (Endpoint, error) {
 	if err := requireWriter(actor); err != nil {
 		return Endpoint{}, err
 	}
-	var out Endpoint
-	err := db.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
-		row, err := visibleEndpoint(ctx, q, actor, id, true)
-		if err != nil {
-			return err
-		}
-		if _, err := q.WebhookEndpointDelete(ctx, id); err != nil {
-			return db.Translate(err, "webhook endpoint")
-		}
-		pos, err := appendEndpointEvent(ctx, q, EventEndpointDeleted, row, nil)
-		out = endpointOf(row)
-		out.Position = pos
-		return err
-	})
+	res, err := s.cmds.DeleteWebhookEndpoint(ctx, actor, id)
 	if err != nil {
-		return Endpoint{}, fmt.Errorf("delete webhook endpoint %s: %w", id, err)
+		return Endpoint{}, err
 	}
-	return out, nil
+	return endpointOfResult(res), nil
 }
 
 func pageSize(limit int) int {

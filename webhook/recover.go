@@ -6,8 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 )
@@ -23,66 +22,39 @@ type Recovered struct {
 
 // RecoverTooSoonError is the cause of a RATE_LIMITED recover: Wait is how
 // long until the endpoint's next recover is admitted (Retry-After).
-type RecoverTooSoonError struct{ Wait time.Duration }
-
-func (e *RecoverTooSoonError) Error() string {
-	return fmt.Sprintf("next recover admitted in %s", e.Wait)
-}
+type RecoverTooSoonError = commands.RecoverTooSoonError
 
 // RecoverEndpoint re-sends the endpoint's events since `since` that it has
 // not acknowledged: deliveries that failed or were abandoned start afresh,
 // and events that were never scheduled (the endpoint was disabled, or its
 // filter excluded them then) are scheduled now. Succeeded deliveries are not
-// repeated. The endpoint must be enabled.
+// repeated. The endpoint must be enabled. commands.RecoverWebhookEndpoint
+// admits the recover and appends webhook_endpoint.recovered; the
+// rescheduling, in its transaction, is this package's own bookkeeping
+// (webhook_deliveries and the work queue).
 func (s *Service) RecoverEndpoint(ctx context.Context, actor core.Actor, id string, since time.Time) (Recovered, error) {
 	if err := requireWriter(actor); err != nil {
 		return Recovered{}, err
 	}
-	var out Recovered
-	err := db.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
-		row, err := visibleEndpoint(ctx, q, actor, id, true)
-		if err != nil {
-			return err
-		}
-		if !row.Enabled {
-			return core.Errorf(core.CodeConflict, "webhook endpoint %s is disabled: enable it before recovering", id)
-		}
-		// One recover per endpoint per RecoverInterval, and one at a time:
-		// a concurrent one waited for the row lock above and finds
-		// last_recover_at just set. Rolled back with the recover if it
-		// fails, so a failed recover does not count.
-		admit, err := q.WebhookEndpointStartRecover(ctx, db.WebhookEndpointStartRecoverParams{
-			ID: id, MinIntervalSeconds: s.cfg.RecoverInterval.Seconds(),
-		})
-		if err != nil {
-			return db.Translate(err, "webhook endpoint")
-		}
-		if !admit.Started {
-			wait := time.Duration(admit.RetryAfterSeconds * float64(time.Second))
-			return core.Wrap(core.CodeRateLimited, &RecoverTooSoonError{Wait: wait}, fmt.Sprintf(
-				"webhook endpoint %s was recovered less than %s ago: one recover per endpoint at a time and per %s, retry in %s",
-				id, s.cfg.RecoverInterval, s.cfg.RecoverInterval, wait.Round(time.Second)))
-		}
-		ids, err := q.WebhookDeliveryRecover(ctx, db.WebhookDeliveryRecoverParams{
-			EndpointID: id, Since: since, MaxRows: int32(s.cfg.RecoverLimit),
-		})
-		if err != nil {
-			return db.Translate(err, "webhook deliveries")
-		}
-		if err := enqueueDeliveries(ctx, q, ids); err != nil {
-			return err
-		}
-		out = Recovered{Scheduled: len(ids), Truncated: len(ids) >= s.cfg.RecoverLimit}
-		_, err = appendEndpointEvent(ctx, q, EventEndpointRecovered, row, func(d *endpointEventData) {
-			d.Since, d.Scheduled = &since, &out.Scheduled
-		})
-		return err
+	_, scheduled, err := s.cmds.RecoverWebhookEndpoint(ctx, actor, commands.RecoverWebhookEndpoint{
+		ID: id, Since: since, MinInterval: s.cfg.RecoverInterval,
+		Reschedule: func(ctx context.Context, q *db.Queries) (int, error) {
+			ids, err := q.WebhookDeliveryRecover(ctx, db.WebhookDeliveryRecoverParams{
+				EndpointID: id, Since: since, MaxRows: int32(s.cfg.RecoverLimit),
+			})
+			if err != nil {
+				return 0, db.Translate(err, "webhook deliveries")
+			}
+			if err := enqueueDeliveries(ctx, q, ids); err != nil {
+				return 0, err
+			}
+			return len(ids), nil
+		},
 	})
 	if err != nil {
-		return Recovered{}, fmt.Errorf("recover webhook endpoint %s: %w", id, err)
+		return Recovered{}, err
 	}
-	return out, nil
+	return Recovered{Scheduled: scheduled, Truncated: scheduled >= s.cfg.RecoverLimit}, nil
 }
 
 // Attempt is one recorded HTTP attempt.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bettercompute/compute/commands"
 )
 
 // KindDeliver is the work-queue kind of one delivery; its key is the
@@ -149,6 +151,7 @@ func (c Config) withDefaults() Config {
 // work queue. main builds one and wires its three faces.
 type Service struct {
 	pool   *pgxpool.Pool
+	cmds   *commands.Handlers // writes endpoint state and events
 	cfg    Config
 	logger *slog.Logger
 	slots  *slotState // this process's view of its in-flight slots (limits.go)
@@ -160,7 +163,7 @@ func New(pool *pgxpool.Pool, cfg Config, logger *slog.Logger) *Service {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Service{pool: pool, cfg: cfg.withDefaults(), logger: logger.With("component", "webhook"), slots: newSlotState()}
+	s := &Service{pool: pool, cmds: &commands.Handlers{Pool: pool, Logger: logger}, cfg: cfg.withDefaults(), logger: logger.With("component", "webhook"), slots: newSlotState()}
 	if s.cfg.AllowPrivate {
 		s.logger.Warn("webhook SSRF guard is off: deliveries may reach loopback, private and metadata addresses (COMPUTE_WEBHOOK_ALLOW_PRIVATE=true)")
 	}
