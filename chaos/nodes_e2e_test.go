@@ -462,8 +462,8 @@ type agentProc struct {
 	args      []string
 	tokenFile string
 	logPath   string
-	cmd     *exec.Cmd
-	done    chan struct{}
+	cmd       *exec.Cmd
+	done      chan struct{}
 }
 
 func newAgent(t *testing.T, node, pool, joinToken, apiURL string, gw *server, extraArgs ...string) *agentProc {

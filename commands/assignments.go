@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/gateway/wire"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
@@ -47,40 +48,8 @@ const (
 )
 
 // AssignRefusedPrefix starts the reason of an assign the daemon refused
-// because it overlaps, in devices and window, an allocation it holds. It is
-// wire.RefusedPrefix (commands does not depend on the protocol; a gateway
-// test checks that the two agree).
-const AssignRefusedPrefix = "refused: "
-
-// assignPayload is the payload of an assign job, wire.AssignPayload's JSON.
-type assignPayload struct {
-	AllocationID  string           `json:"allocationId"`
-	ReservationID string           `json:"reservationId"`
-	Devices       []assignedDevice `json:"devices"`
-	VCPU          int64            `json:"vcpu"`
-	MemoryMB      int64            `json:"memoryMb"`
-	DiskGB        int64            `json:"diskGb"`
-	Start         time.Time        `json:"start"`
-	End           time.Time        `json:"end"`
-	Generation    int64            `json:"generation"`
-}
-
-// assignedDevice is one atom of an assign, wire.AssignedDevice's JSON.
-type assignedDevice struct {
-	ID      string `json:"id"`
-	GPU     string `json:"gpu"`
-	Kind    string `json:"kind"`
-	Visible string `json:"visible"`
-	Mode    string `json:"mode,omitempty"`
-}
-
-// unassignPayload is the payload of an unassign job, wire.UnassignPayload's
-// JSON.
-type unassignPayload struct {
-	AllocationID string `json:"allocationId"`
-	Reason       string `json:"reason"`
-	Generation   int64  `json:"generation"`
-}
+// because it overlaps, in devices and window, an allocation it holds.
+const AssignRefusedPrefix = wire.RefusedPrefix
 
 // ReportedAssignment is one assignment a node's daemon reports holding
 // (wire.AssignPayload in its inventory, converted by the gateway).
@@ -98,8 +67,8 @@ type ReportedAssignment struct {
 //     instance's UUID (devices.mig_uuid, recorded from the daemon's
 //     inventory) or, until an inventory named it, as the atom's id;
 //   - a time-slice or MPS slot is visible as its parent GPU, with its mode.
-func assignmentPayload(ctx context.Context, q *db.Queries, a db.AllocationAssignmentRow, generation int64) (assignPayload, error) {
-	p := assignPayload{AllocationID: a.ID, ReservationID: a.ReservationID, Devices: []assignedDevice{},
+func assignmentPayload(ctx context.Context, q *db.Queries, a db.AllocationAssignmentRow, generation int64) (wire.AssignPayload, error) {
+	p := wire.AssignPayload{AllocationID: a.ID, ReservationID: a.ReservationID, Devices: []wire.AssignedDevice{},
 		VCPU: a.Vcpu, MemoryMB: a.Memory, DiskGB: a.Disk, Start: a.StartTs.UTC(), End: a.EndTs.UTC(),
 		Generation: generation}
 	if len(a.DeviceIds) == 0 {
@@ -118,7 +87,7 @@ func assignmentPayload(ctx context.Context, q *db.Queries, a db.AllocationAssign
 		if !ok {
 			return p, fmt.Errorf("allocation %s: device %s not found", a.ID, id)
 		}
-		d := assignedDevice{ID: id, GPU: id, Kind: r.Kind, Visible: id}
+		d := wire.AssignedDevice{ID: id, GPU: id, Kind: r.Kind, Visible: id}
 		if r.ParentID != nil {
 			d.GPU = *r.ParentID
 		}
@@ -217,7 +186,7 @@ func enqueueUnassign(ctx context.Context, q *db.Queries, identity string, u unas
 	if err != nil {
 		return false, db.Translate(err, "node "+u.nodeID)
 	}
-	payload, err := json.Marshal(unassignPayload{AllocationID: u.allocationID, Reason: u.reason, Generation: generation})
+	payload, err := json.Marshal(wire.UnassignPayload{AllocationID: u.allocationID, Reason: u.reason, Generation: generation})
 	if err != nil {
 		return false, fmt.Errorf("encode unassign: %w", err)
 	}
