@@ -126,8 +126,9 @@ Demo fleet seeded: site demo-site, pool demo-pool, 3 nodes (8×H100, 4×A100 MIG
   tenant token   (tenant acme): %s
 
 Start a node's daemon (each line joins its node once with a single-use join token, valid 24 h,
-and reports exactly the GPUs the demo registered for it; --workload-isolation=none runs
-workloads as your user, for a development machine: drop it when running as root). A node
+and reports exactly the GPUs the demo registered for it. As root, each allocation's workloads
+run as a user of their own; not as root, the lines add --workload-isolation=none, which runs
+workloads as your user: for a development machine only). A node
 whose daemon has not connected is unreachable 40 s after it was registered: no new bookings.
 %s
 Try:
@@ -149,6 +150,11 @@ func demoAgentLines(ctx context.Context, h *commands.Handlers, nodes []demoNode,
 	if err := os.MkdirAll(at.TokenDir, 0o700); err != nil {
 		return "", fmt.Errorf("demo join tokens: %w", err)
 	}
+	// Isolation needs root; a demo run by a user gets lines that work for it.
+	isolation := ""
+	if os.Geteuid() != 0 {
+		isolation = " --workload-isolation=none"
+	}
 	var b strings.Builder
 	for _, n := range nodes {
 		id := n.Register.ID
@@ -161,8 +167,8 @@ func demoAgentLines(ctx context.Context, h *commands.Handlers, nodes []demoNode,
 			return "", fmt.Errorf("demo join token for %s: %w", id, err)
 		}
 		fmt.Fprintf(&b, "  ./bin/compute agent --node %s --pool %s --fake-gpus %s --join-token-file %s \\\n"+
-			"      --server %s --gateway %s --workload-isolation=none\n",
-			id, demoPool, n.FakeGPUs, path, localURL("http", at.Addr), localURL("ws", at.GatewayAddr))
+			"      --server %s --gateway %s%s\n",
+			id, demoPool, n.FakeGPUs, path, localURL("http", at.Addr), localURL("ws", at.GatewayAddr), isolation)
 	}
 	return b.String(), nil
 }
