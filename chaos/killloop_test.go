@@ -121,7 +121,7 @@ func terminateSessions(t *testing.T, ctx context.Context, pool *pgxpool.Pool, n 
 // started again.
 func crashPostgres(t *testing.T, ctx context.Context, down time.Duration, srv *server, led *ledger) (time.Duration, time.Duration) {
 	t.Helper()
-	c := cluster(t)
+	c := sharedCluster(t)
 	crashedAt := time.Now()
 	if err := c.Crash(ctx); err != nil {
 		t.Fatal(err)

@@ -44,7 +44,7 @@ func TestLongTransaction(t *testing.T) {
 	waitFirstCommit(t, ctx, led, time.Now())
 
 	// The holder: BEGIN, take an xid, then sit idle in transaction.
-	holder, err := pgx.Connect(ctx, cluster(t).URL("postgres"))
+	holder, err := pgx.Connect(ctx, sharedCluster(t).URL("postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bettercompute/compute/internal/pg/cluster"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/bettercompute/compute/internal/pgcluster"
 )
 
 // size is how hard a run pushes. The CI size keeps `make test` a couple of
@@ -59,7 +58,7 @@ var shared struct {
 	binErr  error
 
 	pgOnce  sync.Once
-	cluster *pgcluster.Cluster
+	cluster *cluster.Cluster
 	pgErr   error
 
 	tmp string
@@ -104,14 +103,14 @@ func computeBinary(t *testing.T) string {
 	return shared.bin
 }
 
-// cluster starts the package's PostgreSQL on first use. It is durable
-// (not pgcluster's Fast mode): the kill loop crashes it and counts on fsync.
-func cluster(t *testing.T) *pgcluster.Cluster {
+// sharedCluster starts the package's PostgreSQL on first use. It is durable
+// (not the cluster package's Fast mode): the kill loop crashes it and counts on fsync.
+func sharedCluster(t *testing.T) *cluster.Cluster {
 	t.Helper()
 	shared.pgOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		shared.cluster, shared.pgErr = pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(shared.tmp, "pg")})
+		shared.cluster, shared.pgErr = cluster.Start(ctx, cluster.Options{Dir: filepath.Join(shared.tmp, "pg")})
 	})
 	if shared.pgErr != nil {
 		t.Fatal(shared.pgErr)
@@ -125,7 +124,7 @@ var nonIdent = regexp.MustCompile(`[^a-z0-9_]+`)
 // migrates it on start) and returns its URL and a pool for the audits.
 func freshDatabase(t *testing.T) (string, *pgxpool.Pool) {
 	t.Helper()
-	c := cluster(t)
+	c := sharedCluster(t)
 	name := "chaos_" + nonIdent.ReplaceAllString(strings.ToLower(t.Name()), "_")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

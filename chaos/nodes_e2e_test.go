@@ -20,7 +20,7 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/internal/lease"
-	"github.com/bettercompute/compute/internal/migrate"
+	"github.com/bettercompute/compute/internal/pg/migrate"
 )
 
 // TestNodesEndToEnd is issue 5's "Done when": a server, a separate gateway

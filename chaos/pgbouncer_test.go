@@ -74,7 +74,7 @@ func TestPgBouncer(t *testing.T) {
 func runThroughPgBouncer(t *testing.T, sz size, bouncer, urlQuery string, env ...string) {
 	ctx := t.Context()
 	directURL, pool := freshDatabase(t)
-	bURL := startPgBouncer(t, bouncer, cluster(t).Port(), directURL)
+	bURL := startPgBouncer(t, bouncer, sharedCluster(t).Port(), directURL)
 	if urlQuery != "" {
 		bURL += "&" + urlQuery
 	}

@@ -25,7 +25,7 @@ var suitesThroughPgBouncer = []string{
 func TestSuitesThroughPgBouncer(t *testing.T) {
 	runSize(t)
 	bouncer := findPgBouncer(t)
-	c := cluster(t)
+	c := sharedCluster(t)
 	direct := c.URL("postgres")
 	viaBouncer := startPgBouncer(t, bouncer, c.Port(), direct) + "&default_query_exec_mode=cache_describe"
 

@@ -14,6 +14,7 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/gateway/wire"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
@@ -76,7 +77,7 @@ func assignmentPayload(ctx context.Context, q *db.Queries, a db.AllocationAssign
 	}
 	rows, err := q.AssignmentDevices(ctx, a.DeviceIds)
 	if err != nil {
-		return p, db.Translate(err, "devices of allocation "+a.ID)
+		return p, pg.Translate(err, "devices of allocation "+a.ID)
 	}
 	byID := make(map[string]db.AssignmentDevicesRow, len(rows))
 	for _, r := range rows {
@@ -119,7 +120,7 @@ func fixedKey(k string) assignKey { return func(int64) string { return k } }
 func enqueueAssign(ctx context.Context, q *db.Queries, identity, allocationID string, key assignKey) (bool, error) {
 	a, err := q.AllocationAssignment(ctx, allocationID)
 	if err != nil {
-		return false, db.Translate(err, "allocation "+allocationID)
+		return false, pg.Translate(err, "allocation "+allocationID)
 	}
 	if k := key(0); k != "" {
 		if taken, err := keyTaken(ctx, q, a.NodeID, a.TenantID, k); err != nil || taken {
@@ -128,7 +129,7 @@ func enqueueAssign(ctx context.Context, q *db.Queries, identity, allocationID st
 	}
 	generation, err := q.NodeDesiredBump(ctx, a.NodeID)
 	if err != nil {
-		return false, db.Translate(err, "node "+a.NodeID)
+		return false, pg.Translate(err, "node "+a.NodeID)
 	}
 	p, err := assignmentPayload(ctx, q, a, generation)
 	if err != nil {
@@ -171,7 +172,7 @@ func enqueueUnassign(ctx context.Context, q *db.Queries, identity string, u unas
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
-		return false, db.Translate(err, "node command")
+		return false, pg.Translate(err, "node command")
 	case !core.CommandStateTable().Terminal[core.State(prev.State)]:
 		return false, nil
 	case u.retryKey != "":
@@ -184,7 +185,7 @@ func enqueueUnassign(ctx context.Context, q *db.Queries, identity string, u unas
 	}
 	generation, err := q.NodeDesiredBump(ctx, u.nodeID)
 	if err != nil {
-		return false, db.Translate(err, "node "+u.nodeID)
+		return false, pg.Translate(err, "node "+u.nodeID)
 	}
 	payload, err := json.Marshal(wire.UnassignPayload{AllocationID: u.allocationID, Reason: u.reason, Generation: generation})
 	if err != nil {
@@ -210,7 +211,7 @@ func keyTaken(ctx context.Context, q *db.Queries, nodeID, tenant, key string) (b
 	case errors.Is(err, pgx.ErrNoRows):
 		return false, nil
 	case err != nil:
-		return false, db.Translate(err, "node command")
+		return false, pg.Translate(err, "node command")
 	}
 	return true, nil
 }
@@ -223,7 +224,7 @@ func keyTaken(ctx context.Context, q *db.Queries, nodeID, tenant, key string) (b
 // report.
 func bumpGeneration(ctx context.Context, q *db.Queries, nodeID string) error {
 	if _, err := q.NodeDesiredBump(ctx, nodeID); err != nil {
-		return db.Translate(err, "node "+nodeID)
+		return pg.Translate(err, "node "+nodeID)
 	}
 	return workqueue.Enqueue(ctx, q, KindNodeResync, nodeID, 0)
 }
@@ -261,7 +262,7 @@ func endAllocations(ctx context.Context, q *db.Queries, identity string, r core.
 func moveUnfinishedInstances(ctx context.Context, q *db.Queries, allocationID string, to core.State, reason string) error {
 	is, err := q.InstanceListUnfinishedOfAllocationForUpdate(ctx, allocationID)
 	if err != nil {
-		return db.Translate(err, "instances of allocation "+allocationID)
+		return pg.Translate(err, "instances of allocation "+allocationID)
 	}
 	for _, i := range is {
 		if _, err := walkInstance(ctx, q, i, to, reason); err != nil {
@@ -319,14 +320,14 @@ func failAssignedReservation(ctx context.Context, q *db.Queries, c db.NodeComman
 	}
 	a, err := q.AllocationAssignment(ctx, *c.AllocationID)
 	if err != nil {
-		return db.Translate(err, "allocation "+*c.AllocationID)
+		return pg.Translate(err, "allocation "+*c.AllocationID)
 	}
 	if s := core.State(a.State); a.Released || (s != core.ReservationBooked && s != core.ReservationActive) {
 		return nil
 	}
 	held, err := q.AllocationAssignedBefore(ctx, db.AllocationAssignedBeforeParams{AllocationID: &a.ID, JobID: c.ID})
 	if err != nil {
-		return db.Translate(err, "assign jobs")
+		return pg.Translate(err, "assign jobs")
 	}
 	cond := core.Condition{Type: core.ConditionAssignmentFailed, Status: true, Reason: kind,
 		Message: fmt.Sprintf("node %s did not take the assignment: %s", c.NodeID, reason)}
@@ -342,9 +343,9 @@ func failAssignedReservation(ctx context.Context, q *db.Queries, c db.NodeComman
 func raiseObserved(ctx context.Context, q *db.Queries, nodeID string, epoch, reported int64) error {
 	applied, err := q.NodeAppliedGeneration(ctx, nodeID)
 	if err != nil {
-		return db.Translate(err, "node generation")
+		return pg.Translate(err, "node generation")
 	}
 	err = q.NodeSessionRaiseObserved(ctx, db.NodeSessionRaiseObservedParams{NodeID: nodeID, SessionEpoch: epoch,
 		ObservedGeneration: max(applied, reported)})
-	return db.Translate(err, "node session")
+	return pg.Translate(err, "node session")
 }

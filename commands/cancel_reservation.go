@@ -8,6 +8,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // CancelReservation withdraws a pending reservation; a booked one is
@@ -25,7 +26,7 @@ func (h *Handlers) CancelReservation(ctx context.Context, actor core.Actor, cmd 
 	}
 	var res ReservationResult
 	err := retryUnversioned(cmd.IfVersion, func() error {
-		return db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		return pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 			var err error
 			res, err = endReservation(ctx, db.New(tx), actor, cmd.ReservationID, cmd.IfVersion,
 				core.ReservationCancelled, core.EventReservationCancelled)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // CloseNodeSession records that the daemon's connection ended closedAgo
@@ -15,16 +16,16 @@ import (
 // already superseded or closed is left alone (ErrSessionSuperseded): its
 // writer is a zombie.
 func (h *Handlers) CloseNodeSession(ctx context.Context, nodeID string, epoch int64, closedAgo time.Duration) error {
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		n, err := q.NodeLivenessLock(ctx, nodeID)
 		if err != nil {
-			return db.Translate(err, "node "+nodeID)
+			return pg.Translate(err, "node "+nodeID)
 		}
 		rows, err := q.NodeSessionClose(ctx, db.NodeSessionCloseParams{NodeID: nodeID, SessionEpoch: epoch,
 			ClosedAgo: closedAgo.Seconds()})
 		if err != nil {
-			return db.Translate(err, "node session")
+			return pg.Translate(err, "node session")
 		}
 		if rows == 0 {
 			return ErrSessionSuperseded

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // CordonNode keeps new bookings off a node (cordon) or lets them back
@@ -54,11 +55,11 @@ func (h *Handlers) changeScheduling(ctx context.Context, actor core.Actor, comma
 		return NodeResult{}, err
 	}
 	var res NodeResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		n, err := q.NodeGetForUpdate(ctx, nodeID)
 		if err != nil {
-			return db.Translate(err, "node "+nodeID)
+			return pg.Translate(err, "node "+nodeID)
 		}
 		if err := checkVersion(ifVersion, n.Version, "node "+nodeID); err != nil {
 			return err

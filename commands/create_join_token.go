@@ -11,6 +11,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // joinTokenPrefix marks single-use join tokens.
@@ -67,18 +68,18 @@ func (h *Handlers) CreateJoinToken(ctx context.Context, actor core.Actor, nodeID
 		return JoinToken{}, fmt.Errorf("join token id: %w", err)
 	}
 	out := JoinToken{ID: id, NodeID: nodeID, Token: token}
-	err = db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err = pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		n, err := q.NodeGet(ctx, nodeID)
 		switch {
 		case err == nil && core.State(n.State) == core.NodeRetired:
 			return core.Errorf(core.CodeConflict, "node %s is retired", nodeID)
 		case err != nil && !errors.Is(err, pgx.ErrNoRows):
-			return db.Translate(err, "node "+nodeID)
+			return pg.Translate(err, "node "+nodeID)
 		}
 		out.ExpiresAt, err = q.NodeJoinTokenCreate(ctx, db.NodeJoinTokenCreateParams{ID: id, NodeID: nodeID,
 			TokenHash: hashSecret(token), TenantID: actor.Tenant, Identity: actor.Identity, TtlSeconds: ttl.Seconds()})
-		return db.Translate(err, "join token")
+		return pg.Translate(err, "join token")
 	})
 	if err != nil {
 		return JoinToken{}, fmt.Errorf("create join token for node %s: %w", nodeID, err)
@@ -97,7 +98,7 @@ func (h *Handlers) CheckJoinToken(ctx context.Context, token, nodeID string) (co
 		return core.Actor{}, errInvalidJoinToken
 	}
 	if err != nil {
-		return core.Actor{}, fmt.Errorf("check join token: %w", db.Translate(err, "join token"))
+		return core.Actor{}, fmt.Errorf("check join token: %w", pg.Translate(err, "join token"))
 	}
 	return core.Actor{TokenID: row.ID, Tenant: row.TenantID, Identity: row.Identity, Role: core.RoleOperator}, nil
 }

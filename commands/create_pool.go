@@ -9,6 +9,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -81,7 +82,7 @@ func (h *Handlers) CreatePool(ctx context.Context, actor core.Actor, cmd CreateP
 				CpuRatio: orOne(cmd.CPURatio), MemoryRatio: orOne(cmd.MemoryRatio), DiskRatio: orOne(cmd.DiskRatio),
 			})
 			if err != nil {
-				return PoolResult{}, db.Translate(err, "pool "+cmd.ID)
+				return PoolResult{}, pg.Translate(err, "pool "+cmd.ID)
 			}
 			pos, err := emit(ctx, q, core.EventPoolCreated, "", core.PoolSubject(p.ID), map[string]any{
 				"id": p.ID, "siteId": p.SiteID, "kind": p.Kind, "version": p.Version,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
@@ -102,7 +103,7 @@ func (h *Handlers) createReservation(ctx context.Context, tx pgx.Tx, actor core.
 	q := db.New(tx)
 	now, err := q.ClockNow(ctx)
 	if err != nil {
-		return ReservationResult{}, db.Translate(err, "clock")
+		return ReservationResult{}, pg.Translate(err, "clock")
 	}
 	start := cmd.Start
 	if start.Before(now) {
@@ -114,13 +115,13 @@ func (h *Handlers) createReservation(ctx context.Context, tx pgx.Tx, actor core.
 	pools := []string{cmd.PoolID}
 	if cmd.SiteID != "" {
 		if _, err := q.SiteGet(ctx, cmd.SiteID); err != nil {
-			return ReservationResult{}, db.Translate(err, "site "+cmd.SiteID)
+			return ReservationResult{}, pg.Translate(err, "site "+cmd.SiteID)
 		}
 		if pools, err = q.PoolIDsBySite(ctx, cmd.SiteID); err != nil {
-			return ReservationResult{}, db.Translate(err, "pools of site "+cmd.SiteID)
+			return ReservationResult{}, pg.Translate(err, "pools of site "+cmd.SiteID)
 		}
 	} else if _, err := q.PoolGet(ctx, cmd.PoolID); err != nil {
-		return ReservationResult{}, db.Translate(err, "pool "+cmd.PoolID)
+		return ReservationResult{}, pg.Translate(err, "pool "+cmd.PoolID)
 	}
 	charges, err := quotaCharges(ctx, q, actor.Tenant, spec)
 	if err != nil {
@@ -150,7 +151,7 @@ func (h *Handlers) createReservation(ctx context.Context, tx pgx.Tx, actor core.
 		CreatedBy: actor.Identity, State: string(r.State), PoolID: optional(cmd.PoolID), SiteID: optional(cmd.SiteID),
 		Spec: mustJSON(spec), StartTs: start, EndTs: cmd.End, Charges: mustJSON(charges), Conditions: mustJSON(r.Conditions),
 	}); err != nil {
-		return ReservationResult{}, db.Translate(err, "reservation")
+		return ReservationResult{}, pg.Translate(err, "reservation")
 	}
 	pos, err := emit(ctx, q, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r))
 	if err != nil {
@@ -190,7 +191,7 @@ func quotaCharges(ctx context.Context, q *db.Queries, tenant string, spec core.R
 		case err == nil:
 			add(res, int64(spec.GPU.Count))
 		case !errors.Is(err, pgx.ErrNoRows):
-			return nil, db.Translate(err, "quota "+res)
+			return nil, pg.Translate(err, "quota "+res)
 		}
 	}
 	return charges, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -40,7 +41,7 @@ func (h *Handlers) CreateSite(ctx context.Context, actor core.Actor, cmd CreateS
 			q := db.New(tx)
 			s, err := q.SiteCreate(ctx, db.SiteCreateParams{ID: cmd.ID, Name: cmd.Name})
 			if err != nil {
-				return SiteResult{}, db.Translate(err, "site "+cmd.ID)
+				return SiteResult{}, pg.Translate(err, "site "+cmd.ID)
 			}
 			pos, err := emit(ctx, q, core.EventSiteCreated, "", core.SiteSubject(s.ID),
 				map[string]any{"id": s.ID, "name": s.Name, "version": s.Version})

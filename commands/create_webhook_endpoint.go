@@ -9,6 +9,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // CreateWebhookEndpoint registers a webhook endpoint. The caller (package
@@ -36,15 +37,15 @@ func (h *Handlers) CreateWebhookEndpoint(ctx context.Context, actor core.Actor, 
 		return WebhookEndpointResult{}, core.Errorf(core.CodePermissionDenied, "only operators may create endpoints for another tenant")
 	}
 	var out WebhookEndpointResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		if err := q.TenantEnsure(ctx, cmd.Tenant); err != nil {
-			return db.Translate(err, "tenant "+cmd.Tenant)
+			return pg.Translate(err, "tenant "+cmd.Tenant)
 		}
 		// The cap is the guarded insert's; the tenant lock makes its
 		// count exact against concurrent creates.
 		if err := q.TenantLock(ctx, cmd.Tenant); err != nil {
-			return db.Translate(err, "tenant "+cmd.Tenant)
+			return pg.Translate(err, "tenant "+cmd.Tenant)
 		}
 		row, err := q.WebhookEndpointCreate(ctx, db.WebhookEndpointCreateParams{
 			ID: cmd.ID, TenantID: cmd.Tenant, Url: cmd.URL, EventTypes: cmd.EventTypes,
@@ -56,7 +57,7 @@ func (h *Handlers) CreateWebhookEndpoint(ctx context.Context, actor core.Actor, 
 				cmd.Tenant, cmd.MaxEndpoints)
 		}
 		if err != nil {
-			return db.Translate(err, "webhook endpoint")
+			return pg.Translate(err, "webhook endpoint")
 		}
 		out.Endpoint = row
 		out.Position, err = appendWebhookEndpointEvent(ctx, q, core.EventWebhookEndpointCreated, row, webhookEndpointEventData(row))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // DeleteWebhookEndpoint removes an endpoint with its deliveries and attempts
@@ -19,14 +20,14 @@ func (h *Handlers) DeleteWebhookEndpoint(ctx context.Context, actor core.Actor, 
 		return WebhookEndpointResult{}, err
 	}
 	var out WebhookEndpointResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		row, err := lockVisibleWebhookEndpoint(ctx, q, actor, id)
 		if err != nil {
 			return err
 		}
 		if _, err := q.WebhookEndpointDelete(ctx, id); err != nil {
-			return db.Translate(err, "webhook endpoint")
+			return pg.Translate(err, "webhook endpoint")
 		}
 		out.Endpoint = row
 		out.Position, err = appendWebhookEndpointEvent(ctx, q, core.EventWebhookEndpointDeleted, row, webhookEndpointEventData(row))

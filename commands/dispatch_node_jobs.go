@@ -11,6 +11,7 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // KindNodeJobDispatch wakes the dispatch of a node's jobs; its key is the
@@ -71,7 +72,7 @@ const lostMemoryReason = "daemon lost its memory: it came back with a new journa
 func (h *Handlers) DispatchNodeJobs(ctx context.Context, gw lease.Lease, nodeID string, epoch int64,
 	send func(context.Context, NodeJobToSend) error) (DispatchReport, error) {
 	var rep DispatchReport
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		rep = DispatchReport{}
 		if err := gw.Fence(ctx, tx); err != nil {
 			return err
@@ -87,11 +88,11 @@ func (h *Handlers) DispatchNodeJobs(ctx context.Context, gw lease.Lease, nodeID 
 		// stricter.
 		generation, err := q.NodeAppliedGeneration(ctx, nodeID)
 		if err != nil {
-			return db.Translate(err, "node generation")
+			return pg.Translate(err, "node generation")
 		}
 		open, err := q.NodeCommandListOpenForUpdate(ctx, nodeID)
 		if err != nil {
-			return db.Translate(err, "node commands")
+			return pg.Translate(err, "node commands")
 		}
 		held := heldAllocations(open)
 		for _, c := range open {
@@ -180,7 +181,7 @@ func markSent(ctx context.Context, q *db.Queries, c db.NodeCommand, to core.Stat
 	rows, err := q.NodeCommandMarkSent(ctx, db.NodeCommandMarkSentParams{State: string(to), DispatchedEpoch: epoch,
 		JournalID: journal, Bump: bump, ID: c.ID, Version: c.Version})
 	if err != nil {
-		return c, db.Translate(err, "node command "+c.ID)
+		return c, pg.Translate(err, "node command "+c.ID)
 	}
 	if rows == 0 {
 		return c, core.Errorf(core.CodeConflict, "node command %s was changed concurrently", c.ID)
@@ -211,7 +212,7 @@ func LockForDispatch(ctx context.Context, tx pgx.Tx, nodeID string, epoch int64)
 		return "", ErrSessionSuperseded
 	}
 	if err != nil {
-		return "", db.Translate(err, "node session")
+		return "", pg.Translate(err, "node session")
 	}
 	return row.JournalID, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -50,11 +51,11 @@ func (h *Handlers) changeNoSchedule(ctx context.Context, actor core.Actor, comma
 		return NodeLifecycleResult{}, err
 	}
 	var res NodeLifecycleResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		n, err := q.NodeLivenessLock(ctx, cmd.NodeID)
 		if err != nil {
-			return db.Translate(err, "node "+cmd.NodeID)
+			return pg.Translate(err, "node "+cmd.NodeID)
 		}
 		if err := checkVersion(cmd.IfVersion, n.Version, "node "+cmd.NodeID); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
@@ -37,7 +38,7 @@ func (h *Handlers) HandleNodeCredentialGrace(ctx context.Context, it workqueue.I
 
 func (h *Handlers) expireNodeCredentials(ctx context.Context, nodeID string, fence func(pgx.Tx) error) (time.Duration, error) {
 	var next time.Duration
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		if fence != nil {
 			if err := fence(tx); err != nil {
 				return err
@@ -49,14 +50,14 @@ func (h *Handlers) expireNodeCredentials(ctx context.Context, nodeID string, fen
 			return nil
 		}
 		if err != nil {
-			return db.Translate(err, "node "+nodeID)
+			return pg.Translate(err, "node "+nodeID)
 		}
 		if err := closeRevokedSession(ctx, q, n); err != nil {
 			return err
 		}
 		secs, err := q.NodeCredentialNextGraceEnd(ctx, nodeID)
 		if err != nil {
-			return db.Translate(err, "node credentials")
+			return pg.Translate(err, "node credentials")
 		}
 		next = time.Duration(secs * float64(time.Second))
 		return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
@@ -63,7 +64,7 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 	}
 	allocs, err := q.AllocationListLive(ctx, row.ID)
 	if err != nil {
-		return ReservationResult{}, db.Translate(err, "allocations")
+		return ReservationResult{}, pg.Translate(err, "allocations")
 	}
 	var spec core.ReservationSpec
 	r, err := toReservation(row, allocs)
@@ -74,7 +75,7 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 	for _, a := range allocs {
 		n, err := q.NodeLockForPlacement(ctx, a.NodeID)
 		if err != nil {
-			return ReservationResult{}, db.Translate(err, "node "+a.NodeID)
+			return ReservationResult{}, pg.Translate(err, "node "+a.NodeID)
 		}
 		if why := nodeIneligible(n.Cordoned, n.NoScheduleReasons, n.State, n.Taints, spec.Tolerations); why != "" {
 			return ReservationResult{}, core.Errorf(core.CodeConflict, "cannot extend on node %s: %s", a.NodeID, why)
@@ -92,7 +93,7 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 			n, err := q.DeviceBookingInsert(ctx, db.DeviceBookingInsertParams{DeviceID: d, AllocationID: a.ID,
 				FromTs: row.EndTs, ToTs: cmd.NewEnd})
 			if err != nil {
-				return ReservationResult{}, db.Translate(err, "booking of "+d)
+				return ReservationResult{}, pg.Translate(err, "booking of "+d)
 			}
 			if n == 0 {
 				return ReservationResult{}, core.Errorf(core.CodeConflict,
@@ -119,7 +120,7 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 	}
 	now, err := q.ClockNow(ctx)
 	if err != nil {
-		return ReservationResult{}, db.Translate(err, "clock")
+		return ReservationResult{}, pg.Translate(err, "clock")
 	}
 	// The queued expiry keeps its earlier due time; it finds the end moved
 	// and asks to run again at the new end.

@@ -11,7 +11,7 @@ import (
 	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/invariants"
-	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
 // TestMain (pgtest.Main) lives in main_test.go: one per test binary.

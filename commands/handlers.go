@@ -15,6 +15,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -128,7 +129,7 @@ func emit(ctx context.Context, q *db.Queries, typ, tenant, subject string, data 
 // row: someone else changed the record first.
 func zeroRowsConflict(n int64, err error, what string) error {
 	if err != nil {
-		return db.Translate(err, what)
+		return pg.Translate(err, what)
 	}
 	if n == 0 {
 		return core.Wrap(core.CodeConflict, errChangedConcurrently, what+" was changed concurrently; read it again and retry")

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
 func dbQuota(tenant, resource string) db.QuotaUsageGetParams {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // storedResponse is what an idempotency key replays: the first result,
@@ -43,7 +44,7 @@ func idempotent[T any](ctx context.Context, h *Handlers, actor core.Actor, key, 
 	var zero T
 	if key == "" {
 		var out T
-		err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 			var err error
 			out, err = fn(ctx, tx)
 			return err
@@ -59,7 +60,7 @@ func idempotent[T any](ctx context.Context, h *Handlers, actor core.Actor, key, 
 
 	var out T
 	var replay *storedResponse
-	runErr := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	runErr := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		replay = nil
 		q := db.New(tx)
 		claimed, err := claimKey(ctx, h, q, ids, sum[:])
@@ -80,7 +81,7 @@ func idempotent[T any](ctx context.Context, h *Handlers, actor core.Actor, key, 
 	case runErr != nil && storableError(runErr):
 		// The work rolled back with its claim; record the final error in a
 		// transaction of its own so that a retry replays it.
-		_ = db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		_ = pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 			q := db.New(tx)
 			if claimed, err := claimKey(ctx, h, q, ids, sum[:]); err != nil || !claimed {
 				return err
@@ -98,14 +99,14 @@ func idempotent[T any](ctx context.Context, h *Handlers, actor core.Actor, key, 
 
 func claimKey(ctx context.Context, h *Handlers, q *db.Queries, ids db.IdempotencyKeyGetParams, hash []byte) (bool, error) {
 	if _, err := q.IdempotencyKeyDeleteExpired(ctx, db.IdempotencyKeyDeleteExpiredParams(ids)); err != nil {
-		return false, db.Translate(err, "idempotency key")
+		return false, pg.Translate(err, "idempotency key")
 	}
 	n, err := q.IdempotencyKeyClaim(ctx, db.IdempotencyKeyClaimParams{
 		TenantID: ids.TenantID, Identity: ids.Identity, Key: ids.Key, RequestHash: hash,
 		TtlSeconds: h.idempotencyTTL().Seconds(),
 	})
 	if err != nil {
-		return false, db.Translate(err, "idempotency key")
+		return false, pg.Translate(err, "idempotency key")
 	}
 	return n == 1, nil
 }
@@ -113,7 +114,7 @@ func claimKey(ctx context.Context, h *Handlers, q *db.Queries, ids db.Idempotenc
 func loadReplay(ctx context.Context, q *db.Queries, ids db.IdempotencyKeyGetParams, hash []byte) (*storedResponse, error) {
 	row, err := q.IdempotencyKeyGet(ctx, ids)
 	if err != nil {
-		return nil, db.Translate(err, "idempotency key")
+		return nil, pg.Translate(err, "idempotency key")
 	}
 	if string(row.RequestHash) != string(hash) {
 		return nil, core.Errorf(core.CodeIdempotencyKeyReused,
@@ -133,7 +134,7 @@ func completeKey(ctx context.Context, q *db.Queries, ids db.IdempotencyKeyGetPar
 	_, err := q.IdempotencyKeyComplete(ctx, db.IdempotencyKeyCompleteParams{
 		TenantID: ids.TenantID, Identity: ids.Identity, Key: ids.Key, Response: mustJSON(r),
 	})
-	return db.Translate(err, "idempotency key")
+	return pg.Translate(err, "idempotency key")
 }
 
 func decodeReplay[T any](r *storedResponse) (T, error) {

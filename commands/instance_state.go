@@ -6,6 +6,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -21,7 +22,7 @@ func moveInstance(ctx context.Context, q *db.Queries, i db.Instance, to core.Sta
 	rows, err := q.InstanceUpdateState(ctx, db.InstanceUpdateStateParams{State: string(to), Reason: reason,
 		ID: i.ID, Version: i.Version})
 	if err != nil {
-		return i, outbox.Position{}, db.Translate(err, "instance "+i.ID)
+		return i, outbox.Position{}, pg.Translate(err, "instance "+i.ID)
 	}
 	if rows == 0 {
 		return i, outbox.Position{}, core.Errorf(core.CodeConflict, "instance %s was changed concurrently", i.ID)
@@ -34,7 +35,7 @@ func moveInstance(ctx context.Context, q *db.Queries, i db.Instance, to core.Sta
 // appendInstanceEvent appends the event of entering the instance's current
 // state, with the instance as it is now.
 func appendInstanceEvent(ctx context.Context, q *db.Queries, i db.Instance) (outbox.Position, error) {
-	view, err := i.Core()
+	view, err := instanceView(i)
 	if err != nil {
 		return outbox.Position{}, err
 	}
@@ -71,7 +72,7 @@ func followInstance(ctx context.Context, q *db.Queries, c db.NodeCommand) error 
 	}
 	i, err := q.InstanceGetForUpdate(ctx, *c.InstanceID)
 	if err != nil {
-		return db.Translate(err, "instance "+*c.InstanceID)
+		return pg.Translate(err, "instance "+*c.InstanceID)
 	}
 	for _, step := range core.StatePath(core.ProvisionStateTable(), core.State(i.State), want) {
 		reason := ""

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -89,7 +90,7 @@ func createInstance(ctx context.Context, q *db.Queries, actor core.Actor, cmd Cr
 	i, err := q.InstanceInsert(ctx, db.InstanceInsertParams{ID: "ins_" + uuid.NewString(), TenantID: r.TenantID,
 		ReservationID: r.ID, AllocationID: a.ID, NodeID: a.NodeID, Spec: spec})
 	if err != nil {
-		return InstanceResult{}, db.Translate(err, "instance")
+		return InstanceResult{}, pg.Translate(err, "instance")
 	}
 	if _, err := appendInstanceEvent(ctx, q, i); err != nil {
 		return InstanceResult{}, err
@@ -99,7 +100,7 @@ func createInstance(ctx context.Context, q *db.Queries, actor core.Actor, cmd Cr
 	if err != nil {
 		return InstanceResult{}, err
 	}
-	view, err := i.Core()
+	view, err := instanceView(i)
 	return InstanceResult{Instance: view, Position: pos}, err
 }
 
@@ -114,7 +115,7 @@ func queueInstanceCommand(ctx context.Context, q *db.Queries, actor core.Actor, 
 		Identity: actor.Identity, NodeID: i.NodeID, AllocationID: &i.AllocationID,
 		IdempotencyKey: "inst:" + i.ID + ":" + kind, Kind: kind, Payload: payload, InstanceID: &i.ID})
 	if err != nil {
-		return outbox.Position{}, db.Translate(err, "instance command")
+		return outbox.Position{}, pg.Translate(err, "instance command")
 	}
 	return res.Position, nil
 }
@@ -128,11 +129,11 @@ func (h *Handlers) DeleteInstance(ctx context.Context, actor core.Actor, id stri
 		return InstanceResult{}, core.Errorf(core.CodePermissionDenied, "instances.delete needs the member or operator role")
 	}
 	var out InstanceResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		i, err := q.InstanceGetForUpdate(ctx, id)
 		if err != nil {
-			return db.Translate(err, "instance "+id)
+			return pg.Translate(err, "instance "+id)
 		}
 		if !actor.Sees(i.TenantID) {
 			return core.Errorf(core.CodeNotFound, "instance %s not found", id)
@@ -140,7 +141,7 @@ func (h *Handlers) DeleteInstance(ctx context.Context, actor core.Actor, id stri
 		out = InstanceResult{}
 		switch core.State(i.State) {
 		case core.ProvisionStopping, core.ProvisionStopped, core.ProvisionFailed:
-			out.Instance, err = i.Core()
+			out.Instance, err = instanceView(i)
 			return err
 		}
 		if i, _, err = moveInstance(ctx, q, i, core.ProvisionStopping, ""); err != nil {
@@ -150,7 +151,7 @@ func (h *Handlers) DeleteInstance(ctx context.Context, actor core.Actor, id stri
 			instancePayload{InstanceID: i.ID}); err != nil {
 			return err
 		}
-		out.Instance, err = i.Core()
+		out.Instance, err = instanceView(i)
 		return err
 	})
 	if err != nil {
@@ -163,10 +164,10 @@ func (h *Handlers) DeleteInstance(ctx context.Context, actor core.Actor, id stri
 func (h *Handlers) GetInstance(ctx context.Context, actor core.Actor, id string) (core.Instance, error) {
 	i, err := db.New(h.Pool).InstanceGet(ctx, id)
 	if err != nil {
-		return core.Instance{}, db.Translate(err, "instance "+id)
+		return core.Instance{}, pg.Translate(err, "instance "+id)
 	}
 	if !actor.Sees(i.TenantID) {
 		return core.Instance{}, core.Errorf(core.CodeNotFound, "instance %s not found", id)
 	}
-	return i.Core()
+	return instanceView(i)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
@@ -50,7 +51,7 @@ func (h *Handlers) joinNode(ctx context.Context, nodeID, joinToken string) (Node
 	}
 	cred := NodeCredential{ID: id, NodeID: nodeID, Token: token}
 	grace := h.nodeCredentialGrace()
-	err = db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err = pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		if joinToken != "" {
 			_, err := q.NodeJoinTokenCheck(ctx, db.NodeJoinTokenCheckParams{TokenHash: hashSecret(joinToken), NodeID: nodeID})
@@ -58,22 +59,22 @@ func (h *Handlers) joinNode(ctx context.Context, nodeID, joinToken string) (Node
 				return errInvalidJoinToken
 			}
 			if err != nil {
-				return db.Translate(err, "join token")
+				return pg.Translate(err, "join token")
 			}
 		}
 		n, err := q.NodeLivenessLock(ctx, nodeID)
 		if err != nil {
-			return db.Translate(err, "node "+nodeID)
+			return pg.Translate(err, "node "+nodeID)
 		}
 		if core.State(n.State) == core.NodeRetired {
 			return core.Errorf(core.CodeConflict, "node %s is retired", nodeID)
 		}
 		if err := q.NodeSessionEnsure(ctx, nodeID); err != nil {
-			return db.Translate(err, "node session")
+			return pg.Translate(err, "node session")
 		}
 		if err := q.NodeCredentialCreate(ctx, db.NodeCredentialCreateParams{ID: cred.ID, NodeID: nodeID,
 			TokenHash: hashSecret(token)}); err != nil {
-			return db.Translate(err, "node credential")
+			return pg.Translate(err, "node credential")
 		}
 		if joinToken != "" {
 			// A concurrent join with the same token waited for this one
@@ -81,7 +82,7 @@ func (h *Handlers) joinNode(ctx context.Context, nodeID, joinToken string) (Node
 			rows, err := q.NodeJoinTokenConsume(ctx, db.NodeJoinTokenConsumeParams{CredentialID: cred.ID,
 				TokenHash: hashSecret(joinToken), NodeID: nodeID})
 			if err != nil {
-				return db.Translate(err, "join token")
+				return pg.Translate(err, "join token")
 			}
 			if rows == 0 {
 				return errInvalidJoinToken
@@ -90,7 +91,7 @@ func (h *Handlers) joinNode(ctx context.Context, nodeID, joinToken string) (Node
 		superseded, err := q.NodeCredentialSupersede(ctx, db.NodeCredentialSupersedeParams{
 			GraceSeconds: grace.Seconds(), NodeID: nodeID, KeepID: cred.ID})
 		if err != nil {
-			return db.Translate(err, "node credentials")
+			return pg.Translate(err, "node credentials")
 		}
 		for _, old := range superseded {
 			if _, err := appendCredentialRevoked(ctx, q, nodeID, old.ID, "superseded", &old.GraceUntil); err != nil {

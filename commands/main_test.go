@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
 // TestMain starts the package's private PostgreSQL (unless DATABASE_URL is

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -71,11 +72,11 @@ func (h *Handlers) ListNodeCredentials(ctx context.Context, actor core.Actor, no
 	}
 	q := db.New(h.Pool)
 	if _, err := q.NodeGet(ctx, nodeID); err != nil {
-		return nil, db.Translate(err, "node "+nodeID)
+		return nil, pg.Translate(err, "node "+nodeID)
 	}
 	rows, err := q.NodeCredentialList(ctx, nodeID)
 	if err != nil {
-		return nil, db.Translate(err, "node credentials")
+		return nil, pg.Translate(err, "node credentials")
 	}
 	out := make([]NodeCredentialInfo, 0, len(rows))
 	for _, r := range rows {
@@ -96,7 +97,7 @@ func (h *Handlers) AuthenticateNodeCredential(ctx context.Context, token string)
 		return "", "", errUnknownNodeCredential
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("authenticate node: %w", db.Translate(err, "node credential"))
+		return "", "", fmt.Errorf("authenticate node: %w", pg.Translate(err, "node credential"))
 	}
 	return row.NodeID, row.ID, nil
 }
@@ -110,7 +111,7 @@ func closeRevokedSession(ctx context.Context, q *db.Queries, n db.NodeLivenessLo
 		return nil
 	}
 	if err != nil {
-		return db.Translate(err, "node session")
+		return pg.Translate(err, "node session")
 	}
 	return disconnect(ctx, q, n, "revoked", epoch, NoSessionAfter)
 }

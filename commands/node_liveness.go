@@ -9,6 +9,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 	"github.com/bettercompute/compute/outbox"
 )
@@ -119,7 +120,7 @@ func applyLiveness(ctx context.Context, q *db.Queries, n db.NodeLivenessLockRow,
 	rows, err := q.NodeLivenessUpdate(ctx, db.NodeLivenessUpdateParams{ID: n.ID, Version: n.Version,
 		State: string(c.to), NoScheduleReasons: reasons, Conditions: condJSON})
 	if err != nil {
-		return outbox.Position{}, db.Translate(err, "node "+n.ID)
+		return outbox.Position{}, pg.Translate(err, "node "+n.ID)
 	}
 	if rows == 0 {
 		return outbox.Position{}, core.Errorf(core.CodeConflict, "node %s was changed concurrently", n.ID)

@@ -10,6 +10,7 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
@@ -53,14 +54,14 @@ var ErrSessionSuperseded = core.Errorf(core.CodeConflict, "session superseded")
 // cleared). A retired node cannot open a session.
 func (h *Handlers) OpenNodeSession(ctx context.Context, cmd OpenNodeSession) (NodeSession, error) {
 	var out NodeSession
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		if err := cmd.Gateway.Fence(ctx, tx); err != nil {
 			return err
 		}
 		q := db.New(tx)
 		n, err := q.NodeLivenessLock(ctx, cmd.NodeID)
 		if err != nil {
-			return db.Translate(err, "node "+cmd.NodeID)
+			return pg.Translate(err, "node "+cmd.NodeID)
 		}
 		if core.State(n.State) == core.NodeRetired {
 			return core.Errorf(core.CodePermissionDenied, "node %s is retired", cmd.NodeID)
@@ -70,29 +71,29 @@ func (h *Handlers) OpenNodeSession(ctx context.Context, cmd OpenNodeSession) (No
 			// committed before this check or waits for this session.
 			active, err := q.NodeCredentialActive(ctx, db.NodeCredentialActiveParams{ID: cmd.CredentialID, NodeID: cmd.NodeID})
 			if err != nil {
-				return db.Translate(err, "node credential")
+				return pg.Translate(err, "node credential")
 			}
 			if !active {
 				return errUnknownNodeCredential
 			}
 		}
 		if err := q.NodeSessionEnsure(ctx, cmd.NodeID); err != nil {
-			return db.Translate(err, "node session")
+			return pg.Translate(err, "node session")
 		}
 		prev, err := q.NodeSessionGetForUpdate(ctx, cmd.NodeID)
 		if err != nil {
-			return db.Translate(err, "node session")
+			return pg.Translate(err, "node session")
 		}
 		row, err := q.NodeSessionOpen(ctx, db.NodeSessionOpenParams{NodeID: cmd.NodeID, GatewayID: cmd.GatewayID,
 			GatewayEpoch: cmd.Gateway.Epoch, JournalID: cmd.JournalID, ObservedGeneration: cmd.ObservedGeneration})
 		if err != nil {
-			return db.Translate(err, "node session")
+			return pg.Translate(err, "node session")
 		}
 		out = NodeSession{NodeID: cmd.NodeID, Epoch: row.SessionEpoch, OpenedAt: row.OpenedAt}
 		if cmd.CredentialID != "" {
 			if err := q.NodeSessionCredentialSet(ctx, db.NodeSessionCredentialSetParams{NodeID: cmd.NodeID,
 				SessionEpoch: row.SessionEpoch, CredentialID: cmd.CredentialID}); err != nil {
-				return db.Translate(err, "node session")
+				return pg.Translate(err, "node session")
 			}
 		}
 		if prev.JournalID != nil {

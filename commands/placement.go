@@ -14,6 +14,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	placer "github.com/bettercompute/compute/placement"
 )
 
@@ -78,10 +79,10 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 		}
 		sp, err := tx.Begin(ctx) // SAVEPOINT
 		if err != nil {
-			return nil, nil, db.Translate(err, "placement savepoint")
+			return nil, nil, pg.Translate(err, "placement savepoint")
 		}
 		res, why, err := h.tryNode(ctx, sp, p, req, c.NodeID)
-		if err != nil && !db.IsRetryable(err) {
+		if err != nil && !pg.IsRetryable(err) {
 			_ = sp.Rollback(ctx)
 			return nil, nil, err
 		}
@@ -90,13 +91,13 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 				why = "lost a race with a concurrent change (" + err.Error() + ")"
 			}
 			if rbErr := sp.Rollback(ctx); rbErr != nil { // ROLLBACK TO SAVEPOINT
-				return nil, nil, db.Translate(rbErr, "placement savepoint")
+				return nil, nil, pg.Translate(rbErr, "placement savepoint")
 			}
 			reasons = append(reasons, c.NodeID+": "+why)
 			continue
 		}
 		if err := sp.Commit(ctx); err != nil { // RELEASE SAVEPOINT
-			return nil, nil, db.Translate(err, "placement savepoint")
+			return nil, nil, pg.Translate(err, "placement savepoint")
 		}
 		return res, nil, nil
 	}
@@ -124,7 +125,7 @@ func placementCandidates(ctx context.Context, q *db.Queries, p placement, maxNod
 		FromTs: p.start, ToTs: p.end, PoolIds: p.poolIDs, Seed: p.reservationID, MaxNodes: maxNodes,
 	})
 	if err != nil {
-		return nil, db.Translate(err, "placement candidates")
+		return nil, pg.Translate(err, "placement candidates")
 	}
 	return placementCandidatesOf(rows), nil
 }
@@ -173,7 +174,7 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, p placement, req plac
 	q := db.New(tx)
 	n, err := q.NodeLockForPlacement(ctx, nodeID)
 	if err != nil {
-		return nil, "", db.Translate(err, "node "+nodeID)
+		return nil, "", pg.Translate(err, "node "+nodeID)
 	}
 	if why := nodeIneligible(n.Cordoned, n.NoScheduleReasons, n.State, n.Taints, p.spec.Tolerations); why != "" {
 		return nil, why + " (changed concurrently)", nil
@@ -184,7 +185,7 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, p placement, req plac
 		free, err := q.DeviceFreeAtoms(ctx, db.DeviceFreeAtomsParams{NodeID: nodeID, Kind: string(g.Kind),
 			Model: optional(g.Model), Profile: optional(atomProfile(g)), FromTs: p.start, ToTs: p.end})
 		if err != nil {
-			return nil, "", db.Translate(err, "free atoms")
+			return nil, "", pg.Translate(err, "free atoms")
 		}
 		var why string
 		if atoms, why = placer.Pick(req, nodeID, freeAtomsOf(free, g)); why != "" {
@@ -197,13 +198,13 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, p placement, req plac
 	allocationID := "alc_" + uuid.NewString()
 	if err := q.AllocationCreate(ctx, db.AllocationCreateParams{ID: allocationID, ReservationID: p.reservationID,
 		NodeID: nodeID, DeviceIds: nonNil(atoms), Vcpu: p.spec.VCPU, Memory: p.spec.MemoryMB, Disk: p.spec.DiskGB}); err != nil {
-		return nil, "", db.Translate(err, "allocation")
+		return nil, "", pg.Translate(err, "allocation")
 	}
 	for _, id := range atoms { // device-id order, so two placers cannot wait on each other in a cycle
 		n, err := q.DeviceBookingInsert(ctx, db.DeviceBookingInsertParams{DeviceID: id, AllocationID: allocationID,
 			FromTs: p.start, ToTs: p.end})
 		if err != nil {
-			return nil, "", db.Translate(err, "booking of "+id)
+			return nil, "", pg.Translate(err, "booking of "+id)
 		}
 		if n == 0 {
 			return nil, id + " was booked concurrently", nil
@@ -228,7 +229,7 @@ func lockAtoms(ctx context.Context, q *db.Queries, nodeID string, atoms []string
 	ids = slices.Compact(ids)
 	rows, err := q.DeviceLockShare(ctx, ids)
 	if err != nil {
-		return "", db.Translate(err, "devices")
+		return "", pg.Translate(err, "devices")
 	}
 	byID := make(map[string]db.DeviceLockShareRow, len(rows))
 	for _, r := range rows {
@@ -262,7 +263,7 @@ func chargeNode(ctx context.Context, q *db.Queries, nodeID, poolID string, spec 
 		}
 		n, err := q.NodeResourceCharge(ctx, db.NodeResourceChargeParams{NodeID: nodeID, Resource: r, Amount: amount})
 		if err != nil {
-			return "", db.Translate(err, "node "+r)
+			return "", pg.Translate(err, "node "+r)
 		}
 		if n == 0 {
 			return fmt.Sprintf("not enough %s left for %d (changed concurrently)", r, amount), nil
@@ -280,7 +281,7 @@ func adjustRollup(ctx context.Context, q *db.Queries, poolID string, spec core.R
 		}
 		n, err := q.PoolCapacityRollupAdjust(ctx, db.PoolCapacityRollupAdjustParams{PoolID: poolID, Resource: r, Delta: sign * amount})
 		if err != nil {
-			return db.Translate(err, "pool capacity")
+			return pg.Translate(err, "pool capacity")
 		}
 		if n == 0 {
 			return fmt.Errorf("pool %s capacity rollup for %s out of range: %w", poolID, r, errRollupDrift)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -70,7 +71,7 @@ func (h *Handlers) changeDeviceStatus(ctx context.Context, actor core.Actor, com
 		return DeviceResult{}, err
 	}
 	var res DeviceResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		g, err := lockGPU(ctx, q, gpuID)
 		if err != nil {
@@ -109,7 +110,7 @@ func (h *Handlers) changeDeviceStatus(ctx context.Context, actor core.Actor, com
 func lockGPU(ctx context.Context, q *db.Queries, gpuID string) (db.DeviceListGPUForUpdateRow, error) {
 	rows, err := q.DeviceListGPUForUpdate(ctx, gpuID)
 	if err != nil {
-		return db.DeviceListGPUForUpdateRow{}, db.Translate(err, "GPU "+gpuID)
+		return db.DeviceListGPUForUpdateRow{}, pg.Translate(err, "GPU "+gpuID)
 	}
 	if len(rows) == 0 {
 		d, err := q.DeviceGet(ctx, gpuID)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
@@ -61,7 +62,7 @@ func (r AssignmentReconcile) queued() bool { return len(r.Repushed)+len(r.Unassi
 func (h *Handlers) ReconcileNodeAssignments(ctx context.Context, nodeID string, epoch int64,
 	reported []ReportedAssignment) (AssignmentReconcile, error) {
 	var res AssignmentReconcile
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		res = AssignmentReconcile{}
 		q := db.New(tx)
 		_, err := q.NodeSessionLockAtEpoch(ctx, db.NodeSessionLockAtEpochParams{NodeID: nodeID, SessionEpoch: epoch})
@@ -69,7 +70,7 @@ func (h *Handlers) ReconcileNodeAssignments(ctx context.Context, nodeID string, 
 			return ErrSessionSuperseded
 		}
 		if err != nil {
-			return db.Translate(err, "node session")
+			return pg.Translate(err, "node session")
 		}
 		live, jobs, err := nodeAssignmentState(ctx, q, nodeID)
 		if err != nil {
@@ -142,12 +143,12 @@ func (h *Handlers) ReconcileNodeAssignments(ctx context.Context, nodeID string, 
 // It then raises the current session's observed generation to what the
 // node has applied. It reports done for a retired node.
 func (h *Handlers) ResyncNode(ctx context.Context, nodeID string) (res AssignmentReconcile, done bool, err error) {
-	err = db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err = pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		res, done = AssignmentReconcile{}, false
 		q := db.New(tx)
 		n, err := q.NodeGet(ctx, nodeID)
 		if err != nil {
-			return db.Translate(err, "node "+nodeID)
+			return pg.Translate(err, "node "+nodeID)
 		}
 		if core.State(n.State) == core.NodeRetired {
 			done = true
@@ -157,7 +158,7 @@ func (h *Handlers) ResyncNode(ctx context.Context, nodeID string) (res Assignmen
 		sess, err := q.NodeSessionLockCurrent(ctx, nodeID)
 		hasSession := err == nil
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return db.Translate(err, "node session")
+			return pg.Translate(err, "node session")
 		}
 		live, jobs, err := nodeAssignmentState(ctx, q, nodeID)
 		if err != nil {
@@ -237,11 +238,11 @@ func nodeAssignmentState(ctx context.Context, q *db.Queries, nodeID string) ([]d
 	map[string][]db.NodeAssignmentJobsRow, error) {
 	live, err := q.NodeLiveAssignments(ctx, nodeID)
 	if err != nil {
-		return nil, nil, db.Translate(err, "live allocations")
+		return nil, nil, pg.Translate(err, "live allocations")
 	}
 	rows, err := q.NodeAssignmentJobs(ctx, nodeID)
 	if err != nil {
-		return nil, nil, db.Translate(err, "assignment jobs")
+		return nil, nil, pg.Translate(err, "assignment jobs")
 	}
 	jobs := map[string][]db.NodeAssignmentJobsRow{}
 	for _, r := range rows {
@@ -259,7 +260,7 @@ func unassignmentOf(ctx context.Context, q *db.Queries, nodeID, allocationID, re
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
-		return u, db.Translate(err, "allocation "+allocationID)
+		return u, pg.Translate(err, "allocation "+allocationID)
 	default:
 		u.tenant, u.known = a.TenantID, true
 	}

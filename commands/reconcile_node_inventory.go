@@ -13,6 +13,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -92,27 +93,27 @@ const MemoryTolerance = 0.05
 // agrees with the record writes nothing.
 func (h *Handlers) ReconcileNodeInventory(ctx context.Context, nodeID string, epoch int64, gpus []ReportedGPU) (InventoryResult, error) {
 	var res InventoryResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		res = InventoryResult{}
 		q := db.New(tx)
 		n, err := q.NodeLivenessLock(ctx, nodeID)
 		if err != nil {
-			return db.Translate(err, "node "+nodeID)
+			return pg.Translate(err, "node "+nodeID)
 		}
 		_, err = q.NodeSessionLockForDispatch(ctx, db.NodeSessionLockForDispatchParams{NodeID: nodeID, SessionEpoch: epoch})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrSessionSuperseded
 		}
 		if err != nil {
-			return db.Translate(err, "node session")
+			return pg.Translate(err, "node session")
 		}
 		now, err := q.NodeLivenessNow(ctx)
 		if err != nil {
-			return db.Translate(err, "clock")
+			return pg.Translate(err, "clock")
 		}
 		recorded, err := q.DeviceListNodeGPUsForUpdate(ctx, nodeID)
 		if err != nil {
-			return db.Translate(err, "GPUs of node "+nodeID)
+			return pg.Translate(err, "GPUs of node "+nodeID)
 		}
 		reported := map[string]ReportedGPU{}
 		var order []string
@@ -186,7 +187,7 @@ func (h *Handlers) ReconcileNodeInventory(ctx context.Context, nodeID string, ep
 				res.Mismatched = append(res.Mismatched, g.UUID)
 				continue
 			} else if !errors.Is(err, pgx.ErrNoRows) {
-				return db.Translate(err, "GPU "+g.UUID)
+				return pg.Translate(err, "GPU "+g.UUID)
 			}
 			ev, err := insertGPU(ctx, q, nodeID, GPUInventory{UUID: g.UUID, Model: g.Model, MemoryMB: g.MemoryMB,
 				Layout: core.GPULayout{Mode: core.GPUExclusive}}, nil)
@@ -252,7 +253,7 @@ func (h *Handlers) ReconcileNodeInventory(ctx context.Context, nodeID string, ep
 func recordMIGUUIDs(ctx context.Context, q *db.Queries, nodeID string, reported map[string]ReportedGPU) error {
 	atoms, err := q.DeviceListNodeMIGAtoms(ctx, nodeID)
 	if err != nil {
-		return db.Translate(err, "MIG atoms of node "+nodeID)
+		return pg.Translate(err, "MIG atoms of node "+nodeID)
 	}
 	type key struct{ gpu, profile string }
 	instances := map[key][]ReportedMIG{}
@@ -278,7 +279,7 @@ func recordMIGUUIDs(ctx context.Context, q *db.Queries, nodeID string, reported 
 			continue
 		}
 		if err := q.DeviceSetMIGUUID(ctx, db.DeviceSetMIGUUIDParams{ID: a.ID, MigUuid: uuid}); err != nil {
-			return db.Translate(err, "atom "+a.ID)
+			return pg.Translate(err, "atom "+a.ID)
 		}
 	}
 	return nil

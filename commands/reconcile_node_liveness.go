@@ -10,6 +10,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
@@ -45,7 +46,7 @@ func (h *Handlers) HandleNodeLiveness(ctx context.Context, it workqueue.Item) er
 func (h *Handlers) reconcileLiveness(ctx context.Context, nodeID string, fence func(pgx.Tx) error) (bool, time.Duration, error) {
 	var changed bool
 	var next time.Duration
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		changed, next = false, 0
 		if fence != nil {
 			if err := fence(tx); err != nil {
@@ -55,7 +56,7 @@ func (h *Handlers) reconcileLiveness(ctx context.Context, nodeID string, fence f
 		q := db.New(tx)
 		age, err := q.NodeLivenessControllerAge(ctx)
 		if err != nil {
-			return db.Translate(err, "liveness heartbeat")
+			return pg.Translate(err, "liveness heartbeat")
 		}
 		if age < 0 || age > OutageThreshold.Seconds() {
 			next = LivenessSweepEvery
@@ -63,18 +64,18 @@ func (h *Handlers) reconcileLiveness(ctx context.Context, nodeID string, fence f
 		}
 		n, err := q.NodeLivenessLock(ctx, nodeID)
 		if err != nil {
-			return db.Translate(err, "node "+nodeID)
+			return pg.Translate(err, "node "+nodeID)
 		}
 		sess, err := q.NodeSessionGetForUpdate(ctx, nodeID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // registered with NodesWithoutDaemons and never joined: not judged
 		}
 		if err != nil {
-			return db.Translate(err, "node session")
+			return pg.Translate(err, "node session")
 		}
 		now, err := q.NodeLivenessNow(ctx)
 		if err != nil {
-			return db.Translate(err, "clock")
+			return pg.Translate(err, "clock")
 		}
 		changed, next, err = decideLiveness(ctx, q, n, sess, now)
 		return err
@@ -102,7 +103,7 @@ func decideLiveness(ctx context.Context, q *db.Queries, n db.NodeLivenessLockRow
 		if reason == "NeverConnected" {
 			joined, err := q.NodeHasJoined(ctx, n.ID)
 			if err != nil {
-				return false, 0, db.Translate(err, "node credentials")
+				return false, 0, pg.Translate(err, "node credentials")
 			}
 			if !joined {
 				reason = "NeverJoined"
@@ -119,7 +120,7 @@ func decideLiveness(ctx context.Context, q *db.Queries, n db.NodeLivenessLockRow
 			return false, 0, err
 		}
 		if err := q.NodeSessionMarkUnreachable(ctx, n.ID); err != nil {
-			return false, 0, db.Translate(err, "node session")
+			return false, 0, pg.Translate(err, "node session")
 		}
 		if after, ok := poolLostAfter(n); ok {
 			return true, after, nil

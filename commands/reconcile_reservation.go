@@ -9,6 +9,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
@@ -21,7 +22,7 @@ var system = core.Actor{Identity: "system:reconciler", Role: core.RoleOperator}
 // unschedulable, after refreshing the Unschedulable condition's reasons.
 func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error {
 	stillPending := false
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		stillPending = false
 		q := db.New(tx)
 		row, err := loadReservation(ctx, q, system, reservationID)
@@ -33,7 +34,7 @@ func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error
 		}
 		past, err := q.ReservationIsPastEnd(ctx, row.ID)
 		if err != nil {
-			return db.Translate(err, "reservation")
+			return pg.Translate(err, "reservation")
 		}
 		if past.PastEnd {
 			return nil // the expiry reconciler moves it to expired
@@ -47,7 +48,7 @@ func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error
 		}
 		now, err := q.ClockNow(ctx)
 		if err != nil {
-			return db.Translate(err, "clock")
+			return pg.Translate(err, "clock")
 		}
 		start := r.Start
 		if start.Before(now) {
@@ -56,7 +57,7 @@ func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error
 		pools := []string{r.PoolID}
 		if r.SiteID != "" {
 			if pools, err = q.PoolIDsBySite(ctx, r.SiteID); err != nil {
-				return db.Translate(err, "pools")
+				return pg.Translate(err, "pools")
 			}
 		}
 		where, reasons, err := h.place(ctx, tx, placement{reservationID: r.ID, poolIDs: pools, spec: r.Spec, start: start, end: r.End})
@@ -67,7 +68,7 @@ func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error
 			stillPending = true
 			_, err := q.ReservationSetConditions(ctx, db.ReservationSetConditionsParams{ID: r.ID, Version: r.Version,
 				Conditions: mustJSON(unschedulable(reasons))})
-			return db.Translate(err, "reservation")
+			return pg.Translate(err, "reservation")
 		}
 		r.State, r.Conditions, r.Version = core.ReservationBooked, []core.Condition{}, row.Version+1
 		r.NodeID, r.DeviceIDs = where.nodeID, where.deviceIDs
@@ -131,7 +132,7 @@ func (h *Handlers) ExpireReservation(ctx context.Context, reservationID string) 
 func (h *Handlers) timedTransition(ctx context.Context, id string,
 	decide func(row db.ReservationGetRow, past db.ReservationIsPastEndRow) (core.State, string, time.Time)) error {
 	var again time.Duration
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		again = 0
 		q := db.New(tx)
 		row, err := loadReservation(ctx, q, system, id)
@@ -140,13 +141,13 @@ func (h *Handlers) timedTransition(ctx context.Context, id string,
 		}
 		past, err := q.ReservationIsPastEnd(ctx, id)
 		if err != nil {
-			return db.Translate(err, "reservation")
+			return pg.Translate(err, "reservation")
 		}
 		to, event, at := decide(row, past)
 		if !at.IsZero() {
 			now, err := q.ClockNow(ctx)
 			if err != nil {
-				return db.Translate(err, "clock")
+				return pg.Translate(err, "clock")
 			}
 			again = max(at.Sub(now), time.Second)
 			return nil
@@ -163,7 +164,7 @@ func (h *Handlers) timedTransition(ctx context.Context, id string,
 		}
 		allocs, err := q.AllocationListLive(ctx, id)
 		if err != nil {
-			return db.Translate(err, "allocations")
+			return pg.Translate(err, "allocations")
 		}
 		r, err := toReservation(row, allocs)
 		if err != nil {

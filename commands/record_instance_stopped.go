@@ -9,6 +9,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // RecordInstanceStopped is a node daemon's report that it stopped an
@@ -34,18 +35,18 @@ type RecordInstanceStopped struct {
 // instance is NOT_FOUND.
 func (h *Handlers) RecordInstanceStopped(ctx context.Context, cmd RecordInstanceStopped) (core.Instance, error) {
 	var out core.Instance
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		// The session at the report's epoch, FOR SHARE, as dispatch holds it.
 		if _, err := q.NodeSessionLockForDispatch(ctx, db.NodeSessionLockForDispatchParams{NodeID: cmd.NodeID,
 			SessionEpoch: cmd.Epoch}); errors.Is(err, pgx.ErrNoRows) {
 			return ErrSessionSuperseded
 		} else if err != nil {
-			return db.Translate(err, "node session")
+			return pg.Translate(err, "node session")
 		}
 		i, err := q.InstanceGetForUpdate(ctx, cmd.InstanceID)
 		if err != nil {
-			return db.Translate(err, "instance "+cmd.InstanceID)
+			return pg.Translate(err, "instance "+cmd.InstanceID)
 		}
 		if i.NodeID != cmd.NodeID || (cmd.AllocationID != "" && cmd.AllocationID != i.AllocationID) {
 			return core.Errorf(core.CodeNotFound, "instance %s not found", cmd.InstanceID)
@@ -57,7 +58,7 @@ func (h *Handlers) RecordInstanceStopped(ctx context.Context, cmd RecordInstance
 		if i, err = walkInstance(ctx, q, i, core.ProvisionStopped, reason); err != nil {
 			return err
 		}
-		out, err = i.Core()
+		out, err = instanceView(i)
 		return err
 	})
 	if err != nil {

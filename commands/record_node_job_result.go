@@ -9,6 +9,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
@@ -65,7 +66,7 @@ func (h *Handlers) RecordNodeJobResult(ctx context.Context, cmd RecordNodeJobRes
 	// end (a release): the loser's version guard is CONFLICT, and the
 	// result is recorded again against what the winner left.
 	for attempt := 0; attempt < 3; attempt++ {
-		if err = db.InTx(ctx, h.Pool, func(tx pgx.Tx) error { return recordNodeJobResult(ctx, tx, cmd, to, output) }); core.CodeOf(err) != core.CodeConflict {
+		if err = pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error { return recordNodeJobResult(ctx, tx, cmd, to, output) }); core.CodeOf(err) != core.CodeConflict {
 			break
 		}
 	}
@@ -79,7 +80,7 @@ func recordNodeJobResult(ctx context.Context, tx pgx.Tx, cmd RecordNodeJobResult
 	q := db.New(tx)
 	peek, err := q.NodeCommandGet(ctx, cmd.JobID)
 	if err != nil {
-		return db.Translate(err, "command "+cmd.JobID)
+		return pg.Translate(err, "command "+cmd.JobID)
 	}
 	if peek.NodeID != cmd.NodeID {
 		return core.Errorf(core.CodeNotFound, "command %s not found", cmd.JobID)
@@ -96,12 +97,12 @@ func recordNodeJobResult(ctx context.Context, tx pgx.Tx, cmd RecordNodeJobResult
 		case err == nil:
 			current = true
 		case !errors.Is(err, pgx.ErrNoRows):
-			return db.Translate(err, "node session")
+			return pg.Translate(err, "node session")
 		}
 	}
 	c, err := q.NodeCommandGetForUpdate(ctx, cmd.JobID)
 	if err != nil {
-		return db.Translate(err, "command "+cmd.JobID)
+		return pg.Translate(err, "command "+cmd.JobID)
 	}
 	from := core.State(c.State)
 	table := core.CommandStateTable()
@@ -165,7 +166,7 @@ func moveNodeJob(ctx context.Context, q *db.Queries, c db.NodeCommand, to core.S
 	rows, err := q.NodeCommandFinish(ctx, db.NodeCommandFinishParams{State: string(to), ExitCode: exit, Output: output,
 		Reason: reason, Terminal: table.Terminal[to], ID: c.ID, Version: c.Version})
 	if err != nil {
-		return c, db.Translate(err, "node command "+c.ID)
+		return c, pg.Translate(err, "node command "+c.ID)
 	}
 	if rows == 0 {
 		return c, core.Errorf(core.CodeConflict, "node command %s was changed concurrently", c.ID)
@@ -182,7 +183,7 @@ func moveNodeJob(ctx context.Context, q *db.Queries, c db.NodeCommand, to core.S
 // to the job's tenant, or node_assignment.* (fleet-wide) for an assign or
 // unassign (core.NodeJobEvent).
 func emitNodeJob(ctx context.Context, q *db.Queries, to core.State, c db.NodeCommand, extra map[string]any) error {
-	view, err := c.Core()
+	view, err := nodeCommandView(c)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // SeenAge is one session's liveness as a gateway reports it: how long ago
@@ -35,13 +36,13 @@ func (h *Handlers) RecordNodeLiveness(ctx context.Context, gw lease.Lease, gatew
 		p.Ages = append(p.Ages, x.Age.Seconds())
 	}
 	var touched []string
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		if err := gw.Fence(ctx, tx); err != nil {
 			return err
 		}
 		var err error
 		touched, err = db.New(tx).NodeSessionTouch(ctx, p)
-		return db.Translate(err, "node sessions")
+		return pg.Translate(err, "node sessions")
 	})
 	if err != nil {
 		return nil, fmt.Errorf("flush liveness of gateway %s: %w", gatewayID, err)

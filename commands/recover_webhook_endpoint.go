@@ -9,6 +9,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // RecoverWebhookEndpoint replays an endpoint's unacknowledged events since
@@ -44,7 +45,7 @@ func (h *Handlers) RecoverWebhookEndpoint(ctx context.Context, actor core.Actor,
 	id := cmd.ID
 	var out WebhookEndpointResult
 	var scheduled int
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		row, err := lockVisibleWebhookEndpoint(ctx, q, actor, id)
 		if err != nil {
@@ -61,7 +62,7 @@ func (h *Handlers) RecoverWebhookEndpoint(ctx context.Context, actor core.Actor,
 			ID: id, MinIntervalSeconds: cmd.MinInterval.Seconds(),
 		})
 		if err != nil {
-			return db.Translate(err, "webhook endpoint")
+			return pg.Translate(err, "webhook endpoint")
 		}
 		if !admit.Started {
 			wait := time.Duration(admit.RetryAfterSeconds * float64(time.Second))

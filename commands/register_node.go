@@ -8,6 +8,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 	"github.com/bettercompute/compute/outbox"
 )
@@ -65,18 +66,18 @@ func (h *Handlers) RegisterNode(ctx context.Context, actor core.Actor, cmd Regis
 	}
 	taints := normaliseTaints(cmd.Taints)
 	var res NodeResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		pool, err := q.PoolGet(ctx, cmd.PoolID)
 		if err != nil {
-			return db.Translate(err, "pool "+cmd.PoolID)
+			return pg.Translate(err, "pool "+cmd.PoolID)
 		}
 		if _, err := q.PoolLockShare(ctx, cmd.PoolID); err != nil {
-			return db.Translate(err, "pool "+cmd.PoolID)
+			return pg.Translate(err, "pool "+cmd.PoolID)
 		}
 		n, err := q.NodeCreate(ctx, db.NodeCreateParams{ID: cmd.ID, PoolID: cmd.PoolID, Taints: taints})
 		if err != nil {
-			return db.Translate(err, "node "+cmd.ID)
+			return pg.Translate(err, "node "+cmd.ID)
 		}
 		var gpuEvents []map[string]any
 		for i, g := range cmd.GPUs {
@@ -94,17 +95,17 @@ func (h *Handlers) RegisterNode(ctx context.Context, actor core.Actor, cmd Regis
 			{core.ResourceVCPU, cmd.VCPU, pool.CpuRatio}} {
 			if err := q.NodeResourceCreate(ctx, db.NodeResourceCreateParams{NodeID: n.ID, Resource: r.name,
 				Allocatable: r.allocatable, Ratio: r.ratio}); err != nil {
-				return db.Translate(err, "node resource "+r.name)
+				return pg.Translate(err, "node resource "+r.name)
 			}
 		}
 		if err := q.PoolCapacityRollupAddNode(ctx, n.ID); err != nil {
-			return db.Translate(err, "pool capacity")
+			return pg.Translate(err, "pool capacity")
 		}
 		// Its liveness clock starts now: a node that never joins becomes
 		// unreachable NoSessionAfter after its registration.
 		if !h.NodesWithoutDaemons {
 			if err := q.NodeSessionRegister(ctx, n.ID); err != nil {
-				return db.Translate(err, "node session")
+				return pg.Translate(err, "node session")
 			}
 			if err := workqueue.Enqueue(ctx, q, KindNodeLiveness, n.ID, NoSessionAfter); err != nil {
 				return err
@@ -139,12 +140,12 @@ func insertGPU(ctx context.Context, q *db.Queries, nodeID string, g GPUInventory
 	mode := string(g.Layout.Mode)
 	if err := q.DeviceCreate(ctx, db.DeviceCreateParams{ID: g.UUID, NodeID: nodeID, Kind: string(core.AtomGPU),
 		Model: g.Model, MemoryMb: g.MemoryMB, Mode: &mode, Bookable: g.Layout.Mode == core.GPUExclusive}); err != nil {
-		return nil, db.Translate(err, "GPU "+g.UUID)
+		return nil, pg.Translate(err, "GPU "+g.UUID)
 	}
 	for _, a := range atoms {
 		if err := q.DeviceUpsertAtom(ctx, db.DeviceUpsertAtomParams{ID: a.ID, ParentID: &g.UUID, NodeID: nodeID,
 			Kind: string(a.Kind), Model: g.Model, MemoryMb: a.MemoryMB, Profile: &a.Profile}); err != nil {
-			return nil, db.Translate(err, "atom "+a.ID)
+			return nil, pg.Translate(err, "atom "+a.ID)
 		}
 	}
 	return map[string]any{"id": g.UUID, "nodeId": nodeID, "model": g.Model,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // ReleaseNode gives back every reservation holding the node's devices.
@@ -27,11 +28,11 @@ func (h *Handlers) ReleaseNode(ctx context.Context, actor core.Actor, cmd Releas
 	q := db.New(h.Pool)
 	n, err := q.NodeGet(ctx, cmd.NodeID)
 	if err != nil {
-		return NodeLifecycleResult{}, fmt.Errorf("nodes.release %s: %w", cmd.NodeID, db.Translate(err, "node "+cmd.NodeID))
+		return NodeLifecycleResult{}, fmt.Errorf("nodes.release %s: %w", cmd.NodeID, pg.Translate(err, "node "+cmd.NodeID))
 	}
 	ids, err := q.NodeLiveReservationIDs(ctx, cmd.NodeID)
 	if err != nil {
-		return NodeLifecycleResult{}, fmt.Errorf("nodes.release %s: %w", cmd.NodeID, db.Translate(err, "allocations"))
+		return NodeLifecycleResult{}, fmt.Errorf("nodes.release %s: %w", cmd.NodeID, pg.Translate(err, "allocations"))
 	}
 	res := NodeLifecycleResult{ID: n.ID, State: n.State, NoScheduleReasons: n.NoScheduleReasons, Version: n.Version,
 		Released: []string{}}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // ReleaseReservation gives a booked or active reservation back.
@@ -25,7 +26,7 @@ func (h *Handlers) ReleaseReservation(ctx context.Context, actor core.Actor, cmd
 	}
 	var res ReservationResult
 	err := retryUnversioned(cmd.IfVersion, func() error {
-		return db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		return pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 			var err error
 			res, err = endReservation(ctx, db.New(tx), actor, cmd.ReservationID, cmd.IfVersion,
 				core.ReservationReleased, core.EventReservationReleased)
@@ -82,7 +83,7 @@ func endReservationWith(ctx context.Context, q *db.Queries, actor core.Actor, id
 	}
 	allocs, err := q.AllocationListLive(ctx, id)
 	if err != nil {
-		return ReservationResult{}, db.Translate(err, "allocations")
+		return ReservationResult{}, pg.Translate(err, "allocations")
 	}
 	r, err := toReservation(row, allocs)
 	if err != nil {

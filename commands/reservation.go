@@ -10,6 +10,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 	"github.com/bettercompute/compute/outbox"
 )
@@ -26,7 +27,7 @@ type ReservationResult struct {
 func loadReservation(ctx context.Context, q *db.Queries, actor core.Actor, id string) (db.ReservationGetRow, error) {
 	r, err := q.ReservationGet(ctx, id)
 	if err != nil {
-		return r, db.Translate(err, "reservation "+id)
+		return r, pg.Translate(err, "reservation "+id)
 	}
 	if !actor.Sees(r.TenantID) {
 		return r, core.Errorf(core.CodeNotFound, "reservation %s not found", id)
@@ -69,7 +70,7 @@ func readReservation(ctx context.Context, q *db.Queries, actor core.Actor, id st
 	}
 	allocs, err := q.AllocationListLive(ctx, id)
 	if err != nil {
-		return core.Reservation{}, db.Translate(err, "allocations")
+		return core.Reservation{}, pg.Translate(err, "allocations")
 	}
 	return toReservation(r, allocs)
 }
@@ -86,7 +87,7 @@ func chargeQuota(ctx context.Context, q *db.Queries, tenant string, charges map[
 	for _, res := range slices.Sorted(maps.Keys(charges)) {
 		n, err := q.QuotaUsageCharge(ctx, db.QuotaUsageChargeParams{TenantID: tenant, Resource: res, Amount: charges[res]})
 		if err != nil {
-			return db.Translate(err, "quota "+res)
+			return pg.Translate(err, "quota "+res)
 		}
 		if n == 1 {
 			continue
@@ -111,7 +112,7 @@ func refundQuota(ctx context.Context, q *db.Queries, tenant string, chargesJSON 
 	for _, res := range slices.Sorted(maps.Keys(charges)) {
 		n, err := q.QuotaUsageRefund(ctx, db.QuotaUsageRefundParams{TenantID: tenant, Resource: res, Amount: charges[res]})
 		if err != nil {
-			return db.Translate(err, "quota "+res)
+			return pg.Translate(err, "quota "+res)
 		}
 		if n == 0 {
 			return fmt.Errorf("refund %d %s to %s: quota row missing or below the charge", charges[res], res, tenant)
@@ -126,14 +127,14 @@ func refundQuota(ctx context.Context, q *db.Queries, tenant string, chargesJSON 
 func freeCapacity(ctx context.Context, q *db.Queries, reservationID string, spec core.ReservationSpec) error {
 	allocs, err := q.AllocationListLive(ctx, reservationID)
 	if err != nil {
-		return db.Translate(err, "allocations")
+		return pg.Translate(err, "allocations")
 	}
 	for _, a := range allocs {
 		if _, err := q.DeviceBookingDeleteFuture(ctx, a.ID); err != nil {
-			return db.Translate(err, "bookings")
+			return pg.Translate(err, "bookings")
 		}
 		if _, err := q.DeviceBookingTruncateAtNow(ctx, a.ID); err != nil {
-			return db.Translate(err, "bookings")
+			return pg.Translate(err, "bookings")
 		}
 		for _, r := range core.ScalarResources {
 			amount := scalar(spec, r)
@@ -142,7 +143,7 @@ func freeCapacity(ctx context.Context, q *db.Queries, reservationID string, spec
 			}
 			n, err := q.NodeResourceRefund(ctx, db.NodeResourceRefundParams{NodeID: a.NodeID, Resource: r, Amount: amount})
 			if err != nil {
-				return db.Translate(err, "node "+r)
+				return pg.Translate(err, "node "+r)
 			}
 			if n == 0 {
 				return fmt.Errorf("refund %d %s to node %s: counter below the allocation", amount, r, a.NodeID)
@@ -152,7 +153,7 @@ func freeCapacity(ctx context.Context, q *db.Queries, reservationID string, spec
 			return err
 		}
 		if _, err := q.AllocationRelease(ctx, a.ID); err != nil {
-			return db.Translate(err, "allocation")
+			return pg.Translate(err, "allocation")
 		}
 	}
 	return nil

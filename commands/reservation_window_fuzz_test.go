@@ -11,7 +11,7 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/invariants"
-	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
 // Reservation windows are validated in the commands (a start and an end

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // RetireNode takes a node out of the fleet for good.
@@ -26,11 +27,11 @@ func (h *Handlers) RetireNode(ctx context.Context, actor core.Actor, cmd RetireN
 		return NodeLifecycleResult{}, err
 	}
 	var res NodeLifecycleResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		n, err := q.NodeLivenessLock(ctx, cmd.NodeID)
 		if err != nil {
-			return db.Translate(err, "node "+cmd.NodeID)
+			return pg.Translate(err, "node "+cmd.NodeID)
 		}
 		if err := checkVersion(cmd.IfVersion, n.Version, "node "+cmd.NodeID); err != nil {
 			return err
@@ -40,7 +41,7 @@ func (h *Handlers) RetireNode(ctx context.Context, actor core.Actor, cmd RetireN
 		}
 		live, err := q.NodeLiveReservationIDs(ctx, n.ID)
 		if err != nil {
-			return db.Translate(err, "allocations")
+			return pg.Translate(err, "allocations")
 		}
 		if len(live) > 0 {
 			return core.Errorf(core.CodeConflict, "node %s still holds %d reservations; release them first (nodes.release)",
@@ -52,10 +53,10 @@ func (h *Handlers) RetireNode(ctx context.Context, actor core.Actor, cmd RetireN
 			return err
 		}
 		if _, err := q.NodeCredentialRevokeAll(ctx, n.ID); err != nil {
-			return db.Translate(err, "node credentials")
+			return pg.Translate(err, "node credentials")
 		}
 		if err := q.NodeSessionRetire(ctx, n.ID); err != nil {
-			return db.Translate(err, "node session")
+			return pg.Translate(err, "node session")
 		}
 		res = NodeLifecycleResult{ID: n.ID, State: string(core.NodeRetired), NoScheduleReasons: n.NoScheduleReasons,
 			Version: n.Version + 1}

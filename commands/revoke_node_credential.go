@@ -8,6 +8,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // RevokeNodeCredential revokes one of the node's credentials (operator
@@ -20,21 +21,21 @@ func (h *Handlers) RevokeNodeCredential(ctx context.Context, actor core.Actor, n
 	if err := requireOperator(actor, "nodes.credentials.revoke"); err != nil {
 		return err
 	}
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		n, err := q.NodeLivenessLock(ctx, nodeID)
 		if err != nil {
-			return db.Translate(err, "node "+nodeID)
+			return pg.Translate(err, "node "+nodeID)
 		}
 		c, err := q.NodeCredentialGetForUpdate(ctx, db.NodeCredentialGetForUpdateParams{ID: credentialID, NodeID: nodeID})
 		if err != nil {
-			return db.Translate(err, "node credential "+credentialID)
+			return pg.Translate(err, "node credential "+credentialID)
 		}
 		if !c.Active {
 			return nil
 		}
 		if _, err := q.NodeCredentialRevoke(ctx, db.NodeCredentialRevokeParams{ID: credentialID, NodeID: nodeID}); err != nil {
-			return db.Translate(err, "node credential "+credentialID)
+			return pg.Translate(err, "node credential "+credentialID)
 		}
 		if _, err := appendCredentialRevoked(ctx, q, nodeID, credentialID, "revoked", nil); err != nil {
 			return err

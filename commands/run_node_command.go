@@ -13,6 +13,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 	"github.com/bettercompute/compute/outbox"
 )
@@ -104,7 +105,7 @@ func (h *Handlers) RunNodeCommand(ctx context.Context, actor core.Actor, cmd Run
 func runNodeCommand(ctx context.Context, q *db.Queries, actor core.Actor, cmd RunNodeCommand, payload []byte) (NodeCommandResult, error) {
 	if actor.IsOperator() {
 		if _, err := q.NodeGet(ctx, cmd.NodeID); err != nil {
-			return NodeCommandResult{}, db.Translate(err, "node "+cmd.NodeID)
+			return NodeCommandResult{}, pg.Translate(err, "node "+cmd.NodeID)
 		}
 	} else {
 		alloc, err := tenantAllocation(ctx, q, actor, cmd)
@@ -138,7 +139,7 @@ func tenantAllocation(ctx context.Context, q *db.Queries, actor core.Actor, cmd 
 	rows, err := q.NodeCommandTenantAllocations(ctx, db.NodeCommandTenantAllocationsParams{NodeID: cmd.NodeID,
 		TenantID: actor.Tenant})
 	if err != nil {
-		return "", db.Translate(err, "allocations")
+		return "", pg.Translate(err, "allocations")
 	}
 	if cmd.AllocationID != "" {
 		rows = slices.DeleteFunc(rows, func(r db.NodeCommandTenantAllocationsRow) bool {
@@ -175,9 +176,9 @@ func queueNodeCommand(ctx context.Context, q *db.Queries, p db.NodeCommandInsert
 		return NodeCommandResult{}, err
 	}
 	if err != nil {
-		return NodeCommandResult{}, db.Translate(err, "node command")
+		return NodeCommandResult{}, pg.Translate(err, "node command")
 	}
-	c, err := row.Core()
+	c, err := nodeCommandView(row)
 	if err != nil {
 		return NodeCommandResult{}, err
 	}
@@ -200,14 +201,14 @@ func existingNodeCommand(ctx context.Context, q *db.Queries, actor core.Actor, c
 	row, err := q.NodeCommandGetByKey(ctx, db.NodeCommandGetByKeyParams{NodeID: cmd.NodeID, TenantID: actor.Tenant,
 		IdempotencyKey: cmd.IdempotencyKey})
 	if err != nil {
-		return NodeCommandResult{}, db.Translate(err, "node command")
+		return NodeCommandResult{}, pg.Translate(err, "node command")
 	}
 	if row.TenantID != actor.Tenant || row.Kind != cmd.Kind || row.RetrySafe != cmd.RetrySafe ||
 		row.MinGeneration != cmd.MinGeneration || !sameJSON(row.Payload, payload) {
 		return NodeCommandResult{}, core.Errorf(core.CodeIdempotencyKeyReused,
 			"node %s already has a different command under idempotency key %q", cmd.NodeID, cmd.IdempotencyKey)
 	}
-	c, err := row.Core()
+	c, err := nodeCommandView(row)
 	return NodeCommandResult{Command: c}, err
 }
 
@@ -225,10 +226,10 @@ func sameJSON(a, b []byte) bool {
 func (h *Handlers) GetNodeCommand(ctx context.Context, actor core.Actor, id string) (core.NodeCommand, error) {
 	row, err := db.New(h.Pool).NodeCommandGet(ctx, id)
 	if err != nil {
-		return core.NodeCommand{}, db.Translate(err, "command "+id)
+		return core.NodeCommand{}, pg.Translate(err, "command "+id)
 	}
 	if !actor.Sees(row.TenantID) {
 		return core.NodeCommand{}, core.Errorf(core.CodeNotFound, "command %s not found", id)
 	}
-	return row.Core()
+	return nodeCommandView(row)
 }

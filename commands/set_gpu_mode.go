@@ -10,6 +10,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // SetGPUMode changes how a GPU is shared: exclusive, a MIG layout, or N
@@ -32,11 +33,11 @@ func (h *Handlers) SetGPUMode(ctx context.Context, actor core.Actor, cmd SetGPUM
 		return DeviceResult{}, err
 	}
 	var res DeviceResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		rows, err := q.DeviceListGPUForUpdate(ctx, cmd.GPUID)
 		if err != nil {
-			return db.Translate(err, "GPU "+cmd.GPUID)
+			return pg.Translate(err, "GPU "+cmd.GPUID)
 		}
 		if len(rows) == 0 || rows[0].ID != cmd.GPUID || rows[0].Kind != string(core.AtomGPU) {
 			_, err := lockGPU(ctx, q, cmd.GPUID) // for the precise error
@@ -61,7 +62,7 @@ func (h *Handlers) SetGPUMode(ctx context.Context, actor core.Actor, cmd SetGPUM
 		for _, d := range rows { // id order: the order every booker uses
 			n, err := q.DeviceBookingProbeFromNow(ctx, db.DeviceBookingProbeFromNowParams{DeviceID: d.ID, AllocationID: probe})
 			if err != nil {
-				return db.Translate(err, "GPU "+g.ID)
+				return pg.Translate(err, "GPU "+g.ID)
 			}
 			if n == 0 {
 				return core.Errorf(core.CodeConflict,
@@ -69,7 +70,7 @@ func (h *Handlers) SetGPUMode(ctx context.Context, actor core.Actor, cmd SetGPUM
 			}
 		}
 		if _, err := q.DeviceBookingDeleteByAllocation(ctx, probe); err != nil {
-			return db.Translate(err, "GPU "+g.ID)
+			return pg.Translate(err, "GPU "+g.ID)
 		}
 		mode := string(cmd.Layout.Mode)
 		n, err := q.DeviceUpdateMode(ctx, db.DeviceUpdateModeParams{ID: g.ID, Version: g.Version, Mode: &mode})
@@ -77,12 +78,12 @@ func (h *Handlers) SetGPUMode(ctx context.Context, actor core.Actor, cmd SetGPUM
 			return err
 		}
 		if _, err := q.DeviceRetireAtoms(ctx, &g.ID); err != nil {
-			return db.Translate(err, "GPU "+g.ID)
+			return pg.Translate(err, "GPU "+g.ID)
 		}
 		for _, a := range atoms {
 			if err := q.DeviceUpsertAtom(ctx, db.DeviceUpsertAtomParams{ID: a.ID, ParentID: &g.ID, NodeID: g.NodeID,
 				Kind: string(a.Kind), Model: g.Model, MemoryMb: a.MemoryMB, Profile: &a.Profile}); err != nil {
-				return db.Translate(err, "atom "+a.ID)
+				return pg.Translate(err, "atom "+a.ID)
 			}
 		}
 		g.Mode, g.Version = &mode, g.Version+1

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -48,16 +49,16 @@ func (h *Handlers) SetQuota(ctx context.Context, actor core.Actor, cmd SetQuota)
 		return QuotaResult{}, core.Errorf(core.CodeInvalidArgument, "quota max cannot be negative")
 	}
 	var res QuotaResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		rows, err := q.QuotaUsageSetMax(ctx, db.QuotaUsageSetMaxParams{TenantID: cmd.Tenant, Resource: cmd.Resource, Max: cmd.Max})
 		if err != nil {
-			return db.Translate(err, "quota for tenant "+cmd.Tenant)
+			return pg.Translate(err, "quota for tenant "+cmd.Tenant)
 		}
 		if len(rows) == 0 {
 			cur, err := q.QuotaUsageGet(ctx, db.QuotaUsageGetParams{TenantID: cmd.Tenant, Resource: cmd.Resource})
 			if err != nil {
-				return db.Translate(err, "quota")
+				return pg.Translate(err, "quota")
 			}
 			return core.Errorf(core.CodeConflict, "tenant %s uses %d %s; release reservations before lowering its quota to %d",
 				cmd.Tenant, cur.Used, cmd.Resource, cmd.Max)

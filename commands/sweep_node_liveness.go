@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
@@ -37,16 +38,16 @@ type LivenessSweepResult struct {
 // sweeps; the sweep is the level-triggered backstop.
 func (h *Handlers) SweepNodeLiveness(ctx context.Context) (LivenessSweepResult, error) {
 	var res LivenessSweepResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		gap, err := q.NodeLivenessHeartbeat(ctx)
 		if err != nil {
-			return db.Translate(err, "liveness heartbeat")
+			return pg.Translate(err, "liveness heartbeat")
 		}
 		res.Outage = gap > OutageThreshold.Seconds()
 		if res.Outage {
 			_, err = q.NodeSessionOutageGrace(ctx)
-			return db.Translate(err, "outage grace")
+			return pg.Translate(err, "outage grace")
 		}
 		return nil
 	})
@@ -106,21 +107,21 @@ func (h *Handlers) markGatewayLost(ctx context.Context, nodeID string, epoch int
 	if outage {
 		grace, wait = "outage", NoSessionAfter+OutageGrace
 	}
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		n, err := q.NodeLivenessLock(ctx, nodeID)
 		if err != nil {
-			return db.Translate(err, "node "+nodeID)
+			return pg.Translate(err, "node "+nodeID)
 		}
 		if outage {
 			if lostAt, err = q.NodeLivenessNow(ctx); err != nil {
-				return db.Translate(err, "clock")
+				return pg.Translate(err, "clock")
 			}
 		}
 		rows, err := q.NodeSessionGatewayLost(ctx, db.NodeSessionGatewayLostParams{NodeID: nodeID,
 			SessionEpoch: epoch, LostAt: lostAt, GraceReason: grace})
 		if err != nil || rows == 0 {
-			return db.Translate(err, "node session") // 0 rows: reconnected meanwhile
+			return pg.Translate(err, "node session") // 0 rows: reconnected meanwhile
 		}
 		return disconnect(ctx, q, n, reason, epoch, wait)
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // Tokens issues, reads and revokes API tokens. A token binds a bearer secret
@@ -77,20 +78,20 @@ func (t *Tokens) CreateToken(ctx context.Context, actor core.Actor, tenant, iden
 	id := tokenIDPrefix + hex.EncodeToString(tokenRandom(tokenIDBytes))
 
 	var row db.ApiTokenCreateRow
-	err := db.InTx(ctx, t.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, t.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		if err := q.TenantEnsure(ctx, tenant); err != nil {
-			return db.Translate(err, "tenant "+tenant)
+			return pg.Translate(err, "tenant "+tenant)
 		}
 		var err error
 		row, err = q.ApiTokenCreate(ctx, db.ApiTokenCreateParams{
 			ID: id, TokenHash: authn.HashToken(secret), TenantID: tenant, Identity: identity, Role: string(role),
 		})
 		if err != nil {
-			return db.Translate(err, "token")
+			return pg.Translate(err, "token")
 		}
 		if err := q.AuthzChangeAppend(ctx, db.AuthzChangeAppendParams{TokenID: id, Change: tokenChangeCreated}); err != nil {
-			return db.Translate(err, "authz change")
+			return pg.Translate(err, "authz change")
 		}
 		return nil
 	})
@@ -109,7 +110,7 @@ func (t *Tokens) GetToken(ctx context.Context, actor core.Actor, id string) (Tok
 		return TokenInfo{}, core.Errorf(core.CodeNotFound, tokenNotFoundMessage, id)
 	}
 	if err != nil {
-		return TokenInfo{}, fmt.Errorf("get token %s: %w", id, db.Translate(err, "token"))
+		return TokenInfo{}, fmt.Errorf("get token %s: %w", id, pg.Translate(err, "token"))
 	}
 	return tokenInfoOf(row), nil
 }
@@ -122,7 +123,7 @@ func (t *Tokens) RevokeToken(ctx context.Context, actor core.Actor, id string) (
 		return TokenInfo{}, core.Errorf(core.CodePermissionDenied, "only operators may revoke tokens")
 	}
 	var info TokenInfo
-	err := db.InTx(ctx, t.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, t.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		row, err := q.ApiTokenRevoke(ctx, id)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -132,16 +133,16 @@ func (t *Tokens) RevokeToken(ctx context.Context, actor core.Actor, id string) (
 				return core.Errorf(core.CodeNotFound, tokenNotFoundMessage, id)
 			}
 			if err != nil {
-				return db.Translate(err, "token")
+				return pg.Translate(err, "token")
 			}
 			info = tokenInfoOf(prev)
 			return nil
 		}
 		if err != nil {
-			return db.Translate(err, "token")
+			return pg.Translate(err, "token")
 		}
 		if err := q.AuthzChangeAppend(ctx, db.AuthzChangeAppendParams{TokenID: id, Change: tokenChangeRevoked}); err != nil {
-			return db.Translate(err, "authz change")
+			return pg.Translate(err, "authz change")
 		}
 		info = tokenInfoOf(db.ApiTokenGetRow(row))
 		return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // WebhookReasonManual is the disabled_reason of an endpoint a user disabled.
@@ -39,7 +40,7 @@ func (h *Handlers) UpdateWebhookEndpoint(ctx context.Context, actor core.Actor, 
 	}
 	id := cmd.ID
 	var out WebhookEndpointResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		cur, err := lockVisibleWebhookEndpoint(ctx, q, actor, id)
 		if err != nil {
@@ -76,7 +77,7 @@ func (h *Handlers) UpdateWebhookEndpoint(ctx context.Context, actor core.Actor, 
 			return core.Errorf(core.CodeConflict, "webhook endpoint %s changed concurrently", id)
 		}
 		if err != nil {
-			return db.Translate(err, "webhook endpoint")
+			return pg.Translate(err, "webhook endpoint")
 		}
 		out.Endpoint = row
 		out.Position, err = appendWebhookEndpointEvent(ctx, q, core.EventWebhookEndpointUpdated, row, webhookEndpointEventData(row))
@@ -103,7 +104,7 @@ func (h *Handlers) RotateWebhookEndpointSecret(ctx context.Context, actor core.A
 		return WebhookEndpointResult{}, err
 	}
 	var out WebhookEndpointResult
-	err := db.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		if _, err := lockVisibleWebhookEndpoint(ctx, q, actor, cmd.ID); err != nil {
 			return err
@@ -112,7 +113,7 @@ func (h *Handlers) RotateWebhookEndpointSecret(ctx context.Context, actor core.A
 			ID: cmd.ID, Secret: cmd.Secret, OverlapSeconds: cmd.Overlap.Seconds(),
 		})
 		if err != nil {
-			return db.Translate(err, "webhook endpoint")
+			return pg.Translate(err, "webhook endpoint")
 		}
 		out.Endpoint = row
 		out.Position, err = appendWebhookEndpointEvent(ctx, q, core.EventWebhookEndpointSecretRotated, row, webhookEndpointEventData(row))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -40,7 +41,7 @@ func lockVisibleWebhookEndpoint(ctx context.Context, q *db.Queries, actor core.A
 		return db.WebhookEndpoint{}, core.Errorf(core.CodeNotFound, "webhook endpoint %s not found", id)
 	}
 	if err != nil {
-		return db.WebhookEndpoint{}, db.Translate(err, "webhook endpoint")
+		return db.WebhookEndpoint{}, pg.Translate(err, "webhook endpoint")
 	}
 	return row, nil
 }

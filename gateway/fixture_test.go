@@ -15,7 +15,7 @@ import (
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/invariants"
 	"github.com/bettercompute/compute/internal/lease"
-	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
 var operator = core.Actor{Tenant: "ops", Identity: "alice@ops", Role: core.RoleOperator}

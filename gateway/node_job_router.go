@@ -11,6 +11,7 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/gateway/wire"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
@@ -57,7 +58,7 @@ func (r *NodeJobRouter) HandleDispatch(ctx context.Context, it workqueue.Item) e
 		return nil
 	}
 	if err != nil {
-		return db.Translate(err, "node session")
+		return pg.Translate(err, "node session")
 	}
 	if !sess.Connected || sess.GatewayID == nil {
 		return nil
@@ -88,7 +89,7 @@ func (g *Gateway) DispatchPending(ctx context.Context) error {
 	}
 	ids, err := db.New(g.Commands.Pool).NodeCommandNodesToDispatch(ctx, g.ID)
 	if err != nil {
-		return db.Translate(err, "node commands")
+		return pg.Translate(err, "node commands")
 	}
 	var first error
 	for _, id := range ids {

@@ -20,7 +20,7 @@ import (
 	"github.com/bettercompute/compute/docs"
 	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/internal/lease"
-	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 	"github.com/bettercompute/compute/webhook"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/clock"
-	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
 func TestHealthz(t *testing.T) {
@@ -60,14 +60,14 @@ func TestReadyzReportsDatabaseAndClockSkew(t *testing.T) {
 
 func TestReadyzUnavailableWithoutDatabase(t *testing.T) {
 	t.Parallel()
-	pg := pgtest.New(t)
+	tdb := pgtest.New(t)
 	// A pool of its own, closed: every query on it fails.
-	pool, err := db.Connect(context.Background(), pg.URL, db.PoolOptions{})
+	pool, err := pg.Connect(context.Background(), tdb.URL, pg.PoolOptions{})
 	require.NoError(t, err)
 	pool.Close()
 
 	e := httpapi.New(httpapi.Deps{
-		Pool: pool, Clock: clock.New(nil), Auth: authn.New(pg.Pool, 0),
+		Pool: pool, Clock: clock.New(nil), Auth: authn.New(tdb.Pool, 0),
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	srv := httptest.NewServer(httpapi.InternalHandler(e)) // details without a token
@@ -91,13 +91,13 @@ func TestReadyzUnavailableWithoutDatabase(t *testing.T) {
 
 func TestReadyzRunsExtraChecks(t *testing.T) {
 	t.Parallel()
-	pg := pgtest.New(t)
+	tdb := pgtest.New(t)
 	clk := clock.New(nil)
-	_, err := clk.Sample(context.Background(), pg.Q)
+	_, err := clk.Sample(context.Background(), tdb.Q)
 	require.NoError(t, err)
 	lag := 42.0
 	e := httpapi.New(httpapi.Deps{
-		Pool: pg.Pool, Clock: clk, Auth: authn.New(pg.Pool, 0), Logger: slog.New(slog.DiscardHandler),
+		Pool: tdb.Pool, Clock: clk, Auth: authn.New(tdb.Pool, 0), Logger: slog.New(slog.DiscardHandler),
 		ReadyChecks: []httpapi.ReadyCheck{
 			{Name: "outbox.lag", Run: func(context.Context) httpapi.CheckResult {
 				return httpapi.CheckResult{Status: httpapi.CheckDegraded, Seconds: &lag}

@@ -22,7 +22,7 @@ import (
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/clock"
-	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

@@ -10,6 +10,7 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // NodeRoutes are the node lifecycle routes (operator only): join, which
@@ -75,8 +76,8 @@ func (n nodeHandlers) join(c echo.Context) error {
 	}
 	ctx, actor, id := c.Request().Context(), ActorOf(c), c.Param("id")
 	if _, err := db.New(n.h.Pool).NodeGet(ctx, id); err != nil {
-		if core.CodeOf(db.Translate(err, "node")) != core.CodeNotFound {
-			return db.Translate(err, "node "+id)
+		if core.CodeOf(pg.Translate(err, "node")) != core.CodeNotFound {
+			return pg.Translate(err, "node "+id)
 		}
 		reg := commands.RegisterNode{ID: id, PoolID: req.PoolID, VCPU: req.VCPU, MemoryMB: req.MemoryMB, DiskGB: req.DiskGB}
 		for _, g := range req.GPUs {

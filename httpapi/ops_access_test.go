@@ -17,8 +17,8 @@ import (
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/clock"
-	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
 // serveWith serves h with NewServer(c) on a loopback port and returns its
@@ -111,12 +111,12 @@ func TestReadyzDetailsNeedAnOperatorOrTheInternalListener(t *testing.T) {
 // which check failed.
 func TestReadyzUnavailableSaysNoMoreWithoutAToken(t *testing.T) {
 	t.Parallel()
-	pg := pgtest.New(t)
-	pool, err := db.Connect(context.Background(), pg.URL, db.PoolOptions{})
+	tdb := pgtest.New(t)
+	pool, err := pg.Connect(context.Background(), tdb.URL, pg.PoolOptions{})
 	require.NoError(t, err)
 	pool.Close()
 	e := httpapi.New(httpapi.Deps{
-		Pool: pool, Clock: clock.New(nil), Auth: authn.New(pg.Pool, 0), Logger: slog.New(slog.DiscardHandler),
+		Pool: pool, Clock: clock.New(nil), Auth: authn.New(tdb.Pool, 0), Logger: slog.New(slog.DiscardHandler),
 	})
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)

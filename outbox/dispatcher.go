@@ -13,6 +13,7 @@ import (
 
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // DefaultBatch is how many events one RunOnce reads and hands to its sink.
@@ -125,7 +126,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 // apply runs the TxSink's batch and the cursor save in one fenced
 // transaction: both happen or neither does.
 func (d *Dispatcher) apply(ctx context.Context, l lease.Lease, events []Stored, last Position) error {
-	return db.InTx(ctx, d.pool, func(tx pgx.Tx) error {
+	return pg.InTx(ctx, d.pool, func(tx pgx.Tx) error {
 		if err := l.Fence(ctx, tx); err != nil {
 			return err
 		}
@@ -144,7 +145,7 @@ func (d *Dispatcher) deliver(ctx context.Context, l lease.Lease, events []Stored
 	if err := d.deliverKeepingLease(ctx, l, events); err != nil {
 		return fmt.Errorf("deliver %d events: %w", len(events), err)
 	}
-	return db.InTx(ctx, d.pool, func(tx pgx.Tx) error {
+	return pg.InTx(ctx, d.pool, func(tx pgx.Tx) error {
 		if err := l.Fence(ctx, tx); err != nil {
 			return err
 		}

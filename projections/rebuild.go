@@ -11,6 +11,7 @@ import (
 
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -84,7 +85,7 @@ func replay(ctx context.Context, pool *pgxpool.Pool, p Projection, l lease.Lease
 			}
 			return err
 		}
-		return db.InTx(ctx, pool, func(tx pgx.Tx) error {
+		return pg.InTx(ctx, pool, func(tx pgx.Tx) error {
 			if err := l.Fence(ctx, tx); err != nil {
 				return err
 			}

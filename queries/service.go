@@ -22,6 +22,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -71,7 +72,7 @@ func (s *Service) waitFor(ctx context.Context, min outbox.Position, sinks ...str
 		for {
 			cur, err := outbox.CursorOf(ctx, q, sink)
 			if err != nil {
-				return db.Translate(err, "projection cursor")
+				return pg.Translate(err, "projection cursor")
 			}
 			if !cur.Less(min) {
 				break
@@ -126,5 +127,5 @@ func wrap(err error, what string) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%s: %w", what, db.Translate(err, what))
+	return fmt.Errorf("%s: %w", what, pg.Translate(err, what))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
@@ -240,7 +241,7 @@ func (s *Service) failed(ctx context.Context, q *db.Queries, d db.WebhookDeliver
 // fenced runs fn in a transaction whose first statement is the work item's
 // lease fence: a worker that lost its shard records nothing.
 func (s *Service) fenced(ctx context.Context, it workqueue.Item, fn func(q *db.Queries) error) error {
-	return db.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	return pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := it.Lease.Fence(ctx, tx); err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -146,7 +147,7 @@ func visibleEndpoint(ctx context.Context, q *db.Queries, actor core.Actor, id st
 		return db.WebhookEndpoint{}, core.Errorf(core.CodeNotFound, endpointNotFoundText, id)
 	}
 	if err != nil {
-		return db.WebhookEndpoint{}, db.Translate(err, "webhook endpoint")
+		return db.WebhookEndpoint{}, pg.Translate(err, "webhook endpoint")
 	}
 	return row, nil
 }
@@ -170,7 +171,7 @@ func (s *Service) ListEndpoints(ctx context.Context, actor core.Actor, cursor st
 	}
 	rows, err := db.New(s.pool).WebhookEndpointList(ctx, p)
 	if err != nil {
-		return Page[Endpoint]{}, fmt.Errorf("list webhook endpoints: %w", db.Translate(err, "webhook endpoints"))
+		return Page[Endpoint]{}, fmt.Errorf("list webhook endpoints: %w", pg.Translate(err, "webhook endpoints"))
 	}
 	page := Page[Endpoint]{Items: make([]Endpoint, 0, min(len(rows), limit))}
 	for i, r := range rows {

@@ -18,7 +18,8 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 	"github.com/bettercompute/compute/internal/workqueue"
 	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/webhook"
@@ -65,7 +66,7 @@ func (f *fixture) emit(t *testing.T, tenant, typ string) core.Event {
 	t.Helper()
 	ev, err := core.NewEvent(typ, tenant, "things/1", map[string]any{"n": 1})
 	require.NoError(t, err)
-	require.NoError(t, db.InTx(context.Background(), f.pg.Pool, func(tx pgx.Tx) error {
+	require.NoError(t, pg.InTx(context.Background(), f.pg.Pool, func(tx pgx.Tx) error {
 		_, err := outbox.Append(context.Background(), db.New(tx), ev)
 		return err
 	}))

@@ -9,6 +9,7 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // Recovered is the result of RecoverEndpoint.
@@ -43,7 +44,7 @@ func (s *Service) RecoverEndpoint(ctx context.Context, actor core.Actor, id stri
 				EndpointID: id, Since: since, MaxRows: int32(s.cfg.RecoverLimit),
 			})
 			if err != nil {
-				return 0, db.Translate(err, "webhook deliveries")
+				return 0, pg.Translate(err, "webhook deliveries")
 			}
 			if err := enqueueDeliveries(ctx, q, ids); err != nil {
 				return 0, err
@@ -90,7 +91,7 @@ func (s *Service) ListAttempts(ctx context.Context, actor core.Actor, id, cursor
 		EndpointID: id, BeforeID: before, MaxRows: int32(limit + 1),
 	})
 	if err != nil {
-		return Page[Attempt]{}, fmt.Errorf("list attempts of webhook endpoint %s: %w", id, db.Translate(err, "webhook attempts"))
+		return Page[Attempt]{}, fmt.Errorf("list attempts of webhook endpoint %s: %w", id, pg.Translate(err, "webhook attempts"))
 	}
 	page := Page[Attempt]{Items: make([]Attempt, 0, min(len(rows), limit))}
 	for i, r := range rows {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/webhook"
 )
@@ -37,7 +38,7 @@ func TestSchedulerInsertsOneDeliveryPerMatchingEndpoint(t *testing.T) {
 	globexBooked, fleet := stored("globex", "reservation.booked"), stored("", "reservation.booked")
 	batch := []outbox.Stored{acmeBooked, acmeCordoned, globexBooked, fleet}
 	apply := func() {
-		require.NoError(t, db.InTx(ctx, f.pg.Pool, func(tx pgx.Tx) error {
+		require.NoError(t, pg.InTx(ctx, f.pg.Pool, func(tx pgx.Tx) error {
 			return f.svc.Scheduler().Apply(ctx, tx, batch)
 		}))
 	}

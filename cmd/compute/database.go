@@ -8,9 +8,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bettercompute/compute/internal/config"
-	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/migrate"
-	"github.com/bettercompute/compute/internal/pgcluster"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/cluster"
+	"github.com/bettercompute/compute/internal/pg/migrate"
 )
 
 // openDatabase connects to cfg.DatabaseURL, or starts the private cluster in
@@ -21,7 +21,7 @@ func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 	url := cfg.DatabaseURL
 	stopCluster := func() {}
 	if url == "" {
-		cluster, err := pgcluster.Start(ctx, pgcluster.Options{Dir: cfg.PGDir, Logger: logger})
+		cluster, err := cluster.Start(ctx, cluster.Options{Dir: cfg.PGDir, Logger: logger})
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("start private postgres: %w", err)
 		}
@@ -33,7 +33,7 @@ func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 			}
 		}
 	}
-	pool, err := db.Connect(ctx, url, db.PoolOptions{
+	pool, err := pg.Connect(ctx, url, pg.PoolOptions{
 		MaxConns: cfg.MaxConns, IdleInTxTimeout: cfg.IdleInTxTimeout,
 		PgBouncer: cfg.PgBouncer, ApplicationName: appName,
 	})

@@ -16,7 +16,7 @@ import (
 	"github.com/bettercompute/compute/agent"
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/internal/lease"
-	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
 // The demo fleet and a fake agent agree: `compute agent --node <n>

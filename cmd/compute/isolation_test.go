@@ -23,7 +23,8 @@ import (
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/webhook"
 )
@@ -113,7 +114,7 @@ func TestSlowTenantWebhooksDoNotStarveOtherTenants(t *testing.T) {
 	for range 44 {
 		ev, err := core.NewEvent("reservation.booked", "acme", "reservations/r_flood", map[string]any{"n": 1})
 		require.NoError(t, err)
-		require.NoError(t, db.InTx(ctx, d.Pool, func(tx pgx.Tx) error {
+		require.NoError(t, pg.InTx(ctx, d.Pool, func(tx pgx.Tx) error {
 			_, err := outbox.Append(ctx, db.New(tx), ev)
 			return err
 		}))

@@ -24,6 +24,7 @@ import (
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -60,7 +61,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	// pool, webhooks were delivered at a third of the rate events arrived.
 	bgPool, bg := pool, svc
 	if cfg.Has("api") && (cfg.Has("worker") || cfg.Has("dispatcher") || cfg.Has("gateway")) {
-		bgPool, err = db.Connect(ctx, url, db.PoolOptions{
+		bgPool, err = pg.Connect(ctx, url, pg.PoolOptions{
 			MaxConns: cfg.BackgroundMaxConns, IdleInTxTimeout: cfg.IdleInTxTimeout,
 			PgBouncer: cfg.PgBouncer, ApplicationName: "compute",
 		})

@@ -26,6 +26,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // CacheTTL is how long a successful authentication is reused.
@@ -125,7 +126,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (core.A
 		return core.Actor{}, errUnauthenticated
 	}
 	if err != nil {
-		return core.Actor{}, db.Translate(err, "token")
+		return core.Actor{}, pg.Translate(err, "token")
 	}
 	actor := core.Actor{TokenID: row.ID, Tenant: row.TenantID, Identity: row.Identity, Role: core.Role(row.Role)}
 	a.mu.Lock()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/pgtest"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

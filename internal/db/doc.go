@@ -1,4 +1,4 @@
-// Package db holds the sqlc-generated queries (files ending in .gen.go, never
-// edited by hand), the transaction helper and the one function that turns
-// database errors into typed core errors.
+// Package db holds only the sqlc-generated queries (files ending in .gen.go,
+// never edited by hand; `make generate` writes them from sql/queries).
+// Connecting, transactions and error mapping live in internal/pg.
 package db

@@ -15,6 +15,7 @@ import (
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // Item is one claimed row, handed to its handler.
@@ -199,7 +200,7 @@ func (w *Worker) renewShards(ctx context.Context, q *db.Queries) (map[int32]leas
 func (w *Worker) run(ctx context.Context, it Item) error {
 	herr := w.handlers[it.Kind](ctx, it)
 	var again againError
-	err := db.InTx(ctx, w.pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, w.pool, func(tx pgx.Tx) error {
 		if err := it.Lease.Fence(ctx, tx); err != nil {
 			return err
 		}

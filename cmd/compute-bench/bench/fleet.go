@@ -13,7 +13,8 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/migrate"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/migrate"
 )
 
 // Fleet shape: pools of nodesPerPool nodes, all in one site, each node
@@ -61,7 +62,7 @@ func newAppEnv(ctx context.Context, srv *server, p plan, prog *progress) (*appEn
 // exhaust: the quota row is still updated on every request, which is the
 // contention under test, but never refuses one.
 func setupApp(ctx context.Context, url string, p plan) (*appEnv, error) {
-	pool, err := db.Connect(ctx, url, db.PoolOptions{MaxConns: int32(p.seedWorkers + 2),
+	pool, err := pg.Connect(ctx, url, pg.PoolOptions{MaxConns: int32(p.seedWorkers + 2),
 		IdleInTxTimeout: time.Minute, ApplicationName: "compute-bench-seed"})
 	if err != nil {
 		return nil, err

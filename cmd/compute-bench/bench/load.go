@@ -11,7 +11,7 @@ import (
 	"github.com/bettercompute/compute/cmd/compute-bench/benchdb"
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // loadSpec is one timed reservation run.
@@ -41,7 +41,7 @@ type LoadRun struct {
 	P50Ms       float64          `json:"createP50Ms"`
 	P99Ms       float64          `json:"createP99Ms"`
 	// Deadlocks is pg_stat_database.deadlocks over the run: each 40P01 was
-	// replayed by the server (db.InTx or a placement savepoint), invisible to
+	// replayed by the server (pg.InTx or a placement savepoint), invisible to
 	// the client but paid in latency.
 	Deadlocks  int64 `json:"deadlocks"`
 	Multixacts int64 `json:"multixacts"`
@@ -73,7 +73,7 @@ func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progr
 	if err != nil {
 		return LoadRun{}, err
 	}
-	pool, err := db.Connect(ctx, u, db.PoolOptions{MaxConns: int32(spec.Concurrency),
+	pool, err := pg.Connect(ctx, u, pg.PoolOptions{MaxConns: int32(spec.Concurrency),
 		IdleInTxTimeout: time.Minute, ApplicationName: "compute-bench-load"})
 	if err != nil {
 		return LoadRun{}, err

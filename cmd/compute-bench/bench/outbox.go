@@ -13,7 +13,8 @@ import (
 	"github.com/bettercompute/compute/cmd/compute-bench/benchdb"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/migrate"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/migrate"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -47,7 +48,7 @@ type BacklogPoint struct {
 }
 
 func outboxSuite(ctx context.Context, url string, p plan, prog *progress) (OutboxResult, error) {
-	pool, err := db.Connect(ctx, url, db.PoolOptions{MaxConns: 10, IdleInTxTimeout: time.Minute, ApplicationName: "compute-bench-outbox"})
+	pool, err := pg.Connect(ctx, url, pg.PoolOptions{MaxConns: 10, IdleInTxTimeout: time.Minute, ApplicationName: "compute-bench-outbox"})
 	if err != nil {
 		return OutboxResult{}, err
 	}
@@ -181,7 +182,7 @@ func appendEvents(ctx context.Context, pool *pgxpool.Pool, writers, rate int, ph
 				subject := fmt.Sprintf("bench/%d", k)
 				ev, err := core.NewEvent("bench.event", "bench", subject, map[string]any{"k": k})
 				if err == nil {
-					err = db.InTx(ctx, pool, func(tx pgx.Tx) error { _, err := outbox.Append(ctx, db.New(tx), ev); return err })
+					err = pg.InTx(ctx, pool, func(tx pgx.Tx) error { _, err := outbox.Append(ctx, db.New(tx), ev); return err })
 				}
 				if err != nil {
 					errs <- err

@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/cmd/compute-bench/benchdb"
-	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/pgcluster"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/cluster"
 )
 
 // server is the PostgreSQL the benchmark runs on: a private durable cluster
@@ -22,7 +22,7 @@ import (
 type server struct {
 	url     string // the maintenance database ("postgres")
 	private bool
-	cluster *pgcluster.Cluster
+	cluster *cluster.Cluster
 	tag     string   // suffix of this run's database names
 	created []string // databases to drop on close
 }
@@ -38,7 +38,7 @@ func openServer(ctx context.Context, cfg Config) (*server, error) {
 	if cfg.PGDir == "" {
 		return nil, errors.New("bench: no DatabaseURL and no PGDir")
 	}
-	c, err := pgcluster.Start(ctx, pgcluster.Options{Dir: cfg.PGDir, Fast: false, Logger: cfg.Logger})
+	c, err := cluster.Start(ctx, cluster.Options{Dir: cfg.PGDir, Fast: false, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("start durable postgres: %w", err)
 	}
@@ -92,7 +92,7 @@ func (s *server) describe(ctx context.Context, m *Machine) error {
 	m.GOOS, m.GOARCH, m.GoVersion = runtime.GOOS, runtime.GOARCH, runtime.Version()
 	m.Hostname, _ = os.Hostname()
 	m.PrivateCluster = s.private
-	pool, err := db.Connect(ctx, s.url, db.PoolOptions{MaxConns: 1, ApplicationName: "compute-bench"})
+	pool, err := pg.Connect(ctx, s.url, pg.PoolOptions{MaxConns: 1, ApplicationName: "compute-bench"})
 	if err != nil {
 		return err
 	}

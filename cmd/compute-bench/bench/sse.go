@@ -15,8 +15,8 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/migrate"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/migrate"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -82,7 +82,7 @@ type SSEResult struct {
 }
 
 func sseSuite(ctx context.Context, url string, p plan, binary string, prog *progress) (SSEResult, error) {
-	pool, err := db.Connect(ctx, url, db.PoolOptions{MaxConns: 6, IdleInTxTimeout: time.Minute, ApplicationName: "compute-bench-sse"})
+	pool, err := pg.Connect(ctx, url, pg.PoolOptions{MaxConns: 6, IdleInTxTimeout: time.Minute, ApplicationName: "compute-bench-sse"})
 	if err != nil {
 		return SSEResult{}, err
 	}

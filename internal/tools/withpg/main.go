@@ -5,7 +5,7 @@
 //
 // If DATABASE_URL is already set, the command simply replaces withpg.
 // Otherwise withpg starts a private cluster tuned for tests (see
-// internal/pgcluster) in $COMPUTE_PG_DIR, or ./.compute/testpg, sets
+// internal/pg/cluster) in $COMPUTE_PG_DIR, or ./.compute/testpg, sets
 // DATABASE_URL to its "postgres" database for the command, and stops the
 // server when the command exits. withpg exits with the command's exit code.
 package main
@@ -20,7 +20,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/bettercompute/compute/internal/pgcluster"
+	"github.com/bettercompute/compute/internal/pg/cluster"
 )
 
 func main() {
@@ -57,7 +57,7 @@ func run(args []string) int {
 	}
 	// Ctrl-C while the server starts: Start stops what it started.
 	startCtx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	cluster, err := pgcluster.Start(startCtx, pgcluster.Options{Dir: dir, Fast: true, Logger: log})
+	cluster, err := cluster.Start(startCtx, cluster.Options{Dir: dir, Fast: true, Logger: log})
 	cancel()
 	if err != nil {
 		log.Error("start postgres", "err", err)

@@ -1,4 +1,4 @@
-// Package pgcluster runs a private PostgreSQL cluster from the machine's own
+// Package cluster runs a private PostgreSQL cluster from the machine's own
 // binaries, for when the control plane is given no DATABASE_URL (local runs
 // and tests).
 //
@@ -14,7 +14,7 @@
 // (for example one under /root), the cluster is kept under os.TempDir()
 // instead, at a path derived from the requested one so that it is still
 // reused from one run to the next; Cluster.Dir says where it ended up.
-package pgcluster
+package cluster
 
 import (
 	"context"

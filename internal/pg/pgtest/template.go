@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/migrate"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/migrate"
 )
 
 // templateLockKey serialises template creation across the test binaries of
@@ -58,7 +58,7 @@ func ensureTemplate(ctx context.Context, serverURL string) (string, error) {
 		return "", err
 	}
 	u.Path = "/" + name
-	pool, err := db.Connect(ctx, u.String(), db.PoolOptions{MaxConns: 2})
+	pool, err := pg.Connect(ctx, u.String(), pg.PoolOptions{MaxConns: 2})
 	if err != nil {
 		return "", err
 	}

@@ -1,4 +1,4 @@
-package pgcluster
+package cluster
 
 import (
 	"bytes"

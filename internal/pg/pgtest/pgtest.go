@@ -23,7 +23,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/pgcluster"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/cluster"
 )
 
 // SimEpoch is where every test database's simulated clock starts.
@@ -47,7 +48,7 @@ func Main(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)
 		return 1
 	}
-	cluster, err := pgcluster.Start(context.Background(), pgcluster.Options{Dir: filepath.Join(dir, "pg"), Fast: true})
+	cluster, err := cluster.Start(context.Background(), cluster.Options{Dir: filepath.Join(dir, "pg"), Fast: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pgtest: start postgres:", err)
 		return 1
@@ -102,7 +103,7 @@ func New(t testing.TB) *DB {
 	require.NoError(t, err)
 
 	dbURL := withDatabase(t, serverURL, name)
-	pool, err := db.Connect(ctx, dbURL, db.PoolOptions{MaxConns: 20, IdleInTxTimeout: time.Minute, ApplicationName: t.Name()})
+	pool, err := pg.Connect(ctx, dbURL, pg.PoolOptions{MaxConns: 20, IdleInTxTimeout: time.Minute, ApplicationName: t.Name()})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		pool.Close()
