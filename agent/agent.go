@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bettercompute/compute/gateway/wire"
+	"github.com/bettercompute/compute/wire"
 )
 
 // Config is the daemon's configuration (see ParseFlags).

@@ -16,10 +16,10 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/gateway"
-	"github.com/bettercompute/compute/gateway/wire"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
+	"github.com/bettercompute/compute/wire"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

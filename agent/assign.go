@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bettercompute/compute/gateway/wire"
+	"github.com/bettercompute/compute/wire"
 )
 
 // DefaultResyncEvery is how often the watchdog looks for workloads that

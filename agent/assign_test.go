@@ -16,8 +16,8 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/gateway"
-	"github.com/bettercompute/compute/gateway/wire"
 	"github.com/bettercompute/compute/internal/workqueue"
+	"github.com/bettercompute/compute/wire"
 )
 
 var testJobSeq atomic.Int64

@@ -12,7 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/bettercompute/compute/gateway/wire"
+	"github.com/bettercompute/compute/wire"
 )
 
 // Command outcomes as the journal records them and the wire reports them.

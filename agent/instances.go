@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bettercompute/compute/gateway/wire"
+	"github.com/bettercompute/compute/wire"
 )
 
 // DefaultStopGrace is how long a stopped workload's process group has

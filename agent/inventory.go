@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bettercompute/compute/gateway/wire"
+	"github.com/bettercompute/compute/wire"
 )
 
 // GPU is one GPU of the node's inventory, as the node joins with it.

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bettercompute/compute/gateway/wire"
+	"github.com/bettercompute/compute/wire"
 )
 
 // Journal entry kinds.

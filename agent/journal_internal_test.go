@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bettercompute/compute/gateway/wire"
+	"github.com/bettercompute/compute/wire"
 )
 
 func commandRecord(id, outcome string) journalRecord {

@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bettercompute/compute/gateway/wire"
+	"github.com/bettercompute/compute/wire"
 )
 
 // Workload isolation modes (--workload-isolation).

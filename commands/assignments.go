@@ -12,10 +12,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/gateway/wire"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
+	"github.com/bettercompute/compute/wire"
 )
 
 // Assignments: an allocation reaches its node's daemon as an "assign" node

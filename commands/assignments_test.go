@@ -13,10 +13,10 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/gateway/wire"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/workqueue"
+	"github.com/bettercompute/compute/wire"
 )
 
 // job is a node job as these tests look at it.

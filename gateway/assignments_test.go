@@ -12,8 +12,8 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/gateway/wire"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/wire"
 )
 
 var member = core.Actor{Tenant: "acme", Identity: "bob@acme", Role: core.RoleMember}

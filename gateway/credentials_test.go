@@ -15,7 +15,7 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/gateway"
-	"github.com/bettercompute/compute/gateway/wire"
+	"github.com/bettercompute/compute/wire"
 )
 
 // liveGateway serves daemon sessions on loopback; it renews and flushes

@@ -11,9 +11,9 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/bettercompute/compute/commands"
-	"github.com/bettercompute/compute/gateway/wire"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/wire"
 )
 
 // Gateway is the gateway role: it holds daemon sessions over WebSockets

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/bettercompute/compute/commands"
-	"github.com/bettercompute/compute/gateway/wire"
+	"github.com/bettercompute/compute/wire"
 )
 
 // Dispatch sends the node's open jobs through this gateway, on the session

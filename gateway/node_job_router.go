@@ -9,10 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/commands"
-	"github.com/bettercompute/compute/gateway/wire"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
+	"github.com/bettercompute/compute/wire"
 )
 
 // NodeJobRouter runs commands.KindNodeJobDispatch in a process that serves

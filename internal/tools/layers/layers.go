@@ -10,12 +10,12 @@ import "strings"
 // Table is the layers, lowest first. A package belongs to the first layer
 // that lists it or a parent directory of it.
 var Table = [][]string{
-	{"core", "docs", "sql", "gateway/wire"}, // the domain, embedded data, the daemon protocol's messages
-	{"internal"},                            // generated queries, PostgreSQL, leases, work queue, clock, config, authn
-	{"placement"},                           // pure placement policy
-	{"outbox"},                              // the event log
-	{"commands"},                            // the only writer
-	{"projections", "queries"},              // the read side
+	{"core", "docs", "sql", "wire"}, // the domain, embedded data, the daemon protocol's messages
+	{"internal"},                    // generated queries, PostgreSQL, leases, work queue, clock, config, authn
+	{"placement"},                   // pure placement policy
+	{"outbox"},                      // the event log
+	{"commands"},                    // the only writer
+	{"projections", "queries"},      // the read side
 	{"gateway", "webhook", "eventstream", "agent"}, // delivery: daemons, webhooks, SSE; the daemon itself
 	{"httpapi"}, // the HTTP API
 	{"cmd", "chaos", "examples", "internal/tools"}, // programs, fault tests, tools
