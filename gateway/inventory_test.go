@@ -172,13 +172,25 @@ func TestInventoryMessageIsReconciled(t *testing.T) {
 	require.Equal(t, []string{core.ConditionGPUMissing}, f.conditionTypes("n1"))
 
 	// A malformed one is logged and changes nothing; the session lives on.
+	// The session's messages are handled in order, so once the inventory
+	// sent after it (both GPUs back) has visibly taken effect, the
+	// malformed one has been handled too.
 	bad, err := json.Marshal(wire.Message{Type: wire.TypeInventory, Payload: json.RawMessage(`{"gpus":7}`)})
 	require.NoError(t, err)
+	both, err := json.Marshal(wire.NodeState{GPUs: []wire.InventoryGPU{
+		{UUID: "GPU-n1-0", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559},
+		{UUID: "GPU-n1-1", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559}}})
+	require.NoError(t, err)
+	restore, err := json.Marshal(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: both})
+	require.NoError(t, err)
 	require.NoError(t, ws.Write(ctx, websocket.MessageText, bad))
-	require.NoError(t, ws.Write(ctx, websocket.MessageText, msg))
-	time.Sleep(50 * time.Millisecond)
+	require.NoError(t, ws.Write(ctx, websocket.MessageText, restore))
+	require.Eventually(t, func() bool {
+		_, health, _ := f.device("GPU-n1-0")
+		return health == commands.HealthHealthy
+	}, 10*time.Second, 10*time.Millisecond)
 	require.True(t, f.session("n1").Connected)
-	require.Equal(t, 1, f.events(core.EventNodeInventoryReconciled, "n1"))
+	require.Equal(t, 2, f.events(core.EventNodeInventoryReconciled, "n1"), "one per good inventory, none for the malformed one")
 	f.requireInvariants()
 }
 
