@@ -60,9 +60,16 @@ func TestNoGPUServesTwoWorkloads(t *testing.T) {
 				continue // the node is full: the reservation waits, pending
 			}
 			live = append(live, r)
+			// Start a workload once the booking is active and assigned; a
+			// daemon being restarted may take longer than the wait, and
+			// then the start comes first and fails, which is also a path.
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+				if f.state(r.ID) == "active" && f.jobState(r.ID, "assign") == "succeeded" {
+					break
+				}
+				time.Sleep(20 * time.Millisecond) // polling the database, not waiting for time to pass
+			}
 			var in assignInstance
-			// Not waiting for the assign: a start that comes first fails,
-			// which is also a path to exercise.
 			_ = f.member.do(ctx, "POST", f.hub.URL()+"/v1/instances", uuid.NewString(),
 				map[string]any{"reservationId": r.ID, "command": workload}, &in)
 		case op < 8:

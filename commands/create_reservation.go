@@ -2,8 +2,10 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -123,17 +125,25 @@ func (h *Handlers) createReservation(ctx context.Context, tx pgx.Tx, actor core.
 	} else if _, err := q.PoolGet(ctx, cmd.PoolID); err != nil {
 		return ReservationResult{}, pg.Translate(err, "pool "+cmd.PoolID)
 	}
-	charges, err := quotaCharges(ctx, q, actor.Tenant, spec)
+	charges := quotaCharges(spec)
+	// quota_usage first: lock what this request may charge, including every
+	// per-model GPU quota of the tenant, which placement charges for the
+	// model it lands on (see lockQuota).
+	modelQuotas, err := lockQuota(ctx, q, actor.Tenant, charges, spec)
 	if err != nil {
 		return ReservationResult{}, err
 	}
-	if err := chargeQuota(ctx, q, actor.Tenant, charges); err != nil { // quota_usage first
+	if err := chargeQuota(ctx, q, actor.Tenant, charges); err != nil {
 		return ReservationResult{}, err
 	}
 	id := "rsv_" + uuid.NewString()
-	where, reasons, err := h.place(ctx, tx, placement{reservationID: id, poolIDs: pools, spec: spec, start: start, end: cmd.End})
+	where, reasons, err := h.place(ctx, tx, placement{reservationID: id, poolIDs: pools, spec: spec, start: start,
+		end: cmd.End, tenant: actor.Tenant, modelQuotas: modelQuotas, quotaFinal: true})
 	if err != nil {
 		return ReservationResult{}, err
+	}
+	if where != nil {
+		maps.Copy(charges, where.modelCharges)
 	}
 	r := core.Reservation{ID: id, Tenant: actor.Tenant, State: core.ReservationBooked, PoolID: cmd.PoolID,
 		SiteID: cmd.SiteID, Spec: spec, Start: start.UTC(), End: cmd.End.UTC(), Charges: charges,
@@ -170,10 +180,11 @@ func (h *Handlers) createReservation(ctx context.Context, tx pgx.Tx, actor core.
 	return ReservationResult{Reservation: r, Position: pos}, err
 }
 
-// quotaCharges is what a request charges: gpu (atoms of any kind), vcpu,
-// memory and disk when asked for, and gpu:<model> when the request names a
-// model and the tenant has a quota for it.
-func quotaCharges(ctx context.Context, q *db.Queries, tenant string, spec core.ReservationSpec) (map[string]int64, error) {
+// quotaCharges is what a request charges before placement: gpu (atoms of
+// any kind), vcpu, memory and disk when asked for. The per-model quota,
+// gpu:<model>, is charged by placement for the model of the atoms it books,
+// whatever the request named (tryNode).
+func quotaCharges(spec core.ReservationSpec) map[string]int64 {
 	charges := map[string]int64{}
 	add := func(res string, n int64) {
 		if n > 0 {
@@ -184,15 +195,25 @@ func quotaCharges(ctx context.Context, q *db.Queries, tenant string, spec core.R
 	add(core.ResourceVCPU, spec.VCPU)
 	add(core.ResourceMemory, spec.MemoryMB)
 	add(core.ResourceDisk, spec.DiskGB)
-	if spec.GPU.Model != "" {
-		res := core.GPUModelQuota(spec.GPU.Model)
-		_, err := q.QuotaUsageGet(ctx, db.QuotaUsageGetParams{TenantID: tenant, Resource: res})
-		switch {
-		case err == nil:
-			add(res, int64(spec.GPU.Count))
-		case !errors.Is(err, pgx.ErrNoRows):
-			return nil, pg.Translate(err, "quota "+res)
+	return charges
+}
+
+// lockQuota locks, FOR UPDATE in resource order and before any pool, node
+// or device (quota_usage is first in the lock order), the tenant's rows for
+// charges and, when the spec asks for GPUs, every gpu:<model> row: the model
+// is known only once placement picks a node, so all the candidate models'
+// rows are taken up front. It returns the models that have a quota.
+func lockQuota(ctx context.Context, q *db.Queries, tenant string, charges map[string]int64, spec core.ReservationSpec) (map[string]bool, error) {
+	rows, err := q.QuotaUsageLockForCharge(ctx, db.QuotaUsageLockForChargeParams{TenantID: tenant,
+		Resources: slices.Collect(maps.Keys(charges)), WithModels: spec.GPU.Count > 0})
+	if err != nil {
+		return nil, pg.Translate(err, "quota")
+	}
+	models := map[string]bool{}
+	for _, res := range rows {
+		if m, ok := strings.CutPrefix(res, core.GPUModelQuota("")); ok {
+			models[m] = true
 		}
 	}
-	return charges, nil
+	return models, nil
 }

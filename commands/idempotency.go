@@ -8,30 +8,73 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
 )
 
-// storedResponse is what an idempotency key replays: the first result,
-// errors included (Stripe's rule), so a retry sees what the first call saw.
+// storedResponse is what an idempotency key replays: the first result that
+// ran to a decision, errors included (Stripe's rule), so a retry sees what the
+// first call saw.
 type storedResponse struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	Code   core.Code       `json:"code,omitempty"`
 	Error  string          `json:"error,omitempty"`
 }
 
-// storableError reports whether a failure is final for the request and so
-// is replayed. Cancellations, lost races and internal errors are not: the
-// client should be able to retry them with the same key.
-func storableError(err error) bool {
+// storeOutcome is the one place that decides, per outcome, whether a key
+// keeps the answer (docs/concepts/idempotency.md has the table). A request
+// that ran to a decision is stored and replayed: success, INVALID_ARGUMENT,
+// NOT_FOUND, PERMISSION_DENIED, QUOTA_EXCEEDED and a CONFLICT the state
+// decided (an illegal transition, an If-Match mismatch, a duplicate id). A
+// request that lost a race or never finished is not: a version guard that
+// matched no row, a serialization failure, deadlock, lock or statement
+// timeout, an exclusion violation against a concurrent booking, UNAVAILABLE,
+// RATE_LIMITED, INTERNAL and anything unclassified. Nothing is stored for
+// those, so the key stays free and a retry with it runs the request again.
+func storeOutcome(err error) bool {
+	if err == nil {
+		return true
+	}
+	if lostRace(err) {
+		return false
+	}
 	switch core.CodeOf(err) {
-	case core.CodeQuotaExceeded, core.CodeNotFound, core.CodeConflict, core.CodePermissionDenied:
+	case core.CodeInvalidArgument, core.CodeNotFound, core.CodePermissionDenied,
+		core.CodeQuotaExceeded, core.CodeConflict:
 		return true
 	}
 	return false
 }
+
+// lostRace reports a failure caused by a concurrent transaction rather than
+// by the request: running it again may well succeed.
+func lostRace(err error) bool {
+	if errors.Is(err, errChangedConcurrently) || errors.Is(err, errKeyInFlight) {
+		return true
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "40001", // serialization_failure
+			"40P01", // deadlock_detected
+			"55P03", // lock_not_available (lock_timeout)
+			"57014", // query_canceled (statement_timeout)
+			"23P01": // exclusion_violation: a concurrent booking took the devices
+			return true
+		}
+	}
+	return false
+}
+
+// errKeyInFlight is the cause of the CONFLICT answered while another request
+// with the same key is running.
+var errKeyInFlight = errors.New("idempotency key in flight")
 
 // idempotent runs fn in one transaction under an idempotency key scoped to
 // (tenant, identity, key). An empty key runs fn plainly. A key seen before
@@ -78,7 +121,7 @@ func idempotent[T any](ctx context.Context, h *Handlers, actor core.Actor, key, 
 		return completeKey(ctx, q, ids, storedResponse{Result: mustJSON(out)})
 	})
 	switch {
-	case runErr != nil && storableError(runErr):
+	case runErr != nil && storeOutcome(runErr):
 		// The work rolled back with its claim; record the final error in a
 		// transaction of its own so that a retry replays it.
 		_ = pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
@@ -121,7 +164,8 @@ func loadReplay(ctx context.Context, q *db.Queries, ids db.IdempotencyKeyGetPara
 			"idempotency key %q was used with a different request", ids.Key)
 	}
 	if row.Response == nil {
-		return nil, core.Errorf(core.CodeConflict, "a request with idempotency key %q is still in flight", ids.Key)
+		return nil, core.Wrap(core.CodeConflict, errKeyInFlight,
+			fmt.Sprintf("a request with idempotency key %q is still in flight", ids.Key))
 	}
 	var r storedResponse
 	if err := json.Unmarshal(row.Response, &r); err != nil {

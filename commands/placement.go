@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -27,6 +28,14 @@ type placement struct {
 	poolIDs       []string
 	spec          core.ReservationSpec
 	start, end    time.Time
+	// tenant is charged gpu:<model> for the model of the atoms booked,
+	// when modelQuotas (rows the transaction has locked) has that model.
+	tenant      string
+	modelQuotas map[string]bool
+	// quotaFinal: when every node that fits was refused for its model's
+	// quota, place answers QUOTA_EXCEEDED instead of nothing (create does;
+	// the pending retry leaves the reservation pending).
+	quotaFinal bool
 }
 
 // placed is where a placement landed.
@@ -34,7 +43,16 @@ type placed struct {
 	allocationID string
 	nodeID       string
 	deviceIDs    []string
+	// modelCharges is the per-model quota charged: gpu:<model> → atoms.
+	modelCharges map[string]int64
 }
+
+// modelQuotaRefusal is an attempt refused because the tenant's quota for
+// the model of the node's atoms is used up: not a lost race, so it does not
+// count towards the attempts; the placer tries the next node.
+type modelQuotaRefusal struct{ msg string }
+
+func (e *modelQuotaRefusal) Error() string { return e.msg }
 
 // maxReasons bounds the node-by-node explanation kept on a pending
 // reservation, so that a large pool does not make a huge condition.
@@ -72,9 +90,11 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 	if len(cands) == 0 {
 		reasons = append(reasons, "the pool has no nodes")
 	}
+	conflicts := 0
+	var quotaRefused []string
 	for i, c := range d.Choices {
-		if i == h.placementAttempts() {
-			reasons = append(reasons, fmt.Sprintf("%d more nodes not tried after %d conflicts", len(d.Choices)-i, i))
+		if conflicts == h.placementAttempts() {
+			reasons = append(reasons, fmt.Sprintf("%d more nodes not tried after %d conflicts", len(d.Choices)-i, conflicts))
 			break
 		}
 		sp, err := tx.Begin(ctx) // SAVEPOINT
@@ -82,6 +102,15 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 			return nil, nil, pg.Translate(err, "placement savepoint")
 		}
 		res, why, err := h.tryNode(ctx, sp, p, req, c.NodeID)
+		var refusal *modelQuotaRefusal
+		if errors.As(err, &refusal) {
+			if rbErr := sp.Rollback(ctx); rbErr != nil { // ROLLBACK TO SAVEPOINT
+				return nil, nil, pg.Translate(rbErr, "placement savepoint")
+			}
+			quotaRefused = append(quotaRefused, refusal.msg)
+			reasons = append(reasons, c.NodeID+": "+refusal.msg)
+			continue
+		}
 		if err != nil && !pg.IsRetryable(err) {
 			_ = sp.Rollback(ctx)
 			return nil, nil, err
@@ -94,12 +123,16 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 				return nil, nil, pg.Translate(rbErr, "placement savepoint")
 			}
 			reasons = append(reasons, c.NodeID+": "+why)
+			conflicts++
 			continue
 		}
 		if err := sp.Commit(ctx); err != nil { // RELEASE SAVEPOINT
 			return nil, nil, pg.Translate(err, "placement savepoint")
 		}
 		return res, nil, nil
+	}
+	if p.quotaFinal && len(quotaRefused) > 0 && len(quotaRefused) == len(d.Choices) {
+		return nil, nil, core.Errorf(core.CodeQuotaExceeded, "%s", quotaRefused[0])
 	}
 	if len(reasons) > maxReasons {
 		reasons = append(reasons[:maxReasons], fmt.Sprintf("and %d more nodes", len(reasons)-maxReasons))
@@ -181,6 +214,7 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, p placement, req plac
 	}
 	g := p.spec.GPU
 	var atoms []string
+	var modelCharges map[string]int64
 	if g.Count > 0 {
 		free, err := q.DeviceFreeAtoms(ctx, db.DeviceFreeAtomsParams{NodeID: nodeID, Kind: string(g.Kind),
 			Model: optional(g.Model), Profile: optional(atomProfile(g)), FromTs: p.start, ToTs: p.end})
@@ -193,6 +227,9 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, p placement, req plac
 		}
 		if why, err := lockAtoms(ctx, q, nodeID, atoms); err != nil || why != "" {
 			return nil, why, err
+		}
+		if modelCharges, err = chargeModelQuota(ctx, q, p, free, atoms); err != nil {
+			return nil, "", err
 		}
 	}
 	allocationID := "alc_" + uuid.NewString()
@@ -213,7 +250,39 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, p placement, req plac
 	if why, err := chargeNode(ctx, q, nodeID, n.PoolID, p.spec); err != nil || why != "" {
 		return nil, why, err
 	}
-	return &placed{allocationID: allocationID, nodeID: nodeID, deviceIDs: atoms}, "", nil
+	return &placed{allocationID: allocationID, nodeID: nodeID, deviceIDs: atoms, modelCharges: modelCharges}, "", nil
+}
+
+// chargeModelQuota charges the tenant's gpu:<model> quota for the models of
+// the atoms picked (the devices' model, whatever the request named), for
+// the models that have a quota; their rows are already locked (lockQuota),
+// so this keeps the lock order. A quota used up is a modelQuotaRefusal.
+func chargeModelQuota(ctx context.Context, q *db.Queries, p placement, free []db.DeviceFreeAtomsRow, atoms []string) (map[string]int64, error) {
+	modelOf := make(map[string]string, len(free))
+	for _, r := range free {
+		modelOf[r.ID] = r.Model
+	}
+	charges := map[string]int64{}
+	for _, a := range atoms {
+		if m := modelOf[a]; p.modelQuotas[m] {
+			charges[core.GPUModelQuota(m)]++
+		}
+	}
+	for _, res := range slices.Sorted(maps.Keys(charges)) {
+		n, err := q.QuotaUsageCharge(ctx, db.QuotaUsageChargeParams{TenantID: p.tenant, Resource: res, Amount: charges[res]})
+		if err != nil {
+			return nil, pg.Translate(err, "quota "+res)
+		}
+		if n == 0 {
+			cur, err := q.QuotaUsageGet(ctx, db.QuotaUsageGetParams{TenantID: p.tenant, Resource: res})
+			if err != nil {
+				return nil, pg.Translate(err, "quota "+res)
+			}
+			return nil, &modelQuotaRefusal{msg: fmt.Sprintf("quota for %s exceeded: %d used of %d, this needs %d more",
+				res, cur.Used, cur.Max, charges[res])}
+		}
+	}
+	return charges, nil
 }
 
 // lockAtoms locks the chosen atoms and their GPUs FOR SHARE, in id order,

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,7 +61,13 @@ func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error
 				return pg.Translate(err, "pools")
 			}
 		}
-		where, reasons, err := h.place(ctx, tx, placement{reservationID: r.ID, poolIDs: pools, spec: r.Spec, start: start, end: r.End})
+		// quota_usage first: the model quota rows placement may charge.
+		modelQuotas, err := lockQuota(ctx, q, r.Tenant, nil, r.Spec)
+		if err != nil {
+			return err
+		}
+		where, reasons, err := h.place(ctx, tx, placement{reservationID: r.ID, poolIDs: pools, spec: r.Spec, start: start,
+			end: r.End, tenant: r.Tenant, modelQuotas: modelQuotas})
 		if err != nil {
 			return err
 		}
@@ -76,6 +83,17 @@ func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error
 			State: string(r.State), Conditions: mustJSON(r.Conditions)})
 		if err := zeroRowsConflict(n, err, "reservation "+r.ID); err != nil {
 			return err
+		}
+		if len(where.modelCharges) > 0 { // the model placed is charged now: record it for the refund
+			if r.Charges == nil {
+				r.Charges = map[string]int64{}
+			}
+			maps.Copy(r.Charges, where.modelCharges)
+			n, err := q.ReservationSetCharges(ctx, db.ReservationSetChargesParams{ID: r.ID, Version: r.Version,
+				Charges: mustJSON(r.Charges)})
+			if err := zeroRowsConflict(n, err, "reservation "+r.ID); err != nil {
+				return err
+			}
 		}
 		if _, err := emit(ctx, q, core.EventReservationBooked, r.Tenant, core.ReservationSubject(r.ID), reservationEvent(r)); err != nil {
 			return err

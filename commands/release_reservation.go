@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -17,8 +19,8 @@ type ReleaseReservation struct {
 	IfVersion     int64 // 0: no version check
 }
 
-// ReleaseReservation runs reservations.release: quota is refunded first,
-// then the state moves to released, then bookings from now on, counters and
+// ReleaseReservation runs reservations.release: the quota rows are locked
+// first, then the state moves to released and the quota is refunded, then bookings from now on, counters and
 // the pool rollup are freed.
 func (h *Handlers) ReleaseReservation(ctx context.Context, actor core.Actor, cmd ReleaseReservation) (ReservationResult, error) {
 	if !actor.CanWrite() {
@@ -62,9 +64,9 @@ type reservationEnd struct {
 	unassign bool
 }
 
-// endReservationWith moves a reservation to a terminal state: refund its
-// quota (quota_usage first in the lock order), write the transition with a
-// version guard, free its capacity, append the event, and carry the end
+// endReservationWith moves a reservation to a terminal state: lock its
+// quota rows (quota_usage first in the lock order), write the transition
+// with a version guard, refund its quota, free its capacity, append the event, and carry the end
 // over to its allocations on their nodes (endAllocations: instances to
 // stopping and an unassign queued, in this same transaction, so that the
 // API shows them stopping at once).
@@ -89,19 +91,30 @@ func endReservationWith(ctx context.Context, q *db.Queries, actor core.Actor, id
 	if err != nil {
 		return ReservationResult{}, err
 	}
-	if core.ReservationHoldsQuota(from) {
-		if err := refundQuota(ctx, q, row.TenantID, row.Charges); err != nil {
-			return ReservationResult{}, err
+	holds := core.ReservationHoldsQuota(from)
+	if holds { // quota_usage first: lock the rows to refund before the transition
+		if _, err := q.QuotaUsageLockForCharge(ctx, db.QuotaUsageLockForChargeParams{TenantID: row.TenantID,
+			Resources: slices.Collect(maps.Keys(r.Charges))}); err != nil {
+			return ReservationResult{}, pg.Translate(err, "quota")
 		}
 	}
 	r.State, r.Conditions, r.Version = end.to, end.conditions, row.Version+1
 	if r.Conditions == nil {
 		r.Conditions = []core.Condition{}
 	}
+	// The version-guarded transition before the refund: of concurrent ends
+	// of one reservation, only the one whose guard matches refunds; the
+	// others get CONFLICT (retried without If-Match, then the state table's
+	// CONFLICT), never a second refund.
 	n, err := q.ReservationUpdateState(ctx, db.ReservationUpdateStateParams{ID: id, Version: row.Version,
 		State: string(end.to), Conditions: mustJSON(r.Conditions)})
 	if err := zeroRowsConflict(n, err, "reservation "+id); err != nil {
 		return ReservationResult{}, err
+	}
+	if holds {
+		if err := refundQuota(ctx, q, row.TenantID, row.Charges); err != nil {
+			return ReservationResult{}, err
+		}
 	}
 	if err := freeCapacity(ctx, q, id, r.Spec); err != nil {
 		return ReservationResult{}, err

@@ -102,8 +102,9 @@ func chargeQuota(ctx context.Context, q *db.Queries, tenant string, charges map[
 	return nil
 }
 
-// refundQuota gives back exactly what a reservation was charged. Release
-// refunds first, mirroring reserve, which charges first.
+// refundQuota gives back exactly what a reservation was charged. The ends
+// lock the quota rows first (lock order) and refund after the
+// version-guarded transition, so racing ends cannot refund twice.
 func refundQuota(ctx context.Context, q *db.Queries, tenant string, chargesJSON []byte) error {
 	var charges map[string]int64
 	if err := json.Unmarshal(chargesJSON, &charges); err != nil {

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -32,7 +33,15 @@ type QuotaResult struct {
 	Position outbox.Position `json:"position"`
 }
 
-// SetQuota runs quotas.set (operator only). Lowering max below what the
+// unknownTenant is the answer for a quota of a tenant that does not exist.
+// SetQuota does not create tenants: an operator creates one by issuing it a
+// token (tokens.create), so a typo in the tenant id cannot mint a tenant.
+func unknownTenant(tenant string) error {
+	return core.Errorf(core.CodeNotFound, "tenant %s not found: create it by issuing it a token", tenant)
+}
+
+// SetQuota runs quotas.set (operator only). The tenant id follows the rule
+// of tokens.create (INVALID_ARGUMENT otherwise) and must exist (NOT_FOUND). Lowering max below what the
 // tenant already uses is refused with CONFLICT, naming the usage: quota_usage
 // keeps used <= max as a CHECK, and silently over-quota tenants would make
 // that invariant meaningless. Shrink a tenant by releasing reservations
@@ -40,6 +49,11 @@ type QuotaResult struct {
 func (h *Handlers) SetQuota(ctx context.Context, actor core.Actor, cmd SetQuota) (QuotaResult, error) {
 	if err := requireOperator(actor, "quotas.set"); err != nil {
 		return QuotaResult{}, err
+	}
+	if !tokenTenantPattern.MatchString(cmd.Tenant) {
+		// The rule tokens.create applies: a tenant id no token could carry.
+		return QuotaResult{}, core.Errorf(core.CodeInvalidArgument,
+			"tenant %q is invalid: use 1 to 63 lower-case letters, digits or '-', starting with a letter or digit", cmd.Tenant)
 	}
 	if !core.ValidQuotaResource(cmd.Resource) {
 		return QuotaResult{}, core.Errorf(core.CodeInvalidArgument,
@@ -51,9 +65,18 @@ func (h *Handlers) SetQuota(ctx context.Context, actor core.Actor, cmd SetQuota)
 	var res QuotaResult
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
+		if _, err := q.TenantGet(ctx, cmd.Tenant); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return unknownTenant(cmd.Tenant)
+			}
+			return pg.Translate(err, "tenant")
+		}
 		rows, err := q.QuotaUsageSetMax(ctx, db.QuotaUsageSetMaxParams{TenantID: cmd.Tenant, Resource: cmd.Resource, Max: cmd.Max})
 		if err != nil {
-			return pg.Translate(err, "quota for tenant "+cmd.Tenant)
+			if err = pg.Translate(err, "quota"); core.CodeOf(err) == core.CodeNotFound {
+				return unknownTenant(cmd.Tenant) // never the foreign key's SQL detail
+			}
+			return err
 		}
 		if len(rows) == 0 {
 			cur, err := q.QuotaUsageGet(ctx, db.QuotaUsageGetParams{TenantID: cmd.Tenant, Resource: cmd.Resource})

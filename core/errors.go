@@ -12,6 +12,7 @@ type Code string
 // The error codes of the API. They are part of the public contract.
 const (
 	CodeInvalidArgument      Code = "INVALID_ARGUMENT"
+	CodeUnsupportedMediaType Code = "UNSUPPORTED_MEDIA_TYPE" // a body in a format the route does not take (415)
 	CodeUnauthenticated      Code = "UNAUTHENTICATED"
 	CodePermissionDenied     Code = "PERMISSION_DENIED"
 	CodeNotFound             Code = "NOT_FOUND"

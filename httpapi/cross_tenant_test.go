@@ -161,7 +161,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 		"/v1/usage-windows":       "tenant=globex&reservation=" + url.QueryEscape(b.reservation) + "&limit=500",
 		"/v1/events":              "limit=500&types=reservation.booked,reservation.pending,webhook.endpoint.created",
 		"/v1/events/stream":       "after=",
-		"/v1/webhook-endpoints":   "limit=500",
+		"/v1/webhook-endpoints":   "limit=200",
 		"/v1/nodes":               "pool=fra1-gpu",
 		"/v1/devices/:id/holders": "at=" + url.QueryEscape(now.Add(time.Minute).Format(time.RFC3339)),
 	}
@@ -382,7 +382,7 @@ func xtReadAsB(t *testing.T, s *apiServer, b xtTenant) map[string]string {
 	out := map[string]string{}
 	for _, p := range []string{
 		"/v1/reservations/" + b.reservation, "/v1/reservations?limit=500", "/v1/usage-windows?limit=500",
-		"/v1/webhook-endpoints/" + b.endpoint, "/v1/webhook-endpoints?limit=500",
+		"/v1/webhook-endpoints/" + b.endpoint, "/v1/webhook-endpoints?limit=200",
 		"/v1/webhook-endpoints/" + b.endpoint + "/attempts", "/v1/commands/" + b.command,
 		"/v1/instances/" + b.instance,
 		"/v1/tokens/" + b.memberID, "/v1/tokens/" + b.viewerID, "/v1/events?limit=500",

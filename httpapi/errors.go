@@ -19,6 +19,7 @@ import (
 // contract clients switch on; the status only helps generic HTTP tooling.
 var statusOf = map[core.Code]int{
 	core.CodeInvalidArgument:      http.StatusBadRequest,
+	core.CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
 	core.CodeUnauthenticated:      http.StatusUnauthorized,
 	core.CodePermissionDenied:     http.StatusForbidden,
 	core.CodeNotFound:             http.StatusNotFound,
@@ -83,7 +84,7 @@ func echoProtocolError(he *echo.HTTPError) (int, ErrorDetail) {
 	case http.StatusRequestEntityTooLarge:
 		code, msg = core.CodeInvalidArgument, "request body too large"
 	case http.StatusUnsupportedMediaType:
-		code, msg = core.CodeInvalidArgument, "unsupported content type"
+		code, msg = core.CodeUnsupportedMediaType, "unsupported content type: send application/json"
 	case http.StatusUnauthorized:
 		code = core.CodeUnauthenticated
 	case http.StatusForbidden:

@@ -18,6 +18,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 	t.Parallel()
 	want := map[core.Code]int{
 		core.CodeInvalidArgument:      400,
+		core.CodeUnsupportedMediaType: 415,
 		core.CodeUnauthenticated:      401,
 		core.CodePermissionDenied:     403,
 		core.CodeNotFound:             404,

@@ -117,7 +117,7 @@ func (a EventAPI) list(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	limit, err := queryLimit(c)
+	limit, err := queryLimit(c, eventstream.MaxLimit)
 	if err != nil {
 		return err
 	}

@@ -249,7 +249,7 @@ func (l *tailLog) about(rid string) string {
 }
 
 // knownCodes are the codes of the error envelope.
-var knownCodes = []core.Code{core.CodeInvalidArgument, core.CodeUnauthenticated, core.CodePermissionDenied,
+var knownCodes = []core.Code{core.CodeInvalidArgument, core.CodeUnsupportedMediaType, core.CodeUnauthenticated, core.CodePermissionDenied,
 	core.CodeNotFound, core.CodeConflict, core.CodeQuotaExceeded, core.CodeIdempotencyKeyReused,
 	core.CodeCursorExpired, core.CodeUnavailable, core.CodeRateLimited, core.CodeInternal}
 

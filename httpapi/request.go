@@ -35,11 +35,14 @@ const maxIdempotencyKey = 255
 // Bind decodes a JSON request body into v, strictly. A field the server does
 // not know is rejected rather than ignored: a client that misspells
 // "notAfter" must learn it now, not when its reservation ends early. Also
-// rejected: a content type other than JSON, an empty body, a body that is
-// only "null", malformed JSON, a value of the wrong type, and anything after
-// the JSON value. Every rejection is INVALID_ARGUMENT with a message that
-// names the problem and, where there is one, the field. A body over the
-// server's limit stays echo's 413 error.
+// rejected: an empty body, a body that is only "null", malformed JSON, a
+// value of the wrong type, and anything after the JSON value. Field names
+// match exactly: encoding/json would take "POOLID" for "poolId", so keys
+// are checked against the json tags first (knownKeys). Every rejection is
+// INVALID_ARGUMENT with a message that names the problem and, where there
+// is one, the field; a content type other than JSON is
+// UNSUPPORTED_MEDIA_TYPE (415). A body over the server's limit stays
+// echo's 413 error.
 func Bind(c echo.Context, v any) error {
 	body, err := readBody(c)
 	if err != nil {
@@ -160,7 +163,7 @@ func decodeStrict(c echo.Context, body []byte, v any) error {
 		return core.Errorf(core.CodeInvalidArgument, "Content-Type header is required: send application/json")
 	}
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || !(mt == echo.MIMEApplicationJSON || strings.HasSuffix(mt, "+json")) {
-		return core.Errorf(core.CodeInvalidArgument, "content type %q is not supported: send application/json", ct)
+		return core.Errorf(core.CodeUnsupportedMediaType, "content type %q is not supported: send application/json", ct)
 	}
 	if bytes.Equal(body, []byte("null")) {
 		return core.Errorf(core.CodeInvalidArgument, "request body must be a JSON object, not null")
@@ -174,7 +177,95 @@ func decodeStrict(c echo.Context, body []byte, v any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return core.Errorf(core.CodeInvalidArgument, "request body has data after the JSON value")
 	}
+	// The body is valid JSON of the right shape; now hold its keys to the
+	// exact spelling of the tags.
+	return knownKeys(body, reflect.TypeOf(v))
+}
+
+var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// knownKeys refuses any object key in raw that is not, byte for byte, the
+// JSON name of a field of t, walking nested structs, slices and maps of
+// them. Types with their own UnmarshalJSON decide for themselves. raw has
+// already been decoded into t, so a shape mismatch cannot occur here and
+// anything that does not parse is left alone.
+func knownKeys(raw json.RawMessage, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil
+		}
+		fields := map[string]reflect.Type{}
+		jsonFields(t, fields)
+		for k, v := range obj {
+			ft, ok := fields[k]
+			if !ok {
+				return core.Errorf(core.CodeInvalidArgument, "unknown field %q", k)
+			}
+			if err := knownKeys(v, ft); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil
+		}
+		for _, it := range items {
+			if err := knownKeys(it, t.Elem()); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil
+		}
+		for _, v := range obj {
+			if err := knownKeys(v, t.Elem()); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// jsonFields adds the JSON names of t's fields to out, as encoding/json
+// names them: the tag's name, else the Go name; "-" and unexported fields
+// left out; untagged embedded structs promote their fields.
+func jsonFields(t reflect.Type, out map[string]reflect.Type) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				jsonFields(et, out)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
 }
 
 var errBodyRequired = core.Errorf(core.CodeInvalidArgument, "request body is required")
@@ -331,18 +422,23 @@ type listQuery struct {
 	Limit  int
 }
 
-// readListQuery reads ?cursor= and ?limit=. A limit that is not a positive
-// integer is INVALID_ARGUMENT.
+// readListQuery reads ?cursor= and ?limit=. A limit that is not an
+// integer from 1 to queries.MaxLimit is INVALID_ARGUMENT.
 func readListQuery(c echo.Context) (listQuery, error) {
-	n, err := queryLimit(c)
+	return readListQueryMax(c, queries.MaxLimit)
+}
+
+// readListQueryMax is readListQuery for a list whose page is at most max.
+func readListQueryMax(c echo.Context, max int) (listQuery, error) {
+	n, err := queryLimit(c, max)
 	return listQuery{Cursor: c.QueryParam("cursor"), Limit: n}, err
 }
 
-// readKeyedListQuery is readListQuery for a list whose service pages by a
-// raw key (see wrapCursor): Cursor is the key the opaque cursor of kind
+// readKeyedListQuery is readListQueryMax for a list whose service pages by
+// a raw key (see wrapCursor): Cursor is the key the opaque cursor of kind
 // wraps, "" for the first page.
-func readKeyedListQuery(c echo.Context, kind string) (listQuery, error) {
-	q, err := readListQuery(c)
+func readKeyedListQuery(c echo.Context, kind string, max int) (listQuery, error) {
+	q, err := readListQueryMax(c, max)
 	if err != nil {
 		return q, err
 	}
@@ -350,15 +446,16 @@ func readKeyedListQuery(c echo.Context, kind string) (listQuery, error) {
 	return q, err
 }
 
-// queryLimit reads ?limit=: a positive integer, or 0 when absent.
-func queryLimit(c echo.Context) (int, error) {
+// queryLimit reads ?limit=: an integer from 1 to max, or 0 when absent.
+// Every list reads its limit here, so every list caps it the same way.
+func queryLimit(c echo.Context, max int) (int, error) {
 	v := c.QueryParam("limit")
 	if v == "" {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, core.Errorf(core.CodeInvalidArgument, "limit must be a positive integer, not %q", v)
+	if err != nil || n < 1 || n > max {
+		return 0, core.Errorf(core.CodeInvalidArgument, "limit must be an integer from 1 to %d, not %q", max, v)
 	}
 	return n, nil
 }

@@ -11,6 +11,9 @@ package httpapi
 
 import (
 	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
@@ -18,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/clock"
 )
 
@@ -120,6 +124,7 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 			},
 		}),
 		middleware.BodyLimit(d.BodyLimit),
+		unescapeParams(),
 	)
 
 	gate := newAuthGate(d)
@@ -137,7 +142,69 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 	for _, add := range routes {
 		add(r)
 	}
+	// The /v1 group's catch-all (echo registers it so the group's
+	// middleware runs on unknown paths) would answer 404 where the path
+	// exists under another method; answer 405 with Allow instead.
+	r.V1.RouteNotFound("/*", v1NotFound(e))
 	return e
+}
+
+// probeMethods are the methods v1NotFound tries when listing Allow.
+var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// v1NotFound answers a request the router matched only to the /v1
+// catch-all: 405 with the Allow header when some other method has a route
+// for the path, else 404.
+func v1NotFound(e *echo.Echo) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		path := echo.GetPath(req)
+		var allow []string
+		for _, m := range probeMethods {
+			if m == req.Method {
+				continue
+			}
+			probe := e.NewContext(req, nil)
+			e.Router().Find(m, path, probe)
+			if p := probe.Path(); p != "" && p != c.Path() {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) == 0 {
+			return echo.ErrNotFound
+		}
+		c.Response().Header().Set(echo.HeaderAllow, strings.Join(allow, ", "))
+		return echo.ErrMethodNotAllowed
+	}
+}
+
+// unescapeParams decodes percent-escapes in path parameters. echo routes
+// on the escaped path when it has one (so "%2F" does not split a segment)
+// and leaves the parameters escaped; ids with "/" in them (MIG instances
+// "GPU-x/mig-1", slots "GPU-x/s0") must reach the handlers decoded. When
+// the path has no escapes echo keeps, the parameters are already decoded
+// and are left alone, so nothing is decoded twice.
+func unescapeParams() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if c.Request().URL.RawPath == "" {
+				return next(c)
+			}
+			values := append([]string(nil), c.ParamValues()...)
+			for i, v := range values {
+				if !strings.Contains(v, "%") {
+					continue
+				}
+				u, err := url.PathUnescape(v)
+				if err != nil {
+					return core.Errorf(core.CodeInvalidArgument, "path has a malformed percent-escape")
+				}
+				values[i] = u
+			}
+			c.SetParamValues(values...)
+			return next(c)
+		}
+	}
 }
 
 // requestID gives every request an id, echoed in X-Request-Id and logged

@@ -87,9 +87,9 @@ func TestCreateTokenRejectsBadInput(t *testing.T) {
 		req.Header.Set("Content-Type", "text/plain")
 		req.Header.Set("Authorization", "Bearer "+s.operator)
 		r = s.do(t, req)
-		require.Equal(t, http.StatusBadRequest, r.status)
+		require.Equal(t, http.StatusUnsupportedMediaType, r.status)
 		e := r.errorBody(t)
-		require.Equal(t, core.CodeInvalidArgument, e.Code)
+		require.Equal(t, core.CodeUnsupportedMediaType, e.Code)
 		require.Contains(t, e.Message, "text/plain")
 	})
 }

@@ -140,7 +140,7 @@ func (h webhookHandlers) get(c echo.Context) error {
 }
 
 func (h webhookHandlers) list(c echo.Context) error {
-	q, err := readKeyedListQuery(c, cursorWebhookEndpoints)
+	q, err := readKeyedListQuery(c, cursorWebhookEndpoints, webhook.MaxPageSize)
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func (h webhookHandlers) recover(c echo.Context) error {
 }
 
 func (h webhookHandlers) attempts(c echo.Context) error {
-	q, err := readKeyedListQuery(c, cursorWebhookAttempts)
+	q, err := readKeyedListQuery(c, cursorWebhookAttempts, webhook.MaxPageSize)
 	if err != nil {
 		return err
 	}

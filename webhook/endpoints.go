@@ -68,8 +68,12 @@ const (
 	endpointIDPrefix     = "we_"
 	endpointNotFoundText = "webhook endpoint %s not found"
 	defaultPageSize      = 50
-	maxPageSize          = 200
+	maxPageSize          = MaxPageSize
 )
+
+// MaxPageSize is the largest page the webhook lists serve; the HTTP layer
+// refuses a larger ?limit= as every list does.
+const MaxPageSize = 200
 
 func endpointOf(r db.WebhookEndpoint) Endpoint {
 	e := Endpoint{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,11 +174,16 @@ func demoAgentLines(ctx context.Context, h *commands.Handlers, nodes []demoNode,
 	return b.String(), nil
 }
 
-// localURL is scheme://host:port for a listen address; ":8080" listens on
-// every interface and is reached at localhost.
+// localURL is scheme://host:port for a listen address. An address that
+// listens on every interface (":8080", "0.0.0.0:8080", "[::]:8080") is
+// reached at localhost; an IPv6 host keeps its brackets.
 func localURL(scheme, addr string) string {
-	if strings.HasPrefix(addr, ":") {
-		addr = "localhost" + addr
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return scheme + "://" + addr
 	}
-	return scheme + "://" + addr
+	if host == "" || net.ParseIP(host).IsUnspecified() {
+		host = "localhost"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }

@@ -44,7 +44,7 @@ func (q *Queries) DeviceCreate(ctx context.Context, arg DeviceCreateParams) erro
 }
 
 const deviceFreeAtoms = `-- name: DeviceFreeAtoms :many
-SELECT a.id, a.parent_id FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
+SELECT a.id, a.parent_id, a.model FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
  WHERE a.node_id = $1 AND a.bookable AND a.kind = $2
    AND ($3::text IS NULL OR a.model = $3::text)
    AND ($4::text IS NULL OR a.profile = $4::text)
@@ -68,6 +68,7 @@ type DeviceFreeAtomsParams struct {
 type DeviceFreeAtomsRow struct {
 	ID       string
 	ParentID *string
+	Model    string
 }
 
 // Every free matching atom of one node (a node has a few dozen at most), in
@@ -89,7 +90,7 @@ func (q *Queries) DeviceFreeAtoms(ctx context.Context, arg DeviceFreeAtomsParams
 	items := []DeviceFreeAtomsRow{}
 	for rows.Next() {
 		var i DeviceFreeAtomsRow
-		if err := rows.Scan(&i.ID, &i.ParentID); err != nil {
+		if err := rows.Scan(&i.ID, &i.ParentID, &i.Model); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

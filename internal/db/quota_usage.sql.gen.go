@@ -84,6 +84,44 @@ func (q *Queries) QuotaUsageList(ctx context.Context, tenantID string) ([]QuotaU
 	return items, nil
 }
 
+const quotaUsageLockForCharge = `-- name: QuotaUsageLockForCharge :many
+SELECT resource FROM quota_usage
+ WHERE tenant_id = $1
+   AND (resource = ANY($2::text[])
+        OR ($3::bool AND resource LIKE 'gpu:%'))
+ ORDER BY resource FOR UPDATE
+`
+
+type QuotaUsageLockForChargeParams struct {
+	TenantID   string
+	Resources  []string
+	WithModels bool
+}
+
+// quota_usage first in the lock order: the rows a create or placement may
+// charge, locked in resource order before any pool, node or device: the
+// named resources and, when with_models, every per-model GPU quota of the
+// tenant (the model is known only once a node is chosen).
+func (q *Queries) QuotaUsageLockForCharge(ctx context.Context, arg QuotaUsageLockForChargeParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, quotaUsageLockForCharge, arg.TenantID, arg.Resources, arg.WithModels)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var resource string
+		if err := rows.Scan(&resource); err != nil {
+			return nil, err
+		}
+		items = append(items, resource)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const quotaUsageRefund = `-- name: QuotaUsageRefund :execrows
 UPDATE quota_usage SET used = used - $1::bigint
  WHERE tenant_id = $2 AND resource = $3

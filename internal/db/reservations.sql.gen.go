@@ -119,6 +119,27 @@ func (q *Queries) ReservationIsPastEnd(ctx context.Context, id string) (Reservat
 	return i, err
 }
 
+const reservationSetCharges = `-- name: ReservationSetCharges :execrows
+UPDATE reservations SET charges = $1
+ WHERE id = $2 AND version = $3
+`
+
+type ReservationSetChargesParams struct {
+	Charges []byte
+	ID      string
+	Version int64
+}
+
+// Records the model quota charged when a pending reservation is placed, in
+// the transaction that books it (the version guard is that transition's).
+func (q *Queries) ReservationSetCharges(ctx context.Context, arg ReservationSetChargesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, reservationSetCharges, arg.Charges, arg.ID, arg.Version)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const reservationSetConditions = `-- name: ReservationSetConditions :execrows
 UPDATE reservations SET conditions = $1, updated_at = compute_now()
  WHERE id = $2 AND version = $3 AND state = 'pending'

@@ -44,7 +44,7 @@ ON CONFLICT (id) DO UPDATE
 -- Every free matching atom of one node (a node has a few dozen at most), in
 -- device-id order; the placer picks among them. Not locked:
 -- DeviceLockShare locks the chosen ones.
-SELECT a.id, a.parent_id FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
+SELECT a.id, a.parent_id, a.model FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
  WHERE a.node_id = sqlc.arg(node_id) AND a.bookable AND a.kind = sqlc.arg(kind)
    AND (sqlc.narg(model)::text IS NULL OR a.model = sqlc.narg(model)::text)
    AND (sqlc.narg(profile)::text IS NULL OR a.profile = sqlc.narg(profile)::text)

@@ -4,6 +4,17 @@ UPDATE quota_usage SET used = used + sqlc.arg(amount)::bigint
  WHERE tenant_id = sqlc.arg(tenant_id) AND resource = sqlc.arg(resource)
    AND used + sqlc.arg(amount)::bigint <= max;
 
+-- name: QuotaUsageLockForCharge :many
+-- quota_usage first in the lock order: the rows a create or placement may
+-- charge, locked in resource order before any pool, node or device: the
+-- named resources and, when with_models, every per-model GPU quota of the
+-- tenant (the model is known only once a node is chosen).
+SELECT resource FROM quota_usage
+ WHERE tenant_id = sqlc.arg(tenant_id)
+   AND (resource = ANY(sqlc.arg(resources)::text[])
+        OR (sqlc.arg(with_models)::bool AND resource LIKE 'gpu:%'))
+ ORDER BY resource FOR UPDATE;
+
 -- name: QuotaUsageRefund :execrows
 UPDATE quota_usage SET used = used - sqlc.arg(amount)::bigint
  WHERE tenant_id = sqlc.arg(tenant_id) AND resource = sqlc.arg(resource)

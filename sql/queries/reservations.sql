@@ -22,6 +22,12 @@ UPDATE reservations SET during = tstzrange(lower(during), sqlc.arg(end_ts)::time
        version = version + 1, updated_at = compute_now()
  WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
 
+-- name: ReservationSetCharges :execrows
+-- Records the model quota charged when a pending reservation is placed, in
+-- the transaction that books it (the version guard is that transition's).
+UPDATE reservations SET charges = sqlc.arg(charges)
+ WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
+
 -- name: ReservationSetConditions :execrows
 -- Refreshes a pending reservation's conditions. Not a transition: the
 -- version stays, so no event is owed.

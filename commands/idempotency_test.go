@@ -1,0 +1,87 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
+)
+
+// A key stores only answers that ran to a decision: a lost race leaves the
+// key free, so a retry with it runs again and can succeed; a decided error
+// (validation, quota) is replayed without running again.
+func TestIdempotencyStoresOnlyDecisions(t *testing.T) {
+	d := pgtest.New(t)
+	h := &Handlers{Pool: d.Pool}
+	ctx := context.Background()
+	actor := core.Actor{Tenant: "acme", Identity: "bob@acme", Role: core.RoleMember}
+
+	lostRaces := map[string]error{
+		"version guard":  zeroRowsConflict(0, nil, "reservation r1"),
+		"exclusion":      core.Wrap(core.CodeConflict, &pgconn.PgError{Code: "23P01"}, "allocation conflicts with an existing one"),
+		"serialization":  core.Wrap(core.CodeUnavailable, &pgconn.PgError{Code: "40001"}, "concurrent update, retry"),
+		"lock timeout":   &pgconn.PgError{Code: "55P03"},
+		"unavailable":    core.Errorf(core.CodeUnavailable, "database unavailable"),
+		"internal":       errors.New("boom"),
+		"context cancel": core.Wrap(core.CodeUnavailable, context.Canceled, "request cancelled or timed out"),
+	}
+	for name, first := range lostRaces {
+		t.Run("retry after "+name, func(t *testing.T) {
+			calls, failing := 0, true // InTx may itself retry a serialization failure
+			run := func() (string, error) {
+				return idempotent(ctx, h, actor, "k-"+name, "test.op", map[string]int{"n": 1},
+					func(ctx context.Context, tx pgx.Tx) (string, error) {
+						calls++
+						if failing {
+							return "", first
+						}
+						return "booked", nil
+					})
+			}
+			_, err := run()
+			require.Error(t, err)
+			failing = false
+			out, err := run()
+			require.NoError(t, err, "a lost race must not be the key's final answer")
+			require.Equal(t, "booked", out)
+			n := calls
+			out, err = run()
+			require.NoError(t, err)
+			require.Equal(t, "booked", out)
+			require.Equal(t, n, calls, "the success is replayed")
+		})
+	}
+
+	decided := map[string]error{
+		"quota":      core.Errorf(core.CodeQuotaExceeded, "gpu quota exceeded"),
+		"validation": core.Errorf(core.CodeInvalidArgument, "end before start"),
+		"transition": core.Errorf(core.CodeConflict, "reservation r1 cannot go from released to released"),
+	}
+	for name, first := range decided {
+		t.Run("replay "+name, func(t *testing.T) {
+			calls := 0
+			run := func() (string, error) {
+				return idempotent(ctx, h, actor, "d-"+name, "test.op", map[string]int{"n": 1},
+					func(ctx context.Context, tx pgx.Tx) (string, error) {
+						calls++
+						if calls == 1 {
+							return "", first
+						}
+						return "booked", nil
+					})
+			}
+			_, err := run()
+			require.Equal(t, core.CodeOf(first), core.CodeOf(err))
+			_, err = run()
+			require.Equal(t, core.CodeOf(first), core.CodeOf(err), "a decision is replayed")
+			require.Contains(t, err.Error(), publicMessage(first))
+			require.Equal(t, 1, calls)
+		})
+	}
+}

@@ -1,0 +1,124 @@
+package commands_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+)
+
+// Issue 13 item 1: the model quota is charged for the model placed, not the
+// model named, so a request that names no model, or asks for MIG instances or
+// slots, cannot bypass it.
+func TestModelQuotaChargesThePlacedModel(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, core.GPULayout{Mode: core.GPUMIG, MIG: []string{"3g.40gb", "1g.10gb", "1g.10gb"}},
+		core.GPULayout{Mode: core.GPUTimeSlice, Slots: 2})
+	f.quota(t, "acme", "gpu:a100", 0)
+	s, e := window(0, 1)
+	for name, cmd := range map[string]commands.CreateReservation{
+		"no model": {GPUs: 1},
+		"mig":      {GPUs: 1, MIGProfile: "1g.10gb"},
+		"slot":     {GPUs: 1, SlotKind: core.GPUTimeSlice},
+		"named":    {GPUs: 1, GPUModel: "a100"},
+	} {
+		cmd.PoolID, cmd.Start, cmd.End = "fra1-gpu", s, e
+		_, err := f.h.CreateReservation(f.ctx, tenantA, cmd)
+		require.Equal(t, core.CodeQuotaExceeded, core.CodeOf(err), name)
+		require.Contains(t, err.Error(), "gpu:a100", name)
+	}
+	require.Equal(t, 0, f.countEvents(t, core.EventReservationBooked))
+	require.Equal(t, 0, f.countEvents(t, core.EventReservationPending))
+	q, err := f.d.Q.QuotaUsageGet(f.ctx, dbQuota("acme", "gpu"))
+	require.NoError(t, err)
+	require.Equal(t, int64(0), q.Used, "a final quota failure charges nothing")
+
+	// With room, the placed model is charged, recorded and refunded.
+	f.quota(t, "acme", "gpu:a100", 2)
+	r := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 2, MIGProfile: "1g.10gb"}).Reservation
+	require.Equal(t, core.ReservationBooked, r.State)
+	require.Equal(t, int64(2), r.Charges["gpu:a100"])
+	q, err = f.d.Q.QuotaUsageGet(f.ctx, dbQuota("acme", "gpu:a100"))
+	require.NoError(t, err)
+	require.Equal(t, int64(2), q.Used)
+	got, err := f.h.GetReservation(f.ctx, tenantA, r.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), got.Charges["gpu:a100"], "charges jsonb records the model charge")
+	_, err = f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: r.ID})
+	require.NoError(t, err)
+	q, err = f.d.Q.QuotaUsageGet(f.ctx, dbQuota("acme", "gpu:a100"))
+	require.NoError(t, err)
+	require.Equal(t, int64(0), q.Used)
+	f.requireInvariants(t)
+}
+
+// A pending reservation placed later by the reconciler is charged its model
+// then, and the charge is recorded.
+func TestModelQuotaChargedWhenPendingIsPlaced(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	f.quota(t, "acme", "gpu:a100", 1)
+	first := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
+	second := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
+	require.Equal(t, core.ReservationPending, second.State)
+	_, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: first.ID})
+	require.NoError(t, err)
+	require.NoError(t, f.h.RetryPending(f.ctx, second.ID))
+	got, err := f.h.GetReservation(f.ctx, tenantA, second.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationBooked, got.State)
+	require.Equal(t, int64(1), got.Charges["gpu:a100"])
+	q, err := f.d.Q.QuotaUsageGet(f.ctx, dbQuota("acme", "gpu:a100"))
+	require.NoError(t, err)
+	require.Equal(t, int64(1), q.Used)
+	f.requireInvariants(t)
+}
+
+// Issue 13 item 2: 64 concurrent releases of one reservation: one succeeds,
+// the others are CONFLICT, never INTERNAL, and the quota is refunded once.
+func TestConcurrentReleaseRefundsOnce(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	for _, cancel := range []bool{false, true} {
+		r := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, VCPU: 2}).Reservation
+		if cancel {
+			// The one GPU is booked by the first: this one is pending.
+			r = f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, VCPU: 2}).Reservation
+			require.Equal(t, core.ReservationPending, r.State)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 64)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if cancel {
+					_, errs[i] = f.h.CancelReservation(f.ctx, tenantA, commands.CancelReservation{ReservationID: r.ID})
+				} else {
+					_, errs[i] = f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: r.ID})
+				}
+			}()
+		}
+		wg.Wait()
+		ok := 0
+		for _, err := range errs {
+			if err == nil {
+				ok++
+				continue
+			}
+			require.Equal(t, core.CodeConflict, core.CodeOf(err), "%v", err)
+		}
+		require.Equal(t, 1, ok)
+	}
+	// Both ended; the first booked one of the cancel round still holds.
+	q, err := f.d.Q.QuotaUsageGet(f.ctx, dbQuota("acme", "gpu"))
+	require.NoError(t, err)
+	require.Equal(t, int64(1), q.Used, "only the still-booked reservation holds quota")
+	f.requireInvariants(t)
+}

@@ -1,0 +1,91 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/core"
+)
+
+// Issue 13, item 3: ids with "/" (MIG instances, slots) travel in a path
+// percent-encoded, and the route must see the decoded id.
+func TestEscapedSlashInPathID(t *testing.T) {
+	t.Parallel()
+	f := setupFleet(t)
+	op := f.operator
+	f.ok(t, http.StatusOK, http.MethodPut, "/v1/gpus/GPU-n1-1/mode", op, `{"mode":"mig","mig":["3g.40gb","2g.20gb","1g.10gb"]}`, nil)
+
+	// The command sees the decoded atom id (and refuses it: quarantine is
+	// for whole GPUs); before the fix the route was not even found.
+	e := f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodPost, "/v1/devices/GPU-n1-1%2Fmig-0/quarantine", op, nil, nil)
+	require.Contains(t, e.Message, "GPU-n1-1/mig-0 is an atom of GPU GPU-n1-1")
+	e = f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodPost, "/v1/devices/GPU-n1-1%2fmig-0/unquarantine", op, nil, nil)
+	require.Contains(t, e.Message, "GPU-n1-1/mig-0 is an atom")
+	// An escape that is not a slash is decoded once, not twice.
+	var dev map[string]any
+	f.ok(t, http.StatusOK, http.MethodPost, "/v1/devices/GPU%2Dn1-0/quarantine", op, nil, nil).decode(t, &dev)
+	require.Equal(t, "GPU-n1-0", dev["id"])
+}
+
+// Item 5: field names match exactly, not case-insensitively.
+func TestBindIsCaseSensitive(t *testing.T) {
+	t.Parallel()
+	f := setupFleet(t)
+	for _, body := range []string{
+		`{"POOLID":"fra1-gpu","gpus":1,"start":"2030-01-01T00:00:00Z","end":"2030-01-02T00:00:00Z"}`,
+		`{"poolId":"fra1-gpu","GPUs":1,"start":"2030-01-01T00:00:00Z","end":"2030-01-02T00:00:00Z"}`,
+		`{"poolId":"fra1-gpu","gpus":1,"start":"2030-01-01T00:00:00Z","end":"2030-01-02T00:00:00Z","tolerations":[{"KEY":"a"}]}`,
+	} {
+		e := f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodPost, "/v1/reservations", f.member, body, nil)
+		require.Contains(t, e.Message, "unknown field", body)
+	}
+	e := f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodPost, "/v1/tokens", f.operator,
+		`{"tenant":"acme","identity":"ci","Role":"member"}`, nil)
+	require.Contains(t, e.Message, `"Role"`)
+}
+
+// Item 6: a non-JSON body is 415; a wrong method on a /v1 route is 405
+// with Allow.
+func TestUnsupportedMediaTypeAndMethodNotAllowed(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	req, err := http.NewRequest(http.MethodPost, s.url+"/v1/tokens", strings.NewReader(`{"tenant":"acme","identity":"a","role":"member"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "text/plain")
+	req.Header.Set("Authorization", "Bearer "+s.operator)
+	r := s.do(t, req)
+	require.Equal(t, http.StatusUnsupportedMediaType, r.status, "body: %s", r.body)
+	e := r.errorBody(t)
+	require.Equal(t, core.CodeUnsupportedMediaType, e.Code)
+	require.Contains(t, e.Message, "text/plain")
+
+	r = s.call(t, http.MethodDelete, "/v1/tokens", s.operator, nil)
+	require.Equal(t, http.StatusMethodNotAllowed, r.status, "body: %s", r.body)
+	require.Equal(t, core.CodeNotFound, r.errorBody(t).Code)
+	require.Equal(t, http.MethodPost, r.header.Get("Allow"))
+	r = s.call(t, http.MethodPut, "/v1/tokens/tok_x", s.operator, "{}")
+	require.Equal(t, http.StatusMethodNotAllowed, r.status, "body: %s", r.body)
+	require.Equal(t, "GET, DELETE", r.header.Get("Allow"))
+	// An unknown /v1 path is still 404, and without a token still 401.
+	r = s.call(t, http.MethodGet, "/v1/no-such-thing", s.operator, nil)
+	require.Equal(t, http.StatusNotFound, r.status)
+	r = s.call(t, http.MethodDelete, "/v1/tokens", "", nil)
+	require.Equal(t, http.StatusUnauthorized, r.status)
+}
+
+// Item 7: the webhook lists refuse a limit over their cap like every list.
+func TestWebhookListLimitIsCapped(t *testing.T) {
+	t.Parallel()
+	s := setup(t, webhookRoutes)
+	_, member := s.tokenFor(t, "acme", "alice", core.RoleMember)
+	r := s.call(t, http.MethodGet, "/v1/webhook-endpoints?limit=200", member, nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	for _, l := range []string{"201", "1000000", "99999999999"} {
+		r = s.call(t, http.MethodGet, "/v1/webhook-endpoints?limit="+l, member, nil)
+		require.Equal(t, http.StatusBadRequest, r.status, "limit=%s body: %s", l, r.body)
+		require.Equal(t, core.CodeInvalidArgument, r.errorBody(t).Code)
+	}
+}
