@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bettercompute/compute/core"
@@ -129,7 +130,8 @@ func classify(err error) (int, ErrorDetail) {
 	if errors.As(err, &he) {
 		return echoProtocolError(he)
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) ||
+		isQueryCanceled(err) {
 		// The caller went away or a deadline passed: not a bug, and
 		// retrying may succeed.
 		return http.StatusServiceUnavailable, ErrorDetail{Code: core.CodeUnavailable, Message: "request cancelled or timed out"}
@@ -177,6 +179,11 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 			}
 			return
 		}
+		if detail.Code == core.CodeUnavailable && res.Header().Get("Retry-After") == "" {
+			// A timeout, a cancelled or lost-race transaction, a database
+			// away: retrying shortly may succeed.
+			res.Header().Set("Retry-After", unavailableRetryAfter)
+		}
 		if status == http.StatusUnauthorized && res.Header().Get(echo.HeaderWWWAuthenticate) == "" {
 			// RFC 6750: a 401 names the scheme the client should use.
 			res.Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="compute"`)
@@ -210,4 +217,12 @@ func rateLimited(c echo.Context, wait time.Duration, format string, args ...any)
 	secs := max(int(math.Ceil(wait.Seconds())), 1)
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	return core.Errorf(core.CodeRateLimited, format, args...)
+}
+
+// isQueryCanceled reports a statement PostgreSQL cancelled (SQLSTATE 57014:
+// statement_timeout, lock_timeout's cousin, or a cancel request pgx sent
+// when the context ended) that reached here untranslated.
+func isQueryCanceled(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "57014"
 }

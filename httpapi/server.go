@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
@@ -55,6 +56,11 @@ type Deps struct {
 	// DefaultAuthFailureRate and DefaultAuthFailureBurst.
 	AuthFailureRate  float64
 	AuthFailureBurst int
+	// CommandTimeout is the deadline of a state-changing /v1 request
+	// (POST, PUT, PATCH, DELETE); past it the command's transaction is
+	// cancelled and the answer is 503 UNAVAILABLE with Retry-After. Zero
+	// means DefaultCommandTimeout.
+	CommandTimeout time.Duration
 }
 
 // Router is what a feature's Routes function receives to register its
@@ -89,6 +95,9 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 	}
 	if d.BodyLimit == "" {
 		d.BodyLimit = DefaultBodyLimit
+	}
+	if d.CommandTimeout <= 0 {
+		d.CommandTimeout = DefaultCommandTimeout
 	}
 	if d.Registry == nil {
 		d.Registry = prometheus.NewRegistry()
@@ -125,6 +134,7 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 		}),
 		middleware.BodyLimit(d.BodyLimit),
 		unescapeParams(),
+		commandDeadline(d.CommandTimeout),
 	)
 
 	gate := newAuthGate(d)

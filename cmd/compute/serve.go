@@ -146,7 +146,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 
 	e := httpapi.New(httpapi.Deps{
 		Pool: pool, Clock: clk, Auth: auth, Logger: logger, BodyLimit: cfg.BodyLimit,
-		ReadyChecks: []httpapi.ReadyCheck{frontierCheck(pool)},
+		CommandTimeout: cfg.CommandTimeout,
+		ReadyChecks:    []httpapi.ReadyCheck{frontierCheck(pool)},
 	}, apiRoutes(pool, svc, broker)...)
 	srv := apiServer(cfg, e, logger)
 	// Shutdown waits for handlers; open event streams end only when the

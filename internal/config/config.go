@@ -121,6 +121,11 @@ type Config struct {
 	StreamsPerToken   int           `envconfig:"STREAMS_PER_TOKEN" default:"8"`
 	StreamsPerTenant  int           `envconfig:"STREAMS_PER_TENANT" default:"64"`
 	StreamMaxLifetime time.Duration `envconfig:"STREAM_MAX_LIFETIME" default:"1h"`
+
+	// CommandTimeout is the deadline of one state-changing API request
+	// (POST, PUT, PATCH, DELETE under /v1) and so of its transaction;
+	// past it the answer is 503 UNAVAILABLE with Retry-After.
+	CommandTimeout time.Duration `envconfig:"COMMAND_TIMEOUT" default:"10s"`
 	// MetricsAddr is an internal listener serving /metrics, /readyz (with
 	// details) and /healthz without a token; bind it to a private address.
 	// Empty: none.
@@ -155,6 +160,7 @@ func Load() (Config, error) {
 		"HTTP_MAX_HEADER_BYTES": int64(c.HTTPMaxHeaderBytes), "HTTP_MAX_CONNS": int64(c.HTTPMaxConns),
 		"STREAMS_PER_TOKEN": int64(c.StreamsPerToken), "STREAMS_PER_TENANT": int64(c.StreamsPerTenant),
 		"STREAM_MAX_LIFETIME": int64(c.StreamMaxLifetime), "NODE_RESYNC_EVERY": int64(c.NodeResyncEvery),
+		"COMMAND_TIMEOUT": int64(c.CommandTimeout),
 	} {
 		if v <= 0 {
 			return Config{}, fmt.Errorf("configuration: %s_%s must be positive", Prefix, name)

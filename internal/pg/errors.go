@@ -21,6 +21,7 @@ const (
 	sqlstateInvalidTextRep       = "22P02"
 	sqlstateNumericOutOfRange    = "22003"
 	sqlstateNullByteInText       = "22021"
+	sqlstateQueryCanceled        = "57014"
 )
 
 // Translate is the one place where database errors become typed core errors:
@@ -38,7 +39,7 @@ func Translate(err error, what string) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return core.Wrap(core.CodeNotFound, err, what+" not found")
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) {
 		return core.Wrap(core.CodeUnavailable, err, "request cancelled or timed out")
 	}
 	var pgErr *pgconn.PgError
@@ -57,6 +58,10 @@ func Translate(err error, what string) error {
 			return core.Wrap(core.CodeInvalidArgument, err, what+" contains a NUL character")
 		case sqlstateSerializationFailure, sqlstateDeadlockDetected:
 			return core.Wrap(core.CodeUnavailable, err, "concurrent update, retry")
+		case sqlstateQueryCanceled:
+			// Cancelled on a deadline or a client that went away
+			// (pgx cancels on context end), or by statement_timeout.
+			return core.Wrap(core.CodeUnavailable, err, "request cancelled or timed out")
 		}
 		return err
 	}
