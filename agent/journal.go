@@ -364,79 +364,6 @@ func writeFileSynced(path string, b []byte, perm os.FileMode) error {
 	return dir.Sync()
 }
 
-// assign records an assignment unless one of its devices is held by
-// another allocation for an overlapping window: defense in depth behind
-// the database's exclusion constraint. It returns the refusal reason (it
-// starts with wire.RefusedPrefix), or "". Delivering an allocation again
-// is a success; a changed assignment of it (an extension) replaces the
-// one held, if it conflicts with no other.
-func (j *journal) assign(a wire.AssignPayload) (reason string, err error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	others := make([]string, 0, len(j.assigned))
-	for id := range j.assigned {
-		others = append(others, id)
-	}
-	slices.Sort(others) // the same refusal every time
-	for _, other := range others {
-		if other == a.AllocationID {
-			continue
-		}
-		held := j.assigned[other]
-		if !windowsOverlap(a.Start, a.End, held.Start, held.End) {
-			continue
-		}
-		for _, d := range a.Devices {
-			for _, h := range held.Devices {
-				if devicesConflict(d, h) {
-					return fmt.Sprintf("%sdevice %s is held by allocation %s for %s", wire.RefusedPrefix, d.ID, other,
-						windowString(held.Start, held.End)), nil
-				}
-			}
-		}
-	}
-	if cur, ok := j.assigned[a.AllocationID]; ok && sameAssignment(cur, a) {
-		return "", nil // a redelivery: already recorded
-	}
-	return "", j.appendLocked(journalRecord{JournalEntry: wire.JournalEntry{Kind: entryAssign,
-		AllocationID: a.AllocationID, DeviceIDs: deviceIDs(a.Devices)}, Assign: &a})
-}
-
-// unassign records that the allocation is no longer held (whether it was
-// or not: the generation moves on either way).
-func (j *journal) unassign(p wire.UnassignPayload) error {
-	return j.append(journalRecord{JournalEntry: wire.JournalEntry{Kind: entryUnassign, AllocationID: p.AllocationID},
-		Generation: p.Generation, Reason: p.Reason})
-}
-
-// assignment returns the assignment held for an allocation.
-func (j *journal) assignment(allocationID string) (wire.AssignPayload, bool) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	a, ok := j.assigned[allocationID]
-	return a, ok
-}
-
-// assignments returns every assignment held, by allocation id.
-func (j *journal) assignments() []wire.AssignPayload {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	out := make([]wire.AssignPayload, 0, len(j.assigned))
-	for _, a := range j.assigned {
-		out = append(out, a)
-	}
-	slices.SortFunc(out, func(a, b wire.AssignPayload) int { return cmp.Compare(a.AllocationID, b.AllocationID) })
-	return out
-}
-
-// observedGeneration is the highest generation of an accepted assign or
-// unassign.
-func (j *journal) observedGeneration() int64 {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.generation
-}
-
 // commandEntry returns the journal's last entry of command id.
 func (j *journal) commandEntry(id string) (journalRecord, bool) {
 	j.mu.Lock()
@@ -461,45 +388,6 @@ func (j *journal) replay() []wire.JournalEntry {
 	for i, r := range j.entries {
 		out[i] = r.JournalEntry
 		out[i].Output = ""
-	}
-	return out
-}
-
-// windowsOverlap reports whether [s1, e1) and [s2, e2) share an instant;
-// a zero bound is unbounded (assignments journaled without a window).
-func windowsOverlap(s1, e1, s2, e2 time.Time) bool {
-	return (e2.IsZero() || s1.Before(e2)) && (e1.IsZero() || s2.Before(e1))
-}
-
-// devicesConflict reports whether two atoms cannot be held by two
-// allocations at once: the same atom, or a whole GPU and anything on it.
-func devicesConflict(a, b wire.AssignedDevice) bool {
-	if a.ID == b.ID {
-		return true
-	}
-	return a.GPU != "" && a.GPU == b.GPU && (a.Kind == "gpu" || b.Kind == "gpu")
-}
-
-func windowString(start, end time.Time) string {
-	f := func(t time.Time, open string) string {
-		if t.IsZero() {
-			return open
-		}
-		return t.UTC().Format(time.RFC3339)
-	}
-	return "[" + f(start, "-∞") + ", " + f(end, "∞") + ")"
-}
-
-func sameAssignment(a, b wire.AssignPayload) bool {
-	return a.AllocationID == b.AllocationID && a.ReservationID == b.ReservationID && slices.Equal(a.Devices, b.Devices) &&
-		a.VCPU == b.VCPU && a.MemoryMB == b.MemoryMB && a.DiskGB == b.DiskGB && a.Start.Equal(b.Start) &&
-		a.End.Equal(b.End) && a.Generation == b.Generation
-}
-
-func deviceIDs(ds []wire.AssignedDevice) []string {
-	out := make([]string, len(ds))
-	for i, d := range ds {
-		out[i] = d.ID
 	}
 	return out
 }

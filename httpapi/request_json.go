@@ -1,0 +1,182 @@
+// Strict JSON decoding for Bind: unknown fields are refused with their
+// exact, case-sensitive name (encoding/json alone matches names without
+// regard to case), and decoding errors become messages that name the field.
+
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"reflect"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bettercompute/compute/core"
+)
+
+// decodeStrict is Bind's decoding of a non-empty body.
+func decodeStrict(c echo.Context, body []byte, v any) error {
+	ct := c.Request().Header.Get(echo.HeaderContentType)
+	if ct == "" {
+		return core.Errorf(core.CodeInvalidArgument, "Content-Type header is required: send application/json")
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || !(mt == echo.MIMEApplicationJSON || strings.HasSuffix(mt, "+json")) {
+		return core.Errorf(core.CodeUnsupportedMediaType, "content type %q is not supported: send application/json", ct)
+	}
+	if bytes.Equal(body, []byte("null")) {
+		return core.Errorf(core.CodeInvalidArgument, "request body must be a JSON object, not null")
+	}
+
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return bindError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return core.Errorf(core.CodeInvalidArgument, "request body has data after the JSON value")
+	}
+	// The body is valid JSON of the right shape; now hold its keys to the
+	// exact spelling of the tags.
+	return knownKeys(body, reflect.TypeOf(v))
+}
+
+var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// knownKeys refuses any object key in raw that is not, byte for byte, the
+// JSON name of a field of t, walking nested structs, slices and maps of
+// them. Types with their own UnmarshalJSON decide for themselves. raw has
+// already been decoded into t, so a shape mismatch cannot occur here and
+// anything that does not parse is left alone.
+func knownKeys(raw json.RawMessage, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil
+		}
+		fields := map[string]reflect.Type{}
+		jsonFields(t, fields)
+		for k, v := range obj {
+			ft, ok := fields[k]
+			if !ok {
+				return core.Errorf(core.CodeInvalidArgument, "unknown field %q", k)
+			}
+			if err := knownKeys(v, ft); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil
+		}
+		for _, it := range items {
+			if err := knownKeys(it, t.Elem()); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil
+		}
+		for _, v := range obj {
+			if err := knownKeys(v, t.Elem()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonFields adds the JSON names of t's fields to out, as encoding/json
+// names them: the tag's name, else the Go name; "-" and unexported fields
+// left out; untagged embedded structs promote their fields.
+func jsonFields(t reflect.Type, out map[string]reflect.Type) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				jsonFields(et, out)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+}
+
+var errBodyRequired = core.Errorf(core.CodeInvalidArgument, "request body is required")
+
+// bindError words a decoding error for the caller, naming the field where
+// encoding/json knows it.
+func bindError(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return core.Wrap(core.CodeInvalidArgument, err, fmt.Sprintf("malformed JSON at byte %d", syntax.Offset))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return core.Wrap(core.CodeInvalidArgument, err, "malformed JSON: unexpected end of body")
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return core.Wrap(core.CodeInvalidArgument, err,
+				fmt.Sprintf("request body must be a JSON %s, not %s", jsonKind(typ.Type), typ.Value))
+		}
+		return core.Wrap(core.CodeInvalidArgument, err,
+			fmt.Sprintf("field %q must be %s, not %s", typ.Field, jsonKind(typ.Type), typ.Value))
+	}
+	// encoding/json has no type for an unknown field; its message is
+	// `json: unknown field "name"`, which is already caller-safe.
+	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return core.Wrap(core.CodeInvalidArgument, err, "unknown field "+msg)
+	}
+	// What remains comes from a field's own UnmarshalJSON (a malformed
+	// time, say) and describes only the caller's input.
+	return core.Wrap(core.CodeInvalidArgument, err, "invalid request body: "+strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// jsonKind names a Go type the way a JSON client thinks of it.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "a " + t.Kind().String()
+}
