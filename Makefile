@@ -44,6 +44,10 @@ sqlc-diff: ## fail when generated code does not match sql/
 test: vet lint sqlc-diff ## everything CI runs: vet, lint, sqlc diff, go test -race on one private PostgreSQL
 	$(GO) run ./internal/tools/withpg -- $(GO) test -race -count=1 -timeout 12m $(PKGS)
 
+.PHONY: test-ui
+test-ui: ## browser tests of the console in a real Chromium (COMPUTE_UI_SCREENSHOTS=1 also rewrites docs/console/*.png)
+	$(GO) run ./internal/tools/withpg -- env COMPUTE_UI_TEST=1 $(GO) test -count=1 -timeout 10m -run Browser ./console/
+
 .PHONY: bench
 bench: ## run cmd/compute-bench: pgbench-relative benchmarks on a private durable PostgreSQL (ARGS=--quick: CI size, ~80 s); figures in docs/benchmarks.md
 	$(GO) run ./cmd/compute-bench $(ARGS)

@@ -17,8 +17,9 @@ type Joiner interface {
 	Join(ctx context.Context, nodeID string, inv Inventory) (token string, err error)
 }
 
-// HTTPJoiner joins through the API: POST /v1/nodes/{id}/join with an
-// operator token.
+// HTTPJoiner joins through the API: POST /v1/nodes/{id}/join with the
+// node's single-use join token (POST /v1/nodes/{id}/join-tokens), which can
+// join that one node and do nothing else.
 type HTTPJoiner struct {
 	ServerURL string
 	Token     string
@@ -28,7 +29,7 @@ type HTTPJoiner struct {
 // Join implements Joiner.
 func (h HTTPJoiner) Join(ctx context.Context, nodeID string, inv Inventory) (string, error) {
 	if h.ServerURL == "" || h.Token == "" {
-		return "", fmt.Errorf("no credential yet: a server URL and an operator join token are needed")
+		return "", fmt.Errorf("no credential yet: a server URL and a join token for this node are needed (--join-token-file)")
 	}
 	body, err := json.Marshal(inv)
 	if err != nil {

@@ -85,12 +85,25 @@ func (d *daemon) session(ctx context.Context, base string) error {
 			return err
 		}
 		if m.Type == wire.TypeCommand {
+			if !currentEpoch(m, welcome.SessionEpoch) {
+				// A zombie's send: the job was marked sent at another
+				// epoch. The control plane sends it again at this one.
+				d.log.Warn("refused a command from another session epoch", "command", m.CommandID,
+					"epoch", m.SessionEpoch, "session", welcome.SessionEpoch)
+				continue
+			}
 			if err := d.command(ctx, life, ws, m); err != nil {
 				return err
 			}
 		}
 	}
 }
+
+// currentEpoch reports whether m was sent at the session epoch this daemon
+// is in. Node jobs are marked sent, and committed, before the gateway
+// writes them: one that a zombie gateway (its session superseded after the
+// commit) still writes carries an older epoch, and is refused.
+func currentEpoch(m wire.Message, session int64) bool { return m.SessionEpoch == session }
 
 // sendInventory sends TypeInventory: the NodeState in its Payload.
 func (d *daemon) sendInventory(ctx context.Context, ws *websocket.Conn) error {

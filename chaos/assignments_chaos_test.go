@@ -57,7 +57,13 @@ func TestNoGPUServesTwoWorkloads(t *testing.T) {
 			r := f.book(n)
 			step = "book on " + n
 			if r.State != "booked" && r.State != "active" {
-				continue // the node is full: the reservation waits, pending
+				// The node is full: the reservation waits, pending, and
+				// holds quota; withdraw it so that quota never runs out.
+				// (A retry may have placed it meanwhile: then release it.)
+				if err := f.member.do(ctx, "POST", f.hub.URL()+"/v1/reservations/"+r.ID+"/cancel", uuid.NewString(), map[string]any{}, nil); err != nil {
+					f.must(f.member, "POST", "/v1/reservations/"+r.ID+"/release", uuid.NewString(), map[string]any{}, nil)
+				}
+				continue
 			}
 			live = append(live, r)
 			// Start a workload once the booking is active and assigned; a

@@ -65,7 +65,7 @@ func newServer(t *testing.T, name, dbURL, roles string, extraEnv ...string) *ser
 			"COMPUTE_POLL_INTERVAL=" + servicePoll, "COMPUTE_LOG_LEVEL=" + level, "COMPUTE_MAX_CONNS=10",
 			// The seeded fleets have no daemons (nodes that join, with
 			// an agent, are judged as always).
-			"COMPUTE_NODES_WITHOUT_DAEMONS=true",
+			"COMPUTE_NODES_WITHOUT_DAEMONS=true", "COMPUTE_RATE_LIMIT=0", // the load measures throughput on one token
 		}, extraEnv...),
 	}
 	t.Cleanup(func() {

@@ -2,7 +2,6 @@ package commands_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -109,11 +108,9 @@ func (d *daemon) dispatch() commands.DispatchReport {
 	gw, err := lease.Acquire(d.f.ctx, d.f.d.Q, "gateway:gw1", "gw1-process", lease.GatewayTTL) // renewed
 	require.NoError(d.t, err)
 	d.gw = gw
-	rep, err := d.f.h.DispatchNodeJobs(d.f.ctx, d.gw, d.node, d.epoch, func(_ context.Context, j commands.NodeJobToSend) error {
-		d.sent = append(d.sent, j)
-		return nil
-	})
+	rep, err := d.f.h.DispatchNodeJobs(d.f.ctx, d.gw, d.node, d.epoch)
 	require.NoError(d.t, err)
+	d.sent = append(d.sent, rep.ToSend...)
 	return rep
 }
 
@@ -572,7 +569,9 @@ func TestResyncNode(t *testing.T) {
 	d.report(d.sent[2].ID, "failed", "journal: input/output error", 0)
 
 	f.d.AdvanceSimClock(t, 2*time.Minute)
-	err = f.h.HandleNodeResync(f.ctx, workqueue.Item{Kind: commands.KindNodeResync, Key: "n1"})
+	shard, err := lease.Acquire(f.ctx, f.d.Q, workqueue.ShardLeaseName(workqueue.ShardOf("n1")), "worker", lease.TTL)
+	require.NoError(t, err)
+	err = f.h.HandleNodeResync(f.ctx, workqueue.Item{Kind: commands.KindNodeResync, Key: "n1", Lease: shard})
 	require.Equal(t, workqueue.Again(2*time.Minute), err, "and again after NodeResyncEvery")
 	jobs := f.assignmentJobs(t, "n1")
 	require.Len(t, jobs, 5)

@@ -45,6 +45,11 @@ func IsJoinToken(token string) bool { return strings.HasPrefix(token, joinTokenP
 // nodeID within ttl (0 means DefaultJoinTokenTTL; at most MaxJoinTokenTTL).
 // The node need not exist yet: joining registers it. A retired node cannot
 // join, so it gets no token.
+//
+// A join token authenticates one request only, POST /v1/nodes/{id}/join of
+// its node: it is not an API token (api_tokens), so every other route
+// refuses it as unknown. Like every token change, issuing, using and
+// revoking one append to authz_changes in the same transaction.
 func (h *Handlers) CreateJoinToken(ctx context.Context, actor core.Actor, nodeID string, ttl time.Duration) (JoinToken, error) {
 	if err := requireOperator(actor, "nodes.join-tokens.create"); err != nil {
 		return JoinToken{}, err
@@ -79,12 +84,54 @@ func (h *Handlers) CreateJoinToken(ctx context.Context, actor core.Actor, nodeID
 		}
 		out.ExpiresAt, err = q.NodeJoinTokenCreate(ctx, db.NodeJoinTokenCreateParams{ID: id, NodeID: nodeID,
 			TokenHash: hashSecret(token), TenantID: actor.Tenant, Identity: actor.Identity, TtlSeconds: ttl.Seconds()})
-		return pg.Translate(err, "join token")
+		if err != nil {
+			return pg.Translate(err, "join token")
+		}
+		return joinTokenChanged(ctx, q, id, tokenChangeCreated)
 	})
 	if err != nil {
 		return JoinToken{}, fmt.Errorf("create join token for node %s: %w", nodeID, err)
 	}
 	return out, nil
+}
+
+// RevokeJoinToken takes back a join token of nodeID (operator only) before
+// it is used: from the commit on it joins nothing, and authz_changes
+// records the revocation. Revoking a token already revoked, or already used
+// (it can do nothing more), changes nothing and succeeds, so a retried
+// DELETE is harmless; an unknown token, or one of another node, is
+// NOT_FOUND.
+func (h *Handlers) RevokeJoinToken(ctx context.Context, actor core.Actor, nodeID, tokenID string) error {
+	if err := requireOperator(actor, "nodes.join-tokens.revoke"); err != nil {
+		return err
+	}
+	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		rows, err := q.NodeJoinTokenRevoke(ctx, db.NodeJoinTokenRevokeParams{ID: tokenID, NodeID: nodeID})
+		if err != nil {
+			return pg.Translate(err, "join token")
+		}
+		if rows == 0 {
+			if _, err := q.NodeJoinTokenGet(ctx, db.NodeJoinTokenGetParams{ID: tokenID, NodeID: nodeID}); err != nil {
+				return pg.Translate(err, "join token "+tokenID)
+			}
+			return nil // used or revoked before
+		}
+		return joinTokenChanged(ctx, q, tokenID, tokenChangeRevoked)
+	})
+	if err != nil {
+		return fmt.Errorf("revoke join token %s of node %s: %w", tokenID, nodeID, err)
+	}
+	return nil
+}
+
+// joinTokenChanged appends a join token's change to authz_changes: created
+// when issued, revoked when revoked or used up.
+func joinTokenChanged(ctx context.Context, q *db.Queries, tokenID, change string) error {
+	if err := q.AuthzChangeAppend(ctx, db.AuthzChangeAppendParams{TokenID: tokenID, Change: change}); err != nil {
+		return pg.Translate(err, "authz change")
+	}
+	return nil
 }
 
 // CheckJoinToken reports whether a join token may join nodeID now, without

@@ -163,7 +163,11 @@ func (h *Handlers) createReservation(ctx context.Context, tx pgx.Tx, actor core.
 	}); err != nil {
 		return ReservationResult{}, pg.Translate(err, "reservation")
 	}
-	pos, err := emit(ctx, q, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r))
+	allocationID := ""
+	if where != nil {
+		allocationID = where.allocationID
+	}
+	pos, err := emit(ctx, q, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationID))
 	if err != nil {
 		return ReservationResult{}, err
 	}

@@ -22,37 +22,44 @@ import (
 // kind's name predates "node job" and is kept for items already queued).
 const KindNodeJobDispatch = "node.command.dispatch"
 
-// DispatchReport says what one dispatch did.
+// DispatchReport says what one dispatch did, and what the gateway must now
+// send.
 type DispatchReport struct {
 	Sent    []string // queued jobs sent (queued → sent)
 	Resent  []string // in-flight jobs sent again at this epoch
 	Failed  []string // in-flight, not retry-safe, and the daemon lost its journal
 	Waiting []string // queued until the daemon reports min_generation
+	// ToSend are the jobs of Sent and Resent, in the order queued, as the
+	// gateway puts them on the wire after the commit.
+	ToSend []NodeJobToSend
 }
 
 // NodeJobToSend is a node job as dispatch hands it to the gateway, which
 // puts it on the wire. AllocationID names the allocation whose security
 // domain (its user and its devices) the daemon runs the job in; it is
-// empty for an operator's fleet job.
+// empty for an operator's fleet job. SessionEpoch is the epoch the job was
+// marked sent at: the message carries it, and the daemon refuses a job
+// stamped with any epoch but its session's.
 type NodeJobToSend struct {
 	ID           string
 	Kind         string
 	Payload      json.RawMessage
 	AllocationID string
+	SessionEpoch int64
 }
 
 // lostMemoryReason is why an in-flight job that is not retry-safe fails
 // when its daemon comes back with another journal.
 const lostMemoryReason = "daemon lost its memory: it came back with a new journal while the command was in flight"
 
-// DispatchNodeJobs sends the node's open jobs to the daemon on its session
-// at epoch, through send, in one transaction that
+// DispatchNodeJobs marks the node's open jobs sent to the daemon on its
+// session at epoch, in one transaction that
 //
 //   - is fenced by the gateway's lease, and locks the session row at epoch
 //     FOR SHARE (LockForDispatch): a zombie gateway, whose session was
 //     superseded, gets ErrSessionSuperseded and marks nothing, and a
 //     supersede waits until this transaction ends;
-//   - sends a queued job only when min_generation <= the generation the
+//   - marks a queued job only when min_generation <= the generation the
 //     node has applied: every assign and unassign of a generation up to
 //     min_generation concluded (NodeAppliedGeneration; see assignments.go),
 //     and holds back an assign while an unassign queued before it is open,
@@ -61,16 +68,21 @@ const lostMemoryReason = "daemon lost its memory: it came back with a new journa
 //     assignment job and every reconcile wakes dispatch again, so nothing
 //     needs to poll;
 //   - fails an in-flight job sent to another journal unless it is
-//     retry-safe, and re-sends retry-safe ones and those sent at an older
-//     epoch of the same journal (the daemon answers a repeat from its
+//     retry-safe, and marks again retry-safe ones and those sent at an
+//     older epoch of the same journal (the daemon answers a repeat from its
 //     journal instead of running it twice).
 //
-// send is called inside the transaction, so a supersede cannot slip in
-// between marking and sending. If the send fails the transaction rolls
-// back and the jobs stay as they were; if the commit fails after a send,
-// the job is sent again later and the daemon deduplicates it.
-func (h *Handlers) DispatchNodeJobs(ctx context.Context, gw lease.Lease, nodeID string, epoch int64,
-	send func(context.Context, NodeJobToSend) error) (DispatchReport, error) {
+// It commits and returns what to send (DispatchReport.ToSend); it sends
+// nothing itself. Nothing external happens inside a transaction: a slow
+// daemon would keep it open, and an open transaction holds
+// pg_snapshot_xmin, and with it every outbox reader, back. The zombie
+// protection the lock gave the send is carried by the epoch instead: each
+// job goes out stamped with the epoch it was marked at, and the daemon
+// refuses any epoch but its current session's. Delivery stays at least
+// once: a job marked sent whose send then fails is sent again at the
+// daemon's next session (a new epoch), which the gateway forces by ending
+// the session whose write failed.
+func (h *Handlers) DispatchNodeJobs(ctx context.Context, gw lease.Lease, nodeID string, epoch int64) (DispatchReport, error) {
 	var rep DispatchReport
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		rep = DispatchReport{}
@@ -96,7 +108,7 @@ func (h *Handlers) DispatchNodeJobs(ctx context.Context, gw lease.Lease, nodeID 
 		}
 		held := heldAllocations(open)
 		for _, c := range open {
-			if err := dispatchOne(ctx, q, c, epoch, journal, generation, held, send, &rep); err != nil {
+			if err := dispatchOne(ctx, q, c, epoch, journal, generation, held, &rep); err != nil {
 				return err
 			}
 		}
@@ -131,7 +143,7 @@ func heldAllocations(open []db.NodeCommand) map[string]bool {
 }
 
 func dispatchOne(ctx context.Context, q *db.Queries, c db.NodeCommand, epoch int64, journal string, generation int64,
-	held map[string]bool, send func(context.Context, NodeJobToSend) error, rep *DispatchReport) error {
+	held map[string]bool, rep *DispatchReport) error {
 	state := core.State(c.State)
 	if state == core.CommandQueued {
 		// A job of an allocation whose assign waits waits too: the daemon
@@ -144,7 +156,8 @@ func dispatchOne(ctx context.Context, q *db.Queries, c db.NodeCommand, epoch int
 			return err
 		}
 		rep.Sent = append(rep.Sent, c.ID)
-		return send(ctx, nodeJobToSend(c))
+		rep.ToSend = append(rep.ToSend, nodeJobToSend(c, epoch))
+		return nil
 	}
 	sentTo := ""
 	if c.JournalID != nil {
@@ -162,7 +175,8 @@ func dispatchOne(ctx context.Context, q *db.Queries, c db.NodeCommand, epoch int
 			return err
 		}
 		rep.Resent = append(rep.Resent, c.ID)
-		return send(ctx, nodeJobToSend(c))
+		rep.ToSend = append(rep.ToSend, nodeJobToSend(c, epoch))
+		return nil
 	}
 	return nil // already sent on this session
 }
@@ -193,8 +207,8 @@ func markSent(ctx context.Context, q *db.Queries, c db.NodeCommand, to core.Stat
 	return c, emitNodeJob(ctx, q, core.CommandSent, c, map[string]any{"sessionEpoch": epoch, "journalId": journal})
 }
 
-func nodeJobToSend(c db.NodeCommand) NodeJobToSend {
-	j := NodeJobToSend{ID: c.ID, Kind: c.Kind, Payload: c.Payload}
+func nodeJobToSend(c db.NodeCommand, epoch int64) NodeJobToSend {
+	j := NodeJobToSend{ID: c.ID, Kind: c.Kind, Payload: c.Payload, SessionEpoch: epoch}
 	if c.AllocationID != nil {
 		j.AllocationID = *c.AllocationID
 	}
@@ -202,7 +216,8 @@ func nodeJobToSend(c db.NodeCommand) NodeJobToSend {
 }
 
 // LockForDispatch locks the node's session row at epoch inside tx, the
-// transaction that marks something as sent to the daemon. It fails with
+// transaction that marks something as sent to the daemon (the send itself
+// comes after the commit). It fails with
 // ErrSessionSuperseded when the epoch is no longer the node's current
 // connected session, and otherwise returns the session's journal id.
 func LockForDispatch(ctx context.Context, tx pgx.Tx, nodeID string, epoch int64) (string, error) {

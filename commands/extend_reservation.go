@@ -106,7 +106,7 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 		return ReservationResult{}, err
 	}
 	r.End, r.Version = cmd.NewEnd.UTC(), row.Version+1
-	pos, err := emit(ctx, q, core.EventReservationExtended, r.Tenant, core.ReservationSubject(r.ID), reservationEvent(r))
+	pos, err := emit(ctx, q, core.EventReservationExtended, r.Tenant, core.ReservationSubject(r.ID), reservationEvent(r, allocationOf(allocs)))
 	if err != nil {
 		return ReservationResult{}, err
 	}

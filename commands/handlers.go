@@ -117,7 +117,7 @@ func requireOperator(actor core.Actor, what string) error {
 
 // emit appends one event for a committed transition. data must carry the
 // aggregate's new "version": the invariant checker counts on it.
-func emit(ctx context.Context, q *db.Queries, typ, tenant, subject string, data map[string]any) (outbox.Position, error) {
+func emit(ctx context.Context, q *db.Queries, typ, tenant, subject string, data any) (outbox.Position, error) {
 	ev, err := core.NewEvent(typ, tenant, subject, data)
 	if err != nil {
 		return outbox.Position{}, err

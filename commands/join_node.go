@@ -28,8 +28,8 @@ func (h *Handlers) JoinNode(ctx context.Context, actor core.Actor, nodeID string
 
 // JoinNodeWithToken is JoinNode authorised by a single-use join token
 // (bcj_…) issued for nodeID. The token is consumed in the join's
-// transaction: a second use, an expired token and a token for another node
-// are all UNAUTHENTICATED, alike.
+// transaction: a second use, an expired or revoked token and a token for
+// another node are all UNAUTHENTICATED, alike.
 func (h *Handlers) JoinNodeWithToken(ctx context.Context, joinToken, nodeID string) (NodeCredential, error) {
 	if joinToken == "" {
 		return NodeCredential{}, errInvalidJoinToken
@@ -79,13 +79,18 @@ func (h *Handlers) joinNode(ctx context.Context, nodeID, joinToken string) (Node
 		if joinToken != "" {
 			// A concurrent join with the same token waited for this one
 			// at the node lock; whichever comes second consumes nothing.
-			rows, err := q.NodeJoinTokenConsume(ctx, db.NodeJoinTokenConsumeParams{CredentialID: cred.ID,
+			// A revocation committed meanwhile wins the same way. Used up,
+			// the token is revoked for authz_changes' readers.
+			used, err := q.NodeJoinTokenConsume(ctx, db.NodeJoinTokenConsumeParams{CredentialID: cred.ID,
 				TokenHash: hashSecret(joinToken), NodeID: nodeID})
+			if errors.Is(err, pgx.ErrNoRows) {
+				return errInvalidJoinToken
+			}
 			if err != nil {
 				return pg.Translate(err, "join token")
 			}
-			if rows == 0 {
-				return errInvalidJoinToken
+			if err := joinTokenChanged(ctx, q, used, tokenChangeRevoked); err != nil {
+				return err
 			}
 		}
 		superseded, err := q.NodeCredentialSupersede(ctx, db.NodeCredentialSupersedeParams{

@@ -143,8 +143,17 @@ func (h *Handlers) ReconcileNodeAssignments(ctx context.Context, nodeID string, 
 // It then raises the current session's observed generation to what the
 // node has applied. It reports done for a retired node.
 func (h *Handlers) ResyncNode(ctx context.Context, nodeID string) (res AssignmentReconcile, done bool, err error) {
+	return h.resyncNode(ctx, nodeID, nil)
+}
+
+// resyncNode is ResyncNode with its transaction fenced by fence (nil: not
+// fenced), so a worker whose shard lease was taken over cannot requeue jobs.
+func (h *Handlers) resyncNode(ctx context.Context, nodeID string, fence func(pgx.Tx) error) (res AssignmentReconcile, done bool, err error) {
 	err = pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		res, done = AssignmentReconcile{}, false
+		if err := fenced(tx, fence); err != nil {
+			return err
+		}
 		q := db.New(tx)
 		n, err := q.NodeGet(ctx, nodeID)
 		if err != nil {
@@ -225,7 +234,7 @@ func (h *Handlers) ResyncNode(ctx context.Context, nodeID string) (res Assignmen
 // HandleNodeResync is the KindNodeResync work-queue handler: it resyncs the
 // node and runs again after NodeResyncEvery, until the node is retired.
 func (h *Handlers) HandleNodeResync(ctx context.Context, it workqueue.Item) error {
-	_, done, err := h.ResyncNode(ctx, it.Key)
+	_, done, err := h.resyncNode(ctx, it.Key, fenceOf(ctx, it))
 	if err != nil || done {
 		return err
 	}

@@ -17,14 +17,55 @@ import (
 // system is the actor reconcilers act as: it sees every tenant.
 var system = core.Actor{Identity: "system:reconciler", Role: core.RoleOperator}
 
+// fenceOf is the fence of a work item's transactions: the first statement
+// of each locks the item's shard lease at the epoch it was claimed under
+// (lease.Lease.Fence), so a worker whose shard was taken over cannot write.
+func fenceOf(ctx context.Context, it workqueue.Item) func(pgx.Tx) error {
+	return func(tx pgx.Tx) error { return it.Lease.Fence(ctx, tx) }
+}
+
+// fenced runs fence (when set) as the first statement of tx.
+func fenced(tx pgx.Tx, fence func(pgx.Tx) error) error {
+	if fence == nil {
+		return nil
+	}
+	return fence(tx)
+}
+
+// HandleReservationPlace is the KindReservationPlace work-queue handler:
+// RetryPending fenced by the item's shard lease.
+func (h *Handlers) HandleReservationPlace(ctx context.Context, it workqueue.Item) error {
+	return h.retryPending(ctx, it.Key, fenceOf(ctx, it))
+}
+
+// HandleReservationActivate is the KindReservationActivate work-queue
+// handler: ActivateReservation fenced by the item's shard lease.
+func (h *Handlers) HandleReservationActivate(ctx context.Context, it workqueue.Item) error {
+	return h.timedTransition(ctx, it.Key, fenceOf(ctx, it), decideActivation)
+}
+
+// HandleReservationExpire is the KindReservationExpire work-queue handler:
+// ExpireReservation fenced by the item's shard lease.
+func (h *Handlers) HandleReservationExpire(ctx context.Context, it workqueue.Item) error {
+	return h.timedTransition(ctx, it.Key, fenceOf(ctx, it), decideExpiry)
+}
+
 // RetryPending is the reservation.place reconciler: it tries to place a
 // pending reservation again. It returns nil when there is nothing left to do
 // (booked, or no longer pending), and workqueue.Again(30 s) when it is still
 // unschedulable, after refreshing the Unschedulable condition's reasons.
+// Unfenced: workers run it as HandleReservationPlace.
 func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error {
+	return h.retryPending(ctx, reservationID, nil)
+}
+
+func (h *Handlers) retryPending(ctx context.Context, reservationID string, fence func(pgx.Tx) error) error {
 	stillPending := false
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		stillPending = false
+		if err := fenced(tx, fence); err != nil {
+			return err
+		}
 		q := db.New(tx)
 		row, err := loadReservation(ctx, q, system, reservationID)
 		if err != nil {
@@ -95,7 +136,7 @@ func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error
 				return err
 			}
 		}
-		if _, err := emit(ctx, q, core.EventReservationBooked, r.Tenant, core.ReservationSubject(r.ID), reservationEvent(r)); err != nil {
+		if _, err := emit(ctx, q, core.EventReservationBooked, r.Tenant, core.ReservationSubject(r.ID), reservationEvent(r, where.allocationID)); err != nil {
 			return err
 		}
 		if err := scheduleBooked(ctx, q, r.ID, now, start, r.End); err != nil {
@@ -115,43 +156,53 @@ func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error
 
 // ActivateReservation is the reservation.activate reconciler: a booked
 // reservation whose start has passed (per compute_now()) becomes active. An
-// early run asks to run again at the start.
+// early run asks to run again at the start. Unfenced: workers run it as
+// HandleReservationActivate.
 func (h *Handlers) ActivateReservation(ctx context.Context, reservationID string) error {
-	return h.timedTransition(ctx, reservationID, func(row db.ReservationGetRow, past db.ReservationIsPastEndRow) (core.State, string, time.Time) {
-		switch {
-		case core.State(row.State) != core.ReservationBooked:
-			return "", "", time.Time{}
-		case !past.PastStart:
-			return "", "", row.StartTs
-		}
-		return core.ReservationActive, core.EventReservationActivated, time.Time{}
-	})
+	return h.timedTransition(ctx, reservationID, nil, decideActivation)
+}
+
+func decideActivation(row db.ReservationGetRow, past db.ReservationIsPastEndRow) (core.State, string, time.Time) {
+	switch {
+	case core.State(row.State) != core.ReservationBooked:
+		return "", "", time.Time{}
+	case !past.PastStart:
+		return "", "", row.StartTs
+	}
+	return core.ReservationActive, core.EventReservationActivated, time.Time{}
 }
 
 // ExpireReservation is the reservation.expire reconciler: a reservation
 // whose end has passed (per compute_now()) becomes expired, refunding its
 // quota and freeing its capacity. An early run (the end was extended) asks
-// to run again at the end.
+// to run again at the end. Unfenced: workers run it as
+// HandleReservationExpire.
 func (h *Handlers) ExpireReservation(ctx context.Context, reservationID string) error {
-	return h.timedTransition(ctx, reservationID, func(row db.ReservationGetRow, past db.ReservationIsPastEndRow) (core.State, string, time.Time) {
-		switch {
-		case !core.ReservationHoldsQuota(core.State(row.State)):
-			return "", "", time.Time{}
-		case !past.PastEnd:
-			return "", "", row.EndTs
-		}
-		return core.ReservationExpired, core.EventReservationExpired, time.Time{}
-	})
+	return h.timedTransition(ctx, reservationID, nil, decideExpiry)
+}
+
+func decideExpiry(row db.ReservationGetRow, past db.ReservationIsPastEndRow) (core.State, string, time.Time) {
+	switch {
+	case !core.ReservationHoldsQuota(core.State(row.State)):
+		return "", "", time.Time{}
+	case !past.PastEnd:
+		return "", "", row.EndTs
+	}
+	return core.ReservationExpired, core.EventReservationExpired, time.Time{}
 }
 
 // timedTransition applies the transition decide returns for a reservation
 // as of compute_now(): a state and event, nothing (""), or a time to run
-// again at, returned as workqueue.Again.
-func (h *Handlers) timedTransition(ctx context.Context, id string,
+// again at, returned as workqueue.Again. fence, when set, is the first
+// statement of its transaction.
+func (h *Handlers) timedTransition(ctx context.Context, id string, fence func(pgx.Tx) error,
 	decide func(row db.ReservationGetRow, past db.ReservationIsPastEndRow) (core.State, string, time.Time)) error {
 	var again time.Duration
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		again = 0
+		if err := fenced(tx, fence); err != nil {
+			return err
+		}
 		q := db.New(tx)
 		row, err := loadReservation(ctx, q, system, id)
 		if err != nil {
@@ -194,7 +245,7 @@ func (h *Handlers) timedTransition(ctx context.Context, id string,
 		if err := zeroRowsConflict(n, err, "reservation "+id); err != nil {
 			return err
 		}
-		_, err = emit(ctx, q, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r))
+		_, err = emit(ctx, q, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationOf(allocs)))
 		return err
 	})
 	if err != nil {

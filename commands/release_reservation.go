@@ -119,7 +119,7 @@ func endReservationWith(ctx context.Context, q *db.Queries, actor core.Actor, id
 	if err := freeCapacity(ctx, q, id, r.Spec); err != nil {
 		return ReservationResult{}, err
 	}
-	pos, err := emit(ctx, q, end.event, r.Tenant, core.ReservationSubject(id), reservationEvent(r))
+	pos, err := emit(ctx, q, end.event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationOf(allocs)))
 	if err != nil {
 		return ReservationResult{}, err
 	}

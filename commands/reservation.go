@@ -170,13 +170,20 @@ func scheduleBooked(ctx context.Context, q *db.Queries, id string, now, start, e
 }
 
 // reservationEvent is the data of every reservation event: enough for a
-// read model to be rebuilt from the log alone.
-func reservationEvent(r core.Reservation) map[string]any {
-	return map[string]any{
-		"id": r.ID, "tenant": r.Tenant, "state": r.State, "poolId": r.PoolID, "siteId": r.SiteID,
-		"start": r.Start, "end": r.End, "nodeId": r.NodeID, "deviceIds": r.DeviceIDs,
-		"tolerations": r.Spec.Tolerations, "conditions": r.Conditions, "version": r.Version,
+// read model to be rebuilt from the log alone, billing included (the
+// allocation id and the scalars reserved). allocationID is the
+// reservation's allocation, "" while it holds none.
+func reservationEvent(r core.Reservation, allocationID string) core.ReservationEventData {
+	return core.NewReservationEventData(r, allocationID)
+}
+
+// allocationOf is the id of the allocation among a reservation's live
+// allocations (a reservation has at most one), "" when there is none.
+func allocationOf(allocs []db.AllocationListLiveRow) string {
+	if len(allocs) == 0 {
+		return ""
 	}
+	return allocs[0].ID
 }
 
 func unschedulable(reasons []string) []core.Condition {

@@ -35,10 +35,20 @@ type LivenessSweepResult struct {
 //  3. applies every unreachable or lost transition that is due.
 //
 // Per-node KindNodeLiveness items make transitions happen on time between
-// sweeps; the sweep is the level-triggered backstop.
+// sweeps; the sweep is the level-triggered backstop. Unfenced: workers run
+// it as HandleNodeLivenessSweep.
 func (h *Handlers) SweepNodeLiveness(ctx context.Context) (LivenessSweepResult, error) {
+	return h.sweepNodeLiveness(ctx, nil)
+}
+
+// sweepNodeLiveness is SweepNodeLiveness with fence, when set, as the
+// first statement of each of its transactions.
+func (h *Handlers) sweepNodeLiveness(ctx context.Context, fence func(pgx.Tx) error) (LivenessSweepResult, error) {
 	var res LivenessSweepResult
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		if err := fenced(tx, fence); err != nil {
+			return err
+		}
 		q := db.New(tx)
 		gap, err := q.NodeLivenessHeartbeat(ctx)
 		if err != nil {
@@ -63,7 +73,7 @@ func (h *Handlers) SweepNodeLiveness(ctx context.Context) (LivenessSweepResult, 
 		return res, fmt.Errorf("liveness sweep: lost gateways: %w", err)
 	}
 	for _, l := range lost {
-		if err := h.markGatewayLost(ctx, l.NodeID, l.SessionEpoch, l.LostAt, res.Outage); err != nil {
+		if err := h.markGatewayLost(ctx, l.NodeID, l.SessionEpoch, l.LostAt, res.Outage, fence); err != nil {
 			return res, fmt.Errorf("liveness sweep: %w", err)
 		}
 		res.GatewayLost = append(res.GatewayLost, l.NodeID)
@@ -75,7 +85,7 @@ func (h *Handlers) SweepNodeLiveness(ctx context.Context) (LivenessSweepResult, 
 		return res, fmt.Errorf("liveness sweep: due nodes: %w", err)
 	}
 	for _, id := range due {
-		changed, _, err := h.reconcileLiveness(ctx, id, nil)
+		changed, _, err := h.reconcileLiveness(ctx, id, fence)
 		if err != nil {
 			return res, fmt.Errorf("liveness sweep: %w", err)
 		}
@@ -86,9 +96,12 @@ func (h *Handlers) SweepNodeLiveness(ctx context.Context) (LivenessSweepResult, 
 	return res, nil
 }
 
-// HandleNodeLivenessSweep is the KindNodeLivenessSweep work-queue handler.
-func (h *Handlers) HandleNodeLivenessSweep(ctx context.Context, _ workqueue.Item) error {
-	if _, err := h.SweepNodeLiveness(ctx); err != nil {
+// HandleNodeLivenessSweep is the KindNodeLivenessSweep work-queue handler:
+// the sweep, every transaction of it fenced by the item's shard lease, so
+// that a worker that lost the shard neither moves the heartbeat nor judges
+// a node.
+func (h *Handlers) HandleNodeLivenessSweep(ctx context.Context, it workqueue.Item) error {
+	if _, err := h.sweepNodeLiveness(ctx, fenceOf(ctx, it)); err != nil {
 		return err
 	}
 	return workqueue.Again(LivenessSweepEvery)
@@ -101,13 +114,18 @@ func (h *Handlers) EnsureNodeLivenessSweep(ctx context.Context) error {
 }
 
 // markGatewayLost ends a session whose gateway lost its lease at lostAt,
-// with the gateway-lost grace (or the outage grace after an outage).
-func (h *Handlers) markGatewayLost(ctx context.Context, nodeID string, epoch int64, lostAt time.Time, outage bool) error {
+// with the gateway-lost grace (or the outage grace after an outage),
+// fenced by fence when set.
+func (h *Handlers) markGatewayLost(ctx context.Context, nodeID string, epoch int64, lostAt time.Time, outage bool,
+	fence func(pgx.Tx) error) error {
 	grace, reason, wait := "gateway-lost", "gateway-lost", NoSessionAfter+GatewayLostGrace
 	if outage {
 		grace, wait = "outage", NoSessionAfter+OutageGrace
 	}
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		if err := fenced(tx, fence); err != nil {
+			return err
+		}
 		q := db.New(tx)
 		n, err := q.NodeLivenessLock(ctx, nodeID)
 		if err != nil {

@@ -16,8 +16,11 @@ type EventSpec struct {
 	// events real commands write against it).
 	Payload reflect.Type
 	// TenantScoped events carry the tenant id of the object they are about
-	// and reach that tenant's readers; the others are fleet-wide and reach
-	// operators only.
+	// in the envelope's tenantId and reach that tenant's readers. The others
+	// are fleet-wide (sites, pools, nodes, GPUs and devices, node
+	// credentials and assignments): their envelope's tenantId is null, as
+	// the spec's envelope {id, type, tenantId, subject, data, time} always
+	// has the field, and they reach operators only.
 	TenantScoped bool
 	// Summary says in one line when the event is written.
 	Summary string
@@ -26,6 +29,7 @@ type EventSpec struct {
 var (
 	nodeCommandPayload = reflect.TypeFor[NodeCommand]()
 	instancePayload    = reflect.TypeFor[Instance]()
+	reservationPayload = reflect.TypeFor[ReservationEventData]()
 
 	webhookEndpointPayload          = reflect.TypeFor[WebhookEndpointEventData]()
 	webhookEndpointRecoveredPayload = reflect.TypeFor[WebhookEndpointRecoveredEventData]()
@@ -53,14 +57,14 @@ var eventCatalog = []EventSpec{
 
 	{Type: EventQuotaSet, TenantScoped: true, Summary: "A tenant's quota for one resource was set."},
 
-	{Type: EventReservationPending, TenantScoped: true, Summary: "A reservation waits for capacity."},
-	{Type: EventReservationBooked, TenantScoped: true, Summary: "A reservation was placed on a node."},
-	{Type: EventReservationActivated, TenantScoped: true, Summary: "A booked reservation reached its start."},
-	{Type: EventReservationExtended, TenantScoped: true, Summary: "A reservation's end moved later."},
-	{Type: EventReservationReleased, TenantScoped: true, Summary: "A reservation was released early."},
-	{Type: EventReservationCancelled, TenantScoped: true, Summary: "A reservation was cancelled before it started."},
-	{Type: EventReservationExpired, TenantScoped: true, Summary: "A reservation reached its end."},
-	{Type: EventReservationFailed, TenantScoped: true,
+	{Type: EventReservationPending, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation waits for capacity."},
+	{Type: EventReservationBooked, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation was placed on a node."},
+	{Type: EventReservationActivated, Payload: reservationPayload, TenantScoped: true, Summary: "A booked reservation reached its start."},
+	{Type: EventReservationExtended, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation's end moved later."},
+	{Type: EventReservationReleased, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation was released early."},
+	{Type: EventReservationCancelled, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation was cancelled before it started."},
+	{Type: EventReservationExpired, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation reached its end."},
+	{Type: EventReservationFailed, Payload: reservationPayload, TenantScoped: true,
 		Summary: "A booked or active reservation failed: its node's daemon refused or rejected its assignment."},
 
 	{Type: EventNodeConnected, Summary: "A node's daemon opened a session while the node was not connected."},

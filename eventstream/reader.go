@@ -99,8 +99,10 @@ func (r *Reader) read(ctx context.Context, scope Scope, after outbox.Position, l
 // followed it as well. It is conservative: a client whose cursor is exactly
 // the last pruned event is told to re-list although it missed nothing. The
 // zero cursor (no cursor) means "from the oldest retained event" and never
-// expires. With retention forever (the default) nothing is pruned and no
-// real cursor expires.
+// expires. The pruner (commands.Pruner, COMPUTE_EVENT_RETENTION) deletes
+// only such prefixes, and always keeps the newest visible event, so a
+// cursor that has caught up never expires; with a retention of 0 nothing
+// is pruned and no real cursor expires.
 func (r *Reader) CheckCursor(ctx context.Context, after outbox.Position) error {
 	if after.IsZero() {
 		return nil

@@ -9,7 +9,10 @@
 // command in package commands, which the gateway calls. PostgreSQL is the
 // truth; the gateway's sessions are a cache of node_sessions, whose session
 // epoch fences every routing and liveness write, so a gateway that lost a
-// session to a newer one changes nothing.
+// session to a newer one changes nothing. Node jobs are marked sent and
+// committed before they are written to the daemon, stamped with that epoch,
+// which the daemon checks: nothing is written to a daemon inside a
+// database transaction.
 package gateway
 
 // GatewayLeaseName is the lease a gateway holds while it serves sessions.

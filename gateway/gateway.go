@@ -42,6 +42,14 @@ type Gateway struct {
 	// OnMessage, when set, sees every message a daemon sends after its
 	// hello (journal replays, assignment results).
 	OnMessage func(nodeID string, epoch int64, m wire.Message)
+	// Tick makes the tickers Run's loops wait on; nil means a
+	// time.Ticker. Tests hand in ticks they send after moving the
+	// simulated clock.
+	Tick func(every time.Duration) (ticks <-chan time.Time, stop func())
+
+	// beforeWrite, when set (tests only, see export_test.go), runs before
+	// every write to a daemon; an error from it fails the write unmade.
+	beforeWrite func(ctx context.Context, nodeID string, m wire.Message) error
 
 	mu       sync.Mutex
 	lease    lease.Lease
@@ -54,6 +62,10 @@ type gatewaySession struct {
 	nodeID string
 	epoch  int64
 	ws     *websocket.Conn
+
+	// dispatching is held from a dispatch's commit until its last send, so
+	// that the session's jobs leave in the order they were marked.
+	dispatching sync.Mutex
 
 	mu        sync.Mutex
 	lastHeard time.Time
@@ -136,27 +148,48 @@ func (g *Gateway) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Run renews the lease and flushes liveness every lease.RenewEvery until
-// ctx ends. It does not release the lease on the way out: the sessions'
-// nodes become disconnected when it lapses, with the gateway grace.
+// Run holds the gateway's lease until ctx ends, on three loops that never
+// wait for one another: the lease is renewed every lease.RenewEvery,
+// liveness is flushed as often, and node jobs are dispatched every
+// DispatchEvery (Gateway.DispatchPending). A daemon that reads slowly can
+// hold up only the dispatch loop, and only its own sends (each write has
+// the deadline sendTimeout); it can never cost the gateway its lease,
+// which would end every session here.
+//
+// Run does not release the lease on the way out: the sessions' nodes
+// become disconnected when it lapses, with the gateway grace.
 func (g *Gateway) Run(ctx context.Context) {
-	t := time.NewTicker(lease.RenewEvery)
-	defer t.Stop()
+	var wg sync.WaitGroup
+	wg.Go(func() { g.every(ctx, lease.RenewEvery, "gateway lease", g.Renew) })
+	wg.Go(func() { g.every(ctx, lease.RenewEvery, "gateway liveness flush", g.Flush) })
+	wg.Go(func() { g.every(ctx, DispatchEvery, "gateway node job dispatch", g.DispatchPending) })
+	wg.Wait()
+	g.Abandon()
+}
+
+// every runs fn now and then at each tick until ctx ends. A run that
+// overruns its period skips the ticks it missed, as a time.Ticker does.
+func (g *Gateway) every(ctx context.Context, period time.Duration, what string, fn func(context.Context) error) {
+	tick, stop := g.ticker(period)
+	defer stop()
 	for {
-		if err := g.Renew(ctx); err != nil && ctx.Err() == nil {
-			g.logger().Warn("gateway lease", "gateway", g.ID, "err", err)
-		} else if err := g.Flush(ctx); err != nil && ctx.Err() == nil {
-			g.logger().Warn("gateway liveness flush", "gateway", g.ID, "err", err)
-		} else if err := g.DispatchPending(ctx); err != nil && ctx.Err() == nil {
-			g.logger().Warn("gateway node job dispatch", "gateway", g.ID, "err", err)
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			g.logger().Warn(what, "gateway", g.ID, "err", err)
 		}
 		select {
 		case <-ctx.Done():
-			g.Abandon()
 			return
-		case <-t.C:
+		case <-tick:
 		}
 	}
+}
+
+func (g *Gateway) ticker(every time.Duration) (<-chan time.Time, func()) {
+	if g.Tick != nil {
+		return g.Tick(every)
+	}
+	t := time.NewTicker(every)
+	return t.C, t.Stop
 }
 
 // Sessions lists the nodes with a session here and their epochs.
@@ -170,7 +203,8 @@ func (g *Gateway) Sessions() map[string]int64 {
 	return out
 }
 
-// Send writes m to the node's daemon on its current session here.
+// Send writes m to the node's daemon on its current session here, stamped
+// with the session's epoch (the daemon refuses any other).
 func (g *Gateway) Send(ctx context.Context, nodeID string, m wire.Message) error {
 	g.mu.Lock()
 	s := g.sessions[nodeID]
@@ -178,7 +212,8 @@ func (g *Gateway) Send(ctx context.Context, nodeID string, m wire.Message) error
 	if s == nil {
 		return fmt.Errorf("gateway %s: no session for node %s", g.ID, nodeID)
 	}
-	return writeJSON(ctx, s.ws, m)
+	m.SessionEpoch = s.epoch
+	return g.write(ctx, s, m)
 }
 
 // Abandon stops serving the way a crash does: every connection is dropped
@@ -208,7 +243,7 @@ func (g *Gateway) dropAll(code websocket.StatusCode, why string) {
 	g.sessions = map[string]*gatewaySession{}
 	g.mu.Unlock()
 	for _, s := range all {
-		_ = s.ws.Close(code, why)
+		s.close(code, why)
 	}
 }
 
@@ -223,7 +258,7 @@ func (g *Gateway) drop(nodeID string, epoch int64, code websocket.StatusCode, wh
 	}
 	delete(g.sessions, nodeID)
 	g.mu.Unlock()
-	_ = s.ws.Close(code, why)
+	s.close(code, why)
 	return true
 }
 
@@ -236,6 +271,14 @@ func (g *Gateway) end(ctx context.Context, s *gatewaySession, ago time.Duration,
 	if err := g.Commands.CloseNodeSession(ctx, s.nodeID, s.epoch, ago); err != nil && !errors.Is(err, commands.ErrSessionSuperseded) {
 		g.logger().Warn("close session", "gateway", g.ID, "node", s.nodeID, "epoch", s.epoch, "err", err)
 	}
+}
+
+// close closes the connection in the background. A close handshake with a
+// daemon that does not read can take seconds (coder/websocket waits up to
+// 5 s to write the close frame and 5 s for the answer), and the loops that
+// drop sessions (lease renewal, liveness flush) must not wait for it.
+func (s *gatewaySession) close(code websocket.StatusCode, why string) {
+	go func() { _ = s.ws.Close(code, why) }()
 }
 
 func (s *gatewaySession) heard() time.Time {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/wire"
 )
 
@@ -72,9 +74,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.sessions[nodeID] = s
 	g.mu.Unlock()
 	if old != nil {
-		_ = old.ws.Close(websocket.StatusPolicyViolation, "session superseded")
+		old.close(websocket.StatusPolicyViolation, "session superseded")
 	}
-	if err := writeJSON(ctx, ws, wire.Message{Type: wire.TypeWelcome, NodeID: nodeID, SessionEpoch: sess.Epoch}); err != nil {
+	if err := g.write(ctx, s, wire.Message{Type: wire.TypeWelcome, NodeID: nodeID, SessionEpoch: sess.Epoch}); err != nil {
 		g.end(context.WithoutCancel(ctx), s, 0, "welcome failed")
 		return
 	}
@@ -116,13 +118,30 @@ func readJSON(ctx context.Context, ws *websocket.Conn) (wire.Message, error) {
 	return m, nil
 }
 
-func writeJSON(ctx context.Context, ws *websocket.Conn, m wire.Message) error {
+// errWriteInTx refuses a write to a daemon made inside a database
+// transaction. Nothing external happens inside one: a slow daemon would
+// keep it open, and an open transaction holds pg_snapshot_xmin, and with it
+// every outbox reader, back. Only tests can see it (pg.TrackTransactions).
+var errWriteInTx = errors.New("write to a daemon inside a database transaction")
+
+// write sends m to the daemon of session s, within sendTimeout.
+func (g *Gateway) write(ctx context.Context, s *gatewaySession, m wire.Message) error {
+	if pg.InsideTx() {
+		return fmt.Errorf("write %s to node %s: %w", m.Type, s.nodeID, errWriteInTx)
+	}
+	if g.beforeWrite != nil {
+		if err := g.beforeWrite(ctx, s.nodeID, m); err != nil {
+			return fmt.Errorf("write %s to node %s: %w", m.Type, s.nodeID, err)
+		}
+	}
 	data, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	if err := ws.Write(ctx, websocket.MessageText, data); err != nil {
-		return fmt.Errorf("write %s: %w", m.Type, err)
+	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	defer cancel()
+	if err := s.ws.Write(ctx, websocket.MessageText, data); err != nil {
+		return fmt.Errorf("write %s to node %s: %w", m.Type, s.nodeID, err)
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ import (
 //
 // Routing is in-process only. When the node's gateway is in another
 // process the item is done here: that gateway picks the job up itself with
-// Gateway.DispatchPending, which Gateway.Run calls on every lease renewal.
+// Gateway.DispatchPending, which Gateway.Run calls every DispatchEvery.
 // When the gateway is here but has not registered the session yet (the
 // item raced the session open) the item is retried shortly.
 type NodeJobRouter struct {
@@ -75,11 +75,11 @@ func (r *NodeJobRouter) HandleDispatch(ctx context.Context, it workqueue.Item) e
 }
 
 // DispatchPending dispatches, through this gateway, the jobs of every node
-// whose session it holds and that has something to send. It is the
-// gateway's own poll (Run calls it on every lease renewal), so jobs reach
-// daemons whichever process's worker ran the dispatch item, at worst one
-// renewal period late. Nodes whose session here was superseded are
-// skipped: their new gateway sends.
+// whose session it holds and that has something to send, a few nodes at a
+// time (dispatchParallel). It is the gateway's own poll (Run calls it every
+// DispatchEvery), so jobs reach daemons whichever process's worker ran the
+// dispatch item, at worst one period late. Nodes whose session here was
+// superseded are skipped: their new gateway sends.
 func (g *Gateway) DispatchPending(ctx context.Context) error {
 	g.mu.Lock()
 	held := g.held
@@ -91,12 +91,27 @@ func (g *Gateway) DispatchPending(ctx context.Context) error {
 	if err != nil {
 		return pg.Translate(err, "node commands")
 	}
-	var first error
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		slots = make(chan struct{}, dispatchParallel)
+	)
 	for _, id := range ids {
-		if _, err := g.Dispatch(ctx, id); err != nil && !errors.Is(err, commands.ErrSessionSuperseded) && first == nil {
-			first = err
-		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			_, err := g.Dispatch(ctx, id)
+			if err != nil && !errors.Is(err, commands.ErrSessionSuperseded) {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		})
 	}
+	wg.Wait()
 	return first
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 )
 
@@ -53,12 +54,14 @@ func Authenticate(auth Authenticator) echo.MiddlewareFunc {
 // client addresses that fail too often: 429 RATE_LIMITED with Retry-After
 // instead of another database lookup.
 type authGate struct {
-	auth  Authenticator
-	fails *failureLimiter // nil: no limit
+	auth    Authenticator
+	fails   *failureLimiter         // nil: no limit
+	tickets *commands.StreamTickets // nil: no stream tickets (see ticketActor)
 }
 
 func newAuthGate(d Deps) *authGate {
-	return &authGate{auth: d.Auth, fails: newFailureLimiter(d.AuthFailureRate, d.AuthFailureBurst)}
+	return &authGate{auth: d.Auth, fails: newFailureLimiter(d.AuthFailureRate, d.AuthFailureBurst),
+		tickets: &commands.StreamTickets{Pool: d.Pool}}
 }
 
 func (g *authGate) middleware() echo.MiddlewareFunc {
@@ -66,7 +69,16 @@ func (g *authGate) middleware() echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			token, err := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
 			if err != nil {
-				return err
+				// The event stream also takes a stream ticket instead.
+				actor, ok, terr := g.ticketActor(c)
+				if !ok {
+					return err
+				}
+				if terr != nil {
+					return terr
+				}
+				c.Set(ctxKeyActor, actor)
+				return next(c)
 			}
 			actor, err := g.actor(c, token)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
@@ -349,6 +350,66 @@ func TestEventSchemaPayloads(t *testing.T) {
 	}
 }
 
+// variants maps every documented event type to its TypedEvent variant
+// schema (an EventEnvelope with `type` and `data` pinned).
+func (s openAPISchemas) variants(t *testing.T) map[string]map[string]any {
+	t.Helper()
+	mapping := s[catalogSchema].(map[string]any)["discriminator"].(map[string]any)["mapping"].(map[string]any)
+	out := map[string]map[string]any{}
+	for typ, ref := range mapping {
+		_, v := s.resolve(t, map[string]any{"$ref": ref})
+		out[typ] = v
+	}
+	return out
+}
+
+// The envelope always has tenantId (the spec's envelope is {id, type,
+// tenantId, subject, data, time}): the tenant's id for a tenant-scoped
+// event, null for a fleet-wide one (nodes, pools, devices, …), as
+// core.EventCatalog says. docs/openapi.yaml pins the same per variant, and
+// the envelopes of the events real commands write, as every channel
+// marshals them (core.Event), match their variant whole.
+func TestEventEnvelopeTenantID(t *testing.T) {
+	t.Parallel()
+	s := loadSchemas(t)
+	variants := s.variants(t)
+	for _, e := range core.EventCatalog() {
+		props, required := s.object(t, variants[e.Type])
+		require.Contains(t, required, "tenantId", "%s: the envelope always has tenantId", e.Type)
+		want := []string{"null"}
+		if e.TenantScoped {
+			want = []string{"string"}
+		}
+		require.Equal(t, want, typesOf(props["tenantId"]),
+			"%s: its variant's tenantId vs core.EventCatalog TenantScoped=%v", e.Type, e.TenantScoped)
+	}
+
+	fleet, tenant := 0, 0
+	for _, ev := range driveEvents(t) {
+		spec, ok := core.LookupEvent(ev.Type)
+		require.True(t, ok, ev.Type)
+		b, err := json.Marshal(core.Event{ID: ev.ID, Type: ev.Type, TenantID: ev.Tenant, Subject: ev.Subject,
+			Data: ev.Data, Time: ev.Time})
+		require.NoError(t, err)
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		var env map[string]any
+		require.NoError(t, dec.Decode(&env))
+		require.Contains(t, env, "tenantId", "%s: %s", ev.Type, b)
+		if spec.TenantScoped {
+			require.Equal(t, ev.Tenant, env["tenantId"], ev.Type)
+			require.NotEmpty(t, env["tenantId"], ev.Type)
+			tenant++
+		} else {
+			require.Nil(t, env["tenantId"], "%s is fleet-wide: tenantId null", ev.Type)
+			fleet++
+		}
+		s.check(t, ev.Type+" envelope", variants[ev.Type], env)
+	}
+	require.NotZero(t, fleet)
+	require.NotZero(t, tenant)
+}
+
 // check validates v against schema: JSON type (and format date-time),
 // object keys against properties and required, array items, enums.
 func (s openAPISchemas) check(t *testing.T, where string, schema map[string]any, v any) {
@@ -429,9 +490,12 @@ func jsonType(v any) string {
 
 // loggedEvent is one outbox row.
 type loggedEvent struct {
-	Type   string
-	Tenant string
-	Data   []byte
+	ID      uuid.UUID
+	Type    string
+	Tenant  string
+	Subject string
+	Data    []byte
+	Time    time.Time
 }
 
 // driveEvents runs real commands (capacity, node lifecycle and liveness,
@@ -569,13 +633,13 @@ func driveEvents(t *testing.T) []loggedEvent {
 	must(wh.RecoverEndpoint(ctx, acme, ep.ID, pgtest.SimEpoch))
 	must(wh.DeleteEndpoint(ctx, acme, ep.ID))
 
-	rows, err := pg.Pool.Query(ctx, "SELECT type, coalesce(tenant_id, ''), data FROM outbox ORDER BY txid, seq")
+	rows, err := pg.Pool.Query(ctx, "SELECT id, type, coalesce(tenant_id, ''), subject, data, time FROM outbox ORDER BY txid, seq")
 	require.NoError(t, err)
 	defer rows.Close()
 	var out []loggedEvent
 	for rows.Next() {
 		var e loggedEvent
-		require.NoError(t, rows.Scan(&e.Type, &e.Tenant, &e.Data))
+		require.NoError(t, rows.Scan(&e.ID, &e.Type, &e.Tenant, &e.Subject, &e.Data, &e.Time))
 		out = append(out, e)
 	}
 	require.NoError(t, rows.Err())

@@ -175,6 +175,9 @@ func streamStart(c echo.Context) (*outbox.Position, error) {
 // (dropped), the server is shutting down, the stream reached its maximum
 // lifetime, or its token was revoked. In all but the first case the client
 // reconnects with Last-Event-ID (and a revoked token then gets its 401).
+// One end is an error the client must act on: retention pruned the log
+// past the stream while it caught up; an `event: error` frame carrying
+// CURSOR_EXPIRED says so before the stream ends.
 func (a *eventStreams) stream(c echo.Context) error {
 	actor := ActorOf(c)
 	start, err := streamStart(c)
@@ -234,11 +237,16 @@ func (a *eventStreams) stream(c echo.Context) error {
 		return nil
 	}
 	switch {
+	case core.CodeOf(err) == core.CodeCursorExpired:
+		// Retention pruned the log past the stream while it caught up:
+		// resuming cannot help, so the stream says so in an error frame
+		// before it ends (a reconnect with Last-Event-ID gets its 410).
+		_ = w.streamError(err)
+		return nil
 	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, eventstream.ErrDropped),
-		errors.Is(err, eventstream.ErrBrokerClosed), errors.Is(err, errClientGone),
-		core.CodeOf(err) == core.CodeCursorExpired:
+		errors.Is(err, eventstream.ErrBrokerClosed), errors.Is(err, errClientGone):
 		// Ending the response is the whole signal: EventSource reconnects
-		// with Last-Event-ID (an expired cursor then gets its 410).
+		// with Last-Event-ID and continues.
 		return nil
 	}
 	return fmt.Errorf("event stream after %s: %w", sub.Start(), err)
@@ -268,6 +276,19 @@ func (w *sseWriter) event(e outbox.Stored) error {
 		return fmt.Errorf("encode event %s: %w", e.ID, err)
 	}
 	return w.write(fmt.Sprintf("id: %s\nevent: %s\ndata: %s\n\n", e.Position, sseField(e.Type), data))
+}
+
+// streamError writes the frame that ends a stream for a reason the client
+// must act on: `event: error` with the API's error envelope as data
+// ({"error":{"code":"CURSOR_EXPIRED","message":"…"}}). It carries no id, so
+// the client's last event id stays at the last event it received.
+func (w *sseWriter) streamError(err error) error {
+	_, detail := classify(err)
+	data, merr := json.Marshal(ErrorBody{Error: detail})
+	if merr != nil {
+		return fmt.Errorf("encode stream error: %w", merr)
+	}
+	return w.write(fmt.Sprintf("event: error\ndata: %s\n\n", data))
 }
 
 // heartbeat writes a comment line, which EventSource ignores.

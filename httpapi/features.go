@@ -25,6 +25,8 @@ func (f Features) Routes() []Routes {
 	return []Routes{
 		CapacityRoutes(f.Commands),
 		ReadRoutes(f.Queries),
+		FleetReadRoutes(f.Queries),
+		TenantReadRoutes(f.Queries),
 		EventAPI{Broker: f.Broker, Reader: f.EventReader, Limits: f.Streams}.Routes,
 		WebhookRoutes(f.Webhooks),
 		NodeRoutes(f.Commands),

@@ -374,9 +374,9 @@ func newFuzzFleet(tb testing.TB) *fuzzFleet {
 		map[string]any{"reservationId": rsv.ID, "image": "registry.acme.example/train:1"}, &inst)
 	s.catchUp(tb)
 	// Path ids by index: 0 reservation, 1 node, 2 GPU, 3 webhook endpoint,
-	// 4 token, 5 tenant, 6 pool, 7 node command, 8 instance. Seeds rely on
-	// the order: append only.
-	f.ids = []string{rsv.ID, "n1", "GPU-n1-0", ep.ID, spare, "acme", "fra1-gpu", cmd.ID, inst.ID}
+	// 4 token, 5 tenant, 6 pool, 7 node command, 8 instance, 9 site. Seeds
+	// rely on the order: append only.
+	f.ids = []string{rsv.ID, "n1", "GPU-n1-0", ep.ID, spare, "acme", "fra1-gpu", cmd.ID, inst.ID, "fra1"}
 	return f
 }
 
@@ -479,6 +479,8 @@ var fuzzWriteRoutes = []fuzzRoute{
 	{http.MethodDelete, "/v1/instances/:id"},                     // 30
 	{http.MethodPost, "/v1/nodes/:id/join-tokens"},               // 31
 	{http.MethodDelete, "/v1/nodes/:id/credentials/:cid"},        // 32
+	{http.MethodDelete, "/v1/nodes/:id/join-tokens/:tid"},        // 33
+	{http.MethodPost, "/v1/events/stream-tickets"},               // 34
 }
 
 // fuzzReadRoutes are the GET routes under /v1, in fixed order as above.
@@ -500,6 +502,14 @@ var fuzzReadRoutes = []fuzzRoute{
 	{http.MethodGet, "/v1/commands/:id"},                   // 14
 	{http.MethodGet, "/v1/instances/:id"},                  // 15
 	{http.MethodGet, "/v1/nodes/:id/credentials"},          // 16
+	{http.MethodGet, "/v1/sites"},                          // 17
+	{http.MethodGet, "/v1/sites/:id"},                      // 18
+	{http.MethodGet, "/v1/pools"},                          // 19
+	{http.MethodGet, "/v1/pools/:id"},                      // 20
+	{http.MethodGet, "/v1/tenants"},                        // 21
+	{http.MethodGet, "/v1/tenants/:tenant"},                // 22
+	{http.MethodGet, "/v1/tenants/:tenant/quotas"},         // 23
+	{http.MethodGet, "/v1/tokens"},                         // 24
 }
 
 // The fuzz tables must name every /v1 route the server registers, so a

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/clock"
@@ -68,6 +70,32 @@ type Readiness struct {
 // was down would restart every replica during a database outage.
 func healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// Probes is the operations handler of a process without the api role:
+// /healthz, /readyz (database, clock.skew and d.ReadyChecks, with every
+// detail) and /metrics, all without a token, for main to serve on the
+// internal listener (COMPUTE_METRICS_ADDR) only. With it a worker-,
+// dispatcher- or gateway-only process reports its clock skew as the API
+// does. d.Pool and d.Clock are required; d.Auth is not used.
+func Probes(d Deps) http.Handler {
+	if d.Pool == nil || d.Clock == nil {
+		panic("httpapi.Probes: Deps.Pool and Deps.Clock are required")
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Registry == nil {
+		d.Registry = prometheus.NewRegistry()
+		d.Registry.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(d.Logger)
+	e.GET("/healthz", healthz)
+	e.GET("/readyz", readyz(d, nil)) // internal only: the gate is never asked
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry})))
+	return InternalHandler(e)
 }
 
 // readyz runs every check concurrently: 200 while all critical checks pass

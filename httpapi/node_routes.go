@@ -15,7 +15,8 @@ import (
 
 // NodeRoutes are the node lifecycle routes (operator only): join, which
 // registers a node if it is new and issues its daemon credential; the
-// node's credentials (list, revoke) and single-use join tokens; and the
+// node's credentials (list, revoke) and single-use join tokens (issue,
+// revoke); and the
 // operator's answers to a machine that may be gone: drain, undrain,
 // release, retire. Liveness itself has no route: it is the gateways' and
 // the liveness reconciler's business.
@@ -31,6 +32,7 @@ func NodeRoutes(h *commands.Handlers) Routes {
 		op := RequireRole(core.RoleOperator)
 		r.Echo.POST("/v1/nodes/:id/join", n.join, joinAuth(r.Deps.Auth, h))
 		r.V1.POST("/nodes/:id/join-tokens", n.createJoinToken, op)
+		r.V1.DELETE("/nodes/:id/join-tokens/:tid", n.revokeJoinToken, op)
 		r.V1.GET("/nodes/:id/credentials", n.listCredentials, op)
 		r.V1.DELETE("/nodes/:id/credentials/:cid", n.revokeCredential, op)
 		r.V1.POST("/nodes/:id/drain", n.lifecycle(h.DrainNode), op)
@@ -228,6 +230,16 @@ func (n nodeHandlers) createJoinToken(c echo.Context) error {
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	return c.JSON(http.StatusCreated, joinTokenResponse{ID: jt.ID, NodeID: jt.NodeID, Token: jt.Token, ExpiresAt: jt.ExpiresAt})
+}
+
+func (n nodeHandlers) revokeJoinToken(c echo.Context) error {
+	if err := noIfMatch(c); err != nil {
+		return err
+	}
+	if err := n.h.RevokeJoinToken(c.Request().Context(), ActorOf(c), c.Param("id"), c.Param("tid")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 // credentialsResponse lists a node's credentials, never their secrets.

@@ -139,7 +139,8 @@ func TestReadRoutes(t *testing.T) {
 	r.decode(t, &windows)
 	require.Len(t, windows.Items, 2, "one hour of each of acme's reservations")
 	for _, w := range windows.Items {
-		require.Equal(t, fmt.Sprintf("cmp:%s:2030-01-01T00:00:00Z", w.ReservationID), w.Key)
+		require.NotEqual(t, w.ReservationID, w.AllocationID)
+		require.Equal(t, fmt.Sprintf("cmp:%s:2030-01-01T00:00:00Z", w.AllocationID), w.Key, "keyed by allocation")
 		require.Equal(t, int64(3600_000), w.DeviceMs)
 	}
 	r = s.call(t, http.MethodGet, "/v1/reservations/nope", acmeToken, nil)

@@ -61,6 +61,16 @@ type Deps struct {
 	// cancelled and the answer is 503 UNAVAILABLE with Retry-After. Zero
 	// means DefaultCommandTimeout.
 	CommandTimeout time.Duration
+	// CORSOrigins are the exact origins (scheme://host[:port]) whose pages
+	// may call the API from a browser. Empty: no CORS headers at all.
+	CORSOrigins []string
+	// RateLimit is each API token's sustained rate, in requests per second
+	// in this process, and RateBurst its bucket (0: twice the rate); past
+	// it, 429 RATE_LIMITED. Every /v1 response carries RateLimit-* headers.
+	// Zero RateLimit: no limit (main passes COMPUTE_RATE_LIMIT, off by
+	// default). The buckets are per process.
+	RateLimit float64
+	RateBurst int
 }
 
 // Router is what a feature's Routes function receives to register its
@@ -81,7 +91,8 @@ type Router struct {
 type Routes func(r Router)
 
 // New builds the server: middleware, error handler, the built-in routes
-// (/healthz, /readyz, /metrics, /openapi.yaml, tokens and whoami) and then
+// (/healthz, /readyz, /metrics, /openapi.yaml, tokens, whoami and stream
+// tickets) and then
 // each of routes. It panics on missing dependencies or an unparsable body
 // limit: those are wiring bugs that must stop the process at start. Serve
 // it with NewServer, which sets the timeouts and limits and decides who may
@@ -132,6 +143,7 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 				return &panicError{value: err, stack: stack}
 			},
 		}),
+		cors(d.CORSOrigins),
 		middleware.BodyLimit(d.BodyLimit),
 		unescapeParams(),
 		commandDeadline(d.CommandTimeout),
@@ -147,8 +159,10 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 	})))
 	e.GET("/openapi.yaml", openAPI)
 
-	r := Router{Echo: e, V1: e.Group("/v1", gate.middleware()), Deps: d}
+	limiter := newTokenRateLimiter(d.RateLimit, d.RateBurst)
+	r := Router{Echo: e, V1: e.Group("/v1", gate.middleware(), limiter.middleware()), Deps: d}
 	tokenRoutes(r)
+	streamTicketRoutes(r)
 	for _, add := range routes {
 		add(r)
 	}

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -70,10 +71,15 @@ func applyUsage(ctx context.Context, q *db.Queries, e outbox.Stored, r reservati
 		if err != nil {
 			return 0, err
 		}
+		b, err := billedOf(ctx, q, e, r)
+		if err != nil {
+			return 0, err
+		}
 		return q.RmUsageAllocationBook(ctx, db.RmUsageAllocationBookParams{ReservationID: r.ID,
-			AllocationID: r.allocationID(), TenantID: r.Tenant, PoolID: pool, NodeID: r.NodeID,
+			AllocationID: b.AllocationID, TenantID: r.Tenant, PoolID: pool, NodeID: r.NodeID,
 			Devices: int32(len(r.DeviceIDs)), Vcpu: vcpu, MemoryMb: mem, DiskGb: disk, StartTs: r.Start, At: e.Time,
-			EndTs: r.End, Version: r.Version})
+			EndTs: r.End, Version: r.Version, GpuKind: string(b.GPUKind), GpuModel: b.GPUModel,
+			MigProfile: b.MIGProfile, SlotKind: string(b.SlotKind)})
 	case r.ended():
 		return q.RmUsageAllocationEndAt(ctx, db.RmUsageAllocationEndAtParams{ReservationID: r.ID, At: e.Time,
 			Version: r.Version})
@@ -81,4 +87,36 @@ func applyUsage(ctx context.Context, q *db.Queries, e outbox.Stored, r reservati
 		return q.RmUsageAllocationSetEnd(ctx, db.RmUsageAllocationSetEndParams{ReservationID: r.ID, EndTs: r.End,
 			Version: r.Version})
 	}
+}
+
+// billed is what billing keys and prices a window by, besides the scalars:
+// the allocation (the key is cmp:<allocationId>:<windowStart>) and the GPU
+// request.
+type billed struct {
+	AllocationID string        `json:"allocationId"`
+	GPUKind      core.AtomKind `json:"gpuKind"`
+	GPUModel     string        `json:"gpuModel"`
+	MIGProfile   string        `json:"migProfile"`
+	SlotKind     core.GPUMode  `json:"slotKind"`
+}
+
+// billedOf reads the allocation id and GPU request from a booked event
+// (core.ReservationEventData carries them). An event written before they
+// were added takes them from the write model, where they never change once
+// the reservation is placed, so a replay of an old log keys its windows by
+// allocation all the same.
+func billedOf(ctx context.Context, q *db.Queries, e outbox.Stored, r reservationData) (billed, error) {
+	b, err := decode[billed](e)
+	if err != nil || b.AllocationID != "" {
+		return b, err
+	}
+	old, err := q.BillingUsageFallback(ctx, r.ID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return billed{AllocationID: r.ID}, nil // reservation gone from the write model: nothing better
+	}
+	if err != nil {
+		return b, fmt.Errorf("allocation of reservation %s: %w", r.ID, err)
+	}
+	return billed{AllocationID: old.AllocationID, GPUKind: core.AtomKind(old.GpuKind), GPUModel: old.GpuModel,
+		MIGProfile: old.MigProfile, SlotKind: core.GPUMode(old.SlotKind)}, nil
 }

@@ -17,9 +17,10 @@ var reservationEventTypes = map[string]bool{
 	core.EventReservationExpired: true, core.EventReservationFailed: true,
 }
 
-// reservationData is the data of a reservation event. The optional fields
-// are not written by the commands today; when they appear, projections use
-// them instead of their fallbacks.
+// reservationData is the data of a reservation event
+// (core.ReservationEventData). The optional fields are missing from events
+// written before the commands wrote them (placedPoolId still is not
+// written); projections then use their fallbacks.
 type reservationData struct {
 	ID          string          `json:"id"`
 	Tenant      string          `json:"tenant"`
@@ -34,8 +35,10 @@ type reservationData struct {
 	End         time.Time       `json:"end"`
 	Version     int64           `json:"version"`
 
-	// AllocationID names the write model's allocation; without it the
-	// reservation id stands for it (a reservation has at most one).
+	// AllocationID names the write model's allocation (a reservation has
+	// at most one); events written before it was added lack it, and the
+	// usage-windows projection then reads it from the write model
+	// (billedOf).
 	AllocationID string `json:"allocationId,omitempty"`
 	// PlacedPoolID is the pool of the node (a site reservation names no
 	// pool); without it, the node's pool in the fleet model is used.
@@ -48,14 +51,6 @@ type reservationData struct {
 // placed reports whether the reservation was ever given a node: only then
 // does it hold (or did it hold) devices and scalars.
 func (r reservationData) placed() bool { return r.NodeID != "" }
-
-// allocationID is the billing key's allocation: see AllocationID.
-func (r reservationData) allocationID() string {
-	if r.AllocationID != "" {
-		return r.AllocationID
-	}
-	return r.ID
-}
 
 // ended reports whether this event ended the reservation's hold on its
 // capacity (release, expiry, failure, cancellation).

@@ -142,10 +142,12 @@ func TestProjectionsMatchWriteModel(t *testing.T) {
 			require.NoError(t, rows.Scan(&k))
 			keys = append(keys, k)
 		}
+		var alloc string // keyed by allocation, not reservation
+		require.NoError(t, f.d.Pool.QueryRow(ctx, "SELECT id FROM allocations WHERE reservation_id = $1", rs["p2"].Reservation.ID).Scan(&alloc))
 		require.Equal(t, []string{
-			"cmp:" + rs["p2"].Reservation.ID + ":2030-01-01T05:00:00Z",
-			"cmp:" + rs["p2"].Reservation.ID + ":2030-01-01T06:00:00Z",
-			"cmp:" + rs["p2"].Reservation.ID + ":2030-01-01T07:00:00Z",
+			"cmp:" + alloc + ":2030-01-01T05:00:00Z",
+			"cmp:" + alloc + ":2030-01-01T06:00:00Z",
+			"cmp:" + alloc + ":2030-01-01T07:00:00Z",
 		}, keys)
 		var final bool
 		require.NoError(t, f.d.Pool.QueryRow(ctx, "SELECT bool_and(final) FROM rm_usage_windows WHERE reservation_id = $1", rs["a"].Reservation.ID).Scan(&final))

@@ -29,7 +29,24 @@ type UsageWindow struct {
 	VCPU          int64     `json:"vcpu"`
 	MemoryMB      int64     `json:"memoryMb"`
 	DiskGB        int64     `json:"diskGb"`
-	Final         bool      `json:"final"`
+	// The GPU request the devices were booked for: the atoms' kind (gpu,
+	// mig or slot; absent without GPUs), and the model, MIG profile or
+	// slot kind when it named one.
+	GPUKind    string `json:"gpuKind,omitempty"`
+	GPUModel   string `json:"gpuModel,omitempty"`
+	MIGProfile string `json:"migProfile,omitempty"`
+	SlotKind   string `json:"slotKind,omitempty"`
+	Final      bool   `json:"final"`
+}
+
+// UsageWindowOf is the view of one rm_usage_windows row: the same JSON in
+// GET /v1/usage-windows and in the billing sink's requests.
+func UsageWindowOf(w db.RmUsageWindow) UsageWindow {
+	return UsageWindow{Key: w.Key, AllocationID: w.AllocationID, ReservationID: w.ReservationID,
+		Tenant: w.TenantID, PoolID: w.PoolID, NodeID: w.NodeID, WindowStart: w.WindowStart.UTC(),
+		WindowEnd: w.WindowEnd.UTC(), ReservedMs: w.ReservedMs, Devices: w.Devices, DeviceMs: w.DeviceMs,
+		VCPU: w.Vcpu, MemoryMB: w.MemoryMb, DiskGB: w.DiskGb, GPUKind: w.GpuKind, GPUModel: w.GpuModel,
+		MIGProfile: w.MigProfile, SlotKind: w.SlotKind, Final: w.Final}
 }
 
 // ListUsageWindows filters a list of usage windows.
@@ -80,10 +97,7 @@ func (s *Service) ListUsageWindows(ctx context.Context, actor core.Actor, l List
 			nextCursor = EncodeCursor("usage", last.WindowStart.UTC().Format(time.RFC3339Nano), last.Key)
 			break
 		}
-		items = append(items, UsageWindow{Key: w.Key, AllocationID: w.AllocationID, ReservationID: w.ReservationID,
-			Tenant: w.TenantID, PoolID: w.PoolID, NodeID: w.NodeID, WindowStart: w.WindowStart.UTC(),
-			WindowEnd: w.WindowEnd.UTC(), ReservedMs: w.ReservedMs, Devices: w.Devices, DeviceMs: w.DeviceMs,
-			VCPU: w.Vcpu, MemoryMB: w.MemoryMb, DiskGB: w.DiskGb, Final: w.Final})
+		items = append(items, UsageWindowOf(w))
 	}
 	return items, nextCursor, nil
 }

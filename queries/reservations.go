@@ -43,20 +43,25 @@ func reservationOf(r db.RmReservation) (Reservation, error) {
 	return out, nil
 }
 
-// GetReservation reads one reservation. Another tenant's reservation is
-// NOT_FOUND, never a hint that it exists.
-func (s *Service) GetReservation(ctx context.Context, actor core.Actor, id string, min outbox.Position) (Reservation, error) {
+// GetReservation reads one reservation with its detail (see
+// ReservationDetail). Another tenant's reservation is NOT_FOUND, never a
+// hint that it exists.
+func (s *Service) GetReservation(ctx context.Context, actor core.Actor, id string, min outbox.Position) (ReservationDetail, error) {
 	if err := s.waitFor(ctx, min, projections.NameReservations); err != nil {
-		return Reservation{}, err
+		return ReservationDetail{}, err
 	}
 	r, err := s.q().RmReservationGet(ctx, id)
 	if err != nil {
-		return Reservation{}, wrap(err, "reservation "+id)
+		return ReservationDetail{}, wrap(err, "reservation "+id)
 	}
 	if !actor.Sees(r.TenantID) {
-		return Reservation{}, core.Errorf(core.CodeNotFound, "reservation %s not found", id)
+		return ReservationDetail{}, core.Errorf(core.CodeNotFound, "reservation %s not found", id)
 	}
-	return reservationOf(r)
+	out := ReservationDetail{Charges: map[string]int64{}}
+	if out.Reservation, err = reservationOf(r); err != nil {
+		return ReservationDetail{}, err
+	}
+	return out, s.reservationDetail(ctx, &out)
 }
 
 // ListReservations filters a list of reservations.

@@ -38,8 +38,9 @@ const (
 	TypeReplay       = "replay"        // daemon → gateway, its journal after (re)connecting
 	TypeAssign       = "assign"        // gateway → daemon, devices of an allocation
 	TypeAssignResult = "assign.result" // daemon → gateway, accepted or refused
-	// TypeCommand carries a node command (gateway → daemon); it may arrive
-	// more than once, and the daemon answers a repeat from its journal.
+	// TypeCommand carries a node command (gateway → daemon), stamped with
+	// the session epoch; it may arrive more than once, and the daemon
+	// answers a repeat from its journal.
 	TypeCommand = "command"
 	// TypeCommandResult reports a command's state (running, succeeded,
 	// failed) with its exit code and output (daemon → gateway).
@@ -54,7 +55,9 @@ type Message struct {
 	// Hello.
 	JournalID          string `json:"journalId,omitempty"`
 	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
-	// Welcome.
+	// Welcome: the node and the session's epoch. Command: the epoch the
+	// job was marked sent at; the daemon refuses a command stamped with
+	// any epoch but its session's (a zombie gateway's late send).
 	NodeID       string `json:"nodeId,omitempty"`
 	SessionEpoch int64  `json:"sessionEpoch,omitempty"`
 	// Replay.

@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/invariants"
@@ -16,6 +19,7 @@ import (
 // It also reports drift: nodes whose observed generation has lagged their
 // generation for longer than the resync period (COMPUTE_NODE_RESYNC_EVERY).
 // Drift is reported, not a failure: a node away for long is drift too.
+// So is what is overdue for pruning, per table.
 func checkCmd(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	pool, _, closeDB, err := openDatabase(ctx, cfg, logger, "compute-check")
 	if err != nil {
@@ -31,6 +35,13 @@ func checkCmd(ctx context.Context, cfg config.Config, logger *slog.Logger) error
 		fmt.Println(d)
 	}
 	fmt.Printf("%d nodes drifting\n", len(drift))
+	overdue, err := retentionOverdue(ctx, pool, cfg)
+	if err != nil {
+		return err
+	}
+	for _, line := range overdue {
+		fmt.Println(line)
+	}
 	violations, err := invariants.Check(ctx, q)
 	if err != nil {
 		return err
@@ -43,6 +54,25 @@ func checkCmd(ctx context.Context, cfg config.Config, logger *slog.Logger) error
 	}
 	fmt.Println("0 invariant violations")
 	return nil
+}
+
+// retentionOverdue describes, one line per table, the rows older than
+// their retention that are still there (the pruner runs every
+// COMPUTE_PRUNE_EVERY; rows it is held back from stay overdue). Like drift,
+// it is reported, not a failure.
+func retentionOverdue(ctx context.Context, pool *pgxpool.Pool, cfg config.Config) ([]string, error) {
+	rows, err := (&commands.Pruner{Pool: pool, Retention: retentionConfig(cfg)}).Overdue(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = fmt.Sprintf("RETENTION %s: %d rows overdue for pruning (%s)", r.Table, r.Rows, r.Rule)
+		if r.HeldBy != "" {
+			out[i] += "; pruning stops at the slowest " + r.HeldBy
+		}
+	}
+	return out, nil
 }
 
 // nodeDrift describes, one line each, the nodes whose observed generation

@@ -4,6 +4,9 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/labstack/echo/v4"
+
+	"github.com/bettercompute/compute/console"
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/config"
 )
@@ -36,4 +39,15 @@ func apiServer(cfg config.Config, h http.Handler, logger *slog.Logger) *httpapi.
 // deadlines when the session hijacks it.
 func gatewayServer(cfg config.Config, h http.Handler) *httpapi.Server {
 	return httpapi.NewServer(cfg.GatewayAddr, h, listenerLimits(cfg))
+}
+
+// consoleRoutes serves the web console at /ui/ (and redirects /ui to it) on
+// the API listener, outside /v1: its files hold no data, and its pages read
+// the API from the browser with the user's own token.
+func consoleRoutes(r httpapi.Router) {
+	h := echo.WrapHandler(console.Handler())
+	for _, path := range []string{"/ui", "/ui/*"} {
+		r.Echo.GET(path, h)
+		r.Echo.HEAD(path, h)
+	}
 }

@@ -82,6 +82,9 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	goRun := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
 	runCtx, cancel := context.WithCancel(ctx)
 	defer func() { cancel(); wg.Wait() }()
+	// Every role re-anchors the clock, not only the worker at its lease
+	// renewals: an API-only or gateway-only process would drift.
+	goRun(func() { clk.Run(runCtx, db.New(pool), clock.AnchorEvery) })
 
 	// Pokes wake loops early when an event is appended; every loop also
 	// polls, so a lost poke (or no listener at all) only delays.
@@ -103,9 +106,16 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	var wakeWorker func()
 	if cfg.Has("worker") {
 		reconcilers, deliveries := newWorkers(bgPool, owner, clk, cfg, bg, logger)
-		// The liveness sweep re-enqueues itself; seeding it is idempotent.
+		// The liveness sweep and the reservation resync re-enqueue
+		// themselves; seeding them is idempotent.
 		if err := bg.handlers.EnsureNodeLivenessSweep(ctx); err != nil {
 			return fmt.Errorf("seed liveness sweep: %w", err)
+		}
+		if err := bg.handlers.EnsureReservationResync(ctx); err != nil {
+			return fmt.Errorf("seed reservation resync: %w", err)
+		}
+		if err := bg.pruner.EnsureRetentionPrune(ctx); err != nil {
+			return fmt.Errorf("seed retention pruner: %w", err)
 		}
 		wake := make(chan struct{}, 1)
 		wakeWorker = func() {
@@ -131,6 +141,10 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		}
 	}
 	if !cfg.Has("api") {
+		if cfg.MetricsAddr != "" {
+			stop := serveProbes(cfg, pool, clk, logger)
+			defer stop()
+		}
 		logger.Info("running", "roles", cfg.Roles)
 		<-ctx.Done()
 		return nil
@@ -148,6 +162,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		Pool: pool, Clock: clk, Auth: auth, Logger: logger, BodyLimit: cfg.BodyLimit,
 		CommandTimeout: cfg.CommandTimeout,
 		ReadyChecks:    []httpapi.ReadyCheck{frontierCheck(pool)},
+		CORSOrigins:    cfg.CORSOrigins, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
 	}, apiRoutes(pool, svc, broker)...)
 	srv := apiServer(cfg, e, logger)
 	// Shutdown waits for handlers; open event streams end only when the
@@ -169,6 +184,25 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		return fmt.Errorf("http shutdown: %w", err)
 	}
 	return nil
+}
+
+// serveProbes serves /healthz, /readyz (database, clock.skew, the outbox
+// frontier) and /metrics on cfg.MetricsAddr for a process without the api
+// role, whose API listener would otherwise carry them. The returned
+// function stops it.
+func serveProbes(cfg config.Config, pool *pgxpool.Pool, clk *clock.Clock, logger *slog.Logger) func() {
+	limits := listenerLimits(cfg)
+	limits.MaxConns = 64 // scrapers and probes
+	srv := httpapi.NewServer(cfg.MetricsAddr, httpapi.Probes(httpapi.Deps{
+		Pool: pool, Clock: clk, Logger: logger, ReadyChecks: []httpapi.ReadyCheck{frontierCheck(pool)},
+	}), limits)
+	go func() {
+		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("metrics and readiness listener", "err", err)
+		}
+	}()
+	logger.Info("metrics and readiness on the internal listener", "addr", cfg.MetricsAddr)
+	return func() { _ = srv.Close() }
 }
 
 // startGateway serves node daemons on cfg.GatewayAddr under the gateway's

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"context"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bettercompute/compute/billing"
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/eventstream"
 	"github.com/bettercompute/compute/gateway"
@@ -28,6 +29,10 @@ type services struct {
 	router *gateway.NodeJobRouter
 	// streams bound the API's event streams.
 	streams httpapi.StreamLimits
+	// billing is where closed usage windows go (zero: no billing sink).
+	billing billing.Config
+	// pruner deletes history past its retention (retention.prune).
+	pruner *commands.Pruner
 }
 
 func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) services {
@@ -43,7 +48,16 @@ func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) ser
 		router:   &gateway.NodeJobRouter{Commands: h},
 		streams: httpapi.StreamLimits{PerToken: cfg.StreamsPerToken, PerTenant: cfg.StreamsPerTenant,
 			MaxLifetime: cfg.StreamMaxLifetime},
+		billing: billing.Config{URL: cfg.BillingURL, Secret: cfg.BillingSecret, Timeout: cfg.BillingTimeout,
+			MaxWait: billingMaxWait},
+		pruner: &commands.Pruner{Pool: pool, Logger: logger, Retention: retentionConfig(cfg), Every: cfg.PruneEvery},
 	}
+}
+
+// retentionConfig is how long each kind of history is kept (0: forever).
+func retentionConfig(cfg config.Config) commands.Retention {
+	return commands.Retention{Events: cfg.EventRetention, Work: cfg.WorkRetention,
+		WebhookAttempts: cfg.WebhookAttemptRetention}
 }
 
 // webhookConfig is the webhook service's share of the configuration.
@@ -57,13 +71,14 @@ func webhookConfig(cfg config.Config) webhook.Config {
 	}
 }
 
-// apiRoutes lists the feature routes the API serves beyond httpapi's own.
+// apiRoutes lists the feature routes the API serves beyond httpapi's own,
+// and the web console.
 func apiRoutes(pool *pgxpool.Pool, s services, broker *eventstream.Broker) []httpapi.Routes {
-	return httpapi.Features{
+	return append(httpapi.Features{
 		Commands: s.handlers, Queries: queries.New(pool),
 		Broker: broker, EventReader: eventstream.NewReader(pool), Webhooks: s.webhooks,
 		Streams: s.streams,
-	}.Routes()
+	}.Routes(), consoleRoutes)
 }
 
 // newWorkers builds the worker role's two work-queue pools, which share
@@ -90,20 +105,17 @@ func newWorkers(pool *pgxpool.Pool, owner string, clk *clock.Clock, cfg config.C
 // everything but webhook delivery, which has its pool (newWorkers).
 func registerReconcilers(w *workqueue.Worker, s services) {
 	h := s.handlers
-	w.Handle(commands.KindReservationPlace, func(ctx context.Context, it workqueue.Item) error {
-		return h.RetryPending(ctx, it.Key)
-	})
-	w.Handle(commands.KindReservationActivate, func(ctx context.Context, it workqueue.Item) error {
-		return h.ActivateReservation(ctx, it.Key)
-	})
-	w.Handle(commands.KindReservationExpire, func(ctx context.Context, it workqueue.Item) error {
-		return h.ExpireReservation(ctx, it.Key)
-	})
+	// Every reconciler writes fenced by the shard lease of its item.
+	w.Handle(commands.KindReservationPlace, h.HandleReservationPlace)
+	w.Handle(commands.KindReservationActivate, h.HandleReservationActivate)
+	w.Handle(commands.KindReservationExpire, h.HandleReservationExpire)
+	w.Handle(commands.KindReservationResync, h.HandleReservationResync)
 	w.Handle(commands.KindNodeLiveness, h.HandleNodeLiveness)
 	w.Handle(commands.KindNodeLivenessSweep, h.HandleNodeLivenessSweep)
 	w.Handle(commands.KindNodeCredentialGrace, h.HandleNodeCredentialGrace)
 	w.Handle(commands.KindNodeResync, h.HandleNodeResync)
 	w.Handle(commands.KindNodeJobDispatch, s.router.HandleDispatch)
+	w.Handle(commands.KindRetentionPrune, s.pruner.HandleRetentionPrune)
 }
 
 // sinks lists the durable outbox sinks the dispatcher role delivers, each
@@ -117,5 +129,19 @@ func sinks(pool *pgxpool.Pool, owner string, s services, wakeWorker func(), logg
 	for _, p := range projections.All() {
 		out = append(out, outbox.NewTxDispatcher(pool, owner, p, logger))
 	}
+	if s.billing.URL != "" { // closed usage windows, at least once (docs/concepts/billing.md)
+		b, err := billing.New(pool, s.billing, logger)
+		if err != nil {
+			logger.Error("billing sink not started", "err", err) // config.Load checked the settings
+		} else {
+			out = append(out, outbox.NewDispatcher(pool, owner, b, logger))
+		}
+	}
 	return out
 }
+
+// billingMaxWait is how long the billing sink waits inside one delivery
+// for a retry or the usage-windows projection before handing its batch
+// back to the dispatcher, which logs it: about one log line a minute while
+// the billing endpoint fails.
+const billingMaxWait = time.Minute

@@ -2,8 +2,9 @@
 //
 // SQL reads compute_now(); Go must agree with it, or a lease that SQL thinks
 // expired would still look valid to the process. A Clock is therefore
-// anchored to compute_now(): it is sampled at start and at every lease
-// renewal, and between samples it advances with the process's monotonic
+// anchored to compute_now(): it is sampled at start, at every lease renewal
+// and every AnchorEvery by Run (which every process runs, whatever its
+// roles), and between samples it advances with the process's monotonic
 // clock. In tests compute_now() is simulated, and the Clock follows it.
 package clock
 
@@ -17,6 +18,12 @@ import (
 // MaxSkew is the drift between the process and the database past which the
 // process logs ClockSkew and /readyz reports it.
 const MaxSkew = time.Second
+
+// AnchorEvery is how often Run re-anchors a process's clock: the lease
+// renewal period of the specification, so that a process holding no lease
+// (an API-only or a gateway-only one) is anchored as often as one that
+// renews leases.
+const AnchorEvery = 5 * time.Second
 
 // Source reads compute_now(). *db.Queries satisfies it.
 type Source interface {
@@ -83,4 +90,27 @@ func (c *Clock) Sample(ctx context.Context, src Source) (time.Duration, error) {
 		return 0, err
 	}
 	return c.Anchor(now), nil
+}
+
+// Run re-anchors the clock to src every every (AnchorEvery when zero) until
+// ctx ends. Every process runs it, whatever its roles: the clock used to be
+// re-anchored only at the worker's lease renewals, so a process without a
+// worker drifted from compute_now() for as long as it ran. A failed sample
+// is logged and the clock keeps its last anchor.
+func (c *Clock) Run(ctx context.Context, src Source, every time.Duration) {
+	if every <= 0 {
+		every = AnchorEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := c.Sample(ctx, src); err != nil && ctx.Err() == nil {
+			c.logger.Warn("clock: could not read compute_now() to re-anchor", "err", err.Error())
+		}
+	}
 }

@@ -2,7 +2,9 @@ package clock
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,4 +33,36 @@ func TestClockFollowsDatabaseAndReportsSkew(t *testing.T) {
 	require.Contains(t, logs.String(), "ClockSkew")
 	require.Equal(t, -time.Hour, c.Skew())
 	require.Equal(t, db.Add(9500*time.Millisecond+time.Hour), c.Now())
+}
+
+// fakeSource is a compute_now() the test moves.
+type fakeSource struct{ now atomic.Int64 }
+
+func (f *fakeSource) ClockNow(context.Context) (time.Time, error) {
+	return time.Unix(0, f.now.Load()).UTC(), nil
+}
+
+// Run keeps re-anchoring: after the database's time jumps (a simulated
+// clock advanced, or the process's clock stepped), the clock follows it
+// at the next period without anything else sampling it.
+func TestRunReanchorsPeriodically(t *testing.T) {
+	c := New(slog.New(slog.DiscardHandler))
+	local := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c.local = func() time.Time { return local }
+	src := &fakeSource{}
+	db := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	src.now.Store(db.UnixNano())
+	_, err := c.Sample(context.Background(), src)
+	require.NoError(t, err)
+	require.Equal(t, db, c.Now())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx, src, time.Millisecond) }()
+	defer func() { cancel(); <-done }()
+
+	jumped := db.Add(time.Hour)
+	src.now.Store(jumped.UnixNano())
+	require.Eventually(t, func() bool { return c.Now().Equal(jumped) }, 10*time.Second, time.Millisecond,
+		"the clock is re-anchored to the database's time")
 }

@@ -3,7 +3,10 @@
 package config
 
 import (
+	"encoding/base64"
 	"fmt"
+	"math"
+	"net/url"
 	"strings"
 	"time"
 
@@ -52,6 +55,17 @@ type Config struct {
 	TokenCacheTTL time.Duration `envconfig:"TOKEN_CACHE_TTL" default:"30s"`
 	// IdempotencyTTL is how long idempotency keys are kept.
 	IdempotencyTTL time.Duration `envconfig:"IDEMPOTENCY_TTL" default:"24h"`
+	// EventRetention is how long events (outbox rows) are kept; 0 keeps
+	// them forever. Pruning never passes the slowest sink's cursor.
+	EventRetention time.Duration `envconfig:"EVENT_RETENTION" default:"720h"`
+	// WorkRetention is how long finished node jobs and finished webhook
+	// deliveries are kept; 0 keeps them forever.
+	WorkRetention time.Duration `envconfig:"WORK_RETENTION" default:"168h"`
+	// WebhookAttemptRetention is how long webhook attempts are kept; 0
+	// keeps them forever.
+	WebhookAttemptRetention time.Duration `envconfig:"WEBHOOK_ATTEMPT_RETENTION" default:"168h"`
+	// PruneEvery is how often the pruning reconciler runs.
+	PruneEvery time.Duration `envconfig:"PRUNE_EVERY" default:"10m"`
 	// NodeCredentialGrace is how long a node's earlier credentials keep
 	// authenticating after it re-joins; 0 revokes them at the re-join.
 	NodeCredentialGrace time.Duration `envconfig:"NODE_CREDENTIAL_GRACE" default:"10m"`
@@ -103,6 +117,15 @@ type Config struct {
 	// WebhookRecoverInterval is the least time between two recovers of
 	// one endpoint.
 	WebhookRecoverInterval time.Duration `envconfig:"WEBHOOK_RECOVER_INTERVAL" default:"1m"`
+	// BillingURL receives closed usage windows (the billing sink,
+	// docs/concepts/billing.md); empty: no billing sink runs.
+	BillingURL string `envconfig:"BILLING_URL"`
+	// BillingSecret signs the billing sink's requests like a webhook
+	// endpoint's (whsec_<base64>, at least 24 bytes); required with
+	// BillingURL.
+	BillingSecret string `envconfig:"BILLING_SECRET"`
+	// BillingTimeout bounds one billing request.
+	BillingTimeout time.Duration `envconfig:"BILLING_TIMEOUT" default:"15s"`
 	// ShutdownTimeout bounds graceful shutdown.
 	ShutdownTimeout time.Duration `envconfig:"SHUTDOWN_TIMEOUT" default:"10s"`
 
@@ -134,16 +157,35 @@ type Config struct {
 	// listener, for scrapers that cannot reach MetricsAddr. Empty: only
 	// operator tokens may.
 	MetricsToken string `envconfig:"METRICS_TOKEN"`
+
+	// CORSOrigins are the exact origins (scheme://host[:port], comma
+	// separated) whose pages may call the API from a browser. Empty: no
+	// CORS headers at all.
+	CORSOrigins []string `envconfig:"CORS_ORIGINS"`
+	// RateLimit is each API token's sustained request rate per second in
+	// one API process (the limit is per process, not fleet-wide), with
+	// bursts of RateBurst; past it, 429 RATE_LIMITED with Retry-After. 0
+	// disables it: the load harnesses (chaos/, cmd/compute-bench), which
+	// measure throughput on one token, set 0.
+	RateLimit float64 `envconfig:"RATE_LIMIT" default:"100"`
+	RateBurst int     `envconfig:"RATE_BURST" default:"200"`
 }
 
 // Load reads the environment.
 func Load() (Config, error) {
 	var c Config
-	if err := envconfig.Process(Prefix, &c); err != nil {
+	err := envconfig.Process(Prefix, &c)
+	if err != nil {
 		return Config{}, fmt.Errorf("configuration: %w", err)
 	}
 	if c.NodeCredentialGrace < 0 {
 		return Config{}, fmt.Errorf("configuration: COMPUTE_NODE_CREDENTIAL_GRACE cannot be negative")
+	}
+	for name, v := range map[string]time.Duration{"EVENT_RETENTION": c.EventRetention, "WORK_RETENTION": c.WorkRetention,
+		"WEBHOOK_ATTEMPT_RETENTION": c.WebhookAttemptRetention} {
+		if v < 0 {
+			return Config{}, fmt.Errorf("configuration: COMPUTE_%s cannot be negative (0 keeps forever)", name)
+		}
 	}
 	for name, v := range map[string]int{
 		"WORKER_CONCURRENCY": c.WorkerConcurrency, "WEBHOOK_CONCURRENCY": c.WebhookConcurrency,
@@ -160,11 +202,29 @@ func Load() (Config, error) {
 		"HTTP_MAX_HEADER_BYTES": int64(c.HTTPMaxHeaderBytes), "HTTP_MAX_CONNS": int64(c.HTTPMaxConns),
 		"STREAMS_PER_TOKEN": int64(c.StreamsPerToken), "STREAMS_PER_TENANT": int64(c.StreamsPerTenant),
 		"STREAM_MAX_LIFETIME": int64(c.StreamMaxLifetime), "NODE_RESYNC_EVERY": int64(c.NodeResyncEvery),
-		"COMMAND_TIMEOUT": int64(c.CommandTimeout),
+		"COMMAND_TIMEOUT": int64(c.CommandTimeout), "PRUNE_EVERY": int64(c.PruneEvery),
 	} {
 		if v <= 0 {
 			return Config{}, fmt.Errorf("configuration: %s_%s must be positive", Prefix, name)
 		}
+	}
+	if (c.BillingURL == "") != (c.BillingSecret == "") {
+		return Config{}, fmt.Errorf("configuration: set both COMPUTE_BILLING_URL and COMPUTE_BILLING_SECRET, or neither")
+	}
+	if key, ok := strings.CutPrefix(c.BillingSecret, "whsec_"); c.BillingSecret != "" && !validSecret(key, ok) {
+		return Config{}, fmt.Errorf("configuration: COMPUTE_BILLING_SECRET must be whsec_<base64 of at least 24 bytes>")
+	}
+	if c.BillingURL != "" && c.BillingTimeout <= 0 {
+		return Config{}, fmt.Errorf("configuration: COMPUTE_BILLING_TIMEOUT must be positive")
+	}
+	if c.CORSOrigins, err = corsOrigins(c.CORSOrigins); err != nil {
+		return Config{}, err
+	}
+	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0) {
+		return Config{}, fmt.Errorf("configuration: COMPUTE_RATE_LIMIT must be a number of requests per second, 0 or more (0: no limit)")
+	}
+	if c.RateLimit > 0 && c.RateBurst < 1 {
+		return Config{}, fmt.Errorf("configuration: COMPUTE_RATE_BURST must be at least 1 while COMPUTE_RATE_LIMIT is on")
 	}
 	for _, r := range c.Roles {
 		switch strings.TrimSpace(r) {
@@ -184,4 +244,31 @@ func (c Config) Has(role string) bool {
 		}
 	}
 	return false
+}
+
+// validSecret reports whether key, the part of a signing secret after
+// whsec_ (ok: the prefix was there), is base64 of at least 24 bytes, as
+// Standard Webhooks asks.
+func validSecret(key string, ok bool) bool {
+	b, err := base64.StdEncoding.DecodeString(key)
+	return ok && err == nil && len(b) >= 24
+}
+
+// corsOrigins checks COMPUTE_CORS_ORIGINS: each entry an exact origin,
+// scheme://host[:port] as a browser sends it in Origin (lower case, no
+// path, no trailing slash, no wildcard). Blank entries are dropped.
+func corsOrigins(in []string) ([]string, error) {
+	var out []string
+	for _, o := range in {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			u.Scheme+"://"+u.Host != o || strings.ToLower(o) != o || strings.Contains(o, "*") {
+			return nil, fmt.Errorf("configuration: COMPUTE_CORS_ORIGINS: %q is not an exact origin: use scheme://host[:port] in lower case, such as https://console.example.com", o)
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }

@@ -41,6 +41,19 @@ type AuthzChange struct {
 	Time    time.Time
 }
 
+type BillingDelivery struct {
+	Key           string
+	AllocationID  string
+	TenantID      string
+	WindowStart   time.Time
+	Attempts      int32
+	LastStatus    *int32
+	LastError     string
+	NextAttemptAt time.Time
+	DeliveredAt   *time.Time
+	UpdatedAt     time.Time
+}
+
 type ComputeSimClock struct {
 	ID int32
 	Ts time.Time
@@ -166,6 +179,7 @@ type NodeJoinToken struct {
 	ExpiresAt    time.Time
 	UsedAt       *time.Time
 	CredentialID *string
+	RevokedAt    *time.Time
 }
 
 type NodeLivenessSweep struct {
@@ -367,6 +381,10 @@ type RmUsageAllocation struct {
 	EndTs         time.Time
 	Final         bool
 	Version       int64
+	GpuKind       string
+	GpuModel      string
+	MigProfile    string
+	SlotKind      string
 }
 
 type RmUsageWindow struct {
@@ -385,6 +403,10 @@ type RmUsageWindow struct {
 	MemoryMb      int64
 	DiskGb        int64
 	Final         bool
+	GpuKind       string
+	GpuModel      string
+	MigProfile    string
+	SlotKind      string
 }
 
 type Site struct {
@@ -392,6 +414,16 @@ type Site struct {
 	Name      string
 	Version   int64
 	CreatedAt time.Time
+}
+
+type StreamTicket struct {
+	TicketHash []byte
+	TokenID    string
+	TenantID   string
+	Identity   string
+	Role       string
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
 }
 
 type Tenant struct {

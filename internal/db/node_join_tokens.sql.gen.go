@@ -13,7 +13,7 @@ import (
 const nodeJoinTokenCheck = `-- name: NodeJoinTokenCheck :one
 SELECT id, tenant_id, identity FROM node_join_tokens
  WHERE token_hash = $1 AND node_id = $2
-   AND used_at IS NULL AND expires_at > compute_now()
+   AND used_at IS NULL AND revoked_at IS NULL AND expires_at > compute_now()
 `
 
 type NodeJoinTokenCheckParams struct {
@@ -27,8 +27,9 @@ type NodeJoinTokenCheckRow struct {
 	Identity string
 }
 
-// A join token usable now for this node: unused and unexpired. Only a
-// check; the join consumes it (NodeJoinTokenConsume) in its transaction.
+// A join token usable now for this node: unused, unrevoked and unexpired.
+// Only a check; the join consumes it (NodeJoinTokenConsume) in its
+// transaction.
 func (q *Queries) NodeJoinTokenCheck(ctx context.Context, arg NodeJoinTokenCheckParams) (NodeJoinTokenCheckRow, error) {
 	row := q.db.QueryRow(ctx, nodeJoinTokenCheck, arg.TokenHash, arg.NodeID)
 	var i NodeJoinTokenCheckRow
@@ -36,10 +37,11 @@ func (q *Queries) NodeJoinTokenCheck(ctx context.Context, arg NodeJoinTokenCheck
 	return i, err
 }
 
-const nodeJoinTokenConsume = `-- name: NodeJoinTokenConsume :execrows
+const nodeJoinTokenConsume = `-- name: NodeJoinTokenConsume :one
 UPDATE node_join_tokens SET used_at = compute_now(), credential_id = $1::text
  WHERE token_hash = $2 AND node_id = $3
-   AND used_at IS NULL AND expires_at > compute_now()
+   AND used_at IS NULL AND revoked_at IS NULL AND expires_at > compute_now()
+RETURNING id
 `
 
 type NodeJoinTokenConsumeParams struct {
@@ -48,14 +50,14 @@ type NodeJoinTokenConsumeParams struct {
 	NodeID       string
 }
 
-// Uses the token up in the join's transaction. A concurrent second use
-// waits for the first and then matches nothing.
-func (q *Queries) NodeJoinTokenConsume(ctx context.Context, arg NodeJoinTokenConsumeParams) (int64, error) {
-	result, err := q.db.Exec(ctx, nodeJoinTokenConsume, arg.CredentialID, arg.TokenHash, arg.NodeID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+// Uses the token up in the join's transaction and returns its id. A
+// concurrent second use, or a revocation, waits for the first and then
+// matches nothing.
+func (q *Queries) NodeJoinTokenConsume(ctx context.Context, arg NodeJoinTokenConsumeParams) (string, error) {
+	row := q.db.QueryRow(ctx, nodeJoinTokenConsume, arg.CredentialID, arg.TokenHash, arg.NodeID)
+	var id string
+	err := row.Scan(&id)
+	return id, err
 }
 
 const nodeJoinTokenCreate = `-- name: NodeJoinTokenCreate :one
@@ -86,4 +88,56 @@ func (q *Queries) NodeJoinTokenCreate(ctx context.Context, arg NodeJoinTokenCrea
 	var expires_at time.Time
 	err := row.Scan(&expires_at)
 	return expires_at, err
+}
+
+const nodeJoinTokenGet = `-- name: NodeJoinTokenGet :one
+SELECT id, node_id, expires_at, used_at, revoked_at FROM node_join_tokens
+ WHERE id = $1 AND node_id = $2
+`
+
+type NodeJoinTokenGetParams struct {
+	ID     string
+	NodeID string
+}
+
+type NodeJoinTokenGetRow struct {
+	ID        string
+	NodeID    string
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+	RevokedAt *time.Time
+}
+
+func (q *Queries) NodeJoinTokenGet(ctx context.Context, arg NodeJoinTokenGetParams) (NodeJoinTokenGetRow, error) {
+	row := q.db.QueryRow(ctx, nodeJoinTokenGet, arg.ID, arg.NodeID)
+	var i NodeJoinTokenGetRow
+	err := row.Scan(
+		&i.ID,
+		&i.NodeID,
+		&i.ExpiresAt,
+		&i.UsedAt,
+		&i.RevokedAt,
+	)
+	return i, err
+}
+
+const nodeJoinTokenRevoke = `-- name: NodeJoinTokenRevoke :execrows
+UPDATE node_join_tokens SET revoked_at = compute_now()
+ WHERE id = $1 AND node_id = $2 AND used_at IS NULL AND revoked_at IS NULL
+`
+
+type NodeJoinTokenRevokeParams struct {
+	ID     string
+	NodeID string
+}
+
+// Revokes a token of the node that was neither used nor revoked yet
+// (expired or not). Zero rows: unknown, used, or revoked before
+// (NodeJoinTokenGet tells which).
+func (q *Queries) NodeJoinTokenRevoke(ctx context.Context, arg NodeJoinTokenRevokeParams) (int64, error) {
+	result, err := q.db.Exec(ctx, nodeJoinTokenRevoke, arg.ID, arg.NodeID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

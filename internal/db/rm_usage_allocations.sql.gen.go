@@ -12,16 +12,18 @@ import (
 
 const rmUsageAllocationBook = `-- name: RmUsageAllocationBook :execrows
 INSERT INTO rm_usage_allocations AS u (reservation_id, allocation_id, tenant_id, pool_id, node_id, devices, vcpu,
-       memory_mb, disk_gb, start_ts, end_ts, final, version)
+       memory_mb, disk_gb, start_ts, end_ts, final, version, gpu_kind, gpu_model, mig_profile, slot_kind)
 VALUES ($1, $2, $3, $4, $5,
         $6, $7, $8, $9,
         greatest($10::timestamptz, $11::timestamptz),
         greatest($10::timestamptz, $11::timestamptz, $12::timestamptz),
-        false, $13)
+        false, $13, $14, $15, $16, $17)
 ON CONFLICT (reservation_id) DO UPDATE
    SET allocation_id = EXCLUDED.allocation_id, pool_id = EXCLUDED.pool_id, node_id = EXCLUDED.node_id,
        devices = EXCLUDED.devices, vcpu = EXCLUDED.vcpu, memory_mb = EXCLUDED.memory_mb, disk_gb = EXCLUDED.disk_gb,
-       start_ts = EXCLUDED.start_ts, end_ts = EXCLUDED.end_ts, final = false, version = EXCLUDED.version
+       start_ts = EXCLUDED.start_ts, end_ts = EXCLUDED.end_ts, final = false, version = EXCLUDED.version,
+       gpu_kind = EXCLUDED.gpu_kind, gpu_model = EXCLUDED.gpu_model, mig_profile = EXCLUDED.mig_profile,
+       slot_kind = EXCLUDED.slot_kind
  WHERE u.version < EXCLUDED.version
 `
 
@@ -39,6 +41,10 @@ type RmUsageAllocationBookParams struct {
 	At            time.Time
 	EndTs         time.Time
 	Version       int64
+	GpuKind       string
+	GpuModel      string
+	MigProfile    string
+	SlotKind      string
 }
 
 // A reservation was placed: its reserved interval starts at the later of
@@ -58,6 +64,10 @@ func (q *Queries) RmUsageAllocationBook(ctx context.Context, arg RmUsageAllocati
 		arg.At,
 		arg.EndTs,
 		arg.Version,
+		arg.GpuKind,
+		arg.GpuModel,
+		arg.MigProfile,
+		arg.SlotKind,
 	)
 	if err != nil {
 		return 0, err
@@ -89,7 +99,7 @@ func (q *Queries) RmUsageAllocationEndAt(ctx context.Context, arg RmUsageAllocat
 
 const rmUsageAllocationListAll = `-- name: RmUsageAllocationListAll :many
 SELECT reservation_id, allocation_id, tenant_id, pool_id, node_id, devices, vcpu, memory_mb, disk_gb,
-       start_ts, end_ts, final, version
+       start_ts, end_ts, final, version, gpu_kind, gpu_model, mig_profile, slot_kind
   FROM rm_usage_allocations ORDER BY reservation_id
 `
 
@@ -116,6 +126,10 @@ func (q *Queries) RmUsageAllocationListAll(ctx context.Context) ([]RmUsageAlloca
 			&i.EndTs,
 			&i.Final,
 			&i.Version,
+			&i.GpuKind,
+			&i.GpuModel,
+			&i.MigProfile,
+			&i.SlotKind,
 		); err != nil {
 			return nil, err
 		}

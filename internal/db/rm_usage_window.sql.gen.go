@@ -24,7 +24,7 @@ func (q *Queries) RmUsageWindowDeleteFor(ctx context.Context, reservationID stri
 
 const rmUsageWindowList = `-- name: RmUsageWindowList :many
 SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start, window_end, reserved_ms,
-       devices, device_ms, vcpu, memory_mb, disk_gb, final
+       devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model, mig_profile, slot_kind
   FROM rm_usage_windows
  WHERE ($1::text IS NULL OR tenant_id = $1::text)
    AND ($2::text IS NULL OR reservation_id = $2::text)
@@ -74,6 +74,10 @@ func (q *Queries) RmUsageWindowList(ctx context.Context, arg RmUsageWindowListPa
 			&i.MemoryMb,
 			&i.DiskGb,
 			&i.Final,
+			&i.GpuKind,
+			&i.GpuModel,
+			&i.MigProfile,
+			&i.SlotKind,
 		); err != nil {
 			return nil, err
 		}
@@ -87,7 +91,7 @@ func (q *Queries) RmUsageWindowList(ctx context.Context, arg RmUsageWindowListPa
 
 const rmUsageWindowListAll = `-- name: RmUsageWindowListAll :many
 SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start, window_end, reserved_ms,
-       devices, device_ms, vcpu, memory_mb, disk_gb, final
+       devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model, mig_profile, slot_kind
   FROM rm_usage_windows ORDER BY key
 `
 
@@ -116,6 +120,10 @@ func (q *Queries) RmUsageWindowListAll(ctx context.Context) ([]RmUsageWindow, er
 			&i.MemoryMb,
 			&i.DiskGb,
 			&i.Final,
+			&i.GpuKind,
+			&i.GpuModel,
+			&i.MigProfile,
+			&i.SlotKind,
 		); err != nil {
 			return nil, err
 		}
@@ -129,10 +137,12 @@ func (q *Queries) RmUsageWindowListAll(ctx context.Context) ([]RmUsageWindow, er
 
 const rmUsageWindowRecompute = `-- name: RmUsageWindowRecompute :exec
 INSERT INTO rm_usage_windows (key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start,
-       window_end, reserved_ms, devices, device_ms, vcpu, memory_mb, disk_gb, final)
+       window_end, reserved_ms, devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model,
+       mig_profile, slot_kind)
 SELECT 'cmp:' || u.allocation_id || ':' || to_char(w.ws AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        u.allocation_id, u.reservation_id, u.tenant_id, u.pool_id, u.node_id, w.ws, w.ws + interval '1 hour',
-       o.ms, u.devices, o.ms * u.devices, u.vcpu, u.memory_mb, u.disk_gb, u.final
+       o.ms, u.devices, o.ms * u.devices, u.vcpu, u.memory_mb, u.disk_gb, u.final, u.gpu_kind, u.gpu_model,
+       u.mig_profile, u.slot_kind
   FROM rm_usage_allocations u
  CROSS JOIN LATERAL generate_series(date_trunc('hour', u.start_ts, 'UTC'), u.end_ts - interval '1 microsecond',
                                     interval '1 hour') AS w(ws)

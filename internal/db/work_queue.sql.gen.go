@@ -132,6 +132,37 @@ func (q *Queries) WorkQueueEnqueue(ctx context.Context, arg WorkQueueEnqueuePara
 	return err
 }
 
+const workQueueExtendClaims = `-- name: WorkQueueExtendClaims :execrows
+UPDATE work_queue
+   SET claimed_until = compute_now() + make_interval(secs => $1::float8)
+ WHERE (kind, key) IN (SELECT unnest($2::text[]), unnest($3::text[]))
+   AND claimed_by = $4::text
+`
+
+type WorkQueueExtendClaimsParams struct {
+	ClaimSeconds float64
+	Kinds        []string
+	Keys         []string
+	Claimer      string
+}
+
+// Keeps the claims of the items a worker is still running, at each renewal
+// of its shard leases, so that a run longer than the claim TTL is not
+// claimed and run a second time by its own worker. Claims another owner
+// took over are left alone.
+func (q *Queries) WorkQueueExtendClaims(ctx context.Context, arg WorkQueueExtendClaimsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, workQueueExtendClaims,
+		arg.ClaimSeconds,
+		arg.Kinds,
+		arg.Keys,
+		arg.Claimer,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const workQueueGet = `-- name: WorkQueueGet :one
 SELECT kind, key, shard, gen, not_before, claimed_until, claimed_by, attempts, last_error
   FROM work_queue WHERE kind = $1 AND key = $2
@@ -162,12 +193,16 @@ func (q *Queries) WorkQueueGet(ctx context.Context, arg WorkQueueGetParams) (Wor
 const workQueueReschedule = `-- name: WorkQueueReschedule :execrows
 UPDATE work_queue
    SET claimed_until = NULL, claimed_by = NULL,
-       not_before = compute_now() + make_interval(secs => $1::float8),
-       last_error = $2
- WHERE kind = $3 AND key = $4
+       not_before = CASE WHEN gen = $1
+                         THEN compute_now() + make_interval(secs => $2::float8)
+                         ELSE LEAST(not_before, compute_now() + make_interval(secs => $2::float8))
+                    END,
+       last_error = $3
+ WHERE kind = $4 AND key = $5
 `
 
 type WorkQueueRescheduleParams struct {
+	Gen          int64
 	DelaySeconds float64
 	LastError    *string
 	Kind         string
@@ -175,9 +210,13 @@ type WorkQueueRescheduleParams struct {
 }
 
 // Releases a claim and sets when the key runs next: after a failure (with a
-// back-off delay) or when the handler asked to run again later.
+// back-off delay) or when the handler asked to run again later. A key
+// dirtied during the run (gen moved past the claimed one) keeps the due
+// time its enqueue set, as WorkQueueUnclaim does: a fresh wake-up is never
+// pushed back by the run it arrived during.
 func (q *Queries) WorkQueueReschedule(ctx context.Context, arg WorkQueueRescheduleParams) (int64, error) {
 	result, err := q.db.Exec(ctx, workQueueReschedule,
+		arg.Gen,
 		arg.DelaySeconds,
 		arg.LastError,
 		arg.Kind,

@@ -69,20 +69,34 @@ type Worker struct {
 	Batch int32
 	// Concurrency bounds how many claimed items run at once.
 	Concurrency int
+	// RenewEvery is how often, while items run, the worker renews the
+	// shard leases it holds and extends the claims of its running items:
+	// a batch or an item that outlasts lease.TTL keeps its shards, and one
+	// that outlasts ClaimTTL is not claimed a second time by this worker.
+	// Zero means lease.RenewEvery.
+	RenewEvery time.Duration
 
-	// held and renewedAt are the shard leases of the last renewal, which
-	// Run reuses for up to renewEvery.
+	// mu guards held, renewedAt and running, which the claiming loop and
+	// the lease keeper (keepLeases) share.
+	mu sync.Mutex
+	// held and renewedAt are the shard leases as last renewed, which
+	// claims reuse for up to reuseLeasesFor.
 	held      map[int32]lease.Lease
 	renewedAt time.Time
+	// running counts the items of each kind and key running now, whose
+	// claims the lease keeper extends.
+	running map[runKey]int
 	// soon, set by Run, wakes its loop when an item that asked to run
 	// again after a short while comes due.
 	soon func(after time.Duration)
 }
 
-// renewEvery is how often Run renews its shard leases (far inside
-// lease.TTL). RunOnce renews on every call. A claim under a lease that
-// lapsed meanwhile finds nothing (WorkQueueClaim checks the lease).
-const renewEvery = time.Second
+// reuseLeasesFor is how long Run's claims reuse the shard leases of the
+// last renewal (taking free shards) before renewing them again. RunOnce
+// renews on every call; while items run, the lease keeper renews every
+// RenewEvery. A claim under a lease that lapsed meanwhile finds nothing
+// (WorkQueueClaim checks the lease).
+const reuseLeasesFor = time.Second
 
 // wakeForAgainWithin bounds the Again delays that Run sets a timer for;
 // later ones are found by the poll.
@@ -97,7 +111,8 @@ func NewWorker(pool *pgxpool.Pool, owner string, clk *clock.Clock, logger *slog.
 	return &Worker{
 		pool: pool, owner: owner, clock: clk, logger: logger,
 		handlers: map[string]Handler{}, backoff: DefaultBackoff,
-		ClaimTTL: time.Minute, Batch: 32, Concurrency: 8,
+		ClaimTTL: time.Minute, Batch: 32, Concurrency: 8, RenewEvery: lease.RenewEvery,
+		running: map[runKey]int{},
 	}
 }
 
@@ -105,13 +120,16 @@ func NewWorker(pool *pgxpool.Pool, owner string, clk *clock.Clock, logger *slog.
 func (w *Worker) Handle(kind string, h Handler) { w.handlers[kind] = h }
 
 // RunOnce renews the worker's shard leases (taking free ones), claims the
-// due rows of those shards and runs them, Concurrency at a time. It returns
-// how many items ran, once all of them have.
+// due rows of those shards and runs them, Concurrency at a time, renewing
+// the leases every RenewEvery while they run. It returns how many items
+// ran, once all of them have.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	items, err := w.claim(ctx, w.Batch, true)
 	if err != nil || len(items) == 0 {
 		return 0, err
 	}
+	stop := w.keepLeases(ctx)
+	defer stop()
 	// Items run side by side, so one slow item (a webhook endpoint that
 	// hangs until its timeout) does not hold up the others of the batch.
 	sem := make(chan struct{}, max(w.Concurrency, 1))
@@ -137,14 +155,16 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 }
 
 // claim claims up to n due rows of the held shards, of the kinds this
-// worker handles. It renews the shard leases first when renew is set or
-// the last renewal is renewEvery old.
+// worker handles. It renews the shard leases first, taking free ones, when
+// renew is set or the last renewal is reuseLeasesFor old.
 func (w *Worker) claim(ctx context.Context, n int32, renew bool) ([]Item, error) {
 	q := db.New(w.pool)
-	shards := w.held
-	if renew || shards == nil || time.Since(w.renewedAt) >= renewEvery {
+	w.mu.Lock()
+	shards, renewedAt := w.held, w.renewedAt
+	w.mu.Unlock()
+	if renew || shards == nil || time.Since(renewedAt) >= reuseLeasesFor {
 		var err error
-		if shards, err = w.renewShards(ctx, q); err != nil {
+		if shards, err = w.renewShards(ctx, q, allShards()); err != nil {
 			return nil, err
 		}
 	}
@@ -172,32 +192,12 @@ func (w *Worker) claim(ctx context.Context, n int32, renew bool) ([]Item, error)
 	return items, nil
 }
 
-func (w *Worker) renewShards(ctx context.Context, q *db.Queries) (map[int32]lease.Lease, error) {
-	names := make([]string, NumShards)
-	for i := range names {
-		names[i] = ShardLeaseName(int32(i))
-	}
-	held, err := lease.AcquireMany(ctx, q, names, w.owner, lease.TTL)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[int32]lease.Lease, len(held))
-	for _, l := range held {
-		var n int32
-		fmt.Sscanf(l.Name, "shard:%d", &n)
-		out[n] = l
-	}
-	if len(held) > 0 && w.clock != nil {
-		w.clock.Anchor(held[0].DBNow)
-	}
-	w.held, w.renewedAt = out, time.Now()
-	return out, nil
-}
-
 // run executes one item and records its outcome in a transaction fenced by
 // the shard lease, so a worker that lost the shard cannot complete or
 // reschedule a row another worker now owns.
 func (w *Worker) run(ctx context.Context, it Item) error {
+	done := w.track(it)
+	defer done()
 	herr := w.handlers[it.Kind](ctx, it)
 	var again againError
 	err := pg.InTx(ctx, w.pool, func(tx pgx.Tx) error {
@@ -214,7 +214,8 @@ func (w *Worker) run(ctx context.Context, it Item) error {
 			_, err = q.WorkQueueUnclaim(ctx, db.WorkQueueUnclaimParams{Kind: it.Kind, Key: it.Key})
 			return err
 		case errors.As(herr, &again):
-			_, err := q.WorkQueueReschedule(ctx, db.WorkQueueRescheduleParams{Kind: it.Kind, Key: it.Key, DelaySeconds: again.after.Seconds()})
+			_, err := q.WorkQueueReschedule(ctx, db.WorkQueueRescheduleParams{Kind: it.Kind, Key: it.Key, Gen: it.Gen,
+				DelaySeconds: again.after.Seconds()})
 			if err == nil && w.soon != nil {
 				w.soon(again.after)
 			}
@@ -223,7 +224,7 @@ func (w *Worker) run(ctx context.Context, it Item) error {
 			msg := herr.Error()
 			w.logger.Warn("work item failed", "kind", it.Kind, "key", it.Key, "attempts", it.Attempts, "err", msg)
 			_, err := q.WorkQueueReschedule(ctx, db.WorkQueueRescheduleParams{
-				Kind: it.Kind, Key: it.Key, DelaySeconds: w.backoff(it.Attempts).Seconds(), LastError: &msg,
+				Kind: it.Kind, Key: it.Key, Gen: it.Gen, DelaySeconds: w.backoff(it.Attempts).Seconds(), LastError: &msg,
 			})
 			return err
 		}
@@ -244,11 +245,14 @@ func (w *Worker) run(ctx context.Context, it Item) error {
 // slow item (a webhook endpoint hanging until its timeout) holds one slot,
 // never a whole batch. It also claims at every poll interval, when poke
 // fires (a lost poke only delays) and when an item it put back for a short
-// while (Again) comes due. It renews the shard leases every renewEvery,
-// even while every slot is busy. Errors are logged, never fatal.
+// while (Again) comes due. It renews the shard leases at its claims, and
+// every RenewEvery while items run, even while every slot is busy and no
+// claim is made. Errors are logged, never fatal.
 func (w *Worker) Run(ctx context.Context, poll time.Duration, poke <-chan struct{}) {
 	t := time.NewTicker(poll)
 	defer t.Stop()
+	stop := w.keepLeases(ctx)
+	defer stop() // after the running items are done (deferred below)
 	slots := make(chan struct{}, max(w.Concurrency, 1))
 	freed := make(chan struct{}, 1)
 	// An item put back for a short while (a webhook delivery waiting for
@@ -300,12 +304,6 @@ func (w *Worker) Run(ctx context.Context, poll time.Duration, poke <-chan struct
 				// Without this one worker delivered at most Batch
 				// webhooks per poll interval however many were due.
 				continue
-			}
-		} else if time.Since(w.renewedAt) >= renewEvery {
-			// Every slot is busy: keep the shards all the same, so that
-			// the running items can still record their outcome.
-			if _, err := w.renewShards(ctx, db.New(w.pool)); err != nil && ctx.Err() == nil {
-				w.logger.Error("work queue: renew shard leases", "err", err)
 			}
 		}
 		var onFreed <-chan struct{}

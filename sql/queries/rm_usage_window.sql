@@ -9,10 +9,12 @@ DELETE FROM rm_usage_windows WHERE reservation_id = sqlc.arg(reservation_id);
 -- hours, keyed cmp:<allocationId>:<windowStart>. Run after
 -- RmUsageWindowDeleteFor in the same transaction.
 INSERT INTO rm_usage_windows (key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start,
-       window_end, reserved_ms, devices, device_ms, vcpu, memory_mb, disk_gb, final)
+       window_end, reserved_ms, devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model,
+       mig_profile, slot_kind)
 SELECT 'cmp:' || u.allocation_id || ':' || to_char(w.ws AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        u.allocation_id, u.reservation_id, u.tenant_id, u.pool_id, u.node_id, w.ws, w.ws + interval '1 hour',
-       o.ms, u.devices, o.ms * u.devices, u.vcpu, u.memory_mb, u.disk_gb, u.final
+       o.ms, u.devices, o.ms * u.devices, u.vcpu, u.memory_mb, u.disk_gb, u.final, u.gpu_kind, u.gpu_model,
+       u.mig_profile, u.slot_kind
   FROM rm_usage_allocations u
  CROSS JOIN LATERAL generate_series(date_trunc('hour', u.start_ts, 'UTC'), u.end_ts - interval '1 microsecond',
                                     interval '1 hour') AS w(ws)
@@ -24,7 +26,7 @@ SELECT 'cmp:' || u.allocation_id || ':' || to_char(w.ws AT TIME ZONE 'UTC', 'YYY
 -- A keyset page of windows in (window_start, key) order, optionally of one
 -- tenant and one reservation.
 SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start, window_end, reserved_ms,
-       devices, device_ms, vcpu, memory_mb, disk_gb, final
+       devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model, mig_profile, slot_kind
   FROM rm_usage_windows
  WHERE (sqlc.narg(tenant_id)::text IS NULL OR tenant_id = sqlc.narg(tenant_id)::text)
    AND (sqlc.narg(reservation_id)::text IS NULL OR reservation_id = sqlc.narg(reservation_id)::text)
@@ -34,5 +36,5 @@ SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_s
 
 -- name: RmUsageWindowListAll :many
 SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start, window_end, reserved_ms,
-       devices, device_ms, vcpu, memory_mb, disk_gb, final
+       devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model, mig_profile, slot_kind
   FROM rm_usage_windows ORDER BY key;

@@ -41,12 +41,28 @@ DELETE FROM work_queue WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(key) AND g
 
 -- name: WorkQueueReschedule :execrows
 -- Releases a claim and sets when the key runs next: after a failure (with a
--- back-off delay) or when the handler asked to run again later.
+-- back-off delay) or when the handler asked to run again later. A key
+-- dirtied during the run (gen moved past the claimed one) keeps the due
+-- time its enqueue set, as WorkQueueUnclaim does: a fresh wake-up is never
+-- pushed back by the run it arrived during.
 UPDATE work_queue
    SET claimed_until = NULL, claimed_by = NULL,
-       not_before = compute_now() + make_interval(secs => sqlc.arg(delay_seconds)::float8),
+       not_before = CASE WHEN gen = sqlc.arg(gen)
+                         THEN compute_now() + make_interval(secs => sqlc.arg(delay_seconds)::float8)
+                         ELSE LEAST(not_before, compute_now() + make_interval(secs => sqlc.arg(delay_seconds)::float8))
+                    END,
        last_error = sqlc.narg(last_error)
  WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(key);
+
+-- name: WorkQueueExtendClaims :execrows
+-- Keeps the claims of the items a worker is still running, at each renewal
+-- of its shard leases, so that a run longer than the claim TTL is not
+-- claimed and run a second time by its own worker. Claims another owner
+-- took over are left alone.
+UPDATE work_queue
+   SET claimed_until = compute_now() + make_interval(secs => sqlc.arg(claim_seconds)::float8)
+ WHERE (kind, key) IN (SELECT unnest(sqlc.arg(kinds)::text[]), unnest(sqlc.arg(keys)::text[]))
+   AND claimed_by = sqlc.arg(claimer)::text;
 
 -- name: WorkQueueUnclaim :execrows
 -- Releases the claim of a run whose key was dirtied meanwhile; the due time

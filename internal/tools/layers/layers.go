@@ -16,8 +16,8 @@ var Table = [][]string{
 	{"outbox"},                      // the event log
 	{"commands"},                    // the only writer
 	{"projections", "queries"},      // the read side
-	{"gateway", "webhook", "eventstream", "agent"}, // delivery: daemons, webhooks, SSE; the daemon itself
-	{"httpapi"}, // the HTTP API
+	{"gateway", "webhook", "billing", "eventstream", "agent"}, // delivery: daemons, webhooks, billing, SSE; the daemon itself
+	{"httpapi", "console"},                         // the HTTP API; the web console, which serves files and imports nothing of ours
 	{"cmd", "chaos", "examples", "internal/tools"}, // programs, fault tests, tools
 }
 

@@ -1,0 +1,95 @@
+package billing
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/queries"
+	"github.com/bettercompute/compute/webhook"
+)
+
+// HeaderIdempotencyKey carries the window's key besides webhook-id, for
+// receivers that deduplicate requests by Idempotency-Key.
+const HeaderIdempotencyKey = "Idempotency-Key"
+
+// result is what one attempt produced: a status, or err when no response
+// arrived.
+type result struct {
+	status     int
+	retryAfter time.Duration
+	err        error
+}
+
+func (r result) ok() bool { return r.err == nil && r.status >= 200 && r.status < 300 }
+
+func (r result) statusPtr() *int32 {
+	if r.err != nil || r.status == 0 {
+		return nil
+	}
+	s := int32(r.status)
+	return &s
+}
+
+func (r result) errText() string {
+	switch {
+	case r.err != nil:
+		return r.err.Error()
+	case !r.ok():
+		return fmt.Sprintf("HTTP %d", r.status)
+	}
+	return ""
+}
+
+// post makes one signed attempt at a window. The body is the window as
+// GET /v1/usage-windows shows it; webhook-id and Idempotency-Key are its
+// key, so every retry of it is recognisably the same. The signature's
+// timestamp is business time (compute_now()), as webhooks sign.
+func (s *Sink) post(ctx context.Context, w db.RmUsageWindow, now time.Time) result {
+	body, err := json.Marshal(queries.UsageWindowOf(w))
+	if err != nil {
+		return result{err: fmt.Errorf("encode window: %w", err)}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return result{err: fmt.Errorf("build request: %w", err)}
+	}
+	if err := webhook.SetHeaders(req.Header, []string{s.cfg.Secret}, w.Key, now, body); err != nil {
+		return result{err: fmt.Errorf("sign: %w", err)}
+	}
+	req.Header.Set(HeaderIdempotencyKey, w.Key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "BetterCompute-Billing/1.0")
+	resp, err := s.cfg.Client.Do(req)
+	if err != nil {
+		return result{err: err}
+	}
+	defer resp.Body.Close()
+	_, _ = io.CopyN(io.Discard, resp.Body, 64<<10) // let the connection be reused
+	r := result{status: resp.StatusCode}
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		r.retryAfter = retryAfter(resp.Header.Get("Retry-After"), now)
+	}
+	return r
+}
+
+// retryAfter reads Retry-After as delay-seconds or an HTTP date, relative
+// to now; 0 when absent or malformed.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil && secs > 0 {
+		return time.Duration(min(secs, int64(maxRetryAfter/time.Second))) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return min(max(t.Sub(now), 0), maxRetryAfter)
+	}
+	return 0
+}

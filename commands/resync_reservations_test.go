@@ -1,0 +1,99 @@
+package commands_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
+	"github.com/bettercompute/compute/internal/workqueue"
+)
+
+// Reservation reconcilers are level-triggered and resynced: when their
+// work-queue rows are lost, the periodic reservation.resync puts back what
+// each live reservation needs (place for a pending one, activation for a
+// booked one, expiry for every one holding quota), each due when it would
+// have been, so a lost row costs only time. It runs again every
+// ReservationResyncEvery. Before it, a lost row left a reservation booked
+// past its start, or holding its quota past its end, for ever.
+func TestReservationResync(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	t0 := pgtest.SimEpoch
+	w := workqueue.NewWorker(f.d.Pool, "w", nil, nil)
+	w.Handle(commands.KindReservationPlace, f.h.HandleReservationPlace)
+	w.Handle(commands.KindReservationActivate, f.h.HandleReservationActivate)
+	w.Handle(commands.KindReservationExpire, f.h.HandleReservationExpire)
+	w.Handle(commands.KindReservationResync, f.h.HandleReservationResync)
+
+	// pending: no node yet. booked: starts in an hour. active: started.
+	pending := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: t0, End: t0.Add(4 * time.Hour)})
+	require.Equal(t, core.ReservationPending, pending.Reservation.State)
+	f.node(t, "n1", exclusive, exclusive)
+	booked := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: t0.Add(time.Hour), End: t0.Add(3 * time.Hour)})
+	active := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: t0, End: t0.Add(2 * time.Hour)})
+	require.NoError(t, f.h.ActivateReservation(f.ctx, active.Reservation.ID))
+
+	lose := func() {
+		t.Helper()
+		_, err := f.d.Pool.Exec(f.ctx, "DELETE FROM work_queue WHERE kind = ANY($1)",
+			[]string{commands.KindReservationPlace, commands.KindReservationActivate, commands.KindReservationExpire})
+		require.NoError(t, err)
+	}
+	due := func(kind, id string) time.Time {
+		t.Helper()
+		r, err := f.d.Q.WorkQueueGet(f.ctx, dbWork(kind, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			require.Failf(t, "reconciler row missing", "%s %s was not put back", kind, id)
+		}
+		require.NoError(t, err)
+		return r.NotBefore.UTC()
+	}
+	requireRequeued := func(now time.Time) {
+		t.Helper()
+		require.Equal(t, now, due(commands.KindReservationPlace, pending.Reservation.ID), "pending: place now")
+		require.Equal(t, t0.Add(4*time.Hour), due(commands.KindReservationExpire, pending.Reservation.ID), "pending: expiry at its end")
+		require.Equal(t, t0.Add(time.Hour), due(commands.KindReservationActivate, booked.Reservation.ID), "booked: activation at its start")
+		require.Equal(t, t0.Add(3*time.Hour), due(commands.KindReservationExpire, booked.Reservation.ID), "booked: expiry at its end")
+		require.Equal(t, t0.Add(2*time.Hour), due(commands.KindReservationExpire, active.Reservation.ID), "active: expiry at its end")
+		_, err := f.d.Q.WorkQueueGet(f.ctx, dbWork(commands.KindReservationActivate, active.Reservation.ID))
+		require.ErrorIs(t, err, pgx.ErrNoRows, "an active reservation needs no activation")
+	}
+
+	lose()
+	require.NoError(t, f.h.EnsureReservationResync(f.ctx))
+	_, err := w.RunOnce(f.ctx)
+	require.NoError(t, err)
+	requireRequeued(t0)
+	require.Equal(t, t0.Add(commands.ReservationResyncEvery), due(commands.KindReservationResync, commands.ReservationResyncKey),
+		"the resync runs again every ReservationResyncEvery")
+
+	// Lost again: the next resync, a few minutes later, puts them back.
+	lose()
+	now := f.d.AdvanceSimClock(t, commands.ReservationResyncEvery).UTC()
+	_, err = w.RunOnce(f.ctx)
+	require.NoError(t, err)
+	requireRequeued(now)
+
+	// And the reconcilers act on what was put back: the booked
+	// reservation becomes active at its start, the active one expires at
+	// its end.
+	lose()
+	f.d.AdvanceSimClock(t, 2*time.Hour-commands.ReservationResyncEvery)
+	for range 3 {
+		_, err = w.RunOnce(f.ctx)
+		require.NoError(t, err)
+	}
+	got, err := f.h.GetReservation(f.ctx, tenantA, booked.Reservation.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationActive, got.State)
+	got, err = f.h.GetReservation(f.ctx, tenantA, active.Reservation.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationExpired, got.State)
+	f.requireInvariants(t)
+}

@@ -1,0 +1,117 @@
+// One reservation: what it is, why it waits if it does, every state change
+// as it arrives, and the extend, release and cancel buttons. Each button
+// asks for confirmation and sends a fresh Idempotency-Key, so a retry of
+// the click replays its answer instead of acting twice. (Release and cancel
+// need no key today: the API refuses a repeat of either with a CONFLICT
+// that changes nothing.) No If-Match: the reservation moves on its own
+// (booked becomes active at its start), and a click on a page a moment old
+// must still release it; extend names an absolute end, right at any version.
+
+import {call, get, listAll, idempotencyKey} from '../api.js';
+import {h, replace, table, row, badge, notice, fmtTime, fmtClock, toLocalInput, nodeLink} from '../dom.js';
+import {devicesText} from './reservations.js';
+
+const TYPES = ['pending', 'booked', 'activated', 'extended', 'released', 'cancelled', 'expired', 'failed'].map((t) => `reservation.${t}`);
+const TERMINAL = new Set(['released', 'expired', 'cancelled', 'failed']);
+const HISTORY_PAGES = 10;
+
+export async function render(ctx) {
+  const id = ctx.params[0];
+  const subject = `reservations/${id}`;
+  const body = h('div', {});
+  const status = h('div', {id: 'action-result', 'aria-live': 'polite'});
+  const history = h('ol', {id: 'history', class: 'history'});
+  const historyNote = h('p', {class: 'muted'});
+  replace(ctx.el, h('p', {class: 'crumbs'}, h('a', {href: '#/reservations'}, 'Reservations'), ' / reservation'),
+    h('h1', {}, 'Reservation ', h('span', {class: 'mono'}, id)), status, body,
+    h('h2', {}, 'State changes'), historyNote, history);
+
+  const seen = new Set();
+  const addHistory = (e, live) => {
+    if (seen.has(e.id)) return;
+    seen.add(e.id);
+    const d = e.data || {};
+    history.append(h('li', {dataset: {type: e.type, version: d.version}, class: live ? 'flash' : null},
+      h('time', {datetime: e.time}, `${fmtTime(e.time)}:${fmtClock(e.time).slice(-2)}`), ' ',
+      badge(e.type.replace('reservation.', ''), d.state), d.state ? ` → ${d.state}` : '',
+      d.version ? h('span', {class: 'muted'}, ` (version ${d.version})`) : null,
+      d.nodeId ? h('span', {class: 'muted'}, ` on ${d.nodeId}`) : null));
+  };
+
+  let current = null;
+  const draw = async (minPosition) => {
+    try {
+      current = await get(`/reservations/${encodeURIComponent(id)}`, {minPosition});
+    } catch (err) {
+      if (err.status !== 404) throw err;
+      replace(body, notice('error', 'Reservation not found, or not visible to this token.'));
+      body.dataset.notFound = 'true';
+      return;
+    }
+    if (ctx.alive()) replace(body, ...view(ctx, current, act));
+  };
+  const act = async (label, method, path, reqBody) => {
+    if (!confirm(`${label} reservation ${id}?`)) return;
+    const headers = {'Idempotency-Key': idempotencyKey()};
+    try {
+      const r = await call(method, path, {body: reqBody, headers});
+      replace(status, notice('ok', `${label}: the reservation is now ${r.state}.`));
+      await draw(r.position);
+    } catch (err) {
+      replace(status, notice('error', `${label} failed: ${err.message}`));
+    }
+  };
+
+  ctx.cleanup(ctx.live.subscribe((e, position) => {
+    if (e.subject !== subject) return;
+    addHistory(e, true);
+    draw(position).catch((err) => replace(status, notice('error', err.message)));
+  }));
+  await draw();
+  if (body.dataset.notFound) return;
+  // What the log holds from before the page opened, read from its start;
+  // bounded, as a long log would otherwise be read whole.
+  const past = await listAll('/events', {types: TYPES.join(',')}, HISTORY_PAGES).catch(() => []);
+  const mine = past.filter((e) => e.subject === subject);
+  if (!ctx.alive()) return;
+  const live = [...history.children];
+  mine.forEach((e) => addHistory(e, false));
+  history.append(...live); // live ones arrived after what the log held
+  replace(historyNote, past.truncated ? `Read from the first ${HISTORY_PAGES} pages of the log, then live.` : 'From the log, then live.');
+}
+
+function view(ctx, r, act) {
+  const op = ctx.me.role === 'operator', writer = ctx.me.role !== 'viewer';
+  const why = (r.conditions || []).filter((c) => c.status);
+  const path = `/reservations/${encodeURIComponent(r.id)}`;
+  const endInput = h('input', {type: 'datetime-local', id: 'extend-end',
+    value: toLocalInput(new Date(Date.parse(r.end) + 3600e3))});
+  const open = !TERMINAL.has(r.state);
+  return [
+    h('dl', {class: 'facts'},
+      fact('State', h('span', {id: 'reservation-state', dataset: {state: r.state}}, badge(r.state))),
+      fact('Tenant', r.tenant),
+      fact(r.poolId ? 'Pool' : 'Site', r.poolId || r.siteId || '—'),
+      fact('Node', r.nodeId ? (op ? nodeLink(r.nodeId) : r.nodeId) : '—'),
+      fact('Devices', devicesText(r.deviceIds)),
+      fact('Window', `${fmtTime(r.start)} → ${fmtTime(r.end)}`),
+      fact('Version', String(r.version)),
+      fact('Updated', fmtTime(r.updatedAt))),
+    why.length ? h('section', {}, h('h2', {}, r.state === 'pending' ? 'Why it is pending' : 'Conditions'),
+      table(['Condition', 'Reason', 'Message'], why.map((c) => row({}, badge(c.type, 'warn'), c.reason || '—', c.message || '—')))) : null,
+    writer && open ? h('section', {class: 'card actions-card'},
+      h('h2', {}, 'Change it'),
+      h('div', {class: 'inline-form'},
+        h('label', {for: 'extend-end'}, 'New end'), endInput,
+        h('button', {type: 'button', class: 'btn', id: 'extend', onclick: () =>
+          act('Extend', 'POST', `${path}/extend`, {end: new Date(endInput.value).toISOString()})}, 'Extend')),
+      h('div', {class: 'inline-form'},
+        r.state === 'pending'
+          ? h('button', {type: 'button', class: 'btn btn-danger', id: 'cancel', onclick: () => act('Cancel', 'POST', `${path}/cancel`)}, 'Cancel')
+          : h('button', {type: 'button', class: 'btn btn-danger', id: 'release', onclick: () => act('Release', 'POST', `${path}/release`)}, 'Release'))) : null,
+  ];
+}
+
+function fact(term, ...desc) {
+  return h('div', {}, h('dt', {}, term), h('dd', {}, desc));
+}

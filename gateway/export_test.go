@@ -1,0 +1,14 @@
+package gateway
+
+import (
+	"context"
+
+	"github.com/bettercompute/compute/wire"
+)
+
+// SetBeforeWrite makes fn run before every write g makes to a daemon; an
+// error from fn fails the write before anything is written. Tests use it
+// to make a daemon slow or a send fail.
+func SetBeforeWrite(g *Gateway, fn func(ctx context.Context, nodeID string, m wire.Message) error) {
+	g.beforeWrite = fn
+}

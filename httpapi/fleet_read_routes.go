@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bettercompute/compute/queries"
+)
+
+// FleetReadRoutes are the reads of the fleet's configuration: sites and
+// pools, listed and one by one. They hold no tenant's data and every role
+// may read them (a reservation names the pool or site it wants); nodes,
+// capacity and device holders stay operator reads (ReadRoutes). They are
+// answered from the configuration tables themselves, always current, so
+// they take no minPosition. Lists take ?cursor=&limit= and answer a Page.
+func FleetReadRoutes(q *queries.Service) Routes {
+	return func(r Router) {
+		h := fleetReadHandlers{q: q}
+		r.V1.GET("/sites", h.listSites)
+		r.V1.GET("/sites/:id", h.getSite)
+		r.V1.GET("/pools", h.listPools)
+		r.V1.GET("/pools/:id", h.getPool)
+	}
+}
+
+type fleetReadHandlers struct {
+	q *queries.Service
+}
+
+func (h fleetReadHandlers) listSites(c echo.Context) error {
+	l, err := readListQuery(c)
+	if err != nil {
+		return err
+	}
+	items, next, err := h.q.ListSites(c.Request().Context(), ActorOf(c), queries.ListSites{Cursor: l.Cursor, Limit: l.Limit})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newPage(items, next))
+}
+
+func (h fleetReadHandlers) getSite(c echo.Context) error {
+	id, err := param(c, "id")
+	if err != nil {
+		return err
+	}
+	s, err := h.q.GetSite(c.Request().Context(), ActorOf(c), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s)
+}
+
+func (h fleetReadHandlers) listPools(c echo.Context) error {
+	l, err := readListQuery(c)
+	if err != nil {
+		return err
+	}
+	items, next, err := h.q.ListPools(c.Request().Context(), ActorOf(c), queries.ListPools{
+		SiteID: c.QueryParam("site"), Cursor: l.Cursor, Limit: l.Limit})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newPage(items, next))
+}
+
+func (h fleetReadHandlers) getPool(c echo.Context) error {
+	id, err := param(c, "id")
+	if err != nil {
+		return err
+	}
+	p, err := h.q.GetPool(c.Request().Context(), ActorOf(c), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}

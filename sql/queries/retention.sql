@@ -1,0 +1,159 @@
+-- Retention (docs/concepts/retention.md): the statements of the pruning
+-- reconciler (commands.Pruner, work-queue kind retention.prune) and the
+-- counts `compute check` reports. Each prune statement deletes at most
+-- max_rows rows and runs in its own short transaction, fenced by the
+-- pruner's shard lease, so pruning never holds long locks. A retention of
+-- retention_seconds is measured on compute_now().
+
+-- name: RetentionSinkCursorLowest :many
+-- The durable outbox sink furthest behind (no row when no sink has run):
+-- pruning never passes its cursor, so no sink misses an event.
+SELECT sink, txid, seq, updated_at FROM outbox_cursors ORDER BY txid, seq LIMIT 1;
+
+-- name: RetentionOutboxPrune :execrows
+-- Deletes the oldest events, always a prefix of the log in position order
+-- (CURSOR_EXPIRED relies on it: a cursor at or above the oldest retained
+-- event has missed nothing). The prefix ends before the first event that
+-- must stay: one younger than the retention (times do not follow positions
+-- exactly), one with a webhook delivery still pending, or any at or above
+-- below (the caller's bound: the newest visible event, which is always
+-- kept so that a caught-up cursor stays valid, and the position after the
+-- lowest sink cursor). Positions below the newest visible event belong to
+-- committed transactions only.
+WITH candidates AS (
+  SELECT o.txid, o.seq,
+         (o.time < compute_now() - make_interval(secs => sqlc.arg(retention_seconds)::float8)
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                           WHERE d.event_id = o.id AND d.state = 'pending')) AS eligible
+    FROM outbox o
+   WHERE (o.txid, o.seq) < (sqlc.arg(below_txid)::xid8, sqlc.arg(below_seq)::bigint)
+   ORDER BY o.txid, o.seq
+   LIMIT sqlc.arg(max_rows)
+), prefix AS (
+  SELECT c.txid, c.seq,
+         bool_and(c.eligible) OVER (ORDER BY c.txid, c.seq ROWS UNBOUNDED PRECEDING) AS prunable
+    FROM candidates c
+)
+DELETE FROM outbox o USING prefix p
+ WHERE o.txid = p.txid AND o.seq = p.seq AND p.prunable;
+
+-- name: RetentionIdempotencyKeysPrune :execrows
+-- Deletes expired idempotency keys (an expired key is free again anyway:
+-- IdempotencyKeyDeleteExpired). SKIP LOCKED: a key a request is reusing
+-- right now is left to that request.
+DELETE FROM idempotency_keys k USING (
+  SELECT x.tenant_id, x.identity, x.key FROM idempotency_keys x
+   WHERE x.expires_at <= compute_now()
+   ORDER BY x.expires_at
+   LIMIT sqlc.arg(max_rows)
+     FOR UPDATE SKIP LOCKED) e
+ WHERE k.tenant_id = e.tenant_id AND k.identity = e.identity AND k.key = e.key;
+
+-- name: RetentionWebhookAttemptsPrune :execrows
+-- Deletes webhook attempts older than the attempt retention.
+DELETE FROM webhook_attempts a USING (
+  SELECT x.id FROM webhook_attempts x
+   WHERE x.at < compute_now() - make_interval(secs => sqlc.arg(retention_seconds)::float8)
+   ORDER BY x.at
+   LIMIT sqlc.arg(max_rows)) e
+ WHERE a.id = e.id;
+
+-- name: RetentionWebhookDeliveriesPrune :execrows
+-- Deletes finished webhook deliveries (succeeded, failed, abandoned) last
+-- changed before the retention, with their attempts (ON DELETE CASCADE). A
+-- succeeded delivery is kept while its event is: a recover
+-- (WebhookDeliveryRecover) must still see that it succeeded, or it would
+-- send the event again. A failed or abandoned one a recover simply
+-- schedules anew.
+DELETE FROM webhook_deliveries d USING (
+  SELECT x.id FROM webhook_deliveries x
+   WHERE x.state <> 'pending'
+     AND x.updated_at < compute_now() - make_interval(secs => sqlc.arg(retention_seconds)::float8)
+     AND (x.state <> 'succeeded' OR NOT EXISTS (SELECT 1 FROM outbox o WHERE o.id = x.event_id))
+   ORDER BY x.updated_at
+   LIMIT sqlc.arg(max_rows)
+     FOR UPDATE SKIP LOCKED) e
+ WHERE d.id = e.id;
+
+-- name: RetentionNodeJobsPrune :execrows
+-- Compacts the node journal kept in node_commands: deletes node jobs that
+-- finished before the retention. An assign or unassign job goes only with
+-- the whole history of its allocation on the node, once that history can
+-- no longer matter to reconcile and resync: the allocation is not live,
+-- none of its jobs is open or finished within the retention, and the last
+-- of them that succeeded is not an assign (the daemon cannot hold it; see
+-- mayHold). The oldest jobs go first (seq order), so a batch that stops
+-- inside an allocation's history leaves a suffix of it, of which the same
+-- holds. An unassign of an allocation the control plane never knew
+-- (allocation_id NULL) goes like any other job. Keep the rule in step with
+-- RetentionNodeJobsOverdue.
+DELETE FROM node_commands c USING (
+  SELECT j.id FROM node_commands j
+   WHERE j.created_at < compute_now() - make_interval(secs => sqlc.arg(retention_seconds)::float8)
+     AND j.state IN ('succeeded', 'failed', 'cancelled', 'timed-out')
+     AND COALESCE(j.finished_at, j.created_at) < compute_now() - make_interval(secs => sqlc.arg(retention_seconds)::float8)
+     AND (j.kind NOT IN ('assign', 'unassign') OR j.allocation_id IS NULL OR (
+          NOT EXISTS (SELECT 1 FROM allocations a JOIN reservations r ON r.id = a.reservation_id
+                       WHERE a.id = j.allocation_id AND a.released_at IS NULL AND r.state IN ('booked', 'active'))
+          AND NOT EXISTS (SELECT 1 FROM node_commands o
+                           WHERE o.node_id = j.node_id AND o.allocation_id = j.allocation_id
+                             AND o.kind IN ('assign', 'unassign')
+                             AND (o.state IN ('queued', 'sent', 'running')
+                                  OR COALESCE(o.finished_at, o.created_at)
+                                     >= compute_now() - make_interval(secs => sqlc.arg(retention_seconds)::float8)))
+          AND NOT EXISTS (SELECT 1 FROM node_commands s
+                           WHERE s.node_id = j.node_id AND s.allocation_id = j.allocation_id
+                             AND s.kind = 'assign' AND s.state = 'succeeded'
+                             AND NOT EXISTS (SELECT 1 FROM node_commands u
+                                              WHERE u.node_id = j.node_id AND u.allocation_id = j.allocation_id
+                                                AND u.kind = 'unassign' AND u.state = 'succeeded'
+                                                AND u.seq > s.seq))))
+   ORDER BY j.seq
+   LIMIT sqlc.arg(max_rows)) e
+ WHERE c.id = e.id;
+
+-- name: RetentionNodeJobsOverdue :one
+-- How many node jobs RetentionNodeJobsPrune would delete at this moment (the same
+-- rule), for `compute check`.
+SELECT count(*) FROM node_commands j
+ WHERE j.created_at < compute_now() - make_interval(secs => sqlc.arg(retention_seconds)::float8)
+   AND j.state IN ('succeeded', 'failed', 'cancelled', 'timed-out')
+   AND COALESCE(j.finished_at, j.created_at) < compute_now() - make_interval(secs => sqlc.arg(retention_seconds)::float8)
+   AND (j.kind NOT IN ('assign', 'unassign') OR j.allocation_id IS NULL OR (
+        NOT EXISTS (SELECT 1 FROM allocations a JOIN reservations r ON r.id = a.reservation_id
+                     WHERE a.id = j.allocation_id AND a.released_at IS NULL AND r.state IN ('booked', 'active'))
+        AND NOT EXISTS (SELECT 1 FROM node_commands o
+                         WHERE o.node_id = j.node_id AND o.allocation_id = j.allocation_id
+                           AND o.kind IN ('assign', 'unassign')
+                           AND (o.state IN ('queued', 'sent', 'running')
+                                OR COALESCE(o.finished_at, o.created_at)
+                                   >= compute_now() - make_interval(secs => sqlc.arg(retention_seconds)::float8)))
+        AND NOT EXISTS (SELECT 1 FROM node_commands s
+                         WHERE s.node_id = j.node_id AND s.allocation_id = j.allocation_id
+                           AND s.kind = 'assign' AND s.state = 'succeeded'
+                           AND NOT EXISTS (SELECT 1 FROM node_commands u
+                                            WHERE u.node_id = j.node_id AND u.allocation_id = j.allocation_id
+                                              AND u.kind = 'unassign' AND u.state = 'succeeded'
+                                              AND u.seq > s.seq))));
+
+-- name: RetentionOverdue :one
+-- Rows older than their retention, per table, for `compute check` (a
+-- retention of 0 keeps rows forever: none is overdue). Events count
+-- whatever holds them back (a sink behind, a pending delivery), except the
+-- newest, which is always kept; the outbox has no index on time, so this
+-- count reads the whole table.
+SELECT
+  (SELECT count(*) FROM outbox o
+    WHERE sqlc.arg(event_seconds)::float8 > 0
+      AND o.time < compute_now() - make_interval(secs => sqlc.arg(event_seconds)::float8)
+      AND (o.txid, o.seq) < (SELECT h.txid, h.seq FROM outbox h ORDER BY h.txid DESC, h.seq DESC LIMIT 1))::bigint
+    AS events,
+  (SELECT count(*) FROM idempotency_keys k WHERE k.expires_at <= compute_now())::bigint AS idempotency_keys,
+  (SELECT count(*) FROM webhook_attempts a
+    WHERE sqlc.arg(attempt_seconds)::float8 > 0
+      AND a.at < compute_now() - make_interval(secs => sqlc.arg(attempt_seconds)::float8))::bigint AS webhook_attempts,
+  (SELECT count(*) FROM webhook_deliveries x
+    WHERE sqlc.arg(delivery_seconds)::float8 > 0 AND x.state <> 'pending'
+      AND x.updated_at < compute_now() - make_interval(secs => sqlc.arg(delivery_seconds)::float8)
+      AND (x.state <> 'succeeded' OR NOT EXISTS (SELECT 1 FROM outbox o WHERE o.id = x.event_id)))::bigint
+    AS webhook_deliveries;

@@ -1,0 +1,25 @@
+-- name: StreamTicketCreate :one
+-- Issues a ticket for a token, valid for ttl_seconds of business time.
+INSERT INTO stream_tickets (ticket_hash, token_id, tenant_id, identity, role, expires_at)
+VALUES (sqlc.arg(ticket_hash), sqlc.arg(token_id), sqlc.arg(tenant_id), sqlc.arg(identity), sqlc.arg(role),
+        compute_now() + make_interval(secs => sqlc.arg(ttl_seconds)::float8))
+RETURNING expires_at;
+
+-- name: StreamTicketRedeem :one
+-- Redeems a ticket: deletes it and returns what it is bound to, if it has
+-- not expired and its token is not revoked. Zero rows (unknown, used,
+-- expired or revoked) is all the caller learns. The delete makes it single
+-- use: of two concurrent redemptions, the second finds no row.
+DELETE FROM stream_tickets t
+ USING api_tokens k
+ WHERE t.ticket_hash = sqlc.arg(ticket_hash)
+   AND t.expires_at > compute_now()
+   AND k.id = t.token_id AND k.revoked_at IS NULL
+RETURNING t.token_id, t.tenant_id, t.identity, t.role;
+
+-- name: StreamTicketDeleteExpired :execrows
+-- Deletes up to max_rows expired tickets (redeemed ones are gone already).
+DELETE FROM stream_tickets
+ WHERE ticket_hash IN (SELECT ticket_hash FROM stream_tickets
+                        WHERE expires_at <= compute_now()
+                        ORDER BY expires_at LIMIT sqlc.arg(max_rows));
