@@ -53,6 +53,10 @@ type Handlers struct {
 	// PlacementAttempts bounds the savepoint attempts of one placement
 	// (default 3).
 	PlacementAttempts int
+	// ReplanCapReached, when set, is called each time a placement stops
+	// replanning because it lost PlacementAttempts races in a row, so that
+	// a torture run can show the cap was reached, not just configured.
+	ReplanCapReached func()
 	// PlacementSample is how many nodes the placer scores first
 	// (default 64).
 	PlacementSample int
@@ -117,7 +121,7 @@ func requireOperator(actor core.Actor, what string) error {
 
 // emit appends one event for a committed transition. data must carry the
 // aggregate's new "version": the invariant checker counts on it.
-func emit(ctx context.Context, q *db.Queries, typ, tenant, subject string, data map[string]any) (outbox.Position, error) {
+func emit(ctx context.Context, q *db.Queries, typ, tenant, subject string, data any) (outbox.Position, error) {
 	ev, err := core.NewEvent(typ, tenant, subject, data)
 	if err != nil {
 		return outbox.Position{}, err

@@ -16,7 +16,7 @@ var Table = [][]string{
 	{"outbox"},                      // the event log
 	{"commands"},                    // the only writer
 	{"projections", "queries"},      // the read side
-	{"gateway", "webhook", "eventstream", "agent"}, // delivery: daemons, webhooks, SSE; the daemon itself
+	{"gateway", "webhook", "eventstream", "agent", "torture"}, // delivery: daemons, webhooks, SSE; the daemon itself; the torture run
 	{"httpapi"}, // the HTTP API
 	{"cmd", "chaos", "examples", "internal/tools"}, // programs, fault tests, tools
 }
