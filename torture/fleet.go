@@ -64,7 +64,11 @@ var quotas = map[string]int64{"gpu": 64, "vcpu": 1000, "memory": 10_000_000, "di
 // nodes join, so that their daemon sessions can come and go.
 func seed(ctx context.Context, h *commands.Handlers, q *db.Queries) (fleet, error) {
 	f := fleet{layouts: map[string]core.GPULayout{}}
-	for _, a := range append([]core.Actor{operator}, tenants...) {
+	actors := append([]core.Actor{operator}, tenants...)
+	for i := range rushSize {
+		actors = append(actors, rushTenant(i))
+	}
+	for _, a := range actors {
 		if err := q.TenantEnsure(ctx, a.Tenant); err != nil {
 			return f, fmt.Errorf("tenant %s: %w", a.Tenant, err)
 		}
@@ -75,7 +79,7 @@ func seed(ctx context.Context, h *commands.Handlers, q *db.Queries) (fleet, erro
 	if _, err := h.CreatePool(ctx, operator, commands.CreatePool{ID: pool, SiteID: site, Kind: commands.PoolBareMetal}); err != nil {
 		return f, err
 	}
-	for _, t := range tenants {
+	for _, t := range actors[1:] {
 		for res, max := range quotas {
 			if _, err := h.SetQuota(ctx, operator, commands.SetQuota{Tenant: t.Tenant, Resource: res, Max: max}); err != nil {
 				return f, err

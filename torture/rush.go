@@ -10,8 +10,9 @@ import (
 	"github.com/bettercompute/compute/core"
 )
 
-// A rush is everyone booking the same hour at once: rushSize placers ask
-// for a whole node's GPUs each in one window, released at once. Placers that
+// A rush is everyone booking the same hour at once: rushSize placers, each
+// for a tenant of its own (a tenant's placements serialize on its quota
+// rows), ask for a whole node's GPUs each in one window, released at once. Placers that
 // decided on the same free GPUs lose the race, replan, and lose again: it is
 // the contention that makes placements reach their replan cap
 // (Handlers.PlacementAttempts), which the random mix alone rarely does.
@@ -38,7 +39,7 @@ func (r *run) rush(ctx context.Context) error {
 	)
 	gate := make(chan struct{})
 	for i := range rushSize {
-		actor := tenants[i%len(tenants)]
+		actor := rushTenant(i)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -77,10 +78,7 @@ func (r *run) rush(ctx context.Context) error {
 // one. The background may place a pending one meanwhile, so a refusal is
 // retried on the fresh state, a few times.
 func (r *run) giveBack(ctx context.Context, rv core.Reservation) error {
-	actor := tenants[0]
-	if rv.Tenant != actor.Tenant {
-		actor = tenants[1]
-	}
+	actor := core.Actor{Tenant: rv.Tenant, Identity: "torture@" + rv.Tenant, Role: core.RoleMember}
 	for range 3 {
 		cur, err := r.h.GetReservation(ctx, actor, rv.ID)
 		if err != nil {
@@ -102,4 +100,10 @@ func (r *run) giveBack(ctx context.Context, rv core.Reservation) error {
 	}
 	r.violation("rush", "reservation %s could not be given back in 3 tries", rv.ID)
 	return nil
+}
+
+// rushTenant is the i-th rush's tenant.
+func rushTenant(i int) core.Actor {
+	t := fmt.Sprintf("rush%02d", i)
+	return core.Actor{Tenant: t, Identity: "torture@" + t, Role: core.RoleMember}
 }

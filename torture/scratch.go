@@ -31,14 +31,18 @@ type scratch struct {
 	Pool     *pgxpool.Pool
 }
 
-// openScratch creates a fresh database on the server serverURL points at,
-// migrates it, and moves its compute_now() onto the simulated clock at
-// Epoch. The pool has opts' tracer and room for conns connections.
-func openScratch(ctx context.Context, serverURL string, conns int32, tracer pgx.QueryTracer) (*scratch, error) {
+// openScratch creates a fresh database on the server (through adminURL, or
+// serverURL when it is empty), connects to it through serverURL, migrates
+// it, and moves its compute_now() onto the simulated clock at Epoch. The
+// pool has the tracer and room for conns connections.
+func openScratch(ctx context.Context, serverURL, adminURL string, conns int32, tracer pgx.QueryTracer) (*scratch, error) {
+	if adminURL == "" {
+		adminURL = serverURL
+	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	name := scratchPrefix + hex.EncodeToString(b)
-	admin, err := pgx.Connect(ctx, serverURL)
+	admin, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the server: %w", err)
 	}
@@ -47,7 +51,7 @@ func openScratch(ctx context.Context, serverURL string, conns int32, tracer pgx.
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		return nil, fmt.Errorf("create scratch database: %w", err)
 	}
-	s := &scratch{adminURL: serverURL, name: name}
+	s := &scratch{adminURL: adminURL, name: name}
 	u, err := url.Parse(serverURL)
 	if err != nil {
 		return nil, s.dropAfter(ctx, fmt.Errorf("database url: %w", err))

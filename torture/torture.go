@@ -43,6 +43,11 @@ type Options struct {
 	Seed uint64
 	// HistoryTimeout bounds porcupine (default 60 s).
 	HistoryTimeout time.Duration
+	// AdminURL is where the scratch database is created and dropped: a
+	// direct connection to the server when serverURL goes through
+	// PgBouncer in transaction pooling mode (CREATE DATABASE needs a
+	// session of its own). Empty means serverURL.
+	AdminURL string
 	// Keep leaves the scratch database behind when the run fails, for a
 	// post-mortem; Report.Database names it.
 	Keep   bool
@@ -73,7 +78,7 @@ func (o *Options) defaults() {
 func RunOnServer(ctx context.Context, serverURL string, opts Options) (Report, error) {
 	opts.defaults()
 	tracer := newDeadlockTracer()
-	s, err := openScratch(ctx, serverURL, int32(opts.Concurrency)+8, tracer)
+	s, err := openScratch(ctx, serverURL, opts.AdminURL, int32(opts.Concurrency)+8, tracer)
 	if err != nil {
 		return Report{}, err
 	}

@@ -16,7 +16,8 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // TestTorture is `compute torture --ops 1000`: the run must pass every
 // check of Report.Failures, which the tests below show can fail.
 func TestTorture(t *testing.T) {
-	rep, err := RunOnServer(context.Background(), os.Getenv("DATABASE_URL"), Options{Ops: 1000, Seed: 1, Keep: os.Getenv("TORTURE_KEEP") != ""})
+	rep, err := RunOnServer(context.Background(), os.Getenv("DATABASE_URL"), Options{Ops: 1000, Seed: 1, Keep: os.Getenv("TORTURE_KEEP") != "",
+		AdminURL: os.Getenv("PGTEST_ADMIN_URL")})
 	require.NoError(t, err)
 	var b strings.Builder
 	rep.Write(&b)

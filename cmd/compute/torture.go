@@ -34,7 +34,9 @@ func tortureCmd(ctx context.Context, cfg config.Config, logger *slog.Logger, arg
 		}
 		return err
 	}
-	opts.Logger = logger
+	// The background's lost races are the point of the run, not news:
+	// only errors are logged.
+	opts.Logger = newLogger("error")
 	serverURL := cfg.DatabaseURL
 	if serverURL == "" {
 		dir, err := os.MkdirTemp("", "compute-torture-")
