@@ -14,7 +14,7 @@ import (
 // events) or start their own servers are left out: LISTEN needs a direct
 // connection, which PgBouncer's transaction pooling cannot give.
 var suitesThroughPgBouncer = []string{
-	"./commands/", "./projections/", "./queries/", "./httpapi/", "./webhook/", "./internal/lease/", "./internal/workqueue/",
+	"./commands/", "./torture/", "./projections/", "./queries/", "./httpapi/", "./webhook/", "./internal/lease/", "./internal/workqueue/",
 }
 
 // TestSuitesThroughPgBouncer runs the integration and torture suites with

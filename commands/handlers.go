@@ -53,6 +53,10 @@ type Handlers struct {
 	// PlacementAttempts bounds the savepoint attempts of one placement
 	// (default 3).
 	PlacementAttempts int
+	// ReplanCapReached, when set, is called each time a placement stops
+	// replanning because it lost PlacementAttempts races in a row, so that
+	// a torture run can show the cap was reached, not just configured.
+	ReplanCapReached func()
 	// PlacementSample is how many nodes the placer scores first
 	// (default 64).
 	PlacementSample int

@@ -94,6 +94,9 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 	var quotaRefused []string
 	for i, c := range d.Choices {
 		if conflicts == h.placementAttempts() {
+			if h.ReplanCapReached != nil {
+				h.ReplanCapReached()
+			}
 			reasons = append(reasons, fmt.Sprintf("%d more nodes not tried after %d conflicts", len(d.Choices)-i, conflicts))
 			break
 		}

@@ -22,6 +22,7 @@ commands:
   agent --node N [--fake-gpus 8xH100-80GB] …   run a node daemon (see docs/concepts/nodes.md)
   migrate                                      apply database migrations and exit
   check                                        check the capacity invariants against the database
+  torture [--ops N] [--concurrency C] [--seed S]   attack the capacity core in a scratch database and judge it
   projections rebuild NAME                     replay the log into a fresh read model and swap it in
   tokens create --tenant T --identity I --role R   issue an API token and print it once
 `
@@ -52,6 +53,8 @@ func main() {
 		err = agentCmd(ctx, args)
 	case "check":
 		err = checkCmd(ctx, cfg, logger)
+	case "torture":
+		err = tortureCmd(ctx, cfg, logger, args)
 	case "tokens":
 		err = tokensCmd(ctx, cfg, logger, args)
 	case "help", "-h", "--help":

@@ -24,6 +24,9 @@ type PoolOptions struct {
 	PgBouncer bool
 	// ApplicationName shows in pg_stat_activity.
 	ApplicationName string
+	// Tracer, when set, sees every statement the pool runs (the torture
+	// counts deadlocks with one).
+	Tracer pgx.QueryTracer
 }
 
 // Connect opens a pgx pool on url with the service's session settings.
@@ -41,6 +44,9 @@ func Connect(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, 
 	}
 	if opts.ApplicationName != "" {
 		rp["application_name"] = opts.ApplicationName
+	}
+	if opts.Tracer != nil {
+		cfg.ConnConfig.Tracer = opts.Tracer
 	}
 	if opts.PgBouncer {
 		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe

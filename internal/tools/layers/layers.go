@@ -16,7 +16,7 @@ var Table = [][]string{
 	{"outbox"},                      // the event log
 	{"commands"},                    // the only writer
 	{"projections", "queries"},      // the read side
-	{"gateway", "webhook", "billing", "eventstream", "agent"}, // delivery: daemons, webhooks, billing, SSE; the daemon itself
+	{"gateway", "webhook", "billing", "eventstream", "agent", "torture"}, // delivery: daemons, webhooks, billing, SSE; the daemon itself; the torture run
 	{"httpapi", "console"},                         // the HTTP API; the web console, which serves files and imports nothing of ours
 	{"cmd", "chaos", "examples", "internal/tools"}, // programs, fault tests, tools
 }

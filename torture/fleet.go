@@ -1,0 +1,113 @@
+package torture
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// The actors of the run: an operator and two tenants that compete for one
+// pool.
+var (
+	operator = core.Actor{Tenant: "ops", Identity: "torture@ops", Role: core.RoleOperator}
+	tenants  = []core.Actor{
+		{Tenant: "acme", Identity: "torture@acme", Role: core.RoleMember},
+		{Tenant: "globex", Identity: "torture@globex", Role: core.RoleMember},
+	}
+)
+
+const (
+	site = "torture-site"
+	pool = "torture-pool"
+	// gatewayID is the gateway the torture's liveness flips pretend to be.
+	gatewayID = "torture-gw"
+)
+
+// fleet is what the run seeded: node ids, GPU ids, and the nodes whose
+// daemon sessions the run opens and closes (liveness flips).
+type fleet struct {
+	nodes      []string
+	gpus       []string
+	daemonized []string
+	// layouts is each GPU's own layout, which mode changes return to.
+	layouts map[string]core.GPULayout
+}
+
+// nodeSpec is one kind of node in the fleet.
+type nodeSpec struct {
+	count   int
+	layouts []core.GPULayout
+}
+
+var exclusive = core.GPULayout{Mode: core.GPUExclusive}
+
+// fleetSpec is a mixed fleet, sized with the operation mix (ops.go) so that
+// capacity binds now and then but most creates book: whole GPUs for most
+// requests, MIG instances, time-slice and MPS slots for the rest.
+var fleetSpec = []nodeSpec{
+	{count: 8, layouts: []core.GPULayout{exclusive, exclusive, exclusive, exclusive}},
+	{count: 2, layouts: []core.GPULayout{
+		{Mode: core.GPUMIG, MIG: []string{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}},
+		{Mode: core.GPUMIG, MIG: []string{"1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}}}},
+	{count: 2, layouts: []core.GPULayout{{Mode: core.GPUTimeSlice, Slots: 4}, {Mode: core.GPUTimeSlice, Slots: 4}}},
+	{count: 1, layouts: []core.GPULayout{{Mode: core.GPUMPS, Slots: 4}, exclusive}},
+}
+
+// quotas are each tenant's limits: GPUs bind before the fleet runs out for
+// one tenant, never for both at once.
+var quotas = map[string]int64{"gpu": 64, "vcpu": 1000, "memory": 10_000_000, "disk": 1_000_000}
+
+// seed creates the tenants, site, pool, nodes and quotas; the first two
+// nodes join, so that their daemon sessions can come and go.
+func seed(ctx context.Context, h *commands.Handlers, q *db.Queries) (fleet, error) {
+	f := fleet{layouts: map[string]core.GPULayout{}}
+	actors := append([]core.Actor{operator}, tenants...)
+	for i := range rushSize {
+		actors = append(actors, rushTenant(i))
+	}
+	for _, a := range actors {
+		if err := q.TenantEnsure(ctx, a.Tenant); err != nil {
+			return f, fmt.Errorf("tenant %s: %w", a.Tenant, err)
+		}
+	}
+	if _, err := h.CreateSite(ctx, operator, commands.CreateSite{ID: site, Name: "Torture site"}); err != nil {
+		return f, err
+	}
+	if _, err := h.CreatePool(ctx, operator, commands.CreatePool{ID: pool, SiteID: site, Kind: commands.PoolBareMetal}); err != nil {
+		return f, err
+	}
+	for _, t := range actors[1:] {
+		for res, max := range quotas {
+			if _, err := h.SetQuota(ctx, operator, commands.SetQuota{Tenant: t.Tenant, Resource: res, Max: max}); err != nil {
+				return f, err
+			}
+		}
+	}
+	for _, spec := range fleetSpec {
+		for range spec.count {
+			id := fmt.Sprintf("tn%02d", len(f.nodes))
+			var gpus []commands.GPUInventory
+			for i, l := range spec.layouts {
+				uuid := fmt.Sprintf("GPU-%s-%d", id, i)
+				gpus = append(gpus, commands.GPUInventory{UUID: uuid, Model: "a100", MemoryMB: 81920, Layout: l})
+				f.gpus = append(f.gpus, uuid)
+				f.layouts[uuid] = l
+			}
+			if _, err := h.RegisterNode(ctx, operator, commands.RegisterNode{ID: id, PoolID: pool,
+				VCPU: 64, MemoryMB: 512 * 1024, DiskGB: 2000, GPUs: gpus}); err != nil {
+				return f, fmt.Errorf("node %s: %w", id, err)
+			}
+			f.nodes = append(f.nodes, id)
+		}
+	}
+	for _, id := range f.nodes[:2] {
+		if _, err := h.JoinNode(ctx, operator, id); err != nil {
+			return f, fmt.Errorf("join %s: %w", id, err)
+		}
+		f.daemonized = append(f.daemonized, id)
+	}
+	return f, nil
+}
