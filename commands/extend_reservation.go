@@ -23,10 +23,11 @@ type ExtendReservation struct {
 
 // ExtendReservation runs reservations.extend. A booking's range is never
 // widened (an UPDATE that widens raises 23P01): the added segment
-// [old end, new end) is inserted per atom with ON CONFLICT DO NOTHING, and
-// zero rows means another reservation holds that time: CONFLICT. The node
-// and atoms are locked FOR SHARE and must still be eligible, because an
-// extension is a new booking (no booking lands on a cordoned node).
+// [old end, new end) is inserted per atom by DeviceBookingInsert, and zero
+// rows means another reservation holds that time: CONFLICT. The node is
+// locked FOR SHARE and the atoms FOR NO KEY UPDATE (lockAtoms) and must
+// still be eligible, because an extension is a new booking (no booking
+// lands on a cordoned node).
 func (h *Handlers) ExtendReservation(ctx context.Context, actor core.Actor, cmd ExtendReservation) (ReservationResult, error) {
 	if !actor.CanWrite() {
 		return ReservationResult{}, core.Errorf(core.CodePermissionDenied, "reservations.extend requires a member or operator role")
@@ -92,6 +93,9 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 		for _, d := range a.DeviceIds { // device-id order, as stored
 			n, err := q.DeviceBookingInsert(ctx, db.DeviceBookingInsertParams{DeviceID: d, AllocationID: a.ID,
 				FromTs: row.EndTs, ToTs: cmd.NewEnd})
+			if pg.IsExclusionViolation(err) {
+				n, err = 0, nil
+			}
 			if err != nil {
 				return ReservationResult{}, pg.Translate(err, "booking of "+d)
 			}

@@ -243,6 +243,9 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, p placement, req plac
 	for _, id := range atoms { // device-id order, so two placers cannot wait on each other in a cycle
 		n, err := q.DeviceBookingInsert(ctx, db.DeviceBookingInsertParams{DeviceID: id, AllocationID: allocationID,
 			FromTs: p.start, ToTs: p.end})
+		if pg.IsExclusionViolation(err) {
+			n, err = 0, nil
+		}
 		if err != nil {
 			return nil, "", pg.Translate(err, "booking of "+id)
 		}
@@ -288,8 +291,11 @@ func chargeModelQuota(ctx context.Context, q *db.Queries, p placement, free []db
 	return charges, nil
 }
 
-// lockAtoms locks the chosen atoms and their GPUs FOR SHARE, in id order,
-// and checks them as of the lock (rule 4 for devices).
+// lockAtoms locks the chosen atoms and their GPUs FOR NO KEY UPDATE, in id
+// order, and checks them as of the lock (rule 4 for devices). The lock is
+// exclusive among bookers so that DeviceBookingInsert's btree check sees
+// every booking of the device committed before it: the exclusion
+// constraint's GiST index can lose entries (see migration 0027).
 func lockAtoms(ctx context.Context, q *db.Queries, nodeID string, atoms []string) (string, error) {
 	ids := slices.Clone(atoms)
 	for _, a := range atoms {
@@ -299,11 +305,11 @@ func lockAtoms(ctx context.Context, q *db.Queries, nodeID string, atoms []string
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	rows, err := q.DeviceLockShare(ctx, ids)
+	rows, err := q.DeviceLockForBooking(ctx, ids)
 	if err != nil {
 		return "", pg.Translate(err, "devices")
 	}
-	byID := make(map[string]db.DeviceLockShareRow, len(rows))
+	byID := make(map[string]db.DeviceLockForBookingRow, len(rows))
 	for _, r := range rows {
 		byID[r.ID] = r
 	}

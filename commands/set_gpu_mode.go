@@ -61,6 +61,9 @@ func (h *Handlers) SetGPUMode(ctx context.Context, actor core.Actor, cmd SetGPUM
 		probe := "mode-change:" + uuid.NewString()
 		for _, d := range rows { // id order: the order every booker uses
 			n, err := q.DeviceBookingProbeFromNow(ctx, db.DeviceBookingProbeFromNowParams{DeviceID: d.ID, AllocationID: probe})
+			if pg.IsExclusionViolation(err) {
+				n, err = 0, nil
+			}
 			if err != nil {
 				return pg.Translate(err, "GPU "+g.ID)
 			}

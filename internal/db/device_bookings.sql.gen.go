@@ -38,9 +38,13 @@ func (q *Queries) DeviceBookingDeleteFuture(ctx context.Context, allocationID st
 
 const deviceBookingInsert = `-- name: DeviceBookingInsert :execrows
 INSERT INTO device_bookings (device_id, allocation_id, during)
-VALUES ($1, $2,
-        tstzrange($3::timestamptz, $4::timestamptz, '[)'))
-ON CONFLICT DO NOTHING
+SELECT $1::text, $2::text,
+       tstzrange($3::timestamptz, $4::timestamptz, '[)')
+ WHERE NOT EXISTS (
+   SELECT 1 FROM device_bookings b
+    WHERE b.device_id COLLATE "C" = $1::text
+      AND coalesce(upper(b.during), 'infinity'::timestamptz) >= $3::timestamptz
+      AND range_overlaps(b.during, tstzrange($3::timestamptz, $4::timestamptz, '[)')))
 `
 
 type DeviceBookingInsertParams struct {
@@ -50,8 +54,13 @@ type DeviceBookingInsertParams struct {
 	ToTs         time.Time
 }
 
-// Rule 1: ON CONFLICT DO NOTHING honours the exclusion constraint, so an
-// overlap inserts zero rows instead of raising; the caller replans.
+// Rule 1. The caller holds the device row FOR NO KEY UPDATE (lockAtoms), so
+// no other booker of this device is in flight, and this statement's
+// snapshot, taken after the lock, sees every booking committed before it.
+// Zero rows means the device is booked in the window: the NOT EXISTS reads
+// the btree device_bookings_device_end (see migration 0027), never the GiST index,
+// so a booking the GiST index lost still refuses. The exclusion constraint
+// stays as the backstop; its 23P01 is mapped to zero rows by the caller.
 func (q *Queries) DeviceBookingInsert(ctx context.Context, arg DeviceBookingInsertParams) (int64, error) {
 	result, err := q.db.Exec(ctx, deviceBookingInsert,
 		arg.DeviceID,
@@ -67,8 +76,12 @@ func (q *Queries) DeviceBookingInsert(ctx context.Context, arg DeviceBookingInse
 
 const deviceBookingProbeFromNow = `-- name: DeviceBookingProbeFromNow :execrows
 INSERT INTO device_bookings (device_id, allocation_id, during)
-VALUES ($1, $2, tstzrange(compute_now(), NULL, '[)'))
-ON CONFLICT DO NOTHING
+SELECT $1::text, $2::text, tstzrange(compute_now(), NULL, '[)')
+ WHERE NOT EXISTS (
+   SELECT 1 FROM device_bookings b
+    WHERE b.device_id COLLATE "C" = $1::text
+      AND coalesce(upper(b.during), 'infinity'::timestamptz) >= compute_now()
+      AND range_overlaps(b.during, tstzrange(compute_now(), NULL, '[)')))
 `
 
 type DeviceBookingProbeFromNowParams struct {
@@ -77,7 +90,8 @@ type DeviceBookingProbeFromNowParams struct {
 }
 
 // gpus.setMode's probe: books an atom from now on, for ever. Zero rows
-// means something is booked on it now or later.
+// means something is booked on it now or later. The GPU and its atoms are
+// held FOR UPDATE; the same btree check as DeviceBookingInsert.
 func (q *Queries) DeviceBookingProbeFromNow(ctx context.Context, arg DeviceBookingProbeFromNowParams) (int64, error) {
 	result, err := q.db.Exec(ctx, deviceBookingProbeFromNow, arg.DeviceID, arg.AllocationID)
 	if err != nil {

@@ -51,8 +51,9 @@ SELECT a.id, a.parent_id, a.model FROM devices a LEFT JOIN devices p ON p.id = a
    AND a.health = 'healthy' AND NOT a.quarantined
    AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
    AND NOT EXISTS (SELECT 1 FROM device_bookings b
-                    WHERE b.device_id = a.id
-                      AND b.during && tstzrange($5::timestamptz, $6::timestamptz, '[)'))
+                    WHERE b.device_id COLLATE "C" = a.id
+                      AND coalesce(upper(b.during), 'infinity'::timestamptz) >= $5::timestamptz
+                      AND range_overlaps(b.during, tstzrange($5::timestamptz, $6::timestamptz, '[)')))
  ORDER BY a.id
 `
 
@@ -73,7 +74,9 @@ type DeviceFreeAtomsRow struct {
 
 // Every free matching atom of one node (a node has a few dozen at most), in
 // device-id order; the placer picks among them. Not locked:
-// DeviceLockShare locks the chosen ones.
+// DeviceLockForBooking locks the chosen ones. Bookings are looked up through
+// the btree device_bookings_device_end (device_id COLLATE "C"), not the GiST
+// index: a rescanned GiST scan is what damages that index (see migration 0027).
 func (q *Queries) DeviceFreeAtoms(ctx context.Context, arg DeviceFreeAtomsParams) ([]DeviceFreeAtomsRow, error) {
 	rows, err := q.db.Query(ctx, deviceFreeAtoms,
 		arg.NodeID,
@@ -256,13 +259,13 @@ func (q *Queries) DeviceListGPUForUpdate(ctx context.Context, gpuID string) ([]D
 	return items, nil
 }
 
-const deviceLockShare = `-- name: DeviceLockShare :many
+const deviceLockForBooking = `-- name: DeviceLockForBooking :many
 SELECT id, parent_id, node_id, kind, mode, bookable, retired, health, quarantined
   FROM devices WHERE id = ANY($1::text[])
- ORDER BY id FOR SHARE
+ ORDER BY id FOR NO KEY UPDATE
 `
 
-type DeviceLockShareRow struct {
+type DeviceLockForBookingRow struct {
 	ID          string
 	ParentID    *string
 	NodeID      string
@@ -274,18 +277,22 @@ type DeviceLockShareRow struct {
 	Quarantined bool
 }
 
-// Rule 4 for devices: the chosen atoms and their GPUs, locked FOR SHARE in id
-// order and read as of the lock. Quarantine, health flips and mode changes
-// update these rows, so they serialise with the placement.
-func (q *Queries) DeviceLockShare(ctx context.Context, ids []string) ([]DeviceLockShareRow, error) {
-	rows, err := q.db.Query(ctx, deviceLockShare, ids)
+// Rule 4 for devices: the chosen atoms and their GPUs, locked in id order
+// and read as of the lock. Quarantine, health flips and mode changes update
+// these rows, so they serialise with the placement. FOR NO KEY UPDATE, not
+// FOR SHARE: two bookers of one device serialise here, so the second one's
+// DeviceBookingInsert sees the first one's booking through the btree even
+// if the GiST index behind the exclusion constraint lost it. (It does not
+// block the foreign-key checks of device_bookings, which take FOR KEY SHARE.)
+func (q *Queries) DeviceLockForBooking(ctx context.Context, ids []string) ([]DeviceLockForBookingRow, error) {
+	rows, err := q.db.Query(ctx, deviceLockForBooking, ids)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []DeviceLockShareRow{}
+	items := []DeviceLockForBookingRow{}
 	for rows.Next() {
-		var i DeviceLockShareRow
+		var i DeviceLockForBookingRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.ParentID,

@@ -157,8 +157,9 @@ SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
            AND a.health = 'healthy' AND NOT a.quarantined
            AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
            AND NOT EXISTS (SELECT 1 FROM device_bookings b
-                            WHERE b.device_id = a.id
-                              AND b.during && tstzrange($4::timestamptz, $5::timestamptz, '[)'))
+                            WHERE b.device_id COLLATE "C" = a.id
+                              AND coalesce(upper(b.during), 'infinity'::timestamptz) >= $4::timestamptz
+                              AND range_overlaps(b.during, tstzrange($4::timestamptz, $5::timestamptz, '[)')))
        )::bigint AS free_atoms,
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
                   WHERE r.node_id = c.id AND r.resource = 'vcpu'), 0)::bigint AS free_vcpu,
@@ -200,7 +201,8 @@ type NodePlacementCandidatesRow struct {
 // reservation id), so that a large pool costs max_nodes free-atom counts
 // instead of one per node. Free atoms are those matching the request that
 // are bookable, healthy, not quarantined (nor their GPU) and not booked in
-// the window. Nothing is locked here.
+// the window (looked up through the btree device_bookings_device_end, not
+// the GiST index; see DeviceFreeAtoms). Nothing is locked here.
 func (q *Queries) NodePlacementCandidates(ctx context.Context, arg NodePlacementCandidatesParams) ([]NodePlacementCandidatesRow, error) {
 	rows, err := q.db.Query(ctx, nodePlacementCandidates,
 		arg.Kind,

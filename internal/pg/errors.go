@@ -85,3 +85,9 @@ func isConnError(err error) bool {
 	var connErr *pgconn.ConnectError
 	return errors.As(err, &connErr)
 }
+
+// IsExclusionViolation reports a 23P01.
+func IsExclusionViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == sqlstateExclusionViolation
+}

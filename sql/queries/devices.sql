@@ -43,7 +43,9 @@ ON CONFLICT (id) DO UPDATE
 -- name: DeviceFreeAtoms :many
 -- Every free matching atom of one node (a node has a few dozen at most), in
 -- device-id order; the placer picks among them. Not locked:
--- DeviceLockShare locks the chosen ones.
+-- DeviceLockForBooking locks the chosen ones. Bookings are looked up through
+-- the btree device_bookings_device_end (device_id COLLATE "C"), not the GiST
+-- index: a rescanned GiST scan is what damages that index (see migration 0027).
 SELECT a.id, a.parent_id, a.model FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
  WHERE a.node_id = sqlc.arg(node_id) AND a.bookable AND a.kind = sqlc.arg(kind)
    AND (sqlc.narg(model)::text IS NULL OR a.model = sqlc.narg(model)::text)
@@ -51,14 +53,19 @@ SELECT a.id, a.parent_id, a.model FROM devices a LEFT JOIN devices p ON p.id = a
    AND a.health = 'healthy' AND NOT a.quarantined
    AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
    AND NOT EXISTS (SELECT 1 FROM device_bookings b
-                    WHERE b.device_id = a.id
-                      AND b.during && tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)'))
+                    WHERE b.device_id COLLATE "C" = a.id
+                      AND coalesce(upper(b.during), 'infinity'::timestamptz) >= sqlc.arg(from_ts)::timestamptz
+                      AND range_overlaps(b.during, tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)')))
  ORDER BY a.id;
 
--- name: DeviceLockShare :many
--- Rule 4 for devices: the chosen atoms and their GPUs, locked FOR SHARE in id
--- order and read as of the lock. Quarantine, health flips and mode changes
--- update these rows, so they serialise with the placement.
+-- name: DeviceLockForBooking :many
+-- Rule 4 for devices: the chosen atoms and their GPUs, locked in id order
+-- and read as of the lock. Quarantine, health flips and mode changes update
+-- these rows, so they serialise with the placement. FOR NO KEY UPDATE, not
+-- FOR SHARE: two bookers of one device serialise here, so the second one's
+-- DeviceBookingInsert sees the first one's booking through the btree even
+-- if the GiST index behind the exclusion constraint lost it. (It does not
+-- block the foreign-key checks of device_bookings, which take FOR KEY SHARE.)
 SELECT id, parent_id, node_id, kind, mode, bookable, retired, health, quarantined
   FROM devices WHERE id = ANY(sqlc.arg(ids)::text[])
- ORDER BY id FOR SHARE;
+ ORDER BY id FOR NO KEY UPDATE;

@@ -31,7 +31,8 @@ UPDATE nodes SET cordoned = sqlc.arg(cordoned), taints = sqlc.arg(taints)::text[
 -- reservation id), so that a large pool costs max_nodes free-atom counts
 -- instead of one per node. Free atoms are those matching the request that
 -- are bookable, healthy, not quarantined (nor their GPU) and not booked in
--- the window. Nothing is locked here.
+-- the window (looked up through the btree device_bookings_device_end, not
+-- the GiST index; see DeviceFreeAtoms). Nothing is locked here.
 WITH candidates AS (
   SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state
     FROM nodes n
@@ -47,8 +48,9 @@ SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
            AND a.health = 'healthy' AND NOT a.quarantined
            AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
            AND NOT EXISTS (SELECT 1 FROM device_bookings b
-                            WHERE b.device_id = a.id
-                              AND b.during && tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)'))
+                            WHERE b.device_id COLLATE "C" = a.id
+                              AND coalesce(upper(b.during), 'infinity'::timestamptz) >= sqlc.arg(from_ts)::timestamptz
+                              AND range_overlaps(b.during, tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)')))
        )::bigint AS free_atoms,
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
                   WHERE r.node_id = c.id AND r.resource = 'vcpu'), 0)::bigint AS free_vcpu,

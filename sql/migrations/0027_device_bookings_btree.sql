@@ -1,0 +1,22 @@
+-- +goose Up
+-- A second way to find a device's bookings, independent of the GiST index
+-- behind device_bookings_no_overlap. PostgreSQL 15.18's GiST can lose leaf
+-- entries (15.20 no longer does; docs/reliability.md, findings): a
+-- plain GiST index scan that is rescanned (the inner side of a
+-- nested loop, such as the NOT EXISTS of the placement queries) keeps the
+-- offsets of the dead entries it saw across gistrescan, and the rescan
+-- checks them against the root page's LSN; right after a leaf split the root
+-- and the leaf's left half carry the same LSN, so live entries of the
+-- rebuilt leaf are marked dead and later pruned. The exclusion constraint no
+-- longer sees those bookings. Every booking insert therefore also checks
+-- this btree (DeviceBookingInsert), and the read paths that look for a
+-- device's bookings use it instead of the GiST index.
+--
+-- The key is (device_id COLLATE "C", end of the booking): a query written
+-- with `device_id COLLATE "C" = ...` cannot be planned on the GiST index,
+-- whose device_id column has the default collation (equality is byte
+-- equality under either), and bookings that ended before the window are
+-- skipped by the second column. NULL upper bound (unbounded) sorts as
+-- infinity.
+CREATE INDEX device_bookings_device_end
+    ON device_bookings ((device_id COLLATE "C"), (coalesce(upper(during), 'infinity'::timestamptz)));
