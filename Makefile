@@ -7,6 +7,13 @@ GO      ?= go
 BIN     := bin/compute
 ARGS    ?=
 PKGS    := ./...
+# Release builds (`make dist`, `make docker`): the version and commit linked
+# into the variables main.version and main.commit of cmd/compute.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+DIST    ?= dist
+ARCHES  ?= amd64 arm64
+IMAGE   ?= compute
 
 .DEFAULT_GOAL := help
 
@@ -25,6 +32,10 @@ run: build ## start `compute serve` on :8080 (private PostgreSQL when DATABASE_U
 .PHONY: generate
 generate: ## regenerate internal/db from sql/ with sqlc
 	$(GO) tool sqlc generate
+
+.PHONY: client
+client: ## regenerate the Go client (client/openapi.gen.go) from docs/openapi.yaml with oapi-codegen
+	$(GO) tool oapi-codegen -config client/oapi-codegen.yaml -o client/openapi.gen.go docs/openapi.yaml
 
 .PHONY: vet
 vet: ## go vet
@@ -60,6 +71,16 @@ fuzz: ## run every fuzz target for FUZZTIME (default 10s) each on a private Post
 chaos: ## the full fault-injection run (100 SIGKILLs, 30 s outages; ~9 min); make test runs the CI size
 	COMPUTE_CHAOS=full $(GO) test -count=1 -v -timeout 25m ./chaos/
 
+.PHONY: dist
+dist: ## release archives dist/compute_<version>_linux_{amd64,arm64}.tar.gz + SHA256SUMS (VERSION=, ARCHES= override)
+	GO="$(GO)" VERSION="$(VERSION)" COMMIT="$(COMMIT)" DIST="$(DIST)" ARCHES="$(ARCHES)" sh packaging/dist.sh
+
+.PHONY: docker
+docker: ## docker build the serve image compute:<version> (only prints the command without docker)
+	@set -- env DOCKER_BUILDKIT=1 docker build --build-arg VERSION="$(VERSION)" --build-arg COMMIT="$(COMMIT)" -t "$(IMAGE):$(VERSION)" .; \
+	  echo "$$*"; \
+	  if command -v docker >/dev/null 2>&1; then exec "$$@"; else echo "docker is not installed here: run the command above where it is"; fi
+
 .PHONY: clean
-clean: ## remove build output and the private PostgreSQL data
-	rm -rf bin .compute
+clean: ## remove build output, release archives and the private PostgreSQL data
+	rm -rf bin .compute $(DIST)

@@ -85,6 +85,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	// Every line names the node, the sandbox's and cgroups' included.
+	cfg.Logger = cfg.Logger.With("node", cfg.NodeID)
 	if cfg.ReconnectDelay <= 0 {
 		cfg.ReconnectDelay = time.Second
 	}
@@ -94,7 +96,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.ResyncEvery <= 0 {
 		cfg.ResyncEvery = DefaultResyncEvery
 	}
-	log := cfg.Logger.With("node", cfg.NodeID)
+	log := cfg.Logger
 	j, err := openJournal(cfg.StateDir)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)

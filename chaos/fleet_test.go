@@ -77,7 +77,7 @@ func (c *client) do(ctx context.Context, method, url, idemKey string, body, out 
 // bootstraps an installation (there is no token to call the API with yet).
 func createToken(t *testing.T, dbURL, tenant, identity, role string, extraEnv ...string) string {
 	t.Helper()
-	cmd := exec.Command(computeBinary(t), "tokens", "create", "--tenant", tenant, "--identity", identity, "--role", role)
+	cmd := exec.Command(computeBinary(t), "tokens", "create", "--database", "--tenant", tenant, "--identity", identity, "--role", role)
 	cmd.Env = append(append(os.Environ(), "DATABASE_URL="+dbURL, "COMPUTE_LOG_LEVEL=warn"), extraEnv...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"log/slog"
 
 	"github.com/labstack/echo/v4"
@@ -53,7 +52,7 @@ func accessLog(logger *slog.Logger) echo.MiddlewareFunc {
 			if actor, ok := c.Get(ctxKeyActor).(core.Actor); ok {
 				attrs = append(attrs, slog.String("token_id", actor.TokenID))
 			}
-			logger.LogAttrs(context.Background(), level, "http request", attrs...)
+			logger.LogAttrs(c.Request().Context(), level, "http request", attrs...)
 			return nil
 		},
 	})

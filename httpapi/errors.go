@@ -164,7 +164,7 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 			if errors.As(err, &pe) {
 				attrs = append(attrs, "stack", string(pe.stack))
 			}
-			logger.Error("request failed", attrs...)
+			logger.ErrorContext(c.Request().Context(), "request failed", attrs...)
 		}
 		if detail.Code == core.CodeInternal && rid != "" {
 			detail.Message = fmt.Sprintf("%s (request id %s)", internalMessage, rid)

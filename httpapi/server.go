@@ -21,6 +21,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/clock"
@@ -71,6 +72,11 @@ type Deps struct {
 	// default). The buckets are per process.
 	RateLimit float64
 	RateBurst int
+	// TracerProvider, when set, traces every request (a server span
+	// joined to the caller's traceparent) and every command (a child span
+	// named after its operation); see tracing.go. Nil: no tracing, and no
+	// tracing middleware at all.
+	TracerProvider trace.TracerProvider
 }
 
 // Router is what a feature's Routes function receives to register its
@@ -127,12 +133,14 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 	e.Server.IdleTimeout = DefaultIdleTimeout
 	e.Server.MaxHeaderBytes = DefaultMaxHeaderBytes
 
-	// Outermost first. The request id comes before everything that logs;
+	// Outermost first. The request id comes before everything that logs,
+	// then the request's span, so the access log line carries its trace id;
 	// metrics wrap the access log so they see the status the error handler
 	// wrote; recover sits inside the access log so a panic is logged as a
 	// 500 with its request id.
 	e.Use(
 		requestID(),
+		traceRequests(d.TracerProvider),
 		newHTTPMetrics(d.Registry).middleware(),
 		accessLog(d.Logger),
 		middleware.RecoverWithConfig(middleware.RecoverConfig{
@@ -160,7 +168,7 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 	e.GET("/openapi.yaml", openAPI)
 
 	limiter := newTokenRateLimiter(d.RateLimit, d.RateBurst)
-	r := Router{Echo: e, V1: e.Group("/v1", gate.middleware(), limiter.middleware()), Deps: d}
+	r := Router{Echo: e, V1: e.Group("/v1", gate.middleware(), limiter.middleware(), traceCommands(d.TracerProvider)), Deps: d}
 	tokenRoutes(r)
 	streamTicketRoutes(r)
 	for _, add := range routes {

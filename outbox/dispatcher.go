@@ -10,10 +10,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/metrics"
 	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/tracing"
 )
 
 // DefaultBatch is how many events one RunOnce reads and hands to its sink.
@@ -46,6 +50,11 @@ type Dispatcher struct {
 	// same process (the webhook sink enqueues deliveries for the
 	// work-queue worker) instead of leaving it to its next poll.
 	AfterBatch func()
+	// Tracer, when set, records a span per batch ("outbox.dispatch
+	// <sink>"), the parent of what the sink does with it; nil: no spans.
+	Tracer trace.Tracer
+	// Metrics, when set, counts batches and events per sink.
+	Metrics *metrics.Loops
 
 	mu   sync.Mutex
 	held *lease.Lease // the lease as last acquired, for Release on exit
@@ -86,7 +95,8 @@ func (d *Dispatcher) SinkID() string { return d.id }
 // It returns an error wrapping lease.ErrFenced when the lease was lost
 // before the cursor could be saved; the batch then counts as undelivered
 // and the new holder delivers it again.
-func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+func (d *Dispatcher) RunOnce(ctx context.Context) (n int, err error) {
+	start := time.Now()
 	q := db.New(d.pool)
 	l, err := lease.Acquire(ctx, q, LeaseName(d.id), d.owner, lease.TTL)
 	if errors.Is(err, lease.ErrNotAcquired) {
@@ -109,6 +119,15 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	last := events[len(events)-1].Position
+	ctx, span := tracing.Start(ctx, d.Tracer, "outbox.dispatch "+d.id, trace.WithTimestamp(start))
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("compute.sink", d.id), attribute.Int("compute.events", len(events)),
+			attribute.String("compute.position.from", cur.String()), attribute.String("compute.position.to", last.String()))
+	}
+	defer func() {
+		tracing.End(span, err)
+		d.Metrics.SinkBatch(d.id, len(events), time.Since(start), err)
+	}()
 	if d.txSink != nil {
 		err = d.apply(ctx, l, events, last)
 	} else {

@@ -13,5 +13,6 @@ func agentCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	cfg.Logger = agentLogger() // JSON lines like the server's
 	return agent.Run(ctx, cfg)
 }

@@ -132,14 +132,18 @@ run as a user of their own; not as root, the lines add --workload-isolation=none
 workloads as your user: for a development machine only). A node
 whose daemon has not connected is unreachable 40 s after it was registered: no new bookings.
 %s
-Try:
+Try, from another terminal (docs/cli.md):
+  export COMPUTE_SERVER=%s COMPUTE_TOKEN=%s
+  ./bin/compute reservations create --pool demo-pool --gpus 2 --gpu-model H100-80GB --vcpu 16 --memory-mb 65536 --disk-gb 100 --start +1m --duration 24h
+  ./bin/compute reservations list
+Or with curl:
   curl -s -H "Authorization: Bearer %s" -H 'Content-Type: application/json' \
     -d '{"poolId":"demo-pool","gpus":2,"gpuModel":"H100-80GB","vcpu":16,"memoryMb":65536,"diskGb":100,"start":"%s","end":"%s"}' \
     %s/v1/reservations
   curl -s -H "Authorization: Bearer %s" %s/v1/nodes/demo-node-1
 
-`, operator.Secret, tenant.Secret, agents, tenant.Secret, start.Format(time.RFC3339), start.Add(24*time.Hour).Format(time.RFC3339),
-		api, operator.Secret, api)
+`, operator.Secret, tenant.Secret, agents, api, tenant.Secret, tenant.Secret, start.Format(time.RFC3339),
+		start.Add(24*time.Hour).Format(time.RFC3339), api, operator.Secret, api)
 	logger.Info("demo fleet seeded")
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/eventstream"
@@ -51,6 +52,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		return fmt.Errorf("sample compute_now(): %w", err)
 	}
 	svc := newServices(pool, cfg, logger)
+	obs, err := newObservability(ctx, cfg, pool, owner, logger)
+	if err != nil {
+		return err
+	}
+	defer obs.close(logger) // after the loops below have stopped
 	if cfg.NodesWithoutDaemons {
 		logger.Warn("COMPUTE_NODES_WITHOUT_DAEMONS: nodes registered here that never join stay schedulable (benchmarks and tests only)")
 	}
@@ -74,6 +80,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	if *demo {
 		at := demoEndpoints{Addr: cfg.Addr, GatewayAddr: cfg.GatewayAddr, TokenDir: ".compute"}
 		if err := seedDemo(ctx, svc.handlers, &commands.Tokens{Pool: pool}, at, clk.Now(), os.Stdout, logger); err != nil {
+			return err
+		}
+	}
+	if cfg.Has("api") { // the first start prints an operator token (cli_bootstrap.go)
+		if err := printBootstrapToken(ctx, pool, cfg.Addr, os.Stdout, logger); err != nil {
 			return err
 		}
 	}
@@ -106,6 +117,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	var wakeWorker func()
 	if cfg.Has("worker") {
 		reconcilers, deliveries := newWorkers(bgPool, owner, clk, cfg, bg, logger)
+		obs.worker(reconcilers)
+		obs.worker(deliveries)
 		// The liveness sweep and the reservation resync re-enqueue
 		// themselves; seeding them is idempotent.
 		if err := bg.handlers.EnsureNodeLivenessSweep(ctx); err != nil {
@@ -136,13 +149,14 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	}
 	if cfg.Has("dispatcher") {
 		for _, d := range sinks(bgPool, owner, bg, wakeWorker, logger) {
+			obs.dispatcher(d)
 			p := pokes()
 			goRun(func() { d.Run(runCtx, cfg.PollInterval, p) })
 		}
 	}
 	if !cfg.Has("api") {
 		if cfg.MetricsAddr != "" {
-			stop := serveProbes(cfg, pool, clk, logger)
+			stop := serveProbes(cfg, pool, clk, obs.registry, logger)
 			defer stop()
 		}
 		logger.Info("running", "roles", cfg.Roles)
@@ -163,6 +177,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		CommandTimeout: cfg.CommandTimeout,
 		ReadyChecks:    []httpapi.ReadyCheck{frontierCheck(pool)},
 		CORSOrigins:    cfg.CORSOrigins, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
+		Registry: obs.registry, TracerProvider: obs.tp,
 	}, apiRoutes(pool, svc, broker)...)
 	srv := apiServer(cfg, e, logger)
 	// Shutdown waits for handlers; open event streams end only when the
@@ -190,11 +205,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 // frontier) and /metrics on cfg.MetricsAddr for a process without the api
 // role, whose API listener would otherwise carry them. The returned
 // function stops it.
-func serveProbes(cfg config.Config, pool *pgxpool.Pool, clk *clock.Clock, logger *slog.Logger) func() {
+func serveProbes(cfg config.Config, pool *pgxpool.Pool, clk *clock.Clock, reg *prometheus.Registry, logger *slog.Logger) func() {
 	limits := listenerLimits(cfg)
 	limits.MaxConns = 64 // scrapers and probes
 	srv := httpapi.NewServer(cfg.MetricsAddr, httpapi.Probes(httpapi.Deps{
-		Pool: pool, Clock: clk, Logger: logger, ReadyChecks: []httpapi.ReadyCheck{frontierCheck(pool)},
+		Pool: pool, Clock: clk, Logger: logger, ReadyChecks: []httpapi.ReadyCheck{frontierCheck(pool)}, Registry: reg,
 	}), limits)
 	go func() {
 		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {

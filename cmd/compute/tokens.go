@@ -2,39 +2,37 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/config"
 )
 
-// bootstrapActor is who the command line acts as: whoever can run the
-// binary against the database already holds the keys to it.
+// bootstrapActor is who the command line acts as when it writes to the
+// database directly: whoever can run the binary against the database
+// already holds the keys to it.
 var bootstrapActor = core.Actor{Tenant: "ops", Identity: "compute-cli", Role: core.RoleOperator}
 
-func tokensCmd(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error {
-	if len(args) == 0 || args[0] != "create" {
-		return fmt.Errorf("usage: compute tokens create --tenant T --identity I --role operator|member|viewer")
-	}
-	fs := flag.NewFlagSet("tokens create", flag.ContinueOnError)
-	tenant := fs.String("tenant", "", "tenant id (created if missing)")
-	identity := fs.String("identity", "", "who the token is for")
-	role := fs.String("role", "member", "operator, member or viewer")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
+// createTokenInDatabase issues a token by writing to the database itself
+// (`compute tokens create --database`): for a server whose API cannot be
+// reached, or before any operator token exists. It uses the server's
+// configuration (DATABASE_URL, or the private cluster in COMPUTE_PG_DIR),
+// so it reaches the same database as `compute serve` would; the private
+// cluster can be used by one process at a time, so while `compute serve`
+// runs on it the answer is to create the token over the API.
+func createTokenInDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, tenant, identity string, role core.Role) (commands.TokenCreated, error) {
 	pool, _, closeDB, err := openDatabase(ctx, cfg, logger, "compute-tokens")
 	if err != nil {
-		return err
+		if cfg.DatabaseURL == "" && strings.Contains(err.Error(), "in use by another running process") {
+			return commands.TokenCreated{}, fmt.Errorf("the private PostgreSQL in %s is in use, most likely by a running `compute serve`: "+
+				"create the token over its API instead, without --database (with COMPUTE_SERVER and COMPUTE_TOKEN set to the server and "+
+				"an operator token, such as the one `compute serve` printed on its first start, or after `compute login`)", cfg.PGDir)
+		}
+		return commands.TokenCreated{}, err
 	}
 	defer closeDB()
-	created, err := (&commands.Tokens{Pool: pool}).CreateToken(ctx, bootstrapActor, *tenant, *identity, core.Role(*role))
-	if err != nil {
-		return err
-	}
-	fmt.Printf("id:     %s\ntenant: %s\nrole:   %s\ntoken:  %s\n", created.ID, created.Tenant, created.Role, created.Secret)
-	return nil
+	return (&commands.Tokens{Pool: pool}).CreateToken(ctx, bootstrapActor, tenant, identity, role)
 }

@@ -157,6 +157,17 @@ type Config struct {
 	// listener, for scrapers that cannot reach MetricsAddr. Empty: only
 	// operator tokens may.
 	MetricsToken string `envconfig:"METRICS_TOKEN"`
+	// OTLPEndpoint turns tracing on: spans are exported over OTLP/HTTP to
+	// this base URL (http://collector:4318; /v1/traces is appended). Read
+	// from COMPUTE_OTEL_EXPORTER_OTLP_ENDPOINT or the standard
+	// OTEL_EXPORTER_OTLP_ENDPOINT. Empty (with OTLPTracesEndpoint): no
+	// tracing, at no cost. The exporter's other settings (headers, TLS,
+	// timeout) and the sampler come from the standard OTEL_* variables.
+	OTLPEndpoint string `envconfig:"OTEL_EXPORTER_OTLP_ENDPOINT"`
+	// OTLPTracesEndpoint is the full URL spans are sent to, as the
+	// standard OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; it wins over
+	// OTLPEndpoint.
+	OTLPTracesEndpoint string `envconfig:"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"`
 
 	// CORSOrigins are the exact origins (scheme://host[:port], comma
 	// separated) whose pages may call the API from a browser. Empty: no
@@ -216,6 +227,12 @@ func Load() (Config, error) {
 	}
 	if c.BillingURL != "" && c.BillingTimeout <= 0 {
 		return Config{}, fmt.Errorf("configuration: COMPUTE_BILLING_TIMEOUT must be positive")
+	}
+	for name, v := range map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": c.OTLPEndpoint,
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": c.OTLPTracesEndpoint} {
+		if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			return Config{}, fmt.Errorf("configuration: %s must be an http(s) URL such as http://otel-collector:4318, not %q", name, v)
+		}
 	}
 	if c.CORSOrigins, err = corsOrigins(c.CORSOrigins); err != nil {
 		return Config{}, err

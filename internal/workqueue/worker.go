@@ -11,11 +11,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/metrics"
 	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/tracing"
 )
 
 // Item is one claimed row, handed to its handler.
@@ -75,6 +79,11 @@ type Worker struct {
 	// that outlasts ClaimTTL is not claimed a second time by this worker.
 	// Zero means lease.RenewEvery.
 	RenewEvery time.Duration
+	// Tracer, when set, records a span per item ("workqueue <kind>"), the
+	// parent of what its handler does; nil: no spans.
+	Tracer trace.Tracer
+	// Metrics, when set, counts items per kind and outcome.
+	Metrics *metrics.Loops
 
 	// mu guards held, renewedAt and running, which the claiming loop and
 	// the lease keeper (keepLeases) share.
@@ -195,12 +204,28 @@ func (w *Worker) claim(ctx context.Context, n int32, renew bool) ([]Item, error)
 // run executes one item and records its outcome in a transaction fenced by
 // the shard lease, so a worker that lost the shard cannot complete or
 // reschedule a row another worker now owns.
-func (w *Worker) run(ctx context.Context, it Item) error {
+func (w *Worker) run(ctx context.Context, it Item) (err error) {
 	done := w.track(it)
 	defer done()
-	herr := w.handlers[it.Kind](ctx, it)
+	start := time.Now()
+	ctx, span := tracing.Start(ctx, w.Tracer, "workqueue "+it.Kind)
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("compute.work.kind", it.Kind), attribute.String("compute.work.key", it.Key),
+			attribute.Int64("compute.work.gen", it.Gen), attribute.Int("compute.work.attempts", int(it.Attempts)))
+	}
+	var herr error
+	fenced := false
+	defer func() {
+		outcome, failure := outcomeOf(herr, fenced, err)
+		if span.IsRecording() {
+			span.SetAttributes(attribute.String("compute.work.outcome", outcome))
+		}
+		tracing.End(span, failure)
+		w.Metrics.WorkItem(it.Kind, outcome, time.Since(start))
+	}()
+	herr = w.handlers[it.Kind](ctx, it)
 	var again againError
-	err := pg.InTx(ctx, w.pool, func(tx pgx.Tx) error {
+	err = pg.InTx(ctx, w.pool, func(tx pgx.Tx) error {
 		if err := it.Lease.Fence(ctx, tx); err != nil {
 			return err
 		}
@@ -222,7 +247,7 @@ func (w *Worker) run(ctx context.Context, it Item) error {
 			return err
 		default:
 			msg := herr.Error()
-			w.logger.Warn("work item failed", "kind", it.Kind, "key", it.Key, "attempts", it.Attempts, "err", msg)
+			w.logger.WarnContext(ctx, "work item failed", "kind", it.Kind, "key", it.Key, "attempts", it.Attempts, "err", msg)
 			_, err := q.WorkQueueReschedule(ctx, db.WorkQueueRescheduleParams{
 				Kind: it.Kind, Key: it.Key, Gen: it.Gen, DelaySeconds: w.backoff(it.Attempts).Seconds(), LastError: &msg,
 			})
@@ -230,13 +255,33 @@ func (w *Worker) run(ctx context.Context, it Item) error {
 		}
 	})
 	if errors.Is(err, lease.ErrFenced) {
-		w.logger.Warn("shard lease lost during work item", "kind", it.Kind, "key", it.Key)
+		w.logger.WarnContext(ctx, "shard lease lost during work item", "kind", it.Kind, "key", it.Key)
+		fenced = true // the new holder of the shard runs the item again
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("record work %s %s: %w", it.Kind, it.Key, err)
 	}
 	return nil
+}
+
+// outcomeOf names how a run ended, for the metrics and the span, and the
+// error that failed it (nil when nothing did): herr is the handler's
+// error, fenced whether the shard lease was lost before the outcome was
+// recorded, err the recording's error.
+func outcomeOf(herr error, fenced bool, err error) (string, error) {
+	var again againError
+	switch {
+	case err != nil:
+		return metrics.OutcomeError, err
+	case fenced:
+		return metrics.OutcomeFenced, lease.ErrFenced
+	case herr == nil:
+		return metrics.OutcomeDone, nil
+	case errors.As(herr, &again):
+		return metrics.OutcomeAgain, nil
+	}
+	return metrics.OutcomeFailed, herr
 }
 
 // Run keeps up to Concurrency items running until ctx ends, then waits for

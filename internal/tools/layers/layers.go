@@ -11,14 +11,14 @@ import "strings"
 // that lists it or a parent directory of it.
 var Table = [][]string{
 	{"core", "docs", "sql", "wire"}, // the domain, embedded data, the daemon protocol's messages
-	{"internal"},                    // generated queries, PostgreSQL, leases, work queue, clock, config, authn
+	{"internal"},                    // generated queries, PostgreSQL, leases, work queue, clock, config, authn, metrics, tracing
 	{"placement"},                   // pure placement policy
 	{"outbox"},                      // the event log
 	{"commands"},                    // the only writer
 	{"projections", "queries"},      // the read side
 	{"gateway", "webhook", "billing", "eventstream", "agent", "torture"}, // delivery: daemons, webhooks, billing, SSE; the daemon itself; the torture run
-	{"httpapi", "console"},                         // the HTTP API; the web console, which serves files and imports nothing of ours
-	{"cmd", "chaos", "examples", "internal/tools"}, // programs, fault tests, tools
+	{"httpapi", "console", "client"},                                     // the HTTP API; the web console, which serves files and imports nothing of ours; the API's Go client, which imports nothing of ours either
+	{"cmd", "chaos", "examples", "internal/tools"},                       // programs, fault tests, tools
 }
 
 // Of returns the layer of a package path relative to the module root ("",

@@ -46,7 +46,7 @@ func TestImportsRunDownward(t *testing.T) {
 // commands layer that imports httpapi is reported.
 func TestAnUpwardImportIsNamed(t *testing.T) {
 	got := violations([]pkg{{ImportPath: module + "/commands", Imports: []string{module + "/httpapi", module + "/core"}}})
-	want := "commands (layer 4: commands) imports httpapi (layer 7: httpapi, console): an upward import"
+	want := "commands (layer 4: commands) imports httpapi (layer 7: httpapi, console, client): an upward import"
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("violations = %q, want [%q]", got, want)
 	}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// bootstrapIdentity is the identity of the first operator token.
+const bootstrapIdentity = "bootstrap"
+
+// printBootstrapToken gives a fresh installation its first operator token:
+// when the database holds no API token at all (the first start of `compute
+// serve`, unless --demo issued its own), it issues one for tenant ops and
+// prints it to out, once, with the lines that use it from another
+// terminal. Later starts find a token and print nothing; an installation
+// that lost every operator token recovers with `compute tokens create
+// --database` while the server is stopped.
+//
+// Two processes starting on the same empty database at once may both
+// issue one; both tokens are valid and either may be revoked.
+func printBootstrapToken(ctx context.Context, pool *pgxpool.Pool, apiAddr string, out io.Writer, logger *slog.Logger) error {
+	rows, err := db.New(pool).ApiTokenList(ctx, db.ApiTokenListParams{MaxRows: 1})
+	if err != nil {
+		return fmt.Errorf("bootstrap token: %w", err)
+	}
+	if len(rows) > 0 {
+		return nil
+	}
+	created, err := (&commands.Tokens{Pool: pool}).CreateToken(ctx, bootstrapActor, bootstrapActor.Tenant, bootstrapIdentity, core.RoleOperator)
+	if err != nil {
+		return fmt.Errorf("bootstrap token: %w", err)
+	}
+	fmt.Fprintf(out, `
+No API token existed, so this first start issued an operator token (tenant %s, identity %s, id %s).
+It is shown only now; keep it, or revoke it once you have others (compute tokens revoke %s):
+  %s
+
+From another terminal:
+  export COMPUTE_SERVER=%s COMPUTE_TOKEN=%s
+  ./bin/compute tokens create --tenant acme --identity alice --role member
+
+`, created.Tenant, created.Identity, created.ID, created.ID, created.Secret, localURL("http", apiAddr), created.Secret)
+	logger.Info("bootstrap operator token issued", "token_id", created.ID)
+	return nil
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bettercompute/compute/client"
+)
+
+func (c *cli) eventsCmd() *cobra.Command {
+	cmd := group("events", "Read the event log: tail the live stream, or page through it", c.eventsTailCmd(), c.eventsListCmd())
+	cmd.Aliases = []string{"event"}
+	return cmd
+}
+
+// splitTypes flattens repeated and comma-separated --type values.
+func splitTypes(in []string) ([]string, error) {
+	var out []string
+	for _, v := range in {
+		for _, t := range strings.Split(v, ",") {
+			t = strings.TrimSpace(t)
+			if t == "" {
+				continue
+			}
+			if strings.ContainsAny(t, " \t") {
+				return nil, usagef("--type: %q is not an event type (such as reservation.booked)", t)
+			}
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func (c *cli) eventsTailCmd() *cobra.Command {
+	var types []string
+	var after string
+	var fromStart bool
+	cmd := &cobra.Command{
+		Use:   "tail",
+		Short: "Follow the event stream (SSE), resuming after restarts without gaps",
+		Long: `tail prints the events the token may see as they are committed, one per
+line, until interrupted: a table row, or with -o json one envelope per line
+(JSON Lines; with -o yaml one document each). When the stream ends (the
+server restarts, the stream reaches its lifetime, the network fails) it
+reconnects with backoff and resumes with Last-Event-ID from the last event
+printed, so nothing is missed or repeated; reconnects are noted on stderr.
+
+By default it starts at the live feed; --from-start starts at the oldest
+retained event and --after CURSOR strictly after a cursor (the CURSOR
+column, or a page's nextCursor). If retention pruned the log past the
+stream, it ends with CURSOR_EXPIRED (exit code 9).`,
+		Example: `  compute events tail
+  compute events tail --type reservation.booked,reservation.released -o json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			only, err := splitTypes(types)
+			if err != nil {
+				return err
+			}
+			opts := client.SubscribeOptions{Types: only,
+				OnDisconnect: func(err error, wait time.Duration) {
+					fmt.Fprintf(c.stderr, "compute: event stream interrupted (%v); resuming in %s\n", err, wait.Round(100*time.Millisecond))
+				}}
+			switch {
+			case fromStart && after != "":
+				return usagef("--after, --from-start: give one of them, not both")
+			case fromStart:
+				opts.After = new(string)
+			case after != "":
+				opts.After = &after
+			}
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				if c.output == "table" {
+					fmt.Fprintf(c.stdout, "%-20s  %-32s  %-24s  %-10s  %s\n", "TIME", "TYPE", "SUBJECT", "TENANT", "CURSOR")
+				}
+				first := true
+				err := api.Subscribe(ctx, opts, func(ev client.Event) error {
+					defer func() { first = false }()
+					return c.printEvent(ev, first)
+				})
+				if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+					return nil // interrupted: the normal end of a tail
+				}
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringSliceVar(&types, "type", nil, "only these event types (repeatable, or comma-separated)")
+	cmd.Flags().StringVar(&after, "after", "", "start strictly after this cursor")
+	cmd.Flags().BoolVar(&fromStart, "from-start", false, "start at the oldest retained event")
+	return cmd
+}
+
+// printEvent prints one event of a tail, at once.
+func (c *cli) printEvent(ev client.Event, first bool) error {
+	var err error
+	switch c.output {
+	case "json":
+		_, err = fmt.Fprintf(c.stdout, "%s\n", ev.Raw)
+	case "yaml":
+		var b []byte
+		if b, err = jsonToYAML(ev.Raw); err == nil {
+			if !first {
+				_, _ = c.stdout.Write([]byte("---\n"))
+			}
+			_, err = c.stdout.Write(b)
+		}
+	default:
+		_, err = fmt.Fprintf(c.stdout, "%-20s  %-32s  %-24s  %-10s  %s\n", ts(ev.Time), ev.Type, ev.Subject, str(ev.TenantID), ev.Cursor)
+	}
+	return err
+}
+
+func (c *cli) eventsListCmd() *cobra.Command {
+	var types []string
+	var after string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "Page through the event log (oldest retained first, or after --after)",
+		Long: `list prints one page of the event log; pass its nextCursor (printed on
+stderr under a table) as --after for the next. An empty page returns the
+same cursor: poll again with it.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			only, err := splitTypes(types)
+			if err != nil {
+				return err
+			}
+			if limit < 0 {
+				return usagef("--limit: %d is negative", limit)
+			}
+			params := client.ListEventsParams{}
+			if after != "" {
+				params.After = &after
+			}
+			if len(only) > 0 {
+				params.Types = &only
+			}
+			if limit > 0 {
+				params.Limit = &limit
+			}
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				res, err := api.ListEventsWithResponse(ctx, &params)
+				if err != nil {
+					return err
+				}
+				err = showOne(c, res.Body, func(p client.EventPage) table {
+					t := table{header: []string{"TIME", "TYPE", "SUBJECT", "TENANT", "ID"}}
+					for _, e := range p.Items {
+						t.add(ts(e.Time), e.Type, e.Subject, str(e.TenantID), e.ID.String())
+					}
+					return t
+				})
+				if err == nil && c.output == "table" {
+					fmt.Fprintf(c.stderr, "next: --after %s\n", res.JSON200.NextCursor)
+				}
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringSliceVar(&types, "type", nil, "only these event types (repeatable, or comma-separated)")
+	cmd.Flags().StringVar(&after, "after", "", "events strictly after this cursor")
+	cmd.Flags().IntVar(&limit, "limit", 0, "page size, 1 to 500 (100 when 0)")
+	return cmd
+}

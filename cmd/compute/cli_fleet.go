@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bettercompute/compute/client"
+)
+
+var poolHeader = []string{"ID", "SITE", "KIND", "CPU-RATIO", "MEMORY-RATIO", "DISK-RATIO", "CREATED"}
+
+func poolRow(p client.Pool) []string {
+	f := func(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
+	return []string{p.ID, p.SiteID, string(p.Kind), f(p.CPURatio), f(p.MemoryRatio), f(p.DiskRatio), ts(p.CreatedAt)}
+}
+
+func (c *cli) poolsCmd() *cobra.Command {
+	var p pageFlags
+	var site string
+	listCmd := &cobra.Command{
+		Use:   "list",
+		Short: "List pools",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			params := client.ListPoolsParams{}
+			if site != "" {
+				params.Site = &site
+			}
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				return list(ctx, c, p, func(ctx context.Context, limit *int, cursor *string) ([]byte, error) {
+					params.Limit, params.Cursor = limit, cursor
+					return bodyOf(api.ListPoolsWithResponse(ctx, &params))
+				}, poolRow, poolHeader...)
+			})
+		},
+	}
+	addPageFlags(listCmd, &p)
+	listCmd.Flags().StringVar(&site, "site", "", "only the pools of this site")
+
+	getCmd := &cobra.Command{
+		Use:   "get POOL_ID",
+		Short: "Show a pool",
+		Args:  argsNamed("POOL_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				body, err := bodyOf(api.GetPoolWithResponse(ctx, args[0]))
+				if err != nil {
+					return err
+				}
+				return showOne(c, body, func(p client.Pool) table { return table{header: poolHeader, rows: [][]string{poolRow(p)}} })
+			})
+		},
+	}
+
+	capacityCmd := &cobra.Command{
+		Use:   "capacity POOL_ID",
+		Short: "Show a pool's capacity: GPUs by model and what is allocated",
+		Args:  argsNamed("POOL_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				body, err := bodyOf(api.GetPoolCapacityWithResponse(ctx, args[0], nil))
+				if err != nil {
+					return err
+				}
+				return showOne(c, body, func(pc client.PoolCapacity) table {
+					t := table{header: []string{"KIND", "MODEL", "PROFILE", "TOTAL", "SCHEDULABLE", "ALLOCATED"}}
+					for _, g := range pc.Gpus {
+						t.add(g.Kind, g.Model, str(g.Profile), itoa(g.Total), itoa(g.Schedulable), itoa(g.Allocated))
+					}
+					t.add("vcpu", "-", "-", itoa(pc.Vcpu.Capacity), "-", itoa(pc.Vcpu.Allocated))
+					t.add("memory-mb", "-", "-", itoa(pc.MemoryMb.Capacity), "-", itoa(pc.MemoryMb.Allocated))
+					t.add("disk-gb", "-", "-", itoa(pc.DiskGb.Capacity), "-", itoa(pc.DiskGb.Allocated))
+					return t
+				})
+			})
+		},
+	}
+
+	var req client.CreatePoolRequest
+	var kind string
+	var cpuRatio, memRatio, diskRatio float32
+	createCmd := &cobra.Command{
+		Use:   "create POOL_ID --site SITE_ID --kind KIND",
+		Short: "Create a pool in a site (operators)",
+		Args:  argsNamed("POOL_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req.ID = args[0]
+			req.Kind = client.CreatePoolRequestKind(kind)
+			if !req.Kind.Valid() {
+				return usagef("--kind: %q is not one of bare-metal, vps-host, provider", kind)
+			}
+			for name, v := range map[string]*float32{"cpu-ratio": &cpuRatio, "memory-ratio": &memRatio, "disk-ratio": &diskRatio} {
+				if cmd.Flags().Changed(name) {
+					switch name {
+					case "cpu-ratio":
+						req.CPURatio = v
+					case "memory-ratio":
+						req.MemoryRatio = v
+					case "disk-ratio":
+						req.DiskRatio = v
+					}
+				}
+			}
+			key := newIdempotencyKey()
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				body, err := bodyOf(api.CreatePoolWithResponse(ctx, &client.CreatePoolParams{IdempotencyKey: &key}, req))
+				if err != nil {
+					return err
+				}
+				return showOne(c, body, func(p client.Pool) table { return table{header: poolHeader, rows: [][]string{poolRow(p)}} })
+			})
+		},
+	}
+	createCmd.Flags().StringVar(&req.SiteID, "site", "", "the site it belongs to")
+	createCmd.Flags().StringVar(&kind, "kind", "bare-metal", "bare-metal, vps-host or provider")
+	createCmd.Flags().Float32Var(&cpuRatio, "cpu-ratio", 1, "vCPU overcommit ratio")
+	createCmd.Flags().Float32Var(&memRatio, "memory-ratio", 1, "memory overcommit ratio")
+	createCmd.Flags().Float32Var(&diskRatio, "disk-ratio", 1, "disk overcommit ratio")
+	_ = createCmd.MarkFlagRequired("site")
+	_ = createCmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions([]string{"bare-metal", "vps-host", "provider"}, cobra.ShellCompDirectiveNoFileComp))
+
+	cmd := group("pools", "List, show and create pools; a pool's capacity", listCmd, getCmd, capacityCmd, createCmd)
+	cmd.Aliases = []string{"pool"}
+	return cmd
+}
+
+var siteHeader = []string{"ID", "NAME", "CREATED"}
+
+func siteRow(s client.Site) []string { return []string{s.ID, s.Name, ts(s.CreatedAt)} }
+
+func (c *cli) sitesCmd() *cobra.Command {
+	var p pageFlags
+	listCmd := &cobra.Command{
+		Use:   "list",
+		Short: "List sites",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				return list(ctx, c, p, func(ctx context.Context, limit *int, cursor *string) ([]byte, error) {
+					return bodyOf(api.ListSitesWithResponse(ctx, &client.ListSitesParams{Limit: limit, Cursor: cursor}))
+				}, siteRow, siteHeader...)
+			})
+		},
+	}
+	addPageFlags(listCmd, &p)
+	getCmd := &cobra.Command{
+		Use:   "get SITE_ID",
+		Short: "Show a site",
+		Args:  argsNamed("SITE_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				body, err := bodyOf(api.GetSiteWithResponse(ctx, args[0]))
+				if err != nil {
+					return err
+				}
+				return showOne(c, body, func(s client.Site) table { return table{header: siteHeader, rows: [][]string{siteRow(s)}} })
+			})
+		},
+	}
+	var name string
+	createCmd := &cobra.Command{
+		Use:   "create SITE_ID --name NAME",
+		Short: "Create a site (operators)",
+		Args:  argsNamed("SITE_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key := newIdempotencyKey()
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				body, err := bodyOf(api.CreateSiteWithResponse(ctx, &client.CreateSiteParams{IdempotencyKey: &key},
+					client.CreateSiteRequest{ID: args[0], Name: name}))
+				if err != nil {
+					return err
+				}
+				return showOne(c, body, func(s client.Site) table { return table{header: siteHeader, rows: [][]string{siteRow(s)}} })
+			})
+		},
+	}
+	createCmd.Flags().StringVar(&name, "name", "", "the site's display name")
+	_ = createCmd.MarkFlagRequired("name")
+	cmd := group("sites", "List, show and create sites", listCmd, getCmd, createCmd)
+	cmd.Aliases = []string{"site"}
+	return cmd
+}
+
+var quotaHeader = []string{"TENANT", "RESOURCE", "MAX", "USED"}
+
+func quotaRow(q client.Quota) []string {
+	return []string{q.Tenant, q.Resource, itoa(q.Max), itoa(q.Used)}
+}
+
+func (c *cli) quotasCmd() *cobra.Command {
+	var p pageFlags
+	getCmd := &cobra.Command{
+		Use:   "get TENANT",
+		Short: "Show a tenant's quotas: the limit and what is used, by resource",
+		Args:  argsNamed("TENANT"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				return list(ctx, c, p, func(ctx context.Context, limit *int, cursor *string) ([]byte, error) {
+					return bodyOf(api.ListTenantQuotasWithResponse(ctx, args[0], &client.ListTenantQuotasParams{Limit: limit, Cursor: cursor}))
+				}, quotaRow, quotaHeader...)
+			})
+		},
+	}
+	addPageFlags(getCmd, &p)
+	setCmd := &cobra.Command{
+		Use:     "set TENANT RESOURCE=MAX [RESOURCE=MAX…]",
+		Short:   "Set a tenant's quota limits (operators): gpu, vcpu, memory (MB), disk (GB), …",
+		Example: `  compute quotas set acme gpu=16 vcpu=256`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return argsNamed("TENANT", "RESOURCE=MAX")(cmd, args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			type set struct {
+				resource string
+				max      int64
+			}
+			var sets []set
+			for _, a := range args[1:] {
+				res, v, ok := strings.Cut(a, "=")
+				if !ok || res == "" {
+					return usagef("RESOURCE=MAX: %q: want RESOURCE=MAX, such as gpu=16", a)
+				}
+				max, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || max < 0 {
+					return usagef("RESOURCE=MAX: %q: MAX must be a whole number, 0 or more", a)
+				}
+				sets = append(sets, set{res, max})
+			}
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				items := make([]client.QuotaResult, 0, len(sets))
+				for _, s := range sets {
+					res, err := api.SetQuotaWithResponse(ctx, args[0], s.resource, client.SetQuotaRequest{Max: s.max})
+					if err != nil {
+						return fmt.Errorf("%s: %w", s.resource, err)
+					}
+					items = append(items, *res.JSON200)
+				}
+				body, err := jsonItems(items)
+				if err != nil {
+					return err
+				}
+				return c.show(body, func() (table, error) {
+					t := table{header: quotaHeader}
+					for _, q := range items {
+						t.add(q.Tenant, q.Resource, itoa(q.Max), itoa(q.Used))
+					}
+					return t, nil
+				})
+			})
+		},
+	}
+	cmd := group("quotas", "Show and set a tenant's quotas", getCmd, setCmd)
+	cmd.Aliases = []string{"quota"}
+	return cmd
+}

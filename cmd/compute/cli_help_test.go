@@ -1,0 +1,89 @@
+package main
+
+import (
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/require"
+)
+
+// commandPaths lists every command of the tree ("reservations create", …),
+// the root as "".
+func commandPaths() []string {
+	var out []string
+	var walk func(cmd *cobra.Command, prefix string)
+	walk = func(cmd *cobra.Command, prefix string) {
+		out = append(out, strings.TrimSpace(prefix))
+		for _, sub := range cmd.Commands() {
+			walk(sub, prefix+" "+sub.Name())
+		}
+	}
+	walk(newCLI(strings.NewReader(""), io.Discard, io.Discard, func(string) string { return "" }).newRoot(), "")
+	return out
+}
+
+// Every command's --help (and -h, and `help <command>`) exits 0 and prints
+// its help, and touches no database: the binary runs with a database URL
+// that nothing answers, so a command that connected would fail; a server
+// command that started anyway would not return before the test's deadline.
+// --version prints the version, the commit and the Go toolchain.
+func TestEveryHelpExitsZeroWithoutADatabase(t *testing.T) {
+	t.Parallel()
+	dir := scratchDir(t)
+	bin := buildCompute(t, dir)
+	env := baseEnv(dir, "DATABASE_URL=postgres://nobody@127.0.0.1:1/none?connect_timeout=1",
+		"COMPUTE_PG_DIR=/nonexistent/pg")
+	paths := commandPaths()
+	require.Contains(t, paths, "check")
+	require.Contains(t, paths, "reservations create")
+	require.Contains(t, paths, "events tail")
+	for _, path := range paths {
+		args := strings.Fields(path)
+		for _, help := range []string{"--help", "-h"} {
+			out, errOut, code := runCLI(t, dir, env, "", append(append([]string{bin}, args...), help)...)
+			require.Equal(t, 0, code, "compute %s %s: stderr %s", path, help, errOut)
+			require.Contains(t, out, "Usage:", "compute %s %s", path, help)
+			require.NotContains(t, errOut, "postgres", "compute %s %s", path, help)
+		}
+		if path != "" {
+			out, errOut, code := runCLI(t, dir, env, "", append([]string{bin, "help"}, args...)...)
+			require.Equal(t, 0, code, "compute help %s: %s", path, errOut)
+			require.Contains(t, out, "Usage:")
+		}
+	}
+
+	// The agent's own flags come with its help.
+	_, errOut, code := runCLI(t, dir, env, "", bin, "agent", "--help")
+	require.Equal(t, 0, code)
+	require.Contains(t, errOut, "-fake-gpus")
+
+	out, _, code := runCLI(t, dir, env, "", bin, "--version")
+	require.Equal(t, 0, code)
+	require.Regexp(t, versionOutput, out)
+
+	// Shell completion is there.
+	out, _, code = runCLI(t, dir, env, "", bin, "completion", "bash")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "__start_compute")
+	out, _, code = runCLI(t, dir, env, "", bin, "__complete", "reservations", "list", "--state", "")
+	require.Equal(t, 0, code)
+	require.True(t, slices.Contains(strings.Split(out, "\n"), "booked"), out)
+}
+
+// docs/cli.md, the reference of the command line, names every command.
+func TestCLIReferenceNamesEveryCommand(t *testing.T) {
+	t.Parallel()
+	ref, err := os.ReadFile("../../docs/cli.md")
+	require.NoError(t, err)
+	var missing []string
+	for _, path := range commandPaths() {
+		if path != "" && !strings.Contains(string(ref), "`compute "+path) {
+			missing = append(missing, "compute "+path)
+		}
+	}
+	require.Empty(t, missing, "docs/cli.md does not name these commands")
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bettercompute/compute/client"
+)
+
+var instanceHeader = []string{"ID", "STATE", "RESERVATION", "NODE", "IMAGE", "COMMAND", "REASON"}
+
+func instanceRow(i client.Instance) []string {
+	return []string{i.ID, string(i.State), i.ReservationID, i.NodeID, str(i.Spec.Image), str(i.Spec.Command), str(i.Reason)}
+}
+
+func (c *cli) instancesCmd() *cobra.Command {
+	var reservation, image, command, key string
+	createCmd := &cobra.Command{
+		Use:   "create --reservation RESERVATION_ID [--image IMAGE] [--command CMD]",
+		Short: "Start a workload on a booked or active reservation's devices",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req := client.CreateInstanceRequest{ReservationID: reservation}
+			if image != "" {
+				req.Image = &image
+			}
+			if command != "" {
+				req.Command = &command
+			}
+			if key == "" {
+				key = newIdempotencyKey()
+			}
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				body, err := bodyOf(api.CreateInstanceWithResponse(ctx, &client.CreateInstanceParams{IdempotencyKey: &key}, req))
+				if err != nil {
+					return err
+				}
+				return showOne(c, body, func(i client.Instance) table {
+					return table{header: instanceHeader, rows: [][]string{instanceRow(i)}}
+				})
+			})
+		},
+	}
+	createCmd.Flags().StringVar(&reservation, "reservation", "", "the reservation whose devices it runs on")
+	createCmd.Flags().StringVar(&image, "image", "", "the workload's image")
+	createCmd.Flags().StringVar(&command, "command", "", "the workload's command")
+	createCmd.Flags().StringVar(&key, "idempotency-key", "", "the Idempotency-Key to send (default: a fresh one)")
+	_ = createCmd.MarkFlagRequired("reservation")
+
+	one := func(verb, short string, do func(ctx context.Context, api *client.API, id string) ([]byte, error)) *cobra.Command {
+		return &cobra.Command{
+			Use:   verb + " INSTANCE_ID",
+			Short: short,
+			Args:  argsNamed("INSTANCE_ID"),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return c.call(cmd, func(ctx context.Context, api *client.API) error {
+					body, err := do(ctx, api, args[0])
+					if err != nil {
+						return err
+					}
+					return showOne(c, body, func(i client.Instance) table {
+						return table{header: instanceHeader, rows: [][]string{instanceRow(i)}}
+					})
+				})
+			},
+		}
+	}
+	getCmd := one("get", "Show an instance", func(ctx context.Context, api *client.API, id string) ([]byte, error) {
+		return bodyOf(api.GetInstanceWithResponse(ctx, id))
+	})
+	stopCmd := one("stop", "Stop an instance (safe to repeat)", func(ctx context.Context, api *client.API, id string) ([]byte, error) {
+		return bodyOf(api.DeleteInstanceWithResponse(ctx, id))
+	})
+	stopCmd.Aliases = []string{"delete"}
+	cmd := group("instances", "Start, show and stop workloads on a reservation's devices", createCmd, getCmd, stopCmd)
+	cmd.Aliases = []string{"instance"}
+	return cmd
+}

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bettercompute/compute/client"
+)
+
+// defaultServer is where login points without --server or COMPUTE_SERVER:
+// `compute serve` on this machine.
+const defaultServer = "http://localhost:8080"
+
+func (c *cli) loginCmd() *cobra.Command {
+	var server, token, name string
+	var fromStdin bool
+	cmd := &cobra.Command{
+		Use:   "login",
+		Short: "Save a server URL and token as a context and make it current",
+		Long: `login checks the token against the server (GET /v1/whoami) and saves the
+server URL and token as a context in os.UserConfigDir()/compute/config.yaml
+(on Linux ~/.config/compute/config.yaml; mode 0600), then makes it the
+current context. Later commands use it unless COMPUTE_SERVER and
+COMPUTE_TOKEN are set.
+
+The token comes from --token, --token-stdin or COMPUTE_TOKEN. A token on
+the command line is visible to other users of the machine in the process
+list; prefer --token-stdin or COMPUTE_TOKEN on a shared machine.`,
+		Example: `  compute login --server http://localhost:8080 --token bc_…
+  echo "$TOKEN" | compute login --context prod --server https://compute.example.com --token-stdin`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if server == "" {
+				server = strings.TrimSpace(c.getenv("COMPUTE_SERVER"))
+			}
+			if server == "" {
+				server = defaultServer
+			}
+			if u, err := url.Parse(server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return usagef("--server: %q is not a server URL: want http://host:port or https://host", server)
+			}
+			server = strings.TrimRight(server, "/")
+			switch {
+			case fromStdin && token != "":
+				return usagef("--token-stdin: give the token either on stdin or with --token, not both")
+			case fromStdin:
+				line, err := bufio.NewReader(c.stdin).ReadString('\n')
+				if err != nil && line == "" {
+					return usagef("--token-stdin: no token on standard input")
+				}
+				token = strings.TrimSpace(line)
+			case token == "":
+				token = strings.TrimSpace(c.getenv("COMPUTE_TOKEN"))
+			}
+			if token == "" {
+				return usagef("--token: missing: give the token with --token, --token-stdin or COMPUTE_TOKEN")
+			}
+			if name == "" {
+				name = c.contextName
+			}
+			if name == "" {
+				name = contextNameFor(server)
+			}
+			if strings.ContainsAny(name, " \t\n") {
+				return usagef("--context: %q: a context name has no white space", name)
+			}
+			api, err := client.New(server, token, client.Options{UserAgent: userAgent()})
+			if err != nil {
+				return usagef("--token: %v", err)
+			}
+			t := target{server: server, token: token, context: name, source: fmt.Sprintf("context %q", name)}
+			who, err := api.WhoamiWithResponse(cmd.Context())
+			if err != nil {
+				return apiCallError{err: err, target: t}
+			}
+			f, err := c.loadConfig()
+			if err != nil {
+				return err
+			}
+			if f.Contexts == nil {
+				f.Contexts = map[string]configContext{}
+			}
+			f.Contexts[name] = configContext{Server: server, Token: token}
+			f.CurrentContext = name
+			if err := c.saveConfig(f); err != nil {
+				return err
+			}
+			w := who.JSON200
+			fmt.Fprintf(c.stdout, "Logged in to %s as %s (tenant %s, role %s); context %q is current.\n",
+				server, w.Identity, w.Tenant, w.Role, name)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&server, "server", "", "the API's base URL (default COMPUTE_SERVER, else "+defaultServer+")")
+	cmd.Flags().StringVar(&token, "token", "", "the API token (default COMPUTE_TOKEN)")
+	cmd.Flags().BoolVar(&fromStdin, "token-stdin", false, "read the token from the first line of standard input")
+	cmd.Flags().StringVar(&name, "name", "", "the context's name (default --context, else the server's host:port)")
+	return cmd
+}
+
+// contextNameFor names a context after its server: host:port.
+func contextNameFor(server string) string {
+	u, err := url.Parse(server)
+	if err != nil || u.Host == "" {
+		return "default"
+	}
+	return u.Host
+}
+
+func (c *cli) contextCmd() *cobra.Command {
+	show := func(cmd *cobra.Command, _ []string) error {
+		f, err := c.loadConfig()
+		if err != nil {
+			return err
+		}
+		t, err := c.resolveTarget()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "server: %s\nfrom:   %s\n", t.server, t.source)
+		if t.context == "" && len(f.Contexts) > 0 {
+			fmt.Fprintf(c.stdout, "(saved contexts: %s)\n", strings.Join(f.names(), ", "))
+		}
+		return nil
+	}
+	cmd := &cobra.Command{
+		Use:   "context",
+		Short: "Show, list, switch and delete saved contexts",
+		Long: `A context is a server URL and a token saved by compute login. Without a
+subcommand, context shows which server the client commands use and why
+(COMPUTE_SERVER and COMPUTE_TOKEN override the current context).`,
+		Args: noArgs,
+		RunE: show,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "List saved contexts (the current one starred)",
+		Args:  noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			f, err := c.loadConfig()
+			if err != nil {
+				return err
+			}
+			t := table{header: []string{"CURRENT", "NAME", "SERVER"}}
+			for _, name := range f.names() {
+				cur := ""
+				if name == f.CurrentContext {
+					cur = "*"
+				}
+				t.add(cur, name, f.Contexts[name].Server)
+			}
+			body, err := contextsJSON(f)
+			if err != nil {
+				return err
+			}
+			return c.show(body, func() (table, error) { return t, nil })
+		},
+	}, &cobra.Command{
+		Use:               "use NAME",
+		Short:             "Make a saved context current",
+		Args:              argsNamed("NAME"),
+		ValidArgsFunction: c.completeContexts,
+		RunE: func(_ *cobra.Command, args []string) error {
+			f, err := c.loadConfig()
+			if err != nil {
+				return err
+			}
+			if _, ok := f.Contexts[args[0]]; !ok {
+				return usagef("NAME: no context %q (saved: %s)", args[0], listOrNone(f.names()))
+			}
+			f.CurrentContext = args[0]
+			if err := c.saveConfig(f); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "Context %q is current (%s).\n", args[0], f.Contexts[args[0]].Server)
+			return nil
+		},
+	}, &cobra.Command{
+		Use:               "delete NAME",
+		Short:             "Forget a saved context and its token",
+		Args:              argsNamed("NAME"),
+		ValidArgsFunction: c.completeContexts,
+		RunE: func(_ *cobra.Command, args []string) error {
+			f, err := c.loadConfig()
+			if err != nil {
+				return err
+			}
+			if _, ok := f.Contexts[args[0]]; !ok {
+				return usagef("NAME: no context %q (saved: %s)", args[0], listOrNone(f.names()))
+			}
+			delete(f.Contexts, args[0])
+			if f.CurrentContext == args[0] {
+				f.CurrentContext = ""
+			}
+			if err := c.saveConfig(f); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "Context %q deleted.\n", args[0])
+			return nil
+		},
+	})
+	return cmd
+}
+
+func (c *cli) completeContexts(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	f, err := c.loadConfig()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	return f.names(), cobra.ShellCompDirectiveNoFileComp
+}
+
+// contextsJSON is `context list` for -o json and yaml: names, servers and
+// which is current, never the tokens.
+func contextsJSON(f configFileData) ([]byte, error) {
+	type item struct {
+		Name    string `json:"name"`
+		Server  string `json:"server"`
+		Current bool   `json:"current"`
+	}
+	items := []item{}
+	for _, name := range f.names() {
+		items = append(items, item{Name: name, Server: f.Contexts[name].Server, Current: name == f.CurrentContext})
+	}
+	return json.Marshal(map[string]any{"items": items})
+}
+
+func (c *cli) whoamiCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "whoami",
+		Short: "Show the tenant, identity and role of the token in use",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				res, err := api.WhoamiWithResponse(ctx)
+				if err != nil {
+					return err
+				}
+				return showOne(c, res.Body, func(w client.Whoami) table {
+					return table{header: []string{"TENANT", "IDENTITY", "ROLE", "TOKEN", "SERVER"},
+						rows: [][]string{{w.Tenant, w.Identity, string(w.Role), w.TokenID, api.Server()}}}
+				})
+			})
+		},
+	}
+}

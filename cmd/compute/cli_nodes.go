@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bettercompute/compute/client"
+)
+
+// nodeAction is a POST on a node or a device with an If-Match and no body.
+type nodeAction struct {
+	verb, arg, short string
+	do               func(ctx context.Context, api *client.API, id string, im *string) ([]byte, error)
+	device           bool // answered with the device, not the node
+}
+
+func (c *cli) nodesCmd() *cobra.Command {
+	actions := []nodeAction{
+		{"cordon", "NODE_ID", "Keep new bookings off a node (existing reservations stay)",
+			func(ctx context.Context, api *client.API, id string, im *string) ([]byte, error) {
+				return bodyOf(api.CordonNodeWithResponse(ctx, id, &client.CordonNodeParams{IfMatch: im}))
+			}, false},
+		{"uncordon", "NODE_ID", "Let new bookings onto a node again",
+			func(ctx context.Context, api *client.API, id string, im *string) ([]byte, error) {
+				return bodyOf(api.UncordonNodeWithResponse(ctx, id, &client.UncordonNodeParams{IfMatch: im}))
+			}, false},
+		{"drain", "NODE_ID", "Drain a node: no new bookings, existing reservations run to their end",
+			func(ctx context.Context, api *client.API, id string, im *string) ([]byte, error) {
+				return bodyOf(api.DrainNodeWithResponse(ctx, id, &client.DrainNodeParams{IfMatch: im}))
+			}, false},
+		{"undrain", "NODE_ID", "End a drain",
+			func(ctx context.Context, api *client.API, id string, im *string) ([]byte, error) {
+				return bodyOf(api.UndrainNodeWithResponse(ctx, id, &client.UndrainNodeParams{IfMatch: im}))
+			}, false},
+		{"quarantine", "GPU_ID", "Take a GPU (and its MIG instances or slots) out of placement",
+			func(ctx context.Context, api *client.API, id string, im *string) ([]byte, error) {
+				return bodyOf(api.QuarantineDeviceWithResponse(ctx, id, &client.QuarantineDeviceParams{IfMatch: im}))
+			}, true},
+		{"unquarantine", "GPU_ID", "Put a quarantined GPU back into placement",
+			func(ctx context.Context, api *client.API, id string, im *string) ([]byte, error) {
+				return bodyOf(api.UnquarantineDeviceWithResponse(ctx, id, &client.UnquarantineDeviceParams{IfMatch: im}))
+			}, true},
+	}
+	subs := []*cobra.Command{c.nodesListCmd(), c.nodesGetCmd(), c.nodesTaintCmd("taint"), c.nodesTaintCmd("untaint")}
+	for _, a := range actions {
+		subs = append(subs, c.nodeActionCmd(a))
+	}
+	cmd := group("nodes", "Operate nodes: list, cordon, drain, taint, quarantine GPUs (operators)", subs...)
+	cmd.Aliases = []string{"node"}
+	return cmd
+}
+
+var nodeHeader = []string{"ID", "POOL", "LIVENESS", "CORDONED", "NO-SCHEDULE", "TAINTS", "ALLOCATIONS", "HEARTBEAT"}
+
+func nodeRow(n client.ReadNode) []string {
+	return []string{n.ID, n.PoolID, string(n.Liveness), yesNo(n.Cordoned), joinOr(n.NoScheduleReasons, "-"),
+		joinOr(n.Taints, "-"), itoa(n.Allocations), tsp(n.LastHeartbeatAt)}
+}
+
+func (c *cli) nodesListCmd() *cobra.Command {
+	var p pageFlags
+	var pool string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List nodes with their liveness and what is scheduled on them",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			params := client.ListNodesParams{}
+			if pool != "" {
+				params.Pool = &pool
+			}
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				return list(ctx, c, p, func(ctx context.Context, limit *int, cursor *string) ([]byte, error) {
+					params.Limit, params.Cursor = limit, cursor
+					return bodyOf(api.ListNodesWithResponse(ctx, &params))
+				}, nodeRow, nodeHeader...)
+			})
+		},
+	}
+	addPageFlags(cmd, &p)
+	cmd.Flags().StringVar(&pool, "pool", "", "only the nodes of this pool")
+	return cmd
+}
+
+func (c *cli) nodesGetCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "get NODE_ID",
+		Short: "Show a node (with its devices: -o yaml)",
+		Args:  argsNamed("NODE_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				body, err := bodyOf(api.GetNodeWithResponse(ctx, args[0], nil))
+				if err != nil {
+					return err
+				}
+				return showOne(c, body, func(n client.ReadNode) table {
+					return table{header: nodeHeader, rows: [][]string{nodeRow(n)}}
+				})
+			})
+		},
+	}
+}
+
+func (c *cli) nodeActionCmd(a nodeAction) *cobra.Command {
+	var im ifMatch
+	cmd := &cobra.Command{
+		Use:   a.verb + " " + a.arg,
+		Short: a.short,
+		Args:  argsNamed(a.arg),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				body, err := a.do(ctx, api, args[0], im.ptr())
+				if err != nil {
+					return err
+				}
+				if a.device {
+					return showOne(c, body, func(d client.DeviceResult) table {
+						return table{header: []string{"ID", "MODE", "HEALTH", "QUARANTINED", "VERSION"},
+							rows: [][]string{{d.ID, string(d.Mode), string(d.Health), yesNo(d.Quarantined), itoa(d.Version)}}}
+					})
+				}
+				return showOne(c, body, func(n struct {
+					ID                string   `json:"id"`
+					Cordoned          *bool    `json:"cordoned"`
+					NoScheduleReasons []string `json:"noScheduleReasons"`
+					State             string   `json:"state"`
+					Version           int64    `json:"version"`
+				}) table {
+					cordoned := "-"
+					if n.Cordoned != nil {
+						cordoned = yesNo(*n.Cordoned)
+					}
+					return table{header: []string{"ID", "CORDONED", "NO-SCHEDULE", "VERSION"},
+						rows: [][]string{{n.ID, cordoned, joinOr(n.NoScheduleReasons, "-"), itoa(n.Version)}}}
+				})
+			})
+		},
+	}
+	im.add(cmd)
+	return cmd
+}
+
+func (c *cli) nodesTaintCmd(verb string) *cobra.Command {
+	var im ifMatch
+	var effect string
+	short := "Add a NoSchedule taint KEY[=VALUE]: only reservations tolerating it are placed there"
+	if verb == "untaint" {
+		short = "Remove a taint KEY[=VALUE] from a node"
+	}
+	cmd := &cobra.Command{
+		Use:   verb + " NODE_ID KEY[=VALUE]",
+		Short: short,
+		Args:  argsNamed("NODE_ID", "KEY[=VALUE]"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			taint, err := parseTaint("KEY[=VALUE]", args[1])
+			if err != nil {
+				return err
+			}
+			if effect != "" {
+				e := client.TaintEffect(effect)
+				if !e.Valid() {
+					return usagef("--effect: %q is not a taint effect (NoSchedule)", effect)
+				}
+				taint.Effect = &e
+			}
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				var body []byte
+				if verb == "taint" {
+					body, err = bodyOf(api.TaintNodeWithResponse(ctx, args[0], &client.TaintNodeParams{IfMatch: im.ptr()}, taint))
+				} else {
+					body, err = bodyOf(api.UntaintNodeWithResponse(ctx, args[0], &client.UntaintNodeParams{IfMatch: im.ptr()}, taint))
+				}
+				if err != nil {
+					return err
+				}
+				return showOne(c, body, func(n client.NodeResult) table {
+					taints := make([]string, len(n.Taints))
+					for i, t := range n.Taints {
+						taints[i] = t.Key
+						if t.Value != nil {
+							taints[i] += "=" + *t.Value
+						}
+					}
+					return table{header: []string{"ID", "POOL", "CORDONED", "TAINTS", "VERSION"},
+						rows: [][]string{{n.ID, n.PoolID, yesNo(n.Cordoned), joinOr(taints, "-"), itoa(n.Version)}}}
+				})
+			})
+		},
+	}
+	if verb == "taint" {
+		cmd.Flags().StringVar(&effect, "effect", "", "the taint's effect (NoSchedule, the default)")
+	}
+	im.add(cmd)
+	return cmd
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// quickStart is the README's "Quick start" section: the command lines of
+// its first sh block (the first terminal) and of its second (the second
+// terminal), comments dropped.
+func quickStart(t *testing.T, readme string) (terminal1, terminal2 []string) {
+	t.Helper()
+	_, section, ok := strings.Cut(readme, "\n## Quick start")
+	require.True(t, ok, "README.md has no \"## Quick start\" section")
+	section, _, _ = strings.Cut(section, "\n## ")
+	blocks := regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(section, -1)
+	require.Len(t, blocks, 2, "the quick start has one sh block per terminal")
+	lines := func(block string) []string {
+		var out []string
+		for _, l := range strings.Split(block, "\n") {
+			if i := strings.Index(l, " #"); i >= 0 {
+				l = l[:i]
+			}
+			if l = strings.TrimSpace(l); l != "" {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	return lines(blocks[0][1]), lines(blocks[1][1])
+}
+
+var demoPrinted = regexp.MustCompile(`operator token \(tenant ops\):\s+(\S+)[\s\S]*tenant token\s+\(tenant acme\):\s+(\S+)`)
+
+// The README's quick start works as written, in two terminals, on a fresh
+// private PostgreSQL: the first terminal's `make run ARGS=--demo` (what make
+// would run, with the binary built into a scratch directory that is the
+// working directory of both terminals, and the server on a free loopback
+// port instead of :8080), the second's lines with the tenant token the demo
+// printed. While the server runs, tokens are issued over the API, and
+// --database says why it cannot share the private cluster.
+func TestReadmeQuickStart(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	terminal1, terminal2 := quickStart(t, string(readme))
+	require.Equal(t, []string{"make run ARGS=--demo"}, terminal1)
+
+	// What `make run ARGS=--demo` runs.
+	plan, err := exec.Command("make", "-C", root, "--no-print-directory", "-n", "run", "ARGS=--demo").Output()
+	require.NoError(t, err)
+	dir := scratchDir(t)
+	addr := freeAddr(t)
+	base := "http://" + addr
+	env := baseEnv(dir, "COMPUTE_ADDR="+addr, "COMPUTE_GATEWAY_ADDR="+freeAddr(t))
+	var serve *proc
+	for _, line := range strings.Split(strings.TrimSpace(string(plan)), "\n") {
+		switch {
+		case strings.HasPrefix(line, "go build "):
+			build := exec.Command("sh", "-c", strings.ReplaceAll(line, " bin/compute", " "+filepath.Join(dir, "bin", "compute")))
+			build.Dir = root
+			out, err := build.CombinedOutput()
+			require.NoError(t, err, "%s: %s", line, out)
+		case strings.HasPrefix(line, "exec ./bin/compute "):
+			serve = startProc(t, dir, env, append([]string{filepath.Join(dir, "bin", "compute")},
+				strings.Fields(strings.TrimPrefix(line, "exec ./bin/compute "))...)...)
+		default:
+			t.Fatalf("make run ARGS=--demo runs %q, which this test does not know", line)
+		}
+	}
+	require.NotNil(t, serve, "make run starts no server")
+	var operator, tenant string
+	serve.waitFor(t, "the demo's tokens and /healthz", startTimeout, func() bool {
+		m := demoPrinted.FindStringSubmatch(serve.out())
+		if m != nil {
+			operator, tenant = m[1], m[2]
+		}
+		return m != nil && healthy(base)
+	})
+
+	// The second terminal, line by line.
+	env2 := baseEnv(dir)
+	outputs := map[string]string{}
+	for _, line := range terminal2 {
+		line = strings.ReplaceAll(strings.ReplaceAll(line, "http://localhost:8080", base), "bc_…", tenant)
+		if assign, ok := strings.CutPrefix(line, "export "); ok {
+			for _, kv := range strings.Fields(assign) {
+				require.Contains(t, kv, "=", line)
+				env2 = append(env2, kv)
+			}
+			continue
+		}
+		cmd := exec.Command("sh", "-c", line)
+		cmd.Dir, cmd.Env = dir, env2
+		out, err := cmd.Output()
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		require.NoError(t, err, "%s\nstdout: %s\nstderr: %s", line, out, stderr)
+		outputs[line] = string(out)
+	}
+	require.Len(t, outputs, 3)
+	for line, out := range outputs {
+		switch {
+		case strings.HasSuffix(line, "--version"):
+			require.Regexp(t, versionOutput, out)
+		case strings.Contains(line, "reservations list -o json"):
+			var page struct {
+				Items      []json.RawMessage `json:"items"`
+				NextCursor *string           `json:"nextCursor"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &page), out)
+			require.NotNil(t, page.NextCursor, out)
+		case strings.Contains(line, "reservations create"):
+			// Booked within the demo nodes' 40 s of grace; pending after.
+			require.Regexp(t, `(?m)^rsv_\S+\s+(booked|pending)\s+acme\s+demo-pool\s`, out)
+		default:
+			t.Fatalf("the quick start runs %q, which this test does not check", line)
+		}
+	}
+
+	// Item 2 of issue 16: tokens while the server runs, over the API.
+	bin := filepath.Join(dir, "bin", "compute")
+	asOperator := baseEnv(dir, "COMPUTE_SERVER="+base, "COMPUTE_TOKEN="+operator)
+	out, errOut, code := runCLI(t, dir, asOperator, "", bin, "tokens", "create", "--tenant", "acme", "--identity", "alice", "--role", "member")
+	require.Equal(t, 0, code, errOut)
+	secret := regexp.MustCompile(`(?m)^token:\s+(bc_\S+)$`).FindStringSubmatch(out)
+	require.NotNil(t, secret, out)
+	out, errOut, code = runCLI(t, dir, baseEnv(dir, "COMPUTE_SERVER="+base, "COMPUTE_TOKEN="+secret[1]), "", bin, "whoami")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `acme\s+alice\s+member`, out)
+	// The private cluster is the server's: --database says so, and what to do.
+	_, errOut, code = runCLI(t, dir, baseEnv(dir), "", bin, "tokens", "create", "--database", "--tenant", "acme", "--identity", "bob")
+	require.Equal(t, exitFailure, code, errOut)
+	require.Contains(t, errOut, "in use")
+	require.Contains(t, errOut, "without --database")
+
+	// Ctrl-C in the first terminal stops the server and its cluster.
+	serve.stop(t, syscall.SIGINT)
+	require.True(t, serve.cmd.ProcessState.Success(), "compute serve exit: %v", serve.cmd.ProcessState)
+}

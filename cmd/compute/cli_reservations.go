@@ -1,0 +1,379 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bettercompute/compute/client"
+)
+
+func (c *cli) reservationsCmd() *cobra.Command {
+	cmd := group("reservations", "Reserve GPUs, vCPU, memory and disk for a time window",
+		c.reservationsCreateCmd(), c.reservationsListCmd(), c.reservationsGetCmd(), c.reservationsExtendCmd(),
+		c.reservationChangeCmd("release", "Give a booked or active reservation back (refunds quota from now on)",
+			func(ctx context.Context, api *client.API, id string, p ifMatch) ([]byte, error) {
+				res, err := api.ReleaseReservationWithResponse(ctx, id, &client.ReleaseReservationParams{IfMatch: p.ptr()})
+				return bodyOf(res, err)
+			}),
+		c.reservationChangeCmd("cancel", "Withdraw a pending reservation (a booked one is released instead)",
+			func(ctx context.Context, api *client.API, id string, p ifMatch) ([]byte, error) {
+				res, err := api.CancelReservationWithResponse(ctx, id, &client.CancelReservationParams{IfMatch: p.ptr()})
+				return bodyOf(res, err)
+			}))
+	cmd.Aliases = []string{"reservation", "rsv"}
+	return cmd
+}
+
+var reservationHeader = []string{"ID", "STATE", "TENANT", "POOL", "NODE", "DEVICES", "START", "END"}
+
+func reservationResultRow(r client.ReservationResult) []string {
+	return []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End)}
+}
+
+func (c *cli) reservationsCreateCmd() *cobra.Command {
+	var (
+		pool, site, gpuModel, migProfile, slotKind, start, end, duration, key string
+		gpus                                                                  int
+		vcpu, memoryMB, diskGB                                                int64
+		tolerations                                                           []string
+	)
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Reserve capacity in a pool or a site for [start, end)",
+		Long: `create charges the tenant's quota and places the request on one node: whole
+GPUs (optionally of --gpu-model), MIG instances (--mig-profile) or slots
+(--slot-kind), with vCPU, memory and disk on the same node. When no node
+fits, the reservation is pending and retried. It is sent with an
+Idempotency-Key (a fresh one unless --idempotency-key is given), so a
+retry after 429 or 503 never books twice.
+
+Times are RFC 3339 (2030-01-02T15:04:05Z), "now", or "+DURATION" from now
+(+10m, +1h30m).`,
+		Example: `  compute reservations create --pool demo-pool --gpus 2 --gpu-model H100-80GB --start +1m --duration 1h
+  compute reservations create --site demo-site --mig-profile 1g.10gb --gpus 1 --start now --end 2030-01-02T00:00:00Z`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			now := time.Now()
+			req := client.CreateReservationRequest{}
+			if (pool == "") == (site == "") {
+				return usagef("--pool, --site: give exactly one of them")
+			}
+			if pool != "" {
+				req.PoolID = &pool
+			} else {
+				req.SiteID = &site
+			}
+			var err error
+			if req.Start, err = parseWhen("--start", start, now); err != nil {
+				return err
+			}
+			if req.End, err = parseEnd(end, duration, req.Start, now); err != nil {
+				return err
+			}
+			flags := cmd.Flags()
+			if flags.Changed("gpus") {
+				if gpus < 0 {
+					return usagef("--gpus: %d is negative", gpus)
+				}
+				req.Gpus = &gpus
+			}
+			for name, v := range map[string]*int64{"vcpu": &vcpu, "memory-mb": &memoryMB, "disk-gb": &diskGB} {
+				if flags.Changed(name) {
+					if *v < 0 {
+						return usagef("--%s: %d is negative", name, *v)
+					}
+					switch name {
+					case "vcpu":
+						req.Vcpu = v
+					case "memory-mb":
+						req.MemoryMb = v
+					case "disk-gb":
+						req.DiskGb = v
+					}
+				}
+			}
+			if gpuModel != "" {
+				req.GpuModel = &gpuModel
+			}
+			if migProfile != "" {
+				req.MigProfile = &migProfile
+			}
+			if slotKind != "" {
+				k := client.CreateReservationRequestSlotKind(slotKind)
+				if !k.Valid() {
+					return usagef("--slot-kind: %q is not one of time-slice, mps", slotKind)
+				}
+				req.SlotKind = &k
+			}
+			if len(tolerations) > 0 {
+				ts := make([]client.Taint, 0, len(tolerations))
+				for _, t := range tolerations {
+					taint, err := parseTaint("--toleration", t)
+					if err != nil {
+						return err
+					}
+					ts = append(ts, taint)
+				}
+				req.Tolerations = &ts
+			}
+			if key == "" {
+				key = newIdempotencyKey()
+			}
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				res, err := api.CreateReservationWithResponse(ctx, &client.CreateReservationParams{IdempotencyKey: &key}, req)
+				if err != nil {
+					return err
+				}
+				return showOne(c, res.Body, func(r client.ReservationResult) table {
+					return table{header: reservationHeader, rows: [][]string{reservationResultRow(r)}}
+				})
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&pool, "pool", "", "the pool to place it in")
+	f.StringVar(&site, "site", "", "the site to place it in (any of its pools)")
+	f.IntVar(&gpus, "gpus", 0, "how many GPU atoms (whole GPUs, MIG instances or slots)")
+	f.StringVar(&gpuModel, "gpu-model", "", "whole GPUs of this model (H100-80GB, …)")
+	f.StringVar(&migProfile, "mig-profile", "", "MIG instances of this profile (1g.10gb, …)")
+	f.StringVar(&slotKind, "slot-kind", "", "slots of this kind: time-slice or mps")
+	f.Int64Var(&vcpu, "vcpu", 0, "vCPUs on the same node")
+	f.Int64Var(&memoryMB, "memory-mb", 0, "memory in MB on the same node")
+	f.Int64Var(&diskGB, "disk-gb", 0, "disk in GB on the same node")
+	f.StringVar(&start, "start", "", "when it starts: RFC 3339, now, or +DURATION")
+	f.StringVar(&end, "end", "", "when it ends (exclusive): RFC 3339, or +DURATION from now")
+	f.StringVar(&duration, "duration", "", "how long from --start (instead of --end): 1h, 30m, …")
+	f.StringSliceVar(&tolerations, "toleration", nil, "tolerate a node taint KEY[=VALUE] (repeatable)")
+	f.StringVar(&key, "idempotency-key", "", "the Idempotency-Key to send (default: a fresh one)")
+	_ = cmd.MarkFlagRequired("start")
+	_ = cmd.RegisterFlagCompletionFunc("slot-kind", cobra.FixedCompletions([]string{"time-slice", "mps"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (c *cli) reservationsListCmd() *cobra.Command {
+	var p pageFlags
+	var state, tenant, minPosition string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List reservations (your tenant's; operators see every tenant's)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			params := client.ListReservationsParams{}
+			if state != "" {
+				s := client.ListReservationsParamsState(state)
+				if !s.Valid() {
+					return usagef("--state: %q is not one of pending, booked, active, released, expired, cancelled, failed", state)
+				}
+				params.State = &s
+			}
+			if tenant != "" {
+				params.Tenant = &tenant
+			}
+			if minPosition != "" {
+				params.MinPosition = &minPosition
+			}
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				return list(ctx, c, p, func(ctx context.Context, limit *int, cursor *string) ([]byte, error) {
+					params.Limit, params.Cursor = limit, cursor
+					res, err := api.ListReservationsWithResponse(ctx, &params)
+					if err != nil {
+						return nil, err
+					}
+					return res.Body, nil
+				}, func(r client.ReadReservation) []string {
+					return []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End)}
+				}, reservationHeader...)
+			})
+		},
+	}
+	addPageFlags(cmd, &p)
+	cmd.Flags().StringVar(&state, "state", "", "only reservations in this state")
+	cmd.Flags().StringVar(&tenant, "tenant", "", "operators: only this tenant's")
+	cmd.Flags().StringVar(&minPosition, "min-position", "", "wait until the read model has this position (a command's position)")
+	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(
+		[]string{"pending", "booked", "active", "released", "expired", "cancelled", "failed"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (c *cli) reservationsGetCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "get RESERVATION_ID",
+		Short: "Show a reservation with its request, charges and allocation (-o yaml for all of it)",
+		Args:  argsNamed("RESERVATION_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				res, err := api.GetReservationWithResponse(ctx, args[0], nil)
+				if err != nil {
+					return err
+				}
+				return showOne(c, res.Body, func(r client.ReadReservationDetail) table {
+					return table{header: reservationHeader, rows: [][]string{{r.ID, string(r.State), r.Tenant, str(r.PoolID),
+						str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End)}}}
+				})
+			})
+		},
+	}
+}
+
+func (c *cli) reservationsExtendCmd() *cobra.Command {
+	var end, by, key string
+	var im ifMatch
+	cmd := &cobra.Command{
+		Use:   "extend RESERVATION_ID (--end TIME | --by DURATION)",
+		Short: "Move a reservation's end later, keeping its devices",
+		Args:  argsNamed("RESERVATION_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (end == "") == (by == "") {
+				return usagef("--end, --by: give exactly one of them")
+			}
+			var newEnd time.Time
+			var add time.Duration
+			var err error
+			if end != "" {
+				if newEnd, err = parseWhen("--end", end, time.Now()); err != nil {
+					return err
+				}
+			} else if add, err = time.ParseDuration(by); err != nil || add <= 0 {
+				return usagef("--by: %q is not a positive duration (such as 30m or 2h)", by)
+			}
+			if key == "" {
+				key = newIdempotencyKey()
+			}
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				if add > 0 {
+					cur, err := api.GetReservationWithResponse(ctx, args[0], nil)
+					if err != nil {
+						return err
+					}
+					newEnd = cur.JSON200.End.Add(add)
+				}
+				res, err := api.ExtendReservationWithResponse(ctx, args[0],
+					&client.ExtendReservationParams{IdempotencyKey: &key, IfMatch: im.ptr()}, client.ExtendReservationRequest{End: newEnd})
+				if err != nil {
+					return err
+				}
+				return showOne(c, res.Body, func(r client.ReservationResult) table {
+					return table{header: reservationHeader, rows: [][]string{reservationResultRow(r)}}
+				})
+			})
+		},
+	}
+	cmd.Flags().StringVar(&end, "end", "", "the new end: RFC 3339, or +DURATION from now")
+	cmd.Flags().StringVar(&by, "by", "", "add this much to the current end (1h, 30m)")
+	cmd.Flags().StringVar(&key, "idempotency-key", "", "the Idempotency-Key to send (default: a fresh one)")
+	im.add(cmd)
+	return cmd
+}
+
+// reservationChangeCmd is release or cancel: a POST on the reservation
+// with no body, answered with the reservation.
+func (c *cli) reservationChangeCmd(verb, short string,
+	do func(context.Context, *client.API, string, ifMatch) ([]byte, error)) *cobra.Command {
+	var im ifMatch
+	cmd := &cobra.Command{
+		Use:   verb + " RESERVATION_ID",
+		Short: short,
+		Args:  argsNamed("RESERVATION_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				body, err := do(ctx, api, args[0], im)
+				if err != nil {
+					return err
+				}
+				return showOne(c, body, func(r client.ReservationResult) table {
+					return table{header: reservationHeader, rows: [][]string{reservationResultRow(r)}}
+				})
+			})
+		},
+	}
+	im.add(cmd)
+	return cmd
+}
+
+// bodyOf is the body of a generated response, or the call's error.
+func bodyOf[R interface{ Bytes() []byte }](res R, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	return res.Bytes(), nil
+}
+
+// ifMatch is the --if-match flag: apply the change only to this version.
+type ifMatch struct{ version string }
+
+func (m *ifMatch) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&m.version, "if-match", "", "apply only if the object is at this version (optimistic concurrency)")
+}
+
+func (m ifMatch) ptr() *string {
+	if m.version == "" {
+		return nil
+	}
+	v := m.version
+	return &v
+}
+
+// parseWhen reads a time flag: RFC 3339, "now", or "+DURATION" from now.
+func parseWhen(flag, v string, now time.Time) (time.Time, error) {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "":
+		return time.Time{}, usagef("%s: missing", flag)
+	case v == "now":
+		return now.UTC().Truncate(time.Second), nil
+	case strings.HasPrefix(v, "+"):
+		d, err := time.ParseDuration(v[1:])
+		if err != nil || d < 0 {
+			return time.Time{}, usagef("%s: %q is not +DURATION (such as +10m or +1h30m)", flag, v)
+		}
+		return now.Add(d).UTC().Truncate(time.Second), nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, usagef("%s: %q is not a time: use RFC 3339 (2030-01-02T15:04:05Z), now, or +DURATION", flag, v)
+	}
+	return t, nil
+}
+
+// parseEnd reads --end or --duration (exactly one).
+func parseEnd(end, duration string, start, now time.Time) (time.Time, error) {
+	switch {
+	case end != "" && duration != "":
+		return time.Time{}, usagef("--end, --duration: give one of them, not both")
+	case duration != "":
+		d, err := time.ParseDuration(duration)
+		if err != nil || d <= 0 {
+			return time.Time{}, usagef("--duration: %q is not a positive duration (such as 1h or 30m)", duration)
+		}
+		return start.Add(d), nil
+	case end != "":
+		return parseWhen("--end", end, now)
+	}
+	return time.Time{}, usagef("--end, --duration: give one of them")
+}
+
+// parseTaint reads KEY[=VALUE].
+func parseTaint(flag, v string) (client.Taint, error) {
+	key, value, hasValue := strings.Cut(v, "=")
+	if strings.TrimSpace(key) == "" {
+		return client.Taint{}, usagef("%s: %q: want KEY or KEY=VALUE", flag, v)
+	}
+	t := client.Taint{Key: key}
+	if hasValue {
+		t.Value = &value
+	}
+	return t, nil
+}
+
+// newIdempotencyKey is a fresh key for one command: a retry of the same
+// invocation repeats it, a new invocation does not.
+func newIdempotencyKey() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "cli-" + hex.EncodeToString(b)
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bettercompute/compute/internal/config"
+)
+
+// serverCmds are the subcommands that run the control plane itself. They
+// read the COMPUTE_* settings (docs/configuration.md), log JSON to stderr
+// and keep the flags they always had: serve, agent and torture parse their
+// own flags (Go flag syntax, -flag or --flag), so cobra passes their
+// arguments through untouched.
+func (c *cli) serverCmds() []*cobra.Command {
+	serveCmd := c.passThrough("serve [--demo]", "Run the API and the workers (a private PostgreSQL when DATABASE_URL is unset)",
+		`serve runs the roles in COMPUTE_ROLES (api, worker, dispatcher, gateway; all by
+default) against DATABASE_URL, or, when it is unset, a private PostgreSQL it
+starts in COMPUTE_PG_DIR (.compute/pg). It applies migrations first. On the
+first start against a database without any API token it prints a bootstrap
+operator token (shown once). Ctrl-C or SIGTERM shut it down gracefully.
+
+Its own flag:
+  --demo   seed a demo fleet (a site, a pool, three nodes, quotas for tenant
+           acme) and print an operator and a tenant token`,
+		func(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error {
+			return serve(ctx, cfg, logger, args)
+		})
+	agentCmd := c.passThrough("agent --node NODE_ID [flags]", "Run a node daemon (see docs/concepts/nodes.md)",
+		`agent runs the node daemon: it joins once with a single-use join token,
+keeps a session with a gateway and runs the allocations' workloads. It
+needs no database. Its flags follow (compute agent -h lists them).`,
+		func(ctx context.Context, _ config.Config, _ *slog.Logger, args []string) error {
+			return agentCmd(ctx, args)
+		})
+	agentCmd.Annotations = map[string]string{"noConfig": "true"}
+	tortureCmd := c.passThrough("torture [--ops N] [--concurrency C] [--check-every K] [--seed S] [--keep]",
+		"Attack the capacity core in a scratch database and judge it",
+		`torture runs concurrent creates, extends, releases and operator churn on the
+simulated clock in a scratch database (a private PostgreSQL of its own when
+DATABASE_URL is unset, so it runs beside compute serve), and judges the run
+by the invariants, a linearizability check and PostgreSQL's deadlock errors.
+
+Its own flags:
+  --ops N           operations to run in all (1000)
+  --concurrency C   goroutines running them (32)
+  --check-every K   operations between invariant checks (100)
+  --seed S          seed of the operation choices (1)
+  --keep            keep the scratch database when the run fails (needs DATABASE_URL)`,
+		tortureCmd)
+
+	migrateCmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply database migrations and exit",
+		Args:  noArgs,
+		RunE: c.serverRun("migrate", func(ctx context.Context, cfg config.Config, logger *slog.Logger, _ []string) error {
+			return migrateCmd(ctx, cfg, logger)
+		}),
+	}
+	checkCmd := &cobra.Command{
+		Use:   "check",
+		Short: "Check the capacity invariants against the database; report drift and overdue pruning",
+		Long: `check runs the capacity invariants (the queries the torture run judges by)
+against the database of DATABASE_URL or the private PostgreSQL, and reports
+nodes whose daemon lags their desired state and rows overdue for pruning.
+It exits 1 when an invariant is violated.`,
+		Args: noArgs,
+		RunE: c.serverRun("check", func(ctx context.Context, cfg config.Config, logger *slog.Logger, _ []string) error {
+			return checkCmd(ctx, cfg, logger)
+		}),
+	}
+	rebuildCmd := &cobra.Command{
+		Use:   "rebuild NAME",
+		Short: "Replay the log into a fresh read model and swap it in",
+		Args:  argsNamed("NAME"),
+		RunE: c.serverRun("projections", func(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error {
+			return projectionsCmd(ctx, cfg, logger, append([]string{"rebuild"}, args...))
+		}),
+	}
+	projectionsCmd := group("projections", "Manage the read models (projections rebuild NAME)", rebuildCmd)
+	return []*cobra.Command{serveCmd, agentCmd, migrateCmd, checkCmd, tortureCmd, projectionsCmd}
+}
+
+// serverFunc is a server-side command's body.
+type serverFunc func(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error
+
+// serverRun loads the configuration and runs f, logging its error as the
+// server does (JSON on stderr) and exiting 1; a configuration error exits 2.
+func (c *cli) serverRun(name string, f serverFunc) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		var cfg config.Config
+		if cmd.Annotations["noConfig"] == "" {
+			var err error
+			if cfg, err = config.Load(); err != nil {
+				return usageError{err: err}
+			}
+		}
+		logger := newLogger(cfg.LogLevel)
+		err := f(cmd.Context(), cfg, logger, args)
+		if err == nil || errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		logger.Error("compute "+name+" failed", "err", err)
+		return exitError{code: exitFailure}
+	}
+}
+
+// passThrough is a server-side command that parses its own flags: its
+// arguments reach f as given. --help prints the command's help (and the
+// flags its parser knows, on stderr) without running it.
+func (c *cli) passThrough(use, short, long string, f serverFunc) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:                use,
+		Short:              short,
+		Long:               long,
+		DisableFlagParsing: true,
+	}
+	name := cmd.Name()
+	run := c.serverRun(name, f)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		end := slices.Index(args, "--")
+		if end < 0 {
+			end = len(args)
+		}
+		if slices.ContainsFunc(args[:end], func(a string) bool { return a == "-h" || a == "--help" || a == "-help" }) {
+			if err := cmd.Help(); err != nil {
+				return err
+			}
+			if name == "agent" {
+				fmt.Fprintln(c.stdout)
+				// The agent's parser prints its flags (on stderr) and stops.
+				return run(cmd, []string{"-h"})
+			}
+			return nil
+		}
+		return run(cmd, args)
+	}
+	return cmd
+}

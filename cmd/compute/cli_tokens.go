@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bettercompute/compute/client"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/config"
+)
+
+var tokenHeader = []string{"ID", "TENANT", "IDENTITY", "ROLE", "CREATED", "REVOKED"}
+
+func tokenRow(t client.Token) []string {
+	return []string{t.ID, t.Tenant, t.Identity, string(t.Role), ts(t.CreatedAt), tsp(t.RevokedAt)}
+}
+
+func (c *cli) tokensCmd() *cobra.Command {
+	var p pageFlags
+	var tenant string
+	listCmd := &cobra.Command{
+		Use:   "list",
+		Short: "List API tokens, never their secrets (operators: every tenant's)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			params := client.ListTokensParams{}
+			if tenant != "" {
+				params.Tenant = &tenant
+			}
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				return list(ctx, c, p, func(ctx context.Context, limit *int, cursor *string) ([]byte, error) {
+					params.Limit, params.Cursor = limit, cursor
+					return bodyOf(api.ListTokensWithResponse(ctx, &params))
+				}, tokenRow, tokenHeader...)
+			})
+		},
+	}
+	addPageFlags(listCmd, &p)
+	listCmd.Flags().StringVar(&tenant, "tenant", "", "operators: only this tenant's tokens")
+
+	revokeCmd := &cobra.Command{
+		Use:   "revoke TOKEN_ID",
+		Short: "Revoke a token (operators); servers drop it within their cache interval",
+		Args:  argsNamed("TOKEN_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				body, err := bodyOf(api.RevokeTokenWithResponse(ctx, args[0]))
+				if err != nil {
+					return err
+				}
+				return showOne(c, body, func(t client.Token) table { return table{header: tokenHeader, rows: [][]string{tokenRow(t)}} })
+			})
+		},
+	}
+	cmd := group("tokens", "Issue, list and revoke API tokens", c.tokensCreateCmd(), listCmd, revokeCmd)
+	cmd.Aliases = []string{"token"}
+	return cmd
+}
+
+func (c *cli) tokensCreateCmd() *cobra.Command {
+	var tenant, identity, role string
+	var direct bool
+	cmd := &cobra.Command{
+		Use:   "create --tenant T --identity I --role operator|member|viewer",
+		Short: "Issue an API token and print its secret once",
+		Long: `create issues a token bound to (tenant, identity, role), creating the
+tenant if it does not exist, and prints the secret once: the server keeps
+only its hash.
+
+It asks the running server (POST /v1/tokens) with the current context or
+COMPUTE_SERVER and COMPUTE_TOKEN, which must be an operator's token: the
+one compute serve printed on its first start, or the demo's. With
+--database it writes to the database itself instead, with the server's
+configuration (DATABASE_URL, or the private PostgreSQL in .compute/pg):
+for the first token of an installation whose server is not running. The
+private PostgreSQL serves one process at a time, so --database fails while
+compute serve runs on it.`,
+		Example: `  compute tokens create --tenant acme --identity alice --role member
+  compute tokens create --database --tenant ops --identity admin --role operator`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r := core.Role(role)
+			if r != core.RoleOperator && r != core.RoleMember && r != core.RoleViewer {
+				return usagef("--role: %q is not one of operator, member, viewer", role)
+			}
+			if direct {
+				return c.createTokenDirect(cmd.Context(), tenant, identity, r)
+			}
+			if _, err := c.resolveTarget(); err != nil {
+				var nl notLoggedInError
+				if errors.As(err, &nl) {
+					nl.msg += " Or, with no server running on the database, pass --database to write to it directly."
+					return nl
+				}
+				return err
+			}
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				res, err := api.CreateTokenWithResponse(ctx, client.CreateTokenRequest{Tenant: tenant, Identity: identity, Role: client.Role(r)})
+				if err != nil {
+					return err
+				}
+				return c.showToken(res.Body, *res.JSON201)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&tenant, "tenant", "", "the tenant (created if missing)")
+	cmd.Flags().StringVar(&identity, "identity", "", "who the token is for")
+	cmd.Flags().StringVar(&role, "role", "member", "operator, member or viewer")
+	cmd.Flags().BoolVar(&direct, "database", false, "write to the database directly instead of asking the server")
+	_ = cmd.MarkFlagRequired("tenant")
+	_ = cmd.MarkFlagRequired("identity")
+	_ = cmd.RegisterFlagCompletionFunc("role", cobra.FixedCompletions([]string{"operator", "member", "viewer"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// createTokenDirect is tokens create --database.
+func (c *cli) createTokenDirect(ctx context.Context, tenant, identity string, role core.Role) error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	if cfg.LogLevel == "debug" {
+		logger = newLogger(cfg.LogLevel)
+	}
+	created, err := createTokenInDatabase(ctx, cfg, logger, tenant, identity, role)
+	if err != nil {
+		return err
+	}
+	t := client.TokenCreated{ID: created.ID, Tenant: created.Tenant, Identity: created.Identity, Role: client.Role(created.Role),
+		CreatedAt: created.CreatedAt, Token: created.Secret}
+	body, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	return c.showToken(body, t)
+}
+
+// showToken prints a created token; the table form is the one `compute
+// tokens create` has always printed, for scripts that read it.
+func (c *cli) showToken(body []byte, t client.TokenCreated) error {
+	if c.output != "table" {
+		return c.show(body, nil)
+	}
+	_, err := fmt.Fprintf(c.stdout, "id:     %s\ntenant: %s\nrole:   %s\ntoken:  %s\n", t.ID, t.Tenant, t.Role, t.Token)
+	return err
+}
