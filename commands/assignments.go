@@ -69,16 +69,22 @@ type ReportedAssignment struct {
 //     inventory) or, until an inventory named it, as the atom's id;
 //   - a time-slice or MPS slot is visible as its parent GPU, with its mode.
 func assignmentPayload(ctx context.Context, q *db.Queries, a db.AllocationAssignmentRow, generation int64) (wire.AssignPayload, error) {
+	var rows []db.AssignmentDevicesRow
+	if len(a.DeviceIds) > 0 {
+		var err error
+		if rows, err = q.AssignmentDevices(ctx, a.DeviceIds); err != nil {
+			return wire.AssignPayload{}, pg.Translate(err, "devices of allocation "+a.ID)
+		}
+	}
+	return assignmentPayloadOf(a, generation, rows)
+}
+
+// assignmentPayloadOf is assignmentPayload with the allocation's atoms
+// already read (AssignmentDevices).
+func assignmentPayloadOf(a db.AllocationAssignmentRow, generation int64, rows []db.AssignmentDevicesRow) (wire.AssignPayload, error) {
 	p := wire.AssignPayload{AllocationID: a.ID, ReservationID: a.ReservationID, Devices: []wire.AssignedDevice{},
 		VCPU: a.Vcpu, MemoryMB: a.Memory, DiskGB: a.Disk, Start: a.StartTs.UTC(), End: a.EndTs.UTC(),
 		Generation: generation}
-	if len(a.DeviceIds) == 0 {
-		return p, nil
-	}
-	rows, err := q.AssignmentDevices(ctx, a.DeviceIds)
-	if err != nil {
-		return p, pg.Translate(err, "devices of allocation "+a.ID)
-	}
 	byID := make(map[string]db.AssignmentDevicesRow, len(rows))
 	for _, r := range rows {
 		byID[r.ID] = r
@@ -146,6 +152,51 @@ func enqueueAssign(ctx context.Context, q *db.Queries, identity, allocationID st
 		return false, nil // queued concurrently under the same key
 	}
 	return err == nil, err
+}
+
+// queueNewAssign queues, in b, the assign of an allocation booked in this
+// transaction, whose node generation the booking already bumped
+// (placement.assign): the job, its node_assignment.queued event and the
+// node's dispatch, all in the caller's next round trip. The allocation is
+// new, so no job can hold its key yet. *inserted says, once b is sent,
+// whether the job was written; the caller fails when it was not.
+func queueNewAssign(ctx context.Context, b *pg.Batch, identity string, a db.AllocationAssignmentRow, where *placed,
+	now time.Time, inserted *bool) error {
+	p, err := assignmentPayloadOf(a, where.generation, where.devices)
+	if err != nil {
+		return err
+	}
+	payload, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("encode assign: %w", err)
+	}
+	if err := core.CheckTransition(core.CommandStateTable(), core.StateNone, core.CommandQueued); err != nil {
+		return err
+	}
+	generation := where.generation
+	params := db.NodeCommandInsertAtParams{ID: "cmd_" + uuid.NewString(), TenantID: a.TenantID, Identity: identity,
+		NodeID: a.NodeID, AllocationID: &a.ID, IdempotencyKey: assignKeyPrefix + a.ID, Kind: core.NodeCommandAssign,
+		RetrySafe: true, Payload: payload, Generation: &generation, CreatedAt: now}
+	// The row as the insert writes it: the event is built before the
+	// insert runs, from the same values.
+	c, err := nodeCommandView(db.NodeCommand{ID: params.ID, TenantID: params.TenantID, Identity: identity,
+		NodeID: params.NodeID, AllocationID: params.AllocationID, IdempotencyKey: params.IdempotencyKey,
+		Kind: params.Kind, RetrySafe: true, Payload: payload, State: string(core.CommandQueued), Version: 1,
+		CreatedAt: now, Generation: &generation})
+	if err != nil {
+		return err
+	}
+	var row db.NodeCommand
+	pg.One(b, &row, inserted, pgx.RowToStructByPos[db.NodeCommand], func(q *db.Queries) error {
+		_, err := q.NodeCommandInsertAt(ctx, params)
+		return err
+	})
+	typ, tenant := core.NodeJobEvent(c.Kind, core.CommandQueued, c.Tenant)
+	if err := emitIn(ctx, b, typ, tenant, core.NodeCommandSubject(c.ID), c.EventData(), nil); err != nil {
+		return err
+	}
+	workqueue.EnqueueIn(ctx, b, KindNodeJobDispatch, a.NodeID, 0)
+	return nil
 }
 
 // unassignment is one unassign to queue.

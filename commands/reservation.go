@@ -80,28 +80,6 @@ func (h *Handlers) GetReservation(ctx context.Context, actor core.Actor, id stri
 	return readReservation(ctx, db.New(h.Pool), actor, id)
 }
 
-// chargeQuota charges every resource of charges, in resource order (the
-// lock order within quota_usage). Rule 5: zero rows is QUOTA_EXCEEDED, final
-// for the request.
-func chargeQuota(ctx context.Context, q *db.Queries, tenant string, charges map[string]int64) error {
-	for _, res := range slices.Sorted(maps.Keys(charges)) {
-		n, err := q.QuotaUsageCharge(ctx, db.QuotaUsageChargeParams{TenantID: tenant, Resource: res, Amount: charges[res]})
-		if err != nil {
-			return pg.Translate(err, "quota "+res)
-		}
-		if n == 1 {
-			continue
-		}
-		cur, err := q.QuotaUsageGet(ctx, db.QuotaUsageGetParams{TenantID: tenant, Resource: res})
-		if err != nil {
-			return core.Errorf(core.CodeQuotaExceeded, "tenant %s has no quota for %s", tenant, res)
-		}
-		return core.Errorf(core.CodeQuotaExceeded, "quota for %s exceeded: %d used of %d, this needs %d more",
-			res, cur.Used, cur.Max, charges[res])
-	}
-	return nil
-}
-
 // refundQuota gives back exactly what a reservation was charged. The ends
 // lock the quota rows first (lock order) and refund after the
 // version-guarded transition, so racing ends cannot refund twice.
