@@ -2,8 +2,10 @@ package commands
 
 import (
 	"context"
+
 	"encoding/json"
 	"fmt"
+	"github.com/jackc/pgx/v5"
 	"maps"
 	"slices"
 	"time"
@@ -100,44 +102,6 @@ func refundQuota(ctx context.Context, q *db.Queries, tenant string, chargesJSON 
 	return nil
 }
 
-// freeCapacity releases a reservation's live allocations: bookings that
-// have not started are deleted, a running one ends now (the past stays for
-// usage), counters and the pool rollup are given back, in lock order.
-func freeCapacity(ctx context.Context, q *db.Queries, reservationID string, spec core.ReservationSpec) error {
-	allocs, err := q.AllocationListLive(ctx, reservationID)
-	if err != nil {
-		return pg.Translate(err, "allocations")
-	}
-	for _, a := range allocs {
-		if _, err := q.DeviceBookingDeleteFuture(ctx, a.ID); err != nil {
-			return pg.Translate(err, "bookings")
-		}
-		if _, err := q.DeviceBookingTruncateAtNow(ctx, a.ID); err != nil {
-			return pg.Translate(err, "bookings")
-		}
-		for _, r := range core.ScalarResources {
-			amount := scalar(spec, r)
-			if amount == 0 {
-				continue
-			}
-			n, err := q.NodeResourceRefund(ctx, db.NodeResourceRefundParams{NodeID: a.NodeID, Resource: r, Amount: amount})
-			if err != nil {
-				return pg.Translate(err, "node "+r)
-			}
-			if n == 0 {
-				return fmt.Errorf("refund %d %s to node %s: counter below the allocation", amount, r, a.NodeID)
-			}
-		}
-		if err := adjustRollup(ctx, q, a.PoolID, spec, -1); err != nil {
-			return err
-		}
-		if _, err := q.AllocationRelease(ctx, a.ID); err != nil {
-			return pg.Translate(err, "allocation")
-		}
-	}
-	return nil
-}
-
 // scheduleBooked enqueues the reconcilers a booked reservation needs: its
 // activation at start and its expiry at end.
 func scheduleBooked(ctx context.Context, q *db.Queries, id string, now, start, end time.Time) error {
@@ -181,4 +145,63 @@ func joinReasons(r []string) string {
 		out += s
 	}
 	return out
+}
+
+// capacityFreed is what queueFreeCapacity queued, checked once sent.
+type capacityFreed struct {
+	allocs       []db.AllocationListLiveRow
+	scalars      []string
+	amounts      []int64
+	nodeRefunded [][]string
+	rolledUp     [][]string
+	released     []int64
+}
+
+// queueFreeCapacity queues freeCapacity's statements for allocs, the
+// reservation's live allocations as read: bookings that have not started
+// are deleted, a running one ends now, counters and the pool rollup are
+// given back set-based, in lock order.
+func queueFreeCapacity(ctx context.Context, b *pg.Batch, allocs []db.AllocationListLiveRow, spec core.ReservationSpec) *capacityFreed {
+	f := &capacityFreed{allocs: allocs, nodeRefunded: make([][]string, len(allocs)),
+		rolledUp: make([][]string, len(allocs)), released: make([]int64, len(allocs))}
+	f.scalars, f.amounts = scalarAmounts(spec, 1)
+	deltas := make([]int64, len(f.amounts))
+	for i, a := range f.amounts {
+		deltas[i] = -a
+	}
+	for i, a := range allocs {
+		b.Exec(nil, func(q *db.Queries) error { _, err := q.DeviceBookingDeleteFuture(ctx, a.ID); return err })
+		b.Exec(nil, func(q *db.Queries) error { _, err := q.DeviceBookingTruncateAtNow(ctx, a.ID); return err })
+		if len(f.scalars) > 0 {
+			pg.Many(b, &f.nodeRefunded[i], pgx.RowTo[string], func(q *db.Queries) error {
+				_, err := q.NodeResourceRefundMany(ctx, db.NodeResourceRefundManyParams{NodeID: a.NodeID,
+					Resources: f.scalars, Amounts: f.amounts})
+				return err
+			})
+			pg.Many(b, &f.rolledUp[i], pgx.RowTo[string], func(q *db.Queries) error {
+				_, err := q.PoolCapacityRollupAdjustMany(ctx, db.PoolCapacityRollupAdjustManyParams{PoolID: a.PoolID,
+					Resources: f.scalars, Deltas: deltas})
+				return err
+			})
+		}
+		b.Exec(&f.released[i], func(q *db.Queries) error { _, err := q.AllocationRelease(ctx, a.ID); return err })
+	}
+	return f
+}
+
+// check fails when a counter or rollup refused its refund.
+func (f *capacityFreed) check() error {
+	for i, a := range f.allocs {
+		for j, r := range f.scalars {
+			if !slices.Contains(f.nodeRefunded[i], r) {
+				return fmt.Errorf("refund %d %s to node %s: counter below the allocation", f.amounts[j], r, a.NodeID)
+			}
+		}
+		for _, r := range f.scalars {
+			if !slices.Contains(f.rolledUp[i], r) {
+				return fmt.Errorf("pool %s capacity rollup for %s out of range: %w", a.PoolID, r, errRollupDrift)
+			}
+		}
+	}
+	return nil
 }
