@@ -221,7 +221,11 @@ func serverOptions(port int, sockDir string, fast bool, preload []string) string
 // installedLibraries is Options.Preload without the libraries missing from
 // the installation's lib directory (next to its bin directory).
 func (c *Cluster) installedLibraries() []string {
-	lib := filepath.Join(filepath.Dir(filepath.Dir(c.bins.pgCtl)), "lib")
+	bin := c.bins.pgCtl
+	if real, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = real // /usr/local/bin/pg_ctl → /usr/lib/postgresql/15/bin/pg_ctl
+	}
+	lib := filepath.Join(filepath.Dir(filepath.Dir(bin)), "lib")
 	var out []string
 	for _, name := range c.preload {
 		if _, err := os.Stat(filepath.Join(lib, name+".so")); err != nil {
