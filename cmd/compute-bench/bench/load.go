@@ -68,6 +68,9 @@ type LoadRun struct {
 	// its processes, from /proc); ServerCPUMs is 0 when unreadable.
 	GoCPUMsPerReservation     float64 `json:"goCpuMsPerReservation"`
 	ServerCPUMsPerReservation float64 `json:"serverCpuMsPerReservation"`
+	// TopStatements is where the server's execution time went
+	// (pg_stat_statements; empty without it).
+	TopStatements []StatementCost `json:"topStatements,omitempty"`
 }
 
 // workerTally is one worker's counts, merged after the run without locks.
@@ -137,6 +140,7 @@ func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progr
 	cpu1 := meter.read()
 	pool.Close()
 	calls, callsOK := e.statementsCalls(ctx, pgss)
+	top := e.topStatements(ctx, callsOK, 8)
 	// Backends publish their statistics when they exit; give the ones just
 	// closed a moment to do so before reading pg_stat_database.
 	time.Sleep(700 * time.Millisecond)
@@ -182,6 +186,7 @@ func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progr
 		counts.other.Statements.Load(), r.Booked)
 	if callsOK {
 		r.StatementsPerReservationPGSS = per(calls, r.Booked)
+		r.TopStatements = top
 	}
 	r.GoCPUMsPerReservation = float64((cpu1.self - cpu0.self).Microseconds()) / 1000 / float64(r.Booked)
 	if cpu0.serverOK && cpu1.serverOK {

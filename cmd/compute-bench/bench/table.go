@@ -97,6 +97,17 @@ func (r *Results) printWritePath(w io.Writer) {
 	row("  of which Go process", "%.2f", func(l LoadRun) float64 { return l.GoCPUMsPerReservation })
 	row("  of which PostgreSQL", "%.2f", func(l LoadRun) float64 { return l.ServerCPUMsPerReservation })
 	tw.Flush()
+	l := r.Reservations[0]
+	if len(l.TopStatements) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nSERVER EXECUTION TIME BY STATEMENT (%s, pg_stat_statements)\n", l.Name)
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STATEMENT\tCALLS/RES\tMEAN ms\tSHARE")
+	for _, s := range l.TopStatements {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.3f\t%.0f %%\n", s.Name, float64(s.Calls)/float64(max(l.Booked, 1)), s.MeanMs, 100*s.ShareOfExec)
+	}
+	tw.Flush()
 }
 
 func errorsString(m map[string]int64) string {
