@@ -107,7 +107,7 @@ func idempotentWith[T any](ctx context.Context, h *Handlers, actor core.Actor, k
 			out, err = fn(ctx, tx)
 			return err
 		})
-		return out, err
+		return out, pg.Translate(err, command)
 	}
 	body, err := json.Marshal(request)
 	if err != nil {
@@ -132,6 +132,9 @@ func idempotentWith[T any](ctx context.Context, h *Handlers, actor core.Actor, k
 		}
 		return completeKey(ctx, db.New(tx), ids, storedResponse{Result: mustJSON(out)})
 	})
+	// The first round trip's statements fail untranslated (nothing of the
+	// command saw them): translate here, the one place they surface.
+	runErr = pg.Translate(runErr, command)
 	switch {
 	case errors.Is(runErr, errKeyTaken):
 		// The claim waited for the key's first request, which has

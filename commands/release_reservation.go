@@ -37,7 +37,8 @@ func (h *Handlers) ReleaseReservation(ctx context.Context, actor core.Actor, cmd
 		})
 	})
 	if err != nil {
-		return ReservationResult{}, fmt.Errorf("reservations.release %s: %w", cmd.ReservationID, err)
+		return ReservationResult{}, fmt.Errorf("reservations.release %s: %w", cmd.ReservationID,
+			pg.Translate(err, "reservation "+cmd.ReservationID))
 	}
 	return res, nil
 }
