@@ -69,16 +69,22 @@ type ReportedAssignment struct {
 //     inventory) or, until an inventory named it, as the atom's id;
 //   - a time-slice or MPS slot is visible as its parent GPU, with its mode.
 func assignmentPayload(ctx context.Context, q *db.Queries, a db.AllocationAssignmentRow, generation int64) (wire.AssignPayload, error) {
+	var rows []db.AssignmentDevicesRow
+	if len(a.DeviceIds) > 0 {
+		var err error
+		if rows, err = q.AssignmentDevices(ctx, a.DeviceIds); err != nil {
+			return wire.AssignPayload{}, pg.Translate(err, "devices of allocation "+a.ID)
+		}
+	}
+	return assignmentPayloadOf(a, generation, rows)
+}
+
+// assignmentPayloadOf is assignmentPayload with the allocation's atoms
+// already read (AssignmentDevices).
+func assignmentPayloadOf(a db.AllocationAssignmentRow, generation int64, rows []db.AssignmentDevicesRow) (wire.AssignPayload, error) {
 	p := wire.AssignPayload{AllocationID: a.ID, ReservationID: a.ReservationID, Devices: []wire.AssignedDevice{},
 		VCPU: a.Vcpu, MemoryMB: a.Memory, DiskGB: a.Disk, Start: a.StartTs.UTC(), End: a.EndTs.UTC(),
 		Generation: generation}
-	if len(a.DeviceIds) == 0 {
-		return p, nil
-	}
-	rows, err := q.AssignmentDevices(ctx, a.DeviceIds)
-	if err != nil {
-		return p, pg.Translate(err, "devices of allocation "+a.ID)
-	}
 	byID := make(map[string]db.AssignmentDevicesRow, len(rows))
 	for _, r := range rows {
 		byID[r.ID] = r
@@ -148,6 +154,28 @@ func enqueueAssign(ctx context.Context, q *db.Queries, identity, allocationID st
 	return err == nil, err
 }
 
+// queueNewAssign queues, in b, the assign of an allocation booked in this
+// transaction, whose node generation the booking already bumped
+// (placement.assign): the job, its node_assignment.queued event and the
+// node's dispatch, all in the caller's next round trip. The allocation is
+// new, so no job can hold its key yet. *inserted says, once b is sent,
+// whether the job was written; the caller fails when it was not.
+func queueNewAssign(ctx context.Context, b *pg.Batch, identity string, a db.AllocationAssignmentRow, where *placed,
+	now time.Time, inserted *bool) error {
+	p, err := assignmentPayloadOf(a, where.generation, where.devices)
+	if err != nil {
+		return err
+	}
+	payload, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("encode assign: %w", err)
+	}
+	generation := where.generation
+	return queueCommandIn(ctx, b, db.NodeCommandInsertAtParams{ID: "cmd_" + uuid.NewString(), TenantID: a.TenantID,
+		Identity: identity, NodeID: a.NodeID, AllocationID: &a.ID, IdempotencyKey: assignKeyPrefix + a.ID,
+		Kind: core.NodeCommandAssign, RetrySafe: true, Payload: payload, Generation: &generation, CreatedAt: now}, inserted)
+}
+
 // unassignment is one unassign to queue.
 type unassignment struct {
 	nodeID       string
@@ -166,42 +194,91 @@ type unassignment struct {
 // nothing is queued (it is on its way); by a finished one, the unassign is
 // queued again under u.retryKey. It reports whether it queued one.
 func enqueueUnassign(ctx context.Context, q *db.Queries, identity string, u unassignment) (bool, error) {
-	key := fixedKey(unassignKeyPrefix + u.allocationID)
 	prev, err := q.NodeCommandGetByKey(ctx, db.NodeCommandGetByKeyParams{NodeID: u.nodeID, TenantID: u.tenant,
-		IdempotencyKey: key(0)})
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-	case err != nil:
+		IdempotencyKey: unassignKeyPrefix + u.allocationID})
+	found := err == nil
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return false, pg.Translate(err, "node command")
-	case !core.CommandStateTable().Terminal[core.State(prev.State)]:
+	}
+	params, ok, err := unassignJob(ctx, q, identity, u, prev, found)
+	if err != nil || !ok {
+		return false, err
+	}
+	_, err = queueNodeCommand(ctx, q, db.NodeCommandInsertParams{ID: params.ID, TenantID: params.TenantID,
+		Identity: params.Identity, NodeID: params.NodeID, AllocationID: params.AllocationID,
+		IdempotencyKey: params.IdempotencyKey, Kind: params.Kind, RetrySafe: params.RetrySafe,
+		Payload: params.Payload, Generation: params.Generation})
+	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
+	}
+	return err == nil, err
+}
+
+// unassignJob decides, from the job already under unassign:<allocationId>
+// (prev, when found), whether and under which key to queue u; when it
+// does, it bumps the node's generation and returns the job to insert
+// (created now, as compute_now() says).
+func unassignJob(ctx context.Context, q *db.Queries, identity string, u unassignment, prev db.NodeCommand,
+	found bool) (db.NodeCommandInsertAtParams, bool, error) {
+	var none db.NodeCommandInsertAtParams
+	key := fixedKey(unassignKeyPrefix + u.allocationID)
+	switch {
+	case !found:
+	case !core.CommandStateTable().Terminal[core.State(prev.State)]:
+		return none, false, nil
 	case u.retryKey != "":
 		key = fixedKey(u.retryKey)
 		if taken, err := keyTaken(ctx, q, u.nodeID, u.tenant, u.retryKey); err != nil || taken {
-			return false, err
+			return none, false, err
 		}
 	default:
 		key = func(g int64) string { return fmt.Sprintf("%s%s:g%d", unassignKeyPrefix, u.allocationID, g) }
 	}
-	generation, err := q.NodeDesiredBump(ctx, u.nodeID)
+	var bump db.NodeDesiredBumpAtRow
+	bump, err := q.NodeDesiredBumpAt(ctx, u.nodeID)
 	if err != nil {
-		return false, pg.Translate(err, "node "+u.nodeID)
+		return none, false, pg.Translate(err, "node "+u.nodeID)
 	}
-	payload, err := json.Marshal(wire.UnassignPayload{AllocationID: u.allocationID, Reason: u.reason, Generation: generation})
+	payload, err := json.Marshal(wire.UnassignPayload{AllocationID: u.allocationID, Reason: u.reason, Generation: bump.Generation})
 	if err != nil {
-		return false, fmt.Errorf("encode unassign: %w", err)
+		return none, false, fmt.Errorf("encode unassign: %w", err)
 	}
 	var alloc *string
 	if u.known {
 		alloc = &u.allocationID
 	}
-	_, err = queueNodeCommand(ctx, q, db.NodeCommandInsertParams{ID: "cmd_" + uuid.NewString(), TenantID: u.tenant,
+	generation := bump.Generation
+	return db.NodeCommandInsertAtParams{ID: "cmd_" + uuid.NewString(), TenantID: u.tenant,
 		Identity: identity, NodeID: u.nodeID, AllocationID: alloc, IdempotencyKey: key(generation),
-		Kind: core.NodeCommandUnassign, RetrySafe: true, Payload: payload, Generation: &generation})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+		Kind: core.NodeCommandUnassign, RetrySafe: true, Payload: payload, Generation: &generation, CreatedAt: bump.Now}, true, nil
+}
+
+// queueCommandIn is queueNodeCommand queued in b: the job, its queued
+// event and the node's dispatch travel in one round trip. The event is
+// built from the values the insert writes. *inserted says, once b is sent,
+// whether the job was written.
+func queueCommandIn(ctx context.Context, b *pg.Batch, p db.NodeCommandInsertAtParams, inserted *bool) error {
+	if err := core.CheckTransition(core.CommandStateTable(), core.StateNone, core.CommandQueued); err != nil {
+		return err
 	}
-	return err == nil, err
+	c, err := nodeCommandView(db.NodeCommand{ID: p.ID, TenantID: p.TenantID, Identity: p.Identity, NodeID: p.NodeID,
+		AllocationID: p.AllocationID, IdempotencyKey: p.IdempotencyKey, Kind: p.Kind, RetrySafe: p.RetrySafe,
+		Payload: p.Payload, MinGeneration: p.MinGeneration, State: string(core.CommandQueued), Version: 1,
+		CreatedAt: p.CreatedAt, InstanceID: p.InstanceID, Generation: p.Generation})
+	if err != nil {
+		return err
+	}
+	var row db.NodeCommand
+	pg.One(b, &row, inserted, pgx.RowToStructByPos[db.NodeCommand], func(q *db.Queries) error {
+		_, err := q.NodeCommandInsertAt(ctx, p)
+		return err
+	})
+	typ, tenant := core.NodeJobEvent(c.Kind, core.CommandQueued, c.Tenant)
+	if err := emitIn(ctx, b, typ, tenant, core.NodeCommandSubject(c.ID), c.EventData(), nil); err != nil {
+		return err
+	}
+	workqueue.EnqueueIn(ctx, b, KindNodeJobDispatch, p.NodeID, 0)
+	return nil
 }
 
 // keyTaken reports whether the node has a job of tenant under key.
@@ -229,28 +306,71 @@ func bumpGeneration(ctx context.Context, q *db.Queries, nodeID string) error {
 	return workqueue.Enqueue(ctx, q, KindNodeResync, nodeID, 0)
 }
 
-// endAllocations carries a reservation's end over to its allocations, in
-// the transaction that ends it (after its capacity was freed): their
-// unfinished instances move to stopping and an unassign is queued, so that
-// the daemon stops them and reports each stopped. When the daemon cannot
-// hold an allocation (unassign false: its assign was refused), its
-// instances fail instead, with reason.
-func endAllocations(ctx context.Context, q *db.Queries, identity string, r core.Reservation,
-	allocs []db.AllocationListLiveRow, reason string, unassign bool) error {
-	for _, a := range allocs {
+// allocationEnds is what queueAllocationEnds read for each allocation: its
+// unfinished instances (locked) and the job under its unassign key.
+type allocationEnds struct {
+	instances [][]db.Instance
+	prev      []db.NodeCommand
+	found     []bool
+}
+
+// queueAllocationEnds queues the reads endAllocationsRead needs.
+func queueAllocationEnds(ctx context.Context, b *pg.Batch, r core.Reservation, allocs []db.AllocationListLiveRow,
+	unassign bool) *allocationEnds {
+	e := &allocationEnds{instances: make([][]db.Instance, len(allocs)), prev: make([]db.NodeCommand, len(allocs)),
+		found: make([]bool, len(allocs))}
+	for i, a := range allocs {
+		pg.Many(b, &e.instances[i], pgx.RowToStructByPos[db.Instance], func(q *db.Queries) error {
+			_, err := q.InstanceListUnfinishedOfAllocationForUpdate(ctx, a.ID)
+			return err
+		})
+		if unassign {
+			pg.One(b, &e.prev[i], &e.found[i], pgx.RowToStructByPos[db.NodeCommand], func(q *db.Queries) error {
+				_, err := q.NodeCommandGetByKey(ctx, db.NodeCommandGetByKeyParams{NodeID: a.NodeID, TenantID: r.Tenant,
+					IdempotencyKey: unassignKeyPrefix + a.ID})
+				return err
+			})
+		}
+	}
+	return e
+}
+
+// endAllocationsRead is endAllocations from the reads of
+// queueAllocationEnds: the instances are moved, and each unassign costs the
+// node's generation and then one round trip for the job with its event.
+func endAllocationsRead(ctx context.Context, tx pgx.Tx, q *db.Queries, identity string, r core.Reservation,
+	allocs []db.AllocationListLiveRow, e *allocationEnds, reason string, unassign bool) error {
+	for i, a := range allocs {
 		to := core.ProvisionStopping
 		if !unassign {
 			to = core.ProvisionFailed
 		}
-		if err := moveUnfinishedInstances(ctx, q, a.ID, to, reason); err != nil {
-			return err
+		for _, inst := range e.instances[i] {
+			if _, err := walkInstance(ctx, q, inst, to, reason); err != nil {
+				return err
+			}
 		}
 		if !unassign {
 			continue
 		}
-		if _, err := enqueueUnassign(ctx, q, identity, unassignment{nodeID: a.NodeID, tenant: r.Tenant,
-			allocationID: a.ID, known: true, reason: reason}); err != nil {
+		job, ok, err := unassignJob(ctx, q, identity, unassignment{nodeID: a.NodeID, tenant: r.Tenant,
+			allocationID: a.ID, known: true, reason: reason}, e.prev[i], e.found[i])
+		if err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		var b pg.Batch
+		var inserted bool
+		if err := queueCommandIn(ctx, &b, job, &inserted); err != nil {
 			return err
+		}
+		if err := b.Send(ctx, tx); err != nil {
+			return pg.Translate(err, "unassign of "+a.ID)
+		}
+		if !inserted { // queued concurrently under the same key: its event must not stand
+			return core.Wrap(core.CodeConflict, errChangedConcurrently, "the unassign of allocation "+a.ID+" was queued concurrently")
 		}
 	}
 	return nil
@@ -314,7 +434,8 @@ func assignFailure(reason string) (kind string, fails bool) {
 // the allocation succeeded (an extension refused: the daemon holds the
 // allocation's original window). A reservation that already ended is left
 // alone.
-func failAssignedReservation(ctx context.Context, q *db.Queries, c db.NodeCommand, kind, reason string) error {
+func failAssignedReservation(ctx context.Context, tx pgx.Tx, c db.NodeCommand, kind, reason string) error {
+	q := db.New(tx)
 	if c.AllocationID == nil {
 		return nil
 	}
@@ -331,9 +452,9 @@ func failAssignedReservation(ctx context.Context, q *db.Queries, c db.NodeComman
 	}
 	cond := core.Condition{Type: core.ConditionAssignmentFailed, Status: true, Reason: kind,
 		Message: fmt.Sprintf("node %s did not take the assignment: %s", c.NodeID, reason)}
-	_, err = endReservationWith(ctx, q, system, a.ReservationID, 0, reservationEnd{to: core.ReservationFailed,
+	_, err = endReservationWith(ctx, tx, system, a.ReservationID, 0, reservationEnd{to: core.ReservationFailed,
 		event: core.EventReservationFailed, conditions: []core.Condition{cond},
-		reason: "reservation failed: " + reason, unassign: held})
+		reason: "reservation failed: " + reason, unassign: held}, nil)
 	return err
 }
 

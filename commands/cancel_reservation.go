@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
 )
 
@@ -28,7 +27,7 @@ func (h *Handlers) CancelReservation(ctx context.Context, actor core.Actor, cmd 
 	err := retryUnversioned(cmd.IfVersion, func() error {
 		return pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 			var err error
-			res, err = endReservation(ctx, db.New(tx), actor, cmd.ReservationID, cmd.IfVersion,
+			res, err = endReservation(ctx, tx, actor, cmd.ReservationID, cmd.IfVersion,
 				core.ReservationCancelled, core.EventReservationCancelled)
 			return err
 		})

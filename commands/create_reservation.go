@@ -15,6 +15,7 @@ import (
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
+	"github.com/bettercompute/compute/outbox"
 )
 
 // CreateReservation asks for capacity in a pool or in any pool of a site,
@@ -90,23 +91,88 @@ func (h *Handlers) CreateReservation(ctx context.Context, actor core.Actor, cmd 
 	if err != nil {
 		return ReservationResult{}, err
 	}
-	res, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "reservations.create", cmd,
-		func(ctx context.Context, tx pgx.Tx) (ReservationResult, error) {
-			return h.createReservation(ctx, tx, actor, cmd, spec)
-		})
+	c := &creation{h: h, actor: actor, cmd: cmd, spec: spec}
+	res, err := idempotentWith(ctx, h, actor, cmd.IdempotencyKey, "reservations.create", cmd, c.first, c.run)
 	if err != nil {
 		return ReservationResult{}, fmt.Errorf("reservations.create: %w", err)
 	}
 	return res, nil
 }
 
-func (h *Handlers) createReservation(ctx context.Context, tx pgx.Tx, actor core.Actor, cmd CreateReservation,
-	spec core.ReservationSpec) (ReservationResult, error) {
-	q := db.New(tx)
-	now, err := q.ClockNow(ctx)
-	if err != nil {
-		return ReservationResult{}, pg.Translate(err, "clock")
+// creation is one reservations.create, in round trips: BEGIN with
+// everything that does not depend on a result (the scope and time, the
+// quota locked and charged, the candidates of the sample); two per
+// placement attempt (tryNode); the reservation, its events and work in one
+// more; then COMMIT. Every rule is checked as before, on the results, and
+// a check that fails rolls back what the statements after it did: the
+// transaction for the scope and quota, the savepoint for an attempt.
+type creation struct {
+	h      *Handlers
+	actor  core.Actor
+	cmd    CreateReservation
+	spec   core.ReservationSpec
+	sample int32
+
+	// Filled by the first round trip.
+	id      string
+	charges map[string]int64
+	scope   db.ReservationPlacementScopeRow
+	quota   []string // the tenant's rows locked (lockQuota)
+	charged []string // the resources the guarded charge took
+	cands   []db.NodePlacementCandidatesRow
+}
+
+// first queues what goes with BEGIN. It runs again when the transaction is
+// retried, so it starts afresh.
+func (c *creation) first(ctx context.Context, b *pg.Batch) {
+	c.id = "rsv_" + uuid.NewString()
+	c.charges = quotaCharges(c.spec)
+	c.sample = int32(c.h.placementSample())
+	c.scope, c.quota, c.charged, c.cands = db.ReservationPlacementScopeRow{}, nil, nil, nil
+	pg.One(b, &c.scope, nil, pgx.RowToStructByPos[db.ReservationPlacementScopeRow], func(q *db.Queries) error {
+		_, err := q.ReservationPlacementScope(ctx, db.ReservationPlacementScopeParams{PoolID: optional(c.cmd.PoolID),
+			SiteID: optional(c.cmd.SiteID)})
+		return err
+	})
+	// quota_usage first: lock what this request may charge, including every
+	// per-model GPU quota of the tenant, which placement charges for the
+	// model it lands on; then charge it in one guarded statement.
+	resources, amounts := sortedAmounts(c.charges)
+	pg.Many(b, &c.quota, pgx.RowTo[string], func(q *db.Queries) error {
+		_, err := q.QuotaUsageLockForCharge(ctx, db.QuotaUsageLockForChargeParams{TenantID: c.actor.Tenant,
+			Resources: resources, WithModels: c.spec.GPU.Count > 0})
+		return err
+	})
+	pg.Many(b, &c.charged, pgx.RowTo[string], func(q *db.Queries) error {
+		_, err := q.QuotaUsageChargeMany(ctx, db.QuotaUsageChargeManyParams{TenantID: c.actor.Tenant,
+			Resources: resources, Amounts: amounts})
+		return err
+	})
+	pg.Many(b, &c.cands, pgx.RowToStructByPos[db.NodePlacementCandidatesRow], func(q *db.Queries) error {
+		p := c.placement(c.cmd.Start, nil)
+		params := candidatesParams(p, &c.sample)
+		params.SiteID = optional(c.cmd.SiteID) // the site's pools, read by the query itself
+		_, err := q.NodePlacementCandidates(ctx, params)
+		return err
+	})
+}
+
+// placement is the request as the placer sees it.
+func (c *creation) placement(start time.Time, modelQuotas map[string]bool) placement {
+	pools := []string{}
+	if c.cmd.PoolID != "" {
+		pools = []string{c.cmd.PoolID}
+	} else if c.scope.SitePools != nil {
+		pools = c.scope.SitePools
 	}
+	return placement{reservationID: c.id, poolIDs: pools, spec: c.spec, start: start, end: c.cmd.End,
+		tenant: c.actor.Tenant, modelQuotas: modelQuotas, quotaFinal: true, assign: true}
+}
+
+// run checks the first round trip's results, places, and writes.
+func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error) {
+	cmd, actor := c.cmd, c.actor
+	now := c.scope.Now
 	start := cmd.Start
 	if start.Before(now) {
 		start = now // a window that already began is booked from now
@@ -114,39 +180,29 @@ func (h *Handlers) createReservation(ctx context.Context, tx pgx.Tx, actor core.
 	if !cmd.End.After(start) {
 		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "the reservation's end %s has passed", cmd.End.UTC().Format(time.RFC3339))
 	}
-	pools := []string{cmd.PoolID}
-	if cmd.SiteID != "" {
-		if _, err := q.SiteGet(ctx, cmd.SiteID); err != nil {
-			return ReservationResult{}, pg.Translate(err, "site "+cmd.SiteID)
-		}
-		if pools, err = q.PoolIDsBySite(ctx, cmd.SiteID); err != nil {
-			return ReservationResult{}, pg.Translate(err, "pools of site "+cmd.SiteID)
-		}
-	} else if _, err := q.PoolGet(ctx, cmd.PoolID); err != nil {
-		return ReservationResult{}, pg.Translate(err, "pool "+cmd.PoolID)
+	switch {
+	case cmd.SiteID != "" && !c.scope.SiteFound:
+		return ReservationResult{}, core.Errorf(core.CodeNotFound, "site %s not found", cmd.SiteID)
+	case cmd.PoolID != "" && !c.scope.PoolFound:
+		return ReservationResult{}, core.Errorf(core.CodeNotFound, "pool %s not found", cmd.PoolID)
 	}
-	charges := quotaCharges(spec)
-	// quota_usage first: lock what this request may charge, including every
-	// per-model GPU quota of the tenant, which placement charges for the
-	// model it lands on (see lockQuota).
-	modelQuotas, err := lockQuota(ctx, q, actor.Tenant, charges, spec)
-	if err != nil {
-		return ReservationResult{}, err
+	if res := firstMissing(c.charges, c.charged); res != "" {
+		return ReservationResult{}, quotaExceeded(ctx, db.New(tx), actor.Tenant, res, c.charges[res])
 	}
-	if err := chargeQuota(ctx, q, actor.Tenant, charges); err != nil {
-		return ReservationResult{}, err
-	}
-	id := "rsv_" + uuid.NewString()
-	where, reasons, err := h.place(ctx, tx, placement{reservationID: id, poolIDs: pools, spec: spec, start: start,
-		end: cmd.End, tenant: actor.Tenant, modelQuotas: modelQuotas, quotaFinal: true})
+	modelQuotas := modelQuotasOf(c.quota)
+	charges := maps.Clone(c.charges)
+	var tail pg.Batch
+	where, reasons, err := c.h.placeWith(ctx, tx, c.placement(start, modelQuotas), placementCandidatesOf(c.cands),
+		int(c.sample), &tail)
 	if err != nil {
 		return ReservationResult{}, err
 	}
 	if where != nil {
 		maps.Copy(charges, where.modelCharges)
 	}
+	id := c.id
 	r := core.Reservation{ID: id, Tenant: actor.Tenant, State: core.ReservationBooked, PoolID: cmd.PoolID,
-		SiteID: cmd.SiteID, Spec: spec, Start: start.UTC(), End: cmd.End.UTC(), Charges: charges,
+		SiteID: cmd.SiteID, Spec: c.spec, Start: start.UTC(), End: cmd.End.UTC(), Charges: charges,
 		Conditions: []core.Condition{}, Version: 1}
 	event := core.EventReservationBooked
 	if where == nil {
@@ -157,31 +213,57 @@ func (h *Handlers) createReservation(ctx context.Context, tx pgx.Tx, actor core.
 	if err := core.CheckTransition(core.ReservationStateTable(), core.StateNone, r.State); err != nil {
 		return ReservationResult{}, err
 	}
-	if _, err := q.ReservationCreate(ctx, db.ReservationCreateParams{ID: id, TenantID: actor.Tenant,
-		CreatedBy: actor.Identity, State: string(r.State), PoolID: optional(cmd.PoolID), SiteID: optional(cmd.SiteID),
-		Spec: mustJSON(spec), StartTs: start, EndTs: cmd.End, Charges: mustJSON(charges), Conditions: mustJSON(r.Conditions),
-	}); err != nil {
-		return ReservationResult{}, pg.Translate(err, "reservation")
-	}
+	// One round trip: the savepoint's end, the reservation, its event, its
+	// reconcilers and the node's assign.
+	b := &tail
+	b.Exec(nil, func(q *db.Queries) error {
+		_, err := q.ReservationCreate(ctx, db.ReservationCreateParams{ID: id, TenantID: actor.Tenant,
+			CreatedBy: actor.Identity, State: string(r.State), PoolID: optional(cmd.PoolID), SiteID: optional(cmd.SiteID),
+			Spec: mustJSON(c.spec), StartTs: start, EndTs: cmd.End, Charges: mustJSON(charges), Conditions: mustJSON(r.Conditions),
+		})
+		return err
+	})
 	allocationID := ""
 	if where != nil {
 		allocationID = where.allocationID
 	}
-	pos, err := emit(ctx, q, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationID))
-	if err != nil {
+	var pos outbox.Position
+	if err := emitIn(ctx, b, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationID), &pos); err != nil {
 		return ReservationResult{}, err
 	}
+	assigned := true
 	if where == nil {
-		err = workqueue.Enqueue(ctx, q, KindReservationPlace, id, h.pendingRetry())
-		if err == nil {
-			err = workqueue.Enqueue(ctx, q, KindReservationExpire, id, cmd.End.Sub(now))
-		}
-	} else if err = scheduleBooked(ctx, q, id, now, start, cmd.End); err == nil {
+		workqueue.EnqueueIn(ctx, b, KindReservationPlace, id, c.h.pendingRetry())
+		workqueue.EnqueueIn(ctx, b, KindReservationExpire, id, cmd.End.Sub(now))
+	} else {
+		workqueue.EnqueueIn(ctx, b, KindReservationActivate, id, max(start.Sub(now), 0))
+		workqueue.EnqueueIn(ctx, b, KindReservationExpire, id, max(cmd.End.Sub(now), 0))
 		// Booked: the allocation goes to the node's daemon now (see
 		// assignments.go for why at booking and not at the start).
-		_, err = enqueueAssign(ctx, q, actor.Identity, where.allocationID, fixedKey(assignKeyPrefix+where.allocationID))
+		a := db.AllocationAssignmentRow{ID: where.allocationID, ReservationID: id, NodeID: where.nodeID,
+			DeviceIds: nonNil(where.deviceIDs), Vcpu: c.spec.VCPU, Memory: c.spec.MemoryMB, Disk: c.spec.DiskGB,
+			TenantID: actor.Tenant, State: string(r.State), StartTs: start, EndTs: cmd.End}
+		if err := queueNewAssign(ctx, b, actor.Identity, a, where, now, &assigned); err != nil {
+			return ReservationResult{}, err
+		}
 	}
-	return ReservationResult{Reservation: r, Position: pos}, err
+	if err := b.Send(ctx, tx); err != nil {
+		return ReservationResult{}, pg.Translate(err, "reservation")
+	}
+	if !assigned {
+		return ReservationResult{}, fmt.Errorf("reservation %s: the new allocation's assign key was taken", id)
+	}
+	return ReservationResult{Reservation: r, Position: pos}, nil
+}
+
+// quotaExceeded is rule 5's QUOTA_EXCEEDED for res, with its usage.
+func quotaExceeded(ctx context.Context, q *db.Queries, tenant, res string, amount int64) error {
+	cur, err := q.QuotaUsageGet(ctx, db.QuotaUsageGetParams{TenantID: tenant, Resource: res})
+	if err != nil {
+		return core.Errorf(core.CodeQuotaExceeded, "tenant %s has no quota for %s", tenant, res)
+	}
+	return core.Errorf(core.CodeQuotaExceeded, "quota for %s exceeded: %d used of %d, this needs %d more",
+		res, cur.Used, cur.Max, amount)
 }
 
 // quotaCharges is what a request charges before placement: gpu (atoms of
@@ -213,11 +295,16 @@ func lockQuota(ctx context.Context, q *db.Queries, tenant string, charges map[st
 	if err != nil {
 		return nil, pg.Translate(err, "quota")
 	}
+	return modelQuotasOf(rows), nil
+}
+
+// modelQuotasOf is the models among locked quota rows (gpu:<model>).
+func modelQuotasOf(rows []string) map[string]bool {
 	models := map[string]bool{}
 	for _, res := range rows {
 		if m, ok := strings.CutPrefix(res, core.GPUModelQuota("")); ok {
 			models[m] = true
 		}
 	}
-	return models, nil
+	return models
 }

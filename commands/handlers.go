@@ -129,6 +129,20 @@ func emit(ctx context.Context, q *db.Queries, typ, tenant, subject string, data 
 	return outbox.Append(ctx, q, ev)
 }
 
+// emitIn is emit queued in b; *pos receives the event's position once b is
+// sent (pos may be nil).
+func emitIn(ctx context.Context, b *pg.Batch, typ, tenant, subject string, data any, pos *outbox.Position) error {
+	ev, err := core.NewEvent(typ, tenant, subject, data)
+	if err != nil {
+		return err
+	}
+	if pos == nil {
+		pos = new(outbox.Position)
+	}
+	outbox.AppendIn(ctx, b, ev, pos)
+	return nil
+}
+
 // zeroRowsConflict is the one mapping of a guarded update that touched no
 // row: someone else changed the record first.
 func zeroRowsConflict(n int64, err error, what string) error {

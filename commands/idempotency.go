@@ -84,15 +84,30 @@ var errKeyInFlight = errors.New("idempotency key in flight")
 // replays it. Validation must happen before: nothing is stored for it.
 func idempotent[T any](ctx context.Context, h *Handlers, actor core.Actor, key, command string, request any,
 	fn func(ctx context.Context, tx pgx.Tx) (T, error)) (T, error) {
+	return idempotentWith(ctx, h, actor, key, command, request, nil, fn)
+}
+
+// idempotentWith is idempotent for a command that sends statements with
+// its transaction's BEGIN (first, which may be nil; see pg.InTxBatch): the
+// key's claim travels in that same round trip, ahead of them. When the key
+// was taken, the transaction rolls back whatever first did and the stored
+// answer is read after it.
+func idempotentWith[T any](ctx context.Context, h *Handlers, actor core.Actor, key, command string, request any,
+	first func(ctx context.Context, b *pg.Batch), fn func(ctx context.Context, tx pgx.Tx) (T, error)) (T, error) {
 	var zero T
+	queueFirst := func(b *pg.Batch) {
+		if first != nil {
+			first(ctx, b)
+		}
+	}
 	if key == "" {
 		var out T
-		err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		err := pg.InTxBatch(ctx, h.Pool, queueFirst, func(tx pgx.Tx) error {
 			var err error
 			out, err = fn(ctx, tx)
 			return err
 		})
-		return out, err
+		return out, pg.Translate(err, command)
 	}
 	body, err := json.Marshal(request)
 	if err != nil {
@@ -102,25 +117,33 @@ func idempotent[T any](ctx context.Context, h *Handlers, actor core.Actor, key, 
 	ids := db.IdempotencyKeyGetParams{TenantID: actor.Tenant, Identity: actor.Identity, Key: key}
 
 	var out T
-	var replay *storedResponse
-	runErr := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
-		replay = nil
-		q := db.New(tx)
-		claimed, err := claimKey(ctx, h, q, ids, sum[:])
-		if err != nil {
-			return err
+	var claimed int64
+	runErr := pg.InTxBatch(ctx, h.Pool, func(b *pg.Batch) {
+		queueClaim(ctx, h, b, ids, sum[:], &claimed)
+		queueFirst(b)
+	}, func(tx pgx.Tx) error {
+		if claimed != 1 {
+			return errKeyTaken
 		}
-		if !claimed {
-			replay, err = loadReplay(ctx, q, ids, sum[:])
-			return err
-		}
+		var err error
 		out, err = fn(ctx, tx)
 		if err != nil {
 			return err
 		}
-		return completeKey(ctx, q, ids, storedResponse{Result: mustJSON(out)})
+		return completeKey(ctx, db.New(tx), ids, storedResponse{Result: mustJSON(out)})
 	})
+	// The first round trip's statements fail untranslated (nothing of the
+	// command saw them): translate here, the one place they surface.
+	runErr = pg.Translate(runErr, command)
 	switch {
+	case errors.Is(runErr, errKeyTaken):
+		// The claim waited for the key's first request, which has
+		// committed: its answer is there to read.
+		replay, err := loadReplay(ctx, db.New(h.Pool), ids, sum[:])
+		if err != nil {
+			return zero, err
+		}
+		return decodeReplay[T](replay)
 	case runErr != nil && storeOutcome(runErr):
 		// The work rolled back with its claim; record the final error in a
 		// transaction of its own so that a retry replays it.
@@ -134,10 +157,28 @@ func idempotent[T any](ctx context.Context, h *Handlers, actor core.Actor, key, 
 		return zero, runErr
 	case runErr != nil:
 		return zero, runErr
-	case replay != nil:
-		return decodeReplay[T](replay)
 	}
 	return out, nil
+}
+
+// errKeyTaken rolls back a transaction whose key was claimed before: the
+// stored answer is replayed instead.
+var errKeyTaken = errors.New("idempotency key taken")
+
+// queueClaim queues claimKey's two statements in b; *claimed is 1 when
+// this request claimed the key.
+func queueClaim(ctx context.Context, h *Handlers, b *pg.Batch, ids db.IdempotencyKeyGetParams, hash []byte, claimed *int64) {
+	b.Exec(nil, func(q *db.Queries) error {
+		_, err := q.IdempotencyKeyDeleteExpired(ctx, db.IdempotencyKeyDeleteExpiredParams(ids))
+		return err
+	})
+	b.Exec(claimed, func(q *db.Queries) error {
+		_, err := q.IdempotencyKeyClaim(ctx, db.IdempotencyKeyClaimParams{
+			TenantID: ids.TenantID, Identity: ids.Identity, Key: ids.Key, RequestHash: hash,
+			TtlSeconds: h.idempotencyTTL().Seconds(),
+		})
+		return err
+	})
 }
 
 func claimKey(ctx context.Context, h *Handlers, q *db.Queries, ids db.IdempotencyKeyGetParams, hash []byte) (bool, error) {

@@ -36,15 +36,24 @@ type placement struct {
 	// quota, place answers QUOTA_EXCEEDED instead of nothing (create does;
 	// the pending retry leaves the reservation pending).
 	quotaFinal bool
+	// assign: the attempt that books also bumps the node's generation and
+	// reads the atoms for the assign the caller queues in its next batch
+	// (create); otherwise the caller queues it itself (enqueueAssign).
+	assign bool
 }
 
 // placed is where a placement landed.
 type placed struct {
 	allocationID string
 	nodeID       string
+	poolID       string
 	deviceIDs    []string
 	// modelCharges is the per-model quota charged: gpu:<model> → atoms.
 	modelCharges map[string]int64
+	// With placement.assign: the node's generation, bumped for the assign
+	// the caller queues, and the atoms as the assign's payload needs them.
+	generation int64
+	devices    []db.AssignmentDevicesRow
 }
 
 // modelQuotaRefusal is an attempt refused because the tenant's quota for
@@ -58,27 +67,45 @@ func (e *modelQuotaRefusal) Error() string { return e.msg }
 // reservation, so that a large pool does not make a huge condition.
 const maxReasons = 20
 
-// place tries to place p on one node of its pools. Each attempt runs under a
-// savepoint (a pgx nested transaction): a node, atom or counter conflict, or
-// a deadlock or serialization failure, rolls back to it and the placer
-// replans without that node, at most PlacementAttempts times. It returns nil
-// and the reasons, node by node, when nothing fit; an error only for a
-// failure that is not a lost race.
+// place tries to place p on one node of its pools: it reads the
+// candidates, places (placeWith), and ends the placement's savepoint at
+// once. It returns nil and the reasons, node by node, when nothing fit; an
+// error only for a failure that is not a lost race.
 func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, []string, error) {
-	q := db.New(tx)
+	sample := int32(h.placementSample())
+	cands, err := placementCandidates(ctx, db.New(tx), p, &sample)
+	if err != nil {
+		return nil, nil, err
+	}
+	var tail pg.Batch
+	where, reasons, err := h.placeWith(ctx, tx, p, cands, int(sample), &tail)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := tail.Send(ctx, tx); err != nil {
+		return nil, nil, pg.Translate(err, "placement savepoint")
+	}
+	return where, reasons, nil
+}
+
+// placeWith places p given the candidates of a sample of at most sample
+// nodes (see below). Each attempt runs under a savepoint: a node, atom or
+// counter conflict, or a deadlock or serialization failure, rolls back to it
+// and the placer replans without that node, at most PlacementAttempts times.
+// The savepoint's end (released on success, rolled back to after a failed
+// last attempt) is queued in tail, for the caller to send with its next
+// statements: it must send tail before anything else in the transaction.
+func (h *Handlers) placeWith(ctx context.Context, tx pgx.Tx, p placement, cands []placer.Candidate, sample int,
+	tail *pg.Batch) (*placed, []string, error) {
 	req := placementRequest(p)
 	// A sample first: in a large pool, best fit among PlacementSample
 	// nodes instead of a free-atom count for every node. When nothing in
 	// the sample fits, all nodes are considered, so a reservation goes
 	// pending only when no node fits, with every node's reason.
-	sample := int32(h.placementSample())
-	cands, err := placementCandidates(ctx, q, p, &sample)
-	if err != nil {
-		return nil, nil, err
-	}
 	d := placer.Decide(req, cands)
-	if len(d.Choices) == 0 && len(cands) == int(sample) {
-		if cands, err = placementCandidates(ctx, q, p, nil); err != nil {
+	if len(d.Choices) == 0 && len(cands) == sample {
+		var err error
+		if cands, err = placementCandidates(ctx, db.New(tx), p, nil); err != nil {
 			return nil, nil, err
 		}
 		d = placer.Decide(req, cands)
@@ -92,6 +119,7 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 	}
 	conflicts := 0
 	var quotaRefused []string
+	var sp savepoint
 	for i, c := range d.Choices {
 		if conflicts == h.placementAttempts() {
 			if h.ReplanCapReached != nil {
@@ -100,39 +128,31 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 			reasons = append(reasons, fmt.Sprintf("%d more nodes not tried after %d conflicts", len(d.Choices)-i, conflicts))
 			break
 		}
-		sp, err := tx.Begin(ctx) // SAVEPOINT
-		if err != nil {
-			return nil, nil, pg.Translate(err, "placement savepoint")
-		}
-		res, why, err := h.tryNode(ctx, sp, p, req, c.NodeID)
+		res, why, err := h.tryNode(ctx, tx, &sp, p, req, c.NodeID)
 		var refusal *modelQuotaRefusal
 		if errors.As(err, &refusal) {
-			if rbErr := sp.Rollback(ctx); rbErr != nil { // ROLLBACK TO SAVEPOINT
-				return nil, nil, pg.Translate(rbErr, "placement savepoint")
-			}
+			sp.dirty = true
 			quotaRefused = append(quotaRefused, refusal.msg)
 			reasons = append(reasons, c.NodeID+": "+refusal.msg)
 			continue
 		}
 		if err != nil && !pg.IsRetryable(err) {
-			_ = sp.Rollback(ctx)
 			return nil, nil, err
 		}
 		if err != nil || why != "" {
 			if err != nil {
 				why = "lost a race with a concurrent change (" + err.Error() + ")"
 			}
-			if rbErr := sp.Rollback(ctx); rbErr != nil { // ROLLBACK TO SAVEPOINT
-				return nil, nil, pg.Translate(rbErr, "placement savepoint")
-			}
+			sp.dirty = true
 			reasons = append(reasons, c.NodeID+": "+why)
 			conflicts++
 			continue
 		}
-		if err := sp.Commit(ctx); err != nil { // RELEASE SAVEPOINT
-			return nil, nil, pg.Translate(err, "placement savepoint")
-		}
+		tail.Statement("RELEASE SAVEPOINT " + savepointName)
 		return res, nil, nil
+	}
+	if sp.dirty {
+		tail.Statement("ROLLBACK TO SAVEPOINT " + savepointName)
 	}
 	if p.quotaFinal && len(quotaRefused) > 0 && len(quotaRefused) == len(d.Choices) {
 		return nil, nil, core.Errorf(core.CodeQuotaExceeded, "%s", quotaRefused[0])
@@ -141,6 +161,27 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 		reasons = append(reasons[:maxReasons], fmt.Sprintf("and %d more nodes", len(reasons)-maxReasons))
 	}
 	return nil, reasons, nil
+}
+
+// savepointName names the savepoint placement attempts run under.
+const savepointName = "placement"
+
+// savepoint is the state of the placement's savepoint: set with the first
+// attempt's statements, rolled back to with the next attempt's when the
+// last one failed. Both travel in the attempt's first batch, so a replan
+// costs no round trip of its own.
+type savepoint struct{ open, dirty bool }
+
+// begin queues what the next attempt needs first.
+func (s *savepoint) begin(b *pg.Batch) {
+	switch {
+	case !s.open:
+		b.Statement("SAVEPOINT " + savepointName)
+		s.open = true
+	case s.dirty:
+		b.Statement("ROLLBACK TO SAVEPOINT " + savepointName)
+		s.dirty = false
+	}
 }
 
 // placementRequest is p as placer.Decide takes it.
@@ -155,15 +196,20 @@ func placementRequest(p placement) placer.Request {
 // capacity: maxNodes of them in an order hashed from the reservation, or
 // all when maxNodes is nil.
 func placementCandidates(ctx context.Context, q *db.Queries, p placement, maxNodes *int32) ([]placer.Candidate, error) {
-	g := p.spec.GPU
-	rows, err := q.NodePlacementCandidates(ctx, db.NodePlacementCandidatesParams{
-		Kind: string(g.Kind), Model: optional(g.Model), Profile: optional(atomProfile(g)),
-		FromTs: p.start, ToTs: p.end, PoolIds: p.poolIDs, Seed: p.reservationID, MaxNodes: maxNodes,
-	})
+	rows, err := q.NodePlacementCandidates(ctx, candidatesParams(p, maxNodes))
 	if err != nil {
 		return nil, pg.Translate(err, "placement candidates")
 	}
 	return placementCandidatesOf(rows), nil
+}
+
+// candidatesParams is NodePlacementCandidates' arguments for p.
+func candidatesParams(p placement, maxNodes *int32) db.NodePlacementCandidatesParams {
+	g := p.spec.GPU
+	return db.NodePlacementCandidatesParams{
+		Kind: string(g.Kind), Model: optional(g.Model), Profile: optional(atomProfile(g)),
+		FromTs: p.start, ToTs: p.end, PoolIds: nonNil(p.poolIDs), Seed: p.reservationID, MaxNodes: maxNodes,
+	}
 }
 
 // placementCandidatesOf is the adapter from the candidates query to
@@ -202,68 +248,144 @@ func freeAtomsOf(rows []db.DeviceFreeAtomsRow, g core.GPURequest) []placer.Atom 
 	return atoms
 }
 
-// tryNode is one placement attempt on one node, inside a savepoint. It
+// tryNode is one placement attempt on one node, inside the savepoint. It
 // returns why the node could not take the request, or where it landed.
-// Locks follow the global order: nodes, devices, node_resources,
-// pool_capacity_rollup.
-func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, p placement, req placer.Request, nodeID string) (*placed, string, error) {
-	q := db.New(tx)
-	n, err := q.NodeLockForPlacement(ctx, nodeID)
-	if err != nil {
+// It takes two round trips: the node's lock and free atoms, then, once
+// the atoms are picked, every lock and write of the booking at once. Locks
+// follow the global order: nodes, devices, node_resources,
+// pool_capacity_rollup (and node_desired, when it queues the assign). The
+// second batch writes before its results are checked; any check that fails
+// rolls the attempt back to the savepoint, which undoes the writes and
+// releases the locks.
+func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p placement, req placer.Request,
+	nodeID string) (*placed, string, error) {
+	g := p.spec.GPU
+	var first pg.Batch
+	sp.begin(&first)
+	var n db.NodeLockForPlacementRow
+	pg.One(&first, &n, nil, pgx.RowToStructByPos[db.NodeLockForPlacementRow], func(q *db.Queries) error {
+		_, err := q.NodeLockForPlacement(ctx, nodeID)
+		return err
+	})
+	var free []db.DeviceFreeAtomsRow
+	if g.Count > 0 {
+		pg.Many(&first, &free, pgx.RowToStructByPos[db.DeviceFreeAtomsRow], func(q *db.Queries) error {
+			_, err := q.DeviceFreeAtoms(ctx, db.DeviceFreeAtomsParams{NodeID: nodeID, Kind: string(g.Kind),
+				Model: optional(g.Model), Profile: optional(atomProfile(g)), FromTs: p.start, ToTs: p.end})
+			return err
+		})
+	}
+	if err := first.Send(ctx, tx); err != nil {
 		return nil, "", pg.Translate(err, "node "+nodeID)
 	}
 	if why := nodeIneligible(n.Cordoned, n.NoScheduleReasons, n.State, n.Taints, p.spec.Tolerations); why != "" {
 		return nil, why + " (changed concurrently)", nil
 	}
-	g := p.spec.GPU
 	var atoms []string
-	var modelCharges map[string]int64
 	if g.Count > 0 {
-		free, err := q.DeviceFreeAtoms(ctx, db.DeviceFreeAtomsParams{NodeID: nodeID, Kind: string(g.Kind),
-			Model: optional(g.Model), Profile: optional(atomProfile(g)), FromTs: p.start, ToTs: p.end})
-		if err != nil {
-			return nil, "", pg.Translate(err, "free atoms")
-		}
 		var why string
 		if atoms, why = placer.Pick(req, nodeID, freeAtomsOf(free, g)); why != "" {
 			return nil, why + " (changed concurrently)", nil
 		}
-		if why, err := lockAtoms(ctx, q, nodeID, atoms); err != nil || why != "" {
-			return nil, why, err
+	}
+
+	var b pg.Batch
+	var locked []db.DeviceLockForBookingRow
+	var devices []db.AssignmentDevicesRow
+	var modelCharged []string
+	modelCharges := modelChargesOf(p, free, atoms)
+	if g.Count > 0 {
+		pg.Many(&b, &locked, pgx.RowToStructByPos[db.DeviceLockForBookingRow], func(q *db.Queries) error {
+			_, err := q.DeviceLockForBooking(ctx, atomsAndGPUs(atoms))
+			return err
+		})
+		if p.assign {
+			pg.Many(&b, &devices, pgx.RowToStructByPos[db.AssignmentDevicesRow], func(q *db.Queries) error {
+				_, err := q.AssignmentDevices(ctx, atoms)
+				return err
+			})
 		}
-		if modelCharges, err = chargeModelQuota(ctx, q, p, free, atoms); err != nil {
-			return nil, "", err
+		if len(modelCharges) > 0 { // rows locked already (lockQuota): no new lock
+			res, amounts := sortedAmounts(modelCharges)
+			pg.Many(&b, &modelCharged, pgx.RowTo[string], func(q *db.Queries) error {
+				_, err := q.QuotaUsageChargeMany(ctx, db.QuotaUsageChargeManyParams{TenantID: p.tenant,
+					Resources: res, Amounts: amounts})
+				return err
+			})
 		}
 	}
 	allocationID := "alc_" + uuid.NewString()
-	if err := q.AllocationCreate(ctx, db.AllocationCreateParams{ID: allocationID, ReservationID: p.reservationID,
-		NodeID: nodeID, DeviceIds: nonNil(atoms), Vcpu: p.spec.VCPU, Memory: p.spec.MemoryMB, Disk: p.spec.DiskGB}); err != nil {
-		return nil, "", pg.Translate(err, "allocation")
+	b.Exec(nil, func(q *db.Queries) error {
+		return q.AllocationCreate(ctx, db.AllocationCreateParams{ID: allocationID, ReservationID: p.reservationID,
+			NodeID: nodeID, DeviceIds: nonNil(atoms), Vcpu: p.spec.VCPU, Memory: p.spec.MemoryMB, Disk: p.spec.DiskGB})
+	})
+	booked := make([]int64, len(atoms))
+	for i, id := range atoms { // device-id order, so two placers cannot wait on each other in a cycle
+		b.Exec(&booked[i], func(q *db.Queries) error {
+			_, err := q.DeviceBookingInsert(ctx, db.DeviceBookingInsertParams{DeviceID: id, AllocationID: allocationID,
+				FromTs: p.start, ToTs: p.end})
+			return err
+		})
 	}
-	for _, id := range atoms { // device-id order, so two placers cannot wait on each other in a cycle
-		n, err := q.DeviceBookingInsert(ctx, db.DeviceBookingInsertParams{DeviceID: id, AllocationID: allocationID,
-			FromTs: p.start, ToTs: p.end})
-		if pg.IsExclusionViolation(err) {
-			n, err = 0, nil
+	scalars, amounts := scalarAmounts(p.spec, 1)
+	var nodeCharged, rolledUp []string
+	if len(scalars) > 0 {
+		pg.Many(&b, &nodeCharged, pgx.RowTo[string], func(q *db.Queries) error {
+			_, err := q.NodeResourceChargeMany(ctx, db.NodeResourceChargeManyParams{NodeID: nodeID,
+				Resources: scalars, Amounts: amounts})
+			return err
+		})
+		pg.Many(&b, &rolledUp, pgx.RowTo[string], func(q *db.Queries) error {
+			_, err := q.PoolCapacityRollupAdjustMany(ctx, db.PoolCapacityRollupAdjustManyParams{PoolID: n.PoolID,
+				Resources: scalars, Deltas: amounts})
+			return err
+		})
+	}
+	var generation int64
+	if p.assign { // last in the lock order: the node's generation, for the assign the caller queues
+		pg.One(&b, &generation, nil, pgx.RowTo[int64], func(q *db.Queries) error {
+			_, err := q.NodeDesiredBump(ctx, nodeID)
+			return err
+		})
+	}
+	if err := b.Send(ctx, tx); err != nil {
+		if pg.IsExclusionViolation(err) { // the constraint, the backstop of the btree check, refused one
+			return nil, "a booking on " + nodeID + " was made concurrently", nil
 		}
-		if err != nil {
-			return nil, "", pg.Translate(err, "booking of "+id)
+		return nil, "", pg.Translate(err, "booking on "+nodeID)
+	}
+
+	if g.Count > 0 {
+		if why := checkLockedAtoms(locked, nodeID, atoms); why != "" {
+			return nil, why, nil
 		}
+		if missing := firstMissing(modelCharges, modelCharged); missing != "" {
+			return nil, "", modelRefusal(ctx, db.New(tx), p.tenant, missing, modelCharges[missing])
+		}
+	}
+	for i, n := range booked {
 		if n == 0 {
-			return nil, id + " was booked concurrently", nil
+			return nil, atoms[i] + " was booked concurrently", nil
 		}
 	}
-	if why, err := chargeNode(ctx, q, nodeID, n.PoolID, p.spec); err != nil || why != "" {
-		return nil, why, err
+	for i, r := range scalars {
+		if !slices.Contains(nodeCharged, r) {
+			return nil, fmt.Sprintf("not enough %s left for %d (changed concurrently)", r, amounts[i]), nil
+		}
 	}
-	return &placed{allocationID: allocationID, nodeID: nodeID, deviceIDs: atoms, modelCharges: modelCharges}, "", nil
+	for _, r := range scalars {
+		if !slices.Contains(rolledUp, r) {
+			return nil, "", fmt.Errorf("pool %s capacity rollup for %s out of range: %w", n.PoolID, r, errRollupDrift)
+		}
+	}
+	return &placed{allocationID: allocationID, nodeID: nodeID, poolID: n.PoolID, deviceIDs: atoms,
+		modelCharges: modelCharges, generation: generation, devices: devices}, "", nil
 }
 
-// chargeModelQuota charges the tenant's gpu:<model> quota for the models of
-// the atoms picked (the devices' model, whatever the request named), for
-// the models that have a quota; their rows are already locked (lockQuota),
-// so this keeps the lock order. A quota used up is a modelQuotaRefusal.
-func chargeModelQuota(ctx context.Context, q *db.Queries, p placement, free []db.DeviceFreeAtomsRow, atoms []string) (map[string]int64, error) {
+// modelChargesOf is the tenant's gpu:<model> charges for the atoms picked:
+// the devices' model, whatever the request named, for the models that have
+// a quota (their rows are locked already, by lockQuota).
+func modelChargesOf(p placement, free []db.DeviceFreeAtomsRow, atoms []string) map[string]int64 {
 	modelOf := make(map[string]string, len(free))
 	for _, r := range free {
 		modelOf[r.ID] = r.Model
@@ -274,29 +396,22 @@ func chargeModelQuota(ctx context.Context, q *db.Queries, p placement, free []db
 			charges[core.GPUModelQuota(m)]++
 		}
 	}
-	for _, res := range slices.Sorted(maps.Keys(charges)) {
-		n, err := q.QuotaUsageCharge(ctx, db.QuotaUsageChargeParams{TenantID: p.tenant, Resource: res, Amount: charges[res]})
-		if err != nil {
-			return nil, pg.Translate(err, "quota "+res)
-		}
-		if n == 0 {
-			cur, err := q.QuotaUsageGet(ctx, db.QuotaUsageGetParams{TenantID: p.tenant, Resource: res})
-			if err != nil {
-				return nil, pg.Translate(err, "quota "+res)
-			}
-			return nil, &modelQuotaRefusal{msg: fmt.Sprintf("quota for %s exceeded: %d used of %d, this needs %d more",
-				res, cur.Used, cur.Max, charges[res])}
-		}
-	}
-	return charges, nil
+	return charges
 }
 
-// lockAtoms locks the chosen atoms and their GPUs FOR NO KEY UPDATE, in id
-// order, and checks them as of the lock (rule 4 for devices). The lock is
-// exclusive among bookers so that DeviceBookingInsert's btree check sees
-// every booking of the device committed before it: the exclusion
-// constraint's GiST index can lose entries (see migration 0027).
-func lockAtoms(ctx context.Context, q *db.Queries, nodeID string, atoms []string) (string, error) {
+// modelRefusal is the modelQuotaRefusal for res, with its usage.
+func modelRefusal(ctx context.Context, q *db.Queries, tenant, res string, amount int64) error {
+	cur, err := q.QuotaUsageGet(ctx, db.QuotaUsageGetParams{TenantID: tenant, Resource: res})
+	if err != nil {
+		return pg.Translate(err, "quota "+res)
+	}
+	return &modelQuotaRefusal{msg: fmt.Sprintf("quota for %s exceeded: %d used of %d, this needs %d more",
+		res, cur.Used, cur.Max, amount)}
+}
+
+// atomsAndGPUs is the atoms and the GPUs they belong to, sorted: what the
+// placer locks FOR NO KEY UPDATE, in id order.
+func atomsAndGPUs(atoms []string) []string {
 	ids := slices.Clone(atoms)
 	for _, a := range atoms {
 		if i := strings.IndexByte(a, '/'); i > 0 {
@@ -304,64 +419,94 @@ func lockAtoms(ctx context.Context, q *db.Queries, nodeID string, atoms []string
 		}
 	}
 	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	rows, err := q.DeviceLockForBooking(ctx, ids)
+	return slices.Compact(ids)
+}
+
+// lockAtoms locks the atoms and their GPUs FOR NO KEY UPDATE, in id order,
+// exclusive among bookers so that DeviceBookingInsert's btree check sees
+// every booking of the device committed before it (the exclusion
+// constraint's GiST index can lose entries: see migration 0027), and
+// checks them as of the lock (rule 4 for devices); extend uses it.
+func lockAtoms(ctx context.Context, q *db.Queries, nodeID string, atoms []string) (string, error) {
+	rows, err := q.DeviceLockForBooking(ctx, atomsAndGPUs(atoms))
 	if err != nil {
 		return "", pg.Translate(err, "devices")
 	}
+	return checkLockedAtoms(rows, nodeID, atoms), nil
+}
+
+// checkLockedAtoms checks the chosen atoms and their GPUs as of their lock
+// (rule 4 for devices).
+func checkLockedAtoms(rows []db.DeviceLockForBookingRow, nodeID string, atoms []string) string {
 	byID := make(map[string]db.DeviceLockForBookingRow, len(rows))
 	for _, r := range rows {
 		byID[r.ID] = r
 	}
-	for _, id := range ids {
+	for _, id := range atomsAndGPUs(atoms) {
 		d, ok := byID[id]
 		switch {
 		case !ok:
-			return id + " no longer exists", nil
+			return id + " no longer exists"
 		case d.NodeID != nodeID:
-			return id + " is on another node", nil
+			return id + " is on another node"
 		case d.Quarantined:
-			return id + " was quarantined", nil
+			return id + " was quarantined"
 		case d.Health != HealthHealthy:
-			return id + " is unhealthy", nil
+			return id + " is unhealthy"
 		case slices.Contains(atoms, id) && (!d.Bookable || d.Retired):
-			return id + " is no longer bookable (its GPU changed mode)", nil
+			return id + " is no longer bookable (its GPU changed mode)"
 		}
 	}
-	return "", nil
+	return ""
 }
 
-// chargeNode applies the guarded counter updates (rule 3) and the pool
-// rollup, in lock order. Zero rows means another placement took the room.
-func chargeNode(ctx context.Context, q *db.Queries, nodeID, poolID string, spec core.ReservationSpec) (string, error) {
+// scalarAmounts is the spec's non-zero scalars in core.ScalarResources
+// order (the lock order within a node's counters), each times sign.
+func scalarAmounts(spec core.ReservationSpec, sign int64) ([]string, []int64) {
+	var res []string
+	var amounts []int64
 	for _, r := range core.ScalarResources {
-		amount := scalar(spec, r)
-		if amount == 0 {
-			continue
-		}
-		n, err := q.NodeResourceCharge(ctx, db.NodeResourceChargeParams{NodeID: nodeID, Resource: r, Amount: amount})
-		if err != nil {
-			return "", pg.Translate(err, "node "+r)
-		}
-		if n == 0 {
-			return fmt.Sprintf("not enough %s left for %d (changed concurrently)", r, amount), nil
+		if a := scalar(spec, r); a != 0 {
+			res, amounts = append(res, r), append(amounts, sign*a)
 		}
 	}
-	return "", adjustRollup(ctx, q, poolID, spec, 1)
+	return res, amounts
+}
+
+// sortedAmounts is charges as parallel slices in resource order.
+func sortedAmounts(charges map[string]int64) ([]string, []int64) {
+	res := slices.Sorted(maps.Keys(charges))
+	amounts := make([]int64, len(res))
+	for i, r := range res {
+		amounts[i] = charges[r]
+	}
+	return res, amounts
+}
+
+// firstMissing is the first resource of charges, in resource order, that a
+// guarded statement did not return, or "".
+func firstMissing(charges map[string]int64, done []string) string {
+	for _, r := range slices.Sorted(maps.Keys(charges)) {
+		if !slices.Contains(done, r) {
+			return r
+		}
+	}
+	return ""
 }
 
 // adjustRollup moves the pool rollup by the spec's scalars times sign.
 func adjustRollup(ctx context.Context, q *db.Queries, poolID string, spec core.ReservationSpec, sign int64) error {
-	for _, r := range core.ScalarResources {
-		amount := scalar(spec, r)
-		if amount == 0 {
-			continue
-		}
-		n, err := q.PoolCapacityRollupAdjust(ctx, db.PoolCapacityRollupAdjustParams{PoolID: poolID, Resource: r, Delta: sign * amount})
-		if err != nil {
-			return pg.Translate(err, "pool capacity")
-		}
-		if n == 0 {
+	scalars, deltas := scalarAmounts(spec, sign)
+	if len(scalars) == 0 {
+		return nil
+	}
+	done, err := q.PoolCapacityRollupAdjustMany(ctx, db.PoolCapacityRollupAdjustManyParams{PoolID: poolID,
+		Resources: scalars, Deltas: deltas})
+	if err != nil {
+		return pg.Translate(err, "pool capacity")
+	}
+	for _, r := range scalars {
+		if !slices.Contains(done, r) {
 			return fmt.Errorf("pool %s capacity rollup for %s out of range: %w", poolID, r, errRollupDrift)
 		}
 	}

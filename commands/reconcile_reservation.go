@@ -225,7 +225,7 @@ func (h *Handlers) timedTransition(ctx context.Context, id string, fence func(pg
 			return nil
 		}
 		if to == core.ReservationExpired {
-			_, err = endReservation(ctx, q, system, id, row.Version, to, event)
+			_, err = endReservation(ctx, tx, system, id, row.Version, to, event)
 			return err
 		}
 		if err := core.CheckTransition(core.ReservationStateTable(), core.State(row.State), to); err != nil {

@@ -120,7 +120,7 @@ func recordNodeJobResult(ctx context.Context, tx pgx.Tx, cmd RecordNodeJobResult
 	}
 	concluded := core.State(c.State) != from && table.Terminal[core.State(c.State)]
 	if concluded {
-		if err := followAssignment(ctx, q, c); err != nil {
+		if err := followAssignment(ctx, tx, c); err != nil {
 			return err
 		}
 	}
@@ -141,14 +141,15 @@ func recordNodeJobResult(ctx context.Context, tx pgx.Tx, cmd RecordNodeJobResult
 // (failAssignedReservation); an unassign that succeeded means the daemon
 // stopped every workload of the allocation before it answered, so its
 // instances that are still stopping (or never started) are stopped.
-func followAssignment(ctx context.Context, q *db.Queries, c db.NodeCommand) error {
+func followAssignment(ctx context.Context, tx pgx.Tx, c db.NodeCommand) error {
+	q := db.New(tx)
 	switch {
 	case c.Kind == core.NodeCommandAssign && core.State(c.State) == core.CommandFailed:
 		kind, fails := assignFailure(c.Reason)
 		if !fails {
 			return nil
 		}
-		return failAssignedReservation(ctx, q, c, kind, c.Reason)
+		return failAssignedReservation(ctx, tx, c, kind, c.Reason)
 	case c.Kind == core.NodeCommandUnassign && core.State(c.State) == core.CommandSucceeded && c.AllocationID != nil:
 		return moveUnfinishedInstances(ctx, q, *c.AllocationID, core.ProvisionStopped, "allocation unassigned")
 	}

@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -11,6 +10,7 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/outbox"
 )
 
 // ReleaseReservation gives a booked or active reservation back.
@@ -28,15 +28,17 @@ func (h *Handlers) ReleaseReservation(ctx context.Context, actor core.Actor, cmd
 	}
 	var res ReservationResult
 	err := retryUnversioned(cmd.IfVersion, func() error {
-		return pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		var read reservationRead
+		return pg.InTxBatch(ctx, h.Pool, func(b *pg.Batch) { read.queue(ctx, b, cmd.ReservationID) }, func(tx pgx.Tx) error {
 			var err error
-			res, err = endReservation(ctx, db.New(tx), actor, cmd.ReservationID, cmd.IfVersion,
-				core.ReservationReleased, core.EventReservationReleased)
+			res, err = endReservationRead(ctx, tx, actor, cmd.ReservationID, cmd.IfVersion,
+				core.ReservationReleased, core.EventReservationReleased, &read)
 			return err
 		})
 	})
 	if err != nil {
-		return ReservationResult{}, fmt.Errorf("reservations.release %s: %w", cmd.ReservationID, err)
+		return ReservationResult{}, fmt.Errorf("reservations.release %s: %w", cmd.ReservationID,
+			pg.Translate(err, "reservation "+cmd.ReservationID))
 	}
 	return res, nil
 }
@@ -44,10 +46,39 @@ func (h *Handlers) ReleaseReservation(ctx context.Context, actor core.Actor, cmd
 // endReservation moves a reservation to a terminal state (released,
 // cancelled, expired): see endReservationWith. Its allocations are taken
 // back from their node's daemon.
-func endReservation(ctx context.Context, q *db.Queries, actor core.Actor, id string, ifVersion int64,
+func endReservation(ctx context.Context, tx pgx.Tx, actor core.Actor, id string, ifVersion int64,
 	to core.State, event string) (ReservationResult, error) {
-	return endReservationWith(ctx, q, actor, id, ifVersion, reservationEnd{to: to, event: event,
-		conditions: []core.Condition{}, reason: "reservation " + string(to), unassign: true})
+	return endReservationRead(ctx, tx, actor, id, ifVersion, to, event, nil)
+}
+
+// endReservationRead is endReservation from a read already made (nil: read
+// it first).
+func endReservationRead(ctx context.Context, tx pgx.Tx, actor core.Actor, id string, ifVersion int64,
+	to core.State, event string, read *reservationRead) (ReservationResult, error) {
+	return endReservationWith(ctx, tx, actor, id, ifVersion, reservationEnd{to: to, event: event,
+		conditions: []core.Condition{}, reason: "reservation " + string(to), unassign: true}, read)
+}
+
+// reservationRead is what an end starts from: the reservation and its live
+// allocations, read in one round trip, which a command sends with its
+// BEGIN (pg.InTxBatch).
+type reservationRead struct {
+	row    db.ReservationGetRow
+	found  bool
+	allocs []db.AllocationListLiveRow
+}
+
+// queue queues the reads in b.
+func (rd *reservationRead) queue(ctx context.Context, b *pg.Batch, id string) {
+	*rd = reservationRead{}
+	pg.One(b, &rd.row, &rd.found, pgx.RowToStructByPos[db.ReservationGetRow], func(q *db.Queries) error {
+		_, err := q.ReservationGet(ctx, id)
+		return err
+	})
+	pg.Many(b, &rd.allocs, pgx.RowToStructByPos[db.AllocationListLiveRow], func(q *db.Queries) error {
+		_, err := q.AllocationListLive(ctx, id)
+		return err
+	})
 }
 
 // reservationEnd is how a reservation ends.
@@ -66,15 +97,29 @@ type reservationEnd struct {
 
 // endReservationWith moves a reservation to a terminal state: lock its
 // quota rows (quota_usage first in the lock order), write the transition
-// with a version guard, refund its quota, free its capacity, append the event, and carry the end
-// over to its allocations on their nodes (endAllocations: instances to
-// stopping and an unassign queued, in this same transaction, so that the
-// API shows them stopping at once).
-func endReservationWith(ctx context.Context, q *db.Queries, actor core.Actor, id string, ifVersion int64,
-	end reservationEnd) (ReservationResult, error) {
-	row, err := loadReservation(ctx, q, actor, id)
-	if err != nil {
-		return ReservationResult{}, err
+// with a version guard, refund its quota, free its capacity, append the
+// event, and carry the end over to its allocations on their nodes
+// (instances to stopping and an unassign queued, in this same transaction,
+// so that the API shows them stopping at once).
+//
+// In round trips: the read (read, or one of its own); every lock and write
+// of the end at once, with the allocations' instances and unassign keys
+// read, checked on their results (a check that fails rolls the whole
+// transaction back); the node's generation; the unassign with its event.
+func endReservationWith(ctx context.Context, tx pgx.Tx, actor core.Actor, id string, ifVersion int64,
+	end reservationEnd, read *reservationRead) (ReservationResult, error) {
+	q := db.New(tx)
+	if read == nil {
+		read = &reservationRead{}
+		var b pg.Batch
+		read.queue(ctx, &b, id)
+		if err := b.Send(ctx, tx); err != nil {
+			return ReservationResult{}, pg.Translate(err, "reservation "+id)
+		}
+	}
+	row, allocs := read.row, read.allocs
+	if !read.found || !actor.Sees(row.TenantID) {
+		return ReservationResult{}, core.Errorf(core.CodeNotFound, "reservation %s not found", id)
 	}
 	if err := checkVersion(ifVersion, row.Version, "reservation "+id); err != nil {
 		return ReservationResult{}, err
@@ -83,20 +128,20 @@ func endReservationWith(ctx context.Context, q *db.Queries, actor core.Actor, id
 	if err := core.CheckTransition(core.ReservationStateTable(), from, end.to); err != nil {
 		return ReservationResult{}, err
 	}
-	allocs, err := q.AllocationListLive(ctx, id)
-	if err != nil {
-		return ReservationResult{}, pg.Translate(err, "allocations")
-	}
 	r, err := toReservation(row, allocs)
 	if err != nil {
 		return ReservationResult{}, err
 	}
+	var b pg.Batch
 	holds := core.ReservationHoldsQuota(from)
+	refund, amounts := sortedAmounts(r.Charges)
+	var refunded []string
 	if holds { // quota_usage first: lock the rows to refund before the transition
-		if _, err := q.QuotaUsageLockForCharge(ctx, db.QuotaUsageLockForChargeParams{TenantID: row.TenantID,
-			Resources: slices.Collect(maps.Keys(r.Charges))}); err != nil {
-			return ReservationResult{}, pg.Translate(err, "quota")
-		}
+		b.Exec(nil, func(q *db.Queries) error {
+			_, err := q.QuotaUsageLockForCharge(ctx, db.QuotaUsageLockForChargeParams{TenantID: row.TenantID,
+				Resources: refund})
+			return err
+		})
 	}
 	r.State, r.Conditions, r.Version = end.to, end.conditions, row.Version+1
 	if r.Conditions == nil {
@@ -106,24 +151,43 @@ func endReservationWith(ctx context.Context, q *db.Queries, actor core.Actor, id
 	// of one reservation, only the one whose guard matches refunds; the
 	// others get CONFLICT (retried without If-Match, then the state table's
 	// CONFLICT), never a second refund.
-	n, err := q.ReservationUpdateState(ctx, db.ReservationUpdateStateParams{ID: id, Version: row.Version,
-		State: string(end.to), Conditions: mustJSON(r.Conditions)})
-	if err := zeroRowsConflict(n, err, "reservation "+id); err != nil {
+	var transitioned int64
+	b.Exec(&transitioned, func(q *db.Queries) error {
+		_, err := q.ReservationUpdateState(ctx, db.ReservationUpdateStateParams{ID: id, Version: row.Version,
+			State: string(end.to), Conditions: mustJSON(r.Conditions)})
+		return err
+	})
+	if holds && len(refund) > 0 {
+		pg.Many(&b, &refunded, pgx.RowTo[string], func(q *db.Queries) error {
+			_, err := q.QuotaUsageRefundMany(ctx, db.QuotaUsageRefundManyParams{TenantID: row.TenantID,
+				Resources: refund, Amounts: amounts})
+			return err
+		})
+	}
+	freed := queueFreeCapacity(ctx, &b, allocs, r.Spec)
+	var pos outbox.Position
+	if err := emitIn(ctx, &b, end.event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationOf(allocs)), &pos); err != nil {
+		return ReservationResult{}, err
+	}
+	ends := queueAllocationEnds(ctx, &b, r, allocs, end.unassign)
+	if err := b.Send(ctx, tx); err != nil {
+		return ReservationResult{}, pg.Translate(err, "reservation "+id)
+	}
+	if err := zeroRowsConflict(transitioned, nil, "reservation "+id); err != nil {
 		return ReservationResult{}, err
 	}
 	if holds {
-		if err := refundQuota(ctx, q, row.TenantID, row.Charges); err != nil {
-			return ReservationResult{}, err
+		for i, res := range refund {
+			if !slices.Contains(refunded, res) {
+				return ReservationResult{}, fmt.Errorf("refund %d %s to %s: quota row missing or below the charge",
+					amounts[i], res, row.TenantID)
+			}
 		}
 	}
-	if err := freeCapacity(ctx, q, id, r.Spec); err != nil {
+	if err := freed.check(); err != nil {
 		return ReservationResult{}, err
 	}
-	pos, err := emit(ctx, q, end.event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationOf(allocs)))
-	if err != nil {
-		return ReservationResult{}, err
-	}
-	if err := endAllocations(ctx, q, actor.Identity, r, allocs, end.reason, end.unassign); err != nil {
+	if err := endAllocationsRead(ctx, tx, q, actor.Identity, r, allocs, ends, end.reason, end.unassign); err != nil {
 		return ReservationResult{}, err
 	}
 	return ReservationResult{Reservation: r, Position: pos}, nil

@@ -2,8 +2,10 @@ package commands
 
 import (
 	"context"
+
 	"encoding/json"
 	"fmt"
+	"github.com/jackc/pgx/v5"
 	"maps"
 	"slices"
 	"time"
@@ -80,28 +82,6 @@ func (h *Handlers) GetReservation(ctx context.Context, actor core.Actor, id stri
 	return readReservation(ctx, db.New(h.Pool), actor, id)
 }
 
-// chargeQuota charges every resource of charges, in resource order (the
-// lock order within quota_usage). Rule 5: zero rows is QUOTA_EXCEEDED, final
-// for the request.
-func chargeQuota(ctx context.Context, q *db.Queries, tenant string, charges map[string]int64) error {
-	for _, res := range slices.Sorted(maps.Keys(charges)) {
-		n, err := q.QuotaUsageCharge(ctx, db.QuotaUsageChargeParams{TenantID: tenant, Resource: res, Amount: charges[res]})
-		if err != nil {
-			return pg.Translate(err, "quota "+res)
-		}
-		if n == 1 {
-			continue
-		}
-		cur, err := q.QuotaUsageGet(ctx, db.QuotaUsageGetParams{TenantID: tenant, Resource: res})
-		if err != nil {
-			return core.Errorf(core.CodeQuotaExceeded, "tenant %s has no quota for %s", tenant, res)
-		}
-		return core.Errorf(core.CodeQuotaExceeded, "quota for %s exceeded: %d used of %d, this needs %d more",
-			res, cur.Used, cur.Max, charges[res])
-	}
-	return nil
-}
-
 // refundQuota gives back exactly what a reservation was charged. The ends
 // lock the quota rows first (lock order) and refund after the
 // version-guarded transition, so racing ends cannot refund twice.
@@ -117,44 +97,6 @@ func refundQuota(ctx context.Context, q *db.Queries, tenant string, chargesJSON 
 		}
 		if n == 0 {
 			return fmt.Errorf("refund %d %s to %s: quota row missing or below the charge", charges[res], res, tenant)
-		}
-	}
-	return nil
-}
-
-// freeCapacity releases a reservation's live allocations: bookings that
-// have not started are deleted, a running one ends now (the past stays for
-// usage), counters and the pool rollup are given back, in lock order.
-func freeCapacity(ctx context.Context, q *db.Queries, reservationID string, spec core.ReservationSpec) error {
-	allocs, err := q.AllocationListLive(ctx, reservationID)
-	if err != nil {
-		return pg.Translate(err, "allocations")
-	}
-	for _, a := range allocs {
-		if _, err := q.DeviceBookingDeleteFuture(ctx, a.ID); err != nil {
-			return pg.Translate(err, "bookings")
-		}
-		if _, err := q.DeviceBookingTruncateAtNow(ctx, a.ID); err != nil {
-			return pg.Translate(err, "bookings")
-		}
-		for _, r := range core.ScalarResources {
-			amount := scalar(spec, r)
-			if amount == 0 {
-				continue
-			}
-			n, err := q.NodeResourceRefund(ctx, db.NodeResourceRefundParams{NodeID: a.NodeID, Resource: r, Amount: amount})
-			if err != nil {
-				return pg.Translate(err, "node "+r)
-			}
-			if n == 0 {
-				return fmt.Errorf("refund %d %s to node %s: counter below the allocation", amount, r, a.NodeID)
-			}
-		}
-		if err := adjustRollup(ctx, q, a.PoolID, spec, -1); err != nil {
-			return err
-		}
-		if _, err := q.AllocationRelease(ctx, a.ID); err != nil {
-			return pg.Translate(err, "allocation")
 		}
 	}
 	return nil
@@ -203,4 +145,63 @@ func joinReasons(r []string) string {
 		out += s
 	}
 	return out
+}
+
+// capacityFreed is what queueFreeCapacity queued, checked once sent.
+type capacityFreed struct {
+	allocs       []db.AllocationListLiveRow
+	scalars      []string
+	amounts      []int64
+	nodeRefunded [][]string
+	rolledUp     [][]string
+	released     []int64
+}
+
+// queueFreeCapacity queues freeCapacity's statements for allocs, the
+// reservation's live allocations as read: bookings that have not started
+// are deleted, a running one ends now, counters and the pool rollup are
+// given back set-based, in lock order.
+func queueFreeCapacity(ctx context.Context, b *pg.Batch, allocs []db.AllocationListLiveRow, spec core.ReservationSpec) *capacityFreed {
+	f := &capacityFreed{allocs: allocs, nodeRefunded: make([][]string, len(allocs)),
+		rolledUp: make([][]string, len(allocs)), released: make([]int64, len(allocs))}
+	f.scalars, f.amounts = scalarAmounts(spec, 1)
+	deltas := make([]int64, len(f.amounts))
+	for i, a := range f.amounts {
+		deltas[i] = -a
+	}
+	for i, a := range allocs {
+		b.Exec(nil, func(q *db.Queries) error { _, err := q.DeviceBookingDeleteFuture(ctx, a.ID); return err })
+		b.Exec(nil, func(q *db.Queries) error { _, err := q.DeviceBookingTruncateAtNow(ctx, a.ID); return err })
+		if len(f.scalars) > 0 {
+			pg.Many(b, &f.nodeRefunded[i], pgx.RowTo[string], func(q *db.Queries) error {
+				_, err := q.NodeResourceRefundMany(ctx, db.NodeResourceRefundManyParams{NodeID: a.NodeID,
+					Resources: f.scalars, Amounts: f.amounts})
+				return err
+			})
+			pg.Many(b, &f.rolledUp[i], pgx.RowTo[string], func(q *db.Queries) error {
+				_, err := q.PoolCapacityRollupAdjustMany(ctx, db.PoolCapacityRollupAdjustManyParams{PoolID: a.PoolID,
+					Resources: f.scalars, Deltas: deltas})
+				return err
+			})
+		}
+		b.Exec(&f.released[i], func(q *db.Queries) error { _, err := q.AllocationRelease(ctx, a.ID); return err })
+	}
+	return f
+}
+
+// check fails when a counter or rollup refused its refund.
+func (f *capacityFreed) check() error {
+	for i, a := range f.allocs {
+		for j, r := range f.scalars {
+			if !slices.Contains(f.nodeRefunded[i], r) {
+				return fmt.Errorf("refund %d %s to node %s: counter below the allocation", f.amounts[j], r, a.NodeID)
+			}
+		}
+		for _, r := range f.scalars {
+			if !slices.Contains(f.rolledUp[i], r) {
+				return fmt.Errorf("pool %s capacity rollup for %s out of range: %w", a.PoolID, r, errRollupDrift)
+			}
+		}
+	}
+	return nil
 }

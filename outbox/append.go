@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // Append writes events to the outbox inside the caller's transaction (q must
@@ -28,4 +31,26 @@ func Append(ctx context.Context, q *db.Queries, events ...core.Event) (Position,
 		last = Position{TxID: row.Txid, Seq: row.Seq}
 	}
 	return last, nil
+}
+
+// AppendIn is Append queued in b, to be sent with the statements around it
+// in one round trip (pg.Batch); *pos receives the event's position once the
+// caller's transaction has sent b.
+func AppendIn(ctx context.Context, b *pg.Batch, e core.Event, pos *Position) {
+	var tenant *string
+	if e.TenantID != "" {
+		tenant = &e.TenantID
+	}
+	pg.One(b, pos, nil, func(row pgx.CollectableRow) (Position, error) {
+		var r db.OutboxAppendRow
+		if err := row.Scan(&r.Txid, &r.Seq, &r.Time); err != nil {
+			return Position{}, fmt.Errorf("append event %s: %w", e.Type, err)
+		}
+		return Position{TxID: r.Txid, Seq: r.Seq}, nil
+	}, func(q *db.Queries) error {
+		_, err := q.OutboxAppend(ctx, db.OutboxAppendParams{
+			ID: e.ID, Type: e.Type, TenantID: tenant, Subject: e.Subject, Data: e.Data,
+		})
+		return err
+	})
 }

@@ -294,6 +294,26 @@ func (q *Queries) NodeDesiredBump(ctx context.Context, nodeID string) (int64, er
 	return generation, err
 }
 
+const nodeDesiredBumpAt = `-- name: NodeDesiredBumpAt :one
+INSERT INTO node_desired AS d (node_id, generation) VALUES ($1, 1)
+ON CONFLICT (node_id) DO UPDATE SET generation = d.generation + 1, updated_at = compute_now()
+RETURNING generation, compute_now()::timestamptz AS now
+`
+
+type NodeDesiredBumpAtRow struct {
+	Generation int64
+	Now        time.Time
+}
+
+// NodeDesiredBump that also answers compute_now(), for a job queued in the
+// next round trip with its event (NodeCommandInsertAt).
+func (q *Queries) NodeDesiredBumpAt(ctx context.Context, nodeID string) (NodeDesiredBumpAtRow, error) {
+	row := q.db.QueryRow(ctx, nodeDesiredBumpAt, nodeID)
+	var i NodeDesiredBumpAtRow
+	err := row.Scan(&i.Generation, &i.Now)
+	return i, err
+}
+
 const nodeDesiredGeneration = `-- name: NodeDesiredGeneration :one
 SELECT COALESCE((SELECT d.generation FROM node_desired d WHERE d.node_id = $1::text), 0)::bigint AS generation
 `

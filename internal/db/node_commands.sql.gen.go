@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const nodeCommandFinish = `-- name: NodeCommandFinish :execrows
@@ -200,6 +201,79 @@ func (q *Queries) NodeCommandInsert(ctx context.Context, arg NodeCommandInsertPa
 		arg.MinGeneration,
 		arg.InstanceID,
 		arg.Generation,
+	)
+	var i NodeCommand
+	err := row.Scan(
+		&i.ID,
+		&i.TenantID,
+		&i.Identity,
+		&i.NodeID,
+		&i.AllocationID,
+		&i.IdempotencyKey,
+		&i.Kind,
+		&i.RetrySafe,
+		&i.Payload,
+		&i.MinGeneration,
+		&i.State,
+		&i.ExitCode,
+		&i.Output,
+		&i.Reason,
+		&i.Version,
+		&i.DispatchedEpoch,
+		&i.JournalID,
+		&i.CreatedAt,
+		&i.DispatchedAt,
+		&i.FinishedAt,
+		&i.InstanceID,
+		&i.Generation,
+		&i.Seq,
+	)
+	return i, err
+}
+
+const nodeCommandInsertAt = `-- name: NodeCommandInsertAt :one
+INSERT INTO node_commands (id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe,
+                           payload, min_generation, state, instance_id, generation, created_at)
+VALUES ($1, $2, $3, $4, $5,
+        $6, $7, $8, $9,
+        $10, 'queued', $11, $12, $13)
+ON CONFLICT (node_id, tenant_id, idempotency_key) DO NOTHING
+RETURNING id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe, payload, min_generation, state, exit_code, output, reason, version, dispatched_epoch, journal_id, created_at, dispatched_at, finished_at, instance_id, generation, seq
+`
+
+type NodeCommandInsertAtParams struct {
+	ID             string
+	TenantID       string
+	Identity       string
+	NodeID         string
+	AllocationID   *string
+	IdempotencyKey string
+	Kind           string
+	RetrySafe      bool
+	Payload        []byte
+	MinGeneration  int64
+	InstanceID     *string
+	Generation     *int64
+	CreatedAt      time.Time
+}
+
+// NodeCommandInsert with created_at given: a command queued in the batch
+// that also appends its event, whose data carries the creation time.
+func (q *Queries) NodeCommandInsertAt(ctx context.Context, arg NodeCommandInsertAtParams) (NodeCommand, error) {
+	row := q.db.QueryRow(ctx, nodeCommandInsertAt,
+		arg.ID,
+		arg.TenantID,
+		arg.Identity,
+		arg.NodeID,
+		arg.AllocationID,
+		arg.IdempotencyKey,
+		arg.Kind,
+		arg.RetrySafe,
+		arg.Payload,
+		arg.MinGeneration,
+		arg.InstanceID,
+		arg.Generation,
+		arg.CreatedAt,
 	)
 	var i NodeCommand
 	err := row.Scan(

@@ -31,6 +31,51 @@ func (q *Queries) NodeResourceCharge(ctx context.Context, arg NodeResourceCharge
 	return result.RowsAffected(), nil
 }
 
+const nodeResourceChargeMany = `-- name: NodeResourceChargeMany :many
+WITH locked AS MATERIALIZED (
+  SELECT r.node_id, r.resource FROM node_resources r
+   WHERE r.node_id = $3 AND r.resource = ANY($1::text[])
+   ORDER BY r.resource FOR UPDATE
+)
+UPDATE node_resources r SET allocated = r.allocated + c.amount
+  FROM locked l, (SELECT unnest($1::text[]) AS resource,
+               unnest($2::bigint[]) AS amount) AS c
+ WHERE r.node_id = l.node_id AND r.resource = l.resource AND c.resource = l.resource
+   AND r.allocated + c.amount <= floor(r.allocatable * r.ratio)
+RETURNING r.resource
+`
+
+type NodeResourceChargeManyParams struct {
+	Resources []string
+	Amounts   []int64
+	NodeID    string
+}
+
+// Rule 3 for every scalar of a request in one statement: each counter is
+// charged only if it stays within floor(allocatable * ratio); the
+// resources charged are returned, and fewer than asked means the node has
+// no room (the placer rolls back to its savepoint and replans). The rows
+// are locked in resource order first, as the statements one by one did.
+func (q *Queries) NodeResourceChargeMany(ctx context.Context, arg NodeResourceChargeManyParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, nodeResourceChargeMany, arg.Resources, arg.Amounts, arg.NodeID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var resource string
+		if err := rows.Scan(&resource); err != nil {
+			return nil, err
+		}
+		items = append(items, resource)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const nodeResourceCreate = `-- name: NodeResourceCreate :exec
 INSERT INTO node_resources (node_id, resource, allocatable, ratio)
 VALUES ($1, $2, $3, $4::float8)
@@ -113,4 +158,47 @@ func (q *Queries) NodeResourceRefund(ctx context.Context, arg NodeResourceRefund
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const nodeResourceRefundMany = `-- name: NodeResourceRefundMany :many
+WITH locked AS MATERIALIZED (
+  SELECT r.node_id, r.resource FROM node_resources r
+   WHERE r.node_id = $3 AND r.resource = ANY($1::text[])
+   ORDER BY r.resource FOR UPDATE
+)
+UPDATE node_resources r SET allocated = r.allocated - c.amount
+  FROM locked l, (SELECT unnest($1::text[]) AS resource,
+               unnest($2::bigint[]) AS amount) AS c
+ WHERE r.node_id = l.node_id AND r.resource = l.resource AND c.resource = l.resource
+   AND r.allocated - c.amount >= 0
+RETURNING r.resource
+`
+
+type NodeResourceRefundManyParams struct {
+	Resources []string
+	Amounts   []int64
+	NodeID    string
+}
+
+// Gives a released allocation's scalars back in one statement, locking in
+// resource order like NodeResourceChargeMany. A resource missing from the
+// result had less allocated than the refund: the caller fails.
+func (q *Queries) NodeResourceRefundMany(ctx context.Context, arg NodeResourceRefundManyParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, nodeResourceRefundMany, arg.Resources, arg.Amounts, arg.NodeID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var resource string
+		if err := rows.Scan(&resource); err != nil {
+			return nil, err
+		}
+		items = append(items, resource)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

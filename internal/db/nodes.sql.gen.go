@@ -145,9 +145,10 @@ const nodePlacementCandidates = `-- name: NodePlacementCandidates :many
 WITH candidates AS (
   SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state
     FROM nodes n
-   WHERE n.pool_id = ANY($6::text[])
-   ORDER BY hashtext($7::text || n.id), n.id
-   LIMIT $8::int
+   WHERE n.pool_id = ANY($6::text[]
+                         || ARRAY(SELECT p.id FROM pools p WHERE p.site_id = $7::text))
+   ORDER BY hashtext($8::text || n.id), n.id
+   LIMIT $9::int
 )
 SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
        (SELECT count(*) FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
@@ -158,8 +159,12 @@ SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
            AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
            AND NOT EXISTS (SELECT 1 FROM device_bookings b
                             WHERE b.device_id COLLATE "C" = a.id
-                              AND coalesce(upper(b.during), 'infinity'::timestamptz) >= $4::timestamptz
-                              AND range_overlaps(b.during, tstzrange($4::timestamptz, $5::timestamptz, '[)')))
+                              AND coalesce(upper(b.during), 'infinity'::timestamptz)
+                                  >= LEAST(GREATEST($4::timestamptz, compute_now()), $5::timestamptz)
+                              AND range_overlaps(b.during,
+                                                 tstzrange(LEAST(GREATEST($4::timestamptz, compute_now()),
+                                                                 $5::timestamptz),
+                                                           $5::timestamptz, '[)')))
        )::bigint AS free_atoms,
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
                   WHERE r.node_id = c.id AND r.resource = 'vcpu'), 0)::bigint AS free_vcpu,
@@ -178,6 +183,7 @@ type NodePlacementCandidatesParams struct {
 	FromTs   time.Time
 	ToTs     time.Time
 	PoolIds  []string
+	SiteID   *string
 	Seed     string
 	MaxNodes *int32
 }
@@ -202,7 +208,10 @@ type NodePlacementCandidatesRow struct {
 // instead of one per node. Free atoms are those matching the request that
 // are bookable, healthy, not quarantined (nor their GPU) and not booked in
 // the window (looked up through the btree device_bookings_device_end, not
-// the GiST index; see DeviceFreeAtoms). Nothing is locked here.
+// the GiST index; see DeviceFreeAtoms). Nothing is locked here. The pools
+// are pool_ids and, when site_id is set, every pool of the site; a window
+// that began is counted from compute_now(), so a create sends this with its
+// first statements, before it has read the time.
 func (q *Queries) NodePlacementCandidates(ctx context.Context, arg NodePlacementCandidatesParams) ([]NodePlacementCandidatesRow, error) {
 	rows, err := q.db.Query(ctx, nodePlacementCandidates,
 		arg.Kind,
@@ -211,6 +220,7 @@ func (q *Queries) NodePlacementCandidates(ctx context.Context, arg NodePlacement
 		arg.FromTs,
 		arg.ToTs,
 		arg.PoolIds,
+		arg.SiteID,
 		arg.Seed,
 		arg.MaxNodes,
 	)

@@ -47,6 +47,49 @@ func (q *Queries) PoolCapacityRollupAdjust(ctx context.Context, arg PoolCapacity
 	return result.RowsAffected(), nil
 }
 
+const poolCapacityRollupAdjustMany = `-- name: PoolCapacityRollupAdjustMany :many
+WITH locked AS MATERIALIZED (
+  SELECT p.pool_id, p.resource FROM pool_capacity_rollup p
+   WHERE p.pool_id = $3 AND p.resource = ANY($1::text[])
+   ORDER BY p.resource FOR UPDATE
+)
+UPDATE pool_capacity_rollup p SET allocated = p.allocated + c.delta
+  FROM locked l, (SELECT unnest($1::text[]) AS resource,
+               unnest($2::bigint[]) AS delta) AS c
+ WHERE p.pool_id = l.pool_id AND p.resource = l.resource AND c.resource = l.resource
+   AND p.allocated + c.delta BETWEEN 0 AND p.capacity
+RETURNING p.resource
+`
+
+type PoolCapacityRollupAdjustManyParams struct {
+	Resources []string
+	Deltas    []int64
+	PoolID    string
+}
+
+// PoolCapacityRollupAdjust for every scalar in one statement, locking in
+// resource order; a resource missing from the result would have left
+// [0, capacity] (the rollup disagrees with the node counters).
+func (q *Queries) PoolCapacityRollupAdjustMany(ctx context.Context, arg PoolCapacityRollupAdjustManyParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, poolCapacityRollupAdjustMany, arg.Resources, arg.Deltas, arg.PoolID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var resource string
+		if err := rows.Scan(&resource); err != nil {
+			return nil, err
+		}
+		items = append(items, resource)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const poolCapacityRollupList = `-- name: PoolCapacityRollupList :many
 SELECT pool_id, resource, capacity, allocated FROM pool_capacity_rollup
  WHERE pool_id = $1 ORDER BY resource

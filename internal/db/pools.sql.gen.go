@@ -140,3 +140,37 @@ func (q *Queries) PoolLockShare(ctx context.Context, id string) (PoolLockShareRo
 	err := row.Scan(&i.ID, &i.Version)
 	return i, err
 }
+
+const reservationPlacementScope = `-- name: ReservationPlacementScope :one
+SELECT compute_now()::timestamptz AS now,
+       EXISTS (SELECT 1 FROM pools WHERE id = $1::text) AS pool_found,
+       EXISTS (SELECT 1 FROM sites WHERE id = $2::text) AS site_found,
+       ARRAY(SELECT id FROM pools WHERE site_id = $2::text ORDER BY id)::text[] AS site_pools
+`
+
+type ReservationPlacementScopeParams struct {
+	PoolID *string
+	SiteID *string
+}
+
+type ReservationPlacementScopeRow struct {
+	Now       time.Time
+	PoolFound bool
+	SiteFound bool
+	SitePools []string
+}
+
+// What a create reads before it places, sent with its first statements in
+// one round trip: the business time (compute_now(), instead of a clock read
+// of its own), whether the named pool or site exists, and the site's pools.
+func (q *Queries) ReservationPlacementScope(ctx context.Context, arg ReservationPlacementScopeParams) (ReservationPlacementScopeRow, error) {
+	row := q.db.QueryRow(ctx, reservationPlacementScope, arg.PoolID, arg.SiteID)
+	var i ReservationPlacementScopeRow
+	err := row.Scan(
+		&i.Now,
+		&i.PoolFound,
+		&i.SiteFound,
+		&i.SitePools,
+	)
+	return i, err
+}

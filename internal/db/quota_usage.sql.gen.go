@@ -30,6 +30,47 @@ func (q *Queries) QuotaUsageCharge(ctx context.Context, arg QuotaUsageChargePara
 	return result.RowsAffected(), nil
 }
 
+const quotaUsageChargeMany = `-- name: QuotaUsageChargeMany :many
+UPDATE quota_usage q SET used = q.used + c.amount
+  FROM (SELECT unnest($2::text[]) AS resource,
+               unnest($3::bigint[]) AS amount) AS c
+ WHERE q.tenant_id = $1 AND q.resource = c.resource
+   AND q.used + c.amount <= q.max
+RETURNING q.resource
+`
+
+type QuotaUsageChargeManyParams struct {
+	TenantID  string
+	Resources []string
+	Amounts   []int64
+}
+
+// Rule 5 for every resource of a request in one guarded statement: a row is
+// charged only when it stays within max, and the resources charged are
+// returned. Fewer than asked is QUOTA_EXCEEDED and the caller rolls back
+// (the whole create, or a model quota's placement attempt to its
+// savepoint). The rows are locked already, in resource order
+// (QuotaUsageLockForCharge), so this takes no lock of its own.
+func (q *Queries) QuotaUsageChargeMany(ctx context.Context, arg QuotaUsageChargeManyParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, quotaUsageChargeMany, arg.TenantID, arg.Resources, arg.Amounts)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var resource string
+		if err := rows.Scan(&resource); err != nil {
+			return nil, err
+		}
+		items = append(items, resource)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const quotaUsageGet = `-- name: QuotaUsageGet :one
 SELECT tenant_id, resource, used, max, version FROM quota_usage
  WHERE tenant_id = $1 AND resource = $2
@@ -140,6 +181,44 @@ func (q *Queries) QuotaUsageRefund(ctx context.Context, arg QuotaUsageRefundPara
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const quotaUsageRefundMany = `-- name: QuotaUsageRefundMany :many
+UPDATE quota_usage q SET used = q.used - c.amount
+  FROM (SELECT unnest($2::text[]) AS resource,
+               unnest($3::bigint[]) AS amount) AS c
+ WHERE q.tenant_id = $1 AND q.resource = c.resource
+   AND q.used - c.amount >= 0
+RETURNING q.resource
+`
+
+type QuotaUsageRefundManyParams struct {
+	TenantID  string
+	Resources []string
+	Amounts   []int64
+}
+
+// Gives back a reservation's charges in one statement; the rows are locked
+// already (the ends lock them first). A resource missing from the result
+// had no row or less used than the charge: the caller fails.
+func (q *Queries) QuotaUsageRefundMany(ctx context.Context, arg QuotaUsageRefundManyParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, quotaUsageRefundMany, arg.TenantID, arg.Resources, arg.Amounts)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var resource string
+		if err := rows.Scan(&resource); err != nil {
+			return nil, err
+		}
+		items = append(items, resource)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const quotaUsageSetMax = `-- name: QuotaUsageSetMax :many

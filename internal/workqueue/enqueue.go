@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // NumShards is how many shards keys are spread over. Each shard is owned
@@ -43,4 +44,14 @@ func Enqueue(ctx context.Context, q *db.Queries, kind, key string, delay time.Du
 		return fmt.Errorf("enqueue %s %s: %w", kind, key, err)
 	}
 	return nil
+}
+
+// EnqueueIn is Enqueue queued in b, to be sent with the statements around
+// it in one round trip (pg.Batch): the caller's transaction sends b.
+func EnqueueIn(ctx context.Context, b *pg.Batch, kind, key string, delay time.Duration) {
+	b.Exec(nil, func(q *db.Queries) error {
+		return q.WorkQueueEnqueue(ctx, db.WorkQueueEnqueueParams{
+			Kind: kind, Key: key, Shard: ShardOf(key), DelaySeconds: delay.Seconds(),
+		})
+	})
 }

@@ -6,6 +6,13 @@ INSERT INTO node_desired AS d (node_id, generation) VALUES (sqlc.arg(node_id), 1
 ON CONFLICT (node_id) DO UPDATE SET generation = d.generation + 1, updated_at = compute_now()
 RETURNING generation;
 
+-- name: NodeDesiredBumpAt :one
+-- NodeDesiredBump that also answers compute_now(), for a job queued in the
+-- next round trip with its event (NodeCommandInsertAt).
+INSERT INTO node_desired AS d (node_id, generation) VALUES (sqlc.arg(node_id), 1)
+ON CONFLICT (node_id) DO UPDATE SET generation = d.generation + 1, updated_at = compute_now()
+RETURNING generation, compute_now()::timestamptz AS now;
+
 -- name: NodeDesiredGeneration :one
 -- The node's desired generation; 0 for a node that never changed.
 SELECT COALESCE((SELECT d.generation FROM node_desired d WHERE d.node_id = sqlc.arg(node)::text), 0)::bigint AS generation;

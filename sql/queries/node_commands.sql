@@ -10,6 +10,17 @@ VALUES (sqlc.arg(id), sqlc.arg(tenant_id), sqlc.arg(identity), sqlc.arg(node_id)
 ON CONFLICT (node_id, tenant_id, idempotency_key) DO NOTHING
 RETURNING *;
 
+-- name: NodeCommandInsertAt :one
+-- NodeCommandInsert with created_at given: a command queued in the batch
+-- that also appends its event, whose data carries the creation time.
+INSERT INTO node_commands (id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe,
+                           payload, min_generation, state, instance_id, generation, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(tenant_id), sqlc.arg(identity), sqlc.arg(node_id), sqlc.narg(allocation_id),
+        sqlc.arg(idempotency_key), sqlc.arg(kind), sqlc.arg(retry_safe), sqlc.arg(payload),
+        sqlc.arg(min_generation), 'queued', sqlc.narg(instance_id), sqlc.narg(generation), sqlc.arg(created_at))
+ON CONFLICT (node_id, tenant_id, idempotency_key) DO NOTHING
+RETURNING *;
+
 -- name: NodeCommandGet :one
 SELECT * FROM node_commands WHERE id = sqlc.arg(id);
 

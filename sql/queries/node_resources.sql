@@ -18,3 +18,37 @@ UPDATE node_resources SET allocated = allocated - sqlc.arg(amount)::bigint
 SELECT node_id, resource, allocatable, ratio::float8 AS ratio, allocated,
        floor(allocatable * ratio)::bigint AS capacity
   FROM node_resources WHERE node_id = sqlc.arg(node_id) ORDER BY resource;
+
+-- name: NodeResourceChargeMany :many
+-- Rule 3 for every scalar of a request in one statement: each counter is
+-- charged only if it stays within floor(allocatable * ratio); the
+-- resources charged are returned, and fewer than asked means the node has
+-- no room (the placer rolls back to its savepoint and replans). The rows
+-- are locked in resource order first, as the statements one by one did.
+WITH locked AS MATERIALIZED (
+  SELECT r.node_id, r.resource FROM node_resources r
+   WHERE r.node_id = sqlc.arg(node_id) AND r.resource = ANY(sqlc.arg(resources)::text[])
+   ORDER BY r.resource FOR UPDATE
+)
+UPDATE node_resources r SET allocated = r.allocated + c.amount
+  FROM locked l, (SELECT unnest(sqlc.arg(resources)::text[]) AS resource,
+               unnest(sqlc.arg(amounts)::bigint[]) AS amount) AS c
+ WHERE r.node_id = l.node_id AND r.resource = l.resource AND c.resource = l.resource
+   AND r.allocated + c.amount <= floor(r.allocatable * r.ratio)
+RETURNING r.resource;
+
+-- name: NodeResourceRefundMany :many
+-- Gives a released allocation's scalars back in one statement, locking in
+-- resource order like NodeResourceChargeMany. A resource missing from the
+-- result had less allocated than the refund: the caller fails.
+WITH locked AS MATERIALIZED (
+  SELECT r.node_id, r.resource FROM node_resources r
+   WHERE r.node_id = sqlc.arg(node_id) AND r.resource = ANY(sqlc.arg(resources)::text[])
+   ORDER BY r.resource FOR UPDATE
+)
+UPDATE node_resources r SET allocated = r.allocated - c.amount
+  FROM locked l, (SELECT unnest(sqlc.arg(resources)::text[]) AS resource,
+               unnest(sqlc.arg(amounts)::bigint[]) AS amount) AS c
+ WHERE r.node_id = l.node_id AND r.resource = l.resource AND c.resource = l.resource
+   AND r.allocated - c.amount >= 0
+RETURNING r.resource;

@@ -32,11 +32,15 @@ UPDATE nodes SET cordoned = sqlc.arg(cordoned), taints = sqlc.arg(taints)::text[
 -- instead of one per node. Free atoms are those matching the request that
 -- are bookable, healthy, not quarantined (nor their GPU) and not booked in
 -- the window (looked up through the btree device_bookings_device_end, not
--- the GiST index; see DeviceFreeAtoms). Nothing is locked here.
+-- the GiST index; see DeviceFreeAtoms). Nothing is locked here. The pools
+-- are pool_ids and, when site_id is set, every pool of the site; a window
+-- that began is counted from compute_now(), so a create sends this with its
+-- first statements, before it has read the time.
 WITH candidates AS (
   SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state
     FROM nodes n
-   WHERE n.pool_id = ANY(sqlc.arg(pool_ids)::text[])
+   WHERE n.pool_id = ANY(sqlc.arg(pool_ids)::text[]
+                         || ARRAY(SELECT p.id FROM pools p WHERE p.site_id = sqlc.narg(site_id)::text))
    ORDER BY hashtext(sqlc.arg(seed)::text || n.id), n.id
    LIMIT sqlc.narg(max_nodes)::int
 )
@@ -49,8 +53,12 @@ SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
            AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
            AND NOT EXISTS (SELECT 1 FROM device_bookings b
                             WHERE b.device_id COLLATE "C" = a.id
-                              AND coalesce(upper(b.during), 'infinity'::timestamptz) >= sqlc.arg(from_ts)::timestamptz
-                              AND range_overlaps(b.during, tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)')))
+                              AND coalesce(upper(b.during), 'infinity'::timestamptz)
+                                  >= LEAST(GREATEST(sqlc.arg(from_ts)::timestamptz, compute_now()), sqlc.arg(to_ts)::timestamptz)
+                              AND range_overlaps(b.during,
+                                                 tstzrange(LEAST(GREATEST(sqlc.arg(from_ts)::timestamptz, compute_now()),
+                                                                 sqlc.arg(to_ts)::timestamptz),
+                                                           sqlc.arg(to_ts)::timestamptz, '[)')))
        )::bigint AS free_atoms,
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
                   WHERE r.node_id = c.id AND r.resource = 'vcpu'), 0)::bigint AS free_vcpu,

@@ -36,3 +36,28 @@ SELECT tenant_id, resource, used, max, version FROM quota_usage
 -- name: QuotaUsageList :many
 SELECT tenant_id, resource, used, max, version FROM quota_usage
  WHERE tenant_id = sqlc.arg(tenant_id) ORDER BY resource;
+
+-- name: QuotaUsageChargeMany :many
+-- Rule 5 for every resource of a request in one guarded statement: a row is
+-- charged only when it stays within max, and the resources charged are
+-- returned. Fewer than asked is QUOTA_EXCEEDED and the caller rolls back
+-- (the whole create, or a model quota's placement attempt to its
+-- savepoint). The rows are locked already, in resource order
+-- (QuotaUsageLockForCharge), so this takes no lock of its own.
+UPDATE quota_usage q SET used = q.used + c.amount
+  FROM (SELECT unnest(sqlc.arg(resources)::text[]) AS resource,
+               unnest(sqlc.arg(amounts)::bigint[]) AS amount) AS c
+ WHERE q.tenant_id = sqlc.arg(tenant_id) AND q.resource = c.resource
+   AND q.used + c.amount <= q.max
+RETURNING q.resource;
+
+-- name: QuotaUsageRefundMany :many
+-- Gives back a reservation's charges in one statement; the rows are locked
+-- already (the ends lock them first). A resource missing from the result
+-- had no row or less used than the charge: the caller fails.
+UPDATE quota_usage q SET used = q.used - c.amount
+  FROM (SELECT unnest(sqlc.arg(resources)::text[]) AS resource,
+               unnest(sqlc.arg(amounts)::bigint[]) AS amount) AS c
+ WHERE q.tenant_id = sqlc.arg(tenant_id) AND q.resource = c.resource
+   AND q.used - c.amount >= 0
+RETURNING q.resource;

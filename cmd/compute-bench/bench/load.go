@@ -51,6 +51,26 @@ type LoadRun struct {
 	RetriesPer1000           float64 `json:"clientRetriesPer1000"`
 	DeadlocksPer1000         float64 `json:"deadlockReplansPer1000"`
 	MultixactsPerReservation float64 `json:"multixactsPerReservation"`
+	// What one command asks of PostgreSQL, counted by a tracer on the
+	// load's pool (pg.RoundTripTracer): statements and round trips per
+	// create and per release (a pgx batch is one round trip).
+	StatementsPerCreate  float64 `json:"statementsPerCreate"`
+	RoundTripsPerCreate  float64 `json:"roundTripsPerCreate"`
+	StatementsPerRelease float64 `json:"statementsPerRelease"`
+	RoundTripsPerRelease float64 `json:"roundTripsPerRelease"`
+	// StatementsPerReservationPGSS is the same count from the server's
+	// side, pg_stat_statements' calls in the load's database over the run ÷
+	// booked; 0 when the extension is not available.
+	StatementsPerReservationPGSS float64 `json:"statementsPerReservationPgss,omitempty"`
+	StatementsPerReservation     float64 `json:"statementsPerReservation"`
+	// CPU milliseconds per booked reservation (create + release): this
+	// process (load generator + commands) and the PostgreSQL server (all
+	// its processes, from /proc); ServerCPUMs is 0 when unreadable.
+	GoCPUMsPerReservation     float64 `json:"goCpuMsPerReservation"`
+	ServerCPUMsPerReservation float64 `json:"serverCpuMsPerReservation"`
+	// TopStatements is where the server's execution time went
+	// (pg_stat_statements; empty without it).
+	TopStatements []StatementCost `json:"topStatements,omitempty"`
 }
 
 // workerTally is one worker's counts, merged after the run without locks.
@@ -59,6 +79,14 @@ type workerTally struct {
 	booked  int64
 	pending int64
 	errs    map[string]int64
+	// creates and releases are the calls whose statements were counted in
+	// the run's createRT and releaseRT.
+	creates, releases int64
+}
+
+// commandCounts are the round-trip counters of one load run, by command.
+type commandCounts struct {
+	create, release, other pg.RoundTrips
 }
 
 // runLoad runs spec for p.phase (and at most p.maxOpsPerRun requests) on a
@@ -74,7 +102,7 @@ func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progr
 		return LoadRun{}, err
 	}
 	pool, err := pg.Connect(ctx, u, pg.PoolOptions{MaxConns: int32(spec.Concurrency),
-		IdleInTxTimeout: time.Minute, ApplicationName: "compute-bench-load"})
+		IdleInTxTimeout: time.Minute, ApplicationName: "compute-bench-load", Tracer: pg.RoundTripTracer{}})
 	if err != nil {
 		return LoadRun{}, err
 	}
@@ -86,6 +114,10 @@ func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progr
 		pool.Close()
 		return LoadRun{}, err
 	}
+	meter := newCPUMeter(ctx, e.pool)
+	pgss := e.statementsReset(ctx)
+	counts := &commandCounts{}
+	cpu0 := meter.read()
 	tallies := make([]workerTally, spec.Concurrency)
 	budget := make(chan struct{}, p.maxOpsPerRun)
 	for range p.maxOpsPerRun {
@@ -98,14 +130,17 @@ func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e.loadWorker(ctx, h, spec, deadline, budget, &tallies[w])
+			e.loadWorker(ctx, h, spec, deadline, budget, counts, &tallies[w])
 		}()
 	}
 	stopTicker := prog.tick(fmt.Sprintf("reservations: %s", spec.Name), p.phase)
 	wg.Wait()
 	stopTicker()
 	elapsed := time.Since(start)
+	cpu1 := meter.read()
 	pool.Close()
+	calls, callsOK := e.statementsCalls(ctx, pgss)
+	top := e.topStatements(ctx, callsOK, 8)
 	// Backends publish their statistics when they exit; give the ones just
 	// closed a moment to do so before reading pg_stat_database.
 	time.Sleep(700 * time.Millisecond)
@@ -118,7 +153,10 @@ func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progr
 		SyncCommit: spec.SyncCommit, Seconds: elapsed.Seconds(), Errors: map[string]int64{},
 		Deadlocks: dl1 - dl0, Multixacts: mx1 - mx0}
 	var lat []time.Duration
+	var creates, releases int64
 	for _, t := range tallies {
+		creates += t.creates
+		releases += t.releases
 		r.Booked += t.booked
 		r.Pending += t.pending
 		for k, v := range t.errs {
@@ -134,13 +172,36 @@ func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progr
 	r.RetriesPer1000 = float64(r.Pending+r.Errors[string(core.CodeConflict)]) * 1000 / float64(r.Booked)
 	r.DeadlocksPer1000 = float64(r.Deadlocks) * 1000 / float64(r.Booked)
 	r.MultixactsPerReservation = float64(r.Multixacts) / float64(r.Booked)
+	per := func(n int64, d int64) float64 {
+		if d == 0 {
+			return 0
+		}
+		return float64(n) / float64(d)
+	}
+	r.StatementsPerCreate = per(counts.create.Statements.Load(), creates)
+	r.RoundTripsPerCreate = per(counts.create.RoundTrips.Load(), creates)
+	r.StatementsPerRelease = per(counts.release.Statements.Load(), releases)
+	r.RoundTripsPerRelease = per(counts.release.RoundTrips.Load(), releases)
+	r.StatementsPerReservation = per(counts.create.Statements.Load()+counts.release.Statements.Load()+
+		counts.other.Statements.Load(), r.Booked)
+	if callsOK {
+		r.StatementsPerReservationPGSS = per(calls, r.Booked)
+		r.TopStatements = top
+	}
+	r.GoCPUMsPerReservation = float64((cpu1.self - cpu0.self).Microseconds()) / 1000 / float64(r.Booked)
+	if cpu0.serverOK && cpu1.serverOK {
+		r.ServerCPUMsPerReservation = float64((cpu1.server - cpu0.server).Microseconds()) / 1000 / float64(r.Booked)
+	}
 	return r, nil
 }
 
 // loadWorker creates and releases reservations until the deadline or the
 // shared budget runs out.
 func (e *appEnv) loadWorker(ctx context.Context, h *commands.Handlers, spec loadSpec, deadline time.Time,
-	budget chan struct{}, t *workerTally) {
+	budget chan struct{}, counts *commandCounts, t *workerTally) {
+	createCtx := pg.WithRoundTrips(ctx, &counts.create)
+	releaseCtx := pg.WithRoundTrips(ctx, &counts.release)
+	otherCtx := pg.WithRoundTrips(ctx, &counts.other)
 	t.errs = map[string]int64{}
 	for ctx.Err() == nil && time.Now().Before(deadline) {
 		select {
@@ -152,13 +213,19 @@ func (e *appEnv) loadWorker(ctx context.Context, h *commands.Handlers, spec load
 		cmd := commands.CreateReservation{PoolID: spec.Pools[rand.IntN(len(spec.Pools))], GPUs: 1, GPUModel: gpuModel,
 			Start: e.window, End: e.window.Add(time.Hour)}
 		t0 := time.Now()
-		res, err := h.CreateReservation(ctx, actor, cmd)
+		res, err := h.CreateReservation(createCtx, actor, cmd)
 		took := time.Since(t0)
+		t.creates++
 		if err != nil {
 			t.errs[string(core.CodeOf(err))]++
 			continue
 		}
-		if err := e.finish(ctx, h, actor, res.Reservation); err != nil {
+		endCtx := otherCtx
+		if res.Reservation.State == core.ReservationBooked {
+			endCtx = releaseCtx
+			t.releases++
+		}
+		if err := e.finish(endCtx, h, actor, res.Reservation); err != nil {
 			t.errs["end:"+string(core.CodeOf(err))]++
 		}
 		switch res.Reservation.State {

@@ -125,6 +125,7 @@ func (r *Results) addRatio(name, num, den string, a, b float64, ok bool) {
 
 // computeRatios derives the headline figures from the raw measurements.
 func (r *Results) computeRatios() {
+	r.headlineRatios()
 	concs := map[int]bool{}
 	for _, l := range r.Reservations {
 		if l.SyncCommit && l.Pools > 1 {
@@ -173,6 +174,25 @@ func (r *Results) computeRatios() {
 	}
 	r.Ratios = append(r.Ratios, r.Pipeline.ratios()...)
 	r.Ratios = append(r.Ratios, r.APIScale.ratios()...)
+}
+
+// headlineRatios are the figures issue 15 leads with: HTTP create +
+// release through one `compute serve`, and the in-process commands, each
+// against pgbench -N at the run's highest client count.
+func (r *Results) headlineRatios() {
+	top := 0
+	for _, p := range r.Pgbench {
+		if p.Mode == "simple-update" && p.SyncCommit {
+			top = max(top, p.Clients)
+		}
+	}
+	pb, pbOK := r.pgbench("simple-update", top, true)
+	for _, run := range r.APIScale.Runs {
+		if run.Processes == 1 {
+			r.addRatio(fmt.Sprintf("HTTP reservations/s, 1 compute serve ÷ pgbench -N tps, c%d", top),
+				fmt.Sprintf("1 API process, c%d", r.APIScale.Clients), pb.Name(), run.Load.PerSec, pb.TPS, pbOK)
+		}
+	}
 }
 
 // writeJSON writes dir/<date>.json.

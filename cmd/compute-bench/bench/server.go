@@ -38,7 +38,8 @@ func openServer(ctx context.Context, cfg Config) (*server, error) {
 	if cfg.PGDir == "" {
 		return nil, errors.New("bench: no DatabaseURL and no PGDir")
 	}
-	c, err := cluster.Start(ctx, cluster.Options{Dir: cfg.PGDir, Fast: false, Logger: cfg.Logger})
+	c, err := cluster.Start(ctx, cluster.Options{Dir: cfg.PGDir, Fast: false, Logger: cfg.Logger,
+		Preload: []string{"pg_stat_statements"}})
 	if err != nil {
 		return nil, fmt.Errorf("start durable postgres: %w", err)
 	}

@@ -21,6 +21,8 @@ func (r *Results) printTable(w io.Writer) {
 	}
 	tw.Flush()
 
+	r.printWritePath(w)
+
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PGBENCH\tTPS\tLATENCY AVG ms")
@@ -63,6 +65,49 @@ func (r *Results) printTable(w io.Writer) {
 	for _, g := range r.NotMeasured {
 		fmt.Fprintf(w, "  - %s: %s\n", g.What, firstLine(g.Why))
 	}
+}
+
+// printWritePath is what one reservation asks of PostgreSQL and costs in
+// CPU, from each in-process run: the rows issue 15 names.
+func (r *Results) printWritePath(w io.Writer) {
+	if len(r.Reservations) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprint(tw, "WRITE PATH (in-process)")
+	for _, l := range r.Reservations {
+		fmt.Fprintf(tw, "\t%s", l.Name)
+	}
+	fmt.Fprintln(tw)
+	row := func(name, format string, v func(LoadRun) float64) {
+		fmt.Fprint(tw, name)
+		for _, l := range r.Reservations {
+			fmt.Fprintf(tw, "\t"+format, v(l))
+		}
+		fmt.Fprintln(tw)
+	}
+	row("round trips per create", "%.2f", func(l LoadRun) float64 { return l.RoundTripsPerCreate })
+	row("round trips per release", "%.2f", func(l LoadRun) float64 { return l.RoundTripsPerRelease })
+	row("statements per create", "%.2f", func(l LoadRun) float64 { return l.StatementsPerCreate })
+	row("statements per release", "%.2f", func(l LoadRun) float64 { return l.StatementsPerRelease })
+	row("statements per reservation (tracer)", "%.2f", func(l LoadRun) float64 { return l.StatementsPerReservation })
+	row("statements per reservation (pg_stat_statements)", "%.2f", func(l LoadRun) float64 { return l.StatementsPerReservationPGSS })
+	row("CPU ms per reservation", "%.2f", func(l LoadRun) float64 { return l.GoCPUMsPerReservation + l.ServerCPUMsPerReservation })
+	row("  of which Go process", "%.2f", func(l LoadRun) float64 { return l.GoCPUMsPerReservation })
+	row("  of which PostgreSQL", "%.2f", func(l LoadRun) float64 { return l.ServerCPUMsPerReservation })
+	tw.Flush()
+	l := r.Reservations[0]
+	if len(l.TopStatements) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nSERVER EXECUTION TIME BY STATEMENT (%s, pg_stat_statements)\n", l.Name)
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STATEMENT\tCALLS/RES\tMEAN ms\tSHARE")
+	for _, s := range l.TopStatements {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.3f\t%.0f %%\n", s.Name, float64(s.Calls)/float64(max(l.Booked, 1)), s.MeanMs, 100*s.ShareOfExec)
+	}
+	tw.Flush()
 }
 
 func errorsString(m map[string]int64) string {

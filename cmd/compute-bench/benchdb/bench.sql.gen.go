@@ -9,6 +9,19 @@ import (
 	"context"
 )
 
+const benchBackendPID = `-- name: BenchBackendPID :one
+SELECT pg_backend_pid()::int AS pid
+`
+
+// The pid of the backend serving this connection; its parent is the
+// postmaster, whose processes' CPU time the benchmark reads from /proc.
+func (q *Queries) BenchBackendPID(ctx context.Context) (int32, error) {
+	row := q.db.QueryRow(ctx, benchBackendPID)
+	var pid int32
+	err := row.Scan(&pid)
+	return pid, err
+}
+
 const benchDeadlocks = `-- name: BenchDeadlocks :one
 SELECT coalesce(deadlocks, 0)::bigint AS deadlocks FROM pg_catalog.pg_stat_database WHERE datname = current_database()
 `

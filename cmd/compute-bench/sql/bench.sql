@@ -53,3 +53,8 @@ ALTER TABLE outbox DISABLE TRIGGER outbox_notify;
 
 -- name: BenchOutboxNotifyOn :exec
 ALTER TABLE outbox ENABLE TRIGGER outbox_notify;
+
+-- name: BenchBackendPID :one
+-- The pid of the backend serving this connection; its parent is the
+-- postmaster, whose processes' CPU time the benchmark reads from /proc.
+SELECT pg_backend_pid()::int AS pid;

@@ -37,6 +37,11 @@ type Options struct {
 	Dir    string       // data lives in Dir/data; created if missing; reused (not re-initdb'd) if already initialised
 	Fast   bool         // tests: fsync=off, synchronous_commit=off, full_page_writes=off
 	Logger *slog.Logger // may be nil
+	// Preload names server libraries to load at start
+	// (shared_preload_libraries), e.g. pg_stat_statements for the
+	// benchmark's statement counts. A library the installation lacks is
+	// left out (and logged) rather than keeping the server from starting.
+	Preload []string
 }
 
 // Cluster is a running PostgreSQL server started by Start. It listens on
@@ -53,6 +58,8 @@ type Cluster struct {
 	run     runner
 	log     *slog.Logger
 	lock    *os.File // flock'ed while the cluster is ours; see lockDir
+
+	preload []string
 
 	mu      sync.Mutex
 	stopped bool
@@ -107,6 +114,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		run:     run,
 		log:     log,
 		lock:    lock,
+		preload: opts.Preload,
 	}
 	if err := c.init(ctx, opts.Fast); err != nil {
 		return nil, errors.Join(fmt.Errorf("pgcluster: %w", err), lock.Close())
@@ -161,7 +169,7 @@ func (c *Cluster) start(ctx context.Context, fast bool) error {
 		out, err := c.run.output(ctx, c.bins.pgCtl, "start", "-w",
 			"-t", strconv.Itoa(int(startTimeout/time.Second)),
 			"-D", c.dataDir, "-l", c.logPath,
-			"-o", serverOptions(port, sockDir, fast))
+			"-o", serverOptions(port, sockDir, fast, c.installedLibraries()))
 		if err == nil {
 			c.port = port
 			if c.pid, err = postmasterPID(c.dataDir); err != nil {
@@ -187,7 +195,7 @@ func (c *Cluster) start(ctx context.Context, fast bool) error {
 
 // serverOptions is the -o argument of pg_ctl start. pg_ctl pastes it into a
 // /bin/sh command line, hence the quoting.
-func serverOptions(port int, sockDir string, fast bool) string {
+func serverOptions(port int, sockDir string, fast bool, preload []string) string {
 	opts := []string{
 		"-c listen_addresses=127.0.0.1",
 		"-p " + strconv.Itoa(port),
@@ -204,7 +212,29 @@ func serverOptions(port int, sockDir string, fast bool) string {
 			"-c synchronous_commit=off",
 			"-c full_page_writes=off")
 	}
+	if len(preload) > 0 {
+		opts = append(opts, "-c shared_preload_libraries="+shellQuote(strings.Join(preload, ",")))
+	}
 	return strings.Join(opts, " ")
+}
+
+// installedLibraries is Options.Preload without the libraries missing from
+// the installation's lib directory (next to its bin directory).
+func (c *Cluster) installedLibraries() []string {
+	bin := c.bins.pgCtl
+	if real, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = real // /usr/local/bin/pg_ctl → /usr/lib/postgresql/15/bin/pg_ctl
+	}
+	lib := filepath.Join(filepath.Dir(filepath.Dir(bin)), "lib")
+	var out []string
+	for _, name := range c.preload {
+		if _, err := os.Stat(filepath.Join(lib, name+".so")); err != nil {
+			c.log.Info("server library not installed; not preloaded", "library", name, "dir", lib)
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
 }
 
 // URL returns a connection URL for database as the superuser "postgres",

@@ -1,0 +1,185 @@
+package pg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// Batch collects statements of the generated queries (internal/db) and
+// sends them to PostgreSQL in one round trip: pgx sends a batch as one
+// pipeline, and PostgreSQL runs its statements in order, each seeing the
+// ones before it, exactly as if they had been sent one by one in the same
+// transaction. What changes is only when the caller sees the results: all
+// at once, after Send. So a batch holds statements whose inputs are known
+// before it is sent; a statement that would be skipped after an earlier
+// one's result runs anyway, which is harmless only when the caller then
+// rolls back (to a savepoint or the whole transaction) on that result.
+//
+// The SQL is the generated query's own: Queue runs the query method against
+// a recorder that keeps the statement and its arguments instead of running
+// them, so sql/queries stays the one place the SQL lives.
+type Batch struct {
+	pgx.Batch
+}
+
+// errRecorded is what a query method returns when run against recorder.
+var errRecorded = errors.New("statement recorded for a batch")
+
+// recorder is a db.DBTX that records the one statement a query method runs.
+type recorder struct {
+	sql  string
+	args []any
+	n    int
+}
+
+func (r *recorder) record(sql string, args []any) {
+	r.sql, r.args = sql, args
+	r.n++
+}
+
+func (r *recorder) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	r.record(sql, args)
+	return pgconn.CommandTag{}, errRecorded
+}
+
+func (r *recorder) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
+	r.record(sql, args)
+	return nil, errRecorded
+}
+
+func (r *recorder) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
+	r.record(sql, args)
+	return recordedRow{}
+}
+
+type recordedRow struct{}
+
+func (recordedRow) Scan(...any) error { return errRecorded }
+
+// queue records the statement call runs and queues it.
+func (b *Batch) queue(call func(q *db.Queries) error) *pgx.QueuedQuery {
+	var r recorder
+	if err := call(db.New(&r)); !errors.Is(err, errRecorded) || r.n != 1 {
+		panic(fmt.Sprintf("pg.Batch: a queued call must run exactly one query method (ran %d, %v)", r.n, err))
+	}
+	return b.Queue(r.sql, r.args...)
+}
+
+// Exec queues a statement run for its effect (:exec, :execrows); the rows
+// it affected go to rows unless rows is nil.
+func (b *Batch) Exec(rows *int64, call func(q *db.Queries) error) {
+	b.queue(call).Exec(func(ct pgconn.CommandTag) error {
+		if rows != nil {
+			*rows = ct.RowsAffected()
+		}
+		return nil
+	})
+}
+
+// Statement queues a plain statement of transaction control (SAVEPOINT,
+// RELEASE SAVEPOINT, ROLLBACK TO SAVEPOINT), which has no generated query.
+func (b *Batch) Statement(sql string) {
+	b.Queue(sql).Exec(func(pgconn.CommandTag) error { return nil })
+}
+
+// One queues a statement that returns one row (:one), scanned into dst by
+// scan: pgx.RowTo[T] for one column, pgx.RowToStructByPos[T] for the
+// generated row struct. With found nil, no row fails the batch with
+// pgx.ErrNoRows; otherwise *found says whether there was one.
+func One[T any](b *Batch, dst *T, found *bool, scan pgx.RowToFunc[T], call func(q *db.Queries) error) {
+	b.queue(call).Query(func(rows pgx.Rows) error {
+		v, err := pgx.CollectExactlyOneRow(rows, scan)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows) && found != nil:
+			*found = false
+			return nil
+		case err != nil:
+			return err
+		}
+		if found != nil {
+			*found = true
+		}
+		*dst = v
+		return nil
+	})
+}
+
+// Many queues a statement that returns rows (:many), collected into dst.
+func Many[T any](b *Batch, dst *[]T, scan pgx.RowToFunc[T], call func(q *db.Queries) error) {
+	b.queue(call).Query(func(rows pgx.Rows) error {
+		v, err := pgx.CollectRows(rows, scan)
+		if err != nil {
+			return err
+		}
+		*dst = v
+		return nil
+	})
+}
+
+// Send sends the batch on tx (a transaction or a savepoint) and runs the
+// queued callbacks in order. The first statement that fails ends the batch:
+// PostgreSQL skips the rest, the transaction is aborted, and that error is
+// returned. An empty batch sends nothing.
+func (b *Batch) Send(ctx context.Context, tx pgx.Tx) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	return tx.SendBatch(ctx, &b.Batch).Close()
+}
+
+// InTxBatch is InTx with the transaction's BEGIN sent together with the
+// statements first queues, so that a command's first statements cost no
+// round trip of their own. first fills the results of those statements
+// (through the callbacks it registers) before fn runs; both run again when
+// the transaction is retried, so first must queue afresh each time.
+func InTxBatch(ctx context.Context, pool interface {
+	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+}, first func(b *Batch), fn func(tx pgx.Tx) error) error {
+	if txTracking.Load() {
+		leave := enterTx()
+		defer leave()
+	}
+	var err error
+	for attempt := 1; attempt <= maxTxAttempts; attempt++ {
+		err = runTxBatch(ctx, pool, first, fn)
+		if err == nil || !IsRetryable(err) {
+			return err
+		}
+	}
+	return fmt.Errorf("after %d attempts: %w", maxTxAttempts, err)
+}
+
+func runTxBatch(ctx context.Context, pool interface {
+	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+}, first func(b *Batch), fn func(tx pgx.Tx) error) (err error) {
+	var b Batch
+	b.BeginTx(pgx.TxOptions{})
+	first(&b)
+	br := pool.SendBatch(ctx, &b.Batch)
+	tx := br.Tx()
+	err = br.Close()
+	if tx == nil {
+		if err == nil {
+			err = errors.New("pg: the first batch began no transaction")
+		}
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	if err = fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
