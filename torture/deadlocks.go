@@ -46,8 +46,26 @@ func (t *deadlockTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data 
 }
 
 func (t *deadlockTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryEndData) {
+	t.record(ctx, sqlOf(ctx), data.Err)
+}
+
+// The batch side: the write path sends most of a command's statements in
+// batches, and a deadlock there is reported on the statement that hit it.
+
+func (t *deadlockTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (t *deadlockTracer) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
+	t.record(ctx, data.SQL, data.Err)
+}
+
+func (t *deadlockTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// record counts err when it is a deadlock, under the operation of ctx.
+func (t *deadlockTracer) record(ctx context.Context, sql string, err error) {
 	var pgErr *pgconn.PgError
-	if !errors.As(data.Err, &pgErr) || pgErr.Code != sqlstateDeadlock {
+	if !errors.As(err, &pgErr) || pgErr.Code != sqlstateDeadlock {
 		return
 	}
 	kind, _ := ctx.Value(opKey{}).(string)
@@ -57,7 +75,7 @@ func (t *deadlockTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pg
 	t.mu.Lock()
 	t.count[kind]++
 	if len(t.samples) < maxSamples {
-		t.samples = append(t.samples, kind+": "+firstLine(sqlOf(ctx))+"\n"+pgErr.Detail)
+		t.samples = append(t.samples, kind+": "+firstLine(sql)+"\n"+pgErr.Detail)
 	}
 	t.mu.Unlock()
 }

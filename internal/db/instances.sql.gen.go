@@ -33,9 +33,11 @@ func (q *Queries) InstanceGet(ctx context.Context, id string) (Instance, error) 
 }
 
 const instanceGetForUpdate = `-- name: InstanceGetForUpdate :one
-SELECT id, tenant_id, reservation_id, allocation_id, node_id, spec, state, reason, version, created_at, updated_at FROM instances WHERE id = $1 FOR UPDATE
+SELECT id, tenant_id, reservation_id, allocation_id, node_id, spec, state, reason, version, created_at, updated_at FROM instances WHERE id = $1 FOR NO KEY UPDATE
 `
 
+// FOR NO KEY UPDATE: node commands that reference the instance check their
+// foreign key with FOR KEY SHARE, which this must not block.
 func (q *Queries) InstanceGetForUpdate(ctx context.Context, id string) (Instance, error) {
 	row := q.db.QueryRow(ctx, instanceGetForUpdate, id)
 	var i Instance

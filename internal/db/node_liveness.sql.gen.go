@@ -92,7 +92,7 @@ SELECT n.id, n.pool_id, n.state, n.no_schedule_reasons, n.conditions, n.version,
        p.kind AS pool_kind, p.lost_after_seconds
   FROM nodes n JOIN pools p ON p.id = n.pool_id
  WHERE n.id = $1
-   FOR UPDATE OF n
+   FOR NO KEY UPDATE OF n
 `
 
 type NodeLivenessLockRow struct {
@@ -106,9 +106,11 @@ type NodeLivenessLockRow struct {
 	LostAfterSeconds  *int32
 }
 
-// The node row FOR UPDATE with what liveness needs from its pool. Marking a
-// node unreachable updates this row, which the placer holds FOR SHARE, so
-// whichever commits second sees the first (rule 4).
+// The node row FOR NO KEY UPDATE with what liveness needs from its pool.
+// Marking a node unreachable updates this row, which the placer holds FOR
+// SHARE, so whichever commits second sees the first (rule 4). Not FOR
+// UPDATE, which would block the foreign-key checks (FOR KEY SHARE) of node
+// commands queued meanwhile (see NodeGetForUpdate).
 func (q *Queries) NodeLivenessLock(ctx context.Context, id string) (NodeLivenessLockRow, error) {
 	row := q.db.QueryRow(ctx, nodeLivenessLock, id)
 	var i NodeLivenessLockRow

@@ -78,7 +78,7 @@ func (q *Queries) NodeGet(ctx context.Context, id string) (NodeGetRow, error) {
 
 const nodeGetForUpdate = `-- name: NodeGetForUpdate :one
 SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, version
-  FROM nodes WHERE id = $1 FOR UPDATE
+  FROM nodes WHERE id = $1 FOR NO KEY UPDATE
 `
 
 type NodeGetForUpdateRow struct {
@@ -92,7 +92,12 @@ type NodeGetForUpdateRow struct {
 }
 
 // Operator changes to one node serialise on its row; the placer's FOR SHARE
-// locks make a cordon wait for placements in flight on the node.
+// locks make a cordon wait for placements in flight on the node. FOR NO KEY
+// UPDATE, not FOR UPDATE: the foreign-key checks of rows that reference the
+// node (a node command queued by a release) take FOR KEY SHARE, which FOR
+// UPDATE would block. A release that bumped the node's generation and then
+// queued its unassign deadlocked with a cordon that held the node FOR UPDATE
+// and then bumped the generation (found by the torture).
 func (q *Queries) NodeGetForUpdate(ctx context.Context, id string) (NodeGetForUpdateRow, error) {
 	row := q.db.QueryRow(ctx, nodeGetForUpdate, id)
 	var i NodeGetForUpdateRow

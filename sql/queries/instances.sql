@@ -8,7 +8,9 @@ RETURNING *;
 SELECT * FROM instances WHERE id = sqlc.arg(id);
 
 -- name: InstanceGetForUpdate :one
-SELECT * FROM instances WHERE id = sqlc.arg(id) FOR UPDATE;
+-- FOR NO KEY UPDATE: node commands that reference the instance check their
+-- foreign key with FOR KEY SHARE, which this must not block.
+SELECT * FROM instances WHERE id = sqlc.arg(id) FOR NO KEY UPDATE;
 
 -- name: InstanceUpdateState :execrows
 -- Guarded by version: zero rows means someone else moved it first.

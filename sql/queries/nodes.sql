@@ -8,9 +8,14 @@ SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, version
 
 -- name: NodeGetForUpdate :one
 -- Operator changes to one node serialise on its row; the placer's FOR SHARE
--- locks make a cordon wait for placements in flight on the node.
+-- locks make a cordon wait for placements in flight on the node. FOR NO KEY
+-- UPDATE, not FOR UPDATE: the foreign-key checks of rows that reference the
+-- node (a node command queued by a release) take FOR KEY SHARE, which FOR
+-- UPDATE would block. A release that bumped the node's generation and then
+-- queued its unassign deadlocked with a cordon that held the node FOR UPDATE
+-- and then bumped the generation (found by the torture).
 SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, version
-  FROM nodes WHERE id = sqlc.arg(id) FOR UPDATE;
+  FROM nodes WHERE id = sqlc.arg(id) FOR NO KEY UPDATE;
 
 -- name: NodeLockForPlacement :one
 -- Rule 4: the placer locks the chosen node FOR SHARE and reads its
