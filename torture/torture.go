@@ -82,7 +82,7 @@ func RunOnServer(ctx context.Context, serverURL string, opts Options) (Report, e
 	if err != nil {
 		return Report{}, err
 	}
-	rep, err := run1(ctx, s.Pool, tracer, opts)
+	rep, err := runOn(ctx, s.Pool, tracer, opts)
 	if opts.Keep && (err != nil || len(rep.Failures()) > 0) {
 		s.Pool.Close()
 		rep.Database = s.name
@@ -117,7 +117,9 @@ type run struct {
 	violations   []invariants.Violation
 }
 
-func run1(ctx context.Context, pool *pgxpool.Pool, tracer *deadlockTracer, opts Options) (Report, error) {
+// runOn seeds the fleet in pool's (fresh, migrated, simulated-clock)
+// database, runs opts.Ops operations, ends every window and judges the run.
+func runOn(ctx context.Context, pool *pgxpool.Pool, tracer *deadlockTracer, opts Options) (Report, error) {
 	r := &run{pool: pool, q: db.New(pool), hist: newHistory(), ids: newReservationIDs(), tally: newTally(),
 		sessions: map[string]int64{}}
 	r.h = &commands.Handlers{Pool: pool, Logger: opts.Logger, NodesWithoutDaemons: true,
@@ -134,57 +136,9 @@ func run1(ctx context.Context, pool *pgxpool.Pool, tracer *deadlockTracer, opts 
 		return Report{}, err
 	}
 
-	var (
-		done   atomic.Int64
-		checks atomic.Int64
-		wg     sync.WaitGroup
-		first  error
-		errMu  sync.Mutex
-	)
-	fail := func(err error) {
-		errMu.Lock()
-		if first == nil {
-			first = err
-		}
-		errMu.Unlock()
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for i := range opts.Concurrency {
-		w := &worker{id: i, r: rand.New(rand.NewPCG(opts.Seed, uint64(i))), actor: tenants[i%len(tenants)], run: r}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := done.Add(1); n <= int64(opts.Ops) && runCtx.Err() == nil; n = done.Add(1) {
-				kind := pick(w.r)
-				var out string
-				var err error
-				if n%rushEvery == rushEvery/2 {
-					kind = "rush"
-					err = r.rush(runCtx)
-				} else {
-					out, err = w.op(runCtx, kind)
-				}
-				if err != nil {
-					if runCtx.Err() == nil {
-						fail(fmt.Errorf("%s: %w", kind, err))
-						cancel()
-					}
-					return
-				}
-				if kind != "rush" {
-					r.tally.add(kind, out)
-				}
-				if n%int64(opts.CheckEvery) == 0 {
-					r.checkInvariants(runCtx, fmt.Sprintf("after %d ops", n))
-					checks.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if first != nil {
-		return Report{}, first
+	checks, err := r.drive(ctx, opts)
+	if err != nil {
+		return Report{}, err
 	}
 	// The end: every window ends, the background catches up, and
 	// everything must be given back.
@@ -192,16 +146,71 @@ func run1(ctx context.Context, pool *pgxpool.Pool, tracer *deadlockTracer, opts 
 		return Report{}, err
 	}
 	r.checkInvariants(ctx, "at the end")
-	checks.Add(1)
+	checks++
 	if err := r.checkGivenBack(ctx); err != nil {
 		return Report{}, err
 	}
 	return Report{
-		Ops: opts.Ops, Outcomes: r.tally.snapshot(), Checks: int(checks.Load()),
+		Ops: opts.Ops, Outcomes: r.tally.snapshot(), Checks: checks,
 		Deadlocks: tracer.snapshot(), DeadlockSamples: tracer.samples, ReplanCapReached: int(r.capHit.Load()),
 		History: r.hist.check(opts.HistoryTimeout), Violations: r.violations,
 		LivenessFlips: r.count(ctx, core.EventNodeUnreachable),
 	}, nil
+}
+
+// drive runs opts.Ops operations on opts.Concurrency goroutines, a rush now
+// and then, and the invariants every opts.CheckEvery operations. It
+// returns how many checks ran; an internal error of any operation stops
+// the run and is returned.
+func (r *run) drive(ctx context.Context, opts Options) (int, error) {
+	var (
+		done   atomic.Int64
+		checks atomic.Int64
+		wg     sync.WaitGroup
+		first  error
+		errMu  sync.Mutex
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fail := func(err error) {
+		errMu.Lock()
+		defer errMu.Unlock()
+		if first == nil {
+			first = err
+			cancel()
+		}
+	}
+	for i := range opts.Concurrency {
+		w := &worker{id: i, r: rand.New(rand.NewPCG(opts.Seed, uint64(i))), actor: tenants[i%len(tenants)], run: r}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := done.Add(1); n <= int64(opts.Ops) && ctx.Err() == nil; n = done.Add(1) {
+				kind, out, err := "rush", "", error(nil)
+				if n%rushEvery == rushEvery/2 {
+					err = r.rush(ctx)
+				} else {
+					kind = pick(w.r)
+					out, err = w.op(ctx, kind)
+				}
+				if err != nil {
+					if ctx.Err() == nil {
+						fail(fmt.Errorf("%s: %w", kind, err))
+					}
+					return
+				}
+				if kind != "rush" {
+					r.tally.add(kind, out)
+				}
+				if n%int64(opts.CheckEvery) == 0 {
+					r.checkInvariants(ctx, fmt.Sprintf("after %d ops", n))
+					checks.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return int(checks.Load()), first
 }
 
 // violation records a broken rule the run observed itself.
