@@ -76,32 +76,28 @@ type Handlers struct {
 	NodeResyncEvery time.Duration
 }
 
-func (h *Handlers) idempotencyTTL() time.Duration {
-	if h.IdempotencyTTL > 0 {
-		return h.IdempotencyTTL
+// orDefault is a setting's value when it is set (positive), else its
+// default: the zero value of every Handlers and Pruner setting means "the
+// default".
+func orDefault[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
 	}
-	return DefaultIdempotencyTTL
+	return def
+}
+
+func (h *Handlers) idempotencyTTL() time.Duration {
+	return orDefault(h.IdempotencyTTL, DefaultIdempotencyTTL)
 }
 
 func (h *Handlers) pendingRetry() time.Duration {
-	if h.PendingRetryInterval > 0 {
-		return h.PendingRetryInterval
-	}
-	return DefaultPendingRetryInterval
+	return orDefault(h.PendingRetryInterval, DefaultPendingRetryInterval)
 }
 
-func (h *Handlers) placementSample() int {
-	if h.PlacementSample > 0 {
-		return h.PlacementSample
-	}
-	return DefaultPlacementSample
-}
+func (h *Handlers) placementSample() int { return orDefault(h.PlacementSample, DefaultPlacementSample) }
 
 func (h *Handlers) placementAttempts() int {
-	if h.PlacementAttempts > 0 {
-		return h.PlacementAttempts
-	}
-	return DefaultPlacementAttempts
+	return orDefault(h.PlacementAttempts, DefaultPlacementAttempts)
 }
 
 func (h *Handlers) logger() *slog.Logger {

@@ -27,10 +27,7 @@ const KindNodeResync = "node.resync"
 const DefaultNodeResyncEvery = 5 * time.Minute
 
 func (h *Handlers) nodeResyncEvery() time.Duration {
-	if h.NodeResyncEvery > 0 {
-		return h.NodeResyncEvery
-	}
-	return DefaultNodeResyncEvery
+	return orDefault(h.NodeResyncEvery, DefaultNodeResyncEvery)
 }
 
 // AssignmentReconcile says what a reconcile or resync of a node's

@@ -101,26 +101,11 @@ func (r PruneResult) Total() int64 {
 	return r.Events + r.IdempotencyKeys + r.WebhookAttempts + r.WebhookDeliveries + r.NodeJobs
 }
 
-func (p *Pruner) every() time.Duration {
-	if p.Every > 0 {
-		return p.Every
-	}
-	return DefaultPruneEvery
-}
+func (p *Pruner) every() time.Duration { return orDefault(p.Every, DefaultPruneEvery) }
 
-func (p *Pruner) batch() int {
-	if p.Batch > 0 {
-		return p.Batch
-	}
-	return DefaultPruneBatch
-}
+func (p *Pruner) batch() int { return orDefault(p.Batch, DefaultPruneBatch) }
 
-func (p *Pruner) batchesPerRun() int {
-	if p.BatchesPerRun > 0 {
-		return p.BatchesPerRun
-	}
-	return DefaultPruneBatchesPerRun
-}
+func (p *Pruner) batchesPerRun() int { return orDefault(p.BatchesPerRun, DefaultPruneBatchesPerRun) }
 
 func (p *Pruner) logger() *slog.Logger {
 	if p.Logger != nil {
