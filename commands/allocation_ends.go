@@ -1,0 +1,119 @@
+// What ends with a reservation on its node: its allocations' unfinished
+// instances move to stopping and an unassign is queued, in the
+// transaction that ends it.
+
+package commands
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
+)
+
+// allocationEnds is what queueAllocationEnds read for each allocation: its
+// unfinished instances (locked) and the job under its unassign key.
+type allocationEnds struct {
+	instances [][]db.Instance
+	prev      []db.NodeCommand
+	found     []bool
+}
+
+// queueAllocationEnds queues the reads endAllocationsRead needs.
+func queueAllocationEnds(ctx context.Context, b *pg.Batch, r core.Reservation, allocs []db.AllocationListLiveRow,
+	unassign bool) *allocationEnds {
+	e := &allocationEnds{instances: make([][]db.Instance, len(allocs)), prev: make([]db.NodeCommand, len(allocs)),
+		found: make([]bool, len(allocs))}
+	for i, a := range allocs {
+		pg.Many(b, &e.instances[i], pgx.RowToStructByPos[db.Instance], func(q *db.Queries) error {
+			_, err := q.InstanceListUnfinishedOfAllocationForUpdate(ctx, a.ID)
+			return err
+		})
+		if unassign {
+			pg.One(b, &e.prev[i], &e.found[i], pgx.RowToStructByPos[db.NodeCommand], func(q *db.Queries) error {
+				_, err := q.NodeCommandGetByKey(ctx, db.NodeCommandGetByKeyParams{NodeID: a.NodeID, TenantID: r.Tenant,
+					IdempotencyKey: unassignKeyPrefix + a.ID})
+				return err
+			})
+		}
+	}
+	return e
+}
+
+// endAllocationsRead is endAllocations from the reads of
+// queueAllocationEnds: the instances are moved, and each unassign costs the
+// node's generation and then one round trip for the job with its event.
+func endAllocationsRead(ctx context.Context, tx pgx.Tx, q *db.Queries, identity string, r core.Reservation,
+	allocs []db.AllocationListLiveRow, e *allocationEnds, reason string, unassign bool) error {
+	for i, a := range allocs {
+		to := core.ProvisionStopping
+		if !unassign {
+			to = core.ProvisionFailed
+		}
+		for _, inst := range e.instances[i] {
+			if _, err := walkInstance(ctx, q, inst, to, reason); err != nil {
+				return err
+			}
+		}
+		if !unassign {
+			continue
+		}
+		job, ok, err := unassignJob(ctx, q, identity, unassignment{nodeID: a.NodeID, tenant: r.Tenant,
+			allocationID: a.ID, known: true, reason: reason}, e.prev[i], e.found[i])
+		if err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		var b pg.Batch
+		var inserted bool
+		if err := queueCommandIn(ctx, &b, job, &inserted); err != nil {
+			return err
+		}
+		if err := b.Send(ctx, tx); err != nil {
+			return pg.Translate(err, "unassign of "+a.ID)
+		}
+		if !inserted { // queued concurrently under the same key: its event must not stand
+			return core.Wrap(core.CodeConflict, errChangedConcurrently, "the unassign of allocation "+a.ID+" was queued concurrently")
+		}
+	}
+	return nil
+}
+
+// moveUnfinishedInstances moves the allocation's instances that have not
+// stopped or failed to state to, through the provision table (requested →
+// stopping → stopped writes both events), with reason on the last step.
+func moveUnfinishedInstances(ctx context.Context, q *db.Queries, allocationID string, to core.State, reason string) error {
+	is, err := q.InstanceListUnfinishedOfAllocationForUpdate(ctx, allocationID)
+	if err != nil {
+		return pg.Translate(err, "instances of allocation "+allocationID)
+	}
+	for _, i := range is {
+		if _, err := walkInstance(ctx, q, i, to, reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkInstance moves a locked instance to state to through the provision
+// table, reason on the last step. An instance that cannot reach it (already
+// stopped or failed) is left as it is.
+func walkInstance(ctx context.Context, q *db.Queries, i db.Instance, to core.State, reason string) (db.Instance, error) {
+	steps := core.StatePath(core.ProvisionStateTable(), core.State(i.State), to)
+	for _, step := range steps {
+		why := ""
+		if step == to {
+			why = reason
+		}
+		var err error
+		if i, _, err = moveInstance(ctx, q, i, step, why); err != nil {
+			return i, err
+		}
+	}
+	return i, nil
+}

@@ -1,0 +1,228 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
+	placer "github.com/bettercompute/compute/placement"
+)
+
+// tryNode is one placement attempt on one node, inside the savepoint. It
+// returns why the node could not take the request, or where it landed.
+// It takes two round trips: the node's lock and free atoms, then, once
+// the atoms are picked, every lock and write of the booking at once. Locks
+// follow the global order: nodes, devices, node_resources,
+// pool_capacity_rollup (and node_desired, when it queues the assign). The
+// second batch writes before its results are checked; any check that fails
+// rolls the attempt back to the savepoint, which undoes the writes and
+// releases the locks.
+func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p placement, req placer.Request,
+	nodeID string) (*placed, string, error) {
+	g := p.spec.GPU
+	var first pg.Batch
+	sp.begin(&first)
+	var n db.NodeLockForPlacementRow
+	pg.One(&first, &n, nil, pgx.RowToStructByPos[db.NodeLockForPlacementRow], func(q *db.Queries) error {
+		_, err := q.NodeLockForPlacement(ctx, nodeID)
+		return err
+	})
+	var free []db.DeviceFreeAtomsRow
+	if g.Count > 0 {
+		pg.Many(&first, &free, pgx.RowToStructByPos[db.DeviceFreeAtomsRow], func(q *db.Queries) error {
+			_, err := q.DeviceFreeAtoms(ctx, db.DeviceFreeAtomsParams{NodeID: nodeID, Kind: string(g.Kind),
+				Model: optional(g.Model), Profile: optional(atomProfile(g)), FromTs: p.start, ToTs: p.end})
+			return err
+		})
+	}
+	if err := first.Send(ctx, tx); err != nil {
+		return nil, "", pg.Translate(err, "node "+nodeID)
+	}
+	if why := nodeIneligible(n.Cordoned, n.NoScheduleReasons, n.State, n.Taints, p.spec.Tolerations); why != "" {
+		return nil, why + " (changed concurrently)", nil
+	}
+	var atoms []string
+	if g.Count > 0 {
+		var why string
+		if atoms, why = placer.Pick(req, nodeID, freeAtomsOf(free, g)); why != "" {
+			return nil, why + " (changed concurrently)", nil
+		}
+	}
+
+	var b pg.Batch
+	var locked []db.DeviceLockForBookingRow
+	var devices []db.AssignmentDevicesRow
+	var modelCharged []string
+	modelCharges := modelChargesOf(p, free, atoms)
+	if g.Count > 0 {
+		pg.Many(&b, &locked, pgx.RowToStructByPos[db.DeviceLockForBookingRow], func(q *db.Queries) error {
+			_, err := q.DeviceLockForBooking(ctx, atomsAndGPUs(atoms))
+			return err
+		})
+		if p.assign {
+			pg.Many(&b, &devices, pgx.RowToStructByPos[db.AssignmentDevicesRow], func(q *db.Queries) error {
+				_, err := q.AssignmentDevices(ctx, atoms)
+				return err
+			})
+		}
+		if len(modelCharges) > 0 { // rows locked already (lockQuota): no new lock
+			res, amounts := sortedAmounts(modelCharges)
+			pg.Many(&b, &modelCharged, pgx.RowTo[string], func(q *db.Queries) error {
+				_, err := q.QuotaUsageChargeMany(ctx, db.QuotaUsageChargeManyParams{TenantID: p.tenant,
+					Resources: res, Amounts: amounts})
+				return err
+			})
+		}
+	}
+	allocationID := "alc_" + uuid.NewString()
+	b.Exec(nil, func(q *db.Queries) error {
+		return q.AllocationCreate(ctx, db.AllocationCreateParams{ID: allocationID, ReservationID: p.reservationID,
+			NodeID: nodeID, DeviceIds: nonNil(atoms), Vcpu: p.spec.VCPU, Memory: p.spec.MemoryMB, Disk: p.spec.DiskGB})
+	})
+	booked := make([]int64, len(atoms))
+	for i, id := range atoms { // device-id order, so two placers cannot wait on each other in a cycle
+		b.Exec(&booked[i], func(q *db.Queries) error {
+			_, err := q.DeviceBookingInsert(ctx, db.DeviceBookingInsertParams{DeviceID: id, AllocationID: allocationID,
+				FromTs: p.start, ToTs: p.end})
+			return err
+		})
+	}
+	scalars, amounts := scalarAmounts(p.spec, 1)
+	var nodeCharged, rolledUp []string
+	if len(scalars) > 0 {
+		pg.Many(&b, &nodeCharged, pgx.RowTo[string], func(q *db.Queries) error {
+			_, err := q.NodeResourceChargeMany(ctx, db.NodeResourceChargeManyParams{NodeID: nodeID,
+				Resources: scalars, Amounts: amounts})
+			return err
+		})
+		pg.Many(&b, &rolledUp, pgx.RowTo[string], func(q *db.Queries) error {
+			_, err := q.PoolCapacityRollupAdjustMany(ctx, db.PoolCapacityRollupAdjustManyParams{PoolID: n.PoolID,
+				Resources: scalars, Deltas: amounts})
+			return err
+		})
+	}
+	var generation int64
+	if p.assign { // last in the lock order: the node's generation, for the assign the caller queues
+		pg.One(&b, &generation, nil, pgx.RowTo[int64], func(q *db.Queries) error {
+			_, err := q.NodeDesiredBump(ctx, nodeID)
+			return err
+		})
+	}
+	if err := b.Send(ctx, tx); err != nil {
+		if pg.IsExclusionViolation(err) { // the constraint, the backstop of the btree check, refused one
+			return nil, "a booking on " + nodeID + " was made concurrently", nil
+		}
+		return nil, "", pg.Translate(err, "booking on "+nodeID)
+	}
+
+	if g.Count > 0 {
+		if why := checkLockedAtoms(locked, nodeID, atoms); why != "" {
+			return nil, why, nil
+		}
+		if missing := firstMissing(modelCharges, modelCharged); missing != "" {
+			return nil, "", modelRefusal(ctx, db.New(tx), p.tenant, missing, modelCharges[missing])
+		}
+	}
+	for i, n := range booked {
+		if n == 0 {
+			return nil, atoms[i] + " was booked concurrently", nil
+		}
+	}
+	for i, r := range scalars {
+		if !slices.Contains(nodeCharged, r) {
+			return nil, fmt.Sprintf("not enough %s left for %d (changed concurrently)", r, amounts[i]), nil
+		}
+	}
+	for _, r := range scalars {
+		if !slices.Contains(rolledUp, r) {
+			return nil, "", fmt.Errorf("pool %s capacity rollup for %s out of range: %w", n.PoolID, r, errRollupDrift)
+		}
+	}
+	return &placed{allocationID: allocationID, nodeID: nodeID, poolID: n.PoolID, deviceIDs: atoms,
+		modelCharges: modelCharges, generation: generation, devices: devices}, "", nil
+}
+
+// modelChargesOf is the tenant's gpu:<model> charges for the atoms picked:
+// the devices' model, whatever the request named, for the models that have
+// a quota (their rows are locked already, by lockQuota).
+func modelChargesOf(p placement, free []db.DeviceFreeAtomsRow, atoms []string) map[string]int64 {
+	modelOf := make(map[string]string, len(free))
+	for _, r := range free {
+		modelOf[r.ID] = r.Model
+	}
+	charges := map[string]int64{}
+	for _, a := range atoms {
+		if m := modelOf[a]; p.modelQuotas[m] {
+			charges[core.GPUModelQuota(m)]++
+		}
+	}
+	return charges
+}
+
+// modelRefusal is the modelQuotaRefusal for res, with its usage.
+func modelRefusal(ctx context.Context, q *db.Queries, tenant, res string, amount int64) error {
+	cur, err := q.QuotaUsageGet(ctx, db.QuotaUsageGetParams{TenantID: tenant, Resource: res})
+	if err != nil {
+		return pg.Translate(err, "quota "+res)
+	}
+	return &modelQuotaRefusal{msg: fmt.Sprintf("quota for %s exceeded: %d used of %d, this needs %d more",
+		res, cur.Used, cur.Max, amount)}
+}
+
+// atomsAndGPUs is the atoms and the GPUs they belong to, sorted: what the
+// placer locks FOR NO KEY UPDATE, in id order.
+func atomsAndGPUs(atoms []string) []string {
+	ids := slices.Clone(atoms)
+	for _, a := range atoms {
+		if i := strings.IndexByte(a, '/'); i > 0 {
+			ids = append(ids, a[:i])
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// lockAtoms locks the atoms and their GPUs FOR NO KEY UPDATE, in id order,
+// exclusive among bookers so that DeviceBookingInsert's btree check sees
+// every booking of the device committed before it (the exclusion
+// constraint's GiST index can lose entries: see migration 0027), and
+// checks them as of the lock (rule 4 for devices); extend uses it.
+func lockAtoms(ctx context.Context, q *db.Queries, nodeID string, atoms []string) (string, error) {
+	rows, err := q.DeviceLockForBooking(ctx, atomsAndGPUs(atoms))
+	if err != nil {
+		return "", pg.Translate(err, "devices")
+	}
+	return checkLockedAtoms(rows, nodeID, atoms), nil
+}
+
+// checkLockedAtoms checks the chosen atoms and their GPUs as of their lock
+// (rule 4 for devices).
+func checkLockedAtoms(rows []db.DeviceLockForBookingRow, nodeID string, atoms []string) string {
+	byID := make(map[string]db.DeviceLockForBookingRow, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	for _, id := range atomsAndGPUs(atoms) {
+		d, ok := byID[id]
+		switch {
+		case !ok:
+			return id + " no longer exists"
+		case d.NodeID != nodeID:
+			return id + " is on another node"
+		case d.Quarantined:
+			return id + " was quarantined"
+		case d.Health != HealthHealthy:
+			return id + " is unhealthy"
+		case slices.Contains(atoms, id) && (!d.Bookable || d.Retired):
+			return id + " is no longer bookable (its GPU changed mode)"
+		}
+	}
+	return ""
+}
