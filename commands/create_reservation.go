@@ -149,23 +149,14 @@ func (c *creation) first(ctx context.Context, b *pg.Batch) {
 		return err
 	})
 	pg.Many(b, &c.cands, pgx.RowToStructByPos[db.NodePlacementCandidatesRow], func(q *db.Queries) error {
-		p := c.placement(c.cmd.Start, nil)
-		params := candidatesParams(p, &c.sample)
-		params.SiteID = optional(c.cmd.SiteID) // the site's pools, read by the query itself
-		_, err := q.NodePlacementCandidates(ctx, params)
+		_, err := q.NodePlacementCandidates(ctx, candidatesParams(c.placement(c.cmd.Start, nil), &c.sample))
 		return err
 	})
 }
 
 // placement is the request as the placer sees it.
 func (c *creation) placement(start time.Time, modelQuotas map[string]bool) placement {
-	pools := []string{}
-	if c.cmd.PoolID != "" {
-		pools = []string{c.cmd.PoolID}
-	} else if c.scope.SitePools != nil {
-		pools = c.scope.SitePools
-	}
-	return placement{reservationID: c.id, poolIDs: pools, spec: c.spec, start: start, end: c.cmd.End,
+	return placement{reservationID: c.id, poolID: c.cmd.PoolID, siteID: c.cmd.SiteID, spec: c.spec, start: start, end: c.cmd.End,
 		tenant: c.actor.Tenant, modelQuotas: modelQuotas, quotaFinal: true, assign: true}
 }
 

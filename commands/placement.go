@@ -22,9 +22,10 @@ import (
 // loads its candidates and books its choices.
 type placement struct {
 	reservationID string
-	poolIDs       []string
-	spec          core.ReservationSpec
-	start, end    time.Time
+	// The scope: a pool, or every pool of a site (one of the two is set).
+	poolID, siteID string
+	spec           core.ReservationSpec
+	start, end     time.Time
 	// tenant is charged gpu:<model> for the model of the atoms booked,
 	// when modelQuotas (rows the transaction has locked) has that model.
 	tenant      string
@@ -189,8 +190,8 @@ func placementRequest(p placement) placer.Request {
 		DiskGB: p.spec.DiskGB, Tolerations: p.spec.Tolerations}
 }
 
-// placementCandidates reads the nodes of p's pools with their free
-// capacity: maxNodes of them in an order hashed from the reservation, or
+// placementCandidates reads the nodes of p's pool or site with their free
+// capacity: maxNodes of them from a point hashed from the reservation, or
 // all when maxNodes is nil.
 func placementCandidates(ctx context.Context, q *db.Queries, p placement, maxNodes *int32) ([]placer.Candidate, error) {
 	rows, err := q.NodePlacementCandidates(ctx, candidatesParams(p, maxNodes))
@@ -203,9 +204,13 @@ func placementCandidates(ctx context.Context, q *db.Queries, p placement, maxNod
 // candidatesParams is NodePlacementCandidates' arguments for p.
 func candidatesParams(p placement, maxNodes *int32) db.NodePlacementCandidatesParams {
 	g := p.spec.GPU
+	if p.siteID != "" {
+		p.poolID = "" // the query would read the pool's nodes twice
+	}
 	return db.NodePlacementCandidatesParams{
 		Kind: string(g.Kind), Model: optional(g.Model), Profile: optional(atomProfile(g)),
-		FromTs: p.start, ToTs: p.end, PoolIds: nonNil(p.poolIDs), Seed: p.reservationID, MaxNodes: maxNodes,
+		FromTs: p.start, ToTs: p.end, PoolID: optional(p.poolID), SiteID: optional(p.siteID), Seed: p.reservationID,
+		MaxNodes: maxNodes,
 	}
 }
 

@@ -96,18 +96,12 @@ func (h *Handlers) retryPending(ctx context.Context, reservationID string, fence
 		if start.Before(now) {
 			start = now
 		}
-		pools := []string{r.PoolID}
-		if r.SiteID != "" {
-			if pools, err = q.PoolIDsBySite(ctx, r.SiteID); err != nil {
-				return pg.Translate(err, "pools")
-			}
-		}
 		// quota_usage first: the model quota rows placement may charge.
 		modelQuotas, err := lockQuota(ctx, q, r.Tenant, nil, r.Spec)
 		if err != nil {
 			return err
 		}
-		where, reasons, err := h.place(ctx, tx, placement{reservationID: r.ID, poolIDs: pools, spec: r.Spec, start: start,
+		where, reasons, err := h.place(ctx, tx, placement{reservationID: r.ID, poolID: r.PoolID, siteID: r.SiteID, spec: r.Spec, start: start,
 			end: r.End, tenant: r.Tenant, modelQuotas: modelQuotas})
 		if err != nil {
 			return err

@@ -126,6 +126,7 @@ type Node struct {
 	Version           int64
 	CreatedAt         time.Time
 	Conditions        []byte
+	SiteID            string
 }
 
 type NodeCommand struct {

@@ -11,7 +11,9 @@ import (
 )
 
 const nodeCreate = `-- name: NodeCreate :one
-INSERT INTO nodes (id, pool_id, taints) VALUES ($1, $2, $3::text[])
+INSERT INTO nodes (id, pool_id, site_id, taints)
+VALUES ($1, $2, (SELECT p.site_id FROM pools p WHERE p.id = $2),
+        $3::text[])
 RETURNING id, pool_id, cordoned, taints, no_schedule_reasons, state, version
 `
 
@@ -31,6 +33,8 @@ type NodeCreateRow struct {
 	Version           int64
 }
 
+// The node's site is its pool's (the foreign key (pool_id, site_id) checks
+// the copy); a missing pool leaves it NULL, which NOT NULL refuses.
 func (q *Queries) NodeCreate(ctx context.Context, arg NodeCreateParams) (NodeCreateRow, error) {
 	row := q.db.QueryRow(ctx, nodeCreate, arg.ID, arg.PoolID, arg.Taints)
 	var i NodeCreateRow
@@ -148,12 +152,25 @@ func (q *Queries) NodeLockForPlacement(ctx context.Context, id string) (NodeLock
 
 const nodePlacementCandidates = `-- name: NodePlacementCandidates :many
 WITH candidates AS (
-  SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state
-    FROM nodes n
-   WHERE n.pool_id = ANY($6::text[]
-                         || ARRAY(SELECT p.id FROM pools p WHERE p.site_id = $7::text))
-   ORDER BY hashtext($8::text || n.id), n.id
-   LIMIT $9::int
+  SELECT s.id, s.pool_id, s.cordoned, s.taints, s.no_schedule_reasons, s.state FROM (
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 0 AS lap, hashtext(n.id) AS h FROM nodes n
+      WHERE n.pool_id = $6::text AND hashtext(n.id) >= hashtext($7::text)
+      ORDER BY hashtext(n.id), n.id LIMIT $8::int)
+    UNION ALL
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 1, hashtext(n.id) FROM nodes n
+      WHERE n.pool_id = $6::text AND hashtext(n.id) < hashtext($7::text)
+      ORDER BY hashtext(n.id), n.id LIMIT $8::int)
+    UNION ALL
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 0, hashtext(n.id) FROM nodes n
+      WHERE n.site_id = $9::text AND hashtext(n.id) >= hashtext($7::text)
+      ORDER BY hashtext(n.id), n.id LIMIT $8::int)
+    UNION ALL
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 1, hashtext(n.id) FROM nodes n
+      WHERE n.site_id = $9::text AND hashtext(n.id) < hashtext($7::text)
+      ORDER BY hashtext(n.id), n.id LIMIT $8::int)
+  ) s
+  ORDER BY s.lap, s.h, s.id
+  LIMIT $8::int
 )
 SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
        (SELECT count(*) FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
@@ -187,10 +204,10 @@ type NodePlacementCandidatesParams struct {
 	Profile  *string
 	FromTs   time.Time
 	ToTs     time.Time
-	PoolIds  []string
-	SiteID   *string
+	PoolID   *string
 	Seed     string
 	MaxNodes *int32
+	SiteID   *string
 }
 
 type NodePlacementCandidatesRow struct {
@@ -206,17 +223,20 @@ type NodePlacementCandidatesRow struct {
 	FreeDisk          int64
 }
 
-// Nodes of the given pools with what the placer needs to choose one and to
-// explain why the others were not chosen: all of them when max_nodes is
-// NULL, else a sample of max_nodes in an order hashed from seed (the
-// reservation id), so that a large pool costs max_nodes free-atom counts
-// instead of one per node. Free atoms are those matching the request that
-// are bookable, healthy, not quarantined (nor their GPU) and not booked in
-// the window (looked up through the btree device_bookings_device_end, not
-// the GiST index; see DeviceFreeAtoms). Nothing is locked here. The pools
-// are pool_ids and, when site_id is set, every pool of the site; a window
-// that began is counted from compute_now(), so a create sends this with its
-// first statements, before it has read the time.
+// Nodes of the pool (pool_id) or of every pool of the site (site_id) with
+// what the placer needs to choose one and to explain why the others were
+// not chosen: all of them when max_nodes is NULL, else a sample of
+// max_nodes. The sample is the nodes that follow the point hashtext(seed)
+// (the reservation id) in the fixed order hashtext(node id), wrapping
+// around: two range scans of nodes_pool_place or nodes_site_place that read
+// max_nodes entries at most, so a large pool or site costs max_nodes
+// free-atom counts, not one sort of its nodes (migration 0030). Free atoms
+// are those matching the request that are bookable, healthy, not
+// quarantined (nor their GPU) and not booked in the window (looked up
+// through the btree device_bookings_device_end, not the GiST index; see
+// DeviceFreeAtoms). Nothing is locked here. A window that began is counted
+// from compute_now(), so a create sends this with its first statements,
+// before it has read the time.
 func (q *Queries) NodePlacementCandidates(ctx context.Context, arg NodePlacementCandidatesParams) ([]NodePlacementCandidatesRow, error) {
 	rows, err := q.db.Query(ctx, nodePlacementCandidates,
 		arg.Kind,
@@ -224,10 +244,10 @@ func (q *Queries) NodePlacementCandidates(ctx context.Context, arg NodePlacement
 		arg.Profile,
 		arg.FromTs,
 		arg.ToTs,
-		arg.PoolIds,
-		arg.SiteID,
+		arg.PoolID,
 		arg.Seed,
 		arg.MaxNodes,
+		arg.SiteID,
 	)
 	if err != nil {
 		return nil, err

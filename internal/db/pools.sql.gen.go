@@ -100,30 +100,6 @@ func (q *Queries) PoolGet(ctx context.Context, id string) (PoolGetRow, error) {
 	return i, err
 }
 
-const poolIDsBySite = `-- name: PoolIDsBySite :many
-SELECT id FROM pools WHERE site_id = $1 ORDER BY id
-`
-
-func (q *Queries) PoolIDsBySite(ctx context.Context, siteID string) ([]string, error) {
-	rows, err := q.db.Query(ctx, poolIDsBySite, siteID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []string{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const poolLockShare = `-- name: PoolLockShare :one
 SELECT id, version FROM pools WHERE id = $1 FOR SHARE
 `
@@ -144,8 +120,7 @@ func (q *Queries) PoolLockShare(ctx context.Context, id string) (PoolLockShareRo
 const reservationPlacementScope = `-- name: ReservationPlacementScope :one
 SELECT compute_now()::timestamptz AS now,
        EXISTS (SELECT 1 FROM pools WHERE id = $1::text) AS pool_found,
-       EXISTS (SELECT 1 FROM sites WHERE id = $2::text) AS site_found,
-       ARRAY(SELECT id FROM pools WHERE site_id = $2::text ORDER BY id)::text[] AS site_pools
+       EXISTS (SELECT 1 FROM sites WHERE id = $2::text) AS site_found
 `
 
 type ReservationPlacementScopeParams struct {
@@ -157,20 +132,14 @@ type ReservationPlacementScopeRow struct {
 	Now       time.Time
 	PoolFound bool
 	SiteFound bool
-	SitePools []string
 }
 
 // What a create reads before it places, sent with its first statements in
 // one round trip: the business time (compute_now(), instead of a clock read
-// of its own), whether the named pool or site exists, and the site's pools.
+// of its own) and whether the named pool or site exists.
 func (q *Queries) ReservationPlacementScope(ctx context.Context, arg ReservationPlacementScopeParams) (ReservationPlacementScopeRow, error) {
 	row := q.db.QueryRow(ctx, reservationPlacementScope, arg.PoolID, arg.SiteID)
 	var i ReservationPlacementScopeRow
-	err := row.Scan(
-		&i.Now,
-		&i.PoolFound,
-		&i.SiteFound,
-		&i.SitePools,
-	)
+	err := row.Scan(&i.Now, &i.PoolFound, &i.SiteFound)
 	return i, err
 }

@@ -1,5 +1,9 @@
 -- name: NodeCreate :one
-INSERT INTO nodes (id, pool_id, taints) VALUES (sqlc.arg(id), sqlc.arg(pool_id), sqlc.arg(taints)::text[])
+-- The node's site is its pool's (the foreign key (pool_id, site_id) checks
+-- the copy); a missing pool leaves it NULL, which NOT NULL refuses.
+INSERT INTO nodes (id, pool_id, site_id, taints)
+VALUES (sqlc.arg(id), sqlc.arg(pool_id), (SELECT p.site_id FROM pools p WHERE p.id = sqlc.arg(pool_id)),
+        sqlc.arg(taints)::text[])
 RETURNING id, pool_id, cordoned, taints, no_schedule_reasons, state, version;
 
 -- name: NodeGet :one
@@ -30,24 +34,40 @@ UPDATE nodes SET cordoned = sqlc.arg(cordoned), taints = sqlc.arg(taints)::text[
  WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
 
 -- name: NodePlacementCandidates :many
--- Nodes of the given pools with what the placer needs to choose one and to
--- explain why the others were not chosen: all of them when max_nodes is
--- NULL, else a sample of max_nodes in an order hashed from seed (the
--- reservation id), so that a large pool costs max_nodes free-atom counts
--- instead of one per node. Free atoms are those matching the request that
--- are bookable, healthy, not quarantined (nor their GPU) and not booked in
--- the window (looked up through the btree device_bookings_device_end, not
--- the GiST index; see DeviceFreeAtoms). Nothing is locked here. The pools
--- are pool_ids and, when site_id is set, every pool of the site; a window
--- that began is counted from compute_now(), so a create sends this with its
--- first statements, before it has read the time.
+-- Nodes of the pool (pool_id) or of every pool of the site (site_id) with
+-- what the placer needs to choose one and to explain why the others were
+-- not chosen: all of them when max_nodes is NULL, else a sample of
+-- max_nodes. The sample is the nodes that follow the point hashtext(seed)
+-- (the reservation id) in the fixed order hashtext(node id), wrapping
+-- around: two range scans of nodes_pool_place or nodes_site_place that read
+-- max_nodes entries at most, so a large pool or site costs max_nodes
+-- free-atom counts, not one sort of its nodes (migration 0030). Free atoms
+-- are those matching the request that are bookable, healthy, not
+-- quarantined (nor their GPU) and not booked in the window (looked up
+-- through the btree device_bookings_device_end, not the GiST index; see
+-- DeviceFreeAtoms). Nothing is locked here. A window that began is counted
+-- from compute_now(), so a create sends this with its first statements,
+-- before it has read the time.
 WITH candidates AS (
-  SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state
-    FROM nodes n
-   WHERE n.pool_id = ANY(sqlc.arg(pool_ids)::text[]
-                         || ARRAY(SELECT p.id FROM pools p WHERE p.site_id = sqlc.narg(site_id)::text))
-   ORDER BY hashtext(sqlc.arg(seed)::text || n.id), n.id
-   LIMIT sqlc.narg(max_nodes)::int
+  SELECT s.id, s.pool_id, s.cordoned, s.taints, s.no_schedule_reasons, s.state FROM (
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 0 AS lap, hashtext(n.id) AS h FROM nodes n
+      WHERE n.pool_id = sqlc.narg(pool_id)::text AND hashtext(n.id) >= hashtext(sqlc.arg(seed)::text)
+      ORDER BY hashtext(n.id), n.id LIMIT sqlc.narg(max_nodes)::int)
+    UNION ALL
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 1, hashtext(n.id) FROM nodes n
+      WHERE n.pool_id = sqlc.narg(pool_id)::text AND hashtext(n.id) < hashtext(sqlc.arg(seed)::text)
+      ORDER BY hashtext(n.id), n.id LIMIT sqlc.narg(max_nodes)::int)
+    UNION ALL
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 0, hashtext(n.id) FROM nodes n
+      WHERE n.site_id = sqlc.narg(site_id)::text AND hashtext(n.id) >= hashtext(sqlc.arg(seed)::text)
+      ORDER BY hashtext(n.id), n.id LIMIT sqlc.narg(max_nodes)::int)
+    UNION ALL
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 1, hashtext(n.id) FROM nodes n
+      WHERE n.site_id = sqlc.narg(site_id)::text AND hashtext(n.id) < hashtext(sqlc.arg(seed)::text)
+      ORDER BY hashtext(n.id), n.id LIMIT sqlc.narg(max_nodes)::int)
+  ) s
+  ORDER BY s.lap, s.h, s.id
+  LIMIT sqlc.narg(max_nodes)::int
 )
 SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
        (SELECT count(*) FROM devices a LEFT JOIN devices p ON p.id = a.parent_id

@@ -14,14 +14,10 @@ SELECT id, site_id, kind, lost_after_seconds, cpu_ratio::float8 AS cpu_ratio,
 -- Taken by nodes.register so that a pool's ratios cannot change under it.
 SELECT id, version FROM pools WHERE id = sqlc.arg(id) FOR SHARE;
 
--- name: PoolIDsBySite :many
-SELECT id FROM pools WHERE site_id = sqlc.arg(site_id) ORDER BY id;
-
 -- name: ReservationPlacementScope :one
 -- What a create reads before it places, sent with its first statements in
 -- one round trip: the business time (compute_now(), instead of a clock read
--- of its own), whether the named pool or site exists, and the site's pools.
+-- of its own) and whether the named pool or site exists.
 SELECT compute_now()::timestamptz AS now,
        EXISTS (SELECT 1 FROM pools WHERE id = sqlc.narg(pool_id)::text) AS pool_found,
-       EXISTS (SELECT 1 FROM sites WHERE id = sqlc.narg(site_id)::text) AS site_found,
-       ARRAY(SELECT id FROM pools WHERE site_id = sqlc.narg(site_id)::text ORDER BY id)::text[] AS site_pools;
+       EXISTS (SELECT 1 FROM sites WHERE id = sqlc.narg(site_id)::text) AS site_found;

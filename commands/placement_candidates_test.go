@@ -1,0 +1,122 @@
+package commands_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
+)
+
+// candidatesCapture keeps the last NodePlacementCandidates statement a
+// pool ran, with its arguments, from a batch or on its own.
+type candidatesCapture struct {
+	mu   sync.Mutex
+	sql  string
+	args []any
+}
+
+func (c *candidatesCapture) keep(sql string, args []any) {
+	if strings.Contains(sql, "-- name: NodePlacementCandidates") {
+		c.mu.Lock()
+		c.sql, c.args = sql, args
+		c.mu.Unlock()
+	}
+}
+
+func (c *candidatesCapture) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	c.keep(d.SQL, d.Args)
+	return ctx
+}
+func (c *candidatesCapture) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (c *candidatesCapture) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+func (c *candidatesCapture) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	c.keep(d.SQL, d.Args)
+}
+func (c *candidatesCapture) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// TestPlacementCandidatesReadTheSampleOnly holds placement flat with fleet
+// size: a site-wide create over 120 nodes in 12 pools, with a sample of 8,
+// reads at most 2 × 8 node rows (two index range scans, wrapping around),
+// not the site's 120; a pool-wide one reads at most its pool's 10. The
+// statement is the one a real create sent, with its arguments, run again
+// under EXPLAIN ANALYZE.
+func TestPlacementCandidatesReadTheSampleOnly(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	capture := &candidatesCapture{}
+	pool, err := pg.Connect(context.Background(), d.URL, pg.PoolOptions{MaxConns: 2,
+		IdleInTxTimeout: time.Minute, Tracer: capture})
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	h := &commands.Handlers{Pool: pool, PlacementSample: 8}
+	commandstest.Seed(t, d, h, 2)
+	ctx := context.Background()
+	for p := range 12 {
+		poolID := fmt.Sprintf("fra1-p%02d", p)
+		_, err := h.CreatePool(ctx, operator, commands.CreatePool{ID: poolID, SiteID: "fra1", Kind: commands.PoolBareMetal})
+		require.NoError(t, err)
+		for n := range 10 {
+			id := fmt.Sprintf("p%02d-n%d", p, n)
+			_, err := h.RegisterNode(ctx, operator, commands.RegisterNode{ID: id, PoolID: poolID, VCPU: 8, MemoryMB: 1024,
+				DiskGB: 10, GPUs: []commands.GPUInventory{{UUID: "GPU-" + id, Model: "h100", MemoryMB: 81920, Layout: exclusive}}})
+			require.NoError(t, err)
+		}
+	}
+	// As autovacuum would: without statistics the planner takes a
+	// 120-row table for a small one and reads it whole.
+	_, err = pool.Exec(ctx, "ANALYZE nodes")
+	require.NoError(t, err)
+	start, end := window(1, 2)
+	nodeRows := func(cmd commands.CreateReservation) int {
+		t.Helper()
+		res, err := h.CreateReservation(ctx, tenantA, cmd)
+		require.NoError(t, err)
+		require.Equal(t, core.ReservationBooked, res.Reservation.State)
+		capture.mu.Lock()
+		sql, args := capture.sql, capture.args
+		capture.mu.Unlock()
+		require.NotEmpty(t, sql, "the create sent no NodePlacementCandidates")
+		var plan []struct{ Plan planNode }
+		require.NoError(t, pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&plan))
+		return plan[0].Plan.rowsOf("nodes")
+	}
+	site := nodeRows(commands.CreateReservation{SiteID: "fra1", GPUs: 1, GPUModel: "h100", Start: start, End: end})
+	require.Positive(t, site)
+	require.LessOrEqual(t, site, 2*8+8, "node rows read for a site-wide sample of 8 over 120 nodes (the scans, then the sample's rows)")
+	inPool := nodeRows(commands.CreateReservation{PoolID: "fra1-p03", GPUs: 1, GPUModel: "h100", Start: start, End: end})
+	require.LessOrEqual(t, inPool, 2*8+8, "node rows read for a sample of 8 of a pool of 10")
+}
+
+// planNode is one node of EXPLAIN's JSON plan.
+type planNode struct {
+	Relation string     `json:"Relation Name"`
+	Rows     float64    `json:"Actual Rows"`
+	Loops    float64    `json:"Actual Loops"`
+	Plans    []planNode `json:"Plans"`
+}
+
+// rowsOf is how many rows the plan read from the table rel, over all its
+// scans and loops.
+func (p planNode) rowsOf(rel string) int {
+	n := 0
+	if p.Relation == rel {
+		n += int(p.Rows * p.Loops)
+	}
+	for _, c := range p.Plans {
+		n += c.rowsOf(rel)
+	}
+	return n
+}
