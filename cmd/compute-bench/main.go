@@ -55,8 +55,12 @@ func run(ctx context.Context, cfg config.Config, logger *slog.Logger, args []str
 	pgbench := fs.String("pgbench", "", "pgbench program (default: PATH, then /usr/lib/postgresql/*/bin)")
 	compute := fs.String("compute", "", "compute binary run as `compute serve` child processes (default: build ./cmd/compute into a temporary directory)")
 	strict := fs.Bool("strict", false, "exit non-zero when a measurement failed (CI)")
+	spread := fs.Bool("spread", false, "measure nothing: print each figure of the result files given as arguments as median [min–max]")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *spread {
+		return bench.Spread(os.Stdout, fs.Args())
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())

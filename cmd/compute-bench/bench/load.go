@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"time"
 
@@ -68,6 +69,10 @@ type LoadRun struct {
 	// its processes, from /proc); ServerCPUMs is 0 when unreadable.
 	GoCPUMsPerReservation     float64 `json:"goCpuMsPerReservation"`
 	ServerCPUMsPerReservation float64 `json:"serverCpuMsPerReservation"`
+	// CPUBusyPercent is that CPU, Go and PostgreSQL together, as a share of
+	// what the machine's cores could give over the run: near 100 % says the
+	// run was bound by CPU, not by locks, the disk or the clients.
+	CPUBusyPercent float64 `json:"cpuBusyPercent"`
 	// TopStatements is where the server's execution time went
 	// (pg_stat_statements; empty without it).
 	TopStatements []StatementCost `json:"topStatements,omitempty"`
@@ -191,6 +196,8 @@ func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progr
 	r.GoCPUMsPerReservation = float64((cpu1.self - cpu0.self).Microseconds()) / 1000 / float64(r.Booked)
 	if cpu0.serverOK && cpu1.serverOK {
 		r.ServerCPUMsPerReservation = float64((cpu1.server - cpu0.server).Microseconds()) / 1000 / float64(r.Booked)
+		busy := (cpu1.self - cpu0.self) + (cpu1.server - cpu0.server)
+		r.CPUBusyPercent = 100 * busy.Seconds() / (elapsed.Seconds() * float64(runtime.NumCPU()))
 	}
 	return r, nil
 }

@@ -96,6 +96,7 @@ func (r *Results) printWritePath(w io.Writer) {
 	row("CPU ms per reservation", "%.2f", func(l LoadRun) float64 { return l.GoCPUMsPerReservation + l.ServerCPUMsPerReservation })
 	row("  of which Go process", "%.2f", func(l LoadRun) float64 { return l.GoCPUMsPerReservation })
 	row("  of which PostgreSQL", "%.2f", func(l LoadRun) float64 { return l.ServerCPUMsPerReservation })
+	row("CPU busy, % of all cores", "%.0f", func(l LoadRun) float64 { return l.CPUBusyPercent })
 	tw.Flush()
 	l := r.Reservations[0]
 	if len(l.TopStatements) == 0 {
