@@ -147,6 +147,89 @@ func (q *Queries) WebhookDeliveryLoad(ctx context.Context, id uuid.UUID) (Webhoo
 	return i, err
 }
 
+const webhookDeliveryLoadMany = `-- name: WebhookDeliveryLoadMany :many
+SELECT d.id, d.endpoint_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
+       e.url, e.secret, e.previous_secret, e.previous_secret_until, e.enabled, e.tenant_id,
+       e.breaker_open_until,
+       o.type AS event_type, o.subject AS event_subject, o.data AS event_data, o.time AS event_time,
+       compute_now()::timestamptz AS now,
+       (SELECT count(*) FROM webhook_inflight i
+         WHERE i.tenant_id = e.tenant_id AND i.until > compute_now() AND i.delivery_id <> d.id)::int AS tenant_inflight,
+       (SELECT count(*) FROM webhook_inflight i
+         WHERE i.endpoint_id = e.id AND i.until > compute_now() AND i.delivery_id <> d.id)::int AS endpoint_inflight
+  FROM webhook_deliveries d
+  JOIN webhook_endpoints e ON e.id = d.endpoint_id
+  JOIN outbox o ON o.id = d.event_id
+ WHERE d.id = ANY($1::uuid[])
+`
+
+type WebhookDeliveryLoadManyRow struct {
+	ID                  uuid.UUID
+	EndpointID          string
+	EventID             uuid.UUID
+	State               string
+	Attempts            int32
+	NextAttemptAt       time.Time
+	Url                 string
+	Secret              string
+	PreviousSecret      *string
+	PreviousSecretUntil *time.Time
+	Enabled             bool
+	TenantID            string
+	BreakerOpenUntil    *time.Time
+	EventType           string
+	EventSubject        string
+	EventData           []byte
+	EventTime           time.Time
+	Now                 time.Time
+	TenantInflight      int32
+	EndpointInflight    int32
+}
+
+// WebhookDeliveryLoad for several deliveries in one statement: the worker
+// loads the deliveries of a whole claim at once (Service.Prefetch). Same
+// columns; deliveries that are gone have no row.
+func (q *Queries) WebhookDeliveryLoadMany(ctx context.Context, ids []uuid.UUID) ([]WebhookDeliveryLoadManyRow, error) {
+	rows, err := q.db.Query(ctx, webhookDeliveryLoadMany, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookDeliveryLoadManyRow{}
+	for rows.Next() {
+		var i WebhookDeliveryLoadManyRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EndpointID,
+			&i.EventID,
+			&i.State,
+			&i.Attempts,
+			&i.NextAttemptAt,
+			&i.Url,
+			&i.Secret,
+			&i.PreviousSecret,
+			&i.PreviousSecretUntil,
+			&i.Enabled,
+			&i.TenantID,
+			&i.BreakerOpenUntil,
+			&i.EventType,
+			&i.EventSubject,
+			&i.EventData,
+			&i.EventTime,
+			&i.Now,
+			&i.TenantInflight,
+			&i.EndpointInflight,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const webhookDeliveryRecord = `-- name: WebhookDeliveryRecord :execrows
 UPDATE webhook_deliveries
    SET attempts = $1, state = $2,

@@ -55,3 +55,22 @@ func EnqueueIn(ctx context.Context, b *pg.Batch, kind, key string, delay time.Du
 		})
 	})
 }
+
+// EnqueueMany is Enqueue for many keys of one kind, in one statement (one
+// round trip however many keys), with Enqueue's semantics for each key.
+func EnqueueMany(ctx context.Context, q *db.Queries, kind string, keys []string, delay time.Duration) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	shards := make([]int32, len(keys))
+	for i, k := range keys {
+		shards[i] = ShardOf(k)
+	}
+	err := q.WorkQueueEnqueueMany(ctx, db.WorkQueueEnqueueManyParams{
+		Kind: kind, Keys: keys, Shards: shards, DelaySeconds: delay.Seconds(),
+	})
+	if err != nil {
+		return fmt.Errorf("enqueue %d %s: %w", len(keys), kind, err)
+	}
+	return nil
+}

@@ -34,6 +34,24 @@ SELECT d.id, d.endpoint_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
   JOIN outbox o ON o.id = d.event_id
  WHERE d.id = sqlc.arg(id);
 
+-- name: WebhookDeliveryLoadMany :many
+-- WebhookDeliveryLoad for several deliveries in one statement: the worker
+-- loads the deliveries of a whole claim at once (Service.Prefetch). Same
+-- columns; deliveries that are gone have no row.
+SELECT d.id, d.endpoint_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
+       e.url, e.secret, e.previous_secret, e.previous_secret_until, e.enabled, e.tenant_id,
+       e.breaker_open_until,
+       o.type AS event_type, o.subject AS event_subject, o.data AS event_data, o.time AS event_time,
+       compute_now()::timestamptz AS now,
+       (SELECT count(*) FROM webhook_inflight i
+         WHERE i.tenant_id = e.tenant_id AND i.until > compute_now() AND i.delivery_id <> d.id)::int AS tenant_inflight,
+       (SELECT count(*) FROM webhook_inflight i
+         WHERE i.endpoint_id = e.id AND i.until > compute_now() AND i.delivery_id <> d.id)::int AS endpoint_inflight
+  FROM webhook_deliveries d
+  JOIN webhook_endpoints e ON e.id = d.endpoint_id
+  JOIN outbox o ON o.id = d.event_id
+ WHERE d.id = ANY(sqlc.arg(ids)::uuid[]);
+
 -- name: WebhookDeliveryRecord :execrows
 -- Records the outcome of attempt number `attempts`. Guarded on the previous
 -- count, so an attempt recorded twice (a re-run after a crash) changes
