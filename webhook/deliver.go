@@ -54,11 +54,11 @@ var errAlreadyRecorded = errors.New("webhook attempt already recorded")
 // call returns workqueue.Again without attempting, which costs the
 // delivery nothing.
 //
-// A successful delivery costs, after the read its claim shares
-// (Prefetch): the slot (WebhookSlotAcquire, one round trip), the POST,
-// and one transaction of two round trips that records the success, frees
-// the slot and completes the work item (succeeded), returning
-// workqueue.Completed. A failed attempt frees its slot, records in a
+// A successful delivery costs the statement its claim shares (Prefetch),
+// which reads it and takes its slot unless a cap is full (else
+// takeSlot takes it: one round trip), the POST, and one transaction of two
+// round trips that records the success, frees the slot and completes the
+// work item (succeeded), returning workqueue.Completed. A failed attempt frees its slot, records in a
 // transaction of its own (record) and leaves the item to the worker.
 func (s *Service) Deliver(ctx context.Context, it workqueue.Item) error {
 	id, err := uuid.Parse(it.Key)
@@ -66,31 +66,31 @@ func (s *Service) Deliver(ctx context.Context, it workqueue.Item) error {
 		s.logger.Error("malformed webhook delivery key", "key", it.Key)
 		return nil // can never succeed; retrying would only repeat the log line
 	}
-	d, found, err := s.load(ctx, it, id)
+	d, found, slot, err := s.load(ctx, it, id)
 	switch {
 	case err != nil:
 		return err
 	case !found:
 		return nil // endpoint deleted (cascade) or event pruned by retention
-	case d.State != StatePending:
-		return nil
-	case !d.Enabled:
-		return s.fenced(ctx, it, func(q *db.Queries) error {
-			_, err := q.WebhookDeliveryAbandon(ctx, id)
-			return err
-		})
-	case d.NextAttemptAt.After(d.Now):
-		// Woken early (a recover, a duplicate wake-up): keep the schedule.
-		return workqueue.Again(d.NextAttemptAt.Sub(d.Now))
 	}
-	// The breaker and the in-flight caps (limits.go) may defer the
-	// attempt: that costs the delivery no attempt, only a later run.
-	ok, wait, err := s.takeSlot(ctx, it, d)
-	if err != nil {
+	if done, err := s.notNow(ctx, it, d); done {
+		if slot { // Prefetch checks the same before it takes a slot
+			s.releaseSlot(ctx, it, d, false)
+		}
 		return err
 	}
-	if !ok {
-		return workqueue.Again(wait)
+	if slot {
+		s.slots.started(d, time.Now()) // taken by Prefetch
+	} else {
+		// The breaker and the in-flight caps (limits.go) may defer the
+		// attempt: that costs the delivery no attempt, only a later run.
+		ok, wait, err := s.takeSlot(ctx, it, d)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return workqueue.Again(wait)
+		}
 	}
 	res := s.post(ctx, d)
 	if res.succeeded() {
@@ -102,6 +102,25 @@ func (s *Service) Deliver(ctx context.Context, it workqueue.Item) error {
 	// the next one starts while this one records.
 	s.releaseSlot(ctx, it, d, false)
 	return s.record(ctx, it, d, res)
+}
+
+// notNow says whether the delivery is not to be attempted now, and what
+// its run then returns: it is over, its endpoint was disabled (the
+// delivery is abandoned, fenced), or it was woken before its time.
+func (s *Service) notNow(ctx context.Context, it workqueue.Item, d db.WebhookDeliveryLoadRow) (bool, error) {
+	switch {
+	case d.State != StatePending:
+		return true, nil
+	case !d.Enabled:
+		return true, s.fenced(ctx, it, func(q *db.Queries) error {
+			_, err := q.WebhookDeliveryAbandon(ctx, d.ID)
+			return err
+		})
+	case d.NextAttemptAt.After(d.Now):
+		// Woken early (a recover, a duplicate wake-up): keep the schedule.
+		return true, workqueue.Again(d.NextAttemptAt.Sub(d.Now))
+	}
+	return false, nil
 }
 
 // post makes one signed attempt. The timestamp is business time

@@ -69,8 +69,10 @@ func tracedPool(t *testing.T, d *pgtest.DB, log *statementLog) *pgxpool.Pool {
 // after the POST, one transaction whose statements travel with its BEGIN
 // and then its COMMIT (2 round trips) records the attempt, frees the slot
 // and completes the work item; the whole run of the worker, from the
-// renewal of its shard leases and the claim to the completion, takes at
-// most 6. Counted on a warm pool, as the benchmark counts them.
+// renewal of its shard leases and the claim (and the claim's read, which
+// takes the slot) to the completion, takes at most 5 (15 before, 11 of
+// them after the POST). Counted on a warm pool, as the benchmark counts
+// them.
 func TestDeliveryRoundTripBudget(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
@@ -121,7 +123,7 @@ func TestDeliveryRoundTripBudget(t *testing.T) {
 	}
 	whole, afterPost := deliver("delivery")
 	require.LessOrEqual(t, afterPost, int64(2), "round trips after the POST")
-	require.LessOrEqual(t, whole, int64(6), "round trips per delivery, claim included")
+	require.LessOrEqual(t, whole, int64(5), "round trips per delivery, claim included")
 }
 
 // TestSchedulerEnqueuesABatchInOneRoundTrip: however many deliveries a

@@ -5,7 +5,9 @@
 // they hold leases on (FOR UPDATE SKIP LOCKED), run the handler for the row's
 // kind, and delete the row only if its gen is unchanged: a key dirtied during
 // its run survives and runs again. A crashed worker's claim lapses after
-// claimed_until and another worker takes the row.
+// claimed_until and another worker takes the row. A handler whose work
+// ends in one fenced transaction may complete its row in it (CompleteIn,
+// Completed) and spare the worker's own.
 package workqueue
 
 import (

@@ -4,9 +4,12 @@ import "context"
 
 // Prefetch loads, for the items of one kind that one claim took, what
 // their handlers would each load on their own, in one round trip, and
-// sets it in their Prefetched. It runs before any of them does; it must
-// not write. An error only leaves Prefetched unset (the handlers load
-// for themselves).
+// sets it in their Prefetched. It is called only with items that start
+// right after it returns (Run claims no more than its free slots;
+// RunOnce passes the first Concurrency), so it may also take, for each,
+// what its run needs and then frees (a webhook delivery's in-flight
+// slot): every item it is called with runs. An error only leaves
+// Prefetched unset (the handlers load for themselves).
 type Prefetch func(ctx context.Context, items []Item) error
 
 // HandlePrefetch registers the Prefetch hook of kind, run with the items

@@ -145,6 +145,7 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	}
 	stop := w.keepLeases(ctx)
 	defer stop()
+	w.prefetchFor(ctx, items[:min(len(items), max(w.Concurrency, 1))]) // those start at once
 	// Items run side by side, so one slow item (a webhook endpoint that
 	// hangs until its timeout) does not hold up the others of the batch.
 	sem := make(chan struct{}, max(w.Concurrency, 1))
@@ -204,7 +205,6 @@ func (w *Worker) claim(ctx context.Context, n int32, renew bool) ([]Item, error)
 	for _, r := range rows {
 		items = append(items, Item{Kind: r.Kind, Key: r.Key, Gen: r.Gen, Attempts: r.Attempts, Lease: shards[r.Shard]})
 	}
-	w.prefetchFor(ctx, items)
 	return items, nil
 }
 
@@ -338,6 +338,7 @@ func (w *Worker) Run(ctx context.Context, poll time.Duration, poke <-chan struct
 			if err != nil && ctx.Err() == nil {
 				w.logger.Error("work queue", "err", err)
 			}
+			w.prefetchFor(ctx, items) // no more than the free slots: all start at once
 			for _, it := range items {
 				slots <- struct{}{}
 				wg.Add(1)
