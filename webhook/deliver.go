@@ -44,54 +44,83 @@ const (
 var errAlreadyRecorded = errors.New("webhook attempt already recorded")
 
 // Deliver is the work-queue handler for KindDeliver: register it with
-// worker.Handle(webhook.KindDeliver, svc.Deliver). It makes at most one HTTP
-// attempt per call, outside any transaction, then records it in a
-// transaction fenced by the item's shard lease, and returns
-// workqueue.Again(next delay) while retries remain. Each delivery is its own
-// item, so a slow endpoint holds up only its own deliveries. An attempt
-// needs an in-flight slot of its tenant and endpoint and a closed breaker
-// (limits.go); without them the call returns workqueue.Again without
-// attempting, which costs the delivery nothing.
+// worker.Handle(webhook.KindDeliver, svc.Deliver) (and Prefetch with
+// worker.HandlePrefetch). It makes at most one HTTP attempt per call,
+// outside any transaction, then records it in a transaction fenced by the
+// item's shard lease, and returns workqueue.Again(next delay) while
+// retries remain. Each delivery is its own item, so a slow endpoint holds
+// up only its own deliveries. An attempt needs an in-flight slot of its
+// tenant and endpoint and a closed breaker (limits.go); without them the
+// call returns workqueue.Again without attempting, which costs the
+// delivery nothing.
+//
+// A successful delivery costs the statement its claim shares (Prefetch),
+// which reads it and takes its slot unless a cap is full (else
+// takeSlot takes it: one round trip), the POST, and one transaction of two
+// round trips that records the success, frees the slot and completes the
+// work item (succeeded), returning workqueue.Completed. A failed attempt frees its slot, records in a
+// transaction of its own (record) and leaves the item to the worker.
 func (s *Service) Deliver(ctx context.Context, it workqueue.Item) error {
 	id, err := uuid.Parse(it.Key)
 	if err != nil {
 		s.logger.Error("malformed webhook delivery key", "key", it.Key)
 		return nil // can never succeed; retrying would only repeat the log line
 	}
-	d, err := db.New(s.pool).WebhookDeliveryLoad(ctx, id)
-	if errors.Is(err, pgx.ErrNoRows) {
+	d, found, slot, err := s.load(ctx, it, id)
+	switch {
+	case err != nil:
+		return err
+	case !found:
 		return nil // endpoint deleted (cascade) or event pruned by retention
 	}
-	if err != nil {
-		return fmt.Errorf("load webhook delivery %s: %w", id, err)
+	if done, err := s.notNow(ctx, it, d); done {
+		if slot { // Prefetch checks the same before it takes a slot
+			s.releaseSlot(ctx, it, d, false)
+		}
+		return err
 	}
+	if slot {
+		s.slots.started(d, time.Now()) // taken by Prefetch
+	} else {
+		// The breaker and the in-flight caps (limits.go) may defer the
+		// attempt: that costs the delivery no attempt, only a later run.
+		ok, wait, err := s.takeSlot(ctx, it, d)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return workqueue.Again(wait)
+		}
+	}
+	res := s.post(ctx, d)
+	if res.succeeded() {
+		// The common case, in one transaction of one round trip plus
+		// its COMMIT that also frees the slot and completes the item.
+		return s.succeeded(ctx, it, d, res)
+	}
+	// The request is over: its slot goes back before the recording, so
+	// the next one starts while this one records.
+	s.releaseSlot(ctx, it, d, false)
+	return s.record(ctx, it, d, res)
+}
+
+// notNow says whether the delivery is not to be attempted now, and what
+// its run then returns: it is over, its endpoint was disabled (the
+// delivery is abandoned, fenced), or it was woken before its time.
+func (s *Service) notNow(ctx context.Context, it workqueue.Item, d db.WebhookDeliveryLoadRow) (bool, error) {
 	switch {
 	case d.State != StatePending:
-		return nil
+		return true, nil
 	case !d.Enabled:
-		return s.fenced(ctx, it, func(q *db.Queries) error {
-			_, err := q.WebhookDeliveryAbandon(ctx, id)
+		return true, s.fenced(ctx, it, func(q *db.Queries) error {
+			_, err := q.WebhookDeliveryAbandon(ctx, d.ID)
 			return err
 		})
 	case d.NextAttemptAt.After(d.Now):
 		// Woken early (a recover, a duplicate wake-up): keep the schedule.
-		return workqueue.Again(d.NextAttemptAt.Sub(d.Now))
+		return true, workqueue.Again(d.NextAttemptAt.Sub(d.Now))
 	}
-	// The breaker and the in-flight caps (limits.go) may defer the
-	// attempt: that costs the delivery no attempt, only a later run.
-	ok, wait, err := s.takeSlot(ctx, it, d)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return workqueue.Again(wait)
-	}
-	res := s.post(ctx, d)
-	// The request is over: its slot goes back (or on, to a delivery
-	// waiting for it) before the recording, so the next one starts while
-	// this one records.
-	s.releaseSlot(ctx, it, d, res.succeeded())
-	return s.record(ctx, it, d, res)
+	return false, nil
 }
 
 // post makes one signed attempt. The timestamp is business time
@@ -143,7 +172,8 @@ func cleanSnippet(b []byte) string {
 	return s
 }
 
-// record writes the attempt and its consequences in one fenced transaction:
+// record writes the attempt and its consequences in one fenced transaction
+// (Deliver uses it for failed attempts; succeeded records successes):
 // the attempt row, the delivery's new state, the endpoint's failure clock
 // and, when the endpoint must be disabled, the disable and its event
 // (commands.DisableWebhookEndpoint, in this transaction).

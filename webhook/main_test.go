@@ -58,6 +58,7 @@ func setup(t *testing.T, cfg webhook.Config) *fixture {
 	svc := webhook.New(pg.Pool, cfg, logger)
 	w := workqueue.NewWorker(pg.Pool, "test-worker", clock.New(logger), logger)
 	w.Handle(webhook.KindDeliver, svc.Deliver)
+	w.HandlePrefetch(webhook.KindDeliver, svc.Prefetch)
 	return &fixture{pg: pg, svc: svc, disp: outbox.NewTxDispatcher(pg.Pool, "test-dispatcher", svc.Scheduler(), logger), worker: w}
 }
 

@@ -28,8 +28,9 @@ var _ outbox.TxSink = Scheduler{}
 
 // Apply inserts one delivery per enabled endpoint of each event's tenant
 // whose filter matches the event's type, and enqueues a "webhook.deliver"
-// item for each new delivery. Events without a tenant (fleet events) have
-// no tenant endpoint to go to and are skipped.
+// item for each new delivery: two statements for the whole batch of
+// events, however many deliveries they make. Events without a tenant
+// (fleet events) have no tenant endpoint to go to and are skipped.
 func (Scheduler) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error {
 	p := db.WebhookDeliveryScheduleParams{}
 	for _, e := range events {
@@ -51,12 +52,12 @@ func (Scheduler) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) e
 	return enqueueDeliveries(ctx, q, ids)
 }
 
-// enqueueDeliveries wakes the delivery handler for each delivery, now.
+// enqueueDeliveries wakes the delivery handler for each delivery, now, in
+// one statement however many there are (workqueue.EnqueueMany).
 func enqueueDeliveries(ctx context.Context, q *db.Queries, ids []uuid.UUID) error {
-	for _, id := range ids {
-		if err := workqueue.Enqueue(ctx, q, KindDeliver, id.String(), 0); err != nil {
-			return err
-		}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = id.String()
 	}
-	return nil
+	return workqueue.EnqueueMany(ctx, q, KindDeliver, keys, 0)
 }

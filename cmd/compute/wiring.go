@@ -94,6 +94,7 @@ func newWorkers(pool *pgxpool.Pool, owner string, clk *clock.Clock, cfg config.C
 	deliveries = workqueue.NewWorker(pool, owner, clk, logger.With("pool", "webhooks"))
 	deliveries.Concurrency = cfg.WebhookConcurrency
 	deliveries.Handle(webhook.KindDeliver, s.webhooks.Deliver)
+	deliveries.HandlePrefetch(webhook.KindDeliver, s.webhooks.Prefetch)
 	if cfg.WebhookConcurrency <= cfg.WebhookMaxInflightPerTenant {
 		logger.Warn("COMPUTE_WEBHOOK_CONCURRENCY is not above COMPUTE_WEBHOOK_MAX_INFLIGHT_PER_TENANT: one tenant's slow endpoints can fill this process's delivery pool",
 			"webhook_concurrency", cfg.WebhookConcurrency, "max_inflight_per_tenant", cfg.WebhookMaxInflightPerTenant)

@@ -147,6 +147,161 @@ func (q *Queries) WebhookDeliveryLoad(ctx context.Context, id uuid.UUID) (Webhoo
 	return i, err
 }
 
+const webhookDeliveryLoadMany = `-- name: WebhookDeliveryLoadMany :many
+WITH l AS MATERIALIZED (
+  SELECT d.id, d.endpoint_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
+         e.url, e.secret, e.previous_secret, e.previous_secret_until, e.enabled, e.tenant_id,
+         e.breaker_open_until,
+         o.type AS event_type, o.subject AS event_subject, o.data AS event_data, o.time AS event_time,
+         compute_now()::timestamptz AS now,
+         (SELECT count(*) FROM webhook_inflight i
+           WHERE i.tenant_id = e.tenant_id AND i.until > compute_now() AND i.delivery_id <> d.id)::int AS tenant_inflight,
+         (SELECT count(*) FROM webhook_inflight i
+           WHERE i.endpoint_id = e.id AND i.until > compute_now() AND i.delivery_id <> d.id)::int AS endpoint_inflight,
+         k.lease_name, k.lease_epoch, k.ord
+    FROM (SELECT unnest($5::uuid[]) AS id,
+                 unnest($6::text[]) AS lease_name,
+                 unnest($7::bigint[]) AS lease_epoch,
+                 generate_series(1, cardinality($5::uuid[])) AS ord) k
+    JOIN webhook_deliveries d ON d.id = k.id
+    JOIN webhook_endpoints e ON e.id = d.endpoint_id
+    JOIN outbox o ON o.id = d.event_id
+), c AS MATERIALIZED (
+  SELECT l.id, l.endpoint_id, l.event_id, l.state, l.attempts, l.next_attempt_at, l.url, l.secret, l.previous_secret, l.previous_secret_until, l.enabled, l.tenant_id, l.breaker_open_until, l.event_type, l.event_subject, l.event_data, l.event_time, l.now, l.tenant_inflight, l.endpoint_inflight, l.lease_name, l.lease_epoch, l.ord,
+         (l.state = 'pending' AND l.enabled AND l.next_attempt_at <= l.now
+          AND (l.breaker_open_until IS NULL OR l.breaker_open_until <= l.now)
+          AND l.tenant_inflight < $2::int
+          AND l.endpoint_inflight < $3::int) AS eligible
+    FROM l
+   ORDER BY l.ord
+)
+SELECT c.id, c.endpoint_id, c.event_id, c.state, c.attempts, c.next_attempt_at,
+       c.url, c.secret, c.previous_secret, c.previous_secret_until, c.enabled, c.tenant_id,
+       c.breaker_open_until, c.event_type, c.event_subject, c.event_data, c.event_time,
+       c.now, c.tenant_inflight, c.endpoint_inflight,
+       (a.acquired IS NOT NULL)::bool AS slot_tried,
+       COALESCE(a.acquired, false)::bool AS slot_acquired,
+       COALESCE(a.open_until, 'epoch')::timestamptz AS slot_breaker_open_until,
+       COALESCE(a.tenant_slots, 0)::int AS slot_tenant_inflight,
+       COALESCE(a.endpoint_slots, 0)::int AS slot_endpoint_inflight
+  FROM c
+  LEFT JOIN LATERAL (
+        SELECT s.acquired::bool AS acquired, s.open_until::timestamptz AS open_until,
+               s.tenant_slots::int AS tenant_slots, s.endpoint_slots::int AS endpoint_slots
+          FROM webhook_slot_acquire(c.id, c.endpoint_id, $1::float8,
+                                    CASE WHEN c.eligible THEN $2::int ELSE -1 END,
+                                    $3::int,
+                                    c.lease_name, $4::text, c.lease_epoch) s
+         WHERE c.eligible
+        OFFSET 0) a ON true
+ ORDER BY c.ord
+`
+
+type WebhookDeliveryLoadManyParams struct {
+	HoldSeconds    float64
+	MaxPerTenant   int32
+	MaxPerEndpoint int32
+	LeaseOwner     string
+	Ids            []uuid.UUID
+	LeaseNames     []string
+	LeaseEpochs    []int64
+}
+
+type WebhookDeliveryLoadManyRow struct {
+	ID                   uuid.UUID
+	EndpointID           string
+	EventID              uuid.UUID
+	State                string
+	Attempts             int32
+	NextAttemptAt        time.Time
+	Url                  string
+	Secret               string
+	PreviousSecret       *string
+	PreviousSecretUntil  *time.Time
+	Enabled              bool
+	TenantID             string
+	BreakerOpenUntil     *time.Time
+	EventType            string
+	EventSubject         string
+	EventData            []byte
+	EventTime            time.Time
+	Now                  time.Time
+	TenantInflight       int32
+	EndpointInflight     int32
+	SlotTried            bool
+	SlotAcquired         bool
+	SlotBreakerOpenUntil time.Time
+	SlotTenantInflight   int32
+	SlotEndpointInflight int32
+}
+
+// WebhookDeliveryLoad for the deliveries of one claim, in one statement
+// (Service.Prefetch), with the same columns, in the order of ids;
+// deliveries that are gone have no row. It also takes the in-flight slot
+// of each delivery that is eligible: due, pending and enabled, its breaker
+// closed and its caps not plainly full by the counts read. The slot is
+// taken by webhook_slot_acquire, exactly as WebhookSlotAcquire calls it,
+// under the delivery's own shard lease (lease_names and lease_epochs,
+// parallel to ids), in the order of ids. The lateral subquery's WHERE
+// keeps the call from running for a delivery that is not eligible (a
+// one-time filter: OFFSET 0 keeps the subquery from being flattened into
+// a join whose condition would be checked after the call), and should
+// the planner run it anyway, a cap of -1 makes it take no slot.
+// slot_tried says whether the call answered, the slot_ columns how.
+func (q *Queries) WebhookDeliveryLoadMany(ctx context.Context, arg WebhookDeliveryLoadManyParams) ([]WebhookDeliveryLoadManyRow, error) {
+	rows, err := q.db.Query(ctx, webhookDeliveryLoadMany,
+		arg.HoldSeconds,
+		arg.MaxPerTenant,
+		arg.MaxPerEndpoint,
+		arg.LeaseOwner,
+		arg.Ids,
+		arg.LeaseNames,
+		arg.LeaseEpochs,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookDeliveryLoadManyRow{}
+	for rows.Next() {
+		var i WebhookDeliveryLoadManyRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EndpointID,
+			&i.EventID,
+			&i.State,
+			&i.Attempts,
+			&i.NextAttemptAt,
+			&i.Url,
+			&i.Secret,
+			&i.PreviousSecret,
+			&i.PreviousSecretUntil,
+			&i.Enabled,
+			&i.TenantID,
+			&i.BreakerOpenUntil,
+			&i.EventType,
+			&i.EventSubject,
+			&i.EventData,
+			&i.EventTime,
+			&i.Now,
+			&i.TenantInflight,
+			&i.EndpointInflight,
+			&i.SlotTried,
+			&i.SlotAcquired,
+			&i.SlotBreakerOpenUntil,
+			&i.SlotTenantInflight,
+			&i.SlotEndpointInflight,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const webhookDeliveryRecord = `-- name: WebhookDeliveryRecord :execrows
 UPDATE webhook_deliveries
    SET attempts = $1, state = $2,

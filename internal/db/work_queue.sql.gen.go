@@ -132,6 +132,38 @@ func (q *Queries) WorkQueueEnqueue(ctx context.Context, arg WorkQueueEnqueuePara
 	return err
 }
 
+const workQueueEnqueueMany = `-- name: WorkQueueEnqueueMany :exec
+INSERT INTO work_queue AS w (kind, key, shard, gen, not_before)
+SELECT DISTINCT ON (k.key) $1::text, k.key, k.shard, 1,
+       compute_now() + make_interval(secs => $2::float8)
+  FROM (SELECT unnest($3::text[]) AS key, unnest($4::int[]) AS shard) k
+ ORDER BY k.key
+ON CONFLICT (kind, key) DO UPDATE
+   SET gen = w.gen + 1,
+       not_before = LEAST(w.not_before, EXCLUDED.not_before)
+`
+
+type WorkQueueEnqueueManyParams struct {
+	Kind         string
+	DelaySeconds float64
+	Keys         []string
+	Shards       []int32
+}
+
+// WorkQueueEnqueue for many keys of one kind in one statement (keys and
+// their shards as parallel arrays), with the same semantics: a new key
+// gets gen 1, a queued one has its gen bumped and keeps the earlier due
+// time. A key repeated in the arrays is enqueued once.
+func (q *Queries) WorkQueueEnqueueMany(ctx context.Context, arg WorkQueueEnqueueManyParams) error {
+	_, err := q.db.Exec(ctx, workQueueEnqueueMany,
+		arg.Kind,
+		arg.DelaySeconds,
+		arg.Keys,
+		arg.Shards,
+	)
+	return err
+}
+
 const workQueueExtendClaims = `-- name: WorkQueueExtendClaims :execrows
 UPDATE work_queue
    SET claimed_until = compute_now() + make_interval(secs => $1::float8)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // Timings from the specification.
@@ -72,6 +73,20 @@ func (l Lease) Fence(ctx context.Context, tx pgx.Tx) error {
 		return fmt.Errorf("fence lease %s: %w", l.Name, err)
 	}
 	return nil
+}
+
+// FenceIn is Fence queued in b, the first statement after the BEGIN of a
+// transaction sent as one batch (pg.InTxBatch): *held says, once b is
+// sent, whether the lease was still held. The statements queued after it
+// run whatever it found, so the caller must roll back (return ErrFenced)
+// when *held is false; its row lock, taken before them, fences them
+// exactly as Fence does when it holds.
+func (l Lease) FenceIn(ctx context.Context, b *pg.Batch, held *bool) {
+	var one int32
+	pg.One(b, &one, held, pgx.RowTo[int32], func(q *db.Queries) error {
+		_, err := q.LeaseFence(ctx, db.LeaseFenceParams{Name: l.Name, Owner: l.Owner, Epoch: l.Epoch})
+		return err
+	})
 }
 
 // Release gives the lease up so that another owner can take it at once.

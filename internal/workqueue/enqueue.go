@@ -5,7 +5,9 @@
 // they hold leases on (FOR UPDATE SKIP LOCKED), run the handler for the row's
 // kind, and delete the row only if its gen is unchanged: a key dirtied during
 // its run survives and runs again. A crashed worker's claim lapses after
-// claimed_until and another worker takes the row.
+// claimed_until and another worker takes the row. A handler whose work
+// ends in one fenced transaction may complete its row in it (CompleteIn,
+// Completed) and spare the worker's own.
 package workqueue
 
 import (
@@ -54,4 +56,23 @@ func EnqueueIn(ctx context.Context, b *pg.Batch, kind, key string, delay time.Du
 			Kind: kind, Key: key, Shard: ShardOf(key), DelaySeconds: delay.Seconds(),
 		})
 	})
+}
+
+// EnqueueMany is Enqueue for many keys of one kind, in one statement (one
+// round trip however many keys), with Enqueue's semantics for each key.
+func EnqueueMany(ctx context.Context, q *db.Queries, kind string, keys []string, delay time.Duration) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	shards := make([]int32, len(keys))
+	for i, k := range keys {
+		shards[i] = ShardOf(k)
+	}
+	err := q.WorkQueueEnqueueMany(ctx, db.WorkQueueEnqueueManyParams{
+		Kind: kind, Keys: keys, Shards: shards, DelaySeconds: delay.Seconds(),
+	})
+	if err != nil {
+		return fmt.Errorf("enqueue %d %s: %w", len(keys), kind, err)
+	}
+	return nil
 }

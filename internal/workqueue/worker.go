@@ -32,10 +32,15 @@ type Item struct {
 	// write start their transaction with Lease.Fence, so a worker whose
 	// shard was taken over cannot act.
 	Lease lease.Lease
+	// Prefetched is what the kind's Prefetch hook loaded for this item
+	// with the rest of its claim, or nil: the handler's to interpret, and
+	// to load itself when it is nil.
+	Prefetched any
 }
 
 // Handler runs one item. A nil error completes it; Again asks to run it
-// again later without counting a failure; any other error is retried with
+// again later without counting a failure; Completed says the handler
+// completed the item itself (CompleteIn); any other error is retried with
 // back-off.
 type Handler func(ctx context.Context, it Item) error
 
@@ -66,6 +71,7 @@ type Worker struct {
 	clock    *clock.Clock
 	logger   *slog.Logger
 	handlers map[string]Handler
+	prefetch map[string]Prefetch
 	backoff  Backoff
 	// ClaimTTL is how long a claim protects a row from other workers.
 	ClaimTTL time.Duration
@@ -119,7 +125,7 @@ func NewWorker(pool *pgxpool.Pool, owner string, clk *clock.Clock, logger *slog.
 	}
 	return &Worker{
 		pool: pool, owner: owner, clock: clk, logger: logger,
-		handlers: map[string]Handler{}, backoff: DefaultBackoff,
+		handlers: map[string]Handler{}, prefetch: map[string]Prefetch{}, backoff: DefaultBackoff,
 		ClaimTTL: time.Minute, Batch: 32, Concurrency: 8, RenewEvery: lease.RenewEvery,
 		running: map[runKey]int{},
 	}
@@ -139,6 +145,7 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	}
 	stop := w.keepLeases(ctx)
 	defer stop()
+	w.prefetchFor(ctx, items[:min(len(items), max(w.Concurrency, 1))]) // those start at once
 	// Items run side by side, so one slow item (a webhook endpoint that
 	// hangs until its timeout) does not hold up the others of the batch.
 	sem := make(chan struct{}, max(w.Concurrency, 1))
@@ -224,6 +231,10 @@ func (w *Worker) run(ctx context.Context, it Item) (err error) {
 		w.Metrics.WorkItem(it.Kind, outcome, time.Since(start))
 	}()
 	herr = w.handlers[it.Kind](ctx, it)
+	if errors.Is(herr, Completed) {
+		herr = nil // its own fenced transaction completed it
+		return nil
+	}
 	var again againError
 	err = pg.InTx(ctx, w.pool, func(tx pgx.Tx) error {
 		if err := it.Lease.Fence(ctx, tx); err != nil {
@@ -327,6 +338,7 @@ func (w *Worker) Run(ctx context.Context, poll time.Duration, poke <-chan struct
 			if err != nil && ctx.Err() == nil {
 				w.logger.Error("work queue", "err", err)
 			}
+			w.prefetchFor(ctx, items) // no more than the free slots: all start at once
 			for _, it := range items {
 				slots <- struct{}{}
 				wg.Add(1)

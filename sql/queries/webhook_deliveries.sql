@@ -34,6 +34,68 @@ SELECT d.id, d.endpoint_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
   JOIN outbox o ON o.id = d.event_id
  WHERE d.id = sqlc.arg(id);
 
+-- name: WebhookDeliveryLoadMany :many
+-- WebhookDeliveryLoad for the deliveries of one claim, in one statement
+-- (Service.Prefetch), with the same columns, in the order of ids;
+-- deliveries that are gone have no row. It also takes the in-flight slot
+-- of each delivery that is eligible: due, pending and enabled, its breaker
+-- closed and its caps not plainly full by the counts read. The slot is
+-- taken by webhook_slot_acquire, exactly as WebhookSlotAcquire calls it,
+-- under the delivery's own shard lease (lease_names and lease_epochs,
+-- parallel to ids), in the order of ids. The lateral subquery's WHERE
+-- keeps the call from running for a delivery that is not eligible (a
+-- one-time filter: OFFSET 0 keeps the subquery from being flattened into
+-- a join whose condition would be checked after the call), and should
+-- the planner run it anyway, a cap of -1 makes it take no slot.
+-- slot_tried says whether the call answered, the slot_ columns how.
+WITH l AS MATERIALIZED (
+  SELECT d.id, d.endpoint_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
+         e.url, e.secret, e.previous_secret, e.previous_secret_until, e.enabled, e.tenant_id,
+         e.breaker_open_until,
+         o.type AS event_type, o.subject AS event_subject, o.data AS event_data, o.time AS event_time,
+         compute_now()::timestamptz AS now,
+         (SELECT count(*) FROM webhook_inflight i
+           WHERE i.tenant_id = e.tenant_id AND i.until > compute_now() AND i.delivery_id <> d.id)::int AS tenant_inflight,
+         (SELECT count(*) FROM webhook_inflight i
+           WHERE i.endpoint_id = e.id AND i.until > compute_now() AND i.delivery_id <> d.id)::int AS endpoint_inflight,
+         k.lease_name, k.lease_epoch, k.ord
+    FROM (SELECT unnest(sqlc.arg(ids)::uuid[]) AS id,
+                 unnest(sqlc.arg(lease_names)::text[]) AS lease_name,
+                 unnest(sqlc.arg(lease_epochs)::bigint[]) AS lease_epoch,
+                 generate_series(1, cardinality(sqlc.arg(ids)::uuid[])) AS ord) k
+    JOIN webhook_deliveries d ON d.id = k.id
+    JOIN webhook_endpoints e ON e.id = d.endpoint_id
+    JOIN outbox o ON o.id = d.event_id
+), c AS MATERIALIZED (
+  SELECT l.*,
+         (l.state = 'pending' AND l.enabled AND l.next_attempt_at <= l.now
+          AND (l.breaker_open_until IS NULL OR l.breaker_open_until <= l.now)
+          AND l.tenant_inflight < sqlc.arg(max_per_tenant)::int
+          AND l.endpoint_inflight < sqlc.arg(max_per_endpoint)::int) AS eligible
+    FROM l
+   ORDER BY l.ord
+)
+SELECT c.id, c.endpoint_id, c.event_id, c.state, c.attempts, c.next_attempt_at,
+       c.url, c.secret, c.previous_secret, c.previous_secret_until, c.enabled, c.tenant_id,
+       c.breaker_open_until, c.event_type, c.event_subject, c.event_data, c.event_time,
+       c.now, c.tenant_inflight, c.endpoint_inflight,
+       (a.acquired IS NOT NULL)::bool AS slot_tried,
+       COALESCE(a.acquired, false)::bool AS slot_acquired,
+       COALESCE(a.open_until, 'epoch')::timestamptz AS slot_breaker_open_until,
+       COALESCE(a.tenant_slots, 0)::int AS slot_tenant_inflight,
+       COALESCE(a.endpoint_slots, 0)::int AS slot_endpoint_inflight
+  FROM c
+  LEFT JOIN LATERAL (
+        SELECT s.acquired::bool AS acquired, s.open_until::timestamptz AS open_until,
+               s.tenant_slots::int AS tenant_slots, s.endpoint_slots::int AS endpoint_slots
+          FROM webhook_slot_acquire(c.id, c.endpoint_id, sqlc.arg(hold_seconds)::float8,
+                                    CASE WHEN c.eligible THEN sqlc.arg(max_per_tenant)::int ELSE -1 END,
+                                    sqlc.arg(max_per_endpoint)::int,
+                                    c.lease_name, sqlc.arg(lease_owner)::text, c.lease_epoch) s
+         WHERE c.eligible
+        OFFSET 0) a ON true
+ ORDER BY c.ord;
+
 -- name: WebhookDeliveryRecord :execrows
 -- Records the outcome of attempt number `attempts`. Guarded on the previous
 -- count, so an attempt recorded twice (a re-run after a crash) changes

@@ -8,6 +8,20 @@ ON CONFLICT (kind, key) DO UPDATE
    SET gen = w.gen + 1,
        not_before = LEAST(w.not_before, EXCLUDED.not_before);
 
+-- name: WorkQueueEnqueueMany :exec
+-- WorkQueueEnqueue for many keys of one kind in one statement (keys and
+-- their shards as parallel arrays), with the same semantics: a new key
+-- gets gen 1, a queued one has its gen bumped and keeps the earlier due
+-- time. A key repeated in the arrays is enqueued once.
+INSERT INTO work_queue AS w (kind, key, shard, gen, not_before)
+SELECT DISTINCT ON (k.key) sqlc.arg(kind)::text, k.key, k.shard, 1,
+       compute_now() + make_interval(secs => sqlc.arg(delay_seconds)::float8)
+  FROM (SELECT unnest(sqlc.arg(keys)::text[]) AS key, unnest(sqlc.arg(shards)::int[]) AS shard) k
+ ORDER BY k.key
+ON CONFLICT (kind, key) DO UPDATE
+   SET gen = w.gen + 1,
+       not_before = LEAST(w.not_before, EXCLUDED.not_before);
+
 -- name: WorkQueueClaim :many
 -- Claims due rows of the caller's shards. SKIP LOCKED lets many workers claim
 -- side by side. A row claimed by another owner is taken over at once: the

@@ -1,0 +1,118 @@
+package workqueue_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
+	"github.com/bettercompute/compute/internal/workqueue"
+)
+
+// completeOwn is a handler's own fenced transaction that completes its
+// item (workqueue.CompleteIn), sent with its BEGIN; before runs first.
+func completeOwn(d *pgtest.DB, before func(ctx context.Context, it workqueue.Item)) workqueue.Handler {
+	return func(ctx context.Context, it workqueue.Item) error {
+		if before != nil {
+			before(ctx, it)
+		}
+		var held bool
+		err := pg.InTxBatch(ctx, d.Pool, func(b *pg.Batch) {
+			it.Lease.FenceIn(ctx, b, &held)
+			workqueue.CompleteIn(ctx, b, it)
+		}, func(pgx.Tx) error {
+			if !held {
+				return lease.ErrFenced
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return workqueue.Completed
+	}
+}
+
+// A handler that completes its own item in its transaction and returns
+// Completed leaves nothing for the worker to do: the row is gone.
+func TestHandlerCompletesItsOwnItem(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	enqueue(t, d, "own-1", 0)
+	w := workqueue.NewWorker(d.Pool, "w", nil, nil)
+	w.Handle(kind, completeOwn(d, nil))
+	require.Equal(t, 1, runOnce(t, w))
+	_, ok := row(t, d, "own-1")
+	require.False(t, ok)
+	require.Equal(t, 0, runOnce(t, w))
+}
+
+// CompleteIn keeps the gen check: a key dirtied during the run survives,
+// unclaimed, and runs again when its enqueue said.
+func TestCompleteInKeepsADirtiedKey(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	enqueue(t, d, "own-2", 0)
+	w := workqueue.NewWorker(d.Pool, "w", nil, nil)
+	runs := 0
+	w.Handle(kind, completeOwn(d, func(ctx context.Context, it workqueue.Item) {
+		if runs++; runs == 1 {
+			enqueue(t, d, it.Key, 0)
+		}
+	}))
+	require.Equal(t, 1, runOnce(t, w))
+	r, ok := row(t, d, "own-2")
+	require.True(t, ok, "the dirtied key survives its completion")
+	require.EqualValues(t, 2, r.Gen)
+	require.Nil(t, r.ClaimedBy, "and is no longer claimed")
+	require.Equal(t, 1, runOnce(t, w), "it runs again at once")
+	_, ok = row(t, d, "own-2")
+	require.False(t, ok)
+}
+
+// A handler whose fenced transaction finds the shard lost completes
+// nothing: the row stays for the new holder.
+func TestCompleteInIsFenced(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	enqueue(t, d, "own-3", 0)
+	w := workqueue.NewWorker(d.Pool, "zombie", nil, nil)
+	w.Handle(kind, completeOwn(d, func(ctx context.Context, it workqueue.Item) {
+		d.AdvanceSimClock(t, lease.TTL+time.Second)
+		_, err := lease.AcquireMany(ctx, d.Q, []string{it.Lease.Name}, "heir", lease.TTL)
+		require.NoError(t, err)
+	}))
+	require.Equal(t, 1, runOnce(t, w))
+	r, ok := row(t, d, "own-3")
+	require.True(t, ok, "the fenced completion must not delete the row")
+	require.Equal(t, "zombie", *r.ClaimedBy)
+}
+
+// EnqueueMany has Enqueue's semantics for each key: a new key gets gen 1
+// on its shard, a queued one has its gen bumped and keeps its earlier due
+// time; a key given twice is enqueued once.
+func TestEnqueueMany(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	ctx := context.Background()
+	enqueue(t, d, "queued", 0)
+	require.NoError(t, pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error {
+		return workqueue.EnqueueMany(ctx, db.New(tx), kind, []string{"queued", "new", "new"}, time.Minute)
+	}))
+	queued, ok := row(t, d, "queued")
+	require.True(t, ok)
+	require.EqualValues(t, 2, queued.Gen)
+	require.Equal(t, pgtest.SimEpoch, queued.NotBefore.UTC(), "the earlier due time stands")
+	fresh, ok := row(t, d, "new")
+	require.True(t, ok)
+	require.EqualValues(t, 1, fresh.Gen)
+	require.Equal(t, workqueue.ShardOf("new"), fresh.Shard)
+	require.Equal(t, pgtest.SimEpoch.Add(time.Minute), fresh.NotBefore.UTC())
+	require.NoError(t, workqueue.EnqueueMany(ctx, d.Q, kind, nil, 0), "no keys, no statement")
+}
