@@ -224,11 +224,11 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	}
 	assigned := true
 	if where == nil {
-		workqueue.EnqueueIn(ctx, b, KindReservationPlace, id, c.h.pendingRetry())
-		workqueue.EnqueueIn(ctx, b, KindReservationExpire, id, cmd.End.Sub(now))
+		workqueue.EnqueueAllIn(ctx, b, workqueue.Wake{Kind: KindReservationPlace, Key: id, Delay: c.h.pendingRetry()},
+			workqueue.Wake{Kind: KindReservationExpire, Key: id, Delay: cmd.End.Sub(now)})
 	} else {
-		workqueue.EnqueueIn(ctx, b, KindReservationActivate, id, max(start.Sub(now), 0))
-		workqueue.EnqueueIn(ctx, b, KindReservationExpire, id, max(cmd.End.Sub(now), 0))
+		workqueue.EnqueueAllIn(ctx, b, workqueue.Wake{Kind: KindReservationActivate, Key: id, Delay: max(start.Sub(now), 0)},
+			workqueue.Wake{Kind: KindReservationExpire, Key: id, Delay: max(cmd.End.Sub(now), 0)})
 		// Booked: the allocation goes to the node's daemon now (see
 		// assignments.go for why at booking and not at the start).
 		a := db.AllocationAssignmentRow{ID: where.allocationID, ReservationID: id, NodeID: where.nodeID,

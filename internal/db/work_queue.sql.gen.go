@@ -134,32 +134,34 @@ func (q *Queries) WorkQueueEnqueue(ctx context.Context, arg WorkQueueEnqueuePara
 
 const workQueueEnqueueMany = `-- name: WorkQueueEnqueueMany :exec
 INSERT INTO work_queue AS w (kind, key, shard, gen, not_before)
-SELECT DISTINCT ON (k.key) $1::text, k.key, k.shard, 1,
-       compute_now() + make_interval(secs => $2::float8)
-  FROM (SELECT unnest($3::text[]) AS key, unnest($4::int[]) AS shard) k
- ORDER BY k.key
+SELECT DISTINCT ON (k.kind, k.key) k.kind, k.key, k.shard, 1,
+       compute_now() + make_interval(secs => k.delay_seconds)
+  FROM (SELECT unnest($1::text[]) AS kind, unnest($2::text[]) AS key,
+               unnest($3::int[]) AS shard, unnest($4::float8[]) AS delay_seconds) k
+ ORDER BY k.kind, k.key, k.delay_seconds
 ON CONFLICT (kind, key) DO UPDATE
    SET gen = w.gen + 1,
        not_before = LEAST(w.not_before, EXCLUDED.not_before)
 `
 
 type WorkQueueEnqueueManyParams struct {
-	Kind         string
-	DelaySeconds float64
-	Keys         []string
-	Shards       []int32
+	Kinds         []string
+	Keys          []string
+	Shards        []int32
+	DelaysSeconds []float64
 }
 
-// WorkQueueEnqueue for many keys of one kind in one statement (keys and
-// their shards as parallel arrays), with the same semantics: a new key
+// WorkQueueEnqueue for many wake-ups in one statement (kinds, keys, their
+// shards and delays as parallel arrays), with the same semantics: a new key
 // gets gen 1, a queued one has its gen bumped and keeps the earlier due
-// time. A key repeated in the arrays is enqueued once.
+// time. A kind and key repeated in the arrays is enqueued once, at its
+// earliest delay.
 func (q *Queries) WorkQueueEnqueueMany(ctx context.Context, arg WorkQueueEnqueueManyParams) error {
 	_, err := q.db.Exec(ctx, workQueueEnqueueMany,
-		arg.Kind,
-		arg.DelaySeconds,
+		arg.Kinds,
 		arg.Keys,
 		arg.Shards,
+		arg.DelaysSeconds,
 	)
 	return err
 }

@@ -116,3 +116,25 @@ func TestEnqueueMany(t *testing.T) {
 	require.Equal(t, pgtest.SimEpoch.Add(time.Minute), fresh.NotBefore.UTC())
 	require.NoError(t, workqueue.EnqueueMany(ctx, d.Q, kind, nil, 0), "no keys, no statement")
 }
+
+// EnqueueAllIn sends wake-ups of several kinds as one statement of a
+// batch; a kind and key given twice is enqueued once, at its earlier
+// delay, and another kind's row of the same key is its own.
+func TestEnqueueAllIn(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	ctx := context.Background()
+	var b pg.Batch
+	workqueue.EnqueueAllIn(ctx, &b, workqueue.Wake{Kind: kind, Key: "k", Delay: time.Hour},
+		workqueue.Wake{Kind: kind, Key: "k", Delay: time.Minute},
+		workqueue.Wake{Kind: "other", Key: "k", Delay: 2 * time.Minute})
+	require.NoError(t, pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error { return b.Send(ctx, tx) }))
+	mine, ok := row(t, d, "k")
+	require.True(t, ok)
+	require.EqualValues(t, 1, mine.Gen)
+	require.Equal(t, pgtest.SimEpoch.Add(time.Minute), mine.NotBefore.UTC(), "the earlier of the two delays")
+	other, err := d.Q.WorkQueueGet(ctx, db.WorkQueueGetParams{Kind: "other", Key: "k"})
+	require.NoError(t, err)
+	require.Equal(t, pgtest.SimEpoch.Add(2*time.Minute), other.NotBefore.UTC())
+	require.Equal(t, workqueue.ShardOf("k"), other.Shard)
+}

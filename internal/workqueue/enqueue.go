@@ -58,21 +58,42 @@ func EnqueueIn(ctx context.Context, b *pg.Batch, kind, key string, delay time.Du
 	})
 }
 
+// Wake is one wake-up: run kind's handler for Key after Delay.
+type Wake struct {
+	Kind, Key string
+	Delay     time.Duration
+}
+
 // EnqueueMany is Enqueue for many keys of one kind, in one statement (one
 // round trip however many keys), with Enqueue's semantics for each key.
 func EnqueueMany(ctx context.Context, q *db.Queries, kind string, keys []string, delay time.Duration) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	shards := make([]int32, len(keys))
+	wakes := make([]Wake, len(keys))
 	for i, k := range keys {
-		shards[i] = ShardOf(k)
+		wakes[i] = Wake{Kind: kind, Key: k, Delay: delay}
 	}
-	err := q.WorkQueueEnqueueMany(ctx, db.WorkQueueEnqueueManyParams{
-		Kind: kind, Keys: keys, Shards: shards, DelaySeconds: delay.Seconds(),
-	})
-	if err != nil {
+	if err := q.WorkQueueEnqueueMany(ctx, enqueueManyParams(wakes)); err != nil {
 		return fmt.Errorf("enqueue %d %s: %w", len(keys), kind, err)
 	}
 	return nil
+}
+
+// EnqueueAllIn is Enqueue for wakes of any kinds as one statement queued
+// in b, sent with the statements around it (pg.Batch).
+func EnqueueAllIn(ctx context.Context, b *pg.Batch, wakes ...Wake) {
+	if len(wakes) == 0 {
+		return
+	}
+	b.Exec(nil, func(q *db.Queries) error { return q.WorkQueueEnqueueMany(ctx, enqueueManyParams(wakes)) })
+}
+
+func enqueueManyParams(wakes []Wake) db.WorkQueueEnqueueManyParams {
+	p := db.WorkQueueEnqueueManyParams{Kinds: make([]string, len(wakes)), Keys: make([]string, len(wakes)),
+		Shards: make([]int32, len(wakes)), DelaysSeconds: make([]float64, len(wakes))}
+	for i, w := range wakes {
+		p.Kinds[i], p.Keys[i], p.Shards[i], p.DelaysSeconds[i] = w.Kind, w.Key, ShardOf(w.Key), w.Delay.Seconds()
+	}
+	return p
 }

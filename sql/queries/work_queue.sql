@@ -9,15 +9,17 @@ ON CONFLICT (kind, key) DO UPDATE
        not_before = LEAST(w.not_before, EXCLUDED.not_before);
 
 -- name: WorkQueueEnqueueMany :exec
--- WorkQueueEnqueue for many keys of one kind in one statement (keys and
--- their shards as parallel arrays), with the same semantics: a new key
+-- WorkQueueEnqueue for many wake-ups in one statement (kinds, keys, their
+-- shards and delays as parallel arrays), with the same semantics: a new key
 -- gets gen 1, a queued one has its gen bumped and keeps the earlier due
--- time. A key repeated in the arrays is enqueued once.
+-- time. A kind and key repeated in the arrays is enqueued once, at its
+-- earliest delay.
 INSERT INTO work_queue AS w (kind, key, shard, gen, not_before)
-SELECT DISTINCT ON (k.key) sqlc.arg(kind)::text, k.key, k.shard, 1,
-       compute_now() + make_interval(secs => sqlc.arg(delay_seconds)::float8)
-  FROM (SELECT unnest(sqlc.arg(keys)::text[]) AS key, unnest(sqlc.arg(shards)::int[]) AS shard) k
- ORDER BY k.key
+SELECT DISTINCT ON (k.kind, k.key) k.kind, k.key, k.shard, 1,
+       compute_now() + make_interval(secs => k.delay_seconds)
+  FROM (SELECT unnest(sqlc.arg(kinds)::text[]) AS kind, unnest(sqlc.arg(keys)::text[]) AS key,
+               unnest(sqlc.arg(shards)::int[]) AS shard, unnest(sqlc.arg(delays_seconds)::float8[]) AS delay_seconds) k
+ ORDER BY k.kind, k.key, k.delay_seconds
 ON CONFLICT (kind, key) DO UPDATE
    SET gen = w.gen + 1,
        not_before = LEAST(w.not_before, EXCLUDED.not_before);
