@@ -63,6 +63,8 @@ func outboxSuite(ctx context.Context, url string, p plan, prog *progress) (Outbo
 	if err := outboxLatency(ctx, pool, p, &res); err != nil {
 		return res, err
 	}
+	// pool, opened by pg.Connect, announces its appends through its
+	// outbox.Notifier, as the service's pools do.
 	prog.set("outbox: unpaced writers, with the notifier")
 	if res.WriterPerSec, err = appendEvents(ctx, pool, 8, 0, p.outboxPhase, p.maxOpsPerRun, nil); err != nil {
 		return res, err
