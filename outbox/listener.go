@@ -12,7 +12,7 @@ import (
 )
 
 // NotifyChannel is the channel on which appends to the outbox are announced
-// (migration 0010_outbox_notify).
+// (by Notifier, after the appending transactions commit).
 const NotifyChannel = "outbox"
 
 // Listener wakes dispatchers early when events are appended. It LISTENs on
@@ -20,7 +20,9 @@ const NotifyChannel = "outbox"
 // session and does not work through PgBouncer's transaction pooling: point
 // that URL at PostgreSQL directly. Pokes are hints only: dispatchers poll as
 // well, so a poke lost while the listener reconnects (or no listener at all)
-// only delays delivery by one poll interval.
+// only delays delivery by one poll interval. Appends committed by this
+// process poke its subscribers at once, in process, when the pool they
+// were made on was given to InstallNotifier with this listener.
 type Listener struct {
 	url    string
 	logger *slog.Logger

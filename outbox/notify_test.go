@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,12 +31,14 @@ func listenConn(t *testing.T, d *pgtest.DB) *pgx.Conn {
 }
 
 // pokesBeforeMarker counts the outbox notifications conn receives before
-// the marker, sent by a transaction that committed after the ones under
-// test: NOTIFY delivers in commit order, so nothing is waited for by time.
+// the marker. The marker is sent once the pool's notifier is idle, so every
+// notification announcing the commits under test has been committed before
+// it, and NOTIFY delivers in commit order: nothing is waited for by time.
 func pokesBeforeMarker(t *testing.T, d *pgtest.DB, conn *pgx.Conn) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
+	require.NoError(t, outbox.InstallNotifier(d.Pool, nil, nil).Wait(ctx))
 	_, err := d.Pool.Exec(ctx, "SELECT pg_notify($1, 'marker')", outbox.NotifyChannel)
 	require.NoError(t, err)
 	n := 0
@@ -50,11 +53,10 @@ func pokesBeforeMarker(t *testing.T, d *pgtest.DB, conn *pgx.Conn) int {
 	}
 }
 
-// A transaction appending 100 events, one statement each, delivers one
-// notification (the trigger of migration 0010 notifies per statement with
-// an empty payload, and PostgreSQL folds identical notifications of a
-// transaction into one at commit); one appending in a rolled-back savepoint
-// and again after it delivers exactly one; a rolled-back transaction none.
+// A transaction appending 100 events, one statement each, is announced by
+// one notification, sent by the pool's notifier after the commit; one
+// appending in a rolled-back savepoint and again after it by exactly one;
+// a rolled-back transaction by none.
 func TestOneNotificationPerTransaction(t *testing.T) {
 	t.Parallel()
 	if os.Getenv("PGTEST_ADMIN_URL") != "" {
@@ -96,6 +98,68 @@ func TestOneNotificationPerTransaction(t *testing.T) {
 }
 
 var errRollback = errors.New("roll back")
+
+// A committed append wakes a session LISTENing elsewhere and, at once and
+// without the database, the subscribers of this process's listener; a
+// rolled-back one wakes neither.
+func TestCommittedAppendWakesListeners(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("PGTEST_ADMIN_URL") != "" {
+		t.Skip("through PgBouncer in transaction mode: no LISTEN, pokes are off and loops poll")
+	}
+	d := pgtest.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	conn := listenConn(t, d)
+	// Not Run: its subscribers hear only the in-process poke.
+	local := outbox.NewListener(d.URL, nil)
+	pokes := local.Subscribe()
+	outbox.InstallNotifier(d.Pool, local, nil)
+
+	appendEach(t, d, "woken", 1)
+	select {
+	case <-pokes:
+	default:
+		t.Fatal("the commit returned before the in-process subscriber was poked")
+	}
+	_, err := conn.WaitForNotification(ctx)
+	require.NoError(t, err, "the other session was not notified")
+
+	tx, err := d.Pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = outbox.Append(ctx, db.New(tx), newEvent(t, "rolled-back"))
+	require.NoError(t, err)
+	require.NoError(t, tx.Rollback(ctx))
+	select {
+	case <-pokes:
+		t.Fatal("a rolled-back append poked the in-process subscriber")
+	default:
+	}
+	require.Zero(t, pokesBeforeMarker(t, d, conn), "a rolled-back append notified")
+}
+
+// 1,000 appends committed by 8 writers are announced by far fewer
+// notifications than commits, but by some. That the last commit is always
+// followed by a notification, wherever it lands in the notifier's cycle,
+// is TestNotifierNeverLosesTheLastCommit.
+func TestNotificationsCoalesced(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("PGTEST_ADMIN_URL") != "" {
+		t.Skip("through PgBouncer in transaction mode: no LISTEN, pokes are off and loops poll")
+	}
+	d := pgtest.New(t)
+	conn := listenConn(t, d)
+	const writers, each = 8, 125
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() { appendEach(t, d, fmt.Sprintf("w%d", w), each) })
+	}
+	wg.Wait()
+	n := pokesBeforeMarker(t, d, conn)
+	t.Logf("%d commits, %d notifications", writers*each, n)
+	require.GreaterOrEqual(t, n, 1)
+	require.Less(t, n, writers*each/4, "coalesced: far fewer notifications than commits")
+}
 
 // A dispatcher whose poll interval is an hour still delivers a committed
 // event promptly: the listener's poke wakes it. The outbox frontier is

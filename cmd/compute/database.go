@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/pg/cluster"
 	"github.com/bettercompute/compute/internal/pg/migrate"
+	"github.com/bettercompute/compute/outbox"
 )
 
 // openDatabase connects to cfg.DatabaseURL, or starts the private cluster in
@@ -46,7 +48,18 @@ func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 		stopCluster()
 		return nil, "", nil, err
 	}
-	return pool, url, func() { pool.Close(); stopCluster() }, nil
+	outbox.InstallNotifier(pool, nil, logger)
+	return pool, url, func() { closePool(pool); stopCluster() }, nil
+}
+
+// closePool closes a pool once the notifications of its last appends are
+// out (briefly bounded): a short-lived command's append is announced to
+// the listening processes instead of waiting for their next poll.
+func closePool(pool *pgxpool.Pool) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = outbox.InstallNotifier(pool, nil, nil).Wait(ctx)
+	pool.Close()
 }
 
 func migrateCmd(ctx context.Context, cfg config.Config, logger *slog.Logger) error {

@@ -74,7 +74,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		if err != nil {
 			return fmt.Errorf("background pool: %w", err)
 		}
-		defer bgPool.Close()
+		defer closePool(bgPool)
 		bg = newServices(bgPool, cfg, logger)
 	}
 	if *demo {
@@ -99,10 +99,17 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 
 	// Pokes wake loops early when an event is appended; every loop also
 	// polls, so a lost poke (or no listener at all) only delays.
+	// Appends are announced after they commit, by the notifier of the pool
+	// that committed them (every pool has one: other processes listen);
+	// this process's own loops are poked at once, in process.
 	var listener *outbox.Listener
 	if listenURL := pickListenURL(cfg, url); listenURL != "" {
 		listener = outbox.NewListener(listenURL, logger)
 		goRun(func() { listener.Run(runCtx) })
+	}
+	outbox.InstallNotifier(pool, listener, logger)
+	if bgPool != pool {
+		outbox.InstallNotifier(bgPool, listener, logger)
 	}
 	pokes := func() <-chan struct{} {
 		if listener == nil {

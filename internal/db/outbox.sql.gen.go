@@ -152,9 +152,23 @@ const outboxListen = `-- name: OutboxListen :exec
 LISTEN outbox
 `
 
-// Subscribes this session to outbox pokes (the NOTIFY trigger of 0010).
+// Subscribes this session to outbox pokes (outbox.Notifier sends them after
+// appending transactions commit).
 func (q *Queries) OutboxListen(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, outboxListen)
+	return err
+}
+
+const outboxNotify = `-- name: OutboxNotify :exec
+SELECT pg_notify('outbox', '')
+`
+
+// Pokes every session LISTENing on the outbox channel: sent by
+// outbox.Notifier on its own, outside any transaction, after appending
+// transactions committed. The payload is empty: a poke only says "read
+// again".
+func (q *Queries) OutboxNotify(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, outboxNotify)
 	return err
 }
 

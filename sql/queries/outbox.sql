@@ -50,5 +50,13 @@ SELECT (pg_snapshot_xmax(s.snap)::text::bigint - pg_snapshot_xmin(s.snap)::text:
          LIMIT 1) a ON true;
 
 -- name: OutboxListen :exec
--- Subscribes this session to outbox pokes (the NOTIFY trigger of 0010).
+-- Subscribes this session to outbox pokes (outbox.Notifier sends them after
+-- appending transactions commit).
 LISTEN outbox;
+
+-- name: OutboxNotify :exec
+-- Pokes every session LISTENing on the outbox channel: sent by
+-- outbox.Notifier on its own, outside any transaction, after appending
+-- transactions committed. The payload is empty: a poke only says "read
+-- again".
+SELECT pg_notify('outbox', '');

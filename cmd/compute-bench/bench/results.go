@@ -167,7 +167,7 @@ func (r *Results) computeRatios() {
 	}
 	o := r.Outbox
 	r.addRatio("outbox reader ÷ writer throughput", "drain", "unpaced appends", o.ReaderPerSec, o.WriterPerSec, o.WriterPerSec > 0)
-	r.addRatio("outbox appends with NOTIFY trigger ÷ without", "unpaced appends", "unpaced appends, trigger off", o.WriterPerSec, o.WriterNoNotifyPerSec, o.WriterNoNotifyPerSec > 0)
+	r.addRatio("outbox appends with notification ÷ without", "unpaced appends", "unpaced appends, no notifier", o.WriterPerSec, o.WriterNoNotifyPerSec, o.WriterNoNotifyPerSec > 0)
 	if n := len(o.Backlogs); n >= 2 {
 		a, b := o.Backlogs[n-1], o.Backlogs[0]
 		r.addRatio(fmt.Sprintf("outbox batch read p50, %d ÷ %d backlog", a.Events, b.Events), fmt.Sprint(a.Events), fmt.Sprint(b.Events), a.P50Ms, b.P50Ms, true)

@@ -51,7 +51,7 @@ func (r *Results) printTable(w io.Writer) {
 	o := r.Outbox
 	fmt.Fprintf(w, "\nOUTBOX  commit → reader (poll %.0f ms) at %d/s target, %.0f/s achieved: p50 %.2f ms, p99 %.2f ms (%d/%d events seen)\n",
 		o.PollMs, o.TargetRate, o.AchievedRate, o.P50Ms, o.P99Ms, o.Seen, o.Events)
-	fmt.Fprintf(w, "        writer (unpaced, 8 writers, 1 event/tx) %.0f events/s (%.0f with the NOTIFY trigger off); reader drain %.0f events/s\n",
+	fmt.Fprintf(w, "        writer (unpaced, 8 writers, 1 event/tx) %.0f events/s (%.0f without the notifier); reader drain %.0f events/s\n",
 		o.WriterPerSec, o.WriterNoNotifyPerSec, o.ReaderPerSec)
 	for _, b := range o.Backlogs {
 		fmt.Fprintf(w, "        ReadAfter(100) from the middle of %d events: p50 %.3f ms, p99 %.3f ms\n", b.Events, b.P50Ms, b.P99Ms)

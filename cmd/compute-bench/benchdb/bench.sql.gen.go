@@ -71,27 +71,6 @@ func (q *Queries) BenchOutboxFrontier(ctx context.Context) (int64, error) {
 	return xmin, err
 }
 
-const benchOutboxNotifyOff = `-- name: BenchOutboxNotifyOff :exec
-ALTER TABLE outbox DISABLE TRIGGER outbox_notify
-`
-
-// Disables the NOTIFY trigger in the benchmark's own outbox database, to
-// measure what the notification costs appending transactions (PostgreSQL
-// serialises the commits of notifying transactions on one global lock).
-func (q *Queries) BenchOutboxNotifyOff(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, benchOutboxNotifyOff)
-	return err
-}
-
-const benchOutboxNotifyOn = `-- name: BenchOutboxNotifyOn :exec
-ALTER TABLE outbox ENABLE TRIGGER outbox_notify
-`
-
-func (q *Queries) BenchOutboxNotifyOn(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, benchOutboxNotifyOn)
-	return err
-}
-
 const benchOutboxPositionAt = `-- name: BenchOutboxPositionAt :one
 SELECT txid, seq FROM outbox ORDER BY txid, seq OFFSET $1::bigint LIMIT 1
 `

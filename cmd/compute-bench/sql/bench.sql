@@ -45,15 +45,6 @@ TRUNCATE outbox;
 -- Fresh statistics after a bulk seed, as autovacuum would give a real log.
 ANALYZE outbox;
 
--- name: BenchOutboxNotifyOff :exec
--- Disables the NOTIFY trigger in the benchmark's own outbox database, to
--- measure what the notification costs appending transactions (PostgreSQL
--- serialises the commits of notifying transactions on one global lock).
-ALTER TABLE outbox DISABLE TRIGGER outbox_notify;
-
--- name: BenchOutboxNotifyOn :exec
-ALTER TABLE outbox ENABLE TRIGGER outbox_notify;
-
 -- name: BenchBackendPID :one
 -- The pid of the backend serving this connection; its parent is the
 -- postmaster, whose processes' CPU time the benchmark reads from /proc.
