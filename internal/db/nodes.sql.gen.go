@@ -230,7 +230,7 @@ type NodePlacementCandidatesRow struct {
 // (the reservation id) in the fixed order hashtext(node id), wrapping
 // around: two range scans of nodes_pool_place or nodes_site_place that read
 // max_nodes entries at most, so a large pool or site costs max_nodes
-// free-atom counts, not one sort of its nodes (migration 0030). Free atoms
+// free-atom counts, not one sort of its nodes (migration 0029). Free atoms
 // are those matching the request that are bookable, healthy, not
 // quarantined (nor their GPU) and not booked in the window (looked up
 // through the btree device_bookings_device_end, not the GiST index; see
