@@ -148,7 +148,9 @@ func (q *Queries) WebhookDeliveryLoad(ctx context.Context, id uuid.UUID) (Webhoo
 }
 
 const webhookDeliveryLoadMany = `-- name: WebhookDeliveryLoadMany :many
-WITH l AS MATERIALIZED (
+WITH fence AS MATERIALIZED (
+  SELECT f.name FROM leases f WHERE f.name = ANY($5::text[]) ORDER BY f.name FOR SHARE
+), l AS MATERIALIZED (
   SELECT d.id, d.endpoint_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
          e.url, e.secret, e.previous_secret, e.previous_secret_until, e.enabled, e.tenant_id,
          e.breaker_open_until,
@@ -159,13 +161,14 @@ WITH l AS MATERIALIZED (
          (SELECT count(*) FROM webhook_inflight i
            WHERE i.endpoint_id = e.id AND i.until > compute_now() AND i.delivery_id <> d.id)::int AS endpoint_inflight,
          k.lease_name, k.lease_epoch, k.ord
-    FROM (SELECT unnest($5::uuid[]) AS id,
-                 unnest($6::text[]) AS lease_name,
+    FROM (SELECT unnest($6::uuid[]) AS id,
+                 unnest($5::text[]) AS lease_name,
                  unnest($7::bigint[]) AS lease_epoch,
-                 generate_series(1, cardinality($5::uuid[])) AS ord) k
+                 generate_series(1, cardinality($6::uuid[])) AS ord) k
     JOIN webhook_deliveries d ON d.id = k.id
     JOIN webhook_endpoints e ON e.id = d.endpoint_id
     JOIN outbox o ON o.id = d.event_id
+   CROSS JOIN (SELECT count(*) FROM fence) fenced
 ), c AS MATERIALIZED (
   SELECT l.id, l.endpoint_id, l.event_id, l.state, l.attempts, l.next_attempt_at, l.url, l.secret, l.previous_secret, l.previous_secret_until, l.enabled, l.tenant_id, l.breaker_open_until, l.event_type, l.event_subject, l.event_data, l.event_time, l.now, l.tenant_inflight, l.endpoint_inflight, l.lease_name, l.lease_epoch, l.ord,
          (l.state = 'pending' AND l.enabled AND l.next_attempt_at <= l.now
@@ -173,7 +176,7 @@ WITH l AS MATERIALIZED (
           AND l.tenant_inflight < $2::int
           AND l.endpoint_inflight < $3::int) AS eligible
     FROM l
-   ORDER BY l.ord
+   ORDER BY l.tenant_id, l.ord
 )
 SELECT c.id, c.endpoint_id, c.event_id, c.state, c.attempts, c.next_attempt_at,
        c.url, c.secret, c.previous_secret, c.previous_secret_until, c.enabled, c.tenant_id,
@@ -194,7 +197,6 @@ SELECT c.id, c.endpoint_id, c.event_id, c.state, c.attempts, c.next_attempt_at,
                                     c.lease_name, $4::text, c.lease_epoch) s
          WHERE c.eligible
         OFFSET 0) a ON true
- ORDER BY c.ord
 `
 
 type WebhookDeliveryLoadManyParams struct {
@@ -202,8 +204,8 @@ type WebhookDeliveryLoadManyParams struct {
 	MaxPerTenant   int32
 	MaxPerEndpoint int32
 	LeaseOwner     string
-	Ids            []uuid.UUID
 	LeaseNames     []string
+	Ids            []uuid.UUID
 	LeaseEpochs    []int64
 }
 
@@ -236,17 +238,21 @@ type WebhookDeliveryLoadManyRow struct {
 }
 
 // WebhookDeliveryLoad for the deliveries of one claim, in one statement
-// (Service.Prefetch), with the same columns, in the order of ids;
-// deliveries that are gone have no row. It also takes the in-flight slot
-// of each delivery that is eligible: due, pending and enabled, its breaker
-// closed and its caps not plainly full by the counts read. The slot is
-// taken by webhook_slot_acquire, exactly as WebhookSlotAcquire calls it,
-// under the delivery's own shard lease (lease_names and lease_epochs,
-// parallel to ids), in the order of ids. The lateral subquery's WHERE
-// keeps the call from running for a delivery that is not eligible (a
-// one-time filter: OFFSET 0 keeps the subquery from being flattened into
-// a join whose condition would be checked after the call), and should
-// the planner run it anyway, a cap of -1 makes it take no slot.
+// (Service.Prefetch), with the same columns; deliveries that are gone have
+// no row. It also takes the in-flight slot of each delivery that is
+// eligible: due, pending and enabled, its breaker closed and its caps not
+// plainly full by the counts read. The slot is taken by
+// webhook_slot_acquire, exactly as WebhookSlotAcquire calls it, under the
+// delivery's own shard lease (lease_names and lease_epochs, parallel to
+// ids). Locks are taken in one order, so that concurrent claims and lease
+// renewals cannot deadlock (each deadlock cost its deliveries the
+// second of deadlock_timeout): first every shard lease of the claim FOR
+// SHARE in name order, as LeaseAcquireMany takes them, then the slots in
+// tenant order (each call locks its tenant row). The lateral subquery's
+// WHERE keeps the call from running for a delivery that is not eligible
+// (a one-time filter: OFFSET 0 keeps the subquery from being flattened
+// into a join whose condition would be checked after the call), and
+// should the planner run it anyway, a cap of -1 makes it take no slot.
 // slot_tried says whether the call answered, the slot_ columns how.
 func (q *Queries) WebhookDeliveryLoadMany(ctx context.Context, arg WebhookDeliveryLoadManyParams) ([]WebhookDeliveryLoadManyRow, error) {
 	rows, err := q.db.Query(ctx, webhookDeliveryLoadMany,
@@ -254,8 +260,8 @@ func (q *Queries) WebhookDeliveryLoadMany(ctx context.Context, arg WebhookDelive
 		arg.MaxPerTenant,
 		arg.MaxPerEndpoint,
 		arg.LeaseOwner,
-		arg.Ids,
 		arg.LeaseNames,
+		arg.Ids,
 		arg.LeaseEpochs,
 	)
 	if err != nil {

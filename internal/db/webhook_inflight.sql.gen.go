@@ -95,12 +95,16 @@ func (q *Queries) WebhookSlotCounts(ctx context.Context, arg WebhookSlotCountsPa
 }
 
 const webhookSlotHandOver = `-- name: WebhookSlotHandOver :execrows
-UPDATE webhook_inflight i
-   SET delivery_id = $1::uuid,
-       until = compute_now() + make_interval(secs => $2::float8)
- WHERE i.delivery_id = $3::uuid
-   AND i.endpoint_id = (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.id = $1::uuid)
-   AND NOT EXISTS (SELECT 1 FROM webhook_inflight o WHERE o.delivery_id = $1::uuid)
+WITH gone AS (
+  DELETE FROM webhook_inflight i WHERE i.delivery_id = $3::uuid
+  RETURNING i.endpoint_id, i.tenant_id
+)
+INSERT INTO webhook_inflight (delivery_id, endpoint_id, tenant_id, until)
+SELECT $1::uuid, g.endpoint_id, g.tenant_id,
+       compute_now() + make_interval(secs => $2::float8)
+  FROM gone g
+ WHERE g.endpoint_id = (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.id = $1::uuid)
+ON CONFLICT (delivery_id) DO NOTHING
 `
 
 type WebhookSlotHandOverParams struct {
@@ -111,8 +115,13 @@ type WebhookSlotHandOverParams struct {
 
 // Hands the slot of a delivery whose request is over (and succeeded) to a
 // delivery of the same endpoint that waits for one, in one statement: the
-// counts do not change, so no tenant lock is needed. Zero rows when the
-// waiting delivery holds a slot already or belongs to another endpoint.
+// counts do not change, so no tenant lock is needed. The old slot row goes
+// and the new one comes in its place; zero rows when the waiting delivery
+// belongs to another endpoint (its slot is then only freed) or holds a slot
+// already, which it may have taken a moment ago: ON CONFLICT, not a unique
+// violation, because this runs inside the transaction that records the
+// success, and an error would undo the record (and the delivery would be
+// POSTed again).
 func (q *Queries) WebhookSlotHandOver(ctx context.Context, arg WebhookSlotHandOverParams) (int64, error) {
 	result, err := q.db.Exec(ctx, webhookSlotHandOver, arg.ToDelivery, arg.HoldSeconds, arg.FromDelivery)
 	if err != nil {

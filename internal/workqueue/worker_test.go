@@ -271,3 +271,44 @@ func TestRunDoesNotWaitForASlowItemsBatch(t *testing.T) {
 	_, slowLeft := row(t, d, "slow")
 	require.True(t, slowLeft, "the slow item is still running")
 }
+
+// A poke that arrives while every slot is busy is not lost: the item it
+// announced runs as soon as a slot frees, not at the next poll (an hour
+// here). Webhook deliveries enqueued while the delivery pool was full used
+// to wait for the poll this way.
+func TestPokeWhileSlotsAreBusyIsKept(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	w := workqueue.NewWorker(d.Pool, "w", nil, nil)
+	w.Concurrency = 1
+	release := make(chan struct{})
+	busyRunning := make(chan struct{})
+	ranLater := make(chan struct{})
+	w.Handle(kind, func(ctx context.Context, it workqueue.Item) error {
+		switch it.Key {
+		case "busy":
+			close(busyRunning)
+			<-release
+		case "later":
+			close(ranLater)
+		}
+		return nil
+	})
+	enqueue(t, d, "busy", 0)
+	poke := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx, time.Hour, poke) }()
+	defer func() { cancel(); <-done }()
+	poke <- struct{}{}
+	<-busyRunning
+	enqueue(t, d, "later", 0)
+	poke <- struct{}{} // the only slot is busy
+	require.Eventually(t, func() bool { return len(poke) == 0 }, 10*time.Second, time.Millisecond, "the loop took the poke")
+	close(release)
+	select {
+	case <-ranLater:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the item announced while the slot was busy waited for the hourly poll")
+	}
+}

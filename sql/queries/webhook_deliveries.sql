@@ -36,19 +36,25 @@ SELECT d.id, d.endpoint_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
 
 -- name: WebhookDeliveryLoadMany :many
 -- WebhookDeliveryLoad for the deliveries of one claim, in one statement
--- (Service.Prefetch), with the same columns, in the order of ids;
--- deliveries that are gone have no row. It also takes the in-flight slot
--- of each delivery that is eligible: due, pending and enabled, its breaker
--- closed and its caps not plainly full by the counts read. The slot is
--- taken by webhook_slot_acquire, exactly as WebhookSlotAcquire calls it,
--- under the delivery's own shard lease (lease_names and lease_epochs,
--- parallel to ids), in the order of ids. The lateral subquery's WHERE
--- keeps the call from running for a delivery that is not eligible (a
--- one-time filter: OFFSET 0 keeps the subquery from being flattened into
--- a join whose condition would be checked after the call), and should
--- the planner run it anyway, a cap of -1 makes it take no slot.
+-- (Service.Prefetch), with the same columns; deliveries that are gone have
+-- no row. It also takes the in-flight slot of each delivery that is
+-- eligible: due, pending and enabled, its breaker closed and its caps not
+-- plainly full by the counts read. The slot is taken by
+-- webhook_slot_acquire, exactly as WebhookSlotAcquire calls it, under the
+-- delivery's own shard lease (lease_names and lease_epochs, parallel to
+-- ids). Locks are taken in one order, so that concurrent claims and lease
+-- renewals cannot deadlock (each deadlock cost its deliveries the
+-- second of deadlock_timeout): first every shard lease of the claim FOR
+-- SHARE in name order, as LeaseAcquireMany takes them, then the slots in
+-- tenant order (each call locks its tenant row). The lateral subquery's
+-- WHERE keeps the call from running for a delivery that is not eligible
+-- (a one-time filter: OFFSET 0 keeps the subquery from being flattened
+-- into a join whose condition would be checked after the call), and
+-- should the planner run it anyway, a cap of -1 makes it take no slot.
 -- slot_tried says whether the call answered, the slot_ columns how.
-WITH l AS MATERIALIZED (
+WITH fence AS MATERIALIZED (
+  SELECT f.name FROM leases f WHERE f.name = ANY(sqlc.arg(lease_names)::text[]) ORDER BY f.name FOR SHARE
+), l AS MATERIALIZED (
   SELECT d.id, d.endpoint_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
          e.url, e.secret, e.previous_secret, e.previous_secret_until, e.enabled, e.tenant_id,
          e.breaker_open_until,
@@ -66,6 +72,7 @@ WITH l AS MATERIALIZED (
     JOIN webhook_deliveries d ON d.id = k.id
     JOIN webhook_endpoints e ON e.id = d.endpoint_id
     JOIN outbox o ON o.id = d.event_id
+   CROSS JOIN (SELECT count(*) FROM fence) fenced
 ), c AS MATERIALIZED (
   SELECT l.*,
          (l.state = 'pending' AND l.enabled AND l.next_attempt_at <= l.now
@@ -73,7 +80,7 @@ WITH l AS MATERIALIZED (
           AND l.tenant_inflight < sqlc.arg(max_per_tenant)::int
           AND l.endpoint_inflight < sqlc.arg(max_per_endpoint)::int) AS eligible
     FROM l
-   ORDER BY l.ord
+   ORDER BY l.tenant_id, l.ord
 )
 SELECT c.id, c.endpoint_id, c.event_id, c.state, c.attempts, c.next_attempt_at,
        c.url, c.secret, c.previous_secret, c.previous_secret_until, c.enabled, c.tenant_id,
@@ -93,8 +100,7 @@ SELECT c.id, c.endpoint_id, c.event_id, c.state, c.attempts, c.next_attempt_at,
                                     sqlc.arg(max_per_endpoint)::int,
                                     c.lease_name, sqlc.arg(lease_owner)::text, c.lease_epoch) s
          WHERE c.eligible
-        OFFSET 0) a ON true
- ORDER BY c.ord;
+        OFFSET 0) a ON true;
 
 -- name: WebhookDeliveryRecord :execrows
 -- Records the outcome of attempt number `attempts`. Guarded on the previous

@@ -25,11 +25,21 @@ SELECT (SELECT count(*) FROM webhook_inflight i
 -- name: WebhookSlotHandOver :execrows
 -- Hands the slot of a delivery whose request is over (and succeeded) to a
 -- delivery of the same endpoint that waits for one, in one statement: the
--- counts do not change, so no tenant lock is needed. Zero rows when the
--- waiting delivery holds a slot already or belongs to another endpoint.
-UPDATE webhook_inflight i
-   SET delivery_id = sqlc.arg(to_delivery)::uuid,
-       until = compute_now() + make_interval(secs => sqlc.arg(hold_seconds)::float8)
- WHERE i.delivery_id = sqlc.arg(from_delivery)::uuid
-   AND i.endpoint_id = (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.id = sqlc.arg(to_delivery)::uuid)
-   AND NOT EXISTS (SELECT 1 FROM webhook_inflight o WHERE o.delivery_id = sqlc.arg(to_delivery)::uuid);
+-- counts do not change, so no tenant lock is needed. The old slot row goes
+-- and the new one comes in its place; zero rows when the waiting delivery
+-- belongs to another endpoint (its slot is then only freed) or holds a slot
+-- already, which it may have taken a moment ago: ON CONFLICT, not a unique
+-- violation, because this runs inside the transaction that records the
+-- success, and an error would undo the record (and the delivery would be
+-- POSTed again).
+WITH gone AS (
+  DELETE FROM webhook_inflight i WHERE i.delivery_id = sqlc.arg(from_delivery)::uuid
+  RETURNING i.endpoint_id, i.tenant_id
+)
+INSERT INTO webhook_inflight (delivery_id, endpoint_id, tenant_id, until)
+SELECT sqlc.arg(to_delivery)::uuid, g.endpoint_id, g.tenant_id,
+       compute_now() + make_interval(secs => sqlc.arg(hold_seconds)::float8)
+  FROM gone g
+ WHERE g.endpoint_id = (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.id = sqlc.arg(to_delivery)::uuid)
+ON CONFLICT (delivery_id) DO NOTHING;
+
