@@ -37,8 +37,15 @@ type Config struct {
 	LogLevel string `envconfig:"LOG_LEVEL" default:"info"`
 	// BodyLimit caps request bodies (echo syntax: 1M, 512K).
 	BodyLimit string `envconfig:"BODY_LIMIT" default:"1M"`
-	// MaxConns bounds the database pool.
-	MaxConns int32 `envconfig:"MAX_CONNS" default:"20"`
+	// MaxConns bounds the database pool (the API's, when the process
+	// also runs background roles). It is also how many commands one
+	// process runs at once: beyond about four per core of the database,
+	// more only queue inside PostgreSQL, where they take the CPU the
+	// background roles need. On a 2-core server with the API saturated,
+	// 20 left webhook delivery at 0.6 of the event rate (p50 5 s behind);
+	// 8 kept it at the event rate (p50 0.17 s) for 7 % fewer
+	// reservations/s (docs/benchmarks.md). Raise it with the database.
+	MaxConns int32 `envconfig:"MAX_CONNS" default:"8"`
 	// BackgroundMaxConns bounds the separate pool of the worker,
 	// dispatcher and gateway roles in a process that also serves the API,
 	// so that API load queues for its own connections instead of starving
