@@ -2,12 +2,9 @@ package commands_test
 
 import (
 	"context"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
@@ -16,38 +13,13 @@ import (
 	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
-// statementLog keeps the first line of every statement (sqlc puts the
-// query's name there), so a failing budget says where the round trips went.
-type statementLog struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *statementLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	line, _, _ := strings.Cut(strings.TrimSpace(d.SQL), "\n")
-	l.mu.Lock()
-	l.lines = append(l.lines, line)
-	l.mu.Unlock()
-	return ctx
-}
-
-func (l *statementLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (l *statementLog) take() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := strings.Join(l.lines, "\n")
-	l.lines = nil
-	return out
-}
-
 // TestRoundTripBudget holds the write path to its round-trip budget (issue
 // 15): a create that books GPUs and all three scalars, with an
 // idempotency key, takes at most 8 round trips; its release at most 6.
 // Counted on a warm pool, as the benchmark counts them.
 func TestRoundTripBudget(t *testing.T) {
 	d := pgtest.New(t)
-	log := &statementLog{}
+	log := &pgtest.StatementLog{}
 	pool, err := pg.Connect(context.Background(), d.URL, pg.PoolOptions{MaxConns: 1,
 		IdleInTxTimeout: time.Minute, Tracer: pg.RoundTripTracer{Next: log}})
 	require.NoError(t, err)
@@ -65,11 +37,11 @@ func TestRoundTripBudget(t *testing.T) {
 				Start: start, End: end, IdempotencyKey: key})
 		require.NoError(t, err)
 		require.Equal(t, "booked", string(res.Reservation.State))
-		t.Logf("create (key %q): %d statements, %d round trips\n%s", key, create.Statements.Load(), create.RoundTrips.Load(), log.take())
+		t.Logf("create (key %q): %d statements, %d round trips\n%s", key, create.Statements.Load(), create.RoundTrips.Load(), log.Take())
 		_, err = h.ReleaseReservation(pg.WithRoundTrips(context.Background(), release), tenantA,
 			commands.ReleaseReservation{ReservationID: res.Reservation.ID})
 		require.NoError(t, err)
-		t.Logf("release: %d statements, %d round trips\n%s", release.Statements.Load(), release.RoundTrips.Load(), log.take())
+		t.Logf("release: %d statements, %d round trips\n%s", release.Statements.Load(), release.RoundTrips.Load(), log.Take())
 		return create, release
 	}
 	run("warm-up") // prepares every statement on the one connection

@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,36 +25,9 @@ import (
 	"github.com/bettercompute/compute/webhook"
 )
 
-// statementLog keeps the first line of every statement sent on its own
-// (sqlc puts the query's name there; a batch shows as its statements
-// without the round trip), so a failing budget says where the round trips
-// went.
-type statementLog struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *statementLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	line, _, _ := strings.Cut(strings.TrimSpace(d.SQL), "\n")
-	l.mu.Lock()
-	l.lines = append(l.lines, line)
-	l.mu.Unlock()
-	return ctx
-}
-
-func (l *statementLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (l *statementLog) take() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := strings.Join(l.lines, "\n")
-	l.lines = nil
-	return out
-}
-
 // tracedPool is a one-connection pool on d whose statements count in the
 // RoundTrips of their context.
-func tracedPool(t *testing.T, d *pgtest.DB, log *statementLog) *pgxpool.Pool {
+func tracedPool(t *testing.T, d *pgtest.DB, log *pgtest.StatementLog) *pgxpool.Pool {
 	t.Helper()
 	pool, err := pg.Connect(context.Background(), d.URL, pg.PoolOptions{MaxConns: 1,
 		IdleInTxTimeout: time.Minute, Tracer: pg.RoundTripTracer{Next: log}})
@@ -76,7 +47,7 @@ func tracedPool(t *testing.T, d *pgtest.DB, log *statementLog) *pgxpool.Pool {
 func TestDeliveryRoundTripBudget(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	log := &statementLog{}
+	log := &pgtest.StatementLog{}
 	pool := tracedPool(t, d, log)
 	logger := slog.New(slog.DiscardHandler)
 	svc := webhook.New(pool, webhook.Config{AllowPrivate: true, Rand: noJitter}, logger)
@@ -100,7 +71,7 @@ func TestDeliveryRoundTripBudget(t *testing.T) {
 	deliver := func(name string) (whole, afterPost int64) {
 		t.Helper()
 		dl := f.scheduled(t, ep.ID, f.emit(t, "acme", "reservation.booked"))
-		log.take()
+		log.Take()
 		c := &pg.RoundTrips{}
 		counts.Store(c)
 		n, err := w.RunOnce(pg.WithRoundTrips(context.Background(), c))
@@ -111,12 +82,12 @@ func TestDeliveryRoundTripBudget(t *testing.T) {
 		require.ErrorIs(t, err, pgx.ErrNoRows, "the delivery completed its work item")
 		whole, afterPost = c.RoundTrips.Load(), c.RoundTrips.Load()-atPost.Load()
 		t.Logf("%s: %d statements, %d round trips (%d after the POST), %d prepares\n%s",
-			name, c.Statements.Load(), whole, afterPost, c.Prepares.Load(), log.take())
+			name, c.Statements.Load(), whole, afterPost, c.Prepares.Load(), log.Take())
 		require.Zero(t, c.Prepares.Load(), "the pool was warm")
 		return whole, afterPost
 	}
 	for i := range 2 { // prepares every statement on the one connection
-		log.take()
+		log.Take()
 		dl := f.scheduled(t, ep.ID, f.emit(t, "acme", "reservation.booked"))
 		require.Equal(t, 1, f.runWorker(t), "warm-up %d", i)
 		require.Equal(t, webhook.StateSucceeded, f.delivery(t, dl.ID).State)
@@ -132,7 +103,7 @@ func TestDeliveryRoundTripBudget(t *testing.T) {
 func TestSchedulerEnqueuesABatchInOneRoundTrip(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	pool := tracedPool(t, d, &statementLog{})
+	pool := tracedPool(t, d, &pgtest.StatementLog{})
 	svc := webhook.New(pool, webhook.Config{AllowPrivate: true}, slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	for i := range 4 {
