@@ -91,18 +91,15 @@ func watchedBits(sql string) uint64 {
 const marksKey = "pg.aftercommit"
 
 // commitTracer is the tracer Connect installs: it marks connections and
-// runs the hooks, and passes every trace on to next (PoolOptions.Tracer).
+// runs the hooks. Connect combines it with PoolOptions.Tracer through
+// pgx's multitracer, which passes every trace on to both.
 type commitTracer struct {
 	pool atomic.Pointer[pgxpool.Pool]
-	next pgx.QueryTracer
 }
 
 var (
-	_ pgx.QueryTracer    = (*commitTracer)(nil)
-	_ pgx.BatchTracer    = (*commitTracer)(nil)
-	_ pgx.CopyFromTracer = (*commitTracer)(nil)
-	_ pgx.PrepareTracer  = (*commitTracer)(nil)
-	_ pgx.ConnectTracer  = (*commitTracer)(nil)
+	_ pgx.QueryTracer = (*commitTracer)(nil)
+	_ pgx.BatchTracer = (*commitTracer)(nil)
 )
 
 // watchedKey carries, from TraceQueryStart to TraceQueryEnd, the bits of
@@ -161,38 +158,27 @@ func (t *commitTracer) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data
 	if bits := watchedBits(data.SQL); bits != 0 {
 		ctx = context.WithValue(ctx, watchedKey{}, bits)
 	}
-	if t.next != nil {
-		ctx = t.next.TraceQueryStart(ctx, conn, data)
-	}
 	return ctx
 }
 
 // TraceQueryEnd marks the connection after a watched statement succeeded,
 // and runs the hooks if the transaction is over and committed.
 func (t *commitTracer) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryEndData) {
-	if t.next != nil {
-		t.next.TraceQueryEnd(ctx, conn, data)
-	}
 	if bits, _ := ctx.Value(watchedKey{}).(uint64); bits != 0 && data.Err == nil {
 		setMarks(conn, marks(conn)|bits)
 	}
 	t.ended(conn, data.CommandTag, data.Err)
 }
 
-// TraceBatchStart passes the start on.
-func (t *commitTracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
-	if bt, ok := t.next.(pgx.BatchTracer); ok {
-		return bt.TraceBatchStart(ctx, conn, data)
-	}
+// TraceBatchStart does nothing: the batch's statements are looked at one
+// by one.
+func (t *commitTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
 	return ctx
 }
 
 // TraceBatchQuery marks the connection after a watched statement of the
 // batch succeeded.
-func (t *commitTracer) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
-	if bt, ok := t.next.(pgx.BatchTracer); ok {
-		bt.TraceBatchQuery(ctx, conn, data)
-	}
+func (t *commitTracer) TraceBatchQuery(_ context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
 	if data.Err == nil {
 		if bits := watchedBits(data.SQL); bits != 0 {
 			setMarks(conn, marks(conn)|bits)
@@ -203,54 +189,6 @@ func (t *commitTracer) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data
 // TraceBatchEnd runs the hooks if the batch left the connection out of a
 // committed transaction (a batch sent outside one runs in an implicit
 // transaction of its own).
-func (t *commitTracer) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchEndData) {
-	if bt, ok := t.next.(pgx.BatchTracer); ok {
-		bt.TraceBatchEnd(ctx, conn, data)
-	}
+func (t *commitTracer) TraceBatchEnd(_ context.Context, conn *pgx.Conn, data pgx.TraceBatchEndData) {
 	t.ended(conn, pgconn.CommandTag{}, data.Err)
-}
-
-// TraceCopyFromStart passes the start on.
-func (t *commitTracer) TraceCopyFromStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceCopyFromStartData) context.Context {
-	if ct, ok := t.next.(pgx.CopyFromTracer); ok {
-		return ct.TraceCopyFromStart(ctx, conn, data)
-	}
-	return ctx
-}
-
-// TraceCopyFromEnd passes the end on.
-func (t *commitTracer) TraceCopyFromEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceCopyFromEndData) {
-	if ct, ok := t.next.(pgx.CopyFromTracer); ok {
-		ct.TraceCopyFromEnd(ctx, conn, data)
-	}
-}
-
-// TracePrepareStart passes the start on.
-func (t *commitTracer) TracePrepareStart(ctx context.Context, conn *pgx.Conn, data pgx.TracePrepareStartData) context.Context {
-	if pt, ok := t.next.(pgx.PrepareTracer); ok {
-		return pt.TracePrepareStart(ctx, conn, data)
-	}
-	return ctx
-}
-
-// TracePrepareEnd passes the end on.
-func (t *commitTracer) TracePrepareEnd(ctx context.Context, conn *pgx.Conn, data pgx.TracePrepareEndData) {
-	if pt, ok := t.next.(pgx.PrepareTracer); ok {
-		pt.TracePrepareEnd(ctx, conn, data)
-	}
-}
-
-// TraceConnectStart passes the start on.
-func (t *commitTracer) TraceConnectStart(ctx context.Context, data pgx.TraceConnectStartData) context.Context {
-	if ct, ok := t.next.(pgx.ConnectTracer); ok {
-		return ct.TraceConnectStart(ctx, data)
-	}
-	return ctx
-}
-
-// TraceConnectEnd passes the end on.
-func (t *commitTracer) TraceConnectEnd(ctx context.Context, data pgx.TraceConnectEndData) {
-	if ct, ok := t.next.(pgx.ConnectTracer); ok {
-		ct.TraceConnectEnd(ctx, data)
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -55,8 +56,11 @@ func Connect(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, 
 	if opts.NoAfterCommit {
 		cfg.ConnConfig.Tracer = opts.Tracer
 	} else {
-		ct = &commitTracer{next: opts.Tracer}
+		ct = &commitTracer{}
 		cfg.ConnConfig.Tracer = ct
+		if opts.Tracer != nil {
+			cfg.ConnConfig.Tracer = multitracer.New(opts.Tracer, ct)
+		}
 	}
 	if opts.PgBouncer {
 		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
