@@ -130,4 +130,18 @@ type InstanceStopped struct {
 	Reason       string    `json:"reason"`
 	PID          int       `json:"pid,omitempty"`
 	At           time.Time `json:"at"`
+	// Exited is set when the instance's process ended on its own rather
+	// than being stopped by the daemon. ExitCode is then its exit status
+	// (128+n when signal n ended it): 0 is a success, anything else a
+	// failure. Reason is ReasonOOMKilled when the kernel's OOM killer ended
+	// it inside its allocation's memory limit.
+	Exited   bool   `json:"exited,omitempty"`
+	ExitCode *int32 `json:"exitCode,omitempty"`
 }
+
+// Reasons a daemon gives for a workload that ended.
+const (
+	// ReasonOOMKilled: the allocation's memory limit was reached and the
+	// kernel killed the workload (inside the allocation only).
+	ReasonOOMKilled = "OOMKilled"
+)
