@@ -34,6 +34,7 @@ var blockedPrefixes = func() []netip.Prefix {
 		"172.16.0.0/12",      // RFC 1918
 		"192.0.0.0/24",       // IETF protocol assignments
 		"192.0.2.0/24",       // documentation (TEST-NET-1)
+		"192.88.99.0/24",     // 6to4 relay anycast (RFC 7526): relays into any IPv4 network
 		"192.168.0.0/16",     // RFC 1918
 		"198.18.0.0/15",      // benchmarking
 		"198.51.100.0/24",    // documentation (TEST-NET-2)
@@ -41,6 +42,7 @@ var blockedPrefixes = func() []netip.Prefix {
 		"224.0.0.0/4",        // multicast
 		"240.0.0.0/4",        // reserved
 		"255.255.255.255/32", // limited broadcast (inside 240/4; named for the reader)
+		"168.63.129.16/32",   // Azure's wire server (metadata, DHCP, DNS, health probes) on every VM
 		"::/128",             // unspecified
 		"::1/128",            // loopback
 		"::/96",              // IPv4-compatible ::a.b.c.d: embeds any IPv4 address

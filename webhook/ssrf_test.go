@@ -53,10 +53,13 @@ func TestIsPublicAddr(t *testing.T) {
 		"2001:db8::1": false, "3fff::1": false, // documentation
 		"4000::1": false, "e000::1": false, "1::1": false, // outside 2000::/3, unallocated
 		"192.0.2.1": false, "198.51.100.7": false, "203.0.113.255": false, // documentation
+		"168.63.129.16": false, "::ffff:168.63.129.16": false, // Azure's wire server
+		"192.88.99.1": false, "192.88.99.255": false, // 6to4 relay anycast
 
 		// Just outside the new blocks: still public.
 		"2001:200::1": true, "2001:4860:4860::8888": true, "2a00:1450:4001::1": true,
 		"192.0.3.1": true, "198.51.101.1": true, "203.0.114.1": true,
+		"168.63.129.15": true, "168.63.129.17": true, "192.88.98.1": true, "192.88.100.1": true,
 	} {
 		require.Equal(t, public, webhook.IsPublicAddr(netip.MustParseAddr(addr)), addr)
 	}
@@ -93,6 +96,8 @@ func TestSSRFGuardRefusesAtDialTime(t *testing.T) {
 		"http://[fec0::1]/",            // site-local
 		"http://[100::1]/",             // discard-only
 		"http://192.0.2.1/",            // documentation
+		"http://168.63.129.16/",        // Azure's wire server
+		"http://192.88.99.1/",          // 6to4 relay anycast
 	}
 	// A receiver on IPv6 loopback, reached before the fix as [::1%lo]: the
 	// zoned address matched no blocked prefix.
