@@ -11,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/wire"
@@ -46,12 +47,20 @@ type Gateway struct {
 	// time.Ticker. Tests hand in ticks they send after moving the
 	// simulated clock.
 	Tick func(every time.Duration) (ticks <-chan time.Time, stop func())
+	// AuthFailureRate and AuthFailureBurst limit failed node-credential
+	// lookups per client address, as the API limits failed bearer tokens:
+	// Burst failures in a row, then one per 1/Rate seconds; past that the
+	// address gets 429 without a lookup. Zero means
+	// authn.DefaultFailureRate and authn.DefaultFailureBurst.
+	AuthFailureRate  float64
+	AuthFailureBurst int
 
 	// beforeWrite, when set (tests only, see export_test.go), runs before
 	// every write to a daemon; an error from it fails the write unmade.
 	beforeWrite func(ctx context.Context, nodeID string, m wire.Message) error
 
 	mu       sync.Mutex
+	fails    *authn.FailureLimiter // made on first use from AuthFailureRate and AuthFailureBurst
 	lease    lease.Lease
 	held     bool
 	sessions map[string]*gatewaySession
@@ -76,6 +85,16 @@ func (g *Gateway) now() time.Time {
 		return g.Now()
 	}
 	return time.Now()
+}
+
+// failures is the gateway's limiter of failed credential lookups.
+func (g *Gateway) failures() *authn.FailureLimiter {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.fails == nil {
+		g.fails = authn.NewFailureLimiter(g.AuthFailureRate, g.AuthFailureBurst)
+	}
+	return g.fails
 }
 
 func (g *Gateway) logger() *slog.Logger {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/wire"
 )
@@ -29,11 +32,21 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "node credential required", http.StatusUnauthorized)
 		return
 	}
+	// An address that failed too often is answered without a lookup, so
+	// guessing node credentials costs the guesser time, not the database
+	// a query per guess.
+	fails, client, now := g.failures(), authn.ClientKey(r), g.now()
+	if wait, throttled := fails.Throttled(client, now); throttled {
+		w.Header().Set("Retry-After", strconv.Itoa(max(int(math.Ceil(wait.Seconds())), 1)))
+		http.Error(w, "too many failed authentications from this address: retry later", http.StatusTooManyRequests)
+		return
+	}
 	nodeID, credentialID, err := g.Commands.AuthenticateNodeCredential(r.Context(), token)
 	if err != nil {
 		status := http.StatusServiceUnavailable
 		if core.CodeOf(err) == core.CodeUnauthenticated {
 			status = http.StatusUnauthorized
+			fails.Failed(client, now)
 		}
 		http.Error(w, "authentication failed", status)
 		return

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/authn"
 )
 
 // Authenticator resolves a bearer token to the actor it was issued to. An
@@ -55,12 +56,12 @@ func Authenticate(auth Authenticator) echo.MiddlewareFunc {
 // instead of another database lookup.
 type authGate struct {
 	auth    Authenticator
-	fails   *failureLimiter         // nil: no limit
+	fails   *authn.FailureLimiter   // nil: no limit
 	tickets *commands.StreamTickets // nil: no stream tickets (see ticketActor)
 }
 
 func newAuthGate(d Deps) *authGate {
-	return &authGate{auth: d.Auth, fails: newFailureLimiter(d.AuthFailureRate, d.AuthFailureBurst),
+	return &authGate{auth: d.Auth, fails: authn.NewFailureLimiter(d.AuthFailureRate, d.AuthFailureBurst),
 		tickets: &commands.StreamTickets{Pool: d.Pool}}
 }
 
@@ -94,9 +95,9 @@ func (g *authGate) middleware() echo.MiddlewareFunc {
 // client's address.
 func (g *authGate) actor(c echo.Context, token string) (core.Actor, error) {
 	now := time.Now()
-	client := clientKey(c.Request())
+	client := authn.ClientKey(c.Request())
 	if g.fails != nil {
-		if wait, throttled := g.fails.throttled(client, now); throttled {
+		if wait, throttled := g.fails.Throttled(client, now); throttled {
 			if ca, ok := g.auth.(CachedAuthenticator); ok {
 				if actor, ok := ca.AuthenticateCached(token); ok {
 					return actor, nil
@@ -109,7 +110,7 @@ func (g *authGate) actor(c echo.Context, token string) (core.Actor, error) {
 	if err != nil {
 		if core.CodeOf(err) == core.CodeUnauthenticated {
 			if g.fails != nil {
-				g.fails.failed(client, now)
+				g.fails.Failed(client, now)
 			}
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="compute", error="invalid_token"`)
 		}
@@ -185,3 +186,10 @@ func RequireRole(roles ...core.Role) echo.MiddlewareFunc {
 		}
 	}
 }
+
+// Defaults of the per-client limit on failed authentications (Deps
+// AuthFailureRate and AuthFailureBurst): authn's, shared with the gateway.
+const (
+	DefaultAuthFailureBurst = authn.DefaultFailureBurst
+	DefaultAuthFailureRate  = authn.DefaultFailureRate
+)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/authn"
 )
 
 // Stream tickets let a browser subscribe to the event stream: EventSource
@@ -66,9 +67,9 @@ func (g *authGate) ticketActor(c echo.Context) (actor core.Actor, ok bool, err e
 		return core.Actor{}, false, nil
 	}
 	now := time.Now()
-	client := clientKey(req)
+	client := authn.ClientKey(req)
 	if g.fails != nil {
-		if wait, throttled := g.fails.throttled(client, now); throttled {
+		if wait, throttled := g.fails.Throttled(client, now); throttled {
 			return core.Actor{}, true, rateLimited(c, wait, "too many failed authentications from this address: retry later")
 		}
 	}
@@ -76,7 +77,7 @@ func (g *authGate) ticketActor(c echo.Context) (actor core.Actor, ok bool, err e
 	if err != nil {
 		if core.CodeOf(err) == core.CodeUnauthenticated {
 			if g.fails != nil {
-				g.fails.failed(client, now)
+				g.fails.Failed(client, now)
 			}
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="compute", error="invalid_token"`)
 		}

@@ -1,4 +1,4 @@
-package httpapi
+package authn
 
 import (
 	"net"
@@ -11,12 +11,12 @@ import (
 
 // Defaults of the per-client limit on failed authentications.
 const (
-	// DefaultAuthFailureBurst is how many failed authentications a client
+	// DefaultFailureBurst is how many failed authentications a client
 	// address may make in a row before it is throttled.
-	DefaultAuthFailureBurst = 20
-	// DefaultAuthFailureRate is how fast a throttled client earns attempts
+	DefaultFailureBurst = 20
+	// DefaultFailureRate is how fast a throttled client earns attempts
 	// back, per second (one every two seconds).
-	DefaultAuthFailureRate = 0.5
+	DefaultFailureRate = 0.5
 	// maxFailureClients bounds the addresses tracked at once; past it the
 	// addresses back at a full allowance are forgotten first, and if that
 	// is not enough, all of them (memory stays bounded whatever a client
@@ -24,11 +24,14 @@ const (
 	maxFailureClients = 10_000
 )
 
-// failureLimiter throttles the client addresses that fail authentication
+// FailureLimiter throttles the client addresses that fail authentication
 // too often: each failure takes a token from the address's bucket
-// (golang.org/x/time/rate); an address with an empty bucket is throttled.
-// Successes cost nothing, so well-behaved clients never notice it.
-type failureLimiter struct {
+// (golang.org/x/time/rate); an address with an empty bucket is throttled
+// and answered without a credential lookup, so guessing secrets costs the
+// guesser time and the database nothing. Successes cost nothing, so
+// well-behaved clients never notice it. The API (bearer tokens) and the
+// gateway (node credentials) each keep one.
+type FailureLimiter struct {
 	limit rate.Limit
 	burst int
 
@@ -36,19 +39,22 @@ type failureLimiter struct {
 	clients map[string]*rate.Limiter
 }
 
-func newFailureLimiter(perSecond float64, burst int) *failureLimiter {
+// NewFailureLimiter allows burst failures in a row per client, then one
+// per 1/perSecond seconds. Zero (or less) means DefaultFailureRate and
+// DefaultFailureBurst.
+func NewFailureLimiter(perSecond float64, burst int) *FailureLimiter {
 	if perSecond <= 0 {
-		perSecond = DefaultAuthFailureRate
+		perSecond = DefaultFailureRate
 	}
 	if burst <= 0 {
-		burst = DefaultAuthFailureBurst
+		burst = DefaultFailureBurst
 	}
-	return &failureLimiter{limit: rate.Limit(perSecond), burst: burst, clients: map[string]*rate.Limiter{}}
+	return &FailureLimiter{limit: rate.Limit(perSecond), burst: burst, clients: map[string]*rate.Limiter{}}
 }
 
-// throttled reports whether client has no attempts left and, if so, how
+// Throttled reports whether client has no attempts left and, if so, how
 // long until it has one.
-func (l *failureLimiter) throttled(client string, now time.Time) (time.Duration, bool) {
+func (l *FailureLimiter) Throttled(client string, now time.Time) (time.Duration, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lim, ok := l.clients[client]
@@ -62,8 +68,8 @@ func (l *failureLimiter) throttled(client string, now time.Time) (time.Duration,
 	return time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second)), true
 }
 
-// failed records one failed authentication of client.
-func (l *failureLimiter) failed(client string, now time.Time) {
+// Failed records one failed authentication of client.
+func (l *FailureLimiter) Failed(client string, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lim, ok := l.clients[client]
@@ -79,7 +85,7 @@ func (l *failureLimiter) failed(client string, now time.Time) {
 
 // pruneLocked forgets the clients back at a full allowance (they would
 // start from one anyway), or everyone if that frees nothing.
-func (l *failureLimiter) pruneLocked(now time.Time) {
+func (l *FailureLimiter) pruneLocked(now time.Time) {
 	for c, lim := range l.clients {
 		if lim.TokensAt(now) >= float64(l.burst) {
 			delete(l.clients, c)
@@ -90,12 +96,13 @@ func (l *failureLimiter) pruneLocked(now time.Time) {
 	}
 }
 
-// clientKey is the address failures are counted against: the connection's
+// ClientKey is the address failures are counted against: the connection's
 // peer address, never a forwarded-for header a client could invent. An
 // IPv6 client is counted by its /64, which one host usually holds whole.
 // Behind a reverse proxy every client shares the proxy's address, which is
-// why a throttled address still gets in with a cached, known-good token.
-func clientKey(r *http.Request) string {
+// why the API still lets a throttled address in with a cached, known-good
+// token.
+func ClientKey(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
