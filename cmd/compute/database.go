@@ -16,14 +16,19 @@ import (
 )
 
 // openDatabase connects to cfg.DatabaseURL, or starts the private cluster in
-// cfg.PGDir when it is unset, and applies migrations. The returned close
+// cfg.PGDir when it is unset, and applies migrations. The private cluster
+// listens on no TCP address, only on a unix socket in a directory of mode
+// 0700 owned by the server's user (postgres when we are root): its
+// authentication is trust, and on a machine that also runs tenants'
+// workloads (the demo's in-process daemons, a node) any local process could
+// otherwise connect as superuser. The returned close
 // function closes the pool and stops a cluster it started. The URL is
 // returned for connections that must not go through the pool (LISTEN).
 func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, appName string) (*pgxpool.Pool, string, func(), error) {
 	url := cfg.DatabaseURL
 	stopCluster := func() {}
 	if url == "" {
-		cluster, err := cluster.Start(ctx, cluster.Options{Dir: cfg.PGDir, Logger: logger})
+		cluster, err := cluster.Start(ctx, cluster.Options{Dir: cfg.PGDir, Logger: logger, SocketOnly: true})
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("start private postgres: %w", err)
 		}

@@ -5,8 +5,13 @@
 // The cluster lives in one directory that is reused across runs:
 //
 //	Dir/data          the data directory (PGDATA)
-//	Dir/sock          the unix socket directory (TCP is what URL returns)
+//	Dir/sock          the unix socket directory: mode 0700, owned by the server's user
 //	Dir/postgres.log  the server log, appended to by every run
+//
+// By default the server also listens on a free 127.0.0.1 port, which is what
+// URL returns: pgbench, PgBouncer and the test harness connect over TCP. With
+// Options.SocketOnly it listens on no TCP address at all, only on the unix
+// socket, and URL connects through it (`compute serve`'s private cluster).
 //
 // PostgreSQL refuses to run as root, so when this process is root every
 // PostgreSQL program is run as the "postgres" OS user, and the files it needs
@@ -42,22 +47,40 @@ type Options struct {
 	// benchmark's statement counts. A library the installation lacks is
 	// left out (and logged) rather than keeping the server from starting.
 	Preload []string
+	// SocketOnly makes the server listen on no TCP address
+	// (listen_addresses = ''), only on its unix socket, in a directory of
+	// mode 0700 owned by the server's user (postgres when this process is
+	// root): only that user and root can connect, although authentication
+	// is trust. URL then connects through the socket, and Port is 0.
+	// The socket directory is Dir/sock, or, when that path is too long for
+	// a unix socket, a fresh directory under the system temporary directory,
+	// removed by Stop. `compute serve` sets it: on a node whose workloads
+	// share the machine, a TCP listener with trust authentication would let
+	// any local process connect as superuser.
+	SocketOnly bool
 }
 
-// Cluster is a running PostgreSQL server started by Start. It listens on
-// 127.0.0.1 only, but with trust authentication: any user of this machine
-// can connect as superuser. That suits development and tests, not a machine
-// shared with people who must not see the data.
+// Cluster is a running PostgreSQL server started by Start. By default it
+// listens on 127.0.0.1 only, but with trust authentication: any user of this
+// machine can connect as superuser. That suits development and tests, not a
+// machine shared with people who must not see the data; Options.SocketOnly
+// closes it to everyone but the server's user and root.
 type Cluster struct {
 	dir     string // the directory actually used (Options.Dir or its fallback)
 	dataDir string
 	logPath string
-	port    int
+	port    int // TCP port, or only the socket file's number when socketOnly
 	pid     int // the postmaster we started, so Stop never stops someone else's
 	bins    binaries
 	run     runner
 	log     *slog.Logger
 	lock    *os.File // flock'ed while the cluster is ours; see lockDir
+
+	socketOnly bool
+	sockDir    string // the unix socket directory; "" when the socket is disabled
+	// tempSockDir says that Start created sockDir under the system
+	// temporary directory (Dir/sock was too long): Stop removes it.
+	tempSockDir bool
 
 	preload []string
 
@@ -115,14 +138,16 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		log:     log,
 		lock:    lock,
 		preload: opts.Preload,
+
+		socketOnly: opts.SocketOnly,
 	}
 	if err := c.init(ctx, opts.Fast); err != nil {
-		return nil, errors.Join(fmt.Errorf("pgcluster: %w", err), lock.Close())
+		return nil, errors.Join(fmt.Errorf("pgcluster: %w", err), c.removeTempSockDir(), lock.Close())
 	}
 	if err := c.start(ctx, opts.Fast); err != nil {
-		return nil, errors.Join(fmt.Errorf("pgcluster: %w", err), lock.Close())
+		return nil, errors.Join(fmt.Errorf("pgcluster: %w", err), c.removeTempSockDir(), lock.Close())
 	}
-	log.Info("postgres started", "dir", c.dir, "port", c.port, "pid", c.pid)
+	log.Info("postgres started", "dir", c.dir, "port", c.Port(), "socket_dir", c.sockDir, "pid", c.pid)
 	return c, nil
 }
 
@@ -145,7 +170,7 @@ func (c *Cluster) init(ctx context.Context, fast bool) error {
 	} else if err := c.stopLeftover(ctx); err != nil {
 		return err
 	}
-	if err := c.run.ensureDir(filepath.Join(c.dir, "sock")); err != nil {
+	if err := c.prepareSockDir(ctx); err != nil {
 		return err
 	}
 	return c.run.ensureFile(c.logPath)
@@ -154,22 +179,19 @@ func (c *Cluster) init(ctx context.Context, fast bool) error {
 // start runs pg_ctl start, retrying on a fresh port if another process took
 // the probed one before the server could bind it.
 func (c *Cluster) start(ctx context.Context, fast bool) error {
-	sockDir := filepath.Join(c.dir, "sock")
-	if len(sockDir) > maxSockDirLen {
-		// The socket is only a convenience for psql; TCP is what URL returns.
-		c.log.Info("unix socket disabled: directory path too long", "dir", sockDir)
-		sockDir = ""
-	}
 	for attempt := 1; ; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			return err
+		port := socketPort // no TCP: the number only names the socket file
+		if !c.socketOnly {
+			var err error
+			if port, err = freePort(); err != nil {
+				return err
+			}
 		}
 		logStart := fileSize(c.logPath)
 		out, err := c.run.output(ctx, c.bins.pgCtl, "start", "-w",
 			"-t", strconv.Itoa(int(startTimeout/time.Second)),
 			"-D", c.dataDir, "-l", c.logPath,
-			"-o", serverOptions(port, sockDir, fast, c.installedLibraries()))
+			"-o", serverOptions(port, c.sockDir, c.socketOnly, fast, c.installedLibraries()))
 		if err == nil {
 			c.port = port
 			if c.pid, err = postmasterPID(c.dataDir); err != nil {
@@ -184,7 +206,7 @@ func (c *Cluster) start(ctx context.Context, fast bool) error {
 		if ctx.Err() != nil {
 			return errors.Join(fmt.Errorf("pg_ctl start: %w", ctx.Err()), killErr)
 		}
-		if attempt < startAttempts && strings.Contains(tail, "could not bind") {
+		if attempt < startAttempts && !c.socketOnly && strings.Contains(tail, "could not bind") {
 			c.log.Info("postgres port taken, retrying", "port", port)
 			continue
 		}
@@ -195,14 +217,24 @@ func (c *Cluster) start(ctx context.Context, fast bool) error {
 
 // serverOptions is the -o argument of pg_ctl start. pg_ctl pastes it into a
 // /bin/sh command line, hence the quoting.
-func serverOptions(port int, sockDir string, fast bool, preload []string) string {
+func serverOptions(port int, sockDir string, socketOnly, fast bool, preload []string) string {
+	listen := "127.0.0.1"
+	if socketOnly {
+		listen = ""
+	}
 	opts := []string{
-		"-c listen_addresses=127.0.0.1",
+		"-c listen_addresses=" + shellQuote(listen),
 		"-p " + strconv.Itoa(port),
 		"-k " + shellQuote(sockDir),
 		"-c max_connections=300",
 		"-c shared_buffers=128MB",
 		"-c max_locks_per_transaction=256",
+	}
+	if socketOnly {
+		// The directory (0700) already keeps everyone else out; the
+		// socket's own mode says the same should the directory ever be
+		// opened up.
+		opts = append(opts, "-c unix_socket_permissions=0700")
 	}
 	if fast {
 		// Durability is worthless for test data and costs most of the
@@ -237,8 +269,10 @@ func (c *Cluster) installedLibraries() []string {
 	return out
 }
 
-// URL returns a connection URL for database as the superuser "postgres",
-// over TCP (the server trusts local connections, so there is no password).
+// URL returns a connection URL for database as the superuser "postgres"
+// (the server trusts local connections, so there is no password): over TCP,
+// or through the unix socket when Options.SocketOnly was set
+// (postgres://postgres@/db?host=/socket/dir&port=5432).
 func (c *Cluster) URL(database string) string {
 	u := url.URL{
 		Scheme:   "postgres",
@@ -247,11 +281,25 @@ func (c *Cluster) URL(database string) string {
 		Path:     "/" + database,
 		RawQuery: "sslmode=disable",
 	}
+	if c.socketOnly {
+		u.Host = ""
+		u.RawQuery = url.Values{"host": {c.sockDir}, "port": {strconv.Itoa(c.port)}, "sslmode": {"disable"}}.Encode()
+	}
 	return u.String()
 }
 
-// Port returns the TCP port the server listens on at 127.0.0.1.
-func (c *Cluster) Port() int { return c.port }
+// Port returns the TCP port the server listens on at 127.0.0.1, or 0 when it
+// listens on no TCP address (Options.SocketOnly).
+func (c *Cluster) Port() int {
+	if c.socketOnly {
+		return 0
+	}
+	return c.port
+}
+
+// SocketDir returns the directory of the server's unix socket, or "" when
+// the socket is disabled (a TCP cluster whose Dir/sock path is too long).
+func (c *Cluster) SocketDir() string { return c.sockDir }
 
 // Dir returns the directory the cluster actually lives in: Options.Dir, or
 // the fallback under os.TempDir() when the postgres user cannot reach
@@ -273,7 +321,7 @@ func (c *Cluster) Stop() error {
 		// Stopped already, or the server is not ours (which the lock
 		// should prevent, but someone may have used pg_ctl by hand).
 		c.stopped = true
-		return c.unlock()
+		return errors.Join(c.removeTempSockDir(), c.unlock())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout+30*time.Second)
 	defer cancel()
@@ -282,7 +330,7 @@ func (c *Cluster) Stop() error {
 	}
 	c.stopped = true
 	c.log.Info("postgres stopped", "dir", c.dir)
-	return c.unlock()
+	return errors.Join(c.removeTempSockDir(), c.unlock())
 }
 
 func (c *Cluster) unlock() error {

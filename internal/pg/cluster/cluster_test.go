@@ -204,7 +204,7 @@ func TestHelpers(t *testing.T) {
 	require.Equal(t, `'it'\''s'`, shellQuote("it's"))
 	require.Equal(t, "''", shellQuote(""))
 	require.False(t, processAlive(os.Getpid()), "the test binary is not a postgres process")
-	require.Contains(t, serverOptions(5432, "/s", true, nil), "-c fsync=off")
-	require.NotContains(t, serverOptions(5432, "/s", false, nil), "fsync")
+	require.Contains(t, serverOptions(5432, "/s", false, true, nil), "-c fsync=off")
+	require.NotContains(t, serverOptions(5432, "/s", false, false, nil), "fsync")
 	require.Equal(t, []string{"HOME=/x"}, childEnv([]string{"PGDATA=/y", "HOME=/x", "PGPORT=1"}))
 }
