@@ -284,6 +284,7 @@ func TestReleaseUnassignsAndStopsInstances(t *testing.T) {
 	d := f.connect(t, "n1", "j1", 0)
 	rsv := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
 	alloc := f.allocationOf(t, rsv.ID)
+	f.activate(t, rsv)
 	running, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
 	require.NoError(t, err)
 	queued, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
@@ -352,6 +353,7 @@ func TestInstanceStoppedReportIsFenced(t *testing.T) {
 	require.NoError(t, err)
 	rsv := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
 	require.Equal(t, "n1", rsv.NodeID)
+	f.activate(t, rsv)
 	i, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
 	require.NoError(t, err)
 
@@ -385,6 +387,7 @@ func TestRefusedAssignFailsReservation(t *testing.T) {
 	start, end := window(1, 3)
 	rsv := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, VCPU: 4, Start: start, End: end}).Reservation
 	alloc := f.allocationOf(t, rsv.ID)
+	f.activate(t, rsv) // the window starts in an hour: the clock moves there
 	i, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
 	require.NoError(t, err)
 	require.Equal(t, before+1, quotaUsed(t, f, "acme", "gpu"))
@@ -455,6 +458,7 @@ func TestAssignWaitsForEarlierUnassign(t *testing.T) {
 
 	next := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1}).Reservation
 	require.Equal(t, first.DeviceIDs, next.DeviceIDs)
+	f.activate(t, next)
 	i, err := f.h.CreateInstance(f.ctx, tenantB, commands.CreateInstance{ReservationID: next.ID})
 	require.NoError(t, err)
 	rep := d.dispatch()

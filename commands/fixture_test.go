@@ -85,3 +85,18 @@ func (f *fixture) countEvents(t *testing.T, typ string) int {
 	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT count(*) FROM outbox WHERE type = $1", typ).Scan(&n))
 	return n
 }
+
+// activate makes a booked reservation active the way time does: the
+// simulated clock moves to its start if that is still ahead, and the
+// reservation.activate reconciler runs. Instances and node jobs run only
+// on an active reservation.
+func (f *fixture) activate(t *testing.T, r core.Reservation) {
+	t.Helper()
+	if now := f.d.Now(t); r.Start.After(now) {
+		f.d.AdvanceSimClock(t, r.Start.Sub(now))
+	}
+	require.NoError(t, f.h.ActivateReservation(f.ctx, r.ID))
+	var state string
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT state FROM reservations WHERE id = $1", r.ID).Scan(&state))
+	require.Equal(t, string(core.ReservationActive), state)
+}

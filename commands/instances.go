@@ -3,7 +3,9 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -18,8 +20,7 @@ import (
 // until it is stopped.
 const defaultInstanceCommand = "sleep 86400"
 
-// CreateInstance starts a workload on a booked (or active) reservation's
-// devices.
+// CreateInstance starts a workload on an active reservation's devices.
 type CreateInstance struct {
 	ReservationID  string
 	Spec           core.InstanceSpec
@@ -45,8 +46,10 @@ type instancePayload struct {
 // instance-start command is queued for the reservation's node. The start
 // is not retry-safe: a daemon that lost its journal cannot tell whether it
 // started the workload, so the instance fails instead of running twice.
-// Another tenant's reservation is NOT_FOUND; one that is not booked or
-// active is CONFLICT.
+// Another tenant's reservation is NOT_FOUND; one that is not active now
+// (booked for a window that has not begun, or ended) is CONFLICT: the
+// database decides, under a lock on the reservation, and the insert itself
+// is guarded by the same condition.
 func (h *Handlers) CreateInstance(ctx context.Context, actor core.Actor, cmd CreateInstance) (InstanceResult, error) {
 	if !actor.CanWrite() {
 		return InstanceResult{}, core.Errorf(core.CodePermissionDenied, "instances.create needs the member or operator role")
@@ -68,12 +71,17 @@ func (h *Handlers) CreateInstance(ctx context.Context, actor core.Actor, cmd Cre
 }
 
 func createInstance(ctx context.Context, q *db.Queries, actor core.Actor, cmd CreateInstance) (InstanceResult, error) {
-	r, err := loadReservation(ctx, q, actor, cmd.ReservationID)
+	// The reservation is locked FOR SHARE until the instance is written:
+	// it cannot end or be released in between.
+	r, err := q.InstanceReservationLock(ctx, cmd.ReservationID)
 	if err != nil {
-		return InstanceResult{}, err
+		return InstanceResult{}, pg.Translate(err, "reservation "+cmd.ReservationID)
 	}
-	if s := core.State(r.State); s != core.ReservationBooked && s != core.ReservationActive {
-		return InstanceResult{}, core.Errorf(core.CodeConflict, "reservation %s is %s, not booked or active", r.ID, s)
+	if !actor.Sees(r.TenantID) {
+		return InstanceResult{}, core.Errorf(core.CodeNotFound, "reservation %s not found", cmd.ReservationID)
+	}
+	if !r.Runnable {
+		return InstanceResult{}, notRunnable(r.ID, core.State(r.State), r.StartTs, "instances run")
 	}
 	allocs, err := q.AllocationListLive(ctx, r.ID)
 	if err != nil || len(allocs) == 0 {
@@ -89,6 +97,9 @@ func createInstance(ctx context.Context, q *db.Queries, actor core.Actor, cmd Cr
 	}
 	i, err := q.InstanceInsert(ctx, db.InstanceInsertParams{ID: "ins_" + uuid.NewString(), TenantID: r.TenantID,
 		ReservationID: r.ID, AllocationID: a.ID, NodeID: a.NodeID, Spec: spec})
+	if errors.Is(err, pgx.ErrNoRows) { // the guard: not active now
+		return InstanceResult{}, notRunnable(r.ID, core.State(r.State), r.StartTs, "instances run")
+	}
 	if err != nil {
 		return InstanceResult{}, pg.Translate(err, "instance")
 	}
@@ -102,6 +113,17 @@ func createInstance(ctx context.Context, q *db.Queries, actor core.Actor, cmd Cr
 	}
 	view, err := instanceView(i)
 	return InstanceResult{Instance: view, Position: pos}, err
+}
+
+// notRunnable is the CONFLICT of a workload (an instance, a node job) asked
+// for on a reservation that is not active now: a booked one says when it
+// starts, since until then another tenant may hold its devices.
+func notRunnable(reservationID string, state core.State, start time.Time, what string) error {
+	if state == core.ReservationBooked {
+		return core.Errorf(core.CodeConflict, "reservation %s is booked, starting at %s; %s only while it is active",
+			reservationID, start.UTC().Format(time.RFC3339), what)
+	}
+	return core.Errorf(core.CodeConflict, "reservation %s is %s; %s only while it is active", reservationID, state, what)
 }
 
 // queueInstanceCommand queues the node command that carries out one step

@@ -9,7 +9,7 @@ import (
 	"github.com/bettercompute/compute/core"
 )
 
-// instances.create needs a booked or active reservation of the caller's;
+// instances.create needs an active reservation of the caller's;
 // a start the daemon reports failed fails the instance, and only the
 // instance's own node can report it.
 func TestCreateInstanceRules(t *testing.T) {
@@ -19,6 +19,7 @@ func TestCreateInstanceRules(t *testing.T) {
 	f.node(t, "n2", exclusive)
 	rsv := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
 	other := map[string]string{"n1": "n2", "n2": "n1"}[rsv.NodeID]
+	f.activate(t, rsv)
 
 	_, err := f.h.CreateInstance(f.ctx, tenantB, commands.CreateInstance{ReservationID: rsv.ID})
 	require.Equal(t, core.CodeNotFound, core.CodeOf(err), "another tenant's reservation")

@@ -132,9 +132,11 @@ func runNodeCommand(ctx context.Context, q *db.Queries, actor core.Actor, cmd Ru
 // never runs anything on a node as such: the daemon runs the job under the
 // allocation's own unprivileged user, so the job must belong to a live
 // allocation of the tenant's on that node (the named one, or when none is
-// named the only one active now) whose reservation is active now. A node where the
-// tenant holds nothing is NOT_FOUND, so that it learns nothing about nodes
-// it does not use; a booking whose window has not begun is CONFLICT.
+// named the only one active now) whose reservation is active now, as the
+// database says under a FOR SHARE lock on the reservation held until the
+// job is written. A node where the tenant holds nothing is NOT_FOUND, so
+// that it learns nothing about nodes it does not use; a booking whose
+// window has not begun is CONFLICT.
 func tenantAllocation(ctx context.Context, q *db.Queries, actor core.Actor, cmd RunNodeCommand) (string, error) {
 	rows, err := q.NodeCommandTenantAllocations(ctx, db.NodeCommandTenantAllocationsParams{NodeID: cmd.NodeID,
 		TenantID: actor.Tenant})
@@ -157,8 +159,8 @@ func tenantAllocation(ctx context.Context, q *db.Queries, actor core.Actor, cmd 
 		return "", core.Errorf(core.CodeInvalidArgument,
 			"you hold %d allocations on node %s: name the one to run in with allocationId", len(rows), cmd.NodeID)
 	case !rows[0].Usable:
-		return "", core.Errorf(core.CodeConflict,
-			"allocation %s is not active: a node job runs only while its reservation is active", rows[0].AllocationID)
+		return "", notRunnable(rows[0].ReservationID, core.State(rows[0].State), rows[0].StartTs,
+			"node jobs in allocation "+rows[0].AllocationID+" run")
 	}
 	return rows[0].AllocationID, nil
 }

@@ -102,6 +102,8 @@ func TestAssignmentsOverTheWire(t *testing.T) {
 		Start: now, End: now.Add(time.Hour)})
 	require.NoError(t, err)
 	rsv := res.Reservation
+	// Instances run only on an active reservation: its window has begun.
+	require.NoError(t, f.h.ActivateReservation(f.ctx, rsv.ID))
 	inst, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
 	require.NoError(t, err)
 	_, err = g.Dispatch(f.ctx, "n1")

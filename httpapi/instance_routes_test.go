@@ -1,8 +1,11 @@
 package httpapi_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -49,4 +52,35 @@ func TestInstanceOverHTTP(t *testing.T) {
 	require.Equal(t, int64(2), deleted.Version)
 	f.ok(t, http.StatusAccepted, http.MethodDelete, "/v1/instances/"+created.ID, f.member, nil, nil).decode(t, &deleted)
 	require.Equal(t, int64(2), deleted.Version, "a repeated delete changes nothing")
+}
+
+// A booking whose window has not begun takes no workload: POST
+// /v1/instances and POST /v1/commands on it are 409 CONFLICT saying when it
+// starts, and write nothing.
+func TestWorkloadOnBookedReservationIsConflict(t *testing.T) {
+	t.Parallel()
+	f, active, _ := setupCommands(t)
+	start, end := f.window(t, time.Hour, 3*time.Hour)
+	var later reservationJSON
+	f.ok(t, http.StatusCreated, http.MethodPost, "/v1/reservations", f.member, map[string]any{"poolId": "fra1-gpu",
+		"gpus": 1, "vcpu": 8, "memoryMb": 16384, "start": start, "end": end}, nil).decode(t, &later)
+	require.Equal(t, "booked", later.State)
+	require.NotEqual(t, active, later.NodeID)
+	before := f.countOutbox(t)
+
+	e := f.fails(t, http.StatusConflict, core.CodeConflict, http.MethodPost, "/v1/instances", f.member,
+		map[string]any{"reservationId": later.ID}, map[string]string{"Idempotency-Key": "ins-later"})
+	require.Equal(t, fmt.Sprintf("reservation %s is booked, starting at %s; instances run only while it is active",
+		later.ID, later.Start.UTC().Format(time.RFC3339)), e.Message)
+	e = f.fails(t, http.StatusConflict, core.CodeConflict, http.MethodPost, "/v1/commands", f.member,
+		map[string]any{"nodeId": later.NodeID, "kind": "exec", "payload": map[string]any{"script": "true"}},
+		map[string]string{"Idempotency-Key": "cmd-later"})
+	require.Contains(t, e.Message, "reservation "+later.ID+" is booked, starting at")
+
+	var instances, jobs int
+	require.NoError(t, f.pg.Pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM instances),
+		(SELECT count(*) FROM node_commands WHERE kind = 'exec')`).Scan(&instances, &jobs))
+	require.Zero(t, instances)
+	require.Zero(t, jobs)
+	require.Equal(t, before, f.countOutbox(t), "no event")
 }

@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const instanceGet = `-- name: InstanceGet :one
@@ -59,28 +60,31 @@ func (q *Queries) InstanceGetForUpdate(ctx context.Context, id string) (Instance
 
 const instanceInsert = `-- name: InstanceInsert :one
 INSERT INTO instances (id, tenant_id, reservation_id, allocation_id, node_id, spec, state)
-VALUES ($1, $2, $3, $4, $5,
-        $6, 'requested')
+SELECT $1, $2, r.id, $3, $4, $5, 'requested'
+  FROM reservations r
+ WHERE r.id = $6 AND r.state = 'active' AND r.during @> compute_now()
 RETURNING id, tenant_id, reservation_id, allocation_id, node_id, spec, state, reason, version, created_at, updated_at
 `
 
 type InstanceInsertParams struct {
 	ID            string
 	TenantID      string
-	ReservationID string
 	AllocationID  string
 	NodeID        string
 	Spec          []byte
+	ReservationID string
 }
 
+// Guarded: zero rows unless the reservation is active now (see
+// InstanceReservationLock), whatever the caller checked before.
 func (q *Queries) InstanceInsert(ctx context.Context, arg InstanceInsertParams) (Instance, error) {
 	row := q.db.QueryRow(ctx, instanceInsert,
 		arg.ID,
 		arg.TenantID,
-		arg.ReservationID,
 		arg.AllocationID,
 		arg.NodeID,
 		arg.Spec,
+		arg.ReservationID,
 	)
 	var i Instance
 	err := row.Scan(
@@ -95,6 +99,39 @@ func (q *Queries) InstanceInsert(ctx context.Context, arg InstanceInsertParams) 
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const instanceReservationLock = `-- name: InstanceReservationLock :one
+SELECT r.id, r.tenant_id, r.state, lower(r.during)::timestamptz AS start_ts,
+       (r.state = 'active' AND r.during @> compute_now())::boolean AS runnable
+  FROM reservations r WHERE r.id = $1
+   FOR SHARE
+`
+
+type InstanceReservationLockRow struct {
+	ID       string
+	TenantID string
+	State    string
+	StartTs  time.Time
+	Runnable bool
+}
+
+// The reservation an instance is asked for, locked FOR SHARE until the
+// instance is written (so it cannot end, or be released, in between), with
+// whether it may run a workload now: active, and inside its window. A
+// booked reservation may not: another tenant may hold its devices until
+// its window starts.
+func (q *Queries) InstanceReservationLock(ctx context.Context, id string) (InstanceReservationLockRow, error) {
+	row := q.db.QueryRow(ctx, instanceReservationLock, id)
+	var i InstanceReservationLockRow
+	err := row.Scan(
+		&i.ID,
+		&i.TenantID,
+		&i.State,
+		&i.StartTs,
+		&i.Runnable,
 	)
 	return i, err
 }

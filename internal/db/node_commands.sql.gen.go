@@ -430,11 +430,13 @@ func (q *Queries) NodeCommandNodesToDispatch(ctx context.Context, gatewayID stri
 }
 
 const nodeCommandTenantAllocations = `-- name: NodeCommandTenantAllocations :many
-SELECT a.id AS allocation_id, (r.state = 'active' AND r.during @> compute_now())::boolean AS usable
+SELECT a.id AS allocation_id, (r.state = 'active' AND r.during @> compute_now())::boolean AS usable,
+       r.id AS reservation_id, r.state, lower(r.during)::timestamptz AS start_ts
   FROM allocations a JOIN reservations r ON r.id = a.reservation_id
  WHERE a.node_id = $1 AND a.released_at IS NULL AND r.tenant_id = $2
    AND r.state IN ('booked', 'active')
  ORDER BY a.id
+   FOR SHARE OF r
 `
 
 type NodeCommandTenantAllocationsParams struct {
@@ -443,14 +445,18 @@ type NodeCommandTenantAllocationsParams struct {
 }
 
 type NodeCommandTenantAllocationsRow struct {
-	AllocationID string
-	Usable       bool
+	AllocationID  string
+	Usable        bool
+	ReservationID string
+	State         string
+	StartTs       time.Time
 }
 
 // The tenant's live allocations on node with the state of their
 // reservation: a tenant may run a node job only inside an allocation of its
 // own whose reservation is active (its window has begun), never on a
-// booking that starts later.
+// booking that starts later. The reservations are locked FOR SHARE until
+// the job is written, so none ends (or is released) in between.
 func (q *Queries) NodeCommandTenantAllocations(ctx context.Context, arg NodeCommandTenantAllocationsParams) ([]NodeCommandTenantAllocationsRow, error) {
 	rows, err := q.db.Query(ctx, nodeCommandTenantAllocations, arg.NodeID, arg.TenantID)
 	if err != nil {
@@ -460,7 +466,13 @@ func (q *Queries) NodeCommandTenantAllocations(ctx context.Context, arg NodeComm
 	items := []NodeCommandTenantAllocationsRow{}
 	for rows.Next() {
 		var i NodeCommandTenantAllocationsRow
-		if err := rows.Scan(&i.AllocationID, &i.Usable); err != nil {
+		if err := rows.Scan(
+			&i.AllocationID,
+			&i.Usable,
+			&i.ReservationID,
+			&i.State,
+			&i.StartTs,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

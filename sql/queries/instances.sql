@@ -1,7 +1,21 @@
+-- name: InstanceReservationLock :one
+-- The reservation an instance is asked for, locked FOR SHARE until the
+-- instance is written (so it cannot end, or be released, in between), with
+-- whether it may run a workload now: active, and inside its window. A
+-- booked reservation may not: another tenant may hold its devices until
+-- its window starts.
+SELECT r.id, r.tenant_id, r.state, lower(r.during)::timestamptz AS start_ts,
+       (r.state = 'active' AND r.during @> compute_now())::boolean AS runnable
+  FROM reservations r WHERE r.id = sqlc.arg(id)
+   FOR SHARE;
+
 -- name: InstanceInsert :one
+-- Guarded: zero rows unless the reservation is active now (see
+-- InstanceReservationLock), whatever the caller checked before.
 INSERT INTO instances (id, tenant_id, reservation_id, allocation_id, node_id, spec, state)
-VALUES (sqlc.arg(id), sqlc.arg(tenant_id), sqlc.arg(reservation_id), sqlc.arg(allocation_id), sqlc.arg(node_id),
-        sqlc.arg(spec), 'requested')
+SELECT sqlc.arg(id), sqlc.arg(tenant_id), r.id, sqlc.arg(allocation_id), sqlc.arg(node_id), sqlc.arg(spec), 'requested'
+  FROM reservations r
+ WHERE r.id = sqlc.arg(reservation_id) AND r.state = 'active' AND r.during @> compute_now()
 RETURNING *;
 
 -- name: InstanceGet :one

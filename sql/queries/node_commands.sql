@@ -62,12 +62,15 @@ UPDATE node_commands
 -- The tenant's live allocations on node with the state of their
 -- reservation: a tenant may run a node job only inside an allocation of its
 -- own whose reservation is active (its window has begun), never on a
--- booking that starts later.
-SELECT a.id AS allocation_id, (r.state = 'active' AND r.during @> compute_now())::boolean AS usable
+-- booking that starts later. The reservations are locked FOR SHARE until
+-- the job is written, so none ends (or is released) in between.
+SELECT a.id AS allocation_id, (r.state = 'active' AND r.during @> compute_now())::boolean AS usable,
+       r.id AS reservation_id, r.state, lower(r.during)::timestamptz AS start_ts
   FROM allocations a JOIN reservations r ON r.id = a.reservation_id
  WHERE a.node_id = sqlc.arg(node_id) AND a.released_at IS NULL AND r.tenant_id = sqlc.arg(tenant_id)
    AND r.state IN ('booked', 'active')
- ORDER BY a.id;
+ ORDER BY a.id
+   FOR SHARE OF r;
 
 -- name: NodeCommandNodesToDispatch :many
 -- The nodes with a session at this gateway that have a command to send: a
