@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,8 +46,10 @@ var demoPrinted = regexp.MustCompile(`operator token \(tenant ops\):\s+(\S+)[\s\
 // would run, with the binary built into a scratch directory that is the
 // working directory of both terminals, and the server on a free loopback
 // port instead of :8080), the second's lines with the tenant token the demo
-// printed. While the server runs, tokens are issued over the API, and
-// --database says why it cannot share the private cluster.
+// printed: the reservation books at once and its instance runs, through the
+// node daemons the demo runs in the server's process. While the server
+// runs, tokens are issued over the API, and --database says why it cannot
+// share the private cluster.
 func TestReadmeQuickStart(t *testing.T) {
 	t.Parallel()
 	root, err := filepath.Abs("../..")
@@ -88,30 +91,38 @@ func TestReadmeQuickStart(t *testing.T) {
 		return m != nil && healthy(base)
 	})
 
-	// The second terminal, line by line.
+	// The second terminal, line by line: the placeholders are the tenant
+	// token the demo printed and the ids the lines before printed.
 	env2 := baseEnv(dir)
-	outputs := map[string]string{}
-	for _, line := range terminal2 {
-		line = strings.ReplaceAll(strings.ReplaceAll(line, "http://localhost:8080", base), "bc_…", tenant)
-		if assign, ok := strings.CutPrefix(line, "export "); ok {
-			for _, kv := range strings.Fields(assign) {
-				require.Contains(t, kv, "=", line)
-				env2 = append(env2, kv)
-			}
-			continue
+	placeholders := map[string]string{"http://localhost:8080": base, "bc_…": tenant}
+	fill := func(line string) string {
+		for p, v := range placeholders {
+			line = strings.ReplaceAll(line, p, v)
 		}
+		return line
+	}
+	run := func(line string) (string, error) {
+		line = fill(line)
 		cmd := exec.Command("sh", "-c", line)
 		cmd.Dir, cmd.Env = dir, env2
 		out, err := cmd.Output()
-		var stderr []byte
 		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
+			err = fmt.Errorf("%s: %w\nstdout: %s\nstderr: %s", line, err, out, ee.Stderr)
 		}
-		require.NoError(t, err, "%s\nstdout: %s\nstderr: %s", line, out, stderr)
-		outputs[line] = string(out)
+		return string(out), err
 	}
-	require.Len(t, outputs, 3)
-	for line, out := range outputs {
+	firstColumn := regexp.MustCompile(`(?m)^((?:rsv|ins)_\S+)\s`)
+	var checked []string
+	for _, line := range terminal2 {
+		if assign, ok := strings.CutPrefix(line, "export "); ok {
+			for _, kv := range strings.Fields(assign) {
+				require.Contains(t, kv, "=", line)
+				env2 = append(env2, fill(kv))
+			}
+			continue
+		}
+		out, err := run(line)
+		require.NoError(t, err)
 		switch {
 		case strings.HasSuffix(line, "--version"):
 			require.Regexp(t, versionOutput, out)
@@ -123,12 +134,36 @@ func TestReadmeQuickStart(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(out), &page), out)
 			require.NotNil(t, page.NextCursor, out)
 		case strings.Contains(line, "reservations create"):
-			// Booked within the demo nodes' 40 s of grace; pending after.
-			require.Regexp(t, `(?m)^rsv_\S+\s+(booked|pending)\s+acme\s+demo-pool\s`, out)
+			// Booked at once (active from its start, now) on a node
+			// whose daemon the demo runs: never pending.
+			require.Regexp(t, `(?m)^rsv_\S+\s+(booked|active)\s+acme\s+demo-pool\s`, out)
+			placeholders["rsv_…"] = firstColumn.FindStringSubmatch(out)[1]
+		case strings.Contains(line, "instances create"):
+			require.Regexp(t, `(?m)^ins_\S+\s+\S+\s+`+regexp.QuoteMeta(placeholders["rsv_…"])+`\s+demo-node-1\s`, out)
+			placeholders["ins_…"] = firstColumn.FindStringSubmatch(out)[1]
+		case strings.Contains(line, "instances get"):
+			// The demo's daemon of demo-node-1 starts it; the line is
+			// repeated until it says so.
+			serve.waitFor(t, "the instance running", startTimeout, func() bool {
+				out, err = run(line)
+				require.NoError(t, err)
+				require.NotRegexp(t, `(?m)^ins_\S+\s+failed\s`, out)
+				return regexp.MustCompile(`(?m)^ins_\S+\s+running\s`).MatchString(out)
+			})
 		default:
 			t.Fatalf("the quick start runs %q, which this test does not check", line)
 		}
+		checked = append(checked, line)
 	}
+	require.Len(t, checked, 5)
+	// Released, the reservation's instance stops: no workload outlives the test.
+	_, err = run("./bin/compute reservations release " + placeholders["rsv_…"])
+	require.NoError(t, err)
+	serve.waitFor(t, "the instance stopped", startTimeout, func() bool {
+		out, err := run("./bin/compute instances get " + placeholders["ins_…"])
+		require.NoError(t, err)
+		return regexp.MustCompile(`(?m)^ins_\S+\s+stopped\s`).MatchString(out)
+	})
 
 	// Item 2 of issue 16: tokens while the server runs, over the API.
 	bin := filepath.Join(dir, "bin", "compute")

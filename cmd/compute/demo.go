@@ -7,9 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/bettercompute/compute/agent"
@@ -59,22 +56,27 @@ func demoNodes() ([]demoNode, error) {
 // demoPool is the demo fleet's pool.
 const demoPool = "demo-pool"
 
-// demoEndpoints is where the demo's printed commands reach the server: the
-// API's and the gateway's listen addresses, and the directory the join
-// token files go to.
+// demoEndpoints is where the demo's daemons and printed commands reach the
+// server (the API's and the gateway's listen addresses), and the demo's
+// directory, which holds the daemons' state.
 type demoEndpoints struct {
-	Addr, GatewayAddr, TokenDir string
+	Addr, GatewayAddr, Dir string
+}
+
+// demoFleet is what seedDemo set up: the nodes, and which of them it
+// registered now (the others existed already).
+type demoFleet struct {
+	Nodes      []demoNode
+	Registered map[string]bool
 }
 
 // seedDemo gives a fresh installation something to look at: a site, a
-// bare-metal pool, three nodes (demoNodes), quotas for tenant "acme", two
-// tokens, and a single-use join token per node, written to
-// <TokenDir>/join-token-<node>, with the `compute agent` line that joins
-// the node with it and reports exactly the node's GPUs. Running it again on
-// the same database skips what exists and issues new tokens. What to run
-// is printed to out.
+// bare-metal pool, three nodes (demoNodes), quotas for tenant "acme" and two
+// tokens. Running it again on the same database skips what exists and
+// issues new tokens. What to run is printed to out; the nodes' daemons are
+// the caller's to start (runDemoDaemons).
 func seedDemo(ctx context.Context, h *commands.Handlers, tokens *commands.Tokens, at demoEndpoints, now time.Time,
-	out io.Writer, logger *slog.Logger) error {
+	out io.Writer, logger *slog.Logger) (demoFleet, error) {
 	op := bootstrapActor
 	skipExisting := func(err error) error {
 		if core.CodeOf(err) == core.CodeConflict {
@@ -83,58 +85,57 @@ func seedDemo(ctx context.Context, h *commands.Handlers, tokens *commands.Tokens
 		return err
 	}
 	if _, err := h.CreateSite(ctx, op, commands.CreateSite{ID: "demo-site", Name: "Demo site"}); skipExisting(err) != nil {
-		return fmt.Errorf("demo site: %w", err)
+		return demoFleet{}, fmt.Errorf("demo site: %w", err)
 	}
 	if _, err := h.CreatePool(ctx, op, commands.CreatePool{ID: demoPool, SiteID: "demo-site", Kind: "bare-metal"}); skipExisting(err) != nil {
-		return fmt.Errorf("demo pool: %w", err)
+		return demoFleet{}, fmt.Errorf("demo pool: %w", err)
 	}
 	nodes, err := demoNodes()
 	if err != nil {
-		return err
+		return demoFleet{}, err
 	}
+	fleet := demoFleet{Nodes: nodes, Registered: map[string]bool{}}
 	for _, n := range nodes {
-		if _, err := h.RegisterNode(ctx, op, n.Register); skipExisting(err) != nil {
-			return fmt.Errorf("demo node %s: %w", n.Register.ID, err)
+		_, err := h.RegisterNode(ctx, op, n.Register)
+		if skipExisting(err) != nil {
+			return demoFleet{}, fmt.Errorf("demo node %s: %w", n.Register.ID, err)
 		}
+		fleet.Registered[n.Register.ID] = err == nil
 	}
 	operator, err := tokens.CreateToken(ctx, op, "ops", "demo-operator", core.RoleOperator)
 	if err != nil {
-		return err
+		return demoFleet{}, err
 	}
 	tenant, err := tokens.CreateToken(ctx, op, "acme", "demo-user", core.RoleMember)
 	if err != nil {
-		return err
+		return demoFleet{}, err
 	}
 	if operator.Secret == "" || tenant.Secret == "" {
-		return errors.New("demo: token issued without a secret")
+		return demoFleet{}, errors.New("demo: token issued without a secret")
 	}
 	// Quotas need the tenant, which issuing its token created.
 	quotas := map[string]int64{core.ResourceGPU: 16, core.ResourceVCPU: 256, core.ResourceMemory: 2 << 20, core.ResourceDisk: 20000}
 	for res, max := range quotas {
 		if _, err := h.SetQuota(ctx, op, commands.SetQuota{Tenant: "acme", Resource: res, Max: max}); err != nil {
-			return fmt.Errorf("demo quota %s: %w", res, err)
+			return demoFleet{}, fmt.Errorf("demo quota %s: %w", res, err)
 		}
 	}
-	agents, err := demoAgentLines(ctx, h, nodes, at)
-	if err != nil {
-		return err
+	isolation := "each allocation's workloads run in a container of their own (runc)"
+	if demoIsolation() == agent.IsolationNone {
+		isolation = "workloads run WITHOUT isolation, as your user: a development machine only (isolation needs root and runc)"
 	}
-	start := now.UTC().Truncate(time.Minute).Add(time.Minute)
 	api := localURL("http", at.Addr)
 	fmt.Fprintf(out, `
 Demo fleet seeded: site demo-site, pool demo-pool, 3 nodes (8×H100, 4×A100 MIG, 4×L4 time-slice).
   operator token (tenant ops):  %s
   tenant token   (tenant acme): %s
 
-Start a node's daemon (each line joins its node once with a single-use join token, valid 24 h,
-and reports exactly the GPUs the demo registered for it. As root, each allocation's workloads
-run as a user of their own; not as root, the lines add --workload-isolation=none, which runs
-workloads as your user: for a development machine only). A node
-whose daemon has not connected is unreachable 40 s after it was registered: no new bookings.
-%s
+The nodes' daemons run in this process, with fake GPUs (state in %s; %s).
+
 Try, from another terminal (docs/cli.md):
   export COMPUTE_SERVER=%s COMPUTE_TOKEN=%s
-  ./bin/compute reservations create --pool demo-pool --gpus 2 --gpu-model H100-80GB --vcpu 16 --memory-mb 65536 --disk-gb 100 --start +1m --duration 24h
+  ./bin/compute reservations create --pool demo-pool --gpus 2 --gpu-model H100-80GB --vcpu 16 --memory-mb 65536 --disk-gb 100 --start now --duration 24h
+  ./bin/compute instances create --reservation rsv_… --command 'env | grep VISIBLE; sleep 600'   # rsv_…: the id printed by the line above
   ./bin/compute reservations list
 Or with curl:
   curl -s -H "Authorization: Bearer %s" -H 'Content-Type: application/json' \
@@ -142,40 +143,10 @@ Or with curl:
     %s/v1/reservations
   curl -s -H "Authorization: Bearer %s" %s/v1/nodes/demo-node-1
 
-`, operator.Secret, tenant.Secret, agents, api, tenant.Secret, tenant.Secret, start.Format(time.RFC3339),
-		start.Add(24*time.Hour).Format(time.RFC3339), api, operator.Secret, api)
+`, operator.Secret, tenant.Secret, at.Dir, isolation, api, tenant.Secret, tenant.Secret, now.UTC().Format(time.RFC3339),
+		now.UTC().Add(24*time.Hour).Format(time.RFC3339), api, operator.Secret, api)
 	logger.Info("demo fleet seeded")
-	return nil
-}
-
-// demoAgentLines issues a join token per demo node, writes it to
-// <TokenDir>/join-token-<node> (mode 0600; the agent deletes it once it has
-// joined) and returns the `compute agent` lines that use them.
-func demoAgentLines(ctx context.Context, h *commands.Handlers, nodes []demoNode, at demoEndpoints) (string, error) {
-	if err := os.MkdirAll(at.TokenDir, 0o700); err != nil {
-		return "", fmt.Errorf("demo join tokens: %w", err)
-	}
-	// Isolation needs root; a demo run by a user gets lines that work for it.
-	isolation := ""
-	if os.Geteuid() != 0 {
-		isolation = " --workload-isolation=none"
-	}
-	var b strings.Builder
-	for _, n := range nodes {
-		id := n.Register.ID
-		jt, err := h.CreateJoinToken(ctx, bootstrapActor, id, commands.MaxJoinTokenTTL)
-		if err != nil {
-			return "", fmt.Errorf("demo join token for %s: %w", id, err)
-		}
-		path := filepath.Join(at.TokenDir, "join-token-"+id)
-		if err := os.WriteFile(path, []byte(jt.Token+"\n"), 0o600); err != nil {
-			return "", fmt.Errorf("demo join token for %s: %w", id, err)
-		}
-		fmt.Fprintf(&b, "  ./bin/compute agent --node %s --pool %s --fake-gpus %s --join-token-file %s \\\n"+
-			"      --server %s --gateway %s%s\n",
-			id, demoPool, n.FakeGPUs, path, localURL("http", at.Addr), localURL("ws", at.GatewayAddr), isolation)
-	}
-	return b.String(), nil
+	return fleet, nil
 }
 
 // localURL is scheme://host:port for a listen address. An address that

@@ -3,11 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,24 +18,27 @@ import (
 	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
-// The demo fleet and a fake agent agree: `compute agent --node <n>
-// --fake-gpus <spec>`, with the spec the demo prints for n, reports exactly
-// the GPUs the demo registered for n (same UUIDs, models and memory), so
-// the inventory reconcile finds nothing to change; and the printed line
-// joins with the token file the demo wrote.
+// The demo fleet and its in-process daemons agree: a daemon with the
+// node's FakeGPUs spec reports exactly the GPUs the demo registered for it
+// (same UUIDs, models and memory), so the inventory reconcile finds nothing
+// to change; and the demo's joiner joins each node without a token.
 func TestDemoAndFakeAgentAgree(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	ctx := context.Background()
 	h := &commands.Handlers{Pool: d.Pool}
-	dir := t.TempDir()
+	at := demoEndpoints{Addr: ":8080", GatewayAddr: ":8081", Dir: t.TempDir()}
 	var out bytes.Buffer
-	require.NoError(t, seedDemo(ctx, h, &commands.Tokens{Pool: d.Pool},
-		demoEndpoints{Addr: ":8080", GatewayAddr: ":8081", TokenDir: dir}, d.Now(t), &out, slog.New(slog.DiscardHandler)))
+	fleet, err := seedDemo(ctx, h, &commands.Tokens{Pool: d.Pool}, at, d.Now(t), &out, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"demo-node-1": true, "demo-node-2": true, "demo-node-3": true}, fleet.Registered)
+	require.Contains(t, out.String(), "The nodes' daemons run in this process")
+	require.NotContains(t, out.String(), "compute agent", "the demo's daemons need no terminal of their own")
 
 	nodes, err := demoNodes()
 	require.NoError(t, err)
 	require.Len(t, nodes, 3)
+	require.Equal(t, nodes, fleet.Nodes)
 	want := map[string]string{"demo-node-1": "8xH100-80GB", "demo-node-2": "4xA100-80GB", "demo-node-3": "4xL4-24GB"}
 	gw, err := lease.Acquire(ctx, d.Q, "gateway:gw1", "gw1-process", lease.GatewayTTL)
 	require.NoError(t, err)
@@ -58,14 +60,10 @@ func TestDemoAndFakeAgentAgree(t *testing.T) {
 		require.ElementsMatch(t, fake, registered, id)
 		require.Equal(t, "GPU-"+id+"-0", fake[0].UUID)
 
-		// The printed line names the spec and the token file, which joins.
-		path := filepath.Join(dir, "join-token-"+id)
-		require.Contains(t, out.String(), fmt.Sprintf("./bin/compute agent --node %s --pool demo-pool --fake-gpus %s --join-token-file %s",
-			id, n.FakeGPUs, path))
-		token, err := os.ReadFile(path)
+		// The in-process daemon joins without a token.
+		cred, err := demoJoiner{h: h}.Join(ctx, id, agent.Inventory{})
 		require.NoError(t, err)
-		_, err = h.JoinNodeWithToken(ctx, strings.TrimSpace(string(token)), id)
-		require.NoError(t, err)
+		require.NotEmpty(t, cred)
 
 		// Connected, the fake agent's inventory changes nothing.
 		s, err := h.OpenNodeSession(ctx, commands.OpenNodeSession{NodeID: id, Gateway: gw, GatewayID: "gw1", JournalID: "j1"})
@@ -80,11 +78,57 @@ func TestDemoAndFakeAgentAgree(t *testing.T) {
 		require.Empty(t, res.Mismatched, id)
 		require.Empty(t, res.Conditions, id)
 	}
-	require.Contains(t, out.String(), "--server http://localhost:8080 --gateway ws://localhost:8081")
 
-	// Seeding again on the same database issues new tokens and changes
-	// nothing else.
-	require.NoError(t, seedDemo(ctx, h, &commands.Tokens{Pool: d.Pool},
-		demoEndpoints{Addr: ":8080", GatewayAddr: ":8081", TokenDir: dir}, d.Now(t).Add(time.Minute), &out,
-		slog.New(slog.DiscardHandler)))
+	// Seeding again on the same database issues new tokens, registers
+	// nothing anew and changes nothing else.
+	fleet, err = seedDemo(ctx, h, &commands.Tokens{Pool: d.Pool}, at, d.Now(t).Add(time.Minute), &out,
+		slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"demo-node-1": false, "demo-node-2": false, "demo-node-3": false}, fleet.Registered)
+}
+
+// The demo's daemons: one per node, with its fake GPUs and resources, this
+// server's gateway, and a state directory of its own in the demo directory,
+// cleared when the node was registered afresh (a credential there is for a
+// database that is gone) and kept when the node existed. Their workloads
+// are isolated as the agent's default (containers) only where that can
+// work, and the workload directories are the demo's.
+func TestDemoDaemonConfigs(t *testing.T) {
+	t.Parallel()
+	nodes, err := demoNodes()
+	require.NoError(t, err)
+	dir := filepath.Join(t.TempDir(), "demo")
+	at := demoEndpoints{Addr: "127.0.0.1:18080", GatewayAddr: ":18081", Dir: dir}
+	for _, n := range nodes[:2] {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "agent-"+n.Register.ID), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "agent-"+n.Register.ID, "credential"), []byte("old"), 0o600))
+	}
+	fleet := demoFleet{Nodes: nodes, Registered: map[string]bool{"demo-node-1": true, "demo-node-2": false, "demo-node-3": true}}
+	cfgs, err := demoAgentConfigs(nil, fleet, at, agent.IsolationNone, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	require.Len(t, cfgs, 3)
+	for i, c := range cfgs {
+		n := nodes[i]
+		require.Equal(t, n.Register.ID, c.NodeID)
+		require.Equal(t, demoPool, c.PoolID)
+		require.Equal(t, n.FakeGPUs, c.FakeGPUs)
+		require.Equal(t, []int64{n.Register.VCPU, n.Register.MemoryMB, n.Register.DiskGB}, []int64{c.VCPU, c.MemoryMB, c.DiskGB})
+		require.Equal(t, []string{"ws://localhost:18081"}, c.GatewayURLs)
+		require.Equal(t, "http://127.0.0.1:18080", c.ServerURL)
+		require.Equal(t, filepath.Join(dir, "agent-"+c.NodeID), c.StateDir)
+		require.DirExists(t, c.StateDir)
+		require.Equal(t, filepath.Join(dir, "workloads", c.NodeID), c.WorkloadDir)
+		require.Equal(t, agent.IsolationNone, c.WorkloadIsolation)
+		require.IsType(t, demoJoiner{}, c.Joiner)
+	}
+	require.NoFileExists(t, filepath.Join(dir, "agent-demo-node-1", "credential"), "registered afresh: state cleared")
+	require.FileExists(t, filepath.Join(dir, "agent-demo-node-2", "credential"), "existing node: state kept")
+
+	// Containers where root and runc are there, else none.
+	_, runcErr := exec.LookPath("runc")
+	if os.Geteuid() == 0 && runcErr == nil {
+		require.Equal(t, "", demoIsolation())
+	} else {
+		require.Equal(t, agent.IsolationNone, demoIsolation())
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -35,7 +36,7 @@ const frontierLagWarn = 10 * time.Second
 
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	demo := fs.Bool("demo", false, "seed a demo fleet and print an operator and a tenant token")
+	demo := fs.Bool("demo", false, "seed a demo fleet, run its nodes' daemons in this process, and print an operator and a tenant token")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -77,9 +78,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		defer closePool(bgPool)
 		bg = newServices(bgPool, cfg, logger)
 	}
+	// The demo's state lives next to the private cluster's (.compute/demo).
+	demoAt := demoEndpoints{Addr: cfg.Addr, GatewayAddr: cfg.GatewayAddr, Dir: filepath.Join(filepath.Dir(cfg.PGDir), "demo")}
+	var fleet demoFleet
 	if *demo {
-		at := demoEndpoints{Addr: cfg.Addr, GatewayAddr: cfg.GatewayAddr, TokenDir: ".compute"}
-		if err := seedDemo(ctx, svc.handlers, &commands.Tokens{Pool: pool}, at, clk.Now(), os.Stdout, logger); err != nil {
+		if fleet, err = seedDemo(ctx, svc.handlers, &commands.Tokens{Pool: pool}, demoAt, clk.Now(), os.Stdout, logger); err != nil {
 			return err
 		}
 	}
@@ -153,6 +156,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 			return err
 		}
 		defer stop()
+	}
+	if *demo { // after the gateway: they connect to it
+		if err := runDemoDaemons(runCtx, bg.handlers, fleet, demoAt, logger, goRun); err != nil {
+			return err
+		}
 	}
 	if cfg.Has("dispatcher") {
 		for _, d := range sinks(bgPool, owner, bg, wakeWorker, logger) {
