@@ -29,7 +29,8 @@ func queueAllocationEnds(ctx context.Context, b *pg.Batch, r core.Reservation, a
 		found: make([]bool, len(allocs))}
 	for i, a := range allocs {
 		pg.Many(b, &e.instances[i], pgx.RowToStructByPos[db.Instance], func(q *db.Queries) error {
-			_, err := q.InstanceListUnfinishedOfAllocationForUpdate(ctx, a.ID)
+			_, err := q.InstanceListUnfinishedOfAllocationForUpdate(ctx, db.InstanceListUnfinishedOfAllocationForUpdateParams{
+				AllocationID: a.ID, NodeID: a.NodeID})
 			return err
 		})
 		if unassign {
@@ -84,11 +85,14 @@ func endAllocationsRead(ctx context.Context, tx pgx.Tx, q *db.Queries, identity 
 	return nil
 }
 
-// moveUnfinishedInstances moves the allocation's instances that have not
-// stopped or failed to state to, through the provision table (requested →
+// moveUnfinishedInstances moves the allocation's instances on node that
+// have not ended to state to, through the provision table (requested →
 // stopping → stopped writes both events), with reason on the last step.
-func moveUnfinishedInstances(ctx context.Context, q *db.Queries, allocationID string, to core.State, reason string) error {
-	is, err := q.InstanceListUnfinishedOfAllocationForUpdate(ctx, allocationID)
+// Instances on other nodes are left alone: a node's report speaks for
+// that node only.
+func moveUnfinishedInstances(ctx context.Context, q *db.Queries, nodeID, allocationID string, to core.State, reason string) error {
+	is, err := q.InstanceListUnfinishedOfAllocationForUpdate(ctx, db.InstanceListUnfinishedOfAllocationForUpdateParams{
+		AllocationID: allocationID, NodeID: nodeID})
 	if err != nil {
 		return pg.Translate(err, "instances of allocation "+allocationID)
 	}

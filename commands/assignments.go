@@ -181,8 +181,12 @@ type unassignment struct {
 	nodeID       string
 	tenant       string // the reservation's; "" for an allocation the control plane does not know
 	allocationID string
-	known        bool // the allocation exists (allocation_id is set)
-	reason       string
+	known        bool // the allocation exists on this node (allocation_id is set)
+	// foreignNode is the node an allocation the daemon claimed is really
+	// assigned to, when that is another node; the unassign is then an
+	// unknown one (known is false).
+	foreignNode string
+	reason      string
 	// retryKey is the key used when unassign:<allocationId> is taken by a
 	// job that did not take the allocation back (or that did, and the
 	// daemon holds it again); "" means unassign:<id>:g<generation>.

@@ -37,6 +37,12 @@ type AssignmentReconcile struct {
 	Repushed []string
 	// Unassigned are the allocations whose unassign was queued.
 	Unassigned []string
+	// Foreign are allocations the daemon claimed that are assigned to
+	// another node. They are told to this node's daemon as unknown ones
+	// (an unassign naming no allocation, of no tenant), so that nothing
+	// the daemon reports about them reaches the other node's allocation or
+	// instances.
+	Foreign []string
 }
 
 func (r AssignmentReconcile) queued() bool { return len(r.Repushed)+len(r.Unassigned) > 0 }
@@ -52,7 +58,10 @@ func (r AssignmentReconcile) queued() bool { return len(r.Repushed)+len(r.Unassi
 //   - an allocation the daemon holds that is not live on the node (it ended
 //     while the node was away, or the control plane never had it) is
 //     unassigned under unassign:<id>, or unassign:<id>:r<epoch> when that
-//     key already did its work, unless an unassign is on its way.
+//     key already did its work, unless an unassign is on its way. One that
+//     is assigned to another node is unassigned here as if unknown (see
+//     AssignmentReconcile.Foreign): a node's report never touches another
+//     node's allocation or instances.
 //
 // It then raises the session's observed generation to what the node has
 // applied, and wakes the node's dispatch.
@@ -104,6 +113,9 @@ func (h *Handlers) ReconcileNodeAssignments(ctx context.Context, nodeID string, 
 			u, err := unassignmentOf(ctx, q, nodeID, id, "not assigned to this node any more")
 			if err != nil {
 				return err
+			}
+			if u.foreignNode != "" {
+				res.Foreign = append(res.Foreign, id)
 			}
 			u.retryKey = fmt.Sprintf("%s%s:r%d", unassignKeyPrefix, id, epoch)
 			queued, err := enqueueUnassign(ctx, q, system.Identity, u)
@@ -259,7 +271,10 @@ func nodeAssignmentState(ctx context.Context, q *db.Queries, nodeID string) ([]d
 
 // unassignmentOf is the unassign of an allocation the node's daemon holds:
 // of its reservation's tenant, or a fleet job when the control plane does
-// not know the allocation.
+// not know the allocation. An allocation assigned to another node is
+// treated as unknown here (foreignNode names its node): the job names no
+// allocation and belongs to no tenant, so its outcome cannot stop that
+// node's instances, and it takes none of the tenant's keys.
 func unassignmentOf(ctx context.Context, q *db.Queries, nodeID, allocationID, reason string) (unassignment, error) {
 	u := unassignment{nodeID: nodeID, allocationID: allocationID, reason: reason}
 	a, err := q.AllocationAssignment(ctx, allocationID)
@@ -267,6 +282,8 @@ func unassignmentOf(ctx context.Context, q *db.Queries, nodeID, allocationID, re
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
 		return u, pg.Translate(err, "allocation "+allocationID)
+	case a.NodeID != nodeID:
+		u.foreignNode = a.NodeID
 	default:
 		u.tenant, u.known = a.TenantID, true
 	}

@@ -140,7 +140,8 @@ func recordNodeJobResult(ctx context.Context, tx pgx.Tx, cmd RecordNodeJobResult
 // assigned. An assign that failed for good fails its reservation
 // (failAssignedReservation); an unassign that succeeded means the daemon
 // stopped every workload of the allocation before it answered, so its
-// instances that are still stopping (or never started) are stopped.
+// instances on that node that are still stopping (or never started) are
+// stopped; instances on any other node are not the daemon's to speak for.
 func followAssignment(ctx context.Context, tx pgx.Tx, c db.NodeCommand) error {
 	q := db.New(tx)
 	switch {
@@ -151,7 +152,7 @@ func followAssignment(ctx context.Context, tx pgx.Tx, c db.NodeCommand) error {
 		}
 		return failAssignedReservation(ctx, tx, c, kind, c.Reason)
 	case c.Kind == core.NodeCommandUnassign && core.State(c.State) == core.CommandSucceeded && c.AllocationID != nil:
-		return moveUnfinishedInstances(ctx, q, *c.AllocationID, core.ProvisionStopped, "allocation unassigned")
+		return moveUnfinishedInstances(ctx, q, c.NodeID, *c.AllocationID, core.ProvisionStopped, "allocation unassigned")
 	}
 	return nil
 }

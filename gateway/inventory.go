@@ -67,6 +67,10 @@ func (g *Gateway) reconcileAssignments(ctx context.Context, nodeID string, epoch
 		reported[i] = commands.ReportedAssignment{AllocationID: a.AllocationID, End: a.End}
 	}
 	res, err := g.Commands.ReconcileNodeAssignments(ctx, nodeID, epoch, reported)
+	if len(res.Foreign) > 0 {
+		g.logger().Warn("daemon claims allocations assigned to other nodes; told to drop them, nothing else changed",
+			"gateway", g.ID, "node", nodeID, "epoch", epoch, "allocations", res.Foreign)
+	}
 	switch {
 	case errors.Is(err, commands.ErrSessionSuperseded):
 	case err != nil:

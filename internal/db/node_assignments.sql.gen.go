@@ -118,14 +118,21 @@ func (q *Queries) AssignmentDevices(ctx context.Context, ids []string) ([]Assign
 
 const instanceListUnfinishedOfAllocationForUpdate = `-- name: InstanceListUnfinishedOfAllocationForUpdate :many
 SELECT id, tenant_id, reservation_id, allocation_id, node_id, spec, state, reason, version, created_at, updated_at FROM instances
- WHERE allocation_id = $1 AND state IN ('requested', 'provisioning', 'running', 'stopping')
+ WHERE allocation_id = $1 AND node_id = $2
+   AND state IN ('requested', 'provisioning', 'running', 'stopping')
  ORDER BY id FOR UPDATE
 `
 
-// An allocation's instances that have not stopped or failed, locked in id
-// order.
-func (q *Queries) InstanceListUnfinishedOfAllocationForUpdate(ctx context.Context, allocationID string) ([]Instance, error) {
-	rows, err := q.db.Query(ctx, instanceListUnfinishedOfAllocationForUpdate, allocationID)
+type InstanceListUnfinishedOfAllocationForUpdateParams struct {
+	AllocationID string
+	NodeID       string
+}
+
+// An allocation's instances on node that have not ended, locked in id
+// order. The node is named so that what one node reports (an unassign it
+// carried out) can only ever reach instances on that node.
+func (q *Queries) InstanceListUnfinishedOfAllocationForUpdate(ctx context.Context, arg InstanceListUnfinishedOfAllocationForUpdateParams) ([]Instance, error) {
+	rows, err := q.db.Query(ctx, instanceListUnfinishedOfAllocationForUpdate, arg.AllocationID, arg.NodeID)
 	if err != nil {
 		return nil, err
 	}

@@ -86,10 +86,12 @@ UPDATE node_sessions SET observed_generation = GREATEST(observed_generation, sql
  WHERE node_id = sqlc.arg(node_id) AND session_epoch = sqlc.arg(session_epoch);
 
 -- name: InstanceListUnfinishedOfAllocationForUpdate :many
--- An allocation's instances that have not stopped or failed, locked in id
--- order.
+-- An allocation's instances on node that have not ended, locked in id
+-- order. The node is named so that what one node reports (an unassign it
+-- carried out) can only ever reach instances on that node.
 SELECT * FROM instances
- WHERE allocation_id = sqlc.arg(allocation_id) AND state IN ('requested', 'provisioning', 'running', 'stopping')
+ WHERE allocation_id = sqlc.arg(allocation_id) AND node_id = sqlc.arg(node_id)
+   AND state IN ('requested', 'provisioning', 'running', 'stopping')
  ORDER BY id FOR UPDATE;
 
 -- name: NodeAssignmentDrift :many
