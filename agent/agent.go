@@ -50,18 +50,30 @@ type Config struct {
 	VCPU     int64
 	MemoryMB int64
 	DiskGB   int64
-	// WorkloadIsolation is IsolationUser (default) or IsolationNone.
+	// WorkloadIsolation is IsolationContainer (default) or IsolationNone.
 	WorkloadIsolation string
-	// WorkloadDir is the root of the workloads' directories (default: a
-	// directory under the system temporary directory, keyed by StateDir).
-	// Every directory above it must be traversable by other users.
+	// WorkloadDir is the root of the allocations' directories (default
+	// DefaultWorkloadDir; with IsolationNone, <StateDir>/workloads). In
+	// container mode it and every directory above it must be root's and
+	// writable by no other user.
 	WorkloadDir string
 	// WorkloadUIDBase and WorkloadUIDCount are the range of user ids handed
-	// to allocations (defaults DefaultWorkloadUIDBase, DefaultWorkloadUIDCount).
+	// to allocations (defaults DefaultWorkloadUIDBase, DefaultWorkloadUIDCount),
+	// from the machine's table UIDTable (default DefaultUIDTable), shared by
+	// every daemon on the machine.
 	WorkloadUIDBase  uint32
 	WorkloadUIDCount uint32
-	// CgroupRoot is the cgroup v2 mount the workloads' CPU and memory
-	// limits go under (default DefaultCgroupRoot; see cgroups).
+	UIDTable         string
+	// RuncPath is the runc binary (default: runc on PATH).
+	RuncPath string
+	// CDISpecDirs are where the GPUs' CDI specs are (default
+	// DefaultCDISpecDirs); with FakeGPUs the daemon writes its own.
+	CDISpecDirs []string
+	// PidsPerVCPU is an allocation's process limit per vCPU (default
+	// DefaultPidsPerVCPU).
+	PidsPerVCPU int64
+	// CgroupRoot is where the cgroup hierarchies are mounted (default
+	// DefaultCgroupRoot); the daemon reads them, runc writes them.
 	CgroupRoot string
 	// StopGrace is how long a stopped workload has between SIGTERM and
 	// SIGKILL (default DefaultStopGrace).
@@ -71,6 +83,9 @@ type Config struct {
 	ResyncEvery time.Duration
 	// ReconnectDelay is the pause between session attempts (default 1 s).
 	ReconnectDelay time.Duration
+	// Now is the daemon's clock, the judge of assignments' windows (nil:
+	// time.Now). Tests give it the control plane's simulated clock.
+	Now func() time.Time
 	// Joiner joins the node; nil means HTTP against ServerURL.
 	Joiner Joiner
 	Logger *slog.Logger
@@ -106,23 +121,29 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := os.Chmod(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("agent: state dir: %w", err)
 	}
-	sb, err := openSandbox(cfg)
+	gpus, err := inventoryGPUs(ctx, cfg.NodeID, cfg.FakeGPUs)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	protectFromOOMKiller(log)
+	sb, err := openSandbox(ctx, cfg, gpus)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
 	if err := sb.check(); err != nil {
-		log.Warn("workloads will be refused", "err", err)
-	}
-	gpus, err := inventoryGPUs(ctx, cfg.NodeID, cfg.FakeGPUs)
-	if err != nil {
-		return fmt.Errorf("agent: %w", err)
+		log.Error("workloads will be refused: this node cannot isolate them", "err", err)
 	}
 	token, err := credential(ctx, cfg, gpus)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
 	cfg.JoinToken = "" // not needed again: the credential is in StateDir
-	d := &daemon{cfg: cfg, token: token, journal: j, log: log, sandbox: sb, gpus: gpus, now: time.Now}
+	d := &daemon{cfg: cfg, token: token, journal: j, log: log, sandbox: sb, gpus: gpus, now: cfg.Now}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	d.instances.now = func() time.Time { return d.now() }
+	d.instances.exited = d.reportExited
 	// Instances a killed predecessor left running are this daemon's now:
 	// the watchdog stops those whose allocation is no longer assigned.
 	adopted, err := d.instances.adopt(cfg.StateDir)

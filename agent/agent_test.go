@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"cmp"
 	"context"
 	"net/http/httptest"
 	"os"
@@ -59,6 +60,9 @@ type harness struct {
 	// workloads is the root of the daemons' workload directories: one
 	// every user can traverse (t.TempDir is not), removed at the end.
 	workloads string
+	// isolation is the daemons' workload isolation (default
+	// agent.IsolationNone: the protocol with plain processes).
+	isolation string
 	// gws are the gateways started, which job sends through.
 	gws []*gateway.Gateway
 }
@@ -107,7 +111,8 @@ func (hs *harness) daemon(node, dir string, gateways ...string) context.CancelFu
 		defer close(done)
 		err := agent.Run(ctx, agent.Config{NodeID: node, PoolID: "metal", GatewayURLs: gateways, StateDir: dir,
 			FakeGPUs: "2xH100-80GB", VCPU: 32, MemoryMB: 65536, DiskGB: 500, Joiner: hs.join,
-			WorkloadDir:    filepath.Join(hs.workloads, node),
+			WorkloadDir: filepath.Join(hs.workloads, node), WorkloadIsolation: cmp.Or(hs.isolation, agent.IsolationNone),
+			Now:            func() time.Time { return hs.d.Now(hs.t) },
 			ReconnectDelay: 10 * time.Millisecond})
 		if err != nil {
 			hs.t.Errorf("agent %s: %v", node, err)

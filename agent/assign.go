@@ -138,6 +138,9 @@ func (d *daemon) unassign(res wire.Message, m wire.Message) wire.Message {
 	if p.Reason != "" {
 		why += ": " + p.Reason
 	}
+	// Every process of the allocation gets SIGTERM (the ones its
+	// instances and jobs left behind too), then its grace period.
+	d.sandbox.terminate(context.Background(), p.AllocationID)
 	stopped := d.instances.stopWhere(d.cfg.StopGrace, true, func(_, alloc string) string {
 		if alloc == p.AllocationID {
 			return why
@@ -145,10 +148,13 @@ func (d *daemon) unassign(res wire.Message, m wire.Message) wire.Message {
 		return ""
 	})
 	d.reportStopped(stopped)
-	if err := d.sandbox.forget(p.AllocationID); err != nil {
-		// What ran is stopped; a directory left behind is not worth
-		// keeping the allocation for.
-		d.log.Warn("forget allocation sandbox", "allocation", p.AllocationID, "err", err)
+	// Then the container goes with whatever is left in it, its directory
+	// and its user id: the unassign is acknowledged only once nothing of
+	// the allocation remains on the node.
+	if err := d.sandbox.forget(context.Background(), p.AllocationID); err != nil {
+		d.log.Error("release allocation", "allocation", p.AllocationID, "err", err)
+		res.State, res.Reason = outcomeFailed, "release allocation: "+err.Error()
+		return res
 	}
 	if err := d.journal.unassign(p); err != nil {
 		res.State, res.Reason = outcomeFailed, "journal: "+err.Error()
@@ -177,18 +183,34 @@ func (d *daemon) resync() []stoppedInstance {
 			return "" // an operator's workload
 		}
 		a, ok := d.journal.assignment(alloc)
-		switch {
-		case !ok:
+		if !ok {
 			return notAssigned(alloc)
-		case !a.End.IsZero() && !now.Before(a.End):
-			return fmt.Sprintf("the assignment of allocation %s ended at %s", alloc, a.End.UTC().Format(time.RFC3339))
 		}
-		return ""
+		return outsideWindow(a, now)
 	})
 	for _, s := range stopped {
 		d.log.Warn("watchdog stopped an instance", "instance", s.InstanceID, "allocation", s.AllocationID, "reason", s.Reason)
 	}
 	d.reportStopped(stopped)
+	// Containers outside their window go whole, with what their instances
+	// left running in them; directories and user ids wait for the unassign.
+	for _, id := range d.sandbox.containers(context.Background()) {
+		if id == fleetDomain {
+			continue
+		}
+		a, ok := d.journal.assignment(id)
+		if ok && outsideWindow(a, now) == "" {
+			continue
+		}
+		if d.instances.isClosing(id) {
+			continue // its unassign is removing it
+		}
+		if err := d.sandbox.stop(context.Background(), id); err != nil {
+			d.log.Error("watchdog could not stop a container", "allocation", id, "err", err)
+		} else {
+			d.log.Warn("watchdog stopped a container outside its assignment", "allocation", id)
+		}
+	}
 	return stopped
 }
 
@@ -218,6 +240,18 @@ func (d *daemon) reportStopped(stopped []stoppedInstance) {
 		}
 		d.report(wire.Message{Type: wire.TypeInstanceStopped, AllocationID: s.AllocationID, Payload: b})
 	}
+}
+
+// reportExited reports an instance whose process ended on its own, with
+// its exit status: the control plane marks it succeeded or failed.
+func (d *daemon) reportExited(proc *instanceProcess, code int32, reason string) {
+	d.log.Info("instance exited", "instance", proc.id, "allocation", proc.allocationID, "exitCode", code, "reason", reason)
+	b, err := json.Marshal(wire.InstanceStopped{InstanceID: proc.id, AllocationID: proc.allocationID, Reason: reason,
+		PID: proc.pid, At: d.now().UTC(), Exited: true, ExitCode: &code})
+	if err != nil {
+		return
+	}
+	d.report(wire.Message{Type: wire.TypeInstanceStopped, AllocationID: proc.allocationID, Payload: b})
 }
 
 // nodeState is what the inventory message carries.

@@ -173,7 +173,7 @@ func TestUnassignStopsInstances(t *testing.T) {
 	id, alloc := created.Instance.ID, created.Instance.AllocationID
 	require.NoError(t, router.HandleDispatch(hs.ctx, workqueue.Item{Kind: commands.KindNodeJobDispatch, Key: "n1"}))
 	hs.awaitInstance(id, core.ProvisionRunning)
-	dir := filepath.Join(hs.workloads, "n1", alloc, "instances", id)
+	dir := filepath.Join(hs.workloads, "n1", alloc, "work", "instances", id)
 	var pid int
 	require.Eventually(t, func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, "pid"))

@@ -1,175 +1,185 @@
 package agent
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
-// DefaultCgroupRoot is where the cgroup v2 hierarchy is mounted.
+// DefaultCgroupRoot is where the cgroup hierarchies are mounted.
 const DefaultCgroupRoot = "/sys/fs/cgroup"
 
-// cgroupParent is the daemon's cgroup under the root: one child per
-// allocation, <root>/compute/<allocation>.
-const cgroupParent = "compute"
+// The daemon never writes a cgroup itself: runc makes each allocation's
+// cgroup from its container's spec (on cgroup v1 and v2 alike) and deletes
+// it with the container. The daemon only reads them: whether the
+// controllers the limits need are there, whether an allocation's OOM
+// killer fired, whether anything is left in a cgroup.
 
-// cpuPeriod is the cpu.max period, in microseconds.
-const cpuPeriod = 100000
+// limitControllers are the controllers an allocation's limits and device
+// allow-list need.
+var limitControllers = []string{"cpu", "memory", "pids", "devices"}
 
-// cgroups applies an allocation's CPU and memory to its workloads through
-// cgroup v2: <root>/compute/<allocation> with cpu.max ("<vcpu*100000>
-// 100000": vcpu CPUs' worth of time) and memory.max (memoryMb MiB), and
-// every workload process of the allocation is started in it (clone3 with
-// CLONE_INTO_CGROUP, SysProcAttr.UseCgroupFD), so not even its first
-// instruction runs outside its limits.
-//
-// When the root is not a writable cgroup v2 hierarchy with the cpu and
-// memory controllers (cgroup v1, a container without cgroup delegation,
-// a kernel older than 5.7), the daemon logs why once and runs workloads
-// without CPU and memory limits: the control plane's bookings still keep
-// allocations' devices apart, but their CPU and memory are then shared.
-type cgroups struct {
-	root string
-	log  *slog.Logger
-
-	once sync.Once
-	base string // <root>/compute when usable, else ""
-
-	mu  sync.Mutex
-	fds map[string]*os.File // allocation → its cgroup directory, open
+// cgroupV2 reports whether root is a cgroup v2 (unified) mount.
+func cgroupV2(root string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(root, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC
 }
 
-func newCgroups(root string, log *slog.Logger) *cgroups {
+// checkCgroupControllers says which controller the limits need is
+// missing, or nil. On v2 the device allow-list is a BPF program, not a
+// controller.
+func checkCgroupControllers(root string) error {
 	if root == "" {
 		root = DefaultCgroupRoot
 	}
-	if log == nil {
-		log = slog.Default()
-	}
-	return &cgroups{root: root, log: log, fds: map[string]*os.File{}}
-}
-
-// usable reports whether limits can be applied, finding out (and logging
-// a fallback) the first time.
-func (c *cgroups) usable() bool {
-	c.once.Do(func() {
-		if err := c.setup(); err != nil {
-			c.log.Warn("workloads run without CPU and memory limits: cgroup v2 is not usable", "root", c.root, "err", err)
-			return
+	if cgroupV2(root) {
+		b, err := os.ReadFile(filepath.Join(root, "cgroup.controllers"))
+		if err != nil {
+			return fmt.Errorf("cgroup v2 at %s: %w", root, err)
 		}
-		c.base = filepath.Join(c.root, cgroupParent)
-		c.log.Info("workload CPU and memory limits through cgroup v2", "dir", c.base)
-	})
-	return c.base != ""
-}
-
-// setup checks the hierarchy, creates <root>/compute with the cpu and
-// memory controllers enabled for its children, and starts a probe process
-// in a child to prove that workloads can be placed there.
-func (c *cgroups) setup() error {
-	if err := isCgroup2(c.root); err != nil {
-		return err
-	}
-	ctrls, err := os.ReadFile(filepath.Join(c.root, "cgroup.controllers"))
-	if err != nil {
-		return err
-	}
-	for _, want := range []string{"cpu", "memory"} {
-		if !slices.Contains(strings.Fields(string(ctrls)), want) {
-			return fmt.Errorf("controller %s is not available in %s", want, c.root)
+		have := strings.Fields(string(b))
+		for _, c := range limitControllers[:3] {
+			if !contains(have, c) {
+				return fmt.Errorf("cgroup v2 at %s lacks the %s controller: workloads' limits cannot be enforced", root, c)
+			}
 		}
-	}
-	base := filepath.Join(c.root, cgroupParent)
-	if err := enableControllers(c.root); err != nil {
-		return err
-	}
-	if err := os.Mkdir(base, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	if err := enableControllers(base); err != nil {
-		return err
-	}
-	return probeCgroup(filepath.Join(base, fmt.Sprintf(".probe-%d", os.Getpid())))
-}
-
-// enableControllers enables cpu and memory for dir's children.
-func enableControllers(dir string) error {
-	cur, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
-	if err != nil {
-		return err
-	}
-	have := strings.Fields(string(cur))
-	if slices.Contains(have, "cpu") && slices.Contains(have, "memory") {
 		return nil
 	}
-	if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+cpu +memory"), 0o644); err != nil {
-		return fmt.Errorf("enable cpu and memory controllers in %s: %w", dir, err)
+	for _, c := range limitControllers {
+		if _, err := os.Stat(filepath.Join(root, c, "cgroup.procs")); err != nil {
+			return fmt.Errorf("cgroup v1 controller %s is not mounted at %s: workloads' limits cannot be enforced", c,
+				filepath.Join(root, c))
+		}
 	}
 	return nil
 }
 
-// fd returns an open directory of the allocation's cgroup, with its limits
-// written, or -1 when limits are not usable here.
-func (c *cgroups) fd(allocationID string, vcpu, memoryMB int64) (int, error) {
-	if allocationID == "" || !c.usable() {
-		return -1, nil
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f := c.fds[allocationID]; f != nil {
-		return int(f.Fd()), nil
-	}
-	dir := filepath.Join(c.base, allocationID)
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return -1, fmt.Errorf("cgroup of allocation %s: %w", allocationID, err)
-	}
-	if err := writeLimits(dir, vcpu, memoryMB); err != nil {
-		return -1, fmt.Errorf("cgroup of allocation %s: %w", allocationID, err)
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return -1, fmt.Errorf("cgroup of allocation %s: %w", allocationID, err)
-	}
-	c.fds[allocationID] = f
-	return int(f.Fd()), nil
+	return false
 }
 
-// remove deletes the allocation's cgroup once nothing of it runs.
-func (c *cgroups) remove(allocationID string) {
-	if allocationID == "" || c.base == "" {
+// oomKills is how many processes the OOM killer has killed in the cgroup
+// at path (relative to the hierarchies): memory.oom_control's oom_kill on
+// v1, memory.events' on v2; 0 when unknown.
+func oomKills(root, path string) int64 {
+	if root == "" {
+		root = DefaultCgroupRoot
+	}
+	file := filepath.Join(root, "memory", path, "memory.oom_control")
+	if cgroupV2(root) {
+		file = filepath.Join(root, path, "memory.events")
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "oom_kill "); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// cgroupProcsFile is the process list of the cgroup at path: the pids
+// controller's on v1 (every container is in it), the unified one on v2.
+func cgroupProcsFile(root, path string) string {
+	if root == "" {
+		root = DefaultCgroupRoot
+	}
+	if cgroupV2(root) {
+		return filepath.Join(root, path, "cgroup.procs")
+	}
+	return filepath.Join(root, "pids", path, "cgroup.procs")
+}
+
+// cgroupHasProcesses reports whether any process is left in the cgroup.
+func cgroupHasProcesses(root, path string) bool {
+	b, err := os.ReadFile(cgroupProcsFile(root, path))
+	return err == nil && len(strings.TrimSpace(string(b))) > 0
+}
+
+// killContainerProcess kills, with SIGKILL, the process whose host pid
+// runc wrote to pidFile — only if it is still in the container's cgroup,
+// so that a pid reused by another process (another tenant's) is never
+// signalled.
+func killContainerProcess(pidFile, cgroup string) {
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f := c.fds[allocationID]; f != nil {
-		_ = f.Close()
-		delete(c.fds, allocationID)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return
 	}
-	if err := os.Remove(filepath.Join(c.base, allocationID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		c.log.Warn("remove cgroup", "allocation", allocationID, "err", err)
+	if !inCgroup(pid, cgroup) {
+		return
 	}
+	_ = unix.Kill(pid, unix.SIGKILL)
 }
 
-// writeLimits writes cpu.max and memory.max of a cgroup: vcpu CPUs per
-// period and memoryMB MiB; zero is no limit ("max").
-func writeLimits(dir string, vcpu, memoryMB int64) error {
-	cpu := "max " + strconv.Itoa(cpuPeriod)
-	if vcpu > 0 {
-		cpu = fmt.Sprintf("%d %d", vcpu*cpuPeriod, cpuPeriod)
+// inCgroup reports whether process pid is in the cgroup at path (in any
+// hierarchy).
+func inCgroup(pid int, path string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return false
 	}
-	mem := "max"
-	if memoryMB > 0 {
-		mem = strconv.FormatInt(memoryMB<<20, 10)
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) == 3 && (parts[2] == path || strings.HasPrefix(parts[2], path+"/")) {
+			return true
+		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "cpu.max"), []byte(cpu), 0o644); err != nil {
+	return false
+}
+
+// mkdirNoFollow makes dir (its parent must exist) with perm, owned by uid
+// when uid > 0, without following a symbolic link at its place: an
+// existing link is an error, an existing directory is kept.
+func mkdirNoFollow(dir string, perm os.FileMode, uid int) error {
+	parent, err := os.Open(filepath.Dir(dir))
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "memory.max"), []byte(mem), 0o644)
+	defer parent.Close()
+	name := filepath.Base(dir)
+	if err := unix.Mkdirat(int(parent.Fd()), name, uint32(perm)); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	fd, err := unix.Openat(int(parent.Fd()), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	defer unix.Close(fd)
+	if uid > 0 {
+		if err := unix.Fchown(fd, uid, uid); err != nil {
+			return err
+		}
+	}
+	return unix.Fchmod(fd, uint32(perm))
+}
+
+// protectFromOOMKiller lowers the daemon's OOM score, so that a machine
+// short of memory kills workloads before the daemon that stops them and
+// keeps the journal (workloads are limited by their cgroups first).
+func protectFromOOMKiller(log interface{ Warn(string, ...any) }) {
+	if err := os.WriteFile("/proc/self/oom_score_adj", []byte("-900"), 0o644); err != nil {
+		log.Warn("could not lower the daemon's OOM score", "err", err)
+	}
 }

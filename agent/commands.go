@@ -1,12 +1,10 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
 	"sync"
 	"time"
 
@@ -23,9 +21,10 @@ const (
 	stateRunning     = "running"
 )
 
-// Defaults of the fake command runner: an exec without a timeout gets
-// defaultExecTimeout; output beyond maxOutput keeps its end, so that one
-// result stays far below wire.MaxMessageBytes.
+// An exec without a timeout gets defaultExecTimeout; of its output the
+// daemon keeps only the last maxOutput bytes (tailBuffer), so that one
+// result stays far below wire.MaxMessageBytes and a workload that prints
+// without end costs the daemon no memory.
 const (
 	defaultExecTimeout = time.Minute
 	maxOutput          = 16 << 10
@@ -210,20 +209,17 @@ func (d *daemon) exec(ctx context.Context, res wire.Message, allocationID string
 	defer done()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd, err := d.sandbox.command(ctx, a, p.Script, "work")
+	w, err := d.sandbox.workload(ctx, a, p.Script, ".")
 	if err != nil {
 		res.State, res.Reason = outcomeFailed, err.Error()
 		return res
 	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd := w.cmd
+	out := &tailBuffer{max: maxOutput}
+	cmd.Stdout, cmd.Stderr = out, out
 	err = cmd.Run()
 	res.Output = out.String()
-	if len(res.Output) > maxOutput {
-		res.Output = res.Output[len(res.Output)-maxOutput:]
-	}
 	code := int32(0)
-	var exitErr *exec.ExitError
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		code = -1
@@ -234,12 +230,9 @@ func (d *daemon) exec(ctx context.Context, res wire.Message, allocationID string
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 			res.Reason = cause.Error()
 		}
-	case errors.As(err, &exitErr):
-		code = int32(exitErr.ExitCode())
-		res.State, res.Reason = outcomeFailed, fmt.Sprintf("exit status %d", code)
 	case err != nil:
-		code = -1
-		res.State, res.Reason = outcomeFailed, err.Error()
+		code, res.Reason = exitStatus(err, w.oomKilled())
+		res.State = outcomeFailed
 	}
 	res.ExitCode = &code
 	return res

@@ -42,22 +42,22 @@ func newTestDaemon(t *testing.T) *testDaemon {
 	require.NoError(t, err)
 	require.NoError(t, os.Chmod(root, 0o711))
 	t.Cleanup(func() { _ = os.RemoveAll(root) })
-	isolation := IsolationNone
-	if os.Geteuid() == 0 {
-		isolation = IsolationUser
-	}
+	// The daemon's logic, with plain processes; the containers are
+	// container_test.go's.
 	log := slog.New(slog.DiscardHandler)
-	cfg := Config{NodeID: "n1", StateDir: state, WorkloadDir: root, WorkloadIsolation: isolation,
-		StopGrace: 300 * time.Millisecond, ResyncEvery: time.Hour, Logger: log, CgroupRoot: t.TempDir()}
+	cfg := Config{NodeID: "n1", StateDir: state, WorkloadDir: root, WorkloadIsolation: IsolationNone,
+		StopGrace: 300 * time.Millisecond, ResyncEvery: time.Hour, Logger: log}
 	j, err := openJournal(state)
-	require.NoError(t, err)
-	sb, err := openSandbox(cfg)
 	require.NoError(t, err)
 	gpus, err := inventoryGPUs(context.Background(), "n1", "2xH100-80GB")
 	require.NoError(t, err)
+	sb, err := openSandbox(context.Background(), cfg, gpus)
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	td := &testDaemon{daemon: &daemon{cfg: cfg, journal: j, log: log, sandbox: sb, gpus: gpus, now: time.Now},
-		t: t, ctx: ctx, root: root}
+	// The daemon's clock is inside the test assignments' windows (t0).
+	td := &testDaemon{daemon: &daemon{cfg: cfg, journal: j, log: log, sandbox: sb, gpus: gpus,
+		now: func() time.Time { return t0.Add(time.Minute) }}, t: t, ctx: ctx, root: root}
+	td.instances.now = func() time.Time { return td.now() }
 	td.listen()
 	t.Cleanup(func() {
 		cancel()
@@ -135,7 +135,7 @@ func (td *testDaemon) startInstance(alloc, id, script string) wire.Message {
 }
 
 func (td *testDaemon) instanceDir(alloc, id string) string {
-	return filepath.Join(td.root, alloc, "instances", id)
+	return filepath.Join(td.root, alloc, "work", "instances", id)
 }
 
 // pidOf waits for the instance's script to write its pid to a file.
@@ -273,7 +273,7 @@ func TestWorkloadsSeeOnlyTheirDevices(t *testing.T) {
 	env := readEnv(t, filepath.Join(td.instanceDir("alc_a", "ins_env"), "env.txt"))
 	require.Equal(t, "GPU-n1-1,GPU-n1-0", env["CUDA_VISIBLE_DEVICES"])
 	require.Equal(t, "GPU-n1-1,GPU-n1-0", env["NVIDIA_VISIBLE_DEVICES"])
-	require.Equal(t, filepath.Join(td.root, "alc_a", "mps"), env["CUDA_MPS_PIPE_DIRECTORY"])
+	require.Equal(t, filepath.Join(td.root, "alc_a", "work", "mps"), env["CUDA_MPS_PIPE_DIRECTORY"])
 	require.Equal(t, "alc_a", env["COMPUTE_ALLOCATION_ID"])
 	require.DirExists(t, env["CUDA_MPS_PIPE_DIRECTORY"])
 
@@ -370,10 +370,6 @@ func TestUnassignStopsTheAllocationsWorkloads(t *testing.T) {
 	_, held := td.journal.assignment("alc_a")
 	require.False(t, held)
 	require.NoDirExists(t, filepath.Join(td.root, "alc_a"), "the sandbox is forgotten")
-	if os.Geteuid() == 0 {
-		_, kept := td.sandbox.uids["alc_a"]
-		require.False(t, kept, "its user id returns to the range")
-	}
 	again := td.startInstance("alc_a", "ins_late", "sleep 600")
 	require.Equal(t, "allocation alc_a is not assigned to this node", again.Reason)
 	require.Equal(t, []wire.RunningInstance{{InstanceID: "ins_other", AllocationID: "alc_b", PID: other}}, td.instances.running())
@@ -398,7 +394,7 @@ func TestUnassignStopsTheAllocationsWorkloads(t *testing.T) {
 // held, or one whose end has passed by the daemon's clock.
 func TestWatchdogStopsWhatOutlivedItsReservation(t *testing.T) {
 	td := newTestDaemon(t)
-	now := time.Now()
+	now := td.now()
 	require.Equal(t, outcomeSucceeded, td.assign(assignment("alc_ends", now.Add(-h), now.Add(h), 1, gpu("GPU-n1-0"))).State)
 	require.Equal(t, outcomeSucceeded, td.assign(assignment("alc_gone", now.Add(-h), now.Add(3*h), 2, gpu("GPU-n1-1"))).State)
 	require.Equal(t, outcomeSucceeded, td.assign(assignment("alc_stays", now.Add(-h), now.Add(3*h), 3)).State)
@@ -426,49 +422,4 @@ func TestWatchdogStopsWhatOutlivedItsReservation(t *testing.T) {
 	running := td.instances.running()
 	require.Len(t, running, 2, "the operator's instance (no allocation) and alc_stays' run on")
 	require.Equal(t, "ins_ops", running[0].InstanceID)
-}
-
-// Limits go to cgroup v2 when it is usable, else the daemon says so once
-// and workloads run without them.
-func TestCgroupLimits(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, writeLimits(dir, 4, 2048))
-	cpu, err := os.ReadFile(filepath.Join(dir, "cpu.max"))
-	require.NoError(t, err)
-	require.Equal(t, "400000 100000", string(cpu))
-	mem, err := os.ReadFile(filepath.Join(dir, "memory.max"))
-	require.NoError(t, err)
-	require.Equal(t, strconv.Itoa(2048<<20), string(mem))
-	require.NoError(t, writeLimits(dir, 0, 0))
-	cpu, _ = os.ReadFile(filepath.Join(dir, "cpu.max"))
-	mem, _ = os.ReadFile(filepath.Join(dir, "memory.max"))
-	require.Equal(t, "max 100000", string(cpu))
-	require.Equal(t, "max", string(mem))
-
-	// A directory that is no cgroup v2 mount: no limits, workloads run.
-	fake := newCgroups(t.TempDir(), slog.New(slog.DiscardHandler))
-	require.False(t, fake.usable())
-	fd, err := fake.fd("alc_a", 1, 1)
-	require.NoError(t, err)
-	require.Equal(t, -1, fd)
-
-	real := newCgroups(DefaultCgroupRoot, slog.New(slog.DiscardHandler))
-	if !real.usable() {
-		t.Logf("cgroup v2 is not usable here (%s): the fallback is what runs", DefaultCgroupRoot)
-		return
-	}
-	td := newTestDaemon(t)
-	td.sandbox.cgroups = real
-	alloc := fmt.Sprintf("alc_cg_%d", os.Getpid())
-	require.Equal(t, outcomeSucceeded, td.assign(assignment(alloc, t0, t0.Add(h), 1, gpu("GPU-n1-0"))).State)
-	require.Equal(t, outcomeSucceeded, td.startInstance(alloc, "ins_cg", `echo $$ > pid; exec sleep 600`).State)
-	pid := td.pidOf(alloc, "ins_cg")
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-	require.NoError(t, err)
-	require.Contains(t, string(b), "/"+cgroupParent+"/"+alloc)
-	cpu, err = os.ReadFile(filepath.Join(DefaultCgroupRoot, cgroupParent, alloc, "cpu.max"))
-	require.NoError(t, err)
-	require.Equal(t, "200000 100000\n", string(cpu))
-	require.Equal(t, outcomeSucceeded, td.job(wire.CommandKindUnassign, alloc, wire.UnassignPayload{AllocationID: alloc, Generation: 2}).State)
-	require.NoDirExists(t, filepath.Join(DefaultCgroupRoot, cgroupParent, alloc))
 }

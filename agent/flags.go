@@ -19,9 +19,17 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&cfg.PoolID, "pool", "", "pool to register the node in (first join only)")
 	fs.StringVar(&cfg.ServerURL, "server", "http://localhost:8080", "API base URL, used to join")
 	fs.StringVar(&cfg.JoinTokenFile, "join-token-file", "", "file holding the single-use join token (deleted after joining)")
-	fs.StringVar(&cfg.WorkloadIsolation, "workload-isolation", IsolationUser,
-		"user: each allocation's workloads run as a user of their own (needs root); none: as the daemon's user (development only)")
-	fs.StringVar(&cfg.WorkloadDir, "workload-dir", "", "root of the workloads' directories (default under the system temp dir)")
+	fs.StringVar(&cfg.WorkloadIsolation, "workload-isolation", IsolationContainer,
+		"container: each allocation's workloads run in a container of their own through runc (needs root); "+
+			"none: plain processes of the daemon's user (development only)")
+	fs.StringVar(&cfg.WorkloadDir, "workload-dir", "", "root of the allocations' directories (default "+
+		DefaultWorkloadDir+"; with --workload-isolation=none, <state-dir>/workloads)")
+	fs.StringVar(&cfg.UIDTable, "uid-table", DefaultUIDTable, "the machine's table of workload user ids, shared by its daemons")
+	fs.StringVar(&cfg.RuncPath, "runc", "runc", "the runc binary")
+	var cdiDirs string
+	fs.StringVar(&cdiDirs, "cdi-spec-dirs", strings.Join(DefaultCDISpecDirs, ","), "directories of the GPUs' CDI specs "+
+		"(nvidia-ctk cdi generate), comma-separated; --fake-gpus writes its own")
+	fs.Int64Var(&cfg.PidsPerVCPU, "pids-per-vcpu", DefaultPidsPerVCPU, "an allocation's process limit per vCPU")
 	var uidBase, uidCount uint
 	fs.UintVar(&uidBase, "workload-uid-base", DefaultWorkloadUIDBase, "first user id handed to workloads")
 	fs.UintVar(&uidCount, "workload-uid-count", DefaultWorkloadUIDCount, "number of user ids handed to workloads")
@@ -29,7 +37,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "directory for the credential and the journal (default ./.compute/agent-<node>)")
 	fs.StringVar(&cfg.FakeGPUs, "fake-gpus", "", "fake GPU inventory, e.g. 8xH100-80GB, or \""+NoGPUs+"\" for no GPUs "+
 		"(default: the real GPUs, from nvidia-smi)")
-	fs.StringVar(&cfg.CgroupRoot, "cgroup-root", DefaultCgroupRoot, "cgroup v2 mount for workloads' CPU and memory limits")
+	fs.StringVar(&cfg.CgroupRoot, "cgroup-root", DefaultCgroupRoot, "where the cgroup hierarchies are mounted")
 	fs.DurationVar(&cfg.StopGrace, "stop-grace", DefaultStopGrace, "time a stopped workload gets between SIGTERM and SIGKILL")
 	fs.DurationVar(&cfg.ResyncEvery, "resync-every", DefaultResyncEvery, "how often the watchdog stops workloads past their assignment")
 	fs.Int64Var(&cfg.VCPU, "vcpu", 64, "allocatable vCPUs")
@@ -39,6 +47,11 @@ func ParseFlags(args []string) (Config, error) {
 		return Config{}, err
 	}
 	cfg.WorkloadUIDBase, cfg.WorkloadUIDCount = uint32(uidBase), uint32(uidCount)
+	for _, d := range strings.Split(cdiDirs, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			cfg.CDISpecDirs = append(cfg.CDISpecDirs, d)
+		}
+	}
 	// A token in the environment stays out of process listings; it is taken
 	// out of the environment at once, so that nothing the daemon starts
 	// inherits it.

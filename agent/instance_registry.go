@@ -35,6 +35,9 @@ type registeredInstance struct {
 	AllocationID string `json:"allocationId"`
 	PID          int    `json:"pid"`
 	StartTicks   uint64 `json:"startTicks"` // field 22 of /proc/<pid>/stat
+	// PIDFile and Cgroup find the workload's own process in its container.
+	PIDFile string `json:"pidFile,omitempty"`
+	Cgroup  string `json:"cgroup,omitempty"`
 }
 
 // persist rewrites the record from ip.procs. Callers hold ip.mu.
@@ -44,7 +47,8 @@ func (ip *instanceProcesses) persist() error {
 	}
 	rec := make(map[string]registeredInstance, len(ip.procs))
 	for id, p := range ip.procs {
-		rec[id] = registeredInstance{AllocationID: p.allocationID, PID: p.pid, StartTicks: p.startTicks}
+		rec[id] = registeredInstance{AllocationID: p.allocationID, PID: p.pid, StartTicks: p.startTicks,
+			PIDFile: p.pidFile, Cgroup: p.cgroup}
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -79,7 +83,10 @@ func (ip *instanceProcesses) adopt(stateDir string) ([]string, error) {
 			continue // gone, or the pid now belongs to another process
 		}
 		proc := &instanceProcess{id: id, allocationID: r.AllocationID, pid: r.PID, startTicks: r.StartTicks,
-			done: make(chan struct{})}
+			done: make(chan struct{}), pidFile: r.PIDFile, cgroup: r.Cgroup}
+		if r.PIDFile != "" {
+			proc.kill = func() { killContainerProcess(r.PIDFile, r.Cgroup) }
+		}
 		go watchAdopted(proc)
 		ip.procs[id] = proc
 		adopted = append(adopted, id)

@@ -41,7 +41,17 @@ type instanceProcesses struct {
 	// registry is the record of running instances in the state directory
 	// (see instance_registry.go); "" keeps no record.
 	registry string
+	// exited is told of an instance whose process ended on its own (not
+	// stopped by the daemon), with its exit status and a reason.
+	exited func(proc *instanceProcess, code int32, reason string)
+	// now is the daemon's clock, the judge of assignments' windows.
+	now func() time.Time
 }
+
+// windowSkew is how early, by the daemon's clock, a workload may start
+// before its assignment's start: the control plane's clock and the node's
+// may disagree by that much.
+const windowSkew = time.Minute
 
 // instanceProcess is one running instance: started by this daemon process
 // (cmd set) or adopted from one before it (cmd nil).
@@ -52,6 +62,15 @@ type instanceProcess struct {
 	pid          int
 	startTicks   uint64
 	done         chan struct{} // closed when the process exited
+	// kill ends the workload itself (not only the process that waits for
+	// it), whatever signals it ignores.
+	kill func()
+	// pidFile and cgroup identify the workload's own process in its
+	// container (recorded for a successor daemon).
+	pidFile, cgroup string
+	// stopping is set (under instanceProcesses.mu) when the daemon stops
+	// the instance: its exit is then not the instance's own.
+	stopping bool
 }
 
 type execJob struct {
@@ -88,7 +107,27 @@ func (ip *instanceProcesses) admit(lookup assignmentLookup, allocationID string)
 	if !ok {
 		return nil, notAssigned(allocationID)
 	}
+	now := time.Now()
+	if ip.now != nil {
+		now = ip.now()
+	}
+	if why := outsideWindow(a, now); why != "" {
+		return nil, why
+	}
 	return &a, ""
+}
+
+// outsideWindow says why now, by the daemon's clock, is outside the
+// assignment's window [Start, End), or "".
+func outsideWindow(a wire.AssignPayload, now time.Time) string {
+	switch {
+	case !a.Start.IsZero() && now.Add(windowSkew).Before(a.Start):
+		return fmt.Sprintf("allocation %s starts at %s: it is not active yet on this node", a.AllocationID,
+			a.Start.UTC().Format(time.RFC3339))
+	case !a.End.IsZero() && !now.Before(a.End):
+		return fmt.Sprintf("the assignment of allocation %s ended at %s", a.AllocationID, a.End.UTC().Format(time.RFC3339))
+	}
+	return ""
 }
 
 // start starts the instance's process in its allocation's sandbox; a start
@@ -118,21 +157,31 @@ func (ip *instanceProcesses) start(life context.Context, sb *sandbox, lookup ass
 		res.State, res.Reason = outcomeFailed, refusal
 		return res
 	}
-	cmd, err := sb.command(life, a, p.Script, "instances", p.InstanceID)
+	w, err := sb.workload(life, a, p.Script, "instances/"+p.InstanceID)
 	if err != nil {
 		res.State, res.Reason = outcomeFailed, err.Error()
 		return res
 	}
+	cmd := w.cmd
 	if err := cmd.Start(); err != nil {
 		res.State, res.Reason = outcomeFailed, "start: "+err.Error()
 		return res
 	}
 	proc := &instanceProcess{id: p.InstanceID, allocationID: allocationID, cmd: cmd, pid: cmd.Process.Pid,
-		done: make(chan struct{})}
+		done: make(chan struct{}), kill: w.kill, pidFile: w.pidFile, cgroup: w.cgroup}
 	proc.startTicks, _ = processStart(proc.pid)
 	go func() {
-		_ = cmd.Wait()
+		err := cmd.Wait()
 		close(proc.done)
+		ip.mu.Lock()
+		stopped := proc.stopping || life.Err() != nil
+		ip.mu.Unlock()
+		if stopped || ip.exited == nil {
+			return
+		}
+		code, reason := exitStatus(err, w.oomKilled())
+		ip.forgetProc(proc)
+		ip.exited(proc, code, reason)
 	}()
 	ip.procs[p.InstanceID] = proc
 	if err := ip.persist(); err != nil {
@@ -155,7 +204,8 @@ func (ip *instanceProcesses) stop(res wire.Message, p commandPayload, grace time
 		res.Output = fmt.Sprintf("instance %s is not running here", p.InstanceID)
 		return res
 	}
-	stopGroup(proc.pid, proc.done, grace)
+	ip.markStopping(proc)
+	stopGroup(proc, grace)
 	ip.forgetProc(proc)
 	res.Output = fmt.Sprintf("instance %s stopped (pid %d)", p.InstanceID, proc.pid)
 	return res
@@ -171,22 +221,61 @@ func (ip *instanceProcesses) forgetProc(proc *instanceProcess) {
 	}
 }
 
-// stopGroup stops a workload's process group: SIGTERM to the group, then,
-// once its leader exited or after grace, SIGKILL to whatever of the group
-// is left; it returns when the leader has been reaped.
-func stopGroup(pid int, done <-chan struct{}, grace time.Duration) {
+// markStopping records that the daemon is stopping proc.
+func (ip *instanceProcesses) markStopping(proc *instanceProcess) {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	proc.stopping = true
+}
+
+// stopGroup stops a workload: SIGTERM to its process group (a `runc exec`
+// passes it on to the workload), then, once it exited or after grace, the
+// workload's own process killed (proc.kill) and SIGKILL to whatever of
+// the group is left; it returns when the process has been reaped. What
+// the workload left behind in its container goes with the container, at
+// the allocation's unassign.
+func stopGroup(proc *instanceProcess, grace time.Duration) {
 	if grace <= 0 {
 		grace = DefaultStopGrace
 	}
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	_ = syscall.Kill(-proc.pid, syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
-	case <-done:
+	case <-proc.done:
 	case <-t.C:
 	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	<-done
+	if proc.kill != nil {
+		proc.kill()
+	}
+	_ = syscall.Kill(-proc.pid, syscall.SIGKILL)
+	<-proc.done
+}
+
+// exitStatus is a finished workload's exit status (128+n when signal n
+// ended it, as a shell says) and the reason of a failure ("" for status
+// 0): wire.ReasonOOMKilled when the allocation's OOM killer fired.
+func exitStatus(err error, oomKilled bool) (int32, string) {
+	var exitErr *exec.ExitError
+	code := int32(0)
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr):
+		code = int32(exitErr.ExitCode())
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int32(ws.Signal())
+		}
+	default:
+		code = -1
+	}
+	switch {
+	case code == 0:
+		return 0, ""
+	case oomKilled && code == 128+int32(syscall.SIGKILL):
+		return code, wire.ReasonOOMKilled
+	default:
+		return code, fmt.Sprintf("exit status %d", code)
+	}
 }
 
 // beginClosing marks an allocation as being unassigned: no workload of it
@@ -198,6 +287,13 @@ func (ip *instanceProcesses) beginClosing(allocationID string) {
 		ip.closing = map[string]bool{}
 	}
 	ip.closing[allocationID] = true
+}
+
+// isClosing reports whether the allocation is being unassigned.
+func (ip *instanceProcesses) isClosing(allocationID string) bool {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	return ip.closing[allocationID]
 }
 
 func (ip *instanceProcesses) endClosing(allocationID string) {
@@ -224,6 +320,7 @@ func (ip *instanceProcesses) stopWhere(grace time.Duration, all bool, why func(i
 			continue
 		}
 		if r := why(proc.id, proc.allocationID); r != "" {
+			proc.stopping = true
 			victims = append(victims, victim{proc, r})
 		}
 	}
@@ -243,7 +340,7 @@ func (ip *instanceProcesses) stopWhere(grace time.Duration, all bool, why func(i
 	var wg sync.WaitGroup
 	for i, v := range victims {
 		wg.Go(func() {
-			stopGroup(v.proc.pid, v.proc.done, grace)
+			stopGroup(v.proc, grace)
 			ip.forgetProc(v.proc)
 			out[i] = stoppedInstance{InstanceID: v.proc.id, AllocationID: v.proc.allocationID,
 				PID: v.proc.pid, Reason: v.reason}

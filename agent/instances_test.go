@@ -77,7 +77,7 @@ func TestInstanceLifecycle(t *testing.T) {
 
 	require.NoError(t, router.HandleDispatch(hs.ctx, workqueue.Item{Kind: commands.KindNodeJobDispatch, Key: "n1"}))
 	hs.awaitInstance(id, core.ProvisionRunning)
-	pidFile := filepath.Join(hs.workloads, "n1", created.Instance.AllocationID, "instances", id, "pid")
+	pidFile := filepath.Join(hs.workloads, "n1", created.Instance.AllocationID, "work", "instances", id, "pid")
 	var pid int
 	require.Eventually(t, func() bool {
 		b, err := os.ReadFile(pidFile)

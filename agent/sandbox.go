@@ -2,12 +2,11 @@ package agent
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,20 +22,24 @@ import (
 
 // Workload isolation modes (--workload-isolation).
 const (
-	// IsolationUser runs each allocation's workloads under a user id of
-	// their own, in a directory only that user can enter. It needs the
-	// daemon to run as root.
-	IsolationUser = "user"
-	// IsolationNone runs workloads as the daemon's own user: for a
-	// development machine only, where no tenant is hostile.
+	// IsolationContainer runs each allocation's workloads in a container
+	// of its own, through runc (container_spec.go). It needs root and a
+	// working runc; without them the daemon refuses tenants' workloads.
+	IsolationContainer = "container"
+	// IsolationNone runs workloads as plain processes of the daemon's own
+	// user: for a development machine only, where no tenant is hostile.
 	IsolationNone = "none"
 )
 
-// Defaults of the workload user range: far above the ids a distribution
-// gives to people and services, and below the 32-bit overflow ids.
+// DefaultWorkloadDir is the root of the allocations' directories: root's,
+// and no other user may write into it or any directory above it.
+const DefaultWorkloadDir = "/var/lib/compute/workloads"
+
+// DefaultPidsPerVCPU is the processes-and-threads limit of an allocation
+// per vCPU it holds (at least minPids).
 const (
-	DefaultWorkloadUIDBase  = 200_000
-	DefaultWorkloadUIDCount = 65_536
+	DefaultPidsPerVCPU = 512
+	minPids            = 256
 )
 
 // workloadWaitDelay bounds how long a finished or killed workload may keep
@@ -44,250 +47,430 @@ const (
 const workloadWaitDelay = 5 * time.Second
 
 // fleetDomain is the security domain of an operator's node job that names
-// no allocation: it gets the first id of the range, never a tenant's.
+// no allocation: a container of its own, with no GPU.
 const fleetDomain = "fleet"
 
-// validDomain is what an allocation id must look like to name a directory.
+// validDomain is what an allocation id must look like to name a directory
+// and a container.
 var validDomain = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
-// sandbox keeps tenants' workloads out of the daemon's security domain.
+// sandbox keeps tenants' workloads apart from each other and from the
+// node (see container_spec.go for what the container is made of).
 //
-// A workload (an exec node job or an instance) runs as the user id of its
-// allocation, in <root>/<allocation>, owned by that user and mode 0700,
-// with a clean environment and in a process group of its own. The daemon's
-// state directory (credential, journal) stays root's and 0700, so no
-// workload can read it; /proc/<daemon>/environ and the daemon's memory are
-// closed to other users by the kernel; and the daemon's command line holds
-// no secret (the join token comes from a file). Two allocations never share
-// a user id: ids are handed out from a range and recorded in the state
-// directory, so a restarted daemon gives an allocation the same id.
+// Everything an allocation has on the node is named by it: its directory
+// <root>/<allocation> (root's, 0700) holding the container's bundle, its
+// empty root and its work directory (the allocation user's); its
+// container (runc id = the allocation id); its cgroup
+// /compute/<node>/<allocation>; and its user id, from the machine's
+// table (uids.go). forget removes them all, in that order, once the
+// container's every process is dead.
 type sandbox struct {
-	mode   string
-	root   string
-	base   uint32
-	count  uint32
-	nodeID string
+	mode    string
+	root    string
+	nodeID  string
+	state   string // the daemon's state directory, absolute
+	cfg     Config
+	log     *slog.Logger
+	runc    *runc
+	uids    *uidTable
+	devices *deviceRegistry
+	// unusable says why workloads cannot be isolated here (nil: they can).
+	unusable error
 
-	// cgroups applies allocations' CPU and memory limits (nil: none).
-	cgroups *cgroups
-
-	mu   sync.Mutex
-	path string            // the id table, in the state directory
-	uids map[string]uint32 // security domain → user id
+	mu   sync.Mutex // orders the creation and removal of containers
+	pods map[string]uint32
 }
 
-// openSandbox prepares the workload root and loads the id table.
-func openSandbox(cfg Config) (*sandbox, error) {
-	s := &sandbox{mode: cfg.WorkloadIsolation, root: cfg.WorkloadDir, base: cfg.WorkloadUIDBase,
-		count: cfg.WorkloadUIDCount, nodeID: cfg.NodeID, path: filepath.Join(cfg.StateDir, "workload-uids.json"),
-		uids: map[string]uint32{}, cgroups: newCgroups(cfg.CgroupRoot, cfg.Logger)}
+// openSandbox prepares the workload root and, in container mode, finds
+// out whether containers can run here: a daemon that cannot isolate keeps
+// running (its node stays reachable, assignments are still journaled) but
+// refuses every workload with the reason (see check).
+func openSandbox(ctx context.Context, cfg Config, gpus []wire.InventoryGPU) (*sandbox, error) {
+	state, err := filepath.Abs(cfg.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &sandbox{mode: cfg.WorkloadIsolation, root: cfg.WorkloadDir, nodeID: cfg.NodeID, state: state, cfg: cfg,
+		log: cfg.Logger, pods: map[string]uint32{}}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
 	if s.mode == "" {
-		s.mode = IsolationUser
+		s.mode = IsolationContainer
 	}
-	if s.mode != IsolationUser && s.mode != IsolationNone {
-		return nil, fmt.Errorf("workload isolation must be %q or %q, not %q", IsolationUser, IsolationNone, s.mode)
-	}
-	if s.base == 0 {
-		s.base = DefaultWorkloadUIDBase
-	}
-	if s.count < 2 {
-		s.count = DefaultWorkloadUIDCount
+	if s.mode != IsolationContainer && s.mode != IsolationNone {
+		return nil, fmt.Errorf("workload isolation must be %q or %q, not %q", IsolationContainer, IsolationNone, s.mode)
 	}
 	if s.root == "" {
-		s.root = defaultWorkloadDir(cfg.StateDir)
-	}
-	root, err := filepath.Abs(s.root)
-	if err != nil {
-		return nil, fmt.Errorf("workload dir: %w", err)
-	}
-	s.root = root
-	if err := os.MkdirAll(s.root, 0o711); err != nil {
-		return nil, fmt.Errorf("workload dir: %w", err)
-	}
-	if err := os.Chmod(s.root, 0o711); err != nil {
-		return nil, fmt.Errorf("workload dir: %w", err)
-	}
-	b, err := os.ReadFile(s.path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, fmt.Errorf("workload ids: %w", err)
-	default:
-		if err := json.Unmarshal(b, &s.uids); err != nil {
-			return nil, fmt.Errorf("workload ids in %s: %w", s.path, err)
+		s.root = DefaultWorkloadDir
+		if s.mode == IsolationNone {
+			s.root = filepath.Join(state, "workloads")
 		}
 	}
+	if s.root, err = filepath.Abs(s.root); err != nil {
+		return nil, fmt.Errorf("workload dir: %w", err)
+	}
+	if s.mode == IsolationNone {
+		return s, os.MkdirAll(s.root, 0o700)
+	}
+	s.unusable = s.prepare(ctx, gpus)
 	return s, nil
 }
 
-// defaultWorkloadDir is a directory every user can traverse (the system
-// temporary directory), keyed by the state directory so that two daemons
-// on one machine never share it.
-func defaultWorkloadDir(stateDir string) string {
-	abs, err := filepath.Abs(stateDir)
-	if err != nil {
-		abs = stateDir
+// prepare checks what container isolation needs and sets it up: root, a
+// runc that runs, the cgroup controllers the limits use, a workload root
+// no other user can tamper with, and the GPUs' CDI spec.
+func (s *sandbox) prepare(ctx context.Context, gpus []wire.InventoryGPU) error {
+	if os.Geteuid() != 0 {
+		return errors.New("workload isolation needs the daemon to run as root (to run containers through runc); " +
+			"run it as root, or pass --workload-isolation=none on a development machine")
 	}
-	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(os.TempDir(), "compute-workloads", hex.EncodeToString(sum[:6]))
+	bin := s.cfg.RuncPath
+	if bin == "" {
+		bin = "runc"
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return fmt.Errorf("workload isolation needs runc (apt-get install runc): %w", err)
+	}
+	s.runc = &runc{bin: path, root: filepath.Join(s.state, "runc")}
+	if _, err := s.runc.version(ctx); err != nil {
+		return fmt.Errorf("runc does not run: %w", err)
+	}
+	if err := checkCgroupControllers(s.cfg.CgroupRoot); err != nil {
+		return err
+	}
+	if err := secureDir(s.root); err != nil {
+		return err
+	}
+	base, count := s.cfg.WorkloadUIDBase, s.cfg.WorkloadUIDCount
+	if base == 0 {
+		base = DefaultWorkloadUIDBase
+	}
+	if count == 0 {
+		count = DefaultWorkloadUIDCount
+	}
+	table := s.cfg.UIDTable
+	if table == "" {
+		table = DefaultUIDTable
+	}
+	s.uids = &uidTable{path: table, base: base, count: count}
+	dirs := s.cfg.CDISpecDirs
+	if len(dirs) == 0 {
+		dirs = DefaultCDISpecDirs
+	}
+	if strings.TrimSpace(s.cfg.FakeGPUs) != "" {
+		dir, err := writeFakeGPUSpec(filepath.Join(s.state, "fake-gpus"), gpus)
+		if err != nil {
+			return err
+		}
+		dirs = []string{dir}
+	}
+	if s.devices, err = openDeviceRegistry(dirs, gpus); err != nil {
+		return err
+	}
+	return nil
 }
 
-// check says why workloads cannot run here, or nil: user isolation needs
-// root (to switch users) and a workload root every user can reach.
-func (s *sandbox) check() error {
-	if s.mode == IsolationNone {
-		return nil
+// secureDir makes dir (and its parents) if missing and checks that no
+// user but root can write into it or any directory above it: a workload
+// root a local user could replace or pre-create would let them redirect
+// the root daemon's writes.
+func secureDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("workload dir: %w", err)
 	}
-	if os.Geteuid() != 0 {
-		return errors.New("workload isolation needs the daemon to run as root, to start each allocation's " +
-			"workloads under a user of their own; run it as root, or pass --workload-isolation=none on a " +
-			"development machine")
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("workload dir: %w", err)
 	}
-	for dir := s.root; ; dir = filepath.Dir(dir) {
-		st, err := os.Stat(dir)
+	for d := dir; ; d = filepath.Dir(d) {
+		st, err := os.Lstat(d)
 		if err != nil {
 			return fmt.Errorf("workload dir: %w", err)
 		}
-		if st.Mode().Perm()&0o001 == 0 {
-			return fmt.Errorf("workload dir %s cannot be reached by workload users: %s is not traversable by others "+
-				"(choose another --workload-dir)", s.root, dir)
+		sys, _ := st.Sys().(*syscall.Stat_t)
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("workload dir %s: %s is a symbolic link", dir, d)
+		case sys != nil && sys.Uid != 0:
+			return fmt.Errorf("workload dir %s: %s belongs to user %d, not root", dir, d, sys.Uid)
+		case st.Mode().Perm()&0o022 != 0 && st.Mode()&fs.ModeSticky == 0:
+			return fmt.Errorf("workload dir %s: %s can be written by other users", dir, d)
+		case st.Mode()&fs.ModeSticky != 0 && d == dir:
+			return fmt.Errorf("workload dir %s is a shared sticky directory", dir)
 		}
-		if dir == filepath.Dir(dir) {
+		if d == filepath.Dir(d) {
 			return nil
 		}
 	}
 }
 
-// uid returns the user id of a security domain, handing out the lowest
-// free one of the range to a new domain and recording it before use.
-func (s *sandbox) uid(domain string) (uint32, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if id, ok := s.uids[domain]; ok {
-		return id, nil
+// check says why workloads cannot run here, or nil.
+func (s *sandbox) check() error { return s.unusable }
+
+// domainOf is the security domain of an assignment (nil: the fleet's).
+func domainOf(a *wire.AssignPayload) string {
+	if a == nil {
+		return fleetDomain
 	}
-	used := make(map[uint32]bool, len(s.uids))
-	for _, id := range s.uids {
-		used[id] = true
-	}
-	next := s.base + 1 // s.base is the fleet domain's
-	if domain == fleetDomain {
-		next = s.base
-	}
-	for used[next] {
-		next++
-		if next >= s.base+s.count {
-			return 0, fmt.Errorf("no free workload user id in [%d, %d)", s.base, s.base+s.count)
-		}
-	}
-	s.uids[domain] = next
-	b, err := json.Marshal(s.uids)
-	if err == nil {
-		err = writeFileAtomic(s.path, b, 0o600)
-	}
-	if err != nil {
-		delete(s.uids, domain)
-		return 0, fmt.Errorf("record workload user id: %w", err)
-	}
-	return next, nil
+	return a.AllocationID
 }
 
-// forget releases an allocation once nothing of it runs any more (its
-// assignment ended): its directory and cgroup go, and its user id returns
-// to the range, so that the range does not run out.
-func (s *sandbox) forget(allocationID string) error {
+// workload is a started-to-be workload process: cmd runs it (and waits
+// for it); kill ends the workload itself at once, whatever it ignores;
+// oomKilled says whether the allocation's OOM killer fired since it was
+// made.
+type workload struct {
+	cmd       *exec.Cmd
+	kill      func()
+	oomKilled func() bool
+	// pidFile and cgroup identify the workload's own process (container
+	// mode), recorded so that a restarted daemon can still kill it.
+	pidFile, cgroup string
+}
+
+// workload builds a workload of allocation a (nil: an operator's job):
+// sh -c script, in <work>/<dir> (the allocation's work directory, /work
+// in its container), with a clean environment. The workload
+// sees only a's devices; CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES
+// name them too (see visibleDevices), as a convenience only. ctx's end
+// kills it.
+func (s *sandbox) workload(ctx context.Context, a *wire.AssignPayload, script, dir string) (*workload, error) {
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("workloads are refused on this node: %w", err)
+	}
+	domain := domainOf(a)
+	if !validDomain.MatchString(domain) {
+		return nil, fmt.Errorf("allocation id %q cannot name a workload domain", domain)
+	}
+	visible := visibleDevices(a)
+	env := []string{"PATH=" + workloadPath, "LANG=C.UTF-8", "COMPUTE_NODE_ID=" + s.nodeID,
+		"COMPUTE_ALLOCATION_ID=" + strings.TrimPrefix(domain, fleetDomain),
+		"CUDA_VISIBLE_DEVICES=" + visible, "NVIDIA_VISIBLE_DEVICES=" + visible}
+	if s.mode == IsolationNone {
+		work := filepath.Join(s.root, domain, "work")
+		if usesMPS(a) {
+			if err := os.MkdirAll(filepath.Join(work, "mps"), 0o700); err != nil {
+				return nil, fmt.Errorf("MPS dir: %w", err)
+			}
+			env = append(env, "CUDA_MPS_PIPE_DIRECTORY="+work+"/mps", "CUDA_MPS_LOG_DIRECTORY="+work+"/mps")
+		}
+		return s.plainWorkload(ctx, filepath.Join(work, dir), script, env)
+	}
+	uid, err := s.pod(ctx, a, domain)
+	if err != nil {
+		return nil, err
+	}
+	env = append(env, "HOME="+workDir, "TMPDIR=/tmp")
+	if usesMPS(a) {
+		env = append(env, "CUDA_MPS_PIPE_DIRECTORY="+workDir+"/mps", "CUDA_MPS_LOG_DIRECTORY="+workDir+"/mps")
+	}
+	return s.containerWorkload(ctx, domain, uid, workloadProcess(uid, dir, script, env))
+}
+
+// plainWorkload is a workload without isolation (IsolationNone): a
+// process of the daemon's user, in a process group of its own, in wd.
+func (s *sandbox) plainWorkload(ctx context.Context, wd, script string, env []string) (*workload, error) {
+	if err := os.MkdirAll(wd, 0o700); err != nil {
+		return nil, fmt.Errorf("workload dir: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", script)
+	cmd.Dir = wd
+	cmd.Env = append(env, "HOME="+wd, "TMPDIR="+wd)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	kill := func() {
+		if cmd.Process != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}
+	cmd.Cancel = func() error { kill(); return nil }
+	cmd.WaitDelay = workloadWaitDelay
+	return &workload{cmd: cmd, kill: kill, oomKilled: func() bool { return false }}, nil
+}
+
+// domainDir is the allocation's directory on the node.
+func (s *sandbox) domainDir(domain string) string { return filepath.Join(s.root, domain) }
+
+// cgroupsPath is the allocation's cgroup, relative to each hierarchy.
+func (s *sandbox) cgroupsPath(domain string) string {
+	return "/compute/" + s.nodeID + "/" + domain
+}
+
+// pod makes sure the allocation's container runs, and returns its user.
+func (s *sandbox) pod(ctx context.Context, a *wire.AssignPayload, domain string) (uint32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	uid, err := s.uids.get(uidOwner(s.state, domain))
+	if err != nil {
+		return 0, err
+	}
+	st, err := s.runc.state(ctx, domain)
+	if err != nil {
+		return 0, err
+	}
+	if st.Status == "running" {
+		s.pods[domain] = uid
+		return uid, nil
+	}
+	if st.Status != "" {
+		if err := s.runc.remove(ctx, domain); err != nil {
+			return 0, err
+		}
+	}
+	dir := s.domainDir(domain)
+	// The daemon makes only root's directories and the work directory's
+	// own entry, each in a directory only root can write: nothing here
+	// follows a link a tenant made.
+	if err := mkdirNoFollow(dir, 0o700, 0); err != nil {
+		return 0, fmt.Errorf("allocation dir: %w", err)
+	}
+	if err := podRootFS(filepath.Join(dir, "rootfs")); err != nil {
+		return 0, fmt.Errorf("allocation root: %w", err)
+	}
+	work := filepath.Join(dir, "work")
+	if err := mkdirNoFollow(work, 0o700, int(uid)); err != nil {
+		return 0, fmt.Errorf("allocation work dir: %w", err)
+	}
+	if usesMPS(a) {
+		if err := mkdirNoFollow(filepath.Join(work, "mps"), 0o700, int(uid)); err != nil {
+			return 0, fmt.Errorf("MPS dir: %w", err)
+		}
+	}
+	spec := podSpec(podParams{RootFS: filepath.Join(dir, "rootfs"), Work: work, UID: uid, Hostname: domain,
+		CgroupsPath: s.cgroupsPath(domain), Limits: s.limitsOf(a)})
+	if err := s.devices.inject(spec, a); err != nil {
+		return 0, fmt.Errorf("GPUs of allocation %s: %w", domain, err)
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return 0, err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(s.runc.root, 0o700); err != nil {
+		return 0, err
+	}
+	if err := s.runc.start(ctx, domain, dir); err != nil {
+		_ = s.runc.remove(context.WithoutCancel(ctx), domain)
+		return 0, err
+	}
+	s.pods[domain] = uid
+	return uid, nil
+}
+
+// limitsOf are an allocation's limits: its vCPU and memory; processes
+// per vCPU; /tmp and /dev/shm sized from its memory (their pages are
+// charged to it anyway).
+func (s *sandbox) limitsOf(a *wire.AssignPayload) limits {
+	perVCPU := s.cfg.PidsPerVCPU
+	if perVCPU <= 0 {
+		perVCPU = DefaultPidsPerVCPU
+	}
+	l := limits{Pids: 4 * minPids, TmpMB: 1024, ShmMB: 64}
+	if a == nil {
+		return l
+	}
+	l.VCPU, l.MemoryMB = a.VCPU, a.MemoryMB
+	l.Pids = max(minPids, perVCPU*a.VCPU)
+	if a.MemoryMB > 0 {
+		l.TmpMB = max(16, a.MemoryMB/2)
+		l.ShmMB = max(16, a.MemoryMB/4)
+	}
+	return l
+}
+
+// containerWorkload is a `runc exec` of proc into the allocation's
+// container.
+func (s *sandbox) containerWorkload(ctx context.Context, domain string, uid uint32, proc interface{}) (*workload, error) {
+	dir := s.domainDir(domain)
+	f, err := os.CreateTemp(dir, "process-*.json")
+	if err != nil {
+		return nil, err
+	}
+	if err := json.NewEncoder(f).Encode(proc); err != nil {
+		f.Close()
+		return nil, err
+	}
+	f.Close()
+	pidFile := strings.TrimSuffix(f.Name(), ".json") + ".pid"
+	cgroup := s.cgroupsPath(domain)
+	cmd := s.runc.exec(ctx, domain, f.Name(), pidFile)
+	// Its own process group: the workload outlives a daemon that is
+	// killed, as it does a lost connection; the successor adopts it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	kill := func() { killContainerProcess(pidFile, cgroup) }
+	cmd.Cancel = func() error {
+		kill()
+		return nil
+	}
+	cmd.WaitDelay = workloadWaitDelay
+	before := oomKills(s.cfg.CgroupRoot, cgroup)
+	return &workload{cmd: cmd, kill: kill, pidFile: pidFile, cgroup: cgroup,
+		oomKilled: func() bool { return oomKills(s.cfg.CgroupRoot, cgroup) > before }}, nil
+}
+
+// stop ends every process of the allocation's container and deletes it:
+// its cgroup goes, and with its namespaces its /tmp and /dev/shm. Its
+// directory and user id stay until forget.
+func (s *sandbox) stop(ctx context.Context, domain string) error {
+	if s.mode == IsolationNone || s.runc == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.runc.remove(ctx, domain); err != nil {
+		return fmt.Errorf("stop the container of %s: %w", domain, err)
+	}
+	delete(s.pods, domain)
+	if cgroupHasProcesses(s.cfg.CgroupRoot, s.cgroupsPath(domain)) {
+		return fmt.Errorf("the cgroup of %s still has processes after its container was deleted", domain)
+	}
+	return nil
+}
+
+// terminate sends SIGTERM to every process of the allocation's container
+// (the keeper ignores it), the start of a graceful stop.
+func (s *sandbox) terminate(ctx context.Context, domain string) {
+	if s.mode == IsolationNone || s.runc == nil {
+		return
+	}
+	if st, err := s.runc.state(ctx, domain); err == nil && st.Status == "running" {
+		_ = s.runc.killAll(ctx, domain, "TERM")
+	}
+}
+
+// forget releases an allocation once it is unassigned: its container
+// (every process of it, double-forked and setsid ones included), then its
+// directory, then its user id. An error leaves the rest in place, so that
+// the unassign is not acknowledged while anything of it may remain.
+func (s *sandbox) forget(ctx context.Context, allocationID string) error {
 	if allocationID == "" || allocationID == fleetDomain || !validDomain.MatchString(allocationID) {
 		return nil
 	}
-	if s.cgroups != nil {
-		s.cgroups.remove(allocationID)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := os.RemoveAll(filepath.Join(s.root, allocationID)); err != nil {
+	if err := s.stop(ctx, allocationID); err != nil {
 		return err
 	}
-	if _, ok := s.uids[allocationID]; !ok {
+	// RemoveAll removes symbolic links, it does not follow them.
+	if err := os.RemoveAll(s.domainDir(allocationID)); err != nil {
+		return err
+	}
+	if s.uids == nil {
 		return nil
 	}
-	delete(s.uids, allocationID)
-	b, err := json.Marshal(s.uids)
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(s.path, b, 0o600)
+	return s.uids.release(uidOwner(s.state, allocationID))
 }
 
-// command builds the process of a workload: sh -c script as the
-// allocation's user, in <root>/<allocation>/<sub...>, with a clean
-// environment, in its own process group, which ctx's end kills whole, and
-// in the allocation's cgroup when limits are usable (see cgroups).
-//
-// a is the allocation's assignment, or nil for an operator's job that
-// names no allocation. The workload sees only a's devices:
-// CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES are their Visible values
-// (see visibleDevices), empty for none; an MPS slot also gets its
-// allocation's MPS pipe and log directories.
-func (s *sandbox) command(ctx context.Context, a *wire.AssignPayload, script string, sub ...string) (*exec.Cmd, error) {
-	if err := s.check(); err != nil {
-		return nil, err
+// containers lists the allocations that have a container here.
+func (s *sandbox) containers(ctx context.Context) []string {
+	if s.runc == nil {
+		return nil
 	}
-	var allocationID string
-	if a != nil {
-		allocationID = a.AllocationID
+	ids, err := s.runc.list(ctx)
+	if err != nil {
+		s.log.Warn("list containers", "err", err)
 	}
-	domain := allocationID
-	if domain == "" {
-		domain = fleetDomain
-	}
-	if !validDomain.MatchString(domain) {
-		return nil, fmt.Errorf("allocation id %q cannot name a workload directory", allocationID)
-	}
-	dir := filepath.Join(append([]string{s.root, domain}, sub...)...)
-	cmd := exec.CommandContext(ctx, "sh", "-c", script)
-	cmd.Dir = dir
-	visible := visibleDevices(a)
-	cmd.Env = []string{
-		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-		"HOME=" + dir, "TMPDIR=" + dir, "LANG=C.UTF-8",
-		"COMPUTE_NODE_ID=" + s.nodeID, "COMPUTE_ALLOCATION_ID=" + allocationID,
-		"CUDA_VISIBLE_DEVICES=" + visible, "NVIDIA_VISIBLE_DEVICES=" + visible,
-	}
-	attr := &syscall.SysProcAttr{Setpgid: true}
-	uid := -1
-	if s.mode == IsolationUser {
-		id, err := s.uid(domain)
-		if err != nil {
-			return nil, err
-		}
-		uid = int(id)
-		attr.Credential = &syscall.Credential{Uid: id, Gid: id, Groups: []uint32{}}
-	}
-	if err := mkdirOwned(s.root, append([]string{domain}, sub...), uid); err != nil {
-		return nil, fmt.Errorf("workload dir: %w", err)
-	}
-	if usesMPS(a) {
-		mps := filepath.Join(s.root, domain, "mps")
-		if err := mkdirOwned(s.root, []string{domain, "mps"}, uid); err != nil {
-			return nil, fmt.Errorf("MPS dir: %w", err)
-		}
-		cmd.Env = append(cmd.Env, "CUDA_MPS_PIPE_DIRECTORY="+mps, "CUDA_MPS_LOG_DIRECTORY="+mps)
-	}
-	if a != nil && s.cgroups != nil {
-		fd, err := s.cgroups.fd(allocationID, a.VCPU, a.MemoryMB)
-		if err != nil {
-			return nil, err
-		}
-		if fd >= 0 {
-			setCgroupFD(attr, fd)
-		}
-	}
-	cmd.SysProcAttr = attr
-	// The whole process group goes, not only sh: a workload's children
-	// must not outlive it.
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = workloadWaitDelay
-	return cmd, nil
+	return ids
 }
 
 // visibleDevices is what CUDA_VISIBLE_DEVICES says of an assignment: its
@@ -317,24 +500,6 @@ func usesMPS(a *wire.AssignPayload) bool {
 		}
 	}
 	return false
-}
-
-// mkdirOwned creates root/parts... one level at a time, each owned by uid
-// (when not -1) and mode 0700, so that only the workload's user enters.
-func mkdirOwned(root string, parts []string, uid int) error {
-	dir := root
-	for _, p := range parts {
-		dir = filepath.Join(dir, p)
-		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
-		}
-		if uid >= 0 {
-			if err := os.Lchown(dir, uid, uid); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // writeFileAtomic replaces path with b through a rename, so a crash leaves

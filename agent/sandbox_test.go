@@ -3,6 +3,7 @@ package agent_test
 import (
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,24 +12,24 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bettercompute/compute/agent"
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
-// A tenant's exec job runs outside the daemon's security domain: as a user
-// of its allocation's own (not root, not another allocation's), unable to
-// read the daemon's credential, journal or process environment, with none
-// of the daemon's environment (where a join token could be), and unable
-// to enter another allocation's directory. A booking whose window has not
-// begun runs nothing.
+// A tenant's exec job runs outside the daemon's security domain, in its
+// allocation's container: as a user of its allocation's own (not root,
+// not another allocation's), unable to read the daemon's credential,
+// journal or process environment, with none of the daemon's environment
+// (where a join token could be), and unable to enter another allocation's
+// directory.
 func TestWorkloadsCannotReachTheDaemon(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("user isolation needs root")
-	}
+	requireContainers(t)
 	t.Parallel()
 	hs := newHarness(t)
+	hs.isolation = agent.IsolationContainer
 	g, url := hs.gateway("gw1")
 	router := hs.router(g)
 	state := t.TempDir()
@@ -77,6 +78,18 @@ env | grep -c -i -e token -e DATABASE_URL || true`,
 	other := probe("p2", second, "id -u")
 	require.Equal(t, core.CommandSucceeded, other.State)
 	require.NotEqual(t, strconv.Itoa(uid), strings.TrimSpace(other.Output), "two allocations, two users")
+}
+
+// requireContainers skips a test that needs container isolation (root and
+// runc) where it cannot run; CI installs runc and runs as root.
+func requireContainers(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("container isolation needs root")
+	}
+	if _, err := osexec.LookPath("runc"); err != nil {
+		t.Skip("container isolation needs runc (apt-get install runc)")
+	}
 }
 
 // workDirReady runs a no-op job in reservation's allocation so that its

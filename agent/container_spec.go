@@ -1,0 +1,186 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// The container of an allocation: its OCI runtime spec.
+//
+// The allocation is the unit of isolation, as a Kubernetes pod is: one
+// container per allocation, whose first process only waits, and every
+// workload of the allocation (instances, exec jobs) a `runc exec` into it,
+// so they share its cgroup (limits), its namespaces and its work
+// directory, and nothing with any other allocation.
+//
+// The root filesystem is the host's system directories bound read-only
+// (the node's tools, libraries and driver), with a private writable
+// /work (the allocation's directory), private /tmp and /dev/shm (tmpfs of
+// a bounded size) and a private /proc (its own pid namespace). The
+// process runs as the allocation's user, with no capabilities,
+// no_new_privs, the kernel paths containers conventionally mask, and a
+// seccomp filter (seccomp.go). Its network namespace is its own with only
+// loopback: nothing on the node's addresses, the node's loopback
+// included, can be reached.
+
+// hostDirs are the host's directories a workload sees, read-only. Those
+// that are symbolic links on the host (a merged /usr) are links in the
+// container too.
+var hostDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
+
+// maskedPaths and readonlyPaths are runc's defaults (`runc spec`): kernel
+// interfaces a container has no business reading or writing.
+var (
+	maskedPaths = []string{"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi",
+		"/sys/devices/virtual/powercap"}
+	readonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+)
+
+// workDir is where the allocation's directory appears in its container.
+const workDir = "/work"
+
+// podParams is what an allocation's container is made of.
+type podParams struct {
+	// RootFS is the empty, root-owned directory the container's root is
+	// built on; Work the allocation's writable directory.
+	RootFS, Work string
+	UID          uint32
+	Hostname     string
+	// CgroupsPath is the container's cgroup, relative to each hierarchy's
+	// root: /compute/<node>/<allocation>.
+	CgroupsPath string
+	Limits      limits
+}
+
+// limits are an allocation's share of the node, as the kernel enforces it.
+type limits struct {
+	VCPU     int64 // CPU quota: VCPU CPUs' worth of time per period; 0: none
+	MemoryMB int64 // memory (and memory+swap) hard limit; 0: none
+	Pids     int64 // processes and threads; 0: none
+	TmpMB    int64 // size of /tmp
+	ShmMB    int64 // size of /dev/shm
+}
+
+// cpuPeriod is the CFS period the CPU quota is a share of, in µs.
+const cpuPeriod = 100000
+
+// podSpec is the OCI runtime spec of an allocation's container. Its
+// process is the pod's keeper: it ignores SIGTERM (a stop's TERM is for
+// the workloads) and reaps what is orphaned into it.
+func podSpec(p podParams) *specs.Spec {
+	noCaps := &specs.LinuxCapabilities{Bounding: []string{}, Effective: []string{}, Inheritable: []string{},
+		Permitted: []string{}, Ambient: []string{}}
+	s := &specs.Spec{
+		Version:  specs.Version,
+		Hostname: p.Hostname,
+		Root:     &specs.Root{Path: p.RootFS, Readonly: true},
+		Process: &specs.Process{
+			User: specs.User{UID: p.UID, GID: p.UID},
+			Args: []string{"/bin/sh", "-c", "trap '' TERM; while :; do sleep 3600 & wait; done"},
+			Env:  []string{"PATH=" + workloadPath},
+			Cwd:  workDir, NoNewPrivileges: true, Capabilities: noCaps,
+		},
+		Mounts: podMounts(p),
+		Linux: &specs.Linux{
+			CgroupsPath: p.CgroupsPath,
+			Namespaces: []specs.LinuxNamespace{{Type: specs.PIDNamespace}, {Type: specs.MountNamespace},
+				{Type: specs.IPCNamespace}, {Type: specs.UTSNamespace}, {Type: specs.NetworkNamespace}},
+			Resources:     resources(p.Limits),
+			MaskedPaths:   maskedPaths,
+			ReadonlyPaths: readonlyPaths,
+			Seccomp:       seccompProfile(),
+		},
+	}
+	return s
+}
+
+// resources are the cgroup settings of an allocation: every device denied
+// but those added to the list after this rule (its GPUs, through CDI;
+// runc adds /dev/null and the other harmless defaults), and its limits.
+func resources(l limits) *specs.LinuxResources {
+	r := &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}}
+	if l.MemoryMB > 0 {
+		b := l.MemoryMB << 20
+		r.Memory = &specs.LinuxMemory{Limit: &b, Swap: &b}
+	}
+	if l.VCPU > 0 {
+		quota, period := l.VCPU*cpuPeriod, uint64(cpuPeriod)
+		r.CPU = &specs.LinuxCPU{Quota: &quota, Period: &period}
+	}
+	if l.Pids > 0 {
+		pids := l.Pids
+		r.Pids = &specs.LinuxPids{Limit: &pids}
+	}
+	return r
+}
+
+// podMounts are the container's file systems (see podSpec).
+func podMounts(p podParams) []specs.Mount {
+	ms := []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
+		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs",
+			Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		{Destination: "/dev/pts", Type: "devpts", Source: "devpts",
+			Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm",
+			Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=" + strconv.FormatInt(p.Limits.ShmMB, 10) + "m"}},
+		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
+		{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
+		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs",
+			Options: []string{"nosuid", "nodev", "mode=1777", "size=" + strconv.FormatInt(p.Limits.TmpMB, 10) + "m"}},
+		{Destination: workDir, Type: "bind", Source: p.Work, Options: []string{"rbind", "rw", "nosuid", "nodev"}},
+	}
+	for _, d := range hostDirs {
+		if st, err := os.Lstat(d); err != nil || !st.IsDir() {
+			continue // absent, or a link made in the root (podRootFS)
+		}
+		ms = append(ms, specs.Mount{Destination: d, Type: "bind", Source: d,
+			Options: []string{"rbind", "ro", "nosuid", "nodev"}})
+	}
+	return ms
+}
+
+// podRootFS prepares the container's root directory: the host's
+// directories that are symbolic links (a merged /usr: /bin -> usr/bin)
+// are the same links there. Everything else is a mount point runc makes.
+func podRootFS(rootfs string) error {
+	if err := os.MkdirAll(rootfs, 0o755); err != nil {
+		return err
+	}
+	for _, d := range hostDirs {
+		st, err := os.Lstat(d)
+		if err != nil || st.Mode()&os.ModeSymlink == 0 {
+			continue
+		}
+		target, err := os.Readlink(d)
+		if err != nil {
+			return err
+		}
+		link := filepath.Join(rootfs, d)
+		if err := os.Symlink(target, link); err != nil && !os.IsExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// workloadPath is the PATH of every workload.
+const workloadPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// workloadProcess is a workload of the allocation: sh -c script as the
+// allocation's user, in workDir/<dir> (made by the workload itself, as its
+// user: the daemon never creates anything inside a tenant's directory),
+// with env, no capabilities and no_new_privs.
+func workloadProcess(uid uint32, dir, script string, env []string) specs.Process {
+	noCaps := &specs.LinuxCapabilities{Bounding: []string{}, Effective: []string{}, Inheritable: []string{},
+		Permitted: []string{}, Ambient: []string{}}
+	return specs.Process{
+		User: specs.User{UID: uid, GID: uid},
+		Args: []string{"/bin/sh", "-c", `mkdir -p -- "$1" && cd -- "$1" && exec /bin/sh -c "$2"`, "sh", dir, script},
+		Env:  env, Cwd: workDir, NoNewPrivileges: true, Capabilities: noCaps,
+	}
+}
