@@ -138,6 +138,14 @@ func TestReadmeQuickStart(t *testing.T) {
 			// whose daemon the demo runs: never pending.
 			require.Regexp(t, `(?m)^rsv_\S+\s+(booked|active)\s+acme\s+demo-pool\s`, out)
 			placeholders["rsv_…"] = firstColumn.FindStringSubmatch(out)[1]
+		case strings.Contains(line, "reservations get"):
+			// Active once the worker has run its activation; the line
+			// is repeated until it says so.
+			serve.waitFor(t, "the reservation active", startTimeout, func() bool {
+				out, err = run(line)
+				require.NoError(t, err)
+				return regexp.MustCompile(`(?m)^rsv_\S+\s+active\s`).MatchString(out)
+			})
 		case strings.Contains(line, "instances create"):
 			require.Regexp(t, `(?m)^ins_\S+\s+\S+\s+`+regexp.QuoteMeta(placeholders["rsv_…"])+`\s+demo-node-1\s`, out)
 			placeholders["ins_…"] = firstColumn.FindStringSubmatch(out)[1]
@@ -155,7 +163,7 @@ func TestReadmeQuickStart(t *testing.T) {
 		}
 		checked = append(checked, line)
 	}
-	require.Len(t, checked, 5)
+	require.Len(t, checked, 6)
 	// Released, the reservation's instance stops: no workload outlives the test.
 	_, err = run("./bin/compute reservations release " + placeholders["rsv_…"])
 	require.NoError(t, err)

@@ -135,7 +135,8 @@ The nodes' daemons run in this process, with fake GPUs (state in %s; %s).
 Try, from another terminal (docs/cli.md):
   export COMPUTE_SERVER=%s COMPUTE_TOKEN=%s
   ./bin/compute reservations create --pool demo-pool --gpus 2 --gpu-model H100-80GB --vcpu 16 --memory-mb 65536 --disk-gb 100 --start now --duration 24h
-  ./bin/compute instances create --reservation rsv_… --command 'env | grep VISIBLE; sleep 600'   # rsv_…: the id printed by the line above
+  ./bin/compute reservations get rsv_…   # rsv_…: the id printed by the line above; active within seconds
+  ./bin/compute instances create --reservation rsv_… --command 'env | grep VISIBLE; sleep 600'   # once it is active
   ./bin/compute reservations list
 Or with curl:
   curl -s -H "Authorization: Bearer %s" -H 'Content-Type: application/json' \
