@@ -235,6 +235,7 @@ const (
 	InstanceStateRunning      InstanceState = "running"
 	InstanceStateStopped      InstanceState = "stopped"
 	InstanceStateStopping     InstanceState = "stopping"
+	InstanceStateSucceeded    InstanceState = "succeeded"
 )
 
 // Valid indicates whether the value is a known member of the InstanceState enum.
@@ -251,6 +252,8 @@ func (e InstanceState) Valid() bool {
 	case InstanceStateStopped:
 		return true
 	case InstanceStateStopping:
+		return true
+	case InstanceStateSucceeded:
 		return true
 	default:
 		return false
@@ -1099,8 +1102,13 @@ type GPULayoutMode string
 type Instance struct {
 	AllocationID string    `json:"allocationId"`
 	CreatedAt    time.Time `json:"createdAt"`
-	ID           string    `json:"id"`
-	NodeID       string    `json:"nodeId"`
+
+	// ExitCode The workload's exit status, once its process exited on its own
+	// (0 with `succeeded`, anything else with `failed`). Absent while it
+	// runs and when its daemon stopped it.
+	ExitCode *int32 `json:"exitCode,omitempty"`
+	ID       string `json:"id"`
+	NodeID   string `json:"nodeId"`
 
 	// Position After a write, the position of its last event (pass as minPosition).
 	Position      *string `json:"position,omitempty"`
@@ -1110,13 +1118,17 @@ type Instance struct {
 		Command *string `json:"command,omitempty"`
 		Image   *string `json:"image,omitempty"`
 	} `json:"spec"`
+
+	// State `succeeded`: the process exited on its own with status 0.
+	// `failed`: it could not start, or exited non-zero (see `exitCode`).
 	State     InstanceState `json:"state"`
 	Tenant    string        `json:"tenant"`
 	UpdatedAt time.Time     `json:"updatedAt"`
 	Version   int64         `json:"version"`
 }
 
-// InstanceState defines model for Instance.State.
+// InstanceState `succeeded`: the process exited on its own with status 0.
+// `failed`: it could not start, or exited non-zero (see `exitCode`).
 type InstanceState string
 
 // NodeCommand defines model for NodeCommand.
@@ -2515,7 +2527,9 @@ type ClientInterface interface {
 	// one command however often and by whom it is retried. A member may run `exec`
 	// only, on a node where the tenant holds a booked or active reservation (and on
 	// `allocationId`, when given, an allocation of its own); any other node is 404,
-	// as if it did not exist. `wipe` and `deploy` are operator-only (403) and never
+	// as if it did not exist. The job runs in that allocation only while its
+	// reservation is `active`: on a booking whose window has not begun it is 409
+	// CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 	// retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 	// daemon comes back with a new journal while it is in flight, it fails unless
 	// `retrySafe`, in which case it is sent again.
@@ -2533,7 +2547,9 @@ type ClientInterface interface {
 	// one command however often and by whom it is retried. A member may run `exec`
 	// only, on a node where the tenant holds a booked or active reservation (and on
 	// `allocationId`, when given, an allocation of its own); any other node is 404,
-	// as if it did not exist. `wipe` and `deploy` are operator-only (403) and never
+	// as if it did not exist. The job runs in that allocation only while its
+	// reservation is `active`: on a booking whose window has not begun it is 409
+	// CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 	// retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 	// daemon comes back with a new journal while it is in flight, it fails unless
 	// `retrySafe`, in which case it is sent again.
@@ -2700,26 +2716,32 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/gpus/{id}/mode (the `SetGPUMode` operationId).
 	SetGPUMode(ctx context.Context, id GPUID, params *SetGPUModeParams, body SetGPUModeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CreateInstanceWithBody Start an instance on a booked or active reservation (member or operator)
+	// CreateInstanceWithBody Start an instance on an active reservation (member or operator)
 	//
 	// The instance is `requested` and the node's daemon is asked to start it
 	// (provisioning, then running once the workload started). The start is
 	// not retry-safe: if the daemon loses its journal before it reports, the
 	// instance fails rather than running twice. Another tenant's reservation is
-	// 404; a reservation that is not booked or active is 409.
+	// 404. A reservation that is not `active` now is 409 CONFLICT: a booking
+	// whose window has not begun ("reservation … is booked, starting at …;
+	// instances run only while it is active") may be on devices another tenant
+	// holds until then. The database decides, under a lock on the reservation.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/instances (the `CreateInstance` operationId).
 	CreateInstanceWithBody(ctx context.Context, params *CreateInstanceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CreateInstance Start an instance on a booked or active reservation (member or operator)
+	// CreateInstance Start an instance on an active reservation (member or operator)
 	//
 	// The instance is `requested` and the node's daemon is asked to start it
 	// (provisioning, then running once the workload started). The start is
 	// not retry-safe: if the daemon loses its journal before it reports, the
 	// instance fails rather than running twice. Another tenant's reservation is
-	// 404; a reservation that is not booked or active is 409.
+	// 404. A reservation that is not `active` now is 409 CONFLICT: a booking
+	// whose window has not begun ("reservation … is booked, starting at …;
+	// instances run only while it is active") may be on devices another tenant
+	// holds until then. The database decides, under a lock on the reservation.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2730,8 +2752,8 @@ type ClientInterface interface {
 	//
 	// The instance is `stopping` and the daemon is asked to stop it; it is
 	// `stopped` once the daemon reports. Deleting an instance that is already
-	// stopping, stopped or failed changes nothing and returns it, so a
-	// retried DELETE is safe.
+	// stopping, stopped, failed or succeeded changes nothing and returns it,
+	// so a retried DELETE is safe.
 	//
 	// Corresponds with DELETE /v1/instances/{id} (the `DeleteInstance` operationId).
 	DeleteInstance(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3455,7 +3477,9 @@ func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 // one command however often and by whom it is retried. A member may run `exec`
 // only, on a node where the tenant holds a booked or active reservation (and on
 // `allocationId`, when given, an allocation of its own); any other node is 404,
-// as if it did not exist. `wipe` and `deploy` are operator-only (403) and never
+// as if it did not exist. The job runs in that allocation only while its
+// reservation is `active`: on a booking whose window has not begun it is 409
+// CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 // retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 // daemon comes back with a new journal while it is in flight, it fails unless
 // `retrySafe`, in which case it is sent again.
@@ -3483,7 +3507,9 @@ func (c *Client) RunCommandWithBody(ctx context.Context, params *RunCommandParam
 // one command however often and by whom it is retried. A member may run `exec`
 // only, on a node where the tenant holds a booked or active reservation (and on
 // `allocationId`, when given, an allocation of its own); any other node is 404,
-// as if it did not exist. `wipe` and `deploy` are operator-only (403) and never
+// as if it did not exist. The job runs in that allocation only while its
+// reservation is `active`: on a booking whose window has not begun it is 409
+// CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 // retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 // daemon comes back with a new journal while it is in flight, it fails unless
 // `retrySafe`, in which case it is sent again.
@@ -3770,13 +3796,16 @@ func (c *Client) SetGPUMode(ctx context.Context, id GPUID, params *SetGPUModePar
 	return c.Client.Do(req)
 }
 
-// CreateInstanceWithBody Start an instance on a booked or active reservation (member or operator)
+// CreateInstanceWithBody Start an instance on an active reservation (member or operator)
 //
 // The instance is `requested` and the node's daemon is asked to start it
 // (provisioning, then running once the workload started). The start is
 // not retry-safe: if the daemon loses its journal before it reports, the
 // instance fails rather than running twice. Another tenant's reservation is
-// 404; a reservation that is not booked or active is 409.
+// 404. A reservation that is not `active` now is 409 CONFLICT: a booking
+// whose window has not begun ("reservation … is booked, starting at …;
+// instances run only while it is active") may be on devices another tenant
+// holds until then. The database decides, under a lock on the reservation.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3793,13 +3822,16 @@ func (c *Client) CreateInstanceWithBody(ctx context.Context, params *CreateInsta
 	return c.Client.Do(req)
 }
 
-// CreateInstance Start an instance on a booked or active reservation (member or operator)
+// CreateInstance Start an instance on an active reservation (member or operator)
 //
 // The instance is `requested` and the node's daemon is asked to start it
 // (provisioning, then running once the workload started). The start is
 // not retry-safe: if the daemon loses its journal before it reports, the
 // instance fails rather than running twice. Another tenant's reservation is
-// 404; a reservation that is not booked or active is 409.
+// 404. A reservation that is not `active` now is 409 CONFLICT: a booking
+// whose window has not begun ("reservation … is booked, starting at …;
+// instances run only while it is active") may be on devices another tenant
+// holds until then. The database decides, under a lock on the reservation.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3820,8 +3852,8 @@ func (c *Client) CreateInstance(ctx context.Context, params *CreateInstanceParam
 //
 // The instance is `stopping` and the daemon is asked to stop it; it is
 // `stopped` once the daemon reports. Deleting an instance that is already
-// stopping, stopped or failed changes nothing and returns it, so a
-// retried DELETE is safe.
+// stopping, stopped, failed or succeeded changes nothing and returns it,
+// so a retried DELETE is safe.
 //
 // Corresponds with DELETE /v1/instances/{id} (the `DeleteInstance` operationId).
 func (c *Client) DeleteInstance(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8501,7 +8533,9 @@ type ClientWithResponsesInterface interface {
 	// one command however often and by whom it is retried. A member may run `exec`
 	// only, on a node where the tenant holds a booked or active reservation (and on
 	// `allocationId`, when given, an allocation of its own); any other node is 404,
-	// as if it did not exist. `wipe` and `deploy` are operator-only (403) and never
+	// as if it did not exist. The job runs in that allocation only while its
+	// reservation is `active`: on a booking whose window has not begun it is 409
+	// CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 	// retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 	// daemon comes back with a new journal while it is in flight, it fails unless
 	// `retrySafe`, in which case it is sent again.
@@ -8519,7 +8553,9 @@ type ClientWithResponsesInterface interface {
 	// one command however often and by whom it is retried. A member may run `exec`
 	// only, on a node where the tenant holds a booked or active reservation (and on
 	// `allocationId`, when given, an allocation of its own); any other node is 404,
-	// as if it did not exist. `wipe` and `deploy` are operator-only (403) and never
+	// as if it did not exist. The job runs in that allocation only while its
+	// reservation is `active`: on a booking whose window has not begun it is 409
+	// CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 	// retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 	// daemon comes back with a new journal while it is in flight, it fails unless
 	// `retrySafe`, in which case it is sent again.
@@ -8700,26 +8736,32 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v1/gpus/{id}/mode (the `SetGPUMode` operationId).
 	SetGPUModeWithResponse(ctx context.Context, id GPUID, params *SetGPUModeParams, body SetGPUModeJSONRequestBody, reqEditors ...RequestEditorFn) (*SetGPUModeResponse, error)
 
-	// CreateInstanceWithBodyWithResponse Start an instance on a booked or active reservation (member or operator)
+	// CreateInstanceWithBodyWithResponse Start an instance on an active reservation (member or operator)
 	//
 	// The instance is `requested` and the node's daemon is asked to start it
 	// (provisioning, then running once the workload started). The start is
 	// not retry-safe: if the daemon loses its journal before it reports, the
 	// instance fails rather than running twice. Another tenant's reservation is
-	// 404; a reservation that is not booked or active is 409.
+	// 404. A reservation that is not `active` now is 409 CONFLICT: a booking
+	// whose window has not begun ("reservation … is booked, starting at …;
+	// instances run only while it is active") may be on devices another tenant
+	// holds until then. The database decides, under a lock on the reservation.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/instances (the `CreateInstance` operationId).
 	CreateInstanceWithBodyWithResponse(ctx context.Context, params *CreateInstanceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateInstanceResponse, error)
 
-	// CreateInstanceWithResponse Start an instance on a booked or active reservation (member or operator)
+	// CreateInstanceWithResponse Start an instance on an active reservation (member or operator)
 	//
 	// The instance is `requested` and the node's daemon is asked to start it
 	// (provisioning, then running once the workload started). The start is
 	// not retry-safe: if the daemon loses its journal before it reports, the
 	// instance fails rather than running twice. Another tenant's reservation is
-	// 404; a reservation that is not booked or active is 409.
+	// 404. A reservation that is not `active` now is 409 CONFLICT: a booking
+	// whose window has not begun ("reservation … is booked, starting at …;
+	// instances run only while it is active") may be on devices another tenant
+	// holds until then. The database decides, under a lock on the reservation.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8730,8 +8772,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The instance is `stopping` and the daemon is asked to stop it; it is
 	// `stopped` once the daemon reports. Deleting an instance that is already
-	// stopping, stopped or failed changes nothing and returns it, so a
-	// retried DELETE is safe.
+	// stopping, stopped, failed or succeeded changes nothing and returns it,
+	// so a retried DELETE is safe.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -17621,7 +17663,9 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 // one command however often and by whom it is retried. A member may run `exec`
 // only, on a node where the tenant holds a booked or active reservation (and on
 // `allocationId`, when given, an allocation of its own); any other node is 404,
-// as if it did not exist. `wipe` and `deploy` are operator-only (403) and never
+// as if it did not exist. The job runs in that allocation only while its
+// reservation is `active`: on a booking whose window has not begun it is 409
+// CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 // retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 // daemon comes back with a new journal while it is in flight, it fails unless
 // `retrySafe`, in which case it is sent again.
@@ -17645,7 +17689,9 @@ func (c *ClientWithResponses) RunCommandWithBodyWithResponse(ctx context.Context
 // one command however often and by whom it is retried. A member may run `exec`
 // only, on a node where the tenant holds a booked or active reservation (and on
 // `allocationId`, when given, an allocation of its own); any other node is 404,
-// as if it did not exist. `wipe` and `deploy` are operator-only (403) and never
+// as if it did not exist. The job runs in that allocation only while its
+// reservation is `active`: on a booking whose window has not begun it is 409
+// CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 // retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 // daemon comes back with a new journal while it is in flight, it fails unless
 // `retrySafe`, in which case it is sent again.
@@ -17898,13 +17944,16 @@ func (c *ClientWithResponses) SetGPUModeWithResponse(ctx context.Context, id GPU
 	return ParseSetGPUModeResponse(rsp)
 }
 
-// CreateInstanceWithBodyWithResponse Start an instance on a booked or active reservation (member or operator)
+// CreateInstanceWithBodyWithResponse Start an instance on an active reservation (member or operator)
 //
 // The instance is `requested` and the node's daemon is asked to start it
 // (provisioning, then running once the workload started). The start is
 // not retry-safe: if the daemon loses its journal before it reports, the
 // instance fails rather than running twice. Another tenant's reservation is
-// 404; a reservation that is not booked or active is 409.
+// 404. A reservation that is not `active` now is 409 CONFLICT: a booking
+// whose window has not begun ("reservation … is booked, starting at …;
+// instances run only while it is active") may be on devices another tenant
+// holds until then. The database decides, under a lock on the reservation.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17917,13 +17966,16 @@ func (c *ClientWithResponses) CreateInstanceWithBodyWithResponse(ctx context.Con
 	return ParseCreateInstanceResponse(rsp)
 }
 
-// CreateInstanceWithResponse Start an instance on a booked or active reservation (member or operator)
+// CreateInstanceWithResponse Start an instance on an active reservation (member or operator)
 //
 // The instance is `requested` and the node's daemon is asked to start it
 // (provisioning, then running once the workload started). The start is
 // not retry-safe: if the daemon loses its journal before it reports, the
 // instance fails rather than running twice. Another tenant's reservation is
-// 404; a reservation that is not booked or active is 409.
+// 404. A reservation that is not `active` now is 409 CONFLICT: a booking
+// whose window has not begun ("reservation … is booked, starting at …;
+// instances run only while it is active") may be on devices another tenant
+// holds until then. The database decides, under a lock on the reservation.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17940,8 +17992,8 @@ func (c *ClientWithResponses) CreateInstanceWithResponse(ctx context.Context, pa
 //
 // The instance is `stopping` and the daemon is asked to stop it; it is
 // `stopped` once the daemon reports. Deleting an instance that is already
-// stopping, stopped or failed changes nothing and returns it, so a
-// retried DELETE is safe.
+// stopping, stopped, failed or succeeded changes nothing and returns it,
+// so a retried DELETE is safe.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -12,7 +12,8 @@ import (
 
 // moveInstance moves a locked instance to state to, checked against the
 // provision state table, with a version guard, and appends its event (to
-// the instance's tenant, carrying the new version). instances.create and
+// the instance's tenant, carrying the new version). i.ExitCode, when set,
+// is written with it (an instance whose process exited). instances.create and
 // instances.delete use it as well as the daemon's reports, so that every
 // instance transition is written the same way.
 func moveInstance(ctx context.Context, q *db.Queries, i db.Instance, to core.State, reason string) (db.Instance, outbox.Position, error) {
@@ -20,7 +21,7 @@ func moveInstance(ctx context.Context, q *db.Queries, i db.Instance, to core.Sta
 		return i, outbox.Position{}, err
 	}
 	rows, err := q.InstanceUpdateState(ctx, db.InstanceUpdateStateParams{State: string(to), Reason: reason,
-		ID: i.ID, Version: i.Version})
+		ExitCode: i.ExitCode, ID: i.ID, Version: i.Version})
 	if err != nil {
 		return i, outbox.Position{}, pg.Translate(err, "instance "+i.ID)
 	}

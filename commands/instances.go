@@ -144,7 +144,7 @@ func queueInstanceCommand(ctx context.Context, q *db.Queries, actor core.Actor, 
 
 // DeleteInstance runs instances.delete: the instance is stopping and an
 // instance-stop command is queued. Deleting an instance that is already
-// stopping, stopped or failed changes nothing and returns it as it is, so
+// stopping or ended (stopped, failed, succeeded) changes nothing and returns it as it is, so
 // a retried DELETE is safe.
 func (h *Handlers) DeleteInstance(ctx context.Context, actor core.Actor, id string) (InstanceResult, error) {
 	if !actor.CanWrite() {
@@ -162,7 +162,7 @@ func (h *Handlers) DeleteInstance(ctx context.Context, actor core.Actor, id stri
 		}
 		out = InstanceResult{}
 		switch core.State(i.State) {
-		case core.ProvisionStopping, core.ProvisionStopped, core.ProvisionFailed:
+		case core.ProvisionStopping, core.ProvisionStopped, core.ProvisionFailed, core.ProvisionSucceeded:
 			out.Instance, err = instanceView(i)
 			return err
 		}

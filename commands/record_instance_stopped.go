@@ -10,11 +10,13 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/wire"
 )
 
-// RecordInstanceStopped is a node daemon's report that it stopped an
-// instance on its own: its allocation was unassigned, or its watchdog found
-// it running outside an assignment or past its end.
+// RecordInstanceStopped is a node daemon's report that an instance ended
+// without being asked to: it stopped it (its allocation was unassigned, or
+// its watchdog found it running outside an assignment or past its end), or
+// its process exited on its own (Exited, with ExitCode).
 type RecordInstanceStopped struct {
 	// NodeID is the node whose credential the report came in under; Epoch
 	// the session it came in on.
@@ -23,16 +25,29 @@ type RecordInstanceStopped struct {
 	InstanceID   string
 	AllocationID string
 	Reason       string
+	// Exited says the process ended on its own; ExitCode is then its exit
+	// status (128+n for signal n), and Reason is wire.ReasonOOMKilled when
+	// the kernel's OOM killer ended it.
+	Exited   bool
+	ExitCode *int32
 }
 
-// RecordInstanceStopped moves the instance to stopped through the provision
-// table (requested, provisioning or running pass through stopping, one
-// event each), with the daemon's reason. It is guarded by the session
-// epoch like every daemon report (a report of a superseded or closed
-// session is ErrSessionSuperseded: the daemon's next inventory no longer
-// lists the instance), and idempotent: an instance already stopped or
-// failed is left as it is. A node speaks only for itself: another node's
-// instance is NOT_FOUND.
+// RecordInstanceStopped moves the instance to where the report says,
+// through the provision table, one event per step:
+//
+//   - stopped by its daemon: to stopped (requested, provisioning or running
+//     pass through stopping), with the daemon's reason;
+//   - exited with status 0: to succeeded;
+//   - exited otherwise: to failed, reason "exit status N", or "OOMKilled"
+//     when the OOM killer ended it (or "exited without a status").
+//
+// An exit code is stored on the instance and shown in its events. The
+// report is guarded by the session epoch like every daemon report (a
+// report of a superseded or closed session is ErrSessionSuperseded: the
+// daemon's next inventory no longer lists the instance), and idempotent:
+// an instance that already ended (or, for an exit, is stopping) is left as
+// it is. A node speaks only for itself: another node's instance is
+// NOT_FOUND.
 func (h *Handlers) RecordInstanceStopped(ctx context.Context, cmd RecordInstanceStopped) (core.Instance, error) {
 	var out core.Instance
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
@@ -51,12 +66,19 @@ func (h *Handlers) RecordInstanceStopped(ctx context.Context, cmd RecordInstance
 		if i.NodeID != cmd.NodeID || (cmd.AllocationID != "" && cmd.AllocationID != i.AllocationID) {
 			return core.Errorf(core.CodeNotFound, "instance %s not found", cmd.InstanceID)
 		}
-		reason := cmd.Reason
-		if reason == "" {
-			reason = "stopped by its node"
+		to, reason, exit := cmd.outcome()
+		steps := core.StatePath(core.ProvisionStateTable(), core.State(i.State), to)
+		if cmd.Exited && core.State(i.State) == core.ProvisionStopping {
+			steps = nil // asked to stop: the stop's own result ends it
 		}
-		if i, err = walkInstance(ctx, q, i, core.ProvisionStopped, reason); err != nil {
-			return err
+		for _, step := range steps {
+			why := ""
+			if step == to { // the exit code goes with the last step only
+				why, i.ExitCode = reason, exit
+			}
+			if i, _, err = moveInstance(ctx, q, i, step, why); err != nil {
+				return err
+			}
 		}
 		out, err = instanceView(i)
 		return err
@@ -65,4 +87,23 @@ func (h *Handlers) RecordInstanceStopped(ctx context.Context, cmd RecordInstance
 		return core.Instance{}, fmt.Errorf("record instance %s stopped on node %s: %w", cmd.InstanceID, cmd.NodeID, err)
 	}
 	return out, nil
+}
+
+// outcome is the state the report ends the instance in, the reason, and
+// the exit code to record (nil when the daemon stopped it).
+func (cmd RecordInstanceStopped) outcome() (core.State, string, *int32) {
+	switch {
+	case !cmd.Exited:
+		if cmd.Reason == "" {
+			return core.ProvisionStopped, "stopped by its node", nil
+		}
+		return core.ProvisionStopped, cmd.Reason, nil
+	case cmd.Reason == wire.ReasonOOMKilled:
+		return core.ProvisionFailed, wire.ReasonOOMKilled, cmd.ExitCode
+	case cmd.ExitCode == nil:
+		return core.ProvisionFailed, "exited without a status", nil
+	case *cmd.ExitCode == 0:
+		return core.ProvisionSucceeded, "exit status 0", cmd.ExitCode
+	}
+	return core.ProvisionFailed, fmt.Sprintf("exit status %d", *cmd.ExitCode), cmd.ExitCode
 }

@@ -12,7 +12,7 @@ import (
 // that create, delete and report on instances.
 func instanceView(i db.Instance) (core.Instance, error) {
 	out := core.Instance{ID: i.ID, Tenant: i.TenantID, ReservationID: i.ReservationID, AllocationID: i.AllocationID,
-		NodeID: i.NodeID, State: core.State(i.State), Reason: i.Reason, Version: i.Version,
+		NodeID: i.NodeID, State: core.State(i.State), Reason: i.Reason, ExitCode: i.ExitCode, Version: i.Version,
 		CreatedAt: i.CreatedAt.UTC(), UpdatedAt: i.UpdatedAt.UTC()}
 	if err := json.Unmarshal(i.Spec, &out.Spec); err != nil {
 		return out, fmt.Errorf("decode spec of instance %s: %w", i.ID, err)

@@ -106,7 +106,8 @@ var eventCatalog = []EventSpec{
 	{Type: EventInstanceRunning, Payload: instancePayload, TenantScoped: true, Summary: "An instance is running."},
 	{Type: EventInstanceStopping, Payload: instancePayload, TenantScoped: true, Summary: "An instance is being stopped."},
 	{Type: EventInstanceStopped, Payload: instancePayload, TenantScoped: true, Summary: "An instance stopped."},
-	{Type: EventInstanceFailed, Payload: instancePayload, TenantScoped: true, Summary: "An instance failed."},
+	{Type: EventInstanceFailed, Payload: instancePayload, TenantScoped: true, Summary: "An instance failed (its exitCode, when its process exited non-zero)."},
+	{Type: EventInstanceSucceeded, Payload: instancePayload, TenantScoped: true, Summary: "An instance's process exited on its own with status 0."},
 
 	{Type: EventWebhookEndpointCreated, Payload: webhookEndpointPayload, TenantScoped: true, Summary: "A webhook endpoint was created."},
 	{Type: EventWebhookEndpointUpdated, Payload: webhookEndpointPayload, TenantScoped: true, Summary: "A webhook endpoint was changed."},

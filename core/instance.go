@@ -15,6 +15,7 @@ const (
 	EventInstanceStopping     = "instance.stopping"
 	EventInstanceStopped      = "instance.stopped"
 	EventInstanceFailed       = "instance.failed"
+	EventInstanceSucceeded    = "instance.succeeded"
 )
 
 // InstanceEvents maps each provision state onto the event of entering it.
@@ -23,6 +24,7 @@ func InstanceEvents() map[State]string {
 		ProvisionRequested: EventInstanceRequested, ProvisionProvisioning: EventInstanceProvisioning,
 		ProvisionRunning: EventInstanceRunning, ProvisionStopping: EventInstanceStopping,
 		ProvisionStopped: EventInstanceStopped, ProvisionFailed: EventInstanceFailed,
+		ProvisionSucceeded: EventInstanceSucceeded,
 	}
 }
 
@@ -53,9 +55,12 @@ type Instance struct {
 	Spec          InstanceSpec `json:"spec"`
 	State         State        `json:"state"`
 	Reason        string       `json:"reason,omitempty"`
-	Version       int64        `json:"version"`
-	CreatedAt     time.Time    `json:"createdAt"`
-	UpdatedAt     time.Time    `json:"updatedAt"`
+	// ExitCode is the workload's exit status once its process exited on
+	// its own (succeeded: 0; failed: anything else); absent otherwise.
+	ExitCode  *int32    `json:"exitCode,omitempty"`
+	Version   int64     `json:"version"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // EventData is the data of an instance.* event: the instance as it is

@@ -25,8 +25,8 @@ var legal = map[string][][2]State{
 		{ProvisionRequested, ProvisionProvisioning}, {ProvisionRequested, ProvisionStopping},
 		{ProvisionRequested, ProvisionFailed},
 		{ProvisionProvisioning, ProvisionRunning}, {ProvisionProvisioning, ProvisionStopping},
-		{ProvisionProvisioning, ProvisionFailed},
-		{ProvisionRunning, ProvisionStopping}, {ProvisionRunning, ProvisionFailed},
+		{ProvisionProvisioning, ProvisionFailed}, {ProvisionProvisioning, ProvisionSucceeded},
+		{ProvisionRunning, ProvisionStopping}, {ProvisionRunning, ProvisionFailed}, {ProvisionRunning, ProvisionSucceeded},
 		{ProvisionStopping, ProvisionStopped}, {ProvisionStopping, ProvisionFailed},
 	},
 	"command": {

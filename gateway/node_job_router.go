@@ -130,7 +130,8 @@ func (g *Gateway) nodeJobResult(ctx context.Context, nodeID string, epoch int64,
 
 // instanceStopped hands a daemon's wire.TypeInstanceStopped (an instance it
 // stopped on its own: its allocation was unassigned, or it outlived its
-// assignment) to commands.RecordInstanceStopped. A report lost here is made
+// assignment; or one whose process exited, with its exit code) to
+// commands.RecordInstanceStopped. A report lost here is made
 // up for by the daemon's next inventory, which no longer lists the
 // instance.
 func (g *Gateway) instanceStopped(ctx context.Context, nodeID string, epoch int64, m wire.Message) {
@@ -144,7 +145,7 @@ func (g *Gateway) instanceStopped(ctx context.Context, nodeID string, epoch int6
 		alloc = m.AllocationID
 	}
 	_, err := g.Commands.RecordInstanceStopped(ctx, commands.RecordInstanceStopped{NodeID: nodeID, Epoch: epoch,
-		InstanceID: p.InstanceID, AllocationID: alloc, Reason: p.Reason})
+		InstanceID: p.InstanceID, AllocationID: alloc, Reason: p.Reason, Exited: p.Exited, ExitCode: p.ExitCode})
 	if err != nil && !errors.Is(err, commands.ErrSessionSuperseded) {
 		g.logger().Warn("instance stopped", "gateway", g.ID, "node", nodeID, "instance", p.InstanceID, "err", err)
 	}

@@ -56,6 +56,7 @@ var notDriven = map[string]string{
 	core.EventInstanceStopping:     "instances are still being built",
 	core.EventInstanceStopped:      "instances are still being built",
 	core.EventInstanceFailed:       "instances are still being built",
+	core.EventInstanceSucceeded:    "instances are still being built",
 }
 
 // openAPISchemas is components/schemas of docs/openapi.yaml as plain maps.

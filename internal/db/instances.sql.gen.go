@@ -11,7 +11,7 @@ import (
 )
 
 const instanceGet = `-- name: InstanceGet :one
-SELECT id, tenant_id, reservation_id, allocation_id, node_id, spec, state, reason, version, created_at, updated_at FROM instances WHERE id = $1
+SELECT id, tenant_id, reservation_id, allocation_id, node_id, spec, state, reason, version, created_at, updated_at, exit_code FROM instances WHERE id = $1
 `
 
 func (q *Queries) InstanceGet(ctx context.Context, id string) (Instance, error) {
@@ -29,12 +29,13 @@ func (q *Queries) InstanceGet(ctx context.Context, id string) (Instance, error) 
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ExitCode,
 	)
 	return i, err
 }
 
 const instanceGetForUpdate = `-- name: InstanceGetForUpdate :one
-SELECT id, tenant_id, reservation_id, allocation_id, node_id, spec, state, reason, version, created_at, updated_at FROM instances WHERE id = $1 FOR NO KEY UPDATE
+SELECT id, tenant_id, reservation_id, allocation_id, node_id, spec, state, reason, version, created_at, updated_at, exit_code FROM instances WHERE id = $1 FOR NO KEY UPDATE
 `
 
 // FOR NO KEY UPDATE: node commands that reference the instance check their
@@ -54,6 +55,7 @@ func (q *Queries) InstanceGetForUpdate(ctx context.Context, id string) (Instance
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ExitCode,
 	)
 	return i, err
 }
@@ -63,7 +65,7 @@ INSERT INTO instances (id, tenant_id, reservation_id, allocation_id, node_id, sp
 SELECT $1, $2, r.id, $3, $4, $5, 'requested'
   FROM reservations r
  WHERE r.id = $6 AND r.state = 'active' AND r.during @> compute_now()
-RETURNING id, tenant_id, reservation_id, allocation_id, node_id, spec, state, reason, version, created_at, updated_at
+RETURNING id, tenant_id, reservation_id, allocation_id, node_id, spec, state, reason, version, created_at, updated_at, exit_code
 `
 
 type InstanceInsertParams struct {
@@ -99,6 +101,7 @@ func (q *Queries) InstanceInsert(ctx context.Context, arg InstanceInsertParams) 
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ExitCode,
 	)
 	return i, err
 }
@@ -138,22 +141,25 @@ func (q *Queries) InstanceReservationLock(ctx context.Context, id string) (Insta
 
 const instanceUpdateState = `-- name: InstanceUpdateState :execrows
 UPDATE instances SET state = $1, reason = $2, version = version + 1,
-       updated_at = compute_now()
- WHERE id = $3 AND version = $4
+       exit_code = COALESCE($3::integer, exit_code), updated_at = compute_now()
+ WHERE id = $4 AND version = $5
 `
 
 type InstanceUpdateStateParams struct {
-	State   string
-	Reason  string
-	ID      string
-	Version int64
+	State    string
+	Reason   string
+	ExitCode *int32
+	ID       string
+	Version  int64
 }
 
-// Guarded by version: zero rows means someone else moved it first.
+// Guarded by version: zero rows means someone else moved it first. exit_code
+// is set when given (an instance whose process exited), else kept.
 func (q *Queries) InstanceUpdateState(ctx context.Context, arg InstanceUpdateStateParams) (int64, error) {
 	result, err := q.db.Exec(ctx, instanceUpdateState,
 		arg.State,
 		arg.Reason,
+		arg.ExitCode,
 		arg.ID,
 		arg.Version,
 	)

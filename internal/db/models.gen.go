@@ -107,6 +107,7 @@ type Instance struct {
 	Version       int64
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+	ExitCode      *int32
 }
 
 type Lease struct {

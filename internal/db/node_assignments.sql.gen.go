@@ -117,7 +117,7 @@ func (q *Queries) AssignmentDevices(ctx context.Context, ids []string) ([]Assign
 }
 
 const instanceListUnfinishedOfAllocationForUpdate = `-- name: InstanceListUnfinishedOfAllocationForUpdate :many
-SELECT id, tenant_id, reservation_id, allocation_id, node_id, spec, state, reason, version, created_at, updated_at FROM instances
+SELECT id, tenant_id, reservation_id, allocation_id, node_id, spec, state, reason, version, created_at, updated_at, exit_code FROM instances
  WHERE allocation_id = $1 AND node_id = $2
    AND state IN ('requested', 'provisioning', 'running', 'stopping')
  ORDER BY id FOR UPDATE
@@ -152,6 +152,7 @@ func (q *Queries) InstanceListUnfinishedOfAllocationForUpdate(ctx context.Contex
 			&i.Version,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.ExitCode,
 		); err != nil {
 			return nil, err
 		}

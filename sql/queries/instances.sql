@@ -27,7 +27,8 @@ SELECT * FROM instances WHERE id = sqlc.arg(id);
 SELECT * FROM instances WHERE id = sqlc.arg(id) FOR NO KEY UPDATE;
 
 -- name: InstanceUpdateState :execrows
--- Guarded by version: zero rows means someone else moved it first.
+-- Guarded by version: zero rows means someone else moved it first. exit_code
+-- is set when given (an instance whose process exited), else kept.
 UPDATE instances SET state = sqlc.arg(state), reason = sqlc.arg(reason), version = version + 1,
-       updated_at = compute_now()
+       exit_code = COALESCE(sqlc.narg(exit_code)::integer, exit_code), updated_at = compute_now()
  WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);

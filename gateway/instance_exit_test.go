@@ -1,0 +1,53 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/wire"
+)
+
+// Over the wire: a daemon's instance.stopped report of a process that
+// exited on its own (exited, exitCode 3) fails the instance with its exit
+// code; the gateway passes both on.
+func TestExitedInstanceOverTheWire(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cred := f.join("n1", "metal")
+	g, url := f.liveGateway("gw1")
+	d, _ := f.wireDaemon(url, cred.Token)
+	now := f.d.Now(t)
+	res, err := f.h.CreateReservation(f.ctx, member, commands.CreateReservation{PoolID: "metal", GPUs: 1,
+		Start: now, End: now.Add(time.Hour)})
+	require.NoError(t, err)
+	require.NoError(t, f.h.ActivateReservation(f.ctx, res.Reservation.ID))
+	inst, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: res.Reservation.ID})
+	require.NoError(t, err)
+	_, err = g.Dispatch(f.ctx, "n1")
+	require.NoError(t, err)
+	assign, start := d.next(), d.next()
+	require.Equal(t, core.NodeCommandInstanceStart, start.CommandKind)
+	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: assign.CommandID, State: "succeeded", ObservedGeneration: 1})
+	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: start.CommandID, State: "succeeded"})
+	require.Eventually(t, func() bool { s, _ := f.instanceState(inst.Instance.ID); return s == "running" },
+		10*time.Second, 5*time.Millisecond)
+
+	three := int32(3)
+	exited, err := json.Marshal(wire.InstanceStopped{InstanceID: inst.Instance.ID, AllocationID: assign.AllocationID,
+		Reason: "exited", Exited: true, ExitCode: &three, At: now})
+	require.NoError(t, err)
+	d.send(wire.Message{Type: wire.TypeInstanceStopped, AllocationID: assign.AllocationID, Payload: exited})
+	require.Eventually(t, func() bool { s, _ := f.instanceState(inst.Instance.ID); return s == "failed" },
+		10*time.Second, 5*time.Millisecond)
+	i, err := f.d.Q.InstanceGet(f.ctx, inst.Instance.ID)
+	require.NoError(t, err)
+	require.Equal(t, "exit status 3", i.Reason)
+	require.NotNil(t, i.ExitCode)
+	require.Equal(t, int32(3), *i.ExitCode)
+	f.requireInvariants()
+}
