@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -45,6 +46,12 @@ func containerSandbox(t *testing.T) *sandbox {
 // run runs script as a workload of a and returns its output and exit
 // status.
 func (s *sandbox) runScript(t *testing.T, a *wire.AssignPayload, script string) (string, int32) {
+	out, code, _ := s.runScriptReason(t, a, script)
+	return out, code
+}
+
+// runScriptReason is runScript with the failure's reason.
+func (s *sandbox) runScriptReason(t *testing.T, a *wire.AssignPayload, script string) (string, int32, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -52,8 +59,8 @@ func (s *sandbox) runScript(t *testing.T, a *wire.AssignPayload, script string) 
 	require.NoError(t, err)
 	out := &tailBuffer{max: maxOutput}
 	w.cmd.Stdout, w.cmd.Stderr = out, out
-	code, _ := exitStatus(w.cmd.Run(), w.oomKilled())
-	return out.String(), code
+	code, reason := exitStatus(w.cmd.Run(), w.oomKilled())
+	return out.String(), code, reason
 }
 
 // keeperPID is the host pid of the allocation container's first process.
@@ -90,4 +97,143 @@ func TestContainerSeesOnlyItsGPUs(t *testing.T) {
 for d in nvidia0 nvidiactl nvidia1 nvidia2 nvidia3; do head -c1 /dev/$d >/dev/null 2>err; echo "$d $(sed 's/.*: //' err)"; done`)
 	require.Equal(t, "nvidia0 No such device or address\nnvidiactl No such device or address\n"+
 		"nvidia1 Operation not permitted\nnvidia2 Operation not permitted\nnvidia3 Operation not permitted\n", out)
+}
+
+// assignOf is an assignment of no GPU with the given limits.
+func assignOf(id string, vcpu, memoryMB int64) *wire.AssignPayload {
+	return &wire.AssignPayload{AllocationID: id, VCPU: vcpu, MemoryMB: memoryMB}
+}
+
+// An allocation that touches more than its memory is OOM-killed inside
+// its container, reported OOMKilled; another allocation's workload and the
+// daemon run on.
+func TestContainerMemoryLimit(t *testing.T) {
+	sb := containerSandbox(t)
+	small, other := assignOf("alc_small", 1, 64), assignOf("alc_other", 1, 64)
+	t.Cleanup(func() {
+		_ = sb.forget(context.Background(), small.AllocationID)
+		_ = sb.forget(context.Background(), other.AllocationID)
+	})
+	bystander, err := sb.workload(context.Background(), other, "exec sleep 600", ".")
+	require.NoError(t, err)
+	require.NoError(t, bystander.cmd.Start())
+	t.Cleanup(func() { bystander.kill(); _ = bystander.cmd.Wait() })
+
+	out, code, reason := sb.runScriptReason(t, small, `x=$(head -c 200000000 /dev/zero | tr '\0' a); echo survived ${#x}`)
+	require.Equal(t, int32(137), code, out)
+	require.Equal(t, wire.ReasonOOMKilled, reason)
+	require.Positive(t, oomKills(sb.cfg.CgroupRoot, sb.cgroupsPath(small.AllocationID)), "its OOM killer fired")
+	require.Zero(t, oomKills(sb.cfg.CgroupRoot, sb.cgroupsPath(other.AllocationID)), "not the other's")
+	require.Nil(t, bystander.cmd.ProcessState, "the other allocation's workload runs on")
+	require.True(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath(other.AllocationID)))
+}
+
+// An allocation cannot start more processes than its pids limit.
+func TestContainerPidsLimit(t *testing.T) {
+	sb := containerSandbox(t)
+	a := assignOf("alc_pids", 1, 0) // 1 vCPU: DefaultPidsPerVCPU = 512 processes
+	t.Cleanup(func() { _ = sb.forget(context.Background(), a.AllocationID) })
+	out, code := sb.runScript(t, a, `i=0; while [ $i -lt 700 ]; do sleep 60 >/dev/null 2>&1 & i=$((i+1)); done; echo started $i`)
+	require.NotZero(t, code, "the shell could not fork past the limit")
+	require.NotContains(t, out, "started 700")
+	max, err := os.ReadFile(filepath.Join(DefaultCgroupRoot, "pids", sb.cgroupsPath(a.AllocationID), "pids.max"))
+	if err != nil { // cgroup v2
+		max, err = os.ReadFile(filepath.Join(DefaultCgroupRoot, sb.cgroupsPath(a.AllocationID), "pids.max"))
+	}
+	require.NoError(t, err)
+	require.Equal(t, "512", strings.TrimSpace(string(max)))
+}
+
+// A workload sees only its own allocation's processes, and cannot reach
+// a TCP server on the node's loopback: its network is its own.
+func TestContainerNamespaces(t *testing.T) {
+	sb := containerSandbox(t)
+	a, b := assignOf("alc_ns_a", 1, 0), assignOf("alc_ns_b", 1, 0)
+	t.Cleanup(func() {
+		_ = sb.forget(context.Background(), a.AllocationID)
+		_ = sb.forget(context.Background(), b.AllocationID)
+	})
+	secret, err := sb.workload(context.Background(), b, "exec sleep 4242", ".")
+	require.NoError(t, err)
+	require.NoError(t, secret.cmd.Start())
+	t.Cleanup(func() { secret.kill(); _ = secret.cmd.Wait() })
+
+	l, err := netListen(t)
+	require.NoError(t, err)
+	out, _ := sb.runScript(t, a, fmt.Sprintf(`cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\0' ' ' | grep -c 'sleep 424[2]'
+ls -d /proc/[0-9]* | wc -l
+bash -c 'echo > /dev/tcp/127.0.0.1/%d' 2>/dev/null && echo connected || echo refused
+id -u`, l.port))
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 4, out)
+	require.Equal(t, "0", lines[0], "another allocation's process is not in its /proc")
+	require.Equal(t, "refused", lines[2], "the node's loopback is not its loopback")
+	require.NotEqual(t, "0", lines[3])
+	require.Zero(t, l.accepted(), "nothing reached the node's listener")
+}
+
+// Nothing of an allocation survives its release: a setsid grandchild and
+// a double-forked one die with the container; its /tmp and /dev/shm go;
+// its user id is free again only once no process of it remains.
+func TestContainerNothingSurvivesTheRelease(t *testing.T) {
+	sb := containerSandbox(t)
+	a := assignOf("alc_gone", 1, 128)
+	out, code := sb.runScript(t, a, `setsid sh -c 'exec sleep 777' </dev/null >/dev/null 2>&1 &
+(sh -c 'sleep 778 >/dev/null 2>&1 &' &) ; echo x > /tmp/left; head -c 1000000 /dev/zero > /dev/shm/left; echo ok`)
+	require.Zero(t, code, out)
+	path := sb.cgroupsPath(a.AllocationID)
+	require.True(t, cgroupHasProcesses(sb.cfg.CgroupRoot, path))
+	uid, err := sb.uids.get(uidOwner(sb.state, a.AllocationID))
+	require.NoError(t, err)
+	running, err := processUIDs()
+	require.NoError(t, err)
+	require.True(t, running[uid], "its survivors run as its user")
+
+	start := time.Now()
+	require.NoError(t, sb.forget(context.Background(), a.AllocationID))
+	t.Logf("released in %v", time.Since(start))
+	require.False(t, cgroupHasProcesses(sb.cfg.CgroupRoot, path))
+	running, err = processUIDs()
+	require.NoError(t, err)
+	require.False(t, running[uid], "no process of the allocation is left")
+	require.NoDirExists(t, sb.domainDir(a.AllocationID))
+
+	next := assignOf("alc_next", 1, 128)
+	t.Cleanup(func() { _ = sb.forget(context.Background(), next.AllocationID) })
+	out, code = sb.runScript(t, next, `ls -A /tmp /dev/shm /work; cat /proc/[0-9]*/cmdline | tr '\0' ' ' | grep -c 'sleep 77[78]'; id -u`)
+	require.Zero(t, code, out)
+	require.Equal(t, "/dev/shm:\n\n/tmp:\n\n/work:\n0\n"+fmt.Sprint(uid)+"\n", out,
+		"nothing of the previous allocation; its id is free again only now")
+}
+
+// A user id is not handed out again while a process runs under it.
+func TestUIDNotReusedWhileItsProcessesRun(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a process as another user")
+	}
+	table := &uidTable{path: filepath.Join(t.TempDir(), "uids.json"), base: 250_000, count: 4}
+	first, err := table.get("a")
+	require.NoError(t, err)
+	require.Equal(t, uint32(250_000), first)
+	survivor := exec.Command("sleep", "600")
+	survivor.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: first, Gid: first}}
+	require.NoError(t, survivor.Start())
+	t.Cleanup(func() { _ = survivor.Process.Kill(); _ = survivor.Wait() })
+	require.Error(t, table.release("a"), "a process of it runs")
+	_ = survivor.Process.Kill()
+	_ = survivor.Wait()
+	require.NoError(t, table.release("a"))
+	// A stray process under the next id keeps that one out too.
+	stray := exec.Command("sleep", "600")
+	stray.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 250_000, Gid: 250_000}}
+	require.NoError(t, stray.Start())
+	t.Cleanup(func() { _ = stray.Process.Kill(); _ = stray.Wait() })
+	next, err := table.get("b")
+	require.NoError(t, err)
+	require.Equal(t, uint32(250_001), next)
+	// Two tables on one file (two daemons on one machine) never share.
+	other := &uidTable{path: table.path, base: 250_000, count: 4}
+	third, err := other.get("c")
+	require.NoError(t, err)
+	require.Equal(t, uint32(250_002), third)
 }

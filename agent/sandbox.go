@@ -458,8 +458,27 @@ func (s *sandbox) forget(ctx context.Context, allocationID string) error {
 	if s.uids == nil {
 		return nil
 	}
-	return s.uids.release(uidOwner(s.state, allocationID))
+	// The container's processes were killed; the kernel may take a moment
+	// to finish them. Until then the id stays taken (and the unassign is
+	// not acknowledged).
+	deadline := time.Now().Add(releaseWait)
+	for {
+		err := s.uids.release(uidOwner(s.state, allocationID))
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
+
+// releaseWait bounds how long forget waits for a deleted container's
+// killed processes to be gone before it gives up (and the unassign fails,
+// to be retried).
+const releaseWait = 10 * time.Second
 
 // containers lists the allocations that have a container here.
 func (s *sandbox) containers(ctx context.Context) []string {
