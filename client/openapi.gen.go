@@ -1569,6 +1569,8 @@ type RunCommandRequest struct {
 	Kind         RunCommandRequestKind `json:"kind"`
 
 	// MinGeneration Not sent before the daemon reports at least this node spec generation.
+	// At most the node's generation now (see the node's `generation`);
+	// above it is 400 INVALID_ARGUMENT.
 	MinGeneration *int64 `json:"minGeneration,omitempty"`
 	NodeID        string `json:"nodeId"`
 	Payload       *struct {
@@ -2532,7 +2534,11 @@ type ClientInterface interface {
 	// CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 	// retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 	// daemon comes back with a new journal while it is in flight, it fails unless
-	// `retrySafe`, in which case it is sent again.
+	// `retrySafe`, in which case it is sent again. A `minGeneration` above the
+	// node's generation now is 400 INVALID_ARGUMENT (it could wait forever). A
+	// tenant may have at most `COMPUTE_MAX_OPEN_NODE_JOBS` (default 64) of these
+	// jobs queued, sent or running on one node; one more is 409 CONFLICT (a retry
+	// of a job it already has is still answered). Neither refusal queues anything.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2552,7 +2558,11 @@ type ClientInterface interface {
 	// CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 	// retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 	// daemon comes back with a new journal while it is in flight, it fails unless
-	// `retrySafe`, in which case it is sent again.
+	// `retrySafe`, in which case it is sent again. A `minGeneration` above the
+	// node's generation now is 400 INVALID_ARGUMENT (it could wait forever). A
+	// tenant may have at most `COMPUTE_MAX_OPEN_NODE_JOBS` (default 64) of these
+	// jobs queued, sent or running on one node; one more is 409 CONFLICT (a retry
+	// of a job it already has is still answered). Neither refusal queues anything.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3482,7 +3492,11 @@ func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 // CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 // retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 // daemon comes back with a new journal while it is in flight, it fails unless
-// `retrySafe`, in which case it is sent again.
+// `retrySafe`, in which case it is sent again. A `minGeneration` above the
+// node's generation now is 400 INVALID_ARGUMENT (it could wait forever). A
+// tenant may have at most `COMPUTE_MAX_OPEN_NODE_JOBS` (default 64) of these
+// jobs queued, sent or running on one node; one more is 409 CONFLICT (a retry
+// of a job it already has is still answered). Neither refusal queues anything.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3512,7 +3526,11 @@ func (c *Client) RunCommandWithBody(ctx context.Context, params *RunCommandParam
 // CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 // retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 // daemon comes back with a new journal while it is in flight, it fails unless
-// `retrySafe`, in which case it is sent again.
+// `retrySafe`, in which case it is sent again. A `minGeneration` above the
+// node's generation now is 400 INVALID_ARGUMENT (it could wait forever). A
+// tenant may have at most `COMPUTE_MAX_OPEN_NODE_JOBS` (default 64) of these
+// jobs queued, sent or running on one node; one more is 409 CONFLICT (a retry
+// of a job it already has is still answered). Neither refusal queues anything.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8538,7 +8556,11 @@ type ClientWithResponsesInterface interface {
 	// CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 	// retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 	// daemon comes back with a new journal while it is in flight, it fails unless
-	// `retrySafe`, in which case it is sent again.
+	// `retrySafe`, in which case it is sent again. A `minGeneration` above the
+	// node's generation now is 400 INVALID_ARGUMENT (it could wait forever). A
+	// tenant may have at most `COMPUTE_MAX_OPEN_NODE_JOBS` (default 64) of these
+	// jobs queued, sent or running on one node; one more is 409 CONFLICT (a retry
+	// of a job it already has is still answered). Neither refusal queues anything.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8558,7 +8580,11 @@ type ClientWithResponsesInterface interface {
 	// CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 	// retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 	// daemon comes back with a new journal while it is in flight, it fails unless
-	// `retrySafe`, in which case it is sent again.
+	// `retrySafe`, in which case it is sent again. A `minGeneration` above the
+	// node's generation now is 400 INVALID_ARGUMENT (it could wait forever). A
+	// tenant may have at most `COMPUTE_MAX_OPEN_NODE_JOBS` (default 64) of these
+	// jobs queued, sent or running on one node; one more is 409 CONFLICT (a retry
+	// of a job it already has is still answered). Neither refusal queues anything.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17668,7 +17694,11 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 // CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 // retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 // daemon comes back with a new journal while it is in flight, it fails unless
-// `retrySafe`, in which case it is sent again.
+// `retrySafe`, in which case it is sent again. A `minGeneration` above the
+// node's generation now is 400 INVALID_ARGUMENT (it could wait forever). A
+// tenant may have at most `COMPUTE_MAX_OPEN_NODE_JOBS` (default 64) of these
+// jobs queued, sent or running on one node; one more is 409 CONFLICT (a retry
+// of a job it already has is still answered). Neither refusal queues anything.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17694,7 +17724,11 @@ func (c *ClientWithResponses) RunCommandWithBodyWithResponse(ctx context.Context
 // CONFLICT, and nothing is queued. `wipe` and `deploy` are operator-only (403) and never
 // retry-safe. The command is sent once the daemon reports `minGeneration`; if the
 // daemon comes back with a new journal while it is in flight, it fails unless
-// `retrySafe`, in which case it is sent again.
+// `retrySafe`, in which case it is sent again. A `minGeneration` above the
+// node's generation now is 400 INVALID_ARGUMENT (it could wait forever). A
+// tenant may have at most `COMPUTE_MAX_OPEN_NODE_JOBS` (default 64) of these
+// jobs queued, sent or running on one node; one more is 409 CONFLICT (a retry
+// of a job it already has is still answered). Neither refusal queues anything.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

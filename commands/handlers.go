@@ -74,7 +74,17 @@ type Handlers struct {
 	// NodeResyncEvery is how often each node's assignments are resynced
 	// (KindNodeResync). Zero means DefaultNodeResyncEvery.
 	NodeResyncEvery time.Duration
+	// MaxOpenNodeJobs is how many commands.run jobs (exec, wipe, deploy)
+	// one tenant may have open (queued, sent or running) on one node;
+	// commands.run refuses one more with CONFLICT. Zero means
+	// DefaultMaxOpenNodeJobs.
+	MaxOpenNodeJobs int
 }
+
+// DefaultMaxOpenNodeJobs is the default of Handlers.MaxOpenNodeJobs.
+const DefaultMaxOpenNodeJobs = 64
+
+func (h *Handlers) maxOpenNodeJobs() int { return orDefault(h.MaxOpenNodeJobs, DefaultMaxOpenNodeJobs) }
 
 // orDefault is a setting's value when it is set (positive), else its
 // default: the zero value of every Handlers and Pruner setting means "the

@@ -94,7 +94,7 @@ func (h *Handlers) RunNodeCommand(ctx context.Context, actor core.Actor, cmd Run
 	}
 	res, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "commands.run", cmd,
 		func(ctx context.Context, tx pgx.Tx) (NodeCommandResult, error) {
-			return runNodeCommand(ctx, db.New(tx), actor, cmd, payload)
+			return h.runNodeCommand(ctx, db.New(tx), actor, cmd, payload)
 		})
 	if err != nil {
 		return NodeCommandResult{}, fmt.Errorf("run command on node %s: %w", cmd.NodeID, err)
@@ -102,7 +102,7 @@ func (h *Handlers) RunNodeCommand(ctx context.Context, actor core.Actor, cmd Run
 	return res, nil
 }
 
-func runNodeCommand(ctx context.Context, q *db.Queries, actor core.Actor, cmd RunNodeCommand, payload []byte) (NodeCommandResult, error) {
+func (h *Handlers) runNodeCommand(ctx context.Context, q *db.Queries, actor core.Actor, cmd RunNodeCommand, payload []byte) (NodeCommandResult, error) {
 	if actor.IsOperator() {
 		if _, err := q.NodeGet(ctx, cmd.NodeID); err != nil {
 			return NodeCommandResult{}, pg.Translate(err, "node "+cmd.NodeID)
@@ -113,6 +113,12 @@ func runNodeCommand(ctx context.Context, q *db.Queries, actor core.Actor, cmd Ru
 			return NodeCommandResult{}, err
 		}
 		cmd.AllocationID = alloc
+	}
+	if err := h.checkNodeJobLimits(ctx, q, actor, cmd); err != nil {
+		if errors.Is(err, errNodeJobKeyTaken) {
+			return existingNodeCommand(ctx, q, actor, cmd, payload)
+		}
+		return NodeCommandResult{}, err
 	}
 	var alloc *string
 	if cmd.AllocationID != "" {
@@ -126,6 +132,56 @@ func runNodeCommand(ctx context.Context, q *db.Queries, actor core.Actor, cmd Ru
 		return existingNodeCommand(ctx, q, actor, cmd, payload)
 	}
 	return res, err
+}
+
+// errNodeJobKeyTaken: the node already has a job of the tenant's under the key,
+// so nothing new would be queued (the existing job is returned).
+var errNodeJobKeyTaken = errors.New("idempotency key taken")
+
+// checkNodeJobLimits refuses a job that could never run or that would
+// queue more than the tenant may have open on the node, before anything is
+// written:
+//
+//   - minGeneration above the node's desired generation now is
+//     INVALID_ARGUMENT: generations grow only with the control plane's own
+//     changes, so the job could wait for one that never comes;
+//   - a tenant with MaxOpenNodeJobs jobs queued, sent or running on the
+//     node is CONFLICT, unless the key names one it already has
+//     (errNodeJobKeyTaken: the caller returns it). The count is taken under a lock
+//     on (tenant, node), held to commit, so concurrent requests cannot pass
+//     the cap together.
+func (h *Handlers) checkNodeJobLimits(ctx context.Context, q *db.Queries, actor core.Actor, cmd RunNodeCommand) error {
+	if cmd.MinGeneration > 0 {
+		g, err := q.NodeDesiredGeneration(ctx, cmd.NodeID)
+		if err != nil {
+			return pg.Translate(err, "node "+cmd.NodeID)
+		}
+		if cmd.MinGeneration > g {
+			return core.Errorf(core.CodeInvalidArgument,
+				"minGeneration %d is above node %s's generation %d: the job would wait for a change that may never come",
+				cmd.MinGeneration, cmd.NodeID, g)
+		}
+	}
+	err := q.NodeCommandLockTenantNode(ctx, db.NodeCommandLockTenantNodeParams{TenantID: actor.Tenant, NodeID: cmd.NodeID})
+	if err != nil {
+		return pg.Translate(err, "node jobs")
+	}
+	open, err := q.NodeCommandCountOpen(ctx, db.NodeCommandCountOpenParams{NodeID: cmd.NodeID, TenantID: actor.Tenant})
+	if err != nil {
+		return pg.Translate(err, "node jobs")
+	}
+	limit := h.maxOpenNodeJobs()
+	if open < int64(limit) {
+		return nil
+	}
+	if taken, err := keyTaken(ctx, q, cmd.NodeID, actor.Tenant, cmd.IdempotencyKey); err != nil || taken {
+		if err != nil {
+			return err
+		}
+		return errNodeJobKeyTaken
+	}
+	return core.Errorf(core.CodeConflict,
+		"you have %d node jobs open on node %s, the most allowed: wait for some to finish before queuing more", open, cmd.NodeID)
 }
 
 // tenantAllocation is the allocation a tenant's node job runs in. A tenant

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -95,4 +96,41 @@ func TestRunCommandOverHTTP(t *testing.T) {
 	f.ok(t, http.StatusCreated, http.MethodPost, "/v1/commands", f.operator, map[string]any{"nodeId": other, "kind": "wipe"},
 		map[string]string{"Idempotency-Key": "wipe-1"}).decode(t, &wipe)
 	require.Equal(t, "wipe", wipe.Kind)
+}
+
+// A job that could never run is 400 (minGeneration above the node's
+// generation); past the open-jobs cap (COMPUTE_MAX_OPEN_NODE_JOBS, 64) one
+// more is 409. Neither writes anything.
+func TestNodeJobLimitsOverHTTP(t *testing.T) {
+	t.Parallel()
+	f, node, _ := setupCommands(t)
+	exec := func(key string, extra map[string]any) (map[string]any, map[string]string) {
+		body := map[string]any{"nodeId": node, "kind": "exec", "payload": map[string]any{"script": "true"}}
+		for k, v := range extra {
+			body[k] = v
+		}
+		return body, map[string]string{"Idempotency-Key": key}
+	}
+	jobs := func() (n int) {
+		t.Helper()
+		require.NoError(t, f.pg.Pool.QueryRow(context.Background(),
+			"SELECT count(*) FROM node_commands WHERE kind = 'exec'").Scan(&n))
+		return n
+	}
+
+	body, key := exec("gen", map[string]any{"minGeneration": 99})
+	e := f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodPost, "/v1/commands", f.member, body, key)
+	require.Contains(t, e.Message, "minGeneration 99 is above node "+node+"'s generation 1")
+	require.Zero(t, jobs())
+
+	for k := range commands.DefaultMaxOpenNodeJobs {
+		body, key := exec(fmt.Sprintf("k%d", k), nil)
+		f.ok(t, http.StatusCreated, http.MethodPost, "/v1/commands", f.member, body, key)
+	}
+	before := f.countOutbox(t)
+	body, key = exec("one-more", nil)
+	e = f.fails(t, http.StatusConflict, core.CodeConflict, http.MethodPost, "/v1/commands", f.member, body, key)
+	require.Contains(t, e.Message, fmt.Sprintf("you have %d node jobs open on node %s", commands.DefaultMaxOpenNodeJobs, node))
+	require.Equal(t, commands.DefaultMaxOpenNodeJobs, jobs(), "nothing written")
+	require.Equal(t, before, f.countOutbox(t))
 }

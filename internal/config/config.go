@@ -86,6 +86,11 @@ type Config struct {
 	// queued again), and how long a node's observed generation may lag its
 	// generation before `compute check` reports drift.
 	NodeResyncEvery time.Duration `envconfig:"NODE_RESYNC_EVERY" default:"5m"`
+	// MaxOpenNodeJobs is how many commands.run jobs (exec, wipe, deploy)
+	// one tenant may have open — queued, sent or running — on one node; one
+	// more is 409 CONFLICT. It bounds what a tenant can pile up in front of a node's
+	// daemon. Defaults to 64; must be positive.
+	MaxOpenNodeJobs int `envconfig:"MAX_OPEN_NODE_JOBS" default:"64"`
 	// PollInterval is how often loops poll when no poke arrives.
 	PollInterval time.Duration `envconfig:"POLL_INTERVAL" default:"1s"`
 	// ListenURL is a direct (not pooled) connection for LISTEN/NOTIFY pokes.
@@ -221,6 +226,7 @@ func Load() (Config, error) {
 		"STREAMS_PER_TOKEN": int64(c.StreamsPerToken), "STREAMS_PER_TENANT": int64(c.StreamsPerTenant),
 		"STREAM_MAX_LIFETIME": int64(c.StreamMaxLifetime), "NODE_RESYNC_EVERY": int64(c.NodeResyncEvery),
 		"COMMAND_TIMEOUT": int64(c.CommandTimeout), "PRUNE_EVERY": int64(c.PruneEvery),
+		"MAX_OPEN_NODE_JOBS": int64(c.MaxOpenNodeJobs),
 	} {
 		if v <= 0 {
 			return Config{}, fmt.Errorf("configuration: %s_%s must be positive", Prefix, name)

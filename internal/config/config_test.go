@@ -18,6 +18,7 @@ func TestDefaultsAndOverrides(t *testing.T) {
 	require.Equal(t, 24*time.Hour, c.IdempotencyTTL)
 	require.Equal(t, 10*time.Minute, c.NodeCredentialGrace)
 	require.Equal(t, 5*time.Minute, c.NodeResyncEvery)
+	require.Equal(t, 64, c.MaxOpenNodeJobs)
 	require.True(t, c.Has("worker"))
 	require.False(t, c.Has("gateway"))
 

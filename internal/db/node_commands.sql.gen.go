@@ -10,6 +10,28 @@ import (
 	"time"
 )
 
+const nodeCommandCountOpen = `-- name: NodeCommandCountOpen :one
+SELECT count(*) FROM node_commands
+ WHERE node_id = $1 AND tenant_id = $2 AND state IN ('queued', 'sent', 'running')
+   AND kind IN ('exec', 'wipe', 'deploy')
+`
+
+type NodeCommandCountOpenParams struct {
+	NodeID   string
+	TenantID string
+}
+
+// How many of a tenant's commands.run jobs (exec, wipe, deploy) on a node
+// are not finished (queued, sent or running): commands.run refuses one more
+// past Handlers.MaxOpenNodeJobs. The control plane's own jobs (assign,
+// unassign, instance-start, instance-stop) do not count.
+func (q *Queries) NodeCommandCountOpen(ctx context.Context, arg NodeCommandCountOpenParams) (int64, error) {
+	row := q.db.QueryRow(ctx, nodeCommandCountOpen, arg.NodeID, arg.TenantID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const nodeCommandFinish = `-- name: NodeCommandFinish :execrows
 UPDATE node_commands
    SET state = $1, exit_code = $2, output = $3,
@@ -356,6 +378,26 @@ func (q *Queries) NodeCommandListOpenForUpdate(ctx context.Context, nodeID strin
 		return nil, err
 	}
 	return items, nil
+}
+
+const nodeCommandLockTenantNode = `-- name: NodeCommandLockTenantNode :exec
+SELECT pg_advisory_xact_lock(hashtextextended('node-jobs:' || $1::text || ':' || $2::text, 0))
+`
+
+type NodeCommandLockTenantNodeParams struct {
+	TenantID string
+	NodeID   string
+}
+
+// Serialises the queuing of one tenant's jobs on one node for the rest of
+// the transaction, so that the cap on open jobs (NodeCommandCountOpen) is
+// exact under concurrent requests. A transaction-scoped advisory lock: it
+// ends with the transaction, so it is safe under PgBouncer's transaction
+// pooling (unlike the session-level kind leases avoid), and it touches no
+// row that placement or release lock.
+func (q *Queries) NodeCommandLockTenantNode(ctx context.Context, arg NodeCommandLockTenantNodeParams) error {
+	_, err := q.db.Exec(ctx, nodeCommandLockTenantNode, arg.TenantID, arg.NodeID)
+	return err
 }
 
 const nodeCommandMarkSent = `-- name: NodeCommandMarkSent :execrows

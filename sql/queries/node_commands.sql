@@ -88,3 +88,21 @@ SELECT DISTINCT c.node_id FROM node_commands c JOIN node_sessions s ON s.node_id
      OR (c.state IN ('sent', 'running')
          AND (c.dispatched_epoch IS DISTINCT FROM s.session_epoch OR c.journal_id IS DISTINCT FROM s.journal_id)))
  ORDER BY c.node_id;
+
+-- name: NodeCommandLockTenantNode :exec
+-- Serialises the queuing of one tenant's jobs on one node for the rest of
+-- the transaction, so that the cap on open jobs (NodeCommandCountOpen) is
+-- exact under concurrent requests. A transaction-scoped advisory lock: it
+-- ends with the transaction, so it is safe under PgBouncer's transaction
+-- pooling (unlike the session-level kind leases avoid), and it touches no
+-- row that placement or release lock.
+SELECT pg_advisory_xact_lock(hashtextextended('node-jobs:' || sqlc.arg(tenant_id)::text || ':' || sqlc.arg(node_id)::text, 0));
+
+-- name: NodeCommandCountOpen :one
+-- How many of a tenant's commands.run jobs (exec, wipe, deploy) on a node
+-- are not finished (queued, sent or running): commands.run refuses one more
+-- past Handlers.MaxOpenNodeJobs. The control plane's own jobs (assign,
+-- unassign, instance-start, instance-stop) do not count.
+SELECT count(*) FROM node_commands
+ WHERE node_id = sqlc.arg(node_id) AND tenant_id = sqlc.arg(tenant_id) AND state IN ('queued', 'sent', 'running')
+   AND kind IN ('exec', 'wipe', 'deploy');
