@@ -77,7 +77,7 @@ type InstanceInsertParams struct {
 	ReservationID string
 }
 
-// Guarded: zero rows unless the reservation is active now (see
+// Guarded: zero rows unless the reservation is active at this moment (see
 // InstanceReservationLock), whatever the caller checked before.
 func (q *Queries) InstanceInsert(ctx context.Context, arg InstanceInsertParams) (Instance, error) {
 	row := q.db.QueryRow(ctx, instanceInsert,

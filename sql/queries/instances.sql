@@ -10,7 +10,7 @@ SELECT r.id, r.tenant_id, r.state, lower(r.during)::timestamptz AS start_ts,
    FOR SHARE;
 
 -- name: InstanceInsert :one
--- Guarded: zero rows unless the reservation is active now (see
+-- Guarded: zero rows unless the reservation is active at this moment (see
 -- InstanceReservationLock), whatever the caller checked before.
 INSERT INTO instances (id, tenant_id, reservation_id, allocation_id, node_id, spec, state)
 SELECT sqlc.arg(id), sqlc.arg(tenant_id), r.id, sqlc.arg(allocation_id), sqlc.arg(node_id), sqlc.arg(spec), 'requested'
