@@ -3,11 +3,7 @@ package chaos
 import (
 	"context"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,20 +28,25 @@ func TestNoGPUServesTwoWorkloads(t *testing.T) {
 	nodes := []string{"n1", "n2", "n3"}
 	var live []assignReservation
 	samples, seen := 0, 0
+	names := map[string]string{"node-n1": "n1", "node-n2": "n2", "node-n3": "n3"}
 	sample := func(step string) {
 		t.Helper()
 		samples++
-		users := map[string][]string{} // GPU → the workloads that see it
-		ws := liveWorkloads(t, f.wlRoot)
-		seen += len(ws)
-		for _, w := range ws {
-			for _, gpu := range w.gpus {
-				users[gpu] = append(users[gpu], w.dir)
+		users := map[string][]string{} // node/GPU minor → the running containers the kernel lets open it
+		cs := runningContainers(t, f.wlRoot, names)
+		seen += len(cs)
+		for _, c := range cs {
+			for _, m := range c.minors {
+				if m < 0 {
+					t.Fatalf("after %s: container %s on %s may open every GPU", step, c.allocation, c.node)
+				}
+				key := c.node + "/" + strconv.Itoa(m)
+				users[key] = append(users[key], c.allocation)
 			}
 		}
-		for gpu, ws := range users {
-			if len(ws) > 1 {
-				t.Fatalf("after %s: GPU %s is used by %d live workloads: %v", step, gpu, len(ws), ws)
+		for gpu, allocs := range users {
+			if len(allocs) > 1 {
+				t.Fatalf("after %s: GPU %s is allowed to %d running allocations: %v", step, gpu, len(allocs), allocs)
 			}
 		}
 	}
@@ -96,50 +97,10 @@ func TestNoGPUServesTwoWorkloads(t *testing.T) {
 	}
 	waitFor(t, ctx, "every workload gone after the last release", 2*time.Minute, func() (bool, error) {
 		sample("the final releases")
-		return len(liveWorkloads(t, f.wlRoot)) == 0, nil
+		return len(runningContainers(t, f.wlRoot, names)) == 0, nil
 	})
-	t.Logf("%d samples of %d live workloads in all, no GPU ever served two", samples, seen)
+	t.Logf("%d samples of %d running containers in all, no GPU ever allowed to two", samples, seen)
 	if seen == 0 {
 		t.Fatal("no workload ever ran: the sampling proved nothing")
 	}
-}
-
-// liveWorkload is an instance process found running on a node, with the
-// GPUs its environment names.
-type liveWorkload struct {
-	dir  string
-	gpus []string
-}
-
-// liveWorkloads walks <root>/<node>/<allocation>/instances/<id> for
-// instances whose recorded process still runs `sleep` (the workload's
-// last step; anything else is a reused pid).
-func liveWorkloads(t *testing.T, root string) []liveWorkload {
-	t.Helper()
-	dirs, _ := filepath.Glob(filepath.Join(root, "*", "*", "instances", "*"))
-	var out []liveWorkload
-	for _, dir := range dirs {
-		b, err := os.ReadFile(filepath.Join(dir, "pid"))
-		if err != nil {
-			continue // not started yet: env.txt is written before pid
-		}
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		if pid <= 0 || syscall.Kill(pid, 0) != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if err != nil || !strings.HasPrefix(string(cmdline), "sleep") {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join(dir, "env.txt"))
-		if err != nil {
-			continue
-		}
-		var gpus []string
-		if v := envValue(string(env), "CUDA_VISIBLE_DEVICES"); v != "" {
-			gpus = strings.Split(v, ",")
-		}
-		out = append(out, liveWorkload{dir: dir, gpus: gpus})
-	}
-	return out
 }

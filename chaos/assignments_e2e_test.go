@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -213,7 +212,7 @@ func (f *assignFleet) allocationOf(resID string) string {
 
 // workload is the command of every instance here: it records what it was
 // given and waits.
-const workload = "env > env.txt; echo $$ > pid; exec sleep 86400"
+const workload = "env > env.txt; exec sleep 86400"
 
 // startInstance starts an instance on r once r is active and assigned, and
 // returns it running, with its process id and directory on the node.
@@ -234,11 +233,12 @@ func (f *assignFleet) startInstance(n string, r assignReservation) (assignInstan
 		}
 		return in.State == "running", nil
 	})
-	dir := filepath.Join(f.wlRoot, n, f.allocationOf(r.ID), "instances", in.ID)
+	alloc := f.allocationOf(r.ID)
+	dir := filepath.Join(f.wlRoot, n, alloc, "work", "instances", in.ID)
 	var pid int
-	waitFor(f.t, f.ctx, "instance wrote its pid", 10*time.Second, func() (bool, error) {
-		b, err := os.ReadFile(filepath.Join(dir, "pid"))
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	waitFor(f.t, f.ctx, "instance's process in its container", 10*time.Second, func() (bool, error) {
+		pid = containerProcess("node-"+n, alloc, "sleep 86400")
+		_, err := os.Stat(filepath.Join(dir, "env.txt"))
 		return err == nil && pid > 0, nil
 	})
 	return in, pid, dir

@@ -479,11 +479,24 @@ func newAgent(t *testing.T, node, pool, joinToken, apiURL string, gw *server, ex
 	a.args = append(a.args, extraArgs...)
 	t.Cleanup(func() {
 		a.Kill()
+		removeContainers(filepath.Join(a.stateDir(), "runc"))
 		if t.Failed() {
 			t.Logf("agent %s log tail:\n%s", node, tail(a.logPath, 3000))
 		}
 	})
 	return a
+}
+
+// removeContainers deletes every container a killed daemon left (its
+// workloads outlive it by design; a test's must not outlive the test).
+func removeContainers(runcRoot string) {
+	out, err := exec.Command("runc", "--root", runcRoot, "list", "--quiet").Output()
+	if err != nil {
+		return
+	}
+	for _, id := range strings.Fields(string(out)) {
+		_ = exec.Command("runc", "--root", runcRoot, "delete", "--force", id).Run()
+	}
 }
 
 func (a *agentProc) Start() {
