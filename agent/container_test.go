@@ -237,3 +237,55 @@ func TestUIDNotReusedWhileItsProcessesRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint32(250_002), third)
 }
+
+// The daemon's clock is the judge of a window, with or without a control
+// plane: once an allocation's end has passed, the watchdog stops its
+// container whole (a setsid survivor included), and no workload of it
+// starts any more. No session is open here: the control plane is
+// unreachable.
+func TestWatchdogStopsAContainerPastItsEnd(t *testing.T) {
+	sb := containerSandbox(t)
+	j, err := openJournal(t.TempDir())
+	require.NoError(t, err)
+	now := time.Now()
+	d := &daemon{cfg: sb.cfg, journal: j, log: sb.log, sandbox: sb, gpus: sb.devices.gpus,
+		now: func() time.Time { return now }}
+	d.cfg.StopGrace = 100 * time.Millisecond
+	d.instances.now = func() time.Time { return d.now() }
+	a := assignment("alc_ends", now.Add(-time.Hour), now.Add(time.Hour), 1, gpu(sb.devices.gpus[0].UUID))
+	reason, err := j.assign(a)
+	require.NoError(t, err)
+	require.Empty(t, reason)
+	t.Cleanup(func() { _ = sb.forget(context.Background(), a.AllocationID) })
+	res := d.instances.start(context.Background(), sb, j.assignment, wire.Message{}, a.AllocationID,
+		commandPayload{InstanceID: "ins_ends", Script: `setsid sh -c 'exec sleep 999' </dev/null >/dev/null 2>&1 & exec sleep 998`})
+	require.Empty(t, res.Reason)
+	path := sb.cgroupsPath(a.AllocationID)
+	require.Eventually(t, func() bool { return hostHas("sleep 999") && hostHas("sleep 998") }, 10*time.Second, 10*time.Millisecond)
+
+	require.Empty(t, d.resync(), "within its window")
+	require.True(t, cgroupHasProcesses(sb.cfg.CgroupRoot, path))
+
+	now = now.Add(2 * time.Hour) // past its end, by the daemon's clock
+	stopped := d.resync()
+	require.Len(t, stopped, 1)
+	require.Contains(t, stopped[0].Reason, "ended at")
+	require.False(t, cgroupHasProcesses(sb.cfg.CgroupRoot, path), "the container is gone")
+	require.False(t, hostHas("sleep 999"), "the setsid survivor too")
+	again := d.instances.start(context.Background(), sb, j.assignment, wire.Message{}, a.AllocationID,
+		commandPayload{InstanceID: "ins_late", Script: "true"})
+	require.Contains(t, again.Reason, "ended at")
+}
+
+// hostHas reports whether a process of the machine runs a command line
+// starting with prefix.
+func hostHas(prefix string) bool {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err == nil && strings.HasPrefix(strings.ReplaceAll(string(b), "\x00", " "), prefix) {
+			return true
+		}
+	}
+	return false
+}
