@@ -238,7 +238,7 @@ func stopGroup(proc *instanceProcess, grace time.Duration) {
 	if grace <= 0 {
 		grace = DefaultStopGrace
 	}
-	_ = syscall.Kill(-proc.pid, syscall.SIGTERM)
+	signalGroup(proc, syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -248,8 +248,24 @@ func stopGroup(proc *instanceProcess, grace time.Duration) {
 	if proc.kill != nil {
 		proc.kill()
 	}
-	_ = syscall.Kill(-proc.pid, syscall.SIGKILL)
+	signalGroup(proc, syscall.SIGKILL)
 	<-proc.done
+}
+
+// signalGroup signals proc's process group only while proc is still the
+// process it started as: once it has exited (done) or its pid belongs to
+// another process (a different start time), the pid may be another
+// tenant's, and its group is left alone.
+func signalGroup(proc *instanceProcess, sig syscall.Signal) {
+	select {
+	case <-proc.done:
+		return
+	default:
+	}
+	if ticks, ok := processStart(proc.pid); !ok || (proc.startTicks != 0 && ticks != proc.startTicks) {
+		return
+	}
+	_ = syscall.Kill(-proc.pid, sig)
 }
 
 // exitStatus is a finished workload's exit status (128+n when signal n
