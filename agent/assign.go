@@ -256,8 +256,12 @@ func (d *daemon) reportExited(proc *instanceProcess, code int32, reason string) 
 
 // nodeState is what the inventory message carries.
 func (d *daemon) nodeState() wire.NodeState {
-	return wire.NodeState{Assignments: d.journal.assignments(), Instances: d.instances.running(),
+	st := wire.NodeState{Assignments: d.journal.assignments(), Instances: d.instances.running(),
 		ObservedGeneration: d.journal.observedGeneration(), GPUs: slices.Clone(d.gpus)}
+	if err := d.sandbox.check(); err != nil {
+		st.WorkloadsRefused = err.Error()
+	}
+	return st
 }
 
 // decodePayload decodes a job's payload; fields this daemon does not know

@@ -93,6 +93,10 @@ type NodeState struct {
 	// GPUs is the node's inventory as the daemon sees it (nvidia-smi, or
 	// the fake inventory).
 	GPUs []InventoryGPU `json:"gpus"`
+	// WorkloadsRefused says why the daemon refuses every tenant workload
+	// (it cannot isolate them: not root, no runc, a cgroup controller or
+	// a CDI spec missing); "" when it runs them.
+	WorkloadsRefused string `json:"workloadsRefused,omitempty"`
 }
 
 // RunningInstance is an instance process running on the node.
