@@ -81,6 +81,9 @@ type Config struct {
 	// ResyncEvery is how often the watchdog stops workloads that outlived
 	// their assignment (default DefaultResyncEvery).
 	ResyncEvery time.Duration
+	// DiskCheckEvery is how often allocations' work directories are
+	// measured against their diskGb (default DefaultDiskCheckEvery).
+	DiskCheckEvery time.Duration
 	// ReconnectDelay is the pause between session attempts (default 1 s).
 	ReconnectDelay time.Duration
 	// Now is the daemon's clock, the judge of assignments' windows (nil:
@@ -155,6 +158,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer d.running.wait()
 	go d.watchdog(ctx)
+	if sb.mode == IsolationContainer {
+		go d.diskWatch(ctx)
+	}
 	for i := 0; ; i++ {
 		url := cfg.GatewayURLs[i%len(cfg.GatewayURLs)]
 		err := d.session(ctx, url)

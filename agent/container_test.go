@@ -299,3 +299,44 @@ func hostHas(prefix string) bool {
 	}
 	return false
 }
+
+// An allocation whose /work outgrows its diskGb has its workloads stopped
+// and its container deleted, reason DiskExceeded, and runs nothing more
+// until it is released; one within its disk runs on.
+func TestContainerDiskExceeded(t *testing.T) {
+	sb := containerSandbox(t)
+	j, err := openJournal(t.TempDir())
+	require.NoError(t, err)
+	now := time.Now()
+	d := &daemon{cfg: sb.cfg, journal: j, log: sb.log, sandbox: sb, gpus: sb.devices.gpus,
+		now: func() time.Time { return now }}
+	d.cfg.StopGrace = 100 * time.Millisecond
+	d.instances.now = func() time.Time { return d.now() }
+	big := assignment("alc_big", now.Add(-time.Hour), now.Add(time.Hour), 1)
+	big.DiskGB = 1
+	small := assignment("alc_small", now.Add(-time.Hour), now.Add(time.Hour), 2)
+	small.DiskGB = 1
+	for _, a := range []wire.AssignPayload{big, small} {
+		reason, err := j.assign(a)
+		require.NoError(t, err)
+		require.Empty(t, reason)
+		t.Cleanup(func() { _ = sb.forget(context.Background(), a.AllocationID) })
+		res := d.instances.start(context.Background(), sb, j.assignment, wire.Message{}, a.AllocationID,
+			commandPayload{InstanceID: "ins_" + a.AllocationID, Script: "exec sleep 600"})
+		require.Empty(t, res.Reason)
+	}
+	out, code := sb.runScript(t, &big, "fallocate -l 1100M /work/fill && echo ok")
+	require.Zero(t, code, out)
+	out, code = sb.runScript(t, &small, "fallocate -l 100M /work/fill && echo ok")
+	require.Zero(t, code, out)
+
+	stopped := d.checkDisk()
+	require.Len(t, stopped, 1)
+	require.Equal(t, "ins_alc_big", stopped[0].InstanceID)
+	require.Contains(t, stopped[0].Reason, wire.ReasonDiskExceeded)
+	require.False(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath("alc_big")), "its container is gone")
+	require.True(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath("alc_small")), "the other runs on")
+	_, err = sb.workload(context.Background(), &big, "true", ".")
+	require.ErrorContains(t, err, wire.ReasonDiskExceeded)
+	require.Empty(t, d.checkDisk(), "stopped once")
+}

@@ -79,6 +79,29 @@ type sandbox struct {
 
 	mu   sync.Mutex // orders the creation and removal of containers
 	pods map[string]uint32
+	// overDisk are the allocations stopped for outgrowing their disk, with
+	// the reason; they run nothing more until they are forgotten.
+	overDisk map[string]string
+}
+
+// workDir is the allocation's work directory on the node (/work inside).
+func (s *sandbox) workDir(domain string) string { return filepath.Join(s.domainDir(domain), "work") }
+
+// diskExceeded says why the allocation's workloads are refused for its
+// disk, or "".
+func (s *sandbox) diskExceeded(domain string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.overDisk[domain]
+}
+
+func (s *sandbox) markDiskExceeded(domain, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.overDisk == nil {
+		s.overDisk = map[string]string{}
+	}
+	s.overDisk[domain] = why
 }
 
 // openSandbox prepares the workload root and, in container mode, finds
@@ -256,6 +279,9 @@ func (s *sandbox) workload(ctx context.Context, a *wire.AssignPayload, script, d
 			env = append(env, "CUDA_MPS_PIPE_DIRECTORY="+work+"/mps", "CUDA_MPS_LOG_DIRECTORY="+work+"/mps")
 		}
 		return s.plainWorkload(ctx, filepath.Join(work, dir), script, env)
+	}
+	if why := s.diskExceeded(domain); why != "" {
+		return nil, fmt.Errorf("%s", why)
 	}
 	uid, err := s.pod(ctx, a, domain)
 	if err != nil {
@@ -455,6 +481,9 @@ func (s *sandbox) forget(ctx context.Context, allocationID string) error {
 	if err := os.RemoveAll(s.domainDir(allocationID)); err != nil {
 		return err
 	}
+	s.mu.Lock()
+	delete(s.overDisk, allocationID)
+	s.mu.Unlock()
 	if s.uids == nil {
 		return nil
 	}

@@ -148,4 +148,7 @@ const (
 	// ReasonOOMKilled: the allocation's memory limit was reached and the
 	// kernel killed the workload (inside the allocation only).
 	ReasonOOMKilled = "OOMKilled"
+	// ReasonDiskExceeded: the allocation's work directory outgrew its
+	// diskGb; its workloads were stopped.
+	ReasonDiskExceeded = "DiskExceeded"
 )
