@@ -15,8 +15,9 @@
 # Stage `agent` (docker build --target agent) is the node daemon on Debian
 # slim, for trying it out with --fake-gpus or on a host with the NVIDIA
 # Container Toolkit (which brings the host's nvidia-smi and driver in). It
-# runs as root: the daemon starts each allocation's workloads under a user
-# id of their own. On a GPU node, prefer packaging/systemd/compute-agent.service.
+# has no runc, so its daemon isolates no workloads: it refuses them unless
+# started with --workload-isolation=none (docs/operations/deploy.md). A GPU
+# node that serves tenants runs packaging/systemd/compute-agent.service.
 
 ARG GO_IMAGE=golang:1.26
 
@@ -47,7 +48,7 @@ ENV NVIDIA_VISIBLE_DEVICES=all \
     NVIDIA_DRIVER_CAPABILITIES=compute,utility
 VOLUME /var/lib/compute-agent
 WORKDIR /var/lib/compute-agent
-# Root on purpose: the daemon refuses workloads unless it can switch users.
+# Root, as on a node (where the daemon needs it for runc).
 USER 0:0
 ENTRYPOINT ["/usr/local/bin/compute", "agent", \
             "--state-dir=/var/lib/compute-agent/state", \
