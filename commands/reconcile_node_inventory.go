@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -42,6 +41,23 @@ type ReportedMIG struct {
 	Profile string // e.g. "1g.10gb"
 	Index   int    // its "Device N" index under its GPU
 }
+
+// NodeInventory is what a node's daemon reports in its inventory message
+// that the node's record reconciles with: its GPUs, and whether it runs
+// tenants' workloads.
+type NodeInventory struct {
+	GPUs []ReportedGPU
+	// WorkloadsRefused is why the daemon refuses every tenant workload (it
+	// cannot isolate them); "" when it runs them. It becomes the message of
+	// the node's WorkloadsRefused condition, cut to
+	// WorkloadsRefusedMaxBytes.
+	WorkloadsRefused string
+}
+
+// WorkloadsRefusedMaxBytes bounds the daemon's reason kept in the
+// WorkloadsRefused condition: the node row, its events and every node read
+// carry it, and a daemon's text is not trusted to be short.
+const WorkloadsRefusedMaxBytes = 1024
 
 // InventoryResult says what one inventory reconcile changed.
 type InventoryResult struct {
@@ -91,7 +107,22 @@ const MemoryTolerance = 0.05
 // with a version guard (the row the placer locks FOR SHARE) and
 // node.inventory_reconciled carries the node's new version; a report that
 // agrees with the record writes nothing.
+//
+// It reconciles a report of GPUs alone, from a daemon that runs workloads
+// (ReconcileNodeInventoryReport with NodeInventory{GPUs: gpus}).
 func (h *Handlers) ReconcileNodeInventory(ctx context.Context, nodeID string, epoch int64, gpus []ReportedGPU) (InventoryResult, error) {
+	return h.ReconcileNodeInventoryReport(ctx, nodeID, epoch, NodeInventory{GPUs: gpus})
+}
+
+// ReconcileNodeInventoryReport is ReconcileNodeInventory for a daemon's
+// whole report: besides its GPUs, a daemon that refuses workloads (its
+// WorkloadsRefused reason) raises the node's WorkloadsRefused condition with
+// that reason, and a report without one clears it, in the same transaction
+// and node.inventory_reconciled as the GPU conditions. The node stays in
+// placement: the daemon takes assignments, it fails their workloads.
+func (h *Handlers) ReconcileNodeInventoryReport(ctx context.Context, nodeID string, epoch int64, inv NodeInventory) (InventoryResult, error) {
+	gpus := inv.GPUs
+	refused := boundedReason(inv.WorkloadsRefused, WorkloadsRefusedMaxBytes)
 	var res InventoryResult
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		res = InventoryResult{}
@@ -211,6 +242,7 @@ func (h *Handlers) ReconcileNodeInventory(ctx context.Context, nodeID string, ep
 		next := setNodeCondition(conds, core.ConditionGPUMissing, "NotReported",
 			listMessage(missing, "not reported by the node's daemon; out of placement until it reports them"), now)
 		next = setNodeCondition(next, core.ConditionGPUMismatch, "InventoryMismatch", strings.Join(mismatches, "; "), now)
+		next = setNodeCondition(next, core.ConditionWorkloadsRefused, "CannotIsolate", refused, now)
 		res.Conditions = next
 		changed := len(res.Missing)+len(res.Returned)+len(res.Registered) > 0 || !sameConditions(conds, next)
 		if !changed {
@@ -299,48 +331,6 @@ func gpuMismatch(g db.DeviceListNodeGPUsForUpdateRow, r ReportedGPU) string {
 		return ""
 	}
 	return g.ID + " reported with " + strings.Join(diffs, " and ")
-}
-
-// decodeNodeConditions reads the conditions of a locked node row.
-func decodeNodeConditions(n db.NodeLivenessLockRow) ([]NodeCondition, error) {
-	var conds []NodeCondition
-	if len(n.Conditions) > 0 {
-		if err := json.Unmarshal(n.Conditions, &conds); err != nil {
-			return nil, fmt.Errorf("decode conditions of node %s: %w", n.ID, err)
-		}
-	}
-	return conds, nil
-}
-
-// setNodeCondition returns conds with condition typ raised with reason and
-// message (in its place, keeping the time it was first raised, if it was
-// raised before; else last), or without it when message is "".
-func setNodeCondition(conds []NodeCondition, typ, reason, message string, now time.Time) []NodeCondition {
-	out := make([]NodeCondition, 0, len(conds)+1)
-	raised := NodeCondition{Condition: core.Condition{Type: typ, Status: true, Reason: reason, Message: message}, Since: now}
-	found := false
-	for _, c := range conds {
-		if c.Type != typ {
-			out = append(out, c)
-			continue
-		}
-		found = true
-		if message != "" {
-			raised.Since = c.Since
-			out = append(out, raised)
-		}
-	}
-	if !found && message != "" {
-		out = append(out, raised)
-	}
-	return out
-}
-
-// sameConditions compares conditions by what they say and since when.
-func sameConditions(a, b []NodeCondition) bool {
-	return slices.EqualFunc(a, b, func(x, y NodeCondition) bool {
-		return x.Condition == y.Condition && x.Since.Equal(y.Since)
-	})
 }
 
 // listMessage is "a, b, c <what>", or "" for none.

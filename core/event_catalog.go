@@ -77,7 +77,7 @@ var eventCatalog = []EventSpec{
 	{Type: EventNodeJoined, Summary: "A node credential was issued."},
 	{Type: EventNodeCredentialRevoked, Summary: "A node credential was revoked, or superseded by a re-join."},
 	{Type: EventNodeInventoryReconciled,
-		Summary: "A daemon's GPU inventory changed its node's record: GPUs missing, back, new or mismatched."},
+		Summary: "A daemon's inventory changed its node's record: GPUs missing, back, new or mismatched, or workloads refused or run again."},
 
 	{Type: EventNodeCommandQueued, Payload: nodeCommandPayload, TenantScoped: true,
 		Summary: "A node job was accepted and waits for dispatch."},

@@ -4,11 +4,12 @@ package core
 // node's record on every (re)connect. The machine decides what exists, the
 // control plane who holds it.
 
-// EventNodeInventoryReconciled: a daemon's GPU inventory changed the
-// node's record: a recorded GPU was missing from it (its health becomes
-// missing), a missing one was reported again (healthy), a new one was
-// registered (also gpu.registered), or a reported model or memory differs
-// from the record. Carries the node's new version and its conditions.
+// EventNodeInventoryReconciled: a daemon's inventory changed the node's
+// record: a recorded GPU was missing from it (its health becomes missing),
+// a missing one was reported again (healthy), a new one was registered
+// (also gpu.registered), a reported model or memory differs from the
+// record, or the daemon began or stopped refusing workloads. Carries the
+// node's new version and its conditions.
 const EventNodeInventoryReconciled = "node.inventory_reconciled"
 
 // Conditions the inventory reconcile raises on a node, and clears when the
@@ -22,4 +23,11 @@ const (
 	// or that it cannot register (recorded on another node, or reported
 	// without a model or memory).
 	ConditionGPUMismatch = "GPUMismatch"
+	// ConditionWorkloadsRefused: the daemon refuses every tenant workload
+	// because it cannot isolate them (not root, no runc, a cgroup
+	// controller or a CDI spec missing); the message is the daemon's
+	// reason. Its assignments are still taken (placement is unchanged),
+	// but every instance and node job on it fails, so an operator fixes
+	// the machine or drains it. Cleared by a report without a reason.
+	ConditionWorkloadsRefused = "WorkloadsRefused"
 )

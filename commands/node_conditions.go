@@ -1,0 +1,76 @@
+package commands
+
+// Conditions on a node row: what the system observed about the node
+// (NodeUnreachable from liveness; GPUMissing, GPUMismatch and
+// WorkloadsRefused from the inventory reconcile), kept as a jsonb array of
+// NodeCondition, each with a reason, a message and since when.
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// decodeNodeConditions reads the conditions of a locked node row.
+func decodeNodeConditions(n db.NodeLivenessLockRow) ([]NodeCondition, error) {
+	var conds []NodeCondition
+	if len(n.Conditions) > 0 {
+		if err := json.Unmarshal(n.Conditions, &conds); err != nil {
+			return nil, fmt.Errorf("decode conditions of node %s: %w", n.ID, err)
+		}
+	}
+	return conds, nil
+}
+
+// setNodeCondition returns conds with condition typ raised with reason and
+// message (in its place, keeping the time it was first raised, if it was
+// raised before; else last), or without it when message is "".
+func setNodeCondition(conds []NodeCondition, typ, reason, message string, now time.Time) []NodeCondition {
+	out := make([]NodeCondition, 0, len(conds)+1)
+	raised := NodeCondition{Condition: core.Condition{Type: typ, Status: true, Reason: reason, Message: message}, Since: now}
+	found := false
+	for _, c := range conds {
+		if c.Type != typ {
+			out = append(out, c)
+			continue
+		}
+		found = true
+		if message != "" {
+			raised.Since = c.Since
+			out = append(out, raised)
+		}
+	}
+	if !found && message != "" {
+		out = append(out, raised)
+	}
+	return out
+}
+
+// sameConditions compares conditions by what they say and since when.
+func sameConditions(a, b []NodeCondition) bool {
+	return slices.EqualFunc(a, b, func(x, y NodeCondition) bool {
+		return x.Condition == y.Condition && x.Since.Equal(y.Since)
+	})
+}
+
+// boundedReason is a daemon's free text made fit to keep: valid UTF-8,
+// without surrounding space, and cut at a rune boundary to at most limit
+// bytes (ending in "…" when cut).
+func boundedReason(s string, limit int) string {
+	s = strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD"))
+	if len(s) <= limit {
+		return s
+	}
+	const ellipsis = "…"
+	cut := limit - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}

@@ -1,0 +1,161 @@
+package commands_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+)
+
+// nodeConditions reads a node row's conditions.
+func (f *fixture) nodeConditions(t *testing.T, id string) map[string]commands.NodeCondition {
+	t.Helper()
+	var raw []byte
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT conditions FROM nodes WHERE id = $1", id).Scan(&raw))
+	var conds []commands.NodeCondition
+	require.NoError(t, json.Unmarshal(raw, &conds))
+	out := map[string]commands.NodeCondition{}
+	for _, c := range conds {
+		out[c.Type] = c
+	}
+	return out
+}
+
+// lastInventoryEvent is the data of the node's latest
+// node.inventory_reconciled.
+func (f *fixture) lastInventoryEvent(t *testing.T, node string) (ev struct {
+	Conditions []commands.NodeCondition `json:"conditions"`
+	Version    int64                    `json:"version"`
+}) {
+	t.Helper()
+	var raw []byte
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, `SELECT data FROM outbox WHERE type = $1 AND subject = $2
+		ORDER BY txid DESC, seq DESC LIMIT 1`, core.EventNodeInventoryReconciled, core.NodeSubject(node)).Scan(&raw))
+	require.NoError(t, json.Unmarshal(raw, &ev))
+	return ev
+}
+
+// A daemon that cannot isolate workloads says why in its inventory: the
+// node's WorkloadsRefused condition carries that reason, through the same
+// version-guarded write and node.inventory_reconciled as the GPU
+// conditions; the same report again writes nothing, another reason updates
+// the message (since the first), and a report without one clears it.
+func TestInventoryWorkloadsRefused(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	gpus := f.node(t, "n1", exclusive, exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	report := func(refused string, ids ...string) commands.InventoryResult {
+		t.Helper()
+		inv := commands.NodeInventory{WorkloadsRefused: refused}
+		for _, id := range ids {
+			inv.GPUs = append(inv.GPUs, commands.ReportedGPU{UUID: id, Model: "a100", MemoryMB: 81920})
+		}
+		res, err := f.h.ReconcileNodeInventoryReport(f.ctx, "n1", d.epoch, inv)
+		require.NoError(t, err)
+		return res
+	}
+	version := func() int64 {
+		var v int64
+		require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT version FROM nodes WHERE id = $1", "n1").Scan(&v))
+		return v
+	}
+
+	// A daemon that runs workloads and agrees with the record: nothing.
+	require.False(t, report("", gpus...).Changed)
+	require.Zero(t, f.countEvents(t, core.EventNodeInventoryReconciled))
+	v0 := version()
+
+	// It cannot isolate: the condition with its reason, one event.
+	raisedAt := f.d.Now(t)
+	res := report("workloads are refused on this node: not root", gpus...)
+	require.True(t, res.Changed)
+	require.Equal(t, v0+1, res.Version)
+	require.Equal(t, v0+1, version())
+	c, ok := f.nodeConditions(t, "n1")[core.ConditionWorkloadsRefused]
+	require.True(t, ok, "WorkloadsRefused raised")
+	require.True(t, c.Status)
+	require.Equal(t, "CannotIsolate", c.Reason)
+	require.Equal(t, "workloads are refused on this node: not root", c.Message)
+	require.True(t, c.Since.Equal(raisedAt), "since %v, want %v", c.Since, raisedAt)
+	require.Equal(t, 1, f.countEvents(t, core.EventNodeInventoryReconciled))
+	ev := f.lastInventoryEvent(t, "n1")
+	require.Equal(t, v0+1, ev.Version)
+	require.Len(t, ev.Conditions, 1)
+	require.Equal(t, c.Condition, ev.Conditions[0].Condition, "the event carries the condition")
+
+	// The same report later: nothing written, no second event.
+	f.d.AdvanceSimClock(t, time.Minute)
+	require.False(t, report("workloads are refused on this node: not root", gpus...).Changed)
+	require.Equal(t, 1, f.countEvents(t, core.EventNodeInventoryReconciled))
+	require.Equal(t, v0+1, version())
+
+	// Another reason, with a GPU gone: both conditions; the refusal keeps
+	// the time it was first raised.
+	res = report("workloads are refused on this node: runc not found", gpus[0])
+	require.True(t, res.Changed)
+	conds := f.nodeConditions(t, "n1")
+	require.Len(t, conds, 2)
+	require.Contains(t, conds[core.ConditionGPUMissing].Message, gpus[1])
+	c = conds[core.ConditionWorkloadsRefused]
+	require.Equal(t, "workloads are refused on this node: runc not found", c.Message)
+	require.True(t, c.Since.Equal(raisedAt), "since kept: %v, want %v", c.Since, raisedAt)
+	require.Equal(t, 2, f.countEvents(t, core.EventNodeInventoryReconciled))
+
+	// A report without a reason clears it; the GPU condition stays.
+	res = report("", gpus[0])
+	require.True(t, res.Changed)
+	conds = f.nodeConditions(t, "n1")
+	require.NotContains(t, conds, core.ConditionWorkloadsRefused)
+	require.Contains(t, conds, core.ConditionGPUMissing)
+	require.Equal(t, 3, f.countEvents(t, core.EventNodeInventoryReconciled))
+	ev = f.lastInventoryEvent(t, "n1")
+	require.Len(t, ev.Conditions, 1)
+	require.Equal(t, core.ConditionGPUMissing, ev.Conditions[0].Type)
+
+	// ReconcileNodeInventory (GPUs alone) is a daemon that runs workloads:
+	// with everything back, no condition is left.
+	_, err := f.h.ReconcileNodeInventory(f.ctx, "n1", d.epoch, []commands.ReportedGPU{
+		{UUID: gpus[0], Model: "a100", MemoryMB: 81920}, {UUID: gpus[1], Model: "a100", MemoryMB: 81920}})
+	require.NoError(t, err)
+	require.Empty(t, f.nodeConditions(t, "n1"))
+
+	// A report of a superseded session changes nothing.
+	stale := d.epoch
+	d = f.connect(t, "n1", "j1", 0)
+	_, err = f.h.ReconcileNodeInventoryReport(f.ctx, "n1", stale, commands.NodeInventory{WorkloadsRefused: "stale"})
+	require.True(t, errors.Is(err, commands.ErrSessionSuperseded), "got %v", err)
+	require.Empty(t, f.nodeConditions(t, "n1"))
+	f.requireInvariants(t)
+}
+
+// A daemon's reason is kept bounded and valid UTF-8 whatever it sends.
+func TestInventoryWorkloadsRefusedBounded(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	gpus := f.node(t, "n1", exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	long := "  cannot isolate: " + strings.Repeat("é", 2*commands.WorkloadsRefusedMaxBytes) + "\xff"
+	_, err := f.h.ReconcileNodeInventoryReport(f.ctx, "n1", d.epoch, commands.NodeInventory{
+		GPUs: []commands.ReportedGPU{{UUID: gpus[0], Model: "a100", MemoryMB: 81920}}, WorkloadsRefused: long})
+	require.NoError(t, err)
+	msg := f.nodeConditions(t, "n1")[core.ConditionWorkloadsRefused].Message
+	require.LessOrEqual(t, len(msg), commands.WorkloadsRefusedMaxBytes)
+	require.Greater(t, len(msg), commands.WorkloadsRefusedMaxBytes-8)
+	require.True(t, utf8.ValidString(msg))
+	require.True(t, strings.HasPrefix(msg, "cannot isolate: éé"), msg[:32])
+	require.True(t, strings.HasSuffix(msg, "…"))
+
+	// Only space is no reason: nothing refused.
+	_, err = f.h.ReconcileNodeInventoryReport(f.ctx, "n1", d.epoch, commands.NodeInventory{
+		GPUs: []commands.ReportedGPU{{UUID: gpus[0], Model: "a100", MemoryMB: 81920}}, WorkloadsRefused: " \n"})
+	require.NoError(t, err)
+	require.Empty(t, f.nodeConditions(t, "n1"))
+}
