@@ -27,7 +27,9 @@ func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int6
 		return
 	}
 
-	// The machine decides what exists: its GPUs against the node's record.
+	// The machine decides what exists: its GPUs against the node's record,
+	// and whether it can run tenants' workloads (the WorkloadsRefused
+	// condition).
 	gpus := make([]commands.ReportedGPU, len(st.GPUs))
 	for i, x := range st.GPUs {
 		gpus[i] = commands.ReportedGPU{UUID: x.UUID, Name: x.Name, Model: x.Model, MemoryMB: x.MemoryMB}
@@ -38,7 +40,8 @@ func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int6
 	var res commands.InventoryResult
 	var err error
 	for range inventoryAttempts {
-		res, err = g.Commands.ReconcileNodeInventory(ctx, nodeID, epoch, gpus)
+		res, err = g.Commands.ReconcileNodeInventoryReport(ctx, nodeID, epoch,
+			commands.NodeInventory{GPUs: gpus, WorkloadsRefused: st.WorkloadsRefused})
 		if err == nil || errors.Is(err, commands.ErrSessionSuperseded) || core.CodeOf(err) != core.CodeConflict {
 			break
 		}
@@ -50,7 +53,8 @@ func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int6
 		g.logger().Warn("inventory reconcile", "gateway", g.ID, "node", nodeID, "epoch", epoch, "err", err)
 	case res.Changed || len(res.Mismatched) > 0:
 		g.logger().Info("inventory reconciled", "gateway", g.ID, "node", nodeID, "epoch", epoch,
-			"missing", res.Missing, "returned", res.Returned, "registered", res.Registered, "mismatched", res.Mismatched)
+			"missing", res.Missing, "returned", res.Returned, "registered", res.Registered, "mismatched", res.Mismatched,
+			"workloadsRefused", st.WorkloadsRefused)
 	}
 
 	// The control plane decides who holds it: the daemon's assignments

@@ -228,3 +228,42 @@ func TestInventoryNamesMIGAtoms(t *testing.T) {
 	require.Nil(t, migUUID("GPU-n1-0/mig-2"))
 	f.requireInvariants()
 }
+
+// A daemon that cannot isolate workloads says why in its inventory message;
+// the node's WorkloadsRefused condition carries the reason until a later
+// inventory comes without one.
+func TestInventoryMessageWorkloadsRefused(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cred := f.join("n1", "metal")
+	_, url := f.liveGateway("gw1")
+	ws, _ := f.connect(url, cred.Token)
+	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
+	defer cancel()
+	send := func(refused string) {
+		t.Helper()
+		payload, err := json.Marshal(wire.NodeState{WorkloadsRefused: refused, GPUs: []wire.InventoryGPU{
+			{UUID: "GPU-n1-0", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559},
+			{UUID: "GPU-n1-1", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559}}})
+		require.NoError(t, err)
+		msg, err := json.Marshal(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: payload})
+		require.NoError(t, err)
+		require.NoError(t, ws.Write(ctx, websocket.MessageText, msg))
+	}
+
+	const why = "workloads are refused on this node: the daemon is not root"
+	send(why)
+	require.Eventually(t, func() bool { return len(f.conditions("n1")) == 1 }, 10*time.Second, 10*time.Millisecond)
+	c := f.conditions("n1")[0]
+	require.Equal(t, core.ConditionWorkloadsRefused, c.Type)
+	require.Equal(t, why, c.Message)
+	require.Equal(t, 1, f.events(core.EventNodeInventoryReconciled, "n1"))
+	require.True(t, f.session("n1").Connected, "the session lives on: the daemon still takes assignments")
+
+	// The machine fixed and the daemon reconnected: its inventory clears
+	// the condition.
+	send("")
+	require.Eventually(t, func() bool { return len(f.conditions("n1")) == 0 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, 2, f.events(core.EventNodeInventoryReconciled, "n1"))
+	f.requireInvariants()
+}
