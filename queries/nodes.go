@@ -40,7 +40,8 @@ type Node struct {
 	SecondsSinceHeartbeat *float64   `json:"secondsSinceHeartbeat"`
 	// NoScheduleReasons keep the node out of placement (unreachable,
 	// draining); Conditions are what the system observed about it
-	// (NodeUnreachable, GPUMissing, GPUMismatch).
+	// (NodeUnreachable, GPUMissing, GPUMismatch, WorkloadsRefused: each with
+	// a reason and a message, e.g. why the daemon refuses workloads).
 	NoScheduleReasons []string        `json:"noScheduleReasons"`
 	Conditions        []NodeCondition `json:"conditions"`
 	// Generation is the node's desired-spec generation, ObservedGeneration

@@ -113,6 +113,22 @@ func TestNodeLivenessIsVisible(t *testing.T) {
 	require.Equal(t, core.ConditionGPUMissing, n.Conditions[0].Type)
 	require.Equal(t, commands.HealthMissing, n.Devices[0].Health)
 
+	// Its daemon cannot isolate workloads: the read node shows why, until a
+	// report without a reason.
+	one := []commands.ReportedGPU{{UUID: "GPU-n1-1", Model: "a100", MemoryMB: 81920}}
+	_, err = f.h.ReconcileNodeInventoryReport(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: one,
+		WorkloadsRefused: "workloads are refused on this node: runc not found"})
+	require.NoError(t, err)
+	n = f.readNode(t, "n1")
+	require.Len(t, n.Conditions, 2)
+	require.Equal(t, core.ConditionWorkloadsRefused, n.Conditions[1].Type)
+	require.Equal(t, "workloads are refused on this node: runc not found", n.Conditions[1].Message)
+	_, err = f.h.ReconcileNodeInventoryReport(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: one})
+	require.NoError(t, err)
+	n = f.readNode(t, "n1")
+	require.Len(t, n.Conditions, 1)
+	require.Equal(t, core.ConditionGPUMissing, n.Conditions[0].Type)
+
 	// Drained, then the session closes and the node goes unreachable.
 	_, err = f.h.DrainNode(f.ctx, operator, commands.DrainNode{NodeID: "n1"})
 	require.NoError(t, err)
