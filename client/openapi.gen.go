@@ -1047,12 +1047,12 @@ type EventNoScheduleReasons = []string
 type EventNodeCondition struct {
 	Message *string `json:"message,omitempty"`
 
-	// Reason Examples: SessionClosed
+	// Reason Examples: SessionClosed, CannotIsolate
 	Reason *string   `json:"reason,omitempty"`
 	Since  time.Time `json:"since"`
 	Status bool      `json:"status"`
 
-	// Type Examples: NodeUnreachable, GPUMissing, GPUMismatch
+	// Type Examples: NodeUnreachable, GPUMissing, GPUMismatch, WorkloadsRefused
 	Type string `json:"type"`
 }
 
@@ -1342,7 +1342,10 @@ type ReadNode struct {
 	// Allocations Live (booked or active) allocations on the node, which its daemon should hold as assignments.
 	Allocations int `json:"allocations"`
 
-	// Conditions What the system observed about the node (NodeUnreachable, GPUMissing, GPUMismatch).
+	// Conditions What the system observed about the node (NodeUnreachable, GPUMissing, GPUMismatch,
+	// WorkloadsRefused). WorkloadsRefused: the node's daemon cannot isolate tenants' workloads
+	// and fails every one; its message is the daemon's reason. It clears when the daemon's
+	// inventory (sent on every reconnect) has no reason.
 	Conditions []EventNodeCondition `json:"conditions"`
 	Cordoned   bool                 `json:"cordoned"`
 
