@@ -151,6 +151,11 @@ func podRootFS(rootfs string) error {
 	if err := os.MkdirAll(rootfs, 0o755); err != nil {
 		return err
 	}
+	// Whatever the daemon's umask: the workload's user must be able to
+	// enter its own root.
+	if err := os.Chmod(rootfs, 0o755); err != nil {
+		return err
+	}
 	for _, d := range hostDirs {
 		st, err := os.Lstat(d)
 		if err != nil || st.Mode()&os.ModeSymlink == 0 {

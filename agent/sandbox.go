@@ -33,7 +33,7 @@ const (
 
 // DefaultWorkloadDir is the root of the allocations' directories: root's,
 // and no other user may write into it or any directory above it.
-const DefaultWorkloadDir = "/var/lib/compute/workloads"
+const DefaultWorkloadDir = "/var/lib/compute-agent/workloads"
 
 // DefaultPidsPerVCPU is the processes-and-threads limit of an allocation
 // per vCPU it holds (at least minPids).

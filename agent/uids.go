@@ -23,7 +23,7 @@ const (
 
 // DefaultUIDTable is the machine's one table of workload user ids, shared
 // by every daemon on the machine.
-const DefaultUIDTable = "/var/lib/compute/workload-uids.json"
+const DefaultUIDTable = "/var/lib/compute-agent/workload-uids.json"
 
 // uidTable hands out workload user ids for the whole machine: every
 // daemon on it takes its ids from the same file, under an exclusive lock
