@@ -128,7 +128,6 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
-	protectFromOOMKiller(log)
 	sb, err := openSandbox(ctx, cfg, gpus)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
@@ -157,6 +156,9 @@ func Run(ctx context.Context, cfg Config) error {
 		log.Info("adopted running instances", "instances", adopted)
 	}
 	defer d.running.wait()
+	// A daemon stopped gracefully leaves nothing running; one that is
+	// killed leaves its workloads to its successor, which adopts them.
+	defer d.shutdown()
 	go d.watchdog(ctx)
 	if sb.mode == IsolationContainer {
 		go d.diskWatch(ctx)

@@ -214,6 +214,22 @@ func (d *daemon) resync() []stoppedInstance {
 	return stopped
 }
 
+// shutdown stops every workload (SIGTERM, the grace period, then kill) and
+// deletes every container, when the daemon is stopped gracefully. The
+// allocations stay assigned: a daemon started again makes their containers
+// anew at their next workload.
+func (d *daemon) shutdown() {
+	stopped := d.instances.stopWhere(d.cfg.StopGrace, true, func(_, _ string) string { return "the node daemon stopped" })
+	for _, id := range d.sandbox.containers(context.Background()) {
+		if err := d.sandbox.stop(context.Background(), id); err != nil {
+			d.log.Error("stop a container at shutdown", "allocation", id, "err", err)
+		}
+	}
+	if len(stopped) > 0 {
+		d.log.Info("stopped the workloads at shutdown", "instances", len(stopped))
+	}
+}
+
 // watchdog runs resync every Config.ResyncEvery until ctx ends.
 func (d *daemon) watchdog(ctx context.Context) {
 	t := time.NewTicker(d.cfg.ResyncEvery)

@@ -175,10 +175,12 @@ func mkdirNoFollow(dir string, perm os.FileMode, uid int) error {
 	return unix.Fchmod(fd, uint32(perm))
 }
 
-// protectFromOOMKiller lowers the daemon's OOM score, so that a machine
+// ProtectFromOOMKiller lowers the process's OOM score, so that a machine
 // short of memory kills workloads before the daemon that stops them and
-// keeps the journal (workloads are limited by their cgroups first).
-func protectFromOOMKiller(log interface{ Warn(string, ...any) }) {
+// keeps the journal (workloads are limited by their cgroups first). The
+// `compute agent` command calls it; a daemon run inside another process
+// (the demo's, in `compute serve`) leaves that process's score alone.
+func ProtectFromOOMKiller(log interface{ Warn(string, ...any) }) {
 	if err := os.WriteFile("/proc/self/oom_score_adj", []byte("-900"), 0o644); err != nil {
 		log.Warn("could not lower the daemon's OOM score", "err", err)
 	}

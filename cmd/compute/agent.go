@@ -14,5 +14,6 @@ func agentCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.Logger = agentLogger() // JSON lines like the server's
+	agent.ProtectFromOOMKiller(cfg.Logger)
 	return agent.Run(ctx, cfg)
 }
