@@ -50,7 +50,24 @@ type AssignPayload struct {
 	// Generation is the node's desired-spec generation this assignment
 	// belongs to.
 	Generation int64 `json:"generation"`
+	// Network is the allocation's network mode, its pool's: NetworkNone
+	// ("" too), NetworkBridge or NetworkHost.
+	Network string `json:"network,omitempty"`
 }
+
+// Network modes of an allocation's workloads.
+const (
+	// NetworkNone: a network namespace of its own with only loopback.
+	NetworkNone = "none"
+	// NetworkBridge: a network namespace of its own with an address on the
+	// node's bridge and a route out (NAT), through the CNI plugins; the
+	// node's own addresses, link-local and cloud metadata addresses, the
+	// control plane and other allocations are refused.
+	NetworkBridge = "bridge"
+	// NetworkHost: the node's own network, for pools with one tenant only:
+	// the workload can reach what the node can, its loopback included.
+	NetworkHost = "host"
+)
 
 // AssignedDevice is one bookable atom of an allocation.
 type AssignedDevice struct {
