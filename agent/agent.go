@@ -69,6 +69,11 @@ type Config struct {
 	// CDISpecDirs are where the GPUs' CDI specs are (default
 	// DefaultCDISpecDirs); with FakeGPUs the daemon writes its own.
 	CDISpecDirs []string
+	// CNIBinDirs are where the CNI plugins of bridge networking are
+	// (default DefaultCNIBinDirs); BridgeSubnet their address range
+	// (default DefaultBridgeSubnet).
+	CNIBinDirs   []string
+	BridgeSubnet string
 	// PidsPerVCPU is an allocation's process limit per vCPU (default
 	// DefaultPidsPerVCPU).
 	PidsPerVCPU int64

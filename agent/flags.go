@@ -30,6 +30,10 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&cdiDirs, "cdi-spec-dirs", strings.Join(DefaultCDISpecDirs, ","), "directories of the GPUs' CDI specs "+
 		"(nvidia-ctk cdi generate), comma-separated; --fake-gpus writes its own")
 	fs.Int64Var(&cfg.PidsPerVCPU, "pids-per-vcpu", DefaultPidsPerVCPU, "an allocation's process limit per vCPU")
+	var cniDirs string
+	fs.StringVar(&cniDirs, "cni-bin-dirs", strings.Join(DefaultCNIBinDirs, ","), "directories of the CNI plugins "+
+		"bridge-mode pools' networks use, comma-separated")
+	fs.StringVar(&cfg.BridgeSubnet, "bridge-subnet", DefaultBridgeSubnet, "address range of bridge-mode allocations")
 	var uidBase, uidCount uint
 	fs.UintVar(&uidBase, "workload-uid-base", DefaultWorkloadUIDBase, "first user id handed to workloads")
 	fs.UintVar(&uidCount, "workload-uid-count", DefaultWorkloadUIDCount, "number of user ids handed to workloads")
@@ -47,6 +51,11 @@ func ParseFlags(args []string) (Config, error) {
 		return Config{}, err
 	}
 	cfg.WorkloadUIDBase, cfg.WorkloadUIDCount = uint32(uidBase), uint32(uidCount)
+	for _, d := range strings.Split(cniDirs, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			cfg.CNIBinDirs = append(cfg.CNIBinDirs, d)
+		}
+	}
 	for _, d := range strings.Split(cdiDirs, ",") {
 		if d = strings.TrimSpace(d); d != "" {
 			cfg.CDISpecDirs = append(cfg.CDISpecDirs, d)

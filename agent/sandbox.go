@@ -74,6 +74,8 @@ type sandbox struct {
 	runc    *runc
 	uids    *uidTable
 	devices *deviceRegistry
+	// net sets up bridge-mode networks (nil: none here).
+	net *network
 	// unusable says why workloads cannot be isolated here (nil: they can).
 	unusable error
 
@@ -191,6 +193,13 @@ func (s *sandbox) prepare(ctx context.Context, gpus []wire.InventoryGPU) error {
 	}
 	if s.devices, err = openDeviceRegistry(dirs, gpus); err != nil {
 		return err
+	}
+	// Bridge networking is optional: without it, bridge-mode allocations'
+	// workloads are refused, the others run.
+	if n, err := newNetwork(s.cfg, s.state); err != nil {
+		s.log.Warn("bridge networking unavailable", "err", err)
+	} else {
+		s.net = n
 	}
 	return nil
 }
@@ -367,6 +376,13 @@ func (s *sandbox) pod(ctx context.Context, a *wire.AssignPayload, domain string)
 	if err := s.devices.inject(spec, a); err != nil {
 		return 0, fmt.Errorf("GPUs of allocation %s: %w", domain, err)
 	}
+	mode := ""
+	if a != nil {
+		mode = a.Network
+	}
+	if err := s.net.configure(ctx, spec, s.nodeID, domain, mode); err != nil {
+		return 0, fmt.Errorf("network of allocation %s: %w", domain, err)
+	}
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return 0, err
@@ -379,6 +395,7 @@ func (s *sandbox) pod(ctx context.Context, a *wire.AssignPayload, domain string)
 	}
 	if err := s.runc.start(ctx, domain, dir); err != nil {
 		_ = s.runc.remove(context.WithoutCancel(ctx), domain)
+		_ = s.net.teardown(context.WithoutCancel(ctx), s.nodeID, domain)
 		return 0, err
 	}
 	s.pods[domain] = uid
@@ -449,6 +466,9 @@ func (s *sandbox) stop(ctx context.Context, domain string) error {
 		return fmt.Errorf("stop the container of %s: %w", domain, err)
 	}
 	delete(s.pods, domain)
+	if err := s.net.teardown(ctx, s.nodeID, domain); err != nil {
+		return fmt.Errorf("network of %s: %w", domain, err)
+	}
 	if cgroupHasProcesses(s.cfg.CgroupRoot, s.cgroupsPath(domain)) {
 		return fmt.Errorf("the cgroup of %s still has processes after its container was deleted", domain)
 	}
