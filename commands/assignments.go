@@ -80,11 +80,16 @@ func assignmentPayload(ctx context.Context, q *db.Queries, a db.AllocationAssign
 }
 
 // assignmentPayloadOf is assignmentPayload with the allocation's atoms
-// already read (AssignmentDevices).
+// already read (AssignmentDevices). Network is the pool's mode, left out
+// for none: a daemon reads an absent mode as none, so a payload of a pool
+// without networking is the same as before pools chose one.
 func assignmentPayloadOf(a db.AllocationAssignmentRow, generation int64, rows []db.AssignmentDevicesRow) (wire.AssignPayload, error) {
 	p := wire.AssignPayload{AllocationID: a.ID, ReservationID: a.ReservationID, Devices: []wire.AssignedDevice{},
 		VCPU: a.Vcpu, MemoryMB: a.Memory, DiskGB: a.Disk, Start: a.StartTs.UTC(), End: a.EndTs.UTC(),
 		Generation: generation}
+	if a.WorkloadNetwork != WorkloadNetworkNone {
+		p.Network = a.WorkloadNetwork
+	}
 	byID := make(map[string]db.AssignmentDevicesRow, len(rows))
 	for _, r := range rows {
 		byID[r.ID] = r

@@ -11,6 +11,7 @@ import (
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
+	"github.com/bettercompute/compute/wire"
 )
 
 // Pool kinds. Only provider and vps-host pools may set LostAfter: bare
@@ -21,29 +22,51 @@ const (
 	PoolVPSHost   = "vps-host"
 )
 
+// Workload network modes of a pool: what network its allocations'
+// workloads get, carried to the daemon in every assign
+// (wire.AssignPayload.Network).
+const (
+	// WorkloadNetworkNone, the default: a network namespace of its own
+	// with only loopback.
+	WorkloadNetworkNone = wire.NetworkNone
+	// WorkloadNetworkBridge: a namespace of its own with NAT egress; the
+	// node's own addresses, metadata addresses, the control plane and other
+	// allocations are refused.
+	WorkloadNetworkBridge = wire.NetworkBridge
+	// WorkloadNetworkHost: the node's own network. For pools with a single
+	// tenant only: a workload reaches whatever the node reaches, its
+	// loopback and its neighbours' allocations included.
+	WorkloadNetworkHost = wire.NetworkHost
+)
+
 // CreatePool adds a pool of nodes to a site. Ratios of 0 mean 1 (no
-// overcommit). IdempotencyKey is optional.
+// overcommit); a WorkloadNetwork of "" means WorkloadNetworkNone.
+// IdempotencyKey is optional.
 type CreatePool struct {
-	ID             string        `json:"id"`
-	SiteID         string        `json:"siteId"`
-	Kind           string        `json:"kind"`
-	LostAfter      time.Duration `json:"lostAfter,omitempty"`
-	CPURatio       float64       `json:"cpuRatio,omitempty"`
-	MemoryRatio    float64       `json:"memoryRatio,omitempty"`
-	DiskRatio      float64       `json:"diskRatio,omitempty"`
-	IdempotencyKey string        `json:"-"`
+	ID              string        `json:"id"`
+	SiteID          string        `json:"siteId"`
+	Kind            string        `json:"kind"`
+	LostAfter       time.Duration `json:"lostAfter,omitempty"`
+	CPURatio        float64       `json:"cpuRatio,omitempty"`
+	MemoryRatio     float64       `json:"memoryRatio,omitempty"`
+	DiskRatio       float64       `json:"diskRatio,omitempty"`
+	WorkloadNetwork string        `json:"workloadNetwork,omitempty"`
+	IdempotencyKey  string        `json:"-"`
 }
 
 // PoolResult is a pool as written, and the position of its event.
 type PoolResult struct {
-	ID          string          `json:"id"`
-	SiteID      string          `json:"siteId"`
-	Kind        string          `json:"kind"`
-	CPURatio    float64         `json:"cpuRatio"`
-	MemoryRatio float64         `json:"memoryRatio"`
-	DiskRatio   float64         `json:"diskRatio"`
-	Version     int64           `json:"version"`
-	Position    outbox.Position `json:"position"`
+	ID          string  `json:"id"`
+	SiteID      string  `json:"siteId"`
+	Kind        string  `json:"kind"`
+	CPURatio    float64 `json:"cpuRatio"`
+	MemoryRatio float64 `json:"memoryRatio"`
+	DiskRatio   float64 `json:"diskRatio"`
+	// WorkloadNetwork is the pool's network mode (WorkloadNetworkNone,
+	// WorkloadNetworkBridge or WorkloadNetworkHost).
+	WorkloadNetwork string          `json:"workloadNetwork"`
+	Version         int64           `json:"version"`
+	Position        outbox.Position `json:"position"`
 }
 
 func orOne(r float64) float64 {
@@ -66,6 +89,15 @@ func (h *Handlers) CreatePool(ctx context.Context, actor core.Actor, cmd CreateP
 	if cmd.LostAfter != 0 && cmd.Kind == PoolBareMetal {
 		return PoolResult{}, core.Errorf(core.CodeInvalidArgument, "a bare-metal pool cannot set lostAfter: bare metal is never lost automatically")
 	}
+	network := cmd.WorkloadNetwork
+	switch network {
+	case "":
+		network = WorkloadNetworkNone
+	case WorkloadNetworkNone, WorkloadNetworkBridge, WorkloadNetworkHost:
+	default:
+		return PoolResult{}, core.Errorf(core.CodeInvalidArgument,
+			"workloadNetwork %q is not none, bridge or host", cmd.WorkloadNetwork)
+	}
 	if cmd.LostAfter < 0 {
 		return PoolResult{}, core.Errorf(core.CodeInvalidArgument, "lostAfter must be positive")
 	}
@@ -80,6 +112,7 @@ func (h *Handlers) CreatePool(ctx context.Context, actor core.Actor, cmd CreateP
 			p, err := q.PoolCreate(ctx, db.PoolCreateParams{
 				ID: cmd.ID, SiteID: cmd.SiteID, Kind: cmd.Kind, LostAfterSeconds: lostAfter,
 				CpuRatio: orOne(cmd.CPURatio), MemoryRatio: orOne(cmd.MemoryRatio), DiskRatio: orOne(cmd.DiskRatio),
+				WorkloadNetwork: network,
 			})
 			if err != nil {
 				return PoolResult{}, pg.Translate(err, "pool "+cmd.ID)
@@ -87,9 +120,11 @@ func (h *Handlers) CreatePool(ctx context.Context, actor core.Actor, cmd CreateP
 			pos, err := emit(ctx, q, core.EventPoolCreated, "", core.PoolSubject(p.ID), map[string]any{
 				"id": p.ID, "siteId": p.SiteID, "kind": p.Kind, "version": p.Version,
 				"cpuRatio": p.CpuRatio, "memoryRatio": p.MemoryRatio, "diskRatio": p.DiskRatio,
+				"workloadNetwork": p.WorkloadNetwork,
 			})
 			return PoolResult{ID: p.ID, SiteID: p.SiteID, Kind: p.Kind, CPURatio: p.CpuRatio,
-				MemoryRatio: p.MemoryRatio, DiskRatio: p.DiskRatio, Version: p.Version, Position: pos}, err
+				MemoryRatio: p.MemoryRatio, DiskRatio: p.DiskRatio, WorkloadNetwork: p.WorkloadNetwork,
+				Version: p.Version, Position: pos}, err
 		})
 	if err != nil {
 		return PoolResult{}, fmt.Errorf("create pool %s: %w", cmd.ID, err)

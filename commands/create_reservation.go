@@ -233,7 +233,7 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 		// assignments.go for why at booking and not at the start).
 		a := db.AllocationAssignmentRow{ID: where.allocationID, ReservationID: id, NodeID: where.nodeID,
 			DeviceIds: nonNil(where.deviceIDs), Vcpu: c.spec.VCPU, Memory: c.spec.MemoryMB, Disk: c.spec.DiskGB,
-			TenantID: actor.Tenant, State: string(r.State), StartTs: start, EndTs: cmd.End}
+			TenantID: actor.Tenant, State: string(r.State), StartTs: start, EndTs: cmd.End, WorkloadNetwork: where.network}
 		if err := queueNewAssign(ctx, b, actor.Identity, a, where, now, &assigned); err != nil {
 			return ReservationResult{}, err
 		}

@@ -45,7 +45,9 @@ type placed struct {
 	allocationID string
 	nodeID       string
 	poolID       string
-	deviceIDs    []string
+	// network is the pool's workload network mode, for the assign.
+	network   string
+	deviceIDs []string
 	// modelCharges is the per-model quota charged: gpu:<model> → atoms.
 	modelCharges map[string]int64
 	// With placement.assign: the node's generation, bumped for the assign

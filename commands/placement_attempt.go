@@ -145,7 +145,7 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p plac
 			return nil, "", fmt.Errorf("pool %s capacity rollup for %s out of range: %w", n.PoolID, r, errRollupDrift)
 		}
 	}
-	return &placed{allocationID: allocationID, nodeID: nodeID, poolID: n.PoolID, deviceIDs: atoms,
+	return &placed{allocationID: allocationID, nodeID: nodeID, poolID: n.PoolID, network: n.WorkloadNetwork, deviceIDs: atoms,
 		modelCharges: modelCharges, generation: generation, devices: devices}, "", nil
 }
 

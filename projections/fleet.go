@@ -64,13 +64,20 @@ func applyPool(ctx context.Context, q *db.Queries, e outbox.Stored) error {
 		CPURatio    float64 `json:"cpuRatio"`
 		MemoryRatio float64 `json:"memoryRatio"`
 		DiskRatio   float64 `json:"diskRatio"`
-		Version     int64   `json:"version"`
+		// WorkloadNetwork is absent from events written before pools
+		// had one: none.
+		WorkloadNetwork string `json:"workloadNetwork"`
+		Version         int64  `json:"version"`
 	}](e)
 	if err != nil {
 		return err
 	}
+	if p.WorkloadNetwork == "" {
+		p.WorkloadNetwork = "none"
+	}
 	_, err = q.RmFleetPoolApply(ctx, db.RmFleetPoolApplyParams{ID: p.ID, SiteID: p.SiteID, Kind: p.Kind,
-		CpuRatio: p.CPURatio, MemoryRatio: p.MemoryRatio, DiskRatio: p.DiskRatio, Version: p.Version})
+		CpuRatio: p.CPURatio, MemoryRatio: p.MemoryRatio, DiskRatio: p.DiskRatio, WorkloadNetwork: p.WorkloadNetwork,
+		Version: p.Version})
 	return err
 }
 

@@ -16,18 +16,21 @@ type Pool struct {
 	Kind   string `json:"kind"`
 	// LostAfterSeconds is set only for provider and vps-host pools that
 	// mark a node lost after that long unreachable.
-	LostAfterSeconds *int32    `json:"lostAfterSeconds,omitempty"`
-	CPURatio         float64   `json:"cpuRatio"`
-	MemoryRatio      float64   `json:"memoryRatio"`
-	DiskRatio        float64   `json:"diskRatio"`
-	Version          int64     `json:"version"`
-	CreatedAt        time.Time `json:"createdAt"`
+	LostAfterSeconds *int32  `json:"lostAfterSeconds,omitempty"`
+	CPURatio         float64 `json:"cpuRatio"`
+	MemoryRatio      float64 `json:"memoryRatio"`
+	DiskRatio        float64 `json:"diskRatio"`
+	// WorkloadNetwork is the network its allocations' workloads get:
+	// none, bridge or host (single-tenant pools only).
+	WorkloadNetwork string    `json:"workloadNetwork"`
+	Version         int64     `json:"version"`
+	CreatedAt       time.Time `json:"createdAt"`
 }
 
 func poolOf(r db.PoolGetRow) Pool {
 	return Pool{ID: r.ID, SiteID: r.SiteID, Kind: r.Kind, LostAfterSeconds: r.LostAfterSeconds,
-		CPURatio: r.CpuRatio, MemoryRatio: r.MemoryRatio, DiskRatio: r.DiskRatio, Version: r.Version,
-		CreatedAt: r.CreatedAt.UTC()}
+		CPURatio: r.CpuRatio, MemoryRatio: r.MemoryRatio, DiskRatio: r.DiskRatio, WorkloadNetwork: r.WorkloadNetwork,
+		Version: r.Version, CreatedAt: r.CreatedAt.UTC()}
 }
 
 // GetPool reads one pool. Like sites, pools hold no tenant's data and every

@@ -72,7 +72,7 @@ func (q *Queries) ApiTokenList(ctx context.Context, arg ApiTokenListParams) ([]A
 
 const poolList = `-- name: PoolList :many
 SELECT id, site_id, kind, lost_after_seconds, cpu_ratio::float8 AS cpu_ratio,
-       memory_ratio::float8 AS memory_ratio, disk_ratio::float8 AS disk_ratio, version, created_at
+       memory_ratio::float8 AS memory_ratio, disk_ratio::float8 AS disk_ratio, workload_network, version, created_at
   FROM pools
  WHERE ($1::text IS NULL OR site_id = $1::text)
    AND id > $2::text
@@ -94,6 +94,7 @@ type PoolListRow struct {
 	CpuRatio         float64
 	MemoryRatio      float64
 	DiskRatio        float64
+	WorkloadNetwork  string
 	Version          int64
 	CreatedAt        time.Time
 }
@@ -116,6 +117,7 @@ func (q *Queries) PoolList(ctx context.Context, arg PoolListParams) ([]PoolListR
 			&i.CpuRatio,
 			&i.MemoryRatio,
 			&i.DiskRatio,
+			&i.WorkloadNetwork,
 			&i.Version,
 			&i.CreatedAt,
 		); err != nil {

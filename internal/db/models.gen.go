@@ -248,6 +248,7 @@ type Pool struct {
 	DiskRatio        pgtype.Numeric
 	Version          int64
 	CreatedAt        time.Time
+	WorkloadNetwork  string
 }
 
 type PoolCapacityRollup struct {
@@ -339,13 +340,14 @@ type RmFleetNode struct {
 }
 
 type RmFleetPool struct {
-	ID          string
-	SiteID      string
-	Kind        string
-	CpuRatio    pgtype.Numeric
-	MemoryRatio pgtype.Numeric
-	DiskRatio   pgtype.Numeric
-	Version     int64
+	ID              string
+	SiteID          string
+	Kind            string
+	CpuRatio        pgtype.Numeric
+	MemoryRatio     pgtype.Numeric
+	DiskRatio       pgtype.Numeric
+	Version         int64
+	WorkloadNetwork string
 }
 
 type RmReservation struct {

@@ -33,28 +33,32 @@ func (q *Queries) AllocationAssignedBefore(ctx context.Context, arg AllocationAs
 const allocationAssignment = `-- name: AllocationAssignment :one
 SELECT a.id, a.reservation_id, a.node_id, a.device_ids, a.vcpu, a.memory, a.disk,
        (a.released_at IS NOT NULL)::boolean AS released,
-       r.tenant_id, r.state, lower(r.during)::timestamptz AS start_ts, upper(r.during)::timestamptz AS end_ts
+       r.tenant_id, r.state, lower(r.during)::timestamptz AS start_ts, upper(r.during)::timestamptz AS end_ts,
+       (SELECT p.workload_network FROM nodes n JOIN pools p ON p.id = n.pool_id WHERE n.id = a.node_id)::text
+         AS workload_network
   FROM allocations a JOIN reservations r ON r.id = a.reservation_id
  WHERE a.id = $1
 `
 
 type AllocationAssignmentRow struct {
-	ID            string
-	ReservationID string
-	NodeID        string
-	DeviceIds     []string
-	Vcpu          int64
-	Memory        int64
-	Disk          int64
-	Released      bool
-	TenantID      string
-	State         string
-	StartTs       time.Time
-	EndTs         time.Time
+	ID              string
+	ReservationID   string
+	NodeID          string
+	DeviceIds       []string
+	Vcpu            int64
+	Memory          int64
+	Disk            int64
+	Released        bool
+	TenantID        string
+	State           string
+	StartTs         time.Time
+	EndTs           time.Time
+	WorkloadNetwork string
 }
 
 // What an allocation's assign carries: its devices and scalars, and its
-// reservation's window, tenant and state.
+// reservation's window, tenant and state, and its node's pool's network
+// mode.
 func (q *Queries) AllocationAssignment(ctx context.Context, id string) (AllocationAssignmentRow, error) {
 	row := q.db.QueryRow(ctx, allocationAssignment, id)
 	var i AllocationAssignmentRow
@@ -71,6 +75,7 @@ func (q *Queries) AllocationAssignment(ctx context.Context, id string) (Allocati
 		&i.State,
 		&i.StartTs,
 		&i.EndTs,
+		&i.WorkloadNetwork,
 	)
 	return i, err
 }

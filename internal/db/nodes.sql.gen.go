@@ -118,8 +118,9 @@ func (q *Queries) NodeGetForUpdate(ctx context.Context, id string) (NodeGetForUp
 }
 
 const nodeLockForPlacement = `-- name: NodeLockForPlacement :one
-SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, version
-  FROM nodes WHERE id = $1 FOR SHARE
+SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, n.version,
+       (SELECT p.workload_network FROM pools p WHERE p.id = n.pool_id)::text AS workload_network
+  FROM nodes n WHERE n.id = $1 FOR SHARE
 `
 
 type NodeLockForPlacementRow struct {
@@ -130,11 +131,13 @@ type NodeLockForPlacementRow struct {
 	NoScheduleReasons []string
 	State             string
 	Version           int64
+	WorkloadNetwork   string
 }
 
 // Rule 4: the placer locks the chosen node FOR SHARE and reads its
 // eligibility as of the lock, so a concurrent cordon commits either before
-// (and is seen here) or after this placement.
+// (and is seen here) or after this placement. workload_network is its
+// pool's, for the assign (read, not locked: the lock is on the node only).
 func (q *Queries) NodeLockForPlacement(ctx context.Context, id string) (NodeLockForPlacementRow, error) {
 	row := q.db.QueryRow(ctx, nodeLockForPlacement, id)
 	var i NodeLockForPlacementRow
@@ -146,6 +149,7 @@ func (q *Queries) NodeLockForPlacement(ctx context.Context, id string) (NodeLock
 		&i.NoScheduleReasons,
 		&i.State,
 		&i.Version,
+		&i.WorkloadNetwork,
 	)
 	return i, err
 }

@@ -11,11 +11,12 @@ import (
 )
 
 const poolCreate = `-- name: PoolCreate :one
-INSERT INTO pools (id, site_id, kind, lost_after_seconds, cpu_ratio, memory_ratio, disk_ratio)
+INSERT INTO pools (id, site_id, kind, lost_after_seconds, cpu_ratio, memory_ratio, disk_ratio, workload_network)
 VALUES ($1, $2, $3, $4,
-        $5::float8, $6::float8, $7::float8)
+        $5::float8, $6::float8, $7::float8,
+        $8)
 RETURNING id, site_id, kind, lost_after_seconds, cpu_ratio::float8 AS cpu_ratio,
-          memory_ratio::float8 AS memory_ratio, disk_ratio::float8 AS disk_ratio, version, created_at
+          memory_ratio::float8 AS memory_ratio, disk_ratio::float8 AS disk_ratio, workload_network, version, created_at
 `
 
 type PoolCreateParams struct {
@@ -26,6 +27,7 @@ type PoolCreateParams struct {
 	CpuRatio         float64
 	MemoryRatio      float64
 	DiskRatio        float64
+	WorkloadNetwork  string
 }
 
 type PoolCreateRow struct {
@@ -36,6 +38,7 @@ type PoolCreateRow struct {
 	CpuRatio         float64
 	MemoryRatio      float64
 	DiskRatio        float64
+	WorkloadNetwork  string
 	Version          int64
 	CreatedAt        time.Time
 }
@@ -49,6 +52,7 @@ func (q *Queries) PoolCreate(ctx context.Context, arg PoolCreateParams) (PoolCre
 		arg.CpuRatio,
 		arg.MemoryRatio,
 		arg.DiskRatio,
+		arg.WorkloadNetwork,
 	)
 	var i PoolCreateRow
 	err := row.Scan(
@@ -59,6 +63,7 @@ func (q *Queries) PoolCreate(ctx context.Context, arg PoolCreateParams) (PoolCre
 		&i.CpuRatio,
 		&i.MemoryRatio,
 		&i.DiskRatio,
+		&i.WorkloadNetwork,
 		&i.Version,
 		&i.CreatedAt,
 	)
@@ -67,7 +72,7 @@ func (q *Queries) PoolCreate(ctx context.Context, arg PoolCreateParams) (PoolCre
 
 const poolGet = `-- name: PoolGet :one
 SELECT id, site_id, kind, lost_after_seconds, cpu_ratio::float8 AS cpu_ratio,
-       memory_ratio::float8 AS memory_ratio, disk_ratio::float8 AS disk_ratio, version, created_at
+       memory_ratio::float8 AS memory_ratio, disk_ratio::float8 AS disk_ratio, workload_network, version, created_at
   FROM pools WHERE id = $1
 `
 
@@ -79,6 +84,7 @@ type PoolGetRow struct {
 	CpuRatio         float64
 	MemoryRatio      float64
 	DiskRatio        float64
+	WorkloadNetwork  string
 	Version          int64
 	CreatedAt        time.Time
 }
@@ -94,6 +100,7 @@ func (q *Queries) PoolGet(ctx context.Context, id string) (PoolGetRow, error) {
 		&i.CpuRatio,
 		&i.MemoryRatio,
 		&i.DiskRatio,
+		&i.WorkloadNetwork,
 		&i.Version,
 		&i.CreatedAt,
 	)

@@ -10,23 +10,25 @@ import (
 )
 
 const rmFleetPoolApply = `-- name: RmFleetPoolApply :execrows
-INSERT INTO rm_fleet_pools AS p (id, site_id, kind, cpu_ratio, memory_ratio, disk_ratio, version)
+INSERT INTO rm_fleet_pools AS p (id, site_id, kind, cpu_ratio, memory_ratio, disk_ratio, workload_network, version)
 VALUES ($1, $2, $3, $4::float8, $5::float8,
-        $6::float8, $7)
+        $6::float8, $7, $8)
 ON CONFLICT (id) DO UPDATE
    SET site_id = EXCLUDED.site_id, kind = EXCLUDED.kind, cpu_ratio = EXCLUDED.cpu_ratio,
-       memory_ratio = EXCLUDED.memory_ratio, disk_ratio = EXCLUDED.disk_ratio, version = EXCLUDED.version
+       memory_ratio = EXCLUDED.memory_ratio, disk_ratio = EXCLUDED.disk_ratio,
+       workload_network = EXCLUDED.workload_network, version = EXCLUDED.version
  WHERE p.version < EXCLUDED.version
 `
 
 type RmFleetPoolApplyParams struct {
-	ID          string
-	SiteID      string
-	Kind        string
-	CpuRatio    float64
-	MemoryRatio float64
-	DiskRatio   float64
-	Version     int64
+	ID              string
+	SiteID          string
+	Kind            string
+	CpuRatio        float64
+	MemoryRatio     float64
+	DiskRatio       float64
+	WorkloadNetwork string
+	Version         int64
 }
 
 // Writes a pool from its pool.created event; older versions change nothing.
@@ -38,6 +40,7 @@ func (q *Queries) RmFleetPoolApply(ctx context.Context, arg RmFleetPoolApplyPara
 		arg.CpuRatio,
 		arg.MemoryRatio,
 		arg.DiskRatio,
+		arg.WorkloadNetwork,
 		arg.Version,
 	)
 	if err != nil {
@@ -101,18 +104,19 @@ func (q *Queries) RmFleetPoolCapacity(ctx context.Context, id string) (RmFleetPo
 
 const rmFleetPoolListAll = `-- name: RmFleetPoolListAll :many
 SELECT id, site_id, kind, cpu_ratio::float8 AS cpu_ratio, memory_ratio::float8 AS memory_ratio,
-       disk_ratio::float8 AS disk_ratio, version
+       disk_ratio::float8 AS disk_ratio, workload_network, version
   FROM rm_fleet_pools ORDER BY id
 `
 
 type RmFleetPoolListAllRow struct {
-	ID          string
-	SiteID      string
-	Kind        string
-	CpuRatio    float64
-	MemoryRatio float64
-	DiskRatio   float64
-	Version     int64
+	ID              string
+	SiteID          string
+	Kind            string
+	CpuRatio        float64
+	MemoryRatio     float64
+	DiskRatio       float64
+	WorkloadNetwork string
+	Version         int64
 }
 
 func (q *Queries) RmFleetPoolListAll(ctx context.Context) ([]RmFleetPoolListAllRow, error) {
@@ -131,6 +135,7 @@ func (q *Queries) RmFleetPoolListAll(ctx context.Context) ([]RmFleetPoolListAllR
 			&i.CpuRatio,
 			&i.MemoryRatio,
 			&i.DiskRatio,
+			&i.WorkloadNetwork,
 			&i.Version,
 		); err != nil {
 			return nil, err

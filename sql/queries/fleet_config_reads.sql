@@ -13,7 +13,7 @@ SELECT id, name, version, created_at FROM sites
 -- name: PoolList :many
 -- site_id NULL: every site's pools.
 SELECT id, site_id, kind, lost_after_seconds, cpu_ratio::float8 AS cpu_ratio,
-       memory_ratio::float8 AS memory_ratio, disk_ratio::float8 AS disk_ratio, version, created_at
+       memory_ratio::float8 AS memory_ratio, disk_ratio::float8 AS disk_ratio, workload_network, version, created_at
   FROM pools
  WHERE (sqlc.narg(site_id)::text IS NULL OR site_id = sqlc.narg(site_id)::text)
    AND id > sqlc.arg(after_id)::text

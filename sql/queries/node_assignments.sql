@@ -19,10 +19,13 @@ SELECT COALESCE((SELECT d.generation FROM node_desired d WHERE d.node_id = sqlc.
 
 -- name: AllocationAssignment :one
 -- What an allocation's assign carries: its devices and scalars, and its
--- reservation's window, tenant and state.
+-- reservation's window, tenant and state, and its node's pool's network
+-- mode.
 SELECT a.id, a.reservation_id, a.node_id, a.device_ids, a.vcpu, a.memory, a.disk,
        (a.released_at IS NOT NULL)::boolean AS released,
-       r.tenant_id, r.state, lower(r.during)::timestamptz AS start_ts, upper(r.during)::timestamptz AS end_ts
+       r.tenant_id, r.state, lower(r.during)::timestamptz AS start_ts, upper(r.during)::timestamptz AS end_ts,
+       (SELECT p.workload_network FROM nodes n JOIN pools p ON p.id = n.pool_id WHERE n.id = a.node_id)::text
+         AS workload_network
   FROM allocations a JOIN reservations r ON r.id = a.reservation_id
  WHERE a.id = sqlc.arg(id);
 

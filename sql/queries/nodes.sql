@@ -24,9 +24,11 @@ SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, version
 -- name: NodeLockForPlacement :one
 -- Rule 4: the placer locks the chosen node FOR SHARE and reads its
 -- eligibility as of the lock, so a concurrent cordon commits either before
--- (and is seen here) or after this placement.
-SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, version
-  FROM nodes WHERE id = sqlc.arg(id) FOR SHARE;
+-- (and is seen here) or after this placement. workload_network is its
+-- pool's, for the assign (read, not locked: the lock is on the node only).
+SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, n.version,
+       (SELECT p.workload_network FROM pools p WHERE p.id = n.pool_id)::text AS workload_network
+  FROM nodes n WHERE n.id = sqlc.arg(id) FOR SHARE;
 
 -- name: NodeUpdateScheduling :execrows
 -- Cordon, uncordon, taint and untaint: a versioned transition.

@@ -1,13 +1,14 @@
 -- name: PoolCreate :one
-INSERT INTO pools (id, site_id, kind, lost_after_seconds, cpu_ratio, memory_ratio, disk_ratio)
+INSERT INTO pools (id, site_id, kind, lost_after_seconds, cpu_ratio, memory_ratio, disk_ratio, workload_network)
 VALUES (sqlc.arg(id), sqlc.arg(site_id), sqlc.arg(kind), sqlc.narg(lost_after_seconds),
-        sqlc.arg(cpu_ratio)::float8, sqlc.arg(memory_ratio)::float8, sqlc.arg(disk_ratio)::float8)
+        sqlc.arg(cpu_ratio)::float8, sqlc.arg(memory_ratio)::float8, sqlc.arg(disk_ratio)::float8,
+        sqlc.arg(workload_network))
 RETURNING id, site_id, kind, lost_after_seconds, cpu_ratio::float8 AS cpu_ratio,
-          memory_ratio::float8 AS memory_ratio, disk_ratio::float8 AS disk_ratio, version, created_at;
+          memory_ratio::float8 AS memory_ratio, disk_ratio::float8 AS disk_ratio, workload_network, version, created_at;
 
 -- name: PoolGet :one
 SELECT id, site_id, kind, lost_after_seconds, cpu_ratio::float8 AS cpu_ratio,
-       memory_ratio::float8 AS memory_ratio, disk_ratio::float8 AS disk_ratio, version, created_at
+       memory_ratio::float8 AS memory_ratio, disk_ratio::float8 AS disk_ratio, workload_network, version, created_at
   FROM pools WHERE id = sqlc.arg(id);
 
 -- name: PoolLockShare :one

@@ -1,11 +1,12 @@
 -- name: RmFleetPoolApply :execrows
 -- Writes a pool from its pool.created event; older versions change nothing.
-INSERT INTO rm_fleet_pools AS p (id, site_id, kind, cpu_ratio, memory_ratio, disk_ratio, version)
+INSERT INTO rm_fleet_pools AS p (id, site_id, kind, cpu_ratio, memory_ratio, disk_ratio, workload_network, version)
 VALUES (sqlc.arg(id), sqlc.arg(site_id), sqlc.arg(kind), sqlc.arg(cpu_ratio)::float8, sqlc.arg(memory_ratio)::float8,
-        sqlc.arg(disk_ratio)::float8, sqlc.arg(version))
+        sqlc.arg(disk_ratio)::float8, sqlc.arg(workload_network), sqlc.arg(version))
 ON CONFLICT (id) DO UPDATE
    SET site_id = EXCLUDED.site_id, kind = EXCLUDED.kind, cpu_ratio = EXCLUDED.cpu_ratio,
-       memory_ratio = EXCLUDED.memory_ratio, disk_ratio = EXCLUDED.disk_ratio, version = EXCLUDED.version
+       memory_ratio = EXCLUDED.memory_ratio, disk_ratio = EXCLUDED.disk_ratio,
+       workload_network = EXCLUDED.workload_network, version = EXCLUDED.version
  WHERE p.version < EXCLUDED.version;
 
 -- name: RmFleetPoolCapacity :one
@@ -27,5 +28,5 @@ SELECT p.id, p.site_id, p.kind, p.version,
 
 -- name: RmFleetPoolListAll :many
 SELECT id, site_id, kind, cpu_ratio::float8 AS cpu_ratio, memory_ratio::float8 AS memory_ratio,
-       disk_ratio::float8 AS disk_ratio, version
+       disk_ratio::float8 AS disk_ratio, workload_network, version
   FROM rm_fleet_pools ORDER BY id;
