@@ -62,6 +62,27 @@ func (e CreatePoolRequestKind) Valid() bool {
 	}
 }
 
+// Defines values for CreatePoolRequestWorkloadNetwork.
+const (
+	CreatePoolRequestWorkloadNetworkBridge CreatePoolRequestWorkloadNetwork = "bridge"
+	CreatePoolRequestWorkloadNetworkHost   CreatePoolRequestWorkloadNetwork = "host"
+	CreatePoolRequestWorkloadNetworkNone   CreatePoolRequestWorkloadNetwork = "none"
+)
+
+// Valid indicates whether the value is a known member of the CreatePoolRequestWorkloadNetwork enum.
+func (e CreatePoolRequestWorkloadNetwork) Valid() bool {
+	switch e {
+	case CreatePoolRequestWorkloadNetworkBridge:
+		return true
+	case CreatePoolRequestWorkloadNetworkHost:
+		return true
+	case CreatePoolRequestWorkloadNetworkNone:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateReservationRequestSlotKind.
 const (
 	CreateReservationRequestSlotKindMps       CreateReservationRequestSlotKind = "mps"
@@ -347,6 +368,27 @@ func (e PoolKind) Valid() bool {
 	}
 }
 
+// Defines values for PoolWorkloadNetwork.
+const (
+	PoolWorkloadNetworkBridge PoolWorkloadNetwork = "bridge"
+	PoolWorkloadNetworkHost   PoolWorkloadNetwork = "host"
+	PoolWorkloadNetworkNone   PoolWorkloadNetwork = "none"
+)
+
+// Valid indicates whether the value is a known member of the PoolWorkloadNetwork enum.
+func (e PoolWorkloadNetwork) Valid() bool {
+	switch e {
+	case PoolWorkloadNetworkBridge:
+		return true
+	case PoolWorkloadNetworkHost:
+		return true
+	case PoolWorkloadNetworkNone:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PoolResultKind.
 const (
 	PoolResultKindBareMetal PoolResultKind = "bare-metal"
@@ -362,6 +404,27 @@ func (e PoolResultKind) Valid() bool {
 	case PoolResultKindProvider:
 		return true
 	case PoolResultKindVpsHost:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PoolResultWorkloadNetwork.
+const (
+	PoolResultWorkloadNetworkBridge PoolResultWorkloadNetwork = "bridge"
+	PoolResultWorkloadNetworkHost   PoolResultWorkloadNetwork = "host"
+	PoolResultWorkloadNetworkNone   PoolResultWorkloadNetwork = "none"
+)
+
+// Valid indicates whether the value is a known member of the PoolResultWorkloadNetwork enum.
+func (e PoolResultWorkloadNetwork) Valid() bool {
+	switch e {
+	case PoolResultWorkloadNetworkBridge:
+		return true
+	case PoolResultWorkloadNetworkHost:
+		return true
+	case PoolResultWorkloadNetworkNone:
 		return true
 	default:
 		return false
@@ -906,10 +969,16 @@ type CreatePoolRequest struct {
 	LostAfterSeconds *int     `json:"lostAfterSeconds,omitempty"`
 	MemoryRatio      *float32 `json:"memoryRatio,omitempty"`
 	SiteID           string   `json:"siteId"`
+
+	// WorkloadNetwork The network its allocations' workloads get, carried to the node in every assignment; absent means none. none: a network namespace of their own with loopback only. bridge: a namespace of their own with NAT egress; the node's own addresses, metadata addresses, the control plane and other allocations are refused. host: the node's own network, for pools with a single tenant only (a workload reaches whatever the node reaches). Set at creation; any other value is 400 INVALID_ARGUMENT.
+	WorkloadNetwork *CreatePoolRequestWorkloadNetwork `json:"workloadNetwork,omitempty"`
 }
 
 // CreatePoolRequestKind defines model for CreatePoolRequest.Kind.
 type CreatePoolRequestKind string
+
+// CreatePoolRequestWorkloadNetwork The network its allocations' workloads get, carried to the node in every assignment; absent means none. none: a network namespace of their own with loopback only. bridge: a namespace of their own with NAT egress; the node's own addresses, metadata addresses, the control plane and other allocations are refused. host: the node's own network, for pools with a single tenant only (a workload reaches whatever the node reaches). Set at creation; any other value is 400 INVALID_ARGUMENT.
+type CreatePoolRequestWorkloadNetwork string
 
 // CreateReservationRequest Where (exactly one of poolId and siteId), what (GPU atoms on one node:
 // whole GPUs, optionally of gpuModel; or MIG instances of migProfile; or
@@ -1221,10 +1290,16 @@ type Pool struct {
 	MemoryRatio      float32 `json:"memoryRatio"`
 	SiteID           string  `json:"siteId"`
 	Version          int64   `json:"version"`
+
+	// WorkloadNetwork The network its allocations' workloads get, carried to the node in every assignment. none (the default): loopback only. bridge: NAT egress; the node, metadata addresses, the control plane and other allocations refused. host: the node's own network, for single-tenant pools only.
+	WorkloadNetwork PoolWorkloadNetwork `json:"workloadNetwork"`
 }
 
 // PoolKind defines model for Pool.Kind.
 type PoolKind string
+
+// PoolWorkloadNetwork The network its allocations' workloads get, carried to the node in every assignment. none (the default): loopback only. bridge: NAT egress; the node, metadata addresses, the control plane and other allocations refused. host: the node's own network, for single-tenant pools only.
+type PoolWorkloadNetwork string
 
 // PoolCapacity defines model for PoolCapacity.
 type PoolCapacity struct {
@@ -1268,10 +1343,16 @@ type PoolResult struct {
 	Position string `json:"position"`
 	SiteID   string `json:"siteId"`
 	Version  int64  `json:"version"`
+
+	// WorkloadNetwork The network its allocations' workloads get (see CreatePoolRequest.workloadNetwork).
+	WorkloadNetwork PoolResultWorkloadNetwork `json:"workloadNetwork"`
 }
 
 // PoolResultKind defines model for PoolResult.Kind.
 type PoolResultKind string
+
+// PoolResultWorkloadNetwork The network its allocations' workloads get (see CreatePoolRequest.workloadNetwork).
+type PoolResultWorkloadNetwork string
 
 // Quota defines model for Quota.
 type Quota struct {
@@ -3024,12 +3105,16 @@ type ClientInterface interface {
 
 	// CreatePoolWithBody Create a pool in a site (operator)
 	//
+	// A pool's nodes, their overcommit ratios and its workloads' network mode (workloadNetwork: none by default, bridge, or host for single-tenant pools only). The mode is set here and cannot be changed later.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/pools (the `CreatePool` operationId).
 	CreatePoolWithBody(ctx context.Context, params *CreatePoolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreatePool Create a pool in a site (operator)
+	//
+	// A pool's nodes, their overcommit ratios and its workloads' network mode (workloadNetwork: none by default, bridge, or host for single-tenant pools only). The mode is set here and cannot be changed later.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4372,6 +4457,8 @@ func (c *Client) ListPools(ctx context.Context, params *ListPoolsParams, reqEdit
 
 // CreatePoolWithBody Create a pool in a site (operator)
 //
+// A pool's nodes, their overcommit ratios and its workloads' network mode (workloadNetwork: none by default, bridge, or host for single-tenant pools only). The mode is set here and cannot be changed later.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/pools (the `CreatePool` operationId).
@@ -4388,6 +4475,8 @@ func (c *Client) CreatePoolWithBody(ctx context.Context, params *CreatePoolParam
 }
 
 // CreatePool Create a pool in a site (operator)
+//
+// A pool's nodes, their overcommit ratios and its workloads' network mode (workloadNetwork: none by default, bridge, or host for single-tenant pools only). The mode is set here and cannot be changed later.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9088,12 +9177,16 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePoolWithBodyWithResponse Create a pool in a site (operator)
 	//
+	// A pool's nodes, their overcommit ratios and its workloads' network mode (workloadNetwork: none by default, bridge, or host for single-tenant pools only). The mode is set here and cannot be changed later.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/pools (the `CreatePool` operationId).
 	CreatePoolWithBodyWithResponse(ctx context.Context, params *CreatePoolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePoolResponse, error)
 
 	// CreatePoolWithResponse Create a pool in a site (operator)
+	//
+	// A pool's nodes, their overcommit ratios and its workloads' network mode (workloadNetwork: none by default, bridge, or host for single-tenant pools only). The mode is set here and cannot be changed later.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18460,6 +18553,8 @@ func (c *ClientWithResponses) ListPoolsWithResponse(ctx context.Context, params 
 
 // CreatePoolWithBodyWithResponse Create a pool in a site (operator)
 //
+// A pool's nodes, their overcommit ratios and its workloads' network mode (workloadNetwork: none by default, bridge, or host for single-tenant pools only). The mode is set here and cannot be changed later.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/pools (the `CreatePool` operationId).
@@ -18472,6 +18567,8 @@ func (c *ClientWithResponses) CreatePoolWithBodyWithResponse(ctx context.Context
 }
 
 // CreatePoolWithResponse Create a pool in a site (operator)
+//
+// A pool's nodes, their overcommit ratios and its workloads' network mode (workloadNetwork: none by default, bridge, or host for single-tenant pools only). The mode is set here and cannot be changed later.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

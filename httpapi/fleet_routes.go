@@ -67,7 +67,9 @@ func (f fleetHandlers) createSite(c echo.Context) error {
 }
 
 // createPoolRequest is the body of POST /v1/pools. Ratios left out (0) mean
-// 1, no overcommit; lostAfterSeconds left out means never lost.
+// 1, no overcommit; lostAfterSeconds left out means never lost;
+// workloadNetwork left out means none (the command checks the value; an
+// explicit "" is refused here, as the schema's enum says).
 type createPoolRequest struct {
 	ID               string  `json:"id"`
 	SiteID           string  `json:"siteId"`
@@ -76,18 +78,20 @@ type createPoolRequest struct {
 	CPURatio         float64 `json:"cpuRatio"`
 	MemoryRatio      float64 `json:"memoryRatio"`
 	DiskRatio        float64 `json:"diskRatio"`
+	WorkloadNetwork  *string `json:"workloadNetwork"`
 }
 
 // poolResponse is a pool as written.
 type poolResponse struct {
-	ID          string  `json:"id"`
-	SiteID      string  `json:"siteId"`
-	Kind        string  `json:"kind"`
-	CPURatio    float64 `json:"cpuRatio"`
-	MemoryRatio float64 `json:"memoryRatio"`
-	DiskRatio   float64 `json:"diskRatio"`
-	Version     int64   `json:"version"`
-	Position    string  `json:"position"`
+	ID              string  `json:"id"`
+	SiteID          string  `json:"siteId"`
+	Kind            string  `json:"kind"`
+	CPURatio        float64 `json:"cpuRatio"`
+	MemoryRatio     float64 `json:"memoryRatio"`
+	DiskRatio       float64 `json:"diskRatio"`
+	WorkloadNetwork string  `json:"workloadNetwork"`
+	Version         int64   `json:"version"`
+	Position        string  `json:"position"`
 }
 
 func (f fleetHandlers) createPool(c echo.Context) error {
@@ -104,15 +108,23 @@ func (f fleetHandlers) createPool(c echo.Context) error {
 	if req.LostAfterSeconds > math.MaxInt32 || req.LostAfterSeconds < -math.MaxInt32 {
 		return core.Errorf(core.CodeInvalidArgument, "field \"lostAfterSeconds\" must be at most %d", math.MaxInt32)
 	}
+	network := ""
+	if req.WorkloadNetwork != nil {
+		if network = *req.WorkloadNetwork; network == "" {
+			return core.Errorf(core.CodeInvalidArgument, "field \"workloadNetwork\" must be none, bridge or host")
+		}
+	}
 	res, err := f.h.CreatePool(c.Request().Context(), ActorOf(c), commands.CreatePool{
 		ID: req.ID, SiteID: req.SiteID, Kind: req.Kind, LostAfter: time.Duration(req.LostAfterSeconds) * time.Second,
-		CPURatio: req.CPURatio, MemoryRatio: req.MemoryRatio, DiskRatio: req.DiskRatio, IdempotencyKey: key,
+		CPURatio: req.CPURatio, MemoryRatio: req.MemoryRatio, DiskRatio: req.DiskRatio,
+		WorkloadNetwork: network, IdempotencyKey: key,
 	})
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, poolResponse{ID: res.ID, SiteID: res.SiteID, Kind: res.Kind, CPURatio: res.CPURatio,
-		MemoryRatio: res.MemoryRatio, DiskRatio: res.DiskRatio, Version: res.Version, Position: res.Position.String()})
+		MemoryRatio: res.MemoryRatio, DiskRatio: res.DiskRatio, WorkloadNetwork: res.WorkloadNetwork,
+		Version: res.Version, Position: res.Position.String()})
 }
 
 // gpuLayoutJSON is how a GPU is shared: mode exclusive; mig with its

@@ -11,11 +11,12 @@ import (
 	"github.com/bettercompute/compute/client"
 )
 
-var poolHeader = []string{"ID", "SITE", "KIND", "CPU-RATIO", "MEMORY-RATIO", "DISK-RATIO", "CREATED"}
+var poolHeader = []string{"ID", "SITE", "KIND", "CPU-RATIO", "MEMORY-RATIO", "DISK-RATIO", "NETWORK", "CREATED"}
 
 func poolRow(p client.Pool) []string {
 	f := func(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
-	return []string{p.ID, p.SiteID, string(p.Kind), f(p.CPURatio), f(p.MemoryRatio), f(p.DiskRatio), ts(p.CreatedAt)}
+	return []string{p.ID, p.SiteID, string(p.Kind), f(p.CPURatio), f(p.MemoryRatio), f(p.DiskRatio),
+		string(p.WorkloadNetwork), ts(p.CreatedAt)}
 }
 
 func (c *cli) poolsCmd() *cobra.Command {
@@ -81,7 +82,7 @@ func (c *cli) poolsCmd() *cobra.Command {
 	}
 
 	var req client.CreatePoolRequest
-	var kind string
+	var kind, network string
 	var cpuRatio, memRatio, diskRatio float32
 	createCmd := &cobra.Command{
 		Use:   "create POOL_ID --site SITE_ID --kind KIND",
@@ -92,6 +93,13 @@ func (c *cli) poolsCmd() *cobra.Command {
 			req.Kind = client.CreatePoolRequestKind(kind)
 			if !req.Kind.Valid() {
 				return usagef("--kind: %q is not one of bare-metal, vps-host, provider", kind)
+			}
+			if cmd.Flags().Changed("workload-network") {
+				n := client.CreatePoolRequestWorkloadNetwork(network)
+				if !n.Valid() {
+					return usagef("--workload-network: %q is not one of none, bridge, host", network)
+				}
+				req.WorkloadNetwork = &n
 			}
 			for name, v := range map[string]*float32{"cpu-ratio": &cpuRatio, "memory-ratio": &memRatio, "disk-ratio": &diskRatio} {
 				if cmd.Flags().Changed(name) {
@@ -120,8 +128,11 @@ func (c *cli) poolsCmd() *cobra.Command {
 	createCmd.Flags().Float32Var(&cpuRatio, "cpu-ratio", 1, "vCPU overcommit ratio")
 	createCmd.Flags().Float32Var(&memRatio, "memory-ratio", 1, "memory overcommit ratio")
 	createCmd.Flags().Float32Var(&diskRatio, "disk-ratio", 1, "disk overcommit ratio")
+	createCmd.Flags().StringVar(&network, "workload-network", "none",
+		"its workloads' network: none (loopback only), bridge (NAT egress) or host (the node's network; single-tenant pools only)")
 	_ = createCmd.MarkFlagRequired("site")
 	_ = createCmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions([]string{"bare-metal", "vps-host", "provider"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = createCmd.RegisterFlagCompletionFunc("workload-network", cobra.FixedCompletions([]string{"none", "bridge", "host"}, cobra.ShellCompDirectiveNoFileComp))
 
 	cmd := group("pools", "List, show and create pools; a pool's capacity", listCmd, getCmd, capacityCmd, createCmd)
 	cmd.Aliases = []string{"pool"}

@@ -80,6 +80,7 @@ func TestBadInputNamesTheFlag(t *testing.T) {
 		{[]string{"webhooks", "recover", "wh_1", "--since", "yesterday"}, "--since"},
 		{[]string{"webhooks", "verify", "--secret", "nope", "--id", "m", "--timestamp", "1", "--signature", "v1,x"}, "--secret"},
 		{[]string{"pools", "create", "p1", "--site", "s1", "--kind", "cloud"}, "--kind"},
+		{[]string{"pools", "create", "p1", "--site", "s1", "--workload-network", "nat"}, "--workload-network"},
 		{[]string{"login", "--server", "localhost:8080", "--token", "bc_x"}, "--server"},
 		{[]string{"login", "--server", "http://localhost:8080"}, "--token"},
 		{[]string{"context", "use", "nowhere"}, "NAME"},
