@@ -186,7 +186,19 @@ func (n *network) denied() ([]netip.Prefix, error) {
 			}
 		}
 	}
-	return append(out, n.controlPlane...), nil
+	out = append(out, n.controlPlane...)
+	// Once each, and never loopback: the namespace's loopback is its own
+	// (the node's is out of reach anyway), and its routes are the
+	// kernel's.
+	seen := map[netip.Prefix]bool{}
+	uniq := out[:0]
+	for _, p := range out {
+		if !seen[p] && !p.Addr().IsLoopback() {
+			seen[p] = true
+			uniq = append(uniq, p)
+		}
+	}
+	return uniq, nil
 }
 
 // refuse adds, in the namespace, a "prohibit" route for each of deny:

@@ -151,7 +151,11 @@ func newAssignFleet(t *testing.T, ctx context.Context) *assignFleet {
 	}
 	f.wlRoot = wlRoot
 	for _, n := range []string{"n1", "n2", "n3"} {
-		f.must(f.op, "POST", "/v1/pools", "", map[string]any{"id": "pool-" + n, "siteId": "assign-site", "kind": "bare-metal"}, nil)
+		pool := map[string]any{"id": "pool-" + n, "siteId": "assign-site", "kind": "bare-metal"}
+		if n == "n3" {
+			pool["workloadNetwork"] = "bridge" // its allocations get a network of their own (CNI)
+		}
+		f.must(f.op, "POST", "/v1/pools", "", pool, nil)
 		var jt struct{ Token string }
 		f.must(f.op, "POST", "/v1/nodes/node-"+n+"/join-tokens", "", map[string]any{}, &jt)
 		f.agents[n] = newAgent(t, "node-"+n, "pool-"+n, jt.Token, f.hub.URL(), f.hub,

@@ -141,6 +141,17 @@ bash -c 'echo > /dev/tcp/127.0.0.1/`+apiPort+`' 2>/dev/null && echo api:reached 
 		t.Fatalf("700 processes started under a 512 limit: %d %s", code, out)
 	}
 
+	// A bridge-mode pool (n3's): an address of its own, the control plane
+	// and metadata still refused.
+	rb := f.bookWith("n3", 0, 2*time.Hour, 1024)
+	f.awaitAssigned(rb)
+	out, code = f.exec("n3", f.allocationOf(rb.ID), `ip -4 -o addr show dev eth0 | awk '{print $4}' | cut -d. -f1-2
+bash -c 'echo > /dev/tcp/127.0.0.1/`+apiPort+`' 2>/dev/null && echo api:reached || echo api:refused
+timeout 5 bash -c 'echo > /dev/tcp/169.254.169.254/80' 2>/dev/null && echo metadata:reached || echo metadata:refused`)
+	if code != 0 || out != "10.87\napi:refused\nmetadata:refused\n" {
+		t.Fatalf("bridge-mode probe: %d %q", code, out)
+	}
+
 	// A reservation that starts tomorrow runs nothing today.
 	tomorrow := f.bookWith("n2", 24*time.Hour, 26*time.Hour, 1024)
 	err := f.member.do(ctx, "POST", f.hub.URL()+"/v1/instances", uuid.NewString(),
