@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/wire"
 )
 
 // The findings of the isolation review that are the daemon's own, each
@@ -98,4 +101,56 @@ func TestExecOutputIsABoundedTail(t *testing.T) {
 	s := out.String()
 	require.Len(t, s, maxOutput)
 	require.True(t, strings.HasSuffix(s, "xthe end\n"))
+}
+
+// A daemon that cannot isolate says why, and refuses workloads with that
+// reason instead of running them unconfined: no runc, a cgroup
+// controller missing, GPUs without a CDI spec.
+func TestDaemonThatCannotIsolateRefuses(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the checks after root's need root")
+	}
+	if _, err := exec.LookPath("runc"); err != nil {
+		t.Skip("needs runc")
+	}
+	gpus := []wire.InventoryGPU{{UUID: "GPU-real-0", Model: "H100-80GB", MemoryMB: 81920}}
+	base := func(t *testing.T) Config {
+		root, err := os.MkdirTemp("", "compute-refuse-")
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = os.RemoveAll(root) })
+		return Config{NodeID: "refuse", StateDir: t.TempDir(), WorkloadDir: root, CDISpecDirs: []string{t.TempDir()},
+			UIDTable: filepath.Join(t.TempDir(), "uids.json"), FakeGPUs: "1xH100-80GB"}
+	}
+	for name, tc := range map[string]struct {
+		edit func(*Config)
+		gpus []wire.InventoryGPU
+		want string
+	}{
+		"no runc":          {func(c *Config) { c.RuncPath = "/nonexistent/runc" }, nil, "needs runc"},
+		"no cgroups":       {func(c *Config) { c.CgroupRoot = t.TempDir() }, nil, "is not mounted"},
+		"no CDI spec":      {func(c *Config) { c.FakeGPUs = "" }, gpus, "no CDI device for GPU-real-0"},
+		"squatted root":    {func(c *Config) { c.WorkloadDir = "/tmp" }, nil, "shared sticky directory"},
+		"fake GPUs are ok": {func(c *Config) {}, nil, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := base(t)
+			tc.edit(&cfg)
+			g := tc.gpus
+			if cfg.FakeGPUs != "" {
+				var err error
+				g, err = inventoryGPUs(context.Background(), cfg.NodeID, cfg.FakeGPUs)
+				require.NoError(t, err)
+			}
+			sb, err := openSandbox(context.Background(), cfg, g)
+			require.NoError(t, err, "the daemon runs on (its node stays reachable)")
+			if tc.want == "" {
+				require.NoError(t, sb.check())
+				return
+			}
+			require.ErrorContains(t, sb.check(), tc.want)
+			_, err = sb.workload(context.Background(), &wire.AssignPayload{AllocationID: "alc_x"}, "true", ".")
+			require.ErrorContains(t, err, "workloads are refused on this node")
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
 }

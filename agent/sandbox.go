@@ -194,6 +194,15 @@ func (s *sandbox) prepare(ctx context.Context, gpus []wire.InventoryGPU) error {
 	if s.devices, err = openDeviceRegistry(dirs, gpus); err != nil {
 		return err
 	}
+	// Every GPU of the node must be in the CDI spec: one that is not
+	// could never be given to a workload, and a node without a spec at
+	// all must say so at once, not at its first booking.
+	for _, g := range gpus {
+		if _, err := s.devices.names(&wire.AssignPayload{Devices: []wire.AssignedDevice{{ID: g.UUID, GPU: g.UUID,
+			Kind: "gpu", Visible: g.UUID}}}); err != nil {
+			return err
+		}
+	}
 	// Bridge networking is optional: without it, bridge-mode allocations'
 	// workloads are refused, the others run.
 	if n, err := newNetwork(s.cfg, s.state); err != nil {
@@ -209,10 +218,9 @@ func (s *sandbox) prepare(ctx context.Context, gpus []wire.InventoryGPU) error {
 // root a local user could replace or pre-create would let them redirect
 // the root daemon's writes.
 func secureDir(dir string) error {
+	// Made if missing; an existing directory is only checked, never
+	// changed (it may be anything, /tmp included).
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("workload dir: %w", err)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
 		return fmt.Errorf("workload dir: %w", err)
 	}
 	for d := dir; ; d = filepath.Dir(d) {
