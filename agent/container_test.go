@@ -109,6 +109,20 @@ for d in nvidia0 nvidiactl nvidia1 nvidia2 nvidia3; do head -c1 /dev/$d >/dev/nu
 	require.Equal(t, 5, strings.Count(out, "\n"), out)
 }
 
+// containerDaemon is a daemon on a container sandbox (containerSandbox),
+// with a journal of its own, the clock now, and no session: the control
+// plane is unreachable.
+func containerDaemon(t *testing.T, now func() time.Time) (*daemon, *sandbox, *journal) {
+	t.Helper()
+	sb := containerSandbox(t)
+	j, err := openJournal(t.TempDir())
+	require.NoError(t, err)
+	d := &daemon{cfg: sb.cfg, journal: j, log: sb.log, sandbox: sb, gpus: sb.devices.gpus, now: now}
+	d.cfg.StopGrace = 100 * time.Millisecond
+	d.instances.now = func() time.Time { return d.now() }
+	return d, sb, j
+}
+
 // assignOf is an assignment of no GPU with the given limits.
 func assignOf(id string, vcpu, memoryMB int64) *wire.AssignPayload {
 	return &wire.AssignPayload{AllocationID: id, VCPU: vcpu, MemoryMB: memoryMB}
@@ -254,14 +268,8 @@ func TestUIDNotReusedWhileItsProcessesRun(t *testing.T) {
 // starts any more. No session is open here: the control plane is
 // unreachable.
 func TestWatchdogStopsAContainerPastItsEnd(t *testing.T) {
-	sb := containerSandbox(t)
-	j, err := openJournal(t.TempDir())
-	require.NoError(t, err)
 	now := time.Now()
-	d := &daemon{cfg: sb.cfg, journal: j, log: sb.log, sandbox: sb, gpus: sb.devices.gpus,
-		now: func() time.Time { return now }}
-	d.cfg.StopGrace = 100 * time.Millisecond
-	d.instances.now = func() time.Time { return d.now() }
+	d, sb, j := containerDaemon(t, func() time.Time { return now })
 	a := assignment("alc_ends", now.Add(-time.Hour), now.Add(time.Hour), 1, gpu(sb.devices.gpus[0].UUID))
 	reason, err := j.assign(a)
 	require.NoError(t, err)
@@ -304,14 +312,8 @@ func hostHas(prefix string) bool {
 // and its container deleted, reason DiskExceeded, and runs nothing more
 // until it is released; one within its disk runs on.
 func TestContainerDiskExceeded(t *testing.T) {
-	sb := containerSandbox(t)
-	j, err := openJournal(t.TempDir())
-	require.NoError(t, err)
 	now := time.Now()
-	d := &daemon{cfg: sb.cfg, journal: j, log: sb.log, sandbox: sb, gpus: sb.devices.gpus,
-		now: func() time.Time { return now }}
-	d.cfg.StopGrace = 100 * time.Millisecond
-	d.instances.now = func() time.Time { return d.now() }
+	d, sb, j := containerDaemon(t, func() time.Time { return now })
 	big := assignment("alc_big", now.Add(-time.Hour), now.Add(time.Hour), 1)
 	big.DiskGB = 1
 	small := assignment("alc_small", now.Add(-time.Hour), now.Add(time.Hour), 2)
@@ -336,7 +338,7 @@ func TestContainerDiskExceeded(t *testing.T) {
 	require.Contains(t, stopped[0].Reason, wire.ReasonDiskExceeded)
 	require.False(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath("alc_big")), "its container is gone")
 	require.True(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath("alc_small")), "the other runs on")
-	_, err = sb.workload(context.Background(), &big, "true", ".")
+	_, err := sb.workload(context.Background(), &big, "true", ".")
 	require.ErrorContains(t, err, wire.ReasonDiskExceeded)
 	require.Empty(t, d.checkDisk(), "stopped once")
 }
