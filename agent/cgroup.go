@@ -2,9 +2,7 @@ package agent
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -147,32 +145,6 @@ func inCgroup(pid int, path string) bool {
 		}
 	}
 	return false
-}
-
-// mkdirNoFollow makes dir (its parent must exist) with perm, owned by uid
-// when uid > 0, without following a symbolic link at its place: an
-// existing link is an error, an existing directory is kept.
-func mkdirNoFollow(dir string, perm os.FileMode, uid int) error {
-	parent, err := os.Open(filepath.Dir(dir))
-	if err != nil {
-		return err
-	}
-	defer parent.Close()
-	name := filepath.Base(dir)
-	if err := unix.Mkdirat(int(parent.Fd()), name, uint32(perm)); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	fd, err := unix.Openat(int(parent.Fd()), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	defer unix.Close(fd)
-	if uid > 0 {
-		if err := unix.Fchown(fd, uid, uid); err != nil {
-			return err
-		}
-	}
-	return unix.Fchmod(fd, uint32(perm))
 }
 
 // ProtectFromOOMKiller lowers the process's OOM score, so that a machine

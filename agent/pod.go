@@ -1,0 +1,257 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bettercompute/compute/wire"
+)
+
+// An allocation's container on the node: made at its first workload
+// (pod), each workload a runc exec into it (containerWorkload), stopped
+// whole (stop), and forgotten with its directory and user id at the
+// unassign (forget).
+
+// domainDir is the allocation's directory on the node.
+func (s *sandbox) domainDir(domain string) string { return filepath.Join(s.root, domain) }
+
+// cgroupsPath is the allocation's cgroup, relative to each hierarchy.
+func (s *sandbox) cgroupsPath(domain string) string {
+	return "/compute/" + s.nodeID + "/" + domain
+}
+
+// pod makes sure the allocation's container runs, and returns its user.
+func (s *sandbox) pod(ctx context.Context, a *wire.AssignPayload, domain string) (uint32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	uid, err := s.uids.get(uidOwner(s.state, domain))
+	if err != nil {
+		return 0, err
+	}
+	st, err := s.runc.state(ctx, domain)
+	if err != nil {
+		return 0, err
+	}
+	if st.Status == "running" {
+		s.pods[domain] = uid
+		return uid, nil
+	}
+	if st.Status != "" {
+		if err := s.runc.remove(ctx, domain); err != nil {
+			return 0, err
+		}
+	}
+	dir := s.domainDir(domain)
+	// The daemon makes only root's directories and the work directory's
+	// own entry, each in a directory only root can write: nothing here
+	// follows a link a tenant made.
+	if err := mkdirNoFollow(dir, 0o700, 0); err != nil {
+		return 0, fmt.Errorf("allocation dir: %w", err)
+	}
+	if err := podRootFS(filepath.Join(dir, "rootfs")); err != nil {
+		return 0, fmt.Errorf("allocation root: %w", err)
+	}
+	work := filepath.Join(dir, "work")
+	if err := mkdirNoFollow(work, 0o700, int(uid)); err != nil {
+		return 0, fmt.Errorf("allocation work dir: %w", err)
+	}
+	if usesMPS(a) {
+		if err := mkdirNoFollow(filepath.Join(work, "mps"), 0o700, int(uid)); err != nil {
+			return 0, fmt.Errorf("MPS dir: %w", err)
+		}
+	}
+	spec := podSpec(podParams{RootFS: filepath.Join(dir, "rootfs"), Work: work, UID: uid, Hostname: domain,
+		CgroupsPath: s.cgroupsPath(domain), Limits: s.limitsOf(a)})
+	if err := s.devices.inject(spec, a); err != nil {
+		return 0, fmt.Errorf("GPUs of allocation %s: %w", domain, err)
+	}
+	mode := ""
+	if a != nil {
+		mode = a.Network
+	}
+	if err := s.net.configure(ctx, spec, s.nodeID, domain, mode); err != nil {
+		return 0, fmt.Errorf("network of allocation %s: %w", domain, err)
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return 0, err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(s.runc.root, 0o700); err != nil {
+		return 0, err
+	}
+	if err := s.runc.start(ctx, domain, dir); err != nil {
+		_ = s.runc.remove(context.WithoutCancel(ctx), domain)
+		_ = s.net.teardown(context.WithoutCancel(ctx), s.nodeID, domain)
+		return 0, err
+	}
+	s.pods[domain] = uid
+	return uid, nil
+}
+
+// limitsOf are an allocation's limits: its vCPU and memory; processes
+// per vCPU; /tmp and /dev/shm sized from its memory (their pages are
+// charged to it anyway).
+func (s *sandbox) limitsOf(a *wire.AssignPayload) limits {
+	perVCPU := s.cfg.PidsPerVCPU
+	if perVCPU <= 0 {
+		perVCPU = DefaultPidsPerVCPU
+	}
+	l := limits{Pids: 4 * minPids, TmpMB: 1024, ShmMB: 64}
+	if a == nil {
+		return l
+	}
+	l.VCPU, l.MemoryMB = a.VCPU, a.MemoryMB
+	l.Pids = max(minPids, perVCPU*a.VCPU)
+	if a.MemoryMB > 0 {
+		l.TmpMB = max(16, a.MemoryMB/2)
+		l.ShmMB = max(16, a.MemoryMB/4)
+	}
+	return l
+}
+
+// containerWorkload is a `runc exec` of proc into the allocation's
+// container.
+func (s *sandbox) containerWorkload(ctx context.Context, domain string, uid uint32, proc interface{}) (*workload, error) {
+	dir := s.domainDir(domain)
+	f, err := os.CreateTemp(dir, "process-*.json")
+	if err != nil {
+		return nil, err
+	}
+	if err := json.NewEncoder(f).Encode(proc); err != nil {
+		f.Close()
+		return nil, err
+	}
+	f.Close()
+	pidFile := strings.TrimSuffix(f.Name(), ".json") + ".pid"
+	cgroup := s.cgroupsPath(domain)
+	cmd := s.runc.exec(ctx, domain, f.Name(), pidFile)
+	// Its own process group: the workload outlives a daemon that is
+	// killed, as it does a lost connection; the successor adopts it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	kill := func() { killContainerProcess(pidFile, cgroup) }
+	cmd.Cancel = func() error {
+		kill()
+		return nil
+	}
+	cmd.WaitDelay = workloadWaitDelay
+	before := oomKills(s.cfg.CgroupRoot, cgroup)
+	return &workload{cmd: cmd, kill: kill, pidFile: pidFile, cgroup: cgroup,
+		oomKilled: func() bool { return oomKills(s.cfg.CgroupRoot, cgroup) > before }}, nil
+}
+
+// stop ends every process of the allocation's container and deletes it:
+// its cgroup goes, and with its namespaces its /tmp and /dev/shm. Its
+// directory and user id stay until forget.
+func (s *sandbox) stop(ctx context.Context, domain string) error {
+	if s.mode == IsolationNone || s.runc == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.runc.remove(ctx, domain); err != nil {
+		return fmt.Errorf("stop the container of %s: %w", domain, err)
+	}
+	delete(s.pods, domain)
+	if err := s.net.teardown(ctx, s.nodeID, domain); err != nil {
+		return fmt.Errorf("network of %s: %w", domain, err)
+	}
+	if cgroupHasProcesses(s.cfg.CgroupRoot, s.cgroupsPath(domain)) {
+		return fmt.Errorf("the cgroup of %s still has processes after its container was deleted", domain)
+	}
+	return nil
+}
+
+// terminate sends SIGTERM to every process of the allocation's container
+// (the keeper ignores it), the start of a graceful stop.
+func (s *sandbox) terminate(ctx context.Context, domain string) {
+	if s.mode == IsolationNone || s.runc == nil {
+		return
+	}
+	if st, err := s.runc.state(ctx, domain); err == nil && st.Status == "running" {
+		_ = s.runc.killAll(ctx, domain, "TERM")
+	}
+}
+
+// forget releases an allocation once it is unassigned: its container
+// (every process of it, double-forked and setsid ones included), then its
+// directory, then its user id. An error leaves the rest in place, so that
+// the unassign is not acknowledged while anything of it may remain.
+func (s *sandbox) forget(ctx context.Context, allocationID string) error {
+	if allocationID == "" || allocationID == fleetDomain || !validDomain.MatchString(allocationID) {
+		return nil
+	}
+	if err := s.stop(ctx, allocationID); err != nil {
+		return err
+	}
+	// RemoveAll removes symbolic links, it does not follow them.
+	if err := os.RemoveAll(s.domainDir(allocationID)); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.overDisk, allocationID)
+	s.mu.Unlock()
+	if s.uids == nil {
+		return nil
+	}
+	// The container's processes were killed; the kernel may take a moment
+	// to finish them. Until then the id stays taken (and the unassign is
+	// not acknowledged).
+	deadline := time.Now().Add(releaseWait)
+	for {
+		err := s.uids.release(uidOwner(s.state, allocationID))
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// releaseWait bounds how long forget waits for a deleted container's
+// killed processes to be gone before it gives up (and the unassign fails,
+// to be retried).
+const releaseWait = 10 * time.Second
+
+// containers lists the allocations that have a container here.
+func (s *sandbox) containers(ctx context.Context) []string {
+	if s.runc == nil {
+		return nil
+	}
+	ids, err := s.runc.list(ctx)
+	if err != nil {
+		s.log.Warn("list containers", "err", err)
+	}
+	return ids
+}
+
+// workDir is the allocation's work directory on the node (/work inside).
+func (s *sandbox) workDir(domain string) string { return filepath.Join(s.domainDir(domain), "work") }
+
+// diskExceeded says why the allocation's workloads are refused for its
+// disk, or "".
+func (s *sandbox) diskExceeded(domain string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.overDisk[domain]
+}
+
+func (s *sandbox) markDiskExceeded(domain, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.overDisk == nil {
+		s.overDisk = map[string]string{}
+	}
+	s.overDisk[domain] = why
+}
