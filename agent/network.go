@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"net/url"
@@ -60,6 +61,7 @@ type network struct {
 	// controlPlane are the addresses of the API and gateways this daemon
 	// talks to: refused to workloads.
 	controlPlane []netip.Prefix
+	log          *slog.Logger
 }
 
 // newNetwork prepares bridge networking: the CNI plugins' directories,
@@ -89,7 +91,7 @@ func newNetwork(cfg Config, state string) (*network, error) {
 		return nil, err
 	}
 	n := &network{cni: libcni.NewCNIConfigWithCacheDir(dirs, filepath.Join(state, "cni", "cache"), nil), conf: list,
-		subnet: subnet, netnsDir: "/var/run/netns"}
+		subnet: subnet, netnsDir: "/var/run/netns", log: cfg.Logger}
 	for _, raw := range append([]string{cfg.ServerURL}, cfg.GatewayURLs...) {
 		n.controlPlane = append(n.controlPlane, hostPrefixes(raw)...)
 	}
@@ -251,11 +253,19 @@ func (n *network) teardown(ctx context.Context, node, allocation string) error {
 	if _, err := os.Stat(path); err != nil {
 		return nil
 	}
-	err := n.cni.DelNetworkList(ctx, n.conf, &libcni.RuntimeConf{ContainerID: allocation, NetNS: path, IfName: "eth0"})
-	if out, e := exec.CommandContext(ctx, "ip", "netns", "delete", name).CombinedOutput(); e != nil && err == nil {
-		err = fmt.Errorf("ip netns delete %s: %w: %s", name, e, bytes.TrimSpace(out))
+	// The bridge plugin releases the address first and its NAT rules last;
+	// a DEL cut short (a daemon killed in the middle) fails on the rules
+	// it already removed when it is repeated. What is left then is the
+	// namespace, which goes either way: the DEL's failure is logged, not
+	// a reason to keep the allocation.
+	if err := n.cni.DelNetworkList(ctx, n.conf, &libcni.RuntimeConf{ContainerID: allocation, NetNS: path,
+		IfName: "eth0"}); err != nil && n.log != nil {
+		n.log.Warn("CNI delete of an allocation's network", "allocation", allocation, "err", err)
 	}
-	return err
+	if out, err := exec.CommandContext(ctx, "ip", "netns", "delete", name).CombinedOutput(); err != nil {
+		return fmt.Errorf("ip netns delete %s: %w: %s", name, err, bytes.TrimSpace(out))
+	}
+	return nil
 }
 
 // setNetNS makes the container's network namespace path (new when "") or,

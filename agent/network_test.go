@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containernetworking/cni/libcni"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/wire"
@@ -132,4 +133,26 @@ func TestContainerHostNetwork(t *testing.T) {
 	require.Equal(t, "reached\n", out)
 	out, _ = sb.runScript(t, none, probe)
 	require.Equal(t, "refused\n", out)
+}
+
+// A bridge network whose CNI teardown was cut short (the daemon killed in
+// the middle: its NAT rules gone, its namespace left) is still released.
+func TestBridgeTeardownAfterAPartialDelete(t *testing.T) {
+	sb := containerSandbox(t)
+	require.NotNil(t, sb.net)
+	if _, err := os.Stat("/usr/lib/cni/bridge"); err != nil {
+		t.Skip("needs the CNI plugins")
+	}
+	a := &wire.AssignPayload{AllocationID: "alc_halfdel", VCPU: 1, MemoryMB: 256, Network: wire.NetworkBridge}
+	t.Cleanup(func() { _ = sb.forget(context.Background(), a.AllocationID) })
+	out, code := sb.runScript(t, a, "true")
+	require.Zero(t, code, out)
+	// The first delete's work, but for the namespace: what a daemon
+	// killed between the two leaves.
+	name := netnsName(sb.nodeID, a.AllocationID)
+	require.NoError(t, sb.net.cni.DelNetworkList(context.Background(), sb.net.conf, &libcni.RuntimeConf{
+		ContainerID: a.AllocationID, NetNS: "/var/run/netns/" + name, IfName: "eth0"}))
+	require.FileExists(t, "/var/run/netns/"+name)
+	require.NoError(t, sb.forget(context.Background(), a.AllocationID))
+	require.NoFileExists(t, "/var/run/netns/"+name)
 }
