@@ -2,7 +2,9 @@
 // lowest first, and a package imports only from its own layer or those
 // below it. The table is the same as the one in docs/architecture.md; the
 // test in this package checks every package of the module against it, so
-// an upward import fails `make test` and is named.
+// an upward import fails `make test` and is named. Closed names the
+// packages that are contracts of their own (the Go client, the console),
+// which import nothing else of the module whatever their layer.
 package layers
 
 import "strings"
@@ -35,4 +37,46 @@ func Of(rel string) int {
 		}
 	}
 	return best
+}
+
+// Closure is a package that is a contract of its own: it (and every package
+// under it) may import, of this module, only itself and the packages named
+// in May. Tests set means its test files are held to the same rule, so that
+// the package and its tests build with nothing else of the module, as if it
+// were a module apart.
+type Closure struct {
+	Dir   string
+	May   []string
+	Tests bool
+	Why   string
+}
+
+// Closed are the packages that import nothing of the server, whatever their
+// layer would allow. The layer table says what sits below what; these say
+// what a user links.
+var Closed = []Closure{
+	{Dir: "client", Tests: true, Why: "the API's Go client: a program that uses it links no server code"},
+	{Dir: "console", Tests: true, Why: "the web console: embedded files that read the public API from the browser"},
+}
+
+// ClosureOf returns the closure rule a package path (relative to the
+// module root) falls under, or nil when none does.
+func ClosureOf(rel string) *Closure {
+	for i, c := range Closed {
+		if rel == c.Dir || strings.HasPrefix(rel, c.Dir+"/") {
+			return &Closed[i]
+		}
+	}
+	return nil
+}
+
+// Allows reports whether a package under c may import the module package
+// to (relative to the module root).
+func (c *Closure) Allows(to string) bool {
+	for _, dir := range append([]string{c.Dir}, c.May...) {
+		if to == dir || strings.HasPrefix(to, dir+"/") {
+			return true
+		}
+	}
+	return false
 }

@@ -16,10 +16,13 @@ const module = "github.com/bettercompute/compute"
 
 // pkg is the part of `go list -json` this test reads. Imports are the
 // package's own, test files excluded: a test may reach up to build its
-// fixture, the product may not.
+// fixture, the product may not. TestImports and XTestImports are its test
+// files' imports, which only the closure rules read.
 type pkg struct {
-	ImportPath string
-	Imports    []string
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
 }
 
 // TestImportsRunDownward fails on every import from a lower layer to a
@@ -55,10 +58,32 @@ func TestAnUpwardImportIsNamed(t *testing.T) {
 	}
 }
 
+// TestAClosedPackageImportsNothingOfTheModule proves the closure rule can
+// fail: the client importing core, or a client test importing webhook, is
+// reported; the client importing itself is not.
+func TestAClosedPackageImportsNothingOfTheModule(t *testing.T) {
+	got := violations([]pkg{{
+		ImportPath:   module + "/client",
+		Imports:      []string{module + "/core", "net/http"},
+		XTestImports: []string{module + "/client", module + "/webhook"},
+	}})
+	want := []string{
+		"client imports core: client may import nothing of this module but itself (the API's Go client: a program that uses it links no server code)",
+		"client (tests) imports webhook: client may import nothing of this module but itself (the API's Go client: a program that uses it links no server code)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("violations = %q, want %q", got, want)
+	}
+	if got := violations([]pkg{{ImportPath: module + "/client/sub", Imports: []string{module + "/client"}}}); len(got) != 0 {
+		t.Fatalf("a subpackage of client importing client is inside the closure, got %q", got)
+	}
+}
+
 func violations(pkgs []pkg) []string {
 	var out []string
 	for _, p := range pkgs {
 		from := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		out = append(out, closureViolations(from, p)...)
 		lf := layers.Of(from)
 		if lf < 0 {
 			out = append(out, fmt.Sprintf("%s is in no layer: add it to layers.Table and docs/architecture.md", from))
@@ -75,6 +100,36 @@ func violations(pkgs []pkg) []string {
 					from, lf, strings.Join(layers.Table[lf], ", "), to, lt, strings.Join(layers.Table[lt], ", ")))
 			}
 		}
+	}
+	return out
+}
+
+// closureViolations reports the imports of a package under a closure rule
+// that leave it: of its own files, and of its test files when the rule
+// covers tests.
+func closureViolations(from string, p pkg) []string {
+	c := layers.ClosureOf(from)
+	if c == nil {
+		return nil
+	}
+	may := "nothing of this module but itself"
+	if len(c.May) > 0 {
+		may = "of this module only itself and " + strings.Join(c.May, ", ")
+	}
+	var out []string
+	check := func(what string, imports []string) {
+		for _, imp := range imports {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			if to := strings.TrimPrefix(imp, module+"/"); !c.Allows(to) {
+				out = append(out, fmt.Sprintf("%s imports %s: %s may import %s (%s)", what, to, c.Dir, may, c.Why))
+			}
+		}
+	}
+	check(from, p.Imports)
+	if c.Tests {
+		check(from+" (tests)", append(append([]string{}, p.TestImports...), p.XTestImports...))
 	}
 	return out
 }
