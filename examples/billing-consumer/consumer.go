@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/bettercompute/compute/webhook"
+	"github.com/bettercompute/compute/client"
 )
 
 // schema is created at start: the inbox of keys already applied, and the
@@ -68,7 +68,7 @@ func (c *consumer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Verify before parsing: nothing unauthenticated is trusted.
-	if err := webhook.VerifyAt(c.secret, r.Header, body, c.now()); err != nil {
+	if err := client.VerifyWebhookAt(c.secret, r.Header, body, c.now()); err != nil {
 		c.logger.Warn("rejected billing request", "err", err)
 		http.Error(w, "invalid signature", http.StatusBadRequest)
 		return
@@ -79,7 +79,7 @@ func (c *consumer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The key is signed as webhook-id; the body must name the same window.
-	if key := r.Header.Get(webhook.HeaderID); key != win.Key {
+	if key := r.Header.Get(client.WebhookHeaderID); key != win.Key {
 		http.Error(w, "webhook-id is not the window's key", http.StatusBadRequest)
 		return
 	}

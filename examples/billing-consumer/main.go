@@ -1,5 +1,5 @@
 // Command billing-consumer is a minimal, correct receiver of Better
-// Compute's billing sink: it verifies each request with webhook.Verify,
+// Compute's billing sink: it verifies each request with client.VerifyWebhook,
 // deduplicates by the usage window's key cmp:<allocationId>:<windowStart>
 // (the webhook-id header) in its own PostgreSQL table, and adds each window
 // to its tenant's usage exactly once, in the same transaction that records

@@ -1,5 +1,5 @@
 // Command webhook-consumer is a minimal, correct receiver of Better Compute
-// webhooks: it verifies each request with webhook.Verify, deduplicates by
+// webhooks: it verifies each request with client.VerifyWebhook, deduplicates by
 // the webhook-id header in its own PostgreSQL table, and applies each event
 // exactly once, in the same transaction that records the id.
 //
@@ -24,7 +24,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/bettercompute/compute/webhook"
+	"github.com/bettercompute/compute/client"
 )
 
 // schema is created at start. Times are written from Go: this example
@@ -97,7 +97,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Verify before parsing: nothing unauthenticated is trusted.
-	if err := webhook.Verify(rc.secret, r.Header, body); err != nil {
+	if err := client.VerifyWebhook(rc.secret, r.Header, body); err != nil {
 		rc.logger.Warn("rejected webhook", "err", err)
 		http.Error(w, "invalid signature", http.StatusBadRequest)
 		return
@@ -107,7 +107,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "malformed body", http.StatusBadRequest)
 		return
 	}
-	id := r.Header.Get(webhook.HeaderID)
+	id := r.Header.Get(client.WebhookHeaderID)
 	applied, err := rc.applyOnce(r.Context(), id, ev)
 	if err != nil {
 		rc.logger.Error("apply webhook", "webhook_id", id, "err", err)

@@ -4,7 +4,8 @@
 // test in this package checks every package of the module against it, so
 // an upward import fails `make test` and is named. Closed names the
 // packages that are contracts of their own (the Go client, the console),
-// which import nothing else of the module whatever their layer.
+// which import nothing else of the module whatever their layer, and the
+// examples, which import only the client.
 package layers
 
 import "strings"
@@ -57,6 +58,9 @@ type Closure struct {
 var Closed = []Closure{
 	{Dir: "client", Tests: true, Why: "the API's Go client: a program that uses it links no server code"},
 	{Dir: "console", Tests: true, Why: "the web console: embedded files that read the public API from the browser"},
+	// What users copy: the public client and nothing of the server. Their
+	// tests may drive the server to prove the example works against it.
+	{Dir: "examples", May: []string{"client"}, Why: "examples are copied into programs that link no server code"},
 }
 
 // ClosureOf returns the closure rule a package path (relative to the

@@ -74,6 +74,15 @@ func TestAClosedPackageImportsNothingOfTheModule(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("violations = %q, want %q", got, want)
 	}
+	got = violations([]pkg{{
+		ImportPath:   module + "/examples/webhook-consumer",
+		Imports:      []string{module + "/client", module + "/webhook"},
+		XTestImports: []string{module + "/webhook"},
+	}})
+	want = []string{"examples/webhook-consumer imports webhook: examples may import of this module only itself and client (examples are copied into programs that link no server code)"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("violations = %q, want %q", got, want)
+	}
 	if got := violations([]pkg{{ImportPath: module + "/client/sub", Imports: []string{module + "/client"}}}); len(got) != 0 {
 		t.Fatalf("a subpackage of client importing client is inside the closure, got %q", got)
 	}
