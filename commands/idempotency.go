@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
@@ -25,15 +24,16 @@ type storedResponse struct {
 }
 
 // storeOutcome is the one place that decides, per outcome, whether a key
-// keeps the answer (docs/concepts/idempotency.md has the table). A request
-// that ran to a decision is stored and replayed: success, INVALID_ARGUMENT,
-// NOT_FOUND, PERMISSION_DENIED, QUOTA_EXCEEDED and a CONFLICT the state
-// decided (an illegal transition, an If-Match mismatch, a duplicate id). A
-// request that lost a race or never finished is not: a version guard that
-// matched no row, a serialization failure, deadlock, lock or statement
-// timeout, an exclusion violation against a concurrent booking, UNAVAILABLE,
-// RATE_LIMITED, INTERNAL and anything unclassified. Nothing is stored for
-// those, so the key stays free and a retry with it runs the request again.
+// keeps the answer (docs/concepts/capacity.md, "Idempotency keys: what a key
+// keeps", has the table). A request that ran to a decision is stored and
+// replayed: success, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED,
+// QUOTA_EXCEEDED and a CONFLICT the state decided (an illegal transition, an
+// If-Match mismatch, a duplicate id). A request that lost a race or never
+// finished is not: a version guard that matched no row, a serialization
+// failure, deadlock, lock or statement timeout, an exclusion violation
+// against a concurrent booking, UNAVAILABLE, RATE_LIMITED, INTERNAL and
+// anything unclassified. Nothing is stored for those, so the key stays free
+// and a retry with it runs the request again.
 func storeOutcome(err error) bool {
 	if err == nil {
 		return true
@@ -58,18 +58,11 @@ func lostRace(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "40001", // serialization_failure
-			"40P01", // deadlock_detected
-			"55P03", // lock_not_available (lock_timeout)
-			"57014", // query_canceled (statement_timeout)
-			"23P01": // exclusion_violation: a concurrent booking took the devices
-			return true
-		}
-	}
-	return false
+	// The SQLSTATEs are classified in internal/pg: a serialization
+	// failure or deadlock, a lock or statement timeout, and an exclusion
+	// violation (a concurrent booking took the devices).
+	return pg.IsRetryable(err) || pg.IsLockNotAvailable(err) || pg.IsQueryCanceled(err) ||
+		pg.IsExclusionViolation(err)
 }
 
 // errKeyInFlight is the cause of the CONFLICT answered while another request

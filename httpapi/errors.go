@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,10 +9,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // statusOf is the one table from error codes to HTTP status. Codes are the
@@ -130,8 +129,7 @@ func classify(err error) (int, ErrorDetail) {
 	if errors.As(err, &he) {
 		return echoProtocolError(he)
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) ||
-		isQueryCanceled(err) {
+	if pg.IsCanceledOrTimedOut(err) {
 		// The caller went away or a deadline passed: not a bug, and
 		// retrying may succeed.
 		return http.StatusServiceUnavailable, ErrorDetail{Code: core.CodeUnavailable, Message: "request cancelled or timed out"}
@@ -217,12 +215,4 @@ func rateLimited(c echo.Context, wait time.Duration, format string, args ...any)
 	secs := max(int(math.Ceil(wait.Seconds())), 1)
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	return core.Errorf(core.CodeRateLimited, format, args...)
-}
-
-// isQueryCanceled reports a statement PostgreSQL cancelled (SQLSTATE 57014:
-// statement_timeout, lock_timeout's cousin, or a cancel request pgx sent
-// when the context ended) that reached here untranslated.
-func isQueryCanceled(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "57014"
 }

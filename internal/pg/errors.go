@@ -22,6 +22,7 @@ const (
 	sqlstateNumericOutOfRange    = "22003"
 	sqlstateNullByteInText       = "22021"
 	sqlstateQueryCanceled        = "57014"
+	sqlstateLockNotAvailable     = "55P03"
 )
 
 // Translate is the one place where database errors become typed core errors:
@@ -88,6 +89,32 @@ func isConnError(err error) bool {
 
 // IsExclusionViolation reports a 23P01.
 func IsExclusionViolation(err error) bool {
+	return hasSQLState(err, sqlstateExclusionViolation)
+}
+
+// IsLockNotAvailable reports a 55P03: a lock was not granted within
+// lock_timeout (or NOWAIT found it taken).
+func IsLockNotAvailable(err error) bool {
+	return hasSQLState(err, sqlstateLockNotAvailable)
+}
+
+// IsQueryCanceled reports a 57014: PostgreSQL cancelled the statement, on
+// statement_timeout or on the cancel request pgx sends when the context
+// ends.
+func IsQueryCanceled(err error) bool {
+	return hasSQLState(err, sqlstateQueryCanceled)
+}
+
+// IsCanceledOrTimedOut reports a failure because the caller went away or a
+// deadline passed, whether it surfaced from the context, from pgconn or
+// from PostgreSQL (57014): not a bug, and retrying may succeed. Translate
+// makes these UNAVAILABLE; this is for an error that arrives untranslated.
+func IsCanceledOrTimedOut(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		pgconn.Timeout(err) || IsQueryCanceled(err)
+}
+
+func hasSQLState(err error, code string) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == sqlstateExclusionViolation
+	return errors.As(err, &pgErr) && pgErr.Code == code
 }

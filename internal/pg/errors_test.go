@@ -41,3 +41,19 @@ func TestTranslate(t *testing.T) {
 	require.Contains(t, Translate(pg("23503"), "pool p2").Error(), "(site_id)=(nope)")
 	require.NoError(t, Translate(nil, "thing"))
 }
+
+func TestSQLStatePredicates(t *testing.T) {
+	pg := func(code string) error { return fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: code}) }
+	require.True(t, IsLockNotAvailable(pg("55P03")))
+	require.False(t, IsLockNotAvailable(pg("57014")))
+	require.True(t, IsQueryCanceled(pg("57014")))
+	require.False(t, IsQueryCanceled(pg("55P03")))
+	require.True(t, IsExclusionViolation(pg("23P01")))
+	require.False(t, IsExclusionViolation(pg("23505")))
+	for _, err := range []error{pg("57014"), context.Canceled, fmt.Errorf("x: %w", context.DeadlineExceeded)} {
+		require.True(t, IsCanceledOrTimedOut(err), "%v", err)
+	}
+	for _, err := range []error{pg("40001"), pg("55P03"), errors.New("other"), nil} {
+		require.False(t, IsCanceledOrTimedOut(err), "%v", err)
+	}
+}
