@@ -45,7 +45,7 @@ vet: ## go vet
 lint: ## fail on unformatted Go files and on now() and friends in SQL and Go strings (use compute_now())
 	@out=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.compute/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GO) run ./internal/tools/checksqlnow .
+	$(GO) run ./devtools/checksqlnow .
 
 .PHONY: sqlc-diff
 sqlc-diff: ## fail when generated code does not match sql/
@@ -53,11 +53,11 @@ sqlc-diff: ## fail when generated code does not match sql/
 
 .PHONY: test
 test: vet lint sqlc-diff ## everything CI runs: vet, lint, sqlc diff, go test -race on one private PostgreSQL
-	$(GO) run ./internal/tools/withpg -- $(GO) test -race -count=1 -timeout 12m $(PKGS)
+	$(GO) run ./devtools/withpg -- $(GO) test -race -count=1 -timeout 12m $(PKGS)
 
 .PHONY: test-ui
 test-ui: ## browser tests of the console in a real Chromium (COMPUTE_UI_SCREENSHOTS=1 also rewrites docs/console/*.png)
-	$(GO) run ./internal/tools/withpg -- env COMPUTE_UI_TEST=1 $(GO) test -count=1 -timeout 10m -run Browser ./console/
+	$(GO) run ./devtools/withpg -- env COMPUTE_UI_TEST=1 $(GO) test -count=1 -timeout 10m -run Browser ./console/
 
 .PHONY: bench
 bench: ## run cmd/compute-bench: pgbench-relative benchmarks on a private durable PostgreSQL (ARGS=--quick: CI size, ~80 s); figures in docs/benchmarks.md
@@ -65,7 +65,7 @@ bench: ## run cmd/compute-bench: pgbench-relative benchmarks on a private durabl
 
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME (default 10s) each on a private PostgreSQL
-	$(GO) run ./internal/tools/withpg -- scripts/fuzz-short.sh
+	$(GO) run ./devtools/withpg -- scripts/fuzz-short.sh
 
 .PHONY: chaos
 chaos: ## the full fault-injection run (100 SIGKILLs, 30 s outages; ~9 min); make test runs the CI size

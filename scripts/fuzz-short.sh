@@ -16,7 +16,7 @@
 # corpus once the bug is fixed.
 #
 # Like `make test`, it needs a PostgreSQL: with DATABASE_URL unset it runs
-# itself under ./internal/tools/withpg, which starts a private cluster for
+# itself under ./devtools/withpg, which starts a private cluster for
 # the whole run (so fuzz workers share one server instead of each test
 # binary starting its own). Exit status: 0 when every target passed.
 set -euo pipefail
@@ -26,7 +26,7 @@ GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-10s}
 
 if [[ -z "${DATABASE_URL:-}" ]]; then
-	exec "$GO" run ./internal/tools/withpg -- "$0" "$@"
+	exec "$GO" run ./devtools/withpg -- "$0" "$@"
 fi
 
 pkgs=("$@")

@@ -14,7 +14,7 @@ import (
 // The client's verifier accepts exactly what the server signs and rejects
 // what the server's own Verify rejects, for the same reason. It lives here,
 // not in client, because client and its tests import nothing of the server
-// (internal/tools/layers holds that rule); the server's tests may import
+// (devtools/layers holds that rule); the server's tests may import
 // the client.
 func TestVerifyWebhookAgreesWithTheServer(t *testing.T) {
 	t.Parallel()

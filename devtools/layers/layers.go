@@ -21,13 +21,13 @@ var Table = [][]string{
 	{"projections", "queries"},      // the read side
 	{"gateway", "webhook", "billing", "eventstream", "agent", "torture"}, // delivery: daemons, webhooks, billing, SSE; the daemon itself; the torture run
 	{"httpapi", "console", "client"},                                     // the HTTP API; the web console, which serves files and imports nothing of ours; the API's Go client, which imports nothing of ours either
-	{"cmd", "chaos", "examples", "internal/tools"},                       // programs, fault tests, tools
+	{"cmd", "chaos", "examples", "devtools"},                             // programs, fault tests, development tools
 }
 
 // Of returns the layer of a package path relative to the module root ("",
 // the root itself, is not a package here), or -1 when the table does not
-// place it. The most specific entry wins, so internal/tools sits above
-// internal.
+// place it. The most specific entry wins, so a directory listed inside
+// another listed one sits in its own layer.
 func Of(rel string) int {
 	best, bestLen := -1, -1
 	for i, layer := range Table {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bettercompute/compute/internal/tools/layers"
+	"github.com/bettercompute/compute/devtools/layers"
 )
 
 const module = "github.com/bettercompute/compute"
@@ -53,7 +53,7 @@ func TestAnUpwardImportIsNamed(t *testing.T) {
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("violations = %q, want [%q]", got, want)
 	}
-	if got := violations([]pkg{{ImportPath: module + "/internal/tools/withpg", Imports: []string{module + "/internal/pg/cluster"}}}); len(got) != 0 {
+	if got := violations([]pkg{{ImportPath: module + "/devtools/withpg", Imports: []string{module + "/internal/pg/cluster"}}}); len(got) != 0 {
 		t.Fatalf("a tool importing internal is downward, got %q", got)
 	}
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // repo is the repository root, seen from this package's directory.
-const repo = "../../.."
+const repo = "../.."
 
 // installedBinary is where the units expect compute.
 const installedBinary = "/usr/local/bin/compute"

@@ -1,7 +1,7 @@
 // Command withpg runs a command with DATABASE_URL pointing at a PostgreSQL
 // server, so that a whole test run can share one server:
 //
-//	go run ./internal/tools/withpg -- go test -race ./...
+//	go run ./devtools/withpg -- go test -race ./...
 //
 // If DATABASE_URL is already set, the command simply replaces withpg.
 // Otherwise withpg starts a private cluster tuned for tests (see

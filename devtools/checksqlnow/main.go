@@ -17,7 +17,7 @@
 //
 // Usage:
 //
-//	go run ./internal/tools/checksqlnow [root]
+//	go run ./devtools/checksqlnow [root]
 //
 // Each finding is printed to stderr as
 //
