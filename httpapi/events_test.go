@@ -8,17 +8,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/docs"
 	"github.com/bettercompute/compute/eventstream"
 	"github.com/bettercompute/compute/httpapi"
-	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/outbox"
 )
 
 // eventsWait bounds waits on event visibility: the outbox frontier is
@@ -60,13 +58,9 @@ func setupEventsWith(t *testing.T, api httpapi.EventAPI) *eventServer {
 // appendEvent appends one event in its own transaction.
 func (s *eventServer) appendEvent(t *testing.T, tenant, typ string) uuid.UUID {
 	t.Helper()
-	ctx := context.Background()
 	e, err := core.NewEvent(typ, tenant, "subj-"+typ, map[string]string{"tenant": tenant})
 	require.NoError(t, err)
-	require.NoError(t, pgx.BeginFunc(ctx, s.pg.Pool, func(tx pgx.Tx) error {
-		_, err := outbox.Append(ctx, db.New(tx), e)
-		return err
-	}))
+	commandstest.AppendEvents(t, s.pg.Pool, e)
 	return e.ID
 }
 

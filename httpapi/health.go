@@ -16,7 +16,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/clock"
-	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/queries"
 )
 
 // readyTimeout bounds the whole /readyz self-check: a probe that hangs is
@@ -168,7 +168,7 @@ func databaseCheck(pool *pgxpool.Pool, logger *slog.Logger) ReadyCheck {
 	return ReadyCheck{Name: "database", Critical: true, Run: func(ctx context.Context) CheckResult {
 		err := pool.Ping(ctx)
 		if err == nil {
-			_, err = db.New(pool).ClockNow(ctx)
+			_, err = queries.New(pool).ClockNow(ctx)
 		}
 		if err != nil {
 			logger.Warn("readyz: database check failed", "err", err.Error())
@@ -186,7 +186,7 @@ func databaseCheck(pool *pgxpool.Pool, logger *slog.Logger) ReadyCheck {
 func clockSkewCheck(pool *pgxpool.Pool, clk *clock.Clock, logger *slog.Logger) ReadyCheck {
 	return ReadyCheck{Name: "clock.skew", Run: func(ctx context.Context) CheckResult {
 		before := clk.Now()
-		dbNow, err := db.New(pool).ClockNow(ctx)
+		dbNow, err := queries.New(pool).ClockNow(ctx)
 		after := clk.Now()
 		if err != nil {
 			logger.Warn("readyz: clock.skew check failed", "err", err.Error())

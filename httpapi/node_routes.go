@@ -9,8 +9,6 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/pg"
 )
 
 // NodeRoutes are the node lifecycle routes (operator only): join, which
@@ -77,10 +75,11 @@ func (n nodeHandlers) join(c echo.Context) error {
 		return err
 	}
 	ctx, actor, id := c.Request().Context(), ActorOf(c), c.Param("id")
-	if _, err := db.New(n.h.Pool).NodeGet(ctx, id); err != nil {
-		if core.CodeOf(pg.Translate(err, "node")) != core.CodeNotFound {
-			return pg.Translate(err, "node "+id)
-		}
+	known, err := n.h.NodeExists(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !known {
 		reg := commands.RegisterNode{ID: id, PoolID: req.PoolID, VCPU: req.VCPU, MemoryMB: req.MemoryMB, DiskGB: req.DiskGB}
 		for _, g := range req.GPUs {
 			reg.GPUs = append(reg.GPUs, commands.GPUInventory{UUID: g.UUID, Model: g.Model, MemoryMB: g.MemoryMB,
@@ -93,7 +92,6 @@ func (n nodeHandlers) join(c echo.Context) error {
 		}
 	}
 	var cred commands.NodeCredential
-	var err error
 	if token, ok := c.Get(ctxKeyJoinToken).(string); ok {
 		cred, err = n.h.JoinNodeWithToken(ctx, token, id)
 	} else {
