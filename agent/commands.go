@@ -218,6 +218,7 @@ func (d *daemon) exec(ctx context.Context, res wire.Message, allocationID string
 	out := &tailBuffer{max: maxOutput}
 	cmd.Stdout, cmd.Stderr = out, out
 	err = cmd.Run()
+	w.done()
 	res.Output = out.String()
 	code := int32(0)
 	switch {

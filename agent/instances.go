@@ -172,6 +172,7 @@ func (ip *instanceProcesses) start(life context.Context, sb *sandbox, lookup ass
 	proc.startTicks, _ = processStart(proc.pid)
 	go func() {
 		err := cmd.Wait()
+		w.done()
 		close(proc.done)
 		ip.mu.Lock()
 		stopped := proc.stopping || life.Err() != nil

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
 	"github.com/bettercompute/compute/wire"
 )
 
@@ -39,7 +41,6 @@ func (s *sandbox) pod(ctx context.Context, a *wire.AssignPayload, domain string)
 		return 0, err
 	}
 	if st.Status == "running" {
-		s.pods[domain] = uid
 		return uid, nil
 	}
 	if st.Status != "" {
@@ -93,7 +94,6 @@ func (s *sandbox) pod(ctx context.Context, a *wire.AssignPayload, domain string)
 		_ = s.net.teardown(context.WithoutCancel(ctx), s.nodeID, domain)
 		return 0, err
 	}
-	s.pods[domain] = uid
 	return uid, nil
 }
 
@@ -120,7 +120,7 @@ func (s *sandbox) limitsOf(a *wire.AssignPayload) limits {
 
 // containerWorkload is a `runc exec` of proc into the allocation's
 // container.
-func (s *sandbox) containerWorkload(ctx context.Context, domain string, uid uint32, proc interface{}) (*workload, error) {
+func (s *sandbox) containerWorkload(ctx context.Context, domain string, proc specs.Process) (*workload, error) {
 	dir := s.domainDir(domain)
 	f, err := os.CreateTemp(dir, "process-*.json")
 	if err != nil {
@@ -145,6 +145,7 @@ func (s *sandbox) containerWorkload(ctx context.Context, domain string, uid uint
 	cmd.WaitDelay = workloadWaitDelay
 	before := oomKills(s.cfg.CgroupRoot, cgroup)
 	return &workload{cmd: cmd, kill: kill, pidFile: pidFile, cgroup: cgroup,
+		cleanup:   func() { _ = os.Remove(f.Name()); _ = os.Remove(pidFile) },
 		oomKilled: func() bool { return oomKills(s.cfg.CgroupRoot, cgroup) > before }}, nil
 }
 
@@ -160,7 +161,6 @@ func (s *sandbox) stop(ctx context.Context, domain string) error {
 	if err := s.runc.remove(ctx, domain); err != nil {
 		return fmt.Errorf("stop the container of %s: %w", domain, err)
 	}
-	delete(s.pods, domain)
 	if err := s.net.teardown(ctx, s.nodeID, domain); err != nil {
 		return fmt.Errorf("network of %s: %w", domain, err)
 	}

@@ -77,8 +77,7 @@ type sandbox struct {
 	// unusable says why workloads cannot be isolated here (nil: they can).
 	unusable error
 
-	mu   sync.Mutex // orders the creation and removal of containers
-	pods map[string]uint32
+	mu sync.Mutex // orders the creation and removal of containers
 	// overDisk are the allocations stopped for outgrowing their disk, with
 	// the reason; they run nothing more until they are forgotten.
 	overDisk map[string]string
@@ -94,7 +93,7 @@ func openSandbox(ctx context.Context, cfg Config, gpus []wire.InventoryGPU) (*sa
 		return nil, err
 	}
 	s := &sandbox{mode: cfg.WorkloadIsolation, root: cfg.WorkloadDir, nodeID: cfg.NodeID, state: state, cfg: cfg,
-		log: cfg.Logger, pods: map[string]uint32{}}
+		log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -213,6 +212,16 @@ type workload struct {
 	// pidFile and cgroup identify the workload's own process (container
 	// mode), recorded so that a restarted daemon can still kill it.
 	pidFile, cgroup string
+	// cleanup removes what was made to start it, once it has exited
+	// (nil: nothing).
+	cleanup func()
+}
+
+// done cleans up after a workload that has exited.
+func (w *workload) done() {
+	if w.cleanup != nil {
+		w.cleanup()
+	}
 }
 
 // workload builds a workload of allocation a (nil: an operator's job):
@@ -254,7 +263,7 @@ func (s *sandbox) workload(ctx context.Context, a *wire.AssignPayload, script, d
 	if usesMPS(a) {
 		env = append(env, "CUDA_MPS_PIPE_DIRECTORY="+workDir+"/mps", "CUDA_MPS_LOG_DIRECTORY="+workDir+"/mps")
 	}
-	return s.containerWorkload(ctx, domain, uid, workloadProcess(uid, dir, script, env))
+	return s.containerWorkload(ctx, domain, workloadProcess(uid, dir, script, env))
 }
 
 // plainWorkload is a workload without isolation (IsolationNone): a
