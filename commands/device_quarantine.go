@@ -95,8 +95,8 @@ func (h *Handlers) changeDeviceStatus(ctx context.Context, actor core.Actor, com
 		}
 		g.Version++
 		res = deviceResult(g)
-		res.Position, err = emit(ctx, q, typ, "", core.DeviceSubject(g.ID), map[string]any{
-			"id": g.ID, "nodeId": g.NodeID, "health": g.Health, "quarantined": g.Quarantined, "version": g.Version})
+		res.Position, err = emit(ctx, q, typ, "", core.DeviceSubject(g.ID), core.DeviceStatusEventData{
+			ID: g.ID, NodeID: g.NodeID, Health: g.Health, Quarantined: g.Quarantined, Version: g.Version})
 		return err
 	})
 	if err != nil {

@@ -95,8 +95,8 @@ func (h *Handlers) SetGPUMode(ctx context.Context, actor core.Actor, cmd SetGPUM
 		for i, a := range atoms {
 			ids[i] = a.ID
 		}
-		res.Position, err = emit(ctx, q, core.EventGPUModeChanged, "", core.DeviceSubject(g.ID), map[string]any{
-			"id": g.ID, "nodeId": g.NodeID, "layout": cmd.Layout, "atoms": ids, "version": g.Version})
+		res.Position, err = emit(ctx, q, core.EventGPUModeChanged, "", core.DeviceSubject(g.ID), core.GPUModeChangedEventData{
+			ID: g.ID, NodeID: g.NodeID, Layout: cmd.Layout, Atoms: ids, Version: g.Version})
 		return err
 	})
 	if err != nil {

@@ -78,8 +78,8 @@ func (h *Handlers) changeScheduling(ctx context.Context, actor core.Actor, comma
 			return err
 		}
 		res = NodeResult{ID: n.ID, PoolID: n.PoolID, Cordoned: n.Cordoned, Taints: n.Taints, Version: n.Version + 1}
-		res.Position, err = emit(ctx, q, typ, "", core.NodeSubject(n.ID), map[string]any{
-			"id": n.ID, "cordoned": n.Cordoned, "taints": n.Taints, "version": res.Version})
+		res.Position, err = emit(ctx, q, typ, "", core.NodeSubject(n.ID), core.NodeSchedulingEventData{
+			ID: n.ID, Cordoned: n.Cordoned, Taints: n.Taints, Version: res.Version})
 		return err
 	})
 	if err != nil {

@@ -118,11 +118,8 @@ func closeRevokedSession(ctx context.Context, q *db.Queries, n db.NodeLivenessLo
 
 // appendCredentialRevoked appends node.credential_revoked.
 func appendCredentialRevoked(ctx context.Context, q *db.Queries, nodeID, credentialID, reason string, graceUntil *time.Time) (outbox.Position, error) {
-	data := map[string]any{"id": nodeID, "credentialId": credentialID, "reason": reason}
-	if graceUntil != nil {
-		data["graceUntil"] = *graceUntil
-	}
-	return emit(ctx, q, core.EventNodeCredentialRevoked, "", core.NodeSubject(nodeID), data)
+	return emit(ctx, q, core.EventNodeCredentialRevoked, "", core.NodeSubject(nodeID), core.NodeCredentialRevokedEventData{
+		ID: nodeID, CredentialID: credentialID, Reason: reason, GraceUntil: graceUntil})
 }
 
 // nodeSecret is prefix and n random bytes, base64url.

@@ -83,8 +83,8 @@ func (h *Handlers) changeNoSchedule(ctx context.Context, actor core.Actor, comma
 			return err
 		}
 		res.NoScheduleReasons, res.Version = reasons, n.Version+1
-		res.Position, err = emit(ctx, q, event, "", core.NodeSubject(n.ID), map[string]any{
-			"id": n.ID, "state": n.State, "noScheduleReasons": reasons, "version": res.Version})
+		res.Position, err = emit(ctx, q, event, "", core.NodeSubject(n.ID), core.NodeDrainEventData{
+			ID: n.ID, State: core.State(n.State), NoScheduleReasons: reasons, Version: res.Version})
 		return err
 	})
 	if err != nil {

@@ -196,9 +196,9 @@ func (h *Handlers) ReconcileNodeInventoryReport(ctx context.Context, nodeID stri
 			if want == HealthHealthy {
 				reason = "GPUReported"
 			}
-			if last, err = emit(ctx, q, core.EventDeviceHealthChanged, "", core.DeviceSubject(g.ID), map[string]any{
-				"id": g.ID, "nodeId": nodeID, "health": want, "quarantined": g.Quarantined, "version": g.Version + 1,
-				"reason": reason}); err != nil {
+			if last, err = emit(ctx, q, core.EventDeviceHealthChanged, "", core.DeviceSubject(g.ID), core.DeviceStatusEventData{
+				ID: g.ID, NodeID: nodeID, Health: want, Quarantined: g.Quarantined, Version: g.Version + 1,
+				Reason: reason}); err != nil {
 				return err
 			}
 		}
@@ -262,11 +262,11 @@ func (h *Handlers) ReconcileNodeInventoryReport(ctx context.Context, nodeID stri
 			reasons = []string{}
 		}
 		res.Changed, res.Version = true, n.Version+1
-		last, err = emit(ctx, q, core.EventNodeInventoryReconciled, "", core.NodeSubject(n.ID), map[string]any{
-			"id": n.ID, "poolId": n.PoolID, "state": n.State, "noScheduleReasons": reasons, "conditions": next,
-			"version": res.Version, "sessionEpoch": epoch, "missing": nonNilStrings(res.Missing),
-			"returned": nonNilStrings(res.Returned), "registered": nonNilStrings(res.Registered),
-			"mismatched": nonNilStrings(res.Mismatched)})
+		last, err = emit(ctx, q, core.EventNodeInventoryReconciled, "", core.NodeSubject(n.ID), core.NodeInventoryReconciledEventData{
+			ID: n.ID, PoolID: n.PoolID, State: core.State(n.State), NoScheduleReasons: reasons, Conditions: next,
+			Version: res.Version, SessionEpoch: epoch, Missing: nonNilStrings(res.Missing),
+			Returned: nonNilStrings(res.Returned), Registered: nonNilStrings(res.Registered),
+			Mismatched: nonNilStrings(res.Mismatched)})
 		res.Position = last
 		return err
 	})

@@ -116,7 +116,7 @@ func (h *Handlers) joinNode(ctx context.Context, nodeID, joinToken string) (Node
 			return err
 		}
 		cred.Position, err = emit(ctx, q, core.EventNodeJoined, "", core.NodeSubject(nodeID),
-			map[string]any{"id": nodeID, "credentialId": cred.ID})
+			core.NodeJoinedEventData{ID: nodeID, CredentialID: cred.ID})
 		return err
 	})
 	if err != nil {

@@ -61,11 +61,9 @@ const (
 	LivenessSweepKey      = "fleet"
 )
 
-// NodeCondition is a condition raised on a node, with when it was raised.
-type NodeCondition struct {
-	core.Condition
-	Since time.Time `json:"since"`
-}
+// NodeCondition is a condition raised on a node, with when it was raised;
+// node events carry them, so the type lives in core.
+type NodeCondition = core.NodeCondition
 
 // livenessChange is one liveness transition of a locked node row.
 type livenessChange struct {
@@ -75,7 +73,10 @@ type livenessChange struct {
 	dropReason string // removed from no_schedule_reasons
 	raise      *NodeCondition
 	clear      string // condition type removed
-	data       map[string]any
+	// data is the event's data: the node after the transition, as
+	// applyLiveness passes it, and what this event adds (a
+	// core.Node*EventData that embeds it).
+	data func(node core.NodeLivenessEventData) any
 }
 
 // applyLiveness checks the transition against the node liveness table,
@@ -125,12 +126,9 @@ func applyLiveness(ctx context.Context, q *db.Queries, n db.NodeLivenessLockRow,
 	if rows == 0 {
 		return outbox.Position{}, core.Errorf(core.CodeConflict, "node %s was changed concurrently", n.ID)
 	}
-	data := map[string]any{"id": n.ID, "poolId": n.PoolID, "state": c.to, "previousState": from,
-		"noScheduleReasons": reasons, "conditions": conds, "version": n.Version + 1}
-	for k, v := range c.data {
-		data[k] = v
-	}
-	pos, err := emit(ctx, q, c.event, "", core.NodeSubject(n.ID), data)
+	pos, err := emit(ctx, q, c.event, "", core.NodeSubject(n.ID), c.data(core.NodeLivenessEventData{
+		ID: n.ID, PoolID: n.PoolID, State: c.to, PreviousState: from, NoScheduleReasons: reasons,
+		Conditions: conds, Version: n.Version + 1}))
 	if err != nil {
 		return outbox.Position{}, fmt.Errorf("append %s event: %w", c.event, err)
 	}
@@ -144,7 +142,9 @@ func disconnect(ctx context.Context, q *db.Queries, n db.NodeLivenessLockRow, re
 		return nil // e.g. retired meanwhile: the session row alone changes
 	}
 	if _, err := applyLiveness(ctx, q, n, livenessChange{to: core.NodeDisconnected, event: core.EventNodeDisconnected,
-		data: map[string]any{"reason": reason, "sessionEpoch": epoch}}); err != nil {
+		data: func(node core.NodeLivenessEventData) any {
+			return core.NodeDisconnectedEventData{NodeLivenessEventData: node, Reason: reason, SessionEpoch: epoch}
+		}}); err != nil {
 		return err
 	}
 	return workqueue.Enqueue(ctx, q, KindNodeLiveness, n.ID, wait)

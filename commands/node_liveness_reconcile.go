@@ -115,7 +115,10 @@ func decideLiveness(ctx context.Context, q *db.Queries, n db.NodeLivenessLockRow
 			addReason: core.NoScheduleUnreachable,
 			raise: &NodeCondition{Condition: core.Condition{Type: core.ConditionNodeUnreachable, Status: true, Reason: reason,
 				Message: message}, Since: now},
-			data: map[string]any{"reason": reason, "disconnectedSince": sess.DisconnectedSince}})
+			data: func(node core.NodeLivenessEventData) any {
+				return core.NodeUnreachableEventData{NodeLivenessEventData: node, Reason: reason,
+					DisconnectedSince: sess.DisconnectedSince}
+			}})
 		if err != nil {
 			return false, 0, err
 		}
@@ -136,7 +139,10 @@ func decideLiveness(ctx context.Context, q *db.Queries, n db.NodeLivenessLockRow
 			return false, deadline.Sub(now), nil
 		}
 		_, err := applyLiveness(ctx, q, n, livenessChange{to: core.NodeLost, event: core.EventNodeLost,
-			data: map[string]any{"unreachableSince": sess.UnreachableSince, "lostAfterSeconds": after.Seconds()}})
+			data: func(node core.NodeLivenessEventData) any {
+				return core.NodeLostEventData{NodeLivenessEventData: node, UnreachableSince: *sess.UnreachableSince,
+					LostAfterSeconds: after.Seconds()}
+			}})
 		return err == nil, 0, err
 	}
 	return false, 0, nil

@@ -79,7 +79,7 @@ func (h *Handlers) RegisterNode(ctx context.Context, actor core.Actor, cmd Regis
 		if err != nil {
 			return pg.Translate(err, "node "+cmd.ID)
 		}
-		var gpuEvents []map[string]any
+		var gpuEvents []core.GPURegisteredEventData
 		for i, g := range cmd.GPUs {
 			ev, err := insertGPU(ctx, q, n.ID, g, atoms[i])
 			if err != nil {
@@ -111,15 +111,15 @@ func (h *Handlers) RegisterNode(ctx context.Context, actor core.Actor, cmd Regis
 				return err
 			}
 		}
-		pos, err := emit(ctx, q, core.EventNodeRegistered, "", core.NodeSubject(n.ID), map[string]any{
-			"id": n.ID, "poolId": n.PoolID, "cordoned": false, "taints": taints, "version": n.Version,
-			"vcpu": cmd.VCPU, "memoryMb": cmd.MemoryMB, "diskGb": cmd.DiskGB,
+		pos, err := emit(ctx, q, core.EventNodeRegistered, "", core.NodeSubject(n.ID), core.NodeRegisteredEventData{
+			ID: n.ID, PoolID: n.PoolID, Cordoned: false, Taints: taints, Version: n.Version,
+			VCPU: cmd.VCPU, MemoryMB: cmd.MemoryMB, DiskGB: cmd.DiskGB,
 		})
 		if err != nil {
 			return err
 		}
 		for _, g := range gpuEvents {
-			if pos, err = emit(ctx, q, core.EventGPURegistered, "", core.DeviceSubject(g["id"].(string)), g); err != nil {
+			if pos, err = emit(ctx, q, core.EventGPURegistered, "", core.DeviceSubject(g.ID), g); err != nil {
 				return err
 			}
 		}
@@ -136,18 +136,18 @@ func (h *Handlers) RegisterNode(ctx context.Context, actor core.Actor, cmd Regis
 // data of its gpu.registered event (version 1). RegisterNode and the
 // inventory reconcile (a GPU the daemon reports that the record lacks)
 // share it.
-func insertGPU(ctx context.Context, q *db.Queries, nodeID string, g GPUInventory, atoms []core.Atom) (map[string]any, error) {
+func insertGPU(ctx context.Context, q *db.Queries, nodeID string, g GPUInventory, atoms []core.Atom) (core.GPURegisteredEventData, error) {
 	mode := string(g.Layout.Mode)
 	if err := q.DeviceCreate(ctx, db.DeviceCreateParams{ID: g.UUID, NodeID: nodeID, Kind: string(core.AtomGPU),
 		Model: g.Model, MemoryMb: g.MemoryMB, Mode: &mode, Bookable: g.Layout.Mode == core.GPUExclusive}); err != nil {
-		return nil, pg.Translate(err, "GPU "+g.UUID)
+		return core.GPURegisteredEventData{}, pg.Translate(err, "GPU "+g.UUID)
 	}
 	for _, a := range atoms {
 		if err := q.DeviceUpsertAtom(ctx, db.DeviceUpsertAtomParams{ID: a.ID, ParentID: &g.UUID, NodeID: nodeID,
 			Kind: string(a.Kind), Model: g.Model, MemoryMb: a.MemoryMB, Profile: &a.Profile}); err != nil {
-			return nil, pg.Translate(err, "atom "+a.ID)
+			return core.GPURegisteredEventData{}, pg.Translate(err, "atom "+a.ID)
 		}
 	}
-	return map[string]any{"id": g.UUID, "nodeId": nodeID, "model": g.Model,
-		"layout": g.Layout, "health": HealthHealthy, "quarantined": false, "version": 1}, nil
+	return core.GPURegisteredEventData{ID: g.UUID, NodeID: nodeID, Model: g.Model,
+		Layout: g.Layout, Health: HealthHealthy, Quarantined: false, Version: 1}, nil
 }

@@ -60,8 +60,8 @@ func (h *Handlers) RetireNode(ctx context.Context, actor core.Actor, cmd RetireN
 		}
 		res = NodeLifecycleResult{ID: n.ID, State: string(core.NodeRetired), NoScheduleReasons: n.NoScheduleReasons,
 			Version: n.Version + 1}
-		res.Position, err = emit(ctx, q, core.EventNodeRetired, "", core.NodeSubject(n.ID), map[string]any{
-			"id": n.ID, "state": core.NodeRetired, "previousState": n.State, "version": res.Version})
+		res.Position, err = emit(ctx, q, core.EventNodeRetired, "", core.NodeSubject(n.ID), core.NodeRetiredEventData{
+			ID: n.ID, State: core.NodeRetired, PreviousState: core.State(n.State), Version: res.Version})
 		return err
 	})
 	if err != nil {

@@ -115,7 +115,10 @@ func (h *Handlers) OpenNodeSession(ctx context.Context, cmd OpenNodeSession) (No
 		}
 		_, err = applyLiveness(ctx, q, n, livenessChange{to: core.NodeConnected, event: core.EventNodeConnected,
 			dropReason: core.NoScheduleUnreachable, clear: core.ConditionNodeUnreachable,
-			data: map[string]any{"sessionEpoch": row.SessionEpoch, "gatewayId": cmd.GatewayID}})
+			data: func(node core.NodeLivenessEventData) any {
+				return core.NodeConnectedEventData{NodeLivenessEventData: node, SessionEpoch: row.SessionEpoch,
+					GatewayID: cmd.GatewayID}
+			}})
 		return err
 	})
 	if err != nil {

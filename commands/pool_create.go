@@ -117,10 +117,10 @@ func (h *Handlers) CreatePool(ctx context.Context, actor core.Actor, cmd CreateP
 			if err != nil {
 				return PoolResult{}, pg.Translate(err, "pool "+cmd.ID)
 			}
-			pos, err := emit(ctx, q, core.EventPoolCreated, "", core.PoolSubject(p.ID), map[string]any{
-				"id": p.ID, "siteId": p.SiteID, "kind": p.Kind, "version": p.Version,
-				"cpuRatio": p.CpuRatio, "memoryRatio": p.MemoryRatio, "diskRatio": p.DiskRatio,
-				"workloadNetwork": p.WorkloadNetwork,
+			pos, err := emit(ctx, q, core.EventPoolCreated, "", core.PoolSubject(p.ID), core.PoolEventData{
+				ID: p.ID, SiteID: p.SiteID, Kind: p.Kind, Version: p.Version,
+				CPURatio: p.CpuRatio, MemoryRatio: p.MemoryRatio, DiskRatio: p.DiskRatio,
+				WorkloadNetwork: p.WorkloadNetwork,
 			})
 			return PoolResult{ID: p.ID, SiteID: p.SiteID, Kind: p.Kind, CPURatio: p.CpuRatio,
 				MemoryRatio: p.MemoryRatio, DiskRatio: p.DiskRatio, WorkloadNetwork: p.WorkloadNetwork,

@@ -89,7 +89,7 @@ func (h *Handlers) SetQuota(ctx context.Context, actor core.Actor, cmd SetQuota)
 		r := rows[0]
 		res = QuotaResult{Tenant: r.TenantID, Resource: r.Resource, Used: r.Used, Max: r.Max, Version: r.Version}
 		res.Position, err = emit(ctx, q, core.EventQuotaSet, r.TenantID, core.QuotaSubject(r.TenantID, r.Resource),
-			map[string]any{"tenant": r.TenantID, "resource": r.Resource, "max": r.Max, "version": r.Version})
+			core.QuotaEventData{Tenant: r.TenantID, Resource: r.Resource, Max: r.Max, Version: r.Version})
 		return err
 	})
 	if err != nil {

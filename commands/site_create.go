@@ -44,7 +44,7 @@ func (h *Handlers) CreateSite(ctx context.Context, actor core.Actor, cmd CreateS
 				return SiteResult{}, pg.Translate(err, "site "+cmd.ID)
 			}
 			pos, err := emit(ctx, q, core.EventSiteCreated, "", core.SiteSubject(s.ID),
-				map[string]any{"id": s.ID, "name": s.Name, "version": s.Version})
+				core.SiteEventData{ID: s.ID, Name: s.Name, Version: s.Version})
 			return SiteResult{ID: s.ID, Name: s.Name, Version: s.Version, Position: pos}, err
 		})
 	if err != nil {

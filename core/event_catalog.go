@@ -10,10 +10,9 @@ import (
 type EventSpec struct {
 	// Type is the event type, such as "reservation.booked".
 	Type string
-	// Payload is the struct whose JSON is the event's data, or nil where
-	// the writer builds the data as a map (docs/openapi.yaml is then the
-	// only description of it; httpapi's event schema tests check the
-	// events real commands write against it).
+	// Payload is the struct whose JSON is the event's data: its writer
+	// marshals it and its readers decode into it. httpapi's event schema
+	// tests check its JSON fields against the data schema of docs/openapi.yaml.
 	Payload reflect.Type
 	// TenantScoped events carry the tenant id of the object they are about
 	// in the envelope's tenantId and reach that tenant's readers. The others
@@ -31,6 +30,25 @@ var (
 	instancePayload    = reflect.TypeFor[Instance]()
 	reservationPayload = reflect.TypeFor[ReservationEventData]()
 
+	sitePayload           = reflect.TypeFor[SiteEventData]()
+	poolPayload           = reflect.TypeFor[PoolEventData]()
+	quotaPayload          = reflect.TypeFor[QuotaEventData]()
+	gpuRegisteredPayload  = reflect.TypeFor[GPURegisteredEventData]()
+	gpuModeChangedPayload = reflect.TypeFor[GPUModeChangedEventData]()
+	deviceStatusPayload   = reflect.TypeFor[DeviceStatusEventData]()
+
+	nodeRegisteredPayload          = reflect.TypeFor[NodeRegisteredEventData]()
+	nodeSchedulingPayload          = reflect.TypeFor[NodeSchedulingEventData]()
+	nodeConnectedPayload           = reflect.TypeFor[NodeConnectedEventData]()
+	nodeDisconnectedPayload        = reflect.TypeFor[NodeDisconnectedEventData]()
+	nodeUnreachablePayload         = reflect.TypeFor[NodeUnreachableEventData]()
+	nodeLostPayload                = reflect.TypeFor[NodeLostEventData]()
+	nodeDrainPayload               = reflect.TypeFor[NodeDrainEventData]()
+	nodeRetiredPayload             = reflect.TypeFor[NodeRetiredEventData]()
+	nodeJoinedPayload              = reflect.TypeFor[NodeJoinedEventData]()
+	nodeCredentialRevokedPayload   = reflect.TypeFor[NodeCredentialRevokedEventData]()
+	nodeInventoryReconciledPayload = reflect.TypeFor[NodeInventoryReconciledEventData]()
+
 	webhookEndpointPayload          = reflect.TypeFor[WebhookEndpointEventData]()
 	webhookEndpointRecoveredPayload = reflect.TypeFor[WebhookEndpointRecoveredEventData]()
 )
@@ -40,22 +58,22 @@ var (
 // (TypedEvent), in the same change: tests in core and httpapi fail until
 // the three agree.
 var eventCatalog = []EventSpec{
-	{Type: EventSiteCreated, Summary: "A site was created."},
-	{Type: EventPoolCreated, Summary: "A pool was created."},
+	{Type: EventSiteCreated, Payload: sitePayload, Summary: "A site was created."},
+	{Type: EventPoolCreated, Payload: poolPayload, Summary: "A pool was created."},
 
-	{Type: EventNodeRegistered, Summary: "A node was registered with its inventory."},
-	{Type: EventNodeCordoned, Summary: "A node was cordoned: no new bookings."},
-	{Type: EventNodeUncordoned, Summary: "A node was uncordoned."},
-	{Type: EventNodeTainted, Summary: "A NoSchedule taint was added to a node."},
-	{Type: EventNodeUntainted, Summary: "A taint was removed from a node."},
+	{Type: EventNodeRegistered, Payload: nodeRegisteredPayload, Summary: "A node was registered with its inventory."},
+	{Type: EventNodeCordoned, Payload: nodeSchedulingPayload, Summary: "A node was cordoned: no new bookings."},
+	{Type: EventNodeUncordoned, Payload: nodeSchedulingPayload, Summary: "A node was uncordoned."},
+	{Type: EventNodeTainted, Payload: nodeSchedulingPayload, Summary: "A NoSchedule taint was added to a node."},
+	{Type: EventNodeUntainted, Payload: nodeSchedulingPayload, Summary: "A taint was removed from a node."},
 
-	{Type: EventGPURegistered, Summary: "A GPU was registered with its node, one event per GPU."},
-	{Type: EventGPUModeChanged, Summary: "A GPU's sharing layout changed."},
-	{Type: EventDeviceQuarantined, Summary: "A GPU was quarantined."},
-	{Type: EventDeviceUnquarantined, Summary: "A GPU was let back out of quarantine."},
-	{Type: EventDeviceHealthChanged, Summary: "A GPU's health changed."},
+	{Type: EventGPURegistered, Payload: gpuRegisteredPayload, Summary: "A GPU was registered with its node, one event per GPU."},
+	{Type: EventGPUModeChanged, Payload: gpuModeChangedPayload, Summary: "A GPU's sharing layout changed."},
+	{Type: EventDeviceQuarantined, Payload: deviceStatusPayload, Summary: "A GPU was quarantined."},
+	{Type: EventDeviceUnquarantined, Payload: deviceStatusPayload, Summary: "A GPU was let back out of quarantine."},
+	{Type: EventDeviceHealthChanged, Payload: deviceStatusPayload, Summary: "A GPU's health changed."},
 
-	{Type: EventQuotaSet, TenantScoped: true, Summary: "A tenant's quota for one resource was set."},
+	{Type: EventQuotaSet, Payload: quotaPayload, TenantScoped: true, Summary: "A tenant's quota for one resource was set."},
 
 	{Type: EventReservationPending, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation waits for capacity."},
 	{Type: EventReservationBooked, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation was placed on a node."},
@@ -67,16 +85,16 @@ var eventCatalog = []EventSpec{
 	{Type: EventReservationFailed, Payload: reservationPayload, TenantScoped: true,
 		Summary: "A booked or active reservation failed: its node's daemon refused or rejected its assignment."},
 
-	{Type: EventNodeConnected, Summary: "A node's daemon opened a session while the node was not connected."},
-	{Type: EventNodeDisconnected, Summary: "A node's session closed or its gateway was lost."},
-	{Type: EventNodeUnreachable, Summary: "A node was without a session past the threshold and grace."},
-	{Type: EventNodeLost, Summary: "A provider or vps-host node stayed unreachable past its pool's lostAfter."},
-	{Type: EventNodeDraining, Summary: "An operator drained a node."},
-	{Type: EventNodeUndrained, Summary: "An operator let new bookings back on a node."},
-	{Type: EventNodeRetired, Summary: "An operator retired a node; its credentials are revoked."},
-	{Type: EventNodeJoined, Summary: "A node credential was issued."},
-	{Type: EventNodeCredentialRevoked, Summary: "A node credential was revoked, or superseded by a re-join."},
-	{Type: EventNodeInventoryReconciled,
+	{Type: EventNodeConnected, Payload: nodeConnectedPayload, Summary: "A node's daemon opened a session while the node was not connected."},
+	{Type: EventNodeDisconnected, Payload: nodeDisconnectedPayload, Summary: "A node's session closed or its gateway was lost."},
+	{Type: EventNodeUnreachable, Payload: nodeUnreachablePayload, Summary: "A node was without a session past the threshold and grace."},
+	{Type: EventNodeLost, Payload: nodeLostPayload, Summary: "A provider or vps-host node stayed unreachable past its pool's lostAfter."},
+	{Type: EventNodeDraining, Payload: nodeDrainPayload, Summary: "An operator drained a node."},
+	{Type: EventNodeUndrained, Payload: nodeDrainPayload, Summary: "An operator let new bookings back on a node."},
+	{Type: EventNodeRetired, Payload: nodeRetiredPayload, Summary: "An operator retired a node; its credentials are revoked."},
+	{Type: EventNodeJoined, Payload: nodeJoinedPayload, Summary: "A node credential was issued."},
+	{Type: EventNodeCredentialRevoked, Payload: nodeCredentialRevokedPayload, Summary: "A node credential was revoked, or superseded by a re-join."},
+	{Type: EventNodeInventoryReconciled, Payload: nodeInventoryReconciledPayload,
 		Summary: "A daemon's inventory changed its node's record: GPUs missing, back, new or mismatched, or workloads refused or run again."},
 
 	{Type: EventNodeCommandQueued, Payload: nodeCommandPayload, TenantScoped: true,

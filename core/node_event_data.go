@@ -1,0 +1,131 @@
+package core
+
+import "time"
+
+// The data of node events: node.registered, the scheduling events
+// (cordon, taint), the liveness events, drain, retire and the inventory
+// reconcile. Each carries the node's new version.
+
+// NodeCondition is a condition raised on a node, with when it was raised
+// (NodeUnreachable, GPUMissing, GPUMismatch, WorkloadsRefused).
+type NodeCondition struct {
+	Condition
+	Since time.Time `json:"since"`
+}
+
+// NodeRegisteredEventData is the data of node.registered, written when an
+// operator registers a node with its inventory (its GPUs each get a
+// gpu.registered after it).
+type NodeRegisteredEventData struct {
+	ID       string   `json:"id"`
+	PoolID   string   `json:"poolId"`
+	Cordoned bool     `json:"cordoned"`
+	Taints   []string `json:"taints"`
+	// VCPU is the allocatable vCPU, before the pool's overcommit ratio.
+	VCPU     int64 `json:"vcpu"`
+	MemoryMB int64 `json:"memoryMb"`
+	DiskGB   int64 `json:"diskGb"`
+	Version  int64 `json:"version"`
+}
+
+// NodeSchedulingEventData is the data of node.cordoned, node.uncordoned,
+// node.tainted and node.untainted, written when an operator changes a
+// node's scheduling: the node's cordon and taints after the change.
+type NodeSchedulingEventData struct {
+	ID       string   `json:"id"`
+	Cordoned bool     `json:"cordoned"`
+	Taints   []string `json:"taints"`
+	Version  int64    `json:"version"`
+}
+
+// NodeLivenessEventData is the common part of the data of node.connected,
+// node.disconnected, node.unreachable and node.lost: the node after a
+// liveness transition.
+type NodeLivenessEventData struct {
+	ID                string          `json:"id"`
+	PoolID            string          `json:"poolId"`
+	State             State           `json:"state"`
+	PreviousState     State           `json:"previousState"`
+	NoScheduleReasons []string        `json:"noScheduleReasons"`
+	Conditions        []NodeCondition `json:"conditions"`
+	Version           int64           `json:"version"`
+}
+
+// NodeConnectedEventData is the data of node.connected, written when a
+// daemon opens a session and its node was not connected.
+type NodeConnectedEventData struct {
+	NodeLivenessEventData
+	SessionEpoch int64  `json:"sessionEpoch"`
+	GatewayID    string `json:"gatewayId"`
+}
+
+// NodeDisconnectedEventData is the data of node.disconnected, written when
+// a node's session closes or its gateway is lost.
+type NodeDisconnectedEventData struct {
+	NodeLivenessEventData
+	// Reason is closed, gateway-lost or revoked.
+	Reason       string `json:"reason"`
+	SessionEpoch int64  `json:"sessionEpoch"`
+}
+
+// NodeUnreachableEventData is the data of node.unreachable, written when a
+// node has been without a session past the threshold and grace.
+type NodeUnreachableEventData struct {
+	NodeLivenessEventData
+	// Reason is NeverJoined, NeverConnected, GatewayLost, Outage or
+	// SessionClosed.
+	Reason            string    `json:"reason"`
+	DisconnectedSince time.Time `json:"disconnectedSince"`
+}
+
+// NodeLostEventData is the data of node.lost, written when a provider or
+// vps-host node stays unreachable past its pool's lostAfter.
+type NodeLostEventData struct {
+	NodeLivenessEventData
+	UnreachableSince time.Time `json:"unreachableSince"`
+	// LostAfterSeconds is the pool's lostAfter.
+	LostAfterSeconds float64 `json:"lostAfterSeconds"`
+}
+
+// NodeDrainEventData is the data of node.draining and node.undrained,
+// written when an operator drains a node or lets new bookings back on it.
+type NodeDrainEventData struct {
+	ID                string   `json:"id"`
+	State             State    `json:"state"`
+	NoScheduleReasons []string `json:"noScheduleReasons"`
+	Version           int64    `json:"version"`
+}
+
+// NodeRetiredEventData is the data of node.retired, written when an
+// operator retires a node.
+type NodeRetiredEventData struct {
+	ID            string `json:"id"`
+	State         State  `json:"state"`
+	PreviousState State  `json:"previousState"`
+	Version       int64  `json:"version"`
+}
+
+// NodeInventoryReconciledEventData is the data of
+// node.inventory_reconciled, written when a daemon's inventory changed its
+// node's record: the node after the reconcile (its state unchanged, its
+// conditions GPUMissing, GPUMismatch and WorkloadsRefused raised, updated
+// or cleared), the session epoch of the report, and GPU UUIDs by what
+// happened to them.
+type NodeInventoryReconciledEventData struct {
+	ID                string          `json:"id"`
+	PoolID            string          `json:"poolId"`
+	State             State           `json:"state"`
+	NoScheduleReasons []string        `json:"noScheduleReasons"`
+	Conditions        []NodeCondition `json:"conditions"`
+	Version           int64           `json:"version"`
+	SessionEpoch      int64           `json:"sessionEpoch"`
+	// Missing are recorded GPUs the daemon did not report, now missing.
+	Missing []string `json:"missing"`
+	// Returned are missing GPUs the daemon reported again, now healthy.
+	Returned []string `json:"returned"`
+	// Registered are reported GPUs the record lacked, now registered.
+	Registered []string `json:"registered"`
+	// Mismatched are reported GPUs whose model or memory differs from the
+	// record, or that could not be registered.
+	Mismatched []string `json:"mismatched"`
+}
