@@ -10,8 +10,6 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/internal/config"
-	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/invariants"
 )
 
 // checkCmd runs the capacity invariants against a live database: the same
@@ -26,8 +24,8 @@ func checkCmd(ctx context.Context, cfg config.Config, logger *slog.Logger) error
 		return err
 	}
 	defer closeDB()
-	q := db.New(pool)
-	drift, err := nodeDrift(ctx, q, cfg.NodeResyncEvery)
+	audit := &commands.Audit{Pool: pool}
+	drift, err := nodeDrift(ctx, audit, cfg.NodeResyncEvery)
 	if err != nil {
 		return err
 	}
@@ -42,7 +40,7 @@ func checkCmd(ctx context.Context, cfg config.Config, logger *slog.Logger) error
 	for _, line := range overdue {
 		fmt.Println(line)
 	}
-	violations, err := invariants.Check(ctx, q)
+	violations, err := audit.Invariants(ctx)
 	if err != nil {
 		return err
 	}
@@ -79,8 +77,8 @@ func retentionOverdue(ctx context.Context, pool *pgxpool.Pool, cfg config.Config
 // has lagged their generation for longer than after: one of their assign
 // or unassign jobs has been open that long (a lag without one is caught up
 // at the daemon's next report or the node's next resync).
-func nodeDrift(ctx context.Context, q *db.Queries, after time.Duration) ([]string, error) {
-	rows, err := q.NodeAssignmentDrift(ctx, after.Seconds())
+func nodeDrift(ctx context.Context, audit *commands.Audit, after time.Duration) ([]string, error) {
+	rows, err := audit.NodeDrift(ctx, after)
 	if err != nil {
 		return nil, fmt.Errorf("node drift: %w", err)
 	}

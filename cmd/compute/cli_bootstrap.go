@@ -10,7 +10,6 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/internal/db"
 )
 
 // bootstrapIdentity is the identity of the first operator token.
@@ -27,14 +26,15 @@ const bootstrapIdentity = "bootstrap"
 // Two processes starting on the same empty database at once may both
 // issue one; both tokens are valid and either may be revoked.
 func printBootstrapToken(ctx context.Context, pool *pgxpool.Pool, apiAddr string, out io.Writer, logger *slog.Logger) error {
-	rows, err := db.New(pool).ApiTokenList(ctx, db.ApiTokenListParams{MaxRows: 1})
+	tokens := &commands.Tokens{Pool: pool}
+	exists, err := tokens.AnyExists(ctx)
 	if err != nil {
 		return fmt.Errorf("bootstrap token: %w", err)
 	}
-	if len(rows) > 0 {
+	if exists {
 		return nil
 	}
-	created, err := (&commands.Tokens{Pool: pool}).CreateToken(ctx, bootstrapActor, bootstrapActor.Tenant, bootstrapIdentity, core.RoleOperator)
+	created, err := tokens.CreateToken(ctx, bootstrapActor, bootstrapActor.Tenant, bootstrapIdentity, core.RoleOperator)
 	if err != nil {
 		return fmt.Errorf("bootstrap token: %w", err)
 	}

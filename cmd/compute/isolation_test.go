@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
@@ -22,10 +21,7 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/config"
-	"github.com/bettercompute/compute/internal/db"
-	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
-	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/webhook"
 )
 
@@ -114,10 +110,7 @@ func TestSlowTenantWebhooksDoNotStarveOtherTenants(t *testing.T) {
 	for range 44 {
 		ev, err := core.NewEvent("reservation.booked", "acme", "reservations/r_flood", map[string]any{"n": 1})
 		require.NoError(t, err)
-		require.NoError(t, pg.InTx(ctx, d.Pool, func(tx pgx.Tx) error {
-			_, err := outbox.Append(ctx, db.New(tx), ev)
-			return err
-		}))
+		commandstest.AppendEvents(t, d.Pool, ev)
 	}
 
 	// The worker and dispatcher roles as serve wires them.

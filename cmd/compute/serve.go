@@ -25,9 +25,9 @@ import (
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/config"
-	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
+	"github.com/bettercompute/compute/queries"
 )
 
 // frontierLagWarn is the outbox frontier lag past which /readyz reports
@@ -49,7 +49,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	owner := processOwner()
 	logger = logger.With("owner", owner)
 	clk := clock.New(logger)
-	if _, err := clk.Sample(ctx, db.New(pool)); err != nil {
+	if _, err := clk.Sample(ctx, queries.New(pool)); err != nil {
 		return fmt.Errorf("sample compute_now(): %w", err)
 	}
 	svc := newServices(pool, cfg, logger)
@@ -98,7 +98,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	defer func() { cancel(); wg.Wait() }()
 	// Every role re-anchors the clock, not only the worker at its lease
 	// renewals: an API-only or gateway-only process would drift.
-	goRun(func() { clk.Run(runCtx, db.New(pool), clock.AnchorEvery) })
+	goRun(func() { clk.Run(runCtx, queries.New(pool), clock.AnchorEvery) })
 
 	// Pokes wake loops early when an event is appended; every loop also
 	// polls, so a lost poke (or no listener at all) only delays.
@@ -277,7 +277,7 @@ func pickListenURL(cfg config.Config, dbURL string) string {
 // held open holds every event reader back, cluster-wide.
 func frontierCheck(pool *pgxpool.Pool) httpapi.ReadyCheck {
 	return httpapi.ReadyCheck{Name: "outbox.frontier", Run: func(ctx context.Context) httpapi.CheckResult {
-		lag, err := outbox.ReadFrontierLag(ctx, db.New(pool), time.Now)
+		lag, err := queries.New(pool).FrontierLag(ctx, time.Now)
 		if err != nil {
 			return httpapi.CheckResult{Status: httpapi.CheckDegraded, Message: err.Error()}
 		}
