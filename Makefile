@@ -37,6 +37,10 @@ generate: ## regenerate internal/db from sql/ with sqlc
 client: ## regenerate the Go client (client/openapi.gen.go) from docs/openapi.yaml with oapi-codegen
 	$(GO) tool oapi-codegen -config client/oapi-codegen.yaml -o client/openapi.gen.go docs/openapi.yaml
 
+.PHONY: deps-patches
+deps-patches: ## list required modules whose newest patch (same major.minor) is newer than go.mod's; asks the module proxy
+	GO="$(GO)" $(GO) run ./devtools/depspatches
+
 .PHONY: vet
 vet: ## go vet
 	$(GO) vet $(PKGS)
