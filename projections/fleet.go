@@ -57,22 +57,11 @@ func (Fleet) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error
 }
 
 func applyPool(ctx context.Context, q *db.Queries, e outbox.Stored) error {
-	p, err := decode[struct {
-		ID          string  `json:"id"`
-		SiteID      string  `json:"siteId"`
-		Kind        string  `json:"kind"`
-		CPURatio    float64 `json:"cpuRatio"`
-		MemoryRatio float64 `json:"memoryRatio"`
-		DiskRatio   float64 `json:"diskRatio"`
-		// WorkloadNetwork is absent from events written before pools
-		// had one: none.
-		WorkloadNetwork string `json:"workloadNetwork"`
-		Version         int64  `json:"version"`
-	}](e)
+	p, err := decode[core.PoolEventData](e)
 	if err != nil {
 		return err
 	}
-	if p.WorkloadNetwork == "" {
+	if p.WorkloadNetwork == "" { // an event written before pools had one
 		p.WorkloadNetwork = "none"
 	}
 	_, err = q.RmFleetPoolApply(ctx, db.RmFleetPoolApplyParams{ID: p.ID, SiteID: p.SiteID, Kind: p.Kind,
@@ -82,16 +71,7 @@ func applyPool(ctx context.Context, q *db.Queries, e outbox.Stored) error {
 }
 
 func applyNodeRegistered(ctx context.Context, q *db.Queries, e outbox.Stored) error {
-	n, err := decode[struct {
-		ID       string   `json:"id"`
-		PoolID   string   `json:"poolId"`
-		Cordoned bool     `json:"cordoned"`
-		Taints   []string `json:"taints"`
-		VCPU     int64    `json:"vcpu"`
-		MemoryMB int64    `json:"memoryMb"`
-		DiskGB   int64    `json:"diskGb"`
-		Version  int64    `json:"version"`
-	}](e)
+	n, err := decode[core.NodeRegisteredEventData](e)
 	if err != nil {
 		return err
 	}
@@ -102,12 +82,7 @@ func applyNodeRegistered(ctx context.Context, q *db.Queries, e outbox.Stored) er
 }
 
 func applyNodeScheduling(ctx context.Context, q *db.Queries, e outbox.Stored) error {
-	n, err := decode[struct {
-		ID       string   `json:"id"`
-		Cordoned bool     `json:"cordoned"`
-		Taints   []string `json:"taints"`
-		Version  int64    `json:"version"`
-	}](e)
+	n, err := decode[core.NodeSchedulingEventData](e)
 	if err != nil {
 		return err
 	}
@@ -120,40 +95,57 @@ func applyNodeScheduling(ctx context.Context, q *db.Queries, e outbox.Stored) er
 // conditions from the events that change them (liveness, drain, retire,
 // inventory); each writes what it carries and the node's new version.
 func applyNodeStatus(ctx context.Context, q *db.Queries, e outbox.Stored) error {
-	n, err := decode[struct {
-		ID                string          `json:"id"`
-		State             *string         `json:"state"`
-		NoScheduleReasons *[]string       `json:"noScheduleReasons"`
-		Conditions        json.RawMessage `json:"conditions"`
-		Version           int64           `json:"version"`
-	}](e)
+	n, err := decodeNodeStatus(e)
 	if err != nil {
 		return err
 	}
-	var reasons []string
-	if n.NoScheduleReasons != nil {
-		reasons = nonNil(*n.NoScheduleReasons)
+	var state *string
+	if n.State != "" {
+		s := string(n.State)
+		state = &s
 	}
 	var conds []byte
-	if len(n.Conditions) > 0 && string(n.Conditions) != "null" {
-		conds = n.Conditions
+	if n.Conditions != nil {
+		if conds, err = json.Marshal(n.Conditions); err != nil {
+			return fmt.Errorf("encode conditions of node %s: %w", n.ID, err)
+		}
 	}
-	_, err = q.RmFleetNodeUpdateStatus(ctx, db.RmFleetNodeUpdateStatusParams{ID: n.ID, State: n.State,
-		NoScheduleReasons: reasons, Conditions: conds, Version: n.Version, At: e.Time, Txid: e.Position.TxID,
-		Seq: e.Position.Seq})
+	_, err = q.RmFleetNodeUpdateStatus(ctx, db.RmFleetNodeUpdateStatusParams{ID: n.ID, State: state,
+		NoScheduleReasons: n.NoScheduleReasons, Conditions: conds, Version: n.Version, At: e.Time,
+		Txid: e.Position.TxID, Seq: e.Position.Seq})
 	return err
 }
 
-// gpuData is the data of gpu.registered and gpu.mode_changed.
-type gpuData struct {
-	ID      string         `json:"id"`
-	NodeID  string         `json:"nodeId"`
-	Model   string         `json:"model"`
-	Layout  core.GPULayout `json:"layout"`
-	Health  string         `json:"health"`
-	Version int64          `json:"version"`
-	// Quarantined is only in gpu.registered.
-	Quarantined bool `json:"quarantined"`
+// nodeStatus is what applyNodeStatus writes of a node: its state and
+// version, and its no-schedule reasons and conditions where the event
+// carries them (nil: the row keeps its own).
+type nodeStatus struct {
+	ID                string
+	State             core.State
+	NoScheduleReasons []string
+	Conditions        []core.NodeCondition
+	Version           int64
+}
+
+// decodeNodeStatus reads a node event that changes the node's status
+// through its core payload type.
+func decodeNodeStatus(e outbox.Stored) (nodeStatus, error) {
+	switch e.Type {
+	case core.EventNodeDraining, core.EventNodeUndrained:
+		d, err := decode[core.NodeDrainEventData](e)
+		return nodeStatus{ID: d.ID, State: d.State, NoScheduleReasons: d.NoScheduleReasons, Version: d.Version}, err
+	case core.EventNodeRetired:
+		d, err := decode[core.NodeRetiredEventData](e)
+		return nodeStatus{ID: d.ID, State: d.State, Version: d.Version}, err
+	case core.EventNodeInventoryReconciled:
+		d, err := decode[core.NodeInventoryReconciledEventData](e)
+		return nodeStatus{ID: d.ID, State: d.State, NoScheduleReasons: d.NoScheduleReasons,
+			Conditions: d.Conditions, Version: d.Version}, err
+	default: // node.connected, node.disconnected, node.unreachable, node.lost: their common part
+		d, err := decode[core.NodeLivenessEventData](e)
+		return nodeStatus{ID: d.ID, State: d.State, NoScheduleReasons: d.NoScheduleReasons,
+			Conditions: d.Conditions, Version: d.Version}, err
+	}
 }
 
 // anyMemoryMB stands for the GPU's memory when deriving atom ids from a
@@ -162,7 +154,7 @@ type gpuData struct {
 const anyMemoryMB = 1 << 40
 
 func applyGPURegistered(ctx context.Context, q *db.Queries, e outbox.Stored) error {
-	g, err := decode[gpuData](e)
+	g, err := decode[core.GPURegisteredEventData](e)
 	if err != nil {
 		return err
 	}
@@ -176,11 +168,11 @@ func applyGPURegistered(ctx context.Context, q *db.Queries, e outbox.Stored) err
 	if err != nil || n == 0 {
 		return err // n == 0: already applied
 	}
-	return writeAtoms(ctx, q, g, node.PoolID)
+	return writeAtoms(ctx, q, g.ID, g.NodeID, node.PoolID, g.Model, g.Layout, g.Version)
 }
 
 func applyGPUModeChanged(ctx context.Context, q *db.Queries, e outbox.Stored) error {
-	g, err := decode[gpuData](e)
+	g, err := decode[core.GPUModeChangedEventData](e)
 	if err != nil {
 		return err
 	}
@@ -193,36 +185,31 @@ func applyGPUModeChanged(ctx context.Context, q *db.Queries, e outbox.Stored) er
 	if err != nil {
 		return fmt.Errorf("GPU %s: %w", g.ID, err)
 	}
-	g.Model = gpu.Model
-	return writeAtoms(ctx, q, g, gpu.PoolID)
+	return writeAtoms(ctx, q, g.ID, g.NodeID, gpu.PoolID, gpu.Model, g.Layout, g.Version)
 }
 
-// writeAtoms makes the GPU's atoms exactly those of its layout: new ones
-// written, others retired.
-func writeAtoms(ctx context.Context, q *db.Queries, g gpuData, poolID string) error {
-	atoms, err := g.Layout.Atoms(g.ID, anyMemoryMB)
+// writeAtoms makes the atoms of GPU gpuID exactly those of its layout: new
+// ones written, others retired.
+func writeAtoms(ctx context.Context, q *db.Queries, gpuID, nodeID, poolID, model string, layout core.GPULayout,
+	version int64) error {
+	atoms, err := layout.Atoms(gpuID, anyMemoryMB)
 	if err != nil {
-		return fmt.Errorf("layout of GPU %s: %w", g.ID, err)
+		return fmt.Errorf("layout of GPU %s: %w", gpuID, err)
 	}
 	keep := make([]string, len(atoms))
 	for i, a := range atoms {
 		keep[i] = a.ID
-		if err := q.RmFleetDeviceUpsertAtom(ctx, db.RmFleetDeviceUpsertAtomParams{ID: a.ID, NodeID: g.NodeID,
-			PoolID: poolID, ParentID: g.ID, Kind: string(a.Kind), Model: g.Model, Profile: a.Profile,
-			Version: g.Version}); err != nil {
+		if err := q.RmFleetDeviceUpsertAtom(ctx, db.RmFleetDeviceUpsertAtomParams{ID: a.ID, NodeID: nodeID,
+			PoolID: poolID, ParentID: gpuID, Kind: string(a.Kind), Model: model, Profile: a.Profile,
+			Version: version}); err != nil {
 			return fmt.Errorf("atom %s: %w", a.ID, err)
 		}
 	}
-	return q.RmFleetDeviceRetireAtoms(ctx, db.RmFleetDeviceRetireAtomsParams{ParentID: g.ID, Keep: keep})
+	return q.RmFleetDeviceRetireAtoms(ctx, db.RmFleetDeviceRetireAtomsParams{ParentID: gpuID, Keep: keep})
 }
 
 func applyDeviceStatus(ctx context.Context, q *db.Queries, e outbox.Stored) error {
-	d, err := decode[struct {
-		ID          string `json:"id"`
-		Health      string `json:"health"`
-		Quarantined bool   `json:"quarantined"`
-		Version     int64  `json:"version"`
-	}](e)
+	d, err := decode[core.DeviceStatusEventData](e)
 	if err != nil {
 		return err
 	}

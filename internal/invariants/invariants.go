@@ -121,14 +121,6 @@ func Check(ctx context.Context, q *db.Queries) ([]Violation, error) {
 	return out, nil
 }
 
-// eligibility is a node's or GPU's scheduling state as the log tells it.
-type eligibility struct {
-	Cordoned    bool     `json:"cordoned"`
-	Taints      []string `json:"taints"`
-	Health      string   `json:"health"`
-	Quarantined bool     `json:"quarantined"`
-}
-
 // bookingsAfterIneligible replays node and GPU events in outbox order and
 // checks that no booking was written after a committed cordon or
 // untolerated taint of its node, or quarantine or health loss of its GPU.
@@ -146,21 +138,29 @@ func bookingsAfterIneligible(ctx context.Context, q *db.Queries) ([]Violation, e
 	if err != nil {
 		return nil, err
 	}
-	nodes := map[string]eligibility{}
-	gpus := map[string]eligibility{}
+	// A node's and a GPU's scheduling state as the log tells it: every
+	// node event of core.EligibilityEventTypes carries the fields of
+	// core.NodeSchedulingEventData, every GPU event those of
+	// core.DeviceStatusEventData.
+	nodes := map[string]core.NodeSchedulingEventData{}
+	gpus := map[string]core.DeviceStatusEventData{}
 	var out []Violation
 	i := 0
 	for _, b := range bookings {
 		for ; i < len(events) && events[i].Seq < b.CreatedSeq; i++ {
 			e := events[i]
-			var st eligibility
-			if err := json.Unmarshal(e.Data, &st); err != nil {
-				return nil, fmt.Errorf("decode %s event: %w", e.Type, err)
-			}
 			switch {
 			case len(e.Subject) > 6 && e.Subject[:6] == "nodes/":
+				var st core.NodeSchedulingEventData
+				if err := json.Unmarshal(e.Data, &st); err != nil {
+					return nil, fmt.Errorf("decode %s event: %w", e.Type, err)
+				}
 				nodes[e.Subject[6:]] = st
 			case len(e.Subject) > 8 && e.Subject[:8] == "devices/":
+				var st core.DeviceStatusEventData
+				if err := json.Unmarshal(e.Data, &st); err != nil {
+					return nil, fmt.Errorf("decode %s event: %w", e.Type, err)
+				}
 				gpus[e.Subject[8:]] = st
 			}
 		}
