@@ -24,9 +24,8 @@ type storedResponse struct {
 }
 
 // storeOutcome is the one place that decides, per outcome, whether a key
-// keeps the answer (docs/concepts/capacity.md, "Idempotency keys: what a key
-// keeps", has the table). A request that ran to a decision is stored and
-// replayed: success, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED,
+// keeps the answer (docs/concepts/capacity.md#idempotency-keys-what-a-key-keeps
+// has the table). A request that ran to a decision is stored and replayed: success, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED,
 // QUOTA_EXCEEDED and a CONFLICT the state decided (an illegal transition, an
 // If-Match mismatch, a duplicate id). A request that lost a race or never
 // finished is not: a version guard that matched no row, a serialization
