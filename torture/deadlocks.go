@@ -8,10 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-)
 
-// sqlstateDeadlock is PostgreSQL's deadlock_detected.
-const sqlstateDeadlock = "40P01"
+	"github.com/bettercompute/compute/internal/pg"
+)
 
 // deadlockTracer counts the statements PostgreSQL aborted as deadlocked, by
 // the torture operation that ran them. The transaction helper retries a
@@ -65,7 +64,7 @@ func (t *deadlockTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatc
 // record counts err when it is a deadlock, under the operation of ctx.
 func (t *deadlockTracer) record(ctx context.Context, sql string, err error) {
 	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.Code != sqlstateDeadlock {
+	if !pg.IsDeadlock(err) || !errors.As(err, &pgErr) { // pgErr for its Detail
 		return
 	}
 	kind, _ := ctx.Value(opKey{}).(string)

@@ -92,6 +92,12 @@ func IsExclusionViolation(err error) bool {
 	return hasSQLState(err, sqlstateExclusionViolation)
 }
 
+// IsDeadlock reports a 40P01: PostgreSQL aborted the statement to break a
+// deadlock. IsRetryable covers it too; this is for counting deadlocks apart.
+func IsDeadlock(err error) bool {
+	return hasSQLState(err, sqlstateDeadlockDetected)
+}
+
 // IsLockNotAvailable reports a 55P03: a lock was not granted within
 // lock_timeout (or NOWAIT found it taken).
 func IsLockNotAvailable(err error) bool {

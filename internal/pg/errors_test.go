@@ -44,6 +44,8 @@ func TestTranslate(t *testing.T) {
 
 func TestSQLStatePredicates(t *testing.T) {
 	pg := func(code string) error { return fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: code}) }
+	require.True(t, IsDeadlock(pg("40P01")))
+	require.False(t, IsDeadlock(pg("40001")))
 	require.True(t, IsLockNotAvailable(pg("55P03")))
 	require.False(t, IsLockNotAvailable(pg("57014")))
 	require.True(t, IsQueryCanceled(pg("57014")))
