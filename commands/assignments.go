@@ -283,7 +283,7 @@ func queueCommandIn(ctx context.Context, b *pg.Batch, p db.NodeCommandInsertAtPa
 		return err
 	})
 	typ, tenant := core.NodeJobEvent(c.Kind, core.CommandQueued, c.Tenant)
-	if err := emitIn(ctx, b, typ, tenant, core.NodeCommandSubject(c.ID), c.EventData(), nil); err != nil {
+	if err := emitIn(ctx, b, typ, tenant, core.NodeCommandSubject(c.ID), c, nil); err != nil {
 		return err
 	}
 	workqueue.EnqueueIn(ctx, b, KindNodeJobDispatch, p.NodeID, 0)

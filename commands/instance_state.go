@@ -41,7 +41,7 @@ func appendInstanceEvent(ctx context.Context, q *db.Queries, i db.Instance) (out
 		return outbox.Position{}, err
 	}
 	typ := core.InstanceEvents()[core.State(i.State)]
-	pos, err := emit(ctx, q, typ, i.TenantID, core.InstanceSubject(i.ID), view.EventData())
+	pos, err := emit(ctx, q, typ, i.TenantID, core.InstanceSubject(i.ID), view)
 	if err != nil {
 		return outbox.Position{}, fmt.Errorf("append %s event: %w", typ, err)
 	}

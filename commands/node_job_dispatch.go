@@ -204,7 +204,9 @@ func markSent(ctx context.Context, q *db.Queries, c db.NodeCommand, to core.Stat
 	if bump == 0 {
 		return c, nil
 	}
-	return c, emitNodeJob(ctx, q, core.CommandSent, c, map[string]any{"sessionEpoch": epoch, "journalId": journal})
+	return c, emitNodeJob(ctx, q, core.CommandSent, c, func(job core.NodeCommand) any {
+		return core.NodeCommandSentEventData{NodeCommand: job, SessionEpoch: epoch, JournalID: journal}
+	})
 }
 
 func nodeJobToSend(c db.NodeCommand, epoch int64) NodeJobToSend {

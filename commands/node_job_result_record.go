@@ -174,27 +174,28 @@ func moveNodeJob(ctx context.Context, q *db.Queries, c db.NodeCommand, to core.S
 		return c, core.Errorf(core.CodeConflict, "node command %s was changed concurrently", c.ID)
 	}
 	c.State, c.ExitCode, c.Output, c.Reason, c.Version = string(to), exit, output, reason, c.Version+1
-	if err := emitNodeJob(ctx, q, to, c, nil); err != nil {
+	if err := emitNodeJob(ctx, q, to, c, nil); err != nil { // the job itself is the data
 		return c, err
 	}
 	return c, followInstance(ctx, q, c)
 }
 
 // emitNodeJob appends the event of a node job entering state to, carrying
-// the job as it is now (with its new version) plus extra: node_command.*
-// to the job's tenant, or node_assignment.* (fleet-wide) for an assign or
+// the job as it is now (with its new version), or what data makes of it
+// when the event adds to it (nil: the job itself): node_command.* to the
+// job's tenant, or node_assignment.* (fleet-wide) for an assign or
 // unassign (core.NodeJobEvent).
-func emitNodeJob(ctx context.Context, q *db.Queries, to core.State, c db.NodeCommand, extra map[string]any) error {
+func emitNodeJob(ctx context.Context, q *db.Queries, to core.State, c db.NodeCommand, data func(job core.NodeCommand) any) error {
 	view, err := nodeCommandView(c)
 	if err != nil {
 		return err
 	}
-	data := view.EventData()
-	for k, v := range extra {
-		data[k] = v
+	var payload any = view
+	if data != nil {
+		payload = data(view)
 	}
 	typ, tenant := core.NodeJobEvent(c.Kind, to, c.TenantID)
-	if _, err := emit(ctx, q, typ, tenant, core.NodeCommandSubject(c.ID), data); err != nil {
+	if _, err := emit(ctx, q, typ, tenant, core.NodeCommandSubject(c.ID), payload); err != nil {
 		return fmt.Errorf("append %s event: %w", typ, err)
 	}
 	return nil

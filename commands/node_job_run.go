@@ -241,7 +241,7 @@ func queueNodeCommand(ctx context.Context, q *db.Queries, p db.NodeCommandInsert
 		return NodeCommandResult{}, err
 	}
 	typ, tenant := core.NodeJobEvent(c.Kind, core.CommandQueued, c.Tenant)
-	pos, err := emit(ctx, q, typ, tenant, core.NodeCommandSubject(c.ID), c.EventData())
+	pos, err := emit(ctx, q, typ, tenant, core.NodeCommandSubject(c.ID), c)
 	if err != nil {
 		return NodeCommandResult{}, err
 	}

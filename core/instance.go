@@ -1,9 +1,6 @@
 package core
 
-import (
-	"encoding/json"
-	"time"
-)
+import "time"
 
 // Event types of instances, one per transition of the provision state
 // table, each carrying the instance's new "version". They go to the
@@ -61,13 +58,4 @@ type Instance struct {
 	Version   int64     `json:"version"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
-}
-
-// EventData is the data of an instance.* event: the instance as it is
-// after the transition.
-func (i Instance) EventData() map[string]any {
-	var m map[string]any
-	b, _ := json.Marshal(i) // plain struct: cannot fail
-	_ = json.Unmarshal(b, &m)
-	return m
 }

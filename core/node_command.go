@@ -1,9 +1,6 @@
 package core
 
-import (
-	"encoding/json"
-	"time"
-)
+import "time"
 
 // Event types of commands to node daemons (commands.run). Each is one
 // transition of a command's state (the command state table) and carries
@@ -113,11 +110,16 @@ type NodeCommand struct {
 	FinishedAt     *time.Time         `json:"finishedAt,omitempty"`
 }
 
-// EventData is the data of a node_command.* event: the command as it is
-// after the transition.
-func (c NodeCommand) EventData() map[string]any {
-	var m map[string]any
-	b, _ := json.Marshal(c) // plain struct: cannot fail
-	_ = json.Unmarshal(b, &m)
-	return m
+// NodeCommandSentEventData is the data of node_command.sent and
+// node_assignment.sent, written when a node job is sent to a daemon: the
+// job after the transition and the session it was sent at. The catalog
+// names NodeCommand for them, the part every node job event shares;
+// docs/openapi.yaml documents the two added fields as optional properties
+// of the shared schema.
+type NodeCommandSentEventData struct {
+	NodeCommand
+	// SessionEpoch is the epoch of the session the job was sent at.
+	SessionEpoch int64 `json:"sessionEpoch"`
+	// JournalID is the journal of the daemon it was sent to.
+	JournalID string `json:"journalId"`
 }
