@@ -54,9 +54,9 @@ var (
 )
 
 // eventCatalog is every event type of the log, grouped by aggregate. Add a
-// type here, with its constant and its schema in docs/openapi.yaml
-// (TypedEvent), in the same change: tests in core and httpapi fail until
-// the three agree.
+// type here, with its constant, its payload struct and its schema in
+// docs/openapi.yaml (TypedEvent), in the same change: tests in core and
+// httpapi fail until they agree.
 var eventCatalog = []EventSpec{
 	{Type: EventSiteCreated, Payload: sitePayload, Summary: "A site was created."},
 	{Type: EventPoolCreated, Payload: poolPayload, Summary: "A pool was created."},
