@@ -69,7 +69,7 @@ func newAPIServer(tb testing.TB, wait time.Duration) *apiServer {
 	// Error, which is what a failing input needs to be understood.
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	clk := clock.New(logger)
-	_, err := clk.Sample(ctx, pg.Q)
+	_, err := clk.Sample(ctx, queries.New(pg.Pool))
 	require.NoError(tb, err)
 
 	h := &commands.Handlers{Pool: pg.Pool}

@@ -18,6 +18,7 @@ import (
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
+	"github.com/bettercompute/compute/queries"
 )
 
 func TestHealthz(t *testing.T) {
@@ -93,7 +94,7 @@ func TestReadyzRunsExtraChecks(t *testing.T) {
 	t.Parallel()
 	tdb := pgtest.New(t)
 	clk := clock.New(nil)
-	_, err := clk.Sample(context.Background(), tdb.Q)
+	_, err := clk.Sample(context.Background(), queries.New(tdb.Pool))
 	require.NoError(t, err)
 	lag := 42.0
 	e := httpapi.New(httpapi.Deps{

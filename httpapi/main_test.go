@@ -23,6 +23,7 @@ import (
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
+	"github.com/bettercompute/compute/queries"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -73,7 +74,7 @@ func setupWith(t *testing.T, adjust func(*httpapi.Deps), routes ...httpapi.Route
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clk := clock.New(logger)
-	_, err := clk.Sample(context.Background(), pg.Q)
+	_, err := clk.Sample(context.Background(), queries.New(pg.Pool))
 	require.NoError(t, err)
 
 	auth := authn.New(pg.Pool, 0)
