@@ -129,6 +129,7 @@ Times are RFC 3339 (2030-01-02T15:04:05Z), "now", or "+DURATION" from now
 				if err != nil {
 					return err
 				}
+				c.notePosition(res.Body)
 				return showOne(c, res.Body, func(r client.ReservationResult) table {
 					return table{header: reservationHeader, rows: [][]string{reservationResultRow(r)}}
 				})
@@ -176,6 +177,8 @@ func (c *cli) reservationsListCmd() *cobra.Command {
 			}
 			if minPosition != "" {
 				params.MinPosition = &minPosition
+			} else {
+				params.MinPosition = c.lastPosition() // this CLI's own writes
 			}
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				return list(ctx, c, p, func(ctx context.Context, limit *int, cursor *string) ([]byte, error) {
@@ -207,7 +210,8 @@ func (c *cli) reservationsGetCmd() *cobra.Command {
 		Args:  argsNamed("RESERVATION_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
-				res, err := api.GetReservationWithResponse(ctx, args[0], nil)
+				res, err := api.GetReservationWithResponse(ctx, args[0],
+					&client.GetReservationParams{MinPosition: c.lastPosition()})
 				if err != nil {
 					return err
 				}
@@ -246,9 +250,13 @@ func (c *cli) reservationsExtendCmd() *cobra.Command {
 			}
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				if add > 0 {
-					cur, err := api.GetReservationWithResponse(ctx, args[0], nil)
+					cur, err := api.GetReservationWithResponse(ctx, args[0],
+						&client.GetReservationParams{MinPosition: c.lastPosition()})
 					if err != nil {
 						return err
+					}
+					if cur.JSON200 == nil { // not found, or refused: the error envelope says why
+						return showOne(c, cur.Body, func(client.ReadReservationDetail) table { return table{} })
 					}
 					newEnd = cur.JSON200.End.Add(add)
 				}
@@ -257,6 +265,7 @@ func (c *cli) reservationsExtendCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				c.notePosition(res.Body)
 				return showOne(c, res.Body, func(r client.ReservationResult) table {
 					return table{header: reservationHeader, rows: [][]string{reservationResultRow(r)}}
 				})
@@ -282,6 +291,7 @@ func (c *cli) reservationChangeCmd(verb, short string,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				body, err := do(ctx, api, args[0], im)
+				c.notePosition(body)
 				if err != nil {
 					return err
 				}
