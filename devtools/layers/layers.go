@@ -5,7 +5,9 @@
 // an upward import fails `make test` and is named. Closed names the
 // packages that are contracts of their own (the Go client, the console),
 // which import nothing else of the module whatever their layer, and the
-// examples, which import only the client.
+// examples, which import only the client. Barred names imports a package
+// may not make although its layer is above them: the HTTP layer, the
+// console, the client and main never import the generated queries.
 package layers
 
 import "strings"
@@ -84,3 +86,38 @@ func (c *Closure) Allows(to string) bool {
 	}
 	return false
 }
+
+// Bar is an import some packages may not make although their layer is
+// above it.
+type Bar struct {
+	Dirs   []string // the packages (and their subpackages) barred
+	Import string   // the package (and its subpackages) they may not import
+	Tests  bool     // their test files are barred too
+	Why    string
+}
+
+// Barred are those imports: the HTTP layer, the console and main call
+// commands and queries and never touch a table themselves, so generated
+// rows and SQLSTATEs stay in the packages that own the tables.
+var Barred = []Bar{
+	{Dirs: []string{"httpapi", "console", "client", "cmd/compute"}, Import: "internal/db", Tests: true,
+		Why: "they call commands and queries; rows and SQLSTATEs stay in the packages that own the tables"},
+}
+
+// BarsOf returns the bars a package path (relative to the module root)
+// falls under.
+func BarsOf(rel string) []Bar {
+	var out []Bar
+	for _, b := range Barred {
+		for _, d := range b.Dirs {
+			if under(rel, d) {
+				out = append(out, b)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// under reports whether rel is dir or a package below it.
+func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }

@@ -93,6 +93,7 @@ func violations(pkgs []pkg) []string {
 	for _, p := range pkgs {
 		from := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		out = append(out, closureViolations(from, p)...)
+		out = append(out, barViolations(from, p)...)
 		lf := layers.Of(from)
 		if lf < 0 {
 			out = append(out, fmt.Sprintf("%s is in no layer: add it to layers.Table and docs/architecture.md", from))
@@ -111,6 +112,45 @@ func violations(pkgs []pkg) []string {
 		}
 	}
 	return out
+}
+
+// barViolations reports the barred imports of a package: of its own files,
+// and of its test files when the bar covers tests.
+func barViolations(from string, p pkg) []string {
+	var out []string
+	for _, b := range layers.BarsOf(from) {
+		check := func(what string, imports []string) {
+			for _, imp := range imports {
+				to := strings.TrimPrefix(imp, module+"/")
+				if to == b.Import || strings.HasPrefix(to, b.Import+"/") {
+					out = append(out, fmt.Sprintf("%s imports %s, which it may not (%s)", what, to, b.Why))
+				}
+			}
+		}
+		check(from, p.Imports)
+		if b.Tests {
+			check(from+" (tests)", append(append([]string{}, p.TestImports...), p.XTestImports...))
+		}
+	}
+	return out
+}
+
+// TestABarredImportIsNamed proves the bar can fail: httpapi importing
+// internal/db, in its code or its tests, is reported; commands is not
+// barred.
+func TestABarredImportIsNamed(t *testing.T) {
+	got := violations([]pkg{
+		{ImportPath: module + "/httpapi", Imports: []string{module + "/internal/db"}},
+		{ImportPath: module + "/cmd/compute", XTestImports: []string{module + "/internal/db"}},
+		{ImportPath: module + "/commands", Imports: []string{module + "/internal/db"}},
+	})
+	want := []string{
+		"httpapi imports internal/db, which it may not (they call commands and queries; rows and SQLSTATEs stay in the packages that own the tables)",
+		"cmd/compute (tests) imports internal/db, which it may not (they call commands and queries; rows and SQLSTATEs stay in the packages that own the tables)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("violations = %q, want %q", got, want)
+	}
 }
 
 // closureViolations reports the imports of a package under a closure rule
