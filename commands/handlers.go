@@ -40,6 +40,21 @@ const (
 	KindReservationExpire   = "reservation.expire"
 )
 
+// TestConfig are the settings of Handlers for tests, benchmarks and the
+// torture run, apart from the production ones (river's Config.Test).
+type TestConfig struct {
+	// ReplanCapReached, when set, is called each time a placement stops
+	// replanning because it lost PlacementAttempts races in a row, so that
+	// a torture run can show the cap was reached, not just configured.
+	ReplanCapReached func()
+	// NodesWithoutDaemons leaves nodes that are registered but never join
+	// out of liveness: they stay schedulable instead of becoming
+	// unreachable NoSessionAfter after their registration. For fleets
+	// without daemons (benchmarks, fault tests), never in production. A
+	// node that joins is judged as always.
+	NodesWithoutDaemons bool
+}
+
 // Handlers runs the commands against one database: capacity, nodes and
 // their sessions and liveness, node jobs and instances.
 type Handlers struct {
@@ -53,10 +68,6 @@ type Handlers struct {
 	// PlacementAttempts bounds the savepoint attempts of one placement
 	// (default 3).
 	PlacementAttempts int
-	// ReplanCapReached, when set, is called each time a placement stops
-	// replanning because it lost PlacementAttempts races in a row, so that
-	// a torture run can show the cap was reached, not just configured.
-	ReplanCapReached func()
 	// PlacementSample is how many nodes the placer scores first
 	// (default 64).
 	PlacementSample int
@@ -65,12 +76,6 @@ type Handlers struct {
 	// DefaultNodeCredentialGrace; negative means none (they are revoked at
 	// the re-join).
 	NodeCredentialGrace time.Duration
-	// NodesWithoutDaemons leaves nodes that are registered but never join
-	// out of liveness: they stay schedulable instead of becoming
-	// unreachable NoSessionAfter after their registration. For fleets
-	// without daemons (benchmarks, fault tests), never in production. A
-	// node that joins is judged as always.
-	NodesWithoutDaemons bool
 	// NodeResyncEvery is how often each node's assignments are resynced
 	// (KindNodeResync). Zero means DefaultNodeResyncEvery.
 	NodeResyncEvery time.Duration
@@ -79,6 +84,8 @@ type Handlers struct {
 	// commands.run refuses one more with CONFLICT. Zero means
 	// DefaultMaxOpenNodeJobs.
 	MaxOpenNodeJobs int
+	// Test holds what only tests, benchmarks and the torture run set.
+	Test TestConfig
 }
 
 // DefaultMaxOpenNodeJobs is the default of Handlers.MaxOpenNodeJobs.

@@ -122,8 +122,8 @@ func (h *Handlers) placeWith(ctx context.Context, tx pgx.Tx, p placement, cands 
 	var sp savepoint
 	for i, c := range d.Choices {
 		if conflicts == h.placementAttempts() {
-			if h.ReplanCapReached != nil {
-				h.ReplanCapReached()
+			if h.Test.ReplanCapReached != nil {
+				h.Test.ReplanCapReached()
 			}
 			reasons = append(reasons, fmt.Sprintf("%d more nodes not tried after %d conflicts", len(d.Choices)-i, conflicts))
 			break

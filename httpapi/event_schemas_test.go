@@ -507,7 +507,7 @@ func driveEvents(t *testing.T) []loggedEvent {
 	ctx := context.Background()
 	pg := pgtest.New(t)
 	// n1 never joins and must stay schedulable for the reservations below.
-	h := &commands.Handlers{Pool: pg.Pool, NodesWithoutDaemons: true}
+	h := &commands.Handlers{Pool: pg.Pool, Test: commands.TestConfig{NodesWithoutDaemons: true}}
 	ns := &commands.Handlers{Pool: pg.Pool}
 	wh := webhook.New(pg.Pool, webhook.Config{}, nil)
 	op := core.Actor{Tenant: "ops", Identity: "alice@ops", Role: core.RoleOperator}

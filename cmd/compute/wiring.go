@@ -41,7 +41,7 @@ func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) ser
 		grace = -1 // no grace: commands.Handlers reads zero as its default
 	}
 	h := &commands.Handlers{Pool: pool, Logger: logger, IdempotencyTTL: cfg.IdempotencyTTL, NodeCredentialGrace: grace,
-		NodesWithoutDaemons: cfg.NodesWithoutDaemons, NodeResyncEvery: cfg.NodeResyncEvery,
+		Test: commands.TestConfig{NodesWithoutDaemons: cfg.NodesWithoutDaemons}, NodeResyncEvery: cfg.NodeResyncEvery,
 		MaxOpenNodeJobs: cfg.MaxOpenNodeJobs}
 	return services{
 		handlers: h,
