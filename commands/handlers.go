@@ -84,6 +84,9 @@ type Handlers struct {
 	// commands.run refuses one more with CONFLICT. Zero means
 	// DefaultMaxOpenNodeJobs.
 	MaxOpenNodeJobs int
+	// PlacementRejected, when set, is told the filter of every node the
+	// placer turns down (placement.Filter), for a metric.
+	PlacementRejected func(filter string)
 	// Test holds what only tests, benchmarks and the torture run set.
 	Test TestConfig
 }

@@ -13,14 +13,13 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
-	placer "github.com/bettercompute/compute/placement"
+	"github.com/bettercompute/compute/placement"
 )
 
-// placement is one reservation's request as the placer sees it. The
-// decision (which nodes fit, in which order, which atoms) is package
-// placement's, imported as placer because of this type's name; this file
-// loads its candidates and books its choices.
-type placement struct {
+// reservationToPlace is one reservation's request as the placer sees it.
+// The decision (which nodes fit, in which order, which atoms) is package
+// placement's; this file loads its candidates and books its choices.
+type reservationToPlace struct {
 	reservationID string
 	// The scope: a pool, or every pool of a site (one of the two is set).
 	poolID, siteID string
@@ -71,7 +70,7 @@ const maxReasons = 20
 // candidates, places (placeWith), and ends the placement's savepoint at
 // once. It returns nil and the reasons, node by node, when nothing fit; an
 // error only for a failure that is not a lost race.
-func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, []string, error) {
+func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p reservationToPlace) (*placed, []string, error) {
 	sample := int32(h.placementSample())
 	cands, err := placementCandidates(ctx, db.New(tx), p, &sample)
 	if err != nil {
@@ -95,24 +94,27 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p placement) (*placed, 
 // The savepoint's end (released on success, rolled back to after a failed
 // last attempt) is queued in tail, for the caller to send with its next
 // statements: it must send tail before anything else in the transaction.
-func (h *Handlers) placeWith(ctx context.Context, tx pgx.Tx, p placement, cands []placer.Candidate, sample int,
+func (h *Handlers) placeWith(ctx context.Context, tx pgx.Tx, p reservationToPlace, cands []placement.Candidate, sample int,
 	tail *pg.Batch) (*placed, []string, error) {
 	req := placementRequest(p)
 	// A sample first: in a large pool, best fit among PlacementSample
 	// nodes instead of a free-atom count for every node. When nothing in
 	// the sample fits, all nodes are considered, so a reservation goes
 	// pending only when no node fits, with every node's reason.
-	d := placer.Decide(req, cands)
+	d := placement.Decide(req, cands)
 	if len(d.Choices) == 0 && len(cands) == sample {
 		var err error
 		if cands, err = placementCandidates(ctx, db.New(tx), p, nil); err != nil {
 			return nil, nil, err
 		}
-		d = placer.Decide(req, cands)
+		d = placement.Decide(req, cands)
 	}
 	var reasons []string
 	for _, r := range d.Rejected {
 		reasons = append(reasons, r.NodeID+": "+r.Reason)
+		if h.PlacementRejected != nil {
+			h.PlacementRejected(string(r.Filter))
+		}
 	}
 	if len(cands) == 0 {
 		reasons = append(reasons, "the pool has no nodes")
@@ -184,10 +186,10 @@ func (s *savepoint) begin(b *pg.Batch) {
 	}
 }
 
-// placementRequest is p as placer.Decide takes it.
-func placementRequest(p placement) placer.Request {
+// placementRequest is p as placement.Decide takes it.
+func placementRequest(p reservationToPlace) placement.Request {
 	g := p.spec.GPU
-	return placer.Request{Reservation: p.reservationID, GPUs: g.Count, Kind: g.Kind, Model: g.Model,
+	return placement.Request{Reservation: p.reservationID, GPUs: g.Count, Kind: g.Kind, Model: g.Model,
 		MIGProfile: g.MIGProfile, SlotKind: g.SlotKind, VCPU: p.spec.VCPU, MemoryMB: p.spec.MemoryMB,
 		DiskGB: p.spec.DiskGB, Tolerations: p.spec.Tolerations}
 }
@@ -195,7 +197,7 @@ func placementRequest(p placement) placer.Request {
 // placementCandidates reads the nodes of p's pool or site with their free
 // capacity: maxNodes of them from a point hashed from the reservation, or
 // all when maxNodes is nil.
-func placementCandidates(ctx context.Context, q *db.Queries, p placement, maxNodes *int32) ([]placer.Candidate, error) {
+func placementCandidates(ctx context.Context, q *db.Queries, p reservationToPlace, maxNodes *int32) ([]placement.Candidate, error) {
 	rows, err := q.NodePlacementCandidates(ctx, candidatesParams(p, maxNodes))
 	if err != nil {
 		return nil, pg.Translate(err, "placement candidates")
@@ -204,7 +206,7 @@ func placementCandidates(ctx context.Context, q *db.Queries, p placement, maxNod
 }
 
 // candidatesParams is NodePlacementCandidates' arguments for p.
-func candidatesParams(p placement, maxNodes *int32) db.NodePlacementCandidatesParams {
+func candidatesParams(p reservationToPlace, maxNodes *int32) db.NodePlacementCandidatesParams {
 	g := p.spec.GPU
 	if p.siteID != "" {
 		p.poolID = "" // the query would read the pool's nodes twice
@@ -219,11 +221,11 @@ func candidatesParams(p placement, maxNodes *int32) db.NodePlacementCandidatesPa
 // placementCandidatesOf is the adapter from the candidates query to
 // placement: the query counted each node's free matching atoms (it does not
 // list them; tryNode does, under the node lock).
-func placementCandidatesOf(rows []db.NodePlacementCandidatesRow) []placer.Candidate {
-	cands := make([]placer.Candidate, len(rows))
+func placementCandidatesOf(rows []db.NodePlacementCandidatesRow) []placement.Candidate {
+	cands := make([]placement.Candidate, len(rows))
 	for i, r := range rows {
-		cands[i] = placer.Candidate{NodeID: r.ID,
-			Eligibility: placer.Eligibility{Cordoned: r.Cordoned, NoScheduleReasons: r.NoScheduleReasons,
+		cands[i] = placement.Candidate{NodeID: r.ID,
+			Eligibility: placement.Eligibility{Cordoned: r.Cordoned, NoScheduleReasons: r.NoScheduleReasons,
 				State: r.State, Taints: r.Taints},
 			FreeAtoms: r.FreeAtoms, FreeVCPU: r.FreeVcpu, FreeMemoryMB: r.FreeMemory, FreeDiskGB: r.FreeDisk}
 	}
@@ -234,7 +236,7 @@ func placementCandidatesOf(rows []db.NodePlacementCandidatesRow) []placer.Candid
 // free atoms that match g and are bookable (devices.bookable, the atom rule),
 // healthy and not quarantined, nor their GPU: each is such an atom, its GPU
 // in the mode that exposes it.
-func freeAtomsOf(rows []db.DeviceFreeAtomsRow, g core.GPURequest) []placer.Atom {
+func freeAtomsOf(rows []db.DeviceFreeAtomsRow, g core.GPURequest) []placement.Atom {
 	mode := core.GPUExclusive
 	switch g.Kind {
 	case core.AtomMIG:
@@ -242,9 +244,9 @@ func freeAtomsOf(rows []db.DeviceFreeAtomsRow, g core.GPURequest) []placer.Atom 
 	case core.AtomSlot:
 		mode = g.SlotKind
 	}
-	atoms := make([]placer.Atom, len(rows))
+	atoms := make([]placement.Atom, len(rows))
 	for i, r := range rows {
-		atoms[i] = placer.Atom{ID: r.ID, Kind: g.Kind, Model: g.Model, Profile: atomProfile(g), Mode: mode}
+		atoms[i] = placement.Atom{ID: r.ID, Kind: g.Kind, Model: g.Model, Profile: atomProfile(g), Mode: mode}
 		if r.ParentID != nil {
 			atoms[i].GPU = *r.ParentID
 		}
@@ -254,7 +256,7 @@ func freeAtomsOf(rows []db.DeviceFreeAtomsRow, g core.GPURequest) []placer.Atom 
 
 // nodeIneligible says why a node may not take new bookings, or "".
 func nodeIneligible(cordoned bool, reasons []string, state string, taints, tolerations []string) string {
-	return placer.Ineligible(placer.Eligibility{Cordoned: cordoned, NoScheduleReasons: reasons,
+	return placement.Ineligible(placement.Eligibility{Cordoned: cordoned, NoScheduleReasons: reasons,
 		State: state, Taints: taints}, tolerations)
 }
 
@@ -283,10 +285,10 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// bestFitOrder sorts nodes that fit into the order placer.Decide gives
+// bestFitOrder sorts nodes that fit into the order placement.Decide gives
 // them, the order the placer tries them in (see placement_order_test.go).
 func bestFitOrder(fit []db.NodePlacementCandidatesRow, reservationID string) {
-	d := placer.Decide(placer.Request{Reservation: reservationID}, placementCandidatesOf(fit))
+	d := placement.Decide(placement.Request{Reservation: reservationID}, placementCandidatesOf(fit))
 	rank := make(map[string]int, len(d.Choices))
 	for i, c := range d.Choices {
 		rank[c.NodeID] = i
@@ -303,4 +305,4 @@ func bestFitOrder(fit []db.NodePlacementCandidatesRow, reservationID string) {
 }
 
 // pickAtoms is placement's choice of count atoms among a node's free ones.
-var pickAtoms = placer.PickAtoms
+var pickAtoms = placement.PickAtoms

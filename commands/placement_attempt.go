@@ -12,7 +12,7 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
-	placer "github.com/bettercompute/compute/placement"
+	"github.com/bettercompute/compute/placement"
 )
 
 // tryNode is one placement attempt on one node, inside the savepoint. It
@@ -24,7 +24,7 @@ import (
 // second batch writes before its results are checked; any check that fails
 // rolls the attempt back to the savepoint, which undoes the writes and
 // releases the locks.
-func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p placement, req placer.Request,
+func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p reservationToPlace, req placement.Request,
 	nodeID string) (*placed, string, error) {
 	g := p.spec.GPU
 	var first pg.Batch
@@ -51,7 +51,7 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p plac
 	var atoms []string
 	if g.Count > 0 {
 		var why string
-		if atoms, why = placer.Pick(req, nodeID, freeAtomsOf(free, g)); why != "" {
+		if atoms, why = placement.Pick(req, nodeID, freeAtomsOf(free, g)); why != "" {
 			return nil, why + " (changed concurrently)", nil
 		}
 	}
@@ -152,7 +152,7 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p plac
 // modelChargesOf is the tenant's gpu:<model> charges for the atoms picked:
 // the devices' model, whatever the request named, for the models that have
 // a quota (their rows are locked already, by lockQuota).
-func modelChargesOf(p placement, free []db.DeviceFreeAtomsRow, atoms []string) map[string]int64 {
+func modelChargesOf(p reservationToPlace, free []db.DeviceFreeAtomsRow, atoms []string) map[string]int64 {
 	modelOf := make(map[string]string, len(free))
 	for _, r := range free {
 		modelOf[r.ID] = r.Model

@@ -149,14 +149,14 @@ func (c *creation) first(ctx context.Context, b *pg.Batch) {
 		return err
 	})
 	pg.Many(b, &c.cands, pgx.RowToStructByPos[db.NodePlacementCandidatesRow], func(q *db.Queries) error {
-		_, err := q.NodePlacementCandidates(ctx, candidatesParams(c.placement(c.cmd.Start, nil), &c.sample))
+		_, err := q.NodePlacementCandidates(ctx, candidatesParams(c.reservationToPlace(c.cmd.Start, nil), &c.sample))
 		return err
 	})
 }
 
 // placement is the request as the placer sees it.
-func (c *creation) placement(start time.Time, modelQuotas map[string]bool) placement {
-	return placement{reservationID: c.id, poolID: c.cmd.PoolID, siteID: c.cmd.SiteID, spec: c.spec, start: start, end: c.cmd.End,
+func (c *creation) reservationToPlace(start time.Time, modelQuotas map[string]bool) reservationToPlace {
+	return reservationToPlace{reservationID: c.id, poolID: c.cmd.PoolID, siteID: c.cmd.SiteID, spec: c.spec, start: start, end: c.cmd.End,
 		tenant: c.actor.Tenant, modelQuotas: modelQuotas, quotaFinal: true, assign: true}
 }
 
@@ -183,7 +183,7 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	modelQuotas := modelQuotasOf(c.quota)
 	charges := maps.Clone(c.charges)
 	var tail pg.Batch
-	where, reasons, err := c.h.placeWith(ctx, tx, c.placement(start, modelQuotas), placementCandidatesOf(c.cands),
+	where, reasons, err := c.h.placeWith(ctx, tx, c.reservationToPlace(start, modelQuotas), placementCandidatesOf(c.cands),
 		int(c.sample), &tail)
 	if err != nil {
 		return ReservationResult{}, err

@@ -101,7 +101,7 @@ func (h *Handlers) retryPending(ctx context.Context, reservationID string, fence
 		if err != nil {
 			return err
 		}
-		where, reasons, err := h.place(ctx, tx, placement{reservationID: r.ID, poolID: r.PoolID, siteID: r.SiteID, spec: r.Spec, start: start,
+		where, reasons, err := h.place(ctx, tx, reservationToPlace{reservationID: r.ID, poolID: r.PoolID, siteID: r.SiteID, spec: r.Spec, start: start,
 			end: r.End, tenant: r.Tenant, modelQuotas: modelQuotas})
 		if err != nil {
 			return err

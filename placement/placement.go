@@ -125,11 +125,29 @@ type Choice struct {
 	DeviceIDs []string
 }
 
-// Rejection is a node that does not fit, and why.
+// Rejection is a node that does not fit, and why: the filter that
+// rejected it (a constant that metrics count, as Nomad's feasibility
+// checkers and Kubernetes' plugins name theirs) and the reason in words.
 type Rejection struct {
 	NodeID string
+	Filter Filter
 	Reason string // never empty
 }
+
+// Filter names why a node was rejected.
+type Filter string
+
+// The filters, in the order they are applied.
+const (
+	FilterCordoned       Filter = "cordoned"
+	FilterNotSchedulable Filter = "not-schedulable" // a system reason: unreachable, draining, …
+	FilterNodeState      Filter = "node-state"      // lost or retired
+	FilterTaint          Filter = "untolerated-taint"
+	FilterCapacity       Filter = "insufficient-capacity" // GPUs, vCPU, memory or disk
+)
+
+// Filters are every filter, for metrics that start each at zero.
+var Filters = []Filter{FilterCordoned, FilterNotSchedulable, FilterNodeState, FilterTaint, FilterCapacity}
 
 // Decision is where a request can go.
 type Decision struct {
@@ -152,8 +170,8 @@ type Decision struct {
 func Decide(req Request, cands []Candidate) Decision {
 	var d Decision
 	for _, c := range cands {
-		if why := Ineligible(c.Eligibility, req.Tolerations); why != "" {
-			d.Rejected = append(d.Rejected, Rejection{NodeID: c.NodeID, Reason: why})
+		if f, why := ineligible(c.Eligibility, req.Tolerations); why != "" {
+			d.Rejected = append(d.Rejected, Rejection{NodeID: c.NodeID, Filter: f, Reason: why})
 			continue
 		}
 		free := c.FreeAtoms
@@ -163,7 +181,7 @@ func Decide(req Request, cands []Candidate) Decision {
 			free = int64(len(freeIDs))
 		}
 		if why := lacks(req, c, free); why != "" {
-			d.Rejected = append(d.Rejected, Rejection{NodeID: c.NodeID, Reason: why})
+			d.Rejected = append(d.Rejected, Rejection{NodeID: c.NodeID, Filter: FilterCapacity, Reason: why})
 			continue
 		}
 		ch := Choice{NodeID: c.NodeID, FreeAtoms: free}
@@ -187,20 +205,26 @@ func Decide(req Request, cands []Candidate) Decision {
 // Ineligible says why a node with e may not take new bookings of a
 // reservation with these tolerations, or "".
 func Ineligible(e Eligibility, tolerations []string) string {
+	_, why := ineligible(e, tolerations)
+	return why
+}
+
+// ineligible is Ineligible with the filter that says no.
+func ineligible(e Eligibility, tolerations []string) (Filter, string) {
 	switch {
 	case e.Cordoned:
-		return "cordoned"
+		return FilterCordoned, "cordoned"
 	case len(e.NoScheduleReasons) > 0:
-		return "not schedulable (" + strings.Join(e.NoScheduleReasons, ", ") + ")"
-	case e.State == "lost" || e.State == "retired":
-		return "node is " + e.State
+		return FilterNotSchedulable, "not schedulable (" + strings.Join(e.NoScheduleReasons, ", ") + ")"
+	case e.State == string(core.NodeLost) || e.State == string(core.NodeRetired):
+		return FilterNodeState, "node is " + e.State
 	}
 	for _, t := range e.Taints {
 		if !slices.Contains(tolerations, t) {
-			return "has taint " + t + " that the reservation does not tolerate"
+			return FilterTaint, "has taint " + t + " that the reservation does not tolerate"
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // lacks says which part of req an eligible node with free matching atoms

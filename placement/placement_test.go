@@ -434,7 +434,14 @@ func TestRejectionReasons(t *testing.T) {
 			}
 			d := placement.Decide(tc.req, []placement.Candidate{c})
 			require.Empty(t, d.Choices)
-			require.Equal(t, []placement.Rejection{{NodeID: "n1", Reason: tc.reason}}, d.Rejected)
+			// The filter that said no, as metrics count it.
+			filter := map[string]placement.Filter{"cordoned first": placement.FilterCordoned,
+				"no-schedule reasons": placement.FilterNotSchedulable, "lost": placement.FilterNodeState,
+				"retired": placement.FilterNodeState, "untolerated taint": placement.FilterTaint}[tc.name]
+			if filter == "" {
+				filter = placement.FilterCapacity
+			}
+			require.Equal(t, []placement.Rejection{{NodeID: "n1", Filter: filter, Reason: tc.reason}}, d.Rejected)
 		})
 	}
 

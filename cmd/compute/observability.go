@@ -12,11 +12,13 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/metrics"
 	"github.com/bettercompute/compute/internal/tracing"
 	"github.com/bettercompute/compute/internal/workqueue"
 	"github.com/bettercompute/compute/outbox"
+	"github.com/bettercompute/compute/placement"
 )
 
 // observability is what one `compute serve` process reports to: the
@@ -50,6 +52,17 @@ func newObservability(ctx context.Context, cfg config.Config, pool *pgxpool.Pool
 		logger.Info("tracing: spans exported over OTLP/HTTP", "endpoint", firstNonEmpty(cfg.OTLPTracesEndpoint, cfg.OTLPEndpoint))
 	}
 	return observability{registry: reg, loops: metrics.NewLoops(reg), tp: tp, shutdown: shutdown}, nil
+}
+
+// countPlacementRejections makes h's placer count the nodes it turns down
+// by filter (compute_placement_rejections_total), every filter from zero.
+func (o observability) countPlacementRejections(h *commands.Handlers) {
+	filters := make([]string, len(placement.Filters))
+	for i, f := range placement.Filters {
+		filters[i] = string(f)
+	}
+	o.loops.StartFilters(filters...)
+	h.PlacementRejected = o.loops.PlacementRejected
 }
 
 // buildOf is the build the process runs: what the linker stamped (make

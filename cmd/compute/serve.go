@@ -58,6 +58,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		return err
 	}
 	defer obs.close(logger) // after the loops below have stopped
+	obs.countPlacementRejections(svc.handlers)
 	if cfg.NodesWithoutDaemons {
 		logger.Warn("COMPUTE_NODES_WITHOUT_DAEMONS: nodes registered here that never join stay schedulable (benchmarks and tests only)")
 	}
@@ -77,6 +78,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		}
 		defer closePool(bgPool)
 		bg = newServices(bgPool, cfg, logger)
+		obs.countPlacementRejections(bg.handlers)
 	}
 	// The demo's state lives next to the private cluster's (.compute/demo).
 	demoAt := demoEndpoints{Addr: cfg.Addr, GatewayAddr: cfg.GatewayAddr, Dir: filepath.Join(filepath.Dir(cfg.PGDir), "demo")}

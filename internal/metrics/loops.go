@@ -32,6 +32,7 @@ type Loops struct {
 	batchSeconds *prometheus.HistogramVec
 	items        *prometheus.CounterVec
 	itemSeconds  *prometheus.HistogramVec
+	rejections   *prometheus.CounterVec
 }
 
 // loopBuckets reach past the webhook timeout (15 s by default): a work
@@ -64,7 +65,30 @@ func NewLoops(reg prometheus.Registerer) *Loops {
 			Help:    "Time to run one work item and record its outcome, by kind.",
 			Buckets: loopBuckets,
 		}, []string{"kind"})),
+		rejections: registerOrReuse(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: NamePlacementRejections,
+			Help: "Nodes the placer turned down for a reservation in this process, by the filter that said no.",
+		}, []string{"filter"})),
 	}
+}
+
+// StartFilters makes the placement filters' counters exist at zero, so
+// that a rate over them is defined before the first rejection.
+func (l *Loops) StartFilters(filters ...string) {
+	if l == nil {
+		return
+	}
+	for _, f := range filters {
+		l.rejections.WithLabelValues(f)
+	}
+}
+
+// PlacementRejected counts one node the placer turned down, by filter.
+func (l *Loops) PlacementRejected(filter string) {
+	if l == nil {
+		return
+	}
+	l.rejections.WithLabelValues(filter).Inc()
 }
 
 // SinkBatch counts one batch of events handed to sink, which took took;

@@ -41,6 +41,7 @@ const (
 	NameOutboxBatchDuration    = "compute_outbox_batch_duration_seconds"
 	NameWorkQueueItems         = "compute_workqueue_items_total"
 	NameWorkQueueItemDuration  = "compute_workqueue_item_duration_seconds"
+	NamePlacementRejections    = "compute_placement_rejections_total"
 )
 
 // NewRegistry returns the registry a compute process serves on /metrics,
