@@ -14,13 +14,13 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 
-	compsql "github.com/bettercompute/compute/sql"
+	"github.com/bettercompute/compute/sql"
 )
 
 // Up applies every pending migration. goose speaks database/sql, so the pgx
 // pool is wrapped for the duration of the run.
 func Up(ctx context.Context, pool *pgxpool.Pool) error {
-	fsys, err := fs.Sub(compsql.Migrations, "migrations")
+	fsys, err := fs.Sub(sql.Migrations, "migrations")
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
@@ -39,7 +39,7 @@ func Up(ctx context.Context, pool *pgxpool.Pool) error {
 // Fingerprint is a digest of every migration file: the test template database
 // is named after it, so a changed migration builds a new template.
 func Fingerprint() (string, error) {
-	entries, err := fs.ReadDir(compsql.Migrations, "migrations")
+	entries, err := fs.ReadDir(sql.Migrations, "migrations")
 	if err != nil {
 		return "", err
 	}
@@ -50,7 +50,7 @@ func Fingerprint() (string, error) {
 	sort.Strings(names)
 	h := sha256.New()
 	for _, n := range names {
-		b, err := fs.ReadFile(compsql.Migrations, "migrations/"+n)
+		b, err := fs.ReadFile(sql.Migrations, "migrations/"+n)
 		if err != nil {
 			return "", err
 		}
