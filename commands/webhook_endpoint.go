@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -21,8 +22,34 @@ import (
 // WebhookEndpointResult is an endpoint as a command left it, and the log
 // position of the event the command appended.
 type WebhookEndpointResult struct {
-	Endpoint db.WebhookEndpoint
+	Endpoint WebhookEndpoint
 	Position outbox.Position
+}
+
+// WebhookEndpoint is an endpoint's state as a command wrote it (its
+// secrets are not in it: package webhook made them and shows them once).
+type WebhookEndpoint struct {
+	ID, Tenant, URL, Description string
+	EventTypes                   []string
+	Enabled                      bool
+	DisabledReason               string // "" while enabled
+	FailingSince                 *time.Time
+	ConsecutiveFailures          int32
+	BreakerOpenUntil             *time.Time
+	Version                      int64
+	CreatedAt, UpdatedAt         time.Time
+}
+
+// webhookEndpointOf converts a row at the boundary: no generated type
+// leaves the package.
+func webhookEndpointOf(r db.WebhookEndpoint) WebhookEndpoint {
+	e := WebhookEndpoint{ID: r.ID, Tenant: r.TenantID, URL: r.Url, Description: r.Description, EventTypes: r.EventTypes,
+		Enabled: r.Enabled, FailingSince: r.FailingSince, ConsecutiveFailures: r.ConsecutiveFailures,
+		BreakerOpenUntil: r.BreakerOpenUntil, Version: r.Version, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	if r.DisabledReason != nil {
+		e.DisabledReason = *r.DisabledReason
+	}
+	return e
 }
 
 func requireWebhookWriter(actor core.Actor) error {

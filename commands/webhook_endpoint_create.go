@@ -59,7 +59,7 @@ func (h *Handlers) CreateWebhookEndpoint(ctx context.Context, actor core.Actor, 
 		if err != nil {
 			return pg.Translate(err, "webhook endpoint")
 		}
-		out.Endpoint = row
+		out.Endpoint = webhookEndpointOf(row)
 		out.Position, err = appendWebhookEndpointEvent(ctx, q, core.EventWebhookEndpointCreated, row, webhookEndpointEventData(row))
 		return err
 	})

@@ -29,7 +29,7 @@ func (h *Handlers) DeleteWebhookEndpoint(ctx context.Context, actor core.Actor, 
 		if _, err := q.WebhookEndpointDelete(ctx, id); err != nil {
 			return pg.Translate(err, "webhook endpoint")
 		}
-		out.Endpoint = row
+		out.Endpoint = webhookEndpointOf(row)
 		out.Position, err = appendWebhookEndpointEvent(ctx, q, core.EventWebhookEndpointDeleted, row, webhookEndpointEventData(row))
 		return err
 	})

@@ -73,7 +73,7 @@ func (h *Handlers) RecoverWebhookEndpoint(ctx context.Context, actor core.Actor,
 		if scheduled, err = cmd.Reschedule(ctx, q); err != nil {
 			return err
 		}
-		out.Endpoint = row
+		out.Endpoint = webhookEndpointOf(row)
 		out.Position, err = appendWebhookEndpointEvent(ctx, q, core.EventWebhookEndpointRecovered, row,
 			core.WebhookEndpointRecoveredEventData{
 				WebhookEndpointEventData: webhookEndpointEventData(row), Since: cmd.Since, Scheduled: scheduled,

@@ -79,7 +79,7 @@ func (h *Handlers) UpdateWebhookEndpoint(ctx context.Context, actor core.Actor, 
 		if err != nil {
 			return pg.Translate(err, "webhook endpoint")
 		}
-		out.Endpoint = row
+		out.Endpoint = webhookEndpointOf(row)
 		out.Position, err = appendWebhookEndpointEvent(ctx, q, core.EventWebhookEndpointUpdated, row, webhookEndpointEventData(row))
 		return err
 	})
@@ -115,7 +115,7 @@ func (h *Handlers) RotateWebhookEndpointSecret(ctx context.Context, actor core.A
 		if err != nil {
 			return pg.Translate(err, "webhook endpoint")
 		}
-		out.Endpoint = row
+		out.Endpoint = webhookEndpointOf(row)
 		out.Position, err = appendWebhookEndpointEvent(ctx, q, core.EventWebhookEndpointSecretRotated, row, webhookEndpointEventData(row))
 		return err
 	})

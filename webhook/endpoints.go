@@ -133,9 +133,11 @@ func (s *Service) CreateEndpoint(ctx context.Context, actor core.Actor, in Creat
 
 // endpointOfResult is the endpoint a command wrote, with its event's position.
 func endpointOfResult(res commands.WebhookEndpointResult) Endpoint {
-	e := endpointOf(res.Endpoint)
-	e.Position = res.Position
-	return e
+	r := res.Endpoint
+	return Endpoint{ID: r.ID, Tenant: r.Tenant, URL: r.URL, EventTypes: r.EventTypes, Description: r.Description,
+		Enabled: r.Enabled, DisabledReason: r.DisabledReason, FailingSince: r.FailingSince, Version: r.Version,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ConsecutiveFailures: r.ConsecutiveFailures,
+		CircuitOpenUntil: r.BreakerOpenUntil, Position: res.Position}
 }
 
 // visibleEndpoint loads an endpoint the actor may see. Another tenant's
