@@ -28,6 +28,10 @@ var DefaultSchedule = []time.Duration{
 
 // Config tunes delivery. The zero value of each field means its default.
 type Config struct {
+	// Commands is the write side the service's endpoint changes go
+	// through: main's, with its settings (idempotency TTL, …). Nil builds
+	// one with the defaults on the service's pool, for tests and tools.
+	Commands *commands.Handlers
 	// Timeout bounds one HTTP attempt, connect to last byte (default 15 s).
 	Timeout time.Duration
 	// Schedule is the delay before each attempt; its length is the number
@@ -163,7 +167,11 @@ func New(pool *pgxpool.Pool, cfg Config, logger *slog.Logger) *Service {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Service{pool: pool, cmds: &commands.Handlers{Pool: pool, Logger: logger}, cfg: cfg.withDefaults(), logger: logger.With("component", "webhook"), slots: newSlotState()}
+	cmds := cfg.Commands
+	if cmds == nil {
+		cmds = &commands.Handlers{Pool: pool, Logger: logger}
+	}
+	s := &Service{pool: pool, cmds: cmds, cfg: cfg.withDefaults(), logger: logger.With("component", "webhook"), slots: newSlotState()}
 	if s.cfg.AllowPrivate {
 		s.logger.Warn("webhook SSRF guard is off: deliveries may reach loopback, private and metadata addresses (COMPUTE_WEBHOOK_ALLOW_PRIVATE=true)")
 	}

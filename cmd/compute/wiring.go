@@ -45,7 +45,7 @@ func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) ser
 		MaxOpenNodeJobs: cfg.MaxOpenNodeJobs}
 	return services{
 		handlers: h,
-		webhooks: webhook.New(pool, webhookConfig(cfg), logger),
+		webhooks: webhook.New(pool, webhookConfigWith(cfg, h), logger),
 		router:   &gateway.NodeJobRouter{Commands: h},
 		streams: httpapi.StreamLimits{PerToken: cfg.StreamsPerToken, PerTenant: cfg.StreamsPerTenant,
 			MaxLifetime: cfg.StreamMaxLifetime},
@@ -53,6 +53,14 @@ func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) ser
 			MaxWait: billingMaxWait},
 		pruner: &commands.Pruner{Pool: pool, Logger: logger, Retention: retentionConfig(cfg), Every: cfg.PruneEvery},
 	}
+}
+
+// webhookConfigWith is webhookConfig with the write side main built, so
+// the webhook service's endpoint changes run with main's settings.
+func webhookConfigWith(cfg config.Config, h *commands.Handlers) webhook.Config {
+	c := webhookConfig(cfg)
+	c.Commands = h
+	return c
 }
 
 // retentionConfig is how long each kind of history is kept (0: forever).
