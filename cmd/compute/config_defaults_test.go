@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/bettercompute/compute/billing"
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/httpapi"
+	"github.com/bettercompute/compute/internal/config"
+)
+
+// A setting's default is written in its package (the constant a zero
+// field falls back to) and in the envconfig tag main reads. This test
+// ties the two, so that neither can change alone: `compute serve` with
+// nothing set runs exactly the packages' defaults.
+func TestConfigDefaultsAreThePackagesDefaults(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, config.Prefix+"_") {
+			t.Setenv(name, "") // restored after the test
+			os.Unsetenv(name)
+		}
+	}
+	cfg, err := config.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, pair := range map[string][2]any{
+		"IDEMPOTENCY_TTL":           {cfg.IdempotencyTTL, commands.DefaultIdempotencyTTL},
+		"EVENT_RETENTION":           {cfg.EventRetention, commands.DefaultEventRetention},
+		"WORK_RETENTION":            {cfg.WorkRetention, commands.DefaultWorkRetention},
+		"WEBHOOK_ATTEMPT_RETENTION": {cfg.WebhookAttemptRetention, commands.DefaultWebhookAttemptRetention},
+		"PRUNE_EVERY":               {cfg.PruneEvery, commands.DefaultPruneEvery},
+		"NODE_CREDENTIAL_GRACE":     {cfg.NodeCredentialGrace, commands.DefaultNodeCredentialGrace},
+		"NODE_RESYNC_EVERY":         {cfg.NodeResyncEvery, commands.DefaultNodeResyncEvery},
+		"MAX_OPEN_NODE_JOBS":        {cfg.MaxOpenNodeJobs, commands.DefaultMaxOpenNodeJobs},
+		"BODY_LIMIT":                {cfg.BodyLimit, httpapi.DefaultBodyLimit},
+		"COMMAND_TIMEOUT":           {cfg.CommandTimeout, httpapi.DefaultCommandTimeout},
+		"HTTP_READ_HEADER_TIMEOUT":  {cfg.HTTPReadHeaderTimeout, httpapi.DefaultReadHeaderTimeout},
+		"HTTP_READ_TIMEOUT":         {cfg.HTTPReadTimeout, httpapi.DefaultReadTimeout},
+		"HTTP_WRITE_TIMEOUT":        {cfg.HTTPWriteTimeout, httpapi.DefaultWriteTimeout},
+		"HTTP_IDLE_TIMEOUT":         {cfg.HTTPIdleTimeout, httpapi.DefaultIdleTimeout},
+		"HTTP_MAX_HEADER_BYTES":     {cfg.HTTPMaxHeaderBytes, httpapi.DefaultMaxHeaderBytes},
+		"HTTP_MAX_CONNS":            {cfg.HTTPMaxConns, httpapi.DefaultMaxConns},
+		"STREAMS_PER_TOKEN":         {cfg.StreamsPerToken, httpapi.DefaultStreamsPerToken},
+		"STREAMS_PER_TENANT":        {cfg.StreamsPerTenant, httpapi.DefaultStreamsPerTenant},
+		"STREAM_MAX_LIFETIME":       {cfg.StreamMaxLifetime, httpapi.DefaultStreamLifetime},
+		"BILLING_TIMEOUT":           {cfg.BillingTimeout, billing.DefaultTimeout},
+	} {
+		if got, want := fmt.Sprint(pair[0]), fmt.Sprint(pair[1]); got != want {
+			t.Errorf("COMPUTE_%s defaults to %s in internal/config but its package's default is %s", name, got, want)
+		}
+	}
+}
