@@ -112,7 +112,7 @@ func (hs *harness) daemon(node, dir string, gateways ...string) context.CancelFu
 		err := agent.Run(ctx, agent.Config{NodeID: node, PoolID: "metal", GatewayURLs: gateways, StateDir: dir,
 			FakeGPUs: "2xH100-80GB", VCPU: 32, MemoryMB: 65536, DiskGB: 500, Joiner: hs.join,
 			WorkloadDir: filepath.Join(hs.workloads, node), WorkloadIsolation: cmp.Or(hs.isolation, agent.IsolationNone),
-			Now:            func() time.Time { return hs.d.Now(hs.t) },
+			Now:            hs.clock(),
 			ReconnectDelay: 10 * time.Millisecond})
 		if err != nil {
 			hs.t.Errorf("agent %s: %v", node, err)
@@ -121,6 +121,26 @@ func (hs *harness) daemon(node, dir string, gateways ...string) context.CancelFu
 	stop := func() { cancel(); <-done }
 	hs.t.Cleanup(stop)
 	return stop
+}
+
+// clock is the control plane's simulated clock, as the daemons read it.
+// A daemon may read it while the test ends and its database goes: a read
+// that fails gives the last time read, never a failure from a goroutine
+// the test does not own.
+func (hs *harness) clock() func() time.Time {
+	var mu sync.Mutex
+	var last time.Time
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		var now time.Time
+		if err := hs.d.Pool.QueryRow(context.Background(), "SELECT compute_now()").Scan(&now); err == nil {
+			last = now
+		} else if last.IsZero() {
+			last = time.Now()
+		}
+		return last
+	}
 }
 
 func (hs *harness) session(node string) db.NodeSession {
