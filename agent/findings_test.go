@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bettercompute/compute/internal/testenv"
 	"github.com/bettercompute/compute/wire"
 )
 
@@ -66,9 +67,7 @@ func TestDaemonNeverFollowsATenantsLink(t *testing.T) {
 // refused: a local user who pre-creates it (as one could under /tmp)
 // would redirect the root daemon's writes.
 func TestWorkloadRootMustBeRootsAlone(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to make directories of other users")
-	}
+	testenv.Require(t, os.Geteuid() == 0, "needs root to make directories of other users")
 	base := t.TempDir() // root's, 0700
 	require.NoError(t, secureDir(filepath.Join(base, "ok", "workloads")))
 
@@ -107,12 +106,8 @@ func TestExecOutputIsABoundedTail(t *testing.T) {
 // reason instead of running them unconfined: no runc, a cgroup
 // controller missing, GPUs without a CDI spec.
 func TestDaemonThatCannotIsolateRefuses(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the checks after root's need root")
-	}
-	if _, err := exec.LookPath("runc"); err != nil {
-		t.Skip("needs runc")
-	}
+	testenv.Require(t, os.Geteuid() == 0, "the checks after root's need root")
+	testenv.Program(t, "runc", "", "runc")
 	gpus := []wire.InventoryGPU{{UUID: "GPU-real-0", Model: "H100-80GB", MemoryMB: 81920}}
 	base := func(t *testing.T) Config {
 		root, err := os.MkdirTemp("", "compute-refuse-")

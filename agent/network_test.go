@@ -14,6 +14,7 @@ import (
 	"github.com/containernetworking/cni/libcni"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bettercompute/compute/internal/testenv"
 	"github.com/bettercompute/compute/wire"
 )
 
@@ -22,14 +23,9 @@ import (
 // "hello" on port 8099.
 func wan(t *testing.T) {
 	t.Helper()
-	for _, bin := range []string{"ip", "iptables", "python3"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("needs %s", bin)
-		}
-	}
-	if _, err := os.Stat("/usr/lib/cni/bridge"); err != nil {
-		t.Skip("needs the CNI plugins (apt-get install containernetworking-plugins)")
-	}
+	testenv.Program(t, "ip", "", "iproute2")
+	testenv.Program(t, "bridge", "/usr/lib/cni/bridge", "containernetworking-plugins")
+	testenv.Program(t, "python3", "", "python3")
 	id := fmt.Sprint(os.Getpid() % 100000)
 	ns, host, peer := "ctwan"+id, "vwh"+id, "vww"+id
 	sh := func(args ...string) {
@@ -84,7 +80,7 @@ func TestContainerBridgeNetwork(t *testing.T) {
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
 	a := &wire.AssignPayload{AllocationID: "alc_bridge", VCPU: 1, MemoryMB: 256, Network: wire.NetworkBridge}
-	t.Cleanup(func() { _ = sb.forget(context.Background(), a.AllocationID) })
+	sb.forgetAtEnd(t, a)
 	probe := func(addr string) string {
 		return fmt.Sprintf(`bash -c 'echo > /dev/tcp/%s/%d' 2>/dev/null && echo %s:reached || echo %s:refused`,
 			addr, port, addr, addr)
@@ -125,10 +121,7 @@ func TestContainerHostNetwork(t *testing.T) {
 	probe := fmt.Sprintf(`bash -c 'echo > /dev/tcp/127.0.0.1/%d' 2>/dev/null && echo reached || echo refused`, port)
 	host := &wire.AssignPayload{AllocationID: "alc_host", VCPU: 1, MemoryMB: 256, Network: wire.NetworkHost}
 	none := &wire.AssignPayload{AllocationID: "alc_none", VCPU: 1, MemoryMB: 256}
-	t.Cleanup(func() {
-		_ = sb.forget(context.Background(), host.AllocationID)
-		_ = sb.forget(context.Background(), none.AllocationID)
-	})
+	sb.forgetAtEnd(t, host, none)
 	out, _ := sb.runScript(t, host, probe)
 	require.Equal(t, "reached\n", out)
 	out, _ = sb.runScript(t, none, probe)
@@ -140,11 +133,9 @@ func TestContainerHostNetwork(t *testing.T) {
 func TestBridgeTeardownAfterAPartialDelete(t *testing.T) {
 	sb := containerSandbox(t)
 	require.NotNil(t, sb.net)
-	if _, err := os.Stat("/usr/lib/cni/bridge"); err != nil {
-		t.Skip("needs the CNI plugins")
-	}
+	testenv.Program(t, "bridge", "/usr/lib/cni/bridge", "containernetworking-plugins")
 	a := &wire.AssignPayload{AllocationID: "alc_halfdel", VCPU: 1, MemoryMB: 256, Network: wire.NetworkBridge}
-	t.Cleanup(func() { _ = sb.forget(context.Background(), a.AllocationID) })
+	sb.forgetAtEnd(t, a)
 	out, code := sb.runScript(t, a, "true")
 	require.Zero(t, code, out)
 	// The first delete's work, but for the namespace: what a daemon

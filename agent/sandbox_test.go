@@ -3,7 +3,6 @@ package agent_test
 import (
 	"fmt"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/gateway"
+	"github.com/bettercompute/compute/internal/testenv"
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
@@ -84,12 +84,8 @@ env | grep -c -i -e token -e DATABASE_URL || true`,
 // runc) where it cannot run; CI installs runc and runs as root.
 func requireContainers(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("container isolation needs root")
-	}
-	if _, err := osexec.LookPath("runc"); err != nil {
-		t.Skip("container isolation needs runc (apt-get install runc)")
-	}
+	testenv.Require(t, os.Geteuid() == 0, "container isolation needs root")
+	testenv.Program(t, "runc", "", "runc")
 }
 
 // workDirReady runs a no-op job in reservation's allocation so that its

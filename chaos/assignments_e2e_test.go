@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bettercompute/compute/internal/pg/migrate"
+	"github.com/bettercompute/compute/internal/testenv"
 )
 
 // TestReservationsReachTheMachine is issue 12's end-to-end check with real
@@ -118,9 +119,9 @@ type assignInstance struct{ ID, State, Reason string }
 
 func newAssignFleet(t *testing.T, ctx context.Context) *assignFleet {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the agents' workload isolation needs root")
-	}
+	testenv.Require(t, os.Geteuid() == 0, "the agents' workload isolation needs root")
+	testenv.Program(t, "runc", "", "runc")
+	testenv.Program(t, "bridge", "/usr/lib/cni/bridge", "containernetworking-plugins") // node n3's pool is bridge-mode
 	dbURL, pool := freshDatabase(t)
 	if err := migrate.Up(ctx, pool); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bettercompute/compute/internal/testenv"
 )
 
 // pgbouncerLoad is how long the load runs through PgBouncer.
@@ -134,26 +136,10 @@ func listEvents(t *testing.T, ctx context.Context, cl *client, base string) int 
 
 // findPgBouncer returns the pgbouncer binary, installing the Debian package
 // when it is missing and this process may (root with apt-get); otherwise
-// the test is skipped with the reason.
+// the test is skipped with the reason, or fails under CI.
 func findPgBouncer(t *testing.T) string {
 	t.Helper()
-	if p, err := exec.LookPath("pgbouncer"); err == nil {
-		return p
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("pgbouncer is not installed and installing it needs root (apt-get install -y pgbouncer)")
-	}
-	// A fresh machine has no package lists yet: update once, then install.
-	install := exec.Command("sh", "-c", "apt-get install -y pgbouncer || (apt-get update && apt-get install -y pgbouncer)")
-	install.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Skipf("pgbouncer is not installed and apt-get install failed: %v\n%s", err, out)
-	}
-	p, err := exec.LookPath("pgbouncer")
-	if err != nil {
-		t.Skipf("pgbouncer installed but not on PATH: %v", err)
-	}
-	return p
+	return testenv.Program(t, "pgbouncer", "", "pgbouncer")
 }
 
 // startPgBouncer runs PgBouncer on a free loopback port and returns the URL
@@ -168,9 +154,7 @@ func startPgBouncer(t *testing.T, bin string, pgPort int, directURL string) stri
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
-		if err != nil {
-			t.Skipf("running as root and there is no postgres user to run pgbouncer as: %v", err)
-		}
+		testenv.Require(t, err == nil, "running as root and there is no postgres user to run pgbouncer as: %v", err)
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
