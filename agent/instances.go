@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/bettercompute/compute/wire"
@@ -48,11 +47,6 @@ type instanceProcesses struct {
 	now func() time.Time
 }
 
-// windowSkew is how early, by the daemon's clock, a workload may start
-// before its assignment's start: the control plane's clock and the node's
-// may disagree by that much.
-const windowSkew = time.Minute
-
 // instanceProcess is one running instance: started by this daemon process
 // (cmd set) or adopted from one before it (cmd nil).
 type instanceProcess struct {
@@ -84,50 +78,6 @@ type stoppedInstance struct {
 	AllocationID string
 	PID          int
 	Reason       string
-}
-
-// assignmentLookup finds the assignment held for an allocation.
-type assignmentLookup func(allocationID string) (wire.AssignPayload, bool)
-
-func notAssigned(allocationID string) string {
-	return fmt.Sprintf("allocation %s is not assigned to this node", allocationID)
-}
-
-// admit says whether a workload of allocationID may start now, with the
-// assignment it runs under (nil for an operator's job without
-// allocation). Callers hold ip.mu.
-func (ip *instanceProcesses) admit(lookup assignmentLookup, allocationID string) (*wire.AssignPayload, string) {
-	if allocationID == "" {
-		return nil, ""
-	}
-	if ip.closing[allocationID] {
-		return nil, fmt.Sprintf("allocation %s is being unassigned from this node", allocationID)
-	}
-	a, ok := lookup(allocationID)
-	if !ok {
-		return nil, notAssigned(allocationID)
-	}
-	now := time.Now()
-	if ip.now != nil {
-		now = ip.now()
-	}
-	if why := outsideWindow(a, now); why != "" {
-		return nil, why
-	}
-	return &a, ""
-}
-
-// outsideWindow says why now, by the daemon's clock, is outside the
-// assignment's window [Start, End), or "".
-func outsideWindow(a wire.AssignPayload, now time.Time) string {
-	switch {
-	case !a.Start.IsZero() && now.Add(windowSkew).Before(a.Start):
-		return fmt.Sprintf("allocation %s starts at %s: it is not active yet on this node", a.AllocationID,
-			a.Start.UTC().Format(time.RFC3339))
-	case !a.End.IsZero() && !now.Before(a.End):
-		return fmt.Sprintf("the assignment of allocation %s ended at %s", a.AllocationID, a.End.UTC().Format(time.RFC3339))
-	}
-	return ""
 }
 
 // start starts the instance's process in its allocation's sandbox; a start
@@ -227,72 +177,6 @@ func (ip *instanceProcesses) markStopping(proc *instanceProcess) {
 	ip.mu.Lock()
 	defer ip.mu.Unlock()
 	proc.stopping = true
-}
-
-// stopGroup stops a workload: SIGTERM to its process group (a `runc exec`
-// passes it on to the workload), then, once it exited or after grace, the
-// workload's own process killed (proc.kill) and SIGKILL to whatever of
-// the group is left; it returns when the process has been reaped. What
-// the workload left behind in its container goes with the container, at
-// the allocation's unassign.
-func stopGroup(proc *instanceProcess, grace time.Duration) {
-	if grace <= 0 {
-		grace = DefaultStopGrace
-	}
-	signalGroup(proc, syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-proc.done:
-	case <-t.C:
-	}
-	if proc.kill != nil {
-		proc.kill()
-	}
-	signalGroup(proc, syscall.SIGKILL)
-	<-proc.done
-}
-
-// signalGroup signals proc's process group only while proc is still the
-// process it started as: once it has exited (done) or its pid belongs to
-// another process (a different start time), the pid may be another
-// tenant's, and its group is left alone.
-func signalGroup(proc *instanceProcess, sig syscall.Signal) {
-	select {
-	case <-proc.done:
-		return
-	default:
-	}
-	if ticks, ok := processStart(proc.pid); !ok || (proc.startTicks != 0 && ticks != proc.startTicks) {
-		return
-	}
-	_ = syscall.Kill(-proc.pid, sig)
-}
-
-// exitStatus is a finished workload's exit status (128+n when signal n
-// ended it, as a shell says) and the reason of a failure ("" for status
-// 0): wire.ReasonOOMKilled when the allocation's OOM killer fired.
-func exitStatus(err error, oomKilled bool) (int32, string) {
-	var exitErr *exec.ExitError
-	code := int32(0)
-	switch {
-	case err == nil:
-	case errors.As(err, &exitErr):
-		code = int32(exitErr.ExitCode())
-		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int32(ws.Signal())
-		}
-	default:
-		code = -1
-	}
-	switch {
-	case code == 0:
-		return 0, ""
-	case oomKilled && code == 128+int32(syscall.SIGKILL):
-		return code, wire.ReasonOOMKilled
-	default:
-		return code, fmt.Sprintf("exit status %d", code)
-	}
 }
 
 // beginClosing marks an allocation as being unassigned: no workload of it

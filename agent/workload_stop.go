@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/bettercompute/compute/wire"
+)
+
+// How a workload ends: stopped by the daemon (stopGroup), or on its own,
+// with an exit status the control plane is told (exitStatus).
+
+// stopGroup stops a workload: SIGTERM to its process group (a `runc exec`
+// passes it on to the workload), then, once it exited or after grace, the
+// workload's own process killed (proc.kill) and SIGKILL to whatever of
+// the group is left; it returns when the process has been reaped. What
+// the workload left behind in its container goes with the container, at
+// the allocation's unassign.
+func stopGroup(proc *instanceProcess, grace time.Duration) {
+	if grace <= 0 {
+		grace = DefaultStopGrace
+	}
+	signalGroup(proc, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-proc.done:
+	case <-t.C:
+	}
+	if proc.kill != nil {
+		proc.kill()
+	}
+	signalGroup(proc, syscall.SIGKILL)
+	<-proc.done
+}
+
+// signalGroup signals proc's process group only while proc is still the
+// process it started as: once it has exited (done) or its pid belongs to
+// another process (a different start time), the pid may be another
+// tenant's, and its group is left alone.
+func signalGroup(proc *instanceProcess, sig syscall.Signal) {
+	select {
+	case <-proc.done:
+		return
+	default:
+	}
+	if ticks, ok := processStart(proc.pid); !ok || (proc.startTicks != 0 && ticks != proc.startTicks) {
+		return
+	}
+	_ = syscall.Kill(-proc.pid, sig)
+}
+
+// exitStatus is a finished workload's exit status (128+n when signal n
+// ended it, as a shell says) and the reason of a failure ("" for status
+// 0): wire.ReasonOOMKilled when the allocation's OOM killer fired.
+func exitStatus(err error, oomKilled bool) (int32, string) {
+	var exitErr *exec.ExitError
+	code := int32(0)
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr):
+		code = int32(exitErr.ExitCode())
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int32(ws.Signal())
+		}
+	default:
+		code = -1
+	}
+	switch {
+	case code == 0:
+		return 0, ""
+	case oomKilled && code == 128+int32(syscall.SIGKILL):
+		return code, wire.ReasonOOMKilled
+	default:
+		return code, fmt.Sprintf("exit status %d", code)
+	}
+}
