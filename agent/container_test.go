@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/bettercompute/compute/internal/testenv"
 	"github.com/bettercompute/compute/wire"
 )
 
@@ -23,12 +24,8 @@ import (
 // cannot run (not root, no runc).
 func containerSandbox(t *testing.T) *sandbox {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("container isolation needs root")
-	}
-	if _, err := exec.LookPath("runc"); err != nil {
-		t.Skip("container isolation needs runc (apt-get install runc)")
-	}
+	testenv.Require(t, os.Geteuid() == 0, "container isolation needs root")
+	testenv.Program(t, "runc", "", "runc")
 	root, err := os.MkdirTemp("", "compute-ct-")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(root) })
@@ -63,6 +60,26 @@ func (s *sandbox) runScriptReason(t *testing.T, a *wire.AssignPayload, script st
 	return out.String(), code, reason
 }
 
+// background starts script as a workload of a and leaves it running
+// until the test ends.
+func (s *sandbox) background(t *testing.T, a *wire.AssignPayload, script string) *workload {
+	t.Helper()
+	w, err := s.workload(context.Background(), a, script, ".")
+	require.NoError(t, err)
+	require.NoError(t, w.cmd.Start())
+	t.Cleanup(func() { w.kill(); _ = w.cmd.Wait() })
+	return w
+}
+
+// forgetAtEnd releases the allocations when the test ends.
+func (s *sandbox) forgetAtEnd(t *testing.T, as ...*wire.AssignPayload) {
+	t.Cleanup(func() {
+		for _, a := range as {
+			_ = s.forget(context.Background(), a.AllocationID)
+		}
+	})
+}
+
 // keeperPID is the host pid of the allocation container's first process.
 func (s *sandbox) keeperPID(t *testing.T, domain string) int {
 	st, err := s.runc.state(context.Background(), domain)
@@ -80,7 +97,7 @@ func TestContainerSeesOnlyItsGPUs(t *testing.T) {
 	a := &wire.AssignPayload{AllocationID: "alc_gpu0", VCPU: 1, MemoryMB: 256,
 		Devices: []wire.AssignedDevice{{ID: sb.devices.gpus[0].UUID, GPU: sb.devices.gpus[0].UUID, Kind: "gpu",
 			Visible: sb.devices.gpus[0].UUID}}}
-	t.Cleanup(func() { _ = sb.forget(context.Background(), a.AllocationID) })
+	sb.forgetAtEnd(t, a)
 	out, code := sb.runScript(t, a, "ls /dev")
 	require.Zero(t, code, out)
 	require.Contains(t, strings.Fields(out), "nvidia0")
@@ -134,14 +151,8 @@ func assignOf(id string, vcpu, memoryMB int64) *wire.AssignPayload {
 func TestContainerMemoryLimit(t *testing.T) {
 	sb := containerSandbox(t)
 	small, other := assignOf("alc_small", 1, 64), assignOf("alc_other", 1, 64)
-	t.Cleanup(func() {
-		_ = sb.forget(context.Background(), small.AllocationID)
-		_ = sb.forget(context.Background(), other.AllocationID)
-	})
-	bystander, err := sb.workload(context.Background(), other, "exec sleep 600", ".")
-	require.NoError(t, err)
-	require.NoError(t, bystander.cmd.Start())
-	t.Cleanup(func() { bystander.kill(); _ = bystander.cmd.Wait() })
+	sb.forgetAtEnd(t, small, other)
+	bystander := sb.background(t, other, "exec sleep 600")
 
 	out, code, reason := sb.runScriptReason(t, small, `x=$(head -c 200000000 /dev/zero | tr '\0' a); echo survived ${#x}`)
 	require.Equal(t, int32(137), code, out)
@@ -156,7 +167,7 @@ func TestContainerMemoryLimit(t *testing.T) {
 func TestContainerPidsLimit(t *testing.T) {
 	sb := containerSandbox(t)
 	a := assignOf("alc_pids", 1, 0) // 1 vCPU: DefaultPidsPerVCPU = 512 processes
-	t.Cleanup(func() { _ = sb.forget(context.Background(), a.AllocationID) })
+	sb.forgetAtEnd(t, a)
 	out, code := sb.runScript(t, a, `i=0; while [ $i -lt 700 ]; do sleep 60 >/dev/null 2>&1 & i=$((i+1)); done; echo started $i`)
 	require.NotZero(t, code, "the shell could not fork past the limit")
 	require.NotContains(t, out, "started 700")
@@ -173,14 +184,8 @@ func TestContainerPidsLimit(t *testing.T) {
 func TestContainerNamespaces(t *testing.T) {
 	sb := containerSandbox(t)
 	a, b := assignOf("alc_ns_a", 1, 0), assignOf("alc_ns_b", 1, 0)
-	t.Cleanup(func() {
-		_ = sb.forget(context.Background(), a.AllocationID)
-		_ = sb.forget(context.Background(), b.AllocationID)
-	})
-	secret, err := sb.workload(context.Background(), b, "exec sleep 4242", ".")
-	require.NoError(t, err)
-	require.NoError(t, secret.cmd.Start())
-	t.Cleanup(func() { secret.kill(); _ = secret.cmd.Wait() })
+	sb.forgetAtEnd(t, a, b)
+	sb.background(t, b, "exec sleep 4242")
 
 	l, err := netListen(t)
 	require.NoError(t, err)
@@ -223,7 +228,7 @@ func TestContainerNothingSurvivesTheRelease(t *testing.T) {
 	require.NoDirExists(t, sb.domainDir(a.AllocationID))
 
 	next := assignOf("alc_next", 1, 128)
-	t.Cleanup(func() { _ = sb.forget(context.Background(), next.AllocationID) })
+	sb.forgetAtEnd(t, next)
 	out, code = sb.runScript(t, next, `ls -A /tmp /dev/shm /work; cat /proc/[0-9]*/cmdline | tr '\0' ' ' | grep -c 'sleep 77[78]'; id -u`)
 	require.Zero(t, code, out)
 	require.Equal(t, "/dev/shm:\n\n/tmp:\n\n/work:\n0\n"+fmt.Sprint(uid)+"\n", out,
@@ -232,9 +237,7 @@ func TestContainerNothingSurvivesTheRelease(t *testing.T) {
 
 // A user id is not handed out again while a process runs under it.
 func TestUIDNotReusedWhileItsProcessesRun(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run a process as another user")
-	}
+	testenv.Require(t, os.Geteuid() == 0, "needs root to run a process as another user")
 	table := &uidTable{path: filepath.Join(t.TempDir(), "uids.json"), base: 250_000, count: 4}
 	first, err := table.get("a")
 	require.NoError(t, err)
@@ -274,7 +277,7 @@ func TestWatchdogStopsAContainerPastItsEnd(t *testing.T) {
 	reason, err := j.assign(a)
 	require.NoError(t, err)
 	require.Empty(t, reason)
-	t.Cleanup(func() { _ = sb.forget(context.Background(), a.AllocationID) })
+	sb.forgetAtEnd(t, &a)
 	res := d.instances.start(context.Background(), sb, j.assignment, wire.Message{}, a.AllocationID,
 		commandPayload{InstanceID: "ins_ends", Script: `setsid sh -c 'exec sleep 999' </dev/null >/dev/null 2>&1 & exec sleep 998`})
 	require.Empty(t, res.Reason)
@@ -322,7 +325,7 @@ func TestContainerDiskExceeded(t *testing.T) {
 		reason, err := j.assign(a)
 		require.NoError(t, err)
 		require.Empty(t, reason)
-		t.Cleanup(func() { _ = sb.forget(context.Background(), a.AllocationID) })
+		sb.forgetAtEnd(t, &a)
 		res := d.instances.start(context.Background(), sb, j.assignment, wire.Message{}, a.AllocationID,
 			commandPayload{InstanceID: "ins_" + a.AllocationID, Script: "exec sleep 600"})
 		require.Empty(t, res.Reason)
