@@ -15,6 +15,7 @@ import (
 
 	"github.com/bettercompute/compute/agent"
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/internal/db"
@@ -81,7 +82,7 @@ func newHarness(t *testing.T) *harness {
 	require.NoError(t, err)
 	_, err = h.CreatePool(hs.ctx, operator, commands.CreatePool{ID: "metal", SiteID: "fra1", Kind: commands.PoolBareMetal})
 	require.NoError(t, err)
-	_, err = hs.s.SweepNodeLiveness(hs.ctx)
+	err = commandstest.SweepLiveness(hs.ctx, hs.s)
 	require.NoError(t, err)
 	return hs
 }
@@ -172,7 +173,7 @@ func (hs *harness) advance(d time.Duration, live ...*gateway.Gateway) {
 		for _, g := range live {
 			require.NoError(hs.t, g.Renew(hs.ctx))
 		}
-		_, err := hs.s.SweepNodeLiveness(hs.ctx)
+		err := commandstest.SweepLiveness(hs.ctx, hs.s)
 		require.NoError(hs.t, err)
 	}
 }

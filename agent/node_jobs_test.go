@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/internal/workqueue"
@@ -39,7 +40,7 @@ func (hs *harness) book(node string) string {
 	require.NoError(hs.t, err)
 	require.Equal(hs.t, node, res.Reservation.NodeID)
 	// Node jobs run only in an active reservation: its window has begun.
-	require.NoError(hs.t, h.ActivateReservation(hs.ctx, res.Reservation.ID))
+	require.NoError(hs.t, commandstest.Activate(hs.ctx, h, res.Reservation.ID))
 	// And only where the allocation is assigned: the booking queued an
 	// assign job for the node; dispatch delivers it and the daemon
 	// acknowledges it.

@@ -144,7 +144,7 @@ func (f *fixture) usedReservation(t *testing.T) (reservationID, allocationID str
 	require.NoError(t, err)
 	id := res.Reservation.ID
 	f.d.AdvanceSimClock(t, 90*time.Minute)
-	require.NoError(t, f.h.ActivateReservation(f.ctx, id))
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, id))
 	_, err = f.h.ReleaseReservation(f.ctx, commandstest.TenantA, commands.ReleaseReservation{ReservationID: id})
 	require.NoError(t, err)
 	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT id FROM allocations WHERE reservation_id = $1", id).Scan(&allocationID))

@@ -95,7 +95,7 @@ func (f *fixture) activate(t *testing.T, r core.Reservation) {
 	if now := f.d.Now(t); r.Start.After(now) {
 		f.d.AdvanceSimClock(t, r.Start.Sub(now))
 	}
-	require.NoError(t, f.h.ActivateReservation(f.ctx, r.ID))
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, r.ID))
 	var state string
 	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT state FROM reservations WHERE id = $1", r.ID).Scan(&state))
 	require.Equal(t, string(core.ReservationActive), state)

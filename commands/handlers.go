@@ -33,7 +33,8 @@ const (
 )
 
 // Work-queue kinds the capacity core enqueues. Their reconcilers are the
-// methods RetryPending, ActivateReservation and ExpireReservation.
+// methods HandleReservationPlace, HandleReservationActivate and
+// HandleReservationExpire.
 const (
 	KindReservationPlace    = "reservation.place"
 	KindReservationActivate = "reservation.activate"

@@ -17,7 +17,7 @@ import (
 )
 
 // KindNodeResync is the periodic resync of one node's assignments (key: the
-// node id), every Handlers.NodeResyncEvery: see ResyncNode. Every session
+// node id), every Handlers.NodeResyncEvery: see resyncNode. Every session
 // open enqueues it, and every scheduling-flag change wakes it at once (so
 // that the observed generation catches up with a change that needs
 // nothing from the daemon).
@@ -137,7 +137,7 @@ func (h *Handlers) ReconcileNodeAssignments(ctx context.Context, nodeID string, 
 	return res, nil
 }
 
-// ResyncNode compares a node's live allocations with the outcomes of its
+// resyncNode compares a node's live allocations with the outcomes of its
 // assign and unassign jobs and queues what is missing, whether or not the
 // node is connected (the jobs wait for it):
 //
@@ -150,13 +150,9 @@ func (h *Handlers) ReconcileNodeAssignments(ctx context.Context, nodeID string, 
 //     is unassigned (unassign:<id>, else unassign:<id>:g<generation>).
 //
 // It then raises the current session's observed generation to what the
-// node has applied. It reports done for a retired node.
-func (h *Handlers) ResyncNode(ctx context.Context, nodeID string) (res AssignmentReconcile, done bool, err error) {
-	return h.resyncNode(ctx, nodeID, nil)
-}
-
-// resyncNode is ResyncNode with its transaction fenced by fence (nil: not
-// fenced), so a worker whose shard lease was taken over cannot requeue jobs.
+// node has applied. It reports done for a retired node. Its transaction is
+// fenced by fence (nil: not fenced), so a worker whose shard lease was
+// taken over cannot requeue jobs; workers run it as HandleNodeResync.
 func (h *Handlers) resyncNode(ctx context.Context, nodeID string, fence func(pgx.Tx) error) (res AssignmentReconcile, done bool, err error) {
 	err = pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		res, done = AssignmentReconcile{}, false

@@ -13,15 +13,6 @@ import (
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
-// ExpireNodeCredentials closes the node's session if the credential it was
-// opened with no longer authenticates (its grace ended) and returns how
-// long until the next grace of the node's credentials ends (0: none). It is
-// the plain method behind KindNodeCredentialGrace, callable from tests in
-// simulated time.
-func (h *Handlers) ExpireNodeCredentials(ctx context.Context, nodeID string) (time.Duration, error) {
-	return h.expireNodeCredentials(ctx, nodeID, nil)
-}
-
 // HandleNodeCredentialGrace is the KindNodeCredentialGrace work-queue
 // handler: it fences the shard lease, closes a session whose credential's
 // grace ended and asks to run again when the next grace ends.

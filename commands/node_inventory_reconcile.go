@@ -84,7 +84,7 @@ type InventoryResult struct {
 // little less than the marketing size (an H100 80GB shows 81559 MiB).
 const MemoryTolerance = 0.05
 
-// ReconcileNodeInventory reconciles the GPUs a node's daemon reports, at
+// ReconcileNodeInventory reconciles what a node's daemon reports, at
 // session epoch, with the node's record, in one transaction fenced by that
 // epoch (a report of a superseded or closed session is
 // ErrSessionSuperseded and changes nothing). The machine decides what
@@ -108,19 +108,12 @@ const MemoryTolerance = 0.05
 // node.inventory_reconciled carries the node's new version; a report that
 // agrees with the record writes nothing.
 //
-// It reconciles a report of GPUs alone, from a daemon that runs workloads
-// (ReconcileNodeInventoryReport with NodeInventory{GPUs: gpus}).
-func (h *Handlers) ReconcileNodeInventory(ctx context.Context, nodeID string, epoch int64, gpus []ReportedGPU) (InventoryResult, error) {
-	return h.ReconcileNodeInventoryReport(ctx, nodeID, epoch, NodeInventory{GPUs: gpus})
-}
-
-// ReconcileNodeInventoryReport is ReconcileNodeInventory for a daemon's
-// whole report: besides its GPUs, a daemon that refuses workloads (its
-// WorkloadsRefused reason) raises the node's WorkloadsRefused condition with
-// that reason, and a report without one clears it, in the same transaction
-// and node.inventory_reconciled as the GPU conditions. The node stays in
+// Besides its GPUs, a daemon that refuses workloads (its WorkloadsRefused
+// reason) raises the node's WorkloadsRefused condition with that reason,
+// and a report without one clears it, in the same transaction and
+// node.inventory_reconciled as the GPU conditions. The node stays in
 // placement: the daemon takes assignments, it fails their workloads.
-func (h *Handlers) ReconcileNodeInventoryReport(ctx context.Context, nodeID string, epoch int64, inv NodeInventory) (InventoryResult, error) {
+func (h *Handlers) ReconcileNodeInventory(ctx context.Context, nodeID string, epoch int64, inv NodeInventory) (InventoryResult, error) {
 	gpus := inv.GPUs
 	refused := boundedReason(inv.WorkloadsRefused, WorkloadsRefusedMaxBytes)
 	var res InventoryResult

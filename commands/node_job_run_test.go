@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 )
@@ -46,7 +47,7 @@ func TestRunNodeCommandAuthorization(t *testing.T) {
 
 	_, err = f.h.RunNodeCommand(f.ctx, tenantA, execOn(held, "k4"))
 	require.Equal(t, core.CodeConflict, core.CodeOf(err), "a booking whose window has not begun runs nothing")
-	require.NoError(t, f.h.ActivateReservation(f.ctx, res.Reservation.ID))
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, res.Reservation.ID))
 	ok, err := f.h.RunNodeCommand(f.ctx, tenantA, execOn(held, "k5")) // k4's refusal is replayed for k4
 	require.NoError(t, err)
 	require.NotEmpty(t, ok.Command.AllocationID, "the job runs in the tenant's allocation")
@@ -75,7 +76,7 @@ func TestRunNodeCommandIdempotency(t *testing.T) {
 	f := setup(t)
 	f.node(t, "n1", exclusive, exclusive)
 	res := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1})
-	require.NoError(t, f.h.ActivateReservation(f.ctx, res.Reservation.ID))
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, res.Reservation.ID))
 	node := res.Reservation.NodeID
 	key := "wf:wf_1:step-2"
 
@@ -97,7 +98,7 @@ func TestRunNodeCommandIdempotency(t *testing.T) {
 	// neither squat acme's next key nor learn that acme used one.
 	resB := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1})
 	require.Equal(t, node, resB.Reservation.NodeID)
-	require.NoError(t, f.h.ActivateReservation(f.ctx, resB.Reservation.ID))
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, resB.Reservation.ID))
 	theirs, err := f.h.RunNodeCommand(f.ctx, tenantB, different)
 	require.NoError(t, err, "the same key under another tenant is another command")
 	require.NotEqual(t, first.Command.ID, theirs.Command.ID)

@@ -14,19 +14,10 @@ import (
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
-// ReconcileNodeLiveness applies the node's liveness transition if it is
-// due (unreachable after NoSessionAfter plus grace, lost after the pool's
-// lostAfter) and returns how long until the next one can be (0: none
-// pending). It is the plain method behind KindNodeLiveness, callable from
-// tests in simulated time.
-func (h *Handlers) ReconcileNodeLiveness(ctx context.Context, nodeID string) (time.Duration, error) {
-	_, next, err := h.reconcileLiveness(ctx, nodeID, nil)
-	return next, err
-}
-
 // HandleNodeLiveness is the KindNodeLiveness work-queue handler: it fences
-// the shard lease, reconciles the node and asks to run again at the node's
-// next threshold.
+// the shard lease and applies the node's liveness transition if it is due
+// (unreachable after NoSessionAfter plus grace, lost after the pool's
+// lostAfter), then asks to run again at the node's next threshold.
 func (h *Handlers) HandleNodeLiveness(ctx context.Context, it workqueue.Item) error {
 	_, next, err := h.reconcileLiveness(ctx, it.Key, func(tx pgx.Tx) error { return it.Lease.Fence(ctx, tx) })
 	if err != nil {

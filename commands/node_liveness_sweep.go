@@ -24,7 +24,7 @@ type LivenessSweepResult struct {
 	Transitioned []string
 }
 
-// SweepNodeLiveness is the liveness controller's periodic pass (work-queue
+// sweepNodeLiveness is the liveness controller's periodic pass (work-queue
 // kind KindNodeLivenessSweep, every LivenessSweepEvery). It
 //
 //  1. moves the controller heartbeat and detects an outage: a gap above
@@ -35,14 +35,9 @@ type LivenessSweepResult struct {
 //  3. applies every unreachable or lost transition that is due.
 //
 // Per-node KindNodeLiveness items make transitions happen on time between
-// sweeps; the sweep is the level-triggered backstop. Unfenced: workers run
-// it as HandleNodeLivenessSweep.
-func (h *Handlers) SweepNodeLiveness(ctx context.Context) (LivenessSweepResult, error) {
-	return h.sweepNodeLiveness(ctx, nil)
-}
-
-// sweepNodeLiveness is SweepNodeLiveness with fence, when set, as the
-// first statement of each of its transactions.
+// sweeps; the sweep is the level-triggered backstop. fence, when set, is
+// the first statement of each of its transactions; workers run it as
+// HandleNodeLivenessSweep.
 func (h *Handlers) sweepNodeLiveness(ctx context.Context, fence func(pgx.Tx) error) (LivenessSweepResult, error) {
 	var res LivenessSweepResult
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
@@ -101,8 +96,12 @@ func (h *Handlers) sweepNodeLiveness(ctx context.Context, fence func(pgx.Tx) err
 // that a worker that lost the shard neither moves the heartbeat nor judges
 // a node.
 func (h *Handlers) HandleNodeLivenessSweep(ctx context.Context, it workqueue.Item) error {
-	if _, err := h.sweepNodeLiveness(ctx, fenceOf(ctx, it)); err != nil {
+	res, err := h.sweepNodeLiveness(ctx, fenceOf(ctx, it))
+	if err != nil {
 		return err
+	}
+	if len(res.GatewayLost) > 0 || len(res.Transitioned) > 0 {
+		h.logger().Info("liveness sweep", "gateway_lost", res.GatewayLost, "transitioned", res.Transitioned)
 	}
 	return workqueue.Again(LivenessSweepEvery)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 )
 
@@ -114,19 +115,19 @@ func TestExpiryFollowsTheSimulatedClock(t *testing.T) {
 	f := setup(t)
 	f.node(t, "n1", exclusive)
 	a := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, VCPU: 4}) // [0h, 2h)
-	require.ErrorContains(t, f.h.ExpireReservation(f.ctx, a.Reservation.ID), "run again", "not yet")
-	require.NoError(t, f.h.ActivateReservation(f.ctx, a.Reservation.ID))
+	require.ErrorContains(t, commandstest.Expire(f.ctx, f.h, a.Reservation.ID), "run again", "not yet")
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, a.Reservation.ID))
 	got, err := f.h.GetReservation(f.ctx, tenantA, a.Reservation.ID)
 	require.NoError(t, err)
 	require.Equal(t, core.ReservationActive, got.State)
 
 	f.d.AdvanceSimClock(t, 2*time.Hour)
-	require.NoError(t, f.h.ExpireReservation(f.ctx, a.Reservation.ID))
+	require.NoError(t, commandstest.Expire(f.ctx, f.h, a.Reservation.ID))
 	got, err = f.h.GetReservation(f.ctx, tenantA, a.Reservation.ID)
 	require.NoError(t, err)
 	require.Equal(t, core.ReservationExpired, got.State)
 	require.Equal(t, int64(3), got.Version)
-	require.NoError(t, f.h.ExpireReservation(f.ctx, a.Reservation.ID), "expiring twice is a no-op")
+	require.NoError(t, commandstest.Expire(f.ctx, f.h, a.Reservation.ID), "expiring twice is a no-op")
 	f.requireInvariants(t)
 }
 

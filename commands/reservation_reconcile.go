@@ -38,14 +38,20 @@ func (h *Handlers) HandleReservationPlace(ctx context.Context, it workqueue.Item
 	return h.retryPending(ctx, it.Key, fenceOf(ctx, it))
 }
 
-// HandleReservationActivate is the KindReservationActivate work-queue
-// handler: ActivateReservation fenced by the item's shard lease.
+// HandleReservationActivate is the reservation.activate reconciler, the
+// KindReservationActivate work-queue handler: a booked reservation whose
+// start has passed (per compute_now()) becomes active. An early run asks to
+// run again at the start. Its transaction is fenced by the item's shard
+// lease.
 func (h *Handlers) HandleReservationActivate(ctx context.Context, it workqueue.Item) error {
 	return h.timedTransition(ctx, it.Key, fenceOf(ctx, it), decideActivation)
 }
 
-// HandleReservationExpire is the KindReservationExpire work-queue handler:
-// ExpireReservation fenced by the item's shard lease.
+// HandleReservationExpire is the reservation.expire reconciler, the
+// KindReservationExpire work-queue handler: a reservation whose end has
+// passed (per compute_now()) becomes expired, refunding its quota and
+// freeing its capacity. An early run (the end was extended) asks to run
+// again at the end. Its transaction is fenced by the item's shard lease.
 func (h *Handlers) HandleReservationExpire(ctx context.Context, it workqueue.Item) error {
 	return h.timedTransition(ctx, it.Key, fenceOf(ctx, it), decideExpiry)
 }
@@ -148,14 +154,6 @@ func (h *Handlers) retryPending(ctx context.Context, reservationID string, fence
 	return nil
 }
 
-// ActivateReservation is the reservation.activate reconciler: a booked
-// reservation whose start has passed (per compute_now()) becomes active. An
-// early run asks to run again at the start. Unfenced: workers run it as
-// HandleReservationActivate.
-func (h *Handlers) ActivateReservation(ctx context.Context, reservationID string) error {
-	return h.timedTransition(ctx, reservationID, nil, decideActivation)
-}
-
 func decideActivation(row db.ReservationGetRow, past db.ReservationIsPastEndRow) (core.State, string, time.Time) {
 	switch {
 	case core.State(row.State) != core.ReservationBooked:
@@ -164,15 +162,6 @@ func decideActivation(row db.ReservationGetRow, past db.ReservationIsPastEndRow)
 		return "", "", row.StartTs
 	}
 	return core.ReservationActive, core.EventReservationActivated, time.Time{}
-}
-
-// ExpireReservation is the reservation.expire reconciler: a reservation
-// whose end has passed (per compute_now()) becomes expired, refunding its
-// quota and freeing its capacity. An early run (the end was extended) asks
-// to run again at the end. Unfenced: workers run it as
-// HandleReservationExpire.
-func (h *Handlers) ExpireReservation(ctx context.Context, reservationID string) error {
-	return h.timedTransition(ctx, reservationID, nil, decideExpiry)
 }
 
 func decideExpiry(row db.ReservationGetRow, past db.ReservationIsPastEndRow) (core.State, string, time.Time) {

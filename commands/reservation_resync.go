@@ -37,15 +37,11 @@ type ReservationResyncResult struct {
 	More bool
 }
 
-// ResyncReservations puts back the reconciler rows that live reservations
+// resyncReservations puts back the reconciler rows that live reservations
 // need and have lost: a pending reservation's placement retry (now), a
 // booked one's activation (at its start) and every quota-holding one's
-// expiry (at its end). Rows that exist are left alone. Unfenced: workers
-// run it as HandleReservationResync.
-func (h *Handlers) ResyncReservations(ctx context.Context) (ReservationResyncResult, error) {
-	return h.resyncReservations(ctx, nil)
-}
-
+// expiry (at its end). Rows that exist are left alone. Its transaction is
+// fenced by fence; workers run it as HandleReservationResync.
 func (h *Handlers) resyncReservations(ctx context.Context, fence func(pgx.Tx) error) (ReservationResyncResult, error) {
 	var res ReservationResyncResult
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
 	"github.com/bettercompute/compute/internal/workqueue"
@@ -37,7 +38,7 @@ func TestReservationResync(t *testing.T) {
 	f.node(t, "n1", exclusive, exclusive)
 	booked := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: t0.Add(time.Hour), End: t0.Add(3 * time.Hour)})
 	active := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: t0, End: t0.Add(2 * time.Hour)})
-	require.NoError(t, f.h.ActivateReservation(f.ctx, active.Reservation.ID))
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, active.Reservation.ID))
 
 	lose := func() {
 		t.Helper()

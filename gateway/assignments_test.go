@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/wire"
@@ -103,7 +104,7 @@ func TestAssignmentsOverTheWire(t *testing.T) {
 	require.NoError(t, err)
 	rsv := res.Reservation
 	// Instances run only on an active reservation: its window has begun.
-	require.NoError(t, f.h.ActivateReservation(f.ctx, rsv.ID))
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, rsv.ID))
 	inst, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
 	require.NoError(t, err)
 	_, err = g.Dispatch(f.ctx, "n1")

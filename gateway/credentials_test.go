@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/wire"
@@ -181,7 +182,7 @@ func TestRejoinRevokesEarlierCredentialsAfterTheGrace(t *testing.T) {
 	f.advance(commands.DefaultNodeCredentialGrace - commands.LivenessSweepEvery)
 	_, _, err = f.s.AuthenticateNodeCredential(f.ctx, old.Token)
 	require.NoError(t, err)
-	next, err := f.s.ExpireNodeCredentials(f.ctx, "n1")
+	next, err := commandstest.ExpireCredentials(f.ctx, f.s, "n1")
 	require.NoError(t, err)
 	require.Equal(t, commands.LivenessSweepEvery, next, "runs again when the grace ends")
 	require.True(t, f.session("n1").Connected)
@@ -192,7 +193,7 @@ func TestRejoinRevokesEarlierCredentialsAfterTheGrace(t *testing.T) {
 	_, _, err = f.s.AuthenticateNodeCredential(f.ctx, fresh.Token)
 	require.NoError(t, err)
 	require.False(t, f.credentials("n1")[old.ID].Active)
-	next, err = f.s.ExpireNodeCredentials(f.ctx, "n1")
+	next, err = commandstest.ExpireCredentials(f.ctx, f.s, "n1")
 	require.NoError(t, err)
 	require.Zero(t, next)
 	sess := f.session("n1")
@@ -205,7 +206,7 @@ func TestRejoinRevokesEarlierCredentialsAfterTheGrace(t *testing.T) {
 	_, err = f.s.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: f.gateways["gw1"], GatewayID: "gw1",
 		JournalID: "j1", CredentialID: fresh.ID})
 	require.NoError(t, err)
-	_, err = f.s.ExpireNodeCredentials(f.ctx, "n1")
+	_, err = commandstest.ExpireCredentials(f.ctx, f.s, "n1")
 	require.NoError(t, err)
 	require.True(t, f.session("n1").Connected)
 	f.requireInvariants()

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/internal/lease"
@@ -212,7 +213,7 @@ func TestGatewayKeepsLeaseDuringSlowDispatch(t *testing.T) {
 		f.d.AdvanceSimClock(t, lease.RenewEvery)
 		require.Eventually(t, func() bool { ticks.fire(); return renewedNow() }, 10*time.Second, 5*time.Millisecond,
 			"the lease is renewed %s into the blocked dispatch", elapsed+lease.RenewEvery)
-		_, err := f.s.SweepNodeLiveness(f.ctx)
+		err := commandstest.SweepLiveness(f.ctx, f.s)
 		require.NoError(t, err)
 		require.True(t, f.session("n1").Connected, "the node's session survives the sweep")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/internal/db"
@@ -54,7 +55,7 @@ func setup(t *testing.T) *fixture {
 		require.NoError(t, err)
 	}
 	// The controller has been running: a first sweep sets its heartbeat.
-	_, err = f.s.SweepNodeLiveness(f.ctx)
+	err = commandstest.SweepLiveness(f.ctx, f.s)
 	require.NoError(t, err)
 	return f
 }
@@ -108,7 +109,7 @@ func (f *fixture) advance(d time.Duration) {
 		for id := range f.gateways {
 			f.gateway(id)
 		}
-		_, err := f.s.SweepNodeLiveness(f.ctx)
+		err := commandstest.SweepLiveness(f.ctx, f.s)
 		require.NoError(f.t, err)
 	}
 }

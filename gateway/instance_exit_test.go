@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/wire"
 )
@@ -25,7 +26,7 @@ func TestExitedInstanceOverTheWire(t *testing.T) {
 	res, err := f.h.CreateReservation(f.ctx, member, commands.CreateReservation{PoolID: "metal", GPUs: 1,
 		Start: now, End: now.Add(time.Hour)})
 	require.NoError(t, err)
-	require.NoError(t, f.h.ActivateReservation(f.ctx, res.Reservation.ID))
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, res.Reservation.ID))
 	inst, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: res.Reservation.ID})
 	require.NoError(t, err)
 	_, err = g.Dispatch(f.ctx, "n1")

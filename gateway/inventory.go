@@ -40,7 +40,7 @@ func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int6
 	var res commands.InventoryResult
 	var err error
 	for range inventoryAttempts {
-		res, err = g.Commands.ReconcileNodeInventoryReport(ctx, nodeID, epoch,
+		res, err = g.Commands.ReconcileNodeInventory(ctx, nodeID, epoch,
 			commands.NodeInventory{GPUs: gpus, WorkloadsRefused: st.WorkloadsRefused})
 		if err == nil || errors.Is(err, commands.ErrSessionSuperseded) || core.CodeOf(err) != core.CodeConflict {
 			break

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 )
 
@@ -20,7 +21,7 @@ func TestNeverConnectedBecomesUnreachableFromJoin(t *testing.T) {
 
 	f.advance(commands.NoSessionAfter - time.Second)
 	f.requireState("n1", core.NodeRegistered)
-	next, err := f.s.ReconcileNodeLiveness(f.ctx, "n1")
+	next, err := commandstest.ReconcileLiveness(f.ctx, f.s, "n1")
 	require.NoError(t, err)
 	require.Equal(t, time.Second, next, "the reconciler asks to run again exactly at the threshold")
 
@@ -131,16 +132,18 @@ func TestOutageGrace(t *testing.T) {
 	// The database is down for 50 s: nobody sweeps, nobody renews.
 	f.d.AdvanceSimClock(t, 50*time.Second)
 	// Before the sweep notices, the per-node reconciler refuses to judge.
-	next, err := f.s.ReconcileNodeLiveness(f.ctx, "n1")
+	next, err := commandstest.ReconcileLiveness(f.ctx, f.s, "n1")
 	require.NoError(t, err)
 	require.Equal(t, commands.LivenessSweepEvery, next)
 	f.requireState("n1", core.NodeDisconnected)
 
-	res, err := f.s.SweepNodeLiveness(f.ctx)
-	require.NoError(t, err)
-	require.True(t, res.Outage)
-	require.Equal(t, []string{"n2"}, res.GatewayLost) // gw1's lease lapsed during the outage
-	require.Empty(t, res.Transitioned)
+	require.NotEqual(t, "outage", f.session("n1").GraceReason)
+	require.Nil(t, f.session("n2").CloseReason, "n2's session is open before the sweep")
+	require.NoError(t, commandstest.SweepLiveness(f.ctx, f.s))
+	// The sweep saw the outage (n1, disconnected before it, restarts its
+	// clock with the outage grace), ended n2's session with gw1's lapsed
+	// lease, and moved neither to unreachable.
+	require.Equal(t, "gateway-lost", *f.session("n2").CloseReason)
 	for _, id := range []string{"n1", "n2"} {
 		f.requireState(id, core.NodeDisconnected)
 		require.Equal(t, "outage", f.session(id).GraceReason)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 )
 
@@ -27,7 +28,7 @@ func TestNeverJoinedBecomesUnreachableFromRegistration(t *testing.T) {
 	f.advance(time.Hour) // time before the registration does not count
 	f.register(f.h, "n1", "metal")
 	f.requireState("n1", core.NodeRegistered)
-	next, err := f.s.ReconcileNodeLiveness(f.ctx, "n1")
+	next, err := commandstest.ReconcileLiveness(f.ctx, f.s, "n1")
 	require.NoError(t, err)
 	require.Equal(t, commands.NoSessionAfter, next)
 

@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/docs"
 	"github.com/bettercompute/compute/gateway"
@@ -554,12 +555,12 @@ func driveEvents(t *testing.T) []loggedEvent {
 	// Node liveness, on a provider node so that it can be lost. The first
 	// sweep sets the controller heartbeat; advance sweeps as a live
 	// control plane does.
-	must(ns.SweepNodeLiveness(ctx))
+	must(nil, commandstest.SweepLiveness(ctx, ns))
 	advance := func(d time.Duration) {
 		t.Helper()
 		for ; d > 0; d -= commands.LivenessSweepEvery {
 			pg.AdvanceSimClock(t, min(d, commands.LivenessSweepEvery))
-			must(ns.SweepNodeLiveness(ctx))
+			must(nil, commandstest.SweepLiveness(ctx, ns))
 		}
 	}
 	register("c1", "cloud", 1)
@@ -577,10 +578,10 @@ func driveEvents(t *testing.T) []loggedEvent {
 	// one goes missing (device.health_changed), the new one is registered
 	// (gpu.registered), node.inventory_reconciled; then the recorded one
 	// comes back, with a memory that does not match.
-	must(ns.ReconcileNodeInventory(ctx, "c1", sess.Epoch, []commands.ReportedGPU{
-		{UUID: "GPU-c1-new", Model: "a100", MemoryMB: 81920}}))
-	must(ns.ReconcileNodeInventory(ctx, "c1", sess.Epoch, []commands.ReportedGPU{
-		{UUID: "GPU-c1-0", Model: "a100", MemoryMB: 40960}, {UUID: "GPU-c1-new", Model: "a100", MemoryMB: 81920}}))
+	must(ns.ReconcileNodeInventory(ctx, "c1", sess.Epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
+		{UUID: "GPU-c1-new", Model: "a100", MemoryMB: 81920}}}))
+	must(ns.ReconcileNodeInventory(ctx, "c1", sess.Epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
+		{UUID: "GPU-c1-0", Model: "a100", MemoryMB: 40960}, {UUID: "GPU-c1-new", Model: "a100", MemoryMB: 81920}}}))
 	require.NoError(t, ns.CloseNodeSession(ctx, "c1", sess.Epoch, 0))
 	advance(commands.NoSessionAfter + 10*time.Minute + commands.LivenessSweepEvery)
 	must(h.RetireNode(ctx, op, commands.RetireNode{NodeID: "c1"}))
@@ -599,15 +600,15 @@ func driveEvents(t *testing.T) []loggedEvent {
 	must(h.ExtendReservation(ctx, acme, commands.ExtendReservation{ReservationID: r1.Reservation.ID,
 		NewEnd: now.Add(4 * time.Hour)}))
 	pg.AdvanceSimClock(t, time.Hour)
-	require.NoError(t, h.ActivateReservation(ctx, r1.Reservation.ID))
+	require.NoError(t, commandstest.Activate(ctx, h, r1.Reservation.ID))
 	must(h.ReleaseReservation(ctx, acme, commands.ReleaseReservation{ReservationID: r1.Reservation.ID}))
 
 	// Expired.
 	now = pg.Now(t)
 	r2 := reserve(now, now.Add(time.Hour))
-	require.NoError(t, h.ActivateReservation(ctx, r2.Reservation.ID))
+	require.NoError(t, commandstest.Activate(ctx, h, r2.Reservation.ID))
 	pg.AdvanceSimClock(t, 2*time.Hour)
-	require.NoError(t, h.ExpireReservation(ctx, r2.Reservation.ID))
+	require.NoError(t, commandstest.Expire(ctx, h, r2.Reservation.ID))
 
 	// Pending while the node drains: one is cancelled, one booked later.
 	must(h.DrainNode(ctx, op, commands.DrainNode{NodeID: "n1"}))

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/eventstream"
 	"github.com/bettercompute/compute/httpapi"
@@ -352,7 +353,7 @@ func newFuzzFleet(tb testing.TB) *fuzzFleet {
 	s.must(tb, http.StatusCreated, http.MethodPost, "/v1/reservations", f.member, map[string]any{
 		"poolId": "fra1-gpu", "gpus": 1, "vcpu": 1, "start": now.Format(time.RFC3339), "end": now.Add(2 * time.Hour).Format(time.RFC3339),
 	}, &rsv)
-	require.NoError(tb, (&commands.Handlers{Pool: s.pg.Pool}).ActivateReservation(context.Background(), rsv.ID))
+	require.NoError(tb, commandstest.Activate(context.Background(), &commands.Handlers{Pool: s.pg.Pool}, rsv.ID))
 	var ep struct{ ID string }
 	s.must(tb, http.StatusCreated, http.MethodPost, "/v1/webhook-endpoints", f.member,
 		map[string]any{"url": "https://hooks.acme.example/in", "eventTypes": []string{"reservation.booked"}}, &ep)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/httpapi"
 )
@@ -53,7 +54,7 @@ func setupCommands(t *testing.T) (*fleet, string, string) {
 	var rsv reservationJSON
 	f.ok(t, http.StatusCreated, http.MethodPost, "/v1/reservations", f.member, f.reservationBody(t, 1), nil).decode(t, &rsv)
 	// Node jobs run only once the reservation's window has begun.
-	require.NoError(t, h.ActivateReservation(ctx, rsv.ID))
+	require.NoError(t, commandstest.Activate(ctx, h, rsv.ID))
 	return f, rsv.NodeID, rsv.ID
 }
 

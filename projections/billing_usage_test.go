@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/projections"
 )
@@ -25,7 +26,7 @@ func TestUsageWindowKeyIsAllocation(t *testing.T) {
 		DiskGB: 20, Start: at(0), End: at(2)})
 	id := res.Reservation.ID
 	f.d.AdvanceSimClock(t, 90*time.Minute)
-	require.NoError(t, f.h.ActivateReservation(f.ctx, id))
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, id))
 	_, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: id})
 	require.NoError(t, err)
 	f.catchUp(t)

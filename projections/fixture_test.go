@@ -144,8 +144,8 @@ func (f *fixture) scenario(t *testing.T) map[string]commands.ReservationResult {
 	// 30 minutes in: a is active; release the slots, which began at 0.5 h
 	// (cut at 0.75 h) and the later booking, which had not begun (withdrawn).
 	f.d.AdvanceSimClock(t, 45*time.Minute)
-	require.NoError(t, f.h.ActivateReservation(f.ctx, out["a"].Reservation.ID))
-	require.NoError(t, f.h.ActivateReservation(f.ctx, out["c"].Reservation.ID))
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, out["a"].Reservation.ID))
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, out["c"].Reservation.ID))
 	_, err = f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: out["c"].Reservation.ID})
 	require.NoError(t, err)
 	_, err = f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: out["later"].Reservation.ID})
@@ -162,7 +162,7 @@ func (f *fixture) scenario(t *testing.T) map[string]commands.ReservationResult {
 
 	f.d.AdvanceSimClock(t, 5*time.Hour) // 5.75 h: a (to 4 h) and b (to 5 h) and big (to 2 h) are over
 	for _, k := range []string{"a", "b", "big"} {
-		require.NoError(t, f.h.ExpireReservation(f.ctx, out[k].Reservation.ID))
+		require.NoError(t, commandstest.Expire(f.ctx, f.h, out[k].Reservation.ID))
 	}
 	require.NoError(t, f.h.RetryPending(f.ctx, out["p2"].Reservation.ID), "a freed n1: p2 is booked from now")
 	out["late"] = f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1, Start: at(7), End: at(9)})

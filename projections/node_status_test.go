@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/projections"
 )
@@ -35,11 +36,11 @@ func TestNodeStatusProjected(t *testing.T) {
 	f.node(t, "n3")
 	sweep := func(d time.Duration) {
 		t.Helper()
-		_, err := f.h.SweepNodeLiveness(f.ctx)
+		err := commandstest.SweepLiveness(f.ctx, f.h)
 		require.NoError(t, err)
 		for ; d > 0; d -= commands.LivenessSweepEvery {
 			f.d.AdvanceSimClock(t, min(d, commands.LivenessSweepEvery))
-			_, err := f.h.SweepNodeLiveness(f.ctx)
+			err := commandstest.SweepLiveness(f.ctx, f.h)
 			require.NoError(t, err)
 		}
 	}
@@ -51,8 +52,8 @@ func TestNodeStatusProjected(t *testing.T) {
 	require.NoError(t, err)
 	s, err := f.h.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: gw, GatewayID: "gw1", JournalID: "j1"})
 	require.NoError(t, err)
-	_, err = f.h.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, []commands.ReportedGPU{
-		{UUID: "GPU-n1-1", Model: "a100", MemoryMB: 81920}, {UUID: "GPU-n1-9", Model: "a100", MemoryMB: 81920}})
+	_, err = f.h.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
+		{UUID: "GPU-n1-1", Model: "a100", MemoryMB: 81920}, {UUID: "GPU-n1-9", Model: "a100", MemoryMB: 81920}}})
 	require.NoError(t, err)
 	_, err = f.h.DrainNode(f.ctx, operator, commands.DrainNode{NodeID: "n1"})
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/outbox"
 )
@@ -21,7 +22,7 @@ func TestDeviceHoldersAtPointInTime(t *testing.T) {
 	a := f.reserve(t, tenantA, 0, 2)
 	b := f.reserve(t, tenantB, 2, 4)
 	f.d.AdvanceSimClock(t, 3*time.Hour) // b is running; a is over
-	require.NoError(t, f.h.ExpireReservation(f.ctx, a.Reservation.ID))
+	require.NoError(t, commandstest.Expire(f.ctx, f.h, a.Reservation.ID))
 	rel, err := f.h.ReleaseReservation(f.ctx, tenantB, commands.ReleaseReservation{ReservationID: b.Reservation.ID})
 	require.NoError(t, err) // b is cut at 3 h
 	c := f.reserve(t, tenantA, 3, 5)

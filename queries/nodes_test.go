@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/outbox"
@@ -27,13 +28,13 @@ func (f *fixture) lastPosition(t *testing.T) outbox.Position {
 // no heartbeat comes in).
 func (f *fixture) advance(t *testing.T, d time.Duration) {
 	t.Helper()
-	_, err := f.h.SweepNodeLiveness(f.ctx)
+	err := commandstest.SweepLiveness(f.ctx, f.h)
 	require.NoError(t, err)
 	for d > 0 {
 		step := min(d, commands.LivenessSweepEvery)
 		f.d.AdvanceSimClock(t, step)
 		d -= step
-		_, err := f.h.SweepNodeLiveness(f.ctx)
+		err := commandstest.SweepLiveness(f.ctx, f.h)
 		require.NoError(t, err)
 	}
 }
@@ -105,8 +106,8 @@ func TestNodeLivenessIsVisible(t *testing.T) {
 	require.Equal(t, int64(1), n.Allocations)
 
 	// The daemon reports one GPU fewer: the other is missing.
-	_, err = f.h.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, []commands.ReportedGPU{
-		{UUID: "GPU-n1-1", Model: "a100", MemoryMB: 81920}})
+	_, err = f.h.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
+		{UUID: "GPU-n1-1", Model: "a100", MemoryMB: 81920}}})
 	require.NoError(t, err)
 	n = f.readNode(t, "n1")
 	require.Len(t, n.Conditions, 1)
@@ -116,14 +117,14 @@ func TestNodeLivenessIsVisible(t *testing.T) {
 	// Its daemon cannot isolate workloads: the read node shows why, until a
 	// report without a reason.
 	one := []commands.ReportedGPU{{UUID: "GPU-n1-1", Model: "a100", MemoryMB: 81920}}
-	_, err = f.h.ReconcileNodeInventoryReport(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: one,
+	_, err = f.h.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: one,
 		WorkloadsRefused: "workloads are refused on this node: runc not found"})
 	require.NoError(t, err)
 	n = f.readNode(t, "n1")
 	require.Len(t, n.Conditions, 2)
 	require.Equal(t, core.ConditionWorkloadsRefused, n.Conditions[1].Type)
 	require.Equal(t, "workloads are refused on this node: runc not found", n.Conditions[1].Message)
-	_, err = f.h.ReconcileNodeInventoryReport(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: one})
+	_, err = f.h.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: one})
 	require.NoError(t, err)
 	n = f.readNode(t, "n1")
 	require.Len(t, n.Conditions, 1)

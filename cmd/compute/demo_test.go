@@ -72,7 +72,7 @@ func TestDemoAndFakeAgentAgree(t *testing.T) {
 		for i, g := range fake {
 			reported[i] = commands.ReportedGPU{UUID: g.UUID, Model: g.Model, MemoryMB: g.MemoryMB}
 		}
-		res, err := h.ReconcileNodeInventory(ctx, id, s.Epoch, reported)
+		res, err := h.ReconcileNodeInventory(ctx, id, s.Epoch, commands.NodeInventory{GPUs: reported})
 		require.NoError(t, err)
 		require.False(t, res.Changed, "%s: %+v", id, res)
 		require.Empty(t, res.Mismatched, id)

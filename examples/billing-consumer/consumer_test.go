@@ -55,7 +55,7 @@ func TestRedeliveredWindowIsCountedOnce(t *testing.T) {
 		GPUs: 1, VCPU: 4, Start: pgtest.SimEpoch, End: pgtest.SimEpoch.Add(2 * time.Hour)})
 	require.NoError(t, err)
 	d.AdvanceSimClock(t, 90*time.Minute)
-	require.NoError(t, h.ActivateReservation(ctx, res.Reservation.ID))
+	require.NoError(t, commandstest.Activate(ctx, h, res.Reservation.ID))
 	_, err = h.ReleaseReservation(ctx, commandstest.TenantA, commands.ReleaseReservation{ReservationID: res.Reservation.ID})
 	require.NoError(t, err)
 

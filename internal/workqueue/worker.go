@@ -235,7 +235,7 @@ func (w *Worker) run(ctx context.Context, it Item) (err error) {
 		herr = nil // its own fenced transaction completed it
 		return nil
 	}
-	var again againError
+	again, isAgain := AgainAfter(herr)
 	err = pg.InTx(ctx, w.pool, func(tx pgx.Tx) error {
 		if err := it.Lease.Fence(ctx, tx); err != nil {
 			return err
@@ -249,11 +249,11 @@ func (w *Worker) run(ctx context.Context, it Item) (err error) {
 			}
 			_, err = q.WorkQueueUnclaim(ctx, db.WorkQueueUnclaimParams{Kind: it.Kind, Key: it.Key})
 			return err
-		case errors.As(herr, &again):
+		case isAgain:
 			_, err := q.WorkQueueReschedule(ctx, db.WorkQueueRescheduleParams{Kind: it.Kind, Key: it.Key, Gen: it.Gen,
-				DelaySeconds: again.after.Seconds()})
+				DelaySeconds: again.Seconds()})
 			if err == nil && w.soon != nil {
-				w.soon(again.after)
+				w.soon(again)
 			}
 			return err
 		default:
@@ -281,7 +281,6 @@ func (w *Worker) run(ctx context.Context, it Item) (err error) {
 // error, fenced whether the shard lease was lost before the outcome was
 // recorded, err the recording's error.
 func outcomeOf(herr error, fenced bool, err error) (string, error) {
-	var again againError
 	switch {
 	case err != nil:
 		return metrics.OutcomeError, err
@@ -289,7 +288,7 @@ func outcomeOf(herr error, fenced bool, err error) (string, error) {
 		return metrics.OutcomeFenced, lease.ErrFenced
 	case herr == nil:
 		return metrics.OutcomeDone, nil
-	case errors.As(herr, &again):
+	case IsAgain(herr):
 		return metrics.OutcomeAgain, nil
 	}
 	return metrics.OutcomeFailed, herr
