@@ -70,13 +70,13 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	d := pgtest.New(t)
-	hs := &harness{t: t, ctx: context.Background(), d: d, s: &commands.Handlers{Pool: d.Pool}}
+	hs := &harness{t: t, ctx: context.Background(), d: d, s: commands.New(d.Pool, commands.Config{})}
 	wl, err := os.MkdirTemp("", "compute-agent-test-")
 	require.NoError(t, err)
 	require.NoError(t, os.Chmod(wl, 0o711))
 	t.Cleanup(func() { _ = os.RemoveAll(wl) })
 	hs.workloads = wl
-	h := &commands.Handlers{Pool: d.Pool}
+	h := commands.New(d.Pool, commands.Config{})
 	hs.join = directJoiner{h: h, s: hs.s}
 	_, err = h.CreateSite(hs.ctx, operator, commands.CreateSite{ID: "fra1", Name: "Frankfurt 1"})
 	require.NoError(t, err)

@@ -166,7 +166,7 @@ func TestUnassignStopsInstances(t *testing.T) {
 	hs.daemon("n1", t.TempDir(), url)
 	hs.eventually("n1", core.NodeConnected)
 	rsv := hs.book("n1")
-	h := &commands.Handlers{Pool: hs.d.Pool}
+	h := commands.New(hs.d.Pool, commands.Config{})
 	created, err := h.CreateInstance(hs.ctx, tenant, commands.CreateInstance{ReservationID: rsv,
 		Spec: core.InstanceSpec{Image: "pytorch:2", Command: `env > env.txt; echo $$ > pid; exec sleep 86400`}, IdempotencyKey: "i1"})
 	require.NoError(t, err)

@@ -19,7 +19,7 @@ import (
 
 func (hs *harness) instance(id string) core.Instance {
 	hs.t.Helper()
-	i, err := (&commands.Handlers{Pool: hs.d.Pool}).GetInstance(hs.ctx, operator, id)
+	i, err := (commands.New(hs.d.Pool, commands.Config{})).GetInstance(hs.ctx, operator, id)
 	require.NoError(hs.t, err)
 	return i
 }
@@ -61,7 +61,7 @@ func TestInstanceLifecycle(t *testing.T) {
 	hs.daemon("n1", dir, url)
 	hs.eventually("n1", core.NodeConnected)
 	rsv := hs.book("n1")
-	h := &commands.Handlers{Pool: hs.d.Pool}
+	h := commands.New(hs.d.Pool, commands.Config{})
 
 	created, err := h.CreateInstance(hs.ctx, tenant, commands.CreateInstance{ReservationID: rsv,
 		Spec: core.InstanceSpec{Image: "pytorch:2", Command: `echo $$ > pid; exec sleep 86400`}, IdempotencyKey: "i1"})

@@ -28,7 +28,7 @@ func (hs *harness) router(g *gateway.Gateway) *gateway.NodeJobRouter {
 // book gives tenant acme an active reservation of one GPU on the only node,
 // assigned to its daemon, and returns its id.
 func (hs *harness) book(node string) string {
-	h := &commands.Handlers{Pool: hs.d.Pool}
+	h := commands.New(hs.d.Pool, commands.Config{})
 	require.NoError(hs.t, hs.d.Q.TenantEnsure(hs.ctx, "acme"))
 	for _, r := range []string{"gpu", "vcpu", "memory", "disk"} {
 		_, err := h.SetQuota(hs.ctx, operator, commands.SetQuota{Tenant: "acme", Resource: r, Max: 1 << 30})
@@ -75,14 +75,14 @@ func (hs *harness) workDir(node, reservationID string) string {
 
 func (hs *harness) run(actor core.Actor, cmd commands.RunNodeCommand) core.NodeCommand {
 	hs.t.Helper()
-	res, err := (&commands.Handlers{Pool: hs.d.Pool}).RunNodeCommand(hs.ctx, actor, cmd)
+	res, err := (commands.New(hs.d.Pool, commands.Config{})).RunNodeCommand(hs.ctx, actor, cmd)
 	require.NoError(hs.t, err)
 	return res.Command
 }
 
 func (hs *harness) command(id string) core.NodeCommand {
 	hs.t.Helper()
-	c, err := (&commands.Handlers{Pool: hs.d.Pool}).GetNodeCommand(hs.ctx, operator, id)
+	c, err := (commands.New(hs.d.Pool, commands.Config{})).GetNodeCommand(hs.ctx, operator, id)
 	require.NoError(hs.t, err)
 	return c
 }
@@ -184,7 +184,7 @@ func TestCommandWaitsForGeneration(t *testing.T) {
 	// is not acknowledged yet. (A job may not ask for a generation the
 	// node has not been given: it would wait forever.)
 	now := hs.d.Now(t)
-	_, err := (&commands.Handlers{Pool: hs.d.Pool}).CreateReservation(hs.ctx, tenant, commands.CreateReservation{
+	_, err := (commands.New(hs.d.Pool, commands.Config{})).CreateReservation(hs.ctx, tenant, commands.CreateReservation{
 		PoolID: "metal", GPUs: 1, Start: now.Add(time.Minute), End: now.Add(time.Hour)})
 	require.NoError(t, err)
 

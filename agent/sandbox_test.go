@@ -108,7 +108,7 @@ func TestExecNeedsAnActiveAllocation(t *testing.T) {
 	_, url := hs.gateway("gw1")
 	hs.daemon("n1", t.TempDir(), url)
 	hs.eventually("n1", core.NodeConnected)
-	h := &commands.Handlers{Pool: hs.d.Pool}
+	h := commands.New(hs.d.Pool, commands.Config{})
 	active := hs.book("n1") // quotas, and one active reservation
 	now := hs.d.Now(t)
 	later, err := h.CreateReservation(hs.ctx, tenant, commands.CreateReservation{PoolID: "metal", GPUs: 1,

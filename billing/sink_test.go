@@ -78,7 +78,7 @@ type fixture struct {
 func setup(t *testing.T, fail int) *fixture {
 	t.Helper()
 	d := pgtest.New(t)
-	f := &fixture{ctx: context.Background(), d: d, h: &commands.Handlers{Pool: d.Pool}, secret: webhook.NewSecret(),
+	f := &fixture{ctx: context.Background(), d: d, h: commands.New(d.Pool, commands.Config{}), secret: webhook.NewSecret(),
 		ep: &endpoint{fail: fail}}
 	commandstest.Seed(t, d, f.h, 2)
 	commandstest.Node(t, f.h, "n1", core.GPULayout{Mode: core.GPUExclusive})

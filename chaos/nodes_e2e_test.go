@@ -372,7 +372,7 @@ cat %s/credential >/dev/null 2>&1 && echo credential:readable
 	// is fenced by its lease epoch; a flush under the live lease but at
 	// the old session epoch touches nothing; closing node A's first session
 	// is superseded. Each is what the service itself would run.
-	svc := &commands.Handlers{Pool: pool}
+	svc := commands.New(pool, commands.Config{})
 	zombieGW := lease.Lease{Name: gateway.GatewayLeaseName("nodes-edge"), Owner: gwOwner, Epoch: gwEpoch}
 	if _, err := svc.RecordNodeLiveness(ctx, zombieGW, "nodes-edge", []commands.SeenAge{{NodeID: "node-b", Epoch: sB1.Epoch}}); !errors.Is(err, lease.ErrFenced) {
 		t.Fatalf("flush by the dead gateway at lease epoch %d: %v, want ErrFenced", gwEpoch, err)

@@ -550,7 +550,7 @@ func TestReconcileNodeAssignments(t *testing.T) {
 func TestResyncNode(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	f.h.NodeResyncEvery = 2 * time.Minute
+	*f.h = *commands.New(f.d.Pool, commands.Config{NodeResyncEvery: 2 * time.Minute})
 	f.node(t, "n1", exclusive, exclusive)
 	d := f.connect(t, "n1", "j1", 0)
 	it, err := f.d.Q.WorkQueueGet(f.ctx, db.WorkQueueGetParams{Kind: commands.KindNodeResync, Key: "n1"})

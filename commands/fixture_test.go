@@ -33,7 +33,7 @@ type fixture struct {
 func setup(t *testing.T) *fixture {
 	t.Helper()
 	d := pgtest.New(t)
-	f := &fixture{d: d, h: &commands.Handlers{Pool: d.Pool}, ctx: context.Background()}
+	f := &fixture{d: d, h: commands.New(d.Pool, commands.Config{}), ctx: context.Background()}
 	commandstest.Seed(t, d, f.h, 2)
 	return f
 }

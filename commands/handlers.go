@@ -41,7 +41,7 @@ const (
 	KindReservationExpire   = "reservation.expire"
 )
 
-// TestConfig are the settings of Handlers for tests, benchmarks and the
+// TestConfig are the settings of Config for tests, benchmarks and the
 // torture run, apart from the production ones (river's Config.Test).
 type TestConfig struct {
 	// ReplanCapReached, when set, is called each time a placement stops
@@ -56,34 +56,36 @@ type TestConfig struct {
 	NodesWithoutDaemons bool
 }
 
-// Handlers runs the commands against one database: capacity, nodes and
-// their sessions and liveness, node jobs and instances.
-type Handlers struct {
-	Pool   *pgxpool.Pool
+// Config is how Handlers run. Every zero field means its default, the
+// Default* constant named on it; NodeCredentialGrace alone gives a negative
+// value a meaning of its own.
+type Config struct {
+	// Logger receives what the commands and reconcilers log (nil:
+	// slog.Default()).
 	Logger *slog.Logger
-	// IdempotencyTTL is how long a stored response is replayed (default 24 h).
+	// IdempotencyTTL is how long a stored response is replayed
+	// (DefaultIdempotencyTTL).
 	IdempotencyTTL time.Duration
 	// PendingRetryInterval is how often a pending reservation is retried
-	// (default 30 s).
+	// (DefaultPendingRetryInterval).
 	PendingRetryInterval time.Duration
 	// PlacementAttempts bounds the savepoint attempts of one placement
-	// (default 3).
+	// (DefaultPlacementAttempts).
 	PlacementAttempts int
 	// PlacementSample is how many nodes the placer scores first
-	// (default 64).
+	// (DefaultPlacementSample).
 	PlacementSample int
 	// NodeCredentialGrace is how long a node's earlier credentials keep
-	// authenticating after it re-joins. Zero means
-	// DefaultNodeCredentialGrace; negative means none (they are revoked at
-	// the re-join).
+	// authenticating after it re-joins (DefaultNodeCredentialGrace).
+	// Negative means none: they are revoked at the re-join.
 	NodeCredentialGrace time.Duration
-	// NodeResyncEvery is how often each node's assignments are resynced
-	// (KindNodeResync). Zero means DefaultNodeResyncEvery.
+	// NodeResyncEvery is how often each node's assignments are resynced,
+	// KindNodeResync (DefaultNodeResyncEvery).
 	NodeResyncEvery time.Duration
 	// MaxOpenNodeJobs is how many commands.run jobs (exec, wipe, deploy)
 	// one tenant may have open (queued, sent or running) on one node;
-	// commands.run refuses one more with CONFLICT. Zero means
-	// DefaultMaxOpenNodeJobs.
+	// commands.run refuses one more with CONFLICT
+	// (DefaultMaxOpenNodeJobs).
 	MaxOpenNodeJobs int
 	// PlacementRejected, when set, is told the filter of every node the
 	// placer turns down (placement.Filter), for a metric.
@@ -92,13 +94,30 @@ type Handlers struct {
 	Test TestConfig
 }
 
-// DefaultMaxOpenNodeJobs is the default of Handlers.MaxOpenNodeJobs.
+// Handlers runs the commands against one database: capacity, nodes and
+// their sessions and liveness, node jobs and instances. Build it with New;
+// main builds one and hands it to the HTTP API, the gateway and the webhook
+// service.
+type Handlers struct {
+	// Pool is the database the commands run against.
+	Pool *pgxpool.Pool
+	cfg  Config
+}
+
+// New returns the Handlers that run against pool with cfg.
+func New(pool *pgxpool.Pool, cfg Config) *Handlers {
+	return &Handlers{Pool: pool, cfg: cfg}
+}
+
+// DefaultMaxOpenNodeJobs is the default of Config.MaxOpenNodeJobs.
 const DefaultMaxOpenNodeJobs = 64
 
-func (h *Handlers) maxOpenNodeJobs() int { return orDefault(h.MaxOpenNodeJobs, DefaultMaxOpenNodeJobs) }
+func (h *Handlers) maxOpenNodeJobs() int {
+	return orDefault(h.cfg.MaxOpenNodeJobs, DefaultMaxOpenNodeJobs)
+}
 
 // orDefault is a setting's value when it is set (positive), else its
-// default: the zero value of every Handlers and Pruner setting means "the
+// default: the zero value of every Config and Pruner setting means "the
 // default".
 func orDefault[T int | time.Duration](v, def T) T {
 	if v > 0 {
@@ -108,22 +127,24 @@ func orDefault[T int | time.Duration](v, def T) T {
 }
 
 func (h *Handlers) idempotencyTTL() time.Duration {
-	return orDefault(h.IdempotencyTTL, DefaultIdempotencyTTL)
+	return orDefault(h.cfg.IdempotencyTTL, DefaultIdempotencyTTL)
 }
 
 func (h *Handlers) pendingRetry() time.Duration {
-	return orDefault(h.PendingRetryInterval, DefaultPendingRetryInterval)
+	return orDefault(h.cfg.PendingRetryInterval, DefaultPendingRetryInterval)
 }
 
-func (h *Handlers) placementSample() int { return orDefault(h.PlacementSample, DefaultPlacementSample) }
+func (h *Handlers) placementSample() int {
+	return orDefault(h.cfg.PlacementSample, DefaultPlacementSample)
+}
 
 func (h *Handlers) placementAttempts() int {
-	return orDefault(h.PlacementAttempts, DefaultPlacementAttempts)
+	return orDefault(h.cfg.PlacementAttempts, DefaultPlacementAttempts)
 }
 
 func (h *Handlers) logger() *slog.Logger {
-	if h.Logger != nil {
-		return h.Logger
+	if h.cfg.Logger != nil {
+		return h.cfg.Logger
 	}
 	return slog.Default()
 }
@@ -199,3 +220,10 @@ func checkVersion(ifVersion, current int64, what string) error {
 	}
 	return nil
 }
+
+// Tokens are the API tokens of h's database, for the identity routes.
+func (h *Handlers) Tokens() *Tokens { return &Tokens{Pool: h.Pool} }
+
+// StreamTickets are the event-stream tickets of h's database, for the
+// route that issues them and the check that redeems them.
+func (h *Handlers) StreamTickets() *StreamTickets { return &StreamTickets{Pool: h.Pool} }

@@ -18,7 +18,7 @@ import (
 // (validation, quota) is replayed without running again.
 func TestIdempotencyStoresOnlyDecisions(t *testing.T) {
 	d := pgtest.New(t)
-	h := &Handlers{Pool: d.Pool}
+	h := New(d.Pool, Config{})
 	ctx := context.Background()
 	actor := core.Actor{Tenant: "acme", Identity: "bob@acme", Role: core.RoleMember}
 

@@ -17,7 +17,7 @@ import (
 )
 
 // KindNodeResync is the periodic resync of one node's assignments (key: the
-// node id), every Handlers.NodeResyncEvery: see resyncNode. Every session
+// node id), every Config.NodeResyncEvery: see resyncNode. Every session
 // open enqueues it, and every scheduling-flag change wakes it at once (so
 // that the observed generation catches up with a change that needs
 // nothing from the daemon).
@@ -27,7 +27,7 @@ const KindNodeResync = "node.resync"
 const DefaultNodeResyncEvery = 5 * time.Minute
 
 func (h *Handlers) nodeResyncEvery() time.Duration {
-	return orDefault(h.NodeResyncEvery, DefaultNodeResyncEvery)
+	return orDefault(h.cfg.NodeResyncEvery, DefaultNodeResyncEvery)
 }
 
 // AssignmentReconcile says what a reconcile or resync of a node's

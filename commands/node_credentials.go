@@ -22,7 +22,7 @@ import (
 const nodeCredentialPrefix = "bcn_"
 
 // DefaultNodeCredentialGrace is how long a node's earlier credentials keep
-// authenticating after it re-joins, unless Handlers.NodeCredentialGrace
+// authenticating after it re-joins, unless Config.NodeCredentialGrace
 // says otherwise.
 const DefaultNodeCredentialGrace = 10 * time.Minute
 
@@ -56,12 +56,12 @@ var errUnknownNodeCredential = core.Errorf(core.CodeUnauthenticated, "unknown or
 
 func (h *Handlers) nodeCredentialGrace() time.Duration {
 	switch {
-	case h.NodeCredentialGrace == 0:
+	case h.cfg.NodeCredentialGrace == 0:
 		return DefaultNodeCredentialGrace
-	case h.NodeCredentialGrace < 0:
+	case h.cfg.NodeCredentialGrace < 0:
 		return 0
 	}
-	return h.NodeCredentialGrace
+	return h.cfg.NodeCredentialGrace
 }
 
 // ListNodeCredentials lists the node's credentials, oldest first (operator

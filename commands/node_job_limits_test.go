@@ -18,7 +18,7 @@ import (
 func TestRunNodeCommandLimits(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	f.h.MaxOpenNodeJobs = 3
+	*f.h = *commands.New(f.d.Pool, commands.Config{MaxOpenNodeJobs: 3})
 	f.node(t, "n1", exclusive, exclusive)
 	d := f.connect(t, "n1", "j1", 0)
 	a := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation

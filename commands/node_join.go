@@ -16,7 +16,7 @@ import (
 // JoinNode issues a new credential for a registered node (operator only)
 // and starts its liveness clock: a node that never opens a session becomes
 // unreachable NoSessionAfter after its newest join. The node's earlier
-// credentials are revoked with a grace (Handlers.NodeCredentialGrace): they
+// credentials are revoked with a grace (Config.NodeCredentialGrace): they
 // keep authenticating until it ends, so a daemon that re-joins does not
 // lock out one still running, and then stop, so a stolen one dies with it.
 func (h *Handlers) JoinNode(ctx context.Context, actor core.Actor, nodeID string) (NodeCredential, error) {

@@ -103,7 +103,7 @@ func (h *Handlers) RegisterNode(ctx context.Context, actor core.Actor, cmd Regis
 		}
 		// Its liveness clock starts now: a node that never joins becomes
 		// unreachable NoSessionAfter after its registration.
-		if !h.Test.NodesWithoutDaemons {
+		if !h.cfg.Test.NodesWithoutDaemons {
 			if err := q.NodeSessionRegister(ctx, n.ID); err != nil {
 				return pg.Translate(err, "node session")
 			}

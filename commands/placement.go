@@ -112,8 +112,8 @@ func (h *Handlers) placeWith(ctx context.Context, tx pgx.Tx, p reservationToPlac
 	var reasons []string
 	for _, r := range d.Rejected {
 		reasons = append(reasons, r.NodeID+": "+r.Reason)
-		if h.PlacementRejected != nil {
-			h.PlacementRejected(string(r.Filter))
+		if h.cfg.PlacementRejected != nil {
+			h.cfg.PlacementRejected(string(r.Filter))
 		}
 	}
 	if len(cands) == 0 {
@@ -124,8 +124,8 @@ func (h *Handlers) placeWith(ctx context.Context, tx pgx.Tx, p reservationToPlac
 	var sp savepoint
 	for i, c := range d.Choices {
 		if conflicts == h.placementAttempts() {
-			if h.Test.ReplanCapReached != nil {
-				h.Test.ReplanCapReached()
+			if h.cfg.Test.ReplanCapReached != nil {
+				h.cfg.Test.ReplanCapReached()
 			}
 			reasons = append(reasons, fmt.Sprintf("%d more nodes not tried after %d conflicts", len(d.Choices)-i, conflicts))
 			break

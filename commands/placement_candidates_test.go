@@ -65,7 +65,7 @@ func TestPlacementCandidatesReadTheSampleOnly(t *testing.T) {
 		IdleInTxTimeout: time.Minute, Tracer: capture})
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	h := &commands.Handlers{Pool: pool, PlacementSample: 8}
+	h := commands.New(pool, commands.Config{PlacementSample: 8})
 	commandstest.Seed(t, d, h, 2)
 	ctx := context.Background()
 	for p := range 12 {

@@ -22,11 +22,11 @@ func TestPlacementCountsRejectionsByFilter(t *testing.T) {
 	d := pgtest.New(t)
 	var mu sync.Mutex
 	counts := map[string]int{}
-	h := &commands.Handlers{Pool: d.Pool, PlacementRejected: func(f string) {
+	h := commands.New(d.Pool, commands.Config{PlacementRejected: func(f string) {
 		mu.Lock()
 		defer mu.Unlock()
 		counts[f]++
-	}}
+	}})
 	commandstest.Seed(t, d, h, 2)
 	commandstest.Node(t, h, "n1", exclusive)
 	commandstest.Node(t, h, "n2", exclusive)

@@ -18,7 +18,7 @@ import (
 func TestPlacementSampleFallsBackToEveryNode(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	f.h.PlacementSample = 2
+	*f.h = *commands.New(f.d.Pool, commands.Config{PlacementSample: 2})
 	for i := range 10 {
 		f.node(t, fmt.Sprintf("n%d", i), exclusive, exclusive, exclusive, exclusive)
 		if i != 7 {
@@ -51,7 +51,7 @@ func TestPlacementSampleFallsBackToEveryNode(t *testing.T) {
 func TestPlacementSampleSpreadsOverThePool(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	f.h.PlacementSample = 4
+	*f.h = *commands.New(f.d.Pool, commands.Config{PlacementSample: 4})
 	for i := range 20 {
 		f.node(t, fmt.Sprintf("n%d", i), exclusive, exclusive, exclusive, exclusive, exclusive, exclusive, exclusive, exclusive)
 	}

@@ -95,7 +95,7 @@ func newWindowFixture(tb testing.TB) *windowFixture {
 	tb.Helper()
 	ctx := context.Background()
 	pg := pgtest.New(tb)
-	fx := &windowFixture{h: &commands.Handlers{Pool: pg.Pool}, pg: pg, now: pg.Now(tb)}
+	fx := &windowFixture{h: commands.New(pg.Pool, commands.Config{}), pg: pg, now: pg.Now(tb)}
 	op := core.Actor{Tenant: "ops", Identity: "root@ops", Role: core.RoleOperator}
 	require.NoError(tb, pg.Q.TenantEnsure(ctx, "acme"))
 	_, err := fx.h.CreateSite(ctx, op, commands.CreateSite{ID: "fuzz-site", Name: "Fuzz"})

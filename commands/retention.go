@@ -40,7 +40,7 @@ const (
 
 // Retention says how long each kind of history is kept; zero keeps it
 // forever. Expired idempotency keys need no setting: a key lives
-// Handlers.IdempotencyTTL (COMPUTE_IDEMPOTENCY_TTL) and is purged once it
+// Config.IdempotencyTTL (COMPUTE_IDEMPOTENCY_TTL) and is purged once it
 // has expired.
 type Retention struct {
 	// Events is how long outbox rows (the event log) are kept.

@@ -24,7 +24,7 @@ func TestRoundTripBudget(t *testing.T) {
 		IdleInTxTimeout: time.Minute, Tracer: pg.RoundTripTracer{Next: log}})
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	h := &commands.Handlers{Pool: pool}
+	h := commands.New(pool, commands.Config{})
 	commandstest.Seed(t, d, h, 2)
 	commandstest.Node(t, h, "n1", exclusive, exclusive, exclusive, exclusive)
 	commandstest.Node(t, h, "n2", exclusive, exclusive, exclusive, exclusive)

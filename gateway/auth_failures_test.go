@@ -34,7 +34,7 @@ func TestGatewayThrottlesFailedCredentials(t *testing.T) {
 		Tracer: pg.RoundTripTracer{Next: log}})
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	g := &gateway.Gateway{ID: "gw1", Owner: "gw1-process", Commands: &commands.Handlers{Pool: pool},
+	g := &gateway.Gateway{ID: "gw1", Owner: "gw1-process", Commands: commands.New(pool, commands.Config{}),
 		AuthFailureBurst: 3, AuthFailureRate: 0.001} // one attempt back every ~17 minutes
 	require.NoError(t, g.Renew(f.ctx))
 	// The peer address comes from the test, so that one server sees two

@@ -217,7 +217,7 @@ func TestRejoinRevokesEarlierCredentialsAfterTheGrace(t *testing.T) {
 func TestRejoinWithoutGrace(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	f.s.NodeCredentialGrace = -1
+	*f.s = *commands.New(f.d.Pool, commands.Config{NodeCredentialGrace: -1})
 	old := f.join("n1", "metal")
 	f.gateway("gw1")
 	_, err := f.s.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: f.gateways["gw1"], GatewayID: "gw1",
@@ -229,7 +229,7 @@ func TestRejoinWithoutGrace(t *testing.T) {
 	require.False(t, f.session("n1").Connected)
 	f.requireState("n1", core.NodeDisconnected)
 
-	f.s.NodeCredentialGrace = time.Minute
+	*f.s = *commands.New(f.d.Pool, commands.Config{NodeCredentialGrace: time.Minute})
 	older, err := f.s.JoinNode(f.ctx, operator, "n1")
 	require.NoError(t, err)
 	_, err = f.s.JoinNode(f.ctx, operator, "n1")

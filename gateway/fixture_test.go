@@ -38,8 +38,8 @@ type fixture struct {
 func setup(t *testing.T) *fixture {
 	t.Helper()
 	d := pgtest.New(t)
-	f := &fixture{t: t, ctx: context.Background(), d: d, h: &commands.Handlers{Pool: d.Pool},
-		s: &commands.Handlers{Pool: d.Pool}, gateways: map[string]lease.Lease{}}
+	f := &fixture{t: t, ctx: context.Background(), d: d, h: commands.New(d.Pool, commands.Config{}),
+		s: commands.New(d.Pool, commands.Config{}), gateways: map[string]lease.Lease{}}
 	for _, tn := range []string{"ops", "acme"} {
 		require.NoError(t, d.Q.TenantEnsure(f.ctx, tn))
 	}

@@ -73,7 +73,7 @@ func TestJoinRestartsTheRegistrationClock(t *testing.T) {
 func TestNodesWithoutDaemons(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	bench := &commands.Handlers{Pool: f.d.Pool, Test: commands.TestConfig{NodesWithoutDaemons: true}}
+	bench := commands.New(f.d.Pool, commands.Config{Test: commands.TestConfig{NodesWithoutDaemons: true}})
 	f.register(bench, "n1", "metal")
 	f.register(bench, "n2", "metal")
 	_, err := f.s.JoinNode(f.ctx, operator, "n2")

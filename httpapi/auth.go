@@ -62,7 +62,7 @@ type authGate struct {
 
 func newAuthGate(d Deps) *authGate {
 	return &authGate{auth: d.Auth, fails: authn.NewFailureLimiter(d.AuthFailureRate, d.AuthFailureBurst),
-		tickets: &commands.StreamTickets{Pool: d.Pool}}
+		tickets: d.Commands.StreamTickets()}
 }
 
 func (g *authGate) middleware() echo.MiddlewareFunc {

@@ -35,9 +35,9 @@ var positionPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
 // database.
 func newCapacityServer(t *testing.T) *testServer {
 	t.Helper()
-	h := &commands.Handlers{}
+	h := new(commands.Handlers)
 	s := setup(t, httpapi.CapacityRoutes(h))
-	h.Pool = s.pg.Pool
+	*h = *commands.New(s.pg.Pool, commands.Config{})
 	return s
 }
 

@@ -20,9 +20,9 @@ import (
 // setupFleetTimeout is setupFleet with the command deadline set to timeout.
 func setupFleetTimeout(t *testing.T, timeout time.Duration) *fleet {
 	t.Helper()
-	h := &commands.Handlers{}
+	h := new(commands.Handlers)
 	s := setupWith(t, func(d *httpapi.Deps) { d.CommandTimeout = timeout }, httpapi.CapacityRoutes(h))
-	h.Pool = s.pg.Pool
+	*h = *commands.New(s.pg.Pool, commands.Config{})
 	f := &fleet{testServer: s, gpus: []string{"GPU-n1-0", "GPU-n1-1"}}
 	_, f.member = s.tokenFor(t, "acme", "alice@acme", core.RoleMember)
 	f.ok(t, http.StatusCreated, http.MethodPost, "/v1/sites", s.operator, `{"id":"fra1","name":"Frankfurt 1"}`, nil)

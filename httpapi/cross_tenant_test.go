@@ -358,7 +358,7 @@ func xtMakeTenant(t *testing.T, s *apiServer, name, memberWho, viewerWho string,
 	require.Equal(t, "booked", rsv.State)
 	// Its window has begun: activate it, as the reconciler would, so that
 	// node jobs may run in it.
-	require.NoError(t, commandstest.Activate(context.Background(), &commands.Handlers{Pool: s.pg.Pool}, rsv.ID))
+	require.NoError(t, commandstest.Activate(context.Background(), commands.New(s.pg.Pool, commands.Config{}), rsv.ID))
 	x.reservation = rsv.ID
 	require.NoError(t, s.pg.Pool.QueryRow(context.Background(),
 		"SELECT id FROM allocations WHERE reservation_id = $1", rsv.ID).Scan(&x.allocation))

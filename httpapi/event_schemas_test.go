@@ -508,9 +508,9 @@ func driveEvents(t *testing.T) []loggedEvent {
 	ctx := context.Background()
 	pg := pgtest.New(t)
 	// n1 never joins and must stay schedulable for the reservations below.
-	h := &commands.Handlers{Pool: pg.Pool, Test: commands.TestConfig{NodesWithoutDaemons: true}}
-	ns := &commands.Handlers{Pool: pg.Pool}
-	wh := webhook.New(pg.Pool, webhook.Config{}, nil)
+	h := commands.New(pg.Pool, commands.Config{Test: commands.TestConfig{NodesWithoutDaemons: true}})
+	ns := commands.New(pg.Pool, commands.Config{})
+	wh := webhook.New(pg.Pool, commands.New(pg.Pool, commands.Config{}), webhook.Config{}, nil)
 	op := core.Actor{Tenant: "ops", Identity: "alice@ops", Role: core.RoleOperator}
 	acme := core.Actor{Tenant: "acme", Identity: "bob@acme", Role: core.RoleMember}
 	for _, tn := range []string{"ops", "acme"} {

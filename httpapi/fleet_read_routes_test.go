@@ -34,7 +34,7 @@ func setupConfigReads(t *testing.T) *configReadServer {
 	t.Helper()
 	s := &configReadServer{}
 	s.testServer = setup(t, func(r httpapi.Router) {
-		s.h = &commands.Handlers{Pool: r.Deps.Pool}
+		s.h = commands.New(r.Deps.Pool, commands.Config{})
 		q := queries.New(r.Deps.Pool)
 		httpapi.CapacityRoutes(s.h)(r)
 		httpapi.ReadRoutes(q)(r)

@@ -73,13 +73,13 @@ func newAPIServer(tb testing.TB, wait time.Duration) *apiServer {
 	_, err := clk.Sample(ctx, queries.New(pg.Pool))
 	require.NoError(tb, err)
 
-	h := &commands.Handlers{Pool: pg.Pool}
+	h := commands.New(pg.Pool, commands.Config{})
 	qs := queries.New(pg.Pool)
 	qs.WaitTimeout = wait
 	qs.PollInterval = 5 * time.Millisecond
 	broker := eventstream.NewBroker(pg.Pool, eventstream.BrokerOptions{})
 	e := httpapi.New(httpapi.Deps{
-		Pool: pg.Pool, Clock: clk, Auth: authn.New(pg.Pool, 0), Logger: logger,
+		Pool: pg.Pool, Commands: commands.New(pg.Pool, commands.Config{}), Clock: clk, Auth: authn.New(pg.Pool, 0), Logger: logger,
 		BodyLimit: testBodyLimit, Registry: prometheus.NewRegistry(),
 		// The fuzzers send made-up tokens by design, all from one address;
 		// the failure limit would soon answer everything with 429.
@@ -89,7 +89,7 @@ func newAPIServer(tb testing.TB, wait time.Duration) *apiServer {
 		Queries:     qs,
 		Broker:      broker,
 		EventReader: eventstream.NewReader(pg.Pool),
-		Webhooks:    webhook.New(pg.Pool, webhook.Config{AllowPrivate: true}, logger),
+		Webhooks:    webhook.New(pg.Pool, commands.New(pg.Pool, commands.Config{}), webhook.Config{AllowPrivate: true}, logger),
 	}.Routes()...)
 
 	created, err := (&commands.Tokens{Pool: pg.Pool}).CreateToken(ctx,
@@ -353,7 +353,7 @@ func newFuzzFleet(tb testing.TB) *fuzzFleet {
 	s.must(tb, http.StatusCreated, http.MethodPost, "/v1/reservations", f.member, map[string]any{
 		"poolId": "fra1-gpu", "gpus": 1, "vcpu": 1, "start": now.Format(time.RFC3339), "end": now.Add(2 * time.Hour).Format(time.RFC3339),
 	}, &rsv)
-	require.NoError(tb, commandstest.Activate(context.Background(), &commands.Handlers{Pool: s.pg.Pool}, rsv.ID))
+	require.NoError(tb, commandstest.Activate(context.Background(), commands.New(s.pg.Pool, commands.Config{}), rsv.ID))
 	var ep struct{ ID string }
 	s.must(tb, http.StatusCreated, http.MethodPost, "/v1/webhook-endpoints", f.member,
 		map[string]any{"url": "https://hooks.acme.example/in", "eventTypes": []string{"reservation.booked"}}, &ep)

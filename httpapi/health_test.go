@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/authn"
@@ -68,7 +69,7 @@ func TestReadyzUnavailableWithoutDatabase(t *testing.T) {
 	pool.Close()
 
 	e := httpapi.New(httpapi.Deps{
-		Pool: pool, Clock: clock.New(nil), Auth: authn.New(tdb.Pool, 0),
+		Pool: pool, Commands: commands.New(pool, commands.Config{}), Clock: clock.New(nil), Auth: authn.New(tdb.Pool, 0),
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	srv := httptest.NewServer(httpapi.InternalHandler(e)) // details without a token
@@ -98,7 +99,7 @@ func TestReadyzRunsExtraChecks(t *testing.T) {
 	require.NoError(t, err)
 	lag := 42.0
 	e := httpapi.New(httpapi.Deps{
-		Pool: tdb.Pool, Clock: clk, Auth: authn.New(tdb.Pool, 0), Logger: slog.New(slog.DiscardHandler),
+		Pool: tdb.Pool, Commands: commands.New(tdb.Pool, commands.Config{}), Clock: clk, Auth: authn.New(tdb.Pool, 0), Logger: slog.New(slog.DiscardHandler),
 		ReadyChecks: []httpapi.ReadyCheck{
 			{Name: "outbox.lag", Run: func(context.Context) httpapi.CheckResult {
 				return httpapi.CheckResult{Status: httpapi.CheckDegraded, Seconds: &lag}

@@ -80,6 +80,7 @@ func setupWith(t *testing.T, adjust func(*httpapi.Deps), routes ...httpapi.Route
 	auth := authn.New(pg.Pool, 0)
 	d := httpapi.Deps{
 		Pool:      pg.Pool,
+		Commands:  commands.New(pg.Pool, commands.Config{}),
 		Clock:     clk,
 		Auth:      auth,
 		Logger:    logger,

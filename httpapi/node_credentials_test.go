@@ -20,10 +20,10 @@ func nodeServer(t *testing.T) (*testServer, *commands.Handlers) {
 	t.Helper()
 	var svc *commands.Handlers
 	s := setup(t, func(r httpapi.Router) {
-		svc = &commands.Handlers{Pool: r.Deps.Pool}
+		svc = commands.New(r.Deps.Pool, commands.Config{})
 		httpapi.NodeRoutes(svc)(r)
 	})
-	ctx, h := context.Background(), &commands.Handlers{Pool: s.pg.Pool}
+	ctx, h := context.Background(), commands.New(s.pg.Pool, commands.Config{})
 	op := core.Actor{Tenant: "ops", Identity: "root@ops", Role: core.RoleOperator}
 	_, err := h.CreateSite(ctx, op, commands.CreateSite{ID: "fra1", Name: "Frankfurt 1"})
 	require.NoError(t, err)

@@ -30,9 +30,9 @@ type commandJSON struct {
 // tenant acme on one of them. It returns that node and the reservation.
 func setupCommands(t *testing.T) (*fleet, string, string) {
 	t.Helper()
-	h := &commands.Handlers{}
+	h := new(commands.Handlers)
 	s := setup(t, httpapi.CapacityRoutes(h), httpapi.CommandRoutes(h), httpapi.InstanceRoutes(h))
-	h.Pool = s.pg.Pool
+	*h = *commands.New(s.pg.Pool, commands.Config{})
 	ctx := context.Background()
 	op := core.Actor{Tenant: "ops", Identity: "op@ops", Role: core.RoleOperator}
 	_, err := h.CreateSite(ctx, op, commands.CreateSite{ID: "fra1", Name: "Frankfurt 1"})

@@ -44,9 +44,9 @@ var testBuild = metrics.Build{Version: "v9.9.9", Commit: "c0ffee", GoVersion: ru
 func setupObserved(t *testing.T) *observed {
 	t.Helper()
 	reg := metrics.NewRegistry(testBuild)
-	h := &commands.Handlers{}
+	h := new(commands.Handlers)
 	s := setupWith(t, func(d *httpapi.Deps) { d.Registry = reg }, httpapi.CapacityRoutes(h))
-	h.Pool = s.pg.Pool
+	*h = *commands.New(s.pg.Pool, commands.Config{})
 	reg.MustRegister(metrics.NewDomain(s.pg.Pool, metrics.DomainOptions{CacheFor: time.Nanosecond, FinishedEvery: time.Nanosecond}))
 	o := &observed{testServer: s, h: h, loops: metrics.NewLoops(reg)}
 	commandstest.Seed(t, s.pg, h, 0)

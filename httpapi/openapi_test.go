@@ -31,14 +31,14 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	// Every feature's routes, as main passes them to New: a feature left
 	// out here could drift from the spec unnoticed.
 	features := httpapi.Features{
-		Commands:    &commands.Handlers{Pool: pg.Pool},
+		Commands:    commands.New(pg.Pool, commands.Config{}),
 		Queries:     queries.New(pg.Pool),
 		Broker:      eventstream.NewBroker(pg.Pool, eventstream.BrokerOptions{}),
 		EventReader: eventstream.NewReader(pg.Pool),
-		Webhooks:    webhook.New(pg.Pool, webhook.Config{}, nil),
+		Webhooks:    webhook.New(pg.Pool, commands.New(pg.Pool, commands.Config{}), webhook.Config{}, nil),
 	}.Routes()
 	e := httpapi.New(httpapi.Deps{
-		Pool: pg.Pool, Clock: clock.New(nil), Auth: authn.New(pg.Pool, 0), Logger: slog.New(slog.DiscardHandler),
+		Pool: pg.Pool, Commands: commands.New(pg.Pool, commands.Config{}), Clock: clock.New(nil), Auth: authn.New(pg.Pool, 0), Logger: slog.New(slog.DiscardHandler),
 	}, features...)
 
 	param := regexp.MustCompile(`:([A-Za-z0-9_]+)`)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/authn"
@@ -116,7 +117,7 @@ func TestReadyzUnavailableSaysNoMoreWithoutAToken(t *testing.T) {
 	require.NoError(t, err)
 	pool.Close()
 	e := httpapi.New(httpapi.Deps{
-		Pool: pool, Clock: clock.New(nil), Auth: authn.New(tdb.Pool, 0), Logger: slog.New(slog.DiscardHandler),
+		Pool: pool, Commands: commands.New(pool, commands.Config{}), Clock: clock.New(nil), Auth: authn.New(tdb.Pool, 0), Logger: slog.New(slog.DiscardHandler),
 	})
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)

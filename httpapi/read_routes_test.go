@@ -31,7 +31,7 @@ func TestReadRoutes(t *testing.T) {
 		q.WaitTimeout = 100 * time.Millisecond
 		httpapi.ReadRoutes(q)(r)
 	})
-	h := &commands.Handlers{Pool: s.pg.Pool}
+	h := commands.New(s.pg.Pool, commands.Config{})
 	op := core.Actor{Tenant: "ops", Identity: "root@ops", Role: core.RoleOperator}
 	for _, tn := range []string{"acme", "globex"} {
 		require.NoError(t, s.pg.Q.TenantEnsure(ctx, tn))

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/clock"
 )
@@ -31,12 +32,15 @@ import (
 // payloads are small JSON documents; anything larger is a mistake or abuse.
 const DefaultBodyLimit = "1M"
 
-// Deps is everything the HTTP layer needs from main. Pool, Clock and Auth
+// Deps is everything the HTTP layer needs from main. Pool, Commands, Clock and Auth
 // are required.
 type Deps struct {
-	Pool  *pgxpool.Pool
-	Clock *clock.Clock
-	Auth  Authenticator
+	Pool *pgxpool.Pool
+	// Commands is the write side main built; New needs it for the
+	// identity routes (tokens) and the stream tickets.
+	Commands *commands.Handlers
+	Clock    *clock.Clock
+	Auth     Authenticator
 	// Logger receives access logs and server errors; give it a JSON
 	// handler in production. Nil means slog.Default().
 	Logger *slog.Logger
@@ -104,8 +108,8 @@ type Routes func(r Router)
 // it with NewServer, which sets the timeouts and limits and decides who may
 // read /metrics and the details of /readyz.
 func New(d Deps, routes ...Routes) *echo.Echo {
-	if d.Pool == nil || d.Clock == nil || d.Auth == nil {
-		panic("httpapi.New: Deps.Pool, Deps.Clock and Deps.Auth are required")
+	if d.Pool == nil || d.Commands == nil || d.Clock == nil || d.Auth == nil {
+		panic("httpapi.New: Deps.Pool, Deps.Commands, Deps.Clock and Deps.Auth are required")
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()

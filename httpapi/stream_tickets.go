@@ -25,7 +25,7 @@ const streamTicketPath = "/v1/events/stream"
 
 // streamTicketRoutes registers POST /v1/events/stream-tickets.
 func streamTicketRoutes(r Router) {
-	h := streamTicketHandlers{tickets: &commands.StreamTickets{Pool: r.Deps.Pool}}
+	h := streamTicketHandlers{tickets: r.Deps.Commands.StreamTickets()}
 	r.V1.POST("/events/stream-tickets", h.issue)
 }
 

@@ -13,7 +13,7 @@ import (
 // tokenRoutes are the identity endpoints: operators issue and revoke
 // tokens; anyone may read tokens of their own tenant and ask who they are.
 func tokenRoutes(r Router) {
-	h := tokenHandlers{tokens: &commands.Tokens{Pool: r.Deps.Pool}}
+	h := tokenHandlers{tokens: r.Deps.Commands.Tokens()}
 	r.V1.POST("/tokens", h.create, RequireRole(core.RoleOperator))
 	r.V1.GET("/tokens/:id", h.get)
 	r.V1.DELETE("/tokens/:id", h.revoke, RequireRole(core.RoleOperator))

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/docs"
 	"github.com/bettercompute/compute/httpapi"
@@ -23,7 +24,7 @@ import (
 
 // webhookRoutes builds the webhook service on the test server's own pool.
 func webhookRoutes(r httpapi.Router) {
-	svc := webhook.New(r.Deps.Pool, webhook.Config{AllowPrivate: true}, slog.New(slog.DiscardHandler))
+	svc := webhook.New(r.Deps.Pool, commands.New(r.Deps.Pool, commands.Config{}), webhook.Config{AllowPrivate: true}, slog.New(slog.DiscardHandler))
 	httpapi.WebhookRoutes(svc)(r)
 }
 

@@ -38,7 +38,7 @@ type fixture struct {
 func setup(t *testing.T) *fixture {
 	t.Helper()
 	d := pgtest.New(t)
-	f := &fixture{d: d, h: &commands.Handlers{Pool: d.Pool}, q: queries.New(d.Pool), ctx: context.Background()}
+	f := &fixture{d: d, h: commands.New(d.Pool, commands.Config{}), q: queries.New(d.Pool), ctx: context.Background()}
 	commandstest.Seed(t, d, f.h, 0)
 	for _, p := range projections.All() {
 		f.disps = append(f.disps, outbox.NewTxDispatcher(d.Pool, "test", p, nil))

@@ -122,8 +122,8 @@ type run struct {
 func runOn(ctx context.Context, pool *pgxpool.Pool, tracer *deadlockTracer, opts Options) (Report, error) {
 	r := &run{pool: pool, q: db.New(pool), hist: newHistory(), ids: newReservationIDs(), tally: newTally(),
 		sessions: map[string]int64{}}
-	r.h = &commands.Handlers{Pool: pool, Logger: opts.Logger, Test: commands.TestConfig{NodesWithoutDaemons: true,
-		ReplanCapReached: func() { r.capHit.Add(1) }}}
+	r.h = commands.New(pool, commands.Config{Logger: opts.Logger, Test: commands.TestConfig{NodesWithoutDaemons: true,
+		ReplanCapReached: func() { r.capHit.Add(1) }}})
 	var err error
 	if r.fleet, err = seed(ctx, r.h, r.q); err != nil {
 		return Report{}, fmt.Errorf("seed the fleet: %w", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/db"
@@ -55,7 +56,7 @@ func setup(t *testing.T, cfg webhook.Config) *fixture {
 	if cfg.Rand == nil {
 		cfg.Rand = noJitter
 	}
-	svc := webhook.New(pg.Pool, cfg, logger)
+	svc := webhook.New(pg.Pool, commands.New(pg.Pool, commands.Config{}), cfg, logger)
 	w := workqueue.NewWorker(pg.Pool, "test-worker", clock.New(logger), logger)
 	w.Handle(webhook.KindDeliver, svc.Deliver)
 	w.HandlePrefetch(webhook.KindDeliver, svc.Prefetch)

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/db"
@@ -50,7 +51,7 @@ func TestDeliveryRoundTripBudget(t *testing.T) {
 	log := &pgtest.StatementLog{}
 	pool := tracedPool(t, d, log)
 	logger := slog.New(slog.DiscardHandler)
-	svc := webhook.New(pool, webhook.Config{AllowPrivate: true, Rand: noJitter}, logger)
+	svc := webhook.New(pool, commands.New(pool, commands.Config{}), webhook.Config{AllowPrivate: true, Rand: noJitter}, logger)
 	w := workqueue.NewWorker(pool, "budget-worker", clock.New(logger), logger)
 	w.Handle(webhook.KindDeliver, svc.Deliver)
 	w.HandlePrefetch(webhook.KindDeliver, svc.Prefetch)
@@ -104,7 +105,7 @@ func TestSchedulerEnqueuesABatchInOneRoundTrip(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	pool := tracedPool(t, d, &pgtest.StatementLog{})
-	svc := webhook.New(pool, webhook.Config{AllowPrivate: true}, slog.New(slog.DiscardHandler))
+	svc := webhook.New(pool, commands.New(pool, commands.Config{}), webhook.Config{AllowPrivate: true}, slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	for i := range 4 {
 		_, err := svc.CreateEndpoint(ctx, acmeMember, webhook.CreateEndpoint{URL: fmt.Sprintf("http://127.0.0.1:1/%d", i)})

@@ -28,10 +28,6 @@ var DefaultSchedule = []time.Duration{
 
 // Config tunes delivery. The zero value of each field means its default.
 type Config struct {
-	// Commands is the write side the service's endpoint changes go
-	// through: main's, with its settings (idempotency TTL, …). Nil builds
-	// one with the defaults on the service's pool, for tests and tools.
-	Commands *commands.Handlers
 	// Timeout bounds one HTTP attempt, connect to last byte (default 15 s).
 	Timeout time.Duration
 	// Schedule is the delay before each attempt; its length is the number
@@ -161,15 +157,15 @@ type Service struct {
 	slots  *slotState // this process's view of its in-flight slots (limits.go)
 }
 
-// New returns the service. It logs a warning when the SSRF guard is off, so
-// a production process started with it off says so.
-func New(pool *pgxpool.Pool, cfg Config, logger *slog.Logger) *Service {
+// New returns the service, whose endpoint changes go through cmds (main's
+// write side, with its settings). It logs a warning when the SSRF guard is
+// off, so a production process started with it off says so.
+func New(pool *pgxpool.Pool, cmds *commands.Handlers, cfg Config, logger *slog.Logger) *Service {
+	if cmds == nil {
+		panic("webhook.New: nil *commands.Handlers")
+	}
 	if logger == nil {
 		logger = slog.Default()
-	}
-	cmds := cfg.Commands
-	if cmds == nil {
-		cmds = &commands.Handlers{Pool: pool, Logger: logger}
 	}
 	s := &Service{pool: pool, cmds: cmds, cfg: cfg.withDefaults(), logger: logger.With("component", "webhook"), slots: newSlotState()}
 	if s.cfg.AllowPrivate {

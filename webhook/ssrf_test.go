@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/webhook"
 )
@@ -224,7 +225,7 @@ func TestValidateURL(t *testing.T) {
 func TestValidateURLRegistrationInvalidArgument(t *testing.T) {
 	t.Parallel()
 	f := setup(t, webhook.Config{}) // AllowPrivate
-	strict := webhook.New(f.pg.Pool, webhook.Config{}, slog.New(slog.DiscardHandler))
+	strict := webhook.New(f.pg.Pool, commands.New(f.pg.Pool, commands.Config{}), webhook.Config{}, slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	ep := f.createEndpoint(t, acmeMember, "https://x.example/")
 	for _, c := range []struct {

@@ -26,7 +26,7 @@ func TestDemoAndFakeAgentAgree(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	ctx := context.Background()
-	h := &commands.Handlers{Pool: d.Pool}
+	h := commands.New(d.Pool, commands.Config{})
 	at := demoEndpoints{Addr: ":8080", GatewayAddr: ":8081", Dir: t.TempDir()}
 	var out bytes.Buffer
 	fleet, err := seedDemo(ctx, h, &commands.Tokens{Pool: d.Pool}, at, d.Now(t), &out, slog.New(slog.DiscardHandler))

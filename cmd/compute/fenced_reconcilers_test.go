@@ -82,9 +82,9 @@ func newFencedFixture(t *testing.T, nodesWithoutDaemons bool) *fencedFixture {
 	require.NoError(t, err)
 	t.Cleanup(zombiePool.Close)
 
-	f := &fencedFixture{ctx: ctx, d: d, svc: newServices(d.Pool, cfg, logger)}
+	f := &fencedFixture{ctx: ctx, d: d, svc: newServices(d.Pool, cfg, logger, nil)}
 	f.zombie = workqueue.NewWorker(zombiePool, "zombie", nil, logger)
-	registerReconcilers(f.zombie, newServices(zombiePool, cfg, logger))
+	registerReconcilers(f.zombie, newServices(zombiePool, cfg, logger, nil))
 	f.heir = workqueue.NewWorker(d.Pool, "heir", nil, logger)
 	f.heir.Concurrency = 1 // activation and expiry of one reservation one after the other
 	registerReconcilers(f.heir, f.svc)

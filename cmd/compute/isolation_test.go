@@ -70,7 +70,7 @@ func TestSlowTenantWebhooksDoNotStarveOtherTenants(t *testing.T) {
 	cfg.WebhookTimeout = 10 * time.Minute // A's attempts hang for the whole test
 	cfg.WebhookMaxEndpoints = 60          // the review's 60 endpoints
 	cfg.PollInterval = 20 * time.Millisecond
-	svc := newServices(d.Pool, cfg, logger)
+	svc := newServices(d.Pool, cfg, logger, nil)
 	commandstest.Seed(t, d, svc.handlers, 2)
 	commandstest.Node(t, svc.handlers, "n1", core.GPULayout{Mode: core.GPUExclusive})
 	ctx := context.Background()

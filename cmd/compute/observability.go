@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/metrics"
 	"github.com/bettercompute/compute/internal/tracing"
@@ -54,15 +53,16 @@ func newObservability(ctx context.Context, cfg config.Config, pool *pgxpool.Pool
 	return observability{registry: reg, loops: metrics.NewLoops(reg), tp: tp, shutdown: shutdown}, nil
 }
 
-// countPlacementRejections makes h's placer count the nodes it turns down
-// by filter (compute_placement_rejections_total), every filter from zero.
-func (o observability) countPlacementRejections(h *commands.Handlers) {
+// placementRejected is what the placer is told of every node it turns
+// down: it counts them by filter (compute_placement_rejections_total),
+// every filter from zero.
+func (o observability) placementRejected() func(filter string) {
 	filters := make([]string, len(placement.Filters))
 	for i, f := range placement.Filters {
 		filters[i] = string(f)
 	}
 	o.loops.StartFilters(filters...)
-	h.PlacementRejected = o.loops.PlacementRejected
+	return o.loops.PlacementRejected
 }
 
 // buildOf is the build the process runs: what the linker stamped (make

@@ -18,7 +18,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/eventstream"
 	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/httpapi"
@@ -52,13 +51,12 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	if _, err := clk.Sample(ctx, queries.New(pool)); err != nil {
 		return fmt.Errorf("sample compute_now(): %w", err)
 	}
-	svc := newServices(pool, cfg, logger)
 	obs, err := newObservability(ctx, cfg, pool, owner, logger)
 	if err != nil {
 		return err
 	}
 	defer obs.close(logger) // after the loops below have stopped
-	obs.countPlacementRejections(svc.handlers)
+	svc := newServices(pool, cfg, logger, obs.placementRejected())
 	if cfg.NodesWithoutDaemons {
 		logger.Warn("COMPUTE_NODES_WITHOUT_DAEMONS: nodes registered here that never join stay schedulable (benchmarks and tests only)")
 	}
@@ -77,14 +75,13 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 			return fmt.Errorf("background pool: %w", err)
 		}
 		defer closePool(bgPool)
-		bg = newServices(bgPool, cfg, logger)
-		obs.countPlacementRejections(bg.handlers)
+		bg = newServices(bgPool, cfg, logger, obs.placementRejected())
 	}
 	// The demo's state lives next to the private cluster's (.compute/demo).
 	demoAt := demoEndpoints{Addr: cfg.Addr, GatewayAddr: cfg.GatewayAddr, Dir: filepath.Join(filepath.Dir(cfg.PGDir), "demo")}
 	var fleet demoFleet
 	if *demo {
-		if fleet, err = seedDemo(ctx, svc.handlers, &commands.Tokens{Pool: pool}, demoAt, clk.Now(), os.Stdout, logger); err != nil {
+		if fleet, err = seedDemo(ctx, svc.handlers, svc.handlers.Tokens(), demoAt, clk.Now(), os.Stdout, logger); err != nil {
 			return err
 		}
 	}
@@ -190,7 +187,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	goRun(func() { broker.Run(runCtx, cfg.PollInterval, brokerPokes) })
 
 	e := httpapi.New(httpapi.Deps{
-		Pool: pool, Clock: clk, Auth: auth, Logger: logger, BodyLimit: cfg.BodyLimit,
+		Pool: pool, Commands: svc.handlers, Clock: clk, Auth: auth, Logger: logger, BodyLimit: cfg.BodyLimit,
 		CommandTimeout: cfg.CommandTimeout,
 		ReadyChecks:    []httpapi.ReadyCheck{frontierCheck(pool)},
 		CORSOrigins:    cfg.CORSOrigins, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,

@@ -35,17 +35,19 @@ type services struct {
 	pruner *commands.Pruner
 }
 
-func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) services {
+// newServices builds the services of one pool. rejected is told of every
+// node the placer turns down (a metric).
+func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger, rejected func(filter string)) services {
 	grace := cfg.NodeCredentialGrace
 	if grace == 0 {
-		grace = -1 // no grace: commands.Handlers reads zero as its default
+		grace = -1 // COMPUTE_NODE_CREDENTIAL_GRACE=0 is no grace; commands.Config reads zero as its default
 	}
-	h := &commands.Handlers{Pool: pool, Logger: logger, IdempotencyTTL: cfg.IdempotencyTTL, NodeCredentialGrace: grace,
+	h := commands.New(pool, commands.Config{Logger: logger, PlacementRejected: rejected, IdempotencyTTL: cfg.IdempotencyTTL, NodeCredentialGrace: grace,
 		Test: commands.TestConfig{NodesWithoutDaemons: cfg.NodesWithoutDaemons}, NodeResyncEvery: cfg.NodeResyncEvery,
-		MaxOpenNodeJobs: cfg.MaxOpenNodeJobs}
+		MaxOpenNodeJobs: cfg.MaxOpenNodeJobs})
 	return services{
 		handlers: h,
-		webhooks: webhook.New(pool, webhookConfigWith(cfg, h), logger),
+		webhooks: webhook.New(pool, h, webhookConfig(cfg), logger),
 		router:   &gateway.NodeJobRouter{Commands: h},
 		streams: httpapi.StreamLimits{PerToken: cfg.StreamsPerToken, PerTenant: cfg.StreamsPerTenant,
 			MaxLifetime: cfg.StreamMaxLifetime},
@@ -53,14 +55,6 @@ func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) ser
 			MaxWait: billingMaxWait},
 		pruner: &commands.Pruner{Pool: pool, Logger: logger, Retention: retentionConfig(cfg), Every: cfg.PruneEvery},
 	}
-}
-
-// webhookConfigWith is webhookConfig with the write side main built, so
-// the webhook service's endpoint changes run with main's settings.
-func webhookConfigWith(cfg config.Config, h *commands.Handlers) webhook.Config {
-	c := webhookConfig(cfg)
-	c.Commands = h
-	return c
 }
 
 // retentionConfig is how long each kind of history is kept (0: forever).

@@ -48,7 +48,7 @@ func TestRedeliveredWindowIsCountedOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t) // the control plane's database; the consumer's tables live in it too
-	h := &commands.Handlers{Pool: d.Pool}
+	h := commands.New(d.Pool, commands.Config{})
 	commandstest.Seed(t, d, h, 2)
 	commandstest.Node(t, h, "n1", core.GPULayout{Mode: core.GPUExclusive})
 	res, err := h.CreateReservation(ctx, commandstest.TenantA, commands.CreateReservation{PoolID: commandstest.Pool,

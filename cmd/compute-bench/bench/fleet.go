@@ -69,7 +69,7 @@ func setupApp(ctx context.Context, url string, p plan) (*appEnv, error) {
 	}
 	e := &appEnv{url: url, pool: pool, workers: p.seedWorkers, scaleRequests: p.scaleRequests,
 		// No daemons: the seeded nodes must stay schedulable.
-		h: &commands.Handlers{Pool: pool, Logger: slog.New(slog.DiscardHandler), Test: commands.TestConfig{NodesWithoutDaemons: true}}}
+		h: commands.New(pool, commands.Config{Logger: slog.New(slog.DiscardHandler), Test: commands.TestConfig{NodesWithoutDaemons: true}})}
 	if err := e.setup(ctx, p); err != nil {
 		pool.Close()
 		return nil, err

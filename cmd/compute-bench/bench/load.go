@@ -111,7 +111,7 @@ func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progr
 	if err != nil {
 		return LoadRun{}, err
 	}
-	h := &commands.Handlers{Pool: pool, Logger: slog.New(slog.DiscardHandler)}
+	h := commands.New(pool, commands.Config{Logger: slog.New(slog.DiscardHandler)})
 	q := benchdb.New(e.pool)
 	mx0, err1 := q.BenchMultixactAge(ctx)
 	dl0, err2 := q.BenchDeadlocks(ctx)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/projections"
@@ -108,7 +109,7 @@ func pipelineSuite(ctx context.Context, url string, p plan, binary string, prog 
 	res := PipelineResult{Nodes: app.nodes, Tenants: p.tenants, PollIntervalMs: float64(pipelinePollInterval.Milliseconds())}
 	rcv := newReceiver()
 	defer rcv.close()
-	wh := webhook.New(app.pool, webhook.Config{AllowPrivate: true}, slog.New(slog.DiscardHandler))
+	wh := webhook.New(app.pool, commands.New(app.pool, commands.Config{}), webhook.Config{AllowPrivate: true}, slog.New(slog.DiscardHandler))
 	for _, t := range app.tenants {
 		ep, err := wh.CreateEndpoint(ctx, operator, webhook.CreateEndpoint{Tenant: t, URL: rcv.srv.URL + "/hook/" + t,
 			Description: "compute-bench receiver"})

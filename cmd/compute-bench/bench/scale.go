@@ -44,7 +44,7 @@ func (e *appEnv) timeSitePlacements(ctx context.Context, n int, seedRate float64
 	deadline := time.Now().Add(scaleBudget)
 	ctx, cancel := context.WithTimeout(ctx, 2*scaleBudget) // a hard bound should one request hang
 	defer cancel()
-	h := &commands.Handlers{Pool: e.pool, Logger: slog.New(slog.DiscardHandler)}
+	h := commands.New(e.pool, commands.Config{Logger: slog.New(slog.DiscardHandler)})
 	pt := ScalePoint{Nodes: n, SeedNodesPerSec: seedRate}
 	var lat []time.Duration
 	requests := e.scaleRequests
