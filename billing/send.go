@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/queries"
 	"github.com/bettercompute/compute/webhook"
 )
@@ -52,8 +51,8 @@ func (r result) errText() string {
 // GET /v1/usage-windows shows it; webhook-id and Idempotency-Key are its
 // key, so every retry of it is recognisably the same. The signature's
 // timestamp is business time (compute_now()), as webhooks sign.
-func (s *Sink) post(ctx context.Context, w db.RmUsageWindow, now time.Time) result {
-	body, err := json.Marshal(queries.UsageWindowOf(w))
+func (s *Sink) post(ctx context.Context, w queries.UsageWindow, now time.Time) result {
+	body, err := json.Marshal(w)
 	if err != nil {
 		return result{err: fmt.Errorf("encode window: %w", err)}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/projections"
+	"github.com/bettercompute/compute/queries"
 	"github.com/bettercompute/compute/webhook"
 )
 
@@ -135,12 +136,12 @@ func (s *Sink) Deliver(ctx context.Context, events []outbox.Stored) error {
 	if err := s.waitForUsage(ctx, rs[len(rs)-1].at, deadline); err != nil {
 		return err
 	}
-	q := db.New(s.pool)
-	var windows []db.RmUsageWindow
+	usage := queries.New(s.pool)
+	var windows []queries.UsageWindow
 	for _, r := range rs {
-		ws, err := q.BillingWindowsClosed(ctx, r.reservationID)
+		ws, err := usage.ClosedUsageWindows(ctx, r.reservationID)
 		if err != nil {
-			return fmt.Errorf("closed usage windows of %s: %w", r.reservationID, err)
+			return err
 		}
 		windows = append(windows, ws...)
 	}
@@ -185,7 +186,7 @@ func (s *Sink) waitForUsage(ctx context.Context, at outbox.Position, deadline ti
 // the first failure (the endpoint is likely down: the other windows would
 // only wait out their timeouts). It returns how many windows are still
 // unaccepted and how long until the next of them is due.
-func (s *Sink) sendDue(ctx context.Context, windows []db.RmUsageWindow) (left int, wait time.Duration, err error) {
+func (s *Sink) sendDue(ctx context.Context, windows []queries.UsageWindow) (left int, wait time.Duration, err error) {
 	q := db.New(s.pool)
 	keys := make([]string, len(windows))
 	for i, w := range windows {
@@ -219,7 +220,7 @@ func (s *Sink) sendDue(ctx context.Context, windows []db.RmUsageWindow) (left in
 		if !res.ok() {
 			delay = s.delay(int(st.Attempts), res)
 		}
-		rec := db.BillingDeliveryRecordParams{Key: w.Key, AllocationID: w.AllocationID, TenantID: w.TenantID,
+		rec := db.BillingDeliveryRecordParams{Key: w.Key, AllocationID: w.AllocationID, TenantID: w.Tenant,
 			WindowStart: w.WindowStart, LastStatus: res.statusPtr(), LastError: res.errText(),
 			RetryAfterMs: delay.Milliseconds(), Delivered: res.ok()}
 		if err := q.BillingDeliveryRecord(ctx, rec); err != nil {
@@ -236,7 +237,7 @@ func (s *Sink) sendDue(ctx context.Context, windows []db.RmUsageWindow) (left in
 }
 
 // undelivered counts the windows not known to be accepted.
-func undelivered(windows []db.RmUsageWindow, states map[string]db.BillingDeliveryStatesRow) int {
+func undelivered(windows []queries.UsageWindow, states map[string]db.BillingDeliveryStatesRow) int {
 	n := 0
 	for _, w := range windows {
 		if st, ok := states[w.Key]; !ok || st.DeliveredAt == nil {

@@ -2,6 +2,7 @@ package queries
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/bettercompute/compute/core"
@@ -39,9 +40,22 @@ type UsageWindow struct {
 	Final      bool   `json:"final"`
 }
 
-// UsageWindowOf is the view of one rm_usage_windows row: the same JSON in
-// GET /v1/usage-windows and in the billing sink's requests.
-func UsageWindowOf(w db.RmUsageWindow) UsageWindow {
+// ClosedUsageWindows are the final windows of reservation id, in the order
+// the billing sink sends them: the same JSON as GET /v1/usage-windows.
+func (s *Service) ClosedUsageWindows(ctx context.Context, reservationID string) ([]UsageWindow, error) {
+	rows, err := s.q().BillingWindowsClosed(ctx, reservationID)
+	if err != nil {
+		return nil, fmt.Errorf("closed usage windows of %s: %w", reservationID, err)
+	}
+	out := make([]UsageWindow, len(rows))
+	for i, w := range rows {
+		out[i] = usageWindowOf(w)
+	}
+	return out, nil
+}
+
+// usageWindowOf is the view of one rm_usage_windows row.
+func usageWindowOf(w db.RmUsageWindow) UsageWindow {
 	return UsageWindow{Key: w.Key, AllocationID: w.AllocationID, ReservationID: w.ReservationID,
 		Tenant: w.TenantID, PoolID: w.PoolID, NodeID: w.NodeID, WindowStart: w.WindowStart.UTC(),
 		WindowEnd: w.WindowEnd.UTC(), ReservedMs: w.ReservedMs, Devices: w.Devices, DeviceMs: w.DeviceMs,
@@ -97,7 +111,7 @@ func (s *Service) ListUsageWindows(ctx context.Context, actor core.Actor, l List
 			nextCursor = EncodeCursor("usage", last.WindowStart.UTC().Format(time.RFC3339Nano), last.Key)
 			break
 		}
-		items = append(items, UsageWindowOf(w))
+		items = append(items, usageWindowOf(w))
 	}
 	return items, nextCursor, nil
 }
