@@ -1804,6 +1804,12 @@ type TokenPage struct {
 	NextCursor string `json:"nextCursor"`
 }
 
+// UpdateSiteRequest defines model for UpdateSiteRequest.
+type UpdateSiteRequest struct {
+	// Name The site's new display name.
+	Name string `json:"name"`
+}
+
 // UsageWindow defines model for UsageWindow.
 type UsageWindow struct {
 	AllocationID string `json:"allocationId"`
@@ -2354,6 +2360,20 @@ type CreateSiteParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// UpdateSiteParams defines parameters for UpdateSite.
+type UpdateSiteParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (tenant, identity, key) and kept 24 h: a
+	// repeat with the same body replays the stored response (errors that are
+	// final included) and does nothing else; the same key with a different
+	// body is 422 IDEMPOTENCY_KEY_REUSED. 1 to 255 printable ASCII characters.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// IfMatch The version the object must be at (optimistic concurrency), bare (`3`)
+	// or quoted (`"3"`); `*` means any. Another version is 409 CONFLICT and
+	// changes nothing; a malformed value is 400 INVALID_ARGUMENT.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // ListTenantsParams defines parameters for ListTenants.
 type ListTenantsParams struct {
 	// Cursor The `nextCursor` of the previous page (opaque).
@@ -2469,6 +2489,9 @@ type ExtendReservationJSONRequestBody = ExtendReservationRequest
 
 // CreateSiteJSONRequestBody defines body for CreateSite for application/json ContentType.
 type CreateSiteJSONRequestBody = CreateSiteRequest
+
+// UpdateSiteJSONRequestBody defines body for UpdateSite for application/json ContentType.
+type UpdateSiteJSONRequestBody = UpdateSiteRequest
 
 // SetQuotaJSONRequestBody defines body for SetQuota for application/json ContentType.
 type SetQuotaJSONRequestBody = SetQuotaRequest
@@ -3243,6 +3266,34 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/sites/{id} (the `GetSite` operationId).
 	GetSite(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSiteWithBody Rename a site (operator)
+	//
+	// Changes the site's display name (its id never changes) and writes
+	// `site.updated`, in one transaction; `GET /v1/sites/{id}` and
+	// `GET /v1/sites` show the new name at once. `name` is required and
+	// not blank, as at creation. `If-Match: <version>` applies the change
+	// only to that version. A name the site already has changes nothing:
+	// no event, the same version, and a position of all zeros.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/sites/{id} (the `UpdateSite` operationId).
+	UpdateSiteWithBody(ctx context.Context, id string, params *UpdateSiteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSite Rename a site (operator)
+	//
+	// Changes the site's display name (its id never changes) and writes
+	// `site.updated`, in one transaction; `GET /v1/sites/{id}` and
+	// `GET /v1/sites` show the new name at once. `name` is required and
+	// not blank, as at creation. `If-Match: <version>` applies the change
+	// only to that version. A name the site already has changes nothing:
+	// no event, the same version, and a position of all zeros.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/sites/{id} (the `UpdateSite` operationId).
+	UpdateSite(ctx context.Context, id string, params *UpdateSiteParams, body UpdateSiteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTenants List tenants (operators all; others their own)
 	//
@@ -4746,6 +4797,54 @@ func (c *Client) CreateSite(ctx context.Context, params *CreateSiteParams, body 
 // Corresponds with GET /v1/sites/{id} (the `GetSite` operationId).
 func (c *Client) GetSite(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSiteRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSiteWithBody Rename a site (operator)
+//
+// Changes the site's display name (its id never changes) and writes
+// `site.updated`, in one transaction; `GET /v1/sites/{id}` and
+// `GET /v1/sites` show the new name at once. `name` is required and
+// not blank, as at creation. `If-Match: <version>` applies the change
+// only to that version. A name the site already has changes nothing:
+// no event, the same version, and a position of all zeros.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/sites/{id} (the `UpdateSite` operationId).
+func (c *Client) UpdateSiteWithBody(ctx context.Context, id string, params *UpdateSiteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSiteRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSite Rename a site (operator)
+//
+// Changes the site's display name (its id never changes) and writes
+// `site.updated`, in one transaction; `GET /v1/sites/{id}` and
+// `GET /v1/sites` show the new name at once. `name` is required and
+// not blank, as at creation. `If-Match: <version>` applies the change
+// only to that version. A name the site already has changes nothing:
+// no event, the same version, and a position of all zeros.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/sites/{id} (the `UpdateSite` operationId).
+func (c *Client) UpdateSite(ctx context.Context, id string, params *UpdateSiteParams, body UpdateSiteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSiteRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7605,6 +7704,79 @@ func NewGetSiteRequest(server string, id string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewUpdateSiteRequest calls the generic UpdateSite builder with application/json body
+func NewUpdateSiteRequest(server string, id string, params *UpdateSiteParams, body UpdateSiteJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateSiteRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewUpdateSiteRequestWithBody constructs an http.Request for the UpdateSite method, with any body, and a specified content type
+func NewUpdateSiteRequestWithBody(server string, id string, params *UpdateSiteParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sites/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.IfMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListTenantsRequest constructs an http.Request for the ListTenants method
 func NewListTenantsRequest(server string, params *ListTenantsParams) (*http.Request, error) {
 	var err error
@@ -9331,6 +9503,34 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/sites/{id} (the `GetSite` operationId).
 	GetSiteWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetSiteResponse, error)
+
+	// UpdateSiteWithBodyWithResponse Rename a site (operator)
+	//
+	// Changes the site's display name (its id never changes) and writes
+	// `site.updated`, in one transaction; `GET /v1/sites/{id}` and
+	// `GET /v1/sites` show the new name at once. `name` is required and
+	// not blank, as at creation. `If-Match: <version>` applies the change
+	// only to that version. A name the site already has changes nothing:
+	// no event, the same version, and a position of all zeros.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/sites/{id} (the `UpdateSite` operationId).
+	UpdateSiteWithBodyWithResponse(ctx context.Context, id string, params *UpdateSiteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSiteResponse, error)
+
+	// UpdateSiteWithResponse Rename a site (operator)
+	//
+	// Changes the site's display name (its id never changes) and writes
+	// `site.updated`, in one transaction; `GET /v1/sites/{id}` and
+	// `GET /v1/sites` show the new name at once. `name` is required and
+	// not blank, as at creation. `If-Match: <version>` applies the change
+	// only to that version. A name the site already has changes nothing:
+	// no event, the same version, and a position of all zeros.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/sites/{id} (the `UpdateSite` operationId).
+	UpdateSiteWithResponse(ctx context.Context, id string, params *UpdateSiteParams, body UpdateSiteJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSiteResponse, error)
 
 	// ListTenantsWithResponse List tenants (operators all; others their own)
 	//
@@ -15501,6 +15701,160 @@ func (r GetSiteResponse) ContentType() string {
 	return ""
 }
 
+// UpdateSiteResponse401Headers the declared response headers of an HTTP 401 response for UpdateSite
+type UpdateSiteResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// UpdateSiteResponse405Headers the declared response headers of an HTTP 405 response for UpdateSite
+type UpdateSiteResponse405Headers struct {
+	Allow *string
+}
+
+// UpdateSiteResponse429Headers the declared response headers of an HTTP 429 response for UpdateSite
+type UpdateSiteResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+}
+
+type UpdateSiteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SiteResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidArgument
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *BodyTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateSiteResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *UpdateSiteResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateSiteResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateSiteResponse) GetJSON200() *SiteResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateSiteResponse) GetJSON400() *InvalidArgument {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateSiteResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateSiteResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateSiteResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r UpdateSiteResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateSiteResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateSiteResponse) GetJSON413() *BodyTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateSiteResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateSiteResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateSiteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateSiteResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateSiteResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateSiteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateSiteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateSiteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// Bytes is a convenience method to retrieve the raw bytes from the HTTP response
+func (r UpdateSiteResponse) Bytes() []byte {
+	return r.Body
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateSiteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListTenantsResponse401Headers the declared response headers of an HTTP 401 response for ListTenants
 type ListTenantsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -18802,6 +19156,46 @@ func (c *ClientWithResponses) GetSiteWithResponse(ctx context.Context, id string
 		return nil, err
 	}
 	return ParseGetSiteResponse(rsp)
+}
+
+// UpdateSiteWithBodyWithResponse Rename a site (operator)
+//
+// Changes the site's display name (its id never changes) and writes
+// `site.updated`, in one transaction; `GET /v1/sites/{id}` and
+// `GET /v1/sites` show the new name at once. `name` is required and
+// not blank, as at creation. `If-Match: <version>` applies the change
+// only to that version. A name the site already has changes nothing:
+// no event, the same version, and a position of all zeros.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/sites/{id} (the `UpdateSite` operationId).
+func (c *ClientWithResponses) UpdateSiteWithBodyWithResponse(ctx context.Context, id string, params *UpdateSiteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSiteResponse, error) {
+	rsp, err := c.UpdateSiteWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSiteResponse(rsp)
+}
+
+// UpdateSiteWithResponse Rename a site (operator)
+//
+// Changes the site's display name (its id never changes) and writes
+// `site.updated`, in one transaction; `GET /v1/sites/{id}` and
+// `GET /v1/sites` show the new name at once. `name` is required and
+// not blank, as at creation. `If-Match: <version>` applies the change
+// only to that version. A name the site already has changes nothing:
+// no event, the same version, and a position of all zeros.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/sites/{id} (the `UpdateSite` operationId).
+func (c *ClientWithResponses) UpdateSiteWithResponse(ctx context.Context, id string, params *UpdateSiteParams, body UpdateSiteJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSiteResponse, error) {
+	rsp, err := c.UpdateSite(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSiteResponse(rsp)
 }
 
 // ListTenantsWithResponse List tenants (operators all; others their own)
@@ -25395,6 +25789,170 @@ func ParseGetSiteResponse(rsp *http.Response) (*GetSiteResponse, error) {
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetSiteResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateSiteResponse parses an HTTP response from a UpdateSiteWithResponse call
+func ParseUpdateSiteResponse(rsp *http.Response) (*UpdateSiteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateSiteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SiteResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidArgument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest BodyTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers UpdateSiteResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers UpdateSiteResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateSiteResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

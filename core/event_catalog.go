@@ -59,6 +59,7 @@ var (
 // httpapi fail until they agree.
 var eventCatalog = []EventSpec{
 	{Type: EventSiteCreated, Payload: sitePayload, Summary: "A site was created."},
+	{Type: EventSiteUpdated, Payload: sitePayload, Summary: "An operator renamed a site."},
 	{Type: EventPoolCreated, Payload: poolPayload, Summary: "A pool was created."},
 
 	{Type: EventNodeRegistered, Payload: nodeRegisteredPayload, Summary: "A node was registered with its inventory."},

@@ -5,6 +5,7 @@ package core
 // "version"; the invariant checker relies on that.
 const (
 	EventSiteCreated = "site.created"
+	EventSiteUpdated = "site.updated"
 	EventPoolCreated = "pool.created"
 
 	EventNodeRegistered = "node.registered"

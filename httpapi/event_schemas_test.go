@@ -523,6 +523,7 @@ func driveEvents(t *testing.T) []loggedEvent {
 
 	// Fleet.
 	must(h.CreateSite(ctx, op, commands.CreateSite{ID: "fra1", Name: "Frankfurt 1"}))
+	must(h.UpdateSite(ctx, op, commands.UpdateSite{ID: "fra1", Name: "Frankfurt One"}))
 	must(h.CreatePool(ctx, op, commands.CreatePool{ID: "metal", SiteID: "fra1", Kind: commands.PoolBareMetal, CPURatio: 2}))
 	must(h.CreatePool(ctx, op, commands.CreatePool{ID: "cloud", SiteID: "fra1", Kind: commands.PoolProvider,
 		LostAfter: 10 * time.Minute}))

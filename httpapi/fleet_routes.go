@@ -19,6 +19,7 @@ func fleetRoutes(r Router, h *commands.Handlers) {
 	f := fleetHandlers{h: h}
 	op := RequireRole(core.RoleOperator)
 	r.V1.POST("/sites", f.createSite, op)
+	r.V1.PATCH("/sites/:id", f.updateSite, op)
 	r.V1.POST("/pools", f.createPool, op)
 	r.V1.POST("/nodes", f.registerNode, op)
 	r.V1.POST("/nodes/:id/cordon", f.cordon(h.CordonNode), op)
@@ -64,6 +65,34 @@ func (f fleetHandlers) createSite(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusCreated, siteResponse{ID: res.ID, Name: res.Name, Version: res.Version, Position: res.Position.String()})
+}
+
+// updateSiteRequest is the body of PATCH /v1/sites/{id}: the new name.
+type updateSiteRequest struct {
+	Name string `json:"name"`
+}
+
+// updateSite renames a site. It takes an optional Idempotency-Key and an
+// optional If-Match with the version the site must be at.
+func (f fleetHandlers) updateSite(c echo.Context) error {
+	key, err := idempotencyKey(c)
+	if err != nil {
+		return err
+	}
+	var req updateSiteRequest
+	id, version, err := bindTarget(c, &req)
+	if err != nil {
+		return err
+	}
+	if err := requireFields("name", req.Name); err != nil {
+		return err
+	}
+	res, err := f.h.UpdateSite(c.Request().Context(), ActorOf(c), commands.UpdateSite{
+		ID: id, Name: req.Name, IfVersion: version, IdempotencyKey: key})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, siteResponse{ID: res.ID, Name: res.Name, Version: res.Version, Position: res.Position.String()})
 }
 
 // createPoolRequest is the body of POST /v1/pools. Ratios left out (0) mean

@@ -482,6 +482,7 @@ var fuzzWriteRoutes = []fuzzRoute{
 	{http.MethodDelete, "/v1/nodes/:id/credentials/:cid"},        // 32
 	{http.MethodDelete, "/v1/nodes/:id/join-tokens/:tid"},        // 33
 	{http.MethodPost, "/v1/events/stream-tickets"},               // 34
+	{http.MethodPatch, "/v1/sites/:id"},                          // 35
 }
 
 // fuzzReadRoutes are the GET routes under /v1, in fixed order as above.

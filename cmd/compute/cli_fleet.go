@@ -191,7 +191,32 @@ func (c *cli) sitesCmd() *cobra.Command {
 	}
 	createCmd.Flags().StringVar(&name, "name", "", "the site's display name")
 	_ = createCmd.MarkFlagRequired("name")
-	cmd := group("sites", "List, show and create sites", listCmd, getCmd, createCmd)
+
+	var newName, key string
+	var im ifMatch
+	updateCmd := &cobra.Command{
+		Use:   "update SITE_ID --name NAME",
+		Short: "Rename a site (operators)",
+		Args:  argsNamed("SITE_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if key == "" {
+				key = newIdempotencyKey()
+			}
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				body, err := bodyOf(api.UpdateSiteWithResponse(ctx, args[0],
+					&client.UpdateSiteParams{IdempotencyKey: &key, IfMatch: im.ptr()}, client.UpdateSiteRequest{Name: newName}))
+				if err != nil {
+					return err
+				}
+				return showOne(c, body, func(s client.Site) table { return table{header: siteHeader, rows: [][]string{siteRow(s)}} })
+			})
+		},
+	}
+	updateCmd.Flags().StringVar(&newName, "name", "", "the site's new display name")
+	updateCmd.Flags().StringVar(&key, "idempotency-key", "", "the Idempotency-Key to send (default: a fresh one)")
+	im.add(updateCmd)
+	_ = updateCmd.MarkFlagRequired("name")
+	cmd := group("sites", "List, show, create and rename sites", listCmd, getCmd, createCmd, updateCmd)
 	cmd.Aliases = []string{"site"}
 	return cmd
 }

@@ -46,3 +46,48 @@ func (q *Queries) SiteGet(ctx context.Context, id string) (Site, error) {
 	)
 	return i, err
 }
+
+const siteGetForUpdate = `-- name: SiteGetForUpdate :one
+SELECT id, name, version, created_at FROM sites WHERE id = $1 FOR NO KEY UPDATE
+`
+
+// Locks a site for a rename. FOR NO KEY UPDATE, not FOR UPDATE: a pool
+// created in the site meanwhile takes FOR KEY SHARE on it (its foreign
+// key), which a change of the name must not block.
+func (q *Queries) SiteGetForUpdate(ctx context.Context, id string) (Site, error) {
+	row := q.db.QueryRow(ctx, siteGetForUpdate, id)
+	var i Site
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Version,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const siteRename = `-- name: SiteRename :one
+UPDATE sites SET name = $1, version = version + 1
+ WHERE id = $2 AND version = $3
+RETURNING id, name, version, created_at
+`
+
+type SiteRenameParams struct {
+	Name    string
+	ID      string
+	Version int64
+}
+
+// Guarded by the version read under the lock: zero rows means someone else
+// changed the site first.
+func (q *Queries) SiteRename(ctx context.Context, arg SiteRenameParams) (Site, error) {
+	row := q.db.QueryRow(ctx, siteRename, arg.Name, arg.ID, arg.Version)
+	var i Site
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Version,
+		&i.CreatedAt,
+	)
+	return i, err
+}
