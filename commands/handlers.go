@@ -1,6 +1,6 @@
 // Package commands is the write side: one handler per command, each one
-// transaction that takes locks in the global order (quota_usage, pools,
-// nodes, devices, node_resources, pool_capacity_rollup, node_desired),
+// transaction that takes locks in the global order (quota_usage, sites,
+// pools, nodes, devices, node_resources, pool_capacity_rollup, node_desired),
 // checks the transition in core's state tables, writes with version guards,
 // appends its events to the outbox and enqueues work — all or nothing.
 package commands
