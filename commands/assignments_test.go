@@ -575,7 +575,7 @@ func TestResyncNode(t *testing.T) {
 	f.d.AdvanceSimClock(t, 2*time.Minute)
 	shard, err := lease.Acquire(f.ctx, f.d.Q, workqueue.ShardLeaseName(workqueue.ShardOf("n1")), "worker", lease.TTL)
 	require.NoError(t, err)
-	err = f.h.HandleNodeResync(f.ctx, workqueue.Item{Kind: commands.KindNodeResync, Key: "n1", Lease: shard})
+	err = f.h.Reconcilers().NodeResync(f.ctx, workqueue.Item{Kind: commands.KindNodeResync, Key: "n1", Lease: shard})
 	require.Equal(t, workqueue.Again(2*time.Minute), err, "and again after NodeResyncEvery")
 	jobs := f.assignmentJobs(t, "n1")
 	require.Len(t, jobs, 5)

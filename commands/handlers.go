@@ -32,9 +32,8 @@ const (
 	DefaultPlacementSample = 64
 )
 
-// Work-queue kinds the capacity core enqueues. Their reconcilers are the
-// methods HandleReservationPlace, HandleReservationActivate and
-// HandleReservationExpire.
+// Work-queue kinds the capacity core enqueues. Their reconcilers are
+// Reconcilers.ReservationPlace, ReservationActivate and ReservationExpire.
 const (
 	KindReservationPlace    = "reservation.place"
 	KindReservationActivate = "reservation.activate"

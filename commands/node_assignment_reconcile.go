@@ -152,7 +152,7 @@ func (h *Handlers) ReconcileNodeAssignments(ctx context.Context, nodeID string, 
 // It then raises the current session's observed generation to what the
 // node has applied. It reports done for a retired node. Its transaction is
 // fenced by fence (nil: not fenced), so a worker whose shard lease was
-// taken over cannot requeue jobs; workers run it as HandleNodeResync.
+// taken over cannot requeue jobs; workers run it as Reconcilers.NodeResync.
 func (h *Handlers) resyncNode(ctx context.Context, nodeID string, fence func(pgx.Tx) error) (res AssignmentReconcile, done bool, err error) {
 	err = pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		res, done = AssignmentReconcile{}, false
@@ -236,14 +236,14 @@ func (h *Handlers) resyncNode(ctx context.Context, nodeID string, fence func(pgx
 	return res, done, nil
 }
 
-// HandleNodeResync is the KindNodeResync work-queue handler: it resyncs the
+// NodeResync is the KindNodeResync work-queue handler: it resyncs the
 // node and runs again after NodeResyncEvery, until the node is retired.
-func (h *Handlers) HandleNodeResync(ctx context.Context, it workqueue.Item) error {
-	_, done, err := h.resyncNode(ctx, it.Key, fenceOf(ctx, it))
+func (r Reconcilers) NodeResync(ctx context.Context, it workqueue.Item) error {
+	_, done, err := r.h.resyncNode(ctx, it.Key, fenceOf(ctx, it))
 	if err != nil || done {
 		return err
 	}
-	return workqueue.Again(h.nodeResyncEvery())
+	return workqueue.Again(r.h.nodeResyncEvery())
 }
 
 // nodeAssignmentState reads the node's live allocations and its

@@ -13,11 +13,11 @@ import (
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
-// HandleNodeCredentialGrace is the KindNodeCredentialGrace work-queue
+// NodeCredentialGrace is the KindNodeCredentialGrace work-queue
 // handler: it fences the shard lease, closes a session whose credential's
 // grace ended and asks to run again when the next grace ends.
-func (h *Handlers) HandleNodeCredentialGrace(ctx context.Context, it workqueue.Item) error {
-	next, err := h.expireNodeCredentials(ctx, it.Key, func(tx pgx.Tx) error { return it.Lease.Fence(ctx, tx) })
+func (r Reconcilers) NodeCredentialGrace(ctx context.Context, it workqueue.Item) error {
+	next, err := r.h.expireNodeCredentials(ctx, it.Key, func(tx pgx.Tx) error { return it.Lease.Fence(ctx, tx) })
 	if err != nil {
 		return err
 	}

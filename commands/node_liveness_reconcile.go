@@ -14,12 +14,12 @@ import (
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
-// HandleNodeLiveness is the KindNodeLiveness work-queue handler: it fences
+// NodeLiveness is the KindNodeLiveness work-queue handler: it fences
 // the shard lease and applies the node's liveness transition if it is due
 // (unreachable after NoSessionAfter plus grace, lost after the pool's
 // lostAfter), then asks to run again at the node's next threshold.
-func (h *Handlers) HandleNodeLiveness(ctx context.Context, it workqueue.Item) error {
-	_, next, err := h.reconcileLiveness(ctx, it.Key, func(tx pgx.Tx) error { return it.Lease.Fence(ctx, tx) })
+func (r Reconcilers) NodeLiveness(ctx context.Context, it workqueue.Item) error {
+	_, next, err := r.h.reconcileLiveness(ctx, it.Key, func(tx pgx.Tx) error { return it.Lease.Fence(ctx, tx) })
 	if err != nil {
 		return err
 	}

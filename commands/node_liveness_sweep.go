@@ -37,7 +37,7 @@ type LivenessSweepResult struct {
 // Per-node KindNodeLiveness items make transitions happen on time between
 // sweeps; the sweep is the level-triggered backstop. fence, when set, is
 // the first statement of each of its transactions; workers run it as
-// HandleNodeLivenessSweep.
+// Reconcilers.NodeLivenessSweep.
 func (h *Handlers) sweepNodeLiveness(ctx context.Context, fence func(pgx.Tx) error) (LivenessSweepResult, error) {
 	var res LivenessSweepResult
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
@@ -91,17 +91,17 @@ func (h *Handlers) sweepNodeLiveness(ctx context.Context, fence func(pgx.Tx) err
 	return res, nil
 }
 
-// HandleNodeLivenessSweep is the KindNodeLivenessSweep work-queue handler:
+// NodeLivenessSweep is the KindNodeLivenessSweep work-queue handler:
 // the sweep, every transaction of it fenced by the item's shard lease, so
 // that a worker that lost the shard neither moves the heartbeat nor judges
 // a node.
-func (h *Handlers) HandleNodeLivenessSweep(ctx context.Context, it workqueue.Item) error {
-	res, err := h.sweepNodeLiveness(ctx, fenceOf(ctx, it))
+func (r Reconcilers) NodeLivenessSweep(ctx context.Context, it workqueue.Item) error {
+	res, err := r.h.sweepNodeLiveness(ctx, fenceOf(ctx, it))
 	if err != nil {
 		return err
 	}
 	if len(res.GatewayLost) > 0 || len(res.Transitioned) > 0 {
-		h.logger().Info("liveness sweep", "gateway_lost", res.GatewayLost, "transitioned", res.Transitioned)
+		r.h.logger().Info("liveness sweep", "gateway_lost", res.GatewayLost, "transitioned", res.Transitioned)
 	}
 	return workqueue.Again(LivenessSweepEvery)
 }

@@ -32,35 +32,35 @@ func fenced(tx pgx.Tx, fence func(pgx.Tx) error) error {
 	return fence(tx)
 }
 
-// HandleReservationPlace is the KindReservationPlace work-queue handler:
+// ReservationPlace is the KindReservationPlace work-queue handler:
 // RetryPending fenced by the item's shard lease.
-func (h *Handlers) HandleReservationPlace(ctx context.Context, it workqueue.Item) error {
-	return h.retryPending(ctx, it.Key, fenceOf(ctx, it))
+func (r Reconcilers) ReservationPlace(ctx context.Context, it workqueue.Item) error {
+	return r.h.retryPending(ctx, it.Key, fenceOf(ctx, it))
 }
 
-// HandleReservationActivate is the reservation.activate reconciler, the
+// ReservationActivate is the reservation.activate reconciler, the
 // KindReservationActivate work-queue handler: a booked reservation whose
 // start has passed (per compute_now()) becomes active. An early run asks to
 // run again at the start. Its transaction is fenced by the item's shard
 // lease.
-func (h *Handlers) HandleReservationActivate(ctx context.Context, it workqueue.Item) error {
-	return h.timedTransition(ctx, it.Key, fenceOf(ctx, it), decideActivation)
+func (r Reconcilers) ReservationActivate(ctx context.Context, it workqueue.Item) error {
+	return r.h.timedTransition(ctx, it.Key, fenceOf(ctx, it), decideActivation)
 }
 
-// HandleReservationExpire is the reservation.expire reconciler, the
+// ReservationExpire is the reservation.expire reconciler, the
 // KindReservationExpire work-queue handler: a reservation whose end has
 // passed (per compute_now()) becomes expired, refunding its quota and
 // freeing its capacity. An early run (the end was extended) asks to run
 // again at the end. Its transaction is fenced by the item's shard lease.
-func (h *Handlers) HandleReservationExpire(ctx context.Context, it workqueue.Item) error {
-	return h.timedTransition(ctx, it.Key, fenceOf(ctx, it), decideExpiry)
+func (r Reconcilers) ReservationExpire(ctx context.Context, it workqueue.Item) error {
+	return r.h.timedTransition(ctx, it.Key, fenceOf(ctx, it), decideExpiry)
 }
 
 // RetryPending is the reservation.place reconciler: it tries to place a
 // pending reservation again. It returns nil when there is nothing left to do
 // (booked, or no longer pending), and workqueue.Again(30 s) when it is still
 // unschedulable, after refreshing the Unschedulable condition's reasons.
-// Unfenced: workers run it as HandleReservationPlace.
+// Unfenced: workers run it as Reconcilers.ReservationPlace.
 func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error {
 	return h.retryPending(ctx, reservationID, nil)
 }

@@ -41,7 +41,7 @@ type ReservationResyncResult struct {
 // need and have lost: a pending reservation's placement retry (now), a
 // booked one's activation (at its start) and every quota-holding one's
 // expiry (at its end). Rows that exist are left alone. Its transaction is
-// fenced by fence; workers run it as HandleReservationResync.
+// fenced by fence; workers run it as Reconcilers.ReservationResync.
 func (h *Handlers) resyncReservations(ctx context.Context, fence func(pgx.Tx) error) (ReservationResyncResult, error) {
 	var res ReservationResyncResult
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
@@ -73,17 +73,17 @@ func (h *Handlers) resyncReservations(ctx context.Context, fence func(pgx.Tx) er
 	return res, nil
 }
 
-// HandleReservationResync is the KindReservationResync work-queue handler:
+// ReservationResync is the KindReservationResync work-queue handler:
 // the resync, fenced by the item's shard lease, then again after
 // ReservationResyncEvery (at once while batches come back full). A row put
 // back is logged: it means something lost it.
-func (h *Handlers) HandleReservationResync(ctx context.Context, it workqueue.Item) error {
-	res, err := h.resyncReservations(ctx, fenceOf(ctx, it))
+func (r Reconcilers) ReservationResync(ctx context.Context, it workqueue.Item) error {
+	res, err := r.h.resyncReservations(ctx, fenceOf(ctx, it))
 	if err != nil {
 		return err
 	}
 	if len(res.Requeued) > 0 {
-		h.logger().Warn("reservation resync: reconciler rows were missing and are queued again",
+		r.h.logger().Warn("reservation resync: reconciler rows were missing and are queued again",
 			"count", len(res.Requeued), "first", res.Requeued[0])
 	}
 	if res.More {

@@ -27,10 +27,11 @@ func TestReservationResync(t *testing.T) {
 	f := setup(t)
 	t0 := pgtest.SimEpoch
 	w := workqueue.NewWorker(f.d.Pool, "w", nil, nil)
-	w.Handle(commands.KindReservationPlace, f.h.HandleReservationPlace)
-	w.Handle(commands.KindReservationActivate, f.h.HandleReservationActivate)
-	w.Handle(commands.KindReservationExpire, f.h.HandleReservationExpire)
-	w.Handle(commands.KindReservationResync, f.h.HandleReservationResync)
+	rec := f.h.Reconcilers()
+	w.Handle(commands.KindReservationPlace, rec.ReservationPlace)
+	w.Handle(commands.KindReservationActivate, rec.ReservationActivate)
+	w.Handle(commands.KindReservationExpire, rec.ReservationExpire)
+	w.Handle(commands.KindReservationResync, rec.ReservationResync)
 
 	// pending: no node yet. booked: starts in an hour. active: started.
 	pending := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: t0, End: t0.Add(4 * time.Hour)})

@@ -140,7 +140,7 @@ func TestMetricsAfterKnownActions(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	w := workqueue.NewWorker(o.pg.Pool, "worker-1", o.clock, nil)
 	w.Metrics = o.loops
-	w.Handle(commands.KindReservationActivate, o.h.HandleReservationActivate)
+	w.Handle(commands.KindReservationActivate, o.h.Reconcilers().ReservationActivate)
 	n, err := w.RunOnce(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 2, n)

@@ -251,17 +251,9 @@ func (r *run) now() time.Time {
 // by their shard leases as `compute serve` runs them.
 func (r *run) newBackground(logger *slog.Logger) *workqueue.Worker {
 	w := workqueue.NewWorker(r.pool, "torture-background", nil, logger)
-	h := r.h
-	background := func(handle workqueue.Handler) workqueue.Handler {
-		return func(ctx context.Context, it workqueue.Item) error { return handle(withOp(ctx, "background"), it) }
+	for kind, handle := range r.h.Reconcilers().ByKind() {
+		w.Handle(kind, func(ctx context.Context, it workqueue.Item) error { return handle(withOp(ctx, "background"), it) })
 	}
-	w.Handle(commands.KindReservationPlace, background(h.HandleReservationPlace))
-	w.Handle(commands.KindReservationActivate, background(h.HandleReservationActivate))
-	w.Handle(commands.KindReservationExpire, background(h.HandleReservationExpire))
-	w.Handle(commands.KindReservationResync, background(h.HandleReservationResync))
-	w.Handle(commands.KindNodeLiveness, background(h.HandleNodeLiveness))
-	w.Handle(commands.KindNodeLivenessSweep, background(h.HandleNodeLivenessSweep))
-	w.Handle(commands.KindNodeResync, background(h.HandleNodeResync))
 	return w
 }
 

@@ -108,16 +108,10 @@ func newWorkers(pool *pgxpool.Pool, owner string, clk *clock.Clock, cfg config.C
 // registerReconcilers gives the reconciler worker a handler per kind:
 // everything but webhook delivery, which has its pool (newWorkers).
 func registerReconcilers(w *workqueue.Worker, s services) {
-	h := s.handlers
 	// Every reconciler writes fenced by the shard lease of its item.
-	w.Handle(commands.KindReservationPlace, h.HandleReservationPlace)
-	w.Handle(commands.KindReservationActivate, h.HandleReservationActivate)
-	w.Handle(commands.KindReservationExpire, h.HandleReservationExpire)
-	w.Handle(commands.KindReservationResync, h.HandleReservationResync)
-	w.Handle(commands.KindNodeLiveness, h.HandleNodeLiveness)
-	w.Handle(commands.KindNodeLivenessSweep, h.HandleNodeLivenessSweep)
-	w.Handle(commands.KindNodeCredentialGrace, h.HandleNodeCredentialGrace)
-	w.Handle(commands.KindNodeResync, h.HandleNodeResync)
+	for kind, handle := range s.handlers.Reconcilers().ByKind() {
+		w.Handle(kind, handle)
+	}
 	w.Handle(commands.KindNodeJobDispatch, s.router.HandleDispatch)
 	w.Handle(commands.KindRetentionPrune, s.pruner.HandleRetentionPrune)
 }

@@ -38,31 +38,31 @@ func Work(ctx context.Context, pool *pgxpool.Pool, handler workqueue.Handler, ki
 // Activate runs the reservation.activate reconciler on reservation id. An
 // early run is an error (its Again), as a test that activates means it.
 func Activate(ctx context.Context, h *commands.Handlers, id string) error {
-	return mustBeDone(Work(ctx, h.Pool, h.HandleReservationActivate, commands.KindReservationActivate, id))
+	return mustBeDone(Work(ctx, h.Pool, h.Reconcilers().ReservationActivate, commands.KindReservationActivate, id))
 }
 
 // Expire runs the reservation.expire reconciler on reservation id. An early
 // run is an error (its Again).
 func Expire(ctx context.Context, h *commands.Handlers, id string) error {
-	return mustBeDone(Work(ctx, h.Pool, h.HandleReservationExpire, commands.KindReservationExpire, id))
+	return mustBeDone(Work(ctx, h.Pool, h.Reconcilers().ReservationExpire, commands.KindReservationExpire, id))
 }
 
 // SweepLiveness runs the liveness controller's periodic sweep once.
 func SweepLiveness(ctx context.Context, h *commands.Handlers) error {
-	_, err := Work(ctx, h.Pool, h.HandleNodeLivenessSweep, commands.KindNodeLivenessSweep, commands.LivenessSweepKey)
+	_, err := Work(ctx, h.Pool, h.Reconcilers().NodeLivenessSweep, commands.KindNodeLivenessSweep, commands.LivenessSweepKey)
 	return err
 }
 
 // ReconcileLiveness runs node nodeID's liveness reconciler and returns when
 // it asks to run again (0: not until something changes).
 func ReconcileLiveness(ctx context.Context, h *commands.Handlers, nodeID string) (time.Duration, error) {
-	return Work(ctx, h.Pool, h.HandleNodeLiveness, commands.KindNodeLiveness, nodeID)
+	return Work(ctx, h.Pool, h.Reconcilers().NodeLiveness, commands.KindNodeLiveness, nodeID)
 }
 
 // ExpireCredentials runs node nodeID's credential-grace reconciler and
 // returns when it asks to run again (0: no grace left to end).
 func ExpireCredentials(ctx context.Context, h *commands.Handlers, nodeID string) (time.Duration, error) {
-	return Work(ctx, h.Pool, h.HandleNodeCredentialGrace, commands.KindNodeCredentialGrace, nodeID)
+	return Work(ctx, h.Pool, h.Reconcilers().NodeCredentialGrace, commands.KindNodeCredentialGrace, nodeID)
 }
 
 // mustBeDone turns Work's Again into an error: the reconciler had nothing
