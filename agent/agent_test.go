@@ -271,7 +271,7 @@ func TestZombieGatewayDropsSupersededSession(t *testing.T) {
 
 	// The daemon's connection to A breaks in a way A does not notice yet:
 	// simulate with a second session opened at B (the daemon reconnecting).
-	sess, err := hs.s.OpenNodeSession(hs.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: leaseOf(t, hs, "gw-b"),
+	sess, err := hs.s.NodeSessions().OpenNodeSession(hs.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: leaseOf(t, hs, "gw-b"),
 		GatewayID: "gw-b", JournalID: "other"})
 	require.NoError(t, err)
 	require.Equal(t, int64(2), sess.Epoch)

@@ -267,7 +267,7 @@ func TestZombieGatewayCannotDispatch(t *testing.T) {
 	c := hs.run(tenant, exec("k1", "true", false))
 
 	// The daemon reconnected through B; A has not noticed yet.
-	_, err := hs.s.OpenNodeSession(hs.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: leaseOf(t, hs, "gw-b"),
+	_, err := hs.s.NodeSessions().OpenNodeSession(hs.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: leaseOf(t, hs, "gw-b"),
 		GatewayID: "gw-b", JournalID: "other"})
 	require.NoError(t, err)
 	require.Contains(t, gwA.Sessions(), "n1")

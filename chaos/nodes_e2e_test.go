@@ -374,7 +374,7 @@ cat %s/credential >/dev/null 2>&1 && echo credential:readable
 	// is superseded. Each is what the service itself would run.
 	svc := commands.New(pool, commands.Config{})
 	zombieGW := lease.Lease{Name: gateway.GatewayLeaseName("nodes-edge"), Owner: gwOwner, Epoch: gwEpoch}
-	if _, err := svc.RecordNodeLiveness(ctx, zombieGW, "nodes-edge", []commands.SeenAge{{NodeID: "node-b", Epoch: sB1.Epoch}}); !errors.Is(err, lease.ErrFenced) {
+	if _, err := svc.NodeSessions().RecordNodeLiveness(ctx, zombieGW, "nodes-edge", []commands.SeenAge{{NodeID: "node-b", Epoch: sB1.Epoch}}); !errors.Is(err, lease.ErrFenced) {
 		t.Fatalf("flush by the dead gateway at lease epoch %d: %v, want ErrFenced", gwEpoch, err)
 	}
 	var live lease.Lease
@@ -382,11 +382,11 @@ cat %s/credential >/dev/null 2>&1 && echo credential:readable
 	if err := pool.QueryRow(ctx, "SELECT owner, epoch FROM leases WHERE name = $1", live.Name).Scan(&live.Owner, &live.Epoch); err != nil {
 		t.Fatal(err)
 	}
-	touched, err := svc.RecordNodeLiveness(ctx, live, "nodes-edge", []commands.SeenAge{{NodeID: "node-b", Epoch: sB1.Epoch}})
+	touched, err := svc.NodeSessions().RecordNodeLiveness(ctx, live, "nodes-edge", []commands.SeenAge{{NodeID: "node-b", Epoch: sB1.Epoch}})
 	if err != nil || len(touched) != 0 {
 		t.Fatalf("flush of node-b at its old session epoch %d: touched %v, err %v", sB1.Epoch, touched, err)
 	}
-	if err := svc.CloseNodeSession(ctx, "node-a", sA1.Epoch, 0); !errors.Is(err, commands.ErrSessionSuperseded) {
+	if err := svc.NodeSessions().CloseNodeSession(ctx, "node-a", sA1.Epoch, 0); !errors.Is(err, commands.ErrSessionSuperseded) {
 		t.Fatalf("close of node-a's session at old epoch %d: %v, want ErrSessionSuperseded", sA1.Epoch, err)
 	}
 	for node, epoch := range map[string]int64{"node-a": sA2.Epoch, "node-b": sB2.Epoch} {

@@ -96,7 +96,7 @@ func (f *fixture) connect(t *testing.T, node, journal string, observed int64) *d
 	}
 	gw, err := lease.Acquire(f.ctx, f.d.Q, "gateway:gw1", "gw1-process", lease.GatewayTTL)
 	require.NoError(t, err)
-	s, err := f.h.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: node, Gateway: gw, GatewayID: "gw1",
+	s, err := f.h.NodeSessions().OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: node, Gateway: gw, GatewayID: "gw1",
 		JournalID: journal, ObservedGeneration: observed})
 	require.NoError(t, err)
 	return &daemon{f: f, t: t, node: node, gw: gw, epoch: s.Epoch}
@@ -108,7 +108,7 @@ func (d *daemon) dispatch() commands.DispatchReport {
 	gw, err := lease.Acquire(d.f.ctx, d.f.d.Q, "gateway:gw1", "gw1-process", lease.GatewayTTL) // renewed
 	require.NoError(d.t, err)
 	d.gw = gw
-	rep, err := d.f.h.DispatchNodeJobs(d.f.ctx, d.gw, d.node, d.epoch)
+	rep, err := d.f.h.NodeSessions().DispatchNodeJobs(d.f.ctx, d.gw, d.node, d.epoch)
 	require.NoError(d.t, err)
 	d.sent = append(d.sent, rep.ToSend...)
 	return rep
@@ -117,7 +117,7 @@ func (d *daemon) dispatch() commands.DispatchReport {
 // report is the daemon's result of a job.
 func (d *daemon) report(jobID, state, reason string, observed int64) {
 	d.t.Helper()
-	require.NoError(d.t, d.f.h.RecordNodeJobResult(d.f.ctx, commands.RecordNodeJobResult{NodeID: d.node, Epoch: d.epoch,
+	require.NoError(d.t, d.f.h.NodeSessions().RecordNodeJobResult(d.f.ctx, commands.RecordNodeJobResult{NodeID: d.node, Epoch: d.epoch,
 		JobID: jobID, State: state, Reason: reason, ObservedGeneration: observed}))
 }
 
@@ -324,12 +324,12 @@ func TestReleaseUnassignsAndStopsInstances(t *testing.T) {
 	// acknowledges the unassign; the unassign's success stops the rest.
 	d.dispatch()
 	require.Equal(t, un.ID, d.sent[len(d.sent)-1].ID)
-	stopped, err := f.h.RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n1", Epoch: d.epoch,
+	stopped, err := f.h.NodeSessions().RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n1", Epoch: d.epoch,
 		InstanceID: running.Instance.ID, AllocationID: alloc, Reason: "allocation unassigned: reservation released"})
 	require.NoError(t, err)
 	require.Equal(t, core.ProvisionStopped, stopped.State)
 	require.Equal(t, "allocation unassigned: reservation released", stopped.Reason)
-	again, err := f.h.RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n1", Epoch: d.epoch,
+	again, err := f.h.NodeSessions().RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n1", Epoch: d.epoch,
 		InstanceID: running.Instance.ID, Reason: "again"})
 	require.NoError(t, err, "a repeated report changes nothing")
 	require.Equal(t, stopped.Version, again.Version)
@@ -357,16 +357,16 @@ func TestInstanceStoppedReportIsFenced(t *testing.T) {
 	i, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
 	require.NoError(t, err)
 
-	_, err = f.h.RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n1", Epoch: old.epoch,
+	_, err = f.h.NodeSessions().RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n1", Epoch: old.epoch,
 		InstanceID: i.Instance.ID, Reason: "x"})
 	require.ErrorIs(t, err, commands.ErrSessionSuperseded)
-	_, err = f.h.RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n2", Epoch: 1,
+	_, err = f.h.NodeSessions().RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n2", Epoch: 1,
 		InstanceID: i.Instance.ID, Reason: "x"})
 	require.Equal(t, core.CodeNotFound, core.CodeOf(err))
 	require.Equal(t, core.ProvisionRequested, get(t, f, i.Instance.ID).State)
 
 	// The watchdog stopped it: requested → stopping → stopped, one event each.
-	got, err := f.h.RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n1", Epoch: cur.epoch,
+	got, err := f.h.NodeSessions().RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n1", Epoch: cur.epoch,
 		InstanceID: i.Instance.ID, Reason: "not assigned"})
 	require.NoError(t, err)
 	require.Equal(t, core.ProvisionStopped, got.State)
@@ -500,11 +500,11 @@ func TestReconcileNodeAssignments(t *testing.T) {
 	// The daemon comes back from a journal that lost the live assignment
 	// and the unassign, and that holds one nobody knows.
 	back := f.connect(t, "n1", "j2", 1)
-	_, err = f.h.ReconcileNodeAssignments(f.ctx, "n1", d.epoch, nil)
+	_, err = f.h.NodeSessions().ReconcileNodeAssignments(f.ctx, "n1", d.epoch, nil)
 	require.ErrorIs(t, err, commands.ErrSessionSuperseded, "a superseded session's report changes nothing")
 	held := []commands.ReportedAssignment{{AllocationID: endedAlloc, End: ended.End}, {AllocationID: "alc_planted",
 		End: ended.End}}
-	res, err := f.h.ReconcileNodeAssignments(f.ctx, "n1", back.epoch, held)
+	res, err := f.h.NodeSessions().ReconcileNodeAssignments(f.ctx, "n1", back.epoch, held)
 	require.NoError(t, err)
 	require.Equal(t, []string{liveAlloc}, res.Repushed)
 	require.Equal(t, slices.Sorted(slices.Values([]string{"alc_planted", endedAlloc})), res.Unassigned)
@@ -527,7 +527,7 @@ func TestReconcileNodeAssignments(t *testing.T) {
 
 	// Reported again (a second inventory): the jobs on their way are not
 	// queued twice.
-	res, err = f.h.ReconcileNodeAssignments(f.ctx, "n1", back.epoch, held)
+	res, err = f.h.NodeSessions().ReconcileNodeAssignments(f.ctx, "n1", back.epoch, held)
 	require.NoError(t, err)
 	require.Empty(t, res.Repushed)
 	require.Empty(t, res.Unassigned)

@@ -41,7 +41,7 @@ func TestForeignInventoryClaimLeavesTheOtherNodeAlone(t *testing.T) {
 	n1Jobs, n1Generation := f.assignmentJobs(t, "n1"), f.generation(t, "n1")
 
 	d2 := f.connect(t, "n2", "j2", 0)
-	res, err := f.h.ReconcileNodeAssignments(f.ctx, "n2", d2.epoch,
+	res, err := f.h.NodeSessions().ReconcileNodeAssignments(f.ctx, "n2", d2.epoch,
 		[]commands.ReportedAssignment{{AllocationID: alloc, End: rsv.End}})
 	require.NoError(t, err)
 	require.Equal(t, []string{alloc}, res.Foreign)

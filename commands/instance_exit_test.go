@@ -39,7 +39,7 @@ func TestExitedInstanceEndsWithItsExitCode(t *testing.T) {
 	code := func(c int32) *int32 { return &c }
 	report := func(id string, exited bool, exit *int32, reason string) core.Instance {
 		t.Helper()
-		i, err := f.h.RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n1", Epoch: d.epoch,
+		i, err := f.h.NodeSessions().RecordInstanceStopped(f.ctx, commands.RecordInstanceStopped{NodeID: "n1", Epoch: d.epoch,
 			InstanceID: id, Reason: reason, Exited: exited, ExitCode: exit})
 		require.NoError(t, err)
 		return i

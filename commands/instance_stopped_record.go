@@ -48,7 +48,8 @@ type RecordInstanceStopped struct {
 // an instance that already ended (or, for an exit, is stopping) is left as
 // it is. A node speaks only for itself: another node's instance is
 // NOT_FOUND.
-func (h *Handlers) RecordInstanceStopped(ctx context.Context, cmd RecordInstanceStopped) (core.Instance, error) {
+func (s NodeSessions) RecordInstanceStopped(ctx context.Context, cmd RecordInstanceStopped) (core.Instance, error) {
+	h := s.h
 	var out core.Instance
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)

@@ -36,15 +36,15 @@ func TestCreateInstanceRules(t *testing.T) {
 		res.Instance.ID, core.NodeCommandInstanceStart).Scan(&startID))
 
 	report := commands.RecordNodeJobResult{NodeID: other, JobID: startID, State: "failed", Reason: "no such image"}
-	require.Equal(t, core.CodeNotFound, core.CodeOf(f.h.RecordNodeJobResult(f.ctx, report)),
+	require.Equal(t, core.CodeNotFound, core.CodeOf(f.h.NodeSessions().RecordNodeJobResult(f.ctx, report)),
 		"a node speaks only for its own commands")
 	require.Equal(t, core.ProvisionRequested, get(t, f, res.Instance.ID).State)
 	report.NodeID = rsv.NodeID
-	require.NoError(t, f.h.RecordNodeJobResult(f.ctx, report))
+	require.NoError(t, f.h.NodeSessions().RecordNodeJobResult(f.ctx, report))
 	failed := get(t, f, res.Instance.ID)
 	require.Equal(t, core.ProvisionFailed, failed.State)
 	require.Contains(t, failed.Reason, "no such image")
-	require.NoError(t, f.h.RecordNodeJobResult(f.ctx, report), "a repeated report changes nothing")
+	require.NoError(t, f.h.NodeSessions().RecordNodeJobResult(f.ctx, report), "a repeated report changes nothing")
 	require.Equal(t, failed.Version, get(t, f, res.Instance.ID).Version)
 
 	_, err = f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: rsv.ID})

@@ -65,8 +65,9 @@ func (r AssignmentReconcile) queued() bool { return len(r.Repushed)+len(r.Unassi
 //
 // It then raises the session's observed generation to what the node has
 // applied, and wakes the node's dispatch.
-func (h *Handlers) ReconcileNodeAssignments(ctx context.Context, nodeID string, epoch int64,
+func (s NodeSessions) ReconcileNodeAssignments(ctx context.Context, nodeID string, epoch int64,
 	reported []ReportedAssignment) (AssignmentReconcile, error) {
+	h := s.h
 	var res AssignmentReconcile
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		res = AssignmentReconcile{}

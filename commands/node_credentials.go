@@ -91,7 +91,8 @@ func (h *Handlers) ListNodeCredentials(ctx context.Context, actor core.Actor, no
 // Everything a daemon sends afterwards is applied to that node only. The
 // database decides: a revoked credential, or one whose grace is over by
 // compute_now(), is UNAUTHENTICATED.
-func (h *Handlers) AuthenticateNodeCredential(ctx context.Context, token string) (nodeID, credentialID string, err error) {
+func (s NodeSessions) AuthenticateNodeCredential(ctx context.Context, token string) (nodeID, credentialID string, err error) {
+	h := s.h
 	row, err := db.New(h.Pool).NodeCredentialAuthenticate(ctx, hashSecret(token))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", "", errUnknownNodeCredential

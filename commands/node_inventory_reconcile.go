@@ -113,7 +113,8 @@ const MemoryTolerance = 0.05
 // and a report without one clears it, in the same transaction and
 // node.inventory_reconciled as the GPU conditions. The node stays in
 // placement: the daemon takes assignments, it fails their workloads.
-func (h *Handlers) ReconcileNodeInventory(ctx context.Context, nodeID string, epoch int64, inv NodeInventory) (InventoryResult, error) {
+func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string, epoch int64, inv NodeInventory) (InventoryResult, error) {
+	h := s.h
 	gpus := inv.GPUs
 	refused := boundedReason(inv.WorkloadsRefused, WorkloadsRefusedMaxBytes)
 	var res InventoryResult

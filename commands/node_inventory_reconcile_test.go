@@ -58,7 +58,7 @@ func TestInventoryWorkloadsRefused(t *testing.T) {
 		for _, id := range ids {
 			inv.GPUs = append(inv.GPUs, commands.ReportedGPU{UUID: id, Model: "a100", MemoryMB: 81920})
 		}
-		res, err := f.h.ReconcileNodeInventory(f.ctx, "n1", d.epoch, inv)
+		res, err := f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", d.epoch, inv)
 		require.NoError(t, err)
 		return res
 	}
@@ -122,7 +122,7 @@ func TestInventoryWorkloadsRefused(t *testing.T) {
 
 	// ReconcileNodeInventory (GPUs alone) is a daemon that runs workloads:
 	// with everything back, no condition is left.
-	_, err := f.h.ReconcileNodeInventory(f.ctx, "n1", d.epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
+	_, err := f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", d.epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
 		{UUID: gpus[0], Model: "a100", MemoryMB: 81920}, {UUID: gpus[1], Model: "a100", MemoryMB: 81920}}})
 	require.NoError(t, err)
 	require.Empty(t, f.nodeConditions(t, "n1"))
@@ -130,7 +130,7 @@ func TestInventoryWorkloadsRefused(t *testing.T) {
 	// A report of a superseded session changes nothing.
 	stale := d.epoch
 	d = f.connect(t, "n1", "j1", 0)
-	_, err = f.h.ReconcileNodeInventory(f.ctx, "n1", stale, commands.NodeInventory{WorkloadsRefused: "stale"})
+	_, err = f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", stale, commands.NodeInventory{WorkloadsRefused: "stale"})
 	require.True(t, errors.Is(err, commands.ErrSessionSuperseded), "got %v", err)
 	require.Empty(t, f.nodeConditions(t, "n1"))
 	f.requireInvariants(t)
@@ -143,7 +143,7 @@ func TestInventoryWorkloadsRefusedBounded(t *testing.T) {
 	gpus := f.node(t, "n1", exclusive)
 	d := f.connect(t, "n1", "j1", 0)
 	long := "  cannot isolate: " + strings.Repeat("é", 2*commands.WorkloadsRefusedMaxBytes) + "\xff"
-	_, err := f.h.ReconcileNodeInventory(f.ctx, "n1", d.epoch, commands.NodeInventory{
+	_, err := f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", d.epoch, commands.NodeInventory{
 		GPUs: []commands.ReportedGPU{{UUID: gpus[0], Model: "a100", MemoryMB: 81920}}, WorkloadsRefused: long})
 	require.NoError(t, err)
 	msg := f.nodeConditions(t, "n1")[core.ConditionWorkloadsRefused].Message
@@ -154,7 +154,7 @@ func TestInventoryWorkloadsRefusedBounded(t *testing.T) {
 	require.True(t, strings.HasSuffix(msg, "…"))
 
 	// Only space is no reason: nothing refused.
-	_, err = f.h.ReconcileNodeInventory(f.ctx, "n1", d.epoch, commands.NodeInventory{
+	_, err = f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", d.epoch, commands.NodeInventory{
 		GPUs: []commands.ReportedGPU{{UUID: gpus[0], Model: "a100", MemoryMB: 81920}}, WorkloadsRefused: " \n"})
 	require.NoError(t, err)
 	require.Empty(t, f.nodeConditions(t, "n1"))

@@ -82,7 +82,8 @@ const lostMemoryReason = "daemon lost its memory: it came back with a new journa
 // once: a job marked sent whose send then fails is sent again at the
 // daemon's next session (a new epoch), which the gateway forces by ending
 // the session whose write failed.
-func (h *Handlers) DispatchNodeJobs(ctx context.Context, gw lease.Lease, nodeID string, epoch int64) (DispatchReport, error) {
+func (s NodeSessions) DispatchNodeJobs(ctx context.Context, gw lease.Lease, nodeID string, epoch int64) (DispatchReport, error) {
+	h := s.h
 	var rep DispatchReport
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		rep = DispatchReport{}

@@ -52,7 +52,8 @@ type RecordNodeJobResult struct {
 // journal) changes nothing. A report that skips states (succeeded while the
 // job is still sent, because the running report was lost with its session)
 // walks the state table through the states between, one event each.
-func (h *Handlers) RecordNodeJobResult(ctx context.Context, cmd RecordNodeJobResult) error {
+func (s NodeSessions) RecordNodeJobResult(ctx context.Context, cmd RecordNodeJobResult) error {
+	h := s.h
 	to := core.State(cmd.State)
 	if nodeJobEvents[to] == "" || to == core.CommandSent {
 		return core.Errorf(core.CodeInvalidArgument, "a daemon cannot report a command as %q", cmd.State)

@@ -62,7 +62,7 @@ func TestReleaseAndRetireNode(t *testing.T) {
 	ret, err := f.h.RetireNode(f.ctx, operator, commands.RetireNode{NodeID: "n1"})
 	require.NoError(t, err)
 	require.Equal(t, string(core.NodeRetired), ret.State)
-	_, _, err = f.h.AuthenticateNodeCredential(f.ctx, cred.Token)
+	_, _, err = f.h.NodeSessions().AuthenticateNodeCredential(f.ctx, cred.Token)
 	require.Equal(t, core.CodeUnauthenticated, core.CodeOf(err), "a retired node's credential is revoked")
 	_, err = f.h.RetireNode(f.ctx, operator, commands.RetireNode{NodeID: "n1"})
 	require.Equal(t, core.CodeConflict, core.CodeOf(err))

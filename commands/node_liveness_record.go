@@ -25,7 +25,8 @@ type SeenAge struct {
 // compute_now() - age; sessions whose epoch moved on (or that another
 // gateway now holds) are left untouched. It returns the nodes it touched:
 // a gateway drops from its cache any session not among them.
-func (h *Handlers) RecordNodeLiveness(ctx context.Context, gw lease.Lease, gatewayID string, seen []SeenAge) ([]string, error) {
+func (s NodeSessions) RecordNodeLiveness(ctx context.Context, gw lease.Lease, gatewayID string, seen []SeenAge) ([]string, error) {
+	h := s.h
 	if len(seen) == 0 {
 		return nil, nil
 	}

@@ -15,7 +15,8 @@ import (
 // ago. The node becomes disconnected; nothing is released. A session
 // already superseded or closed is left alone (ErrSessionSuperseded): its
 // writer is a zombie.
-func (h *Handlers) CloseNodeSession(ctx context.Context, nodeID string, epoch int64, closedAgo time.Duration) error {
+func (s NodeSessions) CloseNodeSession(ctx context.Context, nodeID string, epoch int64, closedAgo time.Duration) error {
+	h := s.h
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		n, err := q.NodeLivenessLock(ctx, nodeID)

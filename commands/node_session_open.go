@@ -52,7 +52,8 @@ var ErrSessionSuperseded = core.Errorf(core.CodeConflict, "session superseded")
 // epoch and, unless the node was already connected, moves it to connected:
 // it rejoins placement (the unreachable reason and NodeUnreachable are
 // cleared). A retired node cannot open a session.
-func (h *Handlers) OpenNodeSession(ctx context.Context, cmd OpenNodeSession) (NodeSession, error) {
+func (s NodeSessions) OpenNodeSession(ctx context.Context, cmd OpenNodeSession) (NodeSession, error) {
+	h := s.h
 	var out NodeSession
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		if err := cmd.Gateway.Fence(ctx, tx); err != nil {

@@ -67,7 +67,7 @@ func readUntilClosed(ctx context.Context, ws *websocket.Conn) <-chan websocket.S
 
 func (f *fixture) requireUnauthenticated(token string) {
 	f.t.Helper()
-	_, _, err := f.s.AuthenticateNodeCredential(f.ctx, token)
+	_, _, err := f.s.NodeSessions().AuthenticateNodeCredential(f.ctx, token)
 	require.Equal(f.t, core.CodeUnauthenticated, core.CodeOf(err), "err: %v", err)
 }
 
@@ -143,13 +143,13 @@ func TestSessionOpenChecksTheCredentialInItsTransaction(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	cred := f.join("n1", "metal")
-	nodeID, credID, err := f.s.AuthenticateNodeCredential(f.ctx, cred.Token)
+	nodeID, credID, err := f.s.NodeSessions().AuthenticateNodeCredential(f.ctx, cred.Token)
 	require.NoError(t, err)
 	require.Equal(t, "n1", nodeID)
 	require.Equal(t, cred.ID, credID)
 	require.NoError(t, f.s.RevokeNodeCredential(f.ctx, operator, "n1", cred.ID))
 	gw := f.gateway("gw1")
-	_, err = f.s.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: gw, GatewayID: "gw1", JournalID: "j1",
+	_, err = f.s.NodeSessions().OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: gw, GatewayID: "gw1", JournalID: "j1",
 		CredentialID: credID})
 	require.Equal(t, core.CodeUnauthenticated, core.CodeOf(err), "err: %v", err)
 	f.requireState("n1", core.NodeRegistered)
@@ -163,7 +163,7 @@ func TestRejoinRevokesEarlierCredentialsAfterTheGrace(t *testing.T) {
 	f := setup(t)
 	old := f.join("n1", "metal")
 	f.gateway("gw1")
-	_, err := f.s.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: f.gateways["gw1"], GatewayID: "gw1",
+	_, err := f.s.NodeSessions().OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: f.gateways["gw1"], GatewayID: "gw1",
 		JournalID: "j1", CredentialID: old.ID})
 	require.NoError(t, err)
 
@@ -180,7 +180,7 @@ func TestRejoinRevokesEarlierCredentialsAfterTheGrace(t *testing.T) {
 
 	// Within the grace both authenticate and the old session stays.
 	f.advance(commands.DefaultNodeCredentialGrace - commands.LivenessSweepEvery)
-	_, _, err = f.s.AuthenticateNodeCredential(f.ctx, old.Token)
+	_, _, err = f.s.NodeSessions().AuthenticateNodeCredential(f.ctx, old.Token)
 	require.NoError(t, err)
 	next, err := commandstest.ExpireCredentials(f.ctx, f.s, "n1")
 	require.NoError(t, err)
@@ -190,7 +190,7 @@ func TestRejoinRevokesEarlierCredentialsAfterTheGrace(t *testing.T) {
 	// After it, the old one fails and its session is closed.
 	f.advance(commands.LivenessSweepEvery)
 	f.requireUnauthenticated(old.Token)
-	_, _, err = f.s.AuthenticateNodeCredential(f.ctx, fresh.Token)
+	_, _, err = f.s.NodeSessions().AuthenticateNodeCredential(f.ctx, fresh.Token)
 	require.NoError(t, err)
 	require.False(t, f.credentials("n1")[old.ID].Active)
 	next, err = commandstest.ExpireCredentials(f.ctx, f.s, "n1")
@@ -203,7 +203,7 @@ func TestRejoinRevokesEarlierCredentialsAfterTheGrace(t *testing.T) {
 
 	// The daemon comes back with the new credential; a later grace run
 	// leaves that session alone.
-	_, err = f.s.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: f.gateways["gw1"], GatewayID: "gw1",
+	_, err = f.s.NodeSessions().OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: f.gateways["gw1"], GatewayID: "gw1",
 		JournalID: "j1", CredentialID: fresh.ID})
 	require.NoError(t, err)
 	_, err = commandstest.ExpireCredentials(f.ctx, f.s, "n1")
@@ -220,7 +220,7 @@ func TestRejoinWithoutGrace(t *testing.T) {
 	*f.s = *commands.New(f.d.Pool, commands.Config{NodeCredentialGrace: -1})
 	old := f.join("n1", "metal")
 	f.gateway("gw1")
-	_, err := f.s.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: f.gateways["gw1"], GatewayID: "gw1",
+	_, err := f.s.NodeSessions().OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: f.gateways["gw1"], GatewayID: "gw1",
 		JournalID: "j1", CredentialID: old.ID})
 	require.NoError(t, err)
 	_, err = f.s.JoinNode(f.ctx, operator, "n1")
@@ -244,7 +244,7 @@ func TestRetireEndsTheGrace(t *testing.T) {
 	old := f.join("n1", "metal")
 	_, err := f.s.JoinNode(f.ctx, operator, "n1")
 	require.NoError(t, err)
-	_, _, err = f.s.AuthenticateNodeCredential(f.ctx, old.Token)
+	_, _, err = f.s.NodeSessions().AuthenticateNodeCredential(f.ctx, old.Token)
 	require.NoError(t, err)
 	_, err = f.h.RetireNode(f.ctx, operator, commands.RetireNode{NodeID: "n1"})
 	require.NoError(t, err)
@@ -276,7 +276,7 @@ func TestJoinTokens(t *testing.T) {
 	requireInvalidJoinToken(t, err, "another node")
 	cred, err := f.s.JoinNodeWithToken(f.ctx, jt.Token, "n1")
 	require.NoError(t, err)
-	_, _, err = f.s.AuthenticateNodeCredential(f.ctx, cred.Token)
+	_, _, err = f.s.NodeSessions().AuthenticateNodeCredential(f.ctx, cred.Token)
 	require.NoError(t, err)
 	_, err = f.s.JoinNodeWithToken(f.ctx, jt.Token, "n1")
 	requireInvalidJoinToken(t, err, "second use")

@@ -92,7 +92,7 @@ func (f *fixture) killGateway(id string) { delete(f.gateways, id) }
 
 func (f *fixture) open(node, gw, journal string) commands.NodeSession {
 	f.t.Helper()
-	s, err := f.s.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: node, Gateway: f.gateways[gw], GatewayID: gw, JournalID: journal})
+	s, err := f.s.NodeSessions().OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: node, Gateway: f.gateways[gw], GatewayID: gw, JournalID: journal})
 	require.NoError(f.t, err)
 	return s
 }

@@ -147,7 +147,7 @@ func (g *Gateway) Flush(ctx context.Context) error {
 		}
 		seen = append(seen, commands.SeenAge{NodeID: s.nodeID, Epoch: s.epoch, Age: age})
 	}
-	touched, err := g.Commands.RecordNodeLiveness(ctx, l, g.ID, seen)
+	touched, err := g.Commands.NodeSessions().RecordNodeLiveness(ctx, l, g.ID, seen)
 	if errors.Is(err, lease.ErrFenced) {
 		g.lostLease()
 		return fmt.Errorf("gateway %s: %w", g.ID, err)
@@ -287,7 +287,7 @@ func (g *Gateway) end(ctx context.Context, s *gatewaySession, ago time.Duration,
 	if !g.drop(s.nodeID, s.epoch, websocket.StatusGoingAway, why) {
 		return // already superseded or dropped: not ours to record
 	}
-	if err := g.Commands.CloseNodeSession(ctx, s.nodeID, s.epoch, ago); err != nil && !errors.Is(err, commands.ErrSessionSuperseded) {
+	if err := g.Commands.NodeSessions().CloseNodeSession(ctx, s.nodeID, s.epoch, ago); err != nil && !errors.Is(err, commands.ErrSessionSuperseded) {
 		g.logger().Warn("close session", "gateway", g.ID, "node", s.nodeID, "epoch", s.epoch, "err", err)
 	}
 }

@@ -41,7 +41,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many failed authentications from this address: retry later", http.StatusTooManyRequests)
 		return
 	}
-	nodeID, credentialID, err := g.Commands.AuthenticateNodeCredential(r.Context(), token)
+	nodeID, credentialID, err := g.Commands.NodeSessions().AuthenticateNodeCredential(r.Context(), token)
 	if err != nil {
 		status := http.StatusServiceUnavailable
 		if core.CodeOf(err) == core.CodeUnauthenticated {
@@ -71,7 +71,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = ws.Close(websocket.StatusProtocolError, "expected hello")
 		return
 	}
-	sess, err := g.Commands.OpenNodeSession(ctx, commands.OpenNodeSession{NodeID: nodeID, Gateway: l, GatewayID: g.ID,
+	sess, err := g.Commands.NodeSessions().OpenNodeSession(ctx, commands.OpenNodeSession{NodeID: nodeID, Gateway: l, GatewayID: g.ID,
 		JournalID: hello.JournalID, ObservedGeneration: hello.ObservedGeneration, CredentialID: credentialID})
 	if err != nil {
 		g.logger().Warn("open session", "gateway", g.ID, "node", nodeID, "err", err)

@@ -40,7 +40,7 @@ func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int6
 	var res commands.InventoryResult
 	var err error
 	for range inventoryAttempts {
-		res, err = g.Commands.ReconcileNodeInventory(ctx, nodeID, epoch,
+		res, err = g.Commands.NodeSessions().ReconcileNodeInventory(ctx, nodeID, epoch,
 			commands.NodeInventory{GPUs: gpus, WorkloadsRefused: st.WorkloadsRefused})
 		if err == nil || errors.Is(err, commands.ErrSessionSuperseded) || core.CodeOf(err) != core.CodeConflict {
 			break
@@ -70,7 +70,7 @@ func (g *Gateway) reconcileAssignments(ctx context.Context, nodeID string, epoch
 	for i, a := range held {
 		reported[i] = commands.ReportedAssignment{AllocationID: a.AllocationID, End: a.End}
 	}
-	res, err := g.Commands.ReconcileNodeAssignments(ctx, nodeID, epoch, reported)
+	res, err := g.Commands.NodeSessions().ReconcileNodeAssignments(ctx, nodeID, epoch, reported)
 	if len(res.Foreign) > 0 {
 		g.logger().Warn("daemon claims allocations assigned to other nodes; told to drop them, nothing else changed",
 			"gateway", g.ID, "node", nodeID, "epoch", epoch, "allocations", res.Foreign)

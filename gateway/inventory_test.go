@@ -58,14 +58,14 @@ func TestInventoryReconcile(t *testing.T) {
 	}
 
 	// Agreement changes nothing.
-	res, err := f.s.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: reported(kept, gone)})
+	res, err := f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: reported(kept, gone)})
 	require.NoError(t, err)
 	require.False(t, res.Changed)
 	require.Zero(t, f.events(core.EventNodeInventoryReconciled, "n1"))
 	version := f.node("n1").Version
 
 	// The booked GPU is gone, GPU-n1-7 is new.
-	res, err = f.s.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: reported(kept, "GPU-n1-7")})
+	res, err = f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: reported(kept, "GPU-n1-7")})
 	require.NoError(t, err)
 	require.True(t, res.Changed)
 	require.Equal(t, []string{gone}, res.Missing)
@@ -95,14 +95,14 @@ func TestInventoryReconcile(t *testing.T) {
 
 	// The same report again: nothing.
 	f.advance(10 * time.Second)
-	res, err = f.s.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: reported("GPU-n1-7", kept)})
+	res, err = f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: reported("GPU-n1-7", kept)})
 	require.NoError(t, err)
 	require.False(t, res.Changed)
 	require.Equal(t, 1, f.events(core.EventNodeInventoryReconciled, "n1"))
 
 	// A report of a superseded session changes nothing.
 	s2 := f.open("n1", "gw1", "j1")
-	_, err = f.s.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: reported("GPU-n1-0", "GPU-n1-1", "GPU-n1-7")})
+	_, err = f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: reported("GPU-n1-0", "GPU-n1-1", "GPU-n1-7")})
 	require.True(t, errors.Is(err, commands.ErrSessionSuperseded), "got %v", err)
 	_, health, _ = f.device(gone)
 	require.Equal(t, commands.HealthMissing, health)
@@ -111,7 +111,7 @@ func TestInventoryReconcile(t *testing.T) {
 	// GPUMismatch raised and the record kept.
 	gpus := reported(gone, kept, "GPU-n1-7")
 	gpus[0].Model = "a100"
-	res, err = f.s.ReconcileNodeInventory(f.ctx, "n1", s2.Epoch, commands.NodeInventory{GPUs: gpus})
+	res, err = f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s2.Epoch, commands.NodeInventory{GPUs: gpus})
 	require.NoError(t, err)
 	require.Equal(t, []string{gone}, res.Returned)
 	require.Equal(t, []string{gone}, res.Mismatched)
@@ -123,7 +123,7 @@ func TestInventoryReconcile(t *testing.T) {
 	// A small memory difference (a driver's reserve) is no mismatch; the
 	// model agreeing again clears GPUMismatch.
 	gpus[0].Model, gpus[0].MemoryMB = "h100", 81559
-	res, err = f.s.ReconcileNodeInventory(f.ctx, "n1", s2.Epoch, commands.NodeInventory{GPUs: gpus})
+	res, err = f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s2.Epoch, commands.NodeInventory{GPUs: gpus})
 	require.NoError(t, err)
 	require.True(t, res.Changed)
 	require.Empty(t, f.conditions("n1"))
@@ -139,7 +139,7 @@ func TestInventoryGPUOfAnotherNode(t *testing.T) {
 	f.join("n2", "metal")
 	f.gateway("gw1")
 	s := f.open("n1", "gw1", "j1")
-	res, err := f.s.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: reported("GPU-n1-0", "GPU-n1-1", "GPU-n2-0")})
+	res, err := f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: reported("GPU-n1-0", "GPU-n1-1", "GPU-n2-0")})
 	require.NoError(t, err)
 	require.Empty(t, res.Registered)
 	require.Equal(t, []string{"GPU-n2-0"}, res.Mismatched)
@@ -208,7 +208,7 @@ func TestInventoryNamesMIGAtoms(t *testing.T) {
 	gpus := reported("GPU-n1-0", "GPU-n1-1")
 	gpus[0].MIG = []commands.ReportedMIG{{UUID: "MIG-c", Profile: "1g.10gb", Index: 2},
 		{UUID: "MIG-b", Profile: "3g.40gb", Index: 1}, {UUID: "MIG-a", Profile: "1g.10gb", Index: 0}}
-	_, err = f.s.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: gpus})
+	_, err = f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: gpus})
 	require.NoError(t, err)
 	migUUID := func(id string) *string {
 		var u *string
@@ -222,7 +222,7 @@ func TestInventoryNamesMIGAtoms(t *testing.T) {
 	}
 	// One instance fewer: that atom's UUID is cleared.
 	gpus[0].MIG = gpus[0].MIG[1:]
-	_, err = f.s.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: gpus})
+	_, err = f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: gpus})
 	require.NoError(t, err)
 	require.Equal(t, "MIG-a", *migUUID("GPU-n1-0/mig-0"))
 	require.Nil(t, migUUID("GPU-n1-0/mig-2"))

@@ -52,7 +52,7 @@ func TestClosedSessionTimingsBareMetal(t *testing.T) {
 
 	// The gateway noticed the close 2 s before it reported it: the clock
 	// starts at the close, not at the report.
-	require.NoError(t, f.s.CloseNodeSession(f.ctx, "n1", s.Epoch, 2*time.Second))
+	require.NoError(t, f.s.NodeSessions().CloseNodeSession(f.ctx, "n1", s.Epoch, 2*time.Second))
 	f.requireState("n1", core.NodeDisconnected)
 	require.Equal(t, "closed", *f.session("n1").CloseReason)
 
@@ -78,7 +78,7 @@ func TestProviderNodeLostAfterLostAfter(t *testing.T) {
 	f.join("c1", "cloud")
 	f.gateway("gw1")
 	s := f.open("c1", "gw1", "j1")
-	require.NoError(t, f.s.CloseNodeSession(f.ctx, "c1", s.Epoch, 0))
+	require.NoError(t, f.s.NodeSessions().CloseNodeSession(f.ctx, "c1", s.Epoch, 0))
 	f.advance(commands.NoSessionAfter)
 	f.requireState("c1", core.NodeUnreachable)
 
@@ -126,7 +126,7 @@ func TestOutageGrace(t *testing.T) {
 	f.gateway("gw1")
 	s1 := f.open("n1", "gw1", "j1")
 	f.open("n2", "gw1", "j2")
-	require.NoError(t, f.s.CloseNodeSession(f.ctx, "n1", s1.Epoch, 0))
+	require.NoError(t, f.s.NodeSessions().CloseNodeSession(f.ctx, "n1", s1.Epoch, 0))
 	f.advance(10 * time.Second)
 
 	// The database is down for 50 s: nobody sweeps, nobody renews.
@@ -165,7 +165,7 @@ func TestReconnectClearsUnreachable(t *testing.T) {
 	f.join("n1", "metal")
 	f.gateway("gw1")
 	s := f.open("n1", "gw1", "j1")
-	require.NoError(t, f.s.CloseNodeSession(f.ctx, "n1", s.Epoch, 0))
+	require.NoError(t, f.s.NodeSessions().CloseNodeSession(f.ctx, "n1", s.Epoch, 0))
 	f.advance(commands.NoSessionAfter)
 	f.requireState("n1", core.NodeUnreachable)
 

@@ -34,7 +34,7 @@ func (g *Gateway) Dispatch(ctx context.Context, nodeID string) (commands.Dispatc
 	}
 	s.dispatching.Lock()
 	defer s.dispatching.Unlock()
-	rep, err := g.Commands.DispatchNodeJobs(ctx, l, nodeID, s.epoch)
+	rep, err := g.Commands.NodeSessions().DispatchNodeJobs(ctx, l, nodeID, s.epoch)
 	if err != nil {
 		return commands.DispatchReport{}, err
 	}

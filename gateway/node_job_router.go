@@ -120,7 +120,7 @@ func (g *Gateway) DispatchPending(ctx context.Context) error {
 // session: the control plane re-sends in-flight jobs at the daemon's next
 // session and the daemon reports again from its journal.
 func (g *Gateway) nodeJobResult(ctx context.Context, nodeID string, epoch int64, m wire.Message) {
-	err := g.Commands.RecordNodeJobResult(ctx, commands.RecordNodeJobResult{NodeID: nodeID, Epoch: epoch,
+	err := g.Commands.NodeSessions().RecordNodeJobResult(ctx, commands.RecordNodeJobResult{NodeID: nodeID, Epoch: epoch,
 		JobID: m.CommandID, State: m.State, ExitCode: m.ExitCode, Output: m.Output, Reason: m.Reason,
 		ObservedGeneration: m.ObservedGeneration})
 	if err != nil {
@@ -144,7 +144,7 @@ func (g *Gateway) instanceStopped(ctx context.Context, nodeID string, epoch int6
 	if alloc == "" {
 		alloc = m.AllocationID
 	}
-	_, err := g.Commands.RecordInstanceStopped(ctx, commands.RecordInstanceStopped{NodeID: nodeID, Epoch: epoch,
+	_, err := g.Commands.NodeSessions().RecordInstanceStopped(ctx, commands.RecordInstanceStopped{NodeID: nodeID, Epoch: epoch,
 		InstanceID: p.InstanceID, AllocationID: alloc, Reason: p.Reason, Exited: p.Exited, ExitCode: p.ExitCode})
 	if err != nil && !errors.Is(err, commands.ErrSessionSuperseded) {
 		g.logger().Warn("instance stopped", "gateway", g.ID, "node", nodeID, "instance", p.InstanceID, "err", err)

@@ -36,7 +36,7 @@ func TestNothingReleasedAndUnreachableLeavesPlacement(t *testing.T) {
 	require.Equal(t, core.ReservationBooked, booked.Reservation.State)
 	require.Equal(t, "n1", booked.Reservation.NodeID)
 
-	require.NoError(t, f.s.CloseNodeSession(f.ctx, "n1", s.Epoch, 0))
+	require.NoError(t, f.s.NodeSessions().CloseNodeSession(f.ctx, "n1", s.Epoch, 0))
 	f.advance(commands.NoSessionAfter)
 	f.requireState("n1", core.NodeUnreachable)
 
@@ -74,17 +74,17 @@ func TestZombieGatewayCannotMarkOrRoute(t *testing.T) {
 	seenBefore := *f.session("n1").LastSeenAt
 
 	// A liveness flush at the old epoch touches nothing.
-	touched, err := f.s.RecordNodeLiveness(f.ctx, f.gateways["old"], "old", []commands.SeenAge{{NodeID: "n1", Epoch: zombie.Epoch}})
+	touched, err := f.s.NodeSessions().RecordNodeLiveness(f.ctx, f.gateways["old"], "old", []commands.SeenAge{{NodeID: "n1", Epoch: zombie.Epoch}})
 	require.NoError(t, err)
 	require.Empty(t, touched)
 	require.Equal(t, seenBefore, *f.session("n1").LastSeenAt)
 	// Even with the current epoch, another gateway's flush touches nothing.
-	touched, err = f.s.RecordNodeLiveness(f.ctx, f.gateways["old"], "old", []commands.SeenAge{{NodeID: "n1", Epoch: current.Epoch}})
+	touched, err = f.s.NodeSessions().RecordNodeLiveness(f.ctx, f.gateways["old"], "old", []commands.SeenAge{{NodeID: "n1", Epoch: current.Epoch}})
 	require.NoError(t, err)
 	require.Empty(t, touched)
 
 	// Closing at the old epoch does not disconnect the node.
-	err = f.s.CloseNodeSession(f.ctx, "n1", zombie.Epoch, 0)
+	err = f.s.NodeSessions().CloseNodeSession(f.ctx, "n1", zombie.Epoch, 0)
 	require.True(t, errors.Is(err, commands.ErrSessionSuperseded), "%v", err)
 	f.requireState("n1", core.NodeConnected)
 
@@ -107,7 +107,7 @@ func TestZombieGatewayCannotMarkOrRoute(t *testing.T) {
 	f.requireState("n1", core.NodeConnected)
 
 	// And a gateway whose lease lapsed cannot open sessions at all.
-	_, err = f.s.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: lease.Lease{Name: gateway.GatewayLeaseName("old"),
+	_, err = f.s.NodeSessions().OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: lease.Lease{Name: gateway.GatewayLeaseName("old"),
 		Owner: "old-process", Epoch: 1}, GatewayID: "old", JournalID: "j1"})
 	require.ErrorIs(t, err, lease.ErrFenced)
 	require.Equal(t, current.Epoch, f.session("n1").SessionEpoch)
@@ -124,7 +124,7 @@ func TestSkewedGatewayCannotFakeLiveness(t *testing.T) {
 	s := f.open("n1", "gw1", "j1")
 	f.advance(10 * time.Second)
 
-	touched, err := f.s.RecordNodeLiveness(f.ctx, f.gateways["gw1"], "gw1",
+	touched, err := f.s.NodeSessions().RecordNodeLiveness(f.ctx, f.gateways["gw1"], "gw1",
 		[]commands.SeenAge{{NodeID: "n1", Epoch: s.Epoch, Age: 3200 * time.Millisecond}})
 	require.NoError(t, err)
 	require.Equal(t, []string{"n1"}, touched)
@@ -132,13 +132,13 @@ func TestSkewedGatewayCannotFakeLiveness(t *testing.T) {
 	require.WithinDuration(t, now.Add(-3200*time.Millisecond), *f.session("n1").LastSeenAt, 0)
 
 	// "Last seen in an hour" from a clock running ahead: at most now.
-	_, err = f.s.RecordNodeLiveness(f.ctx, f.gateways["gw1"], "gw1",
+	_, err = f.s.NodeSessions().RecordNodeLiveness(f.ctx, f.gateways["gw1"], "gw1",
 		[]commands.SeenAge{{NodeID: "n1", Epoch: s.Epoch, Age: -time.Hour}})
 	require.NoError(t, err)
 	require.WithinDuration(t, now, *f.session("n1").LastSeenAt, 0)
 
 	// An old age never moves last_seen_at back.
-	_, err = f.s.RecordNodeLiveness(f.ctx, f.gateways["gw1"], "gw1",
+	_, err = f.s.NodeSessions().RecordNodeLiveness(f.ctx, f.gateways["gw1"], "gw1",
 		[]commands.SeenAge{{NodeID: "n1", Epoch: s.Epoch, Age: time.Hour}})
 	require.NoError(t, err)
 	require.WithinDuration(t, now, *f.session("n1").LastSeenAt, 0)
@@ -163,13 +163,13 @@ func TestCredentialsNameOneNode(t *testing.T) {
 	f := setup(t)
 	c1 := f.join("n1", "metal")
 	c2 := f.join("n2", "metal")
-	id, _, err := f.s.AuthenticateNodeCredential(f.ctx, c1.Token)
+	id, _, err := f.s.NodeSessions().AuthenticateNodeCredential(f.ctx, c1.Token)
 	require.NoError(t, err)
 	require.Equal(t, "n1", id)
-	id, _, err = f.s.AuthenticateNodeCredential(f.ctx, c2.Token)
+	id, _, err = f.s.NodeSessions().AuthenticateNodeCredential(f.ctx, c2.Token)
 	require.NoError(t, err)
 	require.Equal(t, "n2", id)
-	_, _, err = f.s.AuthenticateNodeCredential(f.ctx, c1.Token+"x")
+	_, _, err = f.s.NodeSessions().AuthenticateNodeCredential(f.ctx, c1.Token+"x")
 	require.Equal(t, core.CodeUnauthenticated, core.CodeOf(err))
 	_, err = f.s.JoinNode(f.ctx, tenant, "n1")
 	require.Equal(t, core.CodePermissionDenied, core.CodeOf(err))

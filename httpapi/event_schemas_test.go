@@ -50,7 +50,7 @@ var notDriven = map[string]string{
 	core.EventNodeCommandSucceeded: "node commands are still being built",
 	core.EventNodeCommandFailed:    "node commands are still being built",
 	// TODO: drive commands.CreateInstance, DeleteInstance and the daemon's
-	// reports (commands.Handlers.RecordNodeJobResult) here as well.
+	// reports (commands.NodeSessions.RecordNodeJobResult) here as well.
 	core.EventInstanceRequested:    "instances are still being built",
 	core.EventInstanceProvisioning: "instances are still being built",
 	core.EventInstanceRunning:      "instances are still being built",
@@ -573,17 +573,17 @@ func driveEvents(t *testing.T) []loggedEvent {
 	require.NoError(t, ns.RevokeNodeCredential(ctx, op, "c1", first.ID))
 	gw, err := lease.Acquire(ctx, pg.Q, gateway.GatewayLeaseName("gw1"), "gw1-process", lease.GatewayTTL)
 	require.NoError(t, err)
-	sess, err := ns.OpenNodeSession(ctx, commands.OpenNodeSession{NodeID: "c1", Gateway: gw, GatewayID: "gw1", JournalID: "j1"})
+	sess, err := ns.NodeSessions().OpenNodeSession(ctx, commands.OpenNodeSession{NodeID: "c1", Gateway: gw, GatewayID: "gw1", JournalID: "j1"})
 	require.NoError(t, err)
 	// Its daemon reports another GPU than the recorded one: the recorded
 	// one goes missing (device.health_changed), the new one is registered
 	// (gpu.registered), node.inventory_reconciled; then the recorded one
 	// comes back, with a memory that does not match.
-	must(ns.ReconcileNodeInventory(ctx, "c1", sess.Epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
+	must(ns.NodeSessions().ReconcileNodeInventory(ctx, "c1", sess.Epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
 		{UUID: "GPU-c1-new", Model: "a100", MemoryMB: 81920}}}))
-	must(ns.ReconcileNodeInventory(ctx, "c1", sess.Epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
+	must(ns.NodeSessions().ReconcileNodeInventory(ctx, "c1", sess.Epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
 		{UUID: "GPU-c1-0", Model: "a100", MemoryMB: 40960}, {UUID: "GPU-c1-new", Model: "a100", MemoryMB: 81920}}}))
-	require.NoError(t, ns.CloseNodeSession(ctx, "c1", sess.Epoch, 0))
+	require.NoError(t, ns.NodeSessions().CloseNodeSession(ctx, "c1", sess.Epoch, 0))
 	advance(commands.NoSessionAfter + 10*time.Minute + commands.LivenessSweepEvery)
 	must(h.RetireNode(ctx, op, commands.RetireNode{NodeID: "c1"}))
 

@@ -76,7 +76,7 @@ func TestJoinTokenScopedToOneNode(t *testing.T) {
 	// Its own node, without any operator token: once.
 	var joined joinedJSON
 	s.must(t, http.StatusCreated, http.MethodPost, "/v1/nodes/node-a/join", a.Token, joinBody, &joined)
-	node, _, err := s.h.AuthenticateNodeCredential(context.Background(), joined.Token)
+	node, _, err := s.h.NodeSessions().AuthenticateNodeCredential(context.Background(), joined.Token)
 	require.NoError(t, err)
 	require.Equal(t, "node-a", node)
 	require.Equal(t, http.StatusUnauthorized, join("node-a", a.Token).status, "a second use")

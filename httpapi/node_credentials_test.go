@@ -105,7 +105,7 @@ func TestJoinTokensOverHTTP(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	r.decode(t, &joined)
 	require.Equal(t, "n1", joined.NodeID)
-	nodeID, _, err := svc.AuthenticateNodeCredential(context.Background(), joined.Token)
+	nodeID, _, err := svc.NodeSessions().AuthenticateNodeCredential(context.Background(), joined.Token)
 	require.NoError(t, err)
 	require.Equal(t, "n1", nodeID)
 
@@ -186,7 +186,7 @@ func TestNodeCredentialsOverHTTP(t *testing.T) {
 
 	r = s.call(t, http.MethodDelete, "/v1/nodes/n1/credentials/"+second.CredentialID, s.operator, nil)
 	require.Equal(t, http.StatusNoContent, r.status, "body: %s", r.body)
-	_, _, err := svc.AuthenticateNodeCredential(context.Background(), second.Token)
+	_, _, err := svc.NodeSessions().AuthenticateNodeCredential(context.Background(), second.Token)
 	require.Equal(t, core.CodeUnauthenticated, core.CodeOf(err))
 	r = s.call(t, http.MethodDelete, "/v1/nodes/n1/credentials/"+second.CredentialID, s.operator, nil)
 	require.Equal(t, http.StatusNoContent, r.status, "revoking again: %s", r.body)

@@ -50,9 +50,9 @@ func TestNodeStatusProjected(t *testing.T) {
 	}
 	gw, err := lease.Acquire(f.ctx, f.d.Q, "gateway:gw1", "gw1-process", lease.GatewayTTL)
 	require.NoError(t, err)
-	s, err := f.h.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: gw, GatewayID: "gw1", JournalID: "j1"})
+	s, err := f.h.NodeSessions().OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: gw, GatewayID: "gw1", JournalID: "j1"})
 	require.NoError(t, err)
-	_, err = f.h.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
+	_, err = f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
 		{UUID: "GPU-n1-1", Model: "a100", MemoryMB: 81920}, {UUID: "GPU-n1-9", Model: "a100", MemoryMB: 81920}}})
 	require.NoError(t, err)
 	_, err = f.h.DrainNode(f.ctx, operator, commands.DrainNode{NodeID: "n1"})
@@ -60,7 +60,7 @@ func TestNodeStatusProjected(t *testing.T) {
 	f.catchUp(t)
 	f.requireNodesMatch(t)
 
-	require.NoError(t, f.h.CloseNodeSession(f.ctx, "n1", s.Epoch, 0))
+	require.NoError(t, f.h.NodeSessions().CloseNodeSession(f.ctx, "n1", s.Epoch, 0))
 	sweep(commands.NoSessionAfter)
 	_, err = f.h.RetireNode(f.ctx, operator, commands.RetireNode{NodeID: "n3"})
 	require.NoError(t, err)

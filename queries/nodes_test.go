@@ -90,7 +90,7 @@ func TestNodeLivenessIsVisible(t *testing.T) {
 	f.reserve(t, tenantA, 0, 2)
 	generation := f.desiredGeneration(t, "n1")
 	// The daemon says, in its hello, that it has applied it.
-	s, err := f.h.OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: gw, GatewayID: "gw1",
+	s, err := f.h.NodeSessions().OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: gw, GatewayID: "gw1",
 		JournalID: "j1", ObservedGeneration: generation})
 	require.NoError(t, err)
 	opened := f.d.Now(t)
@@ -106,7 +106,7 @@ func TestNodeLivenessIsVisible(t *testing.T) {
 	require.Equal(t, int64(1), n.Allocations)
 
 	// The daemon reports one GPU fewer: the other is missing.
-	_, err = f.h.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
+	_, err = f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
 		{UUID: "GPU-n1-1", Model: "a100", MemoryMB: 81920}}})
 	require.NoError(t, err)
 	n = f.readNode(t, "n1")
@@ -117,14 +117,14 @@ func TestNodeLivenessIsVisible(t *testing.T) {
 	// Its daemon cannot isolate workloads: the read node shows why, until a
 	// report without a reason.
 	one := []commands.ReportedGPU{{UUID: "GPU-n1-1", Model: "a100", MemoryMB: 81920}}
-	_, err = f.h.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: one,
+	_, err = f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: one,
 		WorkloadsRefused: "workloads are refused on this node: runc not found"})
 	require.NoError(t, err)
 	n = f.readNode(t, "n1")
 	require.Len(t, n.Conditions, 2)
 	require.Equal(t, core.ConditionWorkloadsRefused, n.Conditions[1].Type)
 	require.Equal(t, "workloads are refused on this node: runc not found", n.Conditions[1].Message)
-	_, err = f.h.ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: one})
+	_, err = f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: one})
 	require.NoError(t, err)
 	n = f.readNode(t, "n1")
 	require.Len(t, n.Conditions, 1)
@@ -133,7 +133,7 @@ func TestNodeLivenessIsVisible(t *testing.T) {
 	// Drained, then the session closes and the node goes unreachable.
 	_, err = f.h.DrainNode(f.ctx, operator, commands.DrainNode{NodeID: "n1"})
 	require.NoError(t, err)
-	require.NoError(t, f.h.CloseNodeSession(f.ctx, "n1", s.Epoch, 0))
+	require.NoError(t, f.h.NodeSessions().CloseNodeSession(f.ctx, "n1", s.Epoch, 0))
 	f.advance(t, commands.NoSessionAfter)
 	n = f.readNode(t, "n1")
 	require.Equal(t, string(core.NodeUnreachable), n.Liveness)

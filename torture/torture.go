@@ -288,13 +288,13 @@ func (r *run) flipSession(ctx context.Context, node string) error {
 	defer r.sessionsMu.Unlock()
 	if epoch, open := r.sessions[node]; open {
 		delete(r.sessions, node)
-		return r.h.CloseNodeSession(ctx, node, epoch, 0)
+		return r.h.NodeSessions().CloseNodeSession(ctx, node, epoch, 0)
 	}
 	gw, err := lease.Acquire(ctx, r.q, "gateway:"+gatewayID, gatewayID, lease.GatewayTTL)
 	if err != nil {
 		return err
 	}
-	s, err := r.h.OpenNodeSession(ctx, commands.OpenNodeSession{NodeID: node, Gateway: gw, GatewayID: gatewayID,
+	s, err := r.h.NodeSessions().OpenNodeSession(ctx, commands.OpenNodeSession{NodeID: node, Gateway: gw, GatewayID: gatewayID,
 		JournalID: "torture-journal-" + node})
 	if err != nil {
 		return err

@@ -66,13 +66,13 @@ func TestDemoAndFakeAgentAgree(t *testing.T) {
 		require.NotEmpty(t, cred)
 
 		// Connected, the fake agent's inventory changes nothing.
-		s, err := h.OpenNodeSession(ctx, commands.OpenNodeSession{NodeID: id, Gateway: gw, GatewayID: "gw1", JournalID: "j1"})
+		s, err := h.NodeSessions().OpenNodeSession(ctx, commands.OpenNodeSession{NodeID: id, Gateway: gw, GatewayID: "gw1", JournalID: "j1"})
 		require.NoError(t, err)
 		reported := make([]commands.ReportedGPU, len(fake))
 		for i, g := range fake {
 			reported[i] = commands.ReportedGPU{UUID: g.UUID, Model: g.Model, MemoryMB: g.MemoryMB}
 		}
-		res, err := h.ReconcileNodeInventory(ctx, id, s.Epoch, commands.NodeInventory{GPUs: reported})
+		res, err := h.NodeSessions().ReconcileNodeInventory(ctx, id, s.Epoch, commands.NodeInventory{GPUs: reported})
 		require.NoError(t, err)
 		require.False(t, res.Changed, "%s: %+v", id, res)
 		require.Empty(t, res.Mismatched, id)
