@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/cmd/compute/cli"
 )
 
 // commandPaths lists every command of the tree ("reservations create", …),
@@ -22,7 +24,7 @@ func commandPaths() []string {
 			walk(sub, prefix+" "+sub.Name())
 		}
 	}
-	walk(newCLI(strings.NewReader(""), io.Discard, io.Discard, func(string) string { return "" }).newRoot(), "")
+	walk(cli.Root(program(strings.NewReader(""), io.Discard, io.Discard, func(string) string { return "" })), "")
 	return out
 }
 

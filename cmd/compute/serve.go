@@ -85,7 +85,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 			return err
 		}
 	}
-	if cfg.Has("api") { // the first start prints an operator token (cli_bootstrap.go)
+	if cfg.Has("api") { // the first start prints an operator token (bootstrap.go)
 		if err := printBootstrapToken(ctx, pool, cfg.Addr, os.Stdout, logger); err != nil {
 			return err
 		}

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 
+	"github.com/bettercompute/compute/client"
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/config"
@@ -35,4 +37,25 @@ func createTokenInDatabase(ctx context.Context, cfg config.Config, logger *slog.
 	}
 	defer closeDB()
 	return (&commands.Tokens{Pool: pool}).CreateToken(ctx, bootstrapActor, tenant, identity, role)
+}
+
+// createTokenDirect is `compute tokens create --database` for package cli
+// (cli.Program.CreateTokenInDatabase): createTokenInDatabase with the
+// server's configuration, quiet unless COMPUTE_LOG_LEVEL is debug, its
+// answer in the API's shape so that it prints as the API's would.
+func createTokenDirect(ctx context.Context, tenant, identity string, role client.Role) (client.TokenCreated, error) {
+	cfg, err := config.Load()
+	if err != nil {
+		return client.TokenCreated{}, err
+	}
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	if cfg.LogLevel == "debug" {
+		logger = newLogger(cfg.LogLevel)
+	}
+	created, err := createTokenInDatabase(ctx, cfg, logger, tenant, identity, core.Role(role))
+	if err != nil {
+		return client.TokenCreated{}, err
+	}
+	return client.TokenCreated{ID: created.ID, Tenant: created.Tenant, Identity: created.Identity, Role: client.Role(created.Role),
+		CreatedAt: created.CreatedAt, Token: created.Secret}, nil
 }

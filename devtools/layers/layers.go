@@ -4,8 +4,9 @@
 // test in this package checks every package of the module against it, so
 // an upward import fails `make test` and is named. Closed names the
 // packages that are contracts of their own (the Go client, the console),
-// which import nothing else of the module whatever their layer, and the
-// examples, which import only the client. Barred names imports a package
+// which import nothing else of the module whatever their layer, the
+// examples, which import only the client, and the command line's package
+// (cmd/compute/cli), which imports only the client and core. Barred names imports a package
 // may not make although its layer is above them: the HTTP layer, the
 // console, the client and main never import the generated queries.
 package layers
@@ -63,6 +64,14 @@ var Closed = []Closure{
 	// What users copy: the public client and nothing of the server. Their
 	// tests may drive the server to prove the example works against it.
 	{Dir: "examples", May: []string{"client"}, Why: "examples are copied into programs that link no server code"},
+	// The command line of the compute binary: its client commands reach
+	// the server over the API only, so none can touch the database behind
+	// the API's checks. What needs the server's packages (the server
+	// commands, tokens create --database) package main hands it. core, the
+	// domain's vocabulary, only gives the exit code of the error
+	// --database returns.
+	{Dir: "cmd/compute/cli", May: []string{"client", "core"}, Tests: true,
+		Why: "the command line talks to the server through client; main hands it what needs the server"},
 }
 
 // ClosureOf returns the closure rule a package path (relative to the

@@ -60,7 +60,8 @@ func TestAnUpwardImportIsNamed(t *testing.T) {
 
 // TestAClosedPackageImportsNothingOfTheModule proves the closure rule can
 // fail: the client importing core, or a client test importing webhook, is
-// reported; the client importing itself is not.
+// reported, and so is the command line importing commands or its test a
+// database fixture; the client importing itself is not.
 func TestAClosedPackageImportsNothingOfTheModule(t *testing.T) {
 	got := violations([]pkg{{
 		ImportPath:   module + "/client",
@@ -80,6 +81,18 @@ func TestAClosedPackageImportsNothingOfTheModule(t *testing.T) {
 		XTestImports: []string{module + "/webhook"},
 	}})
 	want = []string{"examples/webhook-consumer imports webhook: examples may import of this module only itself and client (examples are copied into programs that link no server code)"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("violations = %q, want %q", got, want)
+	}
+	got = violations([]pkg{{
+		ImportPath:  module + "/cmd/compute/cli",
+		Imports:     []string{module + "/client", module + "/core", module + "/commands"},
+		TestImports: []string{module + "/internal/pg/pgtest"},
+	}})
+	want = []string{
+		"cmd/compute/cli imports commands: cmd/compute/cli may import of this module only itself and client, core (the command line talks to the server through client; main hands it what needs the server)",
+		"cmd/compute/cli (tests) imports internal/pg/pgtest: cmd/compute/cli may import of this module only itself and client, core (the command line talks to the server through client; main hands it what needs the server)",
+	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("violations = %q, want %q", got, want)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func (c *cli) nodesCmd() *cobra.Command {
 	for _, a := range actions {
 		subs = append(subs, c.nodeActionCmd(a))
 	}
-	cmd := group("nodes", "Operate nodes: list, cordon, drain, taint, quarantine GPUs (operators)", subs...)
+	cmd := Group("nodes", "Operate nodes: list, cordon, drain, taint, quarantine GPUs (operators)", subs...)
 	cmd.Aliases = []string{"node"}
 	return cmd
 }
@@ -64,7 +64,7 @@ func (c *cli) nodesListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List nodes with their liveness and what is scheduled on them",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			params := client.ListNodesParams{}
 			if pool != "" {
@@ -87,7 +87,7 @@ func (c *cli) nodesGetCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "get NODE_ID",
 		Short: "Show a node (with its devices: -o yaml)",
-		Args:  argsNamed("NODE_ID"),
+		Args:  ArgsNamed("NODE_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				body, err := bodyOf(api.GetNodeWithResponse(ctx, args[0], nil))
@@ -107,7 +107,7 @@ func (c *cli) nodeActionCmd(a nodeAction) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   a.verb + " " + a.arg,
 		Short: a.short,
-		Args:  argsNamed(a.arg),
+		Args:  ArgsNamed(a.arg),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				body, err := a.do(ctx, api, args[0], im.ptr())
@@ -151,7 +151,7 @@ func (c *cli) nodesTaintCmd(verb string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   verb + " NODE_ID KEY[=VALUE]",
 		Short: short,
-		Args:  argsNamed("NODE_ID", "KEY[=VALUE]"),
+		Args:  ArgsNamed("NODE_ID", "KEY[=VALUE]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			taint, err := parseTaint("KEY[=VALUE]", args[1])
 			if err != nil {

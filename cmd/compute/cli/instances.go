@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -19,7 +19,7 @@ func (c *cli) instancesCmd() *cobra.Command {
 	createCmd := &cobra.Command{
 		Use:   "create --reservation RESERVATION_ID [--image IMAGE] [--command CMD]",
 		Short: "Start a workload on a booked or active reservation's devices",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req := client.CreateInstanceRequest{ReservationID: reservation}
 			if image != "" {
@@ -52,7 +52,7 @@ func (c *cli) instancesCmd() *cobra.Command {
 		return &cobra.Command{
 			Use:   verb + " INSTANCE_ID",
 			Short: short,
-			Args:  argsNamed("INSTANCE_ID"),
+			Args:  ArgsNamed("INSTANCE_ID"),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return c.call(cmd, func(ctx context.Context, api *client.API) error {
 					body, err := do(ctx, api, args[0])
@@ -73,7 +73,7 @@ func (c *cli) instancesCmd() *cobra.Command {
 		return bodyOf(api.DeleteInstanceWithResponse(ctx, id))
 	})
 	stopCmd.Aliases = []string{"delete"}
-	cmd := group("instances", "Start, show and stop workloads on a reservation's devices", createCmd, getCmd, stopCmd)
+	cmd := Group("instances", "Start, show and stop workloads on a reservation's devices", createCmd, getCmd, stopCmd)
 	cmd.Aliases = []string{"instance"}
 	return cmd
 }

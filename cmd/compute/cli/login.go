@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -34,7 +34,7 @@ the command line is visible to other users of the machine in the process
 list; prefer --token-stdin or COMPUTE_TOKEN on a shared machine.`,
 		Example: `  compute login --server http://localhost:8080 --token bc_…
   echo "$TOKEN" | compute login --context prod --server https://compute.example.com --token-stdin`,
-		Args: noArgs,
+		Args: NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if server == "" {
 				server = strings.TrimSpace(c.getenv("COMPUTE_SERVER"))
@@ -70,7 +70,7 @@ list; prefer --token-stdin or COMPUTE_TOKEN on a shared machine.`,
 			if strings.ContainsAny(name, " \t\n") {
 				return usagef("--context: %q: a context name has no white space", name)
 			}
-			api, err := client.New(server, token, client.Options{UserAgent: userAgent()})
+			api, err := client.New(server, token, client.Options{UserAgent: c.userAgent()})
 			if err != nil {
 				return usagef("--token: %v", err)
 			}
@@ -135,13 +135,13 @@ func (c *cli) contextCmd() *cobra.Command {
 		Long: `A context is a server URL and a token saved by compute login. Without a
 subcommand, context shows which server the client commands use and why
 (COMPUTE_SERVER and COMPUTE_TOKEN override the current context).`,
-		Args: noArgs,
+		Args: NoArgs,
 		RunE: show,
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List saved contexts (the current one starred)",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			f, err := c.loadConfig()
 			if err != nil {
@@ -164,7 +164,7 @@ subcommand, context shows which server the client commands use and why
 	}, &cobra.Command{
 		Use:               "use NAME",
 		Short:             "Make a saved context current",
-		Args:              argsNamed("NAME"),
+		Args:              ArgsNamed("NAME"),
 		ValidArgsFunction: c.completeContexts,
 		RunE: func(_ *cobra.Command, args []string) error {
 			f, err := c.loadConfig()
@@ -184,7 +184,7 @@ subcommand, context shows which server the client commands use and why
 	}, &cobra.Command{
 		Use:               "delete NAME",
 		Short:             "Forget a saved context and its token",
-		Args:              argsNamed("NAME"),
+		Args:              ArgsNamed("NAME"),
 		ValidArgsFunction: c.completeContexts,
 		RunE: func(_ *cobra.Command, args []string) error {
 			f, err := c.loadConfig()
@@ -238,7 +238,7 @@ func (c *cli) whoamiCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "whoami",
 		Short: "Show the tenant, identity and role of the token in use",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				res, err := api.WhoamiWithResponse(ctx)

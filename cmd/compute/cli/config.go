@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -170,7 +170,7 @@ func (c *cli) api() (*client.API, target, error) {
 	if err != nil {
 		return nil, target{}, err
 	}
-	api, err := client.New(t.server, t.token, client.Options{UserAgent: userAgent()})
+	api, err := client.New(t.server, t.token, client.Options{UserAgent: c.userAgent()})
 	if err != nil {
 		return nil, target{}, fmt.Errorf("%s: %w", t.source, err)
 	}

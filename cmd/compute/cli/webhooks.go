@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func (c *cli) webhooksCmd() *cobra.Command {
 		return &cobra.Command{
 			Use:   verb + " ENDPOINT_ID",
 			Short: short,
-			Args:  argsNamed("ENDPOINT_ID"),
+			Args:  ArgsNamed("ENDPOINT_ID"),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return c.call(cmd, func(ctx context.Context, api *client.API) error {
 					body, err := do(ctx, api, args[0])
@@ -53,7 +53,7 @@ func (c *cli) webhooksCmd() *cobra.Command {
 	listCmd := &cobra.Command{
 		Use:   "list",
 		Short: "List webhook endpoints (never their secrets)",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				return list(ctx, c, p, func(ctx context.Context, limit *int, cursor *string) ([]byte, error) {
@@ -69,7 +69,7 @@ func (c *cli) webhooksCmd() *cobra.Command {
 	createCmd := &cobra.Command{
 		Use:   "create --url URL [--type T …]",
 		Short: "Register an endpoint for the tenant's events; prints its signing secret once",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			only, err := splitTypes(types)
 			if err != nil {
@@ -108,7 +108,7 @@ func (c *cli) webhooksCmd() *cobra.Command {
 	updateCmd := &cobra.Command{
 		Use:   "update ENDPOINT_ID [--url URL] [--type T …] [--description D] [--enable | --disable]",
 		Short: "Change an endpoint; absent flags leave their field as it is",
-		Args:  argsNamed("ENDPOINT_ID"),
+		Args:  ArgsNamed("ENDPOINT_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
 			if f.Changed("url") {
@@ -157,7 +157,7 @@ func (c *cli) webhooksCmd() *cobra.Command {
 	recoverCmd := &cobra.Command{
 		Use:   "recover ENDPOINT_ID --since TIME",
 		Short: "Re-send the events an endpoint did not acknowledge since a time",
-		Args:  argsNamed("ENDPOINT_ID"),
+		Args:  ArgsNamed("ENDPOINT_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			at, err := parseSince(since, time.Now())
 			if err != nil {
@@ -181,7 +181,7 @@ func (c *cli) webhooksCmd() *cobra.Command {
 	attemptsCmd := &cobra.Command{
 		Use:   "attempts ENDPOINT_ID",
 		Short: "List an endpoint's delivery attempts, newest first",
-		Args:  argsNamed("ENDPOINT_ID"),
+		Args:  ArgsNamed("ENDPOINT_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				return list(ctx, c, ap, func(ctx context.Context, limit *int, cursor *string) ([]byte, error) {
@@ -198,7 +198,7 @@ func (c *cli) webhooksCmd() *cobra.Command {
 	}
 	addPageFlags(attemptsCmd, &ap)
 
-	cmd := group("webhooks", "Register and manage webhook endpoints; verify a delivery",
+	cmd := Group("webhooks", "Register and manage webhook endpoints; verify a delivery",
 		listCmd, createCmd, updateCmd, recoverCmd, attemptsCmd, c.webhooksVerifyCmd(),
 		one("get", "Show an endpoint", func(ctx context.Context, api *client.API, id string) ([]byte, error) {
 			return bodyOf(api.GetWebhookEndpointWithResponse(ctx, id))
@@ -238,7 +238,7 @@ func (c *cli) webhooksVerifyCmd() *cobra.Command {
 webhook-signature under the endpoint's secret, and that webhook-timestamp
 is within 5 minutes of now, exactly as package client's VerifyWebhook does
 in a consumer. It needs no server.`,
-		Args: noArgs,
+		Args: NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			body, err := io.ReadAll(c.stdin)
 			if err != nil {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -45,6 +45,11 @@ func usagef(format string, args ...any) error {
 	return usageError{err: fmt.Errorf(format, args...)}
 }
 
+// Usage marks err as bad input found before a command did anything: it
+// exits 2, its message printed as it is. The server commands return it
+// for a configuration that does not load.
+func Usage(err error) error { return usageError{err: err} }
+
 // notLoggedInError is a client command run without a server or token.
 type notLoggedInError struct{ msg string }
 
@@ -55,6 +60,11 @@ func (e notLoggedInError) Error() string { return e.msg }
 type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// ErrReported is the error of a command that failed and said why itself,
+// as the server commands do in their JSON log: the process exits 1 and
+// nothing more is printed.
+var ErrReported error = exitError{code: exitFailure}
 
 // apiCallError is an error of a call to the server, with where it went,
 // for the message.

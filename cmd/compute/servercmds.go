@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bettercompute/compute/cmd/compute/cli"
 	"github.com/bettercompute/compute/internal/config"
 )
 
@@ -17,9 +18,10 @@ import (
 // read the COMPUTE_* settings (docs/configuration.md), log JSON to stderr
 // and keep the flags they always had: serve, agent and torture parse their
 // own flags (Go flag syntax, -flag or --flag), so cobra passes their
-// arguments through untouched.
-func (c *cli) serverCmds() []*cobra.Command {
-	serveCmd := c.passThrough("serve [--demo]", "Run the API and the workers (a private PostgreSQL when DATABASE_URL is unset)",
+// arguments through untouched. Package cli puts them in its command tree,
+// under their own heading of --help (cli.Program.ServerCommands).
+func serverCmds() []*cobra.Command {
+	serveCmd := passThrough("serve [--demo]", "Run the API and the workers (a private PostgreSQL when DATABASE_URL is unset)",
 		`serve runs the roles in COMPUTE_ROLES (api, worker, dispatcher, gateway; all by
 default) against DATABASE_URL, or, when it is unset, a private PostgreSQL it
 starts in COMPUTE_PG_DIR (.compute/pg). It applies migrations first. On the
@@ -32,7 +34,7 @@ Its own flag:
 		func(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error {
 			return serve(ctx, cfg, logger, args)
 		})
-	agentCmd := c.passThrough("agent --node NODE_ID [flags]", "Run a node daemon (see docs/concepts/nodes.md)",
+	agentCmd := passThrough("agent --node NODE_ID [flags]", "Run a node daemon (see docs/concepts/nodes.md)",
 		`agent runs the node daemon: it joins once with a single-use join token,
 keeps a session with a gateway and runs the allocations' workloads. It
 needs no database. Its flags follow (compute agent -h lists them).`,
@@ -40,7 +42,7 @@ needs no database. Its flags follow (compute agent -h lists them).`,
 			return agentCmd(ctx, args)
 		})
 	agentCmd.Annotations = map[string]string{"noConfig": "true"}
-	tortureCmd := c.passThrough("torture [--ops N] [--concurrency C] [--check-every K] [--seed S] [--keep]",
+	tortureCmd := passThrough("torture [--ops N] [--concurrency C] [--check-every K] [--seed S] [--keep]",
 		"Attack the capacity core in a scratch database and judge it",
 		`torture runs concurrent creates, extends, releases and operator churn on the
 simulated clock in a scratch database (a private PostgreSQL of its own when
@@ -58,8 +60,8 @@ Its own flags:
 	migrateCmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply database migrations and exit",
-		Args:  noArgs,
-		RunE: c.serverRun("migrate", func(ctx context.Context, cfg config.Config, logger *slog.Logger, _ []string) error {
+		Args:  cli.NoArgs,
+		RunE: serverRun("migrate", func(ctx context.Context, cfg config.Config, logger *slog.Logger, _ []string) error {
 			return migrateCmd(ctx, cfg, logger)
 		}),
 	}
@@ -70,20 +72,20 @@ Its own flags:
 against the database of DATABASE_URL or the private PostgreSQL, and reports
 nodes whose daemon lags their desired state and rows overdue for pruning.
 It exits 1 when an invariant is violated.`,
-		Args: noArgs,
-		RunE: c.serverRun("check", func(ctx context.Context, cfg config.Config, logger *slog.Logger, _ []string) error {
+		Args: cli.NoArgs,
+		RunE: serverRun("check", func(ctx context.Context, cfg config.Config, logger *slog.Logger, _ []string) error {
 			return checkCmd(ctx, cfg, logger)
 		}),
 	}
 	rebuildCmd := &cobra.Command{
 		Use:   "rebuild NAME",
 		Short: "Replay the log into a fresh read model and swap it in",
-		Args:  argsNamed("NAME"),
-		RunE: c.serverRun("projections", func(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error {
+		Args:  cli.ArgsNamed("NAME"),
+		RunE: serverRun("projections", func(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error {
 			return projectionsCmd(ctx, cfg, logger, append([]string{"rebuild"}, args...))
 		}),
 	}
-	projectionsCmd := group("projections", "Manage the read models (projections rebuild NAME)", rebuildCmd)
+	projectionsCmd := cli.Group("projections", "Manage the read models (projections rebuild NAME)", rebuildCmd)
 	return []*cobra.Command{serveCmd, agentCmd, migrateCmd, checkCmd, tortureCmd, projectionsCmd}
 }
 
@@ -92,13 +94,13 @@ type serverFunc func(ctx context.Context, cfg config.Config, logger *slog.Logger
 
 // serverRun loads the configuration and runs f, logging its error as the
 // server does (JSON on stderr) and exiting 1; a configuration error exits 2.
-func (c *cli) serverRun(name string, f serverFunc) func(*cobra.Command, []string) error {
+func serverRun(name string, f serverFunc) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		var cfg config.Config
 		if cmd.Annotations["noConfig"] == "" {
 			var err error
 			if cfg, err = config.Load(); err != nil {
-				return usageError{err: err}
+				return cli.Usage(err)
 			}
 		}
 		logger := newLogger(cfg.LogLevel)
@@ -107,14 +109,14 @@ func (c *cli) serverRun(name string, f serverFunc) func(*cobra.Command, []string
 			return nil
 		}
 		logger.Error("compute "+name+" failed", "err", err)
-		return exitError{code: exitFailure}
+		return cli.ErrReported
 	}
 }
 
 // passThrough is a server-side command that parses its own flags: its
 // arguments reach f as given. --help prints the command's help (and the
 // flags its parser knows, on stderr) without running it.
-func (c *cli) passThrough(use, short, long string, f serverFunc) *cobra.Command {
+func passThrough(use, short, long string, f serverFunc) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:                use,
 		Short:              short,
@@ -122,7 +124,7 @@ func (c *cli) passThrough(use, short, long string, f serverFunc) *cobra.Command 
 		DisableFlagParsing: true,
 	}
 	name := cmd.Name()
-	run := c.serverRun(name, f)
+	run := serverRun(name, f)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		end := slices.Index(args, "--")
 		if end < 0 {
@@ -133,7 +135,7 @@ func (c *cli) passThrough(use, short, long string, f serverFunc) *cobra.Command 
 				return err
 			}
 			if name == "agent" {
-				fmt.Fprintln(c.stdout)
+				fmt.Fprintln(cmd.OutOrStdout())
 				// The agent's parser prints its flags (on stderr) and stops.
 				return run(cmd, []string{"-h"})
 			}

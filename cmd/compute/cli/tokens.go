@@ -1,18 +1,14 @@
-package main
+package cli
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bettercompute/compute/client"
-	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/internal/config"
 )
 
 var tokenHeader = []string{"ID", "TENANT", "IDENTITY", "ROLE", "CREATED", "REVOKED"}
@@ -27,7 +23,7 @@ func (c *cli) tokensCmd() *cobra.Command {
 	listCmd := &cobra.Command{
 		Use:   "list",
 		Short: "List API tokens, never their secrets (operators: every tenant's)",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			params := client.ListTokensParams{}
 			if tenant != "" {
@@ -47,7 +43,7 @@ func (c *cli) tokensCmd() *cobra.Command {
 	revokeCmd := &cobra.Command{
 		Use:   "revoke TOKEN_ID",
 		Short: "Revoke a token (operators); servers drop it within their cache interval",
-		Args:  argsNamed("TOKEN_ID"),
+		Args:  ArgsNamed("TOKEN_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				body, err := bodyOf(api.RevokeTokenWithResponse(ctx, args[0]))
@@ -58,7 +54,7 @@ func (c *cli) tokensCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd := group("tokens", "Issue, list and revoke API tokens", c.tokensCreateCmd(), listCmd, revokeCmd)
+	cmd := Group("tokens", "Issue, list and revoke API tokens", c.tokensCreateCmd(), listCmd, revokeCmd)
 	cmd.Aliases = []string{"token"}
 	return cmd
 }
@@ -83,10 +79,10 @@ private PostgreSQL serves one process at a time, so --database fails while
 compute serve runs on it.`,
 		Example: `  compute tokens create --tenant acme --identity alice --role member
   compute tokens create --database --tenant ops --identity admin --role operator`,
-		Args: noArgs,
+		Args: NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r := core.Role(role)
-			if r != core.RoleOperator && r != core.RoleMember && r != core.RoleViewer {
+			r := client.Role(role)
+			if r != client.RoleOperator && r != client.RoleMember && r != client.RoleViewer {
 				return usagef("--role: %q is not one of operator, member, viewer", role)
 			}
 			if direct {
@@ -101,7 +97,7 @@ compute serve runs on it.`,
 				return err
 			}
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
-				res, err := api.CreateTokenWithResponse(ctx, client.CreateTokenRequest{Tenant: tenant, Identity: identity, Role: client.Role(r)})
+				res, err := api.CreateTokenWithResponse(ctx, client.CreateTokenRequest{Tenant: tenant, Identity: identity, Role: r})
 				if err != nil {
 					return err
 				}
@@ -119,22 +115,17 @@ compute serve runs on it.`,
 	return cmd
 }
 
-// createTokenDirect is tokens create --database.
-func (c *cli) createTokenDirect(ctx context.Context, tenant, identity string, role core.Role) error {
-	cfg, err := config.Load()
+// createTokenDirect is tokens create --database: the token comes from
+// Program.CreateTokenInDatabase (package main, which may open the
+// database) and prints as the API's answer would.
+func (c *cli) createTokenDirect(ctx context.Context, tenant, identity string, role client.Role) error {
+	if c.createTokenInDatabase == nil {
+		return usagef("--database: this program cannot write to the database; create the token over the API")
+	}
+	t, err := c.createTokenInDatabase(ctx, tenant, identity, role)
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	if cfg.LogLevel == "debug" {
-		logger = newLogger(cfg.LogLevel)
-	}
-	created, err := createTokenInDatabase(ctx, cfg, logger, tenant, identity, role)
-	if err != nil {
-		return err
-	}
-	t := client.TokenCreated{ID: created.ID, Tenant: created.Tenant, Identity: created.Identity, Role: client.Role(created.Role),
-		CreatedAt: created.CreatedAt, Token: created.Secret}
 	body, err := json.Marshal(t)
 	if err != nil {
 		return err

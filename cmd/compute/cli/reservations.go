@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 )
 
 func (c *cli) reservationsCmd() *cobra.Command {
-	cmd := group("reservations", "Reserve GPUs, vCPU, memory and disk for a time window",
+	cmd := Group("reservations", "Reserve GPUs, vCPU, memory and disk for a time window",
 		c.reservationsCreateCmd(), c.reservationsListCmd(), c.reservationsGetCmd(), c.reservationsExtendCmd(),
 		c.reservationChangeCmd("release", "Give a booked or active reservation back (refunds quota from now on)",
 			func(ctx context.Context, api *client.API, id string, p ifMatch) ([]byte, error) {
@@ -56,7 +56,7 @@ Times are RFC 3339 (2030-01-02T15:04:05Z), "now", or "+DURATION" from now
 (+10m, +1h30m).`,
 		Example: `  compute reservations create --pool demo-pool --gpus 2 --gpu-model H100-80GB --start +1m --duration 1h
   compute reservations create --site demo-site --mig-profile 1g.10gb --gpus 1 --start now --end 2030-01-02T00:00:00Z`,
-		Args: noArgs,
+		Args: NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			now := time.Now()
 			req := client.CreateReservationRequest{}
@@ -162,7 +162,7 @@ func (c *cli) reservationsListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List reservations (your tenant's; operators see every tenant's)",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			params := client.ListReservationsParams{}
 			if state != "" {
@@ -207,7 +207,7 @@ func (c *cli) reservationsGetCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "get RESERVATION_ID",
 		Short: "Show a reservation with its request, charges and allocation (-o yaml for all of it)",
-		Args:  argsNamed("RESERVATION_ID"),
+		Args:  ArgsNamed("RESERVATION_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				res, err := api.GetReservationWithResponse(ctx, args[0],
@@ -230,7 +230,7 @@ func (c *cli) reservationsExtendCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "extend RESERVATION_ID (--end TIME | --by DURATION)",
 		Short: "Move a reservation's end later, keeping its devices",
-		Args:  argsNamed("RESERVATION_ID"),
+		Args:  ArgsNamed("RESERVATION_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (end == "") == (by == "") {
 				return usagef("--end, --by: give exactly one of them")
@@ -287,7 +287,7 @@ func (c *cli) reservationChangeCmd(verb, short string,
 	cmd := &cobra.Command{
 		Use:   verb + " RESERVATION_ID",
 		Short: short,
-		Args:  argsNamed("RESERVATION_ID"),
+		Args:  ArgsNamed("RESERVATION_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				body, err := do(ctx, api, args[0], im)

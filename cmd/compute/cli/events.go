@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 )
 
 func (c *cli) eventsCmd() *cobra.Command {
-	cmd := group("events", "Read the event log: tail the live stream, or page through it", c.eventsTailCmd(), c.eventsListCmd())
+	cmd := Group("events", "Read the event log: tail the live stream, or page through it", c.eventsTailCmd(), c.eventsListCmd())
 	cmd.Aliases = []string{"event"}
 	return cmd
 }
@@ -56,7 +56,7 @@ column, or a page's nextCursor). If retention pruned the log past the
 stream, it ends with CURSOR_EXPIRED (exit code 9).`,
 		Example: `  compute events tail
   compute events tail --type reservation.booked,reservation.released -o json`,
-		Args: noArgs,
+		Args: NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			only, err := splitTypes(types)
 			if err != nil {
@@ -126,7 +126,7 @@ func (c *cli) eventsListCmd() *cobra.Command {
 		Long: `list prints one page of the event log; pass its nextCursor (printed on
 stderr under a table) as --after for the next. An empty page returns the
 same cursor: poll again with it.`,
-		Args: noArgs,
+		Args: NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			only, err := splitTypes(types)
 			if err != nil {

@@ -1,4 +1,13 @@
-package main
+// Package cli is the command line of the compute binary: the command tree
+// (client and server commands under one root, one --help, one completion),
+// the client commands that talk to a running server over its HTTP API
+// through package client, the contexts file, the output formats and the
+// exit codes of docs/cli.md. It imports of this module only client and
+// core (devtools/layers holds it to that), so that a client command
+// cannot reach the database: the server commands, and the one client path
+// that writes to the database (tokens create --database), come from
+// package main through Program.
+package cli
 
 import (
 	"context"
@@ -12,20 +21,59 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bettercompute/compute/client"
 )
 
-// version is the release version, set by the release build with
-// -ldflags "-X main.version=v1.2.3" (commit, in version.go, likewise);
-// empty, --version reports the module version from the build info.
-var version string
+// Program is what the command line takes from the process that runs it:
+// where it reads and writes, the environment it sees, what the linker
+// stamped into the binary, and the parts that need the server's packages,
+// which package main builds.
+type Program struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+
+	// Version and Commit are the release version and the commit the binary
+	// was built from, as the release build links them into package main;
+	// empty, --version and the User-Agent fall back to the build info.
+	Version, Commit string
+
+	// ServerCommands builds the commands that run the control plane
+	// (serve, agent, migrate, …), listed under their own heading of
+	// --help. It is called once per command tree: a cobra command keeps
+	// the flags it parsed. Their bodies report a bad configuration with
+	// Usage and a failure they logged themselves with ErrReported.
+	ServerCommands func() []*cobra.Command
+
+	// CreateTokenInDatabase is `tokens create --database`: it issues the
+	// token by writing to the database itself, not through the API. Nil,
+	// --database is refused as bad input.
+	CreateTokenInDatabase func(ctx context.Context, tenant, identity string, role client.Role) (client.TokenCreated, error)
+}
+
+// Run executes the command line args and returns the process's exit code,
+// having written the error, if any, to stderr.
+func Run(ctx context.Context, p Program, args []string) int {
+	return run(ctx, newCLI(p), args)
+}
+
+// Root builds the command tree of p without running it, for walking it:
+// the tests that hold every command's --help and docs/cli.md to the tree.
+func Root(p Program) *cobra.Command {
+	return newCLI(p).newRoot()
+}
 
 // cli is one invocation of the command line: where it reads and writes, the
-// environment it sees, and the global flags. main builds it from the
-// process; tests build it around buffers.
+// environment it sees, and the global flags. Run builds it from the
+// Program; tests build it around buffers.
 type cli struct {
-	stdin          io.Reader
-	stdout, stderr io.Writer
-	getenv         func(string) string
+	stdin                 io.Reader
+	stdout, stderr        io.Writer
+	getenv                func(string) string
+	version, commit       string
+	serverCmds            func() []*cobra.Command
+	createTokenInDatabase func(ctx context.Context, tenant, identity string, role client.Role) (client.TokenCreated, error)
 	// configPath is the contexts file; empty means
 	// os.UserConfigDir()/compute/config.yaml.
 	configPath string
@@ -37,8 +85,9 @@ type cli struct {
 	running bool
 }
 
-func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
-	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+func newCLI(p Program) *cli {
+	return &cli{stdin: p.Stdin, stdout: p.Stdout, stderr: p.Stderr, getenv: p.Getenv, version: p.Version, commit: p.Commit,
+		serverCmds: p.ServerCommands, createTokenInDatabase: p.CreateTokenInDatabase}
 }
 
 // Command groups of `compute --help`.
@@ -61,10 +110,10 @@ The client commands use the server URL and token of the current context
 Exit codes: 0 success, 1 failure, 2 bad input, 3 not logged in or token
 refused, 4 permission denied, 5 not found, 6 conflict, 7 rate limited or
 unavailable, 8 server unreachable, 9 cursor expired (docs/cli.md).`,
-		Version:       versionString(),
+		Version:       c.versionString(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args:          noArgs,
+		Args:          NoArgs,
 		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetIn(c.stdin)
@@ -100,9 +149,11 @@ unavailable, 8 server unreachable, 9 cursor expired (docs/cli.md).`,
 		cmd.GroupID = groupClient
 		root.AddCommand(cmd)
 	}
-	for _, cmd := range c.serverCmds() {
-		cmd.GroupID = groupServer
-		root.AddCommand(cmd)
+	if c.serverCmds != nil {
+		for _, cmd := range c.serverCmds() {
+			cmd.GroupID = groupServer
+			root.AddCommand(cmd)
+		}
 	}
 	markRunning(root, &c.running)
 	return root
@@ -140,9 +191,9 @@ func run(ctx context.Context, c *cli, args []string) int {
 	return c.report(err)
 }
 
-// group is a command that only holds subcommands: alone it prints its
+// Group is a command that only holds subcommands: alone it prints its
 // help; with an unknown subcommand it is bad usage, named.
-func group(use, short string, subs ...*cobra.Command) *cobra.Command {
+func Group(use, short string, subs ...*cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -158,8 +209,10 @@ func group(use, short string, subs ...*cobra.Command) *cobra.Command {
 	return cmd
 }
 
-// noArgs refuses arguments, naming the first one.
-func noArgs(cmd *cobra.Command, args []string) error {
+// NoArgs refuses arguments, naming the first one. It and ArgsNamed are
+// the Args of every command of the tree, main's server commands too, so
+// that bad arguments read alike everywhere.
+func NoArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
 		if cmd.HasSubCommands() {
 			return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
@@ -169,9 +222,9 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// argsNamed requires exactly the named positional arguments and names the
+// ArgsNamed requires exactly the named positional arguments and names the
 // missing or extra one.
-func argsNamed(names ...string) cobra.PositionalArgs {
+func ArgsNamed(names ...string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < len(names) {
 			return fmt.Errorf("missing argument %s (usage: %s)", names[len(args)], cmd.UseLine())
@@ -189,8 +242,8 @@ func argsNamed(names ...string) cobra.PositionalArgs {
 }
 
 // userAgent names the CLI and its version to the server.
-func userAgent() string {
-	v := version
+func (c *cli) userAgent() string {
+	v := c.version
 	if info, ok := debug.ReadBuildInfo(); ok && v == "" {
 		v = info.Main.Version
 	}
@@ -202,8 +255,8 @@ func userAgent() string {
 
 // versionString is what --version prints: the version, the commit it was
 // built from and the Go toolchain, from the binary's build info.
-func versionString() string {
-	v, built, goVersion := version, "unknown", runtime.Version()
+func (c *cli) versionString() string {
+	v, built, goVersion := c.version, "unknown", runtime.Version()
 	if info, ok := debug.ReadBuildInfo(); ok {
 		if v == "" {
 			v = info.Main.Version
@@ -224,8 +277,8 @@ func versionString() string {
 			built = rev + modified
 		}
 	}
-	if commit != "" { // set at link time
-		built = commit
+	if c.commit != "" { // set at link time
+		built = c.commit
 	}
 	if v == "" {
 		v = "(devel)"

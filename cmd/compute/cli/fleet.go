@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -25,7 +25,7 @@ func (c *cli) poolsCmd() *cobra.Command {
 	listCmd := &cobra.Command{
 		Use:   "list",
 		Short: "List pools",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			params := client.ListPoolsParams{}
 			if site != "" {
@@ -45,7 +45,7 @@ func (c *cli) poolsCmd() *cobra.Command {
 	getCmd := &cobra.Command{
 		Use:   "get POOL_ID",
 		Short: "Show a pool",
-		Args:  argsNamed("POOL_ID"),
+		Args:  ArgsNamed("POOL_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				body, err := bodyOf(api.GetPoolWithResponse(ctx, args[0]))
@@ -60,7 +60,7 @@ func (c *cli) poolsCmd() *cobra.Command {
 	capacityCmd := &cobra.Command{
 		Use:   "capacity POOL_ID",
 		Short: "Show a pool's capacity: GPUs by model and what is allocated",
-		Args:  argsNamed("POOL_ID"),
+		Args:  ArgsNamed("POOL_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				body, err := bodyOf(api.GetPoolCapacityWithResponse(ctx, args[0], nil))
@@ -87,7 +87,7 @@ func (c *cli) poolsCmd() *cobra.Command {
 	createCmd := &cobra.Command{
 		Use:   "create POOL_ID --site SITE_ID --kind KIND",
 		Short: "Create a pool in a site (operators)",
-		Args:  argsNamed("POOL_ID"),
+		Args:  ArgsNamed("POOL_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.ID = args[0]
 			req.Kind = client.CreatePoolRequestKind(kind)
@@ -134,7 +134,7 @@ func (c *cli) poolsCmd() *cobra.Command {
 	_ = createCmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions([]string{"bare-metal", "vps-host", "provider"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = createCmd.RegisterFlagCompletionFunc("workload-network", cobra.FixedCompletions([]string{"none", "bridge", "host"}, cobra.ShellCompDirectiveNoFileComp))
 
-	cmd := group("pools", "List, show and create pools; a pool's capacity", listCmd, getCmd, capacityCmd, createCmd)
+	cmd := Group("pools", "List, show and create pools; a pool's capacity", listCmd, getCmd, capacityCmd, createCmd)
 	cmd.Aliases = []string{"pool"}
 	return cmd
 }
@@ -148,7 +148,7 @@ func (c *cli) sitesCmd() *cobra.Command {
 	listCmd := &cobra.Command{
 		Use:   "list",
 		Short: "List sites",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				return list(ctx, c, p, func(ctx context.Context, limit *int, cursor *string) ([]byte, error) {
@@ -161,7 +161,7 @@ func (c *cli) sitesCmd() *cobra.Command {
 	getCmd := &cobra.Command{
 		Use:   "get SITE_ID",
 		Short: "Show a site",
-		Args:  argsNamed("SITE_ID"),
+		Args:  ArgsNamed("SITE_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				body, err := bodyOf(api.GetSiteWithResponse(ctx, args[0]))
@@ -176,7 +176,7 @@ func (c *cli) sitesCmd() *cobra.Command {
 	createCmd := &cobra.Command{
 		Use:   "create SITE_ID --name NAME",
 		Short: "Create a site (operators)",
-		Args:  argsNamed("SITE_ID"),
+		Args:  ArgsNamed("SITE_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key := newIdempotencyKey()
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
@@ -197,7 +197,7 @@ func (c *cli) sitesCmd() *cobra.Command {
 	updateCmd := &cobra.Command{
 		Use:   "update SITE_ID --name NAME",
 		Short: "Rename a site (operators)",
-		Args:  argsNamed("SITE_ID"),
+		Args:  ArgsNamed("SITE_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if key == "" {
 				key = newIdempotencyKey()
@@ -216,7 +216,7 @@ func (c *cli) sitesCmd() *cobra.Command {
 	updateCmd.Flags().StringVar(&key, "idempotency-key", "", "the Idempotency-Key to send (default: a fresh one)")
 	im.add(updateCmd)
 	_ = updateCmd.MarkFlagRequired("name")
-	cmd := group("sites", "List, show, create and rename sites", listCmd, getCmd, createCmd, updateCmd)
+	cmd := Group("sites", "List, show, create and rename sites", listCmd, getCmd, createCmd, updateCmd)
 	cmd.Aliases = []string{"site"}
 	return cmd
 }
@@ -232,7 +232,7 @@ func (c *cli) quotasCmd() *cobra.Command {
 	getCmd := &cobra.Command{
 		Use:   "get TENANT",
 		Short: "Show a tenant's quotas: the limit and what is used, by resource",
-		Args:  argsNamed("TENANT"),
+		Args:  ArgsNamed("TENANT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				return list(ctx, c, p, func(ctx context.Context, limit *int, cursor *string) ([]byte, error) {
@@ -248,7 +248,7 @@ func (c *cli) quotasCmd() *cobra.Command {
 		Example: `  compute quotas set acme gpu=16 vcpu=256`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
-				return argsNamed("TENANT", "RESOURCE=MAX")(cmd, args)
+				return ArgsNamed("TENANT", "RESOURCE=MAX")(cmd, args)
 			}
 			return nil
 		},
@@ -292,7 +292,7 @@ func (c *cli) quotasCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd := group("quotas", "Show and set a tenant's quotas", getCmd, setCmd)
+	cmd := Group("quotas", "Show and set a tenant's quotas", getCmd, setCmd)
 	cmd.Aliases = []string{"quota"}
 	return cmd
 }
