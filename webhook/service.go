@@ -26,25 +26,44 @@ var DefaultSchedule = []time.Duration{
 	2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour,
 }
 
+// The defaults of Config, each named on its field: a zero field falls back
+// to it.
+const (
+	DefaultTimeout                = 15 * time.Second
+	DefaultJitter                 = 0.1
+	DefaultDisableAfter           = 5 * 24 * time.Hour
+	DefaultSecretOverlap          = 24 * time.Hour
+	DefaultRecoverLimit           = 10_000
+	DefaultRecoverInterval        = time.Minute
+	DefaultMaxEndpoints           = 20
+	DefaultMaxInflightPerTenant   = 8
+	DefaultMaxInflightPerEndpoint = 2
+	DefaultSlotRetry              = 100 * time.Millisecond
+	DefaultSlotWait               = 2 * time.Second
+	DefaultBreakerThreshold       = 5
+	DefaultBreakerCooldown        = time.Minute
+	DefaultBreakerMaxCooldown     = 30 * time.Minute
+)
+
 // Config tunes delivery. The zero value of each field means its default.
 type Config struct {
-	// Timeout bounds one HTTP attempt, connect to last byte (default 15 s).
+	// Timeout bounds one HTTP attempt, connect to last byte (DefaultTimeout, 15 s).
 	Timeout time.Duration
 	// Schedule is the delay before each attempt; its length is the number
 	// of attempts (default DefaultSchedule).
 	Schedule []time.Duration
 	// Jitter spreads each retry by up to ±Jitter of its delay, so endpoints
-	// that failed together do not retry in lockstep (default 0.1; negative
+	// that failed together do not retry in lockstep (DefaultJitter, 0.1; negative
 	// means none).
 	Jitter float64
 	// Rand returns a number in [0, 1) for the jitter; tests inject a fixed
 	// one (default math/rand/v2).
 	Rand func() float64
 	// DisableAfter disables an endpoint that has failed continuously this
-	// long (default 5 days).
+	// long (DefaultDisableAfter, 5 days).
 	DisableAfter time.Duration
 	// SecretOverlap is how long a rotated-out secret keeps signing beside
-	// the new one (default 24 h).
+	// the new one (DefaultSecretOverlap, 24 h).
 	SecretOverlap time.Duration
 	// AllowPrivate lifts the SSRF guard, for local development and tests
 	// whose receivers listen on loopback (COMPUTE_WEBHOOK_ALLOW_PRIVATE).
@@ -53,94 +72,94 @@ type Config struct {
 	// AllowPrivate)). It must not follow redirects.
 	Client *http.Client
 	// RecoverLimit bounds how many events one recover re-schedules
-	// (default 10,000).
+	// (DefaultRecoverLimit, 10,000).
 	RecoverLimit int
 	// RecoverInterval is the least time between two recovers of one
 	// endpoint; a recover sooner, or while another one of the endpoint
-	// runs, is RATE_LIMITED (default 1 min).
+	// runs, is RATE_LIMITED (DefaultRecoverInterval, 1 min).
 	RecoverInterval time.Duration
 
 	// MaxEndpoints caps the endpoints of one tenant, enabled or not
-	// (default 20).
+	// (DefaultMaxEndpoints, 20).
 	MaxEndpoints int
 	// MaxInflightPerTenant caps the attempts of one tenant in flight at
-	// once, across every process (default 8).
+	// once, across every process (DefaultMaxInflightPerTenant, 8).
 	MaxInflightPerTenant int
 	// MaxInflightPerEndpoint caps the attempts to one endpoint in flight at
-	// once (default 2).
+	// once (DefaultMaxInflightPerEndpoint, 2).
 	MaxInflightPerEndpoint int
 	// SlotRetry is how long a slot is assumed to be held before this
 	// process has seen one freed: it paces the retries of deliveries that
-	// found their tenant's or endpoint's cap full (default 100 ms).
+	// found their tenant's or endpoint's cap full (DefaultSlotRetry, 100 ms).
 	SlotRetry time.Duration
 	// SlotWait is how long a delivery that found a cap full may wait in
 	// this process for a slot before it is put back: a few per tenant wait
 	// (half MaxInflightPerTenant, at least 2), so that a slot freed by a
 	// fast endpoint is taken again at once instead of at the next retry;
-	// the others are put back at once (default 2 s; negative: nobody waits).
+	// the others are put back at once (DefaultSlotWait, 2 s; negative: nobody waits).
 	SlotWait time.Duration
 	// BreakerThreshold is how many failed attempts in a row open an
-	// endpoint's circuit breaker (default 5).
+	// endpoint's circuit breaker (DefaultBreakerThreshold, 5).
 	BreakerThreshold int
 	// BreakerCooldown is how long the breaker first stays open; each
-	// opening after it without a success in between doubles it (default
+	// opening after it without a success in between doubles it (DefaultBreakerCooldown,
 	// 1 min).
 	BreakerCooldown time.Duration
-	// BreakerMaxCooldown bounds the doubled cool-down (default 30 min).
+	// BreakerMaxCooldown bounds the doubled cool-down (DefaultBreakerMaxCooldown, 30 min).
 	BreakerMaxCooldown time.Duration
 }
 
 func (c Config) withDefaults() Config {
 	if c.Timeout <= 0 {
-		c.Timeout = 15 * time.Second
+		c.Timeout = DefaultTimeout
 	}
 	if len(c.Schedule) == 0 {
 		c.Schedule = DefaultSchedule
 	}
 	if c.Jitter == 0 {
-		c.Jitter = 0.1
+		c.Jitter = DefaultJitter
 	}
 	if c.Rand == nil {
 		c.Rand = rand.Float64
 	}
 	if c.DisableAfter <= 0 {
-		c.DisableAfter = 5 * 24 * time.Hour
+		c.DisableAfter = DefaultDisableAfter
 	}
 	if c.SecretOverlap <= 0 {
-		c.SecretOverlap = 24 * time.Hour
+		c.SecretOverlap = DefaultSecretOverlap
 	}
 	if c.Client == nil {
 		c.Client = NewHTTPClient(c.Timeout, c.AllowPrivate)
 	}
 	if c.RecoverLimit <= 0 {
-		c.RecoverLimit = 10_000
+		c.RecoverLimit = DefaultRecoverLimit
 	}
 	if c.RecoverInterval <= 0 {
-		c.RecoverInterval = time.Minute
+		c.RecoverInterval = DefaultRecoverInterval
 	}
 	if c.MaxEndpoints <= 0 {
-		c.MaxEndpoints = 20
+		c.MaxEndpoints = DefaultMaxEndpoints
 	}
 	if c.MaxInflightPerTenant <= 0 {
-		c.MaxInflightPerTenant = 8
+		c.MaxInflightPerTenant = DefaultMaxInflightPerTenant
 	}
 	if c.MaxInflightPerEndpoint <= 0 {
-		c.MaxInflightPerEndpoint = 2
+		c.MaxInflightPerEndpoint = DefaultMaxInflightPerEndpoint
 	}
 	if c.SlotRetry <= 0 {
-		c.SlotRetry = 100 * time.Millisecond
+		c.SlotRetry = DefaultSlotRetry
 	}
 	if c.SlotWait == 0 {
-		c.SlotWait = 2 * time.Second
+		c.SlotWait = DefaultSlotWait
 	}
 	if c.BreakerThreshold <= 0 {
-		c.BreakerThreshold = 5
+		c.BreakerThreshold = DefaultBreakerThreshold
 	}
 	if c.BreakerCooldown <= 0 {
-		c.BreakerCooldown = time.Minute
+		c.BreakerCooldown = DefaultBreakerCooldown
 	}
 	if c.BreakerMaxCooldown <= 0 {
-		c.BreakerMaxCooldown = 30 * time.Minute
+		c.BreakerMaxCooldown = DefaultBreakerMaxCooldown
 	}
 	c.BreakerMaxCooldown = max(c.BreakerMaxCooldown, c.BreakerCooldown)
 	return c

@@ -10,6 +10,7 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/config"
+	"github.com/bettercompute/compute/webhook"
 )
 
 // A setting's default is written in its package (the constant a zero
@@ -28,26 +29,34 @@ func TestConfigDefaultsAreThePackagesDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, pair := range map[string][2]any{
-		"IDEMPOTENCY_TTL":           {cfg.IdempotencyTTL, commands.DefaultIdempotencyTTL},
-		"EVENT_RETENTION":           {cfg.EventRetention, commands.DefaultEventRetention},
-		"WORK_RETENTION":            {cfg.WorkRetention, commands.DefaultWorkRetention},
-		"WEBHOOK_ATTEMPT_RETENTION": {cfg.WebhookAttemptRetention, commands.DefaultWebhookAttemptRetention},
-		"PRUNE_EVERY":               {cfg.PruneEvery, commands.DefaultPruneEvery},
-		"NODE_CREDENTIAL_GRACE":     {cfg.NodeCredentialGrace, commands.DefaultNodeCredentialGrace},
-		"NODE_RESYNC_EVERY":         {cfg.NodeResyncEvery, commands.DefaultNodeResyncEvery},
-		"MAX_OPEN_NODE_JOBS":        {cfg.MaxOpenNodeJobs, commands.DefaultMaxOpenNodeJobs},
-		"BODY_LIMIT":                {cfg.BodyLimit, httpapi.DefaultBodyLimit},
-		"COMMAND_TIMEOUT":           {cfg.CommandTimeout, httpapi.DefaultCommandTimeout},
-		"HTTP_READ_HEADER_TIMEOUT":  {cfg.HTTPReadHeaderTimeout, httpapi.DefaultReadHeaderTimeout},
-		"HTTP_READ_TIMEOUT":         {cfg.HTTPReadTimeout, httpapi.DefaultReadTimeout},
-		"HTTP_WRITE_TIMEOUT":        {cfg.HTTPWriteTimeout, httpapi.DefaultWriteTimeout},
-		"HTTP_IDLE_TIMEOUT":         {cfg.HTTPIdleTimeout, httpapi.DefaultIdleTimeout},
-		"HTTP_MAX_HEADER_BYTES":     {cfg.HTTPMaxHeaderBytes, httpapi.DefaultMaxHeaderBytes},
-		"HTTP_MAX_CONNS":            {cfg.HTTPMaxConns, httpapi.DefaultMaxConns},
-		"STREAMS_PER_TOKEN":         {cfg.StreamsPerToken, httpapi.DefaultStreamsPerToken},
-		"STREAMS_PER_TENANT":        {cfg.StreamsPerTenant, httpapi.DefaultStreamsPerTenant},
-		"STREAM_MAX_LIFETIME":       {cfg.StreamMaxLifetime, httpapi.DefaultStreamLifetime},
-		"BILLING_TIMEOUT":           {cfg.BillingTimeout, billing.DefaultTimeout},
+		"IDEMPOTENCY_TTL":                   {cfg.IdempotencyTTL, commands.DefaultIdempotencyTTL},
+		"EVENT_RETENTION":                   {cfg.EventRetention, commands.DefaultEventRetention},
+		"WORK_RETENTION":                    {cfg.WorkRetention, commands.DefaultWorkRetention},
+		"WEBHOOK_ATTEMPT_RETENTION":         {cfg.WebhookAttemptRetention, commands.DefaultWebhookAttemptRetention},
+		"PRUNE_EVERY":                       {cfg.PruneEvery, commands.DefaultPruneEvery},
+		"NODE_CREDENTIAL_GRACE":             {cfg.NodeCredentialGrace, commands.DefaultNodeCredentialGrace},
+		"NODE_RESYNC_EVERY":                 {cfg.NodeResyncEvery, commands.DefaultNodeResyncEvery},
+		"MAX_OPEN_NODE_JOBS":                {cfg.MaxOpenNodeJobs, commands.DefaultMaxOpenNodeJobs},
+		"BODY_LIMIT":                        {cfg.BodyLimit, httpapi.DefaultBodyLimit},
+		"COMMAND_TIMEOUT":                   {cfg.CommandTimeout, httpapi.DefaultCommandTimeout},
+		"HTTP_READ_HEADER_TIMEOUT":          {cfg.HTTPReadHeaderTimeout, httpapi.DefaultReadHeaderTimeout},
+		"HTTP_READ_TIMEOUT":                 {cfg.HTTPReadTimeout, httpapi.DefaultReadTimeout},
+		"HTTP_WRITE_TIMEOUT":                {cfg.HTTPWriteTimeout, httpapi.DefaultWriteTimeout},
+		"HTTP_IDLE_TIMEOUT":                 {cfg.HTTPIdleTimeout, httpapi.DefaultIdleTimeout},
+		"HTTP_MAX_HEADER_BYTES":             {cfg.HTTPMaxHeaderBytes, httpapi.DefaultMaxHeaderBytes},
+		"HTTP_MAX_CONNS":                    {cfg.HTTPMaxConns, httpapi.DefaultMaxConns},
+		"STREAMS_PER_TOKEN":                 {cfg.StreamsPerToken, httpapi.DefaultStreamsPerToken},
+		"STREAMS_PER_TENANT":                {cfg.StreamsPerTenant, httpapi.DefaultStreamsPerTenant},
+		"STREAM_MAX_LIFETIME":               {cfg.StreamMaxLifetime, httpapi.DefaultStreamLifetime},
+		"BILLING_TIMEOUT":                   {cfg.BillingTimeout, billing.DefaultTimeout},
+		"WEBHOOK_TIMEOUT":                   {cfg.WebhookTimeout, webhook.DefaultTimeout},
+		"WEBHOOK_MAX_ENDPOINTS":             {cfg.WebhookMaxEndpoints, webhook.DefaultMaxEndpoints},
+		"WEBHOOK_MAX_INFLIGHT_PER_TENANT":   {cfg.WebhookMaxInflightPerTenant, webhook.DefaultMaxInflightPerTenant},
+		"WEBHOOK_MAX_INFLIGHT_PER_ENDPOINT": {cfg.WebhookMaxInflightPerEndpoint, webhook.DefaultMaxInflightPerEndpoint},
+		"WEBHOOK_BREAKER_THRESHOLD":         {cfg.WebhookBreakerThreshold, webhook.DefaultBreakerThreshold},
+		"WEBHOOK_BREAKER_COOLDOWN":          {cfg.WebhookBreakerCooldown, webhook.DefaultBreakerCooldown},
+		"WEBHOOK_BREAKER_MAX_COOLDOWN":      {cfg.WebhookBreakerMaxCooldown, webhook.DefaultBreakerMaxCooldown},
+		"WEBHOOK_RECOVER_INTERVAL":          {cfg.WebhookRecoverInterval, webhook.DefaultRecoverInterval},
 	} {
 		if got, want := fmt.Sprint(pair[0]), fmt.Sprint(pair[1]); got != want {
 			t.Errorf("COMPUTE_%s defaults to %s in internal/config but its package's default is %s", name, got, want)
