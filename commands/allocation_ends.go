@@ -28,17 +28,11 @@ func queueAllocationEnds(ctx context.Context, b *pg.Batch, r core.Reservation, a
 	e := &allocationEnds{instances: make([][]db.Instance, len(allocs)), prev: make([]db.NodeCommand, len(allocs)),
 		found: make([]bool, len(allocs))}
 	for i, a := range allocs {
-		pg.Many(b, &e.instances[i], pgx.RowToStructByPos[db.Instance], func(q *db.Queries) error {
-			_, err := q.InstanceListUnfinishedOfAllocationForUpdate(ctx, db.InstanceListUnfinishedOfAllocationForUpdateParams{
-				AllocationID: a.ID, NodeID: a.NodeID})
-			return err
-		})
+		pg.Many(ctx, b, (*db.Queries).InstanceListUnfinishedOfAllocationForUpdate, db.InstanceListUnfinishedOfAllocationForUpdateParams{
+			AllocationID: a.ID, NodeID: a.NodeID}, &e.instances[i])
 		if unassign {
-			pg.One(b, &e.prev[i], &e.found[i], pgx.RowToStructByPos[db.NodeCommand], func(q *db.Queries) error {
-				_, err := q.NodeCommandGetByKey(ctx, db.NodeCommandGetByKeyParams{NodeID: a.NodeID, TenantID: r.Tenant,
-					IdempotencyKey: unassignKeyPrefix + a.ID})
-				return err
-			})
+			pg.One(ctx, b, (*db.Queries).NodeCommandGetByKey, db.NodeCommandGetByKeyParams{NodeID: a.NodeID, TenantID: r.Tenant,
+				IdempotencyKey: unassignKeyPrefix + a.ID}, &e.prev[i], &e.found[i])
 		}
 	}
 	return e

@@ -278,10 +278,7 @@ func queueCommandIn(ctx context.Context, b *pg.Batch, p db.NodeCommandInsertAtPa
 		return err
 	}
 	var row db.NodeCommand
-	pg.One(b, &row, inserted, pgx.RowToStructByPos[db.NodeCommand], func(q *db.Queries) error {
-		_, err := q.NodeCommandInsertAt(ctx, p)
-		return err
-	})
+	pg.One(ctx, b, (*db.Queries).NodeCommandInsertAt, p, &row, inserted)
 	typ, tenant := core.NodeJobEvent(c.Kind, core.CommandQueued, c.Tenant)
 	if err := emitIn(ctx, b, typ, tenant, core.NodeCommandSubject(c.ID), c, nil); err != nil {
 		return err

@@ -160,17 +160,11 @@ var errKeyTaken = errors.New("idempotency key taken")
 // queueClaim queues claimKey's two statements in b; *claimed is 1 when
 // this request claimed the key.
 func queueClaim(ctx context.Context, h *Handlers, b *pg.Batch, ids db.IdempotencyKeyGetParams, hash []byte, claimed *int64) {
-	b.Exec(nil, func(q *db.Queries) error {
-		_, err := q.IdempotencyKeyDeleteExpired(ctx, db.IdempotencyKeyDeleteExpiredParams(ids))
-		return err
-	})
-	b.Exec(claimed, func(q *db.Queries) error {
-		_, err := q.IdempotencyKeyClaim(ctx, db.IdempotencyKeyClaimParams{
-			TenantID: ids.TenantID, Identity: ids.Identity, Key: ids.Key, RequestHash: hash,
-			TtlSeconds: h.idempotencyTTL().Seconds(),
-		})
-		return err
-	})
+	pg.ExecRows(ctx, b, (*db.Queries).IdempotencyKeyDeleteExpired, db.IdempotencyKeyDeleteExpiredParams(ids), nil)
+	pg.ExecRows(ctx, b, (*db.Queries).IdempotencyKeyClaim, db.IdempotencyKeyClaimParams{
+		TenantID: ids.TenantID, Identity: ids.Identity, Key: ids.Key, RequestHash: hash,
+		TtlSeconds: h.idempotencyTTL().Seconds(),
+	}, claimed)
 }
 
 func claimKey(ctx context.Context, h *Handlers, q *db.Queries, ids db.IdempotencyKeyGetParams, hash []byte) (bool, error) {

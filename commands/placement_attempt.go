@@ -30,17 +30,11 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 	var first pg.Batch
 	sp.begin(&first)
 	var n db.NodeLockForPlacementRow
-	pg.One(&first, &n, nil, pgx.RowToStructByPos[db.NodeLockForPlacementRow], func(q *db.Queries) error {
-		_, err := q.NodeLockForPlacement(ctx, nodeID)
-		return err
-	})
+	pg.One(ctx, &first, (*db.Queries).NodeLockForPlacement, nodeID, &n, nil)
 	var free []db.DeviceFreeAtomsRow
 	if g.Count > 0 {
-		pg.Many(&first, &free, pgx.RowToStructByPos[db.DeviceFreeAtomsRow], func(q *db.Queries) error {
-			_, err := q.DeviceFreeAtoms(ctx, db.DeviceFreeAtomsParams{NodeID: nodeID, Kind: string(g.Kind),
-				Model: optional(g.Model), Profile: optional(atomProfile(g)), FromTs: p.start, ToTs: p.end})
-			return err
-		})
+		pg.Many(ctx, &first, (*db.Queries).DeviceFreeAtoms, db.DeviceFreeAtomsParams{NodeID: nodeID, Kind: string(g.Kind),
+			Model: optional(g.Model), Profile: optional(atomProfile(g)), FromTs: p.start, ToTs: p.end}, &free)
 	}
 	if err := first.Send(ctx, tx); err != nil {
 		return nil, "", pg.Translate(err, "node "+nodeID)
@@ -62,58 +56,35 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 	var modelCharged []string
 	modelCharges := modelChargesOf(p, free, atoms)
 	if g.Count > 0 {
-		pg.Many(&b, &locked, pgx.RowToStructByPos[db.DeviceLockForBookingRow], func(q *db.Queries) error {
-			_, err := q.DeviceLockForBooking(ctx, atomsAndGPUs(atoms))
-			return err
-		})
+		pg.Many(ctx, &b, (*db.Queries).DeviceLockForBooking, atomsAndGPUs(atoms), &locked)
 		if p.assign {
-			pg.Many(&b, &devices, pgx.RowToStructByPos[db.AssignmentDevicesRow], func(q *db.Queries) error {
-				_, err := q.AssignmentDevices(ctx, atoms)
-				return err
-			})
+			pg.Many(ctx, &b, (*db.Queries).AssignmentDevices, atoms, &devices)
 		}
 		if len(modelCharges) > 0 { // rows locked already (lockQuota): no new lock
 			res, amounts := sortedAmounts(modelCharges)
-			pg.Many(&b, &modelCharged, pgx.RowTo[string], func(q *db.Queries) error {
-				_, err := q.QuotaUsageChargeMany(ctx, db.QuotaUsageChargeManyParams{TenantID: p.tenant,
-					Resources: res, Amounts: amounts})
-				return err
-			})
+			pg.Many(ctx, &b, (*db.Queries).QuotaUsageChargeMany, db.QuotaUsageChargeManyParams{TenantID: p.tenant,
+				Resources: res, Amounts: amounts}, &modelCharged)
 		}
 	}
 	allocationID := "alc_" + uuid.NewString()
-	b.Exec(nil, func(q *db.Queries) error {
-		return q.AllocationCreate(ctx, db.AllocationCreateParams{ID: allocationID, ReservationID: p.reservationID,
-			NodeID: nodeID, DeviceIds: nonNil(atoms), Vcpu: p.spec.VCPU, Memory: p.spec.MemoryMB, Disk: p.spec.DiskGB})
-	})
+	pg.Exec(ctx, &b, (*db.Queries).AllocationCreate, db.AllocationCreateParams{ID: allocationID, ReservationID: p.reservationID,
+		NodeID: nodeID, DeviceIds: nonNil(atoms), Vcpu: p.spec.VCPU, Memory: p.spec.MemoryMB, Disk: p.spec.DiskGB})
 	booked := make([]int64, len(atoms))
 	for i, id := range atoms { // device-id order, so two placers cannot wait on each other in a cycle
-		b.Exec(&booked[i], func(q *db.Queries) error {
-			_, err := q.DeviceBookingInsert(ctx, db.DeviceBookingInsertParams{DeviceID: id, AllocationID: allocationID,
-				FromTs: p.start, ToTs: p.end})
-			return err
-		})
+		pg.ExecRows(ctx, &b, (*db.Queries).DeviceBookingInsert, db.DeviceBookingInsertParams{DeviceID: id, AllocationID: allocationID,
+			FromTs: p.start, ToTs: p.end}, &booked[i])
 	}
 	scalars, amounts := scalarAmounts(p.spec, 1)
 	var nodeCharged, rolledUp []string
 	if len(scalars) > 0 {
-		pg.Many(&b, &nodeCharged, pgx.RowTo[string], func(q *db.Queries) error {
-			_, err := q.NodeResourceChargeMany(ctx, db.NodeResourceChargeManyParams{NodeID: nodeID,
-				Resources: scalars, Amounts: amounts})
-			return err
-		})
-		pg.Many(&b, &rolledUp, pgx.RowTo[string], func(q *db.Queries) error {
-			_, err := q.PoolCapacityRollupAdjustMany(ctx, db.PoolCapacityRollupAdjustManyParams{PoolID: n.PoolID,
-				Resources: scalars, Deltas: amounts})
-			return err
-		})
+		pg.Many(ctx, &b, (*db.Queries).NodeResourceChargeMany, db.NodeResourceChargeManyParams{NodeID: nodeID,
+			Resources: scalars, Amounts: amounts}, &nodeCharged)
+		pg.Many(ctx, &b, (*db.Queries).PoolCapacityRollupAdjustMany, db.PoolCapacityRollupAdjustManyParams{PoolID: n.PoolID,
+			Resources: scalars, Deltas: amounts}, &rolledUp)
 	}
 	var generation int64
 	if p.assign { // last in the lock order: the node's generation, for the assign the caller queues
-		pg.One(&b, &generation, nil, pgx.RowTo[int64], func(q *db.Queries) error {
-			_, err := q.NodeDesiredBump(ctx, nodeID)
-			return err
-		})
+		pg.One(ctx, &b, (*db.Queries).NodeDesiredBump, nodeID, &generation, nil)
 	}
 	if err := b.Send(ctx, tx); err != nil {
 		if pg.IsExclusionViolation(err) { // the constraint, the backstop of the btree check, refused one

@@ -5,7 +5,6 @@ import (
 
 	"encoding/json"
 	"fmt"
-	"github.com/jackc/pgx/v5"
 	"maps"
 	"slices"
 	"time"
@@ -170,21 +169,15 @@ func queueFreeCapacity(ctx context.Context, b *pg.Batch, allocs []db.AllocationL
 		deltas[i] = -a
 	}
 	for i, a := range allocs {
-		b.Exec(nil, func(q *db.Queries) error { _, err := q.DeviceBookingDeleteFuture(ctx, a.ID); return err })
-		b.Exec(nil, func(q *db.Queries) error { _, err := q.DeviceBookingTruncateAtNow(ctx, a.ID); return err })
+		pg.ExecRows(ctx, b, (*db.Queries).DeviceBookingDeleteFuture, a.ID, nil)
+		pg.ExecRows(ctx, b, (*db.Queries).DeviceBookingTruncateAtNow, a.ID, nil)
 		if len(f.scalars) > 0 {
-			pg.Many(b, &f.nodeRefunded[i], pgx.RowTo[string], func(q *db.Queries) error {
-				_, err := q.NodeResourceRefundMany(ctx, db.NodeResourceRefundManyParams{NodeID: a.NodeID,
-					Resources: f.scalars, Amounts: f.amounts})
-				return err
-			})
-			pg.Many(b, &f.rolledUp[i], pgx.RowTo[string], func(q *db.Queries) error {
-				_, err := q.PoolCapacityRollupAdjustMany(ctx, db.PoolCapacityRollupAdjustManyParams{PoolID: a.PoolID,
-					Resources: f.scalars, Deltas: deltas})
-				return err
-			})
+			pg.Many(ctx, b, (*db.Queries).NodeResourceRefundMany, db.NodeResourceRefundManyParams{NodeID: a.NodeID,
+				Resources: f.scalars, Amounts: f.amounts}, &f.nodeRefunded[i])
+			pg.Many(ctx, b, (*db.Queries).PoolCapacityRollupAdjustMany, db.PoolCapacityRollupAdjustManyParams{PoolID: a.PoolID,
+				Resources: f.scalars, Deltas: deltas}, &f.rolledUp[i])
 		}
-		b.Exec(&f.released[i], func(q *db.Queries) error { _, err := q.AllocationRelease(ctx, a.ID); return err })
+		pg.ExecRows(ctx, b, (*db.Queries).AllocationRelease, a.ID, &f.released[i])
 	}
 	return f
 }

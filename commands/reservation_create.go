@@ -129,29 +129,17 @@ func (c *creation) first(ctx context.Context, b *pg.Batch) {
 	c.charges = quotaCharges(c.spec)
 	c.sample = int32(c.h.placementSample())
 	c.scope, c.quota, c.charged, c.cands = db.ReservationPlacementScopeRow{}, nil, nil, nil
-	pg.One(b, &c.scope, nil, pgx.RowToStructByPos[db.ReservationPlacementScopeRow], func(q *db.Queries) error {
-		_, err := q.ReservationPlacementScope(ctx, db.ReservationPlacementScopeParams{PoolID: optional(c.cmd.PoolID),
-			SiteID: optional(c.cmd.SiteID)})
-		return err
-	})
+	pg.One(ctx, b, (*db.Queries).ReservationPlacementScope, db.ReservationPlacementScopeParams{PoolID: optional(c.cmd.PoolID),
+		SiteID: optional(c.cmd.SiteID)}, &c.scope, nil)
 	// quota_usage first: lock what this request may charge, including every
 	// per-model GPU quota of the tenant, which placement charges for the
 	// model it lands on; then charge it in one guarded statement.
 	resources, amounts := sortedAmounts(c.charges)
-	pg.Many(b, &c.quota, pgx.RowTo[string], func(q *db.Queries) error {
-		_, err := q.QuotaUsageLockForCharge(ctx, db.QuotaUsageLockForChargeParams{TenantID: c.actor.Tenant,
-			Resources: resources, WithModels: c.spec.GPU.Count > 0})
-		return err
-	})
-	pg.Many(b, &c.charged, pgx.RowTo[string], func(q *db.Queries) error {
-		_, err := q.QuotaUsageChargeMany(ctx, db.QuotaUsageChargeManyParams{TenantID: c.actor.Tenant,
-			Resources: resources, Amounts: amounts})
-		return err
-	})
-	pg.Many(b, &c.cands, pgx.RowToStructByPos[db.NodePlacementCandidatesRow], func(q *db.Queries) error {
-		_, err := q.NodePlacementCandidates(ctx, candidatesParams(c.reservationToPlace(c.cmd.Start, nil), &c.sample))
-		return err
-	})
+	pg.Many(ctx, b, (*db.Queries).QuotaUsageLockForCharge, db.QuotaUsageLockForChargeParams{TenantID: c.actor.Tenant,
+		Resources: resources, WithModels: c.spec.GPU.Count > 0}, &c.quota)
+	pg.Many(ctx, b, (*db.Queries).QuotaUsageChargeMany, db.QuotaUsageChargeManyParams{TenantID: c.actor.Tenant,
+		Resources: resources, Amounts: amounts}, &c.charged)
+	pg.Many(ctx, b, (*db.Queries).NodePlacementCandidates, candidatesParams(c.reservationToPlace(c.cmd.Start, nil), &c.sample), &c.cands)
 }
 
 // placement is the request as the placer sees it.
@@ -207,13 +195,10 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	// One round trip: the savepoint's end, the reservation, its event, its
 	// reconcilers and the node's assign.
 	b := &tail
-	b.Exec(nil, func(q *db.Queries) error {
-		_, err := q.ReservationCreate(ctx, db.ReservationCreateParams{ID: id, TenantID: actor.Tenant,
-			CreatedBy: actor.Identity, State: string(r.State), PoolID: optional(cmd.PoolID), SiteID: optional(cmd.SiteID),
-			Spec: mustJSON(c.spec), StartTs: start, EndTs: cmd.End, Charges: mustJSON(charges), Conditions: mustJSON(r.Conditions),
-		})
-		return err
-	})
+	pg.ExecRows(ctx, b, (*db.Queries).ReservationCreate, db.ReservationCreateParams{ID: id, TenantID: actor.Tenant,
+		CreatedBy: actor.Identity, State: string(r.State), PoolID: optional(cmd.PoolID), SiteID: optional(cmd.SiteID),
+		Spec: mustJSON(c.spec), StartTs: start, EndTs: cmd.End, Charges: mustJSON(charges), Conditions: mustJSON(r.Conditions),
+	}, nil)
 	allocationID := ""
 	if where != nil {
 		allocationID = where.allocationID

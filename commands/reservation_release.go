@@ -71,14 +71,8 @@ type reservationRead struct {
 // queue queues the reads in b.
 func (rd *reservationRead) queue(ctx context.Context, b *pg.Batch, id string) {
 	*rd = reservationRead{}
-	pg.One(b, &rd.row, &rd.found, pgx.RowToStructByPos[db.ReservationGetRow], func(q *db.Queries) error {
-		_, err := q.ReservationGet(ctx, id)
-		return err
-	})
-	pg.Many(b, &rd.allocs, pgx.RowToStructByPos[db.AllocationListLiveRow], func(q *db.Queries) error {
-		_, err := q.AllocationListLive(ctx, id)
-		return err
-	})
+	pg.One(ctx, b, (*db.Queries).ReservationGet, id, &rd.row, &rd.found)
+	pg.Many(ctx, b, (*db.Queries).AllocationListLive, id, &rd.allocs)
 }
 
 // reservationEnd is how a reservation ends.
@@ -137,11 +131,8 @@ func endReservationWith(ctx context.Context, tx pgx.Tx, actor core.Actor, id str
 	refund, amounts := sortedAmounts(r.Charges)
 	var refunded []string
 	if holds { // quota_usage first: lock the rows to refund before the transition
-		b.Exec(nil, func(q *db.Queries) error {
-			_, err := q.QuotaUsageLockForCharge(ctx, db.QuotaUsageLockForChargeParams{TenantID: row.TenantID,
-				Resources: refund})
-			return err
-		})
+		pg.ExecRows(ctx, &b, (*db.Queries).QuotaUsageLockForCharge, db.QuotaUsageLockForChargeParams{TenantID: row.TenantID,
+			Resources: refund}, nil)
 	}
 	r.State, r.Conditions, r.Version = end.to, end.conditions, row.Version+1
 	if r.Conditions == nil {
@@ -152,17 +143,11 @@ func endReservationWith(ctx context.Context, tx pgx.Tx, actor core.Actor, id str
 	// others get CONFLICT (retried without If-Match, then the state table's
 	// CONFLICT), never a second refund.
 	var transitioned int64
-	b.Exec(&transitioned, func(q *db.Queries) error {
-		_, err := q.ReservationUpdateState(ctx, db.ReservationUpdateStateParams{ID: id, Version: row.Version,
-			State: string(end.to), Conditions: mustJSON(r.Conditions)})
-		return err
-	})
+	pg.ExecRows(ctx, &b, (*db.Queries).ReservationUpdateState, db.ReservationUpdateStateParams{ID: id, Version: row.Version,
+		State: string(end.to), Conditions: mustJSON(r.Conditions)}, &transitioned)
 	if holds && len(refund) > 0 {
-		pg.Many(&b, &refunded, pgx.RowTo[string], func(q *db.Queries) error {
-			_, err := q.QuotaUsageRefundMany(ctx, db.QuotaUsageRefundManyParams{TenantID: row.TenantID,
-				Resources: refund, Amounts: amounts})
-			return err
-		})
+		pg.Many(ctx, &b, (*db.Queries).QuotaUsageRefundMany, db.QuotaUsageRefundManyParams{TenantID: row.TenantID,
+			Resources: refund, Amounts: amounts}, &refunded)
 	}
 	freed := queueFreeCapacity(ctx, &b, allocs, r.Spec)
 	var pos outbox.Position

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
@@ -41,16 +39,10 @@ func AppendIn(ctx context.Context, b *pg.Batch, e core.Event, pos *Position) {
 	if e.TenantID != "" {
 		tenant = &e.TenantID
 	}
-	pg.One(b, pos, nil, func(row pgx.CollectableRow) (Position, error) {
-		var r db.OutboxAppendRow
-		if err := row.Scan(&r.Txid, &r.Seq, &r.Time); err != nil {
-			return Position{}, fmt.Errorf("append event %s: %w", e.Type, err)
-		}
-		return Position{TxID: r.Txid, Seq: r.Seq}, nil
-	}, func(q *db.Queries) error {
-		_, err := q.OutboxAppend(ctx, db.OutboxAppendParams{
-			ID: e.ID, Type: e.Type, TenantID: tenant, Subject: e.Subject, Data: e.Data,
-		})
-		return err
+	pg.OneTo(ctx, b, (*db.Queries).OutboxAppend, db.OutboxAppendParams{
+		ID: e.ID, Type: e.Type, TenantID: tenant, Subject: e.Subject, Data: e.Data,
+	}, func(r db.OutboxAppendRow) error {
+		*pos = Position{TxID: r.Txid, Seq: r.Seq}
+		return nil
 	})
 }

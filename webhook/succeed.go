@@ -39,29 +39,21 @@ func (s *Service) succeeded(ctx context.Context, it workqueue.Item, d db.Webhook
 	err := pg.InTxBatch(ctx, s.pool, func(b *pg.Batch) {
 		handed = 0
 		it.Lease.FenceIn(ctx, b, &held)
-		b.Exec(nil, func(q *db.Queries) error {
-			return q.WebhookAttemptInsert(ctx, db.WebhookAttemptInsertParams{
-				DeliveryID: d.ID, EndpointID: d.EndpointID, EventID: d.EventID, Attempt: attempt,
-				Status: &status, LatencyMs: int32(res.latency.Milliseconds()), ResponseSnippet: res.snippet,
-			})
+		pg.Exec(ctx, b, (*db.Queries).WebhookAttemptInsert, db.WebhookAttemptInsertParams{
+			DeliveryID: d.ID, EndpointID: d.EndpointID, EventID: d.EventID, Attempt: attempt,
+			Status: &status, LatencyMs: int32(res.latency.Milliseconds()), ResponseSnippet: res.snippet,
 		})
-		b.Exec(nil, func(q *db.Queries) error { return q.WebhookEndpointMarkHealthy(ctx, d.EndpointID) })
-		b.Exec(&recorded, func(q *db.Queries) error {
-			_, err := q.WebhookDeliveryRecord(ctx, db.WebhookDeliveryRecordParams{
-				ID: d.ID, Attempts: attempt, State: StateSucceeded, LastStatus: &status,
-			})
-			return err
-		})
+		pg.Exec(ctx, b, (*db.Queries).WebhookEndpointMarkHealthy, d.EndpointID)
+		pg.ExecRows(ctx, b, (*db.Queries).WebhookDeliveryRecord, db.WebhookDeliveryRecordParams{
+			ID: d.ID, Attempts: attempt, State: StateSucceeded, LastStatus: &status,
+		}, &recorded)
 		if w != nil {
-			b.Exec(&handed, func(q *db.Queries) error {
-				_, err := q.WebhookSlotHandOver(ctx, db.WebhookSlotHandOverParams{
-					FromDelivery: d.ID, ToDelivery: w.d.ID, HoldSeconds: s.cfg.slotHold().Seconds(),
-				})
-				return err
-			})
+			pg.ExecRows(ctx, b, (*db.Queries).WebhookSlotHandOver, db.WebhookSlotHandOverParams{
+				FromDelivery: d.ID, ToDelivery: w.d.ID, HoldSeconds: s.cfg.slotHold().Seconds(),
+			}, &handed)
 		}
 		// After a handover the slot is w's: this deletes nothing.
-		b.Exec(nil, func(q *db.Queries) error { return q.WebhookSlotRelease(ctx, d.ID) })
+		pg.Exec(ctx, b, (*db.Queries).WebhookSlotRelease, d.ID)
 		workqueue.CompleteIn(ctx, b, it)
 	}, func(pgx.Tx) error {
 		switch {

@@ -83,10 +83,7 @@ func (l Lease) Fence(ctx context.Context, tx pgx.Tx) error {
 // exactly as Fence does when it holds.
 func (l Lease) FenceIn(ctx context.Context, b *pg.Batch, held *bool) {
 	var one int32
-	pg.One(b, &one, held, pgx.RowTo[int32], func(q *db.Queries) error {
-		_, err := q.LeaseFence(ctx, db.LeaseFenceParams{Name: l.Name, Owner: l.Owner, Epoch: l.Epoch})
-		return err
-	})
+	pg.One(ctx, b, (*db.Queries).LeaseFence, db.LeaseFenceParams{Name: l.Name, Owner: l.Owner, Epoch: l.Epoch}, &one, held)
 }
 
 // Release gives the lease up so that another owner can take it at once.

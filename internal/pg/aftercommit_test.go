@@ -122,19 +122,19 @@ func TestAfterCommitSeesEveryPath(t *testing.T) {
 	step("an append outside a transaction", 1, func() error { return appendTo(ctx, pool) })
 	step("InTxBatch appending in the first batch", 1, func() error {
 		return pg.InTxBatch(ctx, pool, func(b *pg.Batch) {
-			b.Exec(nil, func(q *db.Queries) error { _, err := q.OutboxAppend(ctx, appendParams()); return err })
+			pg.ExecRows(ctx, b, (*db.Queries).OutboxAppend, appendParams(), nil)
 		}, func(pgx.Tx) error { return nil })
 	})
 	step("a batch sent on a transaction", 1, func() error {
 		return pg.InTx(ctx, pool, func(tx pgx.Tx) error {
 			var b pg.Batch
-			b.Exec(nil, func(q *db.Queries) error { _, err := q.OutboxAppend(ctx, appendParams()); return err })
+			pg.ExecRows(ctx, &b, (*db.Queries).OutboxAppend, appendParams(), nil)
 			return b.Send(ctx, tx)
 		})
 	})
 	step("a batch outside a transaction (implicit transaction)", 1, func() error {
 		var b pg.Batch
-		b.Exec(nil, func(q *db.Queries) error { _, err := q.OutboxAppend(ctx, appendParams()); return err })
+		pg.ExecRows(ctx, &b, (*db.Queries).OutboxAppend, appendParams(), nil)
 		return pool.SendBatch(ctx, &b.Batch).Close()
 	})
 }

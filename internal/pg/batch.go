@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -21,9 +22,12 @@ import (
 // one's result runs anyway, which is harmless only when the caller then
 // rolls back (to a savepoint or the whole transaction) on that result.
 //
-// The SQL is the generated query's own: Queue runs the query method against
-// a recorder that keeps the statement and its arguments instead of running
-// them, so sql/queries stays the one place the SQL lives.
+// A statement is queued by naming the generated query and its argument,
+// pg.One(ctx, b, (*db.Queries).NodeDesiredBump, nodeID, &generation, nil),
+// so a batched step reads like the call it is. The SQL is the generated
+// query's own: the method runs against a recorder that keeps the statement
+// and its arguments instead of running them, so sql/queries stays the one
+// place the SQL lives.
 type Batch struct {
 	pgx.Batch
 }
@@ -62,19 +66,36 @@ type recordedRow struct{}
 
 func (recordedRow) Scan(...any) error { return errRecorded }
 
-// queue records the statement call runs and queues it.
-func (b *Batch) queue(call func(q *db.Queries) error) *pgx.QueuedQuery {
+// queue records the one statement run(q) runs against a recorder and
+// queues it.
+func (b *Batch) queue(run func(q *db.Queries) error) *pgx.QueuedQuery {
 	var r recorder
-	if err := call(db.New(&r)); !errors.Is(err, errRecorded) || r.n != 1 {
-		panic(fmt.Sprintf("pg.Batch: a queued call must run exactly one query method (ran %d, %v)", r.n, err))
+	if err := run(db.New(&r)); !errors.Is(err, errRecorded) || r.n != 1 {
+		panic(fmt.Sprintf("pg.Batch: a queued query must run exactly one statement (ran %d, %v)", r.n, err))
 	}
 	return b.Queue(r.sql, r.args...)
 }
 
-// Exec queues a statement run for its effect (:exec, :execrows); the rows
-// it affected go to rows unless rows is nil.
-func (b *Batch) Exec(rows *int64, call func(q *db.Queries) error) {
-	b.queue(call).Exec(func(ct pgconn.CommandTag) error {
+// The queueing functions take a generated query by its method expression,
+// (*db.Queries).NodeDesiredBump, and its argument, so that a batched
+// statement reads like the call it is; the SQL and arguments are the
+// generated method's own. The results reach dst (or rows) once the batch
+// is sent.
+
+// Exec queues query(ctx, arg), an :exec statement.
+func Exec[P any](ctx context.Context, b *Batch, query func(*db.Queries, context.Context, P) error, arg P) {
+	b.queue(func(q *db.Queries) error { return query(q, ctx, arg) }).Exec(func(pgconn.CommandTag) error { return nil })
+}
+
+// ExecRows queues query(ctx, arg) for its effect: an :execrows statement,
+// or a :one or :many one whose rows nobody reads (a lock, an insert whose
+// row the caller already knows). The rows it affected or returned go to
+// rows unless rows is nil.
+func ExecRows[P, R any](ctx context.Context, b *Batch, query func(*db.Queries, context.Context, P) (R, error), arg P, rows *int64) {
+	b.queue(func(q *db.Queries) error {
+		_, err := query(q, ctx, arg)
+		return err
+	}).Exec(func(ct pgconn.CommandTag) error {
 		if rows != nil {
 			*rows = ct.RowsAffected()
 		}
@@ -88,12 +109,15 @@ func (b *Batch) Statement(sql string) {
 	b.Queue(sql).Exec(func(pgconn.CommandTag) error { return nil })
 }
 
-// One queues a statement that returns one row (:one), scanned into dst by
-// scan: pgx.RowTo[T] for one column, pgx.RowToStructByPos[T] for the
-// generated row struct. With found nil, no row fails the batch with
-// pgx.ErrNoRows; otherwise *found says whether there was one.
-func One[T any](b *Batch, dst *T, found *bool, scan pgx.RowToFunc[T], call func(q *db.Queries) error) {
-	b.queue(call).Query(func(rows pgx.Rows) error {
+// One queues query(ctx, arg), a :one statement, whose row goes to dst. With
+// found nil, no row fails the batch with pgx.ErrNoRows; otherwise *found
+// says whether there was one.
+func One[P, R any](ctx context.Context, b *Batch, query func(*db.Queries, context.Context, P) (R, error), arg P, dst *R, found *bool) {
+	scan := scannerOf[R]()
+	b.queue(func(q *db.Queries) error {
+		_, err := query(q, ctx, arg)
+		return err
+	}).Query(func(rows pgx.Rows) error {
 		v, err := pgx.CollectExactlyOneRow(rows, scan)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows) && found != nil:
@@ -110,9 +134,29 @@ func One[T any](b *Batch, dst *T, found *bool, scan pgx.RowToFunc[T], call func(
 	})
 }
 
-// Many queues a statement that returns rows (:many), collected into dst.
-func Many[T any](b *Batch, dst *[]T, scan pgx.RowToFunc[T], call func(q *db.Queries) error) {
-	b.queue(call).Query(func(rows pgx.Rows) error {
+// OneTo queues query(ctx, arg), a :one statement, and hands its row to
+// use; no row fails the batch with pgx.ErrNoRows.
+func OneTo[P, R any](ctx context.Context, b *Batch, query func(*db.Queries, context.Context, P) (R, error), arg P, use func(R) error) {
+	scan := scannerOf[R]()
+	b.queue(func(q *db.Queries) error {
+		_, err := query(q, ctx, arg)
+		return err
+	}).Query(func(rows pgx.Rows) error {
+		v, err := pgx.CollectExactlyOneRow(rows, scan)
+		if err != nil {
+			return err
+		}
+		return use(v)
+	})
+}
+
+// Many queues query(ctx, arg), a :many statement, whose rows go to dst.
+func Many[P, R any](ctx context.Context, b *Batch, query func(*db.Queries, context.Context, P) ([]R, error), arg P, dst *[]R) {
+	scan := scannerOf[R]()
+	b.queue(func(q *db.Queries) error {
+		_, err := query(q, ctx, arg)
+		return err
+	}).Query(func(rows pgx.Rows) error {
 		v, err := pgx.CollectRows(rows, scan)
 		if err != nil {
 			return err
@@ -121,6 +165,19 @@ func Many[T any](b *Batch, dst *[]T, scan pgx.RowToFunc[T], call func(q *db.Quer
 		return nil
 	})
 }
+
+// scannerOf scans a row as the generated method would: into a row struct
+// of internal/db field by field in column order, else one column into R.
+func scannerOf[R any]() pgx.RowToFunc[R] {
+	if t := reflect.TypeFor[R](); t.Kind() == reflect.Struct && t.PkgPath() == dbPackage {
+		return pgx.RowToStructByPos[R]
+	}
+	return pgx.RowTo[R]
+}
+
+// dbPackage is the import path of the generated queries, whose row structs
+// scannerOf scans field by field.
+var dbPackage = reflect.TypeFor[db.Queries]().PkgPath()
 
 // Send sends the batch on tx (a transaction or a savepoint) and runs the
 // queued callbacks in order. The first statement that fails ends the batch:

@@ -29,12 +29,6 @@ var Completed = errors.New("work item completed by its handler")
 // committed. A handler that sent it returns Completed once b's
 // transaction has committed.
 func CompleteIn(ctx context.Context, b *pg.Batch, it Item) {
-	b.Exec(nil, func(q *db.Queries) error {
-		_, err := q.WorkQueueUnclaim(ctx, db.WorkQueueUnclaimParams{Kind: it.Kind, Key: it.Key})
-		return err
-	})
-	b.Exec(nil, func(q *db.Queries) error {
-		_, err := q.WorkQueueComplete(ctx, db.WorkQueueCompleteParams{Kind: it.Kind, Key: it.Key, Gen: it.Gen})
-		return err
-	})
+	pg.ExecRows(ctx, b, (*db.Queries).WorkQueueUnclaim, db.WorkQueueUnclaimParams{Kind: it.Kind, Key: it.Key}, nil)
+	pg.ExecRows(ctx, b, (*db.Queries).WorkQueueComplete, db.WorkQueueCompleteParams{Kind: it.Kind, Key: it.Key, Gen: it.Gen}, nil)
 }

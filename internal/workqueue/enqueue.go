@@ -51,10 +51,8 @@ func Enqueue(ctx context.Context, q *db.Queries, kind, key string, delay time.Du
 // EnqueueIn is Enqueue queued in b, to be sent with the statements around
 // it in one round trip (pg.Batch): the caller's transaction sends b.
 func EnqueueIn(ctx context.Context, b *pg.Batch, kind, key string, delay time.Duration) {
-	b.Exec(nil, func(q *db.Queries) error {
-		return q.WorkQueueEnqueue(ctx, db.WorkQueueEnqueueParams{
-			Kind: kind, Key: key, Shard: ShardOf(key), DelaySeconds: delay.Seconds(),
-		})
+	pg.Exec(ctx, b, (*db.Queries).WorkQueueEnqueue, db.WorkQueueEnqueueParams{
+		Kind: kind, Key: key, Shard: ShardOf(key), DelaySeconds: delay.Seconds(),
 	})
 }
 
@@ -86,7 +84,7 @@ func EnqueueAllIn(ctx context.Context, b *pg.Batch, wakes ...Wake) {
 	if len(wakes) == 0 {
 		return
 	}
-	b.Exec(nil, func(q *db.Queries) error { return q.WorkQueueEnqueueMany(ctx, enqueueManyParams(wakes)) })
+	pg.Exec(ctx, b, (*db.Queries).WorkQueueEnqueueMany, enqueueManyParams(wakes))
 }
 
 func enqueueManyParams(wakes []Wake) db.WorkQueueEnqueueManyParams {
