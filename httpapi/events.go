@@ -82,15 +82,13 @@ type EventAPI struct {
 	Limits StreamLimits
 }
 
-// EventRoutes registers the event endpoints with the defaults. main runs
-// the broker (Broker.Run) and closes it on shutdown.
-func EventRoutes(b *eventstream.Broker, r *eventstream.Reader) Routes {
-	return EventAPI{Broker: b, Reader: r}.Routes
-}
+// EventRoutes registers GET /v1/events and GET /v1/events/stream, served
+// by a. main runs the broker (Broker.Run) and closes it on shutdown. The
+// stream counts and the revocation watch are per server (per call of the
+// Routes).
+func EventRoutes(a EventAPI) Routes { return a.routes }
 
-// Routes registers GET /v1/events and GET /v1/events/stream. The stream
-// counts and the revocation watch are per server (per call of Routes).
-func (a EventAPI) Routes(r Router) {
+func (a EventAPI) routes(r Router) {
 	a.Limits = a.Limits.withDefaults()
 	s := &eventStreams{EventAPI: a, slots: newStreamSlots(a.Limits)}
 	s.revocations, _ = r.Deps.Auth.(RevocationWatcher)

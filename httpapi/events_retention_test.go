@@ -72,7 +72,7 @@ func setupRetentionEvents(t *testing.T, gate *writeGate) (*eventServer, func()) 
 	routes := func(r httpapi.Router) {
 		r.V1.Use(gate.middleware)
 		es.broker = eventstream.NewBroker(r.Deps.Pool, eventstream.BrokerOptions{CatchUpPage: 1})
-		httpapi.EventAPI{Broker: es.broker, Reader: eventstream.NewReader(r.Deps.Pool)}.Routes(r)
+		httpapi.EventRoutes(httpapi.EventAPI{Broker: es.broker, Reader: eventstream.NewReader(r.Deps.Pool)})(r)
 	}
 	es.testServer = setup(t, routes)
 	ctx, cancel := context.WithCancel(context.Background())

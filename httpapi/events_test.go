@@ -45,7 +45,7 @@ func setupEventsWith(t *testing.T, api httpapi.EventAPI) *eventServer {
 	routes := func(r httpapi.Router) {
 		es.broker = eventstream.NewBroker(r.Deps.Pool, eventstream.BrokerOptions{})
 		api.Broker, api.Reader = es.broker, eventstream.NewReader(r.Deps.Pool)
-		api.Routes(r)
+		httpapi.EventRoutes(api)(r)
 	}
 	es.testServer = setup(t, routes)
 	ctx, cancel := context.WithCancel(context.Background())

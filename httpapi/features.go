@@ -27,10 +27,10 @@ func (f Features) Routes() []Routes {
 		ReadRoutes(f.Queries),
 		FleetReadRoutes(f.Queries),
 		TenantReadRoutes(f.Queries),
-		EventAPI{Broker: f.Broker, Reader: f.EventReader, Limits: f.Streams}.Routes,
+		EventRoutes(EventAPI{Broker: f.Broker, Reader: f.EventReader, Limits: f.Streams}),
 		WebhookRoutes(f.Webhooks),
 		NodeRoutes(f.Commands),
-		CommandRoutes(f.Commands),
+		NodeJobRoutes(f.Commands),
 		InstanceRoutes(f.Commands),
 	}
 }

@@ -9,15 +9,15 @@ import (
 	"github.com/bettercompute/compute/core"
 )
 
-// CommandRoutes are commands to node daemons: POST /v1/commands
+// NodeJobRoutes are the jobs sent to node daemons: POST /v1/commands
 // (commands.run, member or operator, Idempotency-Key required) and GET
 // /v1/commands/{id}. A tenant may command only a node where it holds a
 // booked or active reservation; any other node answers 404, the same as a
 // node that does not exist, so tenants learn nothing about the fleet. wipe
 // and deploy are operator-only (403). Another tenant's command is 404.
-func CommandRoutes(h *commands.Handlers) Routes {
+func NodeJobRoutes(h *commands.Handlers) Routes {
 	if h == nil {
-		panic("httpapi.CommandRoutes: nil handlers")
+		panic("httpapi.NodeJobRoutes: nil handlers")
 	}
 	ch := commandHandlers{h: h}
 	return func(r Router) {

@@ -31,7 +31,7 @@ type commandJSON struct {
 func setupCommands(t *testing.T) (*fleet, string, string) {
 	t.Helper()
 	h := new(commands.Handlers)
-	s := setup(t, httpapi.CapacityRoutes(h), httpapi.CommandRoutes(h), httpapi.InstanceRoutes(h))
+	s := setup(t, httpapi.CapacityRoutes(h), httpapi.NodeJobRoutes(h), httpapi.InstanceRoutes(h))
 	*h = *commands.New(s.pg.Pool, commands.Config{})
 	ctx := context.Background()
 	op := core.Actor{Tenant: "ops", Identity: "op@ops", Role: core.RoleOperator}
