@@ -18,16 +18,23 @@ import (
 const workOwner = "commandstest"
 
 // Work runs handler on the work item (kind, key) as a worker of the work
-// queue would, at once: under the key's shard lease, which it takes (or
-// renews) first, so the handler's fence is the one production runs. An
-// Again from the handler comes back as its delay with a nil error; any
-// other error as it is. Tests move time with the simulated clock and run a
-// reconciler with Work when it is due, instead of waiting for a worker.
+// queue would, at once: under the key's shard lease, which it takes first
+// and gives back after, so the handler's fence is the one production runs
+// and a worker the test starts later can take the shard. An Again from the
+// handler comes back as its delay with a nil error; any other error as it
+// is. Tests move time with the simulated clock and run a reconciler with
+// Work when it is due, instead of waiting for a worker.
 func Work(ctx context.Context, pool *pgxpool.Pool, handler workqueue.Handler, kind, key string) (again time.Duration, err error) {
-	l, err := lease.Acquire(ctx, db.New(pool), workqueue.ShardLeaseName(workqueue.ShardOf(key)), workOwner, lease.TTL)
+	q := db.New(pool)
+	l, err := lease.Acquire(ctx, q, workqueue.ShardLeaseName(workqueue.ShardOf(key)), workOwner, lease.TTL)
 	if err != nil {
 		return 0, fmt.Errorf("commandstest: shard lease of %s %s: %w", kind, key, err)
 	}
+	defer func() {
+		if rerr := l.Release(context.WithoutCancel(ctx), q); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
 	err = handler(ctx, workqueue.Item{Kind: kind, Key: key, Gen: 1, Attempts: 1, Lease: l})
 	if d, ok := workqueue.AgainAfter(err); ok {
 		return d, nil
