@@ -42,22 +42,15 @@ var notDriven = map[string]string{
 	core.EventNodeAssignmentFailed:    "reported by a connected daemon",
 	core.EventWebhookEndpointDisabled: "written by the delivery worker (410, or failing too long); " +
 		"same payload as the other webhook_endpoint.* events",
-	// TODO: drive commands.RunNodeCommand and the daemon's reports here
-	// once node commands land; until then only their documentation is checked.
-	core.EventNodeCommandQueued:    "node commands are still being built",
-	core.EventNodeCommandSent:      "node commands are still being built",
-	core.EventNodeCommandRunning:   "node commands are still being built",
-	core.EventNodeCommandSucceeded: "node commands are still being built",
-	core.EventNodeCommandFailed:    "node commands are still being built",
-	// TODO: drive commands.CreateInstance, DeleteInstance and the daemon's
-	// reports (commands.NodeSessions.RecordNodeJobResult) here as well.
-	core.EventInstanceRequested:    "instances are still being built",
-	core.EventInstanceProvisioning: "instances are still being built",
-	core.EventInstanceRunning:      "instances are still being built",
-	core.EventInstanceStopping:     "instances are still being built",
-	core.EventInstanceStopped:      "instances are still being built",
-	core.EventInstanceFailed:       "instances are still being built",
-	core.EventInstanceSucceeded:    "instances are still being built",
+	core.EventNodeCommandSent:      "written by the gateway's dispatch to a connected daemon",
+	core.EventNodeCommandRunning:   "reported by a connected daemon",
+	core.EventNodeCommandSucceeded: "reported by a connected daemon",
+	core.EventNodeCommandFailed:    "reported by a connected daemon",
+	core.EventInstanceProvisioning: "reported by a connected daemon",
+	core.EventInstanceRunning:      "reported by a connected daemon",
+	core.EventInstanceStopped:      "reported by a connected daemon",
+	core.EventInstanceFailed:       "reported by a connected daemon",
+	core.EventInstanceSucceeded:    "reported by a connected daemon",
 }
 
 // openAPISchemas is components/schemas of docs/openapi.yaml as plain maps.
@@ -602,6 +595,15 @@ func driveEvents(t *testing.T) []loggedEvent {
 		NewEnd: now.Add(4 * time.Hour)}))
 	pg.AdvanceSimClock(t, time.Hour)
 	require.NoError(t, commandstest.Activate(ctx, h, r1.Reservation.ID))
+	// A node job and an instance on the active reservation: queued,
+	// requested, then stopping. What moves them on is a daemon's report
+	// (notDriven).
+	must(h.RunNodeCommand(ctx, acme, commands.RunNodeCommand{NodeID: r1.Reservation.NodeID, IdempotencyKey: "schema-exec",
+		Kind: core.NodeCommandExec, Payload: core.NodeCommandPayload{Script: "true"}}))
+	inst, err := h.CreateInstance(ctx, acme, commands.CreateInstance{ReservationID: r1.Reservation.ID,
+		Spec: core.InstanceSpec{Command: "true"}})
+	require.NoError(t, err)
+	must(h.DeleteInstance(ctx, acme, inst.Instance.ID))
 	must(h.ReleaseReservation(ctx, acme, commands.ReleaseReservation{ReservationID: r1.Reservation.ID}))
 
 	// Expired.
