@@ -76,6 +76,14 @@ func (b *Batch) queue(run func(q *db.Queries) error) *pgx.QueuedQuery {
 	return b.Queue(r.sql, r.args...)
 }
 
+// queueQuery queues query(ctx, arg), whatever it returns.
+func queueQuery[P, R any](ctx context.Context, b *Batch, query func(*db.Queries, context.Context, P) (R, error), arg P) *pgx.QueuedQuery {
+	return b.queue(func(q *db.Queries) error {
+		_, err := query(q, ctx, arg)
+		return err
+	})
+}
+
 // The queueing functions take a generated query by its method expression,
 // (*db.Queries).NodeDesiredBump, and its argument, so that a batched
 // statement reads like the call it is; the SQL and arguments are the
@@ -92,10 +100,7 @@ func Exec[P any](ctx context.Context, b *Batch, query func(*db.Queries, context.
 // row the caller already knows). The rows it affected or returned go to
 // rows unless rows is nil.
 func ExecRows[P, R any](ctx context.Context, b *Batch, query func(*db.Queries, context.Context, P) (R, error), arg P, rows *int64) {
-	b.queue(func(q *db.Queries) error {
-		_, err := query(q, ctx, arg)
-		return err
-	}).Exec(func(ct pgconn.CommandTag) error {
+	queueQuery(ctx, b, query, arg).Exec(func(ct pgconn.CommandTag) error {
 		if rows != nil {
 			*rows = ct.RowsAffected()
 		}
@@ -114,10 +119,7 @@ func (b *Batch) Statement(sql string) {
 // says whether there was one.
 func One[P, R any](ctx context.Context, b *Batch, query func(*db.Queries, context.Context, P) (R, error), arg P, dst *R, found *bool) {
 	scan := scannerOf[R]()
-	b.queue(func(q *db.Queries) error {
-		_, err := query(q, ctx, arg)
-		return err
-	}).Query(func(rows pgx.Rows) error {
+	queueQuery(ctx, b, query, arg).Query(func(rows pgx.Rows) error {
 		v, err := pgx.CollectExactlyOneRow(rows, scan)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows) && found != nil:
@@ -138,10 +140,7 @@ func One[P, R any](ctx context.Context, b *Batch, query func(*db.Queries, contex
 // use; no row fails the batch with pgx.ErrNoRows.
 func OneTo[P, R any](ctx context.Context, b *Batch, query func(*db.Queries, context.Context, P) (R, error), arg P, use func(R) error) {
 	scan := scannerOf[R]()
-	b.queue(func(q *db.Queries) error {
-		_, err := query(q, ctx, arg)
-		return err
-	}).Query(func(rows pgx.Rows) error {
+	queueQuery(ctx, b, query, arg).Query(func(rows pgx.Rows) error {
 		v, err := pgx.CollectExactlyOneRow(rows, scan)
 		if err != nil {
 			return err
@@ -153,10 +152,7 @@ func OneTo[P, R any](ctx context.Context, b *Batch, query func(*db.Queries, cont
 // Many queues query(ctx, arg), a :many statement, whose rows go to dst.
 func Many[P, R any](ctx context.Context, b *Batch, query func(*db.Queries, context.Context, P) ([]R, error), arg P, dst *[]R) {
 	scan := scannerOf[R]()
-	b.queue(func(q *db.Queries) error {
-		_, err := query(q, ctx, arg)
-		return err
-	}).Query(func(rows pgx.Rows) error {
+	queueQuery(ctx, b, query, arg).Query(func(rows pgx.Rows) error {
 		v, err := pgx.CollectRows(rows, scan)
 		if err != nil {
 			return err
