@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -56,8 +57,20 @@ func run(ctx context.Context, cfg config.Config, logger *slog.Logger, args []str
 	compute := fs.String("compute", "", "compute binary run as `compute serve` child processes (default: build ./cmd/compute into a temporary directory)")
 	strict := fs.Bool("strict", false, "exit non-zero when a measurement failed (CI)")
 	spread := fs.Bool("spread", false, "measure nothing: print each figure of the result files given as arguments as median [min–max]")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the in-process write path and the load clients) to `file`, for go tool pprof")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if *spread {
 		return bench.Spread(os.Stdout, fs.Args())
