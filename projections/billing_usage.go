@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -31,10 +33,14 @@ func (UsageWindows) ID() string { return NameUsageWindows }
 // Tables are the tables this projection owns.
 func (UsageWindows) Tables() []string { return []string{"rm_usage_allocations", "rm_usage_windows"} }
 
-// Apply writes each reservation event of the batch in tx.
+// Apply writes each reservation event of the batch in tx. The windows of
+// every reservation whose interval changed are recomputed once, after the
+// batch's intervals, from the interval as it then stands (the same windows
+// as recomputing after each event), all in one round trip.
 func (UsageWindows) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error {
 	q := db.New(tx)
-	return applyEach(events, func(e outbox.Stored) error {
+	var changed []string // reservation ids, in the order first changed
+	err := applyEach(events, func(e outbox.Stored) error {
 		if !reservationEventTypes[e.Type] {
 			return nil
 		}
@@ -42,18 +48,27 @@ func (UsageWindows) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored
 		if err != nil || !r.placed() {
 			return err
 		}
-		changed, err := applyUsage(ctx, q, e, r)
-		if err != nil || changed == 0 {
+		n, err := applyUsage(ctx, q, e, r)
+		if err != nil || n == 0 {
 			return err // 0: already applied, windows are as they were
 		}
-		if err := q.RmUsageWindowDeleteFor(ctx, r.ID); err != nil {
-			return fmt.Errorf("usage windows of %s: %w", r.ID, err)
-		}
-		if err := q.RmUsageWindowRecompute(ctx, r.ID); err != nil {
-			return fmt.Errorf("usage windows of %s: %w", r.ID, err)
+		if !slices.Contains(changed, r.ID) {
+			changed = append(changed, r.ID)
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	var b pg.Batch
+	for _, id := range changed {
+		pg.Exec(ctx, &b, (*db.Queries).RmUsageWindowDeleteFor, id)
+		pg.Exec(ctx, &b, (*db.Queries).RmUsageWindowRecompute, id)
+	}
+	if err := b.Send(ctx, tx); err != nil {
+		return fmt.Errorf("usage windows: %w", err)
+	}
+	return nil
 }
 
 // applyUsage moves the reservation's reserved interval as the event says

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -29,10 +30,11 @@ func (DeviceHolders) ID() string { return NameDeviceHolders }
 // Tables are the tables this projection owns.
 func (DeviceHolders) Tables() []string { return []string{"rm_device_holders"} }
 
-// Apply writes each reservation event of the batch in tx.
+// Apply writes each reservation event of the batch in tx, in one round
+// trip: the writes read nothing back.
 func (DeviceHolders) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error {
-	q := db.New(tx)
-	return applyEach(events, func(e outbox.Stored) error {
+	var b pg.Batch
+	err := applyEach(events, func(e outbox.Stored) error {
 		if !reservationEventTypes[e.Type] {
 			return nil
 		}
@@ -42,19 +44,23 @@ func (DeviceHolders) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Store
 		}
 		switch {
 		case e.Type == core.EventReservationBooked:
-			err = q.RmDeviceHolderBook(ctx, db.RmDeviceHolderBookParams{ReservationID: r.ID, TenantID: r.Tenant,
+			pg.Exec(ctx, &b, (*db.Queries).RmDeviceHolderBook, db.RmDeviceHolderBookParams{ReservationID: r.ID, TenantID: r.Tenant,
 				NodeID: r.NodeID, StartTs: r.Start, At: e.Time, EndTs: r.End, Version: r.Version,
 				Txid: e.Position.TxID, Seq: e.Position.Seq, DeviceIds: r.DeviceIDs})
 		case r.ended():
-			err = q.RmDeviceHolderEndAt(ctx, db.RmDeviceHolderEndAtParams{ReservationID: r.ID, At: e.Time,
+			pg.Exec(ctx, &b, (*db.Queries).RmDeviceHolderEndAt, db.RmDeviceHolderEndAtParams{ReservationID: r.ID, At: e.Time,
 				Version: r.Version, Txid: e.Position.TxID, Seq: e.Position.Seq})
 		default:
-			err = q.RmDeviceHolderSetEnd(ctx, db.RmDeviceHolderSetEndParams{ReservationID: r.ID, EndTs: r.End,
+			pg.Exec(ctx, &b, (*db.Queries).RmDeviceHolderSetEnd, db.RmDeviceHolderSetEndParams{ReservationID: r.ID, EndTs: r.End,
 				Version: r.Version, Txid: e.Position.TxID, Seq: e.Position.Seq})
-		}
-		if err != nil {
-			return fmt.Errorf("holders of reservation %s: %w", r.ID, err)
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if err := b.Send(ctx, tx); err != nil {
+		return fmt.Errorf("write device holders: %w", err)
+	}
+	return nil
 }

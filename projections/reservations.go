@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -22,10 +23,11 @@ func (Reservations) ID() string { return NameReservations }
 // Tables are the tables this projection owns.
 func (Reservations) Tables() []string { return []string{"rm_reservations"} }
 
-// Apply writes each reservation event of the batch in tx.
+// Apply writes each reservation event of the batch in tx, in one round
+// trip: the writes read nothing back.
 func (Reservations) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error {
-	q := db.New(tx)
-	return applyEach(events, func(e outbox.Stored) error {
+	var b pg.Batch
+	err := applyEach(events, func(e outbox.Stored) error {
 		if !reservationEventTypes[e.Type] {
 			return nil
 		}
@@ -33,15 +35,19 @@ func (Reservations) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored
 		if err != nil {
 			return err
 		}
-		_, err = q.RmReservationApply(ctx, db.RmReservationApplyParams{
+		pg.ExecRows(ctx, &b, (*db.Queries).RmReservationApply, db.RmReservationApplyParams{
 			ID: r.ID, TenantID: r.Tenant, State: string(r.State), PoolID: optional(r.PoolID),
 			SiteID: optional(r.SiteID), NodeID: optional(r.NodeID), DeviceIds: r.DeviceIDs,
 			StartTs: r.Start, EndTs: r.End, Tolerations: r.Tolerations, Conditions: r.Conditions,
 			Version: r.Version, Txid: e.Position.TxID, Seq: e.Position.Seq, At: e.Time,
-		})
-		if err != nil {
-			return fmt.Errorf("write reservation %s: %w", r.ID, err)
-		}
+		}, nil)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if err := b.Send(ctx, tx); err != nil {
+		return fmt.Errorf("write reservations: %w", err)
+	}
+	return nil
 }
