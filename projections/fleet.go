@@ -239,10 +239,15 @@ func applyAllocation(ctx context.Context, q *db.Queries, e outbox.Stored) error 
 	return err
 }
 
-// placedPool is the pool of the node a reservation was placed on.
+// placedPool is the pool of the node a reservation was placed on: the
+// reservation's own pool when it named one (placement stays in it), else
+// the node's pool in the fleet model.
 func placedPool(ctx context.Context, q *db.Queries, r reservationData) (string, error) {
-	if r.PlacedPoolID != "" {
+	switch {
+	case r.PlacedPoolID != "":
 		return r.PlacedPoolID, nil
+	case r.PoolID != "":
+		return r.PoolID, nil
 	}
 	n, err := q.RmFleetNodeGet(ctx, r.NodeID)
 	if err != nil {
