@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -28,10 +30,27 @@ func (Fleet) Tables() []string {
 	return []string{"rm_fleet_pools", "rm_fleet_nodes", "rm_fleet_devices", "rm_fleet_allocations"}
 }
 
-// Apply writes each fleet or reservation event of the batch in tx.
+// Apply writes each fleet or reservation event of the batch in tx. The
+// allocation writes that need no read of the model are queued and go out
+// together, in one round trip, before any statement that reads and at the
+// end, so the statements run in the events' order.
 func (Fleet) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error {
 	q := db.New(tx)
-	return applyEach(events, func(e outbox.Stored) error {
+	var queued pg.Batch
+	send := func() error {
+		if err := queued.Send(ctx, tx); err != nil {
+			return fmt.Errorf("allocations: %w", err)
+		}
+		queued = pg.Batch{}
+		return nil
+	}
+	err := applyEach(events, func(e outbox.Stored) error {
+		if reservationEventTypes[e.Type] {
+			return applyAllocation(ctx, q, e, &queued, send)
+		}
+		if err := send(); err != nil {
+			return err
+		}
 		switch e.Type {
 		case core.EventPoolCreated:
 			return applyPool(ctx, q, e)
@@ -49,11 +68,12 @@ func (Fleet) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error
 		case core.EventDeviceQuarantined, core.EventDeviceUnquarantined, core.EventDeviceHealthChanged:
 			return applyDeviceStatus(ctx, q, e)
 		}
-		if reservationEventTypes[e.Type] {
-			return applyAllocation(ctx, q, e)
-		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return send()
 }
 
 func applyPool(ctx context.Context, q *db.Queries, e outbox.Stored) error {
@@ -219,10 +239,21 @@ func applyDeviceStatus(ctx context.Context, q *db.Queries, e outbox.Stored) erro
 }
 
 // applyAllocation records what a placed reservation holds; a reservation
-// that was never placed holds nothing and has no row.
-func applyAllocation(ctx context.Context, q *db.Queries, e outbox.Stored) error {
+// that was never placed holds nothing and has no row. When the event says
+// all the row needs, the write is queued in queued; otherwise send sends
+// what is queued before the reads.
+func applyAllocation(ctx context.Context, q *db.Queries, e outbox.Stored, queued *pg.Batch, send func() error) error {
 	r, err := decodeReservation(e)
 	if err != nil || !r.placed() {
+		return err
+	}
+	if pool := cmp.Or(r.PlacedPoolID, r.PoolID); pool != "" && r.VCPU != nil && r.MemoryMB != nil && r.DiskGB != nil {
+		pg.ExecRows(ctx, queued, (*db.Queries).RmFleetAllocationApply, db.RmFleetAllocationApplyParams{ReservationID: r.ID,
+			TenantID: r.Tenant, NodeID: r.NodeID, PoolID: pool, DeviceIds: r.DeviceIDs, Vcpu: *r.VCPU,
+			MemoryMb: *r.MemoryMB, DiskGb: *r.DiskGB, Live: core.ReservationHoldsCapacity(r.State), Version: r.Version}, nil)
+		return nil
+	}
+	if err := send(); err != nil {
 		return err
 	}
 	poolID, err := placedPool(ctx, q, r)
