@@ -56,8 +56,9 @@ type Dispatcher struct {
 	// Metrics, when set, counts batches and events per sink.
 	Metrics *metrics.Loops
 
-	mu   sync.Mutex
-	held *lease.Lease // the lease as last acquired, for Release on exit
+	mu     sync.Mutex
+	held   *lease.Lease // the lease as last acquired, for Release on exit
+	heldAt time.Time    // when it was acquired or renewed (real time)
 }
 
 // NewDispatcher returns a dispatcher that delivers to sink at least once.
@@ -89,34 +90,47 @@ func newDispatcher(pool *pgxpool.Pool, owner, id string, logger *slog.Logger) *D
 // SinkID names the sink this dispatcher feeds.
 func (d *Dispatcher) SinkID() string { return d.id }
 
-// RunOnce takes or renews the sink's lease, reads one batch after the saved
-// cursor and hands it to the sink. It returns how many events were handled
+// RunOnce takes the sink's lease (or, for a TxSink, reuses the one it holds
+// until RenewEvery has passed: see takeLease), reads one batch after the
+// saved cursor and hands it to the sink. It returns how many events were handled
 // and saved: 0 when another process holds the lease or nothing is new.
 // It returns an error wrapping lease.ErrFenced when the lease was lost
 // before the cursor could be saved; the batch then counts as undelivered
 // and the new holder delivers it again.
-func (d *Dispatcher) RunOnce(ctx context.Context) (n int, err error) {
+func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+	n, reused, err := d.runOnce(ctx)
+	if errors.Is(err, lease.ErrFenced) && reused {
+		// The lease this process reused had lapsed by the database's clock
+		// (or was taken over and given back): the fenced transaction wrote
+		// nothing, so take the lease afresh and read the batch again.
+		n, _, err = d.runOnce(ctx)
+	}
+	return n, err
+}
+
+// runOnce is one RunOnce attempt; reused says whether it ran on a lease
+// held from an earlier one.
+func (d *Dispatcher) runOnce(ctx context.Context) (n int, reused bool, err error) {
 	start := time.Now()
 	q := db.New(d.pool)
-	l, err := lease.Acquire(ctx, q, LeaseName(d.id), d.owner, lease.TTL)
+	l, fresh, err := d.takeLease(ctx, q)
+	reused = !fresh
 	if errors.Is(err, lease.ErrNotAcquired) {
-		d.setHeld(nil)
-		return 0, nil
+		return 0, false, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("dispatch %s: %w", d.id, err)
+		return 0, false, fmt.Errorf("dispatch %s: %w", d.id, err)
 	}
-	d.setHeld(&l)
 	cur, err := CursorOf(ctx, q, d.id)
 	if err != nil {
-		return 0, fmt.Errorf("dispatch %s: %w", d.id, err)
+		return 0, reused, fmt.Errorf("dispatch %s: %w", d.id, err)
 	}
 	events, err := ReadAfter(ctx, q, cur, d.Batch)
 	if err != nil || len(events) == 0 {
 		if err != nil {
 			err = fmt.Errorf("dispatch %s: %w", d.id, err)
 		}
-		return 0, err
+		return 0, reused, err
 	}
 	last := events[len(events)-1].Position
 	ctx, span := tracing.Start(ctx, d.Tracer, "outbox.dispatch "+d.id, trace.WithTimestamp(start))
@@ -133,13 +147,39 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (n int, err error) {
 	} else {
 		err = d.deliver(ctx, l, events, last)
 	}
+	if errors.Is(err, lease.ErrFenced) {
+		d.setHeld(nil)
+	}
 	if err != nil {
-		return 0, fmt.Errorf("dispatch %s after %s: %w", d.id, cur, err)
+		return 0, reused, fmt.Errorf("dispatch %s after %s: %w", d.id, cur, err)
 	}
 	if d.AfterBatch != nil {
 		d.AfterBatch()
 	}
-	return len(events), nil
+	return len(events), reused, nil
+}
+
+// takeLease is the sink's lease for this RunOnce. A TxSink's dispatcher
+// renews it only every RenewEvery and otherwise reuses the one it holds:
+// its transaction's fence, not this process's memory, decides whether the
+// lease is still held, and a lease that lapsed by the database's clock
+// fails the fence (RunOnce then tries once more on a fresh one). A Sink's dispatcher takes it afresh
+// every time, since its delivery cannot be undone. fresh says whether it
+// was just acquired.
+func (d *Dispatcher) takeLease(ctx context.Context, q *db.Queries) (l lease.Lease, fresh bool, err error) {
+	d.mu.Lock()
+	held, at := d.held, d.heldAt
+	d.mu.Unlock()
+	if d.txSink != nil && held != nil && time.Since(at) < d.RenewEvery {
+		return *held, false, nil
+	}
+	l, err = lease.Acquire(ctx, q, LeaseName(d.id), d.owner, lease.TTL)
+	if err != nil {
+		d.setHeld(nil)
+		return l, false, err
+	}
+	d.setHeld(&l)
+	return l, true, nil
 }
 
 // apply runs the TxSink's batch and the cursor save in one fenced
@@ -242,7 +282,7 @@ func (d *Dispatcher) Run(ctx context.Context, poll time.Duration, pokes <-chan s
 func (d *Dispatcher) setHeld(l *lease.Lease) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.held = l
+	d.held, d.heldAt = l, time.Now()
 }
 
 func (d *Dispatcher) release(ctx context.Context) {

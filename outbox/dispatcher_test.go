@@ -240,3 +240,50 @@ func TestListenerPokesAfterCommit(t *testing.T) {
 	waitPoke(a)
 	waitPoke(b)
 }
+
+// A TxSink's dispatcher writes its lease only every RenewEvery, not at
+// every batch: between renewals it reuses the lease it holds, and the
+// batch's fence is what checks it. A lease that lapsed meanwhile by the
+// database's clock fails that fence, and the same RunOnce takes the lease
+// again and applies the batch: no error, nothing lost, nothing twice.
+func TestTxDispatcherReusesItsLeaseUntilItLapses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	_, err := d.Pool.Exec(ctx, "CREATE TABLE applied (id uuid PRIMARY KEY)")
+	require.NoError(t, err)
+	expires := func() time.Time {
+		t.Helper()
+		l, err := d.Q.LeaseGet(ctx, outbox.LeaseName("projection"))
+		require.NoError(t, err)
+		return l.ExpiresAt
+	}
+	disp := outbox.NewTxDispatcher(d.Pool, "w1", &applyTable{}, nil)
+	disp.RenewEvery = time.Hour // real time: no renewal falls due during the test
+
+	appendEach(t, d, "a", 2)
+	waitVisible(t, d, 2)
+	n, err := disp.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	first := expires()
+
+	d.AdvanceSimClock(t, time.Second)
+	appendEach(t, d, "b", 2)
+	waitVisible(t, d, 4)
+	n, err = disp.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, first, expires(), "the second batch ran on the held lease, without renewing it")
+
+	d.AdvanceSimClock(t, lease.TTL+time.Second) // the held lease lapses by the database's clock
+	appendEach(t, d, "c", 2)
+	waitVisible(t, d, 6)
+	n, err = disp.RunOnce(ctx)
+	require.NoError(t, err, "a lapsed lease is taken again within the same RunOnce")
+	require.Equal(t, 2, n)
+	require.True(t, expires().After(first), "the lease was renewed")
+	var applied int
+	require.NoError(t, d.Pool.QueryRow(ctx, "SELECT count(*) FROM applied").Scan(&applied))
+	require.Equal(t, 6, applied, "every event applied exactly once")
+}
