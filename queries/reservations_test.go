@@ -48,6 +48,33 @@ func TestMinPositionReadsYourWrites(t *testing.T) {
 	}
 }
 
+// A projection of the same process wakes the minPosition waits when it
+// saves its cursor (Service.CursorsMoved, as compute serve wires it), so a
+// read of one's own write does not wait out the poll: here the poll is an
+// hour and the reads still answer.
+func TestMinPositionWokenByAProjectionOfThisProcess(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", 2)
+	ctx, cancel := context.WithCancel(f.ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for _, d := range f.disps {
+		d.AfterBatch = f.q.CursorsMoved
+		wg.Go(func() { d.Run(ctx, 5*time.Millisecond, nil) })
+	}
+	f.q.WaitTimeout = waitFor
+	f.q.PollInterval = time.Hour
+
+	for range 3 {
+		res := f.reserve(t, tenantA, 0, 2)
+		got, err := f.q.GetReservation(f.ctx, tenantA, res.Reservation.ID, res.Position)
+		require.NoError(t, err)
+		require.Equal(t, res.Reservation.Version, got.Version)
+	}
+}
+
 // When the projection does not reach the position in time, the query is
 // UNAVAILABLE rather than a stale answer.
 func TestMinPositionTimesOutUnavailable(t *testing.T) {

@@ -16,6 +16,7 @@ package queries
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -41,8 +42,43 @@ type Service struct {
 	WaitTimeout time.Duration
 	// PollInterval is how often a minPosition wait re-reads the cursors
 	// (default 20 ms, real time): projections commit their cursor with
-	// their batch, so the cursor row is the one thing to watch.
+	// their batch, so the cursor row is the one thing to watch. A
+	// projection of this process wakes the waits sooner (CursorsMoved).
 	PollInterval time.Duration
+
+	moved wakeup
+}
+
+// CursorsMoved wakes this process's minPosition waits to read the cursors
+// again now: main calls it after a projection running in the same process
+// saved its cursor, so reading one's own write does not wait out the poll.
+// Waits on projections of other processes still poll.
+func (s *Service) CursorsMoved() { s.moved.broadcast() }
+
+// wakeup is a broadcast: every wait that took its channel before a
+// broadcast is woken by it.
+type wakeup struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// wait is the channel the next broadcast closes.
+func (w *wakeup) wait() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch == nil {
+		w.ch = make(chan struct{})
+	}
+	return w.ch
+}
+
+func (w *wakeup) broadcast() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch != nil {
+		close(w.ch)
+		w.ch = nil
+	}
 }
 
 // New returns a Service with the default tunables.
@@ -70,6 +106,7 @@ func (s *Service) waitFor(ctx context.Context, min outbox.Position, sinks ...str
 	q := s.q()
 	for _, sink := range sinks {
 		for {
+			moved := s.moved.wait() // before the read, so no broadcast after it is missed
 			cur, err := outbox.CursorOf(ctx, q, sink)
 			if err != nil {
 				return pg.Translate(err, "projection cursor")
@@ -85,6 +122,7 @@ func (s *Service) waitFor(ctx context.Context, min outbox.Position, sinks ...str
 					"the %s read model has not reached position %s after %s; retry, or read without minPosition",
 					sink, min, timeout)
 			case <-tick.C:
+			case <-moved:
 			}
 		}
 	}

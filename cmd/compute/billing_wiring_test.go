@@ -18,7 +18,7 @@ func TestSinksIncludeBillingWhenConfigured(t *testing.T) {
 	logger := slog.New(slog.DiscardHandler)
 	ids := func(cfg config.Config) []string {
 		var out []string
-		for _, d := range sinks(nil, "test-process", newServices(nil, cfg, logger, nil), nil, logger) {
+		for _, d := range sinks(nil, "test-process", newServices(nil, cfg, logger, nil), nil, nil, logger) {
 			out = append(out, d.SinkID())
 		}
 		return out

@@ -128,7 +128,7 @@ func TestSlowTenantWebhooksDoNotStarveOtherTenants(t *testing.T) {
 	wg.Add(2)
 	go func() { defer wg.Done(); reconcilers.Run(runCtx, cfg.PollInterval, nil) }()
 	go func() { defer wg.Done(); deliveries.Run(runCtx, cfg.PollInterval, wake) }()
-	for _, disp := range sinks(d.Pool, "test-process", svc, wakeWorker, logger) {
+	for _, disp := range sinks(d.Pool, "test-process", svc, wakeWorker, nil, logger) {
 		wg.Add(1)
 		go func() { defer wg.Done(); disp.Run(runCtx, cfg.PollInterval, nil) }()
 	}

@@ -162,7 +162,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		}
 	}
 	if cfg.Has("dispatcher") {
-		for _, d := range sinks(bgPool, owner, bg, wakeWorker, logger) {
+		for _, d := range sinks(bgPool, owner, bg, wakeWorker, svc.queries.CursorsMoved, logger) {
 			obs.dispatcher(d)
 			p := pokes()
 			goRun(func() { d.Run(runCtx, cfg.PollInterval, p) })

@@ -23,6 +23,9 @@ import (
 // services are the feature services one process builds, whatever its roles.
 type services struct {
 	handlers *commands.Handlers
+	// queries are the API's reads; this process's projections wake their
+	// minPosition waits (sinks).
+	queries  *queries.Service
 	webhooks *webhook.Service
 	// router sends dispatched node jobs through this process's gateway when
 	// it runs one; other processes' gateways pick theirs up on renewal.
@@ -47,6 +50,7 @@ func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger, rej
 		MaxOpenNodeJobs: cfg.MaxOpenNodeJobs})
 	return services{
 		handlers: h,
+		queries:  queries.New(pool),
 		webhooks: webhook.New(pool, h, webhookConfig(cfg), logger),
 		router:   &gateway.NodeJobRouter{Commands: h},
 		streams: httpapi.StreamLimits{PerToken: cfg.StreamsPerToken, PerTenant: cfg.StreamsPerTenant,
@@ -78,7 +82,7 @@ func webhookConfig(cfg config.Config) webhook.Config {
 // and the web console.
 func apiRoutes(pool *pgxpool.Pool, s services, broker *eventstream.Broker) []httpapi.Routes {
 	return append(httpapi.Features{
-		Commands: s.handlers, Queries: queries.New(pool),
+		Commands: s.handlers, Queries: s.queries,
 		Broker: broker, EventReader: eventstream.NewReader(pool), Webhooks: s.webhooks,
 		Streams: s.streams,
 	}.Routes(), consoleRoutes)
@@ -119,13 +123,16 @@ func registerReconcilers(w *workqueue.Worker, s services) {
 // sinks lists the durable outbox sinks the dispatcher role delivers, each
 // under its own lease and cursor. wakeWorker (nil when this process runs
 // no worker) is called after the webhook sink enqueued a batch of
-// deliveries.
-func sinks(pool *pgxpool.Pool, owner string, s services, wakeWorker func(), logger *slog.Logger) []*outbox.Dispatcher {
+// deliveries, cursorsMoved (nil: nothing to wake) after a projection saved
+// its cursor: the API's minPosition waits in this process.
+func sinks(pool *pgxpool.Pool, owner string, s services, wakeWorker, cursorsMoved func(), logger *slog.Logger) []*outbox.Dispatcher {
 	hooks := outbox.NewTxDispatcher(pool, owner, s.webhooks.Scheduler(), logger)
 	hooks.AfterBatch = wakeWorker
 	out := []*outbox.Dispatcher{hooks}
 	for _, p := range projections.All() {
-		out = append(out, outbox.NewTxDispatcher(pool, owner, p, logger))
+		d := outbox.NewTxDispatcher(pool, owner, p, logger)
+		d.AfterBatch = cursorsMoved
+		out = append(out, d)
 	}
 	if s.billing.URL != "" { // closed usage windows, at least once (docs/concepts/billing.md)
 		b, err := billing.New(pool, s.billing, logger)
