@@ -183,11 +183,12 @@ func (d *Dispatcher) takeLease(ctx context.Context, q *db.Queries) (l lease.Leas
 }
 
 // apply runs the TxSink's batch and the cursor save in one fenced
-// transaction: both happen or neither does.
+// transaction: both happen or neither does. The fence goes with the BEGIN.
 func (d *Dispatcher) apply(ctx context.Context, l lease.Lease, events []Stored, last Position) error {
-	return pg.InTx(ctx, d.pool, func(tx pgx.Tx) error {
-		if err := l.Fence(ctx, tx); err != nil {
-			return err
+	var held bool
+	return pg.InTxBatch(ctx, d.pool, func(b *pg.Batch) { l.FenceIn(ctx, b, &held) }, func(tx pgx.Tx) error {
+		if !held {
+			return lease.ErrFenced
 		}
 		if err := d.txSink.Apply(ctx, tx, events); err != nil {
 			return fmt.Errorf("apply %d events: %w", len(events), err)
@@ -204,11 +205,18 @@ func (d *Dispatcher) deliver(ctx context.Context, l lease.Lease, events []Stored
 	if err := d.deliverKeepingLease(ctx, l, events); err != nil {
 		return fmt.Errorf("deliver %d events: %w", len(events), err)
 	}
-	return pg.InTx(ctx, d.pool, func(tx pgx.Tx) error {
-		if err := l.Fence(ctx, tx); err != nil {
-			return err
+	// One round trip with the BEGIN, then the COMMIT: the save runs
+	// whatever the fence found, and is rolled back when it found the lease
+	// gone.
+	var held bool
+	return pg.InTxBatch(ctx, d.pool, func(b *pg.Batch) {
+		l.FenceIn(ctx, b, &held)
+		pg.Exec(ctx, b, (*db.Queries).OutboxCursorSave, db.OutboxCursorSaveParams{Sink: d.id, Txid: last.TxID, Seq: last.Seq})
+	}, func(pgx.Tx) error {
+		if !held {
+			return lease.ErrFenced
 		}
-		return saveCursor(ctx, db.New(tx), d.id, last)
+		return nil
 	})
 }
 
