@@ -92,8 +92,9 @@ func (d *Dispatcher) SinkID() string { return d.id }
 
 // RunOnce takes the sink's lease (or, for a TxSink, reuses the one it holds
 // until RenewEvery has passed: see takeLease), reads one batch after the
-// saved cursor and hands it to the sink. It returns how many events were handled
-// and saved: 0 when another process holds the lease or nothing is new.
+// saved cursor and hands it to the sink. It returns how many events were
+// handled and saved: 0 when another process holds the lease or nothing is
+// new.
 // It returns an error wrapping lease.ErrFenced when the lease was lost
 // before the cursor could be saved; the batch then counts as undelivered
 // and the new holder delivers it again.
@@ -163,9 +164,9 @@ func (d *Dispatcher) runOnce(ctx context.Context) (n int, reused bool, err error
 // renews it only every RenewEvery and otherwise reuses the one it holds:
 // its transaction's fence, not this process's memory, decides whether the
 // lease is still held, and a lease that lapsed by the database's clock
-// fails the fence (RunOnce then tries once more on a fresh one). A Sink's dispatcher takes it afresh
-// every time, since its delivery cannot be undone. fresh says whether it
-// was just acquired.
+// fails the fence (RunOnce then tries once more on a fresh one). A Sink's
+// dispatcher takes it afresh every time, since its delivery cannot be
+// undone. fresh says whether it was just acquired.
 func (d *Dispatcher) takeLease(ctx context.Context, q *db.Queries) (l lease.Lease, fresh bool, err error) {
 	d.mu.Lock()
 	held, at := d.held, d.heldAt
