@@ -53,11 +53,8 @@ func (h *Handlers) changeNoSchedule(ctx context.Context, actor core.Actor, comma
 	var res NodeLifecycleResult
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
-		n, err := q.NodeLivenessLock(ctx, cmd.NodeID)
+		n, err := lockNodeAt(ctx, q, cmd.NodeID, cmd.IfVersion)
 		if err != nil {
-			return pg.Translate(err, "node "+cmd.NodeID)
-		}
-		if err := checkVersion(cmd.IfVersion, n.Version, "node "+cmd.NodeID); err != nil {
 			return err
 		}
 		res = NodeLifecycleResult{ID: n.ID, State: n.State, NoScheduleReasons: n.NoScheduleReasons, Version: n.Version}
@@ -91,4 +88,14 @@ func (h *Handlers) changeNoSchedule(ctx context.Context, actor core.Actor, comma
 		return NodeLifecycleResult{}, fmt.Errorf("%s %s: %w", command, cmd.NodeID, err)
 	}
 	return res, nil
+}
+
+// lockNodeAt locks node id's row for a lifecycle command and checks
+// If-Match against its version (ifVersion 0: no check).
+func lockNodeAt(ctx context.Context, q *db.Queries, id string, ifVersion int64) (db.NodeLivenessLockRow, error) {
+	n, err := q.NodeLivenessLock(ctx, id)
+	if err != nil {
+		return n, pg.Translate(err, "node "+id)
+	}
+	return n, checkVersion(ifVersion, n.Version, "node "+id)
 }

@@ -29,11 +29,8 @@ func (h *Handlers) RetireNode(ctx context.Context, actor core.Actor, cmd RetireN
 	var res NodeLifecycleResult
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
-		n, err := q.NodeLivenessLock(ctx, cmd.NodeID)
+		n, err := lockNodeAt(ctx, q, cmd.NodeID, cmd.IfVersion)
 		if err != nil {
-			return pg.Translate(err, "node "+cmd.NodeID)
-		}
-		if err := checkVersion(cmd.IfVersion, n.Version, "node "+cmd.NodeID); err != nil {
 			return err
 		}
 		if err := core.CheckTransition(core.NodeLivenessTable(), core.State(n.State), core.NodeRetired); err != nil {

@@ -28,6 +28,15 @@ type configContext struct {
 	Token  string `yaml:"token"`
 }
 
+// requireContext is a usage error naming the saved contexts unless name
+// is one of them.
+func (f configFileData) requireContext(name string) error {
+	if _, ok := f.Contexts[name]; !ok {
+		return usagef("NAME: no context %q (saved: %s)", name, listOrNone(f.names()))
+	}
+	return nil
+}
+
 func (f configFileData) names() []string {
 	out := make([]string, 0, len(f.Contexts))
 	for name := range f.Contexts {

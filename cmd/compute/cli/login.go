@@ -171,8 +171,8 @@ subcommand, context shows which server the client commands use and why
 			if err != nil {
 				return err
 			}
-			if _, ok := f.Contexts[args[0]]; !ok {
-				return usagef("NAME: no context %q (saved: %s)", args[0], listOrNone(f.names()))
+			if err := f.requireContext(args[0]); err != nil {
+				return err
 			}
 			f.CurrentContext = args[0]
 			if err := c.saveConfig(f); err != nil {
@@ -191,8 +191,8 @@ subcommand, context shows which server the client commands use and why
 			if err != nil {
 				return err
 			}
-			if _, ok := f.Contexts[args[0]]; !ok {
-				return usagef("NAME: no context %q (saved: %s)", args[0], listOrNone(f.names()))
+			if err := f.requireContext(args[0]); err != nil {
+				return err
 			}
 			delete(f.Contexts, args[0])
 			if f.CurrentContext == args[0] {
