@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -58,8 +59,18 @@ func run(ctx context.Context, cfg config.Config, logger *slog.Logger, args []str
 	strict := fs.Bool("strict", false, "exit non-zero when a measurement failed (CI)")
 	spread := fs.Bool("spread", false, "measure nothing: print each figure of the result files given as arguments as median [min–max]")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the in-process write path and the load clients) to `file`, for go tool pprof")
+	only := fs.String("only", "", "run only these suites, comma-separated ("+strings.Join(bench.Suites, ", ")+"); the rest are recorded as not measured")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var suites []string
+	if *only != "" {
+		for name := range strings.SplitSeq(*only, ",") {
+			if !slices.Contains(bench.Suites, name) {
+				return fmt.Errorf("--only: unknown suite %q (want %s)", name, strings.Join(bench.Suites, ", "))
+			}
+			suites = append(suites, name)
+		}
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -94,7 +105,7 @@ func run(ctx context.Context, cfg config.Config, logger *slog.Logger, args []str
 		Quick: *quick, DatabaseURL: cfg.DatabaseURL, PGDir: *pgDir,
 		ResultsDir: *out, ChartDir: *charts, PgbenchPath: *pgbench, Binary: binary,
 		Progress: os.Stderr, Out: os.Stdout, Logger: logger,
-		Command: strings.TrimSpace("compute-bench " + strings.Join(args, " ")),
+		Command: strings.TrimSpace("compute-bench " + strings.Join(args, " ")), Only: suites,
 	})
 	if err != nil {
 		return err

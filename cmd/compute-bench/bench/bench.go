@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -42,7 +43,14 @@ type Config struct {
 	Logger   *slog.Logger
 	// Command is recorded with the results so a figure names its producer.
 	Command string
+	// Only names the suites to run (reservations, outbox, pipeline,
+	// apiscale, sse); empty runs them all. The others are recorded as not
+	// measured: a short loop for one change, never a documented run.
+	Only []string
 }
+
+// Suites is every suite Config.Only can name, in the order a run takes them.
+var Suites = []string{"reservations", "outbox", "pipeline", "apiscale", "sse"}
 
 // plan is the size of every measurement. Every loop in the package is
 // bounded by a count from here and by a duration from here.
@@ -149,6 +157,59 @@ func measureAll(ctx context.Context, srv *server, p plan, cfg Config, prog *prog
 	gap := func(what string, err error) {
 		res.NotMeasured = append(res.NotMeasured, Gap{What: what, Why: err.Error(), Failed: true})
 	}
+	runs := func(suite string) bool {
+		if len(cfg.Only) == 0 || slices.Contains(cfg.Only, suite) {
+			return true
+		}
+		res.NotMeasured = append(res.NotMeasured, Gap{What: "the " + suite + " suite", Why: "not named by --only"})
+		return false
+	}
+	if runs("reservations") {
+		measureWritePath(ctx, srv, p, cfg, prog, res, gap)
+	}
+	if runs("outbox") {
+		prog.set("outbox: commit → reader latency")
+		if o, err := onFreshDatabase(ctx, srv, "outbox", func(url string) (OutboxResult, error) { return outboxSuite(ctx, url, p, prog) }); err != nil {
+			gap("outbox latency and backlog reads", err)
+		} else {
+			res.Outbox = o
+		}
+	}
+	if runs("pipeline") {
+		prog.set("pipeline: webhooks and projections under HTTP load")
+		if r, err := onFreshDatabase(ctx, srv, "pipeline", func(url string) (PipelineResult, error) {
+			return pipelineSuite(ctx, url, p, cfg.Binary, prog)
+		}); err != nil {
+			gap("webhook deliveries/s ÷ events/s and projection lag", err)
+		} else {
+			res.Pipeline = r
+		}
+	}
+	if runs("apiscale") {
+		prog.set("API processes")
+		if r, err := onFreshDatabase(ctx, srv, "apiscale", func(url string) (APIScaleResult, error) {
+			return apiScaleSuite(ctx, url, p, cfg.Binary, prog)
+		}); err != nil {
+			gap("API throughput with several API processes", err)
+		} else {
+			res.APIScale = r
+		}
+	}
+	if runs("sse") {
+		prog.set("SSE: commit → client latency and fan-out")
+		if s, err := onFreshDatabase(ctx, srv, "sse", func(url string) (SSEResult, error) { return sseSuite(ctx, url, p, cfg.Binary, prog) }); err != nil {
+			gap("SSE latency and fan-out memory", err)
+		} else {
+			res.SSE = s
+		}
+	}
+	if ctx.Err() != nil {
+		gap("remaining measurements", fmt.Errorf("interrupted: %w", ctx.Err()))
+	}
+}
+
+// measureWritePath is pgbench and our load runs beside it, in one fleet.
+func measureWritePath(ctx context.Context, srv *server, p plan, cfg Config, prog *progress, res *Results, gap func(string, error)) {
 	prog.set("pgbench: initialising scale %d", p.pgbenchScale)
 	pb, err := newPgbench(ctx, srv, p, cfg.PgbenchPath)
 	if err != nil {
@@ -157,41 +218,10 @@ func measureAll(ctx context.Context, srv *server, p plan, cfg Config, prog *prog
 	app, err := newAppEnv(ctx, srv, p, prog)
 	if err != nil {
 		gap("every reservation measurement (fleet setup failed)", err)
-	} else {
-		defer app.close()
-		measureReservations(ctx, app, pb, p, prog, res, gap)
+		return
 	}
-	prog.set("outbox: commit → reader latency")
-	if o, err := onFreshDatabase(ctx, srv, "outbox", func(url string) (OutboxResult, error) { return outboxSuite(ctx, url, p, prog) }); err != nil {
-		gap("outbox latency and backlog reads", err)
-	} else {
-		res.Outbox = o
-	}
-	prog.set("pipeline: webhooks and projections under HTTP load")
-	if r, err := onFreshDatabase(ctx, srv, "pipeline", func(url string) (PipelineResult, error) {
-		return pipelineSuite(ctx, url, p, cfg.Binary, prog)
-	}); err != nil {
-		gap("webhook deliveries/s ÷ events/s and projection lag", err)
-	} else {
-		res.Pipeline = r
-	}
-	prog.set("API processes")
-	if r, err := onFreshDatabase(ctx, srv, "apiscale", func(url string) (APIScaleResult, error) {
-		return apiScaleSuite(ctx, url, p, cfg.Binary, prog)
-	}); err != nil {
-		gap("API throughput with several API processes", err)
-	} else {
-		res.APIScale = r
-	}
-	prog.set("SSE: commit → client latency and fan-out")
-	if s, err := onFreshDatabase(ctx, srv, "sse", func(url string) (SSEResult, error) { return sseSuite(ctx, url, p, cfg.Binary, prog) }); err != nil {
-		gap("SSE latency and fan-out memory", err)
-	} else {
-		res.SSE = s
-	}
-	if ctx.Err() != nil {
-		gap("remaining measurements", fmt.Errorf("interrupted: %w", ctx.Err()))
-	}
+	defer app.close()
+	measureReservations(ctx, app, pb, p, prog, res, gap)
 }
 
 // step is one timed run: pgbench's or ours.
