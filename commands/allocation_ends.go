@@ -15,18 +15,23 @@ import (
 )
 
 // allocationEnds is what queueAllocationEnds read for each allocation: its
-// unfinished instances (locked) and the job under its unassign key.
+// unfinished instances (locked), the job under its unassign key, and the
+// node's next generation, taken for the unassign.
 type allocationEnds struct {
 	instances [][]db.Instance
 	prev      []db.NodeCommand
 	found     []bool
+	bumps     []db.NodeDesiredBumpAtRow
+	// commit says the end is the last work of its transaction: the batch
+	// of its last unassign commits too (pg.Batch.Commit).
+	commit bool
 }
 
 // queueAllocationEnds queues the reads endAllocationsRead needs.
 func queueAllocationEnds(ctx context.Context, b *pg.Batch, r core.Reservation, allocs []db.AllocationListLiveRow,
 	unassign bool) *allocationEnds {
 	e := &allocationEnds{instances: make([][]db.Instance, len(allocs)), prev: make([]db.NodeCommand, len(allocs)),
-		found: make([]bool, len(allocs))}
+		found: make([]bool, len(allocs)), bumps: make([]db.NodeDesiredBumpAtRow, len(allocs))}
 	for i, a := range allocs {
 		pg.Many(ctx, b, (*db.Queries).InstanceListUnfinishedOfAllocationForUpdate, db.InstanceListUnfinishedOfAllocationForUpdateParams{
 			AllocationID: a.ID, NodeID: a.NodeID}, &e.instances[i])
@@ -35,12 +40,22 @@ func queueAllocationEnds(ctx context.Context, b *pg.Batch, r core.Reservation, a
 				IdempotencyKey: unassignKeyPrefix + a.ID}, &e.prev[i], &e.found[i])
 		}
 	}
+	if unassign {
+		// Last in the lock order, and taken whether or not an unassign is
+		// queued after all (one may be open under the key already): a
+		// generation with no job behind it is applied at once, as a
+		// scheduling flag's is, and costs no round trip of its own.
+		for i, a := range allocs {
+			pg.One(ctx, b, (*db.Queries).NodeDesiredBumpAt, a.NodeID, &e.bumps[i], nil)
+		}
+	}
 	return e
 }
 
 // endAllocationsRead is endAllocations from the reads of
-// queueAllocationEnds: the instances are moved, and each unassign costs the
-// node's generation and then one round trip for the job with its event.
+// queueAllocationEnds: the instances are moved, and each unassign costs
+// one round trip for the job with its event (the last one with the
+// transaction's commit when e.commit).
 func endAllocationsRead(ctx context.Context, tx pgx.Tx, q *db.Queries, identity string, r core.Reservation,
 	allocs []db.AllocationListLiveRow, e *allocationEnds, reason string, unassign bool) error {
 	for i, a := range allocs {
@@ -57,7 +72,8 @@ func endAllocationsRead(ctx context.Context, tx pgx.Tx, q *db.Queries, identity 
 			continue
 		}
 		job, ok, err := unassignJob(ctx, q, identity, unassignment{nodeID: a.NodeID, tenant: r.Tenant,
-			allocationID: a.ID, known: true, reason: reason}, e.prev[i], e.found[i])
+			allocationID: a.ID, known: true, reason: reason}, e.prev[i], e.found[i],
+			func() (db.NodeDesiredBumpAtRow, error) { return e.bumps[i], nil })
 		if err != nil || !ok {
 			if err != nil {
 				return err
@@ -65,15 +81,17 @@ func endAllocationsRead(ctx context.Context, tx pgx.Tx, q *db.Queries, identity 
 			continue
 		}
 		var b pg.Batch
-		var inserted bool
-		if err := queueCommandIn(ctx, &b, job, &inserted); err != nil {
+		if err := queueCommandIn(ctx, &b, job); err != nil {
 			return err
 		}
-		if err := b.Send(ctx, tx); err != nil {
-			return pg.Translate(err, "unassign of "+a.ID)
+		if e.commit && i == len(allocs)-1 {
+			b.Commit()
 		}
-		if !inserted { // queued concurrently under the same key: its event must not stand
-			return core.Wrap(core.CodeConflict, errChangedConcurrently, "the unassign of allocation "+a.ID+" was queued concurrently")
+		if err := b.Send(ctx, tx); err != nil {
+			if pg.IsUniqueViolation(err) { // queued concurrently under the same key: its event must not stand
+				return core.Wrap(core.CodeConflict, errChangedConcurrently, "the unassign of allocation "+a.ID+" was queued concurrently")
+			}
+			return pg.Translate(err, "unassign of "+a.ID)
 		}
 	}
 	return nil

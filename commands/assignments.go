@@ -163,10 +163,10 @@ func enqueueAssign(ctx context.Context, q *db.Queries, identity, allocationID st
 // transaction, whose node generation the booking already bumped
 // (placement.assign): the job, its node_assignment.queued event and the
 // node's dispatch, all in the caller's next round trip. The allocation is
-// new, so no job can hold its key yet. *inserted says, once b is sent,
-// whether the job was written; the caller fails when it was not.
+// new, so no job can hold its key yet (a taken key fails the transaction:
+// queueCommandIn).
 func queueNewAssign(ctx context.Context, b *pg.Batch, identity string, a db.AllocationAssignmentRow, where *placed,
-	now time.Time, inserted *bool) error {
+	now time.Time) error {
 	p, err := assignmentPayloadOf(a, where.generation, where.devices)
 	if err != nil {
 		return err
@@ -178,7 +178,7 @@ func queueNewAssign(ctx context.Context, b *pg.Batch, identity string, a db.Allo
 	generation := where.generation
 	return queueCommandIn(ctx, b, db.NodeCommandInsertAtParams{ID: "cmd_" + uuid.NewString(), TenantID: a.TenantID,
 		Identity: identity, NodeID: a.NodeID, AllocationID: &a.ID, IdempotencyKey: assignKeyPrefix + a.ID,
-		Kind: core.NodeCommandAssign, RetrySafe: true, Payload: payload, Generation: &generation, CreatedAt: now}, inserted)
+		Kind: core.NodeCommandAssign, RetrySafe: true, Payload: payload, Generation: &generation, CreatedAt: now})
 }
 
 // unassignment is one unassign to queue.
@@ -209,7 +209,9 @@ func enqueueUnassign(ctx context.Context, q *db.Queries, identity string, u unas
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return false, pg.Translate(err, "node command")
 	}
-	params, ok, err := unassignJob(ctx, q, identity, u, prev, found)
+	params, ok, err := unassignJob(ctx, q, identity, u, prev, found, func() (db.NodeDesiredBumpAtRow, error) {
+		return q.NodeDesiredBumpAt(ctx, u.nodeID)
+	})
 	if err != nil || !ok {
 		return false, err
 	}
@@ -225,10 +227,10 @@ func enqueueUnassign(ctx context.Context, q *db.Queries, identity string, u unas
 
 // unassignJob decides, from the job already under unassign:<allocationId>
 // (prev, when found), whether and under which key to queue u; when it
-// does, it bumps the node's generation and returns the job to insert
-// (created now, as compute_now() says).
+// does, it takes the node's next generation from bump and returns the job
+// to insert (created now, as compute_now() says).
 func unassignJob(ctx context.Context, q *db.Queries, identity string, u unassignment, prev db.NodeCommand,
-	found bool) (db.NodeCommandInsertAtParams, bool, error) {
+	found bool, bump func() (db.NodeDesiredBumpAtRow, error)) (db.NodeCommandInsertAtParams, bool, error) {
 	var none db.NodeCommandInsertAtParams
 	key := fixedKey(unassignKeyPrefix + u.allocationID)
 	switch {
@@ -243,12 +245,11 @@ func unassignJob(ctx context.Context, q *db.Queries, identity string, u unassign
 	default:
 		key = func(g int64) string { return fmt.Sprintf("%s%s:g%d", unassignKeyPrefix, u.allocationID, g) }
 	}
-	var bump db.NodeDesiredBumpAtRow
-	bump, err := q.NodeDesiredBumpAt(ctx, u.nodeID)
+	next, err := bump()
 	if err != nil {
 		return none, false, pg.Translate(err, "node "+u.nodeID)
 	}
-	payload, err := json.Marshal(wire.UnassignPayload{AllocationID: u.allocationID, Reason: u.reason, Generation: bump.Generation})
+	payload, err := json.Marshal(wire.UnassignPayload{AllocationID: u.allocationID, Reason: u.reason, Generation: next.Generation})
 	if err != nil {
 		return none, false, fmt.Errorf("encode unassign: %w", err)
 	}
@@ -256,17 +257,18 @@ func unassignJob(ctx context.Context, q *db.Queries, identity string, u unassign
 	if u.known {
 		alloc = &u.allocationID
 	}
-	generation := bump.Generation
+	generation := next.Generation
 	return db.NodeCommandInsertAtParams{ID: "cmd_" + uuid.NewString(), TenantID: u.tenant,
 		Identity: identity, NodeID: u.nodeID, AllocationID: alloc, IdempotencyKey: key(generation),
-		Kind: core.NodeCommandUnassign, RetrySafe: true, Payload: payload, Generation: &generation, CreatedAt: bump.Now}, true, nil
+		Kind: core.NodeCommandUnassign, RetrySafe: true, Payload: payload, Generation: &generation, CreatedAt: next.Now}, true, nil
 }
 
 // queueCommandIn is queueNodeCommand queued in b: the job, its queued
 // event and the node's dispatch travel in one round trip. The event is
-// built from the values the insert writes. *inserted says, once b is sent,
-// whether the job was written.
-func queueCommandIn(ctx context.Context, b *pg.Batch, p db.NodeCommandInsertAtParams, inserted *bool) error {
+// built from the values the insert writes. The job's key must be free: a
+// taken one is a unique violation that fails the batch and aborts the
+// transaction (the event with it), so b may also commit.
+func queueCommandIn(ctx context.Context, b *pg.Batch, p db.NodeCommandInsertAtParams) error {
 	if err := core.CheckTransition(core.CommandStateTable(), core.StateNone, core.CommandQueued); err != nil {
 		return err
 	}
@@ -277,8 +279,7 @@ func queueCommandIn(ctx context.Context, b *pg.Batch, p db.NodeCommandInsertAtPa
 	if err != nil {
 		return err
 	}
-	var row db.NodeCommand
-	pg.One(ctx, b, (*db.Queries).NodeCommandInsertAt, p, &row, inserted)
+	pg.ExecRows(ctx, b, (*db.Queries).NodeCommandInsertNew, db.NodeCommandInsertNewParams(p), nil)
 	typ, tenant := core.NodeJobEvent(c.Kind, core.CommandQueued, c.Tenant)
 	if err := emitIn(ctx, b, typ, tenant, core.NodeCommandSubject(c.ID), c, nil); err != nil {
 		return err

@@ -122,7 +122,12 @@ func idempotentWith[T any](ctx context.Context, h *Handlers, actor core.Actor, k
 		if err != nil {
 			return err
 		}
-		return completeKey(ctx, db.New(tx), ids, storedResponse{Result: mustJSON(out)})
+		// The stored answer and the COMMIT in one round trip: nothing is
+		// left to check once the answer is written.
+		var b pg.Batch
+		pg.ExecRows(ctx, &b, (*db.Queries).IdempotencyKeyComplete, completion(ids, storedResponse{Result: mustJSON(out)}), nil)
+		b.Commit()
+		return pg.Translate(b.Send(ctx, tx), "idempotency key")
 	})
 	// The first round trip's statements fail untranslated (nothing of the
 	// command saw them): translate here, the one place they surface.
@@ -202,10 +207,13 @@ func loadReplay(ctx context.Context, q *db.Queries, ids db.IdempotencyKeyGetPara
 }
 
 func completeKey(ctx context.Context, q *db.Queries, ids db.IdempotencyKeyGetParams, r storedResponse) error {
-	_, err := q.IdempotencyKeyComplete(ctx, db.IdempotencyKeyCompleteParams{
-		TenantID: ids.TenantID, Identity: ids.Identity, Key: ids.Key, Response: mustJSON(r),
-	})
+	_, err := q.IdempotencyKeyComplete(ctx, completion(ids, r))
 	return pg.Translate(err, "idempotency key")
+}
+
+// completion is the statement that stores r as the key's answer.
+func completion(ids db.IdempotencyKeyGetParams, r storedResponse) db.IdempotencyKeyCompleteParams {
+	return db.IdempotencyKeyCompleteParams{TenantID: ids.TenantID, Identity: ids.Identity, Key: ids.Key, Response: mustJSON(r)}
 }
 
 func decodeReplay[T any](r *storedResponse) (T, error) {

@@ -207,7 +207,6 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	if err := emitIn(ctx, b, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationID), &pos); err != nil {
 		return ReservationResult{}, err
 	}
-	assigned := true
 	if where == nil {
 		workqueue.EnqueueAllIn(ctx, b, workqueue.Wake{Kind: KindReservationPlace, Key: id, Delay: c.h.pendingRetry()},
 			workqueue.Wake{Kind: KindReservationExpire, Key: id, Delay: cmd.End.Sub(now)})
@@ -219,15 +218,18 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 		a := db.AllocationAssignmentRow{ID: where.allocationID, ReservationID: id, NodeID: where.nodeID,
 			DeviceIds: nonNil(where.deviceIDs), Vcpu: c.spec.VCPU, Memory: c.spec.MemoryMB, Disk: c.spec.DiskGB,
 			TenantID: actor.Tenant, State: string(r.State), StartTs: start, EndTs: cmd.End, WorkloadNetwork: where.network}
-		if err := queueNewAssign(ctx, b, actor.Identity, a, where, now, &assigned); err != nil {
+		if err := queueNewAssign(ctx, b, actor.Identity, a, where, now); err != nil {
 			return ReservationResult{}, err
 		}
 	}
+	if cmd.IdempotencyKey == "" {
+		// Nothing is left to check: the commit goes with the writes. (With
+		// a key, the stored answer is written after them, in the same
+		// transaction.)
+		b.Commit()
+	}
 	if err := b.Send(ctx, tx); err != nil {
 		return ReservationResult{}, pg.Translate(err, "reservation")
-	}
-	if !assigned {
-		return ReservationResult{}, fmt.Errorf("reservation %s: the new allocation's assign key was taken", id)
 	}
 	return ReservationResult{Reservation: r, Position: pos}, nil
 }

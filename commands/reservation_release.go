@@ -30,9 +30,10 @@ func (h *Handlers) ReleaseReservation(ctx context.Context, actor core.Actor, cmd
 	err := retryUnversioned(cmd.IfVersion, func() error {
 		var read reservationRead
 		return pg.InTxBatch(ctx, h.Pool, func(b *pg.Batch) { read.queue(ctx, b, cmd.ReservationID) }, func(tx pgx.Tx) error {
+			end := plainEnd(core.ReservationReleased, core.EventReservationReleased)
+			end.commit = true // nothing follows the release in its transaction
 			var err error
-			res, err = endReservationRead(ctx, tx, actor, cmd.ReservationID, cmd.IfVersion,
-				core.ReservationReleased, core.EventReservationReleased, &read)
+			res, err = endReservationWith(ctx, tx, actor, cmd.ReservationID, cmd.IfVersion, end, &read)
 			return err
 		})
 	})
@@ -48,15 +49,13 @@ func (h *Handlers) ReleaseReservation(ctx context.Context, actor core.Actor, cmd
 // back from their node's daemon.
 func endReservation(ctx context.Context, tx pgx.Tx, actor core.Actor, id string, ifVersion int64,
 	to core.State, event string) (ReservationResult, error) {
-	return endReservationRead(ctx, tx, actor, id, ifVersion, to, event, nil)
+	return endReservationWith(ctx, tx, actor, id, ifVersion, plainEnd(to, event), nil)
 }
 
-// endReservationRead is endReservation from a read already made (nil: read
-// it first).
-func endReservationRead(ctx context.Context, tx pgx.Tx, actor core.Actor, id string, ifVersion int64,
-	to core.State, event string, read *reservationRead) (ReservationResult, error) {
-	return endReservationWith(ctx, tx, actor, id, ifVersion, reservationEnd{to: to, event: event,
-		conditions: []core.Condition{}, reason: "reservation " + string(to), unassign: true}, read)
+// plainEnd is the end of a reservation that its tenant or its window
+// ends: no condition, its allocations unassigned.
+func plainEnd(to core.State, event string) reservationEnd {
+	return reservationEnd{to: to, event: event, conditions: []core.Condition{}, reason: "reservation " + string(to), unassign: true}
 }
 
 // reservationRead is what an end starts from: the reservation and its live
@@ -87,6 +86,9 @@ type reservationEnd struct {
 	// they are then unassigned and their instances stop; otherwise their
 	// instances fail.
 	unassign bool
+	// commit says the end is the last work of its transaction: its last
+	// batch may commit it (pg.Batch.Commit), which saves a round trip.
+	commit bool
 }
 
 // endReservationWith moves a reservation to a terminal state: lock its
@@ -98,8 +100,9 @@ type reservationEnd struct {
 //
 // In round trips: the read (read, or one of its own); every lock and write
 // of the end at once, with the allocations' instances and unassign keys
-// read, checked on their results (a check that fails rolls the whole
-// transaction back); the node's generation; the unassign with its event.
+// read and the node's generation taken, checked on their results (a check
+// that fails rolls the whole transaction back); the unassign with its
+// event, and the commit when end.commit.
 func endReservationWith(ctx context.Context, tx pgx.Tx, actor core.Actor, id string, ifVersion int64,
 	end reservationEnd, read *reservationRead) (ReservationResult, error) {
 	q := db.New(tx)
@@ -155,6 +158,7 @@ func endReservationWith(ctx context.Context, tx pgx.Tx, actor core.Actor, id str
 		return ReservationResult{}, err
 	}
 	ends := queueAllocationEnds(ctx, &b, r, allocs, end.unassign)
+	ends.commit = end.commit
 	if err := b.Send(ctx, tx); err != nil {
 		return ReservationResult{}, pg.Translate(err, "reservation "+id)
 	}

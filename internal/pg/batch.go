@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bettercompute/compute/internal/db"
 )
@@ -186,14 +187,25 @@ func (b *Batch) Send(ctx context.Context, tx pgx.Tx) error {
 	return tx.SendBatch(ctx, &b.Batch).Close()
 }
 
+// Commit queues the COMMIT of the transaction the batch is sent in, as
+// its last statement, so that a command's last writes and its commit cost
+// one round trip. Only a batch whose results need no check in Go may end
+// so: by the time they are read the transaction has committed. Such a
+// batch makes every refusal an error of its statement (a constraint, a
+// guarded insert without ON CONFLICT), which aborts the transaction and
+// turns the COMMIT into a rollback. InTxBatch sees the transaction ended
+// and sends no COMMIT of its own.
+func (b *Batch) Commit() {
+	b.Statement("commit")
+}
+
 // InTxBatch is InTx with the transaction's BEGIN sent together with the
 // statements first queues, so that a command's first statements cost no
 // round trip of their own. first fills the results of those statements
 // (through the callbacks it registers) before fn runs; both run again when
-// the transaction is retried, so first must queue afresh each time.
-func InTxBatch(ctx context.Context, pool interface {
-	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
-}, first func(b *Batch), fn func(tx pgx.Tx) error) error {
+// the transaction is retried, so first must queue afresh each time. fn may
+// end the transaction itself with a batch that ends in Commit.
+func InTxBatch(ctx context.Context, pool *pgxpool.Pool, first func(b *Batch), fn func(tx pgx.Tx) error) error {
 	if txTracking.Load() {
 		leave := enterTx()
 		defer leave()
@@ -208,13 +220,22 @@ func InTxBatch(ctx context.Context, pool interface {
 	return fmt.Errorf("after %d attempts: %w", maxTxAttempts, err)
 }
 
-func runTxBatch(ctx context.Context, pool interface {
-	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
-}, first func(b *Batch), fn func(tx pgx.Tx) error) (err error) {
+// runTxBatch runs one attempt on a connection of its own, released at the
+// end: the transaction is pgx's, on that connection (not the pool's
+// wrapper, which would send a COMMIT or ROLLBACK of its own to give the
+// connection back), so that a transaction fn committed in its last batch
+// ends with no further round trip. A connection left in a transaction
+// (a rollback that failed) is closed by the pool on release.
+func runTxBatch(ctx context.Context, pool *pgxpool.Pool, first func(b *Batch), fn func(tx pgx.Tx) error) (err error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
 	var b Batch
 	b.BeginTx(pgx.TxOptions{})
 	first(&b)
-	br := pool.SendBatch(ctx, &b.Batch)
+	br := conn.SendBatch(ctx, &b.Batch)
 	tx := br.Tx()
 	err = br.Close()
 	if tx == nil {
@@ -223,8 +244,9 @@ func runTxBatch(ctx context.Context, pool interface {
 		}
 		return err
 	}
+	idle := func() bool { return conn.Conn().PgConn().TxStatus() == 'I' }
 	defer func() {
-		if err != nil {
+		if err != nil && !idle() {
 			_ = tx.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
@@ -233,6 +255,9 @@ func runTxBatch(ctx context.Context, pool interface {
 	}
 	if err = fn(tx); err != nil {
 		return err
+	}
+	if idle() { // fn's last batch committed
+		return nil
 	}
 	return tx.Commit(ctx)
 }

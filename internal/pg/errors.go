@@ -87,6 +87,11 @@ func isConnError(err error) bool {
 	return errors.As(err, &connErr)
 }
 
+// IsUniqueViolation reports a 23505.
+func IsUniqueViolation(err error) bool {
+	return hasSQLState(err, sqlstateUniqueViolation)
+}
+
 // IsExclusionViolation reports a 23P01.
 func IsExclusionViolation(err error) bool {
 	return hasSQLState(err, sqlstateExclusionViolation)

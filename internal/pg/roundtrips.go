@@ -70,23 +70,34 @@ func (t RoundTripTracer) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, data
 	}
 }
 
-// TraceBatchStart counts one round trip for the whole batch.
-func (t RoundTripTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+// TraceBatchStart counts one round trip for the whole batch, and passes
+// it on to Next when Next traces batches too.
+func (t RoundTripTracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
 	if c := roundTripsOf(ctx); c != nil {
 		c.RoundTrips.Add(1)
+	}
+	if next, ok := t.Next.(pgx.BatchTracer); ok {
+		return next.TraceBatchStart(ctx, conn, data)
 	}
 	return ctx
 }
 
 // TraceBatchQuery counts each statement of a batch.
-func (t RoundTripTracer) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchQueryData) {
+func (t RoundTripTracer) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
 	if c := roundTripsOf(ctx); c != nil {
 		c.Statements.Add(1)
 	}
+	if next, ok := t.Next.(pgx.BatchTracer); ok {
+		next.TraceBatchQuery(ctx, conn, data)
+	}
 }
 
-// TraceBatchEnd does nothing.
-func (t RoundTripTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+// TraceBatchEnd passes the end on to Next when Next traces batches.
+func (t RoundTripTracer) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchEndData) {
+	if next, ok := t.Next.(pgx.BatchTracer); ok {
+		next.TraceBatchEnd(ctx, conn, data)
+	}
+}
 
 // TraceCopyFromStart counts a COPY as one statement and one round trip.
 func (t RoundTripTracer) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceCopyFromStartData) context.Context {

@@ -21,6 +21,18 @@ VALUES (sqlc.arg(id), sqlc.arg(tenant_id), sqlc.arg(identity), sqlc.arg(node_id)
 ON CONFLICT (node_id, tenant_id, idempotency_key) DO NOTHING
 RETURNING *;
 
+-- name: NodeCommandInsertNew :one
+-- NodeCommandInsertAt for a job whose key cannot be taken unless something
+-- raced it: a taken key is a unique violation, which aborts the
+-- transaction, so the batch that queues the job may also commit it
+-- (pg.Batch.Commit) with no check left for Go to make.
+INSERT INTO node_commands (id, tenant_id, identity, node_id, allocation_id, idempotency_key, kind, retry_safe,
+                           payload, min_generation, state, instance_id, generation, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(tenant_id), sqlc.arg(identity), sqlc.arg(node_id), sqlc.narg(allocation_id),
+        sqlc.arg(idempotency_key), sqlc.arg(kind), sqlc.arg(retry_safe), sqlc.arg(payload),
+        sqlc.arg(min_generation), 'queued', sqlc.narg(instance_id), sqlc.narg(generation), sqlc.arg(created_at))
+RETURNING *;
+
 -- name: NodeCommandGet :one
 SELECT * FROM node_commands WHERE id = sqlc.arg(id);
 
