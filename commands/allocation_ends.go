@@ -81,9 +81,11 @@ func endAllocationsRead(ctx context.Context, tx pgx.Tx, q *db.Queries, identity 
 			continue
 		}
 		var b pg.Batch
-		if err := queueCommandIn(ctx, &b, job); err != nil {
+		var tail batchTail
+		if err := queueCommandIn(ctx, &b, &tail, job); err != nil {
 			return err
 		}
+		tail.queue(ctx, &b)
 		if e.commit && i == len(allocs)-1 {
 			b.Commit()
 		}

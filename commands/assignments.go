@@ -165,8 +165,8 @@ func enqueueAssign(ctx context.Context, q *db.Queries, identity, allocationID st
 // node's dispatch, all in the caller's next round trip. The allocation is
 // new, so no job can hold its key yet (a taken key fails the transaction:
 // queueCommandIn).
-func queueNewAssign(ctx context.Context, b *pg.Batch, identity string, a db.AllocationAssignmentRow, where *placed,
-	now time.Time) error {
+func queueNewAssign(ctx context.Context, b *pg.Batch, tail *batchTail, identity string, a db.AllocationAssignmentRow,
+	where *placed, now time.Time) error {
 	p, err := assignmentPayloadOf(a, where.generation, where.devices)
 	if err != nil {
 		return err
@@ -176,7 +176,7 @@ func queueNewAssign(ctx context.Context, b *pg.Batch, identity string, a db.Allo
 		return fmt.Errorf("encode assign: %w", err)
 	}
 	generation := where.generation
-	return queueCommandIn(ctx, b, db.NodeCommandInsertAtParams{ID: "cmd_" + uuid.NewString(), TenantID: a.TenantID,
+	return queueCommandIn(ctx, b, tail, db.NodeCommandInsertAtParams{ID: "cmd_" + uuid.NewString(), TenantID: a.TenantID,
 		Identity: identity, NodeID: a.NodeID, AllocationID: &a.ID, IdempotencyKey: assignKeyPrefix + a.ID,
 		Kind: core.NodeCommandAssign, RetrySafe: true, Payload: payload, Generation: &generation, CreatedAt: now})
 }
@@ -263,12 +263,13 @@ func unassignJob(ctx context.Context, q *db.Queries, identity string, u unassign
 		Kind: core.NodeCommandUnassign, RetrySafe: true, Payload: payload, Generation: &generation, CreatedAt: next.Now}, true, nil
 }
 
-// queueCommandIn is queueNodeCommand queued in b: the job, its queued
-// event and the node's dispatch travel in one round trip. The event is
-// built from the values the insert writes. The job's key must be free: a
-// taken one is a unique violation that fails the batch and aborts the
-// transaction (the event with it), so b may also commit.
-func queueCommandIn(ctx context.Context, b *pg.Batch, p db.NodeCommandInsertAtParams) error {
+// queueCommandIn is queueNodeCommand queued in b: the job goes in b, its
+// queued event and the node's dispatch in tail, to travel in the same
+// round trip. The event is built from the values the insert writes. The
+// job's key must be free: a taken one is a unique violation that fails
+// the batch and aborts the transaction (the event with it), so b may also
+// commit.
+func queueCommandIn(ctx context.Context, b *pg.Batch, tail *batchTail, p db.NodeCommandInsertAtParams) error {
 	if err := core.CheckTransition(core.CommandStateTable(), core.StateNone, core.CommandQueued); err != nil {
 		return err
 	}
@@ -281,10 +282,10 @@ func queueCommandIn(ctx context.Context, b *pg.Batch, p db.NodeCommandInsertAtPa
 	}
 	pg.ExecRows(ctx, b, (*db.Queries).NodeCommandInsertNew, db.NodeCommandInsertNewParams(p), nil)
 	typ, tenant := core.NodeJobEvent(c.Kind, core.CommandQueued, c.Tenant)
-	if err := emitIn(ctx, b, typ, tenant, core.NodeCommandSubject(c.ID), c, nil); err != nil {
+	if err := tail.emit(typ, tenant, core.NodeCommandSubject(c.ID), c, nil); err != nil {
 		return err
 	}
-	workqueue.EnqueueIn(ctx, b, KindNodeJobDispatch, p.NodeID, 0)
+	tail.wake(workqueue.Wake{Kind: KindNodeJobDispatch, Key: p.NodeID})
 	return nil
 }
 

@@ -57,9 +57,6 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 	modelCharges := modelChargesOf(p, free, atoms)
 	if g.Count > 0 {
 		pg.Many(ctx, &b, (*db.Queries).DeviceLockForBooking, atomsAndGPUs(atoms), &locked)
-		if p.assign {
-			pg.Many(ctx, &b, (*db.Queries).AssignmentDevices, atoms, &devices)
-		}
 		if len(modelCharges) > 0 { // rows locked already (lockQuota): no new lock
 			res, amounts := sortedAmounts(modelCharges)
 			pg.Many(ctx, &b, (*db.Queries).QuotaUsageChargeMany, db.QuotaUsageChargeManyParams{TenantID: p.tenant,
@@ -67,13 +64,10 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 		}
 	}
 	allocationID := "alc_" + uuid.NewString()
-	pg.Exec(ctx, &b, (*db.Queries).AllocationCreate, db.AllocationCreateParams{ID: allocationID, ReservationID: p.reservationID,
-		NodeID: nodeID, DeviceIds: nonNil(atoms), Vcpu: p.spec.VCPU, Memory: p.spec.MemoryMB, Disk: p.spec.DiskGB})
-	booked := make([]int64, len(atoms))
-	for i, id := range atoms { // device-id order, so two placers cannot wait on each other in a cycle
-		pg.ExecRows(ctx, &b, (*db.Queries).DeviceBookingInsert, db.DeviceBookingInsertParams{DeviceID: id, AllocationID: allocationID,
-			FromTs: p.start, ToTs: p.end}, &booked[i])
-	}
+	var booked []string
+	pg.Many(ctx, &b, (*db.Queries).AllocationCreateWithBookings, db.AllocationCreateWithBookingsParams{ID: allocationID,
+		ReservationID: p.reservationID, NodeID: nodeID, DeviceIds: nonNil(atoms), Vcpu: p.spec.VCPU, Memory: p.spec.MemoryMB,
+		Disk: p.spec.DiskGB, FromTs: p.start, ToTs: p.end}, &booked)
 	scalars, amounts := scalarAmounts(p.spec, 1)
 	var nodeCharged, rolledUp []string
 	if len(scalars) > 0 {
@@ -97,13 +91,16 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 		if why := checkLockedAtoms(locked, nodeID, atoms); why != "" {
 			return nil, why, nil
 		}
+		if p.assign {
+			devices = assignmentDevicesOf(locked, atoms)
+		}
 		if missing := firstMissing(modelCharges, modelCharged); missing != "" {
 			return nil, "", modelRefusal(ctx, db.New(tx), p.tenant, missing, modelCharges[missing])
 		}
 	}
-	for i, n := range booked {
-		if n == 0 {
-			return nil, atoms[i] + " was booked concurrently", nil
+	for _, id := range atoms {
+		if !slices.Contains(booked, id) {
+			return nil, id + " was booked concurrently", nil
 		}
 	}
 	for i, r := range scalars {
@@ -145,6 +142,18 @@ func modelRefusal(ctx context.Context, q *db.Queries, tenant, res string, amount
 	}
 	return &modelQuotaRefusal{msg: fmt.Sprintf("quota for %s exceeded: %d used of %d, this needs %d more",
 		res, cur.Used, cur.Max, amount)}
+}
+
+// assignmentDevicesOf is the atoms among the locked rows as an assign
+// describes them to the daemon.
+func assignmentDevicesOf(locked []db.DeviceLockForBookingRow, atoms []string) []db.AssignmentDevicesRow {
+	var out []db.AssignmentDevicesRow
+	for _, d := range locked {
+		if slices.Contains(atoms, d.ID) {
+			out = append(out, db.AssignmentDevicesRow{ID: d.ID, Kind: d.Kind, ParentID: d.ParentID, Profile: d.Profile, MigUuid: d.MigUuid})
+		}
+	}
+	return out
 }
 
 // atomsAndGPUs is the atoms and the GPUs they belong to, sorted: what the

@@ -116,10 +116,9 @@ type creation struct {
 	// Filled by the first round trip.
 	id      string
 	charges map[string]int64
-	scope   db.ReservationPlacementScopeRow
-	quota   []string // the tenant's rows locked (lockQuota)
-	charged []string // the resources the guarded charge took
-	cands   []db.NodePlacementCandidatesRow
+	scope db.ReservationPlacementScopeRow
+	quota []db.QuotaUsageLockAndChargeRow // the tenant's rows locked, and whether each was charged
+	cands []db.NodePlacementCandidatesRow
 }
 
 // first queues what goes with BEGIN. It runs again when the transaction is
@@ -128,17 +127,15 @@ func (c *creation) first(ctx context.Context, b *pg.Batch) {
 	c.id = "rsv_" + uuid.NewString()
 	c.charges = quotaCharges(c.spec)
 	c.sample = int32(c.h.placementSample())
-	c.scope, c.quota, c.charged, c.cands = db.ReservationPlacementScopeRow{}, nil, nil, nil
+	c.scope, c.quota, c.cands = db.ReservationPlacementScopeRow{}, nil, nil
 	pg.One(ctx, b, (*db.Queries).ReservationPlacementScope, db.ReservationPlacementScopeParams{PoolID: optional(c.cmd.PoolID),
 		SiteID: optional(c.cmd.SiteID)}, &c.scope, nil)
 	// quota_usage first: lock what this request may charge, including every
 	// per-model GPU quota of the tenant, which placement charges for the
-	// model it lands on; then charge it in one guarded statement.
+	// model it lands on, and charge it, in one guarded statement.
 	resources, amounts := sortedAmounts(c.charges)
-	pg.Many(ctx, b, (*db.Queries).QuotaUsageLockForCharge, db.QuotaUsageLockForChargeParams{TenantID: c.actor.Tenant,
-		Resources: resources, WithModels: c.spec.GPU.Count > 0}, &c.quota)
-	pg.Many(ctx, b, (*db.Queries).QuotaUsageChargeMany, db.QuotaUsageChargeManyParams{TenantID: c.actor.Tenant,
-		Resources: resources, Amounts: amounts}, &c.charged)
+	pg.Many(ctx, b, (*db.Queries).QuotaUsageLockAndCharge, db.QuotaUsageLockAndChargeParams{TenantID: c.actor.Tenant,
+		Resources: resources, Amounts: amounts, WithModels: c.spec.GPU.Count > 0}, &c.quota)
 	pg.Many(ctx, b, (*db.Queries).NodePlacementCandidates, candidatesParams(c.reservationToPlace(c.cmd.Start, nil), &c.sample), &c.cands)
 }
 
@@ -165,10 +162,17 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	case cmd.PoolID != "" && !c.scope.PoolFound:
 		return ReservationResult{}, core.Errorf(core.CodeNotFound, "pool %s not found", cmd.PoolID)
 	}
-	if res := firstMissing(c.charges, c.charged); res != "" {
+	var locked, charged []string
+	for _, q := range c.quota {
+		locked = append(locked, q.Resource)
+		if q.Charged {
+			charged = append(charged, q.Resource)
+		}
+	}
+	if res := firstMissing(c.charges, charged); res != "" {
 		return ReservationResult{}, quotaExceeded(ctx, db.New(tx), actor.Tenant, res, c.charges[res])
 	}
-	modelQuotas := modelQuotasOf(c.quota)
+	modelQuotas := modelQuotasOf(locked)
 	charges := maps.Clone(c.charges)
 	var tail pg.Batch
 	where, reasons, err := c.h.placeWith(ctx, tx, c.reservationToPlace(start, modelQuotas), placementCandidatesOf(c.cands),
@@ -192,8 +196,9 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	if err := core.CheckTransition(core.ReservationStateTable(), core.StateNone, r.State); err != nil {
 		return ReservationResult{}, err
 	}
-	// One round trip: the savepoint's end, the reservation, its event, its
-	// reconcilers and the node's assign.
+	// One round trip: the savepoint's end, the reservation, the node's
+	// assign, their events and wake-ups (one statement each), and the
+	// COMMIT.
 	b := &tail
 	pg.ExecRows(ctx, b, (*db.Queries).ReservationCreate, db.ReservationCreateParams{ID: id, TenantID: actor.Tenant,
 		CreatedBy: actor.Identity, State: string(r.State), PoolID: optional(cmd.PoolID), SiteID: optional(cmd.SiteID),
@@ -204,24 +209,26 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 		allocationID = where.allocationID
 	}
 	var pos outbox.Position
-	if err := emitIn(ctx, b, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationID), &pos); err != nil {
+	var last batchTail
+	if err := last.emit(event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationID), &pos); err != nil {
 		return ReservationResult{}, err
 	}
 	if where == nil {
-		workqueue.EnqueueAllIn(ctx, b, workqueue.Wake{Kind: KindReservationPlace, Key: id, Delay: c.h.pendingRetry()},
+		last.wake(workqueue.Wake{Kind: KindReservationPlace, Key: id, Delay: c.h.pendingRetry()},
 			workqueue.Wake{Kind: KindReservationExpire, Key: id, Delay: cmd.End.Sub(now)})
 	} else {
-		workqueue.EnqueueAllIn(ctx, b, workqueue.Wake{Kind: KindReservationActivate, Key: id, Delay: max(start.Sub(now), 0)},
+		last.wake(workqueue.Wake{Kind: KindReservationActivate, Key: id, Delay: max(start.Sub(now), 0)},
 			workqueue.Wake{Kind: KindReservationExpire, Key: id, Delay: max(cmd.End.Sub(now), 0)})
 		// Booked: the allocation goes to the node's daemon now (see
 		// assignments.go for why at booking and not at the start).
 		a := db.AllocationAssignmentRow{ID: where.allocationID, ReservationID: id, NodeID: where.nodeID,
 			DeviceIds: nonNil(where.deviceIDs), Vcpu: c.spec.VCPU, Memory: c.spec.MemoryMB, Disk: c.spec.DiskGB,
 			TenantID: actor.Tenant, State: string(r.State), StartTs: start, EndTs: cmd.End, WorkloadNetwork: where.network}
-		if err := queueNewAssign(ctx, b, actor.Identity, a, where, now); err != nil {
+		if err := queueNewAssign(ctx, b, &last, actor.Identity, a, where, now); err != nil {
 			return ReservationResult{}, err
 		}
 	}
+	last.queue(ctx, b)
 	if cmd.IdempotencyKey == "" {
 		// Nothing is left to check: the commit goes with the writes. (With
 		// a key, the stored answer is written after them, in the same

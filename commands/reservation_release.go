@@ -133,25 +133,22 @@ func endReservationWith(ctx context.Context, tx pgx.Tx, actor core.Actor, id str
 	holds := core.ReservationHoldsQuota(from)
 	refund, amounts := sortedAmounts(r.Charges)
 	var refunded []string
-	if holds { // quota_usage first: lock the rows to refund before the transition
-		pg.ExecRows(ctx, &b, (*db.Queries).QuotaUsageLockForCharge, db.QuotaUsageLockForChargeParams{TenantID: row.TenantID,
-			Resources: refund}, nil)
+	if holds && len(refund) > 0 {
+		// quota_usage first: lock the rows to refund and refund them, before
+		// the transition. Of concurrent ends of one reservation only the one
+		// whose version guard matches commits; the others roll back, refund
+		// included (CONFLICT, retried without If-Match, then the state
+		// table's CONFLICT), so a charge is never refunded twice.
+		pg.Many(ctx, &b, (*db.Queries).QuotaUsageLockAndRefund, db.QuotaUsageLockAndRefundParams{TenantID: row.TenantID,
+			Resources: refund, Amounts: amounts}, &refunded)
 	}
 	r.State, r.Conditions, r.Version = end.to, end.conditions, row.Version+1
 	if r.Conditions == nil {
 		r.Conditions = []core.Condition{}
 	}
-	// The version-guarded transition before the refund: of concurrent ends
-	// of one reservation, only the one whose guard matches refunds; the
-	// others get CONFLICT (retried without If-Match, then the state table's
-	// CONFLICT), never a second refund.
 	var transitioned int64
 	pg.ExecRows(ctx, &b, (*db.Queries).ReservationUpdateState, db.ReservationUpdateStateParams{ID: id, Version: row.Version,
 		State: string(end.to), Conditions: mustJSON(r.Conditions)}, &transitioned)
-	if holds && len(refund) > 0 {
-		pg.Many(ctx, &b, (*db.Queries).QuotaUsageRefundMany, db.QuotaUsageRefundManyParams{TenantID: row.TenantID,
-			Resources: refund, Amounts: amounts}, &refunded)
-	}
 	freed := queueFreeCapacity(ctx, &b, allocs, r.Spec)
 	var pos outbox.Position
 	if err := emitIn(ctx, &b, end.event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationOf(allocs)), &pos); err != nil {

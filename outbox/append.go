@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
@@ -43,6 +45,40 @@ func AppendIn(ctx context.Context, b *pg.Batch, e core.Event, pos *Position) {
 		ID: e.ID, Type: e.Type, TenantID: tenant, Subject: e.Subject, Data: e.Data,
 	}, func(r db.OutboxAppendRow) error {
 		*pos = Position{TxID: r.Txid, Seq: r.Seq}
+		return nil
+	})
+}
+
+// AppendAllIn is AppendIn for several events, appended in the order given
+// by one statement; pos[i], where not nil, receives events[i]'s position
+// once the caller's transaction has sent b. A command that ends with more
+// than one event saves a statement per event after the first.
+func AppendAllIn(ctx context.Context, b *pg.Batch, events []core.Event, pos []*Position) {
+	switch len(events) {
+	case 0:
+		return
+	case 1:
+		p := pos[0]
+		if p == nil {
+			p = new(Position)
+		}
+		AppendIn(ctx, b, events[0], p)
+		return
+	}
+	arg := db.OutboxAppendManyParams{Ids: make([]uuid.UUID, len(events)), Types: make([]string, len(events)),
+		TenantIds: make([]string, len(events)), Subjects: make([]string, len(events)), Data: make([][]byte, len(events))}
+	for i, e := range events {
+		arg.Ids[i], arg.Types[i], arg.TenantIds[i], arg.Subjects[i], arg.Data[i] = e.ID, e.Type, e.TenantID, e.Subject, e.Data
+	}
+	pg.ManyTo(ctx, b, (*db.Queries).OutboxAppendMany, arg, func(rows []db.OutboxAppendManyRow) error {
+		if len(rows) != len(events) {
+			return fmt.Errorf("appended %d of %d events", len(rows), len(events))
+		}
+		for i, r := range rows {
+			if pos[i] != nil {
+				*pos[i] = Position{TxID: r.Txid, Seq: r.Seq}
+			}
+		}
 		return nil
 	})
 }

@@ -29,16 +29,21 @@ const NotifyWindow = 5 * time.Millisecond
 // more waiting (readers poll).
 const notifyTimeout = 5 * time.Second
 
-// appendStatement is the generated query whose committed runs are
-// announced: every append, from Append, AppendIn or the query itself.
-const appendStatement = "OutboxAppend"
+// appendStatements are the generated queries whose committed runs are
+// announced: every append, from Append, AppendIn, AppendAllIn or the
+// queries themselves.
+var appendStatements = []string{"OutboxAppend", "OutboxAppendMany"}
 
 // The hook is registered when the package is linked in, so that every pool
 // opened by pg.Connect in a process that can append announces its appends,
 // as the trigger of migration 0010 did for every writer, with no step for a
 // process (or a test) to forget. InstallNotifier only adds this process's
 // own subscribers and logger.
-func init() { pg.AfterCommit(appendStatement, func(p *pgxpool.Pool) { notifierOf(p).committed() }) }
+func init() {
+	for _, s := range appendStatements {
+		pg.AfterCommit(s, func(p *pgxpool.Pool) { notifierOf(p).committed() })
+	}
+}
 
 // Notifier announces the commits of appending transactions on one pool:
 // it pokes the subscribers of this process's listeners at once, in

@@ -7,35 +7,74 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
-const allocationCreate = `-- name: AllocationCreate :exec
-INSERT INTO allocations (id, reservation_id, node_id, device_ids, vcpu, memory, disk)
-VALUES ($1, $2, $3, $4::text[],
-        $5, $6, $7)
+const allocationCreateWithBookings = `-- name: AllocationCreateWithBookings :many
+WITH a AS (
+  INSERT INTO allocations (id, reservation_id, node_id, device_ids, vcpu, memory, disk)
+  VALUES ($4, $5, $6, $3::text[],
+          $7, $8, $9)
+  RETURNING id
+)
+INSERT INTO device_bookings (device_id, allocation_id, during)
+SELECT d.id, a.id, tstzrange($1::timestamptz, $2::timestamptz, '[)')
+  FROM a, unnest($3::text[]) AS d(id)
+ WHERE NOT EXISTS (
+   SELECT 1 FROM device_bookings b
+    WHERE b.device_id COLLATE "C" = d.id
+      AND coalesce(upper(b.during), 'infinity'::timestamptz) >= $1::timestamptz
+      AND range_overlaps(b.during, tstzrange($1::timestamptz, $2::timestamptz, '[)')))
+RETURNING device_id
 `
 
-type AllocationCreateParams struct {
+type AllocationCreateWithBookingsParams struct {
+	FromTs        time.Time
+	ToTs          time.Time
+	DeviceIds     []string
 	ID            string
 	ReservationID string
 	NodeID        string
-	DeviceIds     []string
 	Vcpu          int64
 	Memory        int64
 	Disk          int64
 }
 
-func (q *Queries) AllocationCreate(ctx context.Context, arg AllocationCreateParams) error {
-	_, err := q.db.Exec(ctx, allocationCreate,
+// A placement's allocation and its atoms' bookings in one statement. Each
+// booking is DeviceBookingInsert's (rule 1): the caller holds the atoms
+// FOR NO KEY UPDATE since an earlier statement, so this statement's
+// snapshot sees every booking committed before it, through the btree
+// device_bookings_device_end, never the GiST index. The atoms booked come
+// back; one missing is booked in the window already, and the caller rolls
+// the attempt back. The exclusion constraint stays the backstop (23P01).
+func (q *Queries) AllocationCreateWithBookings(ctx context.Context, arg AllocationCreateWithBookingsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, allocationCreateWithBookings,
+		arg.FromTs,
+		arg.ToTs,
+		arg.DeviceIds,
 		arg.ID,
 		arg.ReservationID,
 		arg.NodeID,
-		arg.DeviceIds,
 		arg.Vcpu,
 		arg.Memory,
 		arg.Disk,
 	)
-	return err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var device_id string
+		if err := rows.Scan(&device_id); err != nil {
+			return nil, err
+		}
+		items = append(items, device_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const allocationListLive = `-- name: AllocationListLive :many

@@ -260,7 +260,7 @@ func (q *Queries) DeviceListGPUForUpdate(ctx context.Context, gpuID string) ([]D
 }
 
 const deviceLockForBooking = `-- name: DeviceLockForBooking :many
-SELECT id, parent_id, node_id, kind, mode, bookable, retired, health, quarantined
+SELECT id, parent_id, node_id, kind, mode, bookable, retired, health, quarantined, profile, mig_uuid
   FROM devices WHERE id = ANY($1::text[])
  ORDER BY id FOR NO KEY UPDATE
 `
@@ -275,6 +275,8 @@ type DeviceLockForBookingRow struct {
 	Retired     bool
 	Health      string
 	Quarantined bool
+	Profile     *string
+	MigUuid     *string
 }
 
 // Rule 4 for devices: the chosen atoms and their GPUs, locked in id order
@@ -284,6 +286,8 @@ type DeviceLockForBookingRow struct {
 // DeviceBookingInsert sees the first one's booking through the btree even
 // if the GiST index behind the exclusion constraint lost it. (It does not
 // block the foreign-key checks of device_bookings, which take FOR KEY SHARE.)
+// profile and mig_uuid are what an assign tells the daemon of each atom
+// (AssignmentDevices), read here so that a booking needs no second read.
 func (q *Queries) DeviceLockForBooking(ctx context.Context, ids []string) ([]DeviceLockForBookingRow, error) {
 	rows, err := q.db.Query(ctx, deviceLockForBooking, ids)
 	if err != nil {
@@ -303,6 +307,8 @@ func (q *Queries) DeviceLockForBooking(ctx context.Context, ids []string) ([]Dev
 			&i.Retired,
 			&i.Health,
 			&i.Quarantined,
+			&i.Profile,
+			&i.MigUuid,
 		); err != nil {
 			return nil, err
 		}

@@ -46,6 +46,58 @@ func (q *Queries) OutboxAppend(ctx context.Context, arg OutboxAppendParams) (Out
 	return i, err
 }
 
+const outboxAppendMany = `-- name: OutboxAppendMany :many
+INSERT INTO outbox (id, type, tenant_id, subject, data)
+SELECT e.id, e.type, NULLIF(e.tenant_id, ''), e.subject, e.data
+  FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::text[]) AS type,
+               unnest($3::text[]) AS tenant_id, unnest($4::text[]) AS subject,
+               unnest($5::jsonb[]) AS data) AS e
+RETURNING txid, seq
+`
+
+type OutboxAppendManyParams struct {
+	Ids       []uuid.UUID
+	Types     []string
+	TenantIds []string
+	Subjects  []string
+	Data      [][]byte
+}
+
+type OutboxAppendManyRow struct {
+	Txid uint64
+	Seq  int64
+}
+
+// Appends several events of one transaction in one statement, in the
+// order given: the arrays are unnested side by side, row by row, and the
+// insert takes the rows in that order, so seq (and the returned positions)
+// follow it. An empty tenant id is a fleet event (NULL).
+func (q *Queries) OutboxAppendMany(ctx context.Context, arg OutboxAppendManyParams) ([]OutboxAppendManyRow, error) {
+	rows, err := q.db.Query(ctx, outboxAppendMany,
+		arg.Ids,
+		arg.Types,
+		arg.TenantIds,
+		arg.Subjects,
+		arg.Data,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OutboxAppendManyRow{}
+	for rows.Next() {
+		var i OutboxAppendManyRow
+		if err := rows.Scan(&i.Txid, &i.Seq); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const outboxCursorGet = `-- name: OutboxCursorGet :one
 SELECT sink, txid, seq FROM outbox_cursors WHERE sink = $1
 `

@@ -125,6 +125,116 @@ func (q *Queries) QuotaUsageList(ctx context.Context, tenantID string) ([]QuotaU
 	return items, nil
 }
 
+const quotaUsageLockAndCharge = `-- name: QuotaUsageLockAndCharge :many
+WITH locked AS (
+  SELECT u.resource FROM quota_usage u
+   WHERE u.tenant_id = $1
+     AND (u.resource = ANY($2::text[])
+          OR ($3::bool AND u.resource LIKE 'gpu:%'))
+   ORDER BY u.resource FOR UPDATE
+), charged AS (
+  UPDATE quota_usage q SET used = q.used + c.amount
+    FROM (SELECT unnest($2::text[]) AS resource,
+                 unnest($4::bigint[]) AS amount) AS c
+   WHERE q.tenant_id = $1 AND q.resource = c.resource
+     AND q.resource IN (SELECT resource FROM locked)
+     AND q.used + c.amount <= q.max
+  RETURNING q.resource
+)
+SELECT l.resource::text AS resource, (ch.resource IS NOT NULL)::bool AS charged
+  FROM locked l LEFT JOIN charged ch ON ch.resource = l.resource
+ ORDER BY l.resource
+`
+
+type QuotaUsageLockAndChargeParams struct {
+	TenantID   string
+	Resources  []string
+	WithModels bool
+	Amounts    []int64
+}
+
+type QuotaUsageLockAndChargeRow struct {
+	Resource string
+	Charged  bool
+}
+
+// QuotaUsageLockForCharge and QuotaUsageChargeMany as one statement, for a
+// create: every row the request may charge is locked first, in resource
+// order (the locked CTE runs to completion before the update takes a row,
+// as the update's filter reads it), then the request's resources are
+// charged where they stay within max. Each locked row comes back with
+// whether it was charged; a resource of the request that is missing, or
+// not charged, is QUOTA_EXCEEDED.
+func (q *Queries) QuotaUsageLockAndCharge(ctx context.Context, arg QuotaUsageLockAndChargeParams) ([]QuotaUsageLockAndChargeRow, error) {
+	rows, err := q.db.Query(ctx, quotaUsageLockAndCharge,
+		arg.TenantID,
+		arg.Resources,
+		arg.WithModels,
+		arg.Amounts,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []QuotaUsageLockAndChargeRow{}
+	for rows.Next() {
+		var i QuotaUsageLockAndChargeRow
+		if err := rows.Scan(&i.Resource, &i.Charged); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const quotaUsageLockAndRefund = `-- name: QuotaUsageLockAndRefund :many
+WITH locked AS (
+  SELECT u.resource FROM quota_usage u
+   WHERE u.tenant_id = $1 AND u.resource = ANY($2::text[])
+   ORDER BY u.resource FOR UPDATE
+)
+UPDATE quota_usage q SET used = q.used - c.amount
+  FROM (SELECT unnest($2::text[]) AS resource,
+               unnest($3::bigint[]) AS amount) AS c
+ WHERE q.tenant_id = $1 AND q.resource = c.resource
+   AND q.resource IN (SELECT resource FROM locked)
+   AND q.used - c.amount >= 0
+RETURNING q.resource
+`
+
+type QuotaUsageLockAndRefundParams struct {
+	TenantID  string
+	Resources []string
+	Amounts   []int64
+}
+
+// The refund of an end as one statement: the rows to refund locked first,
+// in resource order (quota_usage first in the lock order), then each
+// given back where it does not go below zero. The resources refunded come
+// back; a missing one is a quota row missing or below the charge.
+func (q *Queries) QuotaUsageLockAndRefund(ctx context.Context, arg QuotaUsageLockAndRefundParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, quotaUsageLockAndRefund, arg.TenantID, arg.Resources, arg.Amounts)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var resource string
+		if err := rows.Scan(&resource); err != nil {
+			return nil, err
+		}
+		items = append(items, resource)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const quotaUsageLockForCharge = `-- name: QuotaUsageLockForCharge :many
 SELECT resource FROM quota_usage
  WHERE tenant_id = $1
@@ -181,44 +291,6 @@ func (q *Queries) QuotaUsageRefund(ctx context.Context, arg QuotaUsageRefundPara
 		return 0, err
 	}
 	return result.RowsAffected(), nil
-}
-
-const quotaUsageRefundMany = `-- name: QuotaUsageRefundMany :many
-UPDATE quota_usage q SET used = q.used - c.amount
-  FROM (SELECT unnest($2::text[]) AS resource,
-               unnest($3::bigint[]) AS amount) AS c
- WHERE q.tenant_id = $1 AND q.resource = c.resource
-   AND q.used - c.amount >= 0
-RETURNING q.resource
-`
-
-type QuotaUsageRefundManyParams struct {
-	TenantID  string
-	Resources []string
-	Amounts   []int64
-}
-
-// Gives back a reservation's charges in one statement; the rows are locked
-// already (the ends lock them first). A resource missing from the result
-// had no row or less used than the charge: the caller fails.
-func (q *Queries) QuotaUsageRefundMany(ctx context.Context, arg QuotaUsageRefundManyParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, quotaUsageRefundMany, arg.TenantID, arg.Resources, arg.Amounts)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []string{}
-	for rows.Next() {
-		var resource string
-		if err := rows.Scan(&resource); err != nil {
-			return nil, err
-		}
-		items = append(items, resource)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const quotaUsageSetMax = `-- name: QuotaUsageSetMax :many

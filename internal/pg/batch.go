@@ -163,6 +163,19 @@ func Many[P, R any](ctx context.Context, b *Batch, query func(*db.Queries, conte
 	})
 }
 
+// ManyTo queues query(ctx, arg), a :many statement, and hands its rows to
+// use once the batch is sent; an error from use fails the batch.
+func ManyTo[P, R any](ctx context.Context, b *Batch, query func(*db.Queries, context.Context, P) ([]R, error), arg P, use func([]R) error) {
+	scan := scannerOf[R]()
+	queueQuery(ctx, b, query, arg).Query(func(rows pgx.Rows) error {
+		v, err := pgx.CollectRows(rows, scan)
+		if err != nil {
+			return err
+		}
+		return use(v)
+	})
+}
+
 // scannerOf scans a row as the generated method would: into a row struct
 // of internal/db field by field in column order, else one column into R.
 func scannerOf[R any]() pgx.RowToFunc[R] {

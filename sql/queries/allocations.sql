@@ -1,7 +1,26 @@
--- name: AllocationCreate :exec
-INSERT INTO allocations (id, reservation_id, node_id, device_ids, vcpu, memory, disk)
-VALUES (sqlc.arg(id), sqlc.arg(reservation_id), sqlc.arg(node_id), sqlc.arg(device_ids)::text[],
-        sqlc.arg(vcpu), sqlc.arg(memory), sqlc.arg(disk));
+-- name: AllocationCreateWithBookings :many
+-- A placement's allocation and its atoms' bookings in one statement. Each
+-- booking is DeviceBookingInsert's (rule 1): the caller holds the atoms
+-- FOR NO KEY UPDATE since an earlier statement, so this statement's
+-- snapshot sees every booking committed before it, through the btree
+-- device_bookings_device_end, never the GiST index. The atoms booked come
+-- back; one missing is booked in the window already, and the caller rolls
+-- the attempt back. The exclusion constraint stays the backstop (23P01).
+WITH a AS (
+  INSERT INTO allocations (id, reservation_id, node_id, device_ids, vcpu, memory, disk)
+  VALUES (sqlc.arg(id), sqlc.arg(reservation_id), sqlc.arg(node_id), sqlc.arg(device_ids)::text[],
+          sqlc.arg(vcpu), sqlc.arg(memory), sqlc.arg(disk))
+  RETURNING id
+)
+INSERT INTO device_bookings (device_id, allocation_id, during)
+SELECT d.id, a.id, tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)')
+  FROM a, unnest(sqlc.arg(device_ids)::text[]) AS d(id)
+ WHERE NOT EXISTS (
+   SELECT 1 FROM device_bookings b
+    WHERE b.device_id COLLATE "C" = d.id
+      AND coalesce(upper(b.during), 'infinity'::timestamptz) >= sqlc.arg(from_ts)::timestamptz
+      AND range_overlaps(b.during, tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)')))
+RETURNING device_id;
 
 -- name: AllocationListLive :many
 SELECT a.id, a.reservation_id, a.node_id, n.pool_id, a.device_ids, a.vcpu, a.memory, a.disk

@@ -66,6 +66,8 @@ SELECT a.id, a.parent_id, a.model FROM devices a LEFT JOIN devices p ON p.id = a
 -- DeviceBookingInsert sees the first one's booking through the btree even
 -- if the GiST index behind the exclusion constraint lost it. (It does not
 -- block the foreign-key checks of device_bookings, which take FOR KEY SHARE.)
-SELECT id, parent_id, node_id, kind, mode, bookable, retired, health, quarantined
+-- profile and mig_uuid are what an assign tells the daemon of each atom
+-- (AssignmentDevices), read here so that a booking needs no second read.
+SELECT id, parent_id, node_id, kind, mode, bookable, retired, health, quarantined, profile, mig_uuid
   FROM devices WHERE id = ANY(sqlc.arg(ids)::text[])
  ORDER BY id FOR NO KEY UPDATE;

@@ -4,6 +4,18 @@ INSERT INTO outbox (id, type, tenant_id, subject, data)
 VALUES (sqlc.arg(id), sqlc.arg(type), sqlc.narg(tenant_id), sqlc.arg(subject), sqlc.arg(data))
 RETURNING txid, seq, time;
 
+-- name: OutboxAppendMany :many
+-- Appends several events of one transaction in one statement, in the
+-- order given: the arrays are unnested side by side, row by row, and the
+-- insert takes the rows in that order, so seq (and the returned positions)
+-- follow it. An empty tenant id is a fleet event (NULL).
+INSERT INTO outbox (id, type, tenant_id, subject, data)
+SELECT e.id, e.type, NULLIF(e.tenant_id, ''), e.subject, e.data
+  FROM (SELECT unnest(sqlc.arg(ids)::uuid[]) AS id, unnest(sqlc.arg(types)::text[]) AS type,
+               unnest(sqlc.arg(tenant_ids)::text[]) AS tenant_id, unnest(sqlc.arg(subjects)::text[]) AS subject,
+               unnest(sqlc.arg(data)::jsonb[]) AS data) AS e
+RETURNING txid, seq;
+
 -- name: OutboxReadAfter :many
 -- The snapshot-xmin reader: only rows older than every running transaction,
 -- strictly after the cursor, as a keyset scan on (txid, seq).

@@ -51,13 +51,47 @@ UPDATE quota_usage q SET used = q.used + c.amount
    AND q.used + c.amount <= q.max
 RETURNING q.resource;
 
--- name: QuotaUsageRefundMany :many
--- Gives back a reservation's charges in one statement; the rows are locked
--- already (the ends lock them first). A resource missing from the result
--- had no row or less used than the charge: the caller fails.
+-- name: QuotaUsageLockAndCharge :many
+-- QuotaUsageLockForCharge and QuotaUsageChargeMany as one statement, for a
+-- create: every row the request may charge is locked first, in resource
+-- order (the locked CTE runs to completion before the update takes a row,
+-- as the update's filter reads it), then the request's resources are
+-- charged where they stay within max. Each locked row comes back with
+-- whether it was charged; a resource of the request that is missing, or
+-- not charged, is QUOTA_EXCEEDED.
+WITH locked AS (
+  SELECT u.resource FROM quota_usage u
+   WHERE u.tenant_id = sqlc.arg(tenant_id)
+     AND (u.resource = ANY(sqlc.arg(resources)::text[])
+          OR (sqlc.arg(with_models)::bool AND u.resource LIKE 'gpu:%'))
+   ORDER BY u.resource FOR UPDATE
+), charged AS (
+  UPDATE quota_usage q SET used = q.used + c.amount
+    FROM (SELECT unnest(sqlc.arg(resources)::text[]) AS resource,
+                 unnest(sqlc.arg(amounts)::bigint[]) AS amount) AS c
+   WHERE q.tenant_id = sqlc.arg(tenant_id) AND q.resource = c.resource
+     AND q.resource IN (SELECT resource FROM locked)
+     AND q.used + c.amount <= q.max
+  RETURNING q.resource
+)
+SELECT l.resource::text AS resource, (ch.resource IS NOT NULL)::bool AS charged
+  FROM locked l LEFT JOIN charged ch ON ch.resource = l.resource
+ ORDER BY l.resource;
+
+-- name: QuotaUsageLockAndRefund :many
+-- The refund of an end as one statement: the rows to refund locked first,
+-- in resource order (quota_usage first in the lock order), then each
+-- given back where it does not go below zero. The resources refunded come
+-- back; a missing one is a quota row missing or below the charge.
+WITH locked AS (
+  SELECT u.resource FROM quota_usage u
+   WHERE u.tenant_id = sqlc.arg(tenant_id) AND u.resource = ANY(sqlc.arg(resources)::text[])
+   ORDER BY u.resource FOR UPDATE
+)
 UPDATE quota_usage q SET used = q.used - c.amount
   FROM (SELECT unnest(sqlc.arg(resources)::text[]) AS resource,
                unnest(sqlc.arg(amounts)::bigint[]) AS amount) AS c
  WHERE q.tenant_id = sqlc.arg(tenant_id) AND q.resource = c.resource
+   AND q.resource IN (SELECT resource FROM locked)
    AND q.used - c.amount >= 0
 RETURNING q.resource;
