@@ -116,9 +116,9 @@ type creation struct {
 	// Filled by the first round trip.
 	id      string
 	charges map[string]int64
-	scope db.ReservationPlacementScopeRow
-	quota []db.QuotaUsageLockAndChargeRow // the tenant's rows locked, and whether each was charged
-	cands []db.NodePlacementCandidatesRow
+	scope   db.ReservationPlacementScopeRow
+	quota   []db.QuotaUsageLockAndChargeRow // the tenant's rows locked, and whether each was charged
+	cands   []db.NodePlacementCandidatesRow
 }
 
 // first queues what goes with BEGIN. It runs again when the transaction is
