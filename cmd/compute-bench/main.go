@@ -105,7 +105,7 @@ func run(ctx context.Context, cfg config.Config, logger *slog.Logger, args []str
 		Quick: *quick, DatabaseURL: cfg.DatabaseURL, PGDir: *pgDir,
 		ResultsDir: *out, ChartDir: *charts, PgbenchPath: *pgbench, Binary: binary,
 		Progress: os.Stderr, Out: os.Stdout, Logger: logger,
-		Command: strings.TrimSpace("compute-bench " + strings.Join(args, " ")), Only: suites,
+		Command: strings.TrimSpace("compute-bench " + strings.Join(args, " ")), Only: suites, MaxConns: cfg.MaxConns,
 	})
 	if err != nil {
 		return err

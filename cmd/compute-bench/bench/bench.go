@@ -43,6 +43,9 @@ type Config struct {
 	Logger   *slog.Logger
 	// Command is recorded with the results so a figure names its producer.
 	Command string
+	// MaxConns is the in-process load's database pool, as an API process
+	// has it (COMPUTE_MAX_CONNS); 0 gives every client a connection.
+	MaxConns int32
 	// Only names the suites to run (reservations, outbox, pipeline,
 	// apiscale, sse); empty runs them all. The others are recorded as not
 	// measured: a short loop for one change, never a documented run.
@@ -221,7 +224,7 @@ func measureWritePath(ctx context.Context, srv *server, p plan, cfg Config, prog
 		return
 	}
 	defer app.close()
-	measureReservations(ctx, app, pb, p, prog, res, gap)
+	measureReservations(ctx, app, pb, p, cfg.MaxConns, prog, res, gap)
 }
 
 // step is one timed run: pgbench's or ours.
@@ -233,7 +236,8 @@ type step struct {
 }
 
 // measureReservations is measurements 1, 2, 3 and 6 of issue 6.
-func measureReservations(ctx context.Context, app *appEnv, pb *pgbenchDB, p plan, prog *progress, res *Results, gap func(string, error)) {
+func measureReservations(ctx context.Context, app *appEnv, pb *pgbenchDB, p plan, maxConns int32, prog *progress, res *Results,
+	gap func(string, error)) {
 	for _, n := range p.scaleNodes {
 		pt, err := app.scalePoint(ctx, n, prog)
 		if err != nil {
@@ -257,6 +261,9 @@ func measureReservations(ctx context.Context, app *appEnv, pb *pgbenchDB, p plan
 	for _, s := range steps {
 		if ctx.Err() != nil {
 			return
+		}
+		if s.load.MaxConns = int32(s.load.Concurrency); maxConns > 0 {
+			s.load.MaxConns = min(s.load.MaxConns, maxConns)
 		}
 		if s.pgbench != "" {
 			prog.set("pgbench %s c%d (%s)", s.pgbench, s.clients, p.phase)

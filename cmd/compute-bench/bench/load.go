@@ -21,6 +21,10 @@ type loadSpec struct {
 	Concurrency int
 	Pools       []string // each request picks one of these at random
 	SyncCommit  bool
+	// MaxConns is the load's database pool: an API process's
+	// (COMPUTE_MAX_CONNS), so that Concurrency callers share it as they
+	// would share one `compute serve`, at most one connection each.
+	MaxConns int32
 }
 
 // LoadRun is the outcome of one reservation run. Each worker creates a
@@ -31,6 +35,7 @@ type loadSpec struct {
 type LoadRun struct {
 	Name        string           `json:"name"`
 	Concurrency int              `json:"concurrency"`
+	MaxConns    int32            `json:"maxConns"`
 	Pools       int              `json:"pools"`
 	Nodes       int              `json:"nodes"`
 	SyncCommit  bool             `json:"synchronousCommit"`
@@ -106,7 +111,7 @@ func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progr
 	if err != nil {
 		return LoadRun{}, err
 	}
-	pool, err := pg.Connect(ctx, u, pg.PoolOptions{MaxConns: int32(spec.Concurrency),
+	pool, err := pg.Connect(ctx, u, pg.PoolOptions{MaxConns: spec.MaxConns,
 		IdleInTxTimeout: time.Minute, ApplicationName: "compute-bench-load", Tracer: pg.RoundTripTracer{}})
 	if err != nil {
 		return LoadRun{}, err
@@ -154,7 +159,7 @@ func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progr
 	if err := firstErr(err1, err2); err != nil {
 		return LoadRun{}, err
 	}
-	r := LoadRun{Name: spec.Name, Concurrency: spec.Concurrency, Pools: len(spec.Pools), Nodes: len(spec.Pools) * nodesPerPool,
+	r := LoadRun{Name: spec.Name, Concurrency: spec.Concurrency, MaxConns: spec.MaxConns, Pools: len(spec.Pools), Nodes: len(spec.Pools) * nodesPerPool,
 		SyncCommit: spec.SyncCommit, Seconds: elapsed.Seconds(), Errors: map[string]int64{},
 		Deadlocks: dl1 - dl0, Multixacts: mx1 - mx0}
 	var lat []time.Duration

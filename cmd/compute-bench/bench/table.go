@@ -87,6 +87,8 @@ func (r *Results) printWritePath(w io.Writer) {
 		}
 		fmt.Fprintln(tw)
 	}
+	row("reservations/s", "%.0f", func(l LoadRun) float64 { return l.PerSec })
+	row("database connections (the API's pool)", "%.0f", func(l LoadRun) float64 { return float64(l.MaxConns) })
 	row("round trips per create", "%.2f", func(l LoadRun) float64 { return l.RoundTripsPerCreate })
 	row("round trips per release", "%.2f", func(l LoadRun) float64 { return l.RoundTripsPerRelease })
 	row("statements per create", "%.2f", func(l LoadRun) float64 { return l.StatementsPerCreate })
