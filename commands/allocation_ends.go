@@ -54,14 +54,29 @@ func queueAllocationEnds(ctx context.Context, b *pg.Batch, r core.Reservation, a
 
 // endAllocationsRead is endAllocations from the reads of
 // queueAllocationEnds: the instances are moved, and each unassign costs
-// one round trip for the job with its event (the last one with the
-// transaction's commit when e.commit).
+// one round trip for the job with its event. tail holds what the end left
+// for its last batch (the reservation's event): it goes with the first
+// unassign, or in a batch of its own at the end, and before any instance
+// moves, so that the events keep their order. The end's last batch
+// carries the transaction's commit when e.commit.
 func endAllocationsRead(ctx context.Context, tx pgx.Tx, q *db.Queries, identity string, r core.Reservation,
-	allocs []db.AllocationListLiveRow, e *allocationEnds, reason string, unassign bool) error {
+	allocs []db.AllocationListLiveRow, e *allocationEnds, reason string, unassign bool, tail *batchTail) error {
+	send := func(b *pg.Batch, last bool) error {
+		tail.queue(ctx, b)
+		if e.commit && last {
+			b.Commit()
+		}
+		return b.Send(ctx, tx)
+	}
 	for i, a := range allocs {
 		to := core.ProvisionStopping
 		if !unassign {
 			to = core.ProvisionFailed
+		}
+		if len(e.instances[i]) > 0 && !tail.empty() {
+			if err := send(&pg.Batch{}, false); err != nil {
+				return pg.Translate(err, "reservation "+r.ID)
+			}
 		}
 		for _, inst := range e.instances[i] {
 			if _, err := walkInstance(ctx, q, inst, to, reason); err != nil {
@@ -81,19 +96,19 @@ func endAllocationsRead(ctx context.Context, tx pgx.Tx, q *db.Queries, identity 
 			continue
 		}
 		var b pg.Batch
-		var tail batchTail
-		if err := queueCommandIn(ctx, &b, &tail, job); err != nil {
+		if err := queueCommandIn(ctx, &b, tail, job); err != nil {
 			return err
 		}
-		tail.queue(ctx, &b)
-		if e.commit && i == len(allocs)-1 {
-			b.Commit()
-		}
-		if err := b.Send(ctx, tx); err != nil {
+		if err := send(&b, i == len(allocs)-1); err != nil {
 			if pg.IsUniqueViolation(err) { // queued concurrently under the same key: its event must not stand
 				return core.Wrap(core.CodeConflict, errChangedConcurrently, "the unassign of allocation "+a.ID+" was queued concurrently")
 			}
 			return pg.Translate(err, "unassign of "+a.ID)
+		}
+	}
+	if !tail.empty() {
+		if err := send(&pg.Batch{}, true); err != nil {
+			return pg.Translate(err, "reservation "+r.ID)
 		}
 	}
 	return nil

@@ -33,8 +33,12 @@ func (t *batchTail) emit(typ, tenant, subject string, data any, pos *outbox.Posi
 // wake adds wake-ups.
 func (t *batchTail) wake(w ...workqueue.Wake) { t.wakes = append(t.wakes, w...) }
 
-// queue queues the events, then the wake-ups, in b.
+// queue queues the events, then the wake-ups, in b, and empties t.
 func (t *batchTail) queue(ctx context.Context, b *pg.Batch) {
 	outbox.AppendAllIn(ctx, b, t.events, t.pos)
 	workqueue.EnqueueAllIn(ctx, b, t.wakes...)
+	*t = batchTail{}
 }
+
+// empty says whether t holds nothing to queue.
+func (t *batchTail) empty() bool { return len(t.events) == 0 && len(t.wakes) == 0 }

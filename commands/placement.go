@@ -68,7 +68,8 @@ const maxReasons = 20
 
 // place tries to place p on one node of its pools: it reads the
 // candidates, places (placeWith), and ends the placement's savepoint at
-// once. It returns nil and the reasons, node by node, when nothing fit; an
+// once (released after a success, so that the transaction may place
+// again). It returns nil and the reasons, node by node, when nothing fit; an
 // error only for a failure that is not a lost race.
 func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p reservationToPlace) (*placed, []string, error) {
 	sample := int32(h.placementSample())
@@ -81,6 +82,9 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p reservationToPlace) (
 	if err != nil {
 		return nil, nil, err
 	}
+	if where != nil {
+		tail.Statement("RELEASE SAVEPOINT " + savepointName)
+	}
 	if err := tail.Send(ctx, tx); err != nil {
 		return nil, nil, pg.Translate(err, "placement savepoint")
 	}
@@ -91,9 +95,11 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p reservationToPlace) (
 // nodes (see below). Each attempt runs under a savepoint: a node, atom or
 // counter conflict, or a deadlock or serialization failure, rolls back to it
 // and the placer replans without that node, at most PlacementAttempts times.
-// The savepoint's end (released on success, rolled back to after a failed
-// last attempt) is queued in tail, for the caller to send with its next
-// statements: it must send tail before anything else in the transaction.
+// After a failed last attempt, the rollback to the savepoint is queued in
+// tail, for the caller to send with its next statements: it must send tail
+// before anything else in the transaction. After a success the savepoint
+// stays open, its writes in it: the caller's COMMIT takes them with the
+// rest (a caller that goes on to place again releases it first: place).
 func (h *Handlers) placeWith(ctx context.Context, tx pgx.Tx, p reservationToPlace, cands []placement.Candidate, sample int,
 	tail *pg.Batch) (*placed, []string, error) {
 	req := placementRequest(p)
@@ -150,7 +156,6 @@ func (h *Handlers) placeWith(ctx context.Context, tx pgx.Tx, p reservationToPlac
 			conflicts++
 			continue
 		}
-		tail.Statement("RELEASE SAVEPOINT " + savepointName)
 		return res, nil, nil
 	}
 	if sp.dirty {

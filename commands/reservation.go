@@ -157,9 +157,10 @@ type capacityFreed struct {
 }
 
 // queueFreeCapacity queues freeCapacity's statements for allocs, the
-// reservation's live allocations as read: bookings that have not started
-// are deleted, a running one ends now, counters and the pool rollup are
-// given back set-based, in lock order.
+// reservation's live allocations as read: counters and the pool rollup are
+// given back set-based, in lock order, then each allocation is released
+// with its bookings (those that have not started deleted, a running one
+// ended now).
 func queueFreeCapacity(ctx context.Context, b *pg.Batch, allocs []db.AllocationListLiveRow, spec core.ReservationSpec) *capacityFreed {
 	f := &capacityFreed{allocs: allocs, nodeRefunded: make([][]string, len(allocs)),
 		rolledUp: make([][]string, len(allocs)), released: make([]int64, len(allocs))}
@@ -169,15 +170,13 @@ func queueFreeCapacity(ctx context.Context, b *pg.Batch, allocs []db.AllocationL
 		deltas[i] = -a
 	}
 	for i, a := range allocs {
-		pg.ExecRows(ctx, b, (*db.Queries).DeviceBookingDeleteFuture, a.ID, nil)
-		pg.ExecRows(ctx, b, (*db.Queries).DeviceBookingTruncateAtNow, a.ID, nil)
 		if len(f.scalars) > 0 {
 			pg.Many(ctx, b, (*db.Queries).NodeResourceRefundMany, db.NodeResourceRefundManyParams{NodeID: a.NodeID,
 				Resources: f.scalars, Amounts: f.amounts}, &f.nodeRefunded[i])
 			pg.Many(ctx, b, (*db.Queries).PoolCapacityRollupAdjustMany, db.PoolCapacityRollupAdjustManyParams{PoolID: a.PoolID,
 				Resources: f.scalars, Deltas: deltas}, &f.rolledUp[i])
 		}
-		pg.ExecRows(ctx, b, (*db.Queries).AllocationRelease, a.ID, &f.released[i])
+		pg.ExecRows(ctx, b, (*db.Queries).AllocationReleaseWithBookings, a.ID, &f.released[i])
 	}
 	return f
 }

@@ -196,9 +196,10 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	if err := core.CheckTransition(core.ReservationStateTable(), core.StateNone, r.State); err != nil {
 		return ReservationResult{}, err
 	}
-	// One round trip: the savepoint's end, the reservation, the node's
-	// assign, their events and wake-ups (one statement each), and the
-	// COMMIT.
+	// One round trip: the savepoint's rollback after a failed last attempt
+	// (a successful one's stays open until the COMMIT), the reservation, the
+	// node's assign, their events and wake-ups (one statement each), and
+	// the COMMIT.
 	b := &tail
 	pg.ExecRows(ctx, b, (*db.Queries).ReservationCreate, db.ReservationCreateParams{ID: id, TenantID: actor.Tenant,
 		CreatedBy: actor.Identity, State: string(r.State), PoolID: optional(cmd.PoolID), SiteID: optional(cmd.SiteID),

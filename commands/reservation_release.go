@@ -92,8 +92,8 @@ type reservationEnd struct {
 }
 
 // endReservationWith moves a reservation to a terminal state: lock its
-// quota rows (quota_usage first in the lock order), write the transition
-// with a version guard, refund its quota, free its capacity, append the
+// quota rows and refund them (quota_usage first in the lock order), write
+// the transition with a version guard, free its capacity, append the
 // event, and carry the end over to its allocations on their nodes
 // (instances to stopping and an unassign queued, in this same transaction,
 // so that the API shows them stopping at once).
@@ -102,7 +102,7 @@ type reservationEnd struct {
 // of the end at once, with the allocations' instances and unassign keys
 // read and the node's generation taken, checked on their results (a check
 // that fails rolls the whole transaction back); the unassign with its
-// event, and the commit when end.commit.
+// event and the reservation's, and the commit when end.commit.
 func endReservationWith(ctx context.Context, tx pgx.Tx, actor core.Actor, id string, ifVersion int64,
 	end reservationEnd, read *reservationRead) (ReservationResult, error) {
 	q := db.New(tx)
@@ -150,12 +150,18 @@ func endReservationWith(ctx context.Context, tx pgx.Tx, actor core.Actor, id str
 	pg.ExecRows(ctx, &b, (*db.Queries).ReservationUpdateState, db.ReservationUpdateStateParams{ID: id, Version: row.Version,
 		State: string(end.to), Conditions: mustJSON(r.Conditions)}, &transitioned)
 	freed := queueFreeCapacity(ctx, &b, allocs, r.Spec)
+	// The event goes with the first unassign (endAllocationsRead), or now
+	// when there is none to queue.
 	var pos outbox.Position
-	if err := emitIn(ctx, &b, end.event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationOf(allocs)), &pos); err != nil {
+	var tail batchTail
+	if err := tail.emit(end.event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationOf(allocs)), &pos); err != nil {
 		return ReservationResult{}, err
 	}
 	ends := queueAllocationEnds(ctx, &b, r, allocs, end.unassign)
 	ends.commit = end.commit
+	if len(allocs) == 0 || !end.unassign {
+		tail.queue(ctx, &b) // no unassign to travel with: the event goes now
+	}
 	if err := b.Send(ctx, tx); err != nil {
 		return ReservationResult{}, pg.Translate(err, "reservation "+id)
 	}
@@ -173,7 +179,7 @@ func endReservationWith(ctx context.Context, tx pgx.Tx, actor core.Actor, id str
 	if err := freed.check(); err != nil {
 		return ReservationResult{}, err
 	}
-	if err := endAllocationsRead(ctx, tx, q, actor.Identity, r, allocs, ends, end.reason, end.unassign); err != nil {
+	if err := endAllocationsRead(ctx, tx, q, actor.Identity, r, allocs, ends, end.reason, end.unassign, &tail); err != nil {
 		return ReservationResult{}, err
 	}
 	return ReservationResult{Reservation: r, Position: pos}, nil

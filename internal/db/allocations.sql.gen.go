@@ -123,12 +123,25 @@ func (q *Queries) AllocationListLive(ctx context.Context, reservationID string) 
 	return items, nil
 }
 
-const allocationRelease = `-- name: AllocationRelease :execrows
-UPDATE allocations SET released_at = compute_now() WHERE id = $1 AND released_at IS NULL
+const allocationReleaseWithBookings = `-- name: AllocationReleaseWithBookings :execrows
+WITH future AS (
+  DELETE FROM device_bookings f
+   WHERE f.allocation_id = $1 AND lower(f.during) >= compute_now()
+), running AS (
+  UPDATE device_bookings r SET during = tstzrange(lower(r.during), compute_now(), '[)')
+   WHERE r.allocation_id = $1
+     AND lower(r.during) < compute_now() AND upper(r.during) > compute_now()
+)
+UPDATE allocations a SET released_at = compute_now() WHERE a.id = $1 AND a.released_at IS NULL
 `
 
-func (q *Queries) AllocationRelease(ctx context.Context, id string) (int64, error) {
-	result, err := q.db.Exec(ctx, allocationRelease, id)
+// Releases an allocation and frees its atoms from now on, in one statement:
+// the part of its bookings that has not started is deleted, a running
+// booking ends now (its past stays, for usage and audit). The two touch
+// disjoint rows (starting before now, or not). Zero rows: the allocation
+// was released already.
+func (q *Queries) AllocationReleaseWithBookings(ctx context.Context, allocationID string) (int64, error) {
+	result, err := q.db.Exec(ctx, allocationReleaseWithBookings, allocationID)
 	if err != nil {
 		return 0, err
 	}

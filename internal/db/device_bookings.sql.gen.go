@@ -22,20 +22,6 @@ func (q *Queries) DeviceBookingDeleteByAllocation(ctx context.Context, allocatio
 	return result.RowsAffected(), nil
 }
 
-const deviceBookingDeleteFuture = `-- name: DeviceBookingDeleteFuture :execrows
-DELETE FROM device_bookings
- WHERE allocation_id = $1 AND lower(during) >= compute_now()
-`
-
-// Frees the part of an allocation's bookings that has not started.
-func (q *Queries) DeviceBookingDeleteFuture(ctx context.Context, allocationID string) (int64, error) {
-	result, err := q.db.Exec(ctx, deviceBookingDeleteFuture, allocationID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const deviceBookingInsert = `-- name: DeviceBookingInsert :execrows
 INSERT INTO device_bookings (device_id, allocation_id, during)
 SELECT $1::text, $2::text,
@@ -94,21 +80,6 @@ type DeviceBookingProbeFromNowParams struct {
 // held FOR UPDATE; the same btree check as DeviceBookingInsert.
 func (q *Queries) DeviceBookingProbeFromNow(ctx context.Context, arg DeviceBookingProbeFromNowParams) (int64, error) {
 	result, err := q.db.Exec(ctx, deviceBookingProbeFromNow, arg.DeviceID, arg.AllocationID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const deviceBookingTruncateAtNow = `-- name: DeviceBookingTruncateAtNow :execrows
-UPDATE device_bookings SET during = tstzrange(lower(during), compute_now(), '[)')
- WHERE allocation_id = $1
-   AND lower(during) < compute_now() AND upper(during) > compute_now()
-`
-
-// Ends a running booking now; the past part stays, for usage and audit.
-func (q *Queries) DeviceBookingTruncateAtNow(ctx context.Context, allocationID string) (int64, error) {
-	result, err := q.db.Exec(ctx, deviceBookingTruncateAtNow, allocationID)
 	if err != nil {
 		return 0, err
 	}

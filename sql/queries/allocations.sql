@@ -27,5 +27,18 @@ SELECT a.id, a.reservation_id, a.node_id, n.pool_id, a.device_ids, a.vcpu, a.mem
   FROM allocations a JOIN nodes n ON n.id = a.node_id
  WHERE a.reservation_id = sqlc.arg(reservation_id) AND a.released_at IS NULL ORDER BY a.id;
 
--- name: AllocationRelease :execrows
-UPDATE allocations SET released_at = compute_now() WHERE id = sqlc.arg(id) AND released_at IS NULL;
+-- name: AllocationReleaseWithBookings :execrows
+-- Releases an allocation and frees its atoms from now on, in one statement:
+-- the part of its bookings that has not started is deleted, a running
+-- booking ends now (its past stays, for usage and audit). The two touch
+-- disjoint rows (starting before now, or not). Zero rows: the allocation
+-- was released already.
+WITH future AS (
+  DELETE FROM device_bookings f
+   WHERE f.allocation_id = sqlc.arg(allocation_id) AND lower(f.during) >= compute_now()
+), running AS (
+  UPDATE device_bookings r SET during = tstzrange(lower(r.during), compute_now(), '[)')
+   WHERE r.allocation_id = sqlc.arg(allocation_id)
+     AND lower(r.during) < compute_now() AND upper(r.during) > compute_now()
+)
+UPDATE allocations a SET released_at = compute_now() WHERE a.id = sqlc.arg(allocation_id) AND a.released_at IS NULL;

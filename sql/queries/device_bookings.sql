@@ -29,14 +29,3 @@ SELECT sqlc.arg(device_id)::text, sqlc.arg(allocation_id)::text, tstzrange(compu
 
 -- name: DeviceBookingDeleteByAllocation :execrows
 DELETE FROM device_bookings WHERE allocation_id = sqlc.arg(allocation_id);
-
--- name: DeviceBookingDeleteFuture :execrows
--- Frees the part of an allocation's bookings that has not started.
-DELETE FROM device_bookings
- WHERE allocation_id = sqlc.arg(allocation_id) AND lower(during) >= compute_now();
-
--- name: DeviceBookingTruncateAtNow :execrows
--- Ends a running booking now; the past part stays, for usage and audit.
-UPDATE device_bookings SET during = tstzrange(lower(during), compute_now(), '[)')
- WHERE allocation_id = sqlc.arg(allocation_id)
-   AND lower(during) < compute_now() AND upper(during) > compute_now();
