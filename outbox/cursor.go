@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
 )
 
 // CursorOf returns the position after which sink sinkID has not delivered.
@@ -24,11 +25,9 @@ func CursorOf(ctx context.Context, q *db.Queries, sinkID string) (Position, erro
 	return Position{TxID: row.Txid, Seq: row.Seq}, nil
 }
 
-// saveCursor records that sinkID has handled everything up to p. Callers run
-// it in a transaction fenced by the sink's lease.
-func saveCursor(ctx context.Context, q *db.Queries, sinkID string, p Position) error {
-	if err := q.OutboxCursorSave(ctx, db.OutboxCursorSaveParams{Sink: sinkID, Txid: p.TxID, Seq: p.Seq}); err != nil {
-		return fmt.Errorf("save cursor of sink %s at %s: %w", sinkID, p, err)
-	}
-	return nil
+// queueCursorSave queues, in b, the record that sinkID has handled
+// everything up to p. Callers send it in a transaction fenced by the
+// sink's lease.
+func queueCursorSave(ctx context.Context, b *pg.Batch, sinkID string, p Position) {
+	pg.Exec(ctx, b, (*db.Queries).OutboxCursorSave, db.OutboxCursorSaveParams{Sink: sinkID, Txid: p.TxID, Seq: p.Seq})
 }

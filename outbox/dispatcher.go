@@ -184,7 +184,8 @@ func (d *Dispatcher) takeLease(ctx context.Context, q *db.Queries) (l lease.Leas
 }
 
 // apply runs the TxSink's batch and the cursor save in one fenced
-// transaction: both happen or neither does. The fence goes with the BEGIN.
+// transaction: both happen or neither does. The fence goes with the BEGIN,
+// the COMMIT with the cursor save.
 func (d *Dispatcher) apply(ctx context.Context, l lease.Lease, events []Stored, last Position) error {
 	var held bool
 	return pg.InTxBatch(ctx, d.pool, func(b *pg.Batch) { l.FenceIn(ctx, b, &held) }, func(tx pgx.Tx) error {
@@ -194,7 +195,13 @@ func (d *Dispatcher) apply(ctx context.Context, l lease.Lease, events []Stored, 
 		if err := d.txSink.Apply(ctx, tx, events); err != nil {
 			return fmt.Errorf("apply %d events: %w", len(events), err)
 		}
-		return saveCursor(ctx, db.New(tx), d.id, last)
+		var b pg.Batch
+		queueCursorSave(ctx, &b, d.id, last)
+		b.Commit()
+		if err := b.Send(ctx, tx); err != nil {
+			return fmt.Errorf("save cursor of sink %s at %s: %w", d.id, last, err)
+		}
+		return nil
 	})
 }
 
@@ -212,7 +219,7 @@ func (d *Dispatcher) deliver(ctx context.Context, l lease.Lease, events []Stored
 	var held bool
 	return pg.InTxBatch(ctx, d.pool, func(b *pg.Batch) {
 		l.FenceIn(ctx, b, &held)
-		pg.Exec(ctx, b, (*db.Queries).OutboxCursorSave, db.OutboxCursorSaveParams{Sink: d.id, Txid: last.TxID, Seq: last.Seq})
+		queueCursorSave(ctx, b, d.id, last)
 	}, func(pgx.Tx) error {
 		if !held {
 			return lease.ErrFenced
