@@ -137,7 +137,7 @@ UPDATE allocations a SET released_at = compute_now() WHERE a.id = $1 AND a.relea
 
 // Releases an allocation and frees its atoms from now on, in one statement:
 // the part of its bookings that has not started is deleted, a running
-// booking ends now (its past stays, for usage and audit). The two touch
+// booking ends at this instant (its past stays, for usage and audit). The two touch
 // disjoint rows (starting before now, or not). Zero rows: the allocation
 // was released already.
 func (q *Queries) AllocationReleaseWithBookings(ctx context.Context, allocationID string) (int64, error) {

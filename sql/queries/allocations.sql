@@ -30,7 +30,7 @@ SELECT a.id, a.reservation_id, a.node_id, n.pool_id, a.device_ids, a.vcpu, a.mem
 -- name: AllocationReleaseWithBookings :execrows
 -- Releases an allocation and frees its atoms from now on, in one statement:
 -- the part of its bookings that has not started is deleted, a running
--- booking ends now (its past stays, for usage and audit). The two touch
+-- booking ends at this instant (its past stays, for usage and audit). The two touch
 -- disjoint rows (starting before now, or not). Zero rows: the allocation
 -- was released already.
 WITH future AS (
