@@ -30,3 +30,13 @@ func (s *Service) FrontierLag(ctx context.Context, now func() time.Time) (outbox
 	}
 	return lag, nil
 }
+
+// SinkLag is how far an outbox sink is behind the log, for /readyz (see
+// outbox.ReadSinkLag; now is business time, clock.Clock's Now).
+func (s *Service) SinkLag(ctx context.Context, sinkID string, now time.Time) (time.Duration, error) {
+	lag, err := outbox.ReadSinkLag(ctx, s.q(), sinkID, now)
+	if err != nil {
+		return 0, pg.Translate(err, "lag of sink "+sinkID)
+	}
+	return lag, nil
+}

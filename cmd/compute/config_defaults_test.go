@@ -10,6 +10,7 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/config"
+	"github.com/bettercompute/compute/natsink"
 	"github.com/bettercompute/compute/webhook"
 )
 
@@ -57,6 +58,11 @@ func TestConfigDefaultsAreThePackagesDefaults(t *testing.T) {
 		"WEBHOOK_BREAKER_COOLDOWN":          {cfg.WebhookBreakerCooldown, webhook.DefaultBreakerCooldown},
 		"WEBHOOK_BREAKER_MAX_COOLDOWN":      {cfg.WebhookBreakerMaxCooldown, webhook.DefaultBreakerMaxCooldown},
 		"WEBHOOK_RECOVER_INTERVAL":          {cfg.WebhookRecoverInterval, webhook.DefaultRecoverInterval},
+		"NATS_STREAM":                       {cfg.NATSStream, natsink.DefaultStream},
+		"NATS_STORAGE":                      {cfg.NATSStorage, natsink.DefaultStorage},
+		"NATS_REPLICAS":                     {cfg.NATSReplicas, natsink.DefaultReplicas},
+		"NATS_MAX_AGE":                      {cfg.NATSMaxAge, natsink.DefaultMaxAge},
+		"NATS_DUPLICATE_WINDOW":             {cfg.NATSDuplicateWindow, natsink.DefaultDuplicateWindow},
 	} {
 		if got, want := fmt.Sprint(pair[0]), fmt.Sprint(pair[1]); got != want {
 			t.Errorf("COMPUTE_%s defaults to %s in internal/config but its package's default is %s", name, got, want)

@@ -161,16 +161,24 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 			return err
 		}
 	}
+	checks := readyChecks(cfg, pool, clk)
 	if cfg.Has("dispatcher") {
 		for _, d := range sinks(bgPool, owner, bg, wakeWorker, svc.queries.CursorsMoved, logger) {
 			obs.dispatcher(d)
 			p := pokes()
 			goRun(func() { d.Run(runCtx, cfg.PollInterval, p) })
 		}
+		if nc, ok := jetStreamConfig(cfg, owner); ok { // every event to NATS JetStream, through the Router
+			check, err := startJetStream(runCtx, nc, bgPool, owner, obs, cfg.PollInterval, pokes(), logger, goRun)
+			if err != nil {
+				return err
+			}
+			checks = append(checks, check)
+		}
 	}
 	if !cfg.Has("api") {
 		if cfg.MetricsAddr != "" {
-			stop := serveProbes(cfg, pool, clk, obs.registry, logger)
+			stop := serveProbes(cfg, pool, clk, obs.registry, checks, logger)
 			defer stop()
 		}
 		logger.Info("running", "roles", cfg.Roles)
@@ -189,7 +197,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	e := httpapi.New(httpapi.Deps{
 		Pool: pool, Commands: svc.handlers, Clock: clk, Auth: auth, Logger: logger, BodyLimit: cfg.BodyLimit,
 		CommandTimeout: cfg.CommandTimeout,
-		ReadyChecks:    []httpapi.ReadyCheck{frontierCheck(pool)},
+		ReadyChecks:    checks,
 		CORSOrigins:    cfg.CORSOrigins, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
 		Registry: obs.registry, TracerProvider: obs.tp,
 	}, apiRoutes(pool, svc, broker)...)
@@ -215,15 +223,15 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	return nil
 }
 
-// serveProbes serves /healthz, /readyz (database, clock.skew, the outbox
-// frontier) and /metrics on cfg.MetricsAddr for a process without the api
-// role, whose API listener would otherwise carry them. The returned
-// function stops it.
-func serveProbes(cfg config.Config, pool *pgxpool.Pool, clk *clock.Clock, reg *prometheus.Registry, logger *slog.Logger) func() {
+// serveProbes serves /healthz, /readyz (database, clock.skew and checks)
+// and /metrics on cfg.MetricsAddr for a process without the api role,
+// whose API listener would otherwise carry them. The returned function
+// stops it.
+func serveProbes(cfg config.Config, pool *pgxpool.Pool, clk *clock.Clock, reg *prometheus.Registry, checks []httpapi.ReadyCheck, logger *slog.Logger) func() {
 	limits := listenerLimits(cfg)
 	limits.MaxConns = 64 // scrapers and probes
 	srv := httpapi.NewServer(cfg.MetricsAddr, httpapi.Probes(httpapi.Deps{
-		Pool: pool, Clock: clk, Logger: logger, ReadyChecks: []httpapi.ReadyCheck{frontierCheck(pool)}, Registry: reg,
+		Pool: pool, Clock: clk, Logger: logger, ReadyChecks: checks, Registry: reg,
 	}), limits)
 	go func() {
 		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -270,6 +278,18 @@ func pickListenURL(cfg config.Config, dbURL string) string {
 		return ""
 	}
 	return dbURL
+}
+
+// readyChecks are the /readyz checks of every process beyond the
+// database and clock.skew: the outbox frontier, and the JetStream sink's
+// lag when it is configured. A process running the sink adds its
+// connection's (startJetStream).
+func readyChecks(cfg config.Config, pool *pgxpool.Pool, clk *clock.Clock) []httpapi.ReadyCheck {
+	checks := []httpapi.ReadyCheck{frontierCheck(pool)}
+	if cfg.NATSURL != "" {
+		checks = append(checks, jetStreamLagCheck(pool, clk))
+	}
+	return checks
 }
 
 // frontierCheck reports the outbox frontier lag in /readyz: a transaction

@@ -22,9 +22,9 @@ var Table = [][]string{
 	{"outbox"},                      // the event log
 	{"commands"},                    // the only writer
 	{"projections", "queries"},      // the read side
-	{"gateway", "webhook", "billing", "eventstream", "agent", "torture"}, // delivery: daemons, webhooks, billing, SSE; the daemon itself; the torture run
-	{"httpapi", "console", "client"},                                     // the HTTP API; the web console, which serves files and imports nothing of ours; the API's Go client, which imports nothing of ours either
-	{"cmd", "chaos", "examples", "devtools"},                             // programs, fault tests, development tools
+	{"gateway", "webhook", "billing", "eventstream", "natsink", "agent", "torture"}, // delivery: daemons, webhooks, billing, SSE, NATS JetStream; the daemon itself; the torture run
+	{"httpapi", "console", "client"},                                                // the HTTP API; the web console, which serves files and imports nothing of ours; the API's Go client, which imports nothing of ours either
+	{"cmd", "chaos", "examples", "devtools"},                                        // programs, fault tests, development tools
 }
 
 // Of returns the layer of a package path relative to the module root ("",

@@ -138,6 +138,30 @@ type Config struct {
 	BillingSecret string `envconfig:"BILLING_SECRET"`
 	// BillingTimeout bounds one billing request.
 	BillingTimeout time.Duration `envconfig:"BILLING_TIMEOUT" default:"15s"`
+	// NATSURL turns the JetStream sink on: the dispatcher role forwards
+	// every event to NATS JetStream at this URL (nats://host:4222, several
+	// comma separated; tls:// for TLS), on subjects compute.<tenant>.<type>
+	// (docs/operations/scale-out.md). Empty: nothing connects to NATS.
+	NATSURL string `envconfig:"NATS_URL"`
+	// NATSCreds is a NATS credentials file (JWT and nkey seed), for a
+	// server with decentralised auth; user and password or a token can go
+	// in NATSURL instead.
+	NATSCreds string `envconfig:"NATS_CREDS"`
+	// NATSStream is the JetStream stream the sink creates or updates at
+	// start, with the subjects compute.>.
+	NATSStream string `envconfig:"NATS_STREAM" default:"COMPUTE_EVENTS"`
+	// NATSStorage is the stream's storage: file or memory.
+	NATSStorage string `envconfig:"NATS_STORAGE" default:"file"`
+	// NATSReplicas is the stream's replica count (1 to 5; a clustered
+	// JetStream is needed above 1).
+	NATSReplicas int `envconfig:"NATS_REPLICAS" default:"1"`
+	// NATSMaxAge is how long the stream keeps a message; 0 keeps them
+	// until removed by hand.
+	NATSMaxAge time.Duration `envconfig:"NATS_MAX_AGE" default:"720h"`
+	// NATSDuplicateWindow is how long JetStream remembers a Nats-Msg-Id
+	// (the event id) to drop a second copy: it must cover a redelivery
+	// after a takeover or a lost acknowledgement.
+	NATSDuplicateWindow time.Duration `envconfig:"NATS_DUPLICATE_WINDOW" default:"2m"`
 	// ShutdownTimeout bounds graceful shutdown.
 	ShutdownTimeout time.Duration `envconfig:"SHUTDOWN_TIMEOUT" default:"10s"`
 
@@ -241,6 +265,9 @@ func Load() (Config, error) {
 	if c.BillingURL != "" && c.BillingTimeout <= 0 {
 		return Config{}, fmt.Errorf("configuration: COMPUTE_BILLING_TIMEOUT must be positive")
 	}
+	if err := c.checkNATS(); err != nil {
+		return Config{}, err
+	}
 	for name, v := range map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": c.OTLPEndpoint,
 		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": c.OTLPTracesEndpoint} {
 		if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
@@ -301,4 +328,29 @@ func corsOrigins(in []string) ([]string, error) {
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// checkNATS checks the JetStream sink's settings when it is on
+// (COMPUTE_NATS_URL set): a stream JetStream would refuse is refused here,
+// at start, rather than retried for ever by the sink.
+func (c Config) checkNATS() error {
+	if c.NATSURL == "" {
+		if c.NATSCreds != "" {
+			return fmt.Errorf("configuration: COMPUTE_NATS_CREDS is set without COMPUTE_NATS_URL")
+		}
+		return nil
+	}
+	switch {
+	case c.NATSStream == "" || strings.ContainsAny(c.NATSStream, " \t.*>/\\"):
+		return fmt.Errorf("configuration: COMPUTE_NATS_STREAM %q is not a stream name (no spaces, '.', '*', '>', '/' or '\\')", c.NATSStream)
+	case c.NATSStorage != "file" && c.NATSStorage != "memory":
+		return fmt.Errorf("configuration: COMPUTE_NATS_STORAGE must be file or memory, not %q", c.NATSStorage)
+	case c.NATSReplicas < 1 || c.NATSReplicas > 5:
+		return fmt.Errorf("configuration: COMPUTE_NATS_REPLICAS must be 1 to 5, not %d", c.NATSReplicas)
+	case c.NATSDuplicateWindow <= 0:
+		return fmt.Errorf("configuration: COMPUTE_NATS_DUPLICATE_WINDOW must be positive")
+	case c.NATSMaxAge < 0 || (c.NATSMaxAge > 0 && c.NATSMaxAge < c.NATSDuplicateWindow):
+		return fmt.Errorf("configuration: COMPUTE_NATS_MAX_AGE must be 0 (keep) or at least COMPUTE_NATS_DUPLICATE_WINDOW")
+	}
+	return nil
 }

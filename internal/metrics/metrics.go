@@ -42,6 +42,7 @@ const (
 	NameWorkQueueItems         = "compute_workqueue_items_total"
 	NameWorkQueueItemDuration  = "compute_workqueue_item_duration_seconds"
 	NamePlacementRejections    = "compute_placement_rejections_total"
+	NameNATSConnected          = "compute_nats_connected"
 )
 
 // NewRegistry returns the registry a compute process serves on /metrics,
