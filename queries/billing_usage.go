@@ -92,14 +92,15 @@ func (s *Service) ListUsageWindows(ctx context.Context, actor core.Actor, l List
 		}
 		afterKey = after[1]
 	}
-	if err := s.waitFor(ctx, l.MinPosition, projections.NameUsageWindows); err != nil {
+	q, err := s.readModel(ctx, l.MinPosition, projections.NameUsageWindows)
+	if err != nil {
 		return nil, "", err
 	}
 	var rsv *string
 	if l.ReservationID != "" {
 		rsv = &l.ReservationID
 	}
-	rows, err := s.q().RmUsageWindowList(ctx, db.RmUsageWindowListParams{TenantID: tenantFilter(actor, l.Tenant),
+	rows, err := q.RmUsageWindowList(ctx, db.RmUsageWindowListParams{TenantID: tenantFilter(actor, l.Tenant),
 		ReservationID: rsv, AfterStart: afterStart, AfterKey: afterKey, MaxRows: int32(limit + 1)})
 	if err != nil {
 		return nil, "", wrap(err, "usage windows")

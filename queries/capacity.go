@@ -40,10 +40,10 @@ func (s *Service) PoolCapacity(ctx context.Context, actor core.Actor, poolID str
 	if err := requireOperator(actor, "pool capacity"); err != nil {
 		return PoolCapacity{}, err
 	}
-	if err := s.waitFor(ctx, min, projections.NameFleet); err != nil {
+	q, err := s.readModel(ctx, min, projections.NameFleet)
+	if err != nil {
 		return PoolCapacity{}, err
 	}
-	q := s.q()
 	c, err := q.RmFleetPoolCapacity(ctx, poolID)
 	if err != nil {
 		return PoolCapacity{}, wrap(err, "pool "+poolID)

@@ -29,10 +29,10 @@ func (s *Service) DeviceHolders(ctx context.Context, actor core.Actor, deviceID 
 	if at.IsZero() {
 		return nil, core.Errorf(core.CodeInvalidArgument, "a point in time (at) is required")
 	}
-	if err := s.waitFor(ctx, min, projections.NameFleet, projections.NameDeviceHolders); err != nil {
+	q, err := s.readModel(ctx, min, projections.NameFleet, projections.NameDeviceHolders)
+	if err != nil {
 		return nil, err
 	}
-	q := s.q()
 	if _, err := q.RmFleetDeviceGet(ctx, deviceID); err != nil {
 		return nil, wrap(err, "device "+deviceID)
 	}

@@ -135,10 +135,10 @@ func (s *Service) GetNode(ctx context.Context, actor core.Actor, id string, min 
 	if err := requireOperator(actor, "nodes"); err != nil {
 		return Node{}, err
 	}
-	if err := s.waitFor(ctx, min, projections.NameFleet, projections.NameDeviceHolders); err != nil {
+	q, err := s.readModel(ctx, min, projections.NameFleet, projections.NameDeviceHolders)
+	if err != nil {
 		return Node{}, err
 	}
-	q := s.q()
 	r, err := q.RmFleetNodeGet(ctx, id)
 	if err != nil {
 		return Node{}, wrap(err, "node "+id)
@@ -204,14 +204,15 @@ func (s *Service) ListNodes(ctx context.Context, actor core.Actor, l ListNodes) 
 	if after != nil {
 		afterID = after[0]
 	}
-	if err := s.waitFor(ctx, l.MinPosition, projections.NameFleet); err != nil {
+	q, err := s.readModel(ctx, l.MinPosition, projections.NameFleet)
+	if err != nil {
 		return nil, "", err
 	}
 	var pool *string
 	if l.PoolID != "" {
 		pool = &l.PoolID
 	}
-	rows, err := s.q().RmFleetNodeList(ctx, db.RmFleetNodeListParams{PoolID: pool, AfterID: afterID, MaxRows: int32(limit + 1)})
+	rows, err := q.RmFleetNodeList(ctx, db.RmFleetNodeListParams{PoolID: pool, AfterID: afterID, MaxRows: int32(limit + 1)})
 	if err != nil {
 		return nil, "", wrap(err, "nodes")
 	}

@@ -47,10 +47,11 @@ func reservationOf(r db.RmReservation) (Reservation, error) {
 // ReservationDetail). Another tenant's reservation is NOT_FOUND, never a
 // hint that it exists.
 func (s *Service) GetReservation(ctx context.Context, actor core.Actor, id string, min outbox.Position) (ReservationDetail, error) {
-	if err := s.waitFor(ctx, min, projections.NameReservations); err != nil {
+	q, err := s.readModel(ctx, min, projections.NameReservations)
+	if err != nil {
 		return ReservationDetail{}, err
 	}
-	r, err := s.q().RmReservationGet(ctx, id)
+	r, err := q.RmReservationGet(ctx, id)
 	if err != nil {
 		return ReservationDetail{}, wrap(err, "reservation "+id)
 	}
@@ -98,14 +99,15 @@ func (s *Service) ListReservations(ctx context.Context, actor core.Actor, l List
 	if l.State != "" && !validState(core.State(l.State)) {
 		return nil, "", core.Errorf(core.CodeInvalidArgument, "unknown reservation state %q", l.State)
 	}
-	if err := s.waitFor(ctx, l.MinPosition, projections.NameReservations); err != nil {
+	q, err := s.readModel(ctx, l.MinPosition, projections.NameReservations)
+	if err != nil {
 		return nil, "", err
 	}
 	var state *string
 	if l.State != "" {
 		state = &l.State
 	}
-	rows, err := s.q().RmReservationList(ctx, db.RmReservationListParams{TenantID: tenantFilter(actor, l.Tenant),
+	rows, err := q.RmReservationList(ctx, db.RmReservationListParams{TenantID: tenantFilter(actor, l.Tenant),
 		State: state, AfterTxid: from.TxID, AfterSeq: from.Seq, MaxRows: int32(limit + 1)})
 	if err != nil {
 		return nil, "", wrap(err, "reservations")

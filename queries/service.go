@@ -15,6 +15,7 @@ package queries
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -35,9 +36,15 @@ const (
 	MaxLimit            = 500
 )
 
-// Service runs the queries against one database.
+// Service runs the queries against one database, and the read-model
+// queries against its read replica while the replica keeps up.
 type Service struct {
 	Pool *pgxpool.Pool
+	// Replica, when set, serves the read-model queries (those that take
+	// minPosition) while it is in rotation. The other reads (sites, pools,
+	// tenants, tokens: the write model's own rows, read back right after a
+	// write with no position to wait for) stay on Pool.
+	Replica *Replica
 	// WaitTimeout bounds a minPosition wait (default 5 s).
 	WaitTimeout time.Duration
 	// PollInterval is how often a minPosition wait re-reads the cursors
@@ -86,9 +93,36 @@ func New(pool *pgxpool.Pool) *Service { return &Service{Pool: pool} }
 
 func (s *Service) q() *db.Queries { return db.New(s.Pool) }
 
-// waitFor returns once every projection in sinks has passed min (the zero
-// position needs no wait), or UNAVAILABLE after WaitTimeout.
-func (s *Service) waitFor(ctx context.Context, min outbox.Position, sinks ...string) error {
+// replicaReads says whether read-model queries go to the replica now.
+func (s *Service) replicaReads() bool { return s.Replica != nil && s.Replica.InRotation() }
+
+// readModel picks the database a read-model query reads (the replica while
+// it is in rotation, else the primary) and returns it once every projection
+// in sinks has passed min there (waitOn). The query must read what
+// readModel returned: a projection's cursor on one server says nothing of
+// another's read model.
+func (s *Service) readModel(ctx context.Context, min outbox.Position, sinks ...string) (*db.Queries, error) {
+	if s.replicaReads() {
+		q := db.New(s.Replica.Pool)
+		err := s.waitOn(ctx, q, s.replicaReads, min, sinks...)
+		if !errors.Is(err, errLeftRotation) {
+			return q, err
+		}
+		// Out of rotation while waiting: the primary is ahead of the
+		// replica, so what it shows passed min at least as soon.
+	}
+	q := s.q()
+	return q, s.waitOn(ctx, q, nil, min, sinks...)
+}
+
+// errLeftRotation ends a wait on the replica that left rotation.
+var errLeftRotation = errors.New("read replica left rotation")
+
+// waitOn returns once every projection in sinks has passed min on q's
+// server (the zero position needs no wait), or UNAVAILABLE after
+// WaitTimeout. When stay is set and says false, it gives up with
+// errLeftRotation.
+func (s *Service) waitOn(ctx context.Context, q *db.Queries, stay func() bool, min outbox.Position, sinks ...string) error {
 	if min.IsZero() {
 		return nil
 	}
@@ -103,9 +137,11 @@ func (s *Service) waitFor(ctx context.Context, min outbox.Position, sinks ...str
 	defer deadline.Stop()
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
-	q := s.q()
 	for _, sink := range sinks {
 		for {
+			if stay != nil && !stay() {
+				return errLeftRotation
+			}
 			moved := s.moved.wait() // before the read, so no broadcast after it is missed
 			cur, err := outbox.CursorOf(ctx, q, sink)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/natsink"
+	"github.com/bettercompute/compute/queries"
 	"github.com/bettercompute/compute/webhook"
 )
 
@@ -50,6 +51,7 @@ func TestConfigDefaultsAreThePackagesDefaults(t *testing.T) {
 		"STREAMS_PER_TENANT":                {cfg.StreamsPerTenant, httpapi.DefaultStreamsPerTenant},
 		"STREAM_MAX_LIFETIME":               {cfg.StreamMaxLifetime, httpapi.DefaultStreamLifetime},
 		"BILLING_TIMEOUT":                   {cfg.BillingTimeout, billing.DefaultTimeout},
+		"READ_MAX_LAG":                      {cfg.ReadMaxLag, queries.DefaultReplicaMaxLag},
 		"WEBHOOK_TIMEOUT":                   {cfg.WebhookTimeout, webhook.DefaultTimeout},
 		"WEBHOOK_MAX_ENDPOINTS":             {cfg.WebhookMaxEndpoints, webhook.DefaultMaxEndpoints},
 		"WEBHOOK_MAX_INFLIGHT_PER_TENANT":   {cfg.WebhookMaxInflightPerTenant, webhook.DefaultMaxInflightPerTenant},

@@ -162,6 +162,13 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		}
 	}
 	checks := readyChecks(cfg, pool, clk)
+	if cfg.ReadDatabaseURL != "" && cfg.Has("api") { // read models from a hot standby
+		check, err := startReadReplica(runCtx, cfg, svc.queries, obs.registry, logger, goRun)
+		if err != nil {
+			return err
+		}
+		checks = append(checks, check)
+	}
 	if cfg.Has("dispatcher") {
 		for _, d := range sinks(bgPool, owner, bg, wakeWorker, svc.queries.CursorsMoved, logger) {
 			obs.dispatcher(d)

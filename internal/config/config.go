@@ -22,6 +22,15 @@ type Config struct {
 	// DatabaseURL is the PostgreSQL to use. Read from COMPUTE_DATABASE_URL or
 	// DATABASE_URL; when both are unset, serve starts a private cluster in PGDir.
 	DatabaseURL string `envconfig:"DATABASE_URL"`
+	// ReadDatabaseURL is a hot standby of DatabaseURL (a PostgreSQL
+	// streaming replica) that serves the read-model queries while it is
+	// within ReadMaxLag of the primary; empty: every read on the primary
+	// (docs/operations/scale-out.md).
+	ReadDatabaseURL string `envconfig:"READ_DATABASE_URL"`
+	// ReadMaxLag is how far behind the primary the read replica may fall
+	// and still serve reads; beyond it the reads go to the primary until
+	// it is back within half of it.
+	ReadMaxLag time.Duration `envconfig:"READ_MAX_LAG" default:"5s"`
 	// PGDir is where the private cluster lives when no DatabaseURL is set.
 	PGDir string `envconfig:"PG_DIR" default:".compute/pg"`
 	// Addr is the HTTP listen address.
@@ -249,7 +258,7 @@ func Load() (Config, error) {
 		"HTTP_MAX_HEADER_BYTES": int64(c.HTTPMaxHeaderBytes), "HTTP_MAX_CONNS": int64(c.HTTPMaxConns),
 		"STREAMS_PER_TOKEN": int64(c.StreamsPerToken), "STREAMS_PER_TENANT": int64(c.StreamsPerTenant),
 		"STREAM_MAX_LIFETIME": int64(c.StreamMaxLifetime), "NODE_RESYNC_EVERY": int64(c.NodeResyncEvery),
-		"COMMAND_TIMEOUT": int64(c.CommandTimeout), "PRUNE_EVERY": int64(c.PruneEvery),
+		"COMMAND_TIMEOUT": int64(c.CommandTimeout), "PRUNE_EVERY": int64(c.PruneEvery), "READ_MAX_LAG": int64(c.ReadMaxLag),
 		"MAX_OPEN_NODE_JOBS": int64(c.MaxOpenNodeJobs),
 	} {
 		if v <= 0 {

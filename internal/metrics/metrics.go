@@ -43,6 +43,8 @@ const (
 	NameWorkQueueItemDuration  = "compute_workqueue_item_duration_seconds"
 	NamePlacementRejections    = "compute_placement_rejections_total"
 	NameNATSConnected          = "compute_nats_connected"
+	NameReadReplicaLag         = "compute_read_replica_lag_seconds"
+	NameReadReplicaInRotation  = "compute_read_replica_in_rotation"
 )
 
 // NewRegistry returns the registry a compute process serves on /metrics,

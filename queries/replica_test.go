@@ -1,0 +1,131 @@
+package queries_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
+	"github.com/bettercompute/compute/outbox"
+	"github.com/bettercompute/compute/projections"
+	"github.com/bettercompute/compute/queries"
+)
+
+// replicated is a primary with a seeded fleet and its projections, a
+// standby whose statements are logged, and a query service reading the
+// standby through a Replica.
+type replicated struct {
+	r       *pgtest.Replicated
+	h       *commands.Handlers
+	disps   []*outbox.Dispatcher
+	log     *pgtest.StatementLog
+	replica *queries.Replica
+	svc     *queries.Service
+}
+
+func newReplicated(t *testing.T) *replicated {
+	t.Helper()
+	r := pgtest.NewReplicated(t)
+	f := &replicated{r: r, h: commands.New(r.Pool, commands.Config{}), log: &pgtest.StatementLog{}}
+	commandstest.Seed(t, r.DB, f.h, 0)
+	commandstest.Node(t, f.h, "n1", core.GPULayout{Mode: core.GPUExclusive})
+	for _, p := range projections.All() {
+		f.disps = append(f.disps, outbox.NewTxDispatcher(r.Pool, "test", p, nil))
+	}
+	standby, err := pg.Connect(context.Background(), r.StandbyURL, pg.PoolOptions{MaxConns: 4,
+		Tracer: pg.RoundTripTracer{Next: f.log}})
+	require.NoError(t, err)
+	t.Cleanup(standby.Close)
+	f.replica = &queries.Replica{Pool: standby, Primary: r.Pool}
+	f.svc = &queries.Service{Pool: r.Pool, Replica: f.replica}
+	return f
+}
+
+// book creates a reservation on the primary and runs the projections
+// there until they passed it; it returns the create's answer.
+func (f *replicated) book(t *testing.T) commands.ReservationResult {
+	t.Helper()
+	ctx := context.Background()
+	res, err := f.h.CreateReservation(ctx, tenantA, commands.CreateReservation{PoolID: commandstest.Pool, GPUs: 1,
+		Start: at(1), End: at(2)})
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationBooked, res.Reservation.State)
+	for _, d := range f.disps {
+		for {
+			cur, err := outbox.CursorOf(ctx, f.r.Q, d.SinkID())
+			require.NoError(t, err)
+			if !cur.Less(res.Position) {
+				break
+			}
+			_, err = d.RunOnce(ctx)
+			require.NoError(t, err)
+		}
+	}
+	_, err = f.h.ReleaseReservation(ctx, tenantA, commands.ReleaseReservation{ReservationID: res.Reservation.ID})
+	require.NoError(t, err)
+	return res
+}
+
+// A read-model query with minPosition, served by the standby, never
+// answers from a read model older than the position: it waits until the
+// standby has replayed the projection that passed it.
+func TestReplicaServesReadModelsAtTheirPosition(t *testing.T) {
+	t.Parallel()
+	f := newReplicated(t)
+	ctx := context.Background()
+	_, err := f.replica.Check(ctx, time.Now())
+	require.NoError(t, err)
+	require.True(t, f.replica.InRotation(), "a standby that keeps up is in rotation")
+	f.log.Take()
+	for range 20 {
+		res := f.book(t)
+		got, err := f.svc.GetReservation(ctx, tenantA, res.Reservation.ID, res.Position)
+		require.NoError(t, err, "the standby shows the reservation once it replayed its projection")
+		require.Equal(t, core.ReservationBooked, got.State)
+	}
+	require.Contains(t, f.log.Take(), "RmReservationGet", "the standby served the reads")
+}
+
+// A standby that stops replaying is taken out of rotation once a check
+// finds it further behind than MaxLag, and the reads go to the primary; it
+// comes back once it has caught up.
+func TestReplicaThatStopsReplayingLeavesRotation(t *testing.T) {
+	t.Parallel()
+	f := newReplicated(t)
+	ctx := context.Background()
+	t0 := time.Now()
+	_, err := f.replica.Check(ctx, t0)
+	require.NoError(t, err)
+	require.True(t, f.replica.InRotation())
+
+	_, err = f.replica.Pool.Exec(ctx, "SELECT pg_wal_replay_pause()")
+	require.NoError(t, err)
+	res := f.book(t)
+	_, err = f.r.Pool.Exec(ctx, "SELECT pg_switch_wal()") // the writes leave the primary's buffers
+	require.NoError(t, err)
+	_, err = f.replica.Check(ctx, t0.Add(10*time.Second)) // samples the primary after the writes
+	require.NoError(t, err)
+	lag, err := f.replica.Check(ctx, t0.Add(20*time.Second))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, lag, 10*time.Second)
+	require.False(t, f.replica.InRotation(), "10 s behind is beyond the 5 s bound")
+
+	f.log.Take()
+	got, err := f.svc.GetReservation(ctx, tenantA, res.Reservation.ID, res.Position)
+	require.NoError(t, err, "the primary answers, not a 503")
+	require.Equal(t, core.ReservationBooked, got.State)
+	require.NotContains(t, f.log.Take(), "RmReservationGet", "the paused standby served nothing")
+
+	_, err = f.replica.Pool.Exec(ctx, "SELECT pg_wal_replay_resume()")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, err := f.replica.Check(ctx, time.Now())
+		return err == nil && f.replica.InRotation()
+	}, time.Minute, 20*time.Millisecond, "back in rotation once it caught up")
+}
