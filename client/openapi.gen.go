@@ -980,6 +980,26 @@ type CreatePoolRequestKind string
 // CreatePoolRequestWorkloadNetwork The network its allocations' workloads get, carried to the node in every assignment; absent means none. none: a network namespace of their own with loopback only. bridge: a namespace of their own with NAT egress; the node's own addresses, metadata addresses, the control plane and other allocations are refused. host: the node's own network, for pools with a single tenant only (a workload reaches whatever the node reaches). Set at creation; any other value is 400 INVALID_ARGUMENT.
 type CreatePoolRequestWorkloadNetwork string
 
+// CreatePriorityClassRequest defines model for CreatePriorityClassRequest.
+type CreatePriorityClassRequest struct {
+	Description *string `json:"description,omitempty"`
+
+	// GraceSeconds What a displaced workload gets between SIGTERM and the kill (default 30).
+	GraceSeconds *int64 `json:"graceSeconds,omitempty"`
+
+	// IsDefault Make it the default class; 409 while another class is the default.
+	IsDefault *bool `json:"isDefault,omitempty"`
+
+	// Name Examples: standard, batch, production-high
+	Name PriorityClassName `json:"name"`
+
+	// Preemptible Whether reservations of the class may be displaced by a strictly higher value (default false).
+	Preemptible *bool `json:"preemptible,omitempty"`
+
+	// Value Higher is more important.
+	Value int64 `json:"value"`
+}
+
 // CreateReservationRequest Where (exactly one of poolId and siteId), what (GPU atoms on one node:
 // whole GPUs, optionally of gpuModel; or MIG instances of migProfile; or
 // slots of slotKind; plus vCPU, memory in MB and disk in GB on the same
@@ -992,13 +1012,27 @@ type CreateReservationRequest struct {
 	MemoryMb *int64    `json:"memoryMb,omitempty"`
 
 	// MigProfile Examples: 1g.10gb
-	MigProfile  *string                           `json:"migProfile,omitempty"`
-	PoolID      *string                           `json:"poolId,omitempty"`
-	SiteID      *string                           `json:"siteId,omitempty"`
-	SlotKind    *CreateReservationRequestSlotKind `json:"slotKind,omitempty"`
-	Start       time.Time                         `json:"start"`
-	Tolerations *[]Taint                          `json:"tolerations,omitempty"`
-	Vcpu        *int64                            `json:"vcpu,omitempty"`
+	MigProfile *string `json:"migProfile,omitempty"`
+	PoolID     *string `json:"poolId,omitempty"`
+
+	// Preemptible What the caller expects of the class: `false` ("do not preempt
+	// me") with a preemptible class is 400, and so is `true` with a class
+	// that is not preemptible. Left out, the reservation is whatever its
+	// class is.
+	Preemptible *bool `json:"preemptible,omitempty"`
+
+	// PriorityClass The reservation's priority class (default: the default class). A
+	// class that does not exist is 400, one the tenant may not use 403
+	// (GET /v1/tenants/{tenant}/priority-classes lists the ones it may).
+	//
+	//
+	// Examples: standard, batch, production-high
+	PriorityClass *PriorityClassName                `json:"priorityClass,omitempty"`
+	SiteID        *string                           `json:"siteId,omitempty"`
+	SlotKind      *CreateReservationRequestSlotKind `json:"slotKind,omitempty"`
+	Start         time.Time                         `json:"start"`
+	Tolerations   *[]Taint                          `json:"tolerations,omitempty"`
+	Vcpu          *int64                            `json:"vcpu,omitempty"`
 }
 
 // CreateReservationRequestSlotKind defines model for CreateReservationRequest.SlotKind.
@@ -1354,6 +1388,52 @@ type PoolResultKind string
 // PoolResultWorkloadNetwork The network its allocations' workloads get (see CreatePoolRequest.workloadNetwork).
 type PoolResultWorkloadNetwork string
 
+// PriorityClass defines model for PriorityClass.
+type PriorityClass struct {
+	CreatedAt    time.Time `json:"createdAt"`
+	Description  string    `json:"description"`
+	GraceSeconds int32     `json:"graceSeconds"`
+
+	// IsDefault The class a reservation that names none gets; every tenant may use it.
+	IsDefault bool `json:"isDefault"`
+
+	// Name Examples: standard, batch, production-high
+	Name        PriorityClassName `json:"name"`
+	Preemptible bool              `json:"preemptible"`
+	Value       int32             `json:"value"`
+	Version     int64             `json:"version"`
+}
+
+// PriorityClassName Examples: standard, batch, production-high
+type PriorityClassName = string
+
+// PriorityClassPage defines model for PriorityClassPage.
+type PriorityClassPage struct {
+	Items []PriorityClass `json:"items"`
+
+	// NextCursor Cursor of the next page; empty on the last page.
+	NextCursor string `json:"nextCursor"`
+}
+
+// PriorityClassResult defines model for PriorityClassResult.
+type PriorityClassResult struct {
+	CreatedAt    time.Time `json:"createdAt"`
+	Description  string    `json:"description"`
+	GraceSeconds int32     `json:"graceSeconds"`
+
+	// IsDefault The class a reservation that names none gets; every tenant may use it.
+	IsDefault bool `json:"isDefault"`
+
+	// Name Examples: standard, batch, production-high
+	Name PriorityClassName `json:"name"`
+
+	// Position Opaque cursor of the event written.
+	Position    string `json:"position"`
+	Preemptible bool   `json:"preemptible"`
+	Value       int32  `json:"value"`
+	Version     int64  `json:"version"`
+}
+
 // Quota defines model for Quota.
 type Quota struct {
 	// Max The limit.
@@ -1483,14 +1563,23 @@ type ReadReservation struct {
 	PoolID *string `json:"poolId,omitempty"`
 
 	// Position Log position of the last event applied to it.
-	Position    string               `json:"position"`
-	SiteID      *string              `json:"siteId,omitempty"`
-	Start       time.Time            `json:"start"`
-	State       ReadReservationState `json:"state"`
-	Tenant      string               `json:"tenant"`
-	Tolerations []string             `json:"tolerations"`
-	UpdatedAt   time.Time            `json:"updatedAt"`
-	Version     int                  `json:"version"`
+	Position string `json:"position"`
+
+	// Preemptible The class's flag, copied when the reservation was created.
+	Preemptible bool `json:"preemptible"`
+
+	// Priority The class's value, copied when the reservation was created.
+	Priority int32 `json:"priority"`
+
+	// PriorityClass Its priority class.
+	PriorityClass string               `json:"priorityClass"`
+	SiteID        *string              `json:"siteId,omitempty"`
+	Start         time.Time            `json:"start"`
+	State         ReadReservationState `json:"state"`
+	Tenant        string               `json:"tenant"`
+	Tolerations   []string             `json:"tolerations"`
+	UpdatedAt     time.Time            `json:"updatedAt"`
+	Version       int                  `json:"version"`
 }
 
 // ReadReservationState defines model for ReadReservation.State.
@@ -1516,8 +1605,17 @@ type ReadReservationDetail struct {
 	PoolID *string `json:"poolId,omitempty"`
 
 	// Position Log position of the last event applied to it.
-	Position string  `json:"position"`
-	SiteID   *string `json:"siteId,omitempty"`
+	Position string `json:"position"`
+
+	// Preemptible The class's flag, copied when the reservation was created.
+	Preemptible bool `json:"preemptible"`
+
+	// Priority The class's value, copied when the reservation was created.
+	Priority int32 `json:"priority"`
+
+	// PriorityClass Its priority class.
+	PriorityClass string  `json:"priorityClass"`
+	SiteID        *string `json:"siteId,omitempty"`
 
 	// Spec What a reservation asked for.
 	Spec        ReservationSpec            `json:"spec"`
@@ -1606,15 +1704,24 @@ type ReservationResult struct {
 	PoolID *string `json:"poolId,omitempty"`
 
 	// Position Opaque cursor of the event written.
-	Position    string                     `json:"position"`
-	SiteID      *string                    `json:"siteId,omitempty"`
-	SlotKind    *ReservationResultSlotKind `json:"slotKind,omitempty"`
-	Start       time.Time                  `json:"start"`
-	State       ReservationResultState     `json:"state"`
-	Tenant      TenantID                   `json:"tenant"`
-	Tolerations []Taint                    `json:"tolerations"`
-	Vcpu        int64                      `json:"vcpu"`
-	Version     int64                      `json:"version"`
+	Position string `json:"position"`
+
+	// Preemptible The class's flag, copied when the reservation was created.
+	Preemptible bool `json:"preemptible"`
+
+	// Priority The class's value, copied when the reservation was created.
+	Priority int32 `json:"priority"`
+
+	// PriorityClass Its priority class.
+	PriorityClass string                     `json:"priorityClass"`
+	SiteID        *string                    `json:"siteId,omitempty"`
+	SlotKind      *ReservationResultSlotKind `json:"slotKind,omitempty"`
+	Start         time.Time                  `json:"start"`
+	State         ReservationResultState     `json:"state"`
+	Tenant        TenantID                   `json:"tenant"`
+	Tolerations   []Taint                    `json:"tolerations"`
+	Vcpu          int64                      `json:"vcpu"`
+	Version       int64                      `json:"version"`
 }
 
 // ReservationResultSlotKind defines model for ReservationResult.SlotKind.
@@ -1700,6 +1807,12 @@ type SetQuotaRequest struct {
 	Max int64 `json:"max"`
 }
 
+// SetTenantPriorityClassesRequest defines model for SetTenantPriorityClassesRequest.
+type SetTenantPriorityClassesRequest struct {
+	// Classes The whole new allow-list; the default class need not be named.
+	Classes []PriorityClassName `json:"classes"`
+}
+
 // Site defines model for Site.
 type Site struct {
 	CreatedAt time.Time `json:"createdAt"`
@@ -1763,6 +1876,41 @@ type TenantPage struct {
 
 	// NextCursor Cursor of the next page; empty on the last page.
 	NextCursor string `json:"nextCursor"`
+}
+
+// TenantPriorityClasses defines model for TenantPriorityClasses.
+type TenantPriorityClasses struct {
+	// Allowed What the tenant may name in a reservation (classes and the default class), in name order.
+	Allowed []string `json:"allowed"`
+
+	// Classes The allow-list as set, in name order.
+	Classes []string `json:"classes"`
+
+	// DefaultClass The default class, which every tenant may use.
+	DefaultClass string   `json:"defaultClass"`
+	Tenant       TenantID `json:"tenant"`
+
+	// Version Counts changes of the allow-list; 0 before it was first set.
+	Version int64 `json:"version"`
+}
+
+// TenantPriorityClassesResult defines model for TenantPriorityClassesResult.
+type TenantPriorityClassesResult struct {
+	// Allowed What the tenant may name in a reservation (classes and the default class), in name order.
+	Allowed []string `json:"allowed"`
+
+	// Classes The allow-list as set, in name order.
+	Classes []string `json:"classes"`
+
+	// DefaultClass The default class, which every tenant may use.
+	DefaultClass string `json:"defaultClass"`
+
+	// Position Opaque cursor of the event written; all zeros when the tenant had this set already and nothing was written.
+	Position string   `json:"position"`
+	Tenant   TenantID `json:"tenant"`
+
+	// Version Counts changes of the allow-list; 0 before it was first set.
+	Version int64 `json:"version"`
 }
 
 // Token defines model for Token.
@@ -2270,6 +2418,24 @@ type GetPoolCapacityParams struct {
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 }
 
+// ListPriorityClassesParams defines parameters for ListPriorityClasses.
+type ListPriorityClassesParams struct {
+	// Cursor The `nextCursor` of the previous page (opaque).
+	Cursor *ReadCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1–500 (default 50).
+	Limit *ReadLimit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// CreatePriorityClassParams defines parameters for CreatePriorityClass.
+type CreatePriorityClassParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (tenant, identity, key) and kept 24 h: a
+	// repeat with the same body replays the stored response (errors that are
+	// final included) and does nothing else; the same key with a different
+	// body is 422 IDEMPOTENCY_KEY_REUSED. 1 to 255 printable ASCII characters.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListReservationsParams defines parameters for ListReservations.
 type ListReservationsParams struct {
 	// Cursor The `nextCursor` of the previous page (opaque).
@@ -2481,6 +2647,9 @@ type UntaintNodeJSONRequestBody = Taint
 // CreatePoolJSONRequestBody defines body for CreatePool for application/json ContentType.
 type CreatePoolJSONRequestBody = CreatePoolRequest
 
+// CreatePriorityClassJSONRequestBody defines body for CreatePriorityClass for application/json ContentType.
+type CreatePriorityClassJSONRequestBody = CreatePriorityClassRequest
+
 // CreateReservationJSONRequestBody defines body for CreateReservation for application/json ContentType.
 type CreateReservationJSONRequestBody = CreateReservationRequest
 
@@ -2492,6 +2661,9 @@ type CreateSiteJSONRequestBody = CreateSiteRequest
 
 // UpdateSiteJSONRequestBody defines body for UpdateSite for application/json ContentType.
 type UpdateSiteJSONRequestBody = UpdateSiteRequest
+
+// SetTenantPriorityClassesJSONRequestBody defines body for SetTenantPriorityClasses for application/json ContentType.
+type SetTenantPriorityClassesJSONRequestBody = SetTenantPriorityClassesRequest
 
 // SetQuotaJSONRequestBody defines body for SetQuota for application/json ContentType.
 type SetQuotaJSONRequestBody = SetQuotaRequest
@@ -3156,6 +3328,52 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/pools/{id}/capacity (the `GetPoolCapacity` operationId).
 	GetPoolCapacity(ctx context.Context, id string, params *GetPoolCapacityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListPriorityClasses List priority classes (any role)
+	//
+	// In name order. Classes hold no tenant's data; every role may read them,
+	// as every role may name one in a reservation (a tenant may use the
+	// default class and the classes its allow-list names).
+	//
+	// Corresponds with GET /v1/priority-classes (the `ListPriorityClasses` operationId).
+	ListPriorityClasses(ctx context.Context, params *ListPriorityClassesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePriorityClassWithBody Create a priority class (operator)
+	//
+	// A class has a value (higher is more important, from -1000000000 to
+	// 1000000000), says whether reservations of it may be displaced by a
+	// strictly higher value (`preemptible`), and gives a displaced workload
+	// `graceSeconds` (default 30, at most 86400) between SIGTERM and the
+	// kill. A name that exists is 409 CONFLICT, and so is a second default
+	// class (`isDefault`: the class `standard` is the default; changing the
+	// default is not supported yet). Classes cannot be changed or deleted
+	// yet. Appends `priority_class.created`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/priority-classes (the `CreatePriorityClass` operationId).
+	CreatePriorityClassWithBody(ctx context.Context, params *CreatePriorityClassParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePriorityClass Create a priority class (operator)
+	//
+	// A class has a value (higher is more important, from -1000000000 to
+	// 1000000000), says whether reservations of it may be displaced by a
+	// strictly higher value (`preemptible`), and gives a displaced workload
+	// `graceSeconds` (default 30, at most 86400) between SIGTERM and the
+	// kill. A name that exists is 409 CONFLICT, and so is a second default
+	// class (`isDefault`: the class `standard` is the default; changing the
+	// default is not supported yet). Classes cannot be changed or deleted
+	// yet. Appends `priority_class.created`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/priority-classes (the `CreatePriorityClass` operationId).
+	CreatePriorityClass(ctx context.Context, params *CreatePriorityClassParams, body CreatePriorityClassJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPriorityClass Read a priority class (any role)
+	//
+	// Corresponds with GET /v1/priority-classes/{name} (the `GetPriorityClass` operationId).
+	GetPriorityClass(ctx context.Context, name PriorityClassName, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListReservations List reservations (read model; tenant-scoped, operators see all)
 	//
 	// Pages through the reservations the caller may see, oldest first (a
@@ -3172,7 +3390,11 @@ type ClientInterface interface {
 	// places the request on one node. When no node fits, the reservation is
 	// `pending` with an `Unschedulable` condition saying why for each node
 	// tried, keeps its charge and is retried every 30 s. A window that has
-	// already begun is booked from now. Viewers get 403.
+	// already begun is booked from now. Viewers get 403. Its priority class
+	// (`priorityClass`, default the default class) is checked before
+	// anything is written: a class that does not exist is 400, one the
+	// tenant may not use 403, and `preemptible` that does not match the
+	// class 400 (docs/concepts/priority.md).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3185,7 +3407,11 @@ type ClientInterface interface {
 	// places the request on one node. When no node fits, the reservation is
 	// `pending` with an `Unschedulable` condition saying why for each node
 	// tried, keeps its charge and is retried every 30 s. A window that has
-	// already begun is booked from now. Viewers get 403.
+	// already begun is booked from now. Viewers get 403. Its priority class
+	// (`priorityClass`, default the default class) is checked before
+	// anything is written: a class that does not exist is 400, one the
+	// tenant may not use 403, and `preemptible` that does not match the
+	// class 400 (docs/concepts/priority.md).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3308,6 +3534,45 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/tenants/{tenant} (the `GetTenant` operationId).
 	GetTenant(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTenantPriorityClasses The priority classes a tenant may use (operators any; others their own)
+	//
+	// `classes` is the allow-list an operator set, `allowed` what the tenant
+	// may name in a reservation: those and the default class, which every
+	// tenant may use. Another tenant, or one that does not exist, is 404.
+	//
+	// Corresponds with GET /v1/tenants/{tenant}/priority-classes (the `GetTenantPriorityClasses` operationId).
+	GetTenantPriorityClasses(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetTenantPriorityClassesWithBody Replace the priority classes a tenant may use (operator)
+	//
+	// `classes` is the whole new allow-list (`[]`: the default class only,
+	// which every tenant may use anyway). A class that does not exist, or
+	// one listed twice, is 400 INVALID_ARGUMENT and nothing changes; an
+	// unknown tenant is 404 (it is not created here). Appends
+	// `tenant.priority_classes_set` with the new set and its version; the
+	// set the tenant already has writes nothing. Reservations already made
+	// keep their class. If-Match is not supported here (400).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/tenants/{tenant}/priority-classes (the `SetTenantPriorityClasses` operationId).
+	SetTenantPriorityClassesWithBody(ctx context.Context, tenant TenantPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetTenantPriorityClasses Replace the priority classes a tenant may use (operator)
+	//
+	// `classes` is the whole new allow-list (`[]`: the default class only,
+	// which every tenant may use anyway). A class that does not exist, or
+	// one listed twice, is 400 INVALID_ARGUMENT and nothing changes; an
+	// unknown tenant is 404 (it is not created here). Appends
+	// `tenant.priority_classes_set` with the new set and its version; the
+	// set the tenant already has writes nothing. Reservations already made
+	// keep their class. If-Match is not supported here (400).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/tenants/{tenant}/priority-classes (the `SetTenantPriorityClasses` operationId).
+	SetTenantPriorityClasses(ctx context.Context, tenant TenantPath, body SetTenantPriorityClassesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTenantQuotas A tenant's quotas, limit and use by resource (operators any; others their own)
 	//
@@ -4576,6 +4841,92 @@ func (c *Client) GetPoolCapacity(ctx context.Context, id string, params *GetPool
 	return c.Client.Do(req)
 }
 
+// ListPriorityClasses List priority classes (any role)
+//
+// In name order. Classes hold no tenant's data; every role may read them,
+// as every role may name one in a reservation (a tenant may use the
+// default class and the classes its allow-list names).
+//
+// Corresponds with GET /v1/priority-classes (the `ListPriorityClasses` operationId).
+func (c *Client) ListPriorityClasses(ctx context.Context, params *ListPriorityClassesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPriorityClassesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePriorityClassWithBody Create a priority class (operator)
+//
+// A class has a value (higher is more important, from -1000000000 to
+// 1000000000), says whether reservations of it may be displaced by a
+// strictly higher value (`preemptible`), and gives a displaced workload
+// `graceSeconds` (default 30, at most 86400) between SIGTERM and the
+// kill. A name that exists is 409 CONFLICT, and so is a second default
+// class (`isDefault`: the class `standard` is the default; changing the
+// default is not supported yet). Classes cannot be changed or deleted
+// yet. Appends `priority_class.created`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/priority-classes (the `CreatePriorityClass` operationId).
+func (c *Client) CreatePriorityClassWithBody(ctx context.Context, params *CreatePriorityClassParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePriorityClassRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePriorityClass Create a priority class (operator)
+//
+// A class has a value (higher is more important, from -1000000000 to
+// 1000000000), says whether reservations of it may be displaced by a
+// strictly higher value (`preemptible`), and gives a displaced workload
+// `graceSeconds` (default 30, at most 86400) between SIGTERM and the
+// kill. A name that exists is 409 CONFLICT, and so is a second default
+// class (`isDefault`: the class `standard` is the default; changing the
+// default is not supported yet). Classes cannot be changed or deleted
+// yet. Appends `priority_class.created`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/priority-classes (the `CreatePriorityClass` operationId).
+func (c *Client) CreatePriorityClass(ctx context.Context, params *CreatePriorityClassParams, body CreatePriorityClassJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePriorityClassRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPriorityClass Read a priority class (any role)
+//
+// Corresponds with GET /v1/priority-classes/{name} (the `GetPriorityClass` operationId).
+func (c *Client) GetPriorityClass(ctx context.Context, name PriorityClassName, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPriorityClassRequest(c.Server, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListReservations List reservations (read model; tenant-scoped, operators see all)
 //
 // Pages through the reservations the caller may see, oldest first (a
@@ -4602,7 +4953,11 @@ func (c *Client) ListReservations(ctx context.Context, params *ListReservationsP
 // places the request on one node. When no node fits, the reservation is
 // `pending` with an `Unschedulable` condition saying why for each node
 // tried, keeps its charge and is retried every 30 s. A window that has
-// already begun is booked from now. Viewers get 403.
+// already begun is booked from now. Viewers get 403. Its priority class
+// (`priorityClass`, default the default class) is checked before
+// anything is written: a class that does not exist is 400, one the
+// tenant may not use 403, and `preemptible` that does not match the
+// class 400 (docs/concepts/priority.md).
 //
 // Takes any type of body and a specified content type.
 //
@@ -4625,7 +4980,11 @@ func (c *Client) CreateReservationWithBody(ctx context.Context, params *CreateRe
 // places the request on one node. When no node fits, the reservation is
 // `pending` with an `Unschedulable` condition saying why for each node
 // tried, keeps its charge and is retried every 30 s. A window that has
-// already begun is booked from now. Viewers get 403.
+// already begun is booked from now. Viewers get 403. Its priority class
+// (`priorityClass`, default the default class) is checked before
+// anything is written: a class that does not exist is 400, one the
+// tenant may not use 403, and `preemptible` that does not match the
+// class 400 (docs/concepts/priority.md).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4879,6 +5238,75 @@ func (c *Client) ListTenants(ctx context.Context, params *ListTenantsParams, req
 // Corresponds with GET /v1/tenants/{tenant} (the `GetTenant` operationId).
 func (c *Client) GetTenant(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetTenantRequest(c.Server, tenant)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTenantPriorityClasses The priority classes a tenant may use (operators any; others their own)
+//
+// `classes` is the allow-list an operator set, `allowed` what the tenant
+// may name in a reservation: those and the default class, which every
+// tenant may use. Another tenant, or one that does not exist, is 404.
+//
+// Corresponds with GET /v1/tenants/{tenant}/priority-classes (the `GetTenantPriorityClasses` operationId).
+func (c *Client) GetTenantPriorityClasses(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTenantPriorityClassesRequest(c.Server, tenant)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetTenantPriorityClassesWithBody Replace the priority classes a tenant may use (operator)
+//
+// `classes` is the whole new allow-list (`[]`: the default class only,
+// which every tenant may use anyway). A class that does not exist, or
+// one listed twice, is 400 INVALID_ARGUMENT and nothing changes; an
+// unknown tenant is 404 (it is not created here). Appends
+// `tenant.priority_classes_set` with the new set and its version; the
+// set the tenant already has writes nothing. Reservations already made
+// keep their class. If-Match is not supported here (400).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/tenants/{tenant}/priority-classes (the `SetTenantPriorityClasses` operationId).
+func (c *Client) SetTenantPriorityClassesWithBody(ctx context.Context, tenant TenantPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetTenantPriorityClassesRequestWithBody(c.Server, tenant, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetTenantPriorityClasses Replace the priority classes a tenant may use (operator)
+//
+// `classes` is the whole new allow-list (`[]`: the default class only,
+// which every tenant may use anyway). A class that does not exist, or
+// one listed twice, is 400 INVALID_ARGUMENT and nothing changes; an
+// unknown tenant is 404 (it is not created here). Appends
+// `tenant.priority_classes_set` with the new set and its version; the
+// set the tenant already has writes nothing. Reservations already made
+// keep their class. If-Match is not supported here (400).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/tenants/{tenant}/priority-classes (the `SetTenantPriorityClasses` operationId).
+func (c *Client) SetTenantPriorityClasses(ctx context.Context, tenant TenantPath, body SetTenantPriorityClassesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetTenantPriorityClassesRequest(c.Server, tenant, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7160,6 +7588,161 @@ func NewGetPoolCapacityRequest(server string, id string, params *GetPoolCapacity
 	return req, nil
 }
 
+// NewListPriorityClassesRequest constructs an http.Request for the ListPriorityClasses method
+func NewListPriorityClassesRequest(server string, params *ListPriorityClassesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/priority-classes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreatePriorityClassRequest calls the generic CreatePriorityClass builder with application/json body
+func NewCreatePriorityClassRequest(server string, params *CreatePriorityClassParams, body CreatePriorityClassJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreatePriorityClassRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreatePriorityClassRequestWithBody constructs an http.Request for the CreatePriorityClass method, with any body, and a specified content type
+func NewCreatePriorityClassRequestWithBody(server string, params *CreatePriorityClassParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/priority-classes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetPriorityClassRequest constructs an http.Request for the GetPriorityClass method
+func NewGetPriorityClassRequest(server string, name PriorityClassName) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/priority-classes/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListReservationsRequest constructs an http.Request for the ListReservations method
 func NewListReservationsRequest(server string, params *ListReservationsParams) (*http.Request, error) {
 	var err error
@@ -7873,6 +8456,87 @@ func NewGetTenantRequest(server string, tenant TenantPath) (*http.Request, error
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewGetTenantPriorityClassesRequest constructs an http.Request for the GetTenantPriorityClasses method
+func NewGetTenantPriorityClassesRequest(server string, tenant TenantPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "tenant", tenant, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/tenants/%s/priority-classes", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetTenantPriorityClassesRequest calls the generic SetTenantPriorityClasses builder with application/json body
+func NewSetTenantPriorityClassesRequest(server string, tenant TenantPath, body SetTenantPriorityClassesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetTenantPriorityClassesRequestWithBody(server, tenant, "application/json", bodyReader)
+}
+
+// NewSetTenantPriorityClassesRequestWithBody constructs an http.Request for the SetTenantPriorityClasses method, with any body, and a specified content type
+func NewSetTenantPriorityClassesRequestWithBody(server string, tenant TenantPath, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "tenant", tenant, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/tenants/%s/priority-classes", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -9381,6 +10045,56 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/pools/{id}/capacity (the `GetPoolCapacity` operationId).
 	GetPoolCapacityWithResponse(ctx context.Context, id string, params *GetPoolCapacityParams, reqEditors ...RequestEditorFn) (*GetPoolCapacityResponse, error)
 
+	// ListPriorityClassesWithResponse List priority classes (any role)
+	//
+	// In name order. Classes hold no tenant's data; every role may read them,
+	// as every role may name one in a reservation (a tenant may use the
+	// default class and the classes its allow-list names).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/priority-classes (the `ListPriorityClasses` operationId).
+	ListPriorityClassesWithResponse(ctx context.Context, params *ListPriorityClassesParams, reqEditors ...RequestEditorFn) (*ListPriorityClassesResponse, error)
+
+	// CreatePriorityClassWithBodyWithResponse Create a priority class (operator)
+	//
+	// A class has a value (higher is more important, from -1000000000 to
+	// 1000000000), says whether reservations of it may be displaced by a
+	// strictly higher value (`preemptible`), and gives a displaced workload
+	// `graceSeconds` (default 30, at most 86400) between SIGTERM and the
+	// kill. A name that exists is 409 CONFLICT, and so is a second default
+	// class (`isDefault`: the class `standard` is the default; changing the
+	// default is not supported yet). Classes cannot be changed or deleted
+	// yet. Appends `priority_class.created`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/priority-classes (the `CreatePriorityClass` operationId).
+	CreatePriorityClassWithBodyWithResponse(ctx context.Context, params *CreatePriorityClassParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePriorityClassResponse, error)
+
+	// CreatePriorityClassWithResponse Create a priority class (operator)
+	//
+	// A class has a value (higher is more important, from -1000000000 to
+	// 1000000000), says whether reservations of it may be displaced by a
+	// strictly higher value (`preemptible`), and gives a displaced workload
+	// `graceSeconds` (default 30, at most 86400) between SIGTERM and the
+	// kill. A name that exists is 409 CONFLICT, and so is a second default
+	// class (`isDefault`: the class `standard` is the default; changing the
+	// default is not supported yet). Classes cannot be changed or deleted
+	// yet. Appends `priority_class.created`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/priority-classes (the `CreatePriorityClass` operationId).
+	CreatePriorityClassWithResponse(ctx context.Context, params *CreatePriorityClassParams, body CreatePriorityClassJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePriorityClassResponse, error)
+
+	// GetPriorityClassWithResponse Read a priority class (any role)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/priority-classes/{name} (the `GetPriorityClass` operationId).
+	GetPriorityClassWithResponse(ctx context.Context, name PriorityClassName, reqEditors ...RequestEditorFn) (*GetPriorityClassResponse, error)
+
 	// ListReservationsWithResponse List reservations (read model; tenant-scoped, operators see all)
 	//
 	// Pages through the reservations the caller may see, oldest first (a
@@ -9399,7 +10113,11 @@ type ClientWithResponsesInterface interface {
 	// places the request on one node. When no node fits, the reservation is
 	// `pending` with an `Unschedulable` condition saying why for each node
 	// tried, keeps its charge and is retried every 30 s. A window that has
-	// already begun is booked from now. Viewers get 403.
+	// already begun is booked from now. Viewers get 403. Its priority class
+	// (`priorityClass`, default the default class) is checked before
+	// anything is written: a class that does not exist is 400, one the
+	// tenant may not use 403, and `preemptible` that does not match the
+	// class 400 (docs/concepts/priority.md).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9412,7 +10130,11 @@ type ClientWithResponsesInterface interface {
 	// places the request on one node. When no node fits, the reservation is
 	// `pending` with an `Unschedulable` condition saying why for each node
 	// tried, keeps its charge and is retried every 30 s. A window that has
-	// already begun is booked from now. Viewers get 403.
+	// already begun is booked from now. Viewers get 403. Its priority class
+	// (`priorityClass`, default the default class) is checked before
+	// anything is written: a class that does not exist is 400, one the
+	// tenant may not use 403, and `preemptible` that does not match the
+	// class 400 (docs/concepts/priority.md).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9549,6 +10271,47 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/tenants/{tenant} (the `GetTenant` operationId).
 	GetTenantWithResponse(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*GetTenantResponse, error)
+
+	// GetTenantPriorityClassesWithResponse The priority classes a tenant may use (operators any; others their own)
+	//
+	// `classes` is the allow-list an operator set, `allowed` what the tenant
+	// may name in a reservation: those and the default class, which every
+	// tenant may use. Another tenant, or one that does not exist, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/tenants/{tenant}/priority-classes (the `GetTenantPriorityClasses` operationId).
+	GetTenantPriorityClassesWithResponse(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*GetTenantPriorityClassesResponse, error)
+
+	// SetTenantPriorityClassesWithBodyWithResponse Replace the priority classes a tenant may use (operator)
+	//
+	// `classes` is the whole new allow-list (`[]`: the default class only,
+	// which every tenant may use anyway). A class that does not exist, or
+	// one listed twice, is 400 INVALID_ARGUMENT and nothing changes; an
+	// unknown tenant is 404 (it is not created here). Appends
+	// `tenant.priority_classes_set` with the new set and its version; the
+	// set the tenant already has writes nothing. Reservations already made
+	// keep their class. If-Match is not supported here (400).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/tenants/{tenant}/priority-classes (the `SetTenantPriorityClasses` operationId).
+	SetTenantPriorityClassesWithBodyWithResponse(ctx context.Context, tenant TenantPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetTenantPriorityClassesResponse, error)
+
+	// SetTenantPriorityClassesWithResponse Replace the priority classes a tenant may use (operator)
+	//
+	// `classes` is the whole new allow-list (`[]`: the default class only,
+	// which every tenant may use anyway). A class that does not exist, or
+	// one listed twice, is 400 INVALID_ARGUMENT and nothing changes; an
+	// unknown tenant is 404 (it is not created here). Appends
+	// `tenant.priority_classes_set` with the new set and its version; the
+	// set the tenant already has writes nothing. Reservations already made
+	// keep their class. If-Match is not supported here (400).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/tenants/{tenant}/priority-classes (the `SetTenantPriorityClasses` operationId).
+	SetTenantPriorityClassesWithResponse(ctx context.Context, tenant TenantPath, body SetTenantPriorityClassesJSONRequestBody, reqEditors ...RequestEditorFn) (*SetTenantPriorityClassesResponse, error)
 
 	// ListTenantQuotasWithResponse A tenant's quotas, limit and use by resource (operators any; others their own)
 	//
@@ -14518,6 +15281,384 @@ func (r GetPoolCapacityResponse) ContentType() string {
 	return ""
 }
 
+// ListPriorityClassesResponse401Headers the declared response headers of an HTTP 401 response for ListPriorityClasses
+type ListPriorityClassesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListPriorityClassesResponse405Headers the declared response headers of an HTTP 405 response for ListPriorityClasses
+type ListPriorityClassesResponse405Headers struct {
+	Allow *string
+}
+
+// ListPriorityClassesResponse429Headers the declared response headers of an HTTP 429 response for ListPriorityClasses
+type ListPriorityClassesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+}
+
+type ListPriorityClassesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PriorityClassPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidArgument
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPriorityClassesResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListPriorityClassesResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPriorityClassesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPriorityClassesResponse) GetJSON200() *PriorityClassPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPriorityClassesResponse) GetJSON400() *InvalidArgument {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPriorityClassesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r ListPriorityClassesResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListPriorityClassesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPriorityClassesResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPriorityClassesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPriorityClassesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPriorityClassesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPriorityClassesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// Bytes is a convenience method to retrieve the raw bytes from the HTTP response
+func (r ListPriorityClassesResponse) Bytes() []byte {
+	return r.Body
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPriorityClassesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreatePriorityClassResponse401Headers the declared response headers of an HTTP 401 response for CreatePriorityClass
+type CreatePriorityClassResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CreatePriorityClassResponse405Headers the declared response headers of an HTTP 405 response for CreatePriorityClass
+type CreatePriorityClassResponse405Headers struct {
+	Allow *string
+}
+
+// CreatePriorityClassResponse429Headers the declared response headers of an HTTP 429 response for CreatePriorityClass
+type CreatePriorityClassResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+}
+
+type CreatePriorityClassResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *PriorityClassResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidArgument
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *BodyTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreatePriorityClassResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *CreatePriorityClassResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreatePriorityClassResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreatePriorityClassResponse) GetJSON201() *PriorityClassResult {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreatePriorityClassResponse) GetJSON400() *InvalidArgument {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreatePriorityClassResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreatePriorityClassResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r CreatePriorityClassResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreatePriorityClassResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreatePriorityClassResponse) GetJSON413() *BodyTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreatePriorityClassResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreatePriorityClassResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreatePriorityClassResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreatePriorityClassResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreatePriorityClassResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreatePriorityClassResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreatePriorityClassResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreatePriorityClassResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// Bytes is a convenience method to retrieve the raw bytes from the HTTP response
+func (r CreatePriorityClassResponse) Bytes() []byte {
+	return r.Body
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreatePriorityClassResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPriorityClassResponse401Headers the declared response headers of an HTTP 401 response for GetPriorityClass
+type GetPriorityClassResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetPriorityClassResponse405Headers the declared response headers of an HTTP 405 response for GetPriorityClass
+type GetPriorityClassResponse405Headers struct {
+	Allow *string
+}
+
+// GetPriorityClassResponse429Headers the declared response headers of an HTTP 429 response for GetPriorityClass
+type GetPriorityClassResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+}
+
+type GetPriorityClassResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PriorityClass
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidArgument
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPriorityClassResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetPriorityClassResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPriorityClassResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPriorityClassResponse) GetJSON200() *PriorityClass {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPriorityClassResponse) GetJSON400() *InvalidArgument {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPriorityClassResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPriorityClassResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetPriorityClassResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPriorityClassResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPriorityClassResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPriorityClassResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPriorityClassResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPriorityClassResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPriorityClassResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// Bytes is a convenience method to retrieve the raw bytes from the HTTP response
+func (r GetPriorityClassResponse) Bytes() []byte {
+	return r.Body
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPriorityClassResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListReservationsResponse401Headers the declared response headers of an HTTP 401 response for ListReservations
 type ListReservationsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -16080,6 +17221,272 @@ func (r GetTenantResponse) Bytes() []byte {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetTenantResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetTenantPriorityClassesResponse401Headers the declared response headers of an HTTP 401 response for GetTenantPriorityClasses
+type GetTenantPriorityClassesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetTenantPriorityClassesResponse405Headers the declared response headers of an HTTP 405 response for GetTenantPriorityClasses
+type GetTenantPriorityClassesResponse405Headers struct {
+	Allow *string
+}
+
+// GetTenantPriorityClassesResponse429Headers the declared response headers of an HTTP 429 response for GetTenantPriorityClasses
+type GetTenantPriorityClassesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+}
+
+type GetTenantPriorityClassesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TenantPriorityClasses
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidArgument
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTenantPriorityClassesResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetTenantPriorityClassesResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTenantPriorityClassesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTenantPriorityClassesResponse) GetJSON200() *TenantPriorityClasses {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetTenantPriorityClassesResponse) GetJSON400() *InvalidArgument {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetTenantPriorityClassesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetTenantPriorityClassesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetTenantPriorityClassesResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetTenantPriorityClassesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetTenantPriorityClassesResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTenantPriorityClassesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTenantPriorityClassesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTenantPriorityClassesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTenantPriorityClassesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// Bytes is a convenience method to retrieve the raw bytes from the HTTP response
+func (r GetTenantPriorityClassesResponse) Bytes() []byte {
+	return r.Body
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTenantPriorityClassesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SetTenantPriorityClassesResponse401Headers the declared response headers of an HTTP 401 response for SetTenantPriorityClasses
+type SetTenantPriorityClassesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// SetTenantPriorityClassesResponse405Headers the declared response headers of an HTTP 405 response for SetTenantPriorityClasses
+type SetTenantPriorityClassesResponse405Headers struct {
+	Allow *string
+}
+
+// SetTenantPriorityClassesResponse429Headers the declared response headers of an HTTP 429 response for SetTenantPriorityClasses
+type SetTenantPriorityClassesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+}
+
+type SetTenantPriorityClassesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TenantPriorityClassesResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidArgument
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *BodyTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SetTenantPriorityClassesResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *SetTenantPriorityClassesResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SetTenantPriorityClassesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetTenantPriorityClassesResponse) GetJSON200() *TenantPriorityClassesResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetTenantPriorityClassesResponse) GetJSON400() *InvalidArgument {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SetTenantPriorityClassesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SetTenantPriorityClassesResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SetTenantPriorityClassesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r SetTenantPriorityClassesResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SetTenantPriorityClassesResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SetTenantPriorityClassesResponse) GetJSON413() *BodyTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r SetTenantPriorityClassesResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SetTenantPriorityClassesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SetTenantPriorityClassesResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SetTenantPriorityClassesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SetTenantPriorityClassesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetTenantPriorityClassesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetTenantPriorityClassesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// Bytes is a convenience method to retrieve the raw bytes from the HTTP response
+func (r SetTenantPriorityClassesResponse) Bytes() []byte {
+	return r.Body
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetTenantPriorityClassesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18963,6 +20370,80 @@ func (c *ClientWithResponses) GetPoolCapacityWithResponse(ctx context.Context, i
 	return ParseGetPoolCapacityResponse(rsp)
 }
 
+// ListPriorityClassesWithResponse List priority classes (any role)
+//
+// In name order. Classes hold no tenant's data; every role may read them,
+// as every role may name one in a reservation (a tenant may use the
+// default class and the classes its allow-list names).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/priority-classes (the `ListPriorityClasses` operationId).
+func (c *ClientWithResponses) ListPriorityClassesWithResponse(ctx context.Context, params *ListPriorityClassesParams, reqEditors ...RequestEditorFn) (*ListPriorityClassesResponse, error) {
+	rsp, err := c.ListPriorityClasses(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPriorityClassesResponse(rsp)
+}
+
+// CreatePriorityClassWithBodyWithResponse Create a priority class (operator)
+//
+// A class has a value (higher is more important, from -1000000000 to
+// 1000000000), says whether reservations of it may be displaced by a
+// strictly higher value (`preemptible`), and gives a displaced workload
+// `graceSeconds` (default 30, at most 86400) between SIGTERM and the
+// kill. A name that exists is 409 CONFLICT, and so is a second default
+// class (`isDefault`: the class `standard` is the default; changing the
+// default is not supported yet). Classes cannot be changed or deleted
+// yet. Appends `priority_class.created`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/priority-classes (the `CreatePriorityClass` operationId).
+func (c *ClientWithResponses) CreatePriorityClassWithBodyWithResponse(ctx context.Context, params *CreatePriorityClassParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePriorityClassResponse, error) {
+	rsp, err := c.CreatePriorityClassWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePriorityClassResponse(rsp)
+}
+
+// CreatePriorityClassWithResponse Create a priority class (operator)
+//
+// A class has a value (higher is more important, from -1000000000 to
+// 1000000000), says whether reservations of it may be displaced by a
+// strictly higher value (`preemptible`), and gives a displaced workload
+// `graceSeconds` (default 30, at most 86400) between SIGTERM and the
+// kill. A name that exists is 409 CONFLICT, and so is a second default
+// class (`isDefault`: the class `standard` is the default; changing the
+// default is not supported yet). Classes cannot be changed or deleted
+// yet. Appends `priority_class.created`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/priority-classes (the `CreatePriorityClass` operationId).
+func (c *ClientWithResponses) CreatePriorityClassWithResponse(ctx context.Context, params *CreatePriorityClassParams, body CreatePriorityClassJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePriorityClassResponse, error) {
+	rsp, err := c.CreatePriorityClass(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePriorityClassResponse(rsp)
+}
+
+// GetPriorityClassWithResponse Read a priority class (any role)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/priority-classes/{name} (the `GetPriorityClass` operationId).
+func (c *ClientWithResponses) GetPriorityClassWithResponse(ctx context.Context, name PriorityClassName, reqEditors ...RequestEditorFn) (*GetPriorityClassResponse, error) {
+	rsp, err := c.GetPriorityClass(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPriorityClassResponse(rsp)
+}
+
 // ListReservationsWithResponse List reservations (read model; tenant-scoped, operators see all)
 //
 // Pages through the reservations the caller may see, oldest first (a
@@ -18987,7 +20468,11 @@ func (c *ClientWithResponses) ListReservationsWithResponse(ctx context.Context, 
 // places the request on one node. When no node fits, the reservation is
 // `pending` with an `Unschedulable` condition saying why for each node
 // tried, keeps its charge and is retried every 30 s. A window that has
-// already begun is booked from now. Viewers get 403.
+// already begun is booked from now. Viewers get 403. Its priority class
+// (`priorityClass`, default the default class) is checked before
+// anything is written: a class that does not exist is 400, one the
+// tenant may not use 403, and `preemptible` that does not match the
+// class 400 (docs/concepts/priority.md).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -19006,7 +20491,11 @@ func (c *ClientWithResponses) CreateReservationWithBodyWithResponse(ctx context.
 // places the request on one node. When no node fits, the reservation is
 // `pending` with an `Unschedulable` condition saying why for each node
 // tried, keeps its charge and is retried every 30 s. A window that has
-// already begun is booked from now. Viewers get 403.
+// already begun is booked from now. Viewers get 403. Its priority class
+// (`priorityClass`, default the default class) is checked before
+// anything is written: a class that does not exist is 400, one the
+// tenant may not use 403, and `preemptible` that does not match the
+// class 400 (docs/concepts/priority.md).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -19226,6 +20715,65 @@ func (c *ClientWithResponses) GetTenantWithResponse(ctx context.Context, tenant 
 		return nil, err
 	}
 	return ParseGetTenantResponse(rsp)
+}
+
+// GetTenantPriorityClassesWithResponse The priority classes a tenant may use (operators any; others their own)
+//
+// `classes` is the allow-list an operator set, `allowed` what the tenant
+// may name in a reservation: those and the default class, which every
+// tenant may use. Another tenant, or one that does not exist, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/tenants/{tenant}/priority-classes (the `GetTenantPriorityClasses` operationId).
+func (c *ClientWithResponses) GetTenantPriorityClassesWithResponse(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*GetTenantPriorityClassesResponse, error) {
+	rsp, err := c.GetTenantPriorityClasses(ctx, tenant, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTenantPriorityClassesResponse(rsp)
+}
+
+// SetTenantPriorityClassesWithBodyWithResponse Replace the priority classes a tenant may use (operator)
+//
+// `classes` is the whole new allow-list (`[]`: the default class only,
+// which every tenant may use anyway). A class that does not exist, or
+// one listed twice, is 400 INVALID_ARGUMENT and nothing changes; an
+// unknown tenant is 404 (it is not created here). Appends
+// `tenant.priority_classes_set` with the new set and its version; the
+// set the tenant already has writes nothing. Reservations already made
+// keep their class. If-Match is not supported here (400).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/tenants/{tenant}/priority-classes (the `SetTenantPriorityClasses` operationId).
+func (c *ClientWithResponses) SetTenantPriorityClassesWithBodyWithResponse(ctx context.Context, tenant TenantPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetTenantPriorityClassesResponse, error) {
+	rsp, err := c.SetTenantPriorityClassesWithBody(ctx, tenant, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetTenantPriorityClassesResponse(rsp)
+}
+
+// SetTenantPriorityClassesWithResponse Replace the priority classes a tenant may use (operator)
+//
+// `classes` is the whole new allow-list (`[]`: the default class only,
+// which every tenant may use anyway). A class that does not exist, or
+// one listed twice, is 400 INVALID_ARGUMENT and nothing changes; an
+// unknown tenant is 404 (it is not created here). Appends
+// `tenant.priority_classes_set` with the new set and its version; the
+// set the tenant already has writes nothing. Reservations already made
+// keep their class. If-Match is not supported here (400).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/tenants/{tenant}/priority-classes (the `SetTenantPriorityClasses` operationId).
+func (c *ClientWithResponses) SetTenantPriorityClassesWithResponse(ctx context.Context, tenant TenantPath, body SetTenantPriorityClassesJSONRequestBody, reqEditors ...RequestEditorFn) (*SetTenantPriorityClassesResponse, error) {
+	rsp, err := c.SetTenantPriorityClasses(ctx, tenant, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetTenantPriorityClassesResponse(rsp)
 }
 
 // ListTenantQuotasWithResponse A tenant's quotas, limit and use by resource (operators any; others their own)
@@ -24550,6 +26098,414 @@ func ParseGetPoolCapacityResponse(rsp *http.Response) (*GetPoolCapacityResponse,
 	return response, nil
 }
 
+// ParseListPriorityClassesResponse parses an HTTP response from a ListPriorityClassesWithResponse call
+func ParseListPriorityClassesResponse(rsp *http.Response) (*ListPriorityClassesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPriorityClassesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PriorityClassPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidArgument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListPriorityClassesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListPriorityClassesResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPriorityClassesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreatePriorityClassResponse parses an HTTP response from a CreatePriorityClassWithResponse call
+func ParseCreatePriorityClassResponse(rsp *http.Response) (*CreatePriorityClassResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreatePriorityClassResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest PriorityClassResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidArgument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest BodyTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CreatePriorityClassResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers CreatePriorityClassResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreatePriorityClassResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPriorityClassResponse parses an HTTP response from a GetPriorityClassWithResponse call
+func ParseGetPriorityClassResponse(rsp *http.Response) (*GetPriorityClassResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPriorityClassResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PriorityClass
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidArgument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetPriorityClassResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetPriorityClassResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPriorityClassResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListReservationsResponse parses an HTTP response from a ListReservationsWithResponse call
 func ParseListReservationsResponse(rsp *http.Response) (*ListReservationsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -26204,6 +28160,292 @@ func ParseGetTenantResponse(rsp *http.Response) (*GetTenantResponse, error) {
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetTenantResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTenantPriorityClassesResponse parses an HTTP response from a GetTenantPriorityClassesWithResponse call
+func ParseGetTenantPriorityClassesResponse(rsp *http.Response) (*GetTenantPriorityClassesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTenantPriorityClassesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TenantPriorityClasses
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidArgument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetTenantPriorityClassesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetTenantPriorityClassesResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTenantPriorityClassesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSetTenantPriorityClassesResponse parses an HTTP response from a SetTenantPriorityClassesWithResponse call
+func ParseSetTenantPriorityClassesResponse(rsp *http.Response) (*SetTenantPriorityClassesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetTenantPriorityClassesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TenantPriorityClassesResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidArgument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest BodyTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SetTenantPriorityClassesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers SetTenantPriorityClassesResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers SetTenantPriorityClassesResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

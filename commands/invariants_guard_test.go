@@ -45,6 +45,12 @@ func TestCheckerCatchesEachDisabledGuard(t *testing.T) {
 		         SELECT 'GPU-n1-0', allocation_id, tstzrange(upper(during), upper(during) + interval '1 hour')
 		           FROM device_bookings WHERE device_id = 'GPU-n1-0' LIMIT 1`,
 	}, {
+		name: "reservation of a class that does not exist", invariant: invariants.PriorityClass,
+		breach: `UPDATE reservations SET priority_class = 'gone' WHERE id = (SELECT min(id) FROM reservations)`,
+	}, {
+		name: "reservation that changed the priority it copied", invariant: invariants.PriorityClass,
+		breach: `UPDATE reservations SET priority = 7 WHERE id = (SELECT min(id) FROM reservations)`,
+	}, {
 		name: "transition without an event", invariant: invariants.EventVersions,
 		breach: `UPDATE nodes SET version = version + 1 WHERE id = 'n1'`,
 	}} {

@@ -40,7 +40,8 @@ func loadReservation(ctx context.Context, q *db.Queries, actor core.Actor, id st
 // allocations.
 func toReservation(r db.ReservationGetRow, allocs []db.AllocationListLiveRow) (core.Reservation, error) {
 	out := core.Reservation{ID: r.ID, Tenant: r.TenantID, State: core.State(r.State), Start: r.StartTs.UTC(),
-		End: r.EndTs.UTC(), Version: r.Version}
+		End: r.EndTs.UTC(), Version: r.Version, PriorityClass: r.PriorityClass, Priority: r.Priority,
+		Preemptible: r.Preemptible}
 	if r.PoolID != nil {
 		out.PoolID = *r.PoolID
 	}

@@ -21,7 +21,10 @@ import (
 // CreateReservation asks for capacity in a pool or in any pool of a site,
 // for the window [Start, End): GPUs atoms on one node (whole GPUs of a
 // Model, MIG instances of a MIGProfile, or time-slice / MPS slots), plus
-// vCPU, memory (MB) and disk (GB) on the same node.
+// vCPU, memory (MB) and disk (GB) on the same node. PriorityClass names
+// its priority class (empty: the default class); Preemptible, when set, is
+// what the caller expects of the class: false ("do not preempt me") refuses
+// a preemptible class, true one that is not (docs/concepts/priority.md).
 type CreateReservation struct {
 	PoolID         string       `json:"poolId,omitempty"`
 	SiteID         string       `json:"siteId,omitempty"`
@@ -35,6 +38,8 @@ type CreateReservation struct {
 	Start          time.Time    `json:"start"`
 	End            time.Time    `json:"end"`
 	Tolerations    []string     `json:"tolerations,omitempty"`
+	PriorityClass  string       `json:"priorityClass,omitempty"` // "": the default class
+	Preemptible    *bool        `json:"preemptible,omitempty"`   // nil: whatever the class is
 	IdempotencyKey string       `json:"-"`
 }
 
@@ -72,6 +77,9 @@ func (c CreateReservation) spec() (core.ReservationSpec, error) {
 	}
 	if c.GPUs == 0 && (c.MIGProfile != "" || c.SlotKind != "" || c.GPUModel != "") {
 		return bad("a GPU model, MIG profile or slot kind needs gpus > 0")
+	}
+	if c.PriorityClass != "" && !core.ValidPriorityClassName(c.PriorityClass) {
+		return bad("priority class %q does not exist: a class name is 1 to 63 lower-case letters, digits or '-'", c.PriorityClass)
 	}
 	return core.ReservationSpec{GPU: g, VCPU: c.VCPU, MemoryMB: c.MemoryMB, DiskGB: c.DiskGB,
 		Tolerations: normaliseTaints(c.Tolerations)}, nil
@@ -119,6 +127,11 @@ type creation struct {
 	scope   db.ReservationPlacementScopeRow
 	quota   []db.QuotaUsageLockAndChargeRow // the tenant's rows locked, and whether each was charged
 	cands   []db.NodePlacementCandidatesRow
+	// The priority class asked for (the default one when none was) and
+	// whether the tenant may use it; classFound is false when there is no
+	// such class.
+	class      db.PriorityClassForReservationRow
+	classFound bool
 }
 
 // first queues what goes with BEGIN. It runs again when the transaction is
@@ -128,8 +141,13 @@ func (c *creation) first(ctx context.Context, b *pg.Batch) {
 	c.charges = quotaCharges(c.spec)
 	c.sample = int32(c.h.placementSample())
 	c.scope, c.quota, c.cands = db.ReservationPlacementScopeRow{}, nil, nil
+	c.class, c.classFound = db.PriorityClassForReservationRow{}, false
 	pg.One(ctx, b, (*db.Queries).ReservationPlacementScope, db.ReservationPlacementScopeParams{PoolID: optional(c.cmd.PoolID),
 		SiteID: optional(c.cmd.SiteID)}, &c.scope, nil)
+	// The priority class, read before anything is written; run checks it
+	// before the quota charged below is used (a refusal rolls it back).
+	pg.One(ctx, b, (*db.Queries).PriorityClassForReservation, db.PriorityClassForReservationParams{TenantID: c.actor.Tenant,
+		Name: optional(c.cmd.PriorityClass)}, &c.class, &c.classFound)
 	// quota_usage first: lock what this request may charge, including every
 	// per-model GPU quota of the tenant, which placement charges for the
 	// model it lands on, and charge it, in one guarded statement.
@@ -162,6 +180,9 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	case cmd.PoolID != "" && !c.scope.PoolFound:
 		return ReservationResult{}, core.Errorf(core.CodeNotFound, "pool %s not found", cmd.PoolID)
 	}
+	if err := c.checkPriorityClass(); err != nil {
+		return ReservationResult{}, err
+	}
 	var locked, charged []string
 	for _, q := range c.quota {
 		locked = append(locked, q.Resource)
@@ -186,7 +207,8 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	id := c.id
 	r := core.Reservation{ID: id, Tenant: actor.Tenant, State: core.ReservationBooked, PoolID: cmd.PoolID,
 		SiteID: cmd.SiteID, Spec: c.spec, Start: start.UTC(), End: cmd.End.UTC(), Charges: charges,
-		Conditions: []core.Condition{}, Version: 1}
+		Conditions: []core.Condition{}, Version: 1,
+		PriorityClass: c.class.Name, Priority: c.class.Value, Preemptible: c.class.Preemptible}
 	event := core.EventReservationBooked
 	if where == nil {
 		r.State, r.Conditions, event = core.ReservationPending, unschedulable(reasons), core.EventReservationPending
@@ -204,6 +226,7 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	pg.ExecRows(ctx, b, (*db.Queries).ReservationCreate, db.ReservationCreateParams{ID: id, TenantID: actor.Tenant,
 		CreatedBy: actor.Identity, State: string(r.State), PoolID: optional(cmd.PoolID), SiteID: optional(cmd.SiteID),
 		Spec: mustJSON(c.spec), StartTs: start, EndTs: cmd.End, Charges: mustJSON(charges), Conditions: mustJSON(r.Conditions),
+		PriorityClass: r.PriorityClass, Priority: r.Priority, Preemptible: r.Preemptible,
 	}, nil)
 	allocationID := ""
 	if where != nil {
@@ -240,6 +263,33 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 		return ReservationResult{}, pg.Translate(err, "reservation")
 	}
 	return ReservationResult{Reservation: r, Position: pos}, nil
+}
+
+// checkPriorityClass applies the rules of the class the request names (the
+// default one when it names none), read with BEGIN: it exists (else
+// INVALID_ARGUMENT), the tenant may use it (else PERMISSION_DENIED) and it
+// is preemptible exactly when the request's preemptible, if given, says so
+// (else INVALID_ARGUMENT). A refusal rolls back the transaction, the quota
+// charged in the same round trip with it: nothing is written.
+func (c *creation) checkPriorityClass() error {
+	name, want := c.cmd.PriorityClass, c.cmd.Preemptible
+	switch {
+	case !c.classFound && name == "":
+		return core.Errorf(core.CodeInvalidArgument, "there is no default priority class: name one in priorityClass")
+	case !c.classFound:
+		return core.Errorf(core.CodeInvalidArgument, "priority class %s does not exist", name)
+	case !c.class.Allowed:
+		return core.Errorf(core.CodePermissionDenied, "tenant %s may not use priority class %s", c.actor.Tenant, c.class.Name)
+	case want != nil && !*want && c.class.Preemptible:
+		return core.Errorf(core.CodeInvalidArgument,
+			"priority class %s is preemptible, and the reservation asks not to be preempted (preemptible: false): "+
+				"choose a class that is not preemptible", c.class.Name)
+	case want != nil && *want && !c.class.Preemptible:
+		return core.Errorf(core.CodeInvalidArgument,
+			"priority class %s is not preemptible, and the reservation asks to be (preemptible: true): "+
+				"choose a preemptible class, or leave preemptible out", c.class.Name)
+	}
+	return nil
 }
 
 // quotaExceeded is rule 5's QUOTA_EXCEEDED for res, with its usage.

@@ -33,6 +33,8 @@ var (
 	sitePayload           = reflect.TypeFor[SiteEventData]()
 	poolPayload           = reflect.TypeFor[PoolEventData]()
 	quotaPayload          = reflect.TypeFor[QuotaEventData]()
+	priorityClassPayload  = reflect.TypeFor[PriorityClassEventData]()
+	tenantClassesPayload  = reflect.TypeFor[TenantPriorityClassesEventData]()
 	gpuRegisteredPayload  = reflect.TypeFor[GPURegisteredEventData]()
 	gpuModeChangedPayload = reflect.TypeFor[GPUModeChangedEventData]()
 	deviceStatusPayload   = reflect.TypeFor[DeviceStatusEventData]()
@@ -75,6 +77,10 @@ var eventCatalog = []EventSpec{
 	{Type: EventDeviceHealthChanged, Payload: deviceStatusPayload, Summary: "A GPU's health changed."},
 
 	{Type: EventQuotaSet, Payload: quotaPayload, TenantScoped: true, Summary: "A tenant's quota for one resource was set."},
+
+	{Type: EventPriorityClassCreated, Payload: priorityClassPayload, Summary: "An operator created a priority class."},
+	{Type: EventTenantPriorityClassesSet, Payload: tenantClassesPayload, TenantScoped: true,
+		Summary: "An operator replaced the priority classes a tenant may use besides the default one."},
 
 	{Type: EventReservationPending, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation waits for capacity."},
 	{Type: EventReservationBooked, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation was placed on a node."},

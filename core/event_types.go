@@ -22,6 +22,9 @@ const (
 
 	EventQuotaSet = "quota.set"
 
+	EventPriorityClassCreated     = "priority_class.created"
+	EventTenantPriorityClassesSet = "tenant.priority_classes_set"
+
 	EventReservationPending   = "reservation.pending"
 	EventReservationBooked    = "reservation.booked"
 	EventReservationActivated = "reservation.activated"

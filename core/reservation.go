@@ -60,4 +60,10 @@ type Reservation struct {
 	NodeID    string   `json:"nodeId,omitempty"`
 	DeviceIDs []string `json:"deviceIds,omitempty"`
 	Version   int64    `json:"version"`
+	// PriorityClass is the reservation's priority class; Priority and
+	// Preemptible are the class's value and flag, copied when the
+	// reservation was created (docs/concepts/priority.md).
+	PriorityClass string `json:"priorityClass,omitempty"`
+	Priority      int32  `json:"priority"`
+	Preemptible   bool   `json:"preemptible"`
 }

@@ -41,6 +41,15 @@ type ReservationEventData struct {
 	Tolerations []string    `json:"tolerations"`
 	Conditions  []Condition `json:"conditions"`
 	Version     int64       `json:"version"`
+
+	// PriorityClass is the reservation's priority class, Priority and
+	// Preemptible the class's value and flag copied when it was created.
+	// Commands always write all three; events written before priority
+	// classes existed lack them, which means the class standard, priority
+	// 0, not preemptible (LegacyPriorityClass).
+	PriorityClass string `json:"priorityClass,omitempty"`
+	Priority      *int32 `json:"priority,omitempty"`
+	Preemptible   *bool  `json:"preemptible,omitempty"`
 }
 
 // NewReservationEventData builds the data of a reservation event from the
@@ -53,6 +62,7 @@ func NewReservationEventData(r Reservation, allocationID string) ReservationEven
 		Gpus: r.Spec.GPU.Count, GPUModel: r.Spec.GPU.Model, MIGProfile: r.Spec.GPU.MIGProfile,
 		SlotKind: r.Spec.GPU.SlotKind, VCPU: r.Spec.VCPU, MemoryMB: r.Spec.MemoryMB, DiskGB: r.Spec.DiskGB,
 		Tolerations: r.Spec.Tolerations, Conditions: r.Conditions, Version: r.Version,
+		PriorityClass: r.PriorityClass, Priority: &r.Priority, Preemptible: &r.Preemptible,
 	}
 	if d.Gpus > 0 {
 		d.GPUKind = r.Spec.GPU.Kind

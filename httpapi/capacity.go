@@ -10,7 +10,8 @@ import (
 )
 
 // CapacityRoutes are the write routes of the capacity core: operators build
-// and run the fleet (sites, pools, nodes, devices, GPU modes, quotas) and
+// and run the fleet (sites, pools, nodes, devices, GPU modes, quotas,
+// priority classes and the tenants' allow-lists of them) and
 // tenants reserve, extend, release and cancel. Reads are served elsewhere,
 // from read models; every response here carries the event position a reader
 // passes as minPosition to see its own write.
@@ -21,6 +22,7 @@ func CapacityRoutes(h *commands.Handlers) Routes {
 	return func(r Router) {
 		fleetRoutes(r, h)
 		reservationRoutes(r, h)
+		priorityClassRoutes(r, h)
 	}
 }
 

@@ -523,6 +523,10 @@ func driveEvents(t *testing.T) []loggedEvent {
 	for _, r := range []string{"gpu", "vcpu", "memory", "disk"} {
 		must(h.SetQuota(ctx, op, commands.SetQuota{Tenant: "acme", Resource: r, Max: 1 << 30}))
 	}
+	// A priority class acme may use; its reservations below are of it.
+	must(h.CreatePriorityClass(ctx, op, commands.CreatePriorityClass{Name: "batch", Value: -100, Preemptible: true,
+		Description: "may be displaced"}))
+	must(h.SetTenantPriorityClasses(ctx, op, commands.SetTenantPriorityClasses{Tenant: "acme", Classes: []string{"batch"}}))
 	exclusive := core.GPULayout{Mode: core.GPUExclusive}
 	register := func(id, pool string, gpus int) {
 		t.Helper()
@@ -585,7 +589,8 @@ func driveEvents(t *testing.T) []loggedEvent {
 	reserve := func(start, end time.Time) commands.ReservationResult {
 		t.Helper()
 		res, err := h.CreateReservation(ctx, acme, commands.CreateReservation{PoolID: "metal", GPUs: 1, VCPU: 4,
-			MemoryMB: 8192, DiskGB: 50, Start: start, End: end, Tolerations: []string{"dedicated=acme"}})
+			MemoryMB: 8192, DiskGB: 50, Start: start, End: end, Tolerations: []string{"dedicated=acme"},
+			PriorityClass: "batch"})
 		require.NoError(t, err)
 		return res
 	}

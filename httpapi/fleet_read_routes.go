@@ -8,10 +8,11 @@ import (
 	"github.com/bettercompute/compute/queries"
 )
 
-// FleetReadRoutes are the reads of the fleet's configuration: sites and
-// pools, listed and one by one. They hold no tenant's data and every role
-// may read them (a reservation names the pool or site it wants); nodes,
-// capacity and device holders stay operator reads (ReadRoutes). They are
+// FleetReadRoutes are the reads of the fleet's configuration: sites, pools
+// and priority classes, listed and one by one. They hold no tenant's data
+// and every role may read them (a reservation names the pool or site and
+// the priority class it wants); nodes, capacity and device holders stay
+// operator reads (ReadRoutes). They are
 // answered from the configuration tables themselves, always current, so
 // they take no minPosition. Lists take ?cursor=&limit= and answer a Page.
 func FleetReadRoutes(q *queries.Service) Routes {
@@ -21,6 +22,8 @@ func FleetReadRoutes(q *queries.Service) Routes {
 		r.V1.GET("/sites/:id", h.getSite)
 		r.V1.GET("/pools", h.listPools)
 		r.V1.GET("/pools/:id", h.getPool)
+		r.V1.GET("/priority-classes", h.listPriorityClasses)
+		r.V1.GET("/priority-classes/:name", h.getPriorityClass)
 	}
 }
 
@@ -71,6 +74,31 @@ func (h fleetReadHandlers) getPool(c echo.Context) error {
 		return err
 	}
 	p, err := h.q.GetPool(c.Request().Context(), ActorOf(c), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+func (h fleetReadHandlers) listPriorityClasses(c echo.Context) error {
+	l, err := readListQuery(c)
+	if err != nil {
+		return err
+	}
+	items, next, err := h.q.ListPriorityClasses(c.Request().Context(), ActorOf(c),
+		queries.ListPriorityClasses{Cursor: l.Cursor, Limit: l.Limit})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newPage(items, next))
+}
+
+func (h fleetReadHandlers) getPriorityClass(c echo.Context) error {
+	name, err := param(c, "name")
+	if err != nil {
+		return err
+	}
+	p, err := h.q.GetPriorityClass(c.Request().Context(), ActorOf(c), name)
 	if err != nil {
 		return err
 	}

@@ -483,6 +483,8 @@ var fuzzWriteRoutes = []fuzzRoute{
 	{http.MethodDelete, "/v1/nodes/:id/join-tokens/:tid"},        // 33
 	{http.MethodPost, "/v1/events/stream-tickets"},               // 34
 	{http.MethodPatch, "/v1/sites/:id"},                          // 35
+	{http.MethodPost, "/v1/priority-classes"},                    // 36
+	{http.MethodPut, "/v1/tenants/:tenant/priority-classes"},     // 37
 }
 
 // fuzzReadRoutes are the GET routes under /v1, in fixed order as above.
@@ -512,6 +514,10 @@ var fuzzReadRoutes = []fuzzRoute{
 	{http.MethodGet, "/v1/tenants/:tenant"},                // 22
 	{http.MethodGet, "/v1/tenants/:tenant/quotas"},         // 23
 	{http.MethodGet, "/v1/tokens"},                         // 24
+	// Priority classes.
+	{http.MethodGet, "/v1/priority-classes"},                 // 25
+	{http.MethodGet, "/v1/priority-classes/:name"},           // 26
+	{http.MethodGet, "/v1/tenants/:tenant/priority-classes"}, // 27
 }
 
 // The fuzz tables must name every /v1 route the server registers, so a

@@ -35,21 +35,24 @@ type reservationHandlers struct {
 
 // createReservationRequest is the body of POST /v1/reservations: where
 // (exactly one of poolId and siteId), what (GPU atoms on one node, plus
-// vCPU, memory in MB and disk in GB on that node) and when ([start, end),
-// RFC 3339).
+// vCPU, memory in MB and disk in GB on that node), when ([start, end),
+// RFC 3339) and its priority class (left out: the default class;
+// preemptible, when sent, must match the class).
 type createReservationRequest struct {
-	PoolID      string      `json:"poolId"`
-	SiteID      string      `json:"siteId"`
-	GPUs        int         `json:"gpus"`
-	GPUModel    string      `json:"gpuModel"`
-	MIGProfile  string      `json:"migProfile"`
-	SlotKind    string      `json:"slotKind"`
-	VCPU        int64       `json:"vcpu"`
-	MemoryMB    int64       `json:"memoryMb"`
-	DiskGB      int64       `json:"diskGb"`
-	Start       string      `json:"start"`
-	End         string      `json:"end"`
-	Tolerations []taintJSON `json:"tolerations"`
+	PoolID        string      `json:"poolId"`
+	SiteID        string      `json:"siteId"`
+	GPUs          int         `json:"gpus"`
+	GPUModel      string      `json:"gpuModel"`
+	MIGProfile    string      `json:"migProfile"`
+	SlotKind      string      `json:"slotKind"`
+	VCPU          int64       `json:"vcpu"`
+	MemoryMB      int64       `json:"memoryMb"`
+	DiskGB        int64       `json:"diskGb"`
+	Start         string      `json:"start"`
+	End           string      `json:"end"`
+	Tolerations   []taintJSON `json:"tolerations"`
+	PriorityClass string      `json:"priorityClass"`
+	Preemptible   *bool       `json:"preemptible"`
 }
 
 // extendReservationRequest is the body of POST /v1/reservations/{id}/extend.
@@ -69,29 +72,33 @@ type conditionJSON struct {
 // reservationResponse is a reservation as a command left it. The request
 // fields come back under the names they were sent with; nodeId and
 // deviceIds say where it was placed (once booked); charges is what it holds
-// of the tenant's quotas.
+// of the tenant's quotas; priority and preemptible are its class's value
+// and flag, copied when it was created.
 type reservationResponse struct {
-	ID          string           `json:"id"`
-	Tenant      string           `json:"tenant"`
-	State       string           `json:"state"`
-	PoolID      string           `json:"poolId,omitempty"`
-	SiteID      string           `json:"siteId,omitempty"`
-	GPUs        int              `json:"gpus"`
-	GPUModel    string           `json:"gpuModel,omitempty"`
-	MIGProfile  string           `json:"migProfile,omitempty"`
-	SlotKind    string           `json:"slotKind,omitempty"`
-	VCPU        int64            `json:"vcpu"`
-	MemoryMB    int64            `json:"memoryMb"`
-	DiskGB      int64            `json:"diskGb"`
-	Tolerations []taintJSON      `json:"tolerations"`
-	Start       string           `json:"start"`
-	End         string           `json:"end"`
-	NodeID      string           `json:"nodeId,omitempty"`
-	DeviceIDs   []string         `json:"deviceIds"`
-	Charges     map[string]int64 `json:"charges"`
-	Conditions  []conditionJSON  `json:"conditions"`
-	Version     int64            `json:"version"`
-	Position    string           `json:"position"`
+	ID            string           `json:"id"`
+	Tenant        string           `json:"tenant"`
+	State         string           `json:"state"`
+	PoolID        string           `json:"poolId,omitempty"`
+	SiteID        string           `json:"siteId,omitempty"`
+	GPUs          int              `json:"gpus"`
+	GPUModel      string           `json:"gpuModel,omitempty"`
+	MIGProfile    string           `json:"migProfile,omitempty"`
+	SlotKind      string           `json:"slotKind,omitempty"`
+	VCPU          int64            `json:"vcpu"`
+	MemoryMB      int64            `json:"memoryMb"`
+	DiskGB        int64            `json:"diskGb"`
+	Tolerations   []taintJSON      `json:"tolerations"`
+	Start         string           `json:"start"`
+	End           string           `json:"end"`
+	NodeID        string           `json:"nodeId,omitempty"`
+	DeviceIDs     []string         `json:"deviceIds"`
+	Charges       map[string]int64 `json:"charges"`
+	Conditions    []conditionJSON  `json:"conditions"`
+	PriorityClass string           `json:"priorityClass"`
+	Priority      int32            `json:"priority"`
+	Preemptible   bool             `json:"preemptible"`
+	Version       int64            `json:"version"`
+	Position      string           `json:"position"`
 }
 
 func reservationResponseOf(res commands.ReservationResult) reservationResponse {
@@ -103,6 +110,12 @@ func reservationResponseOf(res commands.ReservationResult) reservationResponse {
 		Tolerations: decodeTaints(r.Spec.Tolerations), Start: formatTime(r.Start), End: formatTime(r.End),
 		NodeID: r.NodeID, DeviceIDs: slices.Clone(r.DeviceIDs), Charges: maps.Clone(r.Charges),
 		Conditions: make([]conditionJSON, 0, len(r.Conditions)), Version: r.Version, Position: res.Position.String(),
+		PriorityClass: r.PriorityClass, Priority: r.Priority, Preemptible: r.Preemptible,
+	}
+	if out.PriorityClass == "" {
+		// An answer an Idempotency-Key stored before priority classes
+		// existed: the reservation is of the class every one was then.
+		out.PriorityClass = core.LegacyPriorityClass
 	}
 	if out.DeviceIDs == nil {
 		out.DeviceIDs = []string{}
@@ -141,7 +154,8 @@ func (rh reservationHandlers) create(c echo.Context) error {
 	res, err := rh.h.CreateReservation(c.Request().Context(), ActorOf(c), commands.CreateReservation{
 		PoolID: req.PoolID, SiteID: req.SiteID, GPUs: req.GPUs, GPUModel: req.GPUModel, MIGProfile: req.MIGProfile,
 		SlotKind: core.GPUMode(req.SlotKind), VCPU: req.VCPU, MemoryMB: req.MemoryMB, DiskGB: req.DiskGB,
-		Start: start, End: end, Tolerations: tolerations, IdempotencyKey: key,
+		Start: start, End: end, Tolerations: tolerations, PriorityClass: req.PriorityClass,
+		Preemptible: req.Preemptible, IdempotencyKey: key,
 	})
 	if err != nil {
 		return err

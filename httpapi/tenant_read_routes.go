@@ -9,8 +9,9 @@ import (
 )
 
 // TenantReadRoutes are the reads of identity: tenants, a tenant's quotas
-// (limit and use by resource) and the list of API tokens (metadata, never
-// a secret; GET /v1/tokens/{id} is tokenRoutes'). Operators read every
+// (limit and use by resource) and the priority classes it may use, and the
+// list of API tokens (metadata, never a secret; GET /v1/tokens/{id} is
+// tokenRoutes'). Operators read every
 // tenant; anyone else reads its own tenant only, and another tenant is
 // 404 exactly like one that does not exist. Like FleetReadRoutes they read
 // the tables themselves and take no minPosition; lists answer a Page.
@@ -20,6 +21,7 @@ func TenantReadRoutes(q *queries.Service) Routes {
 		r.V1.GET("/tenants", h.listTenants)
 		r.V1.GET("/tenants/:tenant", h.getTenant)
 		r.V1.GET("/tenants/:tenant/quotas", h.listQuotas)
+		r.V1.GET("/tenants/:tenant/priority-classes", h.getPriorityClasses)
 		r.V1.GET("/tokens", h.listTokens)
 	}
 }
@@ -80,4 +82,16 @@ func (h tenantReadHandlers) listTokens(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, newPage(items, next))
+}
+
+func (h tenantReadHandlers) getPriorityClasses(c echo.Context) error {
+	tenant, err := param(c, "tenant")
+	if err != nil {
+		return err
+	}
+	p, err := h.q.GetTenantPriorityClasses(c.Request().Context(), ActorOf(c), tenant)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
 }

@@ -99,7 +99,8 @@ func (f *fixture) catchUp(t *testing.T) {
 	}, waitFor, 2*time.Millisecond)
 }
 
-// scenario drives every kind of capacity command: a mixed fleet, bookings,
+// scenario drives every kind of capacity command: a mixed fleet, a
+// priority class and a tenant's allow-list, bookings (one of that class),
 // a pending reservation placed late, extension, release, cancellation,
 // activation and expiry on the simulated clock, cordon, taints,
 // quarantine, health and a mode change. It returns the reservations made.
@@ -108,16 +109,22 @@ func (f *fixture) scenario(t *testing.T) map[string]commands.ReservationResult {
 	out := map[string]commands.ReservationResult{}
 	f.node(t, "n1", exclusive, exclusive)
 	gpus2 := f.node(t, "n2", mig, slots)
+	_, err := f.h.CreatePriorityClass(f.ctx, operator, commands.CreatePriorityClass{Name: "batch", Value: -10, Preemptible: true})
+	require.NoError(t, err)
+	_, err = f.h.SetTenantPriorityClasses(f.ctx, operator, commands.SetTenantPriorityClasses{Tenant: tenantB.Tenant,
+		Classes: []string{"batch"}})
+	require.NoError(t, err)
 
 	out["a"] = f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, VCPU: 8, MemoryMB: 1024, DiskGB: 10})
-	out["b"] = f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1, MIGProfile: "3g.40gb", VCPU: 4, Start: at(1), End: at(5)})
+	out["b"] = f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1, MIGProfile: "3g.40gb", VCPU: 4, Start: at(1), End: at(5),
+		PriorityClass: "batch"})
 	out["c"] = f.reserve(t, tenantA, commands.CreateReservation{GPUs: 2, SlotKind: core.GPUTimeSlice, SiteID: "fra1", Start: at(0.5), End: at(3)})
 	out["big"] = f.reserve(t, tenantB, commands.CreateReservation{GPUs: 3}) // no node has 3 free GPUs: pending
 	require.Equal(t, core.ReservationPending, out["big"].Reservation.State)
 	out["p2"] = f.reserve(t, tenantB, commands.CreateReservation{GPUs: 2, Start: at(0), End: at(8)}) // pending until a ends
 	require.Equal(t, core.ReservationPending, out["p2"].Reservation.State)
 	out["cancelled"] = f.reserve(t, tenantA, commands.CreateReservation{GPUs: 4})
-	_, err := f.h.CancelReservation(f.ctx, tenantA, commands.CancelReservation{ReservationID: out["cancelled"].Reservation.ID})
+	_, err = f.h.CancelReservation(f.ctx, tenantA, commands.CancelReservation{ReservationID: out["cancelled"].Reservation.ID})
 	require.NoError(t, err)
 
 	f.node(t, "n3", exclusive) // after p2, so that p2 cannot go there

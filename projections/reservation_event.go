@@ -46,6 +46,12 @@ type reservationData struct {
 	VCPU         *int64 `json:"vcpu,omitempty"`
 	MemoryMB     *int64 `json:"memoryMb,omitempty"`
 	DiskGB       *int64 `json:"diskGb,omitempty"`
+	// PriorityClass, Priority and Preemptible are missing from events
+	// written before priority classes existed: those reservations are of
+	// the class standard, priority 0, not preemptible (decodeReservation).
+	PriorityClass string `json:"priorityClass,omitempty"`
+	Priority      int32  `json:"priority,omitempty"`
+	Preemptible   bool   `json:"preemptible,omitempty"`
 }
 
 // placed reports whether the reservation was ever given a node: only then
@@ -71,6 +77,9 @@ func decodeReservation(e outbox.Stored) (reservationData, error) {
 	}
 	if len(r.Conditions) == 0 || string(r.Conditions) == "null" {
 		r.Conditions = json.RawMessage("[]")
+	}
+	if r.PriorityClass == "" {
+		r.PriorityClass = core.LegacyPriorityClass
 	}
 	return r, nil
 }

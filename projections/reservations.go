@@ -40,6 +40,7 @@ func (Reservations) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored
 			SiteID: optional(r.SiteID), NodeID: optional(r.NodeID), DeviceIds: r.DeviceIDs,
 			StartTs: r.Start, EndTs: r.End, Tolerations: r.Tolerations, Conditions: r.Conditions,
 			Version: r.Version, Txid: e.Position.TxID, Seq: e.Position.Seq, At: e.Time,
+			PriorityClass: r.PriorityClass, Priority: r.Priority, Preemptible: r.Preemptible,
 		}, nil)
 		return nil
 	})

@@ -20,7 +20,8 @@ func TestProjectionsMatchWriteModel(t *testing.T) {
 
 	t.Run("reservations", func(t *testing.T) {
 		rows, err := f.d.Pool.Query(ctx, `SELECT r.id, r.tenant_id, r.state, r.version, upper(r.during), r.conditions,
-		       m.tenant_id, m.state, m.version, m.end_ts, m.conditions
+		       m.tenant_id, m.state, m.version, m.end_ts, m.conditions,
+		       (r.priority_class, r.priority, r.preemptible) IS NOT DISTINCT FROM (m.priority_class, m.priority, m.preemptible)
 		  FROM reservations r LEFT JOIN rm_reservations m ON m.id = r.id ORDER BY r.id`)
 		require.NoError(t, err)
 		defer rows.Close()
@@ -34,13 +35,16 @@ func TestProjectionsMatchWriteModel(t *testing.T) {
 			var mVersion *int64
 			var mEnd *time.Time
 			var mConds []byte
-			require.NoError(t, rows.Scan(&id, &tenant, &state, &version, &end, &conds, &mTenant, &mState, &mVersion, &mEnd, &mConds))
+			var samePriority bool
+			require.NoError(t, rows.Scan(&id, &tenant, &state, &version, &end, &conds, &mTenant, &mState, &mVersion, &mEnd, &mConds,
+				&samePriority))
 			require.NotNil(t, mState, "reservation %s is in the read model", id)
 			require.Equal(t, tenant, *mTenant, id)
 			require.Equal(t, state, *mState, id)
 			require.Equal(t, version, *mVersion, id)
 			require.True(t, end.Equal(*mEnd), id)
 			require.JSONEq(t, string(conds), string(mConds), id)
+			require.True(t, samePriority, "%s: priority class, priority and preemptible", id)
 			n++
 		}
 		require.NoError(t, rows.Err())
@@ -49,6 +53,12 @@ func TestProjectionsMatchWriteModel(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, string(core.ReservationExpired), got.State)
 		require.Equal(t, rs["a"].Reservation.DeviceIDs, got.DeviceIds, "where it ran stays known after it ends")
+		b, err := f.d.Q.RmReservationGet(ctx, rs["b"].Reservation.ID)
+		require.NoError(t, err)
+		require.Equal(t, "batch", b.PriorityClass)
+		require.EqualValues(t, -10, b.Priority)
+		require.True(t, b.Preemptible)
+		require.Equal(t, "standard", got.PriorityClass)
 	})
 
 	t.Run("nodes and utilization", func(t *testing.T) {

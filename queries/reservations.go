@@ -29,6 +29,12 @@ type Reservation struct {
 	UpdatedAt   time.Time        `json:"updatedAt"`
 	// Position is where the last event applied to it sits in the log.
 	Position string `json:"position"`
+
+	// PriorityClass is its priority class; Priority and Preemptible are
+	// the class's value and flag, copied when it was created.
+	PriorityClass string `json:"priorityClass"`
+	Priority      int32  `json:"priority"`
+	Preemptible   bool   `json:"preemptible"`
 }
 
 func reservationOf(r db.RmReservation) (Reservation, error) {
@@ -37,6 +43,7 @@ func reservationOf(r db.RmReservation) (Reservation, error) {
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		Position: outbox.Position{TxID: r.UpdatedTxid, Seq: r.UpdatedSeq}.String()}
 	out.PoolID, out.SiteID, out.NodeID = deref(r.PoolID), deref(r.SiteID), deref(r.NodeID)
+	out.PriorityClass, out.Priority, out.Preemptible = r.PriorityClass, r.Priority, r.Preemptible
 	if err := json.Unmarshal(r.Conditions, &out.Conditions); err != nil {
 		return out, wrap(err, "decode conditions of reservation "+r.ID)
 	}

@@ -224,6 +224,9 @@ WITH aggs (subject, version) AS (
   UNION ALL SELECT 'devices/' || id, version FROM devices WHERE kind = 'gpu'
   UNION ALL SELECT 'reservations/' || id, version FROM reservations
   UNION ALL SELECT 'quotas/' || tenant_id || '/' || resource, version FROM quota_usage
+  -- The classes migration 0032 inserted have no event.
+  UNION ALL SELECT 'priority-classes/' || name, version FROM priority_classes WHERE created_by <> 'migration'
+  UNION ALL SELECT 'tenants/' || tenant_id || '/priority-classes', version FROM tenant_priority_class_sets
 ), ev AS (
   SELECT o.subject, count(*) AS events, count(DISTINCT o.data ->> 'version') AS distinct_versions,
          max((o.data ->> 'version')::bigint) AS max_version
@@ -352,6 +355,47 @@ func (q *Queries) InvariantParentChildOverlaps(ctx context.Context) ([]Invariant
 			&i.AtomID,
 			&i.GpuAllocation,
 			&i.AtomAllocation,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const invariantPriorityClasses = `-- name: InvariantPriorityClasses :many
+SELECT r.id, r.priority_class, r.priority, r.preemptible FROM reservations r
+  LEFT JOIN priority_classes c ON c.name = r.priority_class
+ WHERE c.name IS NULL OR c.value <> r.priority OR c.preemptible <> r.preemptible
+ ORDER BY r.id
+`
+
+type InvariantPriorityClassesRow struct {
+	ID            string
+	PriorityClass string
+	Priority      int32
+	Preemptible   bool
+}
+
+// Every reservation is of an existing class, with the value and flag it
+// copied from it (classes do not change once created).
+func (q *Queries) InvariantPriorityClasses(ctx context.Context) ([]InvariantPriorityClassesRow, error) {
+	rows, err := q.db.Query(ctx, invariantPriorityClasses)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InvariantPriorityClassesRow{}
+	for rows.Next() {
+		var i InvariantPriorityClassesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.PriorityClass,
+			&i.Priority,
+			&i.Preemptible,
 		); err != nil {
 			return nil, err
 		}

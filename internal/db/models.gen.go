@@ -258,6 +258,18 @@ type PoolCapacityRollup struct {
 	Allocated int64
 }
 
+type PriorityClass struct {
+	Name         string
+	Value        int32
+	Preemptible  bool
+	GraceSeconds int32
+	Description  string
+	IsDefault    bool
+	CreatedBy    string
+	Version      int64
+	CreatedAt    time.Time
+}
+
 type QuotaUsage struct {
 	TenantID string
 	Resource string
@@ -267,19 +279,22 @@ type QuotaUsage struct {
 }
 
 type Reservation struct {
-	ID         string
-	TenantID   string
-	CreatedBy  string
-	State      string
-	PoolID     *string
-	SiteID     *string
-	Spec       []byte
-	During     pgtype.Range[pgtype.Timestamptz]
-	Charges    []byte
-	Conditions []byte
-	Version    int64
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	ID            string
+	TenantID      string
+	CreatedBy     string
+	State         string
+	PoolID        *string
+	SiteID        *string
+	Spec          []byte
+	During        pgtype.Range[pgtype.Timestamptz]
+	Charges       []byte
+	Conditions    []byte
+	Version       int64
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	PriorityClass string
+	Priority      int32
+	Preemptible   bool
 }
 
 type RmDeviceHolder struct {
@@ -351,24 +366,27 @@ type RmFleetPool struct {
 }
 
 type RmReservation struct {
-	ID          string
-	TenantID    string
-	State       string
-	PoolID      *string
-	SiteID      *string
-	NodeID      *string
-	DeviceIds   []string
-	StartTs     time.Time
-	EndTs       time.Time
-	Tolerations []string
-	Conditions  []byte
-	Version     int64
-	CreatedTxid uint64
-	CreatedSeq  int64
-	UpdatedTxid uint64
-	UpdatedSeq  int64
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	ID            string
+	TenantID      string
+	State         string
+	PoolID        *string
+	SiteID        *string
+	NodeID        *string
+	DeviceIds     []string
+	StartTs       time.Time
+	EndTs         time.Time
+	Tolerations   []string
+	Conditions    []byte
+	Version       int64
+	CreatedTxid   uint64
+	CreatedSeq    int64
+	UpdatedTxid   uint64
+	UpdatedSeq    int64
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	PriorityClass string
+	Priority      int32
+	Preemptible   bool
 }
 
 type RmUsageAllocation struct {
@@ -433,6 +451,17 @@ type StreamTicket struct {
 type Tenant struct {
 	ID        string
 	CreatedAt time.Time
+}
+
+type TenantPriorityClass struct {
+	TenantID string
+	Class    string
+}
+
+type TenantPriorityClassSet struct {
+	TenantID  string
+	Version   int64
+	UpdatedAt time.Time
 }
 
 type WebhookAttempt struct {

@@ -11,25 +11,29 @@ import (
 )
 
 const reservationCreate = `-- name: ReservationCreate :one
-INSERT INTO reservations (id, tenant_id, created_by, state, pool_id, site_id, spec, during, charges, conditions)
+INSERT INTO reservations (id, tenant_id, created_by, state, pool_id, site_id, spec, during, charges, conditions,
+                          priority_class, priority, preemptible)
 VALUES ($1, $2, $3, $4, $5,
         $6, $7, tstzrange($8::timestamptz, $9::timestamptz, '[)'),
-        $10, $11)
+        $10, $11, $12, $13, $14)
 RETURNING id, version
 `
 
 type ReservationCreateParams struct {
-	ID         string
-	TenantID   string
-	CreatedBy  string
-	State      string
-	PoolID     *string
-	SiteID     *string
-	Spec       []byte
-	StartTs    time.Time
-	EndTs      time.Time
-	Charges    []byte
-	Conditions []byte
+	ID            string
+	TenantID      string
+	CreatedBy     string
+	State         string
+	PoolID        *string
+	SiteID        *string
+	Spec          []byte
+	StartTs       time.Time
+	EndTs         time.Time
+	Charges       []byte
+	Conditions    []byte
+	PriorityClass string
+	Priority      int32
+	Preemptible   bool
 }
 
 type ReservationCreateRow struct {
@@ -37,6 +41,8 @@ type ReservationCreateRow struct {
 	Version int64
 }
 
+// priority and preemptible are the class's value and flag, copied when the
+// reservation is created (PriorityClassForReservation).
 func (q *Queries) ReservationCreate(ctx context.Context, arg ReservationCreateParams) (ReservationCreateRow, error) {
 	row := q.db.QueryRow(ctx, reservationCreate,
 		arg.ID,
@@ -50,6 +56,9 @@ func (q *Queries) ReservationCreate(ctx context.Context, arg ReservationCreatePa
 		arg.EndTs,
 		arg.Charges,
 		arg.Conditions,
+		arg.PriorityClass,
+		arg.Priority,
+		arg.Preemptible,
 	)
 	var i ReservationCreateRow
 	err := row.Scan(&i.ID, &i.Version)
@@ -59,25 +68,28 @@ func (q *Queries) ReservationCreate(ctx context.Context, arg ReservationCreatePa
 const reservationGet = `-- name: ReservationGet :one
 SELECT id, tenant_id, created_by, state, pool_id, site_id, spec,
        lower(during)::timestamptz AS start_ts, upper(during)::timestamptz AS end_ts,
-       charges, conditions, version, created_at, updated_at
+       charges, conditions, version, created_at, updated_at, priority_class, priority, preemptible
   FROM reservations WHERE id = $1
 `
 
 type ReservationGetRow struct {
-	ID         string
-	TenantID   string
-	CreatedBy  string
-	State      string
-	PoolID     *string
-	SiteID     *string
-	Spec       []byte
-	StartTs    time.Time
-	EndTs      time.Time
-	Charges    []byte
-	Conditions []byte
-	Version    int64
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	ID            string
+	TenantID      string
+	CreatedBy     string
+	State         string
+	PoolID        *string
+	SiteID        *string
+	Spec          []byte
+	StartTs       time.Time
+	EndTs         time.Time
+	Charges       []byte
+	Conditions    []byte
+	Version       int64
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	PriorityClass string
+	Priority      int32
+	Preemptible   bool
 }
 
 func (q *Queries) ReservationGet(ctx context.Context, id string) (ReservationGetRow, error) {
@@ -98,6 +110,9 @@ func (q *Queries) ReservationGet(ctx context.Context, id string) (ReservationGet
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.PriorityClass,
+		&i.Priority,
+		&i.Preemptible,
 	)
 	return i, err
 }

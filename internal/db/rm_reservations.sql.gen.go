@@ -12,36 +12,42 @@ import (
 
 const rmReservationApply = `-- name: RmReservationApply :execrows
 INSERT INTO rm_reservations AS r (id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts,
-       tolerations, conditions, version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at)
+       tolerations, conditions, version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
+       priority_class, priority, preemptible)
 VALUES ($1, $2, $3, $4, $5, $6,
         $7::text[], $8, $9, $10::text[],
         $11, $12, $13::xid8, $14::bigint,
-        $13::xid8, $14::bigint, $15::timestamptz, $15::timestamptz)
+        $13::xid8, $14::bigint, $15::timestamptz, $15::timestamptz,
+        $16, $17, $18)
 ON CONFLICT (id) DO UPDATE
    SET state = EXCLUDED.state, pool_id = EXCLUDED.pool_id, site_id = EXCLUDED.site_id,
        node_id = EXCLUDED.node_id, device_ids = EXCLUDED.device_ids, start_ts = EXCLUDED.start_ts,
        end_ts = EXCLUDED.end_ts, tolerations = EXCLUDED.tolerations, conditions = EXCLUDED.conditions,
        version = EXCLUDED.version, updated_txid = EXCLUDED.updated_txid, updated_seq = EXCLUDED.updated_seq,
-       updated_at = EXCLUDED.updated_at
+       updated_at = EXCLUDED.updated_at, priority_class = EXCLUDED.priority_class, priority = EXCLUDED.priority,
+       preemptible = EXCLUDED.preemptible
  WHERE r.version < EXCLUDED.version
 `
 
 type RmReservationApplyParams struct {
-	ID          string
-	TenantID    string
-	State       string
-	PoolID      *string
-	SiteID      *string
-	NodeID      *string
-	DeviceIds   []string
-	StartTs     time.Time
-	EndTs       time.Time
-	Tolerations []string
-	Conditions  []byte
-	Version     int64
-	Txid        uint64
-	Seq         int64
-	At          time.Time
+	ID            string
+	TenantID      string
+	State         string
+	PoolID        *string
+	SiteID        *string
+	NodeID        *string
+	DeviceIds     []string
+	StartTs       time.Time
+	EndTs         time.Time
+	Tolerations   []string
+	Conditions    []byte
+	Version       int64
+	Txid          uint64
+	Seq           int64
+	At            time.Time
+	PriorityClass string
+	Priority      int32
+	Preemptible   bool
 }
 
 // Writes a reservation as one of its events describes it. The position of
@@ -64,6 +70,9 @@ func (q *Queries) RmReservationApply(ctx context.Context, arg RmReservationApply
 		arg.Txid,
 		arg.Seq,
 		arg.At,
+		arg.PriorityClass,
+		arg.Priority,
+		arg.Preemptible,
 	)
 	if err != nil {
 		return 0, err
@@ -73,7 +82,8 @@ func (q *Queries) RmReservationApply(ctx context.Context, arg RmReservationApply
 
 const rmReservationGet = `-- name: RmReservationGet :one
 SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts, tolerations, conditions,
-       version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at
+       version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
+       priority_class, priority, preemptible
   FROM rm_reservations WHERE id = $1
 `
 
@@ -99,13 +109,17 @@ func (q *Queries) RmReservationGet(ctx context.Context, id string) (RmReservatio
 		&i.UpdatedSeq,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.PriorityClass,
+		&i.Priority,
+		&i.Preemptible,
 	)
 	return i, err
 }
 
 const rmReservationList = `-- name: RmReservationList :many
 SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts, tolerations, conditions,
-       version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at
+       version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
+       priority_class, priority, preemptible
   FROM rm_reservations
  WHERE ($1::text IS NULL OR tenant_id = $1::text)
    AND ($2::text IS NULL OR state = $2::text)
@@ -159,6 +173,9 @@ func (q *Queries) RmReservationList(ctx context.Context, arg RmReservationListPa
 			&i.UpdatedSeq,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.PriorityClass,
+			&i.Priority,
+			&i.Preemptible,
 		); err != nil {
 			return nil, err
 		}
@@ -172,7 +189,8 @@ func (q *Queries) RmReservationList(ctx context.Context, arg RmReservationListPa
 
 const rmReservationListAll = `-- name: RmReservationListAll :many
 SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts, tolerations, conditions,
-       version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at
+       version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
+       priority_class, priority, preemptible
   FROM rm_reservations ORDER BY id
 `
 
@@ -205,6 +223,9 @@ func (q *Queries) RmReservationListAll(ctx context.Context) ([]RmReservation, er
 			&i.UpdatedSeq,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.PriorityClass,
+			&i.Priority,
+			&i.Preemptible,
 		); err != nil {
 			return nil, err
 		}

@@ -35,13 +35,14 @@ const (
 	Quota              = "quota"
 	AllocationState    = "allocation-state"
 	StrayBooking       = "stray-booking"
+	PriorityClass      = "priority-class"
 	EventVersions      = "event-versions"
 	BookingAfterCordon = "booking-after-ineligible"
 )
 
 // All lists every invariant name, for reports that print one line each.
 var All = []string{BookingOverlap, ParentChildOverlap, AtomRule, NodeCounter, PoolRollup, Quota,
-	AllocationState, StrayBooking, EventVersions, BookingAfterCordon}
+	AllocationState, StrayBooking, PriorityClass, EventVersions, BookingAfterCordon}
 
 // Check runs every invariant. Run it on a quiet database or inside one
 // REPEATABLE READ transaction, so that all checks see one snapshot.
@@ -104,6 +105,14 @@ func Check(ctx context.Context, q *db.Queries) ([]Violation, error) {
 	}
 	for _, r := range strays {
 		add(StrayBooking, "booking %d of %s by %s outlives its allocation", r.ID, r.DeviceID, r.AllocationID)
+	}
+	classes, err := q.InvariantPriorityClasses(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", PriorityClass, err)
+	}
+	for _, r := range classes {
+		add(PriorityClass, "reservation %s is of class %q (priority %d, preemptible %t), which does not exist or differs",
+			r.ID, r.PriorityClass, r.Priority, r.Preemptible)
 	}
 	versions, err := q.InvariantEventVersions(ctx)
 	if err != nil {

@@ -85,6 +85,14 @@ SELECT b.id, b.device_id, b.allocation_id FROM device_bookings b
  WHERE a.id IS NULL OR (a.released_at IS NOT NULL AND upper(b.during) > a.released_at)
  ORDER BY b.id;
 
+-- name: InvariantPriorityClasses :many
+-- Every reservation is of an existing class, with the value and flag it
+-- copied from it (classes do not change once created).
+SELECT r.id, r.priority_class, r.priority, r.preemptible FROM reservations r
+  LEFT JOIN priority_classes c ON c.name = r.priority_class
+ WHERE c.name IS NULL OR c.value <> r.priority OR c.preemptible <> r.preemptible
+ ORDER BY r.id;
+
 -- name: InvariantEventVersions :many
 -- Every committed transition has exactly one outbox event: each aggregate's
 -- events carry versions 1..version, once each.
@@ -95,6 +103,9 @@ WITH aggs (subject, version) AS (
   UNION ALL SELECT 'devices/' || id, version FROM devices WHERE kind = 'gpu'
   UNION ALL SELECT 'reservations/' || id, version FROM reservations
   UNION ALL SELECT 'quotas/' || tenant_id || '/' || resource, version FROM quota_usage
+  -- The classes migration 0032 inserted have no event.
+  UNION ALL SELECT 'priority-classes/' || name, version FROM priority_classes WHERE created_by <> 'migration'
+  UNION ALL SELECT 'tenants/' || tenant_id || '/priority-classes', version FROM tenant_priority_class_sets
 ), ev AS (
   SELECT o.subject, count(*) AS events, count(DISTINCT o.data ->> 'version') AS distinct_versions,
          max((o.data ->> 'version')::bigint) AS max_version

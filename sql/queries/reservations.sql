@@ -1,14 +1,17 @@
 -- name: ReservationCreate :one
-INSERT INTO reservations (id, tenant_id, created_by, state, pool_id, site_id, spec, during, charges, conditions)
+-- priority and preemptible are the class's value and flag, copied when the
+-- reservation is created (PriorityClassForReservation).
+INSERT INTO reservations (id, tenant_id, created_by, state, pool_id, site_id, spec, during, charges, conditions,
+                          priority_class, priority, preemptible)
 VALUES (sqlc.arg(id), sqlc.arg(tenant_id), sqlc.arg(created_by), sqlc.arg(state), sqlc.narg(pool_id),
         sqlc.narg(site_id), sqlc.arg(spec), tstzrange(sqlc.arg(start_ts)::timestamptz, sqlc.arg(end_ts)::timestamptz, '[)'),
-        sqlc.arg(charges), sqlc.arg(conditions))
+        sqlc.arg(charges), sqlc.arg(conditions), sqlc.arg(priority_class), sqlc.arg(priority), sqlc.arg(preemptible))
 RETURNING id, version;
 
 -- name: ReservationGet :one
 SELECT id, tenant_id, created_by, state, pool_id, site_id, spec,
        lower(during)::timestamptz AS start_ts, upper(during)::timestamptz AS end_ts,
-       charges, conditions, version, created_at, updated_at
+       charges, conditions, version, created_at, updated_at, priority_class, priority, preemptible
   FROM reservations WHERE id = sqlc.arg(id);
 
 -- name: ReservationUpdateState :execrows

@@ -29,10 +29,11 @@ func (c *cli) reservationsCmd() *cobra.Command {
 	return cmd
 }
 
-var reservationHeader = []string{"ID", "STATE", "TENANT", "POOL", "NODE", "DEVICES", "START", "END"}
+var reservationHeader = []string{"ID", "STATE", "TENANT", "POOL", "NODE", "DEVICES", "START", "END", "CLASS"}
 
 func reservationResultRow(r client.ReservationResult) []string {
-	return []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End)}
+	return []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End),
+		r.PriorityClass}
 }
 
 func (c *cli) reservationsCreateCmd() *cobra.Command {
@@ -41,6 +42,8 @@ func (c *cli) reservationsCreateCmd() *cobra.Command {
 		gpus                                                                  int
 		vcpu, memoryMB, diskGB                                                int64
 		tolerations                                                           []string
+		priorityClass                                                         string
+		noPreempt                                                             bool
 	)
 	cmd := &cobra.Command{
 		Use:   "create",
@@ -48,9 +51,11 @@ func (c *cli) reservationsCreateCmd() *cobra.Command {
 		Long: `create charges the tenant's quota and places the request on one node: whole
 GPUs (optionally of --gpu-model), MIG instances (--mig-profile) or slots
 (--slot-kind), with vCPU, memory and disk on the same node. When no node
-fits, the reservation is pending and retried. It is sent with an
-Idempotency-Key (a fresh one unless --idempotency-key is given), so a
-retry after 429 or 503 never books twice.
+fits, the reservation is pending and retried. --priority-class names its
+priority class (default: the default class; "priority-classes allowed"
+lists the ones the tenant may use); --no-preempt refuses a preemptible
+class. It is sent with an Idempotency-Key (a fresh one unless
+--idempotency-key is given), so a retry after 429 or 503 never books twice.
 
 Times are RFC 3339 (2030-01-02T15:04:05Z), "now", or "+DURATION" from now
 (+10m, +1h30m).`,
@@ -121,6 +126,12 @@ Times are RFC 3339 (2030-01-02T15:04:05Z), "now", or "+DURATION" from now
 				}
 				req.Tolerations = &ts
 			}
+			if priorityClass != "" {
+				req.PriorityClass = &priorityClass
+			}
+			if noPreempt {
+				req.Preemptible = new(bool) // false: "do not preempt me"
+			}
 			if key == "" {
 				key = newIdempotencyKey()
 			}
@@ -150,6 +161,8 @@ Times are RFC 3339 (2030-01-02T15:04:05Z), "now", or "+DURATION" from now
 	f.StringVar(&end, "end", "", "when it ends (exclusive): RFC 3339, or +DURATION from now")
 	f.StringVar(&duration, "duration", "", "how long from --start (instead of --end): 1h, 30m, …")
 	f.StringSliceVar(&tolerations, "toleration", nil, "tolerate a node taint KEY[=VALUE] (repeatable)")
+	f.StringVar(&priorityClass, "priority-class", "", "its priority class (default: the default class)")
+	f.BoolVar(&noPreempt, "no-preempt", false, "refuse a preemptible priority class (sends preemptible: false)")
 	f.StringVar(&key, "idempotency-key", "", "the Idempotency-Key to send (default: a fresh one)")
 	_ = cmd.MarkFlagRequired("start")
 	_ = cmd.RegisterFlagCompletionFunc("slot-kind", cobra.FixedCompletions([]string{"time-slice", "mps"}, cobra.ShellCompDirectiveNoFileComp))
@@ -189,7 +202,8 @@ func (c *cli) reservationsListCmd() *cobra.Command {
 					}
 					return res.Body, nil
 				}, func(r client.ReadReservation) []string {
-					return []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End)}
+					return []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End),
+						r.PriorityClass}
 				}, reservationHeader...)
 			})
 		},
@@ -217,7 +231,7 @@ func (c *cli) reservationsGetCmd() *cobra.Command {
 				}
 				return showOne(c, res.Body, func(r client.ReadReservationDetail) table {
 					return table{header: reservationHeader, rows: [][]string{{r.ID, string(r.State), r.Tenant, str(r.PoolID),
-						str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End)}}}
+						str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass}}}
 				})
 			})
 		},

@@ -8,7 +8,7 @@ import {h, replace, fmtClock, fmtTime, notice, reservationLink} from '../dom.js'
 
 /** Families of core.EventCatalog; families first seen on the stream are added. */
 const FAMILIES = ['reservation', 'node', 'gpu', 'device', 'quota', 'site', 'pool', 'instance',
-  'node_command', 'node_assignment', 'webhook_endpoint'];
+  'node_command', 'node_assignment', 'webhook_endpoint', 'priority_class', 'tenant'];
 const SHOWN = 300;
 const family = (type) => type.slice(0, type.lastIndexOf('.'));
 

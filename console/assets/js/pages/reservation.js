@@ -9,7 +9,7 @@
 
 import {call, get, listAll, idempotencyKey} from '../api.js';
 import {h, replace, table, row, badge, notice, fmtTime, fmtClock, toLocalInput, nodeLink} from '../dom.js';
-import {devicesText} from './reservations.js';
+import {devicesText, priorityText} from './reservations.js';
 
 const TYPES = ['pending', 'booked', 'activated', 'extended', 'released', 'cancelled', 'expired', 'failed'].map((t) => `reservation.${t}`);
 const TERMINAL = new Set(['released', 'expired', 'cancelled', 'failed']);
@@ -91,6 +91,8 @@ function view(ctx, r, act) {
     h('dl', {class: 'facts'},
       fact('State', h('span', {id: 'reservation-state', dataset: {state: r.state}}, badge(r.state))),
       fact('Tenant', r.tenant),
+      fact('Priority class', h('span', {id: 'reservation-priority'}, priorityText(r),
+        h('span', {class: 'muted'}, ` (priority ${r.priority || 0}, ${r.preemptible ? 'preemptible' : 'not preemptible'})`))),
       fact(r.poolId ? 'Pool' : 'Site', r.poolId || r.siteId || '—'),
       fact('Node', r.nodeId ? (op ? nodeLink(r.nodeId) : r.nodeId) : '—'),
       fact('Devices', devicesText(r.deviceIds)),

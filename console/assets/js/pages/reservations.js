@@ -48,13 +48,20 @@ export async function render(ctx) {
 
 function listView(items, op, changed) {
   if (!items.length) return h('p', {class: 'muted'}, 'No reservations.');
-  const headers = ['Reservation', 'Tenant', 'State', 'Pool', 'Node', 'Devices', 'Start', 'End'];
+  const headers = ['Reservation', 'Tenant', 'State', 'Class', 'Pool', 'Node', 'Devices', 'Start', 'End'];
   const keep = (cells) => cells.filter((_, i) => op || i !== 1);
   return table(keep(headers), items.map((r) => row(
     {dataset: {reservation: r.id, state: r.state}, class: changed.has(r.id) ? 'flash' : null},
-    ...keep([reservationLink(r.id), r.tenant, badge(r.state), r.poolId || r.siteId || '—',
+    ...keep([reservationLink(r.id), r.tenant, badge(r.state), priorityText(r), r.poolId || r.siteId || '—',
       r.nodeId ? (op ? nodeLink(r.nodeId) : r.nodeId) : '—', devicesText(r.deviceIds), fmtTime(r.start), fmtTime(r.end)]))),
   {id: 'reservation-table'});
+}
+
+/** The priority class, its value and whether it may be preempted. */
+export function priorityText(r) {
+  const cls = r.priorityClass || 'standard';
+  return h('span', {class: 'priority', dataset: {priorityClass: cls},
+    title: `priority ${r.priority || 0}${r.preemptible ? ', preemptible' : ''}`}, cls, r.preemptible ? ' ↓' : '');
 }
 
 /** "GPU-…-3, GPU-…-4", shortened when long. */
@@ -79,6 +86,7 @@ async function newReservationForm(ctx, afterCreate) {
     field('Slot kind', h('select', {name: 'slotKind', id: 'nr-slotKind'},
       h('option', {value: ''}, 'whole GPU or MIG'), h('option', {value: 'time-slice'}, 'time-slice'), h('option', {value: 'mps'}, 'mps'))),
     num('vcpu', 'vCPU', 8), num('memoryMb', 'Memory (MB)', 32768), num('diskGb', 'Disk (GB)', 100),
+    field('Priority class', h('input', {name: 'priorityClass', id: 'nr-priorityClass', placeholder: 'the default class', autocomplete: 'off'})),
     field('Start', h('input', {type: 'datetime-local', name: 'start', id: 'nr-start', value: toLocalInput(start), required: true})),
     field('Duration', h('select', {name: 'duration', id: 'nr-duration'},
       DURATIONS.map(([label, ms]) => h('option', {value: ms, selected: ms === 24 * HOUR}, label)))),
@@ -91,7 +99,7 @@ async function newReservationForm(ctx, afterCreate) {
     const body = {gpus: Number(f.get('gpus')), vcpu: Number(f.get('vcpu')), memoryMb: Number(f.get('memoryMb')),
       diskGb: Number(f.get('diskGb')), start: begin.toISOString(),
       end: new Date(begin.getTime() + Number(f.get('duration'))).toISOString()};
-    for (const k of ['poolId', 'siteId', 'gpuModel', 'migProfile', 'slotKind']) if (f.get(k)) body[k] = f.get(k);
+    for (const k of ['poolId', 'siteId', 'gpuModel', 'migProfile', 'slotKind', 'priorityClass']) if (f.get(k)) body[k] = f.get(k);
     const button = form.querySelector('button[type=submit]');
     button.disabled = true;
     try {
