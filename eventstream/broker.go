@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -45,6 +44,38 @@ type BrokerOptions struct {
 	Logger *slog.Logger
 }
 
+// Source is where a Broker reads the log: the PostgreSQL outbox (NewBroker,
+// COMPUTE_STREAM_SOURCE=postgres) or a copy of it in NATS JetStream
+// (natsink.Source, COMPUTE_STREAM_SOURCE=nats). Positions are the outbox's
+// in both, so a client's Last-Event-ID resumes on either. Everything else
+// (the fan-out, the catch-up, heartbeats, limits, slow-client drops) is
+// the Broker's and the stream handler's, whichever the source. The
+// outbox's broker runs with Run; natsink.Source, whose ReadAfter waits for
+// the next message, feeds its broker with a loop of its own.
+type Source interface {
+	// Head is the newest event's position, zero when there is none: where
+	// the live feed starts.
+	Head(ctx context.Context) (outbox.Position, error)
+	// ReadAfter returns up to limit events of every tenant strictly after
+	// `after`, in log order, with no gap: the live feed, read once per
+	// process.
+	ReadAfter(ctx context.Context, after outbox.Position, limit int) ([]outbox.Stored, error)
+	// Page and CheckCursor are Reader's: a stream's catch-up. Page returns
+	// fewer than limit events only when no more events in scope follow
+	// (up to at least the Head it returned before).
+	Page(ctx context.Context, scope Scope, after outbox.Position, limit int) (Page, error)
+	CheckCursor(ctx context.Context, after outbox.Position) error
+}
+
+// outboxSource is the outbox as a Source.
+type outboxSource struct{ *Reader }
+
+func (s outboxSource) Head(ctx context.Context) (outbox.Position, error) { return s.head(ctx) }
+
+func (s outboxSource) ReadAfter(ctx context.Context, after outbox.Position, limit int) ([]outbox.Stored, error) {
+	return outbox.ReadAfter(ctx, s.q, after, limit)
+}
+
 // Broker tails the log once per process and fans each event out, in
 // memory, to every connected stream whose scope matches. One reader serves
 // any number of clients, so the database sees one keyset query per poll
@@ -55,9 +86,8 @@ type BrokerOptions struct {
 // bounded by Buffer events per client whatever the clients do, and an idle
 // client's queue is empty.
 type Broker struct {
-	reader *Reader
-	q      *db.Queries
-	opts   BrokerOptions
+	src  Source
+	opts BrokerOptions
 
 	pollMu sync.Mutex // one Poll at a time; also guards the first head read
 
@@ -72,6 +102,11 @@ type Broker struct {
 // step it with Poll (tests). Until the first Poll or Subscribe, it has not
 // read the log: it starts at the newest visible event, not at the start.
 func NewBroker(pool *pgxpool.Pool, opts BrokerOptions) *Broker {
+	return NewSourceBroker(outboxSource{NewReader(pool)}, opts)
+}
+
+// NewSourceBroker is NewBroker reading src instead of the outbox.
+func NewSourceBroker(src Source, opts BrokerOptions) *Broker {
 	if opts.Buffer <= 0 {
 		opts.Buffer = DefaultBuffer
 	}
@@ -84,7 +119,7 @@ func NewBroker(pool *pgxpool.Pool, opts BrokerOptions) *Broker {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Broker{reader: NewReader(pool), q: db.New(pool), opts: opts, streams: map[*Stream]struct{}{}}
+	return &Broker{src: src, opts: opts, streams: map[*Stream]struct{}{}}
 }
 
 // Run polls until ctx ends: at once while a backlog remains, otherwise
@@ -127,7 +162,7 @@ func (b *Broker) Poll(ctx context.Context) (int, error) {
 	b.mu.Lock()
 	after := b.head
 	b.mu.Unlock()
-	batch, err := outbox.ReadAfter(ctx, b.q, after, b.opts.Batch)
+	batch, err := b.src.ReadAfter(ctx, after, b.opts.Batch)
 	if err != nil {
 		return 0, fmt.Errorf("event broker: %w", err)
 	}
@@ -175,7 +210,7 @@ func (b *Broker) startLocked(ctx context.Context) error {
 	if started {
 		return nil
 	}
-	head, err := b.reader.head(ctx)
+	head, err := b.src.Head(ctx)
 	if err != nil {
 		return fmt.Errorf("event broker start: %w", err)
 	}

@@ -78,9 +78,9 @@ func (s *Stream) Close() { s.b.unsubscribe(s) }
 func (s *Stream) prefetch(ctx context.Context) error {
 	if !s.last.Less(s.liveFrom) {
 		s.caughtUp = true
-		return s.b.reader.CheckCursor(ctx, s.last)
+		return s.b.src.CheckCursor(ctx, s.last)
 	}
-	page, err := s.b.reader.Page(ctx, s.scope, s.last, s.b.opts.CatchUpPage)
+	page, err := s.b.src.Page(ctx, s.scope, s.last, s.b.opts.CatchUpPage)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (s *Stream) catchUp(ctx context.Context, send func(outbox.Stored) error) er
 			s.caughtUp = true
 			break
 		}
-		page, err := s.b.reader.Page(ctx, s.scope, s.last, s.b.opts.CatchUpPage)
+		page, err := s.b.src.Page(ctx, s.scope, s.last, s.b.opts.CatchUpPage)
 		if err != nil {
 			return err
 		}

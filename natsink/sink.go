@@ -2,7 +2,9 @@
 // the process's watermill Router, fed by an outbox.Subscriber under the
 // dispatcher's lease and cursor, publishes every event with a synchronous
 // PubAck before the next, so the cursor passes only events JetStream
-// stored. See docs/operations/scale-out.md and
+// stored. Source reads the stream back, in log order, for the SSE broker of
+// an API process with COMPUTE_STREAM_SOURCE=nats. See
+// docs/operations/scale-out.md and
 // docs/decisions/0011-nats-jetstream-sink.md.
 package natsink
 

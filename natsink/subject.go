@@ -31,6 +31,11 @@ func Subject(tenant, typ string) string {
 	if tenant != "" {
 		t = escape(tenant, false)
 	}
+	return SubjectPrefix + "." + t + "." + typeTokens(typ)
+}
+
+// typeTokens is an event type as the last tokens of its subject.
+func typeTokens(typ string) string {
 	parts := strings.Split(typ, ".")
 	for i, p := range parts {
 		if p = escape(p, true); p == "" {
@@ -38,7 +43,7 @@ func Subject(tenant, typ string) string {
 		}
 		parts[i] = p
 	}
-	return SubjectPrefix + "." + t + "." + strings.Join(parts, ".")
+	return strings.Join(parts, ".")
 }
 
 // escape keeps [A-Za-z0-9-] (and '_' when keepUnderscore) and writes every

@@ -18,7 +18,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/bettercompute/compute/eventstream"
 	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/authn"
@@ -197,9 +196,14 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	goRun(func() {
 		auth.Run(runCtx, cfg.PollInterval, func(err error) { logger.Warn("authz feed", "err", err) })
 	})
-	broker := eventstream.NewBroker(pool, eventstream.BrokerOptions{Logger: logger})
-	brokerPokes := pokes()
-	goRun(func() { broker.Run(runCtx, cfg.PollInterval, brokerPokes) })
+	broker, runBroker, streamCheck, err := streamBroker(cfg, pool, owner, logger, cfg.PollInterval, pokes) // COMPUTE_STREAM_SOURCE
+	if err != nil {
+		return err
+	}
+	if streamCheck != nil {
+		checks = append(checks, *streamCheck)
+	}
+	goRun(func() { runBroker(runCtx) })
 
 	e := httpapi.New(httpapi.Deps{
 		Pool: pool, Commands: svc.handlers, Clock: clk, Auth: auth, Logger: logger, BodyLimit: cfg.BodyLimit,

@@ -171,6 +171,13 @@ type Config struct {
 	// (the event id) to drop a second copy: it must cover a redelivery
 	// after a takeover or a lost acknowledgement.
 	NATSDuplicateWindow time.Duration `envconfig:"NATS_DUPLICATE_WINDOW" default:"2m"`
+	// StreamSource is where an API process reads the event stream it
+	// serves (GET /v1/events/stream, the console's live tail): postgres,
+	// the outbox, or nats, the JetStream stream NATSStream that the
+	// dispatcher's sink fills (needs NATSURL), so that API processes add
+	// no load on the primary for streams. Ids and Last-Event-ID are the
+	// same with either.
+	StreamSource string `envconfig:"STREAM_SOURCE" default:"postgres"`
 	// ShutdownTimeout bounds graceful shutdown.
 	ShutdownTimeout time.Duration `envconfig:"SHUTDOWN_TIMEOUT" default:"10s"`
 
@@ -277,6 +284,9 @@ func Load() (Config, error) {
 	if err := c.checkNATS(); err != nil {
 		return Config{}, err
 	}
+	if err := c.checkStreamSource(); err != nil {
+		return Config{}, err
+	}
 	for name, v := range map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": c.OTLPEndpoint,
 		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": c.OTLPTracesEndpoint} {
 		if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
@@ -337,6 +347,27 @@ func corsOrigins(in []string) ([]string, error) {
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// Values of COMPUTE_STREAM_SOURCE.
+const (
+	StreamSourcePostgres = "postgres"
+	StreamSourceNATS     = "nats"
+)
+
+// checkStreamSource checks COMPUTE_STREAM_SOURCE: nats reads the
+// JetStream stream, so it needs the NATS server.
+func (c Config) checkStreamSource() error {
+	switch c.StreamSource {
+	case StreamSourcePostgres:
+	case StreamSourceNATS:
+		if c.NATSURL == "" {
+			return fmt.Errorf("configuration: COMPUTE_STREAM_SOURCE=nats serves event streams from NATS JetStream: set COMPUTE_NATS_URL too")
+		}
+	default:
+		return fmt.Errorf("configuration: COMPUTE_STREAM_SOURCE must be postgres or nats, not %q", c.StreamSource)
+	}
+	return nil
 }
 
 // checkNATS checks the JetStream sink's settings when it is on

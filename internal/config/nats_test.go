@@ -42,3 +42,24 @@ func TestNATSSettings(t *testing.T) {
 		})
 	}
 }
+
+// Event streams are served from PostgreSQL unless COMPUTE_STREAM_SOURCE
+// says nats, which needs the NATS server.
+func TestStreamSource(t *testing.T) {
+	c, err := Load()
+	require.NoError(t, err)
+	require.Equal(t, StreamSourcePostgres, c.StreamSource)
+
+	t.Setenv("COMPUTE_STREAM_SOURCE", "nats")
+	_, err = Load()
+	require.ErrorContains(t, err, "COMPUTE_NATS_URL", "nats without a server")
+
+	t.Setenv("COMPUTE_NATS_URL", "nats://nats-1:4222")
+	c, err = Load()
+	require.NoError(t, err)
+	require.Equal(t, StreamSourceNATS, c.StreamSource)
+
+	t.Setenv("COMPUTE_STREAM_SOURCE", "jetstream")
+	_, err = Load()
+	require.ErrorContains(t, err, "COMPUTE_STREAM_SOURCE")
+}

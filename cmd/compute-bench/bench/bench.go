@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"time"
 )
@@ -47,13 +48,13 @@ type Config struct {
 	// has it (COMPUTE_MAX_CONNS); 0 gives every client a connection.
 	MaxConns int32
 	// Only names the suites to run (reservations, outbox, pipeline,
-	// apiscale, sse); empty runs them all. The others are recorded as not
+	// apiscale, sse, nats); empty runs them all. The others are recorded as not
 	// measured: a short loop for one change, never a documented run.
 	Only []string
 }
 
 // Suites is every suite Config.Only can name, in the order a run takes them.
-var Suites = []string{"reservations", "outbox", "pipeline", "apiscale", "sse"}
+var Suites = []string{"reservations", "outbox", "pipeline", "apiscale", "sse", "nats"}
 
 // plan is the size of every measurement. Every loop in the package is
 // bounded by a count from here and by a duration from here.
@@ -80,6 +81,13 @@ type plan struct {
 	httpClients  int           // concurrent HTTP clients of the webhook and API-process runs
 	apiProcesses []int         // API process counts compared with one
 	apiPhase     time.Duration // length of each API-process run
+
+	// The nats suite (nats.go).
+	natsBacklog      int           // events the JetStream sink forwards, timed
+	natsStreams      int           // SSE streams of the API process, per source
+	natsRate         int           // events/s they receive
+	natsPhase        time.Duration // length of that run, per source and for the baseline
+	natsResumeEvents int           // events each stream misses before it resumes
 }
 
 func planFor(quick bool) plan {
@@ -89,14 +97,16 @@ func planFor(quick bool) plan {
 			outboxRate: 500, outboxPhase: 3 * time.Second, outboxPoll: 10 * time.Millisecond,
 			backlogs: []int{1_000, 100_000}, backlogReads: 50, maxOpsPerRun: 50_000,
 			sseClients: 1_000, sseRate: 500, ssePhase: 3 * time.Second,
-			webhookPhase: 5 * time.Second, httpClients: 16, apiProcesses: []int{1, 2, 4}, apiPhase: 3 * time.Second}
+			webhookPhase: 5 * time.Second, httpClients: 16, apiProcesses: []int{1, 2, 4}, apiPhase: 3 * time.Second,
+			natsBacklog: 5_000, natsStreams: 1_000, natsRate: 10, natsPhase: 4 * time.Second, natsResumeEvents: 10}
 	}
 	return plan{phase: 15 * time.Second, pgbenchScale: 10, concurrency: []int{8, 32}, tenants: 128,
 		scaleNodes: []int{100, 1_000, 10_000}, scaleRequests: 300, seedWorkers: 6,
 		outboxRate: 1_000, outboxPhase: 10 * time.Second, outboxPoll: 10 * time.Millisecond,
 		backlogs: []int{1_000, 100_000, 1_000_000}, backlogReads: 200, maxOpsPerRun: 500_000,
 		sseClients: 10_000, sseRate: 1_000, ssePhase: 10 * time.Second,
-		webhookPhase: 20 * time.Second, httpClients: 32, apiProcesses: []int{1, 2, 4}, apiPhase: 15 * time.Second}
+		webhookPhase: 20 * time.Second, httpClients: 32, apiProcesses: []int{1, 2, 4}, apiPhase: 15 * time.Second,
+		natsBacklog: 20_000, natsStreams: 5_000, natsRate: 10, natsPhase: 15 * time.Second, natsResumeEvents: 10}
 }
 
 // tinyPlan is the smallest configuration, for the package's own test.
@@ -106,7 +116,8 @@ func tinyPlan() plan {
 		outboxRate: 100, outboxPhase: 300 * time.Millisecond, outboxPoll: 10 * time.Millisecond,
 		backlogs: []int{100, 1_000}, backlogReads: 5, maxOpsPerRun: 500,
 		sseClients: 50, sseRate: 100, ssePhase: 500 * time.Millisecond,
-		webhookPhase: time.Second, httpClients: 4, apiProcesses: []int{1, 2}, apiPhase: 500 * time.Millisecond}
+		webhookPhase: time.Second, httpClients: 4, apiProcesses: []int{1, 2}, apiPhase: 500 * time.Millisecond,
+		natsBacklog: 300, natsStreams: 20, natsRate: 20, natsPhase: 500 * time.Millisecond, natsResumeEvents: 3}
 }
 
 // Run performs the whole benchmark, prints the table, and writes the JSON
@@ -206,8 +217,32 @@ func measureAll(ctx context.Context, srv *server, p plan, cfg Config, prog *prog
 			res.SSE = s
 		}
 	}
+	if runs("nats") {
+		measureNATS(ctx, srv, p, cfg, prog, res, gap)
+	}
 	if ctx.Err() != nil {
 		gap("remaining measurements", fmt.Errorf("interrupted: %w", ctx.Err()))
+	}
+}
+
+// measureNATS is the nats suite on a fresh database, with a nats-server
+// the benchmark starts; without one it is skipped with the reason (a
+// failure under CI=true, as for the tests, since CI installs it). The
+// figures measured before a failure are kept.
+func measureNATS(ctx context.Context, srv *server, p plan, cfg Config, prog *progress, res *Results, gap func(string, error)) {
+	const what = "JetStream forwarding and SSE served from JetStream (the nats suite)"
+	bin, err := findNATSServer()
+	if err != nil {
+		res.NotMeasured = append(res.NotMeasured, Gap{What: what, Why: err.Error(), Failed: os.Getenv("CI") == "true"})
+		return
+	}
+	prog.set("NATS: JetStream forwarding and SSE from JetStream")
+	r, err := onFreshDatabase(ctx, srv, "nats", func(url string) (NATSResult, error) {
+		return natsSuite(ctx, url, p, cfg.Binary, bin, prog)
+	})
+	res.NATS = r
+	if err != nil {
+		gap(what, err)
 	}
 }
 

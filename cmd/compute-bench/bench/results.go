@@ -24,6 +24,7 @@ type Results struct {
 	SSE          SSEResult      `json:"sse"`
 	Pipeline     PipelineResult `json:"pipeline"`
 	APIScale     APIScaleResult `json:"apiProcesses"`
+	NATS         NATSResult     `json:"nats"`
 	Ratios       []Ratio        `json:"ratios"`
 	NotMeasured  []Gap          `json:"notMeasured"`
 	Plan         planSummary    `json:"plan"`
@@ -174,6 +175,7 @@ func (r *Results) computeRatios() {
 	}
 	r.Ratios = append(r.Ratios, r.Pipeline.ratios()...)
 	r.Ratios = append(r.Ratios, r.APIScale.ratios()...)
+	r.Ratios = append(r.Ratios, r.NATS.ratios()...)
 }
 
 // headlineRatios are the figures issue 15 leads with: HTTP create +

@@ -18,6 +18,12 @@ type sseDialer struct {
 	url    string
 	token  string
 	prog   *progress
+	// fromStart opens the streams at the start of the retained log
+	// (?after=) instead of the live feed.
+	fromStart bool
+	// lastEventID, when set, is sent as Last-Event-ID: the streams resume
+	// after it, as EventSource does when it reconnects.
+	lastEventID string
 }
 
 // sseStreams is a set of open streams, each read by a goroutine of its own.
@@ -80,9 +86,16 @@ feed:
 }
 
 func (d sseDialer) openOne(ctx context.Context, s *sseStreams, i int, on func(int, sseFrame, time.Time)) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url+"/v1/events/stream?types=bench.event", nil)
+	u := d.url + "/v1/events/stream?types=bench.event"
+	if d.fromStart {
+		u += "&after="
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
+	}
+	if d.lastEventID != "" {
+		req.Header.Set("Last-Event-ID", d.lastEventID)
 	}
 	req.Header.Set("Authorization", "Bearer "+d.token)
 	req.Header.Set("Accept", "text/event-stream")

@@ -60,6 +60,7 @@ func (r *Results) printTable(w io.Writer) {
 	r.Pipeline.print(w)
 	r.APIScale.print(w)
 	r.SSE.print(w)
+	r.NATS.print(w)
 
 	fmt.Fprintln(w, "\nNOT MEASURED")
 	for _, g := range r.NotMeasured {
