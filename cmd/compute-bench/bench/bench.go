@@ -54,7 +54,7 @@ type Config struct {
 }
 
 // Suites is every suite Config.Only can name, in the order a run takes them.
-var Suites = []string{"reservations", "outbox", "pipeline", "apiscale", "sse", "nats"}
+var Suites = []string{"reservations", "outbox", "pipeline", "apiscale", "sse", "nats", "replica"}
 
 // plan is the size of every measurement. Every loop in the package is
 // bounded by a count from here and by a duration from here.
@@ -88,6 +88,10 @@ type plan struct {
 	natsRate         int           // events/s they receive
 	natsPhase        time.Duration // length of that run, per source and for the baseline
 	natsResumeEvents int           // events each stream misses before it resumes
+
+	// The replica suite (replica.go): reservations read back, by
+	// httpClients clients for apiPhase per server.
+	replicaReservations int
 }
 
 func planFor(quick bool) plan {
@@ -98,7 +102,8 @@ func planFor(quick bool) plan {
 			backlogs: []int{1_000, 100_000}, backlogReads: 50, maxOpsPerRun: 50_000,
 			sseClients: 1_000, sseRate: 500, ssePhase: 3 * time.Second,
 			webhookPhase: 5 * time.Second, httpClients: 16, apiProcesses: []int{1, 2, 4}, apiPhase: 3 * time.Second,
-			natsBacklog: 5_000, natsStreams: 1_000, natsRate: 10, natsPhase: 4 * time.Second, natsResumeEvents: 10}
+			natsBacklog: 5_000, natsStreams: 1_000, natsRate: 10, natsPhase: 4 * time.Second, natsResumeEvents: 10,
+			replicaReservations: 300}
 	}
 	return plan{phase: 15 * time.Second, pgbenchScale: 10, concurrency: []int{8, 32}, tenants: 128,
 		scaleNodes: []int{100, 1_000, 10_000}, scaleRequests: 300, seedWorkers: 6,
@@ -106,7 +111,8 @@ func planFor(quick bool) plan {
 		backlogs: []int{1_000, 100_000, 1_000_000}, backlogReads: 200, maxOpsPerRun: 500_000,
 		sseClients: 10_000, sseRate: 1_000, ssePhase: 10 * time.Second,
 		webhookPhase: 20 * time.Second, httpClients: 32, apiProcesses: []int{1, 2, 4}, apiPhase: 15 * time.Second,
-		natsBacklog: 20_000, natsStreams: 5_000, natsRate: 10, natsPhase: 15 * time.Second, natsResumeEvents: 10}
+		natsBacklog: 20_000, natsStreams: 5_000, natsRate: 10, natsPhase: 15 * time.Second, natsResumeEvents: 10,
+		replicaReservations: 2_000}
 }
 
 // tinyPlan is the smallest configuration, for the package's own test.
@@ -117,7 +123,8 @@ func tinyPlan() plan {
 		backlogs: []int{100, 1_000}, backlogReads: 5, maxOpsPerRun: 500,
 		sseClients: 50, sseRate: 100, ssePhase: 500 * time.Millisecond,
 		webhookPhase: time.Second, httpClients: 4, apiProcesses: []int{1, 2}, apiPhase: 500 * time.Millisecond,
-		natsBacklog: 300, natsStreams: 20, natsRate: 20, natsPhase: 500 * time.Millisecond, natsResumeEvents: 3}
+		natsBacklog: 300, natsStreams: 20, natsRate: 20, natsPhase: 500 * time.Millisecond, natsResumeEvents: 3,
+		replicaReservations: 10}
 }
 
 // Run performs the whole benchmark, prints the table, and writes the JSON
@@ -219,6 +226,16 @@ func measureAll(ctx context.Context, srv *server, p plan, cfg Config, prog *prog
 	}
 	if runs("nats") {
 		measureNATS(ctx, srv, p, cfg, prog, res, gap)
+	}
+	if runs("replica") {
+		prog.set("read replica: queries from a hot standby")
+		r, err := onFreshDatabase(ctx, srv, "replica", func(url string) (ReplicaResult, error) {
+			return replicaSuite(ctx, srv, url, p, prog)
+		})
+		res.Replica = r
+		if err != nil {
+			gap("read-model queries served by a hot standby ÷ by the primary (the replica suite)", err)
+		}
 	}
 	if ctx.Err() != nil {
 		gap("remaining measurements", fmt.Errorf("interrupted: %w", ctx.Err()))

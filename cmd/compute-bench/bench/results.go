@@ -25,6 +25,7 @@ type Results struct {
 	Pipeline     PipelineResult `json:"pipeline"`
 	APIScale     APIScaleResult `json:"apiProcesses"`
 	NATS         NATSResult     `json:"nats"`
+	Replica      ReplicaResult  `json:"replica"`
 	Ratios       []Ratio        `json:"ratios"`
 	NotMeasured  []Gap          `json:"notMeasured"`
 	Plan         planSummary    `json:"plan"`
@@ -176,6 +177,7 @@ func (r *Results) computeRatios() {
 	r.Ratios = append(r.Ratios, r.Pipeline.ratios()...)
 	r.Ratios = append(r.Ratios, r.APIScale.ratios()...)
 	r.Ratios = append(r.Ratios, r.NATS.ratios()...)
+	r.Ratios = append(r.Ratios, r.Replica.ratios()...)
 }
 
 // headlineRatios are the figures issue 15 leads with: HTTP create +

@@ -61,6 +61,7 @@ func (r *Results) printTable(w io.Writer) {
 	r.APIScale.print(w)
 	r.SSE.print(w)
 	r.NATS.print(w)
+	r.Replica.print(w)
 
 	fmt.Fprintln(w, "\nNOT MEASURED")
 	for _, g := range r.NotMeasured {
