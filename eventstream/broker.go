@@ -67,6 +67,11 @@ type Source interface {
 	CheckCursor(ctx context.Context, after outbox.Position) error
 }
 
+// OutboxSource is the outbox of pool's database as a Source: NewBroker's,
+// or a hot standby's (the read replica's, whose outbox is the primary's
+// as far as it has replayed it).
+func OutboxSource(pool *pgxpool.Pool) Source { return outboxSource{NewReader(pool)} }
+
 // outboxSource is the outbox as a Source.
 type outboxSource struct{ *Reader }
 

@@ -196,7 +196,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	goRun(func() {
 		auth.Run(runCtx, cfg.PollInterval, func(err error) { logger.Warn("authz feed", "err", err) })
 	})
-	broker, runBroker, streamCheck, err := streamBroker(cfg, pool, owner, logger, cfg.PollInterval, pokes) // COMPUTE_STREAM_SOURCE
+	broker, runBroker, streamCheck, err := streamBroker(cfg, pool, svc.queries.Replica, owner, logger, cfg.PollInterval, pokes) // COMPUTE_STREAM_SOURCE
 	if err != nil {
 		return err
 	}

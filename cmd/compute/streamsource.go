@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -11,6 +12,8 @@ import (
 	"github.com/bettercompute/compute/httpapi"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/natsink"
+	"github.com/bettercompute/compute/outbox"
+	"github.com/bettercompute/compute/queries"
 )
 
 // streamBroker is the api role's event broker, which serves every SSE
@@ -22,10 +25,14 @@ import (
 // process, and check is the /readyz check of that connection. Either way
 // the stream handler, its ids, catch-up, heartbeats and limits are the
 // same.
-func streamBroker(cfg config.Config, pool *pgxpool.Pool, owner string, logger *slog.Logger,
+func streamBroker(cfg config.Config, pool *pgxpool.Pool, replica *queries.Replica, owner string, logger *slog.Logger,
 	poll time.Duration, pokes func() <-chan struct{}) (b *eventstream.Broker, run func(context.Context), check *httpapi.ReadyCheck, err error) {
 	if cfg.StreamSource != config.StreamSourceNATS {
-		b = eventstream.NewBroker(pool, eventstream.BrokerOptions{Logger: logger})
+		var src eventstream.Source = eventstream.OutboxSource(pool)
+		if replica != nil { // the outbox from the read replica while it is in rotation
+			src = &rotatingSource{primary: src, replica: eventstream.OutboxSource(replica.Pool), inRotation: replica.InRotation}
+		}
+		b = eventstream.NewSourceBroker(src, eventstream.BrokerOptions{Logger: logger})
 		p := pokes()
 		return b, func(ctx context.Context) { b.Run(ctx, poll, p) }, nil, nil
 	}
@@ -50,4 +57,70 @@ func streamBroker(cfg config.Config, pool *pgxpool.Pool, owner string, logger *s
 			}
 			return httpapi.CheckResult{Status: httpapi.CheckOK}
 		}}, nil
+}
+
+// rotatingSource reads the outbox from the read replica while it is in
+// rotation, else from the primary. The live feed (Head, ReadAfter) may
+// switch at any read: the replica has a prefix of the primary's log, so a
+// reader that goes on from its position on the other server skips nothing
+// (a replica behind the position only has nothing new yet). A catch-up
+// page must be complete up to the live position (a short page ends the
+// catch-up), so it is read from the replica only when the replica's log
+// reaches every position this source has handed out (mark); else from the
+// primary. An event appears on a stream served from the replica once the
+// replica has replayed it: after the poke of its commit, or at the next
+// poll.
+type rotatingSource struct {
+	primary, replica eventstream.Source
+	inRotation       func() bool
+
+	mu   sync.Mutex
+	mark outbox.Position // the newest position handed out by Head or ReadAfter
+}
+
+func (s *rotatingSource) live() eventstream.Source {
+	if s.inRotation() {
+		return s.replica
+	}
+	return s.primary
+}
+
+func (s *rotatingSource) raise(p outbox.Position) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mark.Less(p) {
+		s.mark = p
+	}
+}
+
+func (s *rotatingSource) Head(ctx context.Context) (outbox.Position, error) {
+	h, err := s.live().Head(ctx)
+	if err == nil {
+		s.raise(h)
+	}
+	return h, err
+}
+
+func (s *rotatingSource) ReadAfter(ctx context.Context, after outbox.Position, limit int) ([]outbox.Stored, error) {
+	evs, err := s.live().ReadAfter(ctx, after, limit)
+	if err == nil && len(evs) > 0 {
+		s.raise(evs[len(evs)-1].Position)
+	}
+	return evs, err
+}
+
+func (s *rotatingSource) Page(ctx context.Context, scope eventstream.Scope, after outbox.Position, limit int) (eventstream.Page, error) {
+	if s.inRotation() {
+		s.mu.Lock()
+		mark := s.mark
+		s.mu.Unlock()
+		if h, err := s.replica.Head(ctx); err == nil && !h.Less(mark) {
+			return s.replica.Page(ctx, scope, after, limit)
+		}
+	}
+	return s.primary.Page(ctx, scope, after, limit)
+}
+
+func (s *rotatingSource) CheckCursor(ctx context.Context, after outbox.Position) error {
+	return s.live().CheckCursor(ctx, after)
 }

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/eventstream"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// A stream's catch-up from the read replica is never short of what the
+// live feed has handed out: once a head was read from the primary (the
+// replica out of rotation), a page is read from the replica only when the
+// replica has replayed up to it, else from the primary, so a catch-up
+// that ends on a short page leaves no gap before the live position.
+func TestRotatingSourcePagesAreCompleteUpToTheLivePosition(t *testing.T) {
+	t.Parallel()
+	r := pgtest.NewReplicated(t)
+	ctx := context.Background()
+	appendEvents := func(n int) {
+		require.NoError(t, pg.InTx(ctx, r.Pool, func(tx pgx.Tx) error {
+			for range n {
+				ev, err := core.NewEvent("site.updated", "", "sites/s1", map[string]any{"version": 1})
+				if err != nil {
+					return err
+				}
+				if _, err := outbox.Append(ctx, db.New(tx), ev); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+	}
+	primary, replica := eventstream.OutboxSource(r.Pool), eventstream.OutboxSource(r.StandbyPool)
+	appendEvents(5)
+	want, err := primary.Head(ctx)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		h, err := replica.Head(ctx)
+		return err == nil && h == want
+	}, time.Minute, 10*time.Millisecond, "the standby replays the first events")
+	_, err = r.StandbyPool.Exec(ctx, "SELECT pg_wal_replay_pause()")
+	require.NoError(t, err)
+	appendEvents(5)
+
+	in := false
+	src := &rotatingSource{primary: primary, replica: replica, inRotation: func() bool { return in }}
+	head, err := src.Head(ctx) // out of rotation: the primary's, 10 events
+	require.NoError(t, err)
+	in = true // back in rotation, not yet caught up
+	page, err := src.Page(ctx, eventstream.Scope{AllTenants: true}, outbox.Position{}, 100)
+	require.NoError(t, err)
+	require.Len(t, page.Events, 10, "the page reaches the head handed out: read from the primary")
+	require.Equal(t, head, page.Events[9].Position)
+
+	_, err = r.StandbyPool.Exec(ctx, "SELECT pg_wal_replay_resume()")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		h, err := replica.Head(ctx)
+		return err == nil && h == head
+	}, time.Minute, 10*time.Millisecond)
+	page, err = src.Page(ctx, eventstream.Scope{AllTenants: true}, outbox.Position{}, 100)
+	require.NoError(t, err)
+	require.Len(t, page.Events, 10, "caught up: the replica serves the same page")
+}
