@@ -48,13 +48,15 @@ type Config struct {
 	BodyLimit string `envconfig:"BODY_LIMIT" default:"1M"`
 	// MaxConns bounds the database pool (the API's, when the process
 	// also runs background roles). It is also how many commands one
-	// process runs at once: beyond about four per core of the database,
+	// process runs at once: beyond about three per core of the database,
 	// more only queue inside PostgreSQL, where they take the CPU the
-	// background roles need. On a 2-core server with the API saturated,
-	// 20 left webhook delivery at 0.6 of the event rate (p50 5 s behind);
-	// 8 kept it at the event rate (p50 0.17 s) for 7 % fewer
-	// reservations/s (docs/benchmarks.md). Raise it with the database.
-	MaxConns int32 `envconfig:"MAX_CONNS" default:"8"`
+	// background roles need. On a 2-core server with the API saturated
+	// (16 clients): 6 gave the same reservations/s as 8 (182–186) with
+	// webhook delivery p50 65–73 ms instead of 125–151 ms; in process,
+	// 6 matched 8 at 8 callers and beat it at 32 (430 vs 406/s) and on a
+	// hot pool (339 vs 275/s). 20 had left delivery at 0.6 of the event
+	// rate (docs/benchmarks.md). Raise it with the database.
+	MaxConns int32 `envconfig:"MAX_CONNS" default:"6"`
 	// BackgroundMaxConns bounds the separate pool of the worker,
 	// dispatcher and gateway roles in a process that also serves the API,
 	// so that API load queues for its own connections instead of starving
