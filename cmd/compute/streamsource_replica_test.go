@@ -10,7 +10,6 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/eventstream"
-	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
 	"github.com/bettercompute/compute/outbox"
@@ -27,16 +26,15 @@ func TestRotatingSourcePagesAreCompleteUpToTheLivePosition(t *testing.T) {
 	ctx := context.Background()
 	appendEvents := func(n int) {
 		require.NoError(t, pg.InTx(ctx, r.Pool, func(tx pgx.Tx) error {
+			var b pg.Batch
 			for range n {
 				ev, err := core.NewEvent("site.updated", "", "sites/s1", map[string]any{"version": 1})
 				if err != nil {
 					return err
 				}
-				if _, err := outbox.Append(ctx, db.New(tx), ev); err != nil {
-					return err
-				}
+				outbox.AppendIn(ctx, &b, ev, new(outbox.Position))
 			}
-			return nil
+			return b.Send(ctx, tx)
 		}))
 	}
 	primary, replica := eventstream.OutboxSource(r.Pool), eventstream.OutboxSource(r.StandbyPool)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bettercompute/compute/cmd/compute-bench/benchdb"
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
@@ -132,7 +133,7 @@ func natsSuite(ctx context.Context, url string, p plan, binary, natsBin string, 
 		return res, err
 	}
 	prog.set("NATS: the outbox reader drains the backlog")
-	log, drain, err := drainOutbox(ctx, q)
+	log, drain, err := drainOutbox(ctx, pool)
 	if err != nil {
 		return res, err
 	}
@@ -195,10 +196,18 @@ func (l outboxLog) last() outbox.Position { return l.positions[len(l.positions)-
 
 // drainOutbox reads the whole log with outbox.ReadAfter in batches of
 // 100, once to warm up and once timed, and returns it and the timed
-// pass's events per second.
-func drainOutbox(ctx context.Context, q *db.Queries) (outboxLog, float64, error) {
+// pass's events per second. It first waits until everything committed
+// before the call is visible to readers: a transaction still running
+// anywhere on the server (another suite's, another test's) holds the
+// frontier back, and a read before it passes would miss the newest
+// events.
+func drainOutbox(ctx context.Context, pool *pgxpool.Pool) (outboxLog, float64, error) {
 	var log outboxLog
 	var perSec float64
+	if err := waitFrontier(ctx, benchdb.New(pool)); err != nil {
+		return log, 0, err
+	}
+	q := db.New(pool)
 	for pass := range 2 {
 		log = outboxLog{positions: log.positions[:0]}
 		start := time.Now()
@@ -293,7 +302,7 @@ func natsSourceRun(ctx context.Context, pool *pgxpool.Pool, q *db.Queries, meter
 
 	// Catch-up, once the sink has forwarded everything (both sources then
 	// hold the same log).
-	log, _, err := drainOutbox(ctx, q)
+	log, _, err := drainOutbox(ctx, pool)
 	if err != nil {
 		return run, err
 	}
@@ -408,7 +417,7 @@ func natsResume(ctx context.Context, pool *pgxpool.Pool, q *db.Queries, meter cp
 	if _, err := appendEvents(ctx, pool, 1, 0, time.Minute, p.natsResumeEvents, nil); err != nil {
 		return err
 	}
-	log, _, err := drainOutbox(ctx, q)
+	log, _, err := drainOutbox(ctx, pool)
 	if err != nil {
 		return err
 	}
@@ -521,4 +530,28 @@ func (r NATSResult) print(w io.Writer) {
 			run.ResumeSeconds, run.ResumeServerCPUMs, run.ResumeServerCPUMsPer1000)
 	}
 	tw.Flush()
+}
+
+// waitFrontier returns once every transaction committed before it was
+// called is below the outbox readers' frontier (bounded: a minute).
+func waitFrontier(ctx context.Context, q *benchdb.Queries) error {
+	next, err := q.BenchNextTxid(ctx)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		passed, err := q.BenchFrontierPassed(ctx, next)
+		if err != nil || passed {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the outbox frontier did not pass the events just committed: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
 }

@@ -35,6 +35,19 @@ func (q *Queries) BenchDeadlocks(ctx context.Context) (int64, error) {
 	return deadlocks, err
 }
 
+const benchFrontierPassed = `-- name: BenchFrontierPassed :one
+SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint >= $1::bigint AS passed
+`
+
+// Whether every transaction with a txid below next_txid has ended, so
+// that all they appended is visible to the outbox readers.
+func (q *Queries) BenchFrontierPassed(ctx context.Context, nextTxid int64) (bool, error) {
+	row := q.db.QueryRow(ctx, benchFrontierPassed, nextTxid)
+	var passed bool
+	err := row.Scan(&passed)
+	return passed, err
+}
+
 const benchMultixactAge = `-- name: BenchMultixactAge :one
 SELECT mxid_age(datminmxid)::bigint AS age FROM pg_catalog.pg_database WHERE datname = current_database()
 `
@@ -47,6 +60,19 @@ func (q *Queries) BenchMultixactAge(ctx context.Context) (int64, error) {
 	var age int64
 	err := row.Scan(&age)
 	return age, err
+}
+
+const benchNextTxid = `-- name: BenchNextTxid :one
+SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS next_txid
+`
+
+// The txid the next transaction will get: every transaction committed
+// before this statement has a smaller one.
+func (q *Queries) BenchNextTxid(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, benchNextTxid)
+	var next_txid int64
+	err := row.Scan(&next_txid)
+	return next_txid, err
 }
 
 const benchOutboxAnalyze = `-- name: BenchOutboxAnalyze :exec

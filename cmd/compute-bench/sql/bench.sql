@@ -49,3 +49,13 @@ ANALYZE outbox;
 -- The pid of the backend serving this connection; its parent is the
 -- postmaster, whose processes' CPU time the benchmark reads from /proc.
 SELECT pg_backend_pid()::int AS pid;
+
+-- name: BenchNextTxid :one
+-- The txid the next transaction will get: every transaction committed
+-- before this statement has a smaller one.
+SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS next_txid;
+
+-- name: BenchFrontierPassed :one
+-- Whether every transaction with a txid below next_txid has ended, so
+-- that all they appended is visible to the outbox readers.
+SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint >= sqlc.arg(next_txid)::bigint AS passed;
