@@ -52,6 +52,7 @@ func TestConfigDefaultsAreThePackagesDefaults(t *testing.T) {
 		"STREAM_MAX_LIFETIME":               {cfg.StreamMaxLifetime, httpapi.DefaultStreamLifetime},
 		"BILLING_TIMEOUT":                   {cfg.BillingTimeout, billing.DefaultTimeout},
 		"READ_MAX_LAG":                      {cfg.ReadMaxLag, queries.DefaultReplicaMaxLag},
+		"STREAM_SOURCE":                     {cfg.StreamSource, config.StreamSourcePostgres},
 		"WEBHOOK_TIMEOUT":                   {cfg.WebhookTimeout, webhook.DefaultTimeout},
 		"WEBHOOK_MAX_ENDPOINTS":             {cfg.WebhookMaxEndpoints, webhook.DefaultMaxEndpoints},
 		"WEBHOOK_MAX_INFLIGHT_PER_TENANT":   {cfg.WebhookMaxInflightPerTenant, webhook.DefaultMaxInflightPerTenant},
