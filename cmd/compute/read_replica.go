@@ -37,7 +37,11 @@ func startReadReplica(ctx context.Context, cfg config.Config, svc *queries.Servi
 	r := &queries.Replica{Pool: pool, Primary: svc.Pool, MaxLag: cfg.ReadMaxLag, Logger: logger.With("component", "read-replica"),
 		Observe: func(l time.Duration, inRotation bool) {
 			lag.Set(l.Seconds())
-			in.Set(map[bool]float64{false: 0, true: 1}[inRotation])
+			if inRotation {
+				in.Set(1)
+			} else {
+				in.Set(0)
+			}
 		}}
 	svc.Replica = r
 	goRun(func() {
