@@ -1,0 +1,97 @@
+// What the commands share in reading their flags and sending requests:
+// times and durations, taints, If-Match, idempotency keys, response bodies.
+
+package cli
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"github.com/bettercompute/compute/client"
+	"github.com/spf13/cobra"
+)
+
+// bodyOf is the body of a generated response, or the call's error.
+func bodyOf[R interface{ Bytes() []byte }](res R, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	return res.Bytes(), nil
+}
+
+// ifMatch is the --if-match flag: apply the change only to this version.
+type ifMatch struct{ version string }
+
+func (m *ifMatch) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&m.version, "if-match", "", "apply only if the object is at this version (optimistic concurrency)")
+}
+
+func (m ifMatch) ptr() *string {
+	if m.version == "" {
+		return nil
+	}
+	v := m.version
+	return &v
+}
+
+// parseWhen reads a time flag: RFC 3339, "now", or "+DURATION" from now.
+func parseWhen(flag, v string, now time.Time) (time.Time, error) {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "":
+		return time.Time{}, usagef("%s: missing", flag)
+	case v == "now":
+		return now.UTC().Truncate(time.Second), nil
+	case strings.HasPrefix(v, "+"):
+		d, err := time.ParseDuration(v[1:])
+		if err != nil || d < 0 {
+			return time.Time{}, usagef("%s: %q is not +DURATION (such as +10m or +1h30m)", flag, v)
+		}
+		return now.Add(d).UTC().Truncate(time.Second), nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, usagef("%s: %q is not a time: use RFC 3339 (2030-01-02T15:04:05Z), now, or +DURATION", flag, v)
+	}
+	return t, nil
+}
+
+// parseEnd reads --end or --duration (exactly one).
+func parseEnd(end, duration string, start, now time.Time) (time.Time, error) {
+	switch {
+	case end != "" && duration != "":
+		return time.Time{}, usagef("--end, --duration: give one of them, not both")
+	case duration != "":
+		d, err := time.ParseDuration(duration)
+		if err != nil || d <= 0 {
+			return time.Time{}, usagef("--duration: %q is not a positive duration (such as 1h or 30m)", duration)
+		}
+		return start.Add(d), nil
+	case end != "":
+		return parseWhen("--end", end, now)
+	}
+	return time.Time{}, usagef("--end, --duration: give one of them")
+}
+
+// parseTaint reads KEY[=VALUE].
+func parseTaint(flag, v string) (client.Taint, error) {
+	key, value, hasValue := strings.Cut(v, "=")
+	if strings.TrimSpace(key) == "" {
+		return client.Taint{}, usagef("%s: %q: want KEY or KEY=VALUE", flag, v)
+	}
+	t := client.Taint{Key: key}
+	if hasValue {
+		t.Value = &value
+	}
+	return t, nil
+}
+
+// newIdempotencyKey is a fresh key for one command: a retry of the same
+// invocation repeats it, a new invocation does not.
+func newIdempotencyKey() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "cli-" + hex.EncodeToString(b)
+}
