@@ -131,22 +131,9 @@ func Connect(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Sink,
 		logger = slog.Default()
 	}
 	logger = logger.With("sink", SinkID)
-	opts := []natsgo.Option{
-		natsgo.Name(cfg.Name),
-		natsgo.RetryOnFailedConnect(true), natsgo.MaxReconnects(-1), natsgo.ReconnectWait(cfg.ReconnectWait),
-		// No buffering while disconnected: a publish fails at once and is
-		// retried, rather than flushed late from the buffer.
-		natsgo.ReconnectBufSize(-1),
-		natsgo.ConnectHandler(func(c *natsgo.Conn) { logger.Info("nats connected", "server", c.ConnectedUrlRedacted()) }),
-		natsgo.ReconnectHandler(func(c *natsgo.Conn) { logger.Info("nats reconnected", "server", c.ConnectedUrlRedacted()) }),
-		natsgo.DisconnectErrHandler(func(_ *natsgo.Conn, err error) { logger.Warn("nats disconnected", "err", err) }),
-	}
-	if cfg.Creds != "" {
-		opts = append(opts, natsgo.UserCredentials(cfg.Creds))
-	}
-	conn, err := natsgo.Connect(cfg.URL, opts...)
+	conn, err := connect(cfg.URL, cfg.Creds, cfg.Name, cfg.ReconnectWait, logger)
 	if err != nil {
-		return nil, fmt.Errorf("connect to NATS: %w", err)
+		return nil, err
 	}
 	s := &Sink{cfg: cfg, conn: conn, logger: logger}
 	if s.js, err = conn.JetStream(natsgo.MaxWait(cfg.PublishTimeout)); err != nil {

@@ -147,22 +147,9 @@ func OpenSource(cfg SourceConfig, logger *slog.Logger) (*Source, error) {
 		logger = slog.Default()
 	}
 	logger = logger.With("stream_source", "nats")
-	opts := []natsgo.Option{
-		natsgo.Name(cfg.Name),
-		natsgo.RetryOnFailedConnect(true), natsgo.MaxReconnects(-1), natsgo.ReconnectWait(cfg.ReconnectWait),
-		// Requests fail at once while disconnected rather than wait in a
-		// buffer for their timeout.
-		natsgo.ReconnectBufSize(-1),
-		natsgo.ConnectHandler(func(c *natsgo.Conn) { logger.Info("nats connected", "server", c.ConnectedUrlRedacted()) }),
-		natsgo.ReconnectHandler(func(c *natsgo.Conn) { logger.Info("nats reconnected", "server", c.ConnectedUrlRedacted()) }),
-		natsgo.DisconnectErrHandler(func(_ *natsgo.Conn, err error) { logger.Warn("nats disconnected", "err", err) }),
-	}
-	if cfg.Creds != "" {
-		opts = append(opts, natsgo.UserCredentials(cfg.Creds))
-	}
-	conn, err := natsgo.Connect(cfg.URL, opts...)
+	conn, err := connect(cfg.URL, cfg.Creds, cfg.Name, cfg.ReconnectWait, logger)
 	if err != nil {
-		return nil, fmt.Errorf("connect to NATS: %w", err)
+		return nil, err
 	}
 	js, err := conn.JetStream(natsgo.MaxWait(cfg.RequestTimeout))
 	if err != nil {
