@@ -77,18 +77,12 @@ func (s *Source) readRange(ctx context.Context, scope eventstream.Scope, after o
 			return nil, unavailable(fmt.Errorf("read stream %s after %s: %w", s.cfg.Stream, after, err))
 		}
 		for _, m := range msgs {
-			meta, err := m.Metadata()
-			if err != nil || meta.Sequence.Consumer != c.delivered+1 {
-				return nil, unavailable(fmt.Errorf("read stream %s after %s: a delivery was lost", s.cfg.Stream, after))
-			}
-			c.delivered, c.pending = meta.Sequence.Consumer, meta.NumPending
-			e, err := decode(m)
+			se, ok, err := s.take(c, m)
+			e := se.e
 			if err != nil {
-				s.logger.Error("event stream source: a stream message is not an event of the log; skipped",
-					"seq", meta.Sequence.Stream, "subject", m.Subject, "err", err)
-				continue
+				return nil, unavailable(fmt.Errorf("read stream %s after %s: %w", s.cfg.Stream, after, err))
 			}
-			if !after.Less(e.Position) || !scope.Matches(e.Event) {
+			if !ok || !after.Less(e.Position) || !scope.Matches(e.Event) {
 				continue
 			}
 			out = append(out, e)

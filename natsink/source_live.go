@@ -176,25 +176,19 @@ func (s *Source) accept(msgs []*natsgo.Msg) []outbox.Stored {
 	c := s.live
 	var out []outbox.Stored
 	for _, m := range msgs {
-		meta, err := m.Metadata()
-		if err != nil || meta.Sequence.Consumer != c.delivered+1 {
+		se, ok, err := s.take(c, m)
+		e := se.e
+		if err != nil {
 			s.logger.Warn("event stream source: JetStream delivery out of sequence; reading again", "err", err)
 			s.dropLiveLocked()
 			break
 		}
-		c.delivered, c.pending = meta.Sequence.Consumer, meta.NumPending
-		e, err := decode(m)
-		if err != nil {
-			s.logger.Error("event stream source: a stream message is not an event of the log; skipped",
-				"seq", meta.Sequence.Stream, "subject", m.Subject, "err", err)
-			continue
-		}
-		if !c.after.Less(e.Position) {
-			continue // at or before an event already returned
+		if !ok || !c.after.Less(e.Position) {
+			continue // not an event of the log, or at or before one already returned
 		}
 		out = append(out, e)
 		c.after = e.Position
-		s.remember(seqEvent{seq: meta.Sequence.Stream, e: e})
+		s.remember(se)
 	}
 	return out
 }
@@ -206,4 +200,29 @@ func (s *Source) dropLiveLocked() {
 		_ = s.live.sub.Unsubscribe()
 		s.live = nil
 	}
+}
+
+// errDeliveryLost is a consumer's message that does not follow the last
+// one it delivered: one was lost in between.
+var errDeliveryLost = errors.New("a delivery was lost")
+
+// take checks that m follows the last message c delivered, advances c,
+// and decodes m, with its stream sequence. ok is false for a message that is not an event of the
+// log (logged and skipped); errDeliveryLost when one was lost before m.
+func (s *Source) take(c *consumer, m *natsgo.Msg) (seqEvent, bool, error) {
+	meta, err := m.Metadata()
+	if err != nil {
+		return seqEvent{}, false, fmt.Errorf("%w: %w", errDeliveryLost, err)
+	}
+	if meta.Sequence.Consumer != c.delivered+1 {
+		return seqEvent{}, false, errDeliveryLost
+	}
+	c.delivered, c.pending = meta.Sequence.Consumer, meta.NumPending
+	e, err := decode(m)
+	if err != nil {
+		s.logger.Error("event stream source: a stream message is not an event of the log; skipped",
+			"seq", meta.Sequence.Stream, "subject", m.Subject, "err", err)
+		return seqEvent{}, false, nil
+	}
+	return seqEvent{seq: meta.Sequence.Stream, e: e}, true, nil
 }
