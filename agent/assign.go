@@ -139,9 +139,11 @@ func (d *daemon) unassign(res wire.Message, m wire.Message) wire.Message {
 		why += ": " + p.Reason
 	}
 	// Every process of the allocation gets SIGTERM (the ones its
-	// instances and jobs left behind too), then its grace period.
+	// instances and jobs left behind too), then its grace period: the
+	// one the unassign names (a preempted reservation's class), else the
+	// daemon's.
 	d.sandbox.terminate(context.Background(), p.AllocationID)
-	stopped := d.instances.stopWhere(d.cfg.StopGrace, true, func(_, alloc string) string {
+	stopped := d.instances.stopWhere(p.Grace(d.cfg.StopGrace), true, func(_, alloc string) string {
 		if alloc == p.AllocationID {
 			return why
 		}

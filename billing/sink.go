@@ -99,7 +99,7 @@ var _ outbox.Sink = (*Sink)(nil)
 // closed.
 var endedEvents = map[string]bool{
 	core.EventReservationReleased: true, core.EventReservationCancelled: true,
-	core.EventReservationExpired: true, core.EventReservationFailed: true,
+	core.EventReservationExpired: true, core.EventReservationFailed: true, core.EventReservationPreempted: true,
 }
 
 // ended is a reservation that ended in the batch, and where.

@@ -25,6 +25,8 @@ type allocationEnds struct {
 	// commit says the end is the last work of its transaction: the batch
 	// of its last unassign commits too (pg.Batch.Commit).
 	commit bool
+	// grace, when set, is the stop grace each unassign asks the daemon for.
+	grace *int32
 }
 
 // queueAllocationEnds queues the reads endAllocationsRead needs.
@@ -87,7 +89,7 @@ func endAllocationsRead(ctx context.Context, tx pgx.Tx, q *db.Queries, identity 
 			continue
 		}
 		job, ok, err := unassignJob(ctx, q, identity, unassignment{nodeID: a.NodeID, tenant: r.Tenant,
-			allocationID: a.ID, known: true, reason: reason}, e.prev[i], e.found[i],
+			allocationID: a.ID, known: true, reason: reason, grace: e.grace}, e.prev[i], e.found[i],
 			func() (db.NodeDesiredBumpAtRow, error) { return e.bumps[i], nil })
 		if err != nil || !ok {
 			if err != nil {

@@ -192,6 +192,9 @@ type unassignment struct {
 	// unknown one (known is false).
 	foreignNode string
 	reason      string
+	// grace, when set, is the stop grace the daemon gives the allocation's
+	// workloads (a preempted reservation's class grace).
+	grace *int32
 	// retryKey is the key used when unassign:<allocationId> is taken by a
 	// job that did not take the allocation back (or that did, and the
 	// daemon holds it again); "" means unassign:<id>:g<generation>.
@@ -249,7 +252,8 @@ func unassignJob(ctx context.Context, q *db.Queries, identity string, u unassign
 	if err != nil {
 		return none, false, pg.Translate(err, "node "+u.nodeID)
 	}
-	payload, err := json.Marshal(wire.UnassignPayload{AllocationID: u.allocationID, Reason: u.reason, Generation: next.Generation})
+	payload, err := json.Marshal(wire.UnassignPayload{AllocationID: u.allocationID, Reason: u.reason, Generation: next.Generation,
+		GraceSeconds: u.grace})
 	if err != nil {
 		return none, false, fmt.Errorf("encode unassign: %w", err)
 	}

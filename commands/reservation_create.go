@@ -100,7 +100,13 @@ func (h *Handlers) CreateReservation(ctx context.Context, actor core.Actor, cmd 
 		return ReservationResult{}, err
 	}
 	c := &creation{h: h, actor: actor, cmd: cmd, spec: spec}
-	res, err := idempotentWith(ctx, h, actor, cmd.IdempotencyKey, "reservations.create", cmd, c.first, c.run)
+	plan := func() (*preemptionPlan, error) {
+		return h.planPreemption(ctx, c.reservationToPlace(cmd.Start, nil), c.class.Value)
+	}
+	res, err := withPreemption(h, plan, func(plan *preemptionPlan, mayPreempt bool) (ReservationResult, error) {
+		c.plan, c.mayPreempt = plan, mayPreempt
+		return idempotentWith(ctx, h, actor, cmd.IdempotencyKey, "reservations.create", cmd, c.first, c.run)
+	})
 	if err != nil {
 		return ReservationResult{}, fmt.Errorf("reservations.create: %w", err)
 	}
@@ -132,6 +138,11 @@ type creation struct {
 	// such class.
 	class      db.PriorityClassForReservationRow
 	classFound bool
+
+	// plan, when set, is the preemption this run carries out (preemption.go);
+	// mayPreempt lets a run that finds no node ask for one (errMayPreempt).
+	plan       *preemptionPlan
+	mayPreempt bool
 }
 
 // first queues what goes with BEGIN. It runs again when the transaction is
@@ -150,11 +161,18 @@ func (c *creation) first(ctx context.Context, b *pg.Batch) {
 		Name: optional(c.cmd.PriorityClass)}, &c.class, &c.classFound)
 	// quota_usage first: lock what this request may charge, including every
 	// per-model GPU quota of the tenant, which placement charges for the
-	// model it lands on, and charge it, in one guarded statement.
+	// model it lands on, and charge it, in one guarded statement. A
+	// preemption locks its victims' tenants' rows with them, all in
+	// (tenant, resource) order, before.
+	if c.plan != nil {
+		pg.Many(ctx, b, (*db.Queries).QuotaUsageLockTenants, c.plan.tenants, &[]db.QuotaUsageLockTenantsRow{})
+	}
 	resources, amounts := sortedAmounts(c.charges)
 	pg.Many(ctx, b, (*db.Queries).QuotaUsageLockAndCharge, db.QuotaUsageLockAndChargeParams{TenantID: c.actor.Tenant,
 		Resources: resources, Amounts: amounts, WithModels: c.spec.GPU.Count > 0}, &c.quota)
-	pg.Many(ctx, b, (*db.Queries).NodePlacementCandidates, candidatesParams(c.reservationToPlace(c.cmd.Start, nil), &c.sample), &c.cands)
+	if c.plan == nil { // a preemption places on its plan's node
+		pg.Many(ctx, b, (*db.Queries).NodePlacementCandidates, candidatesParams(c.reservationToPlace(c.cmd.Start, nil), &c.sample), &c.cands)
+	}
 }
 
 // placement is the request as the placer sees it.
@@ -196,8 +214,7 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	modelQuotas := modelQuotasOf(locked)
 	charges := maps.Clone(c.charges)
 	var tail pg.Batch
-	where, reasons, err := c.h.placeWith(ctx, tx, c.reservationToPlace(start, modelQuotas), placementCandidatesOf(c.cands),
-		int(c.sample), &tail)
+	where, reasons, err := c.place(ctx, tx, c.reservationToPlace(start, modelQuotas), &tail)
 	if err != nil {
 		return ReservationResult{}, err
 	}
@@ -263,6 +280,26 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 		return ReservationResult{}, pg.Translate(err, "reservation")
 	}
 	return ReservationResult{Reservation: r, Position: pos}, nil
+}
+
+// place places the reservation among the candidates of the first round
+// trip or, with a plan, on its node once the plan's victims are preempted.
+// A reservation that fits nowhere while its class may preempt ends the
+// run with errMayPreempt when c.mayPreempt.
+func (c *creation) place(ctx context.Context, tx pgx.Tx, p reservationToPlace, tail *pg.Batch) (*placed, []string, error) {
+	if c.plan != nil {
+		by := preemptor{id: c.id, tenant: c.actor.Tenant, class: c.class.Name, priority: c.class.Value}
+		if err := c.h.preempt(ctx, tx, c.plan, by); err != nil {
+			return nil, nil, err
+		}
+		where, err := c.h.placeAfterPreemption(ctx, tx, p, c.plan, tail)
+		return where, nil, err
+	}
+	where, reasons, err := c.h.placeWith(ctx, tx, p, placementCandidatesOf(c.cands), int(c.sample), tail)
+	if err == nil && where == nil && c.mayPreempt && c.class.MayPreempt {
+		return nil, nil, errMayPreempt
+	}
+	return where, reasons, err
 }
 
 // checkPriorityClass applies the rules of the class the request names (the

@@ -67,83 +67,26 @@ func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error
 
 func (h *Handlers) retryPending(ctx context.Context, reservationID string, fence func(pgx.Tx) error) error {
 	stillPending := false
-	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+	var toPlace reservationToPlace // as the last run read it, for a preemption plan
+	var priority int32
+	plan := func() (*preemptionPlan, error) { return h.planPreemption(ctx, toPlace, priority) }
+	_, err := withPreemption(h, plan, func(plan *preemptionPlan, mayPreempt bool) (struct{}, error) {
 		stillPending = false
-		if err := fenced(tx, fence); err != nil {
-			return err
-		}
-		q := db.New(tx)
-		row, err := loadReservation(ctx, q, system, reservationID)
-		if err != nil {
-			return err
-		}
-		if core.State(row.State) != core.ReservationPending {
-			return nil
-		}
-		past, err := q.ReservationIsPastEnd(ctx, row.ID)
-		if err != nil {
-			return pg.Translate(err, "reservation")
-		}
-		if past.PastEnd {
-			return nil // the expiry reconciler moves it to expired
-		}
-		r, err := toReservation(row, nil)
-		if err != nil {
-			return err
-		}
-		if err := core.CheckTransition(core.ReservationStateTable(), r.State, core.ReservationBooked); err != nil {
-			return err
-		}
-		now, err := q.ClockNow(ctx)
-		if err != nil {
-			return pg.Translate(err, "clock")
-		}
-		start := r.Start
-		if start.Before(now) {
-			start = now
-		}
-		// quota_usage first: the model quota rows placement may charge.
-		modelQuotas, err := lockQuota(ctx, q, r.Tenant, nil, r.Spec)
-		if err != nil {
-			return err
-		}
-		where, reasons, err := h.place(ctx, tx, reservationToPlace{reservationID: r.ID, poolID: r.PoolID, siteID: r.SiteID, spec: r.Spec, start: start,
-			end: r.End, tenant: r.Tenant, modelQuotas: modelQuotas})
-		if err != nil {
-			return err
-		}
-		if where == nil {
-			stillPending = true
-			_, err := q.ReservationSetConditions(ctx, db.ReservationSetConditionsParams{ID: r.ID, Version: r.Version,
-				Conditions: mustJSON(unschedulable(reasons))})
-			return pg.Translate(err, "reservation")
-		}
-		r.State, r.Conditions, r.Version = core.ReservationBooked, []core.Condition{}, row.Version+1
-		r.NodeID, r.DeviceIDs = where.nodeID, where.deviceIDs
-		n, err := q.ReservationUpdateState(ctx, db.ReservationUpdateStateParams{ID: r.ID, Version: row.Version,
-			State: string(r.State), Conditions: mustJSON(r.Conditions)})
-		if err := zeroRowsConflict(n, err, "reservation "+r.ID); err != nil {
-			return err
-		}
-		if len(where.modelCharges) > 0 { // the model placed is charged now: record it for the refund
-			if r.Charges == nil {
-				r.Charges = map[string]int64{}
-			}
-			maps.Copy(r.Charges, where.modelCharges)
-			n, err := q.ReservationSetCharges(ctx, db.ReservationSetChargesParams{ID: r.ID, Version: r.Version,
-				Charges: mustJSON(r.Charges)})
-			if err := zeroRowsConflict(n, err, "reservation "+r.ID); err != nil {
+		return struct{}{}, pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+			stillPending = false
+			if err := fenced(tx, fence); err != nil {
 				return err
 			}
-		}
-		if _, err := emit(ctx, q, core.EventReservationBooked, r.Tenant, core.ReservationSubject(r.ID), reservationEvent(r, where.allocationID)); err != nil {
+			q := db.New(tx)
+			if plan != nil { // quota_usage first: the victims' tenants' rows and this one's, in order
+				if _, err := q.QuotaUsageLockTenants(ctx, plan.tenants); err != nil {
+					return pg.Translate(err, "quota")
+				}
+			}
+			var err error
+			stillPending, err = h.retryPendingIn(ctx, tx, reservationID, plan, mayPreempt, &toPlace, &priority)
 			return err
-		}
-		if err := scheduleBooked(ctx, q, r.ID, now, start, r.End); err != nil {
-			return err
-		}
-		_, err = enqueueAssign(ctx, q, system.Identity, where.allocationID, fixedKey(assignKeyPrefix+where.allocationID))
-		return err
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("retry pending reservation %s: %w", reservationID, err)
@@ -152,6 +95,120 @@ func (h *Handlers) retryPending(ctx context.Context, reservationID string, fence
 		return workqueue.Again(h.pendingRetry())
 	}
 	return nil
+}
+
+// retryPendingIn is one try of retryPending in tx: it places the
+// reservation (with a plan, on the plan's node once its victims are
+// preempted) and reports whether it is still pending. toPlace and priority
+// are set to what a preemption plan needs; with mayPreempt, finding no
+// node while its class may preempt is errMayPreempt.
+func (h *Handlers) retryPendingIn(ctx context.Context, tx pgx.Tx, reservationID string, plan *preemptionPlan, mayPreempt bool,
+	toPlace *reservationToPlace, priority *int32) (stillPending bool, err error) {
+	q := db.New(tx)
+	row, err := loadReservation(ctx, q, system, reservationID)
+	if err != nil {
+		return false, err
+	}
+	if core.State(row.State) != core.ReservationPending {
+		return false, nil
+	}
+	past, err := q.ReservationIsPastEnd(ctx, row.ID)
+	if err != nil {
+		return false, pg.Translate(err, "reservation")
+	}
+	if past.PastEnd {
+		return false, nil // the expiry reconciler moves it to expired
+	}
+	r, err := toReservation(row, nil)
+	if err != nil {
+		return false, err
+	}
+	if err := core.CheckTransition(core.ReservationStateTable(), r.State, core.ReservationBooked); err != nil {
+		return false, err
+	}
+	now, err := q.ClockNow(ctx)
+	if err != nil {
+		return false, pg.Translate(err, "clock")
+	}
+	start := r.Start
+	if start.Before(now) {
+		start = now
+	}
+	// quota_usage first: the model quota rows placement may charge.
+	modelQuotas, err := lockQuota(ctx, q, r.Tenant, nil, r.Spec)
+	if err != nil {
+		return false, err
+	}
+	p := reservationToPlace{reservationID: r.ID, poolID: r.PoolID, siteID: r.SiteID, spec: r.Spec, start: start,
+		end: r.End, tenant: r.Tenant, modelQuotas: modelQuotas}
+	*toPlace, *priority = p, r.Priority
+	where, reasons, err := h.placePending(ctx, tx, p, r, plan, mayPreempt)
+	if err != nil {
+		return false, err
+	}
+	if where == nil {
+		_, err := q.ReservationSetConditions(ctx, db.ReservationSetConditionsParams{ID: r.ID, Version: r.Version,
+			Conditions: mustJSON(unschedulable(reasons))})
+		return true, pg.Translate(err, "reservation")
+	}
+	r.State, r.Conditions, r.Version = core.ReservationBooked, []core.Condition{}, row.Version+1
+	r.NodeID, r.DeviceIDs = where.nodeID, where.deviceIDs
+	n, err := q.ReservationUpdateState(ctx, db.ReservationUpdateStateParams{ID: r.ID, Version: row.Version,
+		State: string(r.State), Conditions: mustJSON(r.Conditions)})
+	if err := zeroRowsConflict(n, err, "reservation "+r.ID); err != nil {
+		return false, err
+	}
+	if len(where.modelCharges) > 0 { // the model placed is charged now: record it for the refund
+		if r.Charges == nil {
+			r.Charges = map[string]int64{}
+		}
+		maps.Copy(r.Charges, where.modelCharges)
+		n, err := q.ReservationSetCharges(ctx, db.ReservationSetChargesParams{ID: r.ID, Version: r.Version,
+			Charges: mustJSON(r.Charges)})
+		if err := zeroRowsConflict(n, err, "reservation "+r.ID); err != nil {
+			return false, err
+		}
+	}
+	if _, err := emit(ctx, q, core.EventReservationBooked, r.Tenant, core.ReservationSubject(r.ID), reservationEvent(r, where.allocationID)); err != nil {
+		return false, err
+	}
+	if err := scheduleBooked(ctx, q, r.ID, now, start, r.End); err != nil {
+		return false, err
+	}
+	_, err = enqueueAssign(ctx, q, system.Identity, where.allocationID, fixedKey(assignKeyPrefix+where.allocationID))
+	return false, err
+}
+
+// placePending places a pending reservation r: among its scope's nodes,
+// or, with a plan, on the plan's node once the plan's victims are
+// preempted. With mayPreempt, no node while r's priority may preempt is
+// errMayPreempt.
+func (h *Handlers) placePending(ctx context.Context, tx pgx.Tx, p reservationToPlace, r core.Reservation, plan *preemptionPlan,
+	mayPreempt bool) (*placed, []string, error) {
+	if plan == nil {
+		where, reasons, err := h.place(ctx, tx, p)
+		if err != nil || where != nil || !mayPreempt {
+			return where, reasons, err
+		}
+		may, err := db.New(tx).PreemptionMayPreempt(ctx, r.Priority)
+		if err != nil {
+			return nil, nil, pg.Translate(err, "priority classes")
+		}
+		if may {
+			return nil, nil, errMayPreempt
+		}
+		return nil, reasons, nil
+	}
+	if err := h.preempt(ctx, tx, plan, preemptor{id: r.ID, tenant: r.Tenant, class: r.PriorityClass, priority: r.Priority}); err != nil {
+		return nil, nil, err
+	}
+	var tail pg.Batch
+	where, err := h.placeAfterPreemption(ctx, tx, p, plan, &tail)
+	if err != nil {
+		return nil, nil, err
+	}
+	tail.Statement("RELEASE SAVEPOINT " + savepointName)
+	return where, nil, pg.Translate(tail.Send(ctx, tx), "placement savepoint")
 }
 
 func decideActivation(row db.ReservationGetRow, past db.ReservationIsPastEndRow) (core.State, string, time.Time) {

@@ -89,6 +89,10 @@ type reservationEnd struct {
 	// commit says the end is the last work of its transaction: its last
 	// batch may commit it (pg.Batch.Commit), which saves a round trip.
 	commit bool
+	// A preemption's: the preemptor, named in the event's data, and the
+	// grace its workloads get (the unassign carries it to the daemon).
+	preemptedBy string
+	grace       *int32
 }
 
 // endReservationWith moves a reservation to a terminal state: lock its
@@ -154,11 +158,13 @@ func endReservationWith(ctx context.Context, tx pgx.Tx, actor core.Actor, id str
 	// when there is none to queue.
 	var pos outbox.Position
 	var tail batchTail
-	if err := tail.emit(end.event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationOf(allocs)), &pos); err != nil {
+	data := reservationEvent(r, allocationOf(allocs))
+	data.PreemptedBy = end.preemptedBy
+	if err := tail.emit(end.event, r.Tenant, core.ReservationSubject(id), data, &pos); err != nil {
 		return ReservationResult{}, err
 	}
 	ends := queueAllocationEnds(ctx, &b, r, allocs, end.unassign)
-	ends.commit = end.commit
+	ends.commit, ends.grace = end.commit, end.grace
 	if len(allocs) == 0 || !end.unassign {
 		tail.queue(ctx, &b) // no unassign to travel with: the event goes now
 	}

@@ -91,6 +91,8 @@ var eventCatalog = []EventSpec{
 	{Type: EventReservationExpired, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation reached its end."},
 	{Type: EventReservationFailed, Payload: reservationPayload, TenantScoped: true,
 		Summary: "A booked or active reservation failed: its node's daemon refused or rejected its assignment."},
+	{Type: EventReservationPreempted, Payload: reservationPayload, TenantScoped: true,
+		Summary: "A booked or active reservation was displaced by one of a strictly higher priority (data.preemptedBy names it)."},
 
 	{Type: EventNodeConnected, Payload: nodeConnectedPayload, Summary: "A node's daemon opened a session while the node was not connected."},
 	{Type: EventNodeDisconnected, Payload: nodeDisconnectedPayload, Summary: "A node's session closed or its gateway was lost."},

@@ -33,6 +33,7 @@ const (
 	EventReservationCancelled = "reservation.cancelled"
 	EventReservationExpired   = "reservation.expired"
 	EventReservationFailed    = "reservation.failed"
+	EventReservationPreempted = "reservation.preempted"
 )
 
 // EligibilityEventTypes are the events that change whether new bookings may

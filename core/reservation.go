@@ -36,6 +36,11 @@ type Condition struct {
 // node by node, why none could take it.
 const ConditionUnschedulable = "Unschedulable"
 
+// ConditionPreempted is set on a reservation that was preempted: Reason
+// "PreemptedByHigherPriority", Message names the preemptor, its class and
+// priority, and the grace its workloads got.
+const ConditionPreempted = "Preempted"
+
 // ConditionAssignmentFailed is set on a reservation that failed because
 // its node's daemon did not take its assignment: Reason "Refused" when the
 // daemon holds one of its devices for an overlapping window, "Rejected"

@@ -50,6 +50,10 @@ type ReservationEventData struct {
 	PriorityClass string `json:"priorityClass,omitempty"`
 	Priority      *int32 `json:"priority,omitempty"`
 	Preemptible   *bool  `json:"preemptible,omitempty"`
+
+	// PreemptedBy is, in reservation.preempted, the reservation that
+	// displaced this one; absent in every other event.
+	PreemptedBy string `json:"preemptedBy,omitempty"`
 }
 
 // NewReservationEventData builds the data of a reservation event from the

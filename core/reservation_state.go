@@ -18,22 +18,28 @@ const (
 	ReservationCancelled State = "cancelled"
 	// ReservationFailed: could not be honoured (e.g. the node refused it).
 	ReservationFailed State = "failed"
+	// ReservationPreempted: displaced by a reservation of a strictly
+	// higher priority (docs/concepts/priority.md); capacity freed, quota
+	// refunded, its workloads stopped after its class's grace.
+	ReservationPreempted State = "preempted"
 )
 
 // reservationStateTable is the reservation lifecycle:
-// pending → booked → active → released | expired | cancelled | failed.
+// pending → booked → active → released | expired | cancelled | failed,
+// and booked or active → preempted.
 // pending → pending, booked → booked and active → active are extensions.
 var reservationStateTable = StateTable{
 	Name: "reservation",
 	States: []State{ReservationPending, ReservationBooked, ReservationActive,
-		ReservationReleased, ReservationExpired, ReservationCancelled, ReservationFailed},
+		ReservationReleased, ReservationExpired, ReservationCancelled, ReservationFailed, ReservationPreempted},
 	Terminal: map[State]bool{ReservationReleased: true, ReservationExpired: true,
-		ReservationCancelled: true, ReservationFailed: true},
+		ReservationCancelled: true, ReservationFailed: true, ReservationPreempted: true},
 	Next: map[State][]State{
 		StateNone:          {ReservationPending, ReservationBooked},
 		ReservationPending: {ReservationPending, ReservationBooked, ReservationCancelled, ReservationExpired, ReservationFailed},
-		ReservationBooked:  {ReservationBooked, ReservationActive, ReservationReleased, ReservationExpired, ReservationFailed},
-		ReservationActive:  {ReservationActive, ReservationReleased, ReservationExpired, ReservationFailed},
+		ReservationBooked: {ReservationBooked, ReservationActive, ReservationReleased, ReservationExpired, ReservationFailed,
+			ReservationPreempted},
+		ReservationActive: {ReservationActive, ReservationReleased, ReservationExpired, ReservationFailed, ReservationPreempted},
 	},
 }
 

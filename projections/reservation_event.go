@@ -14,7 +14,7 @@ import (
 var reservationEventTypes = map[string]bool{
 	core.EventReservationPending: true, core.EventReservationBooked: true, core.EventReservationActivated: true,
 	core.EventReservationExtended: true, core.EventReservationReleased: true, core.EventReservationCancelled: true,
-	core.EventReservationExpired: true, core.EventReservationFailed: true,
+	core.EventReservationExpired: true, core.EventReservationFailed: true, core.EventReservationPreempted: true,
 }
 
 // reservationData is the data of a reservation event

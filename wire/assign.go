@@ -95,6 +95,18 @@ type UnassignPayload struct {
 	AllocationID string `json:"allocationId"`
 	Reason       string `json:"reason"`
 	Generation   int64  `json:"generation"`
+	// GraceSeconds, when set, is how long the allocation's workloads get
+	// between SIGTERM and SIGKILL: a preempted reservation's class grace.
+	// Absent, the daemon's own stop grace applies.
+	GraceSeconds *int32 `json:"graceSeconds,omitempty"`
+}
+
+// Grace is the stop grace the unassign asks for, or def when it names none.
+func (p UnassignPayload) Grace(def time.Duration) time.Duration {
+	if p.GraceSeconds == nil || *p.GraceSeconds < 0 {
+		return def
+	}
+	return time.Duration(*p.GraceSeconds) * time.Second
 }
 
 // NodeState is the Payload of a TypeInventory message: what the daemon

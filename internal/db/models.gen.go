@@ -297,6 +297,15 @@ type Reservation struct {
 	Preemptible   bool
 }
 
+type ReservationPreemption struct {
+	VictimID          string
+	PreemptorID       string
+	VictimPriority    int32
+	PreemptorPriority int32
+	GraceSeconds      int32
+	PreemptedAt       time.Time
+}
+
 type RmDeviceHolder struct {
 	DeviceID      string
 	ReservationID string

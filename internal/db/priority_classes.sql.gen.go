@@ -82,7 +82,8 @@ func (q *Queries) PriorityClassDefault(ctx context.Context) ([]string, error) {
 const priorityClassForReservation = `-- name: PriorityClassForReservation :one
 SELECT pc.name, pc.value, pc.preemptible,
        (pc.is_default OR EXISTS (SELECT 1 FROM tenant_priority_classes t
-                                  WHERE t.tenant_id = $1::text AND t.class = pc.name))::boolean AS allowed
+                                  WHERE t.tenant_id = $1::text AND t.class = pc.name))::boolean AS allowed,
+       EXISTS (SELECT 1 FROM priority_classes o WHERE o.preemptible AND o.value < pc.value)::boolean AS may_preempt
   FROM priority_classes pc
  WHERE CASE WHEN $2::text IS NULL THEN pc.is_default ELSE pc.name = $2::text END
 `
@@ -97,12 +98,15 @@ type PriorityClassForReservationRow struct {
 	Value       int32
 	Preemptible bool
 	Allowed     bool
+	MayPreempt  bool
 }
 
 // The class a new reservation asks for (the default one when name is NULL),
 // and whether its tenant may use it: the default class always, any other
 // when the tenant's allow-list names it. No row: no such class (or no
 // default). Read with the create's BEGIN, before anything is written.
+// may_preempt says whether any preemptible class has a lower value: only
+// then may a reservation of this class that does not fit look for victims.
 func (q *Queries) PriorityClassForReservation(ctx context.Context, arg PriorityClassForReservationParams) (PriorityClassForReservationRow, error) {
 	row := q.db.QueryRow(ctx, priorityClassForReservation, arg.TenantID, arg.Name)
 	var i PriorityClassForReservationRow
@@ -111,6 +115,7 @@ func (q *Queries) PriorityClassForReservation(ctx context.Context, arg PriorityC
 		&i.Value,
 		&i.Preemptible,
 		&i.Allowed,
+		&i.MayPreempt,
 	)
 	return i, err
 }

@@ -32,9 +32,12 @@ SELECT name FROM priority_classes WHERE name = ANY(sqlc.arg(names)::text[]) ORDE
 -- and whether its tenant may use it: the default class always, any other
 -- when the tenant's allow-list names it. No row: no such class (or no
 -- default). Read with the create's BEGIN, before anything is written.
+-- may_preempt says whether any preemptible class has a lower value: only
+-- then may a reservation of this class that does not fit look for victims.
 SELECT pc.name, pc.value, pc.preemptible,
        (pc.is_default OR EXISTS (SELECT 1 FROM tenant_priority_classes t
-                                  WHERE t.tenant_id = sqlc.arg(tenant_id)::text AND t.class = pc.name))::boolean AS allowed
+                                  WHERE t.tenant_id = sqlc.arg(tenant_id)::text AND t.class = pc.name))::boolean AS allowed,
+       EXISTS (SELECT 1 FROM priority_classes o WHERE o.preemptible AND o.value < pc.value)::boolean AS may_preempt
   FROM priority_classes pc
  WHERE CASE WHEN sqlc.narg(name)::text IS NULL THEN pc.is_default ELSE pc.name = sqlc.narg(name)::text END;
 

@@ -1,0 +1,209 @@
+// Preemption: a reservation that cannot be placed may displace booked or
+// active reservations of a strictly lower priority whose class is
+// preemptible (docs/concepts/priority.md#preemption).
+//
+// It takes two transactions. The placing one (a create, or the pending
+// retry) finds no node and rolls back (errMayPreempt) when the class may
+// preempt at all. A plan is then read without locks: the victims, the
+// bookings on the matching atoms and the nodes' free capacity, and
+// placement.PlanPreemption picks one node and the fewest victims there.
+// The placing transaction runs again with the plan, in the global lock
+// order: every quota row of the preemptor's and the victims' tenants first
+// (tenant, resource), then the node and all its devices, then each victim
+// ends as a release does (refund, version-guarded transition to preempted,
+// capacity freed, unassign queued with the class's grace), and the
+// preemptor is placed on the node. Any check that fails under the locks (a
+// victim changed, the freed atoms were taken) rolls the whole transaction
+// back and the plan is read again, at most PlacementAttempts times; then
+// the reservation is placed, or left pending, without preemption.
+//
+// The preemptor's assign is queued after its victims' unassigns, and node
+// dispatch holds an assign queued behind an open unassign until the daemon
+// concluded it, which it does once the victim's workloads are gone: the
+// preemptor's workloads never share a device with its victim's.
+
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/placement"
+)
+
+// errMayPreempt rolls back a placing transaction that found no node while
+// its class may preempt: the plan is read, and it runs again with it.
+var errMayPreempt = errors.New("no node fits: look for reservations to preempt")
+
+// errPreemptionLost rolls back a preempting transaction whose plan no
+// longer holds under its locks (a victim changed, or the freed atoms were
+// booked first): the plan is read again.
+var errPreemptionLost = errors.New("the preemption plan changed concurrently")
+
+// preemptionPlan is what a preempting transaction carries out.
+type preemptionPlan struct {
+	placement.Preemption
+	// node is the chosen node as placement sees it once the victims are
+	// gone: the preemptor is placed among this one candidate.
+	node placement.Candidate
+	// victims are the displaced reservations as read, in id order.
+	victims []db.PreemptionVictimsRow
+	// tenants are the victims' tenants and the preemptor's, sorted, once
+	// each: whose quota rows the transaction locks first.
+	tenants []string
+}
+
+// preemptor is the reservation that displaces others.
+type preemptor struct {
+	id       string
+	tenant   string
+	class    string
+	priority int32
+}
+
+// planPreemption reads, without locks, what p could displace at the
+// given priority and plans it; nil when nothing would make it fit.
+func (h *Handlers) planPreemption(ctx context.Context, p reservationToPlace, priority int32) (*preemptionPlan, error) {
+	q := db.New(h.Pool)
+	scope := db.PreemptionVictimsParams{PoolID: optional(p.poolID), SiteID: optional(p.siteID), Priority: priority}
+	if p.siteID != "" {
+		scope.PoolID = nil
+	}
+	rows, err := q.PreemptionVictims(ctx, scope)
+	if err != nil || len(rows) == 0 {
+		return nil, pg.Translate(err, "preemption victims")
+	}
+	g := p.spec.GPU
+	var blockers []db.PreemptionBlockersRow
+	if g.Count > 0 {
+		blockers, err = q.PreemptionBlockers(ctx, db.PreemptionBlockersParams{PoolID: scope.PoolID, SiteID: scope.SiteID,
+			FromTs: p.start, ToTs: p.end, Kind: string(g.Kind), Model: optional(g.Model), Profile: optional(atomProfile(g))})
+		if err != nil {
+			return nil, pg.Translate(err, "preemption blockers")
+		}
+	}
+	cands, err := placementCandidates(ctx, q, p, nil)
+	if err != nil {
+		return nil, err
+	}
+	nodes := make(map[string]*placement.PreemptionCandidate, len(cands))
+	for _, c := range cands {
+		nodes[c.NodeID] = &placement.PreemptionCandidate{Candidate: c, Blockers: map[string][]string{}}
+	}
+	byID := make(map[string]db.PreemptionVictimsRow, len(rows))
+	for _, r := range rows {
+		n, ok := nodes[r.NodeID]
+		if !ok {
+			continue // a node added since the candidates were read
+		}
+		byID[r.ReservationID] = r
+		n.Victims = append(n.Victims, placement.Victim{Reservation: r.ReservationID, Priority: r.Priority,
+			Remaining: time.Duration(r.RemainingMs) * time.Millisecond, VCPU: r.Vcpu, MemoryMB: r.Memory, DiskGB: r.Disk})
+	}
+	for _, b := range blockers {
+		if n, ok := nodes[b.NodeID]; ok {
+			n.Blockers[b.DeviceID] = append(n.Blockers[b.DeviceID], b.ReservationID)
+		}
+	}
+	list := make([]placement.PreemptionCandidate, 0, len(nodes))
+	for _, c := range cands {
+		list = append(list, *nodes[c.NodeID])
+	}
+	pre, ok := placement.PlanPreemption(placementRequest(p), list)
+	if !ok {
+		return nil, nil
+	}
+	plan := &preemptionPlan{Preemption: pre, node: pre.Node, tenants: []string{p.tenant}}
+	for _, v := range pre.Victims {
+		r := byID[v.Reservation]
+		plan.victims = append(plan.victims, r)
+		plan.tenants = append(plan.tenants, r.TenantID)
+	}
+	slices.Sort(plan.tenants)
+	plan.tenants = slices.Compact(plan.tenants)
+	return plan, nil
+}
+
+// preempt ends the plan's victims inside a preempting transaction, whose
+// first statement locked plan.tenants' quota rows (QuotaUsageLockTenants):
+// the node and every device of it are locked next, then each victim ends
+// as preempted. A victim that changed since the plan was read
+// (another version, no longer booked or active) is errPreemptionLost.
+func (h *Handlers) preempt(ctx context.Context, tx pgx.Tx, plan *preemptionPlan, by preemptor) error {
+	var b pg.Batch
+	pg.One(ctx, &b, (*db.Queries).NodeLockForPlacement, plan.NodeID, &db.NodeLockForPlacementRow{}, nil)
+	pg.Many(ctx, &b, (*db.Queries).DeviceLockNodeForPreemption, plan.NodeID, &[]string{})
+	if err := b.Send(ctx, tx); err != nil {
+		return pg.Translate(err, "node "+plan.NodeID)
+	}
+	for _, v := range plan.victims {
+		grace := v.GraceSeconds
+		end := reservationEnd{to: core.ReservationPreempted, event: core.EventReservationPreempted,
+			conditions: []core.Condition{{Type: core.ConditionPreempted, Status: true, Reason: "PreemptedByHigherPriority",
+				Message: fmt.Sprintf("preempted by reservation %s (class %s, priority %d > %d); its workloads got %d s "+
+					"between SIGTERM and the kill", by.id, by.class, by.priority, v.Priority, grace)}},
+			reason: "preempted by reservation " + by.id, unassign: true, preemptedBy: by.id, grace: &grace}
+		if _, err := endReservationWith(ctx, tx, system, v.ReservationID, v.Version, end, nil); err != nil {
+			if c := core.CodeOf(err); c == core.CodeConflict || c == core.CodeNotFound {
+				return fmt.Errorf("%w: reservation %s: %w", errPreemptionLost, v.ReservationID, err)
+			}
+			return err
+		}
+		if err := db.New(tx).ReservationPreemptionRecord(ctx, db.ReservationPreemptionRecordParams{VictimID: v.ReservationID,
+			PreemptorID: by.id, VictimPriority: v.Priority, PreemptorPriority: by.priority, GraceSeconds: grace}); err != nil {
+			return pg.Translate(err, "preemption of "+v.ReservationID)
+		}
+	}
+	return nil
+}
+
+// placeAfterPreemption places p on the plan's node, whose victims preempt
+// ended in this transaction; the savepoint's rollback after a failed
+// attempt is queued in tail, as placeWith does. Nothing placed is
+// errPreemptionLost: the freed atoms were taken first.
+func (h *Handlers) placeAfterPreemption(ctx context.Context, tx pgx.Tx, p reservationToPlace, plan *preemptionPlan,
+	tail *pg.Batch) (*placed, error) {
+	where, reasons, err := h.placeWith(ctx, tx, p, []placement.Candidate{plan.node}, 0, tail)
+	if err != nil {
+		return nil, err
+	}
+	if where == nil {
+		return nil, fmt.Errorf("%w: %s", errPreemptionLost, joinReasons(reasons))
+	}
+	return where, nil
+}
+
+// withPreemption runs a placing transaction (run) that may end with
+// errMayPreempt: it then reads a plan and runs it again with the plan, at
+// most PlacementAttempts times while the plan is lost to a concurrent
+// change, and finally without preemption (nil plan, so run must not
+// answer errMayPreempt again).
+func withPreemption[T any](h *Handlers, plan func() (*preemptionPlan, error),
+	run func(plan *preemptionPlan, mayPreempt bool) (T, error)) (T, error) {
+	out, err := run(nil, true)
+	if !errors.Is(err, errMayPreempt) {
+		return out, err
+	}
+	for range h.placementAttempts() {
+		plan, err := plan()
+		if err != nil {
+			return out, err
+		}
+		if plan == nil {
+			break
+		}
+		out, err = run(plan, false)
+		if !errors.Is(err, errPreemptionLost) {
+			return out, err
+		}
+	}
+	return run(nil, false)
+}
