@@ -481,6 +481,7 @@ const (
 	ReadReservationStateExpired   ReadReservationState = "expired"
 	ReadReservationStateFailed    ReadReservationState = "failed"
 	ReadReservationStatePending   ReadReservationState = "pending"
+	ReadReservationStatePreempted ReadReservationState = "preempted"
 	ReadReservationStateReleased  ReadReservationState = "released"
 )
 
@@ -499,6 +500,8 @@ func (e ReadReservationState) Valid() bool {
 		return true
 	case ReadReservationStatePending:
 		return true
+	case ReadReservationStatePreempted:
+		return true
 	case ReadReservationStateReleased:
 		return true
 	default:
@@ -514,6 +517,7 @@ const (
 	ReadReservationDetailStateExpired   ReadReservationDetailState = "expired"
 	ReadReservationDetailStateFailed    ReadReservationDetailState = "failed"
 	ReadReservationDetailStatePending   ReadReservationDetailState = "pending"
+	ReadReservationDetailStatePreempted ReadReservationDetailState = "preempted"
 	ReadReservationDetailStateReleased  ReadReservationDetailState = "released"
 )
 
@@ -531,6 +535,8 @@ func (e ReadReservationDetailState) Valid() bool {
 	case ReadReservationDetailStateFailed:
 		return true
 	case ReadReservationDetailStatePending:
+		return true
+	case ReadReservationDetailStatePreempted:
 		return true
 	case ReadReservationDetailStateReleased:
 		return true
@@ -565,6 +571,7 @@ const (
 	ReservationResultStateExpired   ReservationResultState = "expired"
 	ReservationResultStateFailed    ReservationResultState = "failed"
 	ReservationResultStatePending   ReservationResultState = "pending"
+	ReservationResultStatePreempted ReservationResultState = "preempted"
 	ReservationResultStateReleased  ReservationResultState = "released"
 )
 
@@ -582,6 +589,8 @@ func (e ReservationResultState) Valid() bool {
 	case ReservationResultStateFailed:
 		return true
 	case ReservationResultStatePending:
+		return true
+	case ReservationResultStatePreempted:
 		return true
 	case ReservationResultStateReleased:
 		return true
@@ -886,6 +895,7 @@ const (
 	ListReservationsParamsStateExpired   ListReservationsParamsState = "expired"
 	ListReservationsParamsStateFailed    ListReservationsParamsState = "failed"
 	ListReservationsParamsStatePending   ListReservationsParamsState = "pending"
+	ListReservationsParamsStatePreempted ListReservationsParamsState = "preempted"
 	ListReservationsParamsStateReleased  ListReservationsParamsState = "released"
 )
 
@@ -903,6 +913,8 @@ func (e ListReservationsParamsState) Valid() bool {
 	case ListReservationsParamsStateFailed:
 		return true
 	case ListReservationsParamsStatePending:
+		return true
+	case ListReservationsParamsStatePreempted:
 		return true
 	case ListReservationsParamsStateReleased:
 		return true

@@ -16,9 +16,10 @@ var legal = map[string][][2]State{
 		{ReservationPending, ReservationExpired}, {ReservationPending, ReservationFailed},
 		{ReservationBooked, ReservationBooked}, {ReservationBooked, ReservationActive},
 		{ReservationBooked, ReservationReleased}, {ReservationBooked, ReservationExpired},
-		{ReservationBooked, ReservationFailed},
+		{ReservationBooked, ReservationFailed}, {ReservationBooked, ReservationPreempted},
 		{ReservationActive, ReservationActive}, {ReservationActive, ReservationReleased},
 		{ReservationActive, ReservationExpired}, {ReservationActive, ReservationFailed},
+		{ReservationActive, ReservationPreempted},
 	},
 	"provision": {
 		{StateNone, ProvisionRequested},

@@ -630,6 +630,15 @@ func driveEvents(t *testing.T) []loggedEvent {
 	booked, err := h.GetReservation(ctx, acme, r4.Reservation.ID)
 	require.NoError(t, err)
 	require.Equal(t, core.ReservationBooked, booked.State)
+	// Preempted: a reservation of the default class (value 0) displaces
+	// the batch one (-100) from the node's one whole GPU.
+	pre, err := h.CreateReservation(ctx, acme, commands.CreateReservation{PoolID: "metal", GPUs: 1, VCPU: 4,
+		MemoryMB: 8192, DiskGB: 50, Start: now.Add(time.Hour), End: now.Add(2 * time.Hour), Tolerations: []string{"dedicated=acme"}})
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationBooked, pre.Reservation.State)
+	preempted, err := h.GetReservation(ctx, acme, r4.Reservation.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationPreempted, preempted.State)
 
 	// Webhook endpoints.
 	ep, err := wh.CreateEndpoint(ctx, acme, webhook.CreateEndpoint{URL: "https://hooks.example.com/acme",

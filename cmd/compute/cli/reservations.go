@@ -178,7 +178,7 @@ func (c *cli) reservationsListCmd() *cobra.Command {
 			if state != "" {
 				s := client.ListReservationsParamsState(state)
 				if !s.Valid() {
-					return usagef("--state: %q is not one of pending, booked, active, released, expired, cancelled, failed", state)
+					return usagef("--state: %q is not one of pending, booked, active, released, expired, cancelled, failed, preempted", state)
 				}
 				params.State = &s
 			}
@@ -210,7 +210,7 @@ func (c *cli) reservationsListCmd() *cobra.Command {
 	cmd.Flags().StringVar(&tenant, "tenant", "", "operators: only this tenant's")
 	cmd.Flags().StringVar(&minPosition, "min-position", "", "wait until the read model has this position (a command's position)")
 	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(
-		[]string{"pending", "booked", "active", "released", "expired", "cancelled", "failed"}, cobra.ShellCompDirectiveNoFileComp))
+		[]string{"pending", "booked", "active", "released", "expired", "cancelled", "failed", "preempted"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

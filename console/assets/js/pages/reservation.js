@@ -11,8 +11,8 @@ import {call, get, listAll, idempotencyKey} from '../api.js';
 import {h, replace, table, row, badge, notice, fmtTime, fmtClock, toLocalInput, nodeLink} from '../dom.js';
 import {devicesText, priorityText} from './reservations.js';
 
-const TYPES = ['pending', 'booked', 'activated', 'extended', 'released', 'cancelled', 'expired', 'failed'].map((t) => `reservation.${t}`);
-const TERMINAL = new Set(['released', 'expired', 'cancelled', 'failed']);
+const TYPES = ['pending', 'booked', 'activated', 'extended', 'released', 'cancelled', 'expired', 'failed', 'preempted'].map((t) => `reservation.${t}`);
+const TERMINAL = new Set(['released', 'expired', 'cancelled', 'failed', 'preempted']);
 const HISTORY_PAGES = 10;
 
 export async function render(ctx) {

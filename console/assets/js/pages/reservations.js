@@ -5,7 +5,7 @@ import {call, listAll, optional, itemsOf, idempotencyKey} from '../api.js';
 import {h, replace, table, row, badge, notice, fmtTime, toLocalInput, reservationLink, nodeLink} from '../dom.js';
 import {ofTypes} from '../live.js';
 
-const STATES = ['live', 'all', 'pending', 'booked', 'active', 'released', 'expired', 'cancelled', 'failed'];
+const STATES = ['live', 'all', 'pending', 'booked', 'active', 'released', 'expired', 'cancelled', 'failed', 'preempted'];
 const HOUR = 3600e3;
 const DURATIONS = [['1 hour', HOUR], ['4 hours', 4 * HOUR], ['1 day', 24 * HOUR], ['3 days', 72 * HOUR], ['1 week', 168 * HOUR]];
 
