@@ -9,7 +9,8 @@
 // placement.PlanPreemption picks one node and the fewest victims there.
 // The placing transaction runs again with the plan, in the global lock
 // order: every quota row of the preemptor's and the victims' tenants first
-// (tenant, resource), then the node and all its devices, then each victim
+// (tenant, resource), then the node, all its devices, its counters and its
+// pool's rollup (NodeResourceLockForPreemption says why), then each victim
 // ends as a release does (refund, version-guarded transition to preempted,
 // capacity freed, unassign queued with the class's grace), and the
 // preemptor is placed on the node. Any check that fails under the locks (a
@@ -134,13 +135,16 @@ func (h *Handlers) planPreemption(ctx context.Context, p reservationToPlace, pri
 
 // preempt ends the plan's victims inside a preempting transaction, whose
 // first statement locked plan.tenants' quota rows (QuotaUsageLockTenants):
-// the node and every device of it are locked next, then each victim ends
-// as preempted. A victim that changed since the plan was read
+// the node, every device of it, its counters and its pool's rollup are
+// locked next, in the lock order, then each victim ends as preempted
+// (which takes node_desired, last in the order: nothing after it may wait
+// for a lock the order puts before it, hence the counters up front). A victim that changed since the plan was read
 // (another version, no longer booked or active) is errPreemptionLost.
 func (h *Handlers) preempt(ctx context.Context, tx pgx.Tx, plan *preemptionPlan, by preemptor) error {
 	var b pg.Batch
 	pg.One(ctx, &b, (*db.Queries).NodeLockForPlacement, plan.NodeID, &db.NodeLockForPlacementRow{}, nil)
 	pg.Many(ctx, &b, (*db.Queries).DeviceLockNodeForPreemption, plan.NodeID, &[]string{})
+	pg.One(ctx, &b, (*db.Queries).NodeResourceLockForPreemption, plan.NodeID, &db.NodeResourceLockForPreemptionRow{}, nil)
 	if err := b.Send(ctx, tx); err != nil {
 		return pg.Translate(err, "node "+plan.NodeID)
 	}

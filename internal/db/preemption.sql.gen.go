@@ -39,6 +39,38 @@ func (q *Queries) DeviceLockNodeForPreemption(ctx context.Context, nodeID string
 	return items, nil
 }
 
+const nodeResourceLockForPreemption = `-- name: NodeResourceLockForPreemption :one
+WITH counters AS MATERIALIZED (
+  SELECT r.resource FROM node_resources r
+   WHERE r.node_id = $1
+   ORDER BY r.resource FOR UPDATE
+), rollup AS MATERIALIZED (
+  SELECT p.resource FROM pool_capacity_rollup p
+   WHERE p.pool_id = (SELECT n.pool_id FROM nodes n WHERE n.id = $1)
+   ORDER BY p.resource FOR UPDATE
+)
+SELECT (SELECT count(*) FROM counters)::bigint AS counters, (SELECT count(*) FROM rollup)::bigint AS rollup_rows
+`
+
+type NodeResourceLockForPreemptionRow struct {
+	Counters   int64
+	RollupRows int64
+}
+
+// Every scalar counter of a node, then the node's pool's rollup rows, each
+// in resource order, FOR UPDATE: a preemptor takes them, after the devices,
+// before it ends its victims. Ending a victim bumps the node's generation
+// (node_desired, last in the lock order), and the preemptor's own booking
+// and any later victim's end come after it: with the counters held first,
+// nothing taken after node_desired can wait for a release or expiry on the
+// node, which takes the counters, then the rollup, then node_desired.
+func (q *Queries) NodeResourceLockForPreemption(ctx context.Context, nodeID string) (NodeResourceLockForPreemptionRow, error) {
+	row := q.db.QueryRow(ctx, nodeResourceLockForPreemption, nodeID)
+	var i NodeResourceLockForPreemptionRow
+	err := row.Scan(&i.Counters, &i.RollupRows)
+	return i, err
+}
+
 const preemptionBlockers = `-- name: PreemptionBlockers :many
 SELECT d.node_id, d.id AS device_id, coalesce(a.reservation_id, '')::text AS reservation_id
   FROM nodes n

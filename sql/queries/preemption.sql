@@ -76,3 +76,22 @@ SELECT id FROM devices WHERE node_id = sqlc.arg(node_id) ORDER BY id FOR NO KEY 
 INSERT INTO reservation_preemptions (victim_id, preemptor_id, victim_priority, preemptor_priority, grace_seconds)
 VALUES (sqlc.arg(victim_id), sqlc.arg(preemptor_id), sqlc.arg(victim_priority), sqlc.arg(preemptor_priority),
         sqlc.arg(grace_seconds));
+
+-- name: NodeResourceLockForPreemption :one
+-- Every scalar counter of a node, then the node's pool's rollup rows, each
+-- in resource order, FOR UPDATE: a preemptor takes them, after the devices,
+-- before it ends its victims. Ending a victim bumps the node's generation
+-- (node_desired, last in the lock order), and the preemptor's own booking
+-- and any later victim's end come after it: with the counters held first,
+-- nothing taken after node_desired can wait for a release or expiry on the
+-- node, which takes the counters, then the rollup, then node_desired.
+WITH counters AS MATERIALIZED (
+  SELECT r.resource FROM node_resources r
+   WHERE r.node_id = sqlc.arg(node_id)
+   ORDER BY r.resource FOR UPDATE
+), rollup AS MATERIALIZED (
+  SELECT p.resource FROM pool_capacity_rollup p
+   WHERE p.pool_id = (SELECT n.pool_id FROM nodes n WHERE n.id = sqlc.arg(node_id))
+   ORDER BY p.resource FOR UPDATE
+)
+SELECT (SELECT count(*) FROM counters)::bigint AS counters, (SELECT count(*) FROM rollup)::bigint AS rollup_rows;
