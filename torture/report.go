@@ -34,6 +34,12 @@ type Report struct {
 	LivenessFlips int
 	History       HistoryResult
 	Violations    []invariants.Violation
+
+	// Preemptions counts the reservations preempted (reservation.preempted
+	// events); PreemptionsSeen the calls that observed one preempted: a
+	// read answering it, or a release, cancel or extension refused
+	// because of it.
+	Preemptions, PreemptionsSeen int
 }
 
 // Creates is how many creates ran and BookedShare the share of them that
@@ -75,7 +81,8 @@ const MinBookedShare = 0.5
 // Failures lists why the run does not pass: a violation, a history porcupine
 // could not linearize or check, or a run that did not exercise what it
 // claims (too few creates booked, the replan cap never reached, no liveness
-// flip, too few checks), or a deadlock on the reserve/release path.
+// flip, no preemption or none the clients saw, too few checks), or a
+// deadlock on the reserve/release path.
 func (r Report) Failures() []string {
 	var out []string
 	if n := r.ViolationCount(); n > 0 {
@@ -95,6 +102,11 @@ func (r Report) Failures() []string {
 	}
 	if r.LivenessFlips <= 0 {
 		out = append(out, "no node became unreachable")
+	}
+	if r.Preemptions <= 0 {
+		out = append(out, "no reservation was preempted")
+	} else if r.PreemptionsSeen <= 0 {
+		out = append(out, "no call observed a preemption")
 	}
 	if r.Checks < 2 {
 		out = append(out, fmt.Sprintf("invariants checked only %d times", r.Checks))
@@ -132,6 +144,7 @@ func (r Report) Write(w io.Writer) {
 	}
 	fmt.Fprintf(w, "replan cap reached: %d times\n", r.ReplanCapReached)
 	fmt.Fprintf(w, "nodes declared unreachable: %d\n", r.LivenessFlips)
+	fmt.Fprintf(w, "preemptions: %d, observed by %d calls\n", r.Preemptions, r.PreemptionsSeen)
 	fmt.Fprintf(w, "invariant checks: %d\n", r.Checks)
 	fmt.Fprintf(w, "reservation histories: %s (%d reservations, %d calls)\n", r.History.Result, r.History.Reservations, r.History.Calls)
 	if r.History.Illegal != "" {
