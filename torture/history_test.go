@@ -136,6 +136,9 @@ func TestReportFailures(t *testing.T) {
 	dl := pass
 	dl.Deadlocks = map[string]int{"release": 1, "cordon": 4}
 	require.Equal(t, []string{"1 deadlocks on the reserve/release path"}, dl.Failures())
+	bg := pass
+	bg.Deadlocks, bg.PreemptionDeadlocks = map[string]int{"background": 1}, 1
+	require.Equal(t, []string{"1 deadlocks of a preempting transaction"}, bg.Failures(), "a background retry preempts too")
 
 	nocap := pass
 	nocap.ReplanCapReached = 0

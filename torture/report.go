@@ -25,8 +25,13 @@ type Report struct {
 	// Deadlocks counts the statements PostgreSQL aborted as deadlocked, by
 	// operation kind ("background" for the reconcilers).
 	Deadlocks map[string]int
-	// DeadlockSamples are PostgreSQL's accounts of the first deadlocks.
+	// DeadlockSamples are PostgreSQL's accounts of the first deadlocks,
+	// with the statements each process's transaction had run.
 	DeadlockSamples []string
+	// PreemptionDeadlocks counts the deadlocks a preempting transaction
+	// took part in, whatever the operation (a create, a retry, the
+	// background's retry of a pending reservation): there must be none.
+	PreemptionDeadlocks int
 	// ReplanCapReached counts placements that stopped replanning because
 	// they lost PlacementAttempts races.
 	ReplanCapReached int
@@ -82,7 +87,7 @@ const MinBookedShare = 0.5
 // could not linearize or check, or a run that did not exercise what it
 // claims (too few creates booked, the replan cap never reached, no liveness
 // flip, no preemption or none the clients saw, too few checks), or a
-// deadlock on the reserve/release path.
+// deadlock on the reserve/release path or of a preempting transaction.
 func (r Report) Failures() []string {
 	var out []string
 	if n := r.ViolationCount(); n > 0 {
@@ -96,6 +101,9 @@ func (r Report) Failures() []string {
 	}
 	if n := r.ReserveReleaseDeadlocks(); n > 0 {
 		out = append(out, fmt.Sprintf("%d deadlocks on the reserve/release path", n))
+	}
+	if r.PreemptionDeadlocks > 0 {
+		out = append(out, fmt.Sprintf("%d deadlocks of a preempting transaction", r.PreemptionDeadlocks))
 	}
 	if r.ReplanCapReached == 0 {
 		out = append(out, "the replan cap was never reached")
@@ -138,7 +146,8 @@ func (r Report) Write(w io.Writer) {
 	for _, k := range slices.Sorted(maps.Keys(r.Deadlocks)) {
 		dl = append(dl, fmt.Sprintf("%s %d", k, r.Deadlocks[k]))
 	}
-	fmt.Fprintf(w, "deadlocks (40P01): %d on reserve/release; all: %s\n", r.ReserveReleaseDeadlocks(), orNone(dl))
+	fmt.Fprintf(w, "deadlocks (40P01): %d on reserve/release, %d of a preempting transaction; all: %s\n",
+		r.ReserveReleaseDeadlocks(), r.PreemptionDeadlocks, orNone(dl))
 	for _, s := range r.DeadlockSamples {
 		fmt.Fprintln(w, "deadlock in", s)
 	}

@@ -155,8 +155,8 @@ func runOn(ctx context.Context, pool *pgxpool.Pool, tracer *deadlockTracer, opts
 	}
 	return Report{
 		Ops: opts.Ops, Outcomes: r.tally.snapshot(), Checks: checks,
-		Deadlocks: tracer.snapshot(), DeadlockSamples: tracer.samples, ReplanCapReached: int(r.capHit.Load()),
-		History: r.hist.check(opts.HistoryTimeout), Violations: r.violations,
+		Deadlocks: tracer.snapshot(), DeadlockSamples: tracer.samples, PreemptionDeadlocks: tracer.preemptions(),
+		ReplanCapReached: int(r.capHit.Load()), History: r.hist.check(opts.HistoryTimeout), Violations: r.violations,
 		LivenessFlips: r.count(ctx, core.EventNodeUnreachable),
 		Preemptions:   r.count(ctx, core.EventReservationPreempted), PreemptionsSeen: int(r.preemptionsSeen.Load()),
 	}, nil
