@@ -3,6 +3,10 @@ package torture
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -22,12 +26,31 @@ type deadlockTracer struct {
 	// samples keeps PostgreSQL's account of the first few deadlocks (which
 	// processes waited for which locks, in which statements), to fix them.
 	samples []string
+	// txs are the statements (first lines) of each server process's
+	// current transaction, by backend pid: PostgreSQL tells the client
+	// which processes deadlocked but not what they ran (that goes to the
+	// server log only), so the tracer keeps it to name both sides.
+	txs map[uint32][]string
+	// preemption counts the deadlocks a preempting transaction took part
+	// in, whichever side PostgreSQL aborted: preemption runs in creates,
+	// retries and the background's retries alike.
+	preemption int
 }
+
+// maxTxStatements bounds the statements kept per transaction (the last).
+const maxTxStatements = 40
+
+// preemptionStatements are the statements only a preempting transaction
+// runs (sql/queries/preemption.sql): one among a transaction's statements
+// makes it one.
+var preemptionStatements = []string{"QuotaUsageLockTenants", "DeviceLockNodeForPreemption", "ReservationPreemptionRecord"}
 
 // maxSamples bounds the deadlock accounts kept.
 const maxSamples = 5
 
-func newDeadlockTracer() *deadlockTracer { return &deadlockTracer{count: map[string]int{}} }
+func newDeadlockTracer() *deadlockTracer {
+	return &deadlockTracer{count: map[string]int{}, txs: map[uint32][]string{}}
+}
 
 // opKey carries the torture operation's kind in the context of its calls.
 type opKey struct{}
@@ -40,7 +63,8 @@ func withOp(ctx context.Context, kind string) context.Context {
 // sqlKey carries a statement's text from its start to its end.
 type sqlKey struct{}
 
-func (t *deadlockTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+func (t *deadlockTracer) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	t.note(conn.PgConn().PID(), data.SQL)
 	return context.WithValue(ctx, sqlKey{}, data.SQL)
 }
 
@@ -55,9 +79,29 @@ func (t *deadlockTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx
 	return ctx
 }
 
-func (t *deadlockTracer) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
+func (t *deadlockTracer) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
+	t.note(conn.PgConn().PID(), data.SQL)
 	t.record(ctx, data.SQL, data.Err)
 }
+
+// note adds a statement to the transaction of server process pid; a BEGIN
+// starts the list afresh.
+func (t *deadlockTracer) note(pid uint32, sql string) {
+	line := firstLine(strings.TrimSpace(sql))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if strings.HasPrefix(strings.ToLower(line), "begin") {
+		t.txs[pid] = t.txs[pid][:0]
+	}
+	l := append(t.txs[pid], line)
+	if len(l) > maxTxStatements {
+		l = slices.Delete(l, 0, len(l)-maxTxStatements)
+	}
+	t.txs[pid] = l
+}
+
+// processPIDs are the backend pids a deadlock's detail names.
+var processPIDs = regexp.MustCompile(`[Pp]rocess (\d+)`)
 
 func (t *deadlockTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
@@ -72,11 +116,45 @@ func (t *deadlockTracer) record(ctx context.Context, sql string, err error) {
 		kind = "other"
 	}
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.count[kind]++
-	if len(t.samples) < maxSamples {
-		t.samples = append(t.samples, kind+": "+firstLine(sql)+"\n"+pgErr.Detail)
+	var sides []string
+	preempting := false
+	seen := map[uint32]bool{}
+	for _, m := range processPIDs.FindAllStringSubmatch(pgErr.Detail, -1) {
+		n, err := strconv.ParseUint(m[1], 10, 32)
+		if err != nil || seen[uint32(n)] {
+			continue
+		}
+		pid := uint32(n)
+		seen[pid] = true
+		stmts := t.txs[pid]
+		for _, st := range stmts {
+			preempting = preempting || slices.ContainsFunc(preemptionStatements, func(name string) bool {
+				return strings.Contains(st, "name: "+name+" ")
+			})
+		}
+		if len(stmts) > 0 {
+			sides = append(sides, fmt.Sprintf("process %d's transaction: %s", pid, strings.Join(stmts, " | ")))
+		}
 	}
-	t.mu.Unlock()
+	if preempting {
+		t.preemption++
+	}
+	if len(t.samples) < maxSamples {
+		sample := kind + ": " + firstLine(sql) + "\n" + pgErr.Detail
+		if len(sides) > 0 {
+			sample += "\n" + strings.Join(sides, "\n")
+		}
+		t.samples = append(t.samples, sample)
+	}
+}
+
+// preemptions is how many deadlocks involved a preempting transaction.
+func (t *deadlockTracer) preemptions() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.preemption
 }
 
 // snapshot copies the counts.

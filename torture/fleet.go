@@ -56,13 +56,40 @@ var fleetSpec = []nodeSpec{
 	{count: 1, layouts: []core.GPULayout{{Mode: core.GPUMPS, Slots: 4}, exclusive}},
 }
 
+// The priority classes of the run (docs/concepts/priority.md): batch may be
+// displaced by standard (the default class, 0) and prod, which never are.
+// A create picks one (pickClass), so that standard and prod creates on a
+// full pool preempt batch reservations.
+const (
+	classBatch = "batch"
+	classProd  = "prod"
+)
+
+// classes are the classes the run creates: name, value, preemptible. The
+// batch grace is drawn from the seed (batchGrace).
+var classes = []struct {
+	name        string
+	value       int64
+	preemptible bool
+}{{classBatch, -100, true}, {classProd, 1000, false}}
+
+// preemptibleClass says whether a class is preemptible, as the client
+// knows it from the classes it made: the history's model takes it from
+// here, not from what the create answered.
+func preemptibleClass(name string) bool { return name == classBatch }
+
+// batchGrace is the batch class's grace, 0 to 60 s by the seed: a grace of
+// 0 kills at once, which the unassign carries as such.
+func batchGrace(seed uint64) int64 { return int64(seed % 61) }
+
 // quotas are each tenant's limits: GPUs bind before the fleet runs out for
 // one tenant, never for both at once.
 var quotas = map[string]int64{"gpu": 64, "vcpu": 1000, "memory": 10_000_000, "disk": 1_000_000}
 
-// seed creates the tenants, site, pool, nodes and quotas; the first two
-// nodes join, so that their daemon sessions can come and go.
-func seed(ctx context.Context, h *commands.Handlers, q *db.Queries) (fleet, error) {
+// seed creates the tenants, site, pool, nodes, quotas and priority
+// classes (the mix's tenants may use them all); the first two nodes join,
+// so that their daemon sessions can come and go.
+func seed(ctx context.Context, h *commands.Handlers, q *db.Queries, grace int64) (fleet, error) {
 	f := fleet{layouts: map[string]core.GPULayout{}}
 	actors := append([]core.Actor{operator}, tenants...)
 	for i := range rushSize {
@@ -84,6 +111,23 @@ func seed(ctx context.Context, h *commands.Handlers, q *db.Queries) (fleet, erro
 			if _, err := h.SetQuota(ctx, operator, commands.SetQuota{Tenant: t.Tenant, Resource: res, Max: max}); err != nil {
 				return f, err
 			}
+		}
+	}
+	var names []string
+	for _, c := range classes {
+		cmd := commands.CreatePriorityClass{Name: c.name, Value: c.value, Preemptible: c.preemptible}
+		if c.preemptible {
+			cmd.GraceSeconds = &grace
+		}
+		if _, err := h.CreatePriorityClass(ctx, operator, cmd); err != nil {
+			return f, fmt.Errorf("class %s: %w", c.name, err)
+		}
+		names = append(names, c.name)
+	}
+	for _, t := range tenants {
+		if _, err := h.SetTenantPriorityClasses(ctx, operator, commands.SetTenantPriorityClasses{Tenant: t.Tenant,
+			Classes: names}); err != nil {
+			return f, fmt.Errorf("classes of %s: %w", t.Tenant, err)
 		}
 	}
 	for _, spec := range fleetSpec {

@@ -18,41 +18,61 @@ import (
 // calls could have happened in some order that respects real time and the
 // reservation's lifecycle: no two releases both succeed, nothing succeeds on
 // a reservation seen ended, versions only grow, an extension is what a later
-// read returns. Reservations are independent, so each is its own partition.
+// read returns, and only a reservation of a preemptible class is ever seen
+// preempted. Reservations are independent, so each is its own partition.
 
 // call is what the torture asked of a reservation.
 type call struct {
 	Reservation string
 	Kind        string    // create, get, extend, release, cancel
 	NewEnd      time.Time // extend only
+	Class       string    // create only: the priority class asked for
 }
 
 // outcome is what the call answered. OK false means a domain refusal (a
 // code in Code); calls that ended in an internal error are not recorded.
+// A refusal's State is the state it named ("reservation is preempted and
+// cannot become released"), "" when it named none.
 type outcome struct {
-	OK      bool
-	Code    core.Code
-	State   core.State
-	Version int64
-	End     time.Time
+	OK          bool
+	Code        core.Code
+	State       core.State
+	Version     int64
+	End         time.Time
+	Preemptible bool // create only: the flag the reservation copied
 }
 
 // resState is the model's state of one reservation: its lifecycle state, a
-// lower bound of its version, and its end while it is live.
+// lower bound of its version, its end while it is live, and whether its
+// class is preemptible (as the client chose it).
 type resState struct {
-	State   core.State
-	Version int64
-	End     time.Time
+	State       core.State
+	Version     int64
+	End         time.Time
+	Preemptible bool
 }
 
 // background lists the transitions the system makes on its own, outside any
 // call the torture records: placement of a pending reservation, activation,
 // expiry, and failure (a node lost, an assignment refused). Release and
-// cancel happen only by a call.
+// cancel happen only by a call. Preemption, by another reservation's
+// create or retry, is background too, but only for a preemptible
+// reservation (successors).
 var background = map[core.State][]core.State{
 	core.ReservationPending: {core.ReservationBooked, core.ReservationExpired, core.ReservationFailed},
 	core.ReservationBooked:  {core.ReservationActive, core.ReservationExpired, core.ReservationFailed},
 	core.ReservationActive:  {core.ReservationExpired, core.ReservationFailed},
+}
+
+// successors are the states the background can move s to in one step:
+// booked and active reservations of a preemptible class may also be
+// preempted (docs/concepts/priority.md).
+func successors(s resState) []core.State {
+	next := background[s.State]
+	if s.Preemptible && releasable(s.State) {
+		next = append(slices.Clip(next), core.ReservationPreempted)
+	}
+	return next
 }
 
 // reachable is s and every state the background can move it to, each with
@@ -60,9 +80,11 @@ var background = map[core.State][]core.State{
 func reachable(s resState) []resState {
 	out := []resState{s}
 	for i := 0; i < len(out); i++ {
-		for _, next := range background[out[i].State] {
+		for _, next := range successors(out[i]) {
 			if !slices.ContainsFunc(out, func(x resState) bool { return x.State == next }) {
-				out = append(out, resState{State: next, Version: out[i].Version + 1, End: out[i].End})
+				x := out[i]
+				x.State, x.Version = next, x.Version+1
+				out = append(out, x)
 			}
 		}
 	}
@@ -80,10 +102,12 @@ func releasable(s core.State) bool {
 // impossible).
 func step(s resState, in call, out outcome) []resState {
 	if in.Kind == "create" {
-		if s.State != core.StateNone || !out.OK || (out.State != core.ReservationPending && out.State != core.ReservationBooked) {
+		p := preemptibleClass(in.Class)
+		if s.State != core.StateNone || !out.OK || (out.State != core.ReservationPending && out.State != core.ReservationBooked) ||
+			out.Preemptible != p {
 			return nil
 		}
-		return []resState{{State: out.State, Version: out.Version, End: out.End}}
+		return []resState{{State: out.State, Version: out.Version, End: out.End, Preemptible: p}}
 	}
 	var next []resState
 	add := func(x resState) {
@@ -94,6 +118,9 @@ func step(s resState, in call, out outcome) []resState {
 	for _, c := range reachable(s) {
 		if c.State == core.StateNone {
 			continue
+		}
+		if !out.OK && out.State != "" && out.State != c.State {
+			continue // the refusal named another state
 		}
 		switch {
 		case !out.OK && in.Kind == "release":
@@ -112,19 +139,19 @@ func step(s resState, in call, out outcome) []resState {
 			}
 		case in.Kind == "get":
 			if out.State == c.State && out.Version >= c.Version && (!core.ReservationHoldsQuota(c.State) || out.End.Equal(c.End)) {
-				add(resState{State: out.State, Version: out.Version, End: out.End})
+				add(resState{State: out.State, Version: out.Version, End: out.End, Preemptible: c.Preemptible})
 			}
 		case in.Kind == "extend":
 			if out.State == c.State && core.ReservationHoldsQuota(c.State) && out.Version > c.Version && out.End.Equal(in.NewEnd) {
-				add(resState{State: out.State, Version: out.Version, End: out.End})
+				add(resState{State: out.State, Version: out.Version, End: out.End, Preemptible: c.Preemptible})
 			}
 		case in.Kind == "release":
 			if releasable(c.State) && out.State == core.ReservationReleased && out.Version > c.Version {
-				add(resState{State: out.State, Version: out.Version})
+				add(resState{State: out.State, Version: out.Version, Preemptible: c.Preemptible})
 			}
 		case in.Kind == "cancel":
 			if c.State == core.ReservationPending && out.State == core.ReservationCancelled && out.Version > c.Version {
-				add(resState{State: out.State, Version: out.Version})
+				add(resState{State: out.State, Version: out.Version, Preemptible: c.Preemptible})
 			}
 		}
 	}

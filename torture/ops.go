@@ -2,8 +2,10 @@ package torture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"time"
 
 	"github.com/bettercompute/compute/commands"
@@ -43,6 +45,42 @@ const (
 // reserveRelease are the kinds on the reserve/release path, where no
 // deadlock is acceptable.
 var reserveRelease = map[string]bool{"create": true, "extend": true, "release": true, "cancel": true, "retry": true}
+
+// classMix is how often a create names each priority class, in percent
+// ("" is the default class, standard).
+var classMix = []struct {
+	class   string
+	percent int
+}{{"", 50}, {classBatch, 35}, {classProd, 15}}
+
+// pickClass draws a create's priority class from classMix.
+func pickClass(r *rand.Rand) string {
+	n := r.IntN(100)
+	for _, c := range classMix {
+		if n < c.percent {
+			return c.class
+		}
+		n -= c.percent
+	}
+	return classMix[0].class
+}
+
+// refusedIn is the state a refused transition names ("reservation is
+// preempted and cannot become released", core.CheckTransition), or "" for
+// any other refusal: the refusal is then an observation of that state.
+func refusedIn(err error) core.State {
+	var e *core.Error
+	if !errors.As(err, &e) || e.Code != core.CodeConflict {
+		return ""
+	}
+	m := refusedState.FindStringSubmatch(e.Message)
+	if m == nil {
+		return ""
+	}
+	return core.State(m[1])
+}
+
+var refusedState = regexp.MustCompile(`^reservation is ([a-z]+) and cannot become [a-z]+$`)
 
 // pick draws an operation kind from mix.
 func pick(r *rand.Rand) string {
@@ -167,14 +205,15 @@ func (w *worker) create(ctx context.Context) (string, error) {
 	if w.r.IntN(4) == 0 {
 		cmd.Tolerations = []string{"maintenance"}
 	}
+	cmd.PriorityClass = pickClass(w.r)
 	called := w.run.hist.now()
 	res, err := w.run.h.CreateReservation(ctx, w.actor, cmd)
 	if err != nil {
 		return outcomeOf(err)
 	}
 	rv := res.Reservation
-	w.run.hist.add(w.id, call{Reservation: rv.ID, Kind: "create"},
-		outcome{OK: true, State: rv.State, Version: rv.Version, End: rv.End}, called, w.run.hist.now())
+	w.run.hist.add(w.id, call{Reservation: rv.ID, Kind: "create", Class: cmd.PriorityClass},
+		outcome{OK: true, State: rv.State, Version: rv.Version, End: rv.End, Preemptible: rv.Preemptible}, called, w.run.hist.now())
 	w.run.ids.add(w.actor.Tenant, rv.ID)
 	return string(rv.State), nil
 }
@@ -232,10 +271,22 @@ func (w *worker) onReservation(ctx context.Context, kind string) (string, error)
 		return "", err
 	}
 	out := outcome{OK: err == nil, Code: code, State: res.State, Version: res.Version, End: res.End}
+	if err != nil {
+		out.State = refusedIn(err)
+	}
 	if kind == "extend" && err != nil && in.NewEnd.IsZero() {
 		in.Kind = "get" // the read before the extension was refused
 	}
 	w.run.hist.add(w.id, in, out, called, returned)
+	if out.State == core.ReservationPreempted {
+		// The client learns of a preemption only this way: a later read
+		// answers it, or a refusal names it.
+		w.run.preemptionsSeen.Add(1)
+		if err != nil {
+			return string(code) + " preempted", nil
+		}
+		return "preempted", nil
+	}
 	if err != nil {
 		return string(code), nil
 	}

@@ -25,8 +25,13 @@ type Report struct {
 	// Deadlocks counts the statements PostgreSQL aborted as deadlocked, by
 	// operation kind ("background" for the reconcilers).
 	Deadlocks map[string]int
-	// DeadlockSamples are PostgreSQL's accounts of the first deadlocks.
+	// DeadlockSamples are PostgreSQL's accounts of the first deadlocks,
+	// with the statements each process's transaction had run.
 	DeadlockSamples []string
+	// PreemptionDeadlocks counts the deadlocks a preempting transaction
+	// took part in, whatever the operation (a create, a retry, the
+	// background's retry of a pending reservation): there must be none.
+	PreemptionDeadlocks int
 	// ReplanCapReached counts placements that stopped replanning because
 	// they lost PlacementAttempts races.
 	ReplanCapReached int
@@ -34,6 +39,12 @@ type Report struct {
 	LivenessFlips int
 	History       HistoryResult
 	Violations    []invariants.Violation
+
+	// Preemptions counts the reservations preempted (reservation.preempted
+	// events); PreemptionsSeen the calls that observed one preempted: a
+	// read answering it, or a release, cancel or extension refused
+	// because of it.
+	Preemptions, PreemptionsSeen int
 }
 
 // Creates is how many creates ran and BookedShare the share of them that
@@ -75,7 +86,8 @@ const MinBookedShare = 0.5
 // Failures lists why the run does not pass: a violation, a history porcupine
 // could not linearize or check, or a run that did not exercise what it
 // claims (too few creates booked, the replan cap never reached, no liveness
-// flip, too few checks), or a deadlock on the reserve/release path.
+// flip, no preemption or none the clients saw, too few checks), or a
+// deadlock on the reserve/release path or of a preempting transaction.
 func (r Report) Failures() []string {
 	var out []string
 	if n := r.ViolationCount(); n > 0 {
@@ -90,11 +102,19 @@ func (r Report) Failures() []string {
 	if n := r.ReserveReleaseDeadlocks(); n > 0 {
 		out = append(out, fmt.Sprintf("%d deadlocks on the reserve/release path", n))
 	}
+	if r.PreemptionDeadlocks > 0 {
+		out = append(out, fmt.Sprintf("%d deadlocks of a preempting transaction", r.PreemptionDeadlocks))
+	}
 	if r.ReplanCapReached == 0 {
 		out = append(out, "the replan cap was never reached")
 	}
 	if r.LivenessFlips <= 0 {
 		out = append(out, "no node became unreachable")
+	}
+	if r.Preemptions <= 0 {
+		out = append(out, "no reservation was preempted")
+	} else if r.PreemptionsSeen <= 0 {
+		out = append(out, "no call observed a preemption")
 	}
 	if r.Checks < 2 {
 		out = append(out, fmt.Sprintf("invariants checked only %d times", r.Checks))
@@ -126,12 +146,14 @@ func (r Report) Write(w io.Writer) {
 	for _, k := range slices.Sorted(maps.Keys(r.Deadlocks)) {
 		dl = append(dl, fmt.Sprintf("%s %d", k, r.Deadlocks[k]))
 	}
-	fmt.Fprintf(w, "deadlocks (40P01): %d on reserve/release; all: %s\n", r.ReserveReleaseDeadlocks(), orNone(dl))
+	fmt.Fprintf(w, "deadlocks (40P01): %d on reserve/release, %d of a preempting transaction; all: %s\n",
+		r.ReserveReleaseDeadlocks(), r.PreemptionDeadlocks, orNone(dl))
 	for _, s := range r.DeadlockSamples {
 		fmt.Fprintln(w, "deadlock in", s)
 	}
 	fmt.Fprintf(w, "replan cap reached: %d times\n", r.ReplanCapReached)
 	fmt.Fprintf(w, "nodes declared unreachable: %d\n", r.LivenessFlips)
+	fmt.Fprintf(w, "preemptions: %d, observed by %d calls\n", r.Preemptions, r.PreemptionsSeen)
 	fmt.Fprintf(w, "invariant checks: %d\n", r.Checks)
 	fmt.Fprintf(w, "reservation histories: %s (%d reservations, %d calls)\n", r.History.Result, r.History.Reservations, r.History.Calls)
 	if r.History.Illegal != "" {

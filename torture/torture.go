@@ -104,6 +104,9 @@ type run struct {
 	ids    *reservationIDs
 	tally  *tally
 	capHit atomic.Int64
+	// preemptionsSeen counts the calls that observed a reservation
+	// preempted (a read answering it, a refusal naming it).
+	preemptionsSeen atomic.Int64
 
 	// background runs the due work (placement retries, activation,
 	// expiry, liveness) when the clock ticks; one tick at a time.
@@ -125,7 +128,7 @@ func runOn(ctx context.Context, pool *pgxpool.Pool, tracer *deadlockTracer, opts
 	r.h = commands.New(pool, commands.Config{Logger: opts.Logger, Test: commands.TestConfig{NodesWithoutDaemons: true,
 		ReplanCapReached: func() { r.capHit.Add(1) }}})
 	var err error
-	if r.fleet, err = seed(ctx, r.h, r.q); err != nil {
+	if r.fleet, err = seed(ctx, r.h, r.q, batchGrace(opts.Seed)); err != nil {
 		return Report{}, fmt.Errorf("seed the fleet: %w", err)
 	}
 	r.background = r.newBackground(opts.Logger)
@@ -152,9 +155,10 @@ func runOn(ctx context.Context, pool *pgxpool.Pool, tracer *deadlockTracer, opts
 	}
 	return Report{
 		Ops: opts.Ops, Outcomes: r.tally.snapshot(), Checks: checks,
-		Deadlocks: tracer.snapshot(), DeadlockSamples: tracer.samples, ReplanCapReached: int(r.capHit.Load()),
-		History: r.hist.check(opts.HistoryTimeout), Violations: r.violations,
+		Deadlocks: tracer.snapshot(), DeadlockSamples: tracer.samples, PreemptionDeadlocks: tracer.preemptions(),
+		ReplanCapReached: int(r.capHit.Load()), History: r.hist.check(opts.HistoryTimeout), Violations: r.violations,
 		LivenessFlips: r.count(ctx, core.EventNodeUnreachable),
+		Preemptions:   r.count(ctx, core.EventReservationPreempted), PreemptionsSeen: int(r.preemptionsSeen.Load()),
 	}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
@@ -36,13 +37,25 @@ const (
 	AllocationState    = "allocation-state"
 	StrayBooking       = "stray-booking"
 	PriorityClass      = "priority-class"
-	EventVersions      = "event-versions"
-	BookingAfterCordon = "booking-after-ineligible"
+	// The rules of preemption (docs/concepts/priority.md#preemption).
+	PreemptionPriority   = "preemption-priority"
+	PreemptedLiveBooking = "preempted-live-booking"
+	PreemptionGrace      = "preemption-grace"
+	EventVersions        = "event-versions"
+	BookingAfterCordon   = "booking-after-ineligible"
 )
+
+// PreemptionGraceSlack is how long after a preempted reservation's grace
+// its node may still report an instance of it unfinished before
+// PreemptionGrace calls it a violation: the unassign must be dispatched,
+// carried out and reported, which takes a connected daemon a few seconds;
+// a minute tells a slow report from a node that ignored the preemption.
+const PreemptionGraceSlack = time.Minute
 
 // All lists every invariant name, for reports that print one line each.
 var All = []string{BookingOverlap, ParentChildOverlap, AtomRule, NodeCounter, PoolRollup, Quota,
-	AllocationState, StrayBooking, PriorityClass, EventVersions, BookingAfterCordon}
+	AllocationState, StrayBooking, PriorityClass, PreemptionPriority, PreemptedLiveBooking, PreemptionGrace, EventVersions,
+	BookingAfterCordon}
 
 // Check runs every invariant. Run it on a quiet database or inside one
 // REPEATABLE READ transaction, so that all checks see one snapshot.
@@ -114,6 +127,9 @@ func Check(ctx context.Context, q *db.Queries) ([]Violation, error) {
 		add(PriorityClass, "reservation %s is of class %q (priority %d, preemptible %t), which does not exist or differs",
 			r.ID, r.PriorityClass, r.Priority, r.Preemptible)
 	}
+	if err := checkPreemptions(ctx, q, add); err != nil {
+		return nil, err
+	}
 	versions, err := q.InvariantEventVersions(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", EventVersions, err)
@@ -128,6 +144,51 @@ func Check(ctx context.Context, q *db.Queries) ([]Violation, error) {
 	}
 	out = append(out, late...)
 	return out, nil
+}
+
+// checkPreemptions runs the three rules of preemption: who may displace
+// whom (PreemptionPriority), that a displaced reservation holds nothing
+// from then on (PreemptedLiveBooking), and that its node reported its
+// workloads gone once their grace ran out (PreemptionGrace).
+func checkPreemptions(ctx context.Context, q *db.Queries, add func(inv, f string, a ...any)) error {
+	prio, err := q.InvariantPreemptionPriority(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", PreemptionPriority, err)
+	}
+	for _, r := range prio {
+		if !r.Recorded {
+			add(PreemptionPriority, "reservation %s is preempted but no preemption of it is recorded", r.ReservationID)
+			continue
+		}
+		add(PreemptionPriority, "reservation %s (%s, preemptible %t, priority %d, recorded %d) preempted by %s "+
+			"(priority %d, recorded %d): not a preemptible victim of a strictly higher priority",
+			r.ReservationID, r.State, r.Preemptible, r.Priority, r.RecordedPriority, r.PreemptorID,
+			r.PreemptorPriority, r.RecordedPreemptorPriority)
+	}
+	held, err := q.InvariantPreemptedHoldings(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", PreemptedLiveBooking, err)
+	}
+	live := map[string]bool{}
+	for _, r := range held {
+		if r.Live && !live[r.AllocationID] {
+			live[r.AllocationID] = true
+			add(PreemptedLiveBooking, "preempted reservation %s still holds live allocation %s", r.ReservationID, r.AllocationID)
+		}
+		if r.BookingID != 0 {
+			add(PreemptedLiveBooking, "booking %d of %s by preempted reservation %s lasts until %s, past its preemption at %s",
+				r.BookingID, r.DeviceID, r.ReservationID, r.BookedUntil, r.Cut)
+		}
+	}
+	grace, err := q.InvariantPreemptionGrace(ctx, PreemptionGraceSlack.Seconds())
+	if err != nil {
+		return fmt.Errorf("%s: %w", PreemptionGrace, err)
+	}
+	for _, r := range grace {
+		add(PreemptionGrace, "instance %s of reservation %s preempted at %s is still %s on node %s after its %d s grace and %s",
+			r.InstanceID, r.ReservationID, r.PreemptedAt.UTC().Format(time.RFC3339), r.State, r.NodeID, r.GraceSeconds, PreemptionGraceSlack)
+	}
+	return nil
 }
 
 // bookingsAfterIneligible replays node and GPU events in outbox order and

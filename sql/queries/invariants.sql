@@ -135,3 +135,65 @@ SELECT b.id, b.device_id, b.created_seq, d.node_id, coalesce(d.parent_id, d.id):
   JOIN allocations a ON a.id = b.allocation_id
   JOIN reservations r ON r.id = a.reservation_id
  ORDER BY b.created_seq;
+
+-- name: InvariantPreemptionPriority :many
+-- Preemption (docs/concepts/priority.md#preemption) displaces only a
+-- preemptible reservation, and only for a strictly higher priority; the
+-- record is what the checks of the preempting transaction relied on, so
+-- each reservation_preemptions row must agree with both reservations: the
+-- victim preempted, preemptible, of the priority recorded; the preemptor
+-- of the priority recorded, strictly higher (the table's CHECK says so of
+-- the recorded values only). And every preempted reservation has its
+-- row (recorded false): a transition to preempted without it had no
+-- preemptor.
+SELECT rp.victim_id AS reservation_id, rp.preemptor_id, v.state, v.preemptible, v.priority,
+       rp.victim_priority AS recorded_priority, p.priority AS preemptor_priority,
+       rp.preemptor_priority AS recorded_preemptor_priority, true AS recorded
+  FROM reservation_preemptions rp
+  JOIN reservations v ON v.id = rp.victim_id
+  JOIN reservations p ON p.id = rp.preemptor_id
+ WHERE v.state <> 'preempted' OR NOT v.preemptible OR v.priority <> rp.victim_priority
+    OR p.priority <> rp.preemptor_priority OR rp.preemptor_priority <= rp.victim_priority
+ UNION ALL
+SELECT r.id, '', r.state, r.preemptible, r.priority, 0, 0, 0, false
+  FROM reservations r
+ WHERE r.state = 'preempted' AND NOT EXISTS (SELECT 1 FROM reservation_preemptions rp WHERE rp.victim_id = r.id)
+ ORDER BY 1;
+
+-- name: InvariantPreemptedHoldings :many
+-- A preempted reservation holds nothing from the instant it was displaced:
+-- no live allocation, and no booking that extends past preempted_at (or
+-- its allocation's release, for a preempted reservation with no record,
+-- which InvariantPreemptionPriority reports). The end releases as any
+-- release does (AllocationReleaseWithBookings): a booking that had not
+-- started is deleted, a running one is cut at the release instant, which
+-- is no later than preempted_at (same transaction; the record is written
+-- after the release). booking_id 0 is a live allocation without such a
+-- booking; the instants are text, as either may be unbounded.
+SELECT r.id AS reservation_id, a.id AS allocation_id, (a.released_at IS NULL)::boolean AS live,
+       coalesce(b.id, 0)::bigint AS booking_id, coalesce(b.device_id, '')::text AS device_id,
+       coalesce(upper(b.during)::text, 'unbounded')::text AS booked_until,
+       coalesce(coalesce(rp.preempted_at, a.released_at)::text, 'never')::text AS cut
+  FROM reservations r
+  LEFT JOIN reservation_preemptions rp ON rp.victim_id = r.id
+  JOIN allocations a ON a.reservation_id = r.id
+  LEFT JOIN device_bookings b ON b.allocation_id = a.id
+   AND coalesce(upper(b.during), 'infinity'::timestamptz) > coalesce(rp.preempted_at, a.released_at, '-infinity'::timestamptz)
+ WHERE r.state = 'preempted' AND (a.released_at IS NULL OR b.id IS NOT NULL)
+ ORDER BY r.id, a.id, b.id;
+
+-- name: InvariantPreemptionGrace :many
+-- A preempted reservation's workloads get its class's grace between
+-- SIGTERM and the kill, and then its node must say they are gone: no
+-- instance of it is unfinished (requested, provisioning, running or
+-- stopping: not stopped, failed or succeeded) once preempted_at, its
+-- grace and slack_seconds have passed (compute_now()). The slack
+-- (invariants.PreemptionGraceSlack) covers the unassign's dispatch and the
+-- daemon's report; a node that stays away longer is reported here too, as
+-- its workloads may still hold the devices the preemptor was given.
+SELECT i.id AS instance_id, i.state, i.node_id, rp.victim_id AS reservation_id, rp.preempted_at, rp.grace_seconds
+  FROM reservation_preemptions rp
+  JOIN instances i ON i.reservation_id = rp.victim_id
+ WHERE i.state IN ('requested', 'provisioning', 'running', 'stopping')
+   AND compute_now() > rp.preempted_at + make_interval(secs => rp.grace_seconds + sqlc.arg(slack_seconds)::float8)
+ ORDER BY rp.victim_id, i.id;
