@@ -1602,7 +1602,8 @@ type ReadReservationState string
 // request it was made from (`spec`), what it holds of the tenant's
 // quota (`charges`, by resource, including the `gpu:<model>` placement
 // charged) and its allocation (null if it was never placed). Those may
-// be a moment ahead of the read model's fields.
+// be a moment ahead of the read model's fields. A pending reservation
+// also has `queue`, its place in the waiting line.
 type ReadReservationDetail struct {
 	Allocation *Allocation            `json:"allocation"`
 	Charges    map[string]int64       `json:"charges"`
@@ -1626,8 +1627,16 @@ type ReadReservationDetail struct {
 	Priority int32 `json:"priority"`
 
 	// PriorityClass Its priority class.
-	PriorityClass string  `json:"priorityClass"`
-	SiteID        *string `json:"siteId,omitempty"`
+	PriorityClass string `json:"priorityClass"`
+
+	// Queue Present while the reservation is pending: where it stands in the
+	// waiting line of its pool or site (docs/concepts/fair-share.md), as
+	// the line's last run ranked it, and why it waits. The line is tried
+	// every pending retry interval (30 s), in order of the tenant's decayed
+	// usage ÷ share, then priority, then age, best effort: one that does
+	// not fit does not hold back those behind it.
+	Queue  *ReservationQueue `json:"queue,omitempty"`
+	SiteID *string           `json:"siteId,omitempty"`
 
 	// Spec What a reservation asked for.
 	Spec        ReservationSpec            `json:"spec"`
@@ -1695,6 +1704,35 @@ type ReservationCondition struct {
 
 	// Type Examples: Unschedulable, AssignmentFailed
 	Type string `json:"type"`
+}
+
+// ReservationQueue Present while the reservation is pending: where it stands in the
+// waiting line of its pool or site (docs/concepts/fair-share.md), as
+// the line's last run ranked it, and why it waits. The line is tried
+// every pending retry interval (30 s), in order of the tenant's decayed
+// usage ÷ share, then priority, then age, best effort: one that does
+// not fit does not hold back those behind it.
+type ReservationQueue struct {
+	// AsOf When the line ranked it; absent until it first did.
+	AsOf *time.Time `json:"asOf,omitempty"`
+
+	// Position Its place in the line (1 is tried first) at `asOf`; 0 until the line first ranked it.
+	Position int32 `json:"position"`
+
+	// Queued How many waited in the line at `asOf`; 0 until the line first ranked it.
+	Queued int32 `json:"queued"`
+
+	// Reason Why its last try did not place it (its Unschedulable condition's message).
+	Reason string `json:"reason"`
+
+	// Scope The line, `pool:<id>` or `site:<id>`.
+	Scope string `json:"scope"`
+
+	// TenantShare Its tenant's share the line ranked it by.
+	TenantShare int32 `json:"tenantShare"`
+
+	// TenantUsageGpuHours Its tenant's decayed GPU usage the line ranked it by.
+	TenantUsageGpuHours float64 `json:"tenantUsageGpuHours"`
 }
 
 // ReservationResult defines model for ReservationResult.
@@ -1819,6 +1857,12 @@ type SetQuotaRequest struct {
 	Max int64 `json:"max"`
 }
 
+// SetTenantFairShareRequest defines model for SetTenantFairShareRequest.
+type SetTenantFairShareRequest struct {
+	// Share The tenant's share; its usage is divided by it in the waiting line's order.
+	Share int64 `json:"share"`
+}
+
 // SetTenantPriorityClassesRequest defines model for SetTenantPriorityClassesRequest.
 type SetTenantPriorityClassesRequest struct {
 	// Classes The whole new allow-list; the default class need not be named.
@@ -1877,6 +1921,34 @@ type TaintEffect string
 type Tenant struct {
 	CreatedAt time.Time `json:"createdAt"`
 	ID        TenantID  `json:"id"`
+}
+
+// TenantFairShare defines model for TenantFairShare.
+type TenantFairShare struct {
+	AsOf time.Time `json:"asOf"`
+
+	// HalfLifeHours The half-life of the usage (COMPUTE_FAIR_SHARE_HALF_LIFE).
+	HalfLifeHours float64 `json:"halfLifeHours"`
+
+	// Share The share an operator set; 1 when none did.
+	Share  int32    `json:"share"`
+	Tenant TenantID `json:"tenant"`
+
+	// UsageGpuHours GPU time (atoms × hours) its allocations held, each instant
+	// weighted 2^(−age/halfLifeHours), as of `asOf`.
+	UsageGpuHours float64 `json:"usageGpuHours"`
+
+	// Version Counts changes of the share; 0 while it was never set.
+	Version int64 `json:"version"`
+}
+
+// TenantFairShareResult defines model for TenantFairShareResult.
+type TenantFairShareResult struct {
+	// Position Opaque cursor of the event written; all zeros when the tenant had this share already and nothing was written.
+	Position string   `json:"position"`
+	Share    int32    `json:"share"`
+	Tenant   TenantID `json:"tenant"`
+	Version  int64    `json:"version"`
 }
 
 // TenantID defines model for TenantID.
@@ -2673,6 +2745,9 @@ type CreateSiteJSONRequestBody = CreateSiteRequest
 
 // UpdateSiteJSONRequestBody defines body for UpdateSite for application/json ContentType.
 type UpdateSiteJSONRequestBody = UpdateSiteRequest
+
+// SetTenantFairShareJSONRequestBody defines body for SetTenantFairShare for application/json ContentType.
+type SetTenantFairShareJSONRequestBody = SetTenantFairShareRequest
 
 // SetTenantPriorityClassesJSONRequestBody defines body for SetTenantPriorityClasses for application/json ContentType.
 type SetTenantPriorityClassesJSONRequestBody = SetTenantPriorityClassesRequest
@@ -3546,6 +3621,48 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/tenants/{tenant} (the `GetTenant` operationId).
 	GetTenant(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTenantFairShare A tenant's fair share of the waiting line and its decayed usage (operators any; others their own)
+	//
+	// `share` is what an operator set (1 when none did, `version` 0 then);
+	// `usageGpuHours` is the tenant's GPU time (atoms × hours) with each
+	// instant weighted 2^(−age/half-life), computed now from the write
+	// model, the usage each pool's and site's waiting line is ranked by
+	// (usage ÷ share ascending; docs/concepts/fair-share.md). Another
+	// tenant, or one that does not exist, is 404.
+	//
+	// Corresponds with GET /v1/tenants/{tenant}/fair-share (the `GetTenantFairShare` operationId).
+	GetTenantFairShare(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetTenantFairShareWithBody Set a tenant's fair share of the waiting line (operator)
+	//
+	// `share` is 1 to 1,000,000 (400 INVALID_ARGUMENT otherwise, nothing
+	// changes); an unknown tenant is 404 (it is not created here). A tenant
+	// whose usage ÷ share is lower is tried first in the waiting line of
+	// every pool and site. Appends `tenant.fair_share_set` with the share
+	// and its new version; the share the tenant already has (1 for one
+	// never set) writes nothing and appends no event. If-Match is not
+	// supported here (400).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/tenants/{tenant}/fair-share (the `SetTenantFairShare` operationId).
+	SetTenantFairShareWithBody(ctx context.Context, tenant TenantPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetTenantFairShare Set a tenant's fair share of the waiting line (operator)
+	//
+	// `share` is 1 to 1,000,000 (400 INVALID_ARGUMENT otherwise, nothing
+	// changes); an unknown tenant is 404 (it is not created here). A tenant
+	// whose usage ÷ share is lower is tried first in the waiting line of
+	// every pool and site. Appends `tenant.fair_share_set` with the share
+	// and its new version; the share the tenant already has (1 for one
+	// never set) writes nothing and appends no event. If-Match is not
+	// supported here (400).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/tenants/{tenant}/fair-share (the `SetTenantFairShare` operationId).
+	SetTenantFairShare(ctx context.Context, tenant TenantPath, body SetTenantFairShareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetTenantPriorityClasses The priority classes a tenant may use (operators any; others their own)
 	//
@@ -5250,6 +5367,78 @@ func (c *Client) ListTenants(ctx context.Context, params *ListTenantsParams, req
 // Corresponds with GET /v1/tenants/{tenant} (the `GetTenant` operationId).
 func (c *Client) GetTenant(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetTenantRequest(c.Server, tenant)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTenantFairShare A tenant's fair share of the waiting line and its decayed usage (operators any; others their own)
+//
+// `share` is what an operator set (1 when none did, `version` 0 then);
+// `usageGpuHours` is the tenant's GPU time (atoms × hours) with each
+// instant weighted 2^(−age/half-life), computed now from the write
+// model, the usage each pool's and site's waiting line is ranked by
+// (usage ÷ share ascending; docs/concepts/fair-share.md). Another
+// tenant, or one that does not exist, is 404.
+//
+// Corresponds with GET /v1/tenants/{tenant}/fair-share (the `GetTenantFairShare` operationId).
+func (c *Client) GetTenantFairShare(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTenantFairShareRequest(c.Server, tenant)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetTenantFairShareWithBody Set a tenant's fair share of the waiting line (operator)
+//
+// `share` is 1 to 1,000,000 (400 INVALID_ARGUMENT otherwise, nothing
+// changes); an unknown tenant is 404 (it is not created here). A tenant
+// whose usage ÷ share is lower is tried first in the waiting line of
+// every pool and site. Appends `tenant.fair_share_set` with the share
+// and its new version; the share the tenant already has (1 for one
+// never set) writes nothing and appends no event. If-Match is not
+// supported here (400).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/tenants/{tenant}/fair-share (the `SetTenantFairShare` operationId).
+func (c *Client) SetTenantFairShareWithBody(ctx context.Context, tenant TenantPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetTenantFairShareRequestWithBody(c.Server, tenant, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetTenantFairShare Set a tenant's fair share of the waiting line (operator)
+//
+// `share` is 1 to 1,000,000 (400 INVALID_ARGUMENT otherwise, nothing
+// changes); an unknown tenant is 404 (it is not created here). A tenant
+// whose usage ÷ share is lower is tried first in the waiting line of
+// every pool and site. Appends `tenant.fair_share_set` with the share
+// and its new version; the share the tenant already has (1 for one
+// never set) writes nothing and appends no event. If-Match is not
+// supported here (400).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/tenants/{tenant}/fair-share (the `SetTenantFairShare` operationId).
+func (c *Client) SetTenantFairShare(ctx context.Context, tenant TenantPath, body SetTenantFairShareJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetTenantFairShareRequest(c.Server, tenant, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8472,6 +8661,87 @@ func NewGetTenantRequest(server string, tenant TenantPath) (*http.Request, error
 	return req, nil
 }
 
+// NewGetTenantFairShareRequest constructs an http.Request for the GetTenantFairShare method
+func NewGetTenantFairShareRequest(server string, tenant TenantPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "tenant", tenant, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/tenants/%s/fair-share", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetTenantFairShareRequest calls the generic SetTenantFairShare builder with application/json body
+func NewSetTenantFairShareRequest(server string, tenant TenantPath, body SetTenantFairShareJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetTenantFairShareRequestWithBody(server, tenant, "application/json", bodyReader)
+}
+
+// NewSetTenantFairShareRequestWithBody constructs an http.Request for the SetTenantFairShare method, with any body, and a specified content type
+func NewSetTenantFairShareRequestWithBody(server string, tenant TenantPath, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "tenant", tenant, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/tenants/%s/fair-share", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetTenantPriorityClassesRequest constructs an http.Request for the GetTenantPriorityClasses method
 func NewGetTenantPriorityClassesRequest(server string, tenant TenantPath) (*http.Request, error) {
 	var err error
@@ -10283,6 +10553,50 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/tenants/{tenant} (the `GetTenant` operationId).
 	GetTenantWithResponse(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*GetTenantResponse, error)
+
+	// GetTenantFairShareWithResponse A tenant's fair share of the waiting line and its decayed usage (operators any; others their own)
+	//
+	// `share` is what an operator set (1 when none did, `version` 0 then);
+	// `usageGpuHours` is the tenant's GPU time (atoms × hours) with each
+	// instant weighted 2^(−age/half-life), computed now from the write
+	// model, the usage each pool's and site's waiting line is ranked by
+	// (usage ÷ share ascending; docs/concepts/fair-share.md). Another
+	// tenant, or one that does not exist, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/tenants/{tenant}/fair-share (the `GetTenantFairShare` operationId).
+	GetTenantFairShareWithResponse(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*GetTenantFairShareResponse, error)
+
+	// SetTenantFairShareWithBodyWithResponse Set a tenant's fair share of the waiting line (operator)
+	//
+	// `share` is 1 to 1,000,000 (400 INVALID_ARGUMENT otherwise, nothing
+	// changes); an unknown tenant is 404 (it is not created here). A tenant
+	// whose usage ÷ share is lower is tried first in the waiting line of
+	// every pool and site. Appends `tenant.fair_share_set` with the share
+	// and its new version; the share the tenant already has (1 for one
+	// never set) writes nothing and appends no event. If-Match is not
+	// supported here (400).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/tenants/{tenant}/fair-share (the `SetTenantFairShare` operationId).
+	SetTenantFairShareWithBodyWithResponse(ctx context.Context, tenant TenantPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetTenantFairShareResponse, error)
+
+	// SetTenantFairShareWithResponse Set a tenant's fair share of the waiting line (operator)
+	//
+	// `share` is 1 to 1,000,000 (400 INVALID_ARGUMENT otherwise, nothing
+	// changes); an unknown tenant is 404 (it is not created here). A tenant
+	// whose usage ÷ share is lower is tried first in the waiting line of
+	// every pool and site. Appends `tenant.fair_share_set` with the share
+	// and its new version; the share the tenant already has (1 for one
+	// never set) writes nothing and appends no event. If-Match is not
+	// supported here (400).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/tenants/{tenant}/fair-share (the `SetTenantFairShare` operationId).
+	SetTenantFairShareWithResponse(ctx context.Context, tenant TenantPath, body SetTenantFairShareJSONRequestBody, reqEditors ...RequestEditorFn) (*SetTenantFairShareResponse, error)
 
 	// GetTenantPriorityClassesWithResponse The priority classes a tenant may use (operators any; others their own)
 	//
@@ -17239,6 +17553,272 @@ func (r GetTenantResponse) ContentType() string {
 	return ""
 }
 
+// GetTenantFairShareResponse401Headers the declared response headers of an HTTP 401 response for GetTenantFairShare
+type GetTenantFairShareResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetTenantFairShareResponse405Headers the declared response headers of an HTTP 405 response for GetTenantFairShare
+type GetTenantFairShareResponse405Headers struct {
+	Allow *string
+}
+
+// GetTenantFairShareResponse429Headers the declared response headers of an HTTP 429 response for GetTenantFairShare
+type GetTenantFairShareResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+}
+
+type GetTenantFairShareResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TenantFairShare
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidArgument
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTenantFairShareResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetTenantFairShareResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTenantFairShareResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTenantFairShareResponse) GetJSON200() *TenantFairShare {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetTenantFairShareResponse) GetJSON400() *InvalidArgument {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetTenantFairShareResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetTenantFairShareResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetTenantFairShareResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetTenantFairShareResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetTenantFairShareResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTenantFairShareResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTenantFairShareResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTenantFairShareResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTenantFairShareResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// Bytes is a convenience method to retrieve the raw bytes from the HTTP response
+func (r GetTenantFairShareResponse) Bytes() []byte {
+	return r.Body
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTenantFairShareResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SetTenantFairShareResponse401Headers the declared response headers of an HTTP 401 response for SetTenantFairShare
+type SetTenantFairShareResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// SetTenantFairShareResponse405Headers the declared response headers of an HTTP 405 response for SetTenantFairShare
+type SetTenantFairShareResponse405Headers struct {
+	Allow *string
+}
+
+// SetTenantFairShareResponse429Headers the declared response headers of an HTTP 429 response for SetTenantFairShare
+type SetTenantFairShareResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+}
+
+type SetTenantFairShareResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TenantFairShareResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidArgument
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *BodyTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SetTenantFairShareResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *SetTenantFairShareResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SetTenantFairShareResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetTenantFairShareResponse) GetJSON200() *TenantFairShareResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetTenantFairShareResponse) GetJSON400() *InvalidArgument {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SetTenantFairShareResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SetTenantFairShareResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SetTenantFairShareResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r SetTenantFairShareResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SetTenantFairShareResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SetTenantFairShareResponse) GetJSON413() *BodyTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r SetTenantFairShareResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SetTenantFairShareResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SetTenantFairShareResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SetTenantFairShareResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SetTenantFairShareResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetTenantFairShareResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetTenantFairShareResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// Bytes is a convenience method to retrieve the raw bytes from the HTTP response
+func (r SetTenantFairShareResponse) Bytes() []byte {
+	return r.Body
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetTenantFairShareResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetTenantPriorityClassesResponse401Headers the declared response headers of an HTTP 401 response for GetTenantPriorityClasses
 type GetTenantPriorityClassesResponse401Headers struct {
 	WWWAuthenticate *string
@@ -20727,6 +21307,68 @@ func (c *ClientWithResponses) GetTenantWithResponse(ctx context.Context, tenant 
 		return nil, err
 	}
 	return ParseGetTenantResponse(rsp)
+}
+
+// GetTenantFairShareWithResponse A tenant's fair share of the waiting line and its decayed usage (operators any; others their own)
+//
+// `share` is what an operator set (1 when none did, `version` 0 then);
+// `usageGpuHours` is the tenant's GPU time (atoms × hours) with each
+// instant weighted 2^(−age/half-life), computed now from the write
+// model, the usage each pool's and site's waiting line is ranked by
+// (usage ÷ share ascending; docs/concepts/fair-share.md). Another
+// tenant, or one that does not exist, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/tenants/{tenant}/fair-share (the `GetTenantFairShare` operationId).
+func (c *ClientWithResponses) GetTenantFairShareWithResponse(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*GetTenantFairShareResponse, error) {
+	rsp, err := c.GetTenantFairShare(ctx, tenant, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTenantFairShareResponse(rsp)
+}
+
+// SetTenantFairShareWithBodyWithResponse Set a tenant's fair share of the waiting line (operator)
+//
+// `share` is 1 to 1,000,000 (400 INVALID_ARGUMENT otherwise, nothing
+// changes); an unknown tenant is 404 (it is not created here). A tenant
+// whose usage ÷ share is lower is tried first in the waiting line of
+// every pool and site. Appends `tenant.fair_share_set` with the share
+// and its new version; the share the tenant already has (1 for one
+// never set) writes nothing and appends no event. If-Match is not
+// supported here (400).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/tenants/{tenant}/fair-share (the `SetTenantFairShare` operationId).
+func (c *ClientWithResponses) SetTenantFairShareWithBodyWithResponse(ctx context.Context, tenant TenantPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetTenantFairShareResponse, error) {
+	rsp, err := c.SetTenantFairShareWithBody(ctx, tenant, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetTenantFairShareResponse(rsp)
+}
+
+// SetTenantFairShareWithResponse Set a tenant's fair share of the waiting line (operator)
+//
+// `share` is 1 to 1,000,000 (400 INVALID_ARGUMENT otherwise, nothing
+// changes); an unknown tenant is 404 (it is not created here). A tenant
+// whose usage ÷ share is lower is tried first in the waiting line of
+// every pool and site. Appends `tenant.fair_share_set` with the share
+// and its new version; the share the tenant already has (1 for one
+// never set) writes nothing and appends no event. If-Match is not
+// supported here (400).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/tenants/{tenant}/fair-share (the `SetTenantFairShare` operationId).
+func (c *ClientWithResponses) SetTenantFairShareWithResponse(ctx context.Context, tenant TenantPath, body SetTenantFairShareJSONRequestBody, reqEditors ...RequestEditorFn) (*SetTenantFairShareResponse, error) {
+	rsp, err := c.SetTenantFairShare(ctx, tenant, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetTenantFairShareResponse(rsp)
 }
 
 // GetTenantPriorityClassesWithResponse The priority classes a tenant may use (operators any; others their own)
@@ -28172,6 +28814,292 @@ func ParseGetTenantResponse(rsp *http.Response) (*GetTenantResponse, error) {
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetTenantResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTenantFairShareResponse parses an HTTP response from a GetTenantFairShareWithResponse call
+func ParseGetTenantFairShareResponse(rsp *http.Response) (*GetTenantFairShareResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTenantFairShareResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TenantFairShare
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidArgument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetTenantFairShareResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetTenantFairShareResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTenantFairShareResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSetTenantFairShareResponse parses an HTTP response from a SetTenantFairShareWithResponse call
+func ParseSetTenantFairShareResponse(rsp *http.Response) (*SetTenantFairShareResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetTenantFairShareResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TenantFairShareResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidArgument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest BodyTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SetTenantFairShareResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers SetTenantFairShareResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers SetTenantFairShareResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -33,9 +33,15 @@ const (
 )
 
 // Work-queue kinds the capacity core enqueues. Their reconcilers are
-// Reconcilers.ReservationPlace, ReservationActivate and ReservationExpire.
+// Reconcilers.ReservationPlace, ReservationQueue, ReservationActivate and
+// ReservationExpire. KindReservationQueue is keyed by scope
+// (PendingQueueKey): one item per pool or site with pending reservations,
+// which tries them in fair-share order (pending_queue.go).
+// KindReservationPlace, one item per pending reservation, is what came
+// before it: items of it still queued only wake their scope's queue.
 const (
 	KindReservationPlace    = "reservation.place"
+	KindReservationQueue    = "reservation.queue"
 	KindReservationActivate = "reservation.activate"
 	KindReservationExpire   = "reservation.expire"
 )
@@ -66,8 +72,12 @@ type Config struct {
 	// (DefaultIdempotencyTTL).
 	IdempotencyTTL time.Duration
 	// PendingRetryInterval is how often a pending reservation is retried
-	// (DefaultPendingRetryInterval).
+	// (DefaultPendingRetryInterval): how often the queue of a pool or site
+	// with pending reservations runs.
 	PendingRetryInterval time.Duration
+	// FairShareHalfLife is the half-life of the usage the waiting line is
+	// ordered by (core.DefaultFairShareHalfLife; docs/concepts/fair-share.md).
+	FairShareHalfLife time.Duration
 	// PlacementAttempts bounds the savepoint attempts of one placement
 	// (DefaultPlacementAttempts).
 	PlacementAttempts int
@@ -131,6 +141,10 @@ func (h *Handlers) idempotencyTTL() time.Duration {
 
 func (h *Handlers) pendingRetry() time.Duration {
 	return orDefault(h.cfg.PendingRetryInterval, DefaultPendingRetryInterval)
+}
+
+func (h *Handlers) fairShareHalfLife() time.Duration {
+	return orDefault(h.cfg.FairShareHalfLife, core.DefaultFairShareHalfLife)
 }
 
 func (h *Handlers) placementSample() int {

@@ -53,6 +53,9 @@ func TestCheckerCatchesEachDisabledGuard(t *testing.T) {
 	}, {
 		name: "transition without an event", invariant: invariants.EventVersions,
 		breach: `UPDATE nodes SET version = version + 1 WHERE id = 'n1'`,
+	}, {
+		name: "fair share set without an event", invariant: invariants.EventVersions,
+		breach: `INSERT INTO tenant_fair_shares (tenant_id, share, version) VALUES ('acme', 2, 1)`,
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

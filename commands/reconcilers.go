@@ -20,6 +20,7 @@ func (h *Handlers) Reconcilers() Reconcilers { return Reconcilers{h: h} }
 func (r Reconcilers) ByKind() map[string]workqueue.Handler {
 	return map[string]workqueue.Handler{
 		KindReservationPlace:    r.ReservationPlace,
+		KindReservationQueue:    r.ReservationQueue,
 		KindReservationActivate: r.ReservationActivate,
 		KindReservationExpire:   r.ReservationExpire,
 		KindReservationResync:   r.ReservationResync,

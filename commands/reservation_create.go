@@ -255,7 +255,7 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 		return ReservationResult{}, err
 	}
 	if where == nil {
-		last.wake(workqueue.Wake{Kind: KindReservationPlace, Key: id, Delay: c.h.pendingRetry()},
+		last.wake(workqueue.Wake{Kind: KindReservationQueue, Key: PendingQueueKey(cmd.PoolID, cmd.SiteID), Delay: c.h.pendingRetry()},
 			workqueue.Wake{Kind: KindReservationExpire, Key: id, Delay: cmd.End.Sub(now)})
 	} else {
 		last.wake(workqueue.Wake{Kind: KindReservationActivate, Key: id, Delay: max(start.Sub(now), 0)},

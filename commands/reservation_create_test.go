@@ -41,7 +41,7 @@ func TestReserveBooksAtomsCountersAndQuota(t *testing.T) {
 	q, err = f.d.Q.QuotaUsageGet(f.ctx, dbQuota("acme", "gpu"))
 	require.NoError(t, err)
 	require.Equal(t, int64(3), q.Used, "pending holds its charge")
-	wq, err := f.d.Q.WorkQueueGet(f.ctx, dbWork(commands.KindReservationPlace, p.Reservation.ID))
+	wq, err := f.d.Q.WorkQueueGet(f.ctx, dbWork(commands.KindReservationQueue, commands.PendingQueueKey("fra1-gpu", "")))
 	require.NoError(t, err)
 	require.Equal(t, pgtest30s(), wq.NotBefore.UTC())
 

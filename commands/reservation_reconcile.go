@@ -32,10 +32,12 @@ func fenced(tx pgx.Tx, fence func(pgx.Tx) error) error {
 	return fence(tx)
 }
 
-// ReservationPlace is the KindReservationPlace work-queue handler:
-// RetryPending fenced by the item's shard lease.
+// ReservationPlace is the KindReservationPlace work-queue handler, for
+// items queued before the line of the reservation's scope replaced them
+// (pending_queue.go): it wakes that line now, fenced by the item's shard
+// lease.
 func (r Reconcilers) ReservationPlace(ctx context.Context, it workqueue.Item) error {
-	return r.h.retryPending(ctx, it.Key, fenceOf(ctx, it))
+	return r.h.wakePendingQueue(ctx, it.Key, fenceOf(ctx, it))
 }
 
 // ReservationActivate is the reservation.activate reconciler, the
@@ -56,11 +58,11 @@ func (r Reconcilers) ReservationExpire(ctx context.Context, it workqueue.Item) e
 	return r.h.timedTransition(ctx, it.Key, fenceOf(ctx, it), decideExpiry)
 }
 
-// RetryPending is the reservation.place reconciler: it tries to place a
-// pending reservation again. It returns nil when there is nothing left to do
+// RetryPending is one try of a reservation's line (pending_queue.go): it
+// tries to place a pending reservation again. It returns nil when there is nothing left to do
 // (booked, or no longer pending), and workqueue.Again(30 s) when it is still
 // unschedulable, after refreshing the Unschedulable condition's reasons.
-// Unfenced: workers run it as Reconcilers.ReservationPlace.
+// Unfenced: workers run it within Reconcilers.ReservationQueue.
 func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error {
 	return h.retryPending(ctx, reservationID, nil)
 }

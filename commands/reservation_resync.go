@@ -30,7 +30,7 @@ const (
 )
 
 // ReservationResyncResult lists the reconciler rows a resync put back,
-// each as "<kind> <reservation id>".
+// each as "<kind> <key>" (the reservation id, or the scope of a queue).
 type ReservationResyncResult struct {
 	Requeued []string
 	// More is set when the batch was full: more may be missing.
@@ -38,8 +38,8 @@ type ReservationResyncResult struct {
 }
 
 // resyncReservations puts back the reconciler rows that live reservations
-// need and have lost: a pending reservation's placement retry (now), a
-// booked one's activation (at its start) and every quota-holding one's
+// need and have lost: the queue of a scope with pending reservations (now),
+// a booked one's activation (at its start) and every quota-holding one's
 // expiry (at its end). Rows that exist are left alone. Its transaction is
 // fenced by fence; workers run it as Reconcilers.ReservationResync.
 func (h *Handlers) resyncReservations(ctx context.Context, fence func(pgx.Tx) error) (ReservationResyncResult, error) {
@@ -51,7 +51,7 @@ func (h *Handlers) resyncReservations(ctx context.Context, fence func(pgx.Tx) er
 		}
 		q := db.New(tx)
 		missing, err := q.ReservationResyncMissing(ctx, db.ReservationResyncMissingParams{
-			PlaceKind: KindReservationPlace, ActivateKind: KindReservationActivate, ExpireKind: KindReservationExpire,
+			QueueKind: KindReservationQueue, ActivateKind: KindReservationActivate, ExpireKind: KindReservationExpire,
 			MaxRows: reservationResyncBatch,
 		})
 		if err != nil {
@@ -59,10 +59,10 @@ func (h *Handlers) resyncReservations(ctx context.Context, fence func(pgx.Tx) er
 		}
 		for _, m := range missing {
 			delay := time.Duration(m.DueInSeconds * float64(time.Second))
-			if err := workqueue.Enqueue(ctx, q, m.Kind, m.ID, delay); err != nil {
+			if err := workqueue.Enqueue(ctx, q, m.Kind, m.Key, delay); err != nil {
 				return err
 			}
-			res.Requeued = append(res.Requeued, m.Kind+" "+m.ID)
+			res.Requeued = append(res.Requeued, m.Kind+" "+m.Key)
 		}
 		res.More = len(missing) == reservationResyncBatch
 		return nil

@@ -19,7 +19,8 @@ import (
 // work-queue rows are lost, the periodic reservation.resync puts back what
 // each live reservation needs (place for a pending one, activation for a
 // booked one, expiry for every one holding quota), each due when it would
-// have been, so a lost row costs only time. It runs again every
+// have been, so a lost row costs only time. A pending reservation's row is
+// its scope's line (reservation.queue, keyed pool:<id>), not one of its own. It runs again every
 // ReservationResyncEvery. Before it, a lost row left a reservation booked
 // past its start, or holding its quota past its end, for ever.
 func TestReservationResync(t *testing.T) {
@@ -29,6 +30,7 @@ func TestReservationResync(t *testing.T) {
 	w := workqueue.NewWorker(f.d.Pool, "w", nil, nil)
 	rec := f.h.Reconcilers()
 	w.Handle(commands.KindReservationPlace, rec.ReservationPlace)
+	w.Handle(commands.KindReservationQueue, rec.ReservationQueue)
 	w.Handle(commands.KindReservationActivate, rec.ReservationActivate)
 	w.Handle(commands.KindReservationExpire, rec.ReservationExpire)
 	w.Handle(commands.KindReservationResync, rec.ReservationResync)
@@ -44,7 +46,7 @@ func TestReservationResync(t *testing.T) {
 	lose := func() {
 		t.Helper()
 		_, err := f.d.Pool.Exec(f.ctx, "DELETE FROM work_queue WHERE kind = ANY($1)",
-			[]string{commands.KindReservationPlace, commands.KindReservationActivate, commands.KindReservationExpire})
+			[]string{commands.KindReservationQueue, commands.KindReservationActivate, commands.KindReservationExpire})
 		require.NoError(t, err)
 	}
 	due := func(kind, id string) time.Time {
@@ -58,7 +60,7 @@ func TestReservationResync(t *testing.T) {
 	}
 	requireRequeued := func(now time.Time) {
 		t.Helper()
-		require.Equal(t, now, due(commands.KindReservationPlace, pending.Reservation.ID), "pending: place now")
+		require.Equal(t, now, due(commands.KindReservationQueue, commands.PendingQueueKey("fra1-gpu", "")), "pending: its line now")
 		require.Equal(t, t0.Add(4*time.Hour), due(commands.KindReservationExpire, pending.Reservation.ID), "pending: expiry at its end")
 		require.Equal(t, t0.Add(time.Hour), due(commands.KindReservationActivate, booked.Reservation.ID), "booked: activation at its start")
 		require.Equal(t, t0.Add(3*time.Hour), due(commands.KindReservationExpire, booked.Reservation.ID), "booked: expiry at its end")

@@ -35,6 +35,7 @@ var (
 	quotaPayload          = reflect.TypeFor[QuotaEventData]()
 	priorityClassPayload  = reflect.TypeFor[PriorityClassEventData]()
 	tenantClassesPayload  = reflect.TypeFor[TenantPriorityClassesEventData]()
+	fairSharePayload      = reflect.TypeFor[TenantFairShareEventData]()
 	gpuRegisteredPayload  = reflect.TypeFor[GPURegisteredEventData]()
 	gpuModeChangedPayload = reflect.TypeFor[GPUModeChangedEventData]()
 	deviceStatusPayload   = reflect.TypeFor[DeviceStatusEventData]()
@@ -81,6 +82,8 @@ var eventCatalog = []EventSpec{
 	{Type: EventPriorityClassCreated, Payload: priorityClassPayload, Summary: "An operator created a priority class."},
 	{Type: EventTenantPriorityClassesSet, Payload: tenantClassesPayload, TenantScoped: true,
 		Summary: "An operator replaced the priority classes a tenant may use besides the default one."},
+	{Type: EventTenantFairShareSet, Payload: fairSharePayload, TenantScoped: true,
+		Summary: "An operator set a tenant's fair share of the waiting line."},
 
 	{Type: EventReservationPending, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation waits for capacity."},
 	{Type: EventReservationBooked, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation was placed on a node."},

@@ -25,6 +25,8 @@ const (
 	EventPriorityClassCreated     = "priority_class.created"
 	EventTenantPriorityClassesSet = "tenant.priority_classes_set"
 
+	EventTenantFairShareSet = "tenant.fair_share_set"
+
 	EventReservationPending   = "reservation.pending"
 	EventReservationBooked    = "reservation.booked"
 	EventReservationActivated = "reservation.activated"

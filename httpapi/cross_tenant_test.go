@@ -152,6 +152,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 		"PUT /v1/gpus/:id/mode":                    `{"mode":"exclusive"}`,
 		"PUT /v1/tenants/:tenant/quotas/:resource": `{"max":0}`,
 		"PUT /v1/tenants/:tenant/priority-classes": `{"classes":[]}`,
+		"PUT /v1/tenants/:tenant/fair-share":       `{"share":7}`,
 		"POST /v1/priority-classes":                `{"name":"xt-class","value":1000000}`,
 		"POST /v1/reservations":                    fmt.Sprintf(`{"poolId":"fra1-gpu","vcpu":1,"start":%q,"end":%q}`, now.Format(time.RFC3339), far),
 		"POST /v1/reservations/:id/extend":         fmt.Sprintf(`{"end":%q}`, far),
@@ -402,7 +403,7 @@ func xtReadAsB(t *testing.T, s *apiServer, b xtTenant) map[string]string {
 		"/v1/instances/" + b.instance,
 		"/v1/tokens/" + b.memberID, "/v1/tokens/" + b.viewerID, "/v1/events?limit=500",
 		"/v1/tokens?limit=500", "/v1/tenants/" + b.name, "/v1/tenants/" + b.name + "/quotas", "/v1/tenants",
-		"/v1/tenants/" + b.name + "/priority-classes",
+		"/v1/tenants/" + b.name + "/priority-classes", "/v1/tenants/" + b.name + "/fair-share",
 	} {
 		out[p] = string(s.must(t, http.StatusOK, http.MethodGet, p, b.member, nil, nil).body)
 	}

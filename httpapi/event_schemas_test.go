@@ -527,6 +527,8 @@ func driveEvents(t *testing.T) []loggedEvent {
 	must(h.CreatePriorityClass(ctx, op, commands.CreatePriorityClass{Name: "batch", Value: -100, Preemptible: true,
 		Description: "may be displaced"}))
 	must(h.SetTenantPriorityClasses(ctx, op, commands.SetTenantPriorityClasses{Tenant: "acme", Classes: []string{"batch"}}))
+	// A fair share for acme: its usage counts a third in the waiting line.
+	must(h.SetTenantFairShare(ctx, op, commands.SetTenantFairShare{Tenant: "acme", Share: 3}))
 	exclusive := core.GPULayout{Mode: core.GPUExclusive}
 	register := func(id, pool string, gpus int) {
 		t.Helper()

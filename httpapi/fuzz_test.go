@@ -485,6 +485,7 @@ var fuzzWriteRoutes = []fuzzRoute{
 	{http.MethodPatch, "/v1/sites/:id"},                          // 35
 	{http.MethodPost, "/v1/priority-classes"},                    // 36
 	{http.MethodPut, "/v1/tenants/:tenant/priority-classes"},     // 37
+	{http.MethodPut, "/v1/tenants/:tenant/fair-share"},           // 38
 }
 
 // fuzzReadRoutes are the GET routes under /v1, in fixed order as above.
@@ -518,6 +519,8 @@ var fuzzReadRoutes = []fuzzRoute{
 	{http.MethodGet, "/v1/priority-classes"},                 // 25
 	{http.MethodGet, "/v1/priority-classes/:name"},           // 26
 	{http.MethodGet, "/v1/tenants/:tenant/priority-classes"}, // 27
+	// Fair share.
+	{http.MethodGet, "/v1/tenants/:tenant/fair-share"}, // 28
 }
 
 // The fuzz tables must name every /v1 route the server registers, so a

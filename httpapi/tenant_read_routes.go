@@ -9,7 +9,8 @@ import (
 )
 
 // TenantReadRoutes are the reads of identity: tenants, a tenant's quotas
-// (limit and use by resource) and the priority classes it may use, and the
+// (limit and use by resource), the priority classes it may use and its fair
+// share with its decayed usage, and the
 // list of API tokens (metadata, never a secret; GET /v1/tokens/{id} is
 // tokenRoutes'). Operators read every
 // tenant; anyone else reads its own tenant only, and another tenant is
@@ -22,6 +23,7 @@ func TenantReadRoutes(q *queries.Service) Routes {
 		r.V1.GET("/tenants/:tenant", h.getTenant)
 		r.V1.GET("/tenants/:tenant/quotas", h.listQuotas)
 		r.V1.GET("/tenants/:tenant/priority-classes", h.getPriorityClasses)
+		r.V1.GET("/tenants/:tenant/fair-share", h.getFairShare)
 		r.V1.GET("/tokens", h.listTokens)
 	}
 }
@@ -94,4 +96,16 @@ func (h tenantReadHandlers) getPriorityClasses(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, p)
+}
+
+func (h tenantReadHandlers) getFairShare(c echo.Context) error {
+	tenant, err := param(c, "tenant")
+	if err != nil {
+		return err
+	}
+	f, err := h.q.GetTenantFairShare(c.Request().Context(), ActorOf(c), tenant)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, f)
 }

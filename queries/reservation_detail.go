@@ -34,6 +34,9 @@ type ReservationDetail struct {
 	Charges map[string]int64 `json:"charges"`
 	// Allocation is where it was placed; null if it never was.
 	Allocation *Allocation `json:"allocation"`
+	// Queue is where a pending reservation stands in the waiting line of
+	// its pool or site, and why it waits; absent when it is not pending.
+	Queue *ReservationQueue `json:"queue,omitempty"`
 }
 
 // Allocation is what a placed reservation holds on its node: the GPU atoms

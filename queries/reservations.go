@@ -69,7 +69,10 @@ func (s *Service) GetReservation(ctx context.Context, actor core.Actor, id strin
 	if out.Reservation, err = reservationOf(r); err != nil {
 		return ReservationDetail{}, err
 	}
-	return out, s.reservationDetail(ctx, &out)
+	if err := s.reservationDetail(ctx, &out); err != nil {
+		return ReservationDetail{}, err
+	}
+	return out, s.reservationQueue(ctx, &out)
 }
 
 // ListReservations filters a list of reservations.

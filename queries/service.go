@@ -52,6 +52,11 @@ type Service struct {
 	// their batch, so the cursor row is the one thing to watch. A
 	// projection of this process wakes the waits sooner (CursorsMoved).
 	PollInterval time.Duration
+	// FairShareHalfLife is the half-life of the decayed usage a tenant's
+	// fair share shows (default core.DefaultFairShareHalfLife): the
+	// commands' setting, so that GET /v1/tenants/{tenant}/fair-share shows
+	// the usage the waiting line is ranked by.
+	FairShareHalfLife time.Duration
 
 	moved wakeup
 }

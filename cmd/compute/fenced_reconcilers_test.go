@@ -113,7 +113,7 @@ func TestFencedReservationReconcilers(t *testing.T) {
 		prepare func(t *testing.T, f *fencedFixture) string
 		want    core.State
 	}{
-		{kind: commands.KindReservationPlace, want: core.ReservationBooked,
+		{kind: commands.KindReservationQueue, want: core.ReservationBooked,
 			prepare: func(t *testing.T, f *fencedFixture) string {
 				now := f.d.Now(t)
 				res, err := f.svc.handlers.CreateReservation(f.ctx, commandstest.TenantA, commands.CreateReservation{
@@ -121,7 +121,7 @@ func TestFencedReservationReconcilers(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, core.ReservationPending, res.Reservation.State, "no node yet")
 				commandstest.Node(t, f.svc.handlers, "n1", core.GPULayout{Mode: core.GPUExclusive})
-				f.d.AdvanceSimClock(t, commands.DefaultPendingRetryInterval) // the retry comes due
+				f.d.AdvanceSimClock(t, commands.DefaultPendingRetryInterval) // the pool's line comes due
 				return res.Reservation.ID
 			}},
 		{kind: commands.KindReservationActivate, want: core.ReservationActive,

@@ -47,10 +47,12 @@ func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger, rej
 	}
 	h := commands.New(pool, commands.Config{Logger: logger, PlacementRejected: rejected, IdempotencyTTL: cfg.IdempotencyTTL, NodeCredentialGrace: grace,
 		Test: commands.TestConfig{NodesWithoutDaemons: cfg.NodesWithoutDaemons}, NodeResyncEvery: cfg.NodeResyncEvery,
-		MaxOpenNodeJobs: cfg.MaxOpenNodeJobs})
+		MaxOpenNodeJobs: cfg.MaxOpenNodeJobs, FairShareHalfLife: cfg.FairShareHalfLife})
+	q := queries.New(pool)
+	q.FairShareHalfLife = cfg.FairShareHalfLife
 	return services{
 		handlers: h,
-		queries:  queries.New(pool),
+		queries:  q,
 		webhooks: webhook.New(pool, h, webhookConfig(cfg), logger),
 		router:   &gateway.NodeJobRouter{Commands: h},
 		streams: httpapi.StreamLimits{PerToken: cfg.StreamsPerToken, PerTenant: cfg.StreamsPerTenant,

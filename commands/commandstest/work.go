@@ -54,6 +54,13 @@ func Expire(ctx context.Context, h *commands.Handlers, id string) error {
 	return mustBeDone(Work(ctx, h.Pool, h.Reconcilers().ReservationExpire, commands.KindReservationExpire, id))
 }
 
+// RunQueue runs the reservation.queue reconciler on the waiting line key
+// names (commands.PendingQueueKey) and returns when it asks to run again
+// (0: nobody waits).
+func RunQueue(ctx context.Context, h *commands.Handlers, key string) (time.Duration, error) {
+	return Work(ctx, h.Pool, h.Reconcilers().ReservationQueue, commands.KindReservationQueue, key)
+}
+
 // SweepLiveness runs the liveness controller's periodic sweep once.
 func SweepLiveness(ctx context.Context, h *commands.Handlers) error {
 	_, err := Work(ctx, h.Pool, h.Reconcilers().NodeLivenessSweep, commands.KindNodeLivenessSweep, commands.LivenessSweepKey)

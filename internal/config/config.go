@@ -102,6 +102,11 @@ type Config struct {
 	// more is 409 CONFLICT. It bounds what a tenant can pile up in front of a node's
 	// daemon. Defaults to 64; must be positive.
 	MaxOpenNodeJobs int `envconfig:"MAX_OPEN_NODE_JOBS" default:"64"`
+	// FairShareHalfLife is the half-life of the decayed GPU usage that
+	// orders each pool's and site's waiting line
+	// (docs/concepts/fair-share.md): usage that old counts half. 168h (7
+	// days) is Slurm's default; must be positive.
+	FairShareHalfLife time.Duration `envconfig:"FAIR_SHARE_HALF_LIFE" default:"168h"`
 	// PollInterval is how often loops poll when no poke arrives.
 	PollInterval time.Duration `envconfig:"POLL_INTERVAL" default:"1s"`
 	// ListenURL is a direct (not pooled) connection for LISTEN/NOTIFY pokes.
@@ -268,7 +273,7 @@ func Load() (Config, error) {
 		"STREAMS_PER_TOKEN": int64(c.StreamsPerToken), "STREAMS_PER_TENANT": int64(c.StreamsPerTenant),
 		"STREAM_MAX_LIFETIME": int64(c.StreamMaxLifetime), "NODE_RESYNC_EVERY": int64(c.NodeResyncEvery),
 		"COMMAND_TIMEOUT": int64(c.CommandTimeout), "PRUNE_EVERY": int64(c.PruneEvery), "READ_MAX_LAG": int64(c.ReadMaxLag),
-		"MAX_OPEN_NODE_JOBS": int64(c.MaxOpenNodeJobs),
+		"MAX_OPEN_NODE_JOBS": int64(c.MaxOpenNodeJobs), "FAIR_SHARE_HALF_LIFE": int64(c.FairShareHalfLife),
 	} {
 		if v <= 0 {
 			return Config{}, fmt.Errorf("configuration: %s_%s must be positive", Prefix, name)

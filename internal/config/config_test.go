@@ -98,3 +98,20 @@ func TestNodeResyncEvery(t *testing.T) {
 	_, err = Load()
 	require.ErrorContains(t, err, "COMPUTE_NODE_RESYNC_EVERY")
 }
+
+func TestFairShareHalfLife(t *testing.T) {
+	c, err := Load()
+	require.NoError(t, err)
+	require.Equal(t, 168*time.Hour, c.FairShareHalfLife, "Slurm's default: 7 days")
+
+	t.Setenv("COMPUTE_FAIR_SHARE_HALF_LIFE", "24h")
+	c, err = Load()
+	require.NoError(t, err)
+	require.Equal(t, 24*time.Hour, c.FairShareHalfLife)
+
+	for _, v := range []string{"0s", "-1h"} {
+		t.Setenv("COMPUTE_FAIR_SHARE_HALF_LIFE", v)
+		_, err = Load()
+		require.ErrorContains(t, err, "COMPUTE_FAIR_SHARE_HALF_LIFE", v)
+	}
+}

@@ -238,6 +238,16 @@ type OutboxCursor struct {
 	UpdatedAt time.Time
 }
 
+type PendingQueuePosition struct {
+	ReservationID string
+	Scope         string
+	Position      int32
+	Queued        int32
+	TenantUsage   float64
+	TenantShare   int32
+	ComputedAt    time.Time
+}
+
 type Pool struct {
 	ID               string
 	SiteID           string
@@ -460,6 +470,13 @@ type StreamTicket struct {
 type Tenant struct {
 	ID        string
 	CreatedAt time.Time
+}
+
+type TenantFairShare struct {
+	TenantID  string
+	Share     int32
+	Version   int64
+	UpdatedAt time.Time
 }
 
 type TenantPriorityClass struct {

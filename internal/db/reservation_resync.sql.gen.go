@@ -10,13 +10,14 @@ import (
 )
 
 const reservationResyncMissing = `-- name: ReservationResyncMissing :many
-SELECT m.id, m.kind, m.due_in_seconds FROM (
-  SELECT r.id, $1::text AS kind, 0::float8 AS due_in_seconds
+SELECT m.key, m.kind, m.due_in_seconds FROM (
+  SELECT DISTINCT s.key::text AS key, $1::text AS kind, 0::float8 AS due_in_seconds
     FROM reservations r
+   CROSS JOIN LATERAL (SELECT CASE WHEN r.pool_id IS NOT NULL THEN 'pool:' || r.pool_id ELSE 'site:' || r.site_id END AS key) s
    WHERE r.state = 'pending' AND upper(r.during) > compute_now()
-     AND NOT EXISTS (SELECT 1 FROM work_queue w WHERE w.kind = $1::text AND w.key = r.id)
+     AND NOT EXISTS (SELECT 1 FROM work_queue w WHERE w.kind = $1::text AND w.key = s.key)
   UNION ALL
-  SELECT r.id, $2::text,
+  SELECT r.id AS key, $2::text,
          greatest(extract(epoch FROM lower(r.during) - compute_now()), 0)::float8
     FROM reservations r
    WHERE r.state = 'booked'
@@ -28,32 +29,34 @@ SELECT m.id, m.kind, m.due_in_seconds FROM (
    WHERE r.state IN ('pending', 'booked', 'active')
      AND NOT EXISTS (SELECT 1 FROM work_queue w WHERE w.kind = $3::text AND w.key = r.id)
 ) m
- ORDER BY m.id, m.kind
+ ORDER BY m.key, m.kind
  LIMIT $4
 `
 
 type ReservationResyncMissingParams struct {
-	PlaceKind    string
+	QueueKind    string
 	ActivateKind string
 	ExpireKind   string
 	MaxRows      int32
 }
 
 type ReservationResyncMissingRow struct {
-	ID           string
+	Key          string
 	Kind         string
 	DueInSeconds float64
 }
 
 // The reconciler rows live reservations need and no longer have (lost to a
-// bug, a restore, a hand-edited queue): a pending reservation before its
-// end needs its placement retry, a booked one its activation, and every
-// one holding quota its expiry. due_in_seconds is when each should run: at
-// the start for an activation, at the end for an expiry, now for a retry.
-// Ordered and bounded so a large backlog is put back in batches.
+// bug, a restore, a hand-edited queue): the pending reservations of a scope
+// before their end need their scope's queue (key pool:<id> or site:<id>,
+// as commands.PendingQueueKey spells it), a booked one its activation, and
+// every one holding quota its expiry. key is the work item's key (the
+// reservation id but for the queue); due_in_seconds is when each should
+// run: at the start for an activation, at the end for an expiry, now for a
+// queue. Ordered and bounded so a large backlog is put back in batches.
 func (q *Queries) ReservationResyncMissing(ctx context.Context, arg ReservationResyncMissingParams) ([]ReservationResyncMissingRow, error) {
 	rows, err := q.db.Query(ctx, reservationResyncMissing,
-		arg.PlaceKind,
+		arg.QueueKind,
 		arg.ActivateKind,
 		arg.ExpireKind,
 		arg.MaxRows,
@@ -65,7 +68,7 @@ func (q *Queries) ReservationResyncMissing(ctx context.Context, arg ReservationR
 	items := []ReservationResyncMissingRow{}
 	for rows.Next() {
 		var i ReservationResyncMissingRow
-		if err := rows.Scan(&i.ID, &i.Kind, &i.DueInSeconds); err != nil {
+		if err := rows.Scan(&i.Key, &i.Kind, &i.DueInSeconds); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -106,6 +106,7 @@ WITH aggs (subject, version) AS (
   -- The classes migration 0032 inserted have no event.
   UNION ALL SELECT 'priority-classes/' || name, version FROM priority_classes WHERE created_by <> 'migration'
   UNION ALL SELECT 'tenants/' || tenant_id || '/priority-classes', version FROM tenant_priority_class_sets
+  UNION ALL SELECT 'tenants/' || tenant_id || '/fair-share', version FROM tenant_fair_shares
 ), ev AS (
   SELECT o.subject, count(*) AS events, count(DISTINCT o.data ->> 'version') AS distinct_versions,
          max((o.data ->> 'version')::bigint) AS max_version

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -227,8 +228,14 @@ func (c *cli) reservationsGetCmd() *cobra.Command {
 					return err
 				}
 				return showOne(c, res.Body, func(r client.ReadReservationDetail) table {
-					return table{header: reservationHeader, rows: [][]string{{r.ID, string(r.State), r.Tenant, str(r.PoolID),
-						str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass}}}
+					row := []string{r.ID, string(r.State), r.Tenant, str(r.PoolID),
+						str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass}
+					if r.Queue == nil {
+						return table{header: reservationHeader, rows: [][]string{row}}
+					}
+					// Pending: its place in the waiting line, and why it waits.
+					return table{header: append(slices.Clone(reservationHeader), "QUEUE", "WAITING ON"),
+						rows: [][]string{append(row, queuePlace(*r.Queue), r.Queue.Reason)}}
 				})
 			})
 		},
@@ -314,4 +321,13 @@ func (c *cli) reservationChangeCmd(verb, short string,
 	}
 	im.add(cmd)
 	return cmd
+}
+
+// queuePlace is where a pending reservation stands in its line: "3/105 in
+// pool:p", or the line alone before the line first ranked it.
+func queuePlace(q client.ReservationQueue) string {
+	if q.Position == 0 {
+		return "not ranked yet in " + q.Scope
+	}
+	return itoa(int64(q.Position)) + "/" + itoa(int64(q.Queued)) + " in " + q.Scope
 }

@@ -94,6 +94,7 @@ function view(ctx, r, act) {
       fact('Priority class', h('span', {id: 'reservation-priority'}, priorityText(r),
         h('span', {class: 'muted'}, ` (priority ${r.priority || 0}, ${r.preemptible ? 'preemptible' : 'not preemptible'})`))),
       fact(r.poolId ? 'Pool' : 'Site', r.poolId || r.siteId || '—'),
+      r.queue ? fact('Place in line', h('span', {id: 'reservation-queue'}, queueText(r.queue))) : null,
       fact('Node', r.nodeId ? (op ? nodeLink(r.nodeId) : r.nodeId) : '—'),
       fact('Devices', devicesText(r.deviceIds)),
       fact('Window', `${fmtTime(r.start)} → ${fmtTime(r.end)}`),
@@ -112,6 +113,14 @@ function view(ctx, r, act) {
           ? h('button', {type: 'button', class: 'btn btn-danger', id: 'cancel', onclick: () => act('Cancel', 'POST', `${path}/cancel`)}, 'Cancel')
           : h('button', {type: 'button', class: 'btn btn-danger', id: 'release', onclick: () => act('Release', 'POST', `${path}/release`)}, 'Release'))) : null,
   ];
+}
+
+// queueText is where a pending reservation stands in the waiting line of
+// its pool or site (docs/concepts/fair-share.md), as the line last ranked it.
+function queueText(q) {
+  if (!q.position) return `not ranked yet in ${q.scope} (the line runs every 30 s)`;
+  return `${q.position} of ${q.queued} in ${q.scope}, as of ${fmtTime(q.asOf)} ` +
+    `(tenant usage ${q.tenantUsageGpuHours.toFixed(2)} GPU-h, share ${q.tenantShare})`;
 }
 
 function fact(term, ...desc) {

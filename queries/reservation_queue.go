@@ -1,0 +1,61 @@
+package queries
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/core"
+)
+
+// ReservationQueue is where a pending reservation stands in the waiting
+// line of its pool or site (docs/concepts/fair-share.md), as the line's
+// last run ranked it, and why it waits.
+type ReservationQueue struct {
+	// Scope is the line: "pool:<id>" or "site:<id>".
+	Scope string `json:"scope"`
+	// Position is its place in the line (1 is tried first) and Queued how
+	// many waited in it, at AsOf; both 0 until the line first ranked it
+	// (at most the pending retry interval after it became pending).
+	Position int32 `json:"position"`
+	Queued   int32 `json:"queued"`
+	// TenantUsageGPUHours and TenantShare are what its tenant was ranked
+	// by at AsOf: the decayed GPU usage and the share.
+	TenantUsageGPUHours float64 `json:"tenantUsageGpuHours"`
+	TenantShare         int32   `json:"tenantShare"`
+	// AsOf is when the line was ranked; absent until it first was.
+	AsOf *time.Time `json:"asOf,omitempty"`
+	// Reason is why it was not placed at its last try: the message of its
+	// Unschedulable condition.
+	Reason string `json:"reason"`
+}
+
+// reservationQueue fills in d.Queue for a pending reservation: its scope
+// and reason from the reservation, its place from pending_queue_positions,
+// which the line's runs write (derived state, read from the primary like
+// the rest of the detail). A reservation that is not pending has none.
+func (s *Service) reservationQueue(ctx context.Context, d *ReservationDetail) error {
+	if d.State != core.ReservationPending {
+		return nil
+	}
+	qu := &ReservationQueue{Scope: core.QueueScope(d.PoolID, d.SiteID)}
+	for _, c := range d.Conditions {
+		if c.Type == core.ConditionUnschedulable {
+			qu.Reason = c.Message
+		}
+	}
+	p, err := s.q().PendingQueuePositionGet(ctx, d.ID)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return wrap(err, "queue position of reservation "+d.ID)
+	default:
+		at := p.ComputedAt.UTC()
+		qu.Scope, qu.Position, qu.Queued, qu.AsOf = p.Scope, p.Position, p.Queued, &at
+		qu.TenantUsageGPUHours, qu.TenantShare = p.TenantUsage, p.TenantShare
+	}
+	d.Queue = qu
+	return nil
+}
