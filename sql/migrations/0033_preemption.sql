@@ -12,7 +12,7 @@ ALTER TABLE reservations ADD CONSTRAINT reservations_state_check
 -- were given. The CHECK is the rule that a reservation is only ever
 -- displaced by a strictly higher priority; compute check verifies the
 -- priorities against both reservations and the victim's preemptible flag
--- (InvariantPreemptions). The preemptor's reference is deferred: it is
+-- (InvariantPreemptionPriority). The preemptor's reference is deferred: it is
 -- inserted after its victims end, once its own state is known (as
 -- allocations reference their reservation).
 CREATE TABLE reservation_preemptions (
