@@ -230,6 +230,10 @@ func (c *cli) reservationsGetCmd() *cobra.Command {
 				return showOne(c, res.Body, func(r client.ReadReservationDetail) table {
 					row := []string{r.ID, string(r.State), r.Tenant, str(r.PoolID),
 						str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass}
+					if why := endedBecause(r.Conditions); why != "" {
+						// Ended by the system (preempted, failed): by whom or why.
+						return table{header: append(slices.Clone(reservationHeader), "WHY"), rows: [][]string{append(row, why)}}
+					}
 					if r.Queue == nil {
 						return table{header: reservationHeader, rows: [][]string{row}}
 					}
@@ -330,4 +334,15 @@ func queuePlace(q client.ReservationQueue) string {
 		return "not ranked yet in " + q.Scope
 	}
 	return itoa(int64(q.Position)) + "/" + itoa(int64(q.Queued)) + " in " + q.Scope
+}
+
+// endedBecause is the message of a Preempted or AssignmentFailed condition
+// that holds ("" when none does): why the system ended the reservation.
+func endedBecause(conds []client.ReservationCondition) string {
+	for _, c := range conds {
+		if c.Status && (c.Type == "Preempted" || c.Type == "AssignmentFailed") {
+			return c.Type + ": " + str(c.Message)
+		}
+	}
+	return ""
 }
