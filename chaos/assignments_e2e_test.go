@@ -107,6 +107,7 @@ type assignFleet struct {
 	hub        *server
 	op, member *client
 	wlRoot     string
+	dbURL      string
 	agents     map[string]*agentProc
 }
 
@@ -117,7 +118,10 @@ type assignReservation struct {
 
 type assignInstance struct{ ID, State, Reason string }
 
-func newAssignFleet(t *testing.T, ctx context.Context) *assignFleet {
+// newAssignFleet starts the fleet and waits until the three daemons are
+// connected. agentArgs are appended to every daemon's arguments (a later flag wins:
+// "--fake-gpus", "3xH100-80GB" gives each node three GPUs).
+func newAssignFleet(t *testing.T, ctx context.Context, agentArgs ...string) *assignFleet {
 	t.Helper()
 	testenv.Require(t, os.Geteuid() == 0, "the agents' workload isolation needs root")
 	testenv.Program(t, "runc", "", "runc")
@@ -129,7 +133,7 @@ func newAssignFleet(t *testing.T, ctx context.Context) *assignFleet {
 	if _, err := pool.Exec(ctx, "SELECT compute_use_sim_clock(true)"); err != nil {
 		t.Fatal(err)
 	}
-	f := &assignFleet{t: t, ctx: ctx, pool: pool, sim: &simClock{t: t, pool: pool}, agents: map[string]*agentProc{}}
+	f := &assignFleet{t: t, ctx: ctx, pool: pool, dbURL: dbURL, sim: &simClock{t: t, pool: pool}, agents: map[string]*agentProc{}}
 	f.hub = newServer(t, "assign-main", dbURL, "api,worker,dispatcher,gateway")
 	if err := f.hub.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -160,7 +164,7 @@ func newAssignFleet(t *testing.T, ctx context.Context) *assignFleet {
 		var jt struct{ Token string }
 		f.must(f.op, "POST", "/v1/nodes/node-"+n+"/join-tokens", "", map[string]any{}, &jt)
 		f.agents[n] = newAgent(t, "node-"+n, "pool-"+n, jt.Token, f.hub.URL(), f.hub,
-			"--workload-dir", filepath.Join(wlRoot, n), "--vcpu", "16", "--memory-mb", "65536")
+			append([]string{"--workload-dir", filepath.Join(wlRoot, n), "--vcpu", "16", "--memory-mb", "65536"}, agentArgs...)...)
 		f.agents[n].Start()
 	}
 	waitFor(t, ctx, "three nodes connected", 30*time.Second, func() (bool, error) {

@@ -66,6 +66,11 @@ func cgroupPIDs(node, allocation string) []int {
 // a BPF program, so the container's spec (which runc compiled into it) in
 // its bundle under wlRoot/<short node>/<allocation>/config.json is read
 // instead.
+//
+// Only this test's containers count: another test run on the machine may
+// name its nodes alike (its cgroups are under the same /compute/<node>).
+// A container's bundle, wlRoot/<short node>/<allocation>, is made before
+// it starts and removed after it was deleted.
 func runningContainers(t *testing.T, wlRoot string, nodes map[string]string) []runningContainer {
 	t.Helper()
 	var out []runningContainer
@@ -73,7 +78,7 @@ func runningContainers(t *testing.T, wlRoot string, nodes map[string]string) []r
 		dirs, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(procsFile(node, "x"))), "*"))
 		for _, dir := range dirs {
 			alloc := filepath.Base(dir)
-			if st, err := os.Stat(dir); err != nil || !st.IsDir() || !started(cgroupPIDs(node, alloc)) {
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() || !ours(wlRoot, short, alloc) || !started(cgroupPIDs(node, alloc)) {
 				continue
 			}
 			c := runningContainer{node: node, allocation: alloc}
@@ -88,17 +93,40 @@ func runningContainers(t *testing.T, wlRoot string, nodes map[string]string) []r
 	return out
 }
 
+// ours reports whether the allocation's container is this test's: its
+// bundle is in the test's workload directory.
+func ours(wlRoot, short, alloc string) bool {
+	_, err := os.Stat(filepath.Join(wlRoot, short, alloc))
+	return err == nil
+}
+
 // started reports whether any of pids is past runc's set-up: while a
 // container is being made, its cgroup holds only runc's own init, which
 // runs no workload code and before whose exec the device rules are set.
+// That init is `runc init`, re-executed as /proc/self/exe: its name is
+// "exe" until it renames itself runc:[…], and its cgroup may still allow
+// every device meanwhile.
 func started(pids []int) bool {
 	for _, pid := range pids {
-		comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-		if err == nil && !strings.HasPrefix(string(comm), "runc") {
+		if !runcInit(pid) {
 			return true
 		}
 	}
 	return false
+}
+
+// runcInit reports whether pid is runc's own init (or is gone).
+func runcInit(pid int) bool {
+	comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil || strings.HasPrefix(string(comm), "runc") {
+		return true
+	}
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return true
+	}
+	args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+	return len(args) == 2 && filepath.Base(args[0]) == "runc" && args[1] == "init"
 }
 
 // listMinors are the GPU minors a v1 devices.list allows to be read or
