@@ -18,17 +18,18 @@ import (
 // workload's own process killed (proc.kill) and SIGKILL to whatever of
 // the group is left; it returns when the process has been reaped. What
 // the workload left behind in its container goes with the container, at
-// the allocation's unassign.
+// the allocation's unassign. A grace of 0 (a preempted reservation's
+// class may ask for it) kills at once, after the SIGTERM; the daemon's own
+// grace is never 0 (Config.StopGrace defaults to DefaultStopGrace).
 func stopGroup(proc *instanceProcess, grace time.Duration) {
-	if grace <= 0 {
-		grace = DefaultStopGrace
-	}
 	signalGroup(proc, syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-proc.done:
-	case <-t.C:
+	if grace > 0 {
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-proc.done:
+		case <-t.C:
+		}
 	}
 	if proc.kill != nil {
 		proc.kill()
