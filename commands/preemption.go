@@ -65,7 +65,6 @@ type preemptionPlan struct {
 // preemptor is the reservation that displaces others.
 type preemptor struct {
 	id       string
-	tenant   string
 	class    string
 	priority int32
 }

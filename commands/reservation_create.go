@@ -288,7 +288,7 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 // run with errMayPreempt when c.mayPreempt.
 func (c *creation) place(ctx context.Context, tx pgx.Tx, p reservationToPlace, tail *pg.Batch) (*placed, []string, error) {
 	if c.plan != nil {
-		by := preemptor{id: c.id, tenant: c.actor.Tenant, class: c.class.Name, priority: c.class.Value}
+		by := preemptor{id: c.id, class: c.class.Name, priority: c.class.Value}
 		if err := c.h.preempt(ctx, tx, c.plan, by); err != nil {
 			return nil, nil, err
 		}

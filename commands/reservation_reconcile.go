@@ -201,7 +201,7 @@ func (h *Handlers) placePending(ctx context.Context, tx pgx.Tx, p reservationToP
 		}
 		return nil, reasons, nil
 	}
-	if err := h.preempt(ctx, tx, plan, preemptor{id: r.ID, tenant: r.Tenant, class: r.PriorityClass, priority: r.Priority}); err != nil {
+	if err := h.preempt(ctx, tx, plan, preemptor{id: r.ID, class: r.PriorityClass, priority: r.Priority}); err != nil {
 		return nil, nil, err
 	}
 	var tail pg.Batch

@@ -17,10 +17,7 @@ import (
 // clock ticks often enough that windows of a few simulated minutes start
 // and end while the run goes on; every fleet operation is there, and each
 // one that takes capacity away is undone more often than done.
-var mix = []struct {
-	kind    string
-	percent int
-}{
+var mix = []weighted{
 	{"create", 40}, {"extend", 8}, {"release", 14}, {"cancel", 3}, {"get", 5}, {"retry", 2},
 	{"tick", 14},
 	{"cordon", 2}, {"drain", 2}, {"taint", 2}, {"health", 2}, {"quarantine", 2}, {"setMode", 2}, {"liveness", 2},
@@ -48,22 +45,10 @@ var reserveRelease = map[string]bool{"create": true, "extend": true, "release": 
 
 // classMix is how often a create names each priority class, in percent
 // ("" is the default class, standard).
-var classMix = []struct {
-	class   string
-	percent int
-}{{"", 50}, {classBatch, 35}, {classProd, 15}}
+var classMix = []weighted{{"", 50}, {classBatch, 35}, {classProd, 15}}
 
 // pickClass draws a create's priority class from classMix.
-func pickClass(r *rand.Rand) string {
-	n := r.IntN(100)
-	for _, c := range classMix {
-		if n < c.percent {
-			return c.class
-		}
-		n -= c.percent
-	}
-	return classMix[0].class
-}
+func pickClass(r *rand.Rand) string { return draw(r, classMix) }
 
 // refusedIn is the state a refused transition names ("reservation is
 // preempted and cannot become released", core.CheckTransition), or "" for
@@ -83,15 +68,25 @@ func refusedIn(err error) core.State {
 var refusedState = regexp.MustCompile(`^reservation is ([a-z]+) and cannot become [a-z]+$`)
 
 // pick draws an operation kind from mix.
-func pick(r *rand.Rand) string {
+func pick(r *rand.Rand) string { return draw(r, mix) }
+
+// weighted is one outcome of a draw and its chances, in percent: the
+// percents of a list add up to 100.
+type weighted struct {
+	kind    string
+	percent int
+}
+
+// draw picks an outcome of choices with its chances.
+func draw(r *rand.Rand, choices []weighted) string {
 	n := r.IntN(100)
-	for _, m := range mix {
-		if n < m.percent {
-			return m.kind
+	for _, c := range choices {
+		if n < c.percent {
+			return c.kind
 		}
-		n -= m.percent
+		n -= c.percent
 	}
-	return mix[0].kind
+	return choices[0].kind
 }
 
 // worker is one goroutine of the run, acting for one tenant.
