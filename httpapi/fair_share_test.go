@@ -100,8 +100,9 @@ func TestPendingReservationQueueOverHTTP(t *testing.T) {
 	require.Equal(t, "pending", pending.State)
 
 	type detail struct {
-		State string     `json:"state"`
-		Queue *queueJSON `json:"queue"`
+		State      string           `json:"state"`
+		Queue      *queueJSON       `json:"queue"`
+		Conditions []core.Condition `json:"conditions"`
 	}
 	get := func(id, position string) detail {
 		t.Helper()
@@ -116,6 +117,8 @@ func TestPendingReservationQueueOverHTTP(t *testing.T) {
 	require.Contains(t, d.Queue.Reason, "n1: 0 free", "why it waits: its Unschedulable condition")
 	require.Zero(t, d.Queue.Position, "not ranked yet")
 	require.Nil(t, d.Queue.AsOf)
+	require.Len(t, d.Conditions, 1)
+	require.Contains(t, d.Conditions[0].Message, "not ranked in the line of pool:fra1-gpu yet", "the why-pending condition says it too")
 	require.Nil(t, get(booked.ID, booked.Position).Queue, "a booked reservation waits in no line")
 
 	// The line runs after the retry interval, as a worker would run it.
@@ -133,4 +136,8 @@ func TestPendingReservationQueueOverHTTP(t *testing.T) {
 	// acme held 2 GPUs for the 30 s: about a sixtieth of a GPU-hour.
 	require.InDelta(t, 2*30.0/3600, d.Queue.TenantUsageGPUHours, 1e-4)
 	require.Contains(t, d.Queue.Reason, "n1: 0 free")
+	require.Len(t, d.Conditions, 1)
+	require.Equal(t, core.ConditionUnschedulable, d.Conditions[0].Type)
+	require.Contains(t, d.Conditions[0].Message, "n1: 0 free")
+	require.Contains(t, d.Conditions[0].Message, "place in line: 1 of 1 in pool:fra1-gpu", "the why-pending condition gains the place")
 }

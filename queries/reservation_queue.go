@@ -3,6 +3,7 @@ package queries
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -57,5 +58,21 @@ func (s *Service) reservationQueue(ctx context.Context, d *ReservationDetail) er
 		qu.TenantUsageGPUHours, qu.TenantShare = p.TenantUsage, p.TenantShare
 	}
 	d.Queue = qu
+	// The "why pending" condition says it too, for readers of the
+	// conditions alone (the console's "Why it is pending", webhooks' view).
+	for i, c := range d.Conditions {
+		if c.Type == core.ConditionUnschedulable && c.Status {
+			d.Conditions[i].Message = c.Message + "; " + qu.place()
+		}
+	}
 	return nil
+}
+
+// place says where in its line the reservation stands, in words.
+func (qu *ReservationQueue) place() string {
+	if qu.Position == 0 {
+		return "not ranked in the line of " + qu.Scope + " yet (it runs every 30 s)"
+	}
+	return fmt.Sprintf("place in line: %d of %d in %s (its tenant's decayed usage %.3f GPU-hours, share %d)",
+		qu.Position, qu.Queued, qu.Scope, qu.TenantUsageGPUHours, qu.TenantShare)
 }
