@@ -59,9 +59,11 @@ func (r Reconcilers) ReservationExpire(ctx context.Context, it workqueue.Item) e
 }
 
 // RetryPending is one try of a reservation's line (pending_queue.go): it
-// tries to place a pending reservation again. It returns nil when there is nothing left to do
-// (booked, or no longer pending), and workqueue.Again(30 s) when it is still
-// unschedulable, after refreshing the Unschedulable condition's reasons.
+// tries to place a pending reservation again, preempting when its class
+// may (preemption.go). It returns nil when there is nothing left to do
+// (booked, or no longer pending), and workqueue.Again(30 s) when it is
+// still unschedulable, after refreshing the Unschedulable condition's
+// reasons.
 // Unfenced: workers run it within Reconcilers.ReservationQueue.
 func (h *Handlers) RetryPending(ctx context.Context, reservationID string) error {
 	return h.retryPending(ctx, reservationID, nil)
@@ -73,7 +75,6 @@ func (h *Handlers) retryPending(ctx context.Context, reservationID string, fence
 	var priority int32
 	plan := func() (*preemptionPlan, error) { return h.planPreemption(ctx, toPlace, priority) }
 	_, err := withPreemption(h, plan, func(plan *preemptionPlan, mayPreempt bool) (struct{}, error) {
-		stillPending = false
 		return struct{}{}, pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 			stillPending = false
 			if err := fenced(tx, fence); err != nil {
