@@ -39,8 +39,9 @@ import (
 // the allocation's workloads first and holds the devices meanwhile, so an
 // assign of the same devices for the next tenant, sent before the
 // unassign concluded, would be refused. Dispatch therefore holds back an
-// assign queued after an open unassign, and every job of its allocation
-// with it (heldAllocations).
+// assign queued after an open unassign of an allocation that shares a GPU
+// with it, and every job of its allocation with it (heldAllocations); an
+// assign of other GPUs goes at once.
 
 // Idempotency keys of assignment jobs, unique per (node, tenant, key).
 const (

@@ -476,6 +476,39 @@ func TestAssignWaitsForEarlierUnassign(t *testing.T) {
 	require.Equal(t, core.ProvisionRequested, get(t, f, i.Instance.ID).State)
 }
 
+// Only an assign that shares a GPU with an open unassign waits for it: a
+// reservation without GPUs, or one of another GPU, is assigned at once
+// while the unassign runs (a preempted workload's long grace holds back
+// its preemptor only, not the node).
+func TestAssignOfOtherGPUsDoesNotWaitForUnassign(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	first := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
+	d.dispatch()
+	d.report(d.sent[0].ID, "succeeded", "", 1)
+	_, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: first.ID})
+	require.NoError(t, err)
+	d.dispatch()
+	unassign := d.sent[len(d.sent)-1]
+	require.Equal(t, core.NodeCommandUnassign, unassign.Kind)
+
+	// Both GPUs free: one reservation takes both, so it shares the
+	// unassigned one; another has no GPU at all.
+	both := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 2}).Reservation
+	cpu := f.reserve(t, tenantB, commands.CreateReservation{VCPU: 4}).Reservation
+	rep := d.dispatch()
+	require.Len(t, rep.Sent, 1, "the assign without GPUs goes at once")
+	require.Equal(t, f.allocationOf(t, cpu.ID), d.sent[len(d.sent)-1].AllocationID)
+	require.Len(t, rep.Waiting, 1, "the one that shares the GPU waits")
+
+	d.report(unassign.ID, "succeeded", "", 2)
+	rep = d.dispatch()
+	require.Len(t, rep.Sent, 1)
+	require.Equal(t, f.allocationOf(t, both.ID), d.sent[len(d.sent)-1].AllocationID)
+}
+
 // After a reconnect the daemon's report is reconciled both ways: a live
 // allocation it does not hold is assigned again, one it holds that ended
 // (or that the control plane never had) is unassigned.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/wire"
 )
 
 // KindNodeJobDispatch wakes the dispatch of a node's jobs; its key is the
@@ -62,8 +64,9 @@ const lostMemoryReason = "daemon lost its memory: it came back with a new journa
 //   - marks a queued job only when min_generation <= the generation the
 //     node has applied: every assign and unassign of a generation up to
 //     min_generation concluded (NodeAppliedGeneration; see assignments.go),
-//     and holds back an assign while an unassign queued before it is open,
-//     with every job of its allocation (heldAllocations). Otherwise it
+//     and holds back an assign while an unassign queued before it, of an
+//     allocation that shares a GPU with it, is open, with every job of its
+//     allocation (heldAllocations). Otherwise it
 //     stays queued and waits: every session open, every concluded
 //     assignment job and every reconcile wakes dispatch again, so nothing
 //     needs to poll;
@@ -107,7 +110,11 @@ func (s NodeSessions) DispatchNodeJobs(ctx context.Context, gw lease.Lease, node
 		if err != nil {
 			return pg.Translate(err, "node commands")
 		}
-		held := heldAllocations(open)
+		unassigning, err := unassignedGPUs(ctx, q, open)
+		if err != nil {
+			return err
+		}
+		held := heldAllocations(open, unassigning)
 		for _, c := range open {
 			if err := dispatchOne(ctx, q, c, epoch, journal, generation, held, &rep); err != nil {
 				return err
@@ -122,25 +129,95 @@ func (s NodeSessions) DispatchNodeJobs(ctx context.Context, gw lease.Lease, node
 }
 
 // heldAllocations are the allocations whose queued assign must wait: an
-// unassign queued before it is still open. The daemon carries out an
-// unassign in the background (it stops the allocation's workloads first,
-// holding its devices meanwhile) and assigns in the order they arrive, so
-// an assign sent before an earlier unassign concluded could be refused for
-// devices that are on their way out. Every queued job of a held
-// allocation waits with its assign: the daemon runs nothing of an
-// allocation it does not hold, and an unassign must not overtake it.
-func heldAllocations(open []db.NodeCommand) map[string]bool {
+// unassign queued before it, still open, is of an allocation that shares a
+// GPU with it. The daemon carries out an unassign in the background (it
+// stops the allocation's workloads first, holding its devices meanwhile,
+// for the grace the unassign names) and assigns in the order they arrive,
+// so an assign of those devices sent before the unassign concluded would
+// be refused; an assign of other devices is not, and goes at once (a
+// preemption's long grace holds back only its preemptor). unassigning
+// has the GPUs of each open unassign's allocation (unassignedGPUs); one
+// whose allocation is unknown holds back every assign after it. Every
+// queued job of a held allocation waits with its assign: the daemon runs
+// nothing of an allocation it does not hold, and an unassign must not
+// overtake it.
+func heldAllocations(open []db.NodeCommand, unassigning map[string][]string) map[string]bool {
 	held := map[string]bool{}
-	unassigning := false
-	for _, c := range open { // in the order queued
+	busy := map[string]bool{} // GPUs of the open unassigns queued so far
+	all := false              // an unassign of unknown devices was queued
+	for _, c := range open {  // in the order queued
 		switch {
 		case c.Kind == core.NodeCommandUnassign:
-			unassigning = true
-		case c.Kind == core.NodeCommandAssign && unassigning && core.State(c.State) == core.CommandQueued && c.AllocationID != nil:
-			held[*c.AllocationID] = true
+			gpus, known := []string(nil), false
+			if c.AllocationID != nil {
+				gpus, known = unassigning[*c.AllocationID]
+			}
+			all = all || !known
+			for _, g := range gpus {
+				busy[g] = true
+			}
+		case c.Kind == core.NodeCommandAssign && core.State(c.State) == core.CommandQueued && c.AllocationID != nil:
+			if all || assignSharesGPU(c.Payload, busy) {
+				held[*c.AllocationID] = true
+			}
 		}
 	}
 	return held
+}
+
+// unassignedGPUs reads the GPUs of the allocations of open's unassigns,
+// by allocation (an atom counts as its GPU); none when no unassign is
+// open.
+func unassignedGPUs(ctx context.Context, q *db.Queries, open []db.NodeCommand) (map[string][]string, error) {
+	var ids []string
+	for _, c := range open {
+		if c.Kind == core.NodeCommandUnassign && c.AllocationID != nil {
+			ids = append(ids, *c.AllocationID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := q.AllocationDevicesOf(ctx, ids)
+	if err != nil {
+		return nil, pg.Translate(err, "devices of unassigned allocations")
+	}
+	out := make(map[string][]string, len(rows))
+	for _, r := range rows {
+		gpus := []string{}
+		for _, d := range r.DeviceIds {
+			gpus = append(gpus, gpuOf(d))
+		}
+		out[r.ID] = gpus
+	}
+	return out, nil
+}
+
+// gpuOf is the GPU a device id names: the GPU itself, or the GPU of a MIG
+// instance or slot (<gpu>/<atom>).
+func gpuOf(deviceID string) string {
+	if i := strings.IndexByte(deviceID, '/'); i > 0 {
+		return deviceID[:i]
+	}
+	return deviceID
+}
+
+// assignSharesGPU says whether an assign's payload names a GPU in busy;
+// a payload it cannot read does, to be safe.
+func assignSharesGPU(payload []byte, busy map[string]bool) bool {
+	if len(busy) == 0 {
+		return false
+	}
+	var a wire.AssignPayload
+	if err := json.Unmarshal(payload, &a); err != nil {
+		return true
+	}
+	for _, d := range a.Devices {
+		if busy[gpuOf(d.ID)] || (d.GPU != "" && busy[d.GPU]) {
+			return true
+		}
+	}
+	return false
 }
 
 func dispatchOne(ctx context.Context, q *db.Queries, c db.NodeCommand, epoch int64, journal string, generation int64,

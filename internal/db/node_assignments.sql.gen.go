@@ -80,6 +80,38 @@ func (q *Queries) AllocationAssignment(ctx context.Context, id string) (Allocati
 	return i, err
 }
 
+const allocationDevicesOf = `-- name: AllocationDevicesOf :many
+SELECT id, device_ids FROM allocations WHERE id = ANY($1::text[])
+`
+
+type AllocationDevicesOfRow struct {
+	ID        string
+	DeviceIds []string
+}
+
+// The devices of allocations, released or not: dispatch reads those of the
+// open unassigns' allocations, to hold back only the assigns that share a
+// GPU with one of them (heldAllocations).
+func (q *Queries) AllocationDevicesOf(ctx context.Context, ids []string) ([]AllocationDevicesOfRow, error) {
+	rows, err := q.db.Query(ctx, allocationDevicesOf, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AllocationDevicesOfRow{}
+	for rows.Next() {
+		var i AllocationDevicesOfRow
+		if err := rows.Scan(&i.ID, &i.DeviceIds); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const assignmentDevices = `-- name: AssignmentDevices :many
 SELECT id, kind, parent_id, profile, mig_uuid FROM devices WHERE id = ANY($1::text[])
 `

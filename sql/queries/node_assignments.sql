@@ -111,3 +111,9 @@ SELECT c.node_id, COALESCE(d.generation, 0)::bigint AS generation,
  GROUP BY c.node_id, d.generation, s.observed_generation, s.connected
 HAVING min(c.created_at) < compute_now() - make_interval(secs => sqlc.arg(after_seconds)::float8)
  ORDER BY c.node_id;
+
+-- name: AllocationDevicesOf :many
+-- The devices of allocations, released or not: dispatch reads those of the
+-- open unassigns' allocations, to hold back only the assigns that share a
+-- GPU with one of them (heldAllocations).
+SELECT id, device_ids FROM allocations WHERE id = ANY(sqlc.arg(ids)::text[]);
