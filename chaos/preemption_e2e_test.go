@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,8 +15,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"context"
 
 	"github.com/google/uuid"
 )
