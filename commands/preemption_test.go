@@ -179,3 +179,26 @@ func TestPendingRetryPreempts(t *testing.T) {
 	require.Equal(t, p.Reservation.ID, events[0].PreemptedBy)
 	f.requireInvariants(t)
 }
+
+// A reservation that names a site preempts on any node of the site's
+// pools, as one that names a pool does on the pool's.
+func TestPreemptionInASite(t *testing.T) {
+	t.Parallel()
+	f, _ := preemptionFixture(t)
+	start, end := window(0, 4)
+	var batch []commands.ReservationResult
+	for range 4 {
+		batch = append(batch, f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1, Start: start, End: end, PriorityClass: "batch"}))
+	}
+	pre := f.reserve(t, tenantA, commands.CreateReservation{SiteID: "fra1", GPUs: 1, Start: start, End: end, PriorityClass: "prod"})
+	require.Equal(t, core.ReservationBooked, pre.Reservation.State)
+	preempted := 0
+	for _, b := range batch {
+		if f.reservationState(t, b.Reservation.ID) == core.ReservationPreempted {
+			preempted++
+			require.Equal(t, b.Reservation.DeviceIDs, pre.Reservation.DeviceIDs)
+		}
+	}
+	require.Equal(t, 1, preempted, "one victim is enough")
+	f.requireInvariants(t)
+}
