@@ -51,10 +51,9 @@ var errPreemptionLost = errors.New("the preemption plan changed concurrently")
 
 // preemptionPlan is what a preempting transaction carries out.
 type preemptionPlan struct {
+	// Preemption is the node, its victims and the node as placement sees
+	// it once they are gone (Node: the preemptor's one candidate).
 	placement.Preemption
-	// node is the chosen node as placement sees it once the victims are
-	// gone: the preemptor is placed among this one candidate.
-	node placement.Candidate
 	// victims are the displaced reservations as read, in id order.
 	victims []db.PreemptionVictimsRow
 	// tenants are the victims' tenants and the preemptor's, sorted, once
@@ -121,7 +120,7 @@ func (h *Handlers) planPreemption(ctx context.Context, p reservationToPlace, pri
 	if !ok {
 		return nil, nil
 	}
-	plan := &preemptionPlan{Preemption: pre, node: pre.Node, tenants: []string{p.tenant}}
+	plan := &preemptionPlan{Preemption: pre, tenants: []string{p.tenant}}
 	for _, v := range pre.Victims {
 		r := byID[v.Reservation]
 		plan.victims = append(plan.victims, r)
@@ -135,10 +134,11 @@ func (h *Handlers) planPreemption(ctx context.Context, p reservationToPlace, pri
 // preempt ends the plan's victims inside a preempting transaction, whose
 // first statement locked plan.tenants' quota rows (QuotaUsageLockTenants):
 // the node, every device of it, its counters and its pool's rollup are
-// locked next, in the lock order, then each victim ends as preempted
-// (which takes node_desired, last in the order: nothing after it may wait
-// for a lock the order puts before it, hence the counters up front). A victim that changed since the plan was read
-// (another version, no longer booked or active) is errPreemptionLost.
+// locked next, in the lock order, then each victim ends as preempted.
+// Ending a victim takes node_desired, last in the order, so nothing after
+// it may wait for a lock the order puts before it: hence the counters up
+// front. A victim that changed since the plan was read (another version,
+// no longer booked or active) is errPreemptionLost.
 func (h *Handlers) preempt(ctx context.Context, tx pgx.Tx, plan *preemptionPlan, by preemptor) error {
 	var b pg.Batch
 	pg.One(ctx, &b, (*db.Queries).NodeLockForPlacement, plan.NodeID, &db.NodeLockForPlacementRow{}, nil)
@@ -174,7 +174,7 @@ func (h *Handlers) preempt(ctx context.Context, tx pgx.Tx, plan *preemptionPlan,
 // errPreemptionLost: the freed atoms were taken first.
 func (h *Handlers) placeAfterPreemption(ctx context.Context, tx pgx.Tx, p reservationToPlace, plan *preemptionPlan,
 	tail *pg.Batch) (*placed, error) {
-	where, reasons, err := h.placeWith(ctx, tx, p, []placement.Candidate{plan.node}, 0, tail)
+	where, reasons, err := h.placeWith(ctx, tx, p, []placement.Candidate{plan.Node}, 0, tail)
 	if err != nil {
 		return nil, err
 	}
