@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -59,6 +60,18 @@ func TestPreemptionOverHTTP(t *testing.T) {
 	require.Equal(t, core.ConditionPreempted, got.Conditions[0].Type)
 	require.Contains(t, got.Conditions[0].Message, pre.ID)
 	s.fails(t, http.StatusNotFound, core.CodeNotFound, http.MethodGet, "/v1/reservations/"+victim.ID, s.member, nil, nil)
+	// The device-holders read model: later in the window the GPU is the
+	// preemptor's alone (the victim's hold ended at its preemption).
+	var holders struct {
+		Holders []struct {
+			ReservationID string `json:"reservationId"`
+		} `json:"holders"`
+	}
+	at := s.pg.Now(t).Add(30 * time.Minute).Format(time.RFC3339)
+	s.ok(t, http.StatusOK, http.MethodGet, "/v1/devices/"+pre.DeviceIDs[0]+"/holders?at="+at+"&minPosition="+pre.Position,
+		op, nil, nil).decode(t, &holders)
+	require.Len(t, holders.Holders, 1)
+	require.Equal(t, pre.ID, holders.Holders[0].ReservationID)
 	// The victim's GPU quota came back: globex may book again (and goes
 	// pending: the node is full).
 	var again reservationJSON
