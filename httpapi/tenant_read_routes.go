@@ -9,13 +9,12 @@ import (
 )
 
 // TenantReadRoutes are the reads of identity: tenants, a tenant's quotas
-// (limit and use by resource), the priority classes it may use and its fair
-// share with its decayed usage, and the
-// list of API tokens (metadata, never a secret; GET /v1/tokens/{id} is
-// tokenRoutes'). Operators read every
-// tenant; anyone else reads its own tenant only, and another tenant is
-// 404 exactly like one that does not exist. Like FleetReadRoutes they read
-// the tables themselves and take no minPosition; lists answer a Page.
+// (limit and use by resource), the priority classes it may use, its fair
+// share with its decayed usage, and the list of API tokens (metadata,
+// never a secret; GET /v1/tokens/{id} is tokenRoutes'). Operators read
+// every tenant; anyone else reads its own tenant only, and another tenant
+// is 404 exactly like one that does not exist. Like FleetReadRoutes they
+// read the tables themselves and take no minPosition; lists answer a Page.
 func TenantReadRoutes(q *queries.Service) Routes {
 	return func(r Router) {
 		h := tenantReadHandlers{q: q}
