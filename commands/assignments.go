@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/core"
@@ -151,7 +150,7 @@ func enqueueAssign(ctx context.Context, q *db.Queries, identity, allocationID st
 	if err != nil {
 		return false, fmt.Errorf("encode assign: %w", err)
 	}
-	_, err = queueNodeCommand(ctx, q, db.NodeCommandInsertParams{ID: "cmd_" + uuid.NewString(), TenantID: a.TenantID,
+	_, err = queueNodeCommand(ctx, q, db.NodeCommandInsertParams{ID: "cmd_" + core.NewID().String(), TenantID: a.TenantID,
 		Identity: identity, NodeID: a.NodeID, AllocationID: &a.ID, IdempotencyKey: key(generation),
 		Kind: core.NodeCommandAssign, RetrySafe: true, Payload: payload, Generation: &generation})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -177,7 +176,7 @@ func queueNewAssign(ctx context.Context, b *pg.Batch, tail *batchTail, identity 
 		return fmt.Errorf("encode assign: %w", err)
 	}
 	generation := where.generation
-	return queueCommandIn(ctx, b, tail, db.NodeCommandInsertAtParams{ID: "cmd_" + uuid.NewString(), TenantID: a.TenantID,
+	return queueCommandIn(ctx, b, tail, db.NodeCommandInsertAtParams{ID: "cmd_" + core.NewID().String(), TenantID: a.TenantID,
 		Identity: identity, NodeID: a.NodeID, AllocationID: &a.ID, IdempotencyKey: assignKeyPrefix + a.ID,
 		Kind: core.NodeCommandAssign, RetrySafe: true, Payload: payload, Generation: &generation, CreatedAt: now})
 }
@@ -263,7 +262,7 @@ func unassignJob(ctx context.Context, q *db.Queries, identity string, u unassign
 		alloc = &u.allocationID
 	}
 	generation := next.Generation
-	return db.NodeCommandInsertAtParams{ID: "cmd_" + uuid.NewString(), TenantID: u.tenant,
+	return db.NodeCommandInsertAtParams{ID: "cmd_" + core.NewID().String(), TenantID: u.tenant,
 		Identity: identity, NodeID: u.nodeID, AllocationID: alloc, IdempotencyKey: key(generation),
 		Kind: core.NodeCommandUnassign, RetrySafe: true, Payload: payload, Generation: &generation, CreatedAt: next.Now}, true, nil
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/core"
@@ -95,7 +94,7 @@ func createInstance(ctx context.Context, q *db.Queries, actor core.Actor, cmd Cr
 	if err != nil {
 		return InstanceResult{}, fmt.Errorf("encode spec: %w", err)
 	}
-	i, err := q.InstanceInsert(ctx, db.InstanceInsertParams{ID: "ins_" + uuid.NewString(), TenantID: r.TenantID,
+	i, err := q.InstanceInsert(ctx, db.InstanceInsertParams{ID: "ins_" + core.NewID().String(), TenantID: r.TenantID,
 		ReservationID: r.ID, AllocationID: a.ID, NodeID: a.NodeID, Spec: spec})
 	if errors.Is(err, pgx.ErrNoRows) { // the guard: not active now
 		return InstanceResult{}, notRunnable(r.ID, core.State(r.State), r.StartTs, "instances run")
@@ -133,7 +132,7 @@ func queueInstanceCommand(ctx context.Context, q *db.Queries, actor core.Actor, 
 	if err != nil {
 		return outbox.Position{}, fmt.Errorf("encode payload: %w", err)
 	}
-	res, err := queueNodeCommand(ctx, q, db.NodeCommandInsertParams{ID: "cmd_" + uuid.NewString(), TenantID: i.TenantID,
+	res, err := queueNodeCommand(ctx, q, db.NodeCommandInsertParams{ID: "cmd_" + core.NewID().String(), TenantID: i.TenantID,
 		Identity: actor.Identity, NodeID: i.NodeID, AllocationID: &i.AllocationID,
 		IdempotencyKey: "inst:" + i.ID + ":" + kind, Kind: kind, Payload: payload, InstanceID: &i.ID})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/core"
@@ -124,7 +123,7 @@ func (h *Handlers) runNodeCommand(ctx context.Context, q *db.Queries, actor core
 	if cmd.AllocationID != "" {
 		alloc = &cmd.AllocationID
 	}
-	res, err := queueNodeCommand(ctx, q, db.NodeCommandInsertParams{ID: "cmd_" + uuid.NewString(),
+	res, err := queueNodeCommand(ctx, q, db.NodeCommandInsertParams{ID: "cmd_" + core.NewID().String(),
 		TenantID: actor.Tenant, Identity: actor.Identity, NodeID: cmd.NodeID, AllocationID: alloc,
 		IdempotencyKey: cmd.IdempotencyKey, Kind: cmd.Kind, RetrySafe: cmd.RetrySafe, Payload: payload,
 		MinGeneration: cmd.MinGeneration})

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/core"
@@ -63,7 +62,7 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 				Resources: res, Amounts: amounts}, &modelCharged)
 		}
 	}
-	allocationID := "alc_" + uuid.NewString()
+	allocationID := "alc_" + core.NewID().String()
 	var booked []string
 	pg.Many(ctx, &b, (*db.Queries).AllocationCreateWithBookings, db.AllocationCreateWithBookingsParams{ID: allocationID,
 		ReservationID: p.reservationID, NodeID: nodeID, DeviceIds: nonNil(atoms), Vcpu: p.spec.VCPU, Memory: p.spec.MemoryMB,

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/core"
@@ -148,7 +147,7 @@ type creation struct {
 // first queues what goes with BEGIN. It runs again when the transaction is
 // retried, so it starts afresh.
 func (c *creation) first(ctx context.Context, b *pg.Batch) {
-	c.id = "rsv_" + uuid.NewString()
+	c.id = "rsv_" + core.NewID().String()
 	c.charges = quotaCharges(c.spec)
 	c.sample = int32(c.h.placementSample())
 	c.scope, c.quota, c.cands = db.ReservationPlacementScopeRow{}, nil, nil

@@ -53,5 +53,5 @@ func NewEvent(typ, tenantID, subject string, data any) (Event, error) {
 	if err != nil {
 		return Event{}, err
 	}
-	return Event{ID: uuid.New(), Type: typ, TenantID: tenantID, Subject: subject, Data: b}, nil
+	return Event{ID: NewID(), Type: typ, TenantID: tenantID, Subject: subject, Data: b}, nil
 }
