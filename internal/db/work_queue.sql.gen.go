@@ -111,6 +111,7 @@ VALUES ($1, $2, $3, 1,
 ON CONFLICT (kind, key) DO UPDATE
    SET gen = w.gen + 1,
        not_before = LEAST(w.not_before, EXCLUDED.not_before)
+ WHERE w.claimed_by IS NOT NULL OR EXCLUDED.not_before < w.not_before
 `
 
 type WorkQueueEnqueueParams struct {
@@ -122,6 +123,13 @@ type WorkQueueEnqueueParams struct {
 
 // Enqueued in the caller's transaction. Dirtying a queued key bumps gen and
 // keeps the earlier due time, so a wake-up is never lost nor postponed.
+// A key that is queued, not claimed and due no later than asked already
+// says all this wake-up would: the row is only locked (until the caller
+// commits, so no claim can start meanwhile), not rewritten. A claimed key
+// is always dirtied, so that the run in progress does not delete it
+// (WorkQueueComplete). This matters for keys woken far more often than
+// they run (a node's dispatch, a scope's waiting line): each rewrite
+// would leave a dead row version and new index entries behind.
 func (q *Queries) WorkQueueEnqueue(ctx context.Context, arg WorkQueueEnqueueParams) error {
 	_, err := q.db.Exec(ctx, workQueueEnqueue,
 		arg.Kind,
@@ -142,6 +150,7 @@ SELECT DISTINCT ON (k.kind, k.key) k.kind, k.key, k.shard, 1,
 ON CONFLICT (kind, key) DO UPDATE
    SET gen = w.gen + 1,
        not_before = LEAST(w.not_before, EXCLUDED.not_before)
+ WHERE w.claimed_by IS NOT NULL OR EXCLUDED.not_before < w.not_before
 `
 
 type WorkQueueEnqueueManyParams struct {
@@ -154,7 +163,7 @@ type WorkQueueEnqueueManyParams struct {
 // WorkQueueEnqueue for many wake-ups in one statement (kinds, keys, their
 // shards and delays as parallel arrays), with the same semantics: a new key
 // gets gen 1, a queued one has its gen bumped and keeps the earlier due
-// time. A kind and key repeated in the arrays is enqueued once, at its
+// time (and is only locked when that changes nothing). A kind and key repeated in the arrays is enqueued once, at its
 // earliest delay.
 func (q *Queries) WorkQueueEnqueueMany(ctx context.Context, arg WorkQueueEnqueueManyParams) error {
 	_, err := q.db.Exec(ctx, workQueueEnqueueMany,

@@ -95,26 +95,49 @@ func TestCompleteInIsFenced(t *testing.T) {
 }
 
 // EnqueueMany has Enqueue's semantics for each key: a new key gets gen 1
-// on its shard, a queued one has its gen bumped and keeps its earlier due
-// time; a key given twice is enqueued once.
+// on its shard; a queued, unclaimed one asked for no earlier than it is due
+// is left as it is (gen and due time), one asked for earlier is moved
+// earlier and has its gen bumped; a key given twice is enqueued once.
 func TestEnqueueMany(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	ctx := context.Background()
 	enqueue(t, d, "queued", 0)
+	enqueue(t, d, "later", time.Hour)
 	require.NoError(t, pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error {
 		return workqueue.EnqueueMany(ctx, db.New(tx), kind, []string{"queued", "new", "new"}, time.Minute)
 	}))
 	queued, ok := row(t, d, "queued")
 	require.True(t, ok)
-	require.EqualValues(t, 2, queued.Gen)
+	require.EqualValues(t, 1, queued.Gen, "an unclaimed key due earlier is not rewritten")
 	require.Equal(t, pgtest.SimEpoch, queued.NotBefore.UTC(), "the earlier due time stands")
 	fresh, ok := row(t, d, "new")
 	require.True(t, ok)
 	require.EqualValues(t, 1, fresh.Gen)
 	require.Equal(t, workqueue.ShardOf("new"), fresh.Shard)
 	require.Equal(t, pgtest.SimEpoch.Add(time.Minute), fresh.NotBefore.UTC())
+	require.NoError(t, workqueue.EnqueueMany(ctx, d.Q, kind, []string{"later"}, time.Minute))
+	later, ok := row(t, d, "later")
+	require.True(t, ok)
+	require.EqualValues(t, 2, later.Gen, "asked for earlier: rewritten")
+	require.Equal(t, pgtest.SimEpoch.Add(time.Minute), later.NotBefore.UTC())
 	require.NoError(t, workqueue.EnqueueMany(ctx, d.Q, kind, nil, 0), "no keys, no statement")
+}
+
+// A claimed key is always dirtied by a wake-up, even one asking for no
+// earlier time than it is due: the run in progress must not delete it.
+func TestEnqueueDirtiesAClaimedKey(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	ctx := context.Background()
+	enqueue(t, d, "busy", 0)
+	_, err := d.Pool.Exec(ctx, "UPDATE work_queue SET claimed_by = 'w', claimed_until = compute_now() + interval '1 minute' WHERE key = 'busy'")
+	require.NoError(t, err)
+	enqueue(t, d, "busy", time.Hour)
+	r, ok := row(t, d, "busy")
+	require.True(t, ok)
+	require.EqualValues(t, 2, r.Gen)
+	require.Equal(t, pgtest.SimEpoch, r.NotBefore.UTC(), "the earlier due time stands")
 }
 
 // EnqueueAllIn sends wake-ups of several kinds as one statement of a

@@ -1,18 +1,26 @@
 -- name: WorkQueueEnqueue :exec
 -- Enqueued in the caller's transaction. Dirtying a queued key bumps gen and
 -- keeps the earlier due time, so a wake-up is never lost nor postponed.
+-- A key that is queued, not claimed and due no later than asked already
+-- says all this wake-up would: the row is only locked (until the caller
+-- commits, so no claim can start meanwhile), not rewritten. A claimed key
+-- is always dirtied, so that the run in progress does not delete it
+-- (WorkQueueComplete). This matters for keys woken far more often than
+-- they run (a node's dispatch, a scope's waiting line): each rewrite
+-- would leave a dead row version and new index entries behind.
 INSERT INTO work_queue AS w (kind, key, shard, gen, not_before)
 VALUES (sqlc.arg(kind), sqlc.arg(key), sqlc.arg(shard), 1,
         compute_now() + make_interval(secs => sqlc.arg(delay_seconds)::float8))
 ON CONFLICT (kind, key) DO UPDATE
    SET gen = w.gen + 1,
-       not_before = LEAST(w.not_before, EXCLUDED.not_before);
+       not_before = LEAST(w.not_before, EXCLUDED.not_before)
+ WHERE w.claimed_by IS NOT NULL OR EXCLUDED.not_before < w.not_before;
 
 -- name: WorkQueueEnqueueMany :exec
 -- WorkQueueEnqueue for many wake-ups in one statement (kinds, keys, their
 -- shards and delays as parallel arrays), with the same semantics: a new key
 -- gets gen 1, a queued one has its gen bumped and keeps the earlier due
--- time. A kind and key repeated in the arrays is enqueued once, at its
+-- time (and is only locked when that changes nothing). A kind and key repeated in the arrays is enqueued once, at its
 -- earliest delay.
 INSERT INTO work_queue AS w (kind, key, shard, gen, not_before)
 SELECT DISTINCT ON (k.kind, k.key) k.kind, k.key, k.shard, 1,
@@ -22,7 +30,8 @@ SELECT DISTINCT ON (k.kind, k.key) k.kind, k.key, k.shard, 1,
  ORDER BY k.kind, k.key, k.delay_seconds
 ON CONFLICT (kind, key) DO UPDATE
    SET gen = w.gen + 1,
-       not_before = LEAST(w.not_before, EXCLUDED.not_before);
+       not_before = LEAST(w.not_before, EXCLUDED.not_before)
+ WHERE w.claimed_by IS NOT NULL OR EXCLUDED.not_before < w.not_before;
 
 -- name: WorkQueueClaim :many
 -- Claims due rows of the caller's shards. SKIP LOCKED lets many workers claim
