@@ -59,6 +59,11 @@ type Dispatcher struct {
 	mu     sync.Mutex
 	held   *lease.Lease // the lease as last acquired, for Release on exit
 	heldAt time.Time    // when it was acquired or renewed (real time)
+	// cursor is the sink's cursor as this dispatcher last read or saved it
+	// under held, so that a batch need not read it again: nobody else
+	// moves it while the lease is held, and a holder that lost the lease
+	// fails its fence before it can act on a stale one. nil: read it.
+	cursor *Position
 }
 
 // NewDispatcher returns a dispatcher that delivers to sink at least once.
@@ -122,7 +127,7 @@ func (d *Dispatcher) runOnce(ctx context.Context) (n int, reused bool, err error
 	if err != nil {
 		return 0, false, fmt.Errorf("dispatch %s: %w", d.id, err)
 	}
-	cur, err := CursorOf(ctx, q, d.id)
+	cur, err := d.cursorOf(ctx, q)
 	if err != nil {
 		return 0, reused, fmt.Errorf("dispatch %s: %w", d.id, err)
 	}
@@ -154,6 +159,7 @@ func (d *Dispatcher) runOnce(ctx context.Context) (n int, reused bool, err error
 	if err != nil {
 		return 0, reused, fmt.Errorf("dispatch %s after %s: %w", d.id, cur, err)
 	}
+	d.saved(l, last)
 	if d.AfterBatch != nil {
 		d.AfterBatch()
 	}
@@ -295,10 +301,44 @@ func (d *Dispatcher) Run(ctx context.Context, poll time.Duration, pokes <-chan s
 	}
 }
 
+// setHeld records the lease just acquired (nil: none held). The cursor is
+// read again under a lease acquired afresh: another holder may have moved
+// it in between.
 func (d *Dispatcher) setHeld(l *lease.Lease) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.held, d.heldAt = l, time.Now()
+	d.held, d.heldAt, d.cursor = l, time.Now(), nil
+}
+
+// cursorOf is the sink's saved cursor: as this dispatcher knows it under
+// the lease it holds, else read from outbox_cursors.
+func (d *Dispatcher) cursorOf(ctx context.Context, q *db.Queries) (Position, error) {
+	d.mu.Lock()
+	known := d.cursor
+	d.mu.Unlock()
+	if known != nil {
+		return *known, nil
+	}
+	cur, err := CursorOf(ctx, q, d.id)
+	if err != nil {
+		return Position{}, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.held != nil {
+		d.cursor = &cur
+	}
+	return cur, nil
+}
+
+// saved records that the cursor was saved at last under l, when l is still
+// the lease held.
+func (d *Dispatcher) saved(l lease.Lease, last Position) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.held != nil && d.held.Epoch == l.Epoch && d.held.Name == l.Name {
+		d.cursor = &last
+	}
 }
 
 func (d *Dispatcher) release(ctx context.Context) {

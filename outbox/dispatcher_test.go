@@ -287,3 +287,42 @@ func TestTxDispatcherReusesItsLeaseUntilItLapses(t *testing.T) {
 	require.NoError(t, d.Pool.QueryRow(ctx, "SELECT count(*) FROM applied").Scan(&applied))
 	require.Equal(t, 6, applied, "every event applied exactly once")
 }
+
+// A TxSink's dispatcher keeps the cursor it saved while it holds the lease,
+// and reads it again once it has to take the lease afresh: here another
+// process took over meanwhile and moved the cursor, and the first one
+// resumes after it (a stale cursor would apply the other's events twice:
+// applied's primary key refuses that).
+func TestTxDispatcherReadsTheCursorAgainAfterATakeover(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	_, err := d.Pool.Exec(ctx, "CREATE TABLE applied (id uuid PRIMARY KEY)")
+	require.NoError(t, err)
+	w1 := outbox.NewTxDispatcher(d.Pool, "w1", &applyTable{}, nil)
+	w2 := outbox.NewTxDispatcher(d.Pool, "w2", &applyTable{}, nil)
+	w1.RenewEvery, w2.RenewEvery = time.Hour, time.Hour
+
+	appendEach(t, d, "a", 2)
+	waitVisible(t, d, 2)
+	n, err := w1.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+
+	d.AdvanceSimClock(t, lease.TTL+time.Second) // w1's lease lapses; w2 takes over
+	appendEach(t, d, "b", 2)
+	waitVisible(t, d, 4)
+	n, err = w2.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "w2 resumes after w1's saved cursor")
+
+	d.AdvanceSimClock(t, lease.TTL+time.Second) // and w1 takes it back
+	appendEach(t, d, "c", 2)
+	waitVisible(t, d, 6)
+	n, err = w1.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "w1 resumes after w2's cursor, not its own")
+	var applied int
+	require.NoError(t, d.Pool.QueryRow(ctx, "SELECT count(*) FROM applied").Scan(&applied))
+	require.Equal(t, 6, applied)
+}
