@@ -182,7 +182,15 @@ func (d *Dispatcher) takeLease(ctx context.Context, q *db.Queries) (l lease.Leas
 	}
 	l, err = lease.Acquire(ctx, q, LeaseName(d.id), d.owner, lease.TTL)
 	if err != nil {
-		d.setHeld(nil)
+		// Only a refusal says the lease is not held. Any other error (the
+		// context cancelled at shutdown) may have come after the server
+		// renewed it: forgetting it then would leave Run's release on exit
+		// nothing to release, and the lease would outlive this process by
+		// its TTL. A lease kept this way that is in fact lost fails the
+		// next batch's fence.
+		if errors.Is(err, lease.ErrNotAcquired) {
+			d.setHeld(nil)
+		}
 		return l, false, err
 	}
 	d.setHeld(&l)
