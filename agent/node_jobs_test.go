@@ -180,12 +180,12 @@ func TestCommandWaitsForGeneration(t *testing.T) {
 	hs.eventually("n1", core.NodeConnected)
 	hs.book("n1") // generation 1: the assignment, applied
 	require.Equal(t, int64(1), hs.session("n1").ObservedGeneration)
-	// A second booking makes the node's desired generation 2; its assign
-	// is not acknowledged yet. (A job may not ask for a generation the
-	// node has not been given: it would wait forever.)
+	// A second booking, whose window has begun, makes the node's desired
+	// generation 2; its assign is not acknowledged yet. (A job may not ask
+	// for a generation the node has not been given: it would wait forever.)
 	now := hs.d.Now(t)
 	_, err := (commands.New(hs.d.Pool, commands.Config{})).CreateReservation(hs.ctx, tenant, commands.CreateReservation{
-		PoolID: "metal", GPUs: 1, Start: now.Add(time.Minute), End: now.Add(time.Hour)})
+		PoolID: "metal", GPUs: 1, Start: now, End: now.Add(time.Hour)})
 	require.NoError(t, err)
 
 	ahead := exec("k1", "true", false)

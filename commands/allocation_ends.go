@@ -15,13 +15,15 @@ import (
 )
 
 // allocationEnds is what queueAllocationEnds read for each allocation: its
-// unfinished instances (locked), the job under its unassign key, and the
-// node's next generation, taken for the unassign.
+// unfinished instances (locked), the job under its unassign key, and, when
+// its node's daemon may hold it (assigned), the node's next generation,
+// taken for the unassign.
 type allocationEnds struct {
 	instances [][]db.Instance
 	prev      []db.NodeCommand
 	found     []bool
-	bumps     []db.NodeDesiredBumpAtRow
+	bumps     []db.NodeDesiredBumpAtIfAssignedRow
+	assigned  []bool
 	// commit says the end is the last work of its transaction: the batch
 	// of its last unassign commits too (pg.Batch.Commit).
 	commit bool
@@ -33,7 +35,8 @@ type allocationEnds struct {
 func queueAllocationEnds(ctx context.Context, b *pg.Batch, r core.Reservation, allocs []db.AllocationListLiveRow,
 	unassign bool) *allocationEnds {
 	e := &allocationEnds{instances: make([][]db.Instance, len(allocs)), prev: make([]db.NodeCommand, len(allocs)),
-		found: make([]bool, len(allocs)), bumps: make([]db.NodeDesiredBumpAtRow, len(allocs))}
+		found: make([]bool, len(allocs)), bumps: make([]db.NodeDesiredBumpAtIfAssignedRow, len(allocs)),
+		assigned: make([]bool, len(allocs))}
 	for i, a := range allocs {
 		pg.Many(ctx, b, (*db.Queries).InstanceListUnfinishedOfAllocationForUpdate, db.InstanceListUnfinishedOfAllocationForUpdateParams{
 			AllocationID: a.ID, NodeID: a.NodeID}, &e.instances[i])
@@ -46,9 +49,12 @@ func queueAllocationEnds(ctx context.Context, b *pg.Batch, r core.Reservation, a
 		// Last in the lock order, and taken whether or not an unassign is
 		// queued after all (one may be open under the key already): a
 		// generation with no job behind it is applied at once, as a
-		// scheduling flag's is, and costs no round trip of its own.
+		// scheduling flag's is, and costs no round trip of its own. None
+		// is taken for an allocation never assigned (its window had not
+		// begun): the daemon never held it.
 		for i, a := range allocs {
-			pg.One(ctx, b, (*db.Queries).NodeDesiredBumpAt, a.NodeID, &e.bumps[i], nil)
+			pg.One(ctx, b, (*db.Queries).NodeDesiredBumpAtIfAssigned, db.NodeDesiredBumpAtIfAssignedParams{NodeID: a.NodeID,
+				AllocationID: a.ID}, &e.bumps[i], &e.assigned[i])
 		}
 	}
 	return e
@@ -85,12 +91,12 @@ func endAllocationsRead(ctx context.Context, tx pgx.Tx, q *db.Queries, identity 
 				return err
 			}
 		}
-		if !unassign {
+		if !unassign || !e.assigned[i] {
 			continue
 		}
 		job, ok, err := unassignJob(ctx, q, identity, unassignment{nodeID: a.NodeID, tenant: r.Tenant,
 			allocationID: a.ID, known: true, reason: reason, grace: e.grace}, e.prev[i], e.found[i],
-			func() (db.NodeDesiredBumpAtRow, error) { return e.bumps[i], nil })
+			func() (db.NodeDesiredBumpAtRow, error) { return db.NodeDesiredBumpAtRow(e.bumps[i]), nil })
 		if err != nil || !ok {
 			if err != nil {
 				return err

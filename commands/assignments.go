@@ -22,12 +22,21 @@ import (
 // builds their payloads and queues them.
 //
 // Each is queued in the transaction that changes the node's desired spec
-// (booking, extension, release, cancel, expiry, node release, and the
-// reconcile and resync re-pushes), which bumps the node's generation
-// (node_desired) and puts the new generation in the payload. The assign is
-// queued at booking, not at the window's start: the daemon then refuses an
-// overlap as early as possible, the window travels in the payload, and the
-// API already keeps workloads off a booking until it is active.
+// (booking or activation, extension, release, cancel, expiry, node
+// release, and the reconcile and resync re-pushes), which bumps the node's
+// generation (node_desired) and puts the new generation in the payload.
+//
+// When. A node's daemon holds what may run on it now: an allocation is
+// assigned when its window begins, in the transaction that activates its
+// reservation, or at booking when the window has begun already
+// (assignDue). A booking that starts later costs its node nothing until
+// then: no job, no generation, no dispatch; one released, cancelled,
+// preempted or failed before its start is never sent, and its end queues
+// no unassign (NodeDesiredBumpAtIfAssigned). Advance reservations are the
+// product's common case, and many end before they begin; the database's
+// exclusion constraints, not the daemon, keep their devices apart, the
+// daemon's overlap refusal being the defence behind them. Once assigned,
+// an allocation's changes (extension, end) go to the daemon as before.
 //
 // Both are retry-safe (the daemon carries out a repeat as a no-op), so a
 // daemon that lost its journal is sent them again rather than failing them.
@@ -41,6 +50,20 @@ import (
 // assign queued after an open unassign of an allocation that shares a GPU
 // with it, and every job of its allocation with it (heldAllocations); an
 // assign of other GPUs goes at once.
+
+// assignDue says whether an allocation whose window begins at start goes
+// to its node's daemon now: its window has begun.
+func assignDue(start, now time.Time) bool { return !start.After(now) }
+
+// assignQueued says whether an assign of the allocation was ever queued to
+// its node: from then on the daemon may hold it.
+func assignQueued(ctx context.Context, q *db.Queries, nodeID, allocationID string) (bool, error) {
+	queued, err := q.NodeAllocationAssignQueued(ctx, db.NodeAllocationAssignQueuedParams{NodeID: nodeID, AllocationID: allocationID})
+	if err != nil {
+		return false, pg.Translate(err, "assign jobs of "+allocationID)
+	}
+	return queued, nil
+}
 
 // Idempotency keys of assignment jobs, unique per (node, tenant, key).
 const (
@@ -179,6 +202,19 @@ func queueNewAssign(ctx context.Context, b *pg.Batch, tail *batchTail, identity 
 	return queueCommandIn(ctx, b, tail, db.NodeCommandInsertAtParams{ID: "cmd_" + core.NewID().String(), TenantID: a.TenantID,
 		Identity: identity, NodeID: a.NodeID, AllocationID: &a.ID, IdempotencyKey: assignKeyPrefix + a.ID,
 		Kind: core.NodeCommandAssign, RetrySafe: true, Payload: payload, Generation: &generation, CreatedAt: now})
+}
+
+// assignActivated queues the assigns of a reservation that became active,
+// in the transaction that activates it: its window has begun, so its
+// allocations go to their nodes' daemons now. One assigned at booking (its
+// window had begun then) has its key taken, and nothing is queued again.
+func assignActivated(ctx context.Context, q *db.Queries, allocs []db.AllocationListLiveRow) error {
+	for _, a := range allocs {
+		if _, err := enqueueAssign(ctx, q, system.Identity, a.ID, fixedKey(assignKeyPrefix+a.ID)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // unassignment is one unassign to queue.

@@ -131,12 +131,70 @@ func (d *daemon) observed() int64 {
 // Booking queues one assign for the node in the booking's transaction,
 // with the allocation's devices, scalars and window at the node's new
 // generation; extending queues the wider window again.
+// A booking that starts later reaches its node's daemon at its start:
+// nothing goes at booking (no job, no generation, no event), nor when it
+// is extended or resynced before then; one that ends before its start is
+// never sent and its end queues no unassign. Its activation queues the
+// assign, with the window as it is then, and from then on its end goes to
+// the daemon.
+func TestAdvanceBookingReachesItsNodeAtItsStart(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, exclusive)
+	start, end := window(1, 3)
+	later := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: start, End: end})
+	require.Equal(t, core.ReservationBooked, later.Reservation.State)
+	ended := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: start, End: end})
+	require.Equal(t, core.ReservationBooked, ended.Reservation.State)
+	nothingSent := func(why string) {
+		t.Helper()
+		require.Empty(t, f.assignmentJobs(t, "n1"), why)
+		require.Zero(t, f.generation(t, "n1"), why+": the node's desired spec is unchanged")
+		require.Zero(t, f.countEvents(t, core.EventNodeAssignmentQueued), why)
+	}
+	nothingSent("booked for later")
+
+	_, err := f.h.ExtendReservation(f.ctx, tenantA, commands.ExtendReservation{ReservationID: later.Reservation.ID,
+		NewEnd: end.Add(time.Hour)})
+	require.NoError(t, err)
+	nothingSent("extended before its start")
+	res, _, err := f.h.ResyncNode(f.ctx, "n1")
+	require.NoError(t, err)
+	require.Empty(t, res.Repushed)
+	require.Empty(t, res.Unassigned)
+	nothingSent("resynced before its start")
+	_, err = f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: ended.Reservation.ID})
+	require.NoError(t, err)
+	nothingSent("released before its start")
+
+	f.activate(t, later.Reservation)
+	alloc := f.allocationOf(t, later.Reservation.ID)
+	jobs := f.assignmentJobs(t, "n1")
+	require.Len(t, jobs, 1, "the activation assigns it")
+	require.Equal(t, core.NodeCommandAssign, jobs[0].Kind)
+	require.Equal(t, "assign:"+alloc, jobs[0].Key)
+	require.Equal(t, int64(1), *jobs[0].Generation)
+	require.Equal(t, int64(1), f.generation(t, "n1"))
+	p := decodeAssign(t, jobs[0].Payload)
+	require.True(t, end.Add(time.Hour).Equal(p.End), "the window as extended")
+	require.Equal(t, 1, f.countEvents(t, core.EventNodeAssignmentQueued))
+
+	_, err = f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: later.Reservation.ID})
+	require.NoError(t, err)
+	jobs = f.assignmentJobs(t, "n1")
+	require.Len(t, jobs, 2)
+	require.Equal(t, core.NodeCommandUnassign, jobs[1].Kind)
+	require.Equal(t, "unassign:"+alloc, jobs[1].Key)
+	require.Equal(t, int64(2), f.generation(t, "n1"))
+	f.requireInvariants(t)
+}
+
 func TestBookingQueuesAssign(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	gpus := f.node(t, "n1", exclusive, exclusive)
 	require.Zero(t, f.generation(t, "n1"), "a node that never changed is at generation 0")
-	start, end := window(1, 3)
+	start, end := window(0, 3) // begun: the allocation goes to the daemon at booking
 	res := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 2, VCPU: 8, MemoryMB: 4096, DiskGB: 100,
 		Start: start, End: end})
 	require.Equal(t, core.ReservationBooked, res.Reservation.State)

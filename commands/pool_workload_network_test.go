@@ -71,7 +71,7 @@ func TestAssignCarriesPoolNetwork(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	start, end := window(1, 3)
+	start, end := window(0, 3) // begun: assigned at booking
 	for _, c := range []struct{ pool, node, want string }{
 		{"fra1-gpu", "n1", ""},
 		{"fra1-bridge", "n-bridge", wire.NetworkBridge},

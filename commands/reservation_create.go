@@ -177,7 +177,7 @@ func (c *creation) first(ctx context.Context, b *pg.Batch) {
 // placement is the request as the placer sees it.
 func (c *creation) reservationToPlace(start time.Time, modelQuotas map[string]bool) reservationToPlace {
 	return reservationToPlace{reservationID: c.id, poolID: c.cmd.PoolID, siteID: c.cmd.SiteID, spec: c.spec, start: start, end: c.cmd.End,
-		tenant: c.actor.Tenant, modelQuotas: modelQuotas, quotaFinal: true, assign: true}
+		tenant: c.actor.Tenant, modelQuotas: modelQuotas, quotaFinal: true}
 }
 
 // run checks the first round trip's results, places, and writes.
@@ -213,7 +213,9 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	modelQuotas := modelQuotasOf(locked)
 	charges := maps.Clone(c.charges)
 	var tail pg.Batch
-	where, reasons, err := c.place(ctx, tx, c.reservationToPlace(start, modelQuotas), &tail)
+	p := c.reservationToPlace(start, modelQuotas)
+	p.assign = assignDue(start, now)
+	where, reasons, err := c.place(ctx, tx, p, &tail)
 	if err != nil {
 		return ReservationResult{}, err
 	}
@@ -259,8 +261,11 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	} else {
 		last.wake(workqueue.Wake{Kind: KindReservationActivate, Key: id, Delay: max(start.Sub(now), 0)},
 			workqueue.Wake{Kind: KindReservationExpire, Key: id, Delay: max(cmd.End.Sub(now), 0)})
-		// Booked: the allocation goes to the node's daemon now (see
-		// assignments.go for why at booking and not at the start).
+	}
+	if where != nil && p.assign {
+		// Booked from now: the allocation goes to the node's daemon now.
+		// One that starts later goes at its start, with its activation
+		// (assignments.go).
 		a := db.AllocationAssignmentRow{ID: where.allocationID, ReservationID: id, NodeID: where.nodeID,
 			DeviceIds: nonNil(where.deviceIDs), Vcpu: c.spec.VCPU, Memory: c.spec.MemoryMB, Disk: c.spec.DiskGB,
 			TenantID: actor.Tenant, State: string(r.State), StartTs: start, EndTs: cmd.End, WorkloadNetwork: where.network}

@@ -115,8 +115,15 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 		return ReservationResult{}, err
 	}
 	// The daemon gets the wider window: the assign again, keyed by the new
-	// end, replaces the one it holds.
+	// end, replaces the one it holds. An allocation not assigned yet (its
+	// window has not begun) goes with its new end at its start.
 	for _, a := range allocs {
+		if queued, err := assignQueued(ctx, q, a.NodeID, a.ID); err != nil || !queued {
+			if err != nil {
+				return ReservationResult{}, err
+			}
+			continue
+		}
 		key := fmt.Sprintf("%s%s:%d", assignKeyPrefix, a.ID, cmd.NewEnd.UnixMicro())
 		if _, err := enqueueAssign(ctx, q, actor.Identity, a.ID, fixedKey(key)); err != nil {
 			return ReservationResult{}, err

@@ -178,6 +178,9 @@ func (h *Handlers) retryPendingIn(ctx context.Context, tx pgx.Tx, reservationID 
 	if err := scheduleBooked(ctx, q, r.ID, now, start, r.End); err != nil {
 		return false, err
 	}
+	if !assignDue(start, now) {
+		return false, nil // its activation assigns it (assignments.go)
+	}
 	_, err = enqueueAssign(ctx, q, system.Identity, where.allocationID, fixedKey(assignKeyPrefix+where.allocationID))
 	return false, err
 }
@@ -288,8 +291,10 @@ func (h *Handlers) timedTransition(ctx context.Context, id string, fence func(pg
 		if err := zeroRowsConflict(n, err, "reservation "+id); err != nil {
 			return err
 		}
-		_, err = emit(ctx, q, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationOf(allocs)))
-		return err
+		if _, err := emit(ctx, q, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationOf(allocs))); err != nil {
+			return err
+		}
+		return assignActivated(ctx, q, allocs)
 	})
 	if err != nil {
 		return fmt.Errorf("reservation %s: %w", id, err)

@@ -241,7 +241,7 @@ func TestFencedNodeResync(t *testing.T) {
 	commandstest.Node(t, f.svc.handlers, "n1", core.GPULayout{Mode: core.GPUExclusive})
 	now := f.d.Now(t)
 	_, err := f.svc.handlers.CreateReservation(f.ctx, commandstest.TenantA, commands.CreateReservation{
-		PoolID: commandstest.Pool, GPUs: 1, Start: now.Add(time.Hour), End: now.Add(2 * time.Hour)})
+		PoolID: commandstest.Pool, GPUs: 1, Start: now, End: now.Add(2 * time.Hour)})
 	require.NoError(t, err)
 	assigns := func() int {
 		var n int

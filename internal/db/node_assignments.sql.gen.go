@@ -201,6 +201,27 @@ func (q *Queries) InstanceListUnfinishedOfAllocationForUpdate(ctx context.Contex
 	return items, nil
 }
 
+const nodeAllocationAssignQueued = `-- name: NodeAllocationAssignQueued :one
+SELECT EXISTS (SELECT 1 FROM node_commands c
+                WHERE c.node_id = $1::text AND c.allocation_id = $2::text
+                  AND c.kind = 'assign')::boolean AS queued
+`
+
+type NodeAllocationAssignQueuedParams struct {
+	NodeID       string
+	AllocationID string
+}
+
+// Whether an assign of the allocation was ever queued to its node: from
+// then on the daemon may hold it, and a change of its window goes to the
+// daemon too.
+func (q *Queries) NodeAllocationAssignQueued(ctx context.Context, arg NodeAllocationAssignQueuedParams) (bool, error) {
+	row := q.db.QueryRow(ctx, nodeAllocationAssignQueued, arg.NodeID, arg.AllocationID)
+	var queued bool
+	err := row.Scan(&queued)
+	return queued, err
+}
+
 const nodeAppliedGeneration = `-- name: NodeAppliedGeneration :one
 SELECT LEAST(
          COALESCE((SELECT d.generation FROM node_desired d WHERE d.node_id = $1::text), 0),
@@ -359,6 +380,38 @@ func (q *Queries) NodeDesiredBumpAt(ctx context.Context, nodeID string) (NodeDes
 	return i, err
 }
 
+const nodeDesiredBumpAtIfAssigned = `-- name: NodeDesiredBumpAtIfAssigned :one
+INSERT INTO node_desired AS d (node_id, generation)
+SELECT $1::text, 1
+ WHERE EXISTS (SELECT 1 FROM node_commands c
+                WHERE c.node_id = $1::text AND c.allocation_id = $2::text
+                  AND c.kind = 'assign')
+ON CONFLICT (node_id) DO UPDATE SET generation = d.generation + 1, updated_at = compute_now()
+RETURNING generation, compute_now()::timestamptz AS now
+`
+
+type NodeDesiredBumpAtIfAssignedParams struct {
+	NodeID       string
+	AllocationID string
+}
+
+type NodeDesiredBumpAtIfAssignedRow struct {
+	Generation int64
+	Now        time.Time
+}
+
+// NodeDesiredBumpAt for the end of an allocation, only when the node's
+// daemon may hold it: an assign of it was ever queued. No row when none
+// was (its window had not begun: assignments.go): the daemon never heard
+// of it, there is nothing to take back, and the node's desired spec is
+// unchanged.
+func (q *Queries) NodeDesiredBumpAtIfAssigned(ctx context.Context, arg NodeDesiredBumpAtIfAssignedParams) (NodeDesiredBumpAtIfAssignedRow, error) {
+	row := q.db.QueryRow(ctx, nodeDesiredBumpAtIfAssigned, arg.NodeID, arg.AllocationID)
+	var i NodeDesiredBumpAtIfAssignedRow
+	err := row.Scan(&i.Generation, &i.Now)
+	return i, err
+}
+
 const nodeDesiredGeneration = `-- name: NodeDesiredGeneration :one
 SELECT COALESCE((SELECT d.generation FROM node_desired d WHERE d.node_id = $1::text), 0)::bigint AS generation
 `
@@ -375,6 +428,9 @@ const nodeLiveAssignments = `-- name: NodeLiveAssignments :many
 SELECT a.id AS allocation_id, r.id AS reservation_id, r.tenant_id, upper(r.during)::timestamptz AS end_ts
   FROM allocations a JOIN reservations r ON r.id = a.reservation_id
  WHERE a.node_id = $1 AND a.released_at IS NULL AND r.state IN ('booked', 'active')
+   AND (r.state = 'active' OR lower(r.during) <= compute_now()
+        OR EXISTS (SELECT 1 FROM node_commands c
+                    WHERE c.node_id = a.node_id AND c.allocation_id = a.id AND c.kind = 'assign'))
  ORDER BY a.id
 `
 
@@ -386,7 +442,9 @@ type NodeLiveAssignmentsRow struct {
 }
 
 // The allocations the node should hold now: live, of a booked or active
-// reservation.
+// reservation whose window has begun or whose assign was queued already.
+// A booking that starts later reaches the daemon at its start
+// (assignments.go).
 func (q *Queries) NodeLiveAssignments(ctx context.Context, nodeID string) ([]NodeLiveAssignmentsRow, error) {
 	rows, err := q.db.Query(ctx, nodeLiveAssignments, nodeID)
 	if err != nil {

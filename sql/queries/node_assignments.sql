@@ -13,6 +13,28 @@ INSERT INTO node_desired AS d (node_id, generation) VALUES (sqlc.arg(node_id), 1
 ON CONFLICT (node_id) DO UPDATE SET generation = d.generation + 1, updated_at = compute_now()
 RETURNING generation, compute_now()::timestamptz AS now;
 
+-- name: NodeDesiredBumpAtIfAssigned :one
+-- NodeDesiredBumpAt for the end of an allocation, only when the node's
+-- daemon may hold it: an assign of it was ever queued. No row when none
+-- was (its window had not begun: assignments.go): the daemon never heard
+-- of it, there is nothing to take back, and the node's desired spec is
+-- unchanged.
+INSERT INTO node_desired AS d (node_id, generation)
+SELECT sqlc.arg(node_id)::text, 1
+ WHERE EXISTS (SELECT 1 FROM node_commands c
+                WHERE c.node_id = sqlc.arg(node_id)::text AND c.allocation_id = sqlc.arg(allocation_id)::text
+                  AND c.kind = 'assign')
+ON CONFLICT (node_id) DO UPDATE SET generation = d.generation + 1, updated_at = compute_now()
+RETURNING generation, compute_now()::timestamptz AS now;
+
+-- name: NodeAllocationAssignQueued :one
+-- Whether an assign of the allocation was ever queued to its node: from
+-- then on the daemon may hold it, and a change of its window goes to the
+-- daemon too.
+SELECT EXISTS (SELECT 1 FROM node_commands c
+                WHERE c.node_id = sqlc.arg(node_id)::text AND c.allocation_id = sqlc.arg(allocation_id)::text
+                  AND c.kind = 'assign')::boolean AS queued;
+
 -- name: NodeDesiredGeneration :one
 -- The node's desired generation; 0 for a node that never changed.
 SELECT COALESCE((SELECT d.generation FROM node_desired d WHERE d.node_id = sqlc.arg(node)::text), 0)::bigint AS generation;
@@ -37,10 +59,15 @@ SELECT id, kind, parent_id, profile, mig_uuid FROM devices WHERE id = ANY(sqlc.a
 
 -- name: NodeLiveAssignments :many
 -- The allocations the node should hold now: live, of a booked or active
--- reservation.
+-- reservation whose window has begun or whose assign was queued already.
+-- A booking that starts later reaches the daemon at its start
+-- (assignments.go).
 SELECT a.id AS allocation_id, r.id AS reservation_id, r.tenant_id, upper(r.during)::timestamptz AS end_ts
   FROM allocations a JOIN reservations r ON r.id = a.reservation_id
  WHERE a.node_id = sqlc.arg(node_id) AND a.released_at IS NULL AND r.state IN ('booked', 'active')
+   AND (r.state = 'active' OR lower(r.during) <= compute_now()
+        OR EXISTS (SELECT 1 FROM node_commands c
+                    WHERE c.node_id = a.node_id AND c.allocation_id = a.id AND c.kind = 'assign'))
  ORDER BY a.id;
 
 -- name: NodeAssignmentJobs :many
