@@ -259,8 +259,9 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 		last.wake(workqueue.Wake{Kind: KindReservationQueue, Key: PendingQueueKey(cmd.PoolID, cmd.SiteID), Delay: c.h.pendingRetry()},
 			workqueue.Wake{Kind: KindReservationExpire, Key: id, Delay: cmd.End.Sub(now)})
 	} else {
-		last.wake(workqueue.Wake{Kind: KindReservationActivate, Key: id, Delay: max(start.Sub(now), 0)},
-			workqueue.Wake{Kind: KindReservationExpire, Key: id, Delay: max(cmd.End.Sub(now), 0)})
+		// One timer: the activation, which queues the expiry (a booking
+		// that ends before its start needs none).
+		last.wake(workqueue.Wake{Kind: KindReservationActivate, Key: id, Delay: max(start.Sub(now), 0)})
 	}
 	if where != nil && p.assign {
 		// Booked from now: the allocation goes to the node's daemon now.

@@ -42,9 +42,10 @@ func (r Reconcilers) ReservationPlace(ctx context.Context, it workqueue.Item) er
 
 // ReservationActivate is the reservation.activate reconciler, the
 // KindReservationActivate work-queue handler: a booked reservation whose
-// start has passed (per compute_now()) becomes active. An early run asks to
-// run again at the start. Its transaction is fenced by the item's shard
-// lease.
+// start has passed (per compute_now()) becomes active, its expiry is queued
+// for its end and its allocations are assigned to their nodes (a booking's
+// one timer is its activation). An early run asks to run again at the
+// start. Its transaction is fenced by the item's shard lease.
 func (r Reconcilers) ReservationActivate(ctx context.Context, it workqueue.Item) error {
 	return r.h.timedTransition(ctx, it.Key, fenceOf(ctx, it), decideActivation)
 }
@@ -292,6 +293,11 @@ func (h *Handlers) timedTransition(ctx context.Context, id string, fence func(pg
 			return err
 		}
 		if _, err := emit(ctx, q, event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationOf(allocs))); err != nil {
+			return err
+		}
+		// Active: its expiry is due at its end (a booking's only timer is
+		// its activation), and its allocations go to their nodes.
+		if err := workqueue.Enqueue(ctx, q, KindReservationExpire, id, max(row.EndTs.Sub(past.Now), 0)); err != nil {
 			return err
 		}
 		return assignActivated(ctx, q, allocs)

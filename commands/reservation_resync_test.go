@@ -18,7 +18,8 @@ import (
 // Reservation reconcilers are level-triggered and resynced: when their
 // work-queue rows are lost, the periodic reservation.resync puts back what
 // each live reservation needs (place for a pending one, activation for a
-// booked one, expiry for every one holding quota), each due when it would
+// booked one, expiry for a pending or active one: a booking's activation
+// arms its expiry), each due when it would
 // have been, so a lost row costs only time. A pending reservation's row is
 // its scope's line (reservation.queue, keyed pool:<id>), not one of its own. It runs again every
 // ReservationResyncEvery. Before it, a lost row left a reservation booked
@@ -63,10 +64,11 @@ func TestReservationResync(t *testing.T) {
 		require.Equal(t, now, due(commands.KindReservationQueue, commands.PendingQueueKey("fra1-gpu", "")), "pending: its line now")
 		require.Equal(t, t0.Add(4*time.Hour), due(commands.KindReservationExpire, pending.Reservation.ID), "pending: expiry at its end")
 		require.Equal(t, t0.Add(time.Hour), due(commands.KindReservationActivate, booked.Reservation.ID), "booked: activation at its start")
-		require.Equal(t, t0.Add(3*time.Hour), due(commands.KindReservationExpire, booked.Reservation.ID), "booked: expiry at its end")
 		require.Equal(t, t0.Add(2*time.Hour), due(commands.KindReservationExpire, active.Reservation.ID), "active: expiry at its end")
 		_, err := f.d.Q.WorkQueueGet(f.ctx, dbWork(commands.KindReservationActivate, active.Reservation.ID))
 		require.ErrorIs(t, err, pgx.ErrNoRows, "an active reservation needs no activation")
+		_, err = f.d.Q.WorkQueueGet(f.ctx, dbWork(commands.KindReservationExpire, booked.Reservation.ID))
+		require.ErrorIs(t, err, pgx.ErrNoRows, "a booked reservation's expiry is armed by its activation")
 	}
 
 	lose()

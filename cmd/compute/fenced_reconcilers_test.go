@@ -141,6 +141,8 @@ func TestFencedReservationReconcilers(t *testing.T) {
 				res, err := f.svc.handlers.CreateReservation(f.ctx, commandstest.TenantA, commands.CreateReservation{
 					PoolID: commandstest.Pool, GPUs: 1, Start: now, End: now.Add(time.Hour)})
 				require.NoError(t, err)
+				// Its activation arms the expiry.
+				require.NoError(t, commandstest.Activate(f.ctx, f.svc.handlers, res.Reservation.ID))
 				f.d.AdvanceSimClock(t, time.Hour) // the window ended
 				return res.Reservation.ID
 			}},

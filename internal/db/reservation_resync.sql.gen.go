@@ -26,7 +26,7 @@ SELECT m.key, m.kind, m.due_in_seconds FROM (
   SELECT r.id, $3::text,
          greatest(extract(epoch FROM upper(r.during) - compute_now()), 0)::float8
     FROM reservations r
-   WHERE r.state IN ('pending', 'booked', 'active')
+   WHERE r.state IN ('pending', 'active')
      AND NOT EXISTS (SELECT 1 FROM work_queue w WHERE w.kind = $3::text AND w.key = r.id)
 ) m
  ORDER BY m.key, m.kind
@@ -50,7 +50,8 @@ type ReservationResyncMissingRow struct {
 // bug, a restore, a hand-edited queue): the pending reservations of a scope
 // before their end need their scope's queue (key pool:<id> or site:<id>,
 // as commands.PendingQueueKey spells it), a booked one its activation, and
-// every one holding quota its expiry. key is the work item's key (the
+// a pending or active one its expiry (a booked one's is queued by its
+// activation). key is the work item's key (the
 // reservation id but for the queue); due_in_seconds is when each should
 // run: at the start for an activation, at the end for an expiry, now for a
 // queue. Ordered and bounded so a large backlog is put back in batches.

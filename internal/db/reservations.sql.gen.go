@@ -118,19 +118,21 @@ func (q *Queries) ReservationGet(ctx context.Context, id string) (ReservationGet
 }
 
 const reservationIsPastEnd = `-- name: ReservationIsPastEnd :one
-SELECT upper(during) <= compute_now() AS past_end, lower(during) <= compute_now() AS past_start
+SELECT upper(during) <= compute_now() AS past_end, lower(during) <= compute_now() AS past_start,
+       compute_now()::timestamptz AS now
   FROM reservations WHERE id = $1
 `
 
 type ReservationIsPastEndRow struct {
 	PastEnd   bool
 	PastStart bool
+	Now       time.Time
 }
 
 func (q *Queries) ReservationIsPastEnd(ctx context.Context, id string) (ReservationIsPastEndRow, error) {
 	row := q.db.QueryRow(ctx, reservationIsPastEnd, id)
 	var i ReservationIsPastEndRow
-	err := row.Scan(&i.PastEnd, &i.PastStart)
+	err := row.Scan(&i.PastEnd, &i.PastStart, &i.Now)
 	return i, err
 }
 

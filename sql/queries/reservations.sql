@@ -38,5 +38,6 @@ UPDATE reservations SET conditions = sqlc.arg(conditions), updated_at = compute_
  WHERE id = sqlc.arg(id) AND version = sqlc.arg(version) AND state = 'pending';
 
 -- name: ReservationIsPastEnd :one
-SELECT upper(during) <= compute_now() AS past_end, lower(during) <= compute_now() AS past_start
+SELECT upper(during) <= compute_now() AS past_end, lower(during) <= compute_now() AS past_start,
+       compute_now()::timestamptz AS now
   FROM reservations WHERE id = sqlc.arg(id);
