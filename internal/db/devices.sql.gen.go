@@ -261,7 +261,7 @@ func (q *Queries) DeviceListGPUForUpdate(ctx context.Context, gpuID string) ([]D
 
 const deviceLockForBooking = `-- name: DeviceLockForBooking :many
 SELECT id, parent_id, node_id, kind, mode, bookable, retired, health, quarantined, profile, mig_uuid
-  FROM devices WHERE id = ANY($1::text[])
+  FROM devices WHERE id = ANY((SELECT $1::text[])::text[])
  ORDER BY id FOR NO KEY UPDATE
 `
 
@@ -288,6 +288,9 @@ type DeviceLockForBookingRow struct {
 // block the foreign-key checks of device_bookings, which take FOR KEY SHARE.)
 // profile and mig_uuid are what an assign tells the daemon of each atom
 // (AssignmentDevices), read here so that a booking needs no second read.
+// The ids are a sub-select so that the planner does not see them: seeing
+// one or two, it found every custom plan cheaper than the generic one and
+// planned the statement at every booking (more CPU than running it).
 func (q *Queries) DeviceLockForBooking(ctx context.Context, ids []string) ([]DeviceLockForBookingRow, error) {
 	rows, err := q.db.Query(ctx, deviceLockForBooking, ids)
 	if err != nil {
