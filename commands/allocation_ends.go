@@ -15,13 +15,11 @@ import (
 )
 
 // allocationEnds is what queueAllocationEnds read for each allocation: its
-// unfinished instances (locked), the job under its unassign key, and, when
-// its node's daemon may hold it (assigned), the node's next generation,
-// taken for the unassign.
+// unfinished instances (locked) and, when its node's daemon may hold it
+// (assigned), the node's next generation, taken for the unassign, with the
+// state of the job already under its unassign key.
 type allocationEnds struct {
 	instances [][]db.Instance
-	prev      []db.NodeCommand
-	found     []bool
 	bumps     []db.NodeDesiredBumpAtIfAssignedRow
 	assigned  []bool
 	// commit says the end is the last work of its transaction: the batch
@@ -34,16 +32,11 @@ type allocationEnds struct {
 // queueAllocationEnds queues the reads endAllocationsRead needs.
 func queueAllocationEnds(ctx context.Context, b *pg.Batch, r core.Reservation, allocs []db.AllocationListLiveRow,
 	unassign bool) *allocationEnds {
-	e := &allocationEnds{instances: make([][]db.Instance, len(allocs)), prev: make([]db.NodeCommand, len(allocs)),
-		found: make([]bool, len(allocs)), bumps: make([]db.NodeDesiredBumpAtIfAssignedRow, len(allocs)),
-		assigned: make([]bool, len(allocs))}
+	e := &allocationEnds{instances: make([][]db.Instance, len(allocs)),
+		bumps: make([]db.NodeDesiredBumpAtIfAssignedRow, len(allocs)), assigned: make([]bool, len(allocs))}
 	for i, a := range allocs {
 		pg.Many(ctx, b, (*db.Queries).InstanceListUnfinishedOfAllocationForUpdate, db.InstanceListUnfinishedOfAllocationForUpdateParams{
 			AllocationID: a.ID, NodeID: a.NodeID}, &e.instances[i])
-		if unassign {
-			pg.One(ctx, b, (*db.Queries).NodeCommandGetByKey, db.NodeCommandGetByKeyParams{NodeID: a.NodeID, TenantID: r.Tenant,
-				IdempotencyKey: unassignKeyPrefix + a.ID}, &e.prev[i], &e.found[i])
-		}
 	}
 	if unassign {
 		// Last in the lock order, and taken whether or not an unassign is
@@ -54,7 +47,7 @@ func queueAllocationEnds(ctx context.Context, b *pg.Batch, r core.Reservation, a
 		// begun): the daemon never held it.
 		for i, a := range allocs {
 			pg.One(ctx, b, (*db.Queries).NodeDesiredBumpAtIfAssigned, db.NodeDesiredBumpAtIfAssignedParams{NodeID: a.NodeID,
-				AllocationID: a.ID}, &e.bumps[i], &e.assigned[i])
+				AllocationID: a.ID, TenantID: r.Tenant}, &e.bumps[i], &e.assigned[i])
 		}
 	}
 	return e
@@ -95,8 +88,10 @@ func endAllocationsRead(ctx context.Context, tx pgx.Tx, q *db.Queries, identity 
 			continue
 		}
 		job, ok, err := unassignJob(ctx, q, identity, unassignment{nodeID: a.NodeID, tenant: r.Tenant,
-			allocationID: a.ID, known: true, reason: reason, grace: e.grace}, e.prev[i], e.found[i],
-			func() (db.NodeDesiredBumpAtRow, error) { return db.NodeDesiredBumpAtRow(e.bumps[i]), nil })
+			allocationID: a.ID, known: true, reason: reason, grace: e.grace}, e.bumps[i].UnassignState,
+			func() (db.NodeDesiredBumpAtRow, error) {
+				return db.NodeDesiredBumpAtRow{Generation: e.bumps[i].Generation, Now: e.bumps[i].Now}, nil
+			})
 		if err != nil || !ok {
 			if err != nil {
 				return err

@@ -244,11 +244,10 @@ type unassignment struct {
 func enqueueUnassign(ctx context.Context, q *db.Queries, identity string, u unassignment) (bool, error) {
 	prev, err := q.NodeCommandGetByKey(ctx, db.NodeCommandGetByKeyParams{NodeID: u.nodeID, TenantID: u.tenant,
 		IdempotencyKey: unassignKeyPrefix + u.allocationID})
-	found := err == nil
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return false, pg.Translate(err, "node command")
 	}
-	params, ok, err := unassignJob(ctx, q, identity, u, prev, found, func() (db.NodeDesiredBumpAtRow, error) {
+	params, ok, err := unassignJob(ctx, q, identity, u, prev.State, func() (db.NodeDesiredBumpAtRow, error) {
 		return q.NodeDesiredBumpAt(ctx, u.nodeID)
 	})
 	if err != nil || !ok {
@@ -264,17 +263,17 @@ func enqueueUnassign(ctx context.Context, q *db.Queries, identity string, u unas
 	return err == nil, err
 }
 
-// unassignJob decides, from the job already under unassign:<allocationId>
-// (prev, when found), whether and under which key to queue u; when it
-// does, it takes the node's next generation from bump and returns the job
-// to insert (created now, as compute_now() says).
-func unassignJob(ctx context.Context, q *db.Queries, identity string, u unassignment, prev db.NodeCommand,
-	found bool, bump func() (db.NodeDesiredBumpAtRow, error)) (db.NodeCommandInsertAtParams, bool, error) {
+// unassignJob decides, from the state of the job already under
+// unassign:<allocationId> ("" when there is none), whether and under which
+// key to queue u; when it does, it takes the node's next generation from
+// bump and returns the job to insert (created now, as compute_now() says).
+func unassignJob(ctx context.Context, q *db.Queries, identity string, u unassignment, prevState string,
+	bump func() (db.NodeDesiredBumpAtRow, error)) (db.NodeCommandInsertAtParams, bool, error) {
 	var none db.NodeCommandInsertAtParams
 	key := fixedKey(unassignKeyPrefix + u.allocationID)
 	switch {
-	case !found:
-	case !core.CommandStateTable().Terminal[core.State(prev.State)]:
+	case prevState == "":
+	case !core.CommandStateTable().Terminal[core.State(prevState)]:
 		return none, false, nil
 	case u.retryKey != "":
 		key = fixedKey(u.retryKey)

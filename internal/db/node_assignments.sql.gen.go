@@ -387,28 +387,35 @@ SELECT $1::text, 1
                 WHERE c.node_id = $1::text AND c.allocation_id = $2::text
                   AND c.kind = 'assign')
 ON CONFLICT (node_id) DO UPDATE SET generation = d.generation + 1, updated_at = compute_now()
-RETURNING generation, compute_now()::timestamptz AS now
+RETURNING generation, compute_now()::timestamptz AS now,
+          coalesce((SELECT c.state FROM node_commands c
+                     WHERE c.node_id = $1::text AND c.tenant_id = $3::text
+                       AND c.idempotency_key = 'unassign:' || $2::text), '')::text AS unassign_state
 `
 
 type NodeDesiredBumpAtIfAssignedParams struct {
 	NodeID       string
 	AllocationID string
+	TenantID     string
 }
 
 type NodeDesiredBumpAtIfAssignedRow struct {
-	Generation int64
-	Now        time.Time
+	Generation    int64
+	Now           time.Time
+	UnassignState string
 }
 
 // NodeDesiredBumpAt for the end of an allocation, only when the node's
 // daemon may hold it: an assign of it was ever queued. No row when none
 // was (its window had not begun: assignments.go): the daemon never heard
 // of it, there is nothing to take back, and the node's desired spec is
-// unchanged.
+// unchanged. unassign_state is the state of the job already under the
+// allocation's unassign key (unassign:<id>, of tenant_id), ” when there
+// is none: whether the end queues another (unassignJob).
 func (q *Queries) NodeDesiredBumpAtIfAssigned(ctx context.Context, arg NodeDesiredBumpAtIfAssignedParams) (NodeDesiredBumpAtIfAssignedRow, error) {
-	row := q.db.QueryRow(ctx, nodeDesiredBumpAtIfAssigned, arg.NodeID, arg.AllocationID)
+	row := q.db.QueryRow(ctx, nodeDesiredBumpAtIfAssigned, arg.NodeID, arg.AllocationID, arg.TenantID)
 	var i NodeDesiredBumpAtIfAssignedRow
-	err := row.Scan(&i.Generation, &i.Now)
+	err := row.Scan(&i.Generation, &i.Now, &i.UnassignState)
 	return i, err
 }
 

@@ -18,14 +18,19 @@ RETURNING generation, compute_now()::timestamptz AS now;
 -- daemon may hold it: an assign of it was ever queued. No row when none
 -- was (its window had not begun: assignments.go): the daemon never heard
 -- of it, there is nothing to take back, and the node's desired spec is
--- unchanged.
+-- unchanged. unassign_state is the state of the job already under the
+-- allocation's unassign key (unassign:<id>, of tenant_id), '' when there
+-- is none: whether the end queues another (unassignJob).
 INSERT INTO node_desired AS d (node_id, generation)
 SELECT sqlc.arg(node_id)::text, 1
  WHERE EXISTS (SELECT 1 FROM node_commands c
                 WHERE c.node_id = sqlc.arg(node_id)::text AND c.allocation_id = sqlc.arg(allocation_id)::text
                   AND c.kind = 'assign')
 ON CONFLICT (node_id) DO UPDATE SET generation = d.generation + 1, updated_at = compute_now()
-RETURNING generation, compute_now()::timestamptz AS now;
+RETURNING generation, compute_now()::timestamptz AS now,
+          coalesce((SELECT c.state FROM node_commands c
+                     WHERE c.node_id = sqlc.arg(node_id)::text AND c.tenant_id = sqlc.arg(tenant_id)::text
+                       AND c.idempotency_key = 'unassign:' || sqlc.arg(allocation_id)::text), '')::text AS unassign_state;
 
 -- name: NodeAllocationAssignQueued :one
 -- Whether an assign of the allocation was ever queued to its node: from
