@@ -100,7 +100,7 @@ func (h *Handlers) CreateReservation(ctx context.Context, actor core.Actor, cmd 
 	}
 	c := &creation{h: h, actor: actor, cmd: cmd, spec: spec}
 	plan := func() (*preemptionPlan, error) {
-		return h.planPreemption(ctx, c.reservationToPlace(cmd.Start, nil), c.class.Value)
+		return h.planPreemption(ctx, c.reservationToPlace(cmd.Start, nil), c.scope.ClassValue)
 	}
 	res, err := withPreemption(h, plan, func(plan *preemptionPlan, mayPreempt bool) (ReservationResult, error) {
 		c.plan, c.mayPreempt = plan, mayPreempt
@@ -132,11 +132,6 @@ type creation struct {
 	scope   db.ReservationPlacementScopeRow
 	quota   []db.QuotaUsageLockAndChargeRow // the tenant's rows locked, and whether each was charged
 	cands   []db.NodePlacementCandidatesRow
-	// The priority class asked for (the default one when none was) and
-	// whether the tenant may use it; classFound is false when there is no
-	// such class.
-	class      db.PriorityClassForReservationRow
-	classFound bool
 
 	// plan, when set, is the preemption this run carries out (preemption.go);
 	// mayPreempt lets a run that finds no node ask for one (errMayPreempt).
@@ -151,13 +146,11 @@ func (c *creation) first(ctx context.Context, b *pg.Batch) {
 	c.charges = quotaCharges(c.spec)
 	c.sample = int32(c.h.placementSample())
 	c.scope, c.quota, c.cands = db.ReservationPlacementScopeRow{}, nil, nil
-	c.class, c.classFound = db.PriorityClassForReservationRow{}, false
+	// The scope, the time and the priority class, read before anything is
+	// written; run checks the class before the quota charged below is used
+	// (a refusal rolls it back).
 	pg.One(ctx, b, (*db.Queries).ReservationPlacementScope, db.ReservationPlacementScopeParams{PoolID: optional(c.cmd.PoolID),
-		SiteID: optional(c.cmd.SiteID)}, &c.scope, nil)
-	// The priority class, read before anything is written; run checks it
-	// before the quota charged below is used (a refusal rolls it back).
-	pg.One(ctx, b, (*db.Queries).PriorityClassForReservation, db.PriorityClassForReservationParams{TenantID: c.actor.Tenant,
-		Name: optional(c.cmd.PriorityClass)}, &c.class, &c.classFound)
+		SiteID: optional(c.cmd.SiteID), TenantID: c.actor.Tenant, ClassName: optional(c.cmd.PriorityClass)}, &c.scope, nil)
 	// quota_usage first: lock what this request may charge, including every
 	// per-model GPU quota of the tenant, which placement charges for the
 	// model it lands on, and charge it, in one guarded statement. A
@@ -226,7 +219,7 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	r := core.Reservation{ID: id, Tenant: actor.Tenant, State: core.ReservationBooked, PoolID: cmd.PoolID,
 		SiteID: cmd.SiteID, Spec: c.spec, Start: start.UTC(), End: cmd.End.UTC(), Charges: charges,
 		Conditions: []core.Condition{}, Version: 1,
-		PriorityClass: c.class.Name, Priority: c.class.Value, Preemptible: c.class.Preemptible}
+		PriorityClass: c.scope.ClassName, Priority: c.scope.ClassValue, Preemptible: c.scope.ClassPreemptible}
 	event := core.EventReservationBooked
 	if where == nil {
 		r.State, r.Conditions, event = core.ReservationPending, unschedulable(reasons), core.EventReservationPending
@@ -293,7 +286,7 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 // run with errMayPreempt when c.mayPreempt.
 func (c *creation) place(ctx context.Context, tx pgx.Tx, p reservationToPlace, tail *pg.Batch) (*placed, []string, error) {
 	if c.plan != nil {
-		by := preemptor{id: c.id, class: c.class.Name, priority: c.class.Value}
+		by := preemptor{id: c.id, class: c.scope.ClassName, priority: c.scope.ClassValue}
 		if err := c.h.preempt(ctx, tx, c.plan, by); err != nil {
 			return nil, nil, err
 		}
@@ -301,7 +294,7 @@ func (c *creation) place(ctx context.Context, tx pgx.Tx, p reservationToPlace, t
 		return where, nil, err
 	}
 	where, reasons, err := c.h.placeWith(ctx, tx, p, placementCandidatesOf(c.cands), int(c.sample), tail)
-	if err == nil && where == nil && c.mayPreempt && c.class.MayPreempt {
+	if err == nil && where == nil && c.mayPreempt && c.scope.ClassMayPreempt {
 		return nil, nil, errMayPreempt
 	}
 	return where, reasons, err
@@ -316,20 +309,20 @@ func (c *creation) place(ctx context.Context, tx pgx.Tx, p reservationToPlace, t
 func (c *creation) checkPriorityClass() error {
 	name, want := c.cmd.PriorityClass, c.cmd.Preemptible
 	switch {
-	case !c.classFound && name == "":
+	case !c.scope.ClassFound && name == "":
 		return core.Errorf(core.CodeInvalidArgument, "there is no default priority class: name one in priorityClass")
-	case !c.classFound:
+	case !c.scope.ClassFound:
 		return core.Errorf(core.CodeInvalidArgument, "priority class %s does not exist", name)
-	case !c.class.Allowed:
-		return core.Errorf(core.CodePermissionDenied, "tenant %s may not use priority class %s", c.actor.Tenant, c.class.Name)
-	case want != nil && !*want && c.class.Preemptible:
+	case !c.scope.ClassAllowed:
+		return core.Errorf(core.CodePermissionDenied, "tenant %s may not use priority class %s", c.actor.Tenant, c.scope.ClassName)
+	case want != nil && !*want && c.scope.ClassPreemptible:
 		return core.Errorf(core.CodeInvalidArgument,
 			"priority class %s is preemptible, and the reservation asks not to be preempted (preemptible: false): "+
-				"choose a class that is not preemptible", c.class.Name)
-	case want != nil && *want && !c.class.Preemptible:
+				"choose a class that is not preemptible", c.scope.ClassName)
+	case want != nil && *want && !c.scope.ClassPreemptible:
 		return core.Errorf(core.CodeInvalidArgument,
 			"priority class %s is not preemptible, and the reservation asks to be (preemptible: true): "+
-				"choose a preemptible class, or leave preemptible out", c.class.Name)
+				"choose a preemptible class, or leave preemptible out", c.scope.ClassName)
 	}
 	return nil
 }

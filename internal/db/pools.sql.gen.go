@@ -127,26 +127,66 @@ func (q *Queries) PoolLockShare(ctx context.Context, id string) (PoolLockShareRo
 const reservationPlacementScope = `-- name: ReservationPlacementScope :one
 SELECT compute_now()::timestamptz AS now,
        EXISTS (SELECT 1 FROM pools WHERE id = $1::text) AS pool_found,
-       EXISTS (SELECT 1 FROM sites WHERE id = $2::text) AS site_found
+       EXISTS (SELECT 1 FROM sites WHERE id = $2::text) AS site_found,
+       (pc.name IS NOT NULL)::boolean AS class_found,
+       coalesce(pc.name, '')::text AS class_name, coalesce(pc.value, 0)::int AS class_value,
+       coalesce(pc.preemptible, false)::boolean AS class_preemptible,
+       coalesce(pc.is_default OR EXISTS (SELECT 1 FROM tenant_priority_classes t
+                                          WHERE t.tenant_id = $3::text AND t.class = pc.name),
+                false)::boolean AS class_allowed,
+       coalesce(EXISTS (SELECT 1 FROM priority_classes o WHERE o.preemptible AND o.value < pc.value), false)::boolean
+         AS class_may_preempt
+  FROM (SELECT 1) AS one
+  LEFT JOIN priority_classes pc
+    ON CASE WHEN $4::text IS NULL THEN pc.is_default ELSE pc.name = $4::text END
 `
 
 type ReservationPlacementScopeParams struct {
-	PoolID *string
-	SiteID *string
+	PoolID    *string
+	SiteID    *string
+	TenantID  string
+	ClassName *string
 }
 
 type ReservationPlacementScopeRow struct {
-	Now       time.Time
-	PoolFound bool
-	SiteFound bool
+	Now              time.Time
+	PoolFound        bool
+	SiteFound        bool
+	ClassFound       bool
+	ClassName        string
+	ClassValue       int32
+	ClassPreemptible bool
+	ClassAllowed     bool
+	ClassMayPreempt  bool
 }
 
 // What a create reads before it places, sent with its first statements in
 // one round trip: the business time (compute_now(), instead of a clock read
-// of its own) and whether the named pool or site exists.
+// of its own), whether the named pool or site exists, and the priority
+// class it asks for (the default one when class_name is NULL) with whether
+// its tenant may use it: the default class always, any other when the
+// tenant's allow-list names it. class_found is false when there is no such
+// class (or no default). may_preempt says whether any preemptible class has
+// a lower value: only then may a reservation of this class that does not
+// fit look for victims.
 func (q *Queries) ReservationPlacementScope(ctx context.Context, arg ReservationPlacementScopeParams) (ReservationPlacementScopeRow, error) {
-	row := q.db.QueryRow(ctx, reservationPlacementScope, arg.PoolID, arg.SiteID)
+	row := q.db.QueryRow(ctx, reservationPlacementScope,
+		arg.PoolID,
+		arg.SiteID,
+		arg.TenantID,
+		arg.ClassName,
+	)
 	var i ReservationPlacementScopeRow
-	err := row.Scan(&i.Now, &i.PoolFound, &i.SiteFound)
+	err := row.Scan(
+		&i.Now,
+		&i.PoolFound,
+		&i.SiteFound,
+		&i.ClassFound,
+		&i.ClassName,
+		&i.ClassValue,
+		&i.ClassPreemptible,
+		&i.ClassAllowed,
+		&i.ClassMayPreempt,
+	)
 	return i, err
 }

@@ -79,47 +79,6 @@ func (q *Queries) PriorityClassDefault(ctx context.Context) ([]string, error) {
 	return items, nil
 }
 
-const priorityClassForReservation = `-- name: PriorityClassForReservation :one
-SELECT pc.name, pc.value, pc.preemptible,
-       (pc.is_default OR EXISTS (SELECT 1 FROM tenant_priority_classes t
-                                  WHERE t.tenant_id = $1::text AND t.class = pc.name))::boolean AS allowed,
-       EXISTS (SELECT 1 FROM priority_classes o WHERE o.preemptible AND o.value < pc.value)::boolean AS may_preempt
-  FROM priority_classes pc
- WHERE CASE WHEN $2::text IS NULL THEN pc.is_default ELSE pc.name = $2::text END
-`
-
-type PriorityClassForReservationParams struct {
-	TenantID string
-	Name     *string
-}
-
-type PriorityClassForReservationRow struct {
-	Name        string
-	Value       int32
-	Preemptible bool
-	Allowed     bool
-	MayPreempt  bool
-}
-
-// The class a new reservation asks for (the default one when name is NULL),
-// and whether its tenant may use it: the default class always, any other
-// when the tenant's allow-list names it. No row: no such class (or no
-// default). Read with the create's BEGIN, before anything is written.
-// may_preempt says whether any preemptible class has a lower value: only
-// then may a reservation of this class that does not fit look for victims.
-func (q *Queries) PriorityClassForReservation(ctx context.Context, arg PriorityClassForReservationParams) (PriorityClassForReservationRow, error) {
-	row := q.db.QueryRow(ctx, priorityClassForReservation, arg.TenantID, arg.Name)
-	var i PriorityClassForReservationRow
-	err := row.Scan(
-		&i.Name,
-		&i.Value,
-		&i.Preemptible,
-		&i.Allowed,
-		&i.MayPreempt,
-	)
-	return i, err
-}
-
 const priorityClassGet = `-- name: PriorityClassGet :one
 SELECT name, value, preemptible, grace_seconds, description, is_default, created_by, version, created_at
   FROM priority_classes WHERE name = $1

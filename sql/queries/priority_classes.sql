@@ -27,20 +27,6 @@ SELECT name, value, preemptible, grace_seconds, description, is_default, created
 -- Which of names are classes.
 SELECT name FROM priority_classes WHERE name = ANY(sqlc.arg(names)::text[]) ORDER BY name;
 
--- name: PriorityClassForReservation :one
--- The class a new reservation asks for (the default one when name is NULL),
--- and whether its tenant may use it: the default class always, any other
--- when the tenant's allow-list names it. No row: no such class (or no
--- default). Read with the create's BEGIN, before anything is written.
--- may_preempt says whether any preemptible class has a lower value: only
--- then may a reservation of this class that does not fit look for victims.
-SELECT pc.name, pc.value, pc.preemptible,
-       (pc.is_default OR EXISTS (SELECT 1 FROM tenant_priority_classes t
-                                  WHERE t.tenant_id = sqlc.arg(tenant_id)::text AND t.class = pc.name))::boolean AS allowed,
-       EXISTS (SELECT 1 FROM priority_classes o WHERE o.preemptible AND o.value < pc.value)::boolean AS may_preempt
-  FROM priority_classes pc
- WHERE CASE WHEN sqlc.narg(name)::text IS NULL THEN pc.is_default ELSE pc.name = sqlc.narg(name)::text END;
-
 -- name: TenantPriorityClassesGet :one
 -- A tenant's allow-list as a whole: the classes named (in name order), the
 -- version of the set (0 before it was first set) and the default class,
