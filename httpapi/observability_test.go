@@ -129,7 +129,8 @@ func TestMetricsAfterKnownActions(t *testing.T) {
 	require.Equal(t, 1.0, got[`compute_nodes{state="registered"}`])
 	require.Zero(t, got[`compute_nodes{state="connected"}`])
 	require.Equal(t, 2.0, got[`compute_workqueue_depth{kind="reservation.activate",state="due"}`], "both start now")
-	require.Equal(t, 2.0, got[`compute_workqueue_depth{kind="reservation.expire",state="scheduled"}`], "both end in 2 h")
+	require.Zero(t, got[`compute_workqueue_depth{kind="reservation.expire",state="scheduled"}`],
+		"a booking's expiry is armed by its activation")
 	require.Equal(t, 1.0, got[`compute_build_info{commit="c0ffee",goversion="`+runtime.Version()+`",version="v9.9.9"}`])
 	require.Equal(t, 2.0, got[`compute_http_requests_total{method="POST",route="/v1/reservations",status="201"}`])
 	require.Zero(t, got["compute_domain_metrics_refresh_errors_total"])
@@ -150,6 +151,8 @@ func TestMetricsAfterKnownActions(t *testing.T) {
 	require.Zero(t, got[`compute_reservations{state="booked"}`])
 	require.Equal(t, 1.0, got[`compute_reservations{state="released"}`], first+" is released")
 	require.Zero(t, got[`compute_workqueue_depth{kind="reservation.activate",state="due"}`])
+	require.Equal(t, 1.0, got[`compute_workqueue_depth{kind="reservation.expire",state="scheduled"}`],
+		"the active one ends in 2 h")
 	require.Equal(t, 2.0, got[`compute_workqueue_items_total{kind="reservation.activate",outcome="done"}`])
 	require.Equal(t, 2.0, got[`compute_workqueue_item_duration_seconds_count{kind="reservation.activate"}`])
 	require.Equal(t, 1.0, got[`compute_lease_held{holder="worker-1",lease="shard:`+strconv.Itoa(int(workqueue.ShardOf(second)))+`"}`])
