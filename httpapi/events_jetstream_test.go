@@ -129,8 +129,15 @@ func (s *jetStreamEvents) waitForwarded(t *testing.T) {
 	js, err := nc.JetStream()
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
+		// Every committed event, not only those the frontier lets a reader
+		// see yet: the frontier is cluster-wide, and another test's open
+		// transaction may hold the later ones back for a moment.
+		var committed int
+		if err := s.pg.Pool.QueryRow(context.Background(), "SELECT count(*) FROM outbox").Scan(&committed); err != nil {
+			return false
+		}
 		log, err := outbox.ReadAfter(context.Background(), s.pg.Q, outbox.Position{}, 10_000)
-		if err != nil || len(log) == 0 {
+		if err != nil || len(log) == 0 || len(log) != committed {
 			return false
 		}
 		info, err := js.StreamInfo(natsink.DefaultStream)
