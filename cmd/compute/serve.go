@@ -56,6 +56,20 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	}
 	defer obs.close(logger) // after the loops below have stopped
 	svc := newServices(pool, cfg, logger, obs.placementRejected())
+	if cfg.Has("api") {
+		// The API's queries get a pool of their own (a bulkhead, as the
+		// background roles' below): a read, a read-your-writes wait
+		// included, never queues for a connection behind the commands.
+		readPool, err := pg.Connect(ctx, url, pg.PoolOptions{
+			MaxConns: cfg.ReadMaxConns, IdleInTxTimeout: cfg.IdleInTxTimeout,
+			PgBouncer: cfg.PgBouncer, ApplicationName: "compute",
+		})
+		if err != nil {
+			return fmt.Errorf("read pool: %w", err)
+		}
+		defer closePool(readPool)
+		svc.queries.Pool = readPool
+	}
 	if cfg.NodesWithoutDaemons {
 		logger.Warn("COMPUTE_NODES_WITHOUT_DAEMONS: nodes registered here that never join stay schedulable (benchmarks and tests only)")
 	}
