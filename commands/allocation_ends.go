@@ -29,14 +29,19 @@ type allocationEnds struct {
 	grace *int32
 }
 
-// queueAllocationEnds queues the reads endAllocationsRead needs.
+// queueAllocationEnds queues the reads endAllocationsRead needs. wasActive
+// says whether the reservation was active: only then can it have instances
+// (instances.create inserts one only on an active reservation), so a
+// booking that ends reads none.
 func queueAllocationEnds(ctx context.Context, b *pg.Batch, r core.Reservation, allocs []db.AllocationListLiveRow,
-	unassign bool) *allocationEnds {
+	unassign, wasActive bool) *allocationEnds {
 	e := &allocationEnds{instances: make([][]db.Instance, len(allocs)),
 		bumps: make([]db.NodeDesiredBumpAtIfAssignedRow, len(allocs)), assigned: make([]bool, len(allocs))}
 	for i, a := range allocs {
-		pg.Many(ctx, b, (*db.Queries).InstanceListUnfinishedOfAllocationForUpdate, db.InstanceListUnfinishedOfAllocationForUpdateParams{
-			AllocationID: a.ID, NodeID: a.NodeID}, &e.instances[i])
+		if wasActive {
+			pg.Many(ctx, b, (*db.Queries).InstanceListUnfinishedOfAllocationForUpdate,
+				db.InstanceListUnfinishedOfAllocationForUpdateParams{AllocationID: a.ID, NodeID: a.NodeID}, &e.instances[i])
+		}
 	}
 	if unassign {
 		// Last in the lock order, and taken whether or not an unassign is

@@ -163,7 +163,7 @@ func endReservationWith(ctx context.Context, tx pgx.Tx, actor core.Actor, id str
 	if err := tail.emit(end.event, r.Tenant, core.ReservationSubject(id), data, &pos); err != nil {
 		return ReservationResult{}, err
 	}
-	ends := queueAllocationEnds(ctx, &b, r, allocs, end.unassign)
+	ends := queueAllocationEnds(ctx, &b, r, allocs, end.unassign, from == core.ReservationActive)
 	ends.commit, ends.grace = end.commit, end.grace
 	if len(allocs) == 0 || !end.unassign {
 		tail.queue(ctx, &b) // no unassign to travel with: the event goes now
