@@ -128,9 +128,6 @@ func (d *daemon) observed() int64 {
 	return s.ObservedGeneration
 }
 
-// Booking queues one assign for the node in the booking's transaction,
-// with the allocation's devices, scalars and window at the node's new
-// generation; extending queues the wider window again.
 // A booking that starts later reaches its node's daemon at its start:
 // nothing goes at booking (no job, no generation, no event), nor when it
 // is extended or resynced before then; one that ends before its start is
@@ -189,6 +186,9 @@ func TestAdvanceBookingReachesItsNodeAtItsStart(t *testing.T) {
 	f.requireInvariants(t)
 }
 
+// Booking a window that has begun queues one assign for the node in the
+// booking's transaction, with the allocation's devices, scalars and window
+// at the node's new generation; extending queues the wider window again.
 func TestBookingQueuesAssign(t *testing.T) {
 	t.Parallel()
 	f := setup(t)

@@ -40,8 +40,9 @@ type ReservationResyncResult struct {
 // resyncReservations puts back the reconciler rows that live reservations
 // need and have lost: the queue of a scope with pending reservations (now),
 // a booked one's activation (at its start) and a pending or active one's
-// expiry (at its end; a booking's activation arms it). Rows that exist are left alone. Its transaction is
-// fenced by fence; workers run it as Reconcilers.ReservationResync.
+// expiry (at its end; a booking's activation arms it). Rows that exist are
+// left alone. Its transaction is fenced by fence; workers run it as
+// Reconcilers.ReservationResync.
 func (h *Handlers) resyncReservations(ctx context.Context, fence func(pgx.Tx) error) (ReservationResyncResult, error) {
 	var res ReservationResyncResult
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
