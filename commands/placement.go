@@ -219,7 +219,8 @@ func candidatesParams(p reservationToPlace, maxNodes *int32) db.NodePlacementCan
 	return db.NodePlacementCandidatesParams{
 		Kind: string(g.Kind), Model: optional(g.Model), Profile: optional(atomProfile(g)),
 		FromTs: p.start, ToTs: p.end, PoolID: optional(p.poolID), SiteID: optional(p.siteID), Seed: p.reservationID,
-		MaxNodes: maxNodes,
+		MaxNodes: maxNodes, WithAtoms: g.Count > 0, WithVcpu: p.spec.VCPU > 0, WithMemory: p.spec.MemoryMB > 0,
+		WithDisk: p.spec.DiskGB > 0,
 	}
 }
 

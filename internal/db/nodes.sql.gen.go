@@ -158,60 +158,68 @@ const nodePlacementCandidates = `-- name: NodePlacementCandidates :many
 WITH candidates AS (
   SELECT s.id, s.pool_id, s.cordoned, s.taints, s.no_schedule_reasons, s.state FROM (
     (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 0 AS lap, hashtext(n.id) AS h FROM nodes n
-      WHERE n.pool_id = $6::text AND hashtext(n.id) >= (SELECT hashtext($7::text))
-      ORDER BY hashtext(n.id), n.id LIMIT $8::int)
+      WHERE n.pool_id = $10::text AND hashtext(n.id) >= (SELECT hashtext($11::text))
+      ORDER BY hashtext(n.id), n.id LIMIT $12::int)
     UNION ALL
     (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 1, hashtext(n.id) FROM nodes n
-      WHERE n.pool_id = $6::text AND hashtext(n.id) < (SELECT hashtext($7::text))
-      ORDER BY hashtext(n.id), n.id LIMIT $8::int)
+      WHERE n.pool_id = $10::text AND hashtext(n.id) < (SELECT hashtext($11::text))
+      ORDER BY hashtext(n.id), n.id LIMIT $12::int)
     UNION ALL
     (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 0, hashtext(n.id) FROM nodes n
-      WHERE n.site_id = $9::text AND hashtext(n.id) >= (SELECT hashtext($7::text))
-      ORDER BY hashtext(n.id), n.id LIMIT $8::int)
+      WHERE n.site_id = $13::text AND hashtext(n.id) >= (SELECT hashtext($11::text))
+      ORDER BY hashtext(n.id), n.id LIMIT $12::int)
     UNION ALL
     (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 1, hashtext(n.id) FROM nodes n
-      WHERE n.site_id = $9::text AND hashtext(n.id) < (SELECT hashtext($7::text))
-      ORDER BY hashtext(n.id), n.id LIMIT $8::int)
+      WHERE n.site_id = $13::text AND hashtext(n.id) < (SELECT hashtext($11::text))
+      ORDER BY hashtext(n.id), n.id LIMIT $12::int)
   ) s
   ORDER BY s.lap, s.h, s.id
-  LIMIT $8::int
+  LIMIT $12::int
 )
 SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
+       CASE WHEN $1::boolean THEN
        (SELECT count(*) FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
-         WHERE a.node_id = c.id AND a.bookable AND a.kind = $1
-           AND ($2::text IS NULL OR a.model = $2::text)
-           AND ($3::text IS NULL OR a.profile = $3::text)
+         WHERE a.node_id = c.id AND a.bookable AND a.kind = $2
+           AND ($3::text IS NULL OR a.model = $3::text)
+           AND ($4::text IS NULL OR a.profile = $4::text)
            AND a.health = 'healthy' AND NOT a.quarantined
            AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
            AND NOT EXISTS (SELECT 1 FROM device_bookings b
                             WHERE b.device_id COLLATE "C" = a.id
                               AND coalesce(upper(b.during), 'infinity'::timestamptz)
-                                  >= LEAST(GREATEST($4::timestamptz, compute_now()), $5::timestamptz)
+                                  >= LEAST(GREATEST($5::timestamptz, compute_now()), $6::timestamptz)
                               AND range_overlaps(b.during,
-                                                 tstzrange(LEAST(GREATEST($4::timestamptz, compute_now()),
-                                                                 $5::timestamptz),
-                                                           $5::timestamptz, '[)')))
-       )::bigint AS free_atoms,
+                                                 tstzrange(LEAST(GREATEST($5::timestamptz, compute_now()),
+                                                                 $6::timestamptz),
+                                                           $6::timestamptz, '[)')))
+       ) ELSE 0 END::bigint AS free_atoms,
+       CASE WHEN $7::boolean THEN
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
-                  WHERE r.node_id = c.id AND r.resource = 'vcpu'), 0)::bigint AS free_vcpu,
+                  WHERE r.node_id = c.id AND r.resource = 'vcpu'), 0) ELSE 0 END::bigint AS free_vcpu,
+       CASE WHEN $8::boolean THEN
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
-                  WHERE r.node_id = c.id AND r.resource = 'memory'), 0)::bigint AS free_memory,
+                  WHERE r.node_id = c.id AND r.resource = 'memory'), 0) ELSE 0 END::bigint AS free_memory,
+       CASE WHEN $9::boolean THEN
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
-                  WHERE r.node_id = c.id AND r.resource = 'disk'), 0)::bigint AS free_disk
+                  WHERE r.node_id = c.id AND r.resource = 'disk'), 0) ELSE 0 END::bigint AS free_disk
   FROM candidates c
  ORDER BY c.id
 `
 
 type NodePlacementCandidatesParams struct {
-	Kind     string
-	Model    *string
-	Profile  *string
-	FromTs   time.Time
-	ToTs     time.Time
-	PoolID   *string
-	Seed     string
-	MaxNodes *int32
-	SiteID   *string
+	WithAtoms  bool
+	Kind       string
+	Model      *string
+	Profile    *string
+	FromTs     time.Time
+	ToTs       time.Time
+	WithVcpu   bool
+	WithMemory bool
+	WithDisk   bool
+	PoolID     *string
+	Seed       string
+	MaxNodes   *int32
+	SiteID     *string
 }
 
 type NodePlacementCandidatesRow struct {
@@ -244,14 +252,20 @@ type NodePlacementCandidatesRow struct {
 // through the btree device_bookings_device_end, not the GiST index; see
 // DeviceFreeAtoms). Nothing is locked here. A window that began is counted
 // from compute_now(), so a create sends this with its first statements,
-// before it has read the time.
+// before it has read the time. Only what the request asks for is counted
+// (with_atoms, with_vcpu, with_memory, with_disk); the rest reads 0, which
+// a request of none of it never lacks.
 func (q *Queries) NodePlacementCandidates(ctx context.Context, arg NodePlacementCandidatesParams) ([]NodePlacementCandidatesRow, error) {
 	rows, err := q.db.Query(ctx, nodePlacementCandidates,
+		arg.WithAtoms,
 		arg.Kind,
 		arg.Model,
 		arg.Profile,
 		arg.FromTs,
 		arg.ToTs,
+		arg.WithVcpu,
+		arg.WithMemory,
+		arg.WithDisk,
 		arg.PoolID,
 		arg.Seed,
 		arg.MaxNodes,

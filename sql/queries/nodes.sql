@@ -53,7 +53,9 @@ UPDATE nodes SET cordoned = sqlc.arg(cordoned), taints = sqlc.arg(taints)::text[
 -- through the btree device_bookings_device_end, not the GiST index; see
 -- DeviceFreeAtoms). Nothing is locked here. A window that began is counted
 -- from compute_now(), so a create sends this with its first statements,
--- before it has read the time.
+-- before it has read the time. Only what the request asks for is counted
+-- (with_atoms, with_vcpu, with_memory, with_disk); the rest reads 0, which
+-- a request of none of it never lacks.
 WITH candidates AS (
   SELECT s.id, s.pool_id, s.cordoned, s.taints, s.no_schedule_reasons, s.state FROM (
     (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 0 AS lap, hashtext(n.id) AS h FROM nodes n
@@ -76,6 +78,7 @@ WITH candidates AS (
   LIMIT sqlc.narg(max_nodes)::int
 )
 SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
+       CASE WHEN sqlc.arg(with_atoms)::boolean THEN
        (SELECT count(*) FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
          WHERE a.node_id = c.id AND a.bookable AND a.kind = sqlc.arg(kind)
            AND (sqlc.narg(model)::text IS NULL OR a.model = sqlc.narg(model)::text)
@@ -90,12 +93,15 @@ SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
                                                  tstzrange(LEAST(GREATEST(sqlc.arg(from_ts)::timestamptz, compute_now()),
                                                                  sqlc.arg(to_ts)::timestamptz),
                                                            sqlc.arg(to_ts)::timestamptz, '[)')))
-       )::bigint AS free_atoms,
+       ) ELSE 0 END::bigint AS free_atoms,
+       CASE WHEN sqlc.arg(with_vcpu)::boolean THEN
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
-                  WHERE r.node_id = c.id AND r.resource = 'vcpu'), 0)::bigint AS free_vcpu,
+                  WHERE r.node_id = c.id AND r.resource = 'vcpu'), 0) ELSE 0 END::bigint AS free_vcpu,
+       CASE WHEN sqlc.arg(with_memory)::boolean THEN
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
-                  WHERE r.node_id = c.id AND r.resource = 'memory'), 0)::bigint AS free_memory,
+                  WHERE r.node_id = c.id AND r.resource = 'memory'), 0) ELSE 0 END::bigint AS free_memory,
+       CASE WHEN sqlc.arg(with_disk)::boolean THEN
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
-                  WHERE r.node_id = c.id AND r.resource = 'disk'), 0)::bigint AS free_disk
+                  WHERE r.node_id = c.id AND r.resource = 'disk'), 0) ELSE 0 END::bigint AS free_disk
   FROM candidates c
  ORDER BY c.id;
