@@ -31,6 +31,9 @@ import (
 //     acknowledged.
 //  3. An overlapping assignment planted in a daemon's journal makes it
 //     refuse the control plane's assign: the reservation fails.
+//  4. A booking that starts later reaches its node at its start: nothing
+//     is sent before, its activation assigns it, and its workload then
+//     sees its GPU.
 func TestReservationsReachTheMachine(t *testing.T) {
 	runSize(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -95,6 +98,26 @@ func TestReservationsReachTheMachine(t *testing.T) {
 	if live != 0 {
 		t.Fatalf("a failed reservation still books %d devices", live)
 	}
+
+	// 4. Booked ten seconds ahead: the daemon hears of it at its start.
+	later := f.bookWith("n1", 10*time.Second, 2*time.Hour, 1024)
+	if st, job := f.state(later.ID), f.jobState(later.ID, "assign"); st != "booked" || job != "" {
+		t.Fatalf("a booking for later: state %q, assign job %q; want booked and none", st, job)
+	}
+	f.sim.advanceTo(ctx, f.sim.now(ctx).Add(10*time.Second))
+	f.awaitAssigned(later)
+	in4, pid4, dir4 := f.startInstance("n1", later)
+	env, err = os.ReadFile(filepath.Join(dir4, "env.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var laterNow assignReservation
+	f.must(f.member, "GET", "/v1/reservations/"+later.ID, "", nil, &laterNow)
+	if got := envValue(string(env), "CUDA_VISIBLE_DEVICES"); len(laterNow.DeviceIDs) != 1 || got != laterNow.DeviceIDs[0] {
+		t.Fatalf("CUDA_VISIBLE_DEVICES = %q, want the reservation's devices %v", got, laterNow.DeviceIDs)
+	}
+	f.must(f.member, "POST", "/v1/reservations/"+later.ID+"/release", uuid.NewString(), map[string]any{}, nil)
+	f.stopped(in4, pid4)
 }
 
 // assignFleet is `compute serve` and three `compute agent` processes with
