@@ -278,6 +278,15 @@ func (h *Handlers) timedTransition(ctx context.Context, id string, fence func(pg
 		if err := core.CheckTransition(core.ReservationStateTable(), core.State(row.State), to); err != nil {
 			return err
 		}
+		// quota_usage first, as every transaction that changes a reservation
+		// and then its node takes it: the activation assigns the allocations
+		// (node_desired, last in the lock order), and a preemption that ends
+		// this reservation holds its tenant's rows from its start, so the
+		// two serialise here instead of deadlocking on the reservation row
+		// and the node's generation.
+		if _, err := q.QuotaUsageLockTenants(ctx, []string{row.TenantID}); err != nil {
+			return pg.Translate(err, "quota")
+		}
 		allocs, err := q.AllocationListLive(ctx, id)
 		if err != nil {
 			return pg.Translate(err, "allocations")
