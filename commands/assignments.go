@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,17 +25,7 @@ import (
 // release, and the reconcile and resync re-pushes), which bumps the node's
 // generation (node_desired) and puts the new generation in the payload.
 //
-// When. A node's daemon holds what may run on it now: an allocation is
-// assigned when its window begins, in the transaction that activates its
-// reservation, or at booking when the window has begun already
-// (assignDue). A booking that starts later costs its node nothing until
-// then: no job, no generation, no dispatch; one released, cancelled,
-// preempted or failed before its start is never sent, and its end queues
-// no unassign (NodeDesiredBumpAtIfAssigned). Advance reservations are the
-// product's common case, and many end before they begin; the database's
-// exclusion constraints, not the daemon, keep their devices apart, the
-// daemon's overlap refusal being the defence behind them. Once assigned,
-// an allocation's changes (extension, end) go to the daemon as before.
+// When: at the window's start (assignment_timing.go).
 //
 // Both are retry-safe (the daemon carries out a repeat as a no-op), so a
 // daemon that lost its journal is sent them again rather than failing them.
@@ -50,20 +39,6 @@ import (
 // assign queued after an open unassign of an allocation that shares a GPU
 // with it, and every job of its allocation with it (heldAllocations); an
 // assign of other GPUs goes at once.
-
-// assignDue says whether an allocation whose window begins at start goes
-// to its node's daemon now: its window has begun.
-func assignDue(start, now time.Time) bool { return !start.After(now) }
-
-// assignQueued says whether an assign of the allocation was ever queued to
-// its node: from then on the daemon may hold it.
-func assignQueued(ctx context.Context, q *db.Queries, nodeID, allocationID string) (bool, error) {
-	queued, err := q.NodeAllocationAssignQueued(ctx, db.NodeAllocationAssignQueuedParams{NodeID: nodeID, AllocationID: allocationID})
-	if err != nil {
-		return false, pg.Translate(err, "assign jobs of "+allocationID)
-	}
-	return queued, nil
-}
 
 // Idempotency keys of assignment jobs, unique per (node, tenant, key).
 const (
@@ -204,19 +179,6 @@ func queueNewAssign(ctx context.Context, b *pg.Batch, tail *batchTail, identity 
 		Kind: core.NodeCommandAssign, RetrySafe: true, Payload: payload, Generation: &generation, CreatedAt: now})
 }
 
-// assignActivated queues the assigns of a reservation that became active,
-// in the transaction that activates it: its window has begun, so its
-// allocations go to their nodes' daemons now. One assigned at booking (its
-// window had begun then) has its key taken, and nothing is queued again.
-func assignActivated(ctx context.Context, q *db.Queries, allocs []db.AllocationListLiveRow) error {
-	for _, a := range allocs {
-		if _, err := enqueueAssign(ctx, q, system.Identity, a.ID, fixedKey(assignKeyPrefix+a.ID)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // unassignment is one unassign to queue.
 type unassignment struct {
 	nodeID       string
@@ -351,54 +313,6 @@ func bumpGeneration(ctx context.Context, q *db.Queries, nodeID string) error {
 		return pg.Translate(err, "node "+nodeID)
 	}
 	return workqueue.Enqueue(ctx, q, KindNodeResync, nodeID, 0)
-}
-
-// assignFailure classifies the reason of a failed assign: "Refused" (the
-// daemon holds one of its devices for an overlapping window) or "Rejected"
-// (anything else the daemon found wrong with it) fail its reservation;
-// transient ones (the daemon could not write its journal; the control plane
-// gave up on a daemon that lost its memory) do not: the resync sends the
-// assign again.
-func assignFailure(reason string) (kind string, fails bool) {
-	switch {
-	case strings.HasPrefix(reason, AssignRefusedPrefix):
-		return "Refused", true
-	case strings.HasPrefix(reason, "journal: "), reason == lostMemoryReason:
-		return "", false
-	}
-	return "Rejected", true
-}
-
-// failAssignedReservation fails the reservation of an assign job that
-// failed for good, in the transaction that records the failure: its quota
-// is refunded, its bookings freed, its instances failed, and
-// reservation.failed is raised, with an AssignmentFailed condition carrying
-// the daemon's reason. No unassign is queued unless an earlier assign of
-// the allocation succeeded (an extension refused: the daemon holds the
-// allocation's original window). A reservation that already ended is left
-// alone.
-func failAssignedReservation(ctx context.Context, tx pgx.Tx, c db.NodeCommand, kind, reason string) error {
-	q := db.New(tx)
-	if c.AllocationID == nil {
-		return nil
-	}
-	a, err := q.AllocationAssignment(ctx, *c.AllocationID)
-	if err != nil {
-		return pg.Translate(err, "allocation "+*c.AllocationID)
-	}
-	if s := core.State(a.State); a.Released || (s != core.ReservationBooked && s != core.ReservationActive) {
-		return nil
-	}
-	held, err := q.AllocationAssignedBefore(ctx, db.AllocationAssignedBeforeParams{AllocationID: &a.ID, JobID: c.ID})
-	if err != nil {
-		return pg.Translate(err, "assign jobs")
-	}
-	cond := core.Condition{Type: core.ConditionAssignmentFailed, Status: true, Reason: kind,
-		Message: fmt.Sprintf("node %s did not take the assignment: %s", c.NodeID, reason)}
-	_, err = endReservationWith(ctx, tx, system, a.ReservationID, 0, reservationEnd{to: core.ReservationFailed,
-		event: core.EventReservationFailed, conditions: []core.Condition{cond},
-		reason: "reservation failed: " + reason, unassign: held}, nil)
-	return err
 }
 
 // raiseObserved raises the session's observed generation (at epoch) to
