@@ -118,10 +118,11 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 	// end, replaces the one it holds. An allocation not assigned yet (its
 	// window has not begun) goes with its new end at its start.
 	for _, a := range allocs {
-		if queued, err := assignQueued(ctx, q, a.NodeID, a.ID); err != nil || !queued {
-			if err != nil {
-				return ReservationResult{}, err
-			}
+		queued, err := assignQueued(ctx, q, a.NodeID, a.ID)
+		if err != nil {
+			return ReservationResult{}, err
+		}
+		if !queued {
 			continue
 		}
 		key := fmt.Sprintf("%s%s:%d", assignKeyPrefix, a.ID, cmd.NewEnd.UnixMicro())
