@@ -177,7 +177,8 @@ func queueFreeCapacity(ctx context.Context, b *pg.Batch, allocs []db.AllocationL
 			pg.Many(ctx, b, (*db.Queries).PoolCapacityRollupAdjustMany, db.PoolCapacityRollupAdjustManyParams{PoolID: a.PoolID,
 				Resources: f.scalars, Deltas: deltas}, &f.rolledUp[i])
 		}
-		pg.ExecRows(ctx, b, (*db.Queries).AllocationReleaseWithBookings, a.ID, &f.released[i])
+		pg.ExecRows(ctx, b, (*db.Queries).AllocationReleaseWithBookings, db.AllocationReleaseWithBookingsParams{
+			AllocationID: a.ID, NodeID: a.NodeID}, &f.released[i])
 	}
 	return f
 }
