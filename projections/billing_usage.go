@@ -33,13 +33,18 @@ func (UsageWindows) ID() string { return NameUsageWindows }
 // Tables are the tables this projection owns.
 func (UsageWindows) Tables() []string { return []string{"rm_usage_allocations", "rm_usage_windows"} }
 
-// Apply writes each reservation event of the batch in tx. The windows of
-// every reservation whose interval changed are recomputed once, after the
-// batch's intervals, from the interval as it then stands (the same windows
-// as recomputing after each event), all in one round trip.
+// Apply writes each reservation event of the batch in tx, in two round
+// trips: the intervals, in the events' order, then the windows of every
+// reservation whose interval changed, recomputed once from the interval as
+// it then stands (the same windows as recomputing after each event).
 func (UsageWindows) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error {
 	q := db.New(tx)
-	var changed []string // reservation ids, in the order first changed
+	var intervals pg.Batch
+	type write struct {
+		id   string
+		rows int64
+	}
+	var writes []*write
 	err := applyEach(events, func(e outbox.Stored) error {
 		if !reservationEventTypes[e.Type] {
 			return nil
@@ -48,17 +53,21 @@ func (UsageWindows) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored
 		if err != nil || !r.placed() {
 			return err
 		}
-		n, err := applyUsage(ctx, q, e, r)
-		if err != nil || n == 0 {
-			return err // 0: already applied, windows are as they were
-		}
-		if !slices.Contains(changed, r.ID) {
-			changed = append(changed, r.ID)
-		}
-		return nil
+		w := &write{id: r.ID}
+		writes = append(writes, w)
+		return queueUsage(ctx, q, &intervals, e, r, &w.rows)
 	})
 	if err != nil {
 		return err
+	}
+	if err := intervals.Send(ctx, tx); err != nil {
+		return fmt.Errorf("usage intervals: %w", err)
+	}
+	var changed []string // reservation ids, in the order first changed
+	for _, w := range writes {
+		if w.rows > 0 && !slices.Contains(changed, w.id) { // 0: already applied, windows are as they were
+			changed = append(changed, w.id)
+		}
 	}
 	var b pg.Batch
 	for _, id := range changed {
@@ -71,9 +80,12 @@ func (UsageWindows) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored
 	return nil
 }
 
-// applyUsage moves the reservation's reserved interval as the event says
-// and reports how many rows changed (0 when the event was already applied).
-func applyUsage(ctx context.Context, q *db.Queries, e outbox.Stored, r reservationData) (int64, error) {
+// queueUsage queues in b the move of the reservation's reserved interval
+// that the event says; rows receives how many rows it changed (0 when the
+// event was already applied). The fallbacks of events written before they
+// carried everything read the write model through q at once: they read
+// none of the rows queued before them.
+func queueUsage(ctx context.Context, q *db.Queries, b *pg.Batch, e outbox.Stored, r reservationData, rows *int64) error {
 	switch {
 	case e.Type == core.EventReservationBooked:
 		// The pool is taken from the event alone (not from the fleet model,
@@ -84,24 +96,25 @@ func applyUsage(ctx context.Context, q *db.Queries, e outbox.Stored, r reservati
 		}
 		vcpu, mem, disk, err := scalarsOf(ctx, q, r)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		b, err := billedOf(ctx, q, e, r)
+		bl, err := billedOf(ctx, q, e, r)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		return q.RmUsageAllocationBook(ctx, db.RmUsageAllocationBookParams{ReservationID: r.ID,
-			AllocationID: b.AllocationID, TenantID: r.Tenant, PoolID: pool, NodeID: r.NodeID,
+		pg.ExecRows(ctx, b, (*db.Queries).RmUsageAllocationBook, db.RmUsageAllocationBookParams{ReservationID: r.ID,
+			AllocationID: bl.AllocationID, TenantID: r.Tenant, PoolID: pool, NodeID: r.NodeID,
 			Devices: int32(len(r.DeviceIDs)), Vcpu: vcpu, MemoryMb: mem, DiskGb: disk, StartTs: r.Start, At: e.Time,
-			EndTs: r.End, Version: r.Version, GpuKind: string(b.GPUKind), GpuModel: b.GPUModel,
-			MigProfile: b.MIGProfile, SlotKind: string(b.SlotKind)})
+			EndTs: r.End, Version: r.Version, GpuKind: string(bl.GPUKind), GpuModel: bl.GPUModel,
+			MigProfile: bl.MIGProfile, SlotKind: string(bl.SlotKind)}, rows)
 	case r.ended():
-		return q.RmUsageAllocationEndAt(ctx, db.RmUsageAllocationEndAtParams{ReservationID: r.ID, At: e.Time,
-			Version: r.Version})
+		pg.ExecRows(ctx, b, (*db.Queries).RmUsageAllocationEndAt, db.RmUsageAllocationEndAtParams{ReservationID: r.ID,
+			At: e.Time, Version: r.Version}, rows)
 	default:
-		return q.RmUsageAllocationSetEnd(ctx, db.RmUsageAllocationSetEndParams{ReservationID: r.ID, EndTs: r.End,
-			Version: r.Version})
+		pg.ExecRows(ctx, b, (*db.Queries).RmUsageAllocationSetEnd, db.RmUsageAllocationSetEndParams{ReservationID: r.ID,
+			EndTs: r.End, Version: r.Version}, rows)
 	}
+	return nil
 }
 
 // billed is what billing keys and prices a window by, besides the scalars:
