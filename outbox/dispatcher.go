@@ -182,8 +182,8 @@ func (d *Dispatcher) takeLease(ctx context.Context, q *db.Queries) (l lease.Leas
 	}
 	l, err = lease.Acquire(ctx, q, LeaseName(d.id), d.owner, lease.TTL)
 	if err != nil {
-		// Only a refusal says the lease is not held. Any other error (the
-		// context cancelled at shutdown) may have come after the server
+		// Only a refusal says the lease is not held. Any other error (a
+		// connection lost mid-statement) may have come after the server
 		// renewed it: forgetting it then would leave Run's release on exit
 		// nothing to release, and the lease would outlive this process by
 		// its TTL. A lease kept this way that is in fact lost fails the

@@ -50,8 +50,15 @@ type Lease struct {
 }
 
 // Acquire takes name for owner, or renews it when owner already holds it.
-// It returns ErrNotAcquired when someone else holds a live lease.
+// It returns ErrNotAcquired when someone else holds a live lease. Once
+// sent, the write runs to its end even when ctx ends meanwhile (see
+// settled).
 func Acquire(ctx context.Context, q *db.Queries, name, owner string, ttl time.Duration) (Lease, error) {
+	ctx, cancel, err := settled(ctx)
+	defer cancel()
+	if err != nil {
+		return Lease{}, fmt.Errorf("acquire lease %s: %w", name, err)
+	}
 	row, err := q.LeaseAcquire(ctx, db.LeaseAcquireParams{Name: name, Owner: owner, TtlSeconds: ttl.Seconds()})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Lease{}, ErrNotAcquired

@@ -151,3 +151,52 @@ func waitForLockWait(t *testing.T, d *pgtest.DB) {
 		return err == nil && n > 0
 	}, 10*time.Second, 5*time.Millisecond)
 }
+
+// A renewal whose caller gives up while the statement waits is seen
+// through, not abandoned: abandoned, the server could run it after the
+// holder's Release and take the lease back for a whole TTL. Here the
+// renewal waits on the lease row's lock, its context is cancelled, and it
+// still returns the renewed lease once the lock goes; the Release after it
+// then lets another owner in at once.
+func TestAcquireCancelledInFlightIsSeenThrough(t *testing.T) {
+	t.Parallel()
+	bg := context.Background()
+	d := pgtest.New(t)
+	a, err := lease.Acquire(bg, d.Q, "singleton:settle", "a", lease.TTL)
+	require.NoError(t, err)
+
+	blocker, err := d.Pool.Begin(bg)
+	require.NoError(t, err)
+	_, err = blocker.Exec(bg, "SELECT 1 FROM leases WHERE name = 'singleton:settle' FOR UPDATE")
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(bg)
+	type result struct {
+		l   lease.Lease
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		l, err := lease.Acquire(ctx, d.Q, "singleton:settle", "a", lease.TTL)
+		done <- result{l, err}
+	}()
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, d.Pool.QueryRow(bg, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n))
+		return n == 1
+	}, 10*time.Second, time.Millisecond, "the renewal waits on the row lock")
+	cancel()
+	require.NoError(t, blocker.Rollback(bg))
+	r := <-done
+	require.NoError(t, r.err, "the renewal ran to its end")
+	require.Equal(t, a.Epoch, r.l.Epoch)
+
+	require.NoError(t, r.l.Release(bg, d.Q))
+	b, err := lease.Acquire(bg, d.Q, "singleton:settle", "b", lease.TTL)
+	require.NoError(t, err, "nothing renewed the lease after its release")
+	require.Equal(t, a.Epoch+1, b.Epoch)
+
+	_, err = lease.Acquire(ctx, d.Q, "singleton:settle", "a", lease.TTL)
+	require.ErrorIs(t, err, context.Canceled, "a context already done sends nothing")
+}
