@@ -200,9 +200,21 @@ func (d *Dispatcher) takeLease(ctx context.Context, q *db.Queries) (l lease.Leas
 // apply runs the TxSink's batch and the cursor save in one fenced
 // transaction: both happen or neither does. The fence goes with the BEGIN,
 // the COMMIT with the cursor save.
+//
+// The transaction commits without waiting for its WAL to reach the disk
+// (synchronous_commit off, for it alone). A TxSink's effects are derived
+// from the log and saved with the cursor they follow from, so a crash that
+// loses the last such commits loses both together, and the next holder
+// applies those events again from the durable outbox: nothing is lost or
+// applied twice, and no acknowledgement anyone relies on is given for
+// them. Not waiting for the flush saves the sinks' share of the machine
+// (3 % more reservations/s over HTTP, docs/benchmarks.md).
 func (d *Dispatcher) apply(ctx context.Context, l lease.Lease, events []Stored, last Position) error {
 	var held bool
-	return pg.InTxBatch(ctx, d.pool, func(b *pg.Batch) { l.FenceIn(ctx, b, &held) }, func(tx pgx.Tx) error {
+	return pg.InTxBatch(ctx, d.pool, func(b *pg.Batch) {
+		b.Statement("SET LOCAL synchronous_commit = off")
+		l.FenceIn(ctx, b, &held)
+	}, func(tx pgx.Tx) error {
 		if !held {
 			return lease.ErrFenced
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/internal/lease"
@@ -325,4 +326,50 @@ func TestTxDispatcherReadsTheCursorAgainAfterATakeover(t *testing.T) {
 	var applied int
 	require.NoError(t, d.Pool.QueryRow(ctx, "SELECT count(*) FROM applied").Scan(&applied))
 	require.Equal(t, 6, applied)
+}
+
+// settingSink is a TxSink that records synchronous_commit as its
+// transaction sees it.
+type settingSink struct{ seen []string }
+
+func (*settingSink) ID() string { return "setting" }
+
+func (s *settingSink) Apply(ctx context.Context, tx pgx.Tx, _ []outbox.Stored) error {
+	var v string
+	if err := tx.QueryRow(ctx, "SHOW synchronous_commit").Scan(&v); err != nil {
+		return err
+	}
+	s.seen = append(s.seen, v)
+	return nil
+}
+
+// A TxSink's transaction commits without waiting for the WAL flush (its
+// effects are replayed from the outbox if a crash loses them), and only
+// it: the setting does not outlive the transaction on the pooled
+// connection, which a command may use next.
+func TestTxSinkCommitsAsynchronouslyAndOnlyItself(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	// One connection whose sessions commit synchronously (the test
+	// cluster's default is off).
+	cfg, err := pgxpool.ParseConfig(d.URL)
+	require.NoError(t, err)
+	cfg.MaxConns = 1
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer pool.Close()
+
+	appendEach(t, d, "s", 2)
+	waitVisible(t, d, 2)
+	sink := &settingSink{}
+	n, err := outbox.NewTxDispatcher(pool, "w1", sink, nil).RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, []string{"off"}, sink.seen)
+
+	var v string
+	require.NoError(t, pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&v))
+	require.Equal(t, "on", v, "the same connection, after the batch")
 }

@@ -110,7 +110,8 @@ func ExecRows[P, R any](ctx context.Context, b *Batch, query func(*db.Queries, c
 }
 
 // Statement queues a plain statement of transaction control (SAVEPOINT,
-// RELEASE SAVEPOINT, ROLLBACK TO SAVEPOINT), which has no generated query.
+// RELEASE SAVEPOINT, ROLLBACK TO SAVEPOINT, SET LOCAL), which has no
+// generated query.
 func (b *Batch) Statement(sql string) {
 	b.Queue(sql).Exec(func(pgconn.CommandTag) error { return nil })
 }
