@@ -43,9 +43,13 @@ func setup(t *testing.T) *fixture {
 	d := pgtest.New(t)
 	f := &fixture{d: d, h: commands.New(d.Pool, commands.Config{}), ctx: context.Background()}
 	commandstest.Seed(t, d, f.h, 2)
+	// As the dispatcher role runs them: one group, each projection under
+	// its own lease and cursor.
+	var sinks []outbox.TxSink
 	for _, p := range projections.All() {
-		f.disps = append(f.disps, outbox.NewTxDispatcher(d.Pool, "test", p, nil))
+		sinks = append(sinks, p)
 	}
+	f.disps = []*outbox.Dispatcher{outbox.NewTxGroup(d.Pool, "test", sinks, nil)}
 	return f
 }
 
@@ -91,9 +95,11 @@ func (f *fixture) catchUp(t *testing.T) {
 		for _, d := range f.disps {
 			_, err := d.RunOnce(f.ctx)
 			require.NoError(t, err)
-			cur, err := outbox.CursorOf(f.ctx, f.d.Q, d.SinkID())
-			require.NoError(t, err)
-			done = done && !cur.Less(last)
+			for _, id := range d.SinkIDs() {
+				cur, err := outbox.CursorOf(f.ctx, f.d.Q, id)
+				require.NoError(t, err)
+				done = done && !cur.Less(last)
+			}
 		}
 		return done
 	}, waitFor, 2*time.Millisecond)

@@ -37,9 +37,9 @@ type Projection interface {
 	Tables() []string
 }
 
-// All returns every projection, for main to run each through
-// outbox.NewTxDispatcher (one dispatcher, and so one cursor and one lease,
-// per projection).
+// All returns every projection, for main to run through outbox.NewTxGroup
+// (one cursor and one lease per projection, one transaction per batch for
+// all of them).
 func All() []Projection {
 	return []Projection{Reservations{}, Fleet{}, DeviceHolders{}, UsageWindows{}}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bettercompute/compute/billing"
 	"github.com/bettercompute/compute/internal/config"
+	"github.com/bettercompute/compute/projections"
 	"github.com/bettercompute/compute/webhook"
 )
 
@@ -19,10 +20,15 @@ func TestSinksIncludeBillingWhenConfigured(t *testing.T) {
 	ids := func(cfg config.Config) []string {
 		var out []string
 		for _, d := range sinks(nil, "test-process", newServices(nil, cfg, logger, nil), nil, nil, logger) {
-			out = append(out, d.SinkID())
+			out = append(out, d.SinkIDs()...)
 		}
 		return out
 	}
+	want := []string{webhook.SinkID}
+	for _, p := range projections.All() {
+		want = append(want, p.ID())
+	}
+	require.Equal(t, want, ids(config.Config{}), "every sink once, in one group")
 	require.NotContains(t, ids(config.Config{}), billing.SinkID)
 	require.Contains(t, ids(config.Config{BillingURL: "https://billing.example.com/usage", BillingSecret: webhook.NewSecret()}),
 		billing.SinkID)

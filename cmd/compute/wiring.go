@@ -122,20 +122,28 @@ func registerReconcilers(w *workqueue.Worker, s services) {
 	w.Handle(commands.KindRetentionPrune, s.pruner.HandleRetentionPrune)
 }
 
-// sinks lists the durable outbox sinks the dispatcher role delivers, each
-// under its own lease and cursor. wakeWorker (nil when this process runs
-// no worker) is called after the webhook sink enqueued a batch of
-// deliveries, cursorsMoved (nil: nothing to wake) after a projection saved
-// its cursor: the API's minPosition waits in this process.
+// sinks lists the dispatchers of the durable outbox sinks the dispatcher
+// role delivers, each sink under its own lease and cursor. The webhook
+// scheduler and the projections, whose effects are all in the database,
+// go in one group: one outbox read and one transaction per batch for the
+// five of them. After a batch, wakeWorker (nil when this process runs no
+// worker) wakes the delivery of the webhooks it scheduled and
+// cursorsMoved (nil: nothing to wake) the API's minPosition waits in this
+// process.
 func sinks(pool *pgxpool.Pool, owner string, s services, wakeWorker, cursorsMoved func(), logger *slog.Logger) []*outbox.Dispatcher {
-	hooks := outbox.NewTxDispatcher(pool, owner, s.webhooks.Scheduler(), logger)
-	hooks.AfterBatch = wakeWorker
-	out := []*outbox.Dispatcher{hooks}
+	applied := []outbox.TxSink{s.webhooks.Scheduler()}
 	for _, p := range projections.All() {
-		d := outbox.NewTxDispatcher(pool, owner, p, logger)
-		d.AfterBatch = cursorsMoved
-		out = append(out, d)
+		applied = append(applied, p)
 	}
+	group := outbox.NewTxGroup(pool, owner, applied, logger)
+	group.AfterBatch = func() {
+		for _, wake := range []func(){wakeWorker, cursorsMoved} {
+			if wake != nil {
+				wake()
+			}
+		}
+	}
+	out := []*outbox.Dispatcher{group}
 	if s.billing.URL != "" { // closed usage windows, at least once (docs/concepts/billing.md)
 		b, err := billing.New(pool, s.billing, logger)
 		if err != nil {
