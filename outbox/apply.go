@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -232,7 +233,10 @@ func (e *applyError) Unwrap() error { return e.err }
 
 // apply runs the members' Apply of one batch and their cursor saves in one
 // fenced transaction: all of it happens or none does. The fences go with
-// the BEGIN, the COMMIT with the cursor saves.
+// the BEGIN, the COMMIT with the cursor saves. They lock the lease rows in
+// name order, the order in which lease.AcquireMany locks them: a group
+// fencing its leases while another process's group tries to take them
+// then waits instead of deadlocking.
 //
 // The transaction commits without waiting for its WAL to reach the disk
 // (synchronous_commit off, for it alone). A TxSink's effects are derived
@@ -246,8 +250,8 @@ func (d *Dispatcher) apply(ctx context.Context, parts []part, events []Stored, l
 	held := make([]bool, len(parts))
 	return pg.InTxBatch(ctx, d.pool, func(b *pg.Batch) {
 		b.Statement("SET LOCAL synchronous_commit = off")
-		for i, p := range parts {
-			p.l.FenceIn(ctx, b, &held[i])
+		for _, i := range byLeaseName(parts) {
+			parts[i].l.FenceIn(ctx, b, &held[i])
 		}
 	}, func(tx pgx.Tx) error {
 		var lost []*member
@@ -272,6 +276,16 @@ func (d *Dispatcher) apply(ctx context.Context, parts []part, events []Stored, l
 		}
 		return nil
 	})
+}
+
+// byLeaseName is the indexes of parts in the order of their lease names.
+func byLeaseName(parts []part) []int {
+	order := make([]int, len(parts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(parts[a].l.Name, parts[b].l.Name) })
+	return order
 }
 
 // settle records what a run's transaction did: on success each member's

@@ -209,3 +209,48 @@ func drainGroup(t *testing.T, group *outbox.Dispatcher) {
 	}
 	t.Fatal("the group did not drain")
 }
+
+// Two processes' groups, one holding the leases and fencing them in every
+// batch while the other tries to take them at every run, wait for each
+// other and never deadlock, whatever order each lists its sinks in: the
+// fences lock the lease rows in the order lease.AcquireMany does.
+func TestTxGroupsOfTwoProcessesDoNotDeadlock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	sinks := newTableSinks(t, d, "dc", "da", "db")
+	holder := outbox.NewTxGroup(d.Pool, "w1", txSinks(sinks), nil)
+	standby := outbox.NewTxGroup(d.Pool, "w2", txSinks([]*tableSink{sinks[2], sinks[1], sinks[0]}), nil)
+	holder.RenewEvery, standby.RenewEvery = 0, 0 // every run writes its leases
+	holder.Batch = 1
+	_, err := holder.RunOnce(ctx)
+	require.NoError(t, err)
+
+	done := make(chan struct{})
+	errs := make(chan error, 2)
+	for _, g := range []*outbox.Dispatcher{holder, standby} {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				if _, err := g.RunOnce(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	appendEach(t, d, "d", 200)
+	waitVisible(t, d, 200)
+	close(done)
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	var deadlocks int64
+	require.NoError(t, d.Pool.QueryRow(ctx,
+		"SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()").Scan(&deadlocks))
+	require.Zero(t, deadlocks)
+}
