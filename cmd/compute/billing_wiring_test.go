@@ -28,7 +28,7 @@ func TestSinksIncludeBillingWhenConfigured(t *testing.T) {
 	for _, p := range projections.All() {
 		want = append(want, p.ID())
 	}
-	require.Equal(t, want, ids(config.Config{}), "every sink once, in one group")
+	require.Equal(t, want, ids(config.Config{}), "every sink once")
 	require.NotContains(t, ids(config.Config{}), billing.SinkID)
 	require.Contains(t, ids(config.Config{BillingURL: "https://billing.example.com/usage", BillingSecret: webhook.NewSecret()}),
 		billing.SinkID)

@@ -123,27 +123,25 @@ func registerReconcilers(w *workqueue.Worker, s services) {
 }
 
 // sinks lists the dispatchers of the durable outbox sinks the dispatcher
-// role delivers, each sink under its own lease and cursor. The webhook
-// scheduler and the projections, whose effects are all in the database,
-// go in one group: one outbox read and one transaction per batch for the
-// five of them. After a batch, wakeWorker (nil when this process runs no
-// worker) wakes the delivery of the webhooks it scheduled and
+// role delivers, each sink under its own lease and cursor. The
+// projections go in one group: one outbox read and one transaction per
+// batch for the four of them. The webhook scheduler keeps a dispatcher of
+// its own: in the group, every delivery waited for the four projections'
+// work too (commit → delivery p50 61–101 ms under load, against 39–50
+// alone). After a batch, wakeWorker (nil when this process runs no
+// worker) wakes the delivery of the webhooks just scheduled and
 // cursorsMoved (nil: nothing to wake) the API's minPosition waits in this
 // process.
 func sinks(pool *pgxpool.Pool, owner string, s services, wakeWorker, cursorsMoved func(), logger *slog.Logger) []*outbox.Dispatcher {
-	applied := []outbox.TxSink{s.webhooks.Scheduler()}
+	hooks := outbox.NewTxDispatcher(pool, owner, s.webhooks.Scheduler(), logger)
+	hooks.AfterBatch = wakeWorker
+	var applied []outbox.TxSink
 	for _, p := range projections.All() {
 		applied = append(applied, p)
 	}
 	group := outbox.NewTxGroup(pool, owner, applied, logger)
-	group.AfterBatch = func() {
-		for _, wake := range []func(){wakeWorker, cursorsMoved} {
-			if wake != nil {
-				wake()
-			}
-		}
-	}
-	out := []*outbox.Dispatcher{group}
+	group.AfterBatch = cursorsMoved
+	out := []*outbox.Dispatcher{hooks, group}
 	if s.billing.URL != "" { // closed usage windows, at least once (docs/concepts/billing.md)
 		b, err := billing.New(pool, s.billing, logger)
 		if err != nil {
