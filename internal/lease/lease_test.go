@@ -180,12 +180,7 @@ func TestAcquireCancelledInFlightIsSeenThrough(t *testing.T) {
 		l, err := lease.Acquire(ctx, d.Q, "singleton:settle", "a", lease.TTL)
 		done <- result{l, err}
 	}()
-	require.Eventually(t, func() bool {
-		var n int
-		require.NoError(t, d.Pool.QueryRow(bg, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n))
-		return n == 1
-	}, 10*time.Second, time.Millisecond, "the renewal waits on the row lock")
+	waitForLockWait(t, d) // the renewal waits on the row lock
 	cancel()
 	require.NoError(t, blocker.Rollback(bg))
 	r := <-done
