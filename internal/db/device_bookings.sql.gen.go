@@ -26,11 +26,12 @@ const deviceBookingInsert = `-- name: DeviceBookingInsert :execrows
 INSERT INTO device_bookings (device_id, allocation_id, during)
 SELECT $1::text, $2::text,
        tstzrange($3::timestamptz, $4::timestamptz, '[)')
- WHERE NOT EXISTS (
-   SELECT 1 FROM device_bookings b
+ WHERE (
+   SELECT b.id FROM device_bookings b
     WHERE b.device_id COLLATE "C" = $1::text
       AND coalesce(upper(b.during), 'infinity'::timestamptz) >= $3::timestamptz
-      AND range_overlaps(b.during, tstzrange($3::timestamptz, $4::timestamptz, '[)')))
+      AND range_overlaps(b.during, tstzrange($3::timestamptz, $4::timestamptz, '[)'))
+    LIMIT 1) IS NULL
 `
 
 type DeviceBookingInsertParams struct {
@@ -43,8 +44,9 @@ type DeviceBookingInsertParams struct {
 // Rule 1. The caller holds the device row FOR NO KEY UPDATE (lockAtoms), so
 // no other booker of this device is in flight, and this statement's
 // snapshot, taken after the lock, sees every booking committed before it.
-// Zero rows means the device is booked in the window: the NOT EXISTS reads
-// the btree device_bookings_device_end (see migration 0027), never the GiST index,
+// Zero rows means the device is booked in the window: the lookup reads
+// the btree device_bookings_device_end (see migration 0027 and, for its
+// form, DeviceFreeAtoms), never the GiST index,
 // so a booking the GiST index lost still refuses. The exclusion constraint
 // stays as the backstop; its 23P01 is mapped to zero rows by the caller.
 func (q *Queries) DeviceBookingInsert(ctx context.Context, arg DeviceBookingInsertParams) (int64, error) {
@@ -63,11 +65,12 @@ func (q *Queries) DeviceBookingInsert(ctx context.Context, arg DeviceBookingInse
 const deviceBookingProbeFromNow = `-- name: DeviceBookingProbeFromNow :execrows
 INSERT INTO device_bookings (device_id, allocation_id, during)
 SELECT $1::text, $2::text, tstzrange(compute_now(), NULL, '[)')
- WHERE NOT EXISTS (
-   SELECT 1 FROM device_bookings b
+ WHERE (
+   SELECT b.id FROM device_bookings b
     WHERE b.device_id COLLATE "C" = $1::text
       AND coalesce(upper(b.during), 'infinity'::timestamptz) >= compute_now()
-      AND range_overlaps(b.during, tstzrange(compute_now(), NULL, '[)')))
+      AND range_overlaps(b.during, tstzrange(compute_now(), NULL, '[)'))
+    LIMIT 1) IS NULL
 `
 
 type DeviceBookingProbeFromNowParams struct {

@@ -184,14 +184,15 @@ SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
            AND ($4::text IS NULL OR a.profile = $4::text)
            AND a.health = 'healthy' AND NOT a.quarantined
            AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
-           AND NOT EXISTS (SELECT 1 FROM device_bookings b
+           AND (SELECT b.id FROM device_bookings b
                             WHERE b.device_id COLLATE "C" = a.id
                               AND coalesce(upper(b.during), 'infinity'::timestamptz)
                                   >= LEAST(GREATEST($5::timestamptz, compute_now()), $6::timestamptz)
                               AND range_overlaps(b.during,
                                                  tstzrange(LEAST(GREATEST($5::timestamptz, compute_now()),
                                                                  $6::timestamptz),
-                                                           $6::timestamptz, '[)')))
+                                                           $6::timestamptz, '[)'))
+                            LIMIT 1) IS NULL
        ) ELSE 0 END::bigint AS free_atoms,
        CASE WHEN $7::boolean THEN
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r

@@ -2,18 +2,20 @@
 -- Rule 1. The caller holds the device row FOR NO KEY UPDATE (lockAtoms), so
 -- no other booker of this device is in flight, and this statement's
 -- snapshot, taken after the lock, sees every booking committed before it.
--- Zero rows means the device is booked in the window: the NOT EXISTS reads
--- the btree device_bookings_device_end (see migration 0027), never the GiST index,
+-- Zero rows means the device is booked in the window: the lookup reads
+-- the btree device_bookings_device_end (see migration 0027 and, for its
+-- form, DeviceFreeAtoms), never the GiST index,
 -- so a booking the GiST index lost still refuses. The exclusion constraint
 -- stays as the backstop; its 23P01 is mapped to zero rows by the caller.
 INSERT INTO device_bookings (device_id, allocation_id, during)
 SELECT sqlc.arg(device_id)::text, sqlc.arg(allocation_id)::text,
        tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)')
- WHERE NOT EXISTS (
-   SELECT 1 FROM device_bookings b
+ WHERE (
+   SELECT b.id FROM device_bookings b
     WHERE b.device_id COLLATE "C" = sqlc.arg(device_id)::text
       AND coalesce(upper(b.during), 'infinity'::timestamptz) >= sqlc.arg(from_ts)::timestamptz
-      AND range_overlaps(b.during, tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)')));
+      AND range_overlaps(b.during, tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)'))
+    LIMIT 1) IS NULL;
 
 -- name: DeviceBookingProbeFromNow :execrows
 -- gpus.setMode's probe: books an atom from now on, for ever. Zero rows
@@ -21,11 +23,12 @@ SELECT sqlc.arg(device_id)::text, sqlc.arg(allocation_id)::text,
 -- held FOR UPDATE; the same btree check as DeviceBookingInsert.
 INSERT INTO device_bookings (device_id, allocation_id, during)
 SELECT sqlc.arg(device_id)::text, sqlc.arg(allocation_id)::text, tstzrange(compute_now(), NULL, '[)')
- WHERE NOT EXISTS (
-   SELECT 1 FROM device_bookings b
+ WHERE (
+   SELECT b.id FROM device_bookings b
     WHERE b.device_id COLLATE "C" = sqlc.arg(device_id)::text
       AND coalesce(upper(b.during), 'infinity'::timestamptz) >= compute_now()
-      AND range_overlaps(b.during, tstzrange(compute_now(), NULL, '[)')));
+      AND range_overlaps(b.during, tstzrange(compute_now(), NULL, '[)'))
+    LIMIT 1) IS NULL;
 
 -- name: DeviceBookingDeleteByAllocation :execrows
 DELETE FROM device_bookings WHERE allocation_id = sqlc.arg(allocation_id);

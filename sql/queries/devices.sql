@@ -46,6 +46,15 @@ ON CONFLICT (id) DO UPDATE
 -- DeviceLockForBooking locks the chosen ones. Bookings are looked up through
 -- the btree device_bookings_device_end (device_id COLLATE "C"), not the GiST
 -- index: a rescanned GiST scan is what damages that index (see migration 0027).
+-- The lookup is a sub-select of b.id with LIMIT 1, not a NOT EXISTS, and
+-- every other lookup of a device's bookings is written the same way: a
+-- NOT EXISTS became an anti-join, and planned while device_bookings was one
+-- page (a new or idle fleet, right after a vacuum) its inner side was an
+-- index-only scan of the whole GiST index, which holds device_id and during,
+-- rescanned for every device (the candidates query 4 times slower, and the
+-- scan that damages the index). A sub-select stays a lookup keyed by the
+-- device, and b.id, which the GiST index lacks, rules out its index-only
+-- scan (TestBookingLookupsNeverUseTheGiSTIndex).
 -- Every argument is a sub-select so that the planner does not see it:
 -- seeing the node, the window and which of model and profile is NULL, it
 -- found custom plans cheaper than the generic one on some connections, and
@@ -57,11 +66,12 @@ SELECT a.id, a.parent_id, a.model FROM devices a LEFT JOIN devices p ON p.id = a
    AND ((SELECT sqlc.narg(profile)::text) IS NULL OR a.profile = (SELECT sqlc.narg(profile)::text))
    AND a.health = 'healthy' AND NOT a.quarantined
    AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
-   AND NOT EXISTS (SELECT 1 FROM device_bookings b
+   AND (SELECT b.id FROM device_bookings b
                     WHERE b.device_id COLLATE "C" = a.id
                       AND coalesce(upper(b.during), 'infinity'::timestamptz) >= (SELECT sqlc.arg(from_ts)::timestamptz)
                       AND range_overlaps(b.during, tstzrange((SELECT sqlc.arg(from_ts)::timestamptz),
-                                                            (SELECT sqlc.arg(to_ts)::timestamptz), '[)')))
+                                                            (SELECT sqlc.arg(to_ts)::timestamptz), '[)'))
+                    LIMIT 1) IS NULL
  ORDER BY a.id;
 
 -- name: DeviceLockForBooking :many
