@@ -36,7 +36,8 @@ func (UsageWindows) Tables() []string { return []string{"rm_usage_allocations", 
 // Apply writes each reservation event of the batch in tx, in two round
 // trips: the intervals, in the events' order, then the windows of every
 // reservation whose interval changed, recomputed once from the interval as
-// it then stands (the same windows as recomputing after each event).
+// it then stands (the same windows as recomputing after each event), by two
+// statements for the whole batch.
 func (UsageWindows) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error {
 	q := db.New(tx)
 	var intervals pg.Batch
@@ -69,11 +70,12 @@ func (UsageWindows) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored
 			changed = append(changed, w.id)
 		}
 	}
-	var b pg.Batch
-	for _, id := range changed {
-		pg.Exec(ctx, &b, (*db.Queries).RmUsageWindowDeleteFor, id)
-		pg.Exec(ctx, &b, (*db.Queries).RmUsageWindowRecompute, id)
+	if len(changed) == 0 {
+		return nil
 	}
+	var b pg.Batch
+	pg.Exec(ctx, &b, (*db.Queries).RmUsageWindowDeleteFor, changed)
+	pg.Exec(ctx, &b, (*db.Queries).RmUsageWindowRecompute, changed)
 	if err := b.Send(ctx, tx); err != nil {
 		return fmt.Errorf("usage windows: %w", err)
 	}

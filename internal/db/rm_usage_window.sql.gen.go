@@ -12,13 +12,15 @@ import (
 
 const rmUsageWindowDeleteFor = `-- name: RmUsageWindowDeleteFor :exec
 
-DELETE FROM rm_usage_windows WHERE reservation_id = $1
+DELETE FROM rm_usage_windows WHERE reservation_id = ANY($1::text[])
 `
 
 // Queries of rm_usage_windows. The file name is singular: a "_windows" suffix
 // would make the generated Go file a GOOS=windows-only file.
-func (q *Queries) RmUsageWindowDeleteFor(ctx context.Context, reservationID string) error {
-	_, err := q.db.Exec(ctx, rmUsageWindowDeleteFor, reservationID)
+// The windows of the reservations, before RmUsageWindowRecompute writes
+// them again: one statement for a batch's reservations.
+func (q *Queries) RmUsageWindowDeleteFor(ctx context.Context, reservationIds []string) error {
+	_, err := q.db.Exec(ctx, rmUsageWindowDeleteFor, reservationIds)
 	return err
 }
 
@@ -148,13 +150,13 @@ SELECT 'cmp:' || u.allocation_id || ':' || to_char(w.ws AT TIME ZONE 'UTC', 'YYY
                                     interval '1 hour') AS w(ws)
  CROSS JOIN LATERAL (SELECT (floor(extract(epoch FROM least(u.end_ts, w.ws + interval '1 hour')
                                                    - greatest(u.start_ts, w.ws)) * 1000))::bigint AS ms) o
- WHERE u.reservation_id = $1 AND u.end_ts > u.start_ts AND o.ms > 0
+ WHERE u.reservation_id = ANY($1::text[]) AND u.end_ts > u.start_ts AND o.ms > 0
 `
 
-// Cuts a reservation's reserved interval into hourly windows aligned on UTC
-// hours, keyed cmp:<allocationId>:<windowStart>. Run after
+// Cuts each reservation's reserved interval into hourly windows aligned on
+// UTC hours, keyed cmp:<allocationId>:<windowStart>. Run after
 // RmUsageWindowDeleteFor in the same transaction.
-func (q *Queries) RmUsageWindowRecompute(ctx context.Context, reservationID string) error {
-	_, err := q.db.Exec(ctx, rmUsageWindowRecompute, reservationID)
+func (q *Queries) RmUsageWindowRecompute(ctx context.Context, reservationIds []string) error {
+	_, err := q.db.Exec(ctx, rmUsageWindowRecompute, reservationIds)
 	return err
 }

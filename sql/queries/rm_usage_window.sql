@@ -2,11 +2,13 @@
 -- would make the generated Go file a GOOS=windows-only file.
 
 -- name: RmUsageWindowDeleteFor :exec
-DELETE FROM rm_usage_windows WHERE reservation_id = sqlc.arg(reservation_id);
+-- The windows of the reservations, before RmUsageWindowRecompute writes
+-- them again: one statement for a batch's reservations.
+DELETE FROM rm_usage_windows WHERE reservation_id = ANY(sqlc.arg(reservation_ids)::text[]);
 
 -- name: RmUsageWindowRecompute :exec
--- Cuts a reservation's reserved interval into hourly windows aligned on UTC
--- hours, keyed cmp:<allocationId>:<windowStart>. Run after
+-- Cuts each reservation's reserved interval into hourly windows aligned on
+-- UTC hours, keyed cmp:<allocationId>:<windowStart>. Run after
 -- RmUsageWindowDeleteFor in the same transaction.
 INSERT INTO rm_usage_windows (key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start,
        window_end, reserved_ms, devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model,
@@ -20,7 +22,7 @@ SELECT 'cmp:' || u.allocation_id || ':' || to_char(w.ws AT TIME ZONE 'UTC', 'YYY
                                     interval '1 hour') AS w(ws)
  CROSS JOIN LATERAL (SELECT (floor(extract(epoch FROM least(u.end_ts, w.ws + interval '1 hour')
                                                    - greatest(u.start_ts, w.ws)) * 1000))::bigint AS ms) o
- WHERE u.reservation_id = sqlc.arg(reservation_id) AND u.end_ts > u.start_ts AND o.ms > 0;
+ WHERE u.reservation_id = ANY(sqlc.arg(reservation_ids)::text[]) AND u.end_ts > u.start_ts AND o.ms > 0;
 
 -- name: RmUsageWindowList :many
 -- A keyset page of windows in (window_start, key) order, optionally of one
