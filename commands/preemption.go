@@ -89,7 +89,13 @@ func (h *Handlers) planPreemption(ctx context.Context, p reservationToPlace, pri
 			return nil, pg.Translate(err, "preemption blockers")
 		}
 	}
-	cands, err := placementCandidates(ctx, q, p, nil)
+	// In a transaction of its own, for the setting placementCandidates
+	// sends with it.
+	var cands []placement.Candidate
+	err = pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		cands, err = placementCandidates(ctx, tx, p, nil)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +180,11 @@ func (h *Handlers) preempt(ctx context.Context, tx pgx.Tx, plan *preemptionPlan,
 // errPreemptionLost: the freed atoms were taken first.
 func (h *Handlers) placeAfterPreemption(ctx context.Context, tx pgx.Tx, p reservationToPlace, plan *preemptionPlan,
 	tail *pg.Batch) (*placed, error) {
+	var guard pg.Batch // a round trip of its own: preemptions are rare
+	planBookingLookups(&guard)
+	if err := guard.Send(ctx, tx); err != nil {
+		return nil, pg.Translate(err, "placement")
+	}
 	where, reasons, err := h.placeWith(ctx, tx, p, []placement.Candidate{plan.Node}, 0, tail)
 	if err != nil {
 		return nil, err

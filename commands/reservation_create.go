@@ -163,16 +163,7 @@ func (c *creation) first(ctx context.Context, b *pg.Batch) {
 	pg.Many(ctx, b, (*db.Queries).QuotaUsageLockAndCharge, db.QuotaUsageLockAndChargeParams{TenantID: c.actor.Tenant,
 		Resources: resources, Amounts: amounts, WithModels: c.spec.GPU.Count > 0}, &c.quota)
 	if c.plan == nil { // a preemption places on its plan's node
-		// The candidates' and the placement's lookups of device bookings
-		// must go through device_bookings_device_end. Planned on a table
-		// that holds few live bookings, the cached generic plan scans
-		// device_bookings whole for every device instead, and keeps doing
-		// so as released bookings leave dead rows behind until the next
-		// vacuum: 0.22 ms per candidates query became 0.7–1.3 ms for the
-		// rest of a benchmark run (docs/benchmarks.md, fourth pass). The
-		// setting lasts until this transaction ends; the statements after
-		// it are all keyed lookups and inserts.
-		b.Statement("SET LOCAL enable_seqscan = off")
+		planBookingLookups(b)
 		pg.Many(ctx, b, (*db.Queries).NodePlacementCandidates, candidatesParams(c.reservationToPlace(c.cmd.Start, nil), &c.sample), &c.cands)
 	}
 }
