@@ -25,7 +25,7 @@ SELECT d.id, a.id, tstzrange($1::timestamptz, $2::timestamptz, '[)')
     WHERE b.device_id COLLATE "C" = d.id
       AND coalesce(upper(b.during), 'infinity'::timestamptz) >= $1::timestamptz
       AND range_overlaps(b.during, tstzrange($1::timestamptz, $2::timestamptz, '[)'))
-    LIMIT 1) IS NULL
+    ORDER BY coalesce(upper(b.during), 'infinity'::timestamptz) LIMIT 1) IS NULL
 RETURNING device_id
 `
 

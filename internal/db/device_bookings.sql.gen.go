@@ -31,7 +31,7 @@ SELECT $1::text, $2::text,
     WHERE b.device_id COLLATE "C" = $1::text
       AND coalesce(upper(b.during), 'infinity'::timestamptz) >= $3::timestamptz
       AND range_overlaps(b.during, tstzrange($3::timestamptz, $4::timestamptz, '[)'))
-    LIMIT 1) IS NULL
+    ORDER BY coalesce(upper(b.during), 'infinity'::timestamptz) LIMIT 1) IS NULL
 `
 
 type DeviceBookingInsertParams struct {
@@ -70,7 +70,7 @@ SELECT $1::text, $2::text, tstzrange(compute_now(), NULL, '[)')
     WHERE b.device_id COLLATE "C" = $1::text
       AND coalesce(upper(b.during), 'infinity'::timestamptz) >= compute_now()
       AND range_overlaps(b.during, tstzrange(compute_now(), NULL, '[)'))
-    LIMIT 1) IS NULL
+    ORDER BY coalesce(upper(b.during), 'infinity'::timestamptz) LIMIT 1) IS NULL
 `
 
 type DeviceBookingProbeFromNowParams struct {

@@ -192,7 +192,7 @@ SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
                                                  tstzrange(LEAST(GREATEST($5::timestamptz, compute_now()),
                                                                  $6::timestamptz),
                                                            $6::timestamptz, '[)'))
-                            LIMIT 1) IS NULL
+                            ORDER BY coalesce(upper(b.during), 'infinity'::timestamptz) LIMIT 1) IS NULL
        ) ELSE 0 END::bigint AS free_atoms,
        CASE WHEN $7::boolean THEN
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r

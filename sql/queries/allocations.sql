@@ -24,7 +24,7 @@ SELECT d.id, a.id, tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::ti
     WHERE b.device_id COLLATE "C" = d.id
       AND coalesce(upper(b.during), 'infinity'::timestamptz) >= sqlc.arg(from_ts)::timestamptz
       AND range_overlaps(b.during, tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)'))
-    LIMIT 1) IS NULL
+    ORDER BY coalesce(upper(b.during), 'infinity'::timestamptz) LIMIT 1) IS NULL
 RETURNING device_id;
 
 -- name: AllocationListLive :many

@@ -15,7 +15,7 @@ SELECT sqlc.arg(device_id)::text, sqlc.arg(allocation_id)::text,
     WHERE b.device_id COLLATE "C" = sqlc.arg(device_id)::text
       AND coalesce(upper(b.during), 'infinity'::timestamptz) >= sqlc.arg(from_ts)::timestamptz
       AND range_overlaps(b.during, tstzrange(sqlc.arg(from_ts)::timestamptz, sqlc.arg(to_ts)::timestamptz, '[)'))
-    LIMIT 1) IS NULL;
+    ORDER BY coalesce(upper(b.during), 'infinity'::timestamptz) LIMIT 1) IS NULL;
 
 -- name: DeviceBookingProbeFromNow :execrows
 -- gpus.setMode's probe: books an atom from now on, for ever. Zero rows
@@ -28,7 +28,7 @@ SELECT sqlc.arg(device_id)::text, sqlc.arg(allocation_id)::text, tstzrange(compu
     WHERE b.device_id COLLATE "C" = sqlc.arg(device_id)::text
       AND coalesce(upper(b.during), 'infinity'::timestamptz) >= compute_now()
       AND range_overlaps(b.during, tstzrange(compute_now(), NULL, '[)'))
-    LIMIT 1) IS NULL;
+    ORDER BY coalesce(upper(b.during), 'infinity'::timestamptz) LIMIT 1) IS NULL;
 
 -- name: DeviceBookingDeleteByAllocation :execrows
 DELETE FROM device_bookings WHERE allocation_id = sqlc.arg(allocation_id);

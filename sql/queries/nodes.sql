@@ -93,7 +93,7 @@ SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
                                                  tstzrange(LEAST(GREATEST(sqlc.arg(from_ts)::timestamptz, compute_now()),
                                                                  sqlc.arg(to_ts)::timestamptz),
                                                            sqlc.arg(to_ts)::timestamptz, '[)'))
-                            LIMIT 1) IS NULL
+                            ORDER BY coalesce(upper(b.during), 'infinity'::timestamptz) LIMIT 1) IS NULL
        ) ELSE 0 END::bigint AS free_atoms,
        CASE WHEN sqlc.arg(with_vcpu)::boolean THEN
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
