@@ -69,6 +69,11 @@ func TestBookingLookupsNeverUseTheGiSTIndex(t *testing.T) {
 		IdleInTxTimeout: time.Minute, Tracer: capture})
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
+	if mode := pool.Config().ConnConfig.DefaultQueryExecMode; mode != pgx.QueryExecModeCacheStatement {
+		// Through PgBouncer (cache_describe), statements run unnamed and
+		// are planned at every run: no connection caches a plan.
+		t.Skipf("statements are not prepared by name (query exec mode %v)", mode)
+	}
 	h := commands.New(pool, commands.Config{})
 	commandstest.Seed(t, d, h, 2)
 	ctx := context.Background()
@@ -107,12 +112,14 @@ func TestBookingLookupsNeverUseTheGiSTIndex(t *testing.T) {
 		// A seq scan of a table this small is fair; the GiST index never is.
 		plan := genericPlan(t, d.URL, sql, "SET plan_cache_mode = force_generic_plan")
 		require.NotContains(t, plan, "device_bookings_no_overlap", "%s planned on the GiST index:\n%s", name, plan)
-		// As a create plans them: sequential scans off (see creation.first).
+		// As a placing transaction plans them: sequential scans off
+		// (planBookingLookups).
 		plan = genericPlan(t, d.URL, sql, "SET plan_cache_mode = force_generic_plan", "SET enable_seqscan = off")
 		require.NotContains(t, plan, "device_bookings_no_overlap", "%s planned on the GiST index:\n%s", name, plan)
 		require.Contains(t, plan, "Index Scan using device_bookings_device_end", "%s does not look bookings up through the btree:\n%s", name, plan)
 		// A bitmap scan never marks the index entries of deleted bookings
-		// dead, so every later lookup of the device reads them all again.
+		// dead, so every later lookup of the device reads them all again
+		// (seen in the benchmark, not in this state: a check of the shape).
 		require.NotContains(t, plan, "Bitmap Heap Scan on device_bookings", "%s looks bookings up by a bitmap scan:\n%s", name, plan)
 	}
 }

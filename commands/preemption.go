@@ -93,6 +93,7 @@ func (h *Handlers) planPreemption(ctx context.Context, p reservationToPlace, pri
 	// sends with it.
 	var cands []placement.Candidate
 	err = pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
+		var err error
 		cands, err = placementCandidates(ctx, tx, p, nil)
 		return err
 	})
