@@ -58,6 +58,9 @@ func (h *Handlers) SetGPUMode(ctx context.Context, actor core.Actor, cmd SetGPUM
 		if sameLayout(rows, cmd.Layout, atoms) {
 			return nil
 		}
+		if err := planBookingLookupsNow(ctx, tx); err != nil {
+			return err
+		}
 		probe := "mode-change:" + uuid.NewString()
 		for _, d := range rows { // id order: the order every booker uses
 			n, err := q.DeviceBookingProbeFromNow(ctx, db.DeviceBookingProbeFromNowParams{DeviceID: d.ID, AllocationID: probe})

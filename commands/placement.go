@@ -230,6 +230,16 @@ func planBookingLookups(b *pg.Batch) {
 	b.Statement("SET LOCAL enable_seqscan = off")
 }
 
+// planBookingLookupsNow sends planBookingLookups' setting in a round trip
+// of its own, for the transactions that look bookings up outside a
+// placement batch (a preemption's placement, an extension, a GPU's mode
+// change): none of them is frequent.
+func planBookingLookupsNow(ctx context.Context, tx pgx.Tx) error {
+	var b pg.Batch
+	planBookingLookups(&b)
+	return pg.Translate(b.Send(ctx, tx), "booking lookups")
+}
+
 // candidatesParams is NodePlacementCandidates' arguments for p.
 func candidatesParams(p reservationToPlace, maxNodes *int32) db.NodePlacementCandidatesParams {
 	g := p.spec.GPU

@@ -181,10 +181,8 @@ func (h *Handlers) preempt(ctx context.Context, tx pgx.Tx, plan *preemptionPlan,
 // errPreemptionLost: the freed atoms were taken first.
 func (h *Handlers) placeAfterPreemption(ctx context.Context, tx pgx.Tx, p reservationToPlace, plan *preemptionPlan,
 	tail *pg.Batch) (*placed, error) {
-	var guard pg.Batch // a round trip of its own: preemptions are rare
-	planBookingLookups(&guard)
-	if err := guard.Send(ctx, tx); err != nil {
-		return nil, pg.Translate(err, "placement")
+	if err := planBookingLookupsNow(ctx, tx); err != nil {
+		return nil, err
 	}
 	where, reasons, err := h.placeWith(ctx, tx, p, []placement.Candidate{plan.Node}, 0, tail)
 	if err != nil {

@@ -73,6 +73,9 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 		return ReservationResult{}, err
 	}
 	spec = r.Spec
+	if err := planBookingLookupsNow(ctx, tx); err != nil {
+		return ReservationResult{}, err
+	}
 	for _, a := range allocs {
 		n, err := q.NodeLockForPlacement(ctx, a.NodeID)
 		if err != nil {
