@@ -3,9 +3,7 @@ package commands_test
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,39 +13,8 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
-
-// statementCapture keeps the text of every named statement a pool sent,
-// from a batch or on its own.
-type statementCapture struct {
-	mu  sync.Mutex
-	sql map[string]string
-}
-
-var statementName = regexp.MustCompile(`^-- name: (\w+)`)
-
-func (c *statementCapture) keep(sql string) {
-	if m := statementName.FindStringSubmatch(sql); m != nil {
-		c.mu.Lock()
-		c.sql[m[1]] = sql
-		c.mu.Unlock()
-	}
-}
-
-func (c *statementCapture) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	c.keep(d.SQL)
-	return ctx
-}
-func (c *statementCapture) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (c *statementCapture) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	return ctx
-}
-func (c *statementCapture) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
-	c.keep(d.SQL)
-}
-func (c *statementCapture) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // TestBookingLookupsNeverUseTheGiSTIndex holds every statement that looks
 // up a device's bookings to the btree device_bookings_device_end, whatever
@@ -64,16 +31,8 @@ func (c *statementCapture) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBa
 func TestBookingLookupsNeverUseTheGiSTIndex(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	capture := &statementCapture{sql: map[string]string{}}
-	pool, err := pg.Connect(context.Background(), d.URL, pg.PoolOptions{MaxConns: 2,
-		IdleInTxTimeout: time.Minute, Tracer: capture})
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	if mode := pool.Config().ConnConfig.DefaultQueryExecMode; mode != pgx.QueryExecModeCacheStatement {
-		// Through PgBouncer (cache_describe), statements run unnamed and
-		// are planned at every run: no connection caches a plan.
-		t.Skipf("statements are not prepared by name (query exec mode %v)", mode)
-	}
+	capture := newStatementCapture()
+	pool := preparedPool(t, d.URL, 2, capture)
 	h := commands.New(pool, commands.Config{})
 	commandstest.Seed(t, d, h, 2)
 	ctx := context.Background()
@@ -105,9 +64,7 @@ func TestBookingLookupsNeverUseTheGiSTIndex(t *testing.T) {
 
 	lookups := []string{"NodePlacementCandidates", "DeviceFreeAtoms", "AllocationCreateWithBookings", "DeviceBookingInsert"}
 	for _, name := range lookups {
-		capture.mu.Lock()
-		sql := capture.sql[name]
-		capture.mu.Unlock()
+		sql, _ := capture.last(name)
 		require.NotEmpty(t, sql, "no command sent %s", name)
 		// A seq scan of a table this small is fair; the GiST index never is.
 		plan := genericPlan(t, d.URL, sql, "SET plan_cache_mode = force_generic_plan")

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/commands/commandstest"
-	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
@@ -25,15 +23,7 @@ import (
 // pg_prepared_statements counts both kinds per statement of the session.
 func TestWritePathSettlesOnGenericPlans(t *testing.T) {
 	d := pgtest.New(t)
-	pool, err := pg.Connect(context.Background(), d.URL, pg.PoolOptions{MaxConns: 1, IdleInTxTimeout: time.Minute})
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	if mode := pool.Config().ConnConfig.DefaultQueryExecMode; mode != pgx.QueryExecModeCacheStatement {
-		// Through PgBouncer (cache_describe), statements run unnamed and
-		// are planned at every run whatever their arguments: there is no
-		// plan cache to hold them to.
-		t.Skipf("statements are not prepared by name (query exec mode %v)", mode)
-	}
+	pool := preparedPool(t, d.URL, 1, nil)
 	h := commands.New(pool, commands.Config{})
 	commandstest.Seed(t, d, h, 2)
 	// A fleet whose statistics tell nodes, devices and windows apart: on
@@ -41,7 +31,7 @@ func TestWritePathSettlesOnGenericPlans(t *testing.T) {
 	for i := range 300 {
 		commandstest.Node(t, h, fmt.Sprintf("n%03d", i), exclusive, exclusive, exclusive, exclusive)
 	}
-	_, err = pool.Exec(context.Background(), "ANALYZE")
+	_, err := pool.Exec(context.Background(), "ANALYZE")
 	require.NoError(t, err)
 	const runs = 20
 	for i := range runs {

@@ -3,12 +3,9 @@ package commands_test
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
@@ -17,35 +14,6 @@ import (
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
-
-// candidatesCapture keeps the last NodePlacementCandidates statement a
-// pool ran, with its arguments, from a batch or on its own.
-type candidatesCapture struct {
-	mu   sync.Mutex
-	sql  string
-	args []any
-}
-
-func (c *candidatesCapture) keep(sql string, args []any) {
-	if strings.Contains(sql, "-- name: NodePlacementCandidates") {
-		c.mu.Lock()
-		c.sql, c.args = sql, args
-		c.mu.Unlock()
-	}
-}
-
-func (c *candidatesCapture) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	c.keep(d.SQL, d.Args)
-	return ctx
-}
-func (c *candidatesCapture) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (c *candidatesCapture) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	return ctx
-}
-func (c *candidatesCapture) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
-	c.keep(d.SQL, d.Args)
-}
-func (c *candidatesCapture) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // TestPlacementCandidatesReadTheSampleOnly holds placement flat with fleet
 // size: a site-wide create over 120 nodes in 12 pools, with a sample of 8,
@@ -60,7 +28,7 @@ func (c *candidatesCapture) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceB
 func TestPlacementCandidatesReadTheSampleOnly(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	capture := &candidatesCapture{}
+	capture := newStatementCapture()
 	pool, err := pg.Connect(context.Background(), d.URL, pg.PoolOptions{MaxConns: 2,
 		IdleInTxTimeout: time.Minute, Tracer: capture})
 	require.NoError(t, err)
@@ -89,9 +57,7 @@ func TestPlacementCandidatesReadTheSampleOnly(t *testing.T) {
 		res, err := h.CreateReservation(ctx, tenantA, cmd)
 		require.NoError(t, err)
 		require.Equal(t, core.ReservationBooked, res.Reservation.State)
-		capture.mu.Lock()
-		sql, args := capture.sql, capture.args
-		capture.mu.Unlock()
+		sql, args := capture.last("NodePlacementCandidates")
 		require.NotEmpty(t, sql, "the create sent no NodePlacementCandidates")
 		var plan []struct{ Plan planNode }
 		require.NoError(t, pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&plan))
