@@ -162,6 +162,17 @@ func (tb *tab) waitFor(what, predicate string) {
 	}
 }
 
+// clickWhenShown waits until selector matches and clicks the element in
+// the same JavaScript turn that found it. chromedp.Click finds the node,
+// then clicks it in a later message: a list that re-renders in between
+// (an event arriving on the page's stream) leaves it a node that no longer
+// exists ("Could not find node with given id"). Not for a click that opens
+// a dialog, which would block the evaluation.
+func (tb *tab) clickWhenShown(what, selector string) {
+	tb.t.Helper()
+	tb.waitFor(what, fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true })()`, selector))
+}
+
 // describe is where the tab is and what it shows, for a failure message.
 func (tb *tab) describe() string {
 	ctx, cancel := context.WithTimeout(tb.ctx, 5*time.Second)

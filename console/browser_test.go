@@ -149,7 +149,7 @@ func TestBrowserConsole(t *testing.T) {
 
 	step("tenant releases from the page", func(t *testing.T) {
 		op, tn, tail := op.in(t), tn.in(t), tail.in(t)
-		tn.do("open the reservation", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#reservation-table tr[data-reservation=%q] a`, booked))))
+		tn.clickWhenShown("open the reservation", fmt.Sprintf(`#reservation-table tr[data-reservation=%q] a`, booked))
 		tn.waitFor("its page shows its history", `!!document.querySelector('#history li[data-type="reservation.booked"]') && !!document.querySelector('#release')`)
 		tn.waitFor("its page shows its priority class", `document.querySelector('#reservation-priority .priority')?.dataset.priorityClass === 'standard' && document.querySelector('#reservation-priority').textContent.includes('not preemptible')`)
 		tn.do("release it", chromedp.Click(chromedp.CSS("#release")))
