@@ -78,7 +78,7 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p reservationToPlace) (
 		return nil, nil, err
 	}
 	var tail pg.Batch
-	where, reasons, err := h.placeWith(ctx, tx, p, cands, int(sample), &tail)
+	where, reasons, err := h.placeWith(ctx, tx, p, cands, nil, int(sample), &tail)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -92,7 +92,8 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p reservationToPlace) (
 }
 
 // placeWith places p given the candidates of a sample of at most sample
-// nodes (see below). Each attempt runs under a savepoint: a node, atom or
+// nodes (see below) and, when the candidates query listed them, their free
+// atoms: the first attempt books from that list (tryNode). Each attempt runs under a savepoint: a node, atom or
 // counter conflict, or a deadlock or serialization failure, rolls back to it
 // and the placer replans without that node, at most PlacementAttempts times.
 // After a failed last attempt, the rollback to the savepoint is queued in
@@ -100,8 +101,8 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p reservationToPlace) (
 // before anything else in the transaction. After a success the savepoint
 // stays open, its writes in it: the caller's COMMIT takes them with the
 // rest (a caller that goes on to place again releases it first: place).
-func (h *Handlers) placeWith(ctx context.Context, tx pgx.Tx, p reservationToPlace, cands []placement.Candidate, sample int,
-	tail *pg.Batch) (*placed, []string, error) {
+func (h *Handlers) placeWith(ctx context.Context, tx pgx.Tx, p reservationToPlace, cands []placement.Candidate,
+	listed map[string]listedAtoms, sample int, tail *pg.Batch) (*placed, []string, error) {
 	req := placementRequest(p)
 	// A sample first: in a large pool, best fit among PlacementSample
 	// nodes instead of a free-atom count for every node. When nothing in
@@ -136,7 +137,14 @@ func (h *Handlers) placeWith(ctx context.Context, tx pgx.Tx, p reservationToPlac
 			reasons = append(reasons, fmt.Sprintf("%d more nodes not tried after %d conflicts", len(d.Choices)-i, conflicts))
 			break
 		}
-		res, why, err := h.tryNode(ctx, tx, &sp, p, req, c.NodeID)
+		var atoms *listedAtoms
+		if l, ok := listed[c.NodeID]; ok && i == 0 {
+			// Only the first: a replan after a conflict reads the atoms
+			// again, under the lock, so that a hot spot does not lose
+			// more races to its own stale list.
+			atoms = &l
+		}
+		res, why, err := h.tryNode(ctx, tx, &sp, p, req, c.NodeID, atoms)
 		var refusal *modelQuotaRefusal
 		if errors.As(err, &refusal) {
 			sp.dirty = true
@@ -207,7 +215,7 @@ func placementCandidates(ctx context.Context, tx pgx.Tx, p reservationToPlace, m
 	var b pg.Batch
 	planBookingLookups(&b)
 	var rows []db.NodePlacementCandidatesRow
-	pg.Many(ctx, &b, (*db.Queries).NodePlacementCandidates, candidatesParams(p, maxNodes), &rows)
+	pg.Many(ctx, &b, (*db.Queries).NodePlacementCandidates, candidatesParams(p, maxNodes, false), &rows)
 	if err := b.Send(ctx, tx); err != nil {
 		return nil, pg.Translate(err, "placement candidates")
 	}
@@ -215,19 +223,25 @@ func placementCandidates(ctx context.Context, tx pgx.Tx, p reservationToPlace, m
 }
 
 // planBookingLookups queues in b what every transaction that places sends
-// before its first placement statement: sequential scans off, until the
-// transaction ends. The candidates' and the placement's lookups of device
-// bookings must go through device_bookings_device_end. Planned on a table
-// that holds few live bookings, a connection's cached generic plan scans
-// device_bookings whole for every device instead, and keeps doing so as
-// the table grows and released bookings leave dead rows behind: 0.22 ms per
-// candidates query became 0.7–1.3 ms for the rest of a benchmark run
-// (docs/benchmarks.md, fourth pass). A plan is cached per connection and
-// statement, whichever path planned it, so every path that places sets it,
-// not the create alone. The statements that follow in such a transaction
-// are keyed lookups, locks and inserts.
+// before its first placement statement: sequential and bitmap scans off,
+// until the transaction ends. The candidates' and the placement's lookups
+// of device bookings must be plain index scans of
+// device_bookings_device_end. Planned on a table that holds few live
+// bookings, a connection's cached generic plan scans device_bookings whole
+// for every device instead, and keeps doing so as the table grows and
+// released bookings leave dead rows behind: 0.22 ms per candidates query
+// became 0.7–1.3 ms for the rest of a benchmark run (docs/benchmarks.md,
+// fourth pass). A bitmap scan of the index, which the planner picks for a
+// lookup it expects to find one row, never marks the entries of deleted
+// bookings dead, so each lookup of a busy device reads all of them again:
+// the candidates query took 1.4 ms instead of 0.35 on the benchmark's hot
+// spot (sixth pass). A plan is cached per connection and statement,
+// whichever path planned it, so every path that places sets it, not the
+// create alone. The statements that follow in such a transaction are keyed
+// lookups, locks and inserts, which an index scan serves as well.
 func planBookingLookups(b *pg.Batch) {
 	b.Statement("SET LOCAL enable_seqscan = off")
+	b.Statement("SET LOCAL enable_bitmapscan = off")
 }
 
 // planBookingLookupsNow sends planBookingLookups' setting in a round trip
@@ -240,8 +254,9 @@ func planBookingLookupsNow(ctx context.Context, tx pgx.Tx) error {
 	return pg.Translate(b.Send(ctx, tx), "booking lookups")
 }
 
-// candidatesParams is NodePlacementCandidates' arguments for p.
-func candidatesParams(p reservationToPlace, maxNodes *int32) db.NodePlacementCandidatesParams {
+// candidatesParams is NodePlacementCandidates' arguments for p; listAtoms
+// asks for each node's free atoms as well as their count.
+func candidatesParams(p reservationToPlace, maxNodes *int32, listAtoms bool) db.NodePlacementCandidatesParams {
 	g := p.spec.GPU
 	if p.siteID != "" {
 		p.poolID = "" // the query would read the pool's nodes twice
@@ -249,14 +264,14 @@ func candidatesParams(p reservationToPlace, maxNodes *int32) db.NodePlacementCan
 	return db.NodePlacementCandidatesParams{
 		Kind: string(g.Kind), Model: optional(g.Model), Profile: optional(atomProfile(g)),
 		FromTs: p.start, ToTs: p.end, PoolID: optional(p.poolID), SiteID: optional(p.siteID), Seed: p.reservationID,
-		MaxNodes: maxNodes, WithAtoms: g.Count > 0, WithVcpu: p.spec.VCPU > 0, WithMemory: p.spec.MemoryMB > 0,
+		MaxNodes: maxNodes, WithAtoms: g.Count > 0, ListAtoms: listAtoms && g.Count > 0, WithVcpu: p.spec.VCPU > 0, WithMemory: p.spec.MemoryMB > 0,
 		WithDisk: p.spec.DiskGB > 0,
 	}
 }
 
 // placementCandidatesOf is the adapter from the candidates query to
-// placement: the query counted each node's free matching atoms (it does not
-// list them; tryNode does, under the node lock).
+// placement: the query counted each node's free matching atoms (and may
+// have listed them: listedAtomsOf).
 func placementCandidatesOf(rows []db.NodePlacementCandidatesRow) []placement.Candidate {
 	cands := make([]placement.Candidate, len(rows))
 	for i, r := range rows {
@@ -266,6 +281,39 @@ func placementCandidatesOf(rows []db.NodePlacementCandidatesRow) []placement.Can
 			FreeAtoms: r.FreeAtoms, FreeVCPU: r.FreeVcpu, FreeMemoryMB: r.FreeMemory, FreeDiskGB: r.FreeDisk}
 	}
 	return cands
+}
+
+// listedAtoms is a node's free atoms as the candidates query listed them,
+// before any lock, and the node's pool: what a create's first attempt books
+// from, without reading them again under the node's lock (tryNode). Every
+// rule is still checked as of the locks, on the booking's results.
+type listedAtoms struct {
+	poolID string
+	free   []db.DeviceFreeAtomsRow
+}
+
+// listedAtomsOf is the listed free atoms of the candidates, by node, in
+// DeviceFreeAtoms' form (not yet in its id order: tryNode sorts the one it
+// tries): for every node when g asks for no atoms (there is
+// nothing to list), else for the nodes whose free atoms share one model
+// (the model's quota is charged with the booking, before the lock; the
+// others are read under the lock).
+func listedAtomsOf(rows []db.NodePlacementCandidatesRow, g core.GPURequest) map[string]listedAtoms {
+	listed := make(map[string]listedAtoms, len(rows))
+	for _, r := range rows {
+		if g.Count > 0 && (r.FreeAtomModel == "" || len(r.FreeAtomIds) != len(r.FreeAtomParents)) {
+			continue
+		}
+		free := make([]db.DeviceFreeAtomsRow, len(r.FreeAtomIds))
+		for i, id := range r.FreeAtomIds {
+			free[i] = db.DeviceFreeAtomsRow{ID: id, Model: r.FreeAtomModel}
+			if parent := r.FreeAtomParents[i]; parent != "" {
+				free[i].ParentID = &parent
+			}
+		}
+		listed[r.ID] = listedAtoms{poolID: r.PoolID, free: free}
+	}
+	return listed
 }
 
 // freeAtomsOf is the adapter from DeviceFreeAtoms, which returns only the

@@ -17,39 +17,54 @@ import (
 // tryNode is one placement attempt on one node, inside the savepoint. It
 // returns why the node could not take the request, or where it landed.
 // It takes two round trips: the node's lock and free atoms, then, once
-// the atoms are picked, every lock and write of the booking at once. Locks
-// follow the global order: nodes, devices, node_resources,
+// the atoms are picked, every lock and write of the booking at once. With
+// the node's free atoms listed already (a create's first attempt, from its
+// candidates), it takes one: the atoms are picked first and the node's
+// lock travels with the writes, checked on its result like the rest.
+// Locks follow the global order: nodes, devices, node_resources,
 // pool_capacity_rollup (and node_desired, when it queues the assign). The
-// second batch writes before its results are checked; any check that fails
+// writes are sent before their results are checked; any check that fails
 // rolls the attempt back to the savepoint, which undoes the writes and
 // releases the locks.
 func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p reservationToPlace, req placement.Request,
-	nodeID string) (*placed, string, error) {
+	nodeID string, listed *listedAtoms) (*placed, string, error) {
 	g := p.spec.GPU
-	var first pg.Batch
-	sp.begin(&first)
-	var n db.NodeLockForPlacementRow
-	pg.One(ctx, &first, (*db.Queries).NodeLockForPlacement, nodeID, &n, nil)
-	var free []db.DeviceFreeAtomsRow
-	if g.Count > 0 {
-		pg.Many(ctx, &first, (*db.Queries).DeviceFreeAtoms, db.DeviceFreeAtomsParams{NodeID: nodeID, Kind: string(g.Kind),
-			Model: optional(g.Model), Profile: optional(atomProfile(g)), FromTs: p.start, ToTs: p.end}, &free)
-	}
-	if err := first.Send(ctx, tx); err != nil {
-		return nil, "", pg.Translate(err, "node "+nodeID)
-	}
-	if why := nodeIneligible(n.Cordoned, n.NoScheduleReasons, n.State, n.Taints, p.spec.Tolerations); why != "" {
-		return nil, why + " (changed concurrently)", nil
-	}
 	var atoms []string
-	if g.Count > 0 {
+	if listed != nil && g.Count > 0 {
+		slices.SortFunc(listed.free, func(a, b db.DeviceFreeAtomsRow) int { return strings.Compare(a.ID, b.ID) }) // as DeviceFreeAtoms lists them
 		var why string
-		if atoms, why = placement.Pick(req, nodeID, freeAtomsOf(free, g)); why != "" {
-			return nil, why + " (changed concurrently)", nil
+		if atoms, why = placement.Pick(req, nodeID, freeAtomsOf(listed.free, g)); why != "" {
+			listed = nil // read them again under the lock
 		}
 	}
-
 	var b pg.Batch
+	sp.begin(&b)
+	var n db.NodeLockForPlacementRow
+	pg.One(ctx, &b, (*db.Queries).NodeLockForPlacement, nodeID, &n, nil)
+	var free []db.DeviceFreeAtomsRow
+	var poolID string
+	if listed != nil {
+		free, poolID = listed.free, listed.poolID
+	} else {
+		if g.Count > 0 {
+			pg.Many(ctx, &b, (*db.Queries).DeviceFreeAtoms, db.DeviceFreeAtomsParams{NodeID: nodeID, Kind: string(g.Kind),
+				Model: optional(g.Model), Profile: optional(atomProfile(g)), FromTs: p.start, ToTs: p.end}, &free)
+		}
+		if err := b.Send(ctx, tx); err != nil {
+			return nil, "", pg.Translate(err, "node "+nodeID)
+		}
+		if why := nodeIneligible(n.Cordoned, n.NoScheduleReasons, n.State, n.Taints, p.spec.Tolerations); why != "" {
+			return nil, why + " (changed concurrently)", nil
+		}
+		if g.Count > 0 {
+			var why string
+			if atoms, why = placement.Pick(req, nodeID, freeAtomsOf(free, g)); why != "" {
+				return nil, why + " (changed concurrently)", nil
+			}
+		}
+		poolID, b = n.PoolID, pg.Batch{}
+	}
+
 	var locked []db.DeviceLockForBookingRow
 	var devices []db.AssignmentDevicesRow
 	var modelCharged []string
@@ -72,7 +87,7 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 	if len(scalars) > 0 {
 		pg.Many(ctx, &b, (*db.Queries).NodeResourceChargeMany, db.NodeResourceChargeManyParams{NodeID: nodeID,
 			Resources: scalars, Amounts: amounts}, &nodeCharged)
-		pg.Many(ctx, &b, (*db.Queries).PoolCapacityRollupAdjustMany, db.PoolCapacityRollupAdjustManyParams{PoolID: n.PoolID,
+		pg.Many(ctx, &b, (*db.Queries).PoolCapacityRollupAdjustMany, db.PoolCapacityRollupAdjustManyParams{PoolID: poolID,
 			Resources: scalars, Deltas: amounts}, &rolledUp)
 	}
 	var generation int64
@@ -86,9 +101,22 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 		return nil, "", pg.Translate(err, "booking on "+nodeID)
 	}
 
+	if listed != nil {
+		if why := nodeIneligible(n.Cordoned, n.NoScheduleReasons, n.State, n.Taints, p.spec.Tolerations); why != "" {
+			return nil, why + " (changed concurrently)", nil
+		}
+		if n.PoolID != poolID {
+			return nil, "moved to pool " + n.PoolID + " (changed concurrently)", nil
+		}
+	}
 	if g.Count > 0 {
 		if why := checkLockedAtoms(locked, nodeID, atoms); why != "" {
 			return nil, why, nil
+		}
+		if listed != nil {
+			if why := checkListedModel(locked, atoms, free); why != "" {
+				return nil, why, nil
+			}
 		}
 		if p.assign {
 			devices = assignmentDevicesOf(locked, atoms)
@@ -109,11 +137,27 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 	}
 	for _, r := range scalars {
 		if !slices.Contains(rolledUp, r) {
-			return nil, "", fmt.Errorf("pool %s capacity rollup for %s out of range: %w", n.PoolID, r, errRollupDrift)
+			return nil, "", fmt.Errorf("pool %s capacity rollup for %s out of range: %w", poolID, r, errRollupDrift)
 		}
 	}
-	return &placed{allocationID: allocationID, nodeID: nodeID, poolID: n.PoolID, network: n.WorkloadNetwork, deviceIDs: atoms,
+	return &placed{allocationID: allocationID, nodeID: nodeID, poolID: poolID, network: n.WorkloadNetwork, deviceIDs: atoms,
 		modelCharges: modelCharges, generation: generation, devices: devices}, "", nil
+}
+
+// checkListedModel checks, as of their lock, that the atoms picked from a
+// listing made before it are of the model the listing gave them, which is
+// the model the booking charged for (modelChargesOf).
+func checkListedModel(locked []db.DeviceLockForBookingRow, atoms []string, listed []db.DeviceFreeAtomsRow) string {
+	model := map[string]string{}
+	for _, r := range listed {
+		model[r.ID] = r.Model
+	}
+	for _, d := range locked {
+		if slices.Contains(atoms, d.ID) && d.Model != model[d.ID] {
+			return d.ID + " is a " + d.Model + " now (changed concurrently)"
+		}
+	}
+	return ""
 }
 
 // modelChargesOf is the tenant's gpu:<model> charges for the atoms picked:

@@ -184,7 +184,7 @@ func (h *Handlers) placeAfterPreemption(ctx context.Context, tx pgx.Tx, p reserv
 	if err := planBookingLookupsNow(ctx, tx); err != nil {
 		return nil, err
 	}
-	where, reasons, err := h.placeWith(ctx, tx, p, []placement.Candidate{plan.Node}, 0, tail)
+	where, reasons, err := h.placeWith(ctx, tx, p, []placement.Candidate{plan.Node}, nil, 0, tail)
 	if err != nil {
 		return nil, err
 	}

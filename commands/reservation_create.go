@@ -114,9 +114,10 @@ func (h *Handlers) CreateReservation(ctx context.Context, actor core.Actor, cmd 
 
 // creation is one reservations.create, in round trips: BEGIN with
 // everything that does not depend on a result (the scope and time, the
-// quota locked and charged, the candidates of the sample); two per
-// placement attempt (tryNode); the reservation, its events and work in one
-// more; then COMMIT. Every rule is checked as before, on the results, and
+// quota locked and charged, the candidates of the sample with their free
+// atoms); one for the first placement attempt, two for each later one
+// (tryNode); the reservation, its events and work, and the COMMIT, in one
+// more. Every rule is checked as before, on the results, and
 // a check that fails rolls back what the statements after it did: the
 // transaction for the scope and quota, the savepoint for an attempt.
 type creation struct {
@@ -164,7 +165,7 @@ func (c *creation) first(ctx context.Context, b *pg.Batch) {
 		Resources: resources, Amounts: amounts, WithModels: c.spec.GPU.Count > 0}, &c.quota)
 	if c.plan == nil { // a preemption places on its plan's node
 		planBookingLookups(b)
-		pg.Many(ctx, b, (*db.Queries).NodePlacementCandidates, candidatesParams(c.reservationToPlace(c.cmd.Start, nil), &c.sample), &c.cands)
+		pg.Many(ctx, b, (*db.Queries).NodePlacementCandidates, candidatesParams(c.reservationToPlace(c.cmd.Start, nil), &c.sample, true), &c.cands)
 	}
 }
 
@@ -294,7 +295,8 @@ func (c *creation) place(ctx context.Context, tx pgx.Tx, p reservationToPlace, t
 		where, err := c.h.placeAfterPreemption(ctx, tx, p, c.plan, tail)
 		return where, nil, err
 	}
-	where, reasons, err := c.h.placeWith(ctx, tx, p, placementCandidatesOf(c.cands), int(c.sample), tail)
+	where, reasons, err := c.h.placeWith(ctx, tx, p, placementCandidatesOf(c.cands), listedAtomsOf(c.cands, c.spec.GPU),
+		int(c.sample), tail)
 	if err == nil && where == nil && c.mayPreempt && c.scope.ClassMayPreempt {
 		return nil, nil, errMayPreempt
 	}

@@ -158,65 +158,74 @@ const nodePlacementCandidates = `-- name: NodePlacementCandidates :many
 WITH candidates AS (
   SELECT s.id, s.pool_id, s.cordoned, s.taints, s.no_schedule_reasons, s.state FROM (
     (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 0 AS lap, hashtext(n.id) AS h FROM nodes n
-      WHERE n.pool_id = $10::text AND hashtext(n.id) >= (SELECT hashtext($11::text))
-      ORDER BY hashtext(n.id), n.id LIMIT $12::int)
+      WHERE n.pool_id = $11::text AND hashtext(n.id) >= (SELECT hashtext($12::text))
+      ORDER BY hashtext(n.id), n.id LIMIT $13::int)
     UNION ALL
     (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 1, hashtext(n.id) FROM nodes n
-      WHERE n.pool_id = $10::text AND hashtext(n.id) < (SELECT hashtext($11::text))
-      ORDER BY hashtext(n.id), n.id LIMIT $12::int)
+      WHERE n.pool_id = $11::text AND hashtext(n.id) < (SELECT hashtext($12::text))
+      ORDER BY hashtext(n.id), n.id LIMIT $13::int)
     UNION ALL
     (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 0, hashtext(n.id) FROM nodes n
-      WHERE n.site_id = $13::text AND hashtext(n.id) >= (SELECT hashtext($11::text))
-      ORDER BY hashtext(n.id), n.id LIMIT $12::int)
+      WHERE n.site_id = $14::text AND hashtext(n.id) >= (SELECT hashtext($12::text))
+      ORDER BY hashtext(n.id), n.id LIMIT $13::int)
     UNION ALL
     (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 1, hashtext(n.id) FROM nodes n
-      WHERE n.site_id = $13::text AND hashtext(n.id) < (SELECT hashtext($11::text))
-      ORDER BY hashtext(n.id), n.id LIMIT $12::int)
+      WHERE n.site_id = $14::text AND hashtext(n.id) < (SELECT hashtext($12::text))
+      ORDER BY hashtext(n.id), n.id LIMIT $13::int)
   ) s
   ORDER BY s.lap, s.h, s.id
-  LIMIT $12::int
+  LIMIT $13::int
 )
 SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
+       coalesce(f.free_atoms, 0)::bigint AS free_atoms,
+       coalesce(f.free_atom_ids, '{}')::text[] AS free_atom_ids,
+       coalesce(f.free_atom_parents, '{}')::text[] AS free_atom_parents,
+       coalesce(f.free_atom_model, '')::text AS free_atom_model,
        CASE WHEN $1::boolean THEN
-       (SELECT count(*) FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
-         WHERE a.node_id = c.id AND a.bookable AND a.kind = $2
-           AND ($3::text IS NULL OR a.model = $3::text)
-           AND ($4::text IS NULL OR a.profile = $4::text)
-           AND a.health = 'healthy' AND NOT a.quarantined
-           AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
-           AND (SELECT b.id FROM device_bookings b
-                            WHERE b.device_id COLLATE "C" = a.id
-                              AND coalesce(upper(b.during), 'infinity'::timestamptz)
-                                  >= LEAST(GREATEST($5::timestamptz, compute_now()), $6::timestamptz)
-                              AND range_overlaps(b.during,
-                                                 tstzrange(LEAST(GREATEST($5::timestamptz, compute_now()),
-                                                                 $6::timestamptz),
-                                                           $6::timestamptz, '[)'))
-                            ORDER BY coalesce(upper(b.during), 'infinity'::timestamptz) LIMIT 1) IS NULL
-       ) ELSE 0 END::bigint AS free_atoms,
-       CASE WHEN $7::boolean THEN
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
                   WHERE r.node_id = c.id AND r.resource = 'vcpu'), 0) ELSE 0 END::bigint AS free_vcpu,
-       CASE WHEN $8::boolean THEN
+       CASE WHEN $2::boolean THEN
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
                   WHERE r.node_id = c.id AND r.resource = 'memory'), 0) ELSE 0 END::bigint AS free_memory,
-       CASE WHEN $9::boolean THEN
+       CASE WHEN $3::boolean THEN
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
                   WHERE r.node_id = c.id AND r.resource = 'disk'), 0) ELSE 0 END::bigint AS free_disk
   FROM candidates c
+  LEFT JOIN LATERAL (
+    SELECT count(*) AS free_atoms,
+           array_agg(a.id) FILTER (WHERE $4::boolean) AS free_atom_ids,
+           array_agg(coalesce(a.parent_id, '')) FILTER (WHERE $4::boolean) AS free_atom_parents,
+           CASE WHEN min(a.model) = max(a.model) THEN min(a.model) END AS free_atom_model
+      FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
+     WHERE $5::boolean AND a.node_id = c.id AND a.bookable AND a.kind = $6
+       AND ($7::text IS NULL OR a.model = $7::text)
+       AND ($8::text IS NULL OR a.profile = $8::text)
+       AND a.health = 'healthy' AND NOT a.quarantined
+       AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
+       AND (SELECT b.id FROM device_bookings b
+                        WHERE b.device_id COLLATE "C" = a.id
+                          AND coalesce(upper(b.during), 'infinity'::timestamptz)
+                              >= LEAST(GREATEST($9::timestamptz, compute_now()), $10::timestamptz)
+                          AND range_overlaps(b.during,
+                                             tstzrange(LEAST(GREATEST($9::timestamptz, compute_now()),
+                                                             $10::timestamptz),
+                                                       $10::timestamptz, '[)'))
+                        ORDER BY coalesce(upper(b.during), 'infinity'::timestamptz) LIMIT 1) IS NULL
+  ) f ON true
  ORDER BY c.id
 `
 
 type NodePlacementCandidatesParams struct {
+	WithVcpu   bool
+	WithMemory bool
+	WithDisk   bool
+	ListAtoms  bool
 	WithAtoms  bool
 	Kind       string
 	Model      *string
 	Profile    *string
 	FromTs     time.Time
 	ToTs       time.Time
-	WithVcpu   bool
-	WithMemory bool
-	WithDisk   bool
 	PoolID     *string
 	Seed       string
 	MaxNodes   *int32
@@ -231,6 +240,9 @@ type NodePlacementCandidatesRow struct {
 	NoScheduleReasons []string
 	State             string
 	FreeAtoms         int64
+	FreeAtomIds       []string
+	FreeAtomParents   []string
+	FreeAtomModel     string
 	FreeVcpu          int64
 	FreeMemory        int64
 	FreeDisk          int64
@@ -255,18 +267,24 @@ type NodePlacementCandidatesRow struct {
 // from compute_now(), so a create sends this with its first statements,
 // before it has read the time. Only what the request asks for is counted
 // (with_atoms, with_vcpu, with_memory, with_disk); the rest reads 0, which
-// a request of none of it never lacks.
+// a request of none of it never lacks. With list_atoms, each node's free
+// atoms are listed too (ids and their GPUs, unsorted: an ordered aggregate
+// sorts for each node, which cost the query a third more; and their model
+// when they share one, else empty), so that a create's first attempt books without reading them
+// again (tryNode); the sample is small, and the atoms are read to be
+// counted anyway.
 func (q *Queries) NodePlacementCandidates(ctx context.Context, arg NodePlacementCandidatesParams) ([]NodePlacementCandidatesRow, error) {
 	rows, err := q.db.Query(ctx, nodePlacementCandidates,
+		arg.WithVcpu,
+		arg.WithMemory,
+		arg.WithDisk,
+		arg.ListAtoms,
 		arg.WithAtoms,
 		arg.Kind,
 		arg.Model,
 		arg.Profile,
 		arg.FromTs,
 		arg.ToTs,
-		arg.WithVcpu,
-		arg.WithMemory,
-		arg.WithDisk,
 		arg.PoolID,
 		arg.Seed,
 		arg.MaxNodes,
@@ -287,6 +305,9 @@ func (q *Queries) NodePlacementCandidates(ctx context.Context, arg NodePlacement
 			&i.NoScheduleReasons,
 			&i.State,
 			&i.FreeAtoms,
+			&i.FreeAtomIds,
+			&i.FreeAtomParents,
+			&i.FreeAtomModel,
 			&i.FreeVcpu,
 			&i.FreeMemory,
 			&i.FreeDisk,

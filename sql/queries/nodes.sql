@@ -55,7 +55,12 @@ UPDATE nodes SET cordoned = sqlc.arg(cordoned), taints = sqlc.arg(taints)::text[
 -- from compute_now(), so a create sends this with its first statements,
 -- before it has read the time. Only what the request asks for is counted
 -- (with_atoms, with_vcpu, with_memory, with_disk); the rest reads 0, which
--- a request of none of it never lacks.
+-- a request of none of it never lacks. With list_atoms, each node's free
+-- atoms are listed too (ids and their GPUs, unsorted: an ordered aggregate
+-- sorts for each node, which cost the query a third more; and their model
+-- when they share one, else empty), so that a create's first attempt books without reading them
+-- again (tryNode); the sample is small, and the atoms are read to be
+-- counted anyway.
 WITH candidates AS (
   SELECT s.id, s.pool_id, s.cordoned, s.taints, s.no_schedule_reasons, s.state FROM (
     (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 0 AS lap, hashtext(n.id) AS h FROM nodes n
@@ -78,23 +83,10 @@ WITH candidates AS (
   LIMIT sqlc.narg(max_nodes)::int
 )
 SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
-       CASE WHEN sqlc.arg(with_atoms)::boolean THEN
-       (SELECT count(*) FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
-         WHERE a.node_id = c.id AND a.bookable AND a.kind = sqlc.arg(kind)
-           AND (sqlc.narg(model)::text IS NULL OR a.model = sqlc.narg(model)::text)
-           AND (sqlc.narg(profile)::text IS NULL OR a.profile = sqlc.narg(profile)::text)
-           AND a.health = 'healthy' AND NOT a.quarantined
-           AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
-           AND (SELECT b.id FROM device_bookings b
-                            WHERE b.device_id COLLATE "C" = a.id
-                              AND coalesce(upper(b.during), 'infinity'::timestamptz)
-                                  >= LEAST(GREATEST(sqlc.arg(from_ts)::timestamptz, compute_now()), sqlc.arg(to_ts)::timestamptz)
-                              AND range_overlaps(b.during,
-                                                 tstzrange(LEAST(GREATEST(sqlc.arg(from_ts)::timestamptz, compute_now()),
-                                                                 sqlc.arg(to_ts)::timestamptz),
-                                                           sqlc.arg(to_ts)::timestamptz, '[)'))
-                            ORDER BY coalesce(upper(b.during), 'infinity'::timestamptz) LIMIT 1) IS NULL
-       ) ELSE 0 END::bigint AS free_atoms,
+       coalesce(f.free_atoms, 0)::bigint AS free_atoms,
+       coalesce(f.free_atom_ids, '{}')::text[] AS free_atom_ids,
+       coalesce(f.free_atom_parents, '{}')::text[] AS free_atom_parents,
+       coalesce(f.free_atom_model, '')::text AS free_atom_model,
        CASE WHEN sqlc.arg(with_vcpu)::boolean THEN
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
                   WHERE r.node_id = c.id AND r.resource = 'vcpu'), 0) ELSE 0 END::bigint AS free_vcpu,
@@ -105,4 +97,25 @@ SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
        coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
                   WHERE r.node_id = c.id AND r.resource = 'disk'), 0) ELSE 0 END::bigint AS free_disk
   FROM candidates c
+  LEFT JOIN LATERAL (
+    SELECT count(*) AS free_atoms,
+           array_agg(a.id) FILTER (WHERE sqlc.arg(list_atoms)::boolean) AS free_atom_ids,
+           array_agg(coalesce(a.parent_id, '')) FILTER (WHERE sqlc.arg(list_atoms)::boolean) AS free_atom_parents,
+           CASE WHEN min(a.model) = max(a.model) THEN min(a.model) END AS free_atom_model
+      FROM devices a LEFT JOIN devices p ON p.id = a.parent_id
+     WHERE sqlc.arg(with_atoms)::boolean AND a.node_id = c.id AND a.bookable AND a.kind = sqlc.arg(kind)
+       AND (sqlc.narg(model)::text IS NULL OR a.model = sqlc.narg(model)::text)
+       AND (sqlc.narg(profile)::text IS NULL OR a.profile = sqlc.narg(profile)::text)
+       AND a.health = 'healthy' AND NOT a.quarantined
+       AND (p.id IS NULL OR (p.health = 'healthy' AND NOT p.quarantined))
+       AND (SELECT b.id FROM device_bookings b
+                        WHERE b.device_id COLLATE "C" = a.id
+                          AND coalesce(upper(b.during), 'infinity'::timestamptz)
+                              >= LEAST(GREATEST(sqlc.arg(from_ts)::timestamptz, compute_now()), sqlc.arg(to_ts)::timestamptz)
+                          AND range_overlaps(b.during,
+                                             tstzrange(LEAST(GREATEST(sqlc.arg(from_ts)::timestamptz, compute_now()),
+                                                             sqlc.arg(to_ts)::timestamptz),
+                                                       sqlc.arg(to_ts)::timestamptz, '[)'))
+                        ORDER BY coalesce(upper(b.during), 'infinity'::timestamptz) LIMIT 1) IS NULL
+  ) f ON true
  ORDER BY c.id;

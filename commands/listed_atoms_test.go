@@ -1,0 +1,89 @@
+package commands_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
+)
+
+// TestFirstAttemptChecksListedAtomsAsOfTheLock: a create's first attempt
+// books from the free atoms its candidates query listed, before any lock
+// (one round trip fewer). Whatever changed on that node between the listing
+// and the lock must still stop the booking there: each case changes the
+// best-fit node, n1 (one GPU), right after the create has read its
+// candidates, and the create must land on n2 instead, n1 left as the change
+// left it.
+func TestFirstAttemptChecksListedAtomsAsOfTheLock(t *testing.T) {
+	cases := map[string]func(t *testing.T, h *commands.Handlers, gpu string){
+		"its GPU booked by another tenant": func(t *testing.T, h *commands.Handlers, gpu string) {
+			start, end := window(1, 2)
+			res, err := h.CreateReservation(context.Background(), tenantB, commands.CreateReservation{
+				PoolID: commandstest.Pool, GPUs: 1, Start: start, End: end})
+			require.NoError(t, err)
+			require.Equal(t, []string{gpu}, res.Reservation.DeviceIDs, "the other tenant takes n1's GPU")
+		},
+		"the node cordoned": func(t *testing.T, h *commands.Handlers, _ string) {
+			_, err := h.CordonNode(context.Background(), commandstest.Operator, commands.CordonNode{NodeID: "n1"})
+			require.NoError(t, err)
+		},
+		"its GPU quarantined": func(t *testing.T, h *commands.Handlers, gpu string) {
+			_, err := h.QuarantineDevice(context.Background(), commandstest.Operator, commands.QuarantineDevice{DeviceID: gpu})
+			require.NoError(t, err)
+		},
+	}
+	for name, change := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := pgtest.New(t)
+			other := commands.New(d.Pool, commands.Config{})
+			commandstest.Seed(t, d, other, 2)
+			n1 := commandstest.Node(t, other, "n1", exclusive)
+			commandstest.Node(t, other, "n2", exclusive, exclusive)
+
+			tracer := &afterCandidates{statementCapture: newStatementCapture()}
+			tracer.then = func() { change(t, other, n1[0]) }
+			h := commands.New(preparedPool(t, d.URL, 2, tracer), commands.Config{})
+			start, end := window(1, 2)
+			res, err := h.CreateReservation(context.Background(), tenantA, commands.CreateReservation{
+				PoolID: commandstest.Pool, GPUs: 1, Start: start, End: end})
+			require.NoError(t, err)
+			require.True(t, tracer.fired, "the change ran between the candidates and the booking")
+			require.Equal(t, core.ReservationBooked, res.Reservation.State)
+			require.Equal(t, "n2", res.Reservation.NodeID, "booked where the change left room, not on n1")
+			freeAtoms, _ := tracer.last("DeviceFreeAtoms")
+			require.NotEmpty(t, freeAtoms, "the replan read n2's atoms under its lock")
+
+			var onN1 int
+			require.NoError(t, d.Pool.QueryRow(context.Background(),
+				`SELECT count(*) FROM allocations a JOIN reservations r ON r.id = a.reservation_id
+				  WHERE a.node_id = 'n1' AND r.tenant_id = $1`, tenantA.Tenant).Scan(&onN1))
+			require.Zero(t, onN1, "nothing of the first attempt stays on n1")
+		})
+	}
+}
+
+// afterCandidates is a statementCapture that runs then once, on the
+// client, right after the first NodePlacementCandidates of the pool has
+// run: between a create's candidates and its first placement attempt.
+type afterCandidates struct {
+	*statementCapture
+	once  sync.Once
+	then  func()
+	fired bool
+}
+
+func (a *afterCandidates) TraceBatchQuery(ctx context.Context, c *pgx.Conn, d pgx.TraceBatchQueryData) {
+	a.statementCapture.TraceBatchQuery(ctx, c, d)
+	if strings.HasPrefix(d.SQL, "-- name: NodePlacementCandidates ") && d.Err == nil {
+		a.once.Do(func() { a.then(); a.fired = true })
+	}
+}
