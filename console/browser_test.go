@@ -74,7 +74,7 @@ func TestBrowserConsole(t *testing.T) {
 		if got := op.text(`tr[data-node="demo-node-2"]`); !strings.Contains(got, "connected") || !strings.Contains(got, "0 / 0") {
 			t.Fatalf("node row shows %q, want its liveness and generations", got)
 		}
-		op.do("open a node", chromedp.Click(chromedp.CSS(`tr[data-node="demo-node-2"] a`)))
+		op.clickWhenShown("open a node", `tr[data-node="demo-node-2"] a`) // the fleet re-renders on liveness events
 		op.waitFor("the node page lists its GPUs", `!!document.querySelector('#gpus tr[data-device="GPU-demo-node-2-0"]')`)
 		if got := op.text(`#gpus tr[data-device="GPU-demo-node-2-0"]`); !strings.Contains(got, "A100-80GB") ||
 			!strings.Contains(got, "mig") || !strings.Contains(got, "3g.40gb") || !strings.Contains(got, "free") {
@@ -247,7 +247,7 @@ func TestBrowserConsole(t *testing.T) {
 		tail.screenshot("events")
 
 		tn.open("#/webhooks", "section.webhook")
-		tn.do("show the attempts", chromedp.Click(chromedp.CSS("section.webhook .toolbar button")))
+		tn.clickWhenShown("show the attempts", "section.webhook .toolbar button")
 		tn.waitFor("a failed attempt is listed", `!!document.querySelector('section.webhook tr.failed')`)
 		tn.screenshot("webhooks")
 		tn.open("#/reservations/"+ours, "#reservation-state")
