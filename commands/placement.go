@@ -93,9 +93,10 @@ func (h *Handlers) place(ctx context.Context, tx pgx.Tx, p reservationToPlace) (
 
 // placeWith places p given the candidates of a sample of at most sample
 // nodes (see below) and, when the candidates query listed them, their free
-// atoms: the first attempt books from that list (tryNode). Each attempt runs under a savepoint: a node, atom or
-// counter conflict, or a deadlock or serialization failure, rolls back to it
-// and the placer replans without that node, at most PlacementAttempts times.
+// atoms: the first attempt books from that list (tryNode). Each attempt
+// runs under a savepoint: a node, atom or counter conflict, or a deadlock
+// or serialization failure, rolls back to it and the placer replans
+// without that node, at most PlacementAttempts times.
 // After a failed last attempt, the rollback to the savepoint is queued in
 // tail, for the caller to send with its next statements: it must send tail
 // before anything else in the transaction. After a success the savepoint
@@ -264,8 +265,8 @@ func candidatesParams(p reservationToPlace, maxNodes *int32, listAtoms bool) db.
 	return db.NodePlacementCandidatesParams{
 		Kind: string(g.Kind), Model: optional(g.Model), Profile: optional(atomProfile(g)),
 		FromTs: p.start, ToTs: p.end, PoolID: optional(p.poolID), SiteID: optional(p.siteID), Seed: p.reservationID,
-		MaxNodes: maxNodes, WithAtoms: g.Count > 0, ListAtoms: listAtoms && g.Count > 0, WithVcpu: p.spec.VCPU > 0, WithMemory: p.spec.MemoryMB > 0,
-		WithDisk: p.spec.DiskGB > 0,
+		MaxNodes: maxNodes, WithAtoms: g.Count > 0, ListAtoms: listAtoms && g.Count > 0,
+		WithVcpu: p.spec.VCPU > 0, WithMemory: p.spec.MemoryMB > 0, WithDisk: p.spec.DiskGB > 0,
 	}
 }
 
@@ -286,7 +287,10 @@ func placementCandidatesOf(rows []db.NodePlacementCandidatesRow) []placement.Can
 // listedAtoms is a node's free atoms as the candidates query listed them,
 // before any lock, and the node's pool: what a create's first attempt books
 // from, without reading them again under the node's lock (tryNode). Every
-// rule is still checked as of the locks, on the booking's results.
+// rule is still checked as of the locks, on the booking's results. The
+// atoms' model, which the booking charges the tenant's quota for, is not:
+// a device's model never changes (DeviceUpsertAtom keeps it), which is
+// also what the read under the lock, DeviceFreeAtoms, relies on.
 type listedAtoms struct {
 	poolID string
 	free   []db.DeviceFreeAtomsRow
@@ -294,10 +298,10 @@ type listedAtoms struct {
 
 // listedAtomsOf is the listed free atoms of the candidates, by node, in
 // DeviceFreeAtoms' form (not yet in its id order: tryNode sorts the one it
-// tries): for every node when g asks for no atoms (there is
-// nothing to list), else for the nodes whose free atoms share one model
-// (the model's quota is charged with the booking, before the lock; the
-// others are read under the lock).
+// tries): for every node when g asks for no atoms (there is nothing to
+// list), else for the nodes whose free atoms share one model (the model's
+// quota is charged with the booking, before the lock; the others are read
+// under the lock).
 func listedAtomsOf(rows []db.NodePlacementCandidatesRow, g core.GPURequest) map[string]listedAtoms {
 	listed := make(map[string]listedAtoms, len(rows))
 	for _, r := range rows {

@@ -31,7 +31,8 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 	g := p.spec.GPU
 	var atoms []string
 	if listed != nil && g.Count > 0 {
-		slices.SortFunc(listed.free, func(a, b db.DeviceFreeAtomsRow) int { return strings.Compare(a.ID, b.ID) }) // as DeviceFreeAtoms lists them
+		// In id order, as DeviceFreeAtoms lists them.
+		slices.SortFunc(listed.free, func(a, b db.DeviceFreeAtomsRow) int { return strings.Compare(a.ID, b.ID) })
 		var why string
 		if atoms, why = placement.Pick(req, nodeID, freeAtomsOf(listed.free, g)); why != "" {
 			listed = nil // read them again under the lock
@@ -113,11 +114,6 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 		if why := checkLockedAtoms(locked, nodeID, atoms); why != "" {
 			return nil, why, nil
 		}
-		if listed != nil {
-			if why := checkListedModel(locked, atoms, free); why != "" {
-				return nil, why, nil
-			}
-		}
 		if p.assign {
 			devices = assignmentDevicesOf(locked, atoms)
 		}
@@ -142,22 +138,6 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 	}
 	return &placed{allocationID: allocationID, nodeID: nodeID, poolID: poolID, network: n.WorkloadNetwork, deviceIDs: atoms,
 		modelCharges: modelCharges, generation: generation, devices: devices}, "", nil
-}
-
-// checkListedModel checks, as of their lock, that the atoms picked from a
-// listing made before it are of the model the listing gave them, which is
-// the model the booking charged for (modelChargesOf).
-func checkListedModel(locked []db.DeviceLockForBookingRow, atoms []string, listed []db.DeviceFreeAtomsRow) string {
-	model := map[string]string{}
-	for _, r := range listed {
-		model[r.ID] = r.Model
-	}
-	for _, d := range locked {
-		if slices.Contains(atoms, d.ID) && d.Model != model[d.ID] {
-			return d.ID + " is a " + d.Model + " now (changed concurrently)"
-		}
-	}
-	return ""
 }
 
 // modelChargesOf is the tenant's gpu:<model> charges for the atoms picked:

@@ -281,7 +281,7 @@ func (q *Queries) DeviceListGPUForUpdate(ctx context.Context, gpuID string) ([]D
 }
 
 const deviceLockForBooking = `-- name: DeviceLockForBooking :many
-SELECT id, parent_id, node_id, kind, mode, bookable, retired, health, quarantined, profile, mig_uuid, model
+SELECT id, parent_id, node_id, kind, mode, bookable, retired, health, quarantined, profile, mig_uuid
   FROM devices WHERE id = ANY((SELECT $1::text[])::text[])
  ORDER BY id FOR NO KEY UPDATE
 `
@@ -298,7 +298,6 @@ type DeviceLockForBookingRow struct {
 	Quarantined bool
 	Profile     *string
 	MigUuid     *string
-	Model       string
 }
 
 // Rule 4 for devices: the chosen atoms and their GPUs, locked in id order
@@ -309,9 +308,7 @@ type DeviceLockForBookingRow struct {
 // if the GiST index behind the exclusion constraint lost it. (It does not
 // block the foreign-key checks of device_bookings, which take FOR KEY SHARE.)
 // profile and mig_uuid are what an assign tells the daemon of each atom
-// (AssignmentDevices), read here so that a booking needs no second read;
-// model lets a booking whose atoms were listed before the lock check the
-// model it charged for.
+// (AssignmentDevices), read here so that a booking needs no second read.
 // The ids are a sub-select so that the planner does not see them: seeing
 // one or two, it found every custom plan cheaper than the generic one and
 // planned the statement at every booking (more CPU than running it).
@@ -336,7 +333,6 @@ func (q *Queries) DeviceLockForBooking(ctx context.Context, ids []string) ([]Dev
 			&i.Quarantined,
 			&i.Profile,
 			&i.MigUuid,
-			&i.Model,
 		); err != nil {
 			return nil, err
 		}

@@ -88,12 +88,10 @@ SELECT a.id, a.parent_id, a.model FROM devices a LEFT JOIN devices p ON p.id = a
 -- if the GiST index behind the exclusion constraint lost it. (It does not
 -- block the foreign-key checks of device_bookings, which take FOR KEY SHARE.)
 -- profile and mig_uuid are what an assign tells the daemon of each atom
--- (AssignmentDevices), read here so that a booking needs no second read;
--- model lets a booking whose atoms were listed before the lock check the
--- model it charged for.
+-- (AssignmentDevices), read here so that a booking needs no second read.
 -- The ids are a sub-select so that the planner does not see them: seeing
 -- one or two, it found every custom plan cheaper than the generic one and
 -- planned the statement at every booking (more CPU than running it).
-SELECT id, parent_id, node_id, kind, mode, bookable, retired, health, quarantined, profile, mig_uuid, model
+SELECT id, parent_id, node_id, kind, mode, bookable, retired, health, quarantined, profile, mig_uuid
   FROM devices WHERE id = ANY((SELECT sqlc.arg(ids)::text[])::text[])
  ORDER BY id FOR NO KEY UPDATE;
