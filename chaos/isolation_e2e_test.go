@@ -135,8 +135,11 @@ bash -c 'echo > /dev/tcp/127.0.0.1/`+apiPort+`' 2>/dev/null && echo api:reached 
 		t.Fatalf("the next allocation found something of the previous one: %d %q", code, out)
 	}
 
-	// The pids limit: 1 vCPU is 512 processes, 700 do not start.
-	out, code = f.exec("n1", f.allocationOf(r3.ID), `i=0; while [ $i -lt 700 ]; do sleep 5 >/dev/null 2>&1 & i=$((i+1)); done; echo started $i`)
+	// The pids limit: 1 vCPU is 512 processes, 700 do not start. Each
+	// sleeps long enough that the first 512 are all still there when the
+	// 513th starts, however slowly a loaded machine forks (with 5 s, a CI
+	// machine running other suites once forked all 700 one after another).
+	out, code = f.exec("n1", f.allocationOf(r3.ID), `i=0; while [ $i -lt 700 ]; do sleep 120 >/dev/null 2>&1 & i=$((i+1)); done; echo started $i`)
 	if code == 0 || strings.Contains(out, "started 700") {
 		t.Fatalf("700 processes started under a 512 limit: %d %s", code, out)
 	}

@@ -122,7 +122,11 @@ func runcInit(pid int) bool {
 		return true
 	}
 	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil {
+	if err != nil || len(cmdline) == 0 {
+		// No arguments: a zombie, or a child runc has forked and not yet
+		// made anything of (seen once on a loaded machine, with the
+		// container's devices still at the cgroup's default); a workload
+		// has at least its program's name.
 		return true
 	}
 	args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
