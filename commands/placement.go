@@ -37,12 +37,6 @@ type reservationToPlace struct {
 	// reads the atoms for the assign the caller queues in its next batch
 	// (create); otherwise the caller queues it itself (enqueueAssign).
 	assign bool
-	// finish, when set, queues what follows a successful placement in the
-	// transaction and ends it with the COMMIT (a create's reservation, its
-	// event and timers). An attempt whose checks PostgreSQL can make itself
-	// (tryNode) sends it with its own writes, and the placement comes back
-	// committed; otherwise the caller sends it after place.
-	finish func(ctx context.Context, b *pg.Batch, where *placed) error
 }
 
 // placed is where a placement landed.
@@ -59,9 +53,6 @@ type placed struct {
 	// the caller queues, and the atoms as the assign's payload needs them.
 	generation int64
 	devices    []db.AssignmentDevicesRow
-	// committed: the attempt's batch carried reservationToPlace.finish,
-	// COMMIT included, and the transaction has committed.
-	committed bool
 }
 
 // modelQuotaRefusal is an attempt refused because the tenant's quota for
@@ -302,10 +293,7 @@ func placementCandidatesOf(rows []db.NodePlacementCandidatesRow) []placement.Can
 // also what the read under the lock, DeviceFreeAtoms, relies on.
 type listedAtoms struct {
 	poolID string
-	// nodeVersion is the node's version as the candidates query read it:
-	// its eligibility changes only with its version (PlacementConfirm).
-	nodeVersion int64
-	free        []db.DeviceFreeAtomsRow
+	free   []db.DeviceFreeAtomsRow
 }
 
 // listedAtomsOf is the listed free atoms of the candidates, by node, in
@@ -327,7 +315,7 @@ func listedAtomsOf(rows []db.NodePlacementCandidatesRow, g core.GPURequest) map[
 				free[i].ParentID = &parent
 			}
 		}
-		listed[r.ID] = listedAtoms{poolID: r.PoolID, nodeVersion: r.Version, free: free}
+		listed[r.ID] = listedAtoms{poolID: r.PoolID, free: free}
 	}
 	return listed
 }

@@ -20,11 +20,8 @@ import (
 // the atoms are picked, every lock and write of the booking at once. With
 // the node's free atoms listed already (a create's first attempt, from its
 // candidates), it takes one: the atoms are picked first and the node's
-// lock travels with the writes, checked on its result like the rest; and
-// when p.finish is set (and the attempt charges no per-model quota and
-// queues no assign), PostgreSQL checks it instead of Go (PlacementConfirm,
-// the counters' CHECKs) and finish's writes and COMMIT go in the same
-// batch. Locks follow the global order: nodes, devices, node_resources,
+// lock travels with the writes, checked on its result like the rest.
+// Locks follow the global order: nodes, devices, node_resources,
 // pool_capacity_rollup (and node_desired, when it queues the assign). The
 // writes are sent before their results are checked; any check that fails
 // rolls the attempt back to the savepoint, which undoes the writes and
@@ -69,141 +66,78 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 		poolID, b = n.PoolID, pg.Batch{}
 	}
 
-	// An attempt from listed atoms that charges no per-model quota (whose
-	// refusal is an answer of its own, not a lost race) and queues no
-	// assign (which needs the node's new generation) leaves its checks to
-	// PostgreSQL and carries the reservation and the COMMIT.
+	var locked []db.DeviceLockForBookingRow
+	var devices []db.AssignmentDevicesRow
+	var modelCharged []string
 	modelCharges := modelChargesOf(p, free, atoms)
-	commit := listed != nil && p.finish != nil && len(modelCharges) == 0 && !p.assign
-	var r attemptResults
 	if g.Count > 0 {
-		pg.Many(ctx, &b, (*db.Queries).DeviceLockForBooking, atomsAndGPUs(atoms), &r.locked)
+		pg.Many(ctx, &b, (*db.Queries).DeviceLockForBooking, atomsAndGPUs(atoms), &locked)
 		if len(modelCharges) > 0 { // rows locked already (lockQuota): no new lock
 			res, amounts := sortedAmounts(modelCharges)
 			pg.Many(ctx, &b, (*db.Queries).QuotaUsageChargeMany, db.QuotaUsageChargeManyParams{TenantID: p.tenant,
-				Resources: res, Amounts: amounts}, &r.modelCharged)
+				Resources: res, Amounts: amounts}, &modelCharged)
 		}
 	}
-	where := &placed{allocationID: "alc_" + core.NewID().String(), nodeID: nodeID, poolID: poolID, deviceIDs: atoms,
-		modelCharges: modelCharges}
-	pg.Many(ctx, &b, (*db.Queries).AllocationCreateWithBookings, db.AllocationCreateWithBookingsParams{ID: where.allocationID,
+	allocationID := "alc_" + core.NewID().String()
+	var booked []string
+	pg.Many(ctx, &b, (*db.Queries).AllocationCreateWithBookings, db.AllocationCreateWithBookingsParams{ID: allocationID,
 		ReservationID: p.reservationID, NodeID: nodeID, DeviceIds: nonNil(atoms), Vcpu: p.spec.VCPU, Memory: p.spec.MemoryMB,
-		Disk: p.spec.DiskGB, FromTs: p.start, ToTs: p.end}, &r.booked)
+		Disk: p.spec.DiskGB, FromTs: p.start, ToTs: p.end}, &booked)
 	scalars, amounts := scalarAmounts(p.spec, 1)
+	var nodeCharged, rolledUp []string
 	if len(scalars) > 0 {
 		pg.Many(ctx, &b, (*db.Queries).NodeResourceChargeMany, db.NodeResourceChargeManyParams{NodeID: nodeID,
-			Resources: scalars, Amounts: amounts, Raise: commit}, &r.nodeCharged)
+			Resources: scalars, Amounts: amounts}, &nodeCharged)
 		pg.Many(ctx, &b, (*db.Queries).PoolCapacityRollupAdjustMany, db.PoolCapacityRollupAdjustManyParams{PoolID: poolID,
-			Resources: scalars, Deltas: amounts, Raise: commit}, &r.rolledUp)
+			Resources: scalars, Deltas: amounts}, &rolledUp)
 	}
+	var generation int64
 	if p.assign { // last in the lock order: the node's generation, for the assign the caller queues
-		pg.One(ctx, &b, (*db.Queries).NodeDesiredBump, nodeID, &where.generation, nil)
-	}
-	if commit {
-		pg.Exec(ctx, &b, (*db.Queries).PlacementConfirm, db.PlacementConfirmParams{NodeID: nodeID,
-			NodeVersion: listed.nodeVersion, PoolID: poolID, DeviceIds: nonNil(atomsAndGPUs(atoms)), Atoms: nonNil(atoms),
-			AllocationID: where.allocationID, Resources: nonNil(scalars)})
-		if err := p.finish(ctx, &b, where); err != nil {
-			return nil, "", err
-		}
+		pg.One(ctx, &b, (*db.Queries).NodeDesiredBump, nodeID, &generation, nil)
 	}
 	if err := b.Send(ctx, tx); err != nil {
-		why := refusedBeforeCommit(err)
 		if pg.IsExclusionViolation(err) { // the constraint, the backstop of the btree check, refused one
-			why = "a booking on " + nodeID + " was made concurrently"
-		} else if !commit {
-			why = ""
-		}
-		if why != "" {
-			// A lost race, but the error has aborted the transaction, and
-			// the next attempt may have statements to prepare, which an
-			// aborted transaction refuses: back to the savepoint now (the
-			// next attempt's rollback to it is then a no-op).
-			if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+savepointName); err != nil {
-				return nil, "", pg.Translate(err, "placement savepoint")
-			}
-			return nil, why, nil
-		}
-		if constraint, _ := pg.CheckViolated(err); commit && constraint == "pool_capacity_rollup_within_capacity" {
-			return nil, "", fmt.Errorf("pool %s capacity rollup out of range: %w (%w)", poolID, errRollupDrift, err)
+			return nil, "a booking on " + nodeID + " was made concurrently", nil
 		}
 		return nil, "", pg.Translate(err, "booking on "+nodeID)
 	}
 
-	why, err := r.check(ctx, tx, p, n, listed != nil, where, scalars, amounts)
-	if commit && (why != "" || err != nil) {
-		return nil, "", fmt.Errorf("placement on %s committed, yet its checks say %q %v: PlacementConfirm misses a check",
-			nodeID, why, err)
-	}
-	if why != "" || err != nil {
-		return nil, why, err
-	}
-	where.network, where.committed = n.WorkloadNetwork, commit
-	if p.assign {
-		where.devices = assignmentDevicesOf(r.locked, atoms)
-	}
-	return where, "", nil
-}
-
-// attemptResults is what an attempt's writes returned, for its checks.
-type attemptResults struct {
-	locked                                      []db.DeviceLockForBookingRow
-	modelCharged, booked, nodeCharged, rolledUp []string
-}
-
-// check is the attempt's rules as of its locks, on its results: why the
-// node could not take the booking after all (a lost race: the caller rolls
-// back to the savepoint), or an error. fromList says the atoms were picked
-// before the node's lock, which is then checked here too.
-func (r *attemptResults) check(ctx context.Context, tx pgx.Tx, p reservationToPlace, n db.NodeLockForPlacementRow,
-	fromList bool, where *placed, scalars []string, amounts []int64) (string, error) {
-	if fromList {
+	if listed != nil {
 		if why := nodeIneligible(n.Cordoned, n.NoScheduleReasons, n.State, n.Taints, p.spec.Tolerations); why != "" {
-			return why + " (changed concurrently)", nil
+			return nil, why + " (changed concurrently)", nil
 		}
-		if n.PoolID != where.poolID {
-			return "moved to pool " + n.PoolID + " (changed concurrently)", nil
-		}
-	}
-	if p.spec.GPU.Count > 0 {
-		if why := checkLockedAtoms(r.locked, where.nodeID, where.deviceIDs); why != "" {
-			return why, nil
-		}
-		if missing := firstMissing(where.modelCharges, r.modelCharged); missing != "" {
-			return "", modelRefusal(ctx, db.New(tx), p.tenant, missing, where.modelCharges[missing])
+		if n.PoolID != poolID {
+			return nil, "moved to pool " + n.PoolID + " (changed concurrently)", nil
 		}
 	}
-	for _, id := range where.deviceIDs {
-		if !slices.Contains(r.booked, id) {
-			return id + " was booked concurrently", nil
+	if g.Count > 0 {
+		if why := checkLockedAtoms(locked, nodeID, atoms); why != "" {
+			return nil, why, nil
+		}
+		if p.assign {
+			devices = assignmentDevicesOf(locked, atoms)
+		}
+		if missing := firstMissing(modelCharges, modelCharged); missing != "" {
+			return nil, "", modelRefusal(ctx, db.New(tx), p.tenant, missing, modelCharges[missing])
 		}
 	}
-	for i, res := range scalars {
-		if !slices.Contains(r.nodeCharged, res) {
-			return fmt.Sprintf("not enough %s left for %d (changed concurrently)", res, amounts[i]), nil
+	for _, id := range atoms {
+		if !slices.Contains(booked, id) {
+			return nil, id + " was booked concurrently", nil
 		}
 	}
-	for _, res := range scalars {
-		if !slices.Contains(r.rolledUp, res) {
-			return "", fmt.Errorf("pool %s capacity rollup for %s out of range: %w", where.poolID, res, errRollupDrift)
+	for i, r := range scalars {
+		if !slices.Contains(nodeCharged, r) {
+			return nil, fmt.Sprintf("not enough %s left for %d (changed concurrently)", r, amounts[i]), nil
 		}
 	}
-	return "", nil
-}
-
-// refusedBeforeCommit is why an attempt that carried its COMMIT failed, when
-// PostgreSQL refused it for a lost race, or "" for any other error:
-// PlacementConfirm's requirement, or a node counter with no room left
-// (the table's CHECK: the attempt charged with raise). The pool's rollup
-// out of range is not a race but drift, an error, as in check.
-func refusedBeforeCommit(err error) string {
-	if pg.IsRequirementFailed(err) {
-		return "changed after the candidates were read"
+	for _, r := range scalars {
+		if !slices.Contains(rolledUp, r) {
+			return nil, "", fmt.Errorf("pool %s capacity rollup for %s out of range: %w", poolID, r, errRollupDrift)
+		}
 	}
-	if constraint, ok := pg.CheckViolated(err); ok && constraint == "node_resources_within_capacity" {
-		return "not enough left on the node (changed concurrently)"
-	}
-	return ""
+	return &placed{allocationID: allocationID, nodeID: nodeID, poolID: poolID, network: n.WorkloadNetwork, deviceIDs: atoms,
+		modelCharges: modelCharges, generation: generation, devices: devices}, "", nil
 }
 
 // modelChargesOf is the tenant's gpu:<model> charges for the atoms picked:

@@ -14,6 +14,7 @@ import (
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
+	"github.com/bettercompute/compute/outbox"
 )
 
 // CreateReservation asks for capacity in a pool or in any pool of a site,
@@ -116,8 +117,7 @@ func (h *Handlers) CreateReservation(ctx context.Context, actor core.Actor, cmd 
 // quota locked and charged, the candidates of the sample with their free
 // atoms); one for the first placement attempt, two for each later one
 // (tryNode); the reservation, its events and work, and the COMMIT, in one
-// more (finish), or in the first attempt's when PostgreSQL checks that
-// attempt itself: a create that books at once is then two round trips. Every rule is checked as before, on the results, and
+// more. Every rule is checked as before, on the results, and
 // a check that fails rolls back what the statements after it did: the
 // transaction for the scope and quota, the savepoint for an attempt.
 type creation struct {
@@ -206,48 +206,18 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 		return ReservationResult{}, quotaExceeded(ctx, db.New(tx), actor.Tenant, res, c.charges[res])
 	}
 	modelQuotas := modelQuotasOf(locked)
+	charges := maps.Clone(c.charges)
 	var tail pg.Batch
 	p := c.reservationToPlace(start, modelQuotas)
 	p.assign = assignDue(start, now)
-	var res ReservationResult
-	if cmd.IdempotencyKey == "" {
-		// Nothing is left to check after the writes: a first attempt that
-		// PostgreSQL checks itself may write the reservation and commit
-		// with its booking (tryNode).
-		p.finish = func(ctx context.Context, b *pg.Batch, where *placed) error {
-			return c.finish(ctx, b, where, nil, start, now, &res)
-		}
-	}
 	where, reasons, err := c.place(ctx, tx, p, &tail)
 	if err != nil {
 		return ReservationResult{}, err
 	}
-	if where != nil && where.committed {
-		return res, nil
-	}
-	// One round trip: the savepoint's rollback after a failed last attempt
-	// (a successful one's stays open until the COMMIT), then finish.
-	if err := c.finish(ctx, &tail, where, reasons, start, now, &res); err != nil {
-		return ReservationResult{}, err
-	}
-	if err := tail.Send(ctx, tx); err != nil {
-		return ReservationResult{}, pg.Translate(err, "reservation")
-	}
-	return res, nil
-}
-
-// finish queues in b the reservation, booked where placed or pending for
-// reasons, with its event, its timers and, when it starts now, the node's
-// assign, and the COMMIT unless an idempotency key's answer is still to be
-// stored after them (one statement each: the events and the wake-ups go
-// as one). *res is the answer, its position filled in when b is sent.
-func (c *creation) finish(ctx context.Context, b *pg.Batch, where *placed, reasons []string, start, now time.Time,
-	res *ReservationResult) error {
-	cmd, actor, id := c.cmd, c.actor, c.id
-	charges := maps.Clone(c.charges)
 	if where != nil {
 		maps.Copy(charges, where.modelCharges)
 	}
+	id := c.id
 	r := core.Reservation{ID: id, Tenant: actor.Tenant, State: core.ReservationBooked, PoolID: cmd.PoolID,
 		SiteID: cmd.SiteID, Spec: c.spec, Start: start.UTC(), End: cmd.End.UTC(), Charges: charges,
 		Conditions: []core.Condition{}, Version: 1,
@@ -259,8 +229,13 @@ func (c *creation) finish(ctx context.Context, b *pg.Batch, where *placed, reaso
 		r.NodeID, r.DeviceIDs = where.nodeID, where.deviceIDs
 	}
 	if err := core.CheckTransition(core.ReservationStateTable(), core.StateNone, r.State); err != nil {
-		return err
+		return ReservationResult{}, err
 	}
+	// One round trip: the savepoint's rollback after a failed last attempt
+	// (a successful one's stays open until the COMMIT), the reservation, the
+	// node's assign, their events and wake-ups (one statement each), and
+	// the COMMIT.
+	b := &tail
 	pg.ExecRows(ctx, b, (*db.Queries).ReservationCreate, db.ReservationCreateParams{ID: id, TenantID: actor.Tenant,
 		CreatedBy: actor.Identity, State: string(r.State), PoolID: optional(cmd.PoolID), SiteID: optional(cmd.SiteID),
 		Spec: mustJSON(c.spec), StartTs: start, EndTs: cmd.End, Charges: mustJSON(charges), Conditions: mustJSON(r.Conditions),
@@ -270,10 +245,10 @@ func (c *creation) finish(ctx context.Context, b *pg.Batch, where *placed, reaso
 	if where != nil {
 		allocationID = where.allocationID
 	}
-	*res = ReservationResult{Reservation: r}
+	var pos outbox.Position
 	var last batchTail
-	if err := last.emit(event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationID), &res.Position); err != nil {
-		return err
+	if err := last.emit(event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationID), &pos); err != nil {
+		return ReservationResult{}, err
 	}
 	if where == nil {
 		last.wake(workqueue.Wake{Kind: KindReservationQueue, Key: PendingQueueKey(cmd.PoolID, cmd.SiteID), Delay: c.h.pendingRetry()},
@@ -283,7 +258,7 @@ func (c *creation) finish(ctx context.Context, b *pg.Batch, where *placed, reaso
 		// that ends before its start needs none).
 		last.wake(workqueue.Wake{Kind: KindReservationActivate, Key: id, Delay: max(start.Sub(now), 0)})
 	}
-	if where != nil && assignDue(start, now) {
+	if where != nil && p.assign {
 		// Booked from now: the allocation goes to the node's daemon now.
 		// One that starts later goes at its start, with its activation
 		// (assignments.go).
@@ -291,7 +266,7 @@ func (c *creation) finish(ctx context.Context, b *pg.Batch, where *placed, reaso
 			DeviceIds: nonNil(where.deviceIDs), Vcpu: c.spec.VCPU, Memory: c.spec.MemoryMB, Disk: c.spec.DiskGB,
 			TenantID: actor.Tenant, State: string(r.State), StartTs: start, EndTs: cmd.End, WorkloadNetwork: where.network}
 		if err := queueNewAssign(ctx, b, &last, actor.Identity, a, where, now); err != nil {
-			return err
+			return ReservationResult{}, err
 		}
 	}
 	last.queue(ctx, b)
@@ -301,7 +276,10 @@ func (c *creation) finish(ctx context.Context, b *pg.Batch, where *placed, reaso
 		// transaction.)
 		b.Commit()
 	}
-	return nil
+	if err := b.Send(ctx, tx); err != nil {
+		return ReservationResult{}, pg.Translate(err, "reservation")
+	}
+	return ReservationResult{Reservation: r, Position: pos}, nil
 }
 
 // place places the reservation among the candidates of the first round

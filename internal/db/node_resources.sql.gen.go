@@ -34,19 +34,18 @@ func (q *Queries) NodeResourceCharge(ctx context.Context, arg NodeResourceCharge
 const nodeResourceChargeMany = `-- name: NodeResourceChargeMany :many
 WITH locked AS MATERIALIZED (
   SELECT r.node_id, r.resource FROM node_resources r
-   WHERE r.node_id = $4 AND r.resource = ANY($2::text[])
+   WHERE r.node_id = $3 AND r.resource = ANY($1::text[])
    ORDER BY r.resource FOR UPDATE
 )
 UPDATE node_resources r SET allocated = r.allocated + c.amount
-  FROM locked l, (SELECT unnest($2::text[]) AS resource,
-               unnest($3::bigint[]) AS amount) AS c
+  FROM locked l, (SELECT unnest($1::text[]) AS resource,
+               unnest($2::bigint[]) AS amount) AS c
  WHERE r.node_id = l.node_id AND r.resource = l.resource AND c.resource = l.resource
-   AND ($1::boolean OR r.allocated + c.amount <= floor(r.allocatable * r.ratio))
+   AND r.allocated + c.amount <= floor(r.allocatable * r.ratio)
 RETURNING r.resource
 `
 
 type NodeResourceChargeManyParams struct {
-	Raise     bool
 	Resources []string
 	Amounts   []int64
 	NodeID    string
@@ -57,16 +56,8 @@ type NodeResourceChargeManyParams struct {
 // resources charged are returned, and fewer than asked means the node has
 // no room (the placer rolls back to its savepoint and replans). The rows
 // are locked in resource order first, as the statements one by one did.
-// With raise, a counter without room is charged anyway and the table's
-// CHECK refuses it (check_violation, which aborts the transaction): for a
-// batch that commits with no check in Go (a create's first attempt).
 func (q *Queries) NodeResourceChargeMany(ctx context.Context, arg NodeResourceChargeManyParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, nodeResourceChargeMany,
-		arg.Raise,
-		arg.Resources,
-		arg.Amounts,
-		arg.NodeID,
-	)
+	rows, err := q.db.Query(ctx, nodeResourceChargeMany, arg.Resources, arg.Amounts, arg.NodeID)
 	if err != nil {
 		return nil, err
 	}

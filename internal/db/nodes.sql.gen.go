@@ -156,27 +156,27 @@ func (q *Queries) NodeLockForPlacement(ctx context.Context, id string) (NodeLock
 
 const nodePlacementCandidates = `-- name: NodePlacementCandidates :many
 WITH candidates AS (
-  SELECT s.id, s.pool_id, s.cordoned, s.taints, s.no_schedule_reasons, s.state, s.version FROM (
-    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, n.version, 0 AS lap, hashtext(n.id) AS h FROM nodes n
+  SELECT s.id, s.pool_id, s.cordoned, s.taints, s.no_schedule_reasons, s.state FROM (
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 0 AS lap, hashtext(n.id) AS h FROM nodes n
       WHERE n.pool_id = $11::text AND hashtext(n.id) >= (SELECT hashtext($12::text))
       ORDER BY hashtext(n.id), n.id LIMIT $13::int)
     UNION ALL
-    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, n.version, 1, hashtext(n.id) FROM nodes n
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 1, hashtext(n.id) FROM nodes n
       WHERE n.pool_id = $11::text AND hashtext(n.id) < (SELECT hashtext($12::text))
       ORDER BY hashtext(n.id), n.id LIMIT $13::int)
     UNION ALL
-    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, n.version, 0, hashtext(n.id) FROM nodes n
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 0, hashtext(n.id) FROM nodes n
       WHERE n.site_id = $14::text AND hashtext(n.id) >= (SELECT hashtext($12::text))
       ORDER BY hashtext(n.id), n.id LIMIT $13::int)
     UNION ALL
-    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, n.version, 1, hashtext(n.id) FROM nodes n
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 1, hashtext(n.id) FROM nodes n
       WHERE n.site_id = $14::text AND hashtext(n.id) < (SELECT hashtext($12::text))
       ORDER BY hashtext(n.id), n.id LIMIT $13::int)
   ) s
   ORDER BY s.lap, s.h, s.id
   LIMIT $13::int
 )
-SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state, c.version,
+SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
        coalesce(f.free_atoms, 0)::bigint AS free_atoms,
        coalesce(f.free_atom_ids, '{}')::text[] AS free_atom_ids,
        coalesce(f.free_atom_parents, '{}')::text[] AS free_atom_parents,
@@ -239,7 +239,6 @@ type NodePlacementCandidatesRow struct {
 	Taints            []string
 	NoScheduleReasons []string
 	State             string
-	Version           int64
 	FreeAtoms         int64
 	FreeAtomIds       []string
 	FreeAtomParents   []string
@@ -305,7 +304,6 @@ func (q *Queries) NodePlacementCandidates(ctx context.Context, arg NodePlacement
 			&i.Taints,
 			&i.NoScheduleReasons,
 			&i.State,
-			&i.Version,
 			&i.FreeAtoms,
 			&i.FreeAtomIds,
 			&i.FreeAtomParents,

@@ -50,19 +50,18 @@ func (q *Queries) PoolCapacityRollupAdjust(ctx context.Context, arg PoolCapacity
 const poolCapacityRollupAdjustMany = `-- name: PoolCapacityRollupAdjustMany :many
 WITH locked AS MATERIALIZED (
   SELECT p.pool_id, p.resource FROM pool_capacity_rollup p
-   WHERE p.pool_id = $4 AND p.resource = ANY($2::text[])
+   WHERE p.pool_id = $3 AND p.resource = ANY($1::text[])
    ORDER BY p.resource FOR UPDATE
 )
 UPDATE pool_capacity_rollup p SET allocated = p.allocated + c.delta
-  FROM locked l, (SELECT unnest($2::text[]) AS resource,
-               unnest($3::bigint[]) AS delta) AS c
+  FROM locked l, (SELECT unnest($1::text[]) AS resource,
+               unnest($2::bigint[]) AS delta) AS c
  WHERE p.pool_id = l.pool_id AND p.resource = l.resource AND c.resource = l.resource
-   AND ($1::boolean OR p.allocated + c.delta BETWEEN 0 AND p.capacity)
+   AND p.allocated + c.delta BETWEEN 0 AND p.capacity
 RETURNING p.resource
 `
 
 type PoolCapacityRollupAdjustManyParams struct {
-	Raise     bool
 	Resources []string
 	Deltas    []int64
 	PoolID    string
@@ -70,16 +69,9 @@ type PoolCapacityRollupAdjustManyParams struct {
 
 // PoolCapacityRollupAdjust for every scalar in one statement, locking in
 // resource order; a resource missing from the result would have left
-// [0, capacity] (the rollup disagrees with the node counters). With raise,
-// the table's CHECK refuses such a change instead (check_violation), as in
-// NodeResourceChargeMany.
+// [0, capacity] (the rollup disagrees with the node counters).
 func (q *Queries) PoolCapacityRollupAdjustMany(ctx context.Context, arg PoolCapacityRollupAdjustManyParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, poolCapacityRollupAdjustMany,
-		arg.Raise,
-		arg.Resources,
-		arg.Deltas,
-		arg.PoolID,
-	)
+	rows, err := q.db.Query(ctx, poolCapacityRollupAdjustMany, arg.Resources, arg.Deltas, arg.PoolID)
 	if err != nil {
 		return nil, err
 	}

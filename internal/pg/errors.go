@@ -23,16 +23,12 @@ const (
 	sqlstateNullByteInText       = "22021"
 	sqlstateQueryCanceled        = "57014"
 	sqlstateLockNotAvailable     = "55P03"
-	// compute_require's (migration 0036): a condition a batch checks on
-	// its own writes before its COMMIT did not hold.
-	sqlstateRequirementFailed = "BC409"
 )
 
 // Translate is the one place where database errors become typed core errors:
 // no rows is NOT_FOUND, a unique or exclusion violation is CONFLICT, a check
-// violation is INVALID_ARGUMENT, a lost race is UNAVAILABLE (retryable), a
-// failed compute_require is CONFLICT. Errors that already carry a code pass
-// through unchanged.
+// violation is INVALID_ARGUMENT, a lost race is UNAVAILABLE (retryable).
+// Errors that already carry a code pass through unchanged.
 func Translate(err error, what string) error {
 	if err == nil {
 		return nil
@@ -61,8 +57,6 @@ func Translate(err error, what string) error {
 			return core.Wrap(core.CodeInvalidArgument, err, what+" has a number out of range")
 		case sqlstateNullByteInText:
 			return core.Wrap(core.CodeInvalidArgument, err, what+" contains a NUL character")
-		case sqlstateRequirementFailed:
-			return core.Wrap(core.CodeConflict, err, what+" changed concurrently")
 		case sqlstateSerializationFailure, sqlstateDeadlockDetected:
 			return core.Wrap(core.CodeUnavailable, err, "concurrent update, retry")
 		case sqlstateQueryCanceled:
@@ -101,22 +95,6 @@ func IsUniqueViolation(err error) bool {
 // IsExclusionViolation reports a 23P01.
 func IsExclusionViolation(err error) bool {
 	return hasSQLState(err, sqlstateExclusionViolation)
-}
-
-// IsRequirementFailed reports a BC409: a compute_require condition of
-// the statement did not hold.
-func IsRequirementFailed(err error) bool {
-	return hasSQLState(err, sqlstateRequirementFailed)
-}
-
-// CheckViolated is the constraint a 23514 (check violation) names, and
-// whether err is one.
-func CheckViolated(err error) (string, bool) {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == sqlstateCheckViolation {
-		return pgErr.ConstraintName, true
-	}
-	return "", false
 }
 
 // IsDeadlock reports a 40P01: PostgreSQL aborted the statement to break a

@@ -25,9 +25,6 @@ SELECT node_id, resource, allocatable, ratio::float8 AS ratio, allocated,
 -- resources charged are returned, and fewer than asked means the node has
 -- no room (the placer rolls back to its savepoint and replans). The rows
 -- are locked in resource order first, as the statements one by one did.
--- With raise, a counter without room is charged anyway and the table's
--- CHECK refuses it (check_violation, which aborts the transaction): for a
--- batch that commits with no check in Go (a create's first attempt).
 WITH locked AS MATERIALIZED (
   SELECT r.node_id, r.resource FROM node_resources r
    WHERE r.node_id = sqlc.arg(node_id) AND r.resource = ANY(sqlc.arg(resources)::text[])
@@ -37,7 +34,7 @@ UPDATE node_resources r SET allocated = r.allocated + c.amount
   FROM locked l, (SELECT unnest(sqlc.arg(resources)::text[]) AS resource,
                unnest(sqlc.arg(amounts)::bigint[]) AS amount) AS c
  WHERE r.node_id = l.node_id AND r.resource = l.resource AND c.resource = l.resource
-   AND (sqlc.arg(raise)::boolean OR r.allocated + c.amount <= floor(r.allocatable * r.ratio))
+   AND r.allocated + c.amount <= floor(r.allocatable * r.ratio)
 RETURNING r.resource;
 
 -- name: NodeResourceRefundMany :many

@@ -62,27 +62,27 @@ UPDATE nodes SET cordoned = sqlc.arg(cordoned), taints = sqlc.arg(taints)::text[
 -- again (tryNode); the sample is small, and the atoms are read to be
 -- counted anyway.
 WITH candidates AS (
-  SELECT s.id, s.pool_id, s.cordoned, s.taints, s.no_schedule_reasons, s.state, s.version FROM (
-    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, n.version, 0 AS lap, hashtext(n.id) AS h FROM nodes n
+  SELECT s.id, s.pool_id, s.cordoned, s.taints, s.no_schedule_reasons, s.state FROM (
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 0 AS lap, hashtext(n.id) AS h FROM nodes n
       WHERE n.pool_id = sqlc.narg(pool_id)::text AND hashtext(n.id) >= (SELECT hashtext(sqlc.arg(seed)::text))
       ORDER BY hashtext(n.id), n.id LIMIT sqlc.narg(max_nodes)::int)
     UNION ALL
-    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, n.version, 1, hashtext(n.id) FROM nodes n
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 1, hashtext(n.id) FROM nodes n
       WHERE n.pool_id = sqlc.narg(pool_id)::text AND hashtext(n.id) < (SELECT hashtext(sqlc.arg(seed)::text))
       ORDER BY hashtext(n.id), n.id LIMIT sqlc.narg(max_nodes)::int)
     UNION ALL
-    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, n.version, 0, hashtext(n.id) FROM nodes n
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 0, hashtext(n.id) FROM nodes n
       WHERE n.site_id = sqlc.narg(site_id)::text AND hashtext(n.id) >= (SELECT hashtext(sqlc.arg(seed)::text))
       ORDER BY hashtext(n.id), n.id LIMIT sqlc.narg(max_nodes)::int)
     UNION ALL
-    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, n.version, 1, hashtext(n.id) FROM nodes n
+    (SELECT n.id, n.pool_id, n.cordoned, n.taints, n.no_schedule_reasons, n.state, 1, hashtext(n.id) FROM nodes n
       WHERE n.site_id = sqlc.narg(site_id)::text AND hashtext(n.id) < (SELECT hashtext(sqlc.arg(seed)::text))
       ORDER BY hashtext(n.id), n.id LIMIT sqlc.narg(max_nodes)::int)
   ) s
   ORDER BY s.lap, s.h, s.id
   LIMIT sqlc.narg(max_nodes)::int
 )
-SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state, c.version,
+SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
        coalesce(f.free_atoms, 0)::bigint AS free_atoms,
        coalesce(f.free_atom_ids, '{}')::text[] AS free_atom_ids,
        coalesce(f.free_atom_parents, '{}')::text[] AS free_atom_parents,

@@ -22,9 +22,7 @@ SELECT pool_id, resource, capacity, allocated FROM pool_capacity_rollup
 -- name: PoolCapacityRollupAdjustMany :many
 -- PoolCapacityRollupAdjust for every scalar in one statement, locking in
 -- resource order; a resource missing from the result would have left
--- [0, capacity] (the rollup disagrees with the node counters). With raise,
--- the table's CHECK refuses such a change instead (check_violation), as in
--- NodeResourceChargeMany.
+-- [0, capacity] (the rollup disagrees with the node counters).
 WITH locked AS MATERIALIZED (
   SELECT p.pool_id, p.resource FROM pool_capacity_rollup p
    WHERE p.pool_id = sqlc.arg(pool_id) AND p.resource = ANY(sqlc.arg(resources)::text[])
@@ -34,5 +32,5 @@ UPDATE pool_capacity_rollup p SET allocated = p.allocated + c.delta
   FROM locked l, (SELECT unnest(sqlc.arg(resources)::text[]) AS resource,
                unnest(sqlc.arg(deltas)::bigint[]) AS delta) AS c
  WHERE p.pool_id = l.pool_id AND p.resource = l.resource AND c.resource = l.resource
-   AND (sqlc.arg(raise)::boolean OR p.allocated + c.delta BETWEEN 0 AND p.capacity)
+   AND p.allocated + c.delta BETWEEN 0 AND p.capacity
 RETURNING p.resource;
