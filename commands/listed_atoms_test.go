@@ -23,24 +23,36 @@ import (
 // candidates, and the create must land on n2 instead, n1 left as the change
 // left it.
 func TestFirstAttemptChecksListedAtomsAsOfTheLock(t *testing.T) {
-	cases := map[string]func(t *testing.T, h *commands.Handlers, gpu string){
-		"its GPU booked by another tenant": func(t *testing.T, h *commands.Handlers, gpu string) {
-			start, end := window(1, 2)
+	// takeN1 books n1's GPU for another tenant in the window from..to,
+	// with vcpu vCPUs, which n1's counter holds whatever the window.
+	takeN1 := func(from, to int, vcpu int64) func(t *testing.T, h *commands.Handlers, gpu string) {
+		return func(t *testing.T, h *commands.Handlers, gpu string) {
+			start, end := window(from, to)
 			res, err := h.CreateReservation(context.Background(), tenantB, commands.CreateReservation{
-				PoolID: commandstest.Pool, GPUs: 1, Start: start, End: end})
+				PoolID: commandstest.Pool, GPUs: 1, VCPU: vcpu, Start: start, End: end})
 			require.NoError(t, err)
 			require.Equal(t, []string{gpu}, res.Reservation.DeviceIDs, "the other tenant takes n1's GPU")
-		},
-		"the node cordoned": func(t *testing.T, h *commands.Handlers, _ string) {
+		}
+	}
+	cases := map[string]struct {
+		change func(t *testing.T, h *commands.Handlers, gpu string)
+		vcpu   int64 // the create's
+	}{
+		"its GPU booked by another tenant": {change: takeN1(1, 2, 0)},
+		// n1 has 128 vCPUs (64 at ratio 2): another tenant's 100, booked
+		// with its GPU in a later window, leave too few for the create's
+		// 100; the GPU is free.
+		"its vCPUs taken by another tenant": {change: takeN1(3, 4, 100), vcpu: 100},
+		"the node cordoned": {change: func(t *testing.T, h *commands.Handlers, _ string) {
 			_, err := h.CordonNode(context.Background(), commandstest.Operator, commands.CordonNode{NodeID: "n1"})
 			require.NoError(t, err)
-		},
-		"its GPU quarantined": func(t *testing.T, h *commands.Handlers, gpu string) {
+		}},
+		"its GPU quarantined": {change: func(t *testing.T, h *commands.Handlers, gpu string) {
 			_, err := h.QuarantineDevice(context.Background(), commandstest.Operator, commands.QuarantineDevice{DeviceID: gpu})
 			require.NoError(t, err)
-		},
+		}},
 	}
-	for name, change := range cases {
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			d := pgtest.New(t)
@@ -50,11 +62,11 @@ func TestFirstAttemptChecksListedAtomsAsOfTheLock(t *testing.T) {
 			commandstest.Node(t, other, "n2", exclusive, exclusive)
 
 			tracer := &afterCandidates{statementCapture: newStatementCapture()}
-			tracer.then = func() { change(t, other, n1[0]) }
+			tracer.then = func() { tc.change(t, other, n1[0]) }
 			h := commands.New(preparedPool(t, d.URL, 2, tracer), commands.Config{})
 			start, end := window(1, 2)
 			res, err := h.CreateReservation(context.Background(), tenantA, commands.CreateReservation{
-				PoolID: commandstest.Pool, GPUs: 1, Start: start, End: end})
+				PoolID: commandstest.Pool, GPUs: 1, VCPU: tc.vcpu, Start: start, End: end})
 			require.NoError(t, err)
 			require.True(t, tracer.fired, "the change ran between the candidates and the booking")
 			require.Equal(t, core.ReservationBooked, res.Reservation.State)
