@@ -268,11 +268,11 @@ type NodePlacementCandidatesRow struct {
 // before it has read the time. Only what the request asks for is counted
 // (with_atoms, with_vcpu, with_memory, with_disk); the rest reads 0, which
 // a request of none of it never lacks. With list_atoms, each node's free
-// atoms are listed too (ids and their GPUs, unsorted: an ordered aggregate
-// sorts for each node, which cost the query a third more; and their model
-// when they share one, else empty), so that a create's first attempt books without reading them
-// again (tryNode); the sample is small, and the atoms are read to be
-// counted anyway.
+// atoms are listed too, so that a create's first attempt books without
+// reading them again (tryNode): their ids and GPUs, unsorted (an ordered
+// aggregate sorts for each node, which cost the query a third more), and
+// their model when they share one, else empty. The sample is small, and the
+// atoms are read to be counted anyway.
 func (q *Queries) NodePlacementCandidates(ctx context.Context, arg NodePlacementCandidatesParams) ([]NodePlacementCandidatesRow, error) {
 	rows, err := q.db.Query(ctx, nodePlacementCandidates,
 		arg.WithVcpu,
