@@ -158,6 +158,9 @@ func (h *Handlers) placeWith(ctx context.Context, tx pgx.Tx, p reservationToPlac
 		}
 		if err != nil || why != "" {
 			if err != nil {
+				if rerr := sp.rollBackNow(ctx, tx); rerr != nil {
+					return nil, nil, rerr
+				}
 				why = "lost a race with a concurrent change (" + err.Error() + ")"
 			}
 			sp.dirty = true
@@ -177,27 +180,6 @@ func (h *Handlers) placeWith(ctx context.Context, tx pgx.Tx, p reservationToPlac
 		reasons = append(reasons[:maxReasons], fmt.Sprintf("and %d more nodes", len(reasons)-maxReasons))
 	}
 	return nil, reasons, nil
-}
-
-// savepointName names the savepoint placement attempts run under.
-const savepointName = "placement"
-
-// savepoint is the state of the placement's savepoint: set with the first
-// attempt's statements, rolled back to with the next attempt's when the
-// last one failed. Both travel in the attempt's first batch, so a replan
-// costs no round trip of its own.
-type savepoint struct{ open, dirty bool }
-
-// begin queues what the next attempt needs first.
-func (s *savepoint) begin(b *pg.Batch) {
-	switch {
-	case !s.open:
-		b.Statement("SAVEPOINT " + savepointName)
-		s.open = true
-	case s.dirty:
-		b.Statement("ROLLBACK TO SAVEPOINT " + savepointName)
-		s.dirty = false
-	}
 }
 
 // placementRequest is p as placement.Decide takes it.

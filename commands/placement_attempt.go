@@ -97,13 +97,8 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 	}
 	if err := b.Send(ctx, tx); err != nil {
 		if pg.IsExclusionViolation(err) { // the constraint, the backstop of the btree check, refused one
-			// A lost race, but the error has aborted the transaction, and
-			// the next attempt may have statements to prepare (after a
-			// first attempt from a list, DeviceFreeAtoms), which an
-			// aborted transaction refuses: back to the savepoint now (the
-			// next attempt's rollback to it is then a no-op).
-			if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+savepointName); err != nil {
-				return nil, "", pg.Translate(err, "placement savepoint")
+			if err := sp.rollBackNow(ctx, tx); err != nil {
+				return nil, "", err
 			}
 			return nil, "a booking on " + nodeID + " was made concurrently", nil
 		}
