@@ -66,6 +66,10 @@ type Deps struct {
 	// cancelled and the answer is 503 UNAVAILABLE with Retry-After. Zero
 	// means DefaultCommandTimeout.
 	CommandTimeout time.Duration
+	// Admission, when set, bounds how many state-changing /v1 requests
+	// run at once (see CommandAdmission); its gauges go to Registry. Nil:
+	// no bound but the pool's.
+	Admission *CommandAdmission
 	// CORSOrigins are the exact origins (scheme://host[:port]) whose pages
 	// may call the API from a browser. Empty: no CORS headers at all.
 	CORSOrigins []string
@@ -172,7 +176,13 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 	e.GET("/openapi.yaml", openAPI)
 
 	limiter := newTokenRateLimiter(d.RateLimit, d.RateBurst)
-	r := Router{Echo: e, V1: e.Group("/v1", gate.middleware(), limiter.middleware(), traceCommands(d.TracerProvider)), Deps: d}
+	if d.Admission != nil {
+		d.Admission.register(d.Registry)
+	}
+	// Admission after authentication and the rate limit: a request that
+	// is refused anyway never waits for, or holds, a command's slot.
+	r := Router{Echo: e, V1: e.Group("/v1", gate.middleware(), limiter.middleware(), d.Admission.middleware(),
+		traceCommands(d.TracerProvider)), Deps: d}
 	tokenRoutes(r)
 	streamTicketRoutes(r)
 	for _, add := range routes {

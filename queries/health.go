@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 )
@@ -40,3 +41,29 @@ func (s *Service) SinkLag(ctx context.Context, sinkID string, now time.Time) (ti
 	}
 	return lag, nil
 }
+
+// Backlog is how far behind the working sinks are (SinkBacklog).
+type Backlog struct {
+	// SinkLag is the age of the oldest event a sink that saved its
+	// cursor lately has yet to handle. It includes the wait for the
+	// outbox frontier: an event is visible only once every transaction
+	// that began before it ended.
+	SinkLag time.Duration
+	// DeliveryWait is the age of the oldest due work item of the kind
+	// asked for (the webhook deliveries) that no worker has claimed,
+	// while a worker runs one: pure queueing.
+	DeliveryWait time.Duration
+}
+
+// SinkBacklog reads the Backlog, in business time, for the API's command
+// admission (httpapi.CommandAdmission): sinks whose cursor has not moved
+// within active, and work kinds no worker runs, are left out.
+func (s *Service) SinkBacklog(ctx context.Context, workKind string, active time.Duration) (Backlog, error) {
+	row, err := s.q().OutboxSinkBacklog(ctx, db.OutboxSinkBacklogParams{WorkKind: workKind, ActiveSeconds: active.Seconds()})
+	if err != nil {
+		return Backlog{}, pg.Translate(err, "sinks' backlog")
+	}
+	return Backlog{SinkLag: seconds(row.SinkLagSeconds), DeliveryWait: seconds(row.DeliveryWaitSeconds)}, nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

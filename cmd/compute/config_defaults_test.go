@@ -41,6 +41,7 @@ func TestConfigDefaultsAreThePackagesDefaults(t *testing.T) {
 		"MAX_OPEN_NODE_JOBS":                {cfg.MaxOpenNodeJobs, commands.DefaultMaxOpenNodeJobs},
 		"BODY_LIMIT":                        {cfg.BodyLimit, httpapi.DefaultBodyLimit},
 		"COMMAND_TIMEOUT":                   {cfg.CommandTimeout, httpapi.DefaultCommandTimeout},
+		"SINK_LAG_TARGET":                   {cfg.SinkLagTarget, httpapi.DefaultSinkLagTarget},
 		"HTTP_READ_HEADER_TIMEOUT":          {cfg.HTTPReadHeaderTimeout, httpapi.DefaultReadHeaderTimeout},
 		"HTTP_READ_TIMEOUT":                 {cfg.HTTPReadTimeout, httpapi.DefaultReadTimeout},
 		"HTTP_WRITE_TIMEOUT":                {cfg.HTTPWriteTimeout, httpapi.DefaultWriteTimeout},

@@ -222,6 +222,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	e := httpapi.New(httpapi.Deps{
 		Pool: pool, Commands: svc.handlers, Clock: clk, Auth: auth, Logger: logger, BodyLimit: cfg.BodyLimit,
 		CommandTimeout: cfg.CommandTimeout,
+		Admission:      commandAdmission(runCtx, cfg, svc.queries, logger, goRun),
 		ReadyChecks:    checks,
 		CORSOrigins:    cfg.CORSOrigins, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
 		Registry: obs.registry, TracerProvider: obs.tp,

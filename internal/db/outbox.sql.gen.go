@@ -269,3 +269,45 @@ func (q *Queries) OutboxReadAfter(ctx context.Context, arg OutboxReadAfterParams
 	}
 	return items, nil
 }
+
+const outboxSinkBacklog = `-- name: OutboxSinkBacklog :one
+WITH f AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
+SELECT coalesce((SELECT max(extract(epoch FROM compute_now() - (
+                   SELECT o.time FROM outbox o, f
+                    WHERE o.txid < f.xmin AND (o.txid, o.seq) > (c.txid, c.seq)
+                    ORDER BY o.txid, o.seq LIMIT 1)))
+                 FROM outbox_cursors c
+                WHERE c.updated_at > compute_now() - make_interval(secs => $1::float8)),
+                0)::float8 AS sink_lag_seconds,
+       coalesce((SELECT extract(epoch FROM compute_now() - min(w.not_before))
+                 FROM work_queue w
+                WHERE w.kind = $2::text AND w.not_before <= compute_now()
+                  AND (w.claimed_until IS NULL OR w.claimed_until <= compute_now())
+                  AND EXISTS (SELECT 1 FROM work_queue r
+                               WHERE r.kind = $2::text AND r.claimed_until > compute_now())),
+                0)::float8 AS delivery_wait_seconds
+`
+
+type OutboxSinkBacklogParams struct {
+	ActiveSeconds float64
+	WorkKind      string
+}
+
+type OutboxSinkBacklogRow struct {
+	SinkLagSeconds      float64
+	DeliveryWaitSeconds float64
+}
+
+// How far behind the working sinks are, for the API's command admission
+// (httpapi.CommandAdmission): sink_lag_seconds is the age of the oldest
+// visible event after the cursor of any sink that saved its cursor within
+// active_seconds; delivery_wait_seconds the age of the oldest due,
+// unclaimed work item of kind work_kind while a worker runs one of that
+// kind. 0 when nothing waits. Sinks and workers that stopped are left out:
+// slowing the API would not help them.
+func (q *Queries) OutboxSinkBacklog(ctx context.Context, arg OutboxSinkBacklogParams) (OutboxSinkBacklogRow, error) {
+	row := q.db.QueryRow(ctx, outboxSinkBacklog, arg.ActiveSeconds, arg.WorkKind)
+	var i OutboxSinkBacklogRow
+	err := row.Scan(&i.SinkLagSeconds, &i.DeliveryWaitSeconds)
+	return i, err
+}
