@@ -196,7 +196,7 @@ const (
 func (a *CommandAdmission) register(reg prometheus.Registerer) {
 	registerOrReuse(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: metricCommandLimit,
-		Help: "How many state-changing requests this process admits at once now (lowered while the event sinks lag).",
+		Help: "How many state-changing requests this process admits at once (lowered while the event sinks lag).",
 	}, func() float64 { return float64(a.Limit()) }))
 	registerOrReuse(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: metricCommandInFlight,
