@@ -47,7 +47,8 @@ type Config struct {
 	BodyLimit string `envconfig:"BODY_LIMIT" default:"1M"`
 	// MaxConns bounds the database pool (the API's, when the process
 	// also runs background roles). It is also how many commands one
-	// process runs at once: beyond about three per core of the database,
+	// process runs at once at most (fewer while the sinks lag:
+	// SinkLagTarget): beyond about three per core of the database,
 	// more only queue inside PostgreSQL, where they take the CPU the
 	// background roles need. On a 2-core server with the API saturated
 	// (16 clients): 6 gave the same reservations/s as 8 (182–186) with
