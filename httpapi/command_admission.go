@@ -22,14 +22,15 @@ const DefaultSinkLagTarget = 70 * time.Millisecond
 // PATCH, DELETE) this process runs at once, and lowers the bound while the
 // event sinks fall behind.
 //
-// Why: on a saturated database server the commands and the sinks (the
-// projections, the webhook scheduler and the webhook deliveries) share its
-// CPU. With every API connection busy, the sinks' statements queue behind
-// the commands', and webhook delivery and read-your-writes fall behind by
-// as much as the API is loaded. Admitting fewer commands at once while the
-// sinks lag gives them that CPU back; when they have caught up, the bound
-// rises again to the API pool's size, so an API whose sinks keep up runs
-// as if there were no bound (docs/decisions/0017-command-admission.md).
+// Why: on a saturated database server the commands and the event sinks
+// (the projections, the webhook scheduler) share its CPU. With every API
+// connection busy, the sinks' statements queue behind the commands', and
+// webhooks and read models fall behind by as much as the API is loaded.
+// Admitting fewer commands at once while the sinks lag gives them that CPU
+// back; when they have caught up, the bound rises again to the API pool's
+// size, so an API whose sinks keep up runs as if there were no bound
+// (docs/decisions/0017-command-admission.md). What "lag" is, main decides
+// (Follow's read).
 //
 // A command over the bound waits in this process, first come first served,
 // within its deadline (Deps.CommandTimeout); past it the answer is 503

@@ -42,28 +42,45 @@ func (s *Service) SinkLag(ctx context.Context, sinkID string, now time.Time) (ti
 	return lag, nil
 }
 
-// Backlog is how far behind the working sinks are (SinkBacklog).
+// Backlog is what the API's command admission reads (SinkBacklog).
 type Backlog struct {
-	// SinkLag is the age of the oldest event a sink that saved its
-	// cursor lately has yet to handle. It includes the wait for the
-	// outbox frontier: an event is visible only once every transaction
-	// that began before it ended.
-	SinkLag time.Duration
-	// DeliveryWait is the age of the oldest due work item of the kind
-	// asked for (the webhook deliveries) that no worker has claimed,
-	// while a worker runs one: pure queueing.
+	// Head is the last visible event of the log (zero when none is).
+	Head outbox.Position
+	// Slowest is the cursor of the slowest of the sinks asked about that
+	// saved its cursor lately; HasSlowest is false when none did.
+	Slowest    outbox.Position
+	HasSlowest bool
+	// DeliveryWait is how long the oldest due webhook delivery has waited
+	// for a worker, while a worker runs one and no attempt is slow; else 0.
 	DeliveryWait time.Duration
 }
 
-// SinkBacklog reads the Backlog, in business time, for the API's command
-// admission (httpapi.CommandAdmission): sinks whose cursor has not moved
-// within active, and work kinds no worker runs, are left out.
-func (s *Service) SinkBacklog(ctx context.Context, workKind string, active time.Duration) (Backlog, error) {
-	row, err := s.q().OutboxSinkBacklog(ctx, db.OutboxSinkBacklogParams{WorkKind: workKind, ActiveSeconds: active.Seconds()})
+// BacklogQuery says what SinkBacklog reads.
+type BacklogQuery struct {
+	// Sinks are the sinks to follow; one whose cursor has not moved
+	// within Active is left out (stopped, or idle).
+	Sinks  []string
+	Active time.Duration
+	// DeliveryKind is the work kind of webhook deliveries; SlotHold is how
+	// long after its start an attempt's in-flight slot lapses (webhook.
+	// Config.SlotHold); while an attempt has been in flight longer than
+	// SlowAttempt, the deliveries' wait is not counted.
+	DeliveryKind          string
+	SlotHold, SlowAttempt time.Duration
+}
+
+// SinkBacklog reads the Backlog for the API's command admission
+// (httpapi.CommandAdmission, outbox.HandlingLag).
+func (s *Service) SinkBacklog(ctx context.Context, bq BacklogQuery) (Backlog, error) {
+	row, err := s.q().OutboxSinkBacklog(ctx, db.OutboxSinkBacklogParams{Sinks: bq.Sinks, ActiveSeconds: bq.Active.Seconds(),
+		WorkKind: bq.DeliveryKind, HoldSeconds: bq.SlotHold.Seconds(), SlowStartedSeconds: bq.SlowAttempt.Seconds()})
 	if err != nil {
 		return Backlog{}, pg.Translate(err, "sinks' backlog")
 	}
-	return Backlog{SinkLag: seconds(row.SinkLagSeconds), DeliveryWait: seconds(row.DeliveryWaitSeconds)}, nil
+	return Backlog{
+		Head:         outbox.Position{TxID: row.HeadTxid, Seq: row.HeadSeq},
+		Slowest:      outbox.Position{TxID: row.SlowestTxid, Seq: row.SlowestSeq},
+		HasSlowest:   row.HasSlowest,
+		DeliveryWait: time.Duration(row.DeliveryWaitSeconds * float64(time.Second)),
+	}, nil
 }
-
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -40,11 +40,13 @@ const slotRetryMin = 5 * time.Millisecond
 // another process may have freed (this process's own releases wake it).
 const slotRecheck = 100 * time.Millisecond
 
-// slotHold is how long a slot can be held: one request takes at most
+// SlotHold is how long a slot can be held: one request takes at most
 // Timeout, freeing its slot a moment more. It also bounds how long the slot
 // of a holder that died mid-attempt (SIGKILL) keeps counting: about as long
 // as its shard lease (lease.TTL) keeps its work item from another process.
-func (c Config) slotHold() time.Duration { return c.Timeout + 15*time.Second }
+// A slot's until is its taking plus SlotHold, which is how the API's
+// command admission tells how long an attempt has been in flight.
+func (c Config) SlotHold() time.Duration { return c.Timeout + 15*time.Second }
 
 // takeSlot decides whether the delivery's attempt may start now. It takes
 // an in-flight slot and returns true, or returns false and how long to
@@ -120,7 +122,7 @@ func (s *Service) stopWaiting(w *waiter, ok bool, wait time.Duration, err error)
 // a cap is full, saying whether the endpoint's was.
 func (s *Service) acquire(ctx context.Context, it workqueue.Item, d db.WebhookDeliveryLoadRow) (ok bool, wait time.Duration, endpointFull bool, err error) {
 	row, err := db.New(s.pool).WebhookSlotAcquire(ctx, db.WebhookSlotAcquireParams{
-		DeliveryID: d.ID, EndpointID: d.EndpointID, HoldSeconds: s.cfg.slotHold().Seconds(),
+		DeliveryID: d.ID, EndpointID: d.EndpointID, HoldSeconds: s.cfg.SlotHold().Seconds(),
 		MaxPerTenant: int32(s.cfg.MaxInflightPerTenant), MaxPerEndpoint: int32(s.cfg.MaxInflightPerEndpoint),
 		LeaseName: it.Lease.Name, LeaseOwner: it.Lease.Owner, LeaseEpoch: it.Lease.Epoch,
 	})
@@ -163,7 +165,7 @@ func (s *Service) freeSlot(ctx context.Context, it workqueue.Item, d db.WebhookD
 	handed := false
 	if w != nil {
 		n, err := q.WebhookSlotHandOver(ctx, db.WebhookSlotHandOverParams{
-			FromDelivery: d.ID, ToDelivery: w.d.ID, HoldSeconds: s.cfg.slotHold().Seconds(),
+			FromDelivery: d.ID, ToDelivery: w.d.ID, HoldSeconds: s.cfg.SlotHold().Seconds(),
 		})
 		handed = err == nil && n == 1
 	}

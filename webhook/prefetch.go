@@ -40,7 +40,7 @@ type prefetched struct {
 // slot taken here as its own.
 func (s *Service) Prefetch(ctx context.Context, items []workqueue.Item) error {
 	p := db.WebhookDeliveryLoadManyParams{
-		HoldSeconds:  s.cfg.slotHold().Seconds(),
+		HoldSeconds:  s.cfg.SlotHold().Seconds(),
 		MaxPerTenant: int32(s.cfg.MaxInflightPerTenant), MaxPerEndpoint: int32(s.cfg.MaxInflightPerEndpoint),
 	}
 	for _, it := range items {

@@ -49,7 +49,7 @@ func (s *Service) succeeded(ctx context.Context, it workqueue.Item, d db.Webhook
 		}, &recorded)
 		if w != nil {
 			pg.ExecRows(ctx, b, (*db.Queries).WebhookSlotHandOver, db.WebhookSlotHandOverParams{
-				FromDelivery: d.ID, ToDelivery: w.d.ID, HoldSeconds: s.cfg.slotHold().Seconds(),
+				FromDelivery: d.ID, ToDelivery: w.d.ID, HoldSeconds: s.cfg.SlotHold().Seconds(),
 			}, &handed)
 		}
 		// After a handover the slot is w's: this deletes nothing.

@@ -216,18 +216,15 @@ type Config struct {
 	// (POST, PUT, PATCH, DELETE under /v1) and so of its transaction;
 	// past it the answer is 503 UNAVAILABLE with Retry-After.
 	CommandTimeout time.Duration `envconfig:"COMMAND_TIMEOUT" default:"10s"`
-	// SinkLagTarget is the event sinks' backlog (the oldest event a
-	// working projection or webhook scheduler has yet to handle, the
-	// oldest webhook delivery waiting for a worker) above which an API
+	// SinkLagTarget is the event sinks' backlog above which an API
 	// process admits one command fewer at once, down to one, every 100
-	// ms; under half of it, one more, up to MaxConns. Commands over the
-	// bound wait within CommandTimeout. It keeps webhook delivery and
-	// read-your-writes fast while the API saturates the database, at the
-	// cost of the API's rate then. On 2 cores, 16 clients: 100ms left
-	// delivery p50 58-98 ms and read-your-writes 43-59 ms; 70ms gave
-	// 52-56 and 38-39 ms with the API (no webhooks) at 225-230 against
-	// 289 reservations/s without; 50ms, 41-43 and 32-34 ms, at 204-254
-	// (docs/decisions/0017-command-admission.md). 0 turns it off.
+	// ms; under half of it, one more, up to MaxConns. The backlog: how
+	// long visible events have waited for the slowest working projection
+	// or the webhook scheduler (to the 100 ms), or the oldest webhook
+	// delivery for a worker while no attempt is slow. Commands
+	// over the bound wait within CommandTimeout. It keeps webhook delivery
+	// timely while the API saturates the database, at some of the API's
+	// rate then (docs/decisions/0017-command-admission.md). 0 turns it off.
 	SinkLagTarget time.Duration `envconfig:"SINK_LAG_TARGET" default:"70ms"`
 	// MetricsAddr is an internal listener serving /metrics, /readyz (with
 	// details) and /healthz without a token; bind it to a private address.

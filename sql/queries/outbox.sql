@@ -74,25 +74,37 @@ LISTEN outbox;
 SELECT pg_notify('outbox', '');
 
 -- name: OutboxSinkBacklog :one
--- How far behind the working sinks are, for the API's command admission
--- (httpapi.CommandAdmission): sink_lag_seconds is the age of the oldest
--- visible event after the cursor of any sink that saved its cursor within
--- active_seconds; delivery_wait_seconds the age of the oldest due,
--- unclaimed work item of kind work_kind while a worker runs one of that
--- kind. 0 when nothing waits. Sinks and workers that stopped are left out:
--- slowing the API would not help them.
-WITH f AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
-SELECT coalesce((SELECT max(extract(epoch FROM compute_now() - (
-                   SELECT o.time FROM outbox o, f
-                    WHERE o.txid < f.xmin AND (o.txid, o.seq) > (c.txid, c.seq)
-                    ORDER BY o.txid, o.seq LIMIT 1)))
-                 FROM outbox_cursors c
-                WHERE c.updated_at > compute_now() - make_interval(secs => sqlc.arg(active_seconds)::float8)),
-                0)::float8 AS sink_lag_seconds,
+-- What the API's command admission (httpapi.CommandAdmission) follows:
+-- the visible head of the log (the last event below the frontier; 0/0 when
+-- none) and the cursor of the slowest of sinks that saved its cursor
+-- within active_seconds (has_slowest false when none did: sinks that
+-- stopped are left out, slowing the API would not help them), and how
+-- long the oldest due, unclaimed work item of kind work_kind (the webhook
+-- deliveries) has waited for a worker: counted only while a worker runs
+-- one, and while no webhook attempt in flight was started before
+-- slow_started_seconds ago (a slot's until is its start plus hold_seconds).
+-- Behind a slow receiver the wait is not the database's, and a tenant's
+-- hanging endpoint must not be able to slow the API.
+WITH f AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+     head AS (SELECT o.txid, o.seq FROM outbox o, f WHERE o.txid < f.xmin
+               ORDER BY o.txid DESC, o.seq DESC LIMIT 1),
+     slowest AS (SELECT c.txid, c.seq FROM outbox_cursors c
+                  WHERE c.sink = ANY(sqlc.arg(sinks)::text[])
+                    AND c.updated_at > compute_now() - make_interval(secs => sqlc.arg(active_seconds)::float8)
+                  ORDER BY c.txid, c.seq LIMIT 1)
+SELECT coalesce((SELECT txid FROM head), '0')::xid8 AS head_txid,
+       coalesce((SELECT seq FROM head), 0)::bigint AS head_seq,
+       EXISTS (SELECT 1 FROM slowest) AS has_slowest,
+       coalesce((SELECT txid FROM slowest), '0')::xid8 AS slowest_txid,
+       coalesce((SELECT seq FROM slowest), 0)::bigint AS slowest_seq,
        coalesce((SELECT extract(epoch FROM compute_now() - min(w.not_before))
                  FROM work_queue w
                 WHERE w.kind = sqlc.arg(work_kind)::text AND w.not_before <= compute_now()
                   AND (w.claimed_until IS NULL OR w.claimed_until <= compute_now())
                   AND EXISTS (SELECT 1 FROM work_queue r
-                               WHERE r.kind = sqlc.arg(work_kind)::text AND r.claimed_until > compute_now())),
+                               WHERE r.kind = sqlc.arg(work_kind)::text AND r.claimed_until > compute_now())
+                  AND NOT EXISTS (SELECT 1 FROM webhook_inflight i
+                                   WHERE i.until > compute_now()
+                                     AND i.until < compute_now() + make_interval(secs =>
+                                           sqlc.arg(hold_seconds)::float8 - sqlc.arg(slow_started_seconds)::float8))),
                 0)::float8 AS delivery_wait_seconds;
