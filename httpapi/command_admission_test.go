@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -120,5 +121,32 @@ func TestCommandsOverTheBoundWait(t *testing.T) {
 			require.Equal(t, http.StatusNoContent, (<-done).Code)
 		}
 		require.Equal(t, 0, a.InFlight())
+	})
+}
+
+// Follow steps the bound on each tick with what read returns, and a read
+// that fails opens the bound fully: an unknown backlog never holds the API.
+func TestCommandAdmissionFollow(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		a := NewCommandAdmission(4)
+		ticks := make(chan time.Time)
+		readings := []error{nil, nil, nil, errors.New("database unreachable")}
+		i := 0
+		read := func(context.Context) (time.Duration, error) {
+			err := readings[i]
+			i++
+			return time.Second, err
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { a.Follow(ctx, ticks, read, 70*time.Millisecond, slog.New(slog.DiscardHandler)); close(done) }()
+		for _, want := range []int{3, 2, 1, 4} {
+			ticks <- time.Now()
+			synctest.Wait()
+			require.Equal(t, want, a.Limit())
+		}
+		cancel()
+		<-done
 	})
 }
