@@ -2,15 +2,7 @@ package chaos
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"net/url"
-	"os"
-	"os/exec"
-	"os/user"
-	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,31 +11,6 @@ import (
 
 // pgbouncerLoad is how long the load runs through PgBouncer.
 const pgbouncerLoad = 5 * time.Second
-
-// pgbouncerINI puts PgBouncer 1.18 in transaction pooling mode in front of
-// the cluster. Every database name is routed (pgtest-style per-test
-// databases need no entry of their own). PgBouncer refuses startup
-// parameters it does not know, so the service's
-// idle_in_transaction_session_timeout is dropped at the door and set again
-// on every server connection with connect_query: without it a transaction
-// left open would hold the outbox frontier back unbounded.
-const pgbouncerINI = `[databases]
-* = host=127.0.0.1 port=%d connect_query='SET idle_in_transaction_session_timeout = 30000'
-
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = %d
-unix_socket_dir =
-auth_type = trust
-auth_file = %s
-pool_mode = transaction
-max_client_conn = 500
-default_pool_size = 40
-ignore_startup_parameters = extra_float_digits,idle_in_transaction_session_timeout
-logfile = %s
-pidfile = %s
-admin_users = postgres
-`
 
 // TestPgBouncer runs the service through PgBouncer in transaction pooling
 // mode — migrations, token issue, fleet seeding, reservations with
@@ -59,12 +26,11 @@ admin_users = postgres
 // which transaction pooling allows.
 func TestPgBouncer(t *testing.T) {
 	sz := runSize(t)
-	bouncer := findPgBouncer(t)
 	t.Run("cache_describe", func(t *testing.T) {
-		runThroughPgBouncer(t, sz, bouncer, "default_query_exec_mode=cache_describe", "COMPUTE_LISTEN_URL=off")
+		runThroughPgBouncer(t, sz, "default_query_exec_mode=cache_describe", "COMPUTE_LISTEN_URL=off")
 	})
 	t.Run("COMPUTE_PGBOUNCER=true", func(t *testing.T) {
-		runThroughPgBouncer(t, sz, bouncer, "", "COMPUTE_PGBOUNCER=true")
+		runThroughPgBouncer(t, sz, "", "COMPUTE_PGBOUNCER=true")
 	})
 }
 
@@ -73,10 +39,10 @@ func TestPgBouncer(t *testing.T) {
 // SIGKILLs the server mid-load; the CI size leaves that to the kill loop,
 // since a kill costs up to a minute of delivery catch-up (the work-queue
 // claim of the killed process has to expire).
-func runThroughPgBouncer(t *testing.T, sz size, bouncer, urlQuery string, env ...string) {
+func runThroughPgBouncer(t *testing.T, sz size, urlQuery string, env ...string) {
 	ctx := t.Context()
 	directURL, pool := freshDatabase(t)
-	bURL := startPgBouncer(t, bouncer, sharedCluster(t).Port(), directURL)
+	bURL := testenv.StartPgBouncer(t, sharedCluster(t).Port(), directURL)
 	if urlQuery != "" {
 		bURL += "&" + urlQuery
 	}
@@ -132,80 +98,4 @@ func listEvents(t *testing.T, ctx context.Context, cl *client, base string) int 
 	}
 	t.Fatal("GET /v1/events never reached the end")
 	return n
-}
-
-// findPgBouncer returns the pgbouncer binary, installing the Debian package
-// when it is missing and this process may (root with apt-get); otherwise
-// the test is skipped with the reason, or fails under CI.
-func findPgBouncer(t *testing.T) string {
-	t.Helper()
-	return testenv.Program(t, "pgbouncer", "", "pgbouncer")
-}
-
-// startPgBouncer runs PgBouncer on a free loopback port and returns the URL
-// of the same database through it. PgBouncer refuses to run as root, so as
-// root it runs as the postgres user, from a directory that user owns.
-func startPgBouncer(t *testing.T, bin string, pgPort int, directURL string) string {
-	t.Helper()
-	dir, err := os.MkdirTemp(shared.tmp, "pgbouncer-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cred *syscall.Credential
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		testenv.Require(t, err == nil, "running as root and there is no postgres user to run pgbouncer as: %v", err)
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, portText, _ := net.SplitHostPort(freeAddr(t))
-	port, _ := strconv.Atoi(portText)
-	userlist := filepath.Join(dir, "userlist.txt")
-	if err := os.WriteFile(userlist, []byte(`"postgres" ""`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ini := filepath.Join(dir, "pgbouncer.ini")
-	logPath := filepath.Join(dir, "pgbouncer.log")
-	conf := fmt.Sprintf(pgbouncerINI, pgPort, port, userlist, logPath, filepath.Join(dir, "pgbouncer.pid"))
-	if err := os.WriteFile(ini, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, ini)
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		<-done
-		if t.Failed() {
-			t.Logf("pgbouncer log tail:\n%s", tail(logPath, 3000))
-		}
-	})
-	addr := net.JoinHostPort("127.0.0.1", portText)
-	err = pollUntil(t.Context(), 10*time.Second, func() (bool, error) {
-		select {
-		case <-done:
-			return false, fmt.Errorf("pgbouncer exited:\n%s", tail(logPath, 3000))
-		default:
-		}
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, _ := url.Parse(directURL)
-	u.Host = addr
-	return u.String()
 }

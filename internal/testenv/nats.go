@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"os/exec"
 	"strings"
 	"sync"
@@ -56,23 +54,6 @@ func StartNATS(t testing.TB) *NATS {
 	s.Start()
 	t.Cleanup(s.Kill)
 	return s
-}
-
-// freePort is a loopback port free a moment ago, below the kernel's
-// ephemeral range (32768 and up by default): the server restarts on it
-// after a kill, and meanwhile no outgoing connection of another test can
-// be given it.
-func freePort(t testing.TB) int {
-	t.Helper()
-	for range 100 {
-		port := 20000 + rand.IntN(12000)
-		if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			ln.Close()
-			return port
-		}
-	}
-	t.Fatal("no free port for nats-server between 20000 and 32000")
-	return 0
 }
 
 // Start starts the server (again) and returns once it logged that it is

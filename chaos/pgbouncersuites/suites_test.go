@@ -1,0 +1,76 @@
+package pgbouncersuites
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bettercompute/compute/internal/pg/cluster"
+	"github.com/bettercompute/compute/internal/testenv"
+)
+
+// suites are the packages whose tests run through PgBouncer: the capacity
+// torture test and the command, projection, query, HTTP and webhook
+// integration tests. Packages that LISTEN (outbox, events) or start their
+// own servers are left out: LISTEN needs a direct connection, which
+// PgBouncer's transaction pooling cannot give.
+var suites = []string{
+	"./commands/", "./torture/", "./projections/", "./queries/", "./httpapi/", "./webhook/", "./internal/lease/", "./internal/workqueue/",
+}
+
+// TestSuitesThroughPgBouncer runs the suites with every test connection
+// going through PgBouncer in transaction pooling mode (cache_describe).
+// pgtest creates and drops databases and migrates its template over a
+// direct connection (PGTEST_ADMIN_URL): those need a session of their own.
+func TestSuitesThroughPgBouncer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL, PgBouncer and go test of eight packages; skipped with -short")
+	}
+	pg := startPostgres(t)
+	direct := pg.URL("postgres")
+	viaBouncer := testenv.StartPgBouncer(t, pg.Port(), direct) + "&default_query_exec_mode=cache_describe"
+
+	args := append([]string{"test", "-count=1", "-timeout", "8m"}, suites...)
+	cmd := exec.CommandContext(t.Context(), "go", args...)
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+viaBouncer, "PGTEST_ADMIN_URL="+direct)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %s through PgBouncer: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	t.Logf("FIGURES suites-through-pgbouncer: %d packages passed in %.0fs\n%s", len(suites), time.Since(start).Seconds(), out)
+}
+
+// startPostgres starts a PostgreSQL of the test's own, stopped and removed
+// when it ends. Fast (no fsync): nothing here crashes it, and the suites
+// write a lot.
+func startPostgres(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	// Not t.TempDir: its parents are closed to the postgres OS user, which
+	// must enter the cluster's directory.
+	dir, err := os.MkdirTemp("", "compute-pgbouncer-suites-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	pg, err := cluster.Start(ctx, cluster.Options{Dir: filepath.Join(dir, "pg"), Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := pg.Stop(); err != nil {
+			t.Errorf("stop postgres: %v", err)
+		}
+	})
+	return pg
+}
