@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/bettercompute/compute/internal/db"
 )
 
 // APIScaleResult is "API throughput with 1, 2 and 4 API processes as a
@@ -61,7 +63,7 @@ func apiScaleSuite(ctx context.Context, url string, p plan, binary string, prog 
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
-		r, err := apiScaleRun(ctx, load, url, p, binary, n, prog)
+		r, err := apiScaleRun(ctx, load, db.New(app.pool), url, p, binary, n, prog)
 		if err != nil {
 			return res, fmt.Errorf("%d API processes: %w", n, err)
 		}
@@ -76,7 +78,7 @@ func apiScaleSuite(ctx context.Context, url string, p plan, binary string, prog 
 	return res, nil
 }
 
-func apiScaleRun(ctx context.Context, load *httpLoad, url string, p plan, binary string, n int, prog *progress) (APIScaleRun, error) {
+func apiScaleRun(ctx context.Context, load *httpLoad, q *db.Queries, url string, p plan, binary string, n int, prog *progress) (APIScaleRun, error) {
 	prog.set("api scale: starting %d API processes", n)
 	var procs []*serveProcess
 	defer func() {
@@ -93,6 +95,14 @@ func apiScaleRun(ctx context.Context, load *httpLoad, url string, p plan, binary
 		procs = append(procs, pr)
 		urls = append(urls, pr.URL())
 	}
+	// The worker replays the log when it starts, and may trail the last
+	// run's load: let it reach the head before this run begins.
+	prog.set("api scale: waiting for the worker's sinks to reach the log's head")
+	took, err := waitSinksCaughtUp(ctx, q)
+	if err != nil {
+		return APIScaleRun{}, err
+	}
+	prog.set("api scale: the worker's sinks reached the log's head in %.2f s", took.Seconds())
 	// Fresh processes open their pools and prepare statements on their
 	// first requests: warm them up, unmeasured.
 	load.run(ctx, httpLoadSpec{urls: urls, clients: p.httpClients, phase: warmupFor(p.apiPhase), maxOps: p.maxOpsPerRun})

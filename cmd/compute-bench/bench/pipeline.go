@@ -126,6 +126,12 @@ func pipelineSuite(ctx context.Context, url string, p plan, binary string, prog 
 		return res, err
 	}
 	defer proc.stop()
+	prog.set("pipeline: waiting for the worker's sinks to reach the log's head")
+	took, err := waitSinksCaughtUp(ctx, q)
+	if err != nil {
+		return res, err
+	}
+	prog.set("pipeline: the worker's sinks reached the log's head in %.2f s", took.Seconds())
 	// A short unmeasured run first: a fresh process opens its pool's
 	// connections and prepares its statements on the first requests.
 	prog.set("pipeline: warming up")
