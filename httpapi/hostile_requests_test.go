@@ -89,3 +89,21 @@ func TestWebhookListLimitIsCapped(t *testing.T) {
 		require.Equal(t, core.CodeInvalidArgument, r.errorBody(t).Code)
 	}
 }
+
+// A query string that does not parse is a 400, not a request without the
+// pair: net/url drops a pair with a semicolon or a malformed escape, and
+// GET /v1/events then read `after` as absent and answered the first page.
+func TestMalformedQueryString(t *testing.T) {
+	t.Parallel()
+	s := setupEvents(t, 0)
+	_, token := s.tokenFor(t, "tenant-a", "viewer@a", core.RoleViewer)
+	s.appendEvent(t, "tenant-a", "x.created")
+	for _, query := range []string{"after=%27;drop", "after=%zz", "limit=5;limit=6"} {
+		r := s.call(t, http.MethodGet, "/v1/events?"+query, token, nil)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", query, r.body)
+		require.Contains(t, string(r.body), `"code":"INVALID_ARGUMENT"`, query)
+		require.Contains(t, string(r.body), "malformed query string", query)
+	}
+	// A well-formed query still reaches the route.
+	require.Len(t, s.list(t, token, "limit=5").Items, 1)
+}

@@ -161,6 +161,7 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 		}),
 		cors(d.CORSOrigins),
 		middleware.BodyLimit(d.BodyLimit),
+		strictQuery(),
 		unescapeParams(),
 		commandDeadline(d.CommandTimeout),
 	)
