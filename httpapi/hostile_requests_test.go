@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -45,6 +46,33 @@ func TestBindIsCaseSensitive(t *testing.T) {
 	e := f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodPost, "/v1/tokens", f.operator,
 		`{"tenant":"acme","identity":"ci","Role":"member"}`, nil)
 	require.Contains(t, e.Message, `"Role"`)
+}
+
+// A key twice in one object is refused, at any depth: parsers disagree on
+// which of the two wins (encoding/json took the last, so "gpus":1 then
+// "gpus":100 asked for 100). The same key in two objects is fine.
+func TestDuplicateKeysAreRefused(t *testing.T) {
+	t.Parallel()
+	f := setupFleet(t)
+	for body, key := range map[string]string{
+		`{"poolId":"fra1-gpu","gpus":1,"gpus":100,"start":"2030-01-01T00:00:00Z","end":"2030-01-02T00:00:00Z"}`:                                   "gpus",
+		`{"poolId":"fra1-gpu","gpus":1,"start":"2030-01-01T00:00:00Z","end":"2030-01-02T00:00:00Z","tolerations":[{"key":"a","key":"b"}]}`:        "key",
+		`{"poolId":"fra1-gpu","gpus":1,"start":"2030-01-01T00:00:00Z","end":"2030-01-02T00:00:00Z","start":"2030-01-01T00:00:00Z"}`:               "start",
+		`{"poolId":"fra1-gpu","gpus":1,"tolerations":[{"key":"a"}],"start":"2030-01-01T00:00:00Z","end":"2030-01-02T00:00:00Z","tolerations":[]}`: "tolerations",
+	} {
+		e := f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodPost, "/v1/reservations", f.member, body, nil)
+		require.Equal(t, fmt.Sprintf("field %q appears twice in one object", key), e.Message, body)
+	}
+	f.ok(t, http.StatusCreated, http.MethodPost, "/v1/reservations", f.member,
+		`{"poolId":"fra1-gpu","gpus":1,"start":"2030-01-01T00:00:00Z","end":"2030-01-02T00:00:00Z","tolerations":[{"key":"a"},{"key":"b"}]}`, nil)
+}
+
+// A body of the wrong JSON kind names the kind wanted.
+func TestBodyOfTheWrongKind(t *testing.T) {
+	t.Parallel()
+	f := setupFleet(t)
+	e := f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodPost, "/v1/reservations", f.member, `[1,2]`, nil)
+	require.Equal(t, "request body must be an object, not array", e.Message)
 }
 
 // Item 6: a non-JSON body is 415; a wrong method on a /v1 route is 405

@@ -40,9 +40,59 @@ func decodeStrict(c echo.Context, body []byte, v any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return core.Errorf(core.CodeInvalidArgument, "request body has data after the JSON value")
 	}
+	if key, ok := duplicateKey(body); ok {
+		return core.Errorf(core.CodeInvalidArgument, "field %q appears twice in one object", key)
+	}
 	// The body is valid JSON of the right shape; now hold its keys to the
 	// exact spelling of the tags.
 	return knownKeys(body, reflect.TypeOf(v))
+}
+
+// duplicateKey returns a key that appears twice in one object of body, at
+// any depth. Parsers disagree on which of two equal keys wins
+// (encoding/json takes the last, others the first or an error), so a body
+// with one means different things to a proxy, a log reader and this
+// server, and is refused. body has been decoded already: it is valid JSON.
+func duplicateKey(body []byte) (string, bool) {
+	type level struct {
+		object  bool
+		keys    map[string]bool
+		wantKey bool // in an object, the next token is a key
+	}
+	var stack []*level
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false // io.EOF: the end of the body
+		}
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{':
+				stack = append(stack, &level{object: true, keys: map[string]bool{}, wantKey: true})
+			case '[':
+				stack = append(stack, &level{})
+			default: // '}' or ']': a value of the enclosing level ends
+				stack = stack[:len(stack)-1]
+				if n := len(stack); n > 0 && stack[n-1].object {
+					stack[n-1].wantKey = true
+				}
+			}
+			continue
+		}
+		if n := len(stack); n > 0 && stack[n-1].object {
+			top := stack[n-1]
+			if top.wantKey {
+				key, _ := tok.(string)
+				if top.keys[key] {
+					return key, true
+				}
+				top.keys[key] = true
+			}
+			top.wantKey = !top.wantKey
+		}
+	}
 }
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
@@ -146,7 +196,7 @@ func bindError(err error) error {
 	case errors.As(err, &typ):
 		if typ.Field == "" {
 			return core.Wrap(core.CodeInvalidArgument, err,
-				fmt.Sprintf("request body must be a JSON %s, not %s", jsonKind(typ.Type), typ.Value))
+				fmt.Sprintf("request body must be %s, not %s", jsonKind(typ.Type), typ.Value))
 		}
 		return core.Wrap(core.CodeInvalidArgument, err,
 			fmt.Sprintf("field %q must be %s, not %s", typ.Field, jsonKind(typ.Type), typ.Value))
