@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -123,7 +124,7 @@ func classify(err error) (int, ErrorDetail) {
 		if msg == "" {
 			msg = http.StatusText(status)
 		}
-		return status, ErrorDetail{Code: ce.Code, Message: msg}
+		return status, ErrorDetail{Code: ce.Code, Message: capMessage(msg)}
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
@@ -215,4 +216,22 @@ func rateLimited(c echo.Context, wait time.Duration, format string, args ...any)
 	secs := max(int(math.Ceil(wait.Seconds())), 1)
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	return core.Errorf(core.CodeRateLimited, format, args...)
+}
+
+// maxMessageBytes caps an error message. Messages quote what the caller
+// sent (an id, a field's value), and an id of megabytes must not come back
+// whole in every refusal of it.
+const maxMessageBytes = 1024
+
+// capMessage cuts msg to maxMessageBytes at a character boundary, marking
+// the cut.
+func capMessage(msg string) string {
+	if len(msg) <= maxMessageBytes {
+		return msg
+	}
+	cut := maxMessageBytes
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "… (cut)"
 }

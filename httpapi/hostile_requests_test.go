@@ -132,6 +132,19 @@ func TestMalformedQueryString(t *testing.T) {
 		require.Contains(t, string(r.body), `"code":"INVALID_ARGUMENT"`, query)
 		require.Contains(t, string(r.body), "malformed query string", query)
 	}
-	// A well-formed query still reaches the route.
-	require.Len(t, s.list(t, token, "limit=5").Items, 1)
+	// A well-formed query still reaches the route (the event becomes
+	// visible once the transactions of parallel tests have ended).
+	s.waitListed(t, token, 1)
+}
+
+// A refusal that quotes a huge input does not send it back whole: the
+// message is cut to 1 KiB.
+func TestErrorMessagesAreCapped(t *testing.T) {
+	t.Parallel()
+	f := setupFleet(t)
+	id := "rsv_" + strings.Repeat("a", 5000)
+	e := f.fails(t, http.StatusNotFound, core.CodeNotFound, http.MethodPost, "/v1/reservations/"+id+"/release", f.member, nil, nil)
+	require.LessOrEqual(t, len(e.Message), 1024+len("… (cut)"))
+	require.True(t, strings.HasPrefix(e.Message, "reservation rsv_aaa"), e.Message[:40])
+	require.True(t, strings.HasSuffix(e.Message, "… (cut)"), e.Message[len(e.Message)-20:])
 }

@@ -3,6 +3,7 @@ package pg
 import (
 	"context"
 	"errors"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -37,6 +38,7 @@ func Translate(err error, what string) error {
 	if errors.As(err, &ce) {
 		return err
 	}
+	what = clipSubject(what)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return core.Wrap(core.CodeNotFound, err, what+" not found")
 	}
@@ -51,7 +53,14 @@ func Translate(err error, what string) error {
 		case sqlstateForeignKeyViolation:
 			// The detail names the missing key, which the caller sent.
 			return core.Wrap(core.CodeNotFound, err, what+" refers to something that does not exist: "+pgErr.Detail)
-		case sqlstateCheckViolation, sqlstateInvalidTextRep:
+		case sqlstateCheckViolation:
+			// The constraint's name says which rule the input broke
+			// (nodes_id_check: the id's characters or length).
+			if pgErr.ConstraintName != "" {
+				return core.Wrap(core.CodeInvalidArgument, err, what+" is invalid: it breaks the rule "+pgErr.ConstraintName)
+			}
+			return core.Wrap(core.CodeInvalidArgument, err, what+" is invalid")
+		case sqlstateInvalidTextRep:
 			return core.Wrap(core.CodeInvalidArgument, err, what+" is invalid")
 		case sqlstateNumericOutOfRange:
 			return core.Wrap(core.CodeInvalidArgument, err, what+" has a number out of range")
@@ -128,4 +137,21 @@ func IsCanceledOrTimedOut(err error) bool {
 func hasSQLState(err error, code string) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == code
+}
+
+// maxSubjectBytes caps the subject of a translated error ("node <id>"):
+// it quotes what the caller sent, which may be far longer than any valid
+// id, and the rest of the message says what was wrong with it.
+const maxSubjectBytes = 200
+
+// clipSubject cuts what to maxSubjectBytes at a character boundary.
+func clipSubject(what string) string {
+	if len(what) <= maxSubjectBytes {
+		return what
+	}
+	cut := maxSubjectBytes
+	for cut > 0 && !utf8.RuneStart(what[cut]) {
+		cut--
+	}
+	return what[:cut] + "…"
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -40,6 +42,20 @@ func TestTranslate(t *testing.T) {
 	}
 	require.Contains(t, Translate(pg("23503"), "pool p2").Error(), "(site_id)=(nope)")
 	require.NoError(t, Translate(nil, "thing"))
+}
+
+// A CHECK violation names the rule broken; a subject quoting a huge input
+// is cut, so the message stays short and still says what was wrong.
+func TestTranslateCheckViolation(t *testing.T) {
+	check := &pgconn.PgError{Code: "23514", ConstraintName: "nodes_id_check"}
+	require.Equal(t, "node n1 is invalid: it breaks the rule nodes_id_check",
+		Translate(check, "node n1").(*core.Error).Message)
+
+	long := "node " + strings.Repeat("é", 3000)
+	msg := Translate(check, long).(*core.Error).Message
+	require.Less(t, len(msg), 300)
+	require.True(t, utf8.ValidString(msg), "cut at a character boundary")
+	require.True(t, strings.HasSuffix(msg, "… is invalid: it breaks the rule nodes_id_check"), msg)
 }
 
 func TestSQLStatePredicates(t *testing.T) {
