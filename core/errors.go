@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Code is a stable, machine-readable error code. Clients switch on it; the
@@ -60,4 +61,19 @@ func CodeOf(err error) Code {
 		return e.Code
 	}
 	return CodeInternal
+}
+
+// Clip cuts s, text an error message quotes from a caller's input, to at
+// most max bytes at a character boundary, marking the cut with "…": an
+// input far longer than any valid one must not come back whole in every
+// refusal of it.
+func Clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -124,7 +123,7 @@ func classify(err error) (int, ErrorDetail) {
 		if msg == "" {
 			msg = http.StatusText(status)
 		}
-		return status, ErrorDetail{Code: ce.Code, Message: capMessage(msg)}
+		return status, ErrorDetail{Code: ce.Code, Message: core.Clip(msg, maxMessageBytes)}
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
@@ -218,20 +217,6 @@ func rateLimited(c echo.Context, wait time.Duration, format string, args ...any)
 	return core.Errorf(core.CodeRateLimited, format, args...)
 }
 
-// maxMessageBytes caps an error message. Messages quote what the caller
-// sent (an id, a field's value), and an id of megabytes must not come back
-// whole in every refusal of it.
+// maxMessageBytes caps an error message: messages quote what the caller
+// sent (an id, a field's value), which core.Clip cuts.
 const maxMessageBytes = 1024
-
-// capMessage cuts msg to maxMessageBytes at a character boundary, marking
-// the cut.
-func capMessage(msg string) string {
-	if len(msg) <= maxMessageBytes {
-		return msg
-	}
-	cut := maxMessageBytes
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return msg[:cut] + "… (cut)"
-}

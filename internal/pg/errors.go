@@ -3,7 +3,6 @@ package pg
 import (
 	"context"
 	"errors"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,6 +25,9 @@ const (
 	sqlstateLockNotAvailable     = "55P03"
 )
 
+// maxSubjectBytes caps the subject of a translated error.
+const maxSubjectBytes = 200
+
 // Translate is the one place where database errors become typed core errors:
 // no rows is NOT_FOUND, a unique or exclusion violation is CONFLICT, a check
 // violation is INVALID_ARGUMENT, a lost race is UNAVAILABLE (retryable).
@@ -38,7 +40,10 @@ func Translate(err error, what string) error {
 	if errors.As(err, &ce) {
 		return err
 	}
-	what = clipSubject(what)
+	// The subject quotes what the caller sent ("node <id>"), which may be
+	// far longer than any valid id; the rest of the message says what was
+	// wrong with it.
+	what = core.Clip(what, maxSubjectBytes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return core.Wrap(core.CodeNotFound, err, what+" not found")
 	}
@@ -137,21 +142,4 @@ func IsCanceledOrTimedOut(err error) bool {
 func hasSQLState(err error, code string) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == code
-}
-
-// maxSubjectBytes caps the subject of a translated error ("node <id>"):
-// it quotes what the caller sent, which may be far longer than any valid
-// id, and the rest of the message says what was wrong with it.
-const maxSubjectBytes = 200
-
-// clipSubject cuts what to maxSubjectBytes at a character boundary.
-func clipSubject(what string) string {
-	if len(what) <= maxSubjectBytes {
-		return what
-	}
-	cut := maxSubjectBytes
-	for cut > 0 && !utf8.RuneStart(what[cut]) {
-		cut--
-	}
-	return what[:cut] + "…"
 }
