@@ -223,7 +223,9 @@ func (f *assignFleet) awaitInstance(id, state, reason string, exitCode int) {
 		State, Reason string
 		ExitCode      *int `json:"exitCode"`
 	}
-	waitFor(f.t, f.ctx, "instance "+id+" "+state, 60*time.Second, func() (bool, error) {
+	// Three minutes, not one: the OOM hog fills its memory through a pipe
+	// on one vCPU, which on a busy 2-core machine once took over a minute.
+	waitFor(f.t, f.ctx, "instance "+id+" "+state, 3*time.Minute, func() (bool, error) {
 		if err := f.member.do(f.ctx, "GET", f.hub.URL()+"/v1/instances/"+id, "", nil, &in); err != nil {
 			return false, err
 		}
