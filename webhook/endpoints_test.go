@@ -65,12 +65,14 @@ func TestEndpointValidationAndPatch(t *testing.T) {
 		"userinfo":   {URL: "https://u:p@x.example/"},
 		"scheme":     {URL: "gopher://x.example/"},
 		"event type": {URL: "https://x.example/", EventTypes: []string{"Not A Type"}},
+		"unknown":    {URL: "https://x.example/", EventTypes: []string{"reservation.nope"}},
+		"fleet":      {URL: "https://x.example/", EventTypes: []string{core.EventReservationBooked, "node.unreachable"}},
 	} {
 		_, err := f.svc.CreateEndpoint(ctx, acmeMember, in)
 		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), name)
 	}
-	ep := f.createEndpoint(t, acmeMember, "https://x.example/", "b.b", "a.a", "a.a")
-	require.Equal(t, []string{"a.a", "b.b"}, ep.EventTypes, "sorted, without duplicates")
+	ep := f.createEndpoint(t, acmeMember, "https://x.example/", "reservation.released", "instance.failed", "instance.failed")
+	require.Equal(t, []string{"instance.failed", "reservation.released"}, ep.EventTypes, "sorted, without duplicates")
 
 	url, desc, types := "https://y.example/hook", "prod", []string{}
 	got, err := f.svc.PatchEndpoint(ctx, acmeMember, ep.ID, webhook.PatchEndpoint{URL: &url, Description: &desc, EventTypes: &types})

@@ -139,8 +139,9 @@ func NewHTTPClient(timeout time.Duration, allowPrivate bool) *http.Client {
 // no user info (credentials in URLs leak into logs), no fragment, no IPv6
 // zone and no numeric host other than a canonical IP literal (see
 // endsInNumber). When allowPrivate is false, a literal IP address must be
-// public; host names are checked when each delivery connects, since what
-// they resolve to changes.
+// public and a name must not be a local network's (localName); what other
+// names resolve to is checked when each delivery connects, since it
+// changes.
 func ValidateURL(raw string, allowPrivate bool) error {
 	const maxURL = 2048
 	if len(raw) > maxURL {
@@ -173,7 +174,40 @@ func ValidateURL(raw string, allowPrivate bool) error {
 	if ip, err := netip.ParseAddr(host); err == nil && !allowPrivate && !IsPublicAddr(ip) {
 		return fmt.Errorf("url points at a non-public address %s", ip)
 	}
+	if !allowPrivate && localName(host) {
+		return fmt.Errorf("url host %s is a name only a local network resolves", host)
+	}
 	return nil
+}
+
+// localSuffixes are the DNS names reserved for hosts of a local network:
+// localhost and its subdomains (RFC 6761: always loopback), .local (mDNS,
+// RFC 6762), .home.arpa (RFC 8375) and .internal (reserved by ICANN in 2024
+// for private use; cloud metadata lives at metadata.google.internal).
+var localSuffixes = []string{"localhost", "local", "home.arpa", "internal"}
+
+// localName reports whether host, a name and not an IP literal, can only
+// name a host of the network the control plane runs in: one of
+// localSuffixes, or a single label (metadata, kubernetes), which a resolver
+// completes with the machine's search domains. The dial-time guard refuses
+// the private address such a name resolves to; refusing the name at
+// registration tells the tenant at once instead of through failed
+// deliveries, and keeps a name that resolves differently inside the
+// control plane's network out of it.
+func localName(host string) bool {
+	if _, err := netip.ParseAddr(host); err == nil {
+		return false
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if !strings.Contains(host, ".") {
+		return true
+	}
+	for _, s := range localSuffixes {
+		if host == s || strings.HasSuffix(host, "."+s) {
+			return true
+		}
+	}
+	return false
 }
 
 // endsInNumber reports whether host, which netip.ParseAddr may have refused,

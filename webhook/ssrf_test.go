@@ -210,11 +210,25 @@ func TestValidateURL(t *testing.T) {
 		"http://1password.com/": true,
 		"http://0x7f.example/":  true,
 		"http://hooks.123abc/":  true,
+
+		// Names only a local network resolves.
+		"http://localhost:8080/":             false,
+		"http://LOCALHOST./":                 false,
+		"http://api.localhost/":              false,
+		"http://printer.local/":              false,
+		"http://router.home.arpa/":           false,
+		"http://metadata.google.internal/":   false,
+		"http://metadata/computeMetadata/v1": false,
+		"http://kubernetes./":                false,
+		"http://localhost.example.com/":      true,
+		"http://internal.example.com/":       true,
+		"http://hooks.example.local.com/":    true,
 	} {
 		err := webhook.ValidateURL(url, false)
 		require.Equal(t, ok, err == nil, "%s: %v", url, err)
 	}
 	require.NoError(t, webhook.ValidateURL("http://127.0.0.1:9000/", true), "allowed for local development")
+	require.NoError(t, webhook.ValidateURL("http://localhost:9000/", true), "so are local names")
 	require.Error(t, webhook.ValidateURL("http://[fe80::1%25eth0]:9000/", true), "zones are refused even then")
 	require.Error(t, webhook.ValidateURL("http://2130706433:9000/", true), "so are numeric host names")
 }

@@ -18,7 +18,8 @@ const (
 var eventTypePattern = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_]+)+$`)
 
 // normalizeEventTypes validates a filter and returns it sorted without
-// duplicates. Empty means every event type.
+// duplicates: each entry a tenant event type of the catalog. Empty means
+// every event type.
 func normalizeEventTypes(types []string) ([]string, error) {
 	if len(types) > maxEventTypes {
 		return nil, core.Errorf(core.CodeInvalidArgument, "eventTypes has more than %d entries", maxEventTypes)
@@ -27,6 +28,16 @@ func normalizeEventTypes(types []string) ([]string, error) {
 	for _, t := range types {
 		if len(t) > 128 || !eventTypePattern.MatchString(t) {
 			return nil, core.Errorf(core.CodeInvalidArgument, "eventTypes entry %q is not an event type such as reservation.booked", t)
+		}
+		// A filter naming a type no delivery can have would match nothing,
+		// silently: a typo, or a fleet event, which webhooks never carry.
+		spec, ok := core.LookupEvent(t)
+		if !ok {
+			return nil, core.Errorf(core.CodeInvalidArgument, "eventTypes entry %q is not an event type this server writes", t)
+		}
+		if !spec.TenantScoped {
+			return nil, core.Errorf(core.CodeInvalidArgument,
+				"eventTypes entry %q is a fleet event; webhooks deliver only a tenant's events", t)
 		}
 		out = append(out, t)
 	}
