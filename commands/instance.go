@@ -56,6 +56,9 @@ func (h *Handlers) CreateInstance(ctx context.Context, actor core.Actor, cmd Cre
 	if cmd.ReservationID == "" {
 		return InstanceResult{}, core.Errorf(core.CodeInvalidArgument, "reservationId is required")
 	}
+	if err := cmd.Spec.Validate(); err != nil {
+		return InstanceResult{}, err
+	}
 	if cmd.Spec.Command == "" {
 		cmd.Spec.Command = defaultInstanceCommand
 	}

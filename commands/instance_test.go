@@ -1,6 +1,7 @@
 package commands_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,6 +27,9 @@ func TestCreateInstanceRules(t *testing.T) {
 	viewer := core.Actor{Tenant: "acme", Identity: "vic@acme", Role: core.RoleViewer}
 	_, err = f.h.CreateInstance(f.ctx, viewer, commands.CreateInstance{ReservationID: rsv.ID})
 	require.Equal(t, core.CodePermissionDenied, core.CodeOf(err))
+	_, err = f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID,
+		Spec: core.InstanceSpec{Command: strings.Repeat("x", core.MaxScript+1)}})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "a command sh -c could not take")
 
 	res, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
 	require.NoError(t, err)

@@ -65,6 +65,9 @@ func (cmd RunNodeCommand) validate(actor core.Actor) error {
 		if cmd.Payload.Script == "" {
 			return core.Errorf(core.CodeInvalidArgument, "an exec command needs payload.script")
 		}
+		if err := core.ValidateScript("payload.script", cmd.Payload.Script); err != nil {
+			return err
+		}
 	case core.NodeCommandWipe, core.NodeCommandDeploy:
 		// Fleet operations: they change the machine under every tenant.
 		if !actor.IsOperator() {

@@ -1,6 +1,7 @@
 package commands_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,6 +42,9 @@ func TestRunNodeCommandAuthorization(t *testing.T) {
 	_, err = f.h.RunNodeCommand(f.ctx, tenantA, commands.RunNodeCommand{NodeID: held, Kind: core.NodeCommandExec,
 		Payload: core.NodeCommandPayload{Script: "true"}})
 	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "an idempotency key is required")
+	_, err = f.h.RunNodeCommand(f.ctx, tenantA, commands.RunNodeCommand{NodeID: held, Kind: core.NodeCommandExec,
+		IdempotencyKey: "k2", Payload: core.NodeCommandPayload{Script: strings.Repeat("x", core.MaxScript+1)}})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "a script sh -c could not take")
 	_, err = f.h.RunNodeCommand(f.ctx, operator, commands.RunNodeCommand{NodeID: held, IdempotencyKey: "k3",
 		Kind: core.NodeCommandDeploy, RetrySafe: true})
 	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "a deploy is never retry-safe")
