@@ -132,6 +132,7 @@ func TestBrowserConsole(t *testing.T) {
 		booked = eval[string](tn, `document.querySelector('#new-reservation-result').dataset.created`)
 		tn.waitFor("the list shows it", fmt.Sprintf(`['booked', 'active'].includes(document.querySelector('#reservation-table tr[data-reservation=%q]')?.dataset.state)`, booked))
 		tn.waitFor("the list shows its priority class, the default", fmt.Sprintf(`document.querySelector('#reservation-table tr[data-reservation=%q] .priority')?.dataset.priorityClass === 'standard'`, booked))
+		tn.waitFor("the list shows what it asked for", fmt.Sprintf(`document.querySelector('#reservation-table tr[data-reservation=%q] .request')?.textContent.startsWith('2 × GPU H100-80GB')`, booked))
 
 		op.waitFor("the timeline draws a bar per GPU", fmt.Sprintf(`document.querySelectorAll('#timeline a.bar[data-reservation=%q]').length === 2`, booked))
 		tail.waitFor("the tail shows the booking", fmt.Sprintf(`!!document.querySelector('#event-tail tr[data-type="reservation.booked"][data-subject="reservations/%s"]')`, booked))
@@ -151,6 +152,7 @@ func TestBrowserConsole(t *testing.T) {
 		op, tn, tail := op.in(t), tn.in(t), tail.in(t)
 		tn.clickWhenShown("open the reservation", fmt.Sprintf(`#reservation-table tr[data-reservation=%q] a`, booked))
 		tn.waitFor("its page shows its history", `!!document.querySelector('#history li[data-type="reservation.booked"]') && !!document.querySelector('#release')`)
+		tn.waitFor("its page shows what it asked for", `document.querySelector('#reservation-request')?.textContent.startsWith('2 × GPU H100-80GB')`)
 		tn.waitFor("its page shows its priority class", `document.querySelector('#reservation-priority .priority')?.dataset.priorityClass === 'standard' && document.querySelector('#reservation-priority').textContent.includes('not preemptible')`)
 		tn.do("release it", chromedp.Click(chromedp.CSS("#release")))
 		tn.waitFor("it is released", `document.querySelector('#reservation-state')?.dataset.state === 'released'`)

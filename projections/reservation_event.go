@@ -43,9 +43,16 @@ type reservationData struct {
 	// PlacedPoolID is the pool of the node (a site reservation names no
 	// pool); without it, the node's pool in the fleet model is used.
 	PlacedPoolID string `json:"placedPoolId,omitempty"`
-	VCPU         *int64 `json:"vcpu,omitempty"`
-	MemoryMB     *int64 `json:"memoryMb,omitempty"`
-	DiskGB       *int64 `json:"diskGb,omitempty"`
+	// What was asked for (core.ReservationEventData); GPUKind is absent
+	// when no GPU was.
+	Gpus       int           `json:"gpus"`
+	GPUKind    core.AtomKind `json:"gpuKind,omitempty"`
+	GPUModel   string        `json:"gpuModel,omitempty"`
+	MIGProfile string        `json:"migProfile,omitempty"`
+	SlotKind   core.GPUMode  `json:"slotKind,omitempty"`
+	VCPU       *int64        `json:"vcpu,omitempty"`
+	MemoryMB   *int64        `json:"memoryMb,omitempty"`
+	DiskGB     *int64        `json:"diskGb,omitempty"`
 	// PriorityClass, Priority and Preemptible are missing from events
 	// written before priority classes existed: those reservations are of
 	// the class standard, priority 0, not preemptible (decodeReservation).
@@ -57,6 +64,22 @@ type reservationData struct {
 // placed reports whether the reservation was ever given a node: only then
 // does it hold (or did it hold) devices and scalars.
 func (r reservationData) placed() bool { return r.NodeID != "" }
+
+// spec is the request the event carries, as the reservation's detail
+// shows it (core.ReservationSpec).
+func (r reservationData) spec() core.ReservationSpec {
+	deref := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	return core.ReservationSpec{
+		GPU: core.GPURequest{Count: r.Gpus, Kind: r.GPUKind, Model: r.GPUModel, MIGProfile: r.MIGProfile,
+			SlotKind: r.SlotKind},
+		VCPU: deref(r.VCPU), MemoryMB: deref(r.MemoryMB), DiskGB: deref(r.DiskGB), Tolerations: r.Tolerations,
+	}
+}
 
 // ended reports whether this event ended the reservation's hold on its
 // capacity (release, expiry, failure, cancellation).

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -12,9 +13,9 @@ import (
 )
 
 // Reservations projects reservation events into rm_reservations: per tenant,
-// each reservation's state, place, window and conditions. Every reservation
-// event carries the whole reservation, so each one simply overwrites the row
-// when its version is newer.
+// each reservation's request, state, place, window and conditions. Every
+// reservation event carries the whole reservation, so each one simply
+// overwrites the row when its version is newer.
 type Reservations struct{}
 
 // ID is the sink id and projection name.
@@ -35,12 +36,16 @@ func (Reservations) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored
 		if err != nil {
 			return err
 		}
+		spec, err := json.Marshal(r.spec())
+		if err != nil {
+			return fmt.Errorf("encode the request of reservation %s: %w", r.ID, err)
+		}
 		pg.ExecRows(ctx, &b, (*db.Queries).RmReservationApply, db.RmReservationApplyParams{
 			ID: r.ID, TenantID: r.Tenant, State: string(r.State), PoolID: optional(r.PoolID),
 			SiteID: optional(r.SiteID), NodeID: optional(r.NodeID), DeviceIds: r.DeviceIDs,
 			StartTs: r.Start, EndTs: r.End, Tolerations: r.Tolerations, Conditions: r.Conditions,
 			Version: r.Version, Txid: e.Position.TxID, Seq: e.Position.Seq, At: e.Time,
-			PriorityClass: r.PriorityClass, Priority: r.Priority, Preemptible: r.Preemptible,
+			PriorityClass: r.PriorityClass, Priority: r.Priority, Preemptible: r.Preemptible, Spec: spec,
 		}, nil)
 		return nil
 	})

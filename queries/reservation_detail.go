@@ -7,27 +7,23 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/bettercompute/compute/core"
 )
 
 // ReservationDetail is a reservation as its GET shows it: the read model's
-// view (Reservation) plus the request it was made from, what it charged
-// the tenant's quota and the allocation it holds or held.
+// view (Reservation) plus what it charged the tenant's quota and the
+// allocation it holds or held.
 //
-// Those three come from the write model, read when the request is served:
+// Those two come from the write model, read when the request is served:
 // the charges exist nowhere else (placement adds the gpu:<model> quota it
 // charged for the atoms it booked, and no event carries them), and the
-// request and allocation are read with them so that the detail is one
-// consistent row. The detail may therefore be a little ahead of the read
-// model's fields (a pending reservation placed a moment ago may show its
-// allocation before its state says booked); minPosition makes the read
-// model's part catch up with a write the caller made.
+// allocation and the request (Spec, which the read model has too) are read
+// with them so that the detail is one consistent row. The detail may
+// therefore be a little ahead of the read model's fields (a pending
+// reservation placed a moment ago may show its allocation before its state
+// says booked); minPosition makes the read model's part catch up with a
+// write the caller made.
 type ReservationDetail struct {
 	Reservation
-	// Spec is what was asked for: GPUs (count, kind, model, MIG profile or
-	// slot kind), vCPU, memory (MB), disk (GB) and tolerations.
-	Spec core.ReservationSpec `json:"spec"`
 	// Charges is what the reservation holds of its tenant's quota, by
 	// resource (gpu, gpu:<model>, vcpu, memory, disk); it holds them in
 	// every non-terminal state and gives back exactly them when it ends.
@@ -64,14 +60,11 @@ func (s *Service) reservationDetail(ctx context.Context, d *ReservationDetail) e
 	if err != nil {
 		return wrap(err, "reservation "+d.ID)
 	}
-	if err := json.Unmarshal(row.Spec, &d.Spec); err != nil {
+	if err := decodeSpec(row.Spec, &d.Spec); err != nil {
 		return wrap(err, "decode spec of reservation "+d.ID)
 	}
 	if err := json.Unmarshal(row.Charges, &d.Charges); err != nil {
 		return wrap(err, "decode charges of reservation "+d.ID)
-	}
-	if d.Spec.Tolerations == nil {
-		d.Spec.Tolerations = []string{}
 	}
 	if row.AllocationID != nil {
 		d.Allocation = &Allocation{ID: *row.AllocationID, NodeID: deref(row.AllocationNodeID),

@@ -29,6 +29,9 @@ type Reservation struct {
 	UpdatedAt   time.Time        `json:"updatedAt"`
 	// Position is where the last event applied to it sits in the log.
 	Position string `json:"position"`
+	// Spec is what was asked for: GPUs (count, kind, model, MIG profile or
+	// slot kind), vCPU, memory (MB), disk (GB) and tolerations.
+	Spec core.ReservationSpec `json:"spec"`
 
 	// PriorityClass is its priority class; Priority and Preemptible are
 	// the class's value and flag, copied when it was created.
@@ -47,7 +50,27 @@ func reservationOf(r db.RmReservation) (Reservation, error) {
 	if err := json.Unmarshal(r.Conditions, &out.Conditions); err != nil {
 		return out, wrap(err, "decode conditions of reservation "+r.ID)
 	}
+	if err := decodeSpec(r.Spec, &out.Spec); err != nil {
+		return out, wrap(err, "decode spec of reservation "+r.ID)
+	}
 	return out, nil
+}
+
+// decodeSpec decodes a stored request into spec as the API shows it: no
+// GPU kind when no GPU was asked for (the write model stores gpu), and
+// tolerations a list, never null.
+func decodeSpec(raw []byte, spec *core.ReservationSpec) error {
+	*spec = core.ReservationSpec{}
+	if err := json.Unmarshal(raw, spec); err != nil {
+		return err
+	}
+	if spec.GPU.Count == 0 {
+		spec.GPU.Kind = ""
+	}
+	if spec.Tolerations == nil {
+		spec.Tolerations = []string{}
+	}
+	return nil
 }
 
 // GetReservation reads one reservation with its detail (see

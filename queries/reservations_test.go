@@ -131,6 +131,33 @@ func TestReservationsAreTenantScoped(t *testing.T) {
 	require.Len(t, w, 2, "b's two hours")
 }
 
+// The list shows what each reservation asked for, as its detail does: the
+// request travels in the events into the read model.
+func TestListShowsTheRequest(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", 4)
+	gpus, err := f.h.CreateReservation(f.ctx, tenantA, commands.CreateReservation{PoolID: "fra1-gpu", GPUs: 2,
+		VCPU: 4, MemoryMB: 2048, Start: at(0), End: at(2)})
+	require.NoError(t, err)
+	cpus, err := f.h.CreateReservation(f.ctx, tenantA, commands.CreateReservation{PoolID: "fra1-gpu", VCPU: 3,
+		Start: at(0), End: at(2)})
+	require.NoError(t, err)
+	f.catchUp(t, cpus.Position)
+
+	items, _, err := f.q.ListReservations(f.ctx, tenantA, queries.ListReservations{})
+	require.NoError(t, err)
+	require.Equal(t, []string{gpus.Reservation.ID, cpus.Reservation.ID}, ids(items))
+	require.Equal(t, core.ReservationSpec{GPU: core.GPURequest{Count: 2, Kind: core.AtomGPU}, VCPU: 4, MemoryMB: 2048,
+		Tolerations: []string{}}, items[0].Spec)
+	require.Equal(t, core.ReservationSpec{VCPU: 3, Tolerations: []string{}}, items[1].Spec, "no GPU: no GPU kind")
+	for _, it := range items {
+		got, err := f.q.GetReservation(f.ctx, tenantA, it.ID, outbox.Position{})
+		require.NoError(t, err)
+		require.Equal(t, it.Spec, got.Spec, "the list and the detail agree")
+	}
+}
+
 // Paging with small limits visits every item exactly once, in order, even
 // when items are created between pages.
 func TestPaginationHasNoGapsOrDuplicates(t *testing.T) {

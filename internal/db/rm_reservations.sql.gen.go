@@ -13,19 +13,19 @@ import (
 const rmReservationApply = `-- name: RmReservationApply :execrows
 INSERT INTO rm_reservations AS r (id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts,
        tolerations, conditions, version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
-       priority_class, priority, preemptible)
+       priority_class, priority, preemptible, spec)
 VALUES ($1, $2, $3, $4, $5, $6,
         $7::text[], $8, $9, $10::text[],
         $11, $12, $13::xid8, $14::bigint,
         $13::xid8, $14::bigint, $15::timestamptz, $15::timestamptz,
-        $16, $17, $18)
+        $16, $17, $18, $19)
 ON CONFLICT (id) DO UPDATE
    SET state = EXCLUDED.state, pool_id = EXCLUDED.pool_id, site_id = EXCLUDED.site_id,
        node_id = EXCLUDED.node_id, device_ids = EXCLUDED.device_ids, start_ts = EXCLUDED.start_ts,
        end_ts = EXCLUDED.end_ts, tolerations = EXCLUDED.tolerations, conditions = EXCLUDED.conditions,
        version = EXCLUDED.version, updated_txid = EXCLUDED.updated_txid, updated_seq = EXCLUDED.updated_seq,
        updated_at = EXCLUDED.updated_at, priority_class = EXCLUDED.priority_class, priority = EXCLUDED.priority,
-       preemptible = EXCLUDED.preemptible
+       preemptible = EXCLUDED.preemptible, spec = EXCLUDED.spec
  WHERE r.version < EXCLUDED.version
 `
 
@@ -48,6 +48,7 @@ type RmReservationApplyParams struct {
 	PriorityClass string
 	Priority      int32
 	Preemptible   bool
+	Spec          []byte
 }
 
 // Writes a reservation as one of its events describes it. The position of
@@ -73,6 +74,7 @@ func (q *Queries) RmReservationApply(ctx context.Context, arg RmReservationApply
 		arg.PriorityClass,
 		arg.Priority,
 		arg.Preemptible,
+		arg.Spec,
 	)
 	if err != nil {
 		return 0, err
@@ -83,7 +85,7 @@ func (q *Queries) RmReservationApply(ctx context.Context, arg RmReservationApply
 const rmReservationGet = `-- name: RmReservationGet :one
 SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts, tolerations, conditions,
        version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
-       priority_class, priority, preemptible
+       priority_class, priority, preemptible, spec
   FROM rm_reservations WHERE id = $1
 `
 
@@ -112,6 +114,7 @@ func (q *Queries) RmReservationGet(ctx context.Context, id string) (RmReservatio
 		&i.PriorityClass,
 		&i.Priority,
 		&i.Preemptible,
+		&i.Spec,
 	)
 	return i, err
 }
@@ -119,7 +122,7 @@ func (q *Queries) RmReservationGet(ctx context.Context, id string) (RmReservatio
 const rmReservationList = `-- name: RmReservationList :many
 SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts, tolerations, conditions,
        version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
-       priority_class, priority, preemptible
+       priority_class, priority, preemptible, spec
   FROM rm_reservations
  WHERE ($1::text IS NULL OR tenant_id = $1::text)
    AND ($2::text IS NULL OR state = $2::text)
@@ -176,6 +179,7 @@ func (q *Queries) RmReservationList(ctx context.Context, arg RmReservationListPa
 			&i.PriorityClass,
 			&i.Priority,
 			&i.Preemptible,
+			&i.Spec,
 		); err != nil {
 			return nil, err
 		}
@@ -190,7 +194,7 @@ func (q *Queries) RmReservationList(ctx context.Context, arg RmReservationListPa
 const rmReservationListAll = `-- name: RmReservationListAll :many
 SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts, tolerations, conditions,
        version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
-       priority_class, priority, preemptible
+       priority_class, priority, preemptible, spec
   FROM rm_reservations ORDER BY id
 `
 
@@ -226,6 +230,7 @@ func (q *Queries) RmReservationListAll(ctx context.Context) ([]RmReservation, er
 			&i.PriorityClass,
 			&i.Priority,
 			&i.Preemptible,
+			&i.Spec,
 		); err != nil {
 			return nil, err
 		}

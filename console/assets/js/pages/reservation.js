@@ -9,7 +9,7 @@
 
 import {call, get, listAll, idempotencyKey} from '../api.js';
 import {h, replace, table, row, badge, notice, fmtTime, fmtClock, toLocalInput, nodeLink} from '../dom.js';
-import {devicesText, priorityText} from './reservations.js';
+import {devicesText, priorityText, requestText} from './reservations.js';
 
 const TYPES = ['pending', 'booked', 'activated', 'extended', 'released', 'cancelled', 'expired', 'failed', 'preempted'].map((t) => `reservation.${t}`);
 const TERMINAL = new Set(['released', 'expired', 'cancelled', 'failed', 'preempted']);
@@ -93,6 +93,7 @@ function view(ctx, r, act) {
       fact('Tenant', r.tenant),
       fact('Priority class', h('span', {id: 'reservation-priority'}, priorityText(r),
         h('span', {class: 'muted'}, ` (priority ${r.priority || 0}, ${r.preemptible ? 'preemptible' : 'not preemptible'})`))),
+      fact('Request', h('span', {id: 'reservation-request'}, requestText(r.spec))),
       fact(r.poolId ? 'Pool' : 'Site', r.poolId || r.siteId || '—'),
       r.queue ? fact('Place in line', h('span', {id: 'reservation-queue'}, queueText(r.queue))) : null,
       fact('Node', r.nodeId ? (op ? nodeLink(r.nodeId) : r.nodeId) : '—'),

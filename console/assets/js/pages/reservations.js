@@ -48,11 +48,11 @@ export async function render(ctx) {
 
 function listView(items, op, changed) {
   if (!items.length) return h('p', {class: 'muted'}, 'No reservations.');
-  const headers = ['Reservation', 'Tenant', 'State', 'Class', 'Pool', 'Node', 'Devices', 'Start', 'End'];
+  const headers = ['Reservation', 'Tenant', 'State', 'Class', 'Request', 'Pool', 'Node', 'Devices', 'Start', 'End'];
   const keep = (cells) => cells.filter((_, i) => op || i !== 1);
   return table(keep(headers), items.map((r) => row(
     {dataset: {reservation: r.id, state: r.state}, class: changed.has(r.id) ? 'flash' : null},
-    ...keep([reservationLink(r.id), r.tenant, badge(r.state), priorityText(r), r.poolId || r.siteId || '—',
+    ...keep([reservationLink(r.id), r.tenant, badge(r.state), priorityText(r), requestText(r.spec), r.poolId || r.siteId || '—',
       r.nodeId ? (op ? nodeLink(r.nodeId) : r.nodeId) : '—', devicesText(r.deviceIds), fmtTime(r.start), fmtTime(r.end)]))),
   {id: 'reservation-table'});
 }
@@ -62,6 +62,20 @@ export function priorityText(r) {
   const cls = r.priorityClass || 'standard';
   return h('span', {class: 'priority', dataset: {priorityClass: cls},
     title: `priority ${r.priority || 0}${r.preemptible ? ', preemptible' : ''}`}, cls, r.preemptible ? ' ↓' : '');
+}
+
+/** What a reservation asked for: "2 × GPU H100-80GB, 16 vCPU, 65536 MB, 100 GB disk". */
+export function requestText(spec) {
+  const g = (spec && spec.gpu) || {};
+  const parts = [];
+  if (g.count) {
+    const what = g.kind === 'mig' ? `MIG ${g.migProfile}` : g.kind === 'slot' ? `${g.slotKind} slot` : 'GPU';
+    parts.push(`${g.count} × ${what}${g.model ? ` ${g.model}` : ''}`);
+  }
+  if (spec && spec.vcpu) parts.push(`${spec.vcpu} vCPU`);
+  if (spec && spec.memoryMb) parts.push(`${spec.memoryMb} MB`);
+  if (spec && spec.diskGb) parts.push(`${spec.diskGb} GB disk`);
+  return h('span', {class: 'request small'}, parts.join(', ') || '—');
 }
 
 /** "GPU-…-3, GPU-…-4", shortened when long. */
