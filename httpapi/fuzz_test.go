@@ -521,6 +521,8 @@ var fuzzReadRoutes = []fuzzRoute{
 	{http.MethodGet, "/v1/tenants/:tenant/priority-classes"}, // 27
 	// Fair share.
 	{http.MethodGet, "/v1/tenants/:tenant/fair-share"}, // 28
+	// A reservation's instances.
+	{http.MethodGet, "/v1/instances"}, // 29
 }
 
 // The fuzz tables must name every /v1 route the server registers, so a

@@ -10,10 +10,11 @@ import (
 )
 
 // InstanceRoutes are instances on reservations: POST /v1/instances
-// (instances.create, Idempotency-Key optional), GET /v1/instances/{id} and
-// DELETE /v1/instances/{id} (instances.delete, which answers 202: the
-// daemon stops the instance afterwards). Another tenant's instance or
-// reservation is 404.
+// (instances.create, Idempotency-Key optional), GET
+// /v1/instances?reservationId= (a reservation's, oldest first, paged), GET
+// /v1/instances/{id} and DELETE /v1/instances/{id} (instances.delete, which
+// answers 202: the daemon stops the instance afterwards). Another tenant's
+// instance or reservation is 404.
 func InstanceRoutes(h *commands.Handlers) Routes {
 	if h == nil {
 		panic("httpapi.InstanceRoutes: nil handlers")
@@ -22,6 +23,7 @@ func InstanceRoutes(h *commands.Handlers) Routes {
 	return func(r Router) {
 		writer := RequireRole(core.RoleOperator, core.RoleMember)
 		r.V1.POST("/instances", ih.create, writer)
+		r.V1.GET("/instances", ih.list)
 		r.V1.GET("/instances/:id", ih.get)
 		r.V1.DELETE("/instances/:id", ih.delete, writer)
 	}
@@ -66,6 +68,19 @@ func (ih instanceHandlers) create(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusCreated, instanceResponseOf(res))
+}
+
+func (ih instanceHandlers) list(c echo.Context) error {
+	q, err := readKeyedListQuery(c, cursorInstances, commands.MaxInstancePage)
+	if err != nil {
+		return err
+	}
+	page, err := ih.h.ListInstances(c.Request().Context(), ActorOf(c), c.QueryParam("reservationId"), q.Cursor, q.Limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, mapPage(page.Items, wrapCursor(cursorInstances, page.NextAfter),
+		func(i core.Instance) instanceResponse { return instanceResponse{Instance: i} }))
 }
 
 func (ih instanceHandlers) get(c echo.Context) error {

@@ -84,3 +84,59 @@ func TestWorkloadOnBookedReservationIsConflict(t *testing.T) {
 	require.Zero(t, jobs)
 	require.Equal(t, before, f.countOutbox(t), "no event")
 }
+
+// An image that is no image reference is refused, and nothing is written.
+// (Scripts too long for sh -c are refused by the command, with a body
+// larger than this fixture's limit: commands/TestCreateInstanceRules.)
+func TestInstanceImageIsAReference(t *testing.T) {
+	t.Parallel()
+	f, _, rsv := setupCommands(t)
+	before := f.countOutbox(t)
+	e := f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodPost, "/v1/instances", f.member,
+		map[string]any{"reservationId": rsv, "image": "../../etc"}, map[string]string{"Idempotency-Key": "ins-image"})
+	require.Equal(t, `image "../../etc" is not an image reference such as registry.example.com/team/train:1.4`, e.Message)
+	require.Equal(t, before, f.countOutbox(t), "nothing was written")
+}
+
+// GET /v1/instances?reservationId= pages through a reservation's
+// instances, oldest first, with the cursor every list has; another
+// tenant's reservation is 404, as a missing one is, and reservationId is
+// required.
+func TestListInstancesOfAReservation(t *testing.T) {
+	t.Parallel()
+	f, _, rsv := setupCommands(t)
+	_, globex := f.tokenFor(t, "globex", "hank@globex", core.RoleMember)
+	var want []string
+	for i := range 5 {
+		var in instanceJSON
+		f.ok(t, http.StatusCreated, http.MethodPost, "/v1/instances", f.member,
+			map[string]any{"reservationId": rsv, "command": fmt.Sprintf("exit %d", i)}, nil).decode(t, &in)
+		want = append(want, in.ID)
+	}
+
+	var got []string
+	path := "/v1/instances?limit=2&reservationId=" + rsv
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 3, "five instances, two a page")
+		var page struct {
+			Items      []instanceJSON `json:"items"`
+			NextCursor string         `json:"nextCursor"`
+		}
+		f.ok(t, http.StatusOK, http.MethodGet, path, f.member, nil, nil).decode(t, &page)
+		for _, in := range page.Items {
+			require.Equal(t, rsv, in.ReservationID)
+			got = append(got, in.ID)
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		path = "/v1/instances?limit=2&reservationId=" + rsv + "&cursor=" + page.NextCursor
+	}
+	require.Equal(t, want, got, "every instance once, oldest first")
+
+	f.fails(t, http.StatusNotFound, core.CodeNotFound, http.MethodGet, "/v1/instances?reservationId="+rsv, globex, nil, nil)
+	f.fails(t, http.StatusNotFound, core.CodeNotFound, http.MethodGet, "/v1/instances?reservationId=rsv_nope", f.member, nil, nil)
+	f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodGet, "/v1/instances", f.member, nil, nil)
+	f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodGet,
+		"/v1/instances?reservationId="+rsv+"&cursor=bm90LWEtY3Vyc29y", f.member, nil, nil)
+}

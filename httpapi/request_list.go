@@ -90,6 +90,7 @@ func mapPage[S, T any](items []S, nextCursor string, conv func(S) T) Page[T] {
 const (
 	cursorWebhookEndpoints = "webhook-endpoint"
 	cursorWebhookAttempts  = "webhook-attempt"
+	cursorInstances        = "instance"
 )
 
 // wrapCursor makes a service's raw next key opaque; "" (the last page)

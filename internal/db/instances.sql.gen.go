@@ -106,6 +106,55 @@ func (q *Queries) InstanceInsert(ctx context.Context, arg InstanceInsertParams) 
 	return i, err
 }
 
+const instanceListOfReservation = `-- name: InstanceListOfReservation :many
+SELECT id, tenant_id, reservation_id, allocation_id, node_id, spec, state, reason, version, created_at, updated_at, exit_code FROM instances
+ WHERE reservation_id = $1 AND id > $2::text
+ ORDER BY id
+ LIMIT $3
+`
+
+type InstanceListOfReservationParams struct {
+	ReservationID string
+	AfterID       string
+	MaxRows       int32
+}
+
+// A keyset page of a reservation's instances in id order (ids are
+// time-ordered: creation order), after after_id (” for the first page),
+// through instances_reservation (reservation_id, id).
+func (q *Queries) InstanceListOfReservation(ctx context.Context, arg InstanceListOfReservationParams) ([]Instance, error) {
+	rows, err := q.db.Query(ctx, instanceListOfReservation, arg.ReservationID, arg.AfterID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Instance{}
+	for rows.Next() {
+		var i Instance
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.ReservationID,
+			&i.AllocationID,
+			&i.NodeID,
+			&i.Spec,
+			&i.State,
+			&i.Reason,
+			&i.Version,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ExitCode,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const instanceReservationLock = `-- name: InstanceReservationLock :one
 SELECT r.id, r.tenant_id, r.state, lower(r.during)::timestamptz AS start_ts,
        (r.state = 'active' AND r.during @> compute_now())::boolean AS runnable

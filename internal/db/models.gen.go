@@ -406,6 +406,7 @@ type RmReservation struct {
 	PriorityClass string
 	Priority      int32
 	Preemptible   bool
+	Spec          []byte
 }
 
 type RmUsageAllocation struct {

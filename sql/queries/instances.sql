@@ -32,3 +32,12 @@ SELECT * FROM instances WHERE id = sqlc.arg(id) FOR NO KEY UPDATE;
 UPDATE instances SET state = sqlc.arg(state), reason = sqlc.arg(reason), version = version + 1,
        exit_code = COALESCE(sqlc.narg(exit_code)::integer, exit_code), updated_at = compute_now()
  WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
+
+-- name: InstanceListOfReservation :many
+-- A keyset page of a reservation's instances in id order (ids are
+-- time-ordered: creation order), after after_id ('' for the first page),
+-- through instances_reservation (reservation_id, id).
+SELECT * FROM instances
+ WHERE reservation_id = sqlc.arg(reservation_id) AND id > sqlc.arg(after_id)::text
+ ORDER BY id
+ LIMIT sqlc.arg(max_rows);

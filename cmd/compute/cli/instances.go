@@ -73,7 +73,35 @@ func (c *cli) instancesCmd() *cobra.Command {
 		return bodyOf(api.DeleteInstanceWithResponse(ctx, id))
 	})
 	stopCmd.Aliases = []string{"delete"}
-	cmd := Group("instances", "Start, show and stop workloads on a reservation's devices", createCmd, getCmd, stopCmd)
+	cmd := Group("instances", "Start, list, show and stop workloads on a reservation's devices", createCmd,
+		c.instancesListCmd(), getCmd, stopCmd)
 	cmd.Aliases = []string{"instance"}
+	return cmd
+}
+
+func (c *cli) instancesListCmd() *cobra.Command {
+	var p pageFlags
+	var reservation string
+	cmd := &cobra.Command{
+		Use:   "list --reservation RESERVATION_ID",
+		Short: "List a reservation's instances, oldest first",
+		Args:  NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			params := client.ListInstancesParams{ReservationID: reservation}
+			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				return list(ctx, c, p, func(ctx context.Context, limit *int, cursor *string) ([]byte, error) {
+					params.Limit, params.Cursor = limit, cursor
+					res, err := api.ListInstancesWithResponse(ctx, &params)
+					if err != nil {
+						return nil, err
+					}
+					return res.Body, nil
+				}, instanceRow, instanceHeader...)
+			})
+		},
+	}
+	addPageFlags(cmd, &p)
+	cmd.Flags().StringVar(&reservation, "reservation", "", "the reservation whose instances to list")
+	_ = cmd.MarkFlagRequired("reservation")
 	return cmd
 }
