@@ -193,6 +193,15 @@ func list[T any](ctx context.Context, c *cli, p pageFlags, fetch func(ctx contex
 
 // Cell formatting for tables.
 
+// ptrOr is *p, or T's zero value when p is nil.
+func ptrOr[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
 func str(p *string) string {
 	if p == nil || *p == "" {
 		return "-"

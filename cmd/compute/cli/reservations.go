@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -27,11 +28,34 @@ func (c *cli) reservationsCmd() *cobra.Command {
 	return cmd
 }
 
-var reservationHeader = []string{"ID", "STATE", "TENANT", "POOL", "NODE", "DEVICES", "START", "END", "CLASS"}
+var reservationHeader = []string{"ID", "STATE", "TENANT", "POOL", "GPUS", "NODE", "DEVICES", "START", "END", "CLASS"}
 
 func reservationResultRow(r client.ReservationResult) []string {
-	return []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End),
-		r.PriorityClass}
+	return []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), gpusText(r.Gpus, ptrOr(r.GpuModel), ptrOr(r.MigProfile),
+		string(ptrOr(r.SlotKind))), str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass}
+}
+
+// specGpus is the GPUS cell of a reservation read back (list, get).
+func specGpus(s client.ReservationSpec) string {
+	return gpusText(s.Gpu.Count, ptrOr(s.Gpu.Model), ptrOr(s.Gpu.MigProfile), string(ptrOr(s.Gpu.SlotKind)))
+}
+
+// gpusText is what a reservation asked for of GPUs, in a table cell: "2
+// H100-80GB", "1 mig 1g.10gb", "1 time-slice", "2 gpu" (any model), "-"
+// for none.
+func gpusText(count int, model, migProfile, slotKind string) string {
+	switch {
+	case count == 0:
+		return "-"
+	case migProfile != "":
+		return fmt.Sprintf("%d mig %s", count, migProfile)
+	case slotKind != "":
+		return fmt.Sprintf("%d %s", count, slotKind)
+	case model != "":
+		return fmt.Sprintf("%d %s", count, model)
+	default:
+		return fmt.Sprintf("%d gpu", count)
+	}
 }
 
 func (c *cli) reservationsCreateCmd() *cobra.Command {
@@ -200,8 +224,8 @@ func (c *cli) reservationsListCmd() *cobra.Command {
 					}
 					return res.Body, nil
 				}, func(r client.ReadReservation) []string {
-					return []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End),
-						r.PriorityClass}
+					return []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), specGpus(r.Spec), str(r.NodeID),
+						joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass}
 				}, reservationHeader...)
 			})
 		},
@@ -228,7 +252,7 @@ func (c *cli) reservationsGetCmd() *cobra.Command {
 					return err
 				}
 				return showOne(c, res.Body, func(r client.ReadReservationDetail) table {
-					row := []string{r.ID, string(r.State), r.Tenant, str(r.PoolID),
+					row := []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), specGpus(r.Spec),
 						str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass}
 					if why := endedBecause(r.Conditions); why != "" {
 						// Ended by the system (preempted, failed): by whom or why.
