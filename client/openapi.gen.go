@@ -963,8 +963,10 @@ type CheckStatus string
 
 // CreateInstanceRequest defines model for CreateInstanceRequest.
 type CreateInstanceRequest struct {
-	// Command With the fake inventory, the workload's stand-in, run with `sh -c` (default a long sleep).
-	Command       *string `json:"command,omitempty"`
+	// Command With the fake inventory, the workload's stand-in, run with `sh -c` (default a long sleep); UTF-8 of at most 65536 bytes.
+	Command *string `json:"command,omitempty"`
+
+	// Image An OCI image reference, `[host[:port]/]path[:tag][@digest]` (e.g. `nvcr.io/nvidia/pytorch:24.05-py3`); anything else is 400.
 	Image         *string `json:"image,omitempty"`
 	ReservationID string  `json:"reservationId"`
 }
@@ -1066,13 +1068,15 @@ type CreateTokenRequest struct {
 
 // CreateWebhookEndpointRequest defines model for CreateWebhookEndpointRequest.
 type CreateWebhookEndpointRequest struct {
-	Description *string   `json:"description,omitempty"`
-	EventTypes  *[]string `json:"eventTypes,omitempty"`
+	Description *string `json:"description,omitempty"`
+
+	// EventTypes Tenant event types to deliver (empty, every type); an unknown type or a fleet event is 400.
+	EventTypes *[]string `json:"eventTypes,omitempty"`
 
 	// Tenant Operators only; defaults to the caller's tenant.
 	Tenant *string `json:"tenant,omitempty"`
 
-	// URL http or https, no user info; non-public addresses are refused at delivery.
+	// URL http or https, no user info; names only a local network resolves (localhost, .local, .internal, a single label) and non-public IP literals are refused here, non-public addresses again at delivery.
 	URL string `json:"url"`
 }
 
@@ -1245,6 +1249,14 @@ type Instance struct {
 // InstanceState `succeeded`: the process exited on its own with status 0.
 // `failed`: it could not start, or exited non-zero (see `exitCode`).
 type InstanceState string
+
+// InstanceList defines model for InstanceList.
+type InstanceList struct {
+	Items []Instance `json:"items"`
+
+	// NextCursor Opaque cursor of the next page; empty on the last page.
+	NextCursor string `json:"nextCursor"`
+}
 
 // NodeCommand defines model for NodeCommand.
 type NodeCommand struct {
@@ -1584,26 +1596,30 @@ type ReadReservation struct {
 	Priority int32 `json:"priority"`
 
 	// PriorityClass Its priority class.
-	PriorityClass string               `json:"priorityClass"`
-	SiteID        *string              `json:"siteId,omitempty"`
-	Start         time.Time            `json:"start"`
-	State         ReadReservationState `json:"state"`
-	Tenant        string               `json:"tenant"`
-	Tolerations   []string             `json:"tolerations"`
-	UpdatedAt     time.Time            `json:"updatedAt"`
-	Version       int                  `json:"version"`
+	PriorityClass string  `json:"priorityClass"`
+	SiteID        *string `json:"siteId,omitempty"`
+
+	// Spec What a reservation asked for.
+	Spec        ReservationSpec      `json:"spec"`
+	Start       time.Time            `json:"start"`
+	State       ReadReservationState `json:"state"`
+	Tenant      string               `json:"tenant"`
+	Tolerations []string             `json:"tolerations"`
+	UpdatedAt   time.Time            `json:"updatedAt"`
+	Version     int                  `json:"version"`
 }
 
 // ReadReservationState defines model for ReadReservation.State.
 type ReadReservationState string
 
 // ReadReservationDetail A reservation as GET /v1/reservations/{id} shows it: the read model's
-// view plus, from the write model at the time of the request, the
-// request it was made from (`spec`), what it holds of the tenant's
-// quota (`charges`, by resource, including the `gpu:<model>` placement
-// charged) and its allocation (null if it was never placed). Those may
-// be a moment ahead of the read model's fields. A pending reservation
-// also has `queue`, its place in the waiting line.
+// view (with the request it was made from, `spec`, as the list shows
+// it) plus, from the write model at the time of the request, what it
+// holds of the tenant's quota (`charges`, by resource, including the
+// `gpu:<model>` placement charged) and its allocation (null if it was
+// never placed). Those may be a moment ahead of the read model's
+// fields. A pending reservation also has `queue`, its place in the
+// waiting line.
 type ReadReservationDetail struct {
 	Allocation *Allocation            `json:"allocation"`
 	Charges    map[string]int64       `json:"charges"`
@@ -1818,7 +1834,7 @@ type RunCommandRequest struct {
 		// Image deploy only.
 		Image *string `json:"image,omitempty"`
 
-		// Script exec only, run with `sh -c` on the node.
+		// Script exec only, run with `sh -c` on the node; UTF-8 of at most 65536 bytes (sh -c takes one argument of 128 KiB at most).
 		Script *string `json:"script,omitempty"`
 
 		// TimeoutSeconds exec only; 0 means 60 s.
@@ -2347,6 +2363,18 @@ type SetGPUModeParams struct {
 	// or quoted (`"3"`); `*` means any. Another version is 409 CONFLICT and
 	// changes nothing; a malformed value is 400 INVALID_ARGUMENT.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// ListInstancesParams defines parameters for ListInstances.
+type ListInstancesParams struct {
+	// ReservationID The reservation whose instances to list.
+	ReservationID string `form:"reservationId" json:"reservationId"`
+
+	// Cursor The `nextCursor` of the previous page (opaque).
+	Cursor *ReadCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1–500 (default 50).
+	Limit *ReadLimit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // CreateInstanceParams defines parameters for CreateInstance.
@@ -3092,6 +3120,15 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/gpus/{id}/mode (the `SetGPUMode` operationId).
 	SetGPUMode(ctx context.Context, id GPUID, params *SetGPUModeParams, body SetGPUModeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListInstances List a reservation's instances (tenant-scoped)
+	//
+	// The instances of one reservation, oldest first, a page at a time,
+	// whatever their state. Another tenant's reservation is 404, as a
+	// missing one is.
+	//
+	// Corresponds with GET /v1/instances (the `ListInstances` operationId).
+	ListInstances(ctx context.Context, params *ListInstancesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateInstanceWithBody Start an instance on an active reservation (member or operator)
 	//
 	// The instance is `requested` and the node's daemon is asked to start it
@@ -3465,8 +3502,9 @@ type ClientInterface interface {
 	//
 	// Pages through the reservations the caller may see, oldest first (a
 	// reservation created while paging appears on a later page, never in a
-	// gap). Answered from the reservations read model; pass the `position`
-	// a command returned as `minPosition` to read your own write.
+	// gap), each with what it asked for (`spec`). Answered from the
+	// reservations read model; pass the `position` a command returned as
+	// `minPosition` to read your own write.
 	//
 	// Corresponds with GET /v1/reservations (the `ListReservations` operationId).
 	ListReservations(ctx context.Context, params *ListReservationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4347,6 +4385,25 @@ func (c *Client) SetGPUMode(ctx context.Context, id GPUID, params *SetGPUModePar
 	return c.Client.Do(req)
 }
 
+// ListInstances List a reservation's instances (tenant-scoped)
+//
+// The instances of one reservation, oldest first, a page at a time,
+// whatever their state. Another tenant's reservation is 404, as a
+// missing one is.
+//
+// Corresponds with GET /v1/instances (the `ListInstances` operationId).
+func (c *Client) ListInstances(ctx context.Context, params *ListInstancesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListInstancesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreateInstanceWithBody Start an instance on an active reservation (member or operator)
 //
 // The instance is `requested` and the node's daemon is asked to start it
@@ -5060,8 +5117,9 @@ func (c *Client) GetPriorityClass(ctx context.Context, name PriorityClassName, r
 //
 // Pages through the reservations the caller may see, oldest first (a
 // reservation created while paging appears on a later page, never in a
-// gap). Answered from the reservations read model; pass the `position`
-// a command returned as `minPosition` to read your own write.
+// gap), each with what it asked for (`spec`). Answered from the
+// reservations read model; pass the `position` a command returned as
+// `minPosition` to read your own write.
 //
 // Corresponds with GET /v1/reservations (the `ListReservations` operationId).
 func (c *Client) ListReservations(ctx context.Context, params *ListReservationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6629,6 +6687,80 @@ func NewSetGPUModeRequestWithBody(server string, id GPUID, params *SetGPUModePar
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListInstancesRequest constructs an http.Request for the ListInstances method
+func NewListInstancesRequest(server string, params *ListInstancesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/instances")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reservationId", params.ReservationID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -9972,6 +10104,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v1/gpus/{id}/mode (the `SetGPUMode` operationId).
 	SetGPUModeWithResponse(ctx context.Context, id GPUID, params *SetGPUModeParams, body SetGPUModeJSONRequestBody, reqEditors ...RequestEditorFn) (*SetGPUModeResponse, error)
 
+	// ListInstancesWithResponse List a reservation's instances (tenant-scoped)
+	//
+	// The instances of one reservation, oldest first, a page at a time,
+	// whatever their state. Another tenant's reservation is 404, as a
+	// missing one is.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/instances (the `ListInstances` operationId).
+	ListInstancesWithResponse(ctx context.Context, params *ListInstancesParams, reqEditors ...RequestEditorFn) (*ListInstancesResponse, error)
+
 	// CreateInstanceWithBodyWithResponse Start an instance on an active reservation (member or operator)
 	//
 	// The instance is `requested` and the node's daemon is asked to start it
@@ -10381,8 +10524,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Pages through the reservations the caller may see, oldest first (a
 	// reservation created while paging appears on a later page, never in a
-	// gap). Answered from the reservations read model; pass the `position`
-	// a command returned as `minPosition` to read your own write.
+	// gap), each with what it asked for (`spec`). Answered from the
+	// reservations read model; pass the `position` a command returned as
+	// `minPosition` to read your own write.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12483,6 +12627,125 @@ func (r SetGPUModeResponse) Bytes() []byte {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetGPUModeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListInstancesResponse401Headers the declared response headers of an HTTP 401 response for ListInstances
+type ListInstancesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListInstancesResponse405Headers the declared response headers of an HTTP 405 response for ListInstances
+type ListInstancesResponse405Headers struct {
+	Allow *string
+}
+
+// ListInstancesResponse429Headers the declared response headers of an HTTP 429 response for ListInstances
+type ListInstancesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+}
+
+type ListInstancesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InstanceList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidArgument
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListInstancesResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListInstancesResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListInstancesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListInstancesResponse) GetJSON200() *InstanceList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListInstancesResponse) GetJSON400() *InvalidArgument {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListInstancesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListInstancesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r ListInstancesResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListInstancesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListInstancesResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListInstancesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListInstancesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListInstancesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListInstancesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// Bytes is a convenience method to retrieve the raw bytes from the HTTP response
+func (r ListInstancesResponse) Bytes() []byte {
+	return r.Body
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListInstancesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -20427,6 +20690,23 @@ func (c *ClientWithResponses) SetGPUModeWithResponse(ctx context.Context, id GPU
 	return ParseSetGPUModeResponse(rsp)
 }
 
+// ListInstancesWithResponse List a reservation's instances (tenant-scoped)
+//
+// The instances of one reservation, oldest first, a page at a time,
+// whatever their state. Another tenant's reservation is 404, as a
+// missing one is.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/instances (the `ListInstances` operationId).
+func (c *ClientWithResponses) ListInstancesWithResponse(ctx context.Context, params *ListInstancesParams, reqEditors ...RequestEditorFn) (*ListInstancesResponse, error) {
+	rsp, err := c.ListInstances(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListInstancesResponse(rsp)
+}
+
 // CreateInstanceWithBodyWithResponse Start an instance on an active reservation (member or operator)
 //
 // The instance is `requested` and the node's daemon is asked to start it
@@ -21040,8 +21320,9 @@ func (c *ClientWithResponses) GetPriorityClassWithResponse(ctx context.Context, 
 //
 // Pages through the reservations the caller may see, oldest first (a
 // reservation created while paging appears on a later page, never in a
-// gap). Answered from the reservations read model; pass the `position`
-// a command returned as `minPosition` to read your own write.
+// gap), each with what it asked for (`spec`). Answered from the
+// reservations read model; pass the `position` a command returned as
+// `minPosition` to read your own write.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -23437,6 +23718,135 @@ func ParseSetGPUModeResponse(rsp *http.Response) (*SetGPUModeResponse, error) {
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
 		var headers SetGPUModeResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListInstancesResponse parses an HTTP response from a ListInstancesWithResponse call
+func ParseListInstancesResponse(rsp *http.Response) (*ListInstancesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListInstancesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InstanceList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidArgument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListInstancesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListInstancesResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListInstancesResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
