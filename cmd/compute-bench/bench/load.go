@@ -117,6 +117,7 @@ func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progr
 		return LoadRun{}, err
 	}
 	h := commands.New(pool, commands.Config{Logger: slog.New(slog.DiscardHandler)})
+	e.warmUp(ctx, h, spec, warmupFor(p.phase), p.maxOpsPerRun)
 	q := benchdb.New(e.pool)
 	mx0, err1 := q.BenchMultixactAge(ctx)
 	dl0, err2 := q.BenchDeadlocks(ctx)
@@ -209,6 +210,23 @@ func (e *appEnv) runLoad(ctx context.Context, spec loadSpec, p plan, prog *progr
 
 // loadWorker creates and releases reservations until the deadline or the
 // shared budget runs out.
+// warmUp drives spec's load on h's pool for d and forgets what it did, so
+// that the measured phase starts as pgbench's does (its figure leaves out
+// connecting): every connection open, its backend's catalog caches filled
+// and its statements prepared.
+func (e *appEnv) warmUp(ctx context.Context, h *commands.Handlers, spec loadSpec, d time.Duration, maxOps int) {
+	budget := make(chan struct{}, maxOps)
+	for range maxOps {
+		budget <- struct{}{}
+	}
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for range spec.Concurrency {
+		wg.Go(func() { e.loadWorker(ctx, h, spec, deadline, budget, &commandCounts{}, &workerTally{}) })
+	}
+	wg.Wait()
+}
+
 func (e *appEnv) loadWorker(ctx context.Context, h *commands.Handlers, spec loadSpec, deadline time.Time,
 	budget chan struct{}, counts *commandCounts, t *workerTally) {
 	createCtx := pg.WithRoundTrips(ctx, &counts.create)
