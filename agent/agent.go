@@ -151,6 +151,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	d.instances.now = func() time.Time { return d.now() }
 	d.instances.exited = d.reportExited
+	d.instances.log = log
 	// Instances a killed predecessor left running are this daemon's now:
 	// the watchdog stops those whose allocation is no longer assigned.
 	adopted, err := d.instances.adopt(cfg.StateDir)

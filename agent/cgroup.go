@@ -14,15 +14,17 @@ import (
 // DefaultCgroupRoot is where the cgroup hierarchies are mounted.
 const DefaultCgroupRoot = "/sys/fs/cgroup"
 
-// The daemon never writes a cgroup itself: runc makes each allocation's
-// cgroup from its container's spec (on cgroup v1 and v2 alike) and deletes
-// it with the container. The daemon only reads them: whether the
-// controllers the limits need are there, whether an allocation's OOM
-// killer fired, whether anything is left in a cgroup.
+// runc makes each allocation's cgroup from its container's spec (on
+// cgroup v1 and v2 alike) and deletes it with the container. The daemon
+// reads them — whether the controllers the limits need are there, whether
+// an allocation's OOM killer fired, whether anything is left in a cgroup —
+// and writes only the cgroup of each workload below its container's
+// (workload_cgroup.go), which holds no limit.
 
 // limitControllers are the controllers an allocation's limits and device
-// allow-list need.
-var limitControllers = []string{"cpu", "memory", "pids", "devices"}
+// allow-list need, then (on v1 only) the freezer, which ends a workload's
+// processes all at once (workloadCgroup).
+var limitControllers = []string{"cpu", "memory", "pids", "devices", "freezer"}
 
 // cgroupV2 reports whether root is a cgroup v2 (unified) mount.
 func cgroupV2(root string) bool {
@@ -110,6 +112,14 @@ func cgroupProcsFile(root, path string) string {
 func cgroupHasProcesses(root, path string) bool {
 	b, err := os.ReadFile(cgroupProcsFile(root, path))
 	return err == nil && len(strings.TrimSpace(string(b))) > 0
+}
+
+// killWorkload kills every process of a workload in container mode: its
+// cgroup's, or, should that fail, its own process (killContainerProcess).
+func killWorkload(group workloadCgroup, pidFile, cgroup string) {
+	if group.kill() != nil || group.path == "" {
+		killContainerProcess(pidFile, cgroup)
+	}
 }
 
 // killContainerProcess kills, with SIGKILL, the process whose host pid

@@ -298,6 +298,58 @@ func TestWatchdogStopsAContainerPastItsEnd(t *testing.T) {
 	require.Contains(t, again.Reason, "ended at")
 }
 
+// Stopping an instance ends every process it started — a setsid one and
+// a twice-forked one too — and an instance whose process exits leaves
+// nothing running behind it; another instance of the same allocation, and
+// the allocation's container, run on.
+func TestInstanceEndsWithEveryProcessItStarted(t *testing.T) {
+	now := time.Now()
+	d, sb, j := containerDaemon(t, func() time.Time { return now })
+	a := assignment("alc_tree", now.Add(-time.Hour), now.Add(time.Hour), 1, gpu(sb.devices.gpus[0].UUID))
+	reason, err := j.assign(a)
+	require.NoError(t, err)
+	require.Empty(t, reason)
+	sb.forgetAtEnd(t, &a)
+	exited := make(chan string, 1)
+	d.instances.exited = func(proc *instanceProcess, _ int32, _ string) { exited <- proc.id }
+	start := func(id, script string) {
+		t.Helper()
+		res := d.instances.start(context.Background(), sb, j.assignment, wire.Message{}, a.AllocationID,
+			commandPayload{InstanceID: id, Script: script})
+		require.Empty(t, res.Reason)
+	}
+	const leave = `setsid sh -c 'exec sleep %d' </dev/null >/dev/null 2>&1 & (sh -c 'exec sleep %d' </dev/null >/dev/null 2>&1 &); `
+	start("ins_other", "exec sleep 901")
+	start("ins_stop", fmt.Sprintf(leave, 902, 903)+"sleep 904")
+	require.Eventually(t, func() bool { return hostHas("sleep 901") && hostHas("sleep 902") && hostHas("sleep 903") && hostHas("sleep 904") },
+		10*time.Second, 10*time.Millisecond)
+
+	res := d.instances.stop(wire.Message{}, commandPayload{InstanceID: "ins_stop"}, 100*time.Millisecond)
+	require.Contains(t, res.Output, "stopped")
+	for _, gone := range []string{"sleep 902", "sleep 903", "sleep 904"} {
+		require.False(t, hostHas(gone), "%s outlived its stopped instance", gone)
+	}
+	require.True(t, hostHas("sleep 901"), "the allocation's other instance runs on")
+
+	gate := filepath.Join(sb.domainDir(a.AllocationID), "work", "instances", "ins_exit", "go")
+	start("ins_exit", fmt.Sprintf(leave, 905, 906)+"while [ ! -e go ]; do sleep 0.01; done")
+	require.Eventually(t, func() bool { return hostHas("sleep 905") && hostHas("sleep 906") }, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
+	select {
+	case id := <-exited:
+		require.Equal(t, "ins_exit", id)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the instance never exited")
+	}
+	require.False(t, hostHas("sleep 905"), "a twice-forked process outlived its instance")
+	require.False(t, hostHas("sleep 906"), "a setsid process outlived its instance")
+	require.True(t, hostHas("sleep 901"))
+	require.True(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath(a.AllocationID)), "the container runs on")
+	groups, err := filepath.Glob(filepath.Join(DefaultCgroupRoot, "freezer", sb.cgroupsPath(a.AllocationID), "process-*"))
+	require.NoError(t, err)
+	require.Len(t, groups, 1, "only the running instance's cgroup is left: %v", groups)
+}
+
 // hostHas reports whether a process of the machine runs a command line
 // starting with prefix.
 func hostHas(prefix string) bool {

@@ -38,6 +38,10 @@ type registeredInstance struct {
 	// PIDFile and Cgroup find the workload's own process in its container.
 	PIDFile string `json:"pidFile,omitempty"`
 	Cgroup  string `json:"cgroup,omitempty"`
+	// GroupRoot and GroupPath are the workload's own cgroup, which holds
+	// every process it started (absent in a record of an older daemon).
+	GroupRoot string `json:"groupRoot,omitempty"`
+	GroupPath string `json:"groupPath,omitempty"`
 }
 
 // persist rewrites the record from ip.procs. Callers hold ip.mu.
@@ -48,7 +52,7 @@ func (ip *instanceProcesses) persist() error {
 	rec := make(map[string]registeredInstance, len(ip.procs))
 	for id, p := range ip.procs {
 		rec[id] = registeredInstance{AllocationID: p.allocationID, PID: p.pid, StartTicks: p.startTicks,
-			PIDFile: p.pidFile, Cgroup: p.cgroup}
+			PIDFile: p.pidFile, Cgroup: p.cgroup, GroupRoot: p.group.root, GroupPath: p.group.path}
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -84,8 +88,11 @@ func (ip *instanceProcesses) adopt(stateDir string) ([]string, error) {
 		}
 		proc := &instanceProcess{id: id, allocationID: r.AllocationID, pid: r.PID, startTicks: r.StartTicks,
 			done: make(chan struct{}), pidFile: r.PIDFile, cgroup: r.Cgroup}
+		if r.GroupPath != "" {
+			proc.group = workloadCgroup{root: r.GroupRoot, path: r.GroupPath, v2: cgroupV2(r.GroupRoot)}
+		}
 		if r.PIDFile != "" {
-			proc.kill = func() { killContainerProcess(r.PIDFile, r.Cgroup) }
+			proc.kill = func() { killWorkload(proc.group, r.PIDFile, r.Cgroup) }
 		}
 		go watchAdopted(proc)
 		ip.procs[id] = proc
@@ -95,12 +102,13 @@ func (ip *instanceProcesses) adopt(stateDir string) ([]string, error) {
 }
 
 // watchAdopted closes proc.done once the adopted process has exited (or
-// its pid went to another process).
+// its pid went to another process), and what it left running is gone.
 func watchAdopted(proc *instanceProcess) {
 	t := time.NewTicker(adoptPoll)
 	defer t.Stop()
 	for range t.C {
 		if ticks, ok := processStart(proc.pid); !ok || ticks != proc.startTicks {
+			_ = proc.group.remove()
 			close(proc.done)
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os/exec"
 	"slices"
 	"sync"
@@ -45,6 +46,8 @@ type instanceProcesses struct {
 	exited func(proc *instanceProcess, code int32, reason string)
 	// now is the daemon's clock, the judge of assignments' windows.
 	now func() time.Time
+	// log is told what could not be cleaned up (nil: nothing is).
+	log *slog.Logger
 }
 
 // instanceProcess is one running instance: started by this daemon process
@@ -60,8 +63,10 @@ type instanceProcess struct {
 	// it), whatever signals it ignores.
 	kill func()
 	// pidFile and cgroup identify the workload's own process in its
-	// container (recorded for a successor daemon).
+	// container, group the cgroup of every process it started (recorded
+	// for a successor daemon).
 	pidFile, cgroup string
+	group           workloadCgroup
 	// stopping is set (under instanceProcesses.mu) when the daemon stops
 	// the instance: its exit is then not the instance's own.
 	stopping bool
@@ -118,10 +123,15 @@ func (ip *instanceProcesses) start(life context.Context, sb *sandbox, lookup ass
 		return res
 	}
 	proc := &instanceProcess{id: p.InstanceID, allocationID: allocationID, cmd: cmd, pid: cmd.Process.Pid,
-		done: make(chan struct{}), kill: w.kill, pidFile: w.pidFile, cgroup: w.cgroup}
+		done: make(chan struct{}), kill: w.kill, pidFile: w.pidFile, cgroup: w.cgroup, group: w.group}
 	proc.startTicks, _ = processStart(proc.pid)
 	go func() {
 		err := cmd.Wait()
+		// An instance ends with its process: what it left running in the
+		// background goes with it.
+		if err := w.group.remove(); err != nil && ip.log != nil {
+			ip.log.Warn("processes of an ended instance", "instance", p.InstanceID, "err", err)
+		}
 		w.done()
 		close(proc.done)
 		ip.mu.Lock()

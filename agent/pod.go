@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/bettercompute/compute/wire"
@@ -131,21 +133,34 @@ func (s *sandbox) containerWorkload(ctx context.Context, domain string, proc spe
 		return nil, err
 	}
 	f.Close()
-	pidFile := strings.TrimSuffix(f.Name(), ".json") + ".pid"
+	base := strings.TrimSuffix(f.Name(), ".json")
+	pidFile := base + ".pid"
 	cgroup := s.cgroupsPath(domain)
-	cmd := s.runc.exec(ctx, domain, f.Name(), pidFile)
+	group, err := newWorkloadCgroup(s.cfg.CgroupRoot, cgroup, filepath.Base(base))
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return nil, err
+	}
+	cmd := s.runc.exec(ctx, domain, f.Name(), pidFile, group.execFlag())
 	// Its own process group: the workload outlives a daemon that is
 	// killed, as it does a lost connection; the successor adopts it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	kill := func() { killContainerProcess(pidFile, cgroup) }
+	kill := func() { killWorkload(group, pidFile, cgroup) }
 	cmd.Cancel = func() error {
 		kill()
 		return nil
 	}
 	cmd.WaitDelay = workloadWaitDelay
 	before := oomKills(s.cfg.CgroupRoot, cgroup)
-	return &workload{cmd: cmd, kill: kill, pidFile: pidFile, cgroup: cgroup,
-		cleanup:   func() { _ = os.Remove(f.Name()); _ = os.Remove(pidFile) },
+	return &workload{cmd: cmd, kill: kill, pidFile: pidFile, cgroup: cgroup, group: group,
+		cleanup: func() {
+			_ = os.Remove(f.Name())
+			_ = os.Remove(pidFile)
+			// Deleted when nothing of the workload is left; what it left
+			// running keeps it until the workload's end (instances) or the
+			// container's.
+			_ = unix.Rmdir(group.dir())
+		},
 		oomKilled: func() bool { return oomKills(s.cfg.CgroupRoot, cgroup) > before }}, nil
 }
 

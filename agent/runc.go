@@ -96,11 +96,12 @@ func (r *runc) start(ctx context.Context, id, bundle string) error {
 }
 
 // exec is a workload in container id: process.json describes it, and
-// runc writes its process id (on the host) to pidFile. The returned
+// runc writes its process id (on the host) to pidFile; it starts in the
+// sub-cgroup cgroup names (workloadCgroup.execFlag). The returned
 // command, once started, waits for the workload and exits with its
 // status (128+n when signal n ended it), forwarding the signals it gets.
-func (r *runc) exec(ctx context.Context, id, processFile, pidFile string) *exec.Cmd {
-	return r.command(ctx, "exec", "--process", processFile, "--pid-file", pidFile, id)
+func (r *runc) exec(ctx context.Context, id, processFile, pidFile, cgroup string) *exec.Cmd {
+	return r.command(ctx, "exec", "--cgroup", cgroup, "--process", processFile, "--pid-file", pidFile, id)
 }
 
 // kill sends sig to every process of the container.

@@ -212,6 +212,9 @@ type workload struct {
 	// pidFile and cgroup identify the workload's own process (container
 	// mode), recorded so that a restarted daemon can still kill it.
 	pidFile, cgroup string
+	// group is the workload's own cgroup (container mode), which every
+	// process it starts stays in.
+	group workloadCgroup
 	// cleanup removes what was made to start it, once it has exited
 	// (nil: nothing).
 	cleanup func()

@@ -14,15 +14,15 @@ import (
 // with an exit status the control plane is told (exitStatus).
 
 // stopGroup stops a workload: SIGTERM to its process group (a `runc exec`
-// passes it on to the workload), then, once it exited or after grace, the
-// workload's own process killed (proc.kill) and SIGKILL to whatever of
-// the group is left; it returns when the process has been reaped. What
-// the workload left behind in its container goes with the container, at
-// the allocation's unassign. A grace of 0 (a preempted reservation's
+// passes it on to the workload) and to every process in its cgroup, then,
+// once it exited or after grace, every process of it killed (proc.kill:
+// its cgroup's) and SIGKILL to whatever of the group is left; it returns
+// when the process has been reaped. A grace of 0 (a preempted reservation's
 // class may ask for it) kills at once, after the SIGTERM; the daemon's own
 // grace is never 0 (Config.StopGrace defaults to DefaultStopGrace).
 func stopGroup(proc *instanceProcess, grace time.Duration) {
 	signalGroup(proc, syscall.SIGTERM)
+	proc.group.signal(syscall.SIGTERM) // the workload's children too, not only the process runc forwards it to
 	if grace > 0 {
 		t := time.NewTimer(grace)
 		defer t.Stop()

@@ -31,6 +31,7 @@ import (
 //   - Beyond its memory it is OOM-killed: the instance fails with reason
 //     OOMKilled, while another allocation's workload runs on.
 //   - An instance that exits is succeeded or failed with its exit code.
+//   - A stopped instance's processes are all gone, setsid ones too.
 //   - A setsid grandchild is gone after the release, and the next
 //     allocation on the GPU finds nothing of the previous one.
 //   - An instance on a reservation that starts tomorrow is refused (409).
@@ -106,6 +107,27 @@ bash -c 'echo > /dev/tcp/127.0.0.1/`+apiPort+`' 2>/dev/null && echo api:reached 
 	f.must(f.member, "GET", "/v1/instances/"+bystander.ID, "", nil, &by)
 	if by.State != "running" {
 		t.Fatalf("the other allocation's instance is %s after the OOM kill", by.State)
+	}
+
+	// A stopped instance takes every process it started with it, a setsid
+	// one and a twice-forked one too; another allocation's instance runs on.
+	tree := f.instance(r1, `setsid sh -c 'exec sleep 6661' </dev/null >/dev/null 2>&1 & `+
+		`(sh -c 'exec sleep 6662' </dev/null >/dev/null 2>&1 &); exec sleep 6663`)
+	waitFor(t, ctx, "the instance's three processes", time.Minute, func() (bool, error) {
+		return hostProcess("sleep 6661") != 0 && hostProcess("sleep 6662") != 0 && hostProcess("sleep 6663") != 0, nil
+	})
+	f.must(f.member, "DELETE", "/v1/instances/"+tree.ID, "", nil, nil)
+	waitFor(t, ctx, "instance "+tree.ID+" stopped", time.Minute, func() (bool, error) {
+		var in assignInstance
+		err := f.member.do(ctx, "GET", f.hub.URL()+"/v1/instances/"+tree.ID, "", nil, &in)
+		return err == nil && in.State == "stopped", err
+	})
+	if pid := hostProcess("sleep 666"); pid != 0 {
+		t.Fatalf("process %d of the stopped instance survived it", pid)
+	}
+	f.must(f.member, "GET", "/v1/instances/"+bystander.ID, "", nil, &by)
+	if by.State != "running" {
+		t.Fatalf("the other allocation's instance is %s after the stop", by.State)
 	}
 
 	// Nothing survives the release.
