@@ -1019,7 +1019,12 @@ type CreatePriorityClassRequest struct {
 // slots of slotKind; plus vCPU, memory in MB and disk in GB on the same
 // node) and when ([start, end)).
 type CreateReservationRequest struct {
-	DiskGb   *int64    `json:"diskGb,omitempty"`
+	DiskGb *int64 `json:"diskGb,omitempty"`
+
+	// End After the start, and at most the fleet's maximum length after it
+	// (from now for a start in the past): 90 days unless the operator set
+	// COMPUTE_MAX_RESERVATION_LENGTH, never over 366 days. A longer
+	// window is 400 INVALID_ARGUMENT.
 	End      time.Time `json:"end"`
 	GpuModel *string   `json:"gpuModel,omitempty"`
 	Gpus     *int      `json:"gpus,omitempty"`
@@ -1044,9 +1049,11 @@ type CreateReservationRequest struct {
 	PriorityClass *PriorityClassName                `json:"priorityClass,omitempty"`
 	SiteID        *string                           `json:"siteId,omitempty"`
 	SlotKind      *CreateReservationRequestSlotKind `json:"slotKind,omitempty"`
-	Start         time.Time                         `json:"start"`
-	Tolerations   *[]Taint                          `json:"tolerations,omitempty"`
-	Vcpu          *int64                            `json:"vcpu,omitempty"`
+
+	// Start A start in the past books from now.
+	Start       time.Time `json:"start"`
+	Tolerations *[]Taint  `json:"tolerations,omitempty"`
+	Vcpu        *int64    `json:"vcpu,omitempty"`
 }
 
 // CreateReservationRequestSlotKind defines model for CreateReservationRequest.SlotKind.
@@ -1188,7 +1195,9 @@ type EventPage struct {
 
 // ExtendReservationRequest defines model for ExtendReservationRequest.
 type ExtendReservationRequest struct {
-	// End The new end; must be after the current one.
+	// End The new end; must be after the current one, and at most the
+	// fleet's maximum length (90 days unless configured) after the
+	// reservation's start. Otherwise 400 INVALID_ARGUMENT.
 	End time.Time `json:"end"`
 }
 

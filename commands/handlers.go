@@ -30,6 +30,9 @@ const (
 	// it grew linearly with the pool (264 ms for a site-wide request
 	// over 10,000 nodes). When none of them fits, it scores them all.
 	DefaultPlacementSample = 64
+	// DefaultMaxReservationLength is the longest window a reservation
+	// may have unless configured otherwise: 90 days.
+	DefaultMaxReservationLength = 90 * 24 * time.Hour
 )
 
 // Work-queue kinds the capacity core enqueues. Their reconcilers are
@@ -96,6 +99,11 @@ type Config struct {
 	// commands.run refuses one more with CONFLICT
 	// (DefaultMaxOpenNodeJobs).
 	MaxOpenNodeJobs int
+	// MaxReservationLength is the longest window a reservation may have,
+	// from when it is booked (DefaultMaxReservationLength; at most
+	// MaxReservationLengthCeiling): a longer create or extension is
+	// INVALID_ARGUMENT.
+	MaxReservationLength time.Duration
 	// PlacementRejected, when set, is told the filter of every node the
 	// placer turns down (placement.Filter), for a metric.
 	PlacementRejected func(filter string)

@@ -186,6 +186,9 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	if !cmd.End.After(start) {
 		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "the reservation's end %s has passed", cmd.End.UTC().Format(time.RFC3339))
 	}
+	if err := c.h.checkLength(start, cmd.End); err != nil {
+		return ReservationResult{}, err
+	}
 	switch {
 	case cmd.SiteID != "" && !c.scope.SiteFound:
 		return ReservationResult{}, core.Errorf(core.CodeNotFound, "site %s not found", cmd.SiteID)

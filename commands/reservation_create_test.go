@@ -2,11 +2,14 @@ package commands_test
 
 import (
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
 func TestReserveBooksAtomsCountersAndQuota(t *testing.T) {
@@ -102,6 +105,53 @@ func TestReserveValidatesAndAuthorises(t *testing.T) {
 	require.Equal(t, core.CodePermissionDenied, core.CodeOf(err))
 	_, err = f.h.CreateReservation(f.ctx, tenantA, commands.CreateReservation{PoolID: "nope", GPUs: 1, Start: s, End: e})
 	require.Equal(t, core.CodeNotFound, core.CodeOf(err))
+}
+
+// A reservation is at most 90 days long, from when it is booked (one that
+// began is booked from now): a longer create or extension is
+// INVALID_ARGUMENT and writes nothing; exactly 90 days is accepted. The
+// database holds every write to 366 days whatever the commands allow.
+func TestReservationLengthIsBounded(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	events := func() (n int) {
+		require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT count(*) FROM outbox").Scan(&n))
+		return n
+	}
+	before := events()
+	now := pgtest.SimEpoch
+	long := commands.DefaultMaxReservationLength
+	for name, cmd := range map[string]commands.CreateReservation{
+		"a minute too long":             {PoolID: "fra1-gpu", GPUs: 1, Start: now, End: now.Add(long + time.Minute)},
+		"to year 9999":                  {PoolID: "fra1-gpu", GPUs: 1, Start: now.Add(time.Hour), End: time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)},
+		"began a year ago, ends in 91d": {PoolID: "fra1-gpu", GPUs: 1, Start: now.Add(-365 * 24 * time.Hour), End: now.Add(91 * 24 * time.Hour)},
+	} {
+		_, err := f.h.CreateReservation(f.ctx, tenantA, cmd)
+		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), name)
+		require.Contains(t, err.Error(), "a reservation is at most 90 days long", name)
+	}
+	require.Equal(t, before, events(), "nothing written")
+	q, err := f.d.Q.QuotaUsageGet(f.ctx, dbQuota("acme", "gpu"))
+	require.NoError(t, err)
+	require.Zero(t, q.Used, "no charge left behind")
+
+	// Began a year ago: booked from now, so 90 days from now fit.
+	r := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: now.Add(-365 * 24 * time.Hour), End: now.Add(long)})
+	require.Equal(t, core.ReservationBooked, r.Reservation.State)
+	_, err = f.h.ExtendReservation(f.ctx, tenantA, commands.ExtendReservation{ReservationID: r.Reservation.ID,
+		NewEnd: now.Add(long + time.Second)})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err))
+	require.Contains(t, err.Error(), "a reservation is at most 90 days long")
+
+	short := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: now.Add(long), End: now.Add(long + time.Hour)})
+	require.Equal(t, core.ReservationBooked, short.Reservation.State, "right after the first")
+	_, err = f.d.Pool.Exec(f.ctx, "UPDATE reservations SET during = tstzrange(lower(during), lower(during) + interval '367 days') WHERE id = $1",
+		short.Reservation.ID)
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr)
+	require.Equal(t, "reservations_max_length", pgErr.ConstraintName, "the database's ceiling")
+	f.requireInvariants(t)
 }
 
 func TestMIGAndSlotsFollowTheAtomRule(t *testing.T) {

@@ -39,6 +39,7 @@ func TestConfigDefaultsAreThePackagesDefaults(t *testing.T) {
 		"NODE_CREDENTIAL_GRACE":             {cfg.NodeCredentialGrace, commands.DefaultNodeCredentialGrace},
 		"NODE_RESYNC_EVERY":                 {cfg.NodeResyncEvery, commands.DefaultNodeResyncEvery},
 		"MAX_OPEN_NODE_JOBS":                {cfg.MaxOpenNodeJobs, commands.DefaultMaxOpenNodeJobs},
+		"MAX_RESERVATION_LENGTH":            {cfg.MaxReservationLength, commands.DefaultMaxReservationLength},
 		"BODY_LIMIT":                        {cfg.BodyLimit, httpapi.DefaultBodyLimit},
 		"COMMAND_TIMEOUT":                   {cfg.CommandTimeout, httpapi.DefaultCommandTimeout},
 		"SINK_LAG_TARGET":                   {cfg.SinkLagTarget, httpapi.DefaultSinkLagTarget},

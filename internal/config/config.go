@@ -115,6 +115,11 @@ type Config struct {
 	// (docs/concepts/fair-share.md): usage that old counts half. 168h (7
 	// days) is Slurm's default; must be positive.
 	FairShareHalfLife time.Duration `envconfig:"FAIR_SHARE_HALF_LIFE" default:"168h"`
+	// MaxReservationLength is the longest window a reservation may have,
+	// from when it is booked; a longer create or extension is 400
+	// INVALID_ARGUMENT. 2160h (90 days); at most 8784h (366 days), which
+	// the database holds every reservation to.
+	MaxReservationLength time.Duration `envconfig:"MAX_RESERVATION_LENGTH" default:"2160h"`
 	// PollInterval is how often loops poll when no poke arrives.
 	PollInterval time.Duration `envconfig:"POLL_INTERVAL" default:"1s"`
 	// ListenURL is a direct (not pooled) connection for LISTEN/NOTIFY pokes.
@@ -295,10 +300,14 @@ func Load() (Config, error) {
 		"STREAM_MAX_LIFETIME": int64(c.StreamMaxLifetime), "NODE_RESYNC_EVERY": int64(c.NodeResyncEvery),
 		"COMMAND_TIMEOUT": int64(c.CommandTimeout), "PRUNE_EVERY": int64(c.PruneEvery), "READ_MAX_LAG": int64(c.ReadMaxLag),
 		"MAX_OPEN_NODE_JOBS": int64(c.MaxOpenNodeJobs), "FAIR_SHARE_HALF_LIFE": int64(c.FairShareHalfLife),
+		"MAX_RESERVATION_LENGTH": int64(c.MaxReservationLength),
 	} {
 		if v <= 0 {
 			return Config{}, fmt.Errorf("configuration: %s_%s must be positive", Prefix, name)
 		}
+	}
+	if c.MaxReservationLength > 366*24*time.Hour {
+		return Config{}, fmt.Errorf("configuration: COMPUTE_MAX_RESERVATION_LENGTH is at most 8784h (366 days), not %s", c.MaxReservationLength)
 	}
 	if (c.BillingURL == "") != (c.BillingSecret == "") {
 		return Config{}, fmt.Errorf("configuration: set both COMPUTE_BILLING_URL and COMPUTE_BILLING_SECRET, or neither")

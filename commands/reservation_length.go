@@ -1,0 +1,42 @@
+package commands
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/bettercompute/compute/core"
+)
+
+// How long a reservation may be: Config.MaxReservationLength, checked by
+// reservations.create and reservations.extend, under a ceiling the
+// database holds every reservation to.
+
+// MaxReservationLengthCeiling is the longest window any configuration
+// allows, and what the reservations table's reservations_max_length
+// constraint holds every write to: 366 days. A window's usage is kept by
+// the hour (rm_usage_windows), so its length bounds what one event of it
+// costs the projections.
+const MaxReservationLengthCeiling = 366 * 24 * time.Hour
+
+func (h *Handlers) maxReservationLength() time.Duration {
+	return min(orDefault(h.cfg.MaxReservationLength, DefaultMaxReservationLength), MaxReservationLengthCeiling)
+}
+
+// checkLength refuses a window [start, end) longer than the configured
+// maximum.
+func (h *Handlers) checkLength(start, end time.Time) error {
+	if limit := h.maxReservationLength(); end.Sub(start) > limit {
+		return core.Errorf(core.CodeInvalidArgument, "a reservation is at most %s long; [%s, %s) is longer",
+			lengthText(limit), start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// lengthText is d in days when it is whole days ("90 days"), else as Go
+// writes a duration.
+func lengthText(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return d.String()
+}
