@@ -57,11 +57,15 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 	}
 	state := core.State(row.State)
 	if err := core.CheckTransition(core.ReservationStateTable(), state, state); err != nil {
-		return ReservationResult{}, err
+		return ReservationResult{}, core.Errorf(core.CodeConflict, "reservation %s is %s: only a pending, booked or active reservation can be extended",
+			row.ID, state)
 	}
 	if !cmd.NewEnd.After(row.EndTs) {
 		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "newEnd %s is not after the current end %s",
 			cmd.NewEnd.UTC().Format(time.RFC3339), row.EndTs.UTC().Format(time.RFC3339))
+	}
+	if err := h.checkLength(row.StartTs, cmd.NewEnd); err != nil {
+		return ReservationResult{}, err
 	}
 	allocs, err := q.AllocationListLive(ctx, row.ID)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -160,6 +161,11 @@ func ValidateURL(raw string, allowPrivate bool) error {
 		return fmt.Errorf("url must not contain user info")
 	case u.Fragment != "":
 		return fmt.Errorf("url must not contain a fragment")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("url port must be 1 to 65535, not %s", p)
+		}
 	}
 	host := u.Hostname()
 	if strings.Contains(host, "%") {

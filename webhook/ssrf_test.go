@@ -160,6 +160,10 @@ func TestValidateURL(t *testing.T) {
 	for url, ok := range map[string]bool{
 		"https://hooks.example.com/x":       true,
 		"http://hooks.example.com:8080/x?a": true,
+		"https://hooks.example.com:65535/":  true,
+		"https://hooks.example.com:0/":      false,
+		"https://hooks.example.com:99999/":  false,
+		"https://hooks.example.com:00443/":  true,
 		"ftp://hooks.example.com/":          false,
 		"https://user:pw@hooks.example.com": false,
 		"https:///nohost":                   false,

@@ -3,6 +3,8 @@ package pg
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -57,7 +59,7 @@ func Translate(err error, what string) error {
 			return core.Wrap(core.CodeConflict, err, what+" conflicts with an existing one")
 		case sqlstateForeignKeyViolation:
 			// The detail names the missing key, which the caller sent.
-			return core.Wrap(core.CodeNotFound, err, what+" refers to something that does not exist: "+pgErr.Detail)
+			return core.Wrap(core.CodeNotFound, err, what+": "+missingKey(pgErr.Detail))
 		case sqlstateCheckViolation:
 			// The constraint's name says which rule the input broke
 			// (nodes_id_check: the id's characters or length).
@@ -142,4 +144,19 @@ func IsCanceledOrTimedOut(err error) bool {
 func hasSQLState(err error, code string) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == code
+}
+
+// missingKeyDetail is PostgreSQL's detail of a foreign-key violation.
+var missingKeyDetail = regexp.MustCompile(`^Key \((.+)\)=\((.*)\) is not present in table "(.+)"\.$`)
+
+// missingKey says what of a foreign-key violation is missing in the API's
+// words: `site_id "nosite" does not exist` for PostgreSQL's `Key
+// (site_id)=(nosite) is not present in table "sites".`; another detail
+// as it is.
+func missingKey(detail string) string {
+	m := missingKeyDetail.FindStringSubmatch(detail)
+	if m == nil {
+		return detail
+	}
+	return fmt.Sprintf("%s %q does not exist", m[1], m[2])
 }

@@ -40,7 +40,9 @@ func TestTranslate(t *testing.T) {
 	for _, c := range cases {
 		require.Equal(t, c.want, core.CodeOf(Translate(c.err, "thing")), "%v", c.err)
 	}
-	require.Contains(t, Translate(pg("23503"), "pool p2").Error(), "(site_id)=(nope)")
+	require.Contains(t, Translate(pg("23503"), "pool p2").Error(), "(site_id)=(nope)", "a detail of another form as it is")
+	fk := &pgconn.PgError{Code: "23503", Detail: `Key (site_id)=(no"site) is not present in table "sites".`}
+	require.Equal(t, `pool p2: site_id "no\"site" does not exist`, Translate(fk, "pool p2").(*core.Error).Message)
 	require.NoError(t, Translate(nil, "thing"))
 }
 
