@@ -321,7 +321,9 @@ func TestInstanceEndsWithEveryProcessItStarted(t *testing.T) {
 	const leave = `setsid sh -c 'exec sleep %d' </dev/null >/dev/null 2>&1 & (sh -c 'exec sleep %d' </dev/null >/dev/null 2>&1 &); `
 	start("ins_other", "exec sleep 901")
 	start("ins_stop", fmt.Sprintf(leave, 902, 903)+"sleep 904")
-	require.Eventually(t, func() bool { return hostHas("sleep 901") && hostHas("sleep 902") && hostHas("sleep 903") && hostHas("sleep 904") },
+	require.Eventually(t, func() bool {
+		return hostHas("sleep 901") && hostHas("sleep 902") && hostHas("sleep 903") && hostHas("sleep 904")
+	},
 		10*time.Second, 10*time.Millisecond)
 
 	res := d.instances.stop(wire.Message{}, commandPayload{InstanceID: "ins_stop"}, 100*time.Millisecond)
