@@ -22,8 +22,8 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## build bin/compute
-	$(GO) build -o $(BIN) ./cmd/compute
+build: ## build bin/compute, stamped with the version and commit of the checkout
+	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN) ./cmd/compute
 
 .PHONY: run
 run: build ## start `compute serve` on :8080 (private PostgreSQL when DATABASE_URL is unset); ARGS=--demo seeds a demo fleet

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -14,6 +16,10 @@ import (
 	"github.com/bettercompute/compute/internal/pg/migrate"
 	"github.com/bettercompute/compute/outbox"
 )
+
+// errPrivateClusterBusy is openDatabase's error when the private cluster
+// is already running in another process.
+var errPrivateClusterBusy = errors.New("the private PostgreSQL is in use")
 
 // openDatabase connects to cfg.DatabaseURL, or starts the private cluster in
 // cfg.PGDir when it is unset, and applies migrations. The private cluster
@@ -29,6 +35,11 @@ func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 	stopCluster := func() {}
 	if url == "" {
 		cluster, err := cluster.Start(ctx, cluster.Options{Dir: cfg.PGDir, Logger: logger, SocketOnly: true})
+		if err != nil && strings.Contains(err.Error(), "in use by another running process") {
+			return nil, "", nil, fmt.Errorf("%w: the private PostgreSQL in %s serves one process at a time, most likely a running "+
+				"`compute serve`; stop it first, or set DATABASE_URL to the url its log gave at start (\"private postgres started\") "+
+				"to use its database alongside it", errPrivateClusterBusy, cfg.PGDir)
+		}
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("start private postgres: %w", err)
 		}

@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 
 	"github.com/bettercompute/compute/client"
 	"github.com/bettercompute/compute/commands"
@@ -28,7 +28,7 @@ var bootstrapActor = core.Actor{Tenant: "ops", Identity: "compute-cli", Role: co
 func createTokenInDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, tenant, identity string, role core.Role) (commands.TokenCreated, error) {
 	pool, _, closeDB, err := openDatabase(ctx, cfg, logger, "compute-tokens")
 	if err != nil {
-		if cfg.DatabaseURL == "" && strings.Contains(err.Error(), "in use by another running process") {
+		if errors.Is(err, errPrivateClusterBusy) {
 			return commands.TokenCreated{}, fmt.Errorf("the private PostgreSQL in %s is in use, most likely by a running `compute serve`: "+
 				"create the token over its API instead, without --database (with COMPUTE_SERVER and COMPUTE_TOKEN set to the server and "+
 				"an operator token, such as the one `compute serve` printed on its first start, or after `compute login`)", cfg.PGDir)
