@@ -95,19 +95,21 @@ func (f fleetHandlers) updateSite(c echo.Context) error {
 	return c.JSON(http.StatusOK, siteResponse{ID: res.ID, Name: res.Name, Version: res.Version, Position: res.Position.String()})
 }
 
-// createPoolRequest is the body of POST /v1/pools. Ratios left out (0) mean
+// createPoolRequest is the body of POST /v1/pools. Ratios left out mean
 // 1, no overcommit; lostAfterSeconds left out means never lost;
-// workloadNetwork left out means none (the command checks the value; an
-// explicit "" is refused here, as the schema's enum says).
+// workloadNetwork left out means none (the command checks the value). A
+// value given is what the schema allows — a ratio or lostAfterSeconds of
+// 0, or an explicit "" network, is refused here rather than read as left
+// out.
 type createPoolRequest struct {
-	ID               string  `json:"id"`
-	SiteID           string  `json:"siteId"`
-	Kind             string  `json:"kind"`
-	LostAfterSeconds int64   `json:"lostAfterSeconds"`
-	CPURatio         float64 `json:"cpuRatio"`
-	MemoryRatio      float64 `json:"memoryRatio"`
-	DiskRatio        float64 `json:"diskRatio"`
-	WorkloadNetwork  *string `json:"workloadNetwork"`
+	ID               string   `json:"id"`
+	SiteID           string   `json:"siteId"`
+	Kind             string   `json:"kind"`
+	LostAfterSeconds *int64   `json:"lostAfterSeconds"`
+	CPURatio         *float64 `json:"cpuRatio"`
+	MemoryRatio      *float64 `json:"memoryRatio"`
+	DiskRatio        *float64 `json:"diskRatio"`
+	WorkloadNetwork  *string  `json:"workloadNetwork"`
 }
 
 // poolResponse is a pool as written.
@@ -134,8 +136,25 @@ func (f fleetHandlers) createPool(c echo.Context) error {
 	}
 	// The store keeps seconds in an int; beyond that the conversion to a
 	// Duration would overflow into a different number.
-	if req.LostAfterSeconds > math.MaxInt32 || req.LostAfterSeconds < -math.MaxInt32 {
-		return core.Errorf(core.CodeInvalidArgument, "field \"lostAfterSeconds\" must be at most %d", math.MaxInt32)
+	var lostAfter time.Duration
+	if s := req.LostAfterSeconds; s != nil {
+		if *s < 1 || *s > math.MaxInt32 {
+			return core.Errorf(core.CodeInvalidArgument, "field \"lostAfterSeconds\" must be 1 to %d (leave it out: never lost)", math.MaxInt32)
+		}
+		lostAfter = time.Duration(*s) * time.Second
+	}
+	var ratios [3]float64
+	for i, r := range []struct {
+		name string
+		v    *float64
+	}{{"cpuRatio", req.CPURatio}, {"memoryRatio", req.MemoryRatio}, {"diskRatio", req.DiskRatio}} {
+		if r.v == nil {
+			continue
+		}
+		if !(*r.v >= 1) { // NaN too
+			return core.Errorf(core.CodeInvalidArgument, "field %q must be at least 1 (leave it out: no overcommit)", r.name)
+		}
+		ratios[i] = *r.v
 	}
 	network := ""
 	if req.WorkloadNetwork != nil {
@@ -144,8 +163,8 @@ func (f fleetHandlers) createPool(c echo.Context) error {
 		}
 	}
 	res, err := f.h.CreatePool(c.Request().Context(), ActorOf(c), commands.CreatePool{
-		ID: req.ID, SiteID: req.SiteID, Kind: req.Kind, LostAfter: time.Duration(req.LostAfterSeconds) * time.Second,
-		CPURatio: req.CPURatio, MemoryRatio: req.MemoryRatio, DiskRatio: req.DiskRatio,
+		ID: req.ID, SiteID: req.SiteID, Kind: req.Kind, LostAfter: lostAfter,
+		CPURatio: ratios[0], MemoryRatio: ratios[1], DiskRatio: ratios[2],
 		WorkloadNetwork: network, IdempotencyKey: key,
 	})
 	if err != nil {
