@@ -219,6 +219,9 @@ func (s *Service) logBreaker(d db.WebhookDeliveryLoadRow, mark db.WebhookEndpoin
 	if d.BreakerOpenUntil != nil && d.BreakerOpenUntil.Equal(*mark.BreakerOpenUntil) {
 		return // it was open already
 	}
+	if last, ok := s.opened.Swap(d.EndpointID, *mark.BreakerOpenUntil); ok && last.(time.Time).Equal(*mark.BreakerOpenUntil) {
+		return // logged already, by another attempt that failed as it opened
+	}
 	s.logger.Warn("webhook endpoint circuit opened", "endpoint", d.EndpointID, "tenant", d.TenantID,
 		"consecutive_failures", mark.ConsecutiveFailures, "openings", mark.BreakerTrips,
 		"until", mark.BreakerOpenUntil.UTC().Format(time.RFC3339))

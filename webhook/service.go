@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -174,6 +175,10 @@ type Service struct {
 	cfg    Config
 	logger *slog.Logger
 	slots  *slotState // this process's view of its in-flight slots (limits.go)
+	// opened is, by endpoint id, the end of the last breaker opening this
+	// process logged (a time.Time): the failures of the attempts that were
+	// in flight when it opened report the same opening, once.
+	opened sync.Map
 }
 
 // New returns the service, whose endpoint changes go through cmds (main's
