@@ -3,6 +3,7 @@ package agent
 import (
 	"bufio"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -106,6 +107,30 @@ func cgroupProcsFile(root, path string) string {
 		return filepath.Join(root, path, "cgroup.procs")
 	}
 	return filepath.Join(root, "pids", path, "cgroup.procs")
+}
+
+// cgroupTreePIDs are the processes in the cgroup at path and every cgroup
+// below it (the workloads' own: workloadCgroup), as the pids hierarchy
+// (v1) or the unified one (v2) lists them.
+func cgroupTreePIDs(root, path string) []int {
+	dir := filepath.Dir(cgroupProcsFile(root, path))
+	var pids []int
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+				pids = append(pids, pid)
+			}
+		}
+		return nil
+	})
+	return pids
 }
 
 // cgroupHasProcesses reports whether any process is left in the cgroup.

@@ -68,9 +68,16 @@ type limits struct {
 // cpuPeriod is the CFS period the CPU quota is a share of, in µs.
 const cpuPeriod = 100000
 
+// keeperUID is the user the pod's keeper runs as: nobody, never the
+// allocation's own user, so that no workload can ptrace the container's
+// init (and from there start processes outside its own cgroup, or stop it
+// reaping orphans) or signal it.
+const keeperUID = 65534
+
 // podSpec is the OCI runtime spec of an allocation's container. Its
 // process is the pod's keeper: it ignores SIGTERM (a stop's TERM is for
-// the workloads) and reaps what is orphaned into it.
+// the workloads) and reaps what is orphaned into it. It runs as
+// keeperUID, in /, which the allocation's /work (its user's only) is not.
 func podSpec(p podParams) *specs.Spec {
 	noCaps := &specs.LinuxCapabilities{Bounding: []string{}, Effective: []string{}, Inheritable: []string{},
 		Permitted: []string{}, Ambient: []string{}}
@@ -79,10 +86,10 @@ func podSpec(p podParams) *specs.Spec {
 		Hostname: p.Hostname,
 		Root:     &specs.Root{Path: p.RootFS, Readonly: true},
 		Process: &specs.Process{
-			User: specs.User{UID: p.UID, GID: p.UID},
+			User: specs.User{UID: keeperUID, GID: keeperUID},
 			Args: []string{"/bin/sh", "-c", "trap '' TERM; while :; do sleep 3600 & wait; done"},
 			Env:  []string{"PATH=" + workloadPath},
-			Cwd:  workDir, NoNewPrivileges: true, Capabilities: noCaps,
+			Cwd:  "/", NoNewPrivileges: true, Capabilities: noCaps,
 		},
 		Mounts: podMounts(p),
 		Linux: &specs.Linux{

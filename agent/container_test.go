@@ -301,7 +301,9 @@ func TestWatchdogStopsAContainerPastItsEnd(t *testing.T) {
 // Stopping an instance ends every process it started — a setsid one and
 // a twice-forked one too — and an instance whose process exits leaves
 // nothing running behind it; another instance of the same allocation, and
-// the allocation's container, run on.
+// the allocation's container, run on. No workload may trace or signal the
+// container's init, which would let it start processes outside any
+// workload's cgroup.
 func TestInstanceEndsWithEveryProcessItStarted(t *testing.T) {
 	now := time.Now()
 	d, sb, j := containerDaemon(t, func() time.Time { return now })
@@ -350,6 +352,62 @@ func TestInstanceEndsWithEveryProcessItStarted(t *testing.T) {
 	groups, err := filepath.Glob(filepath.Join(DefaultCgroupRoot, "freezer", sb.cgroupsPath(a.AllocationID), "process-*"))
 	require.NoError(t, err)
 	require.Len(t, groups, 1, "only the running instance's cgroup is left: %v", groups)
+
+	// The container's init is not the workloads' to trace or signal: from
+	// it, a traced init could start processes in no workload's cgroup.
+	out, code := sb.runScript(t, &a, `kill -0 1 2>&1 || true; cat /proc/1/environ >/dev/null 2>&1 && echo traced || echo denied`)
+	require.Zero(t, code, out)
+	require.Contains(t, out, "Operation not permitted")
+	require.True(t, strings.HasSuffix(out, "denied\n"), out)
+}
+
+// What an allocation holds on the node's file system counts whatever hides
+// it from a walk of /work: a file deleted but still open counts its blocks
+// (one process keeps it while the allocation writes), and many tiny files
+// count against the node's inodes; an allocation that asked for no disk
+// still has a small allowance and keeps running within it.
+func TestContainerDiskCountsHiddenFilesAndInodes(t *testing.T) {
+	now := time.Now()
+	d, sb, j := containerDaemon(t, func() time.Time { return now })
+	hidden := assignment("alc_hidden", now.Add(-time.Hour), now.Add(time.Hour), 1)
+	hidden.DiskGB = 1
+	many := assignment("alc_many", now.Add(-time.Hour), now.Add(time.Hour), 2)
+	many.DiskGB = 0 // 64 MiB, 4,096 files
+	modest := assignment("alc_modest", now.Add(-time.Hour), now.Add(time.Hour), 3)
+	modest.DiskGB = 0
+	for _, a := range []wire.AssignPayload{hidden, many, modest} {
+		reason, err := j.assign(a)
+		require.NoError(t, err)
+		require.Empty(t, reason)
+		sb.forgetAtEnd(t, &a)
+		res := d.instances.start(context.Background(), sb, j.assignment, wire.Message{}, a.AllocationID,
+			commandPayload{InstanceID: "ins_" + a.AllocationID, Script: "exec sleep 600"})
+		require.Empty(t, res.Reason)
+	}
+	var fsStat unix.Statfs_t
+	require.NoError(t, unix.Statfs(sb.root, &fsStat))
+	if free := int64(fsStat.Bavail) * fsStat.Bsize; free < 2<<30 {
+		t.Skipf("needs 2 GiB free where the workloads live, has %d MiB", free>>20)
+	}
+	out, code := sb.runScript(t, &hidden, `exec 3<>/work/hidden && rm /work/hidden && fallocate -l 1100M /proc/$$/fd/3 && `+
+		`{ setsid sleep 600 </dev/null >/dev/null 2>&1 & } && ls -A /work && echo ok`)
+	require.Zero(t, code, out)
+	require.Equal(t, "instances\nok\n", out, "nothing but the instance's directory under /work: the file is deleted, its 1.1 GB held open")
+	out, code = sb.runScript(t, &many, `mkdir /work/many && cd /work/many && i=0; while [ $i -lt 5000 ]; do : > f$i; i=$((i+1)); done; echo ok`)
+	require.Zero(t, code, out)
+	out, code = sb.runScript(t, &modest, `head -c 10000000 /dev/zero > /work/ten-mb && echo ok`)
+	require.Zero(t, code, out)
+
+	stopped := d.checkDisk()
+	reasons := map[string]string{}
+	for _, s := range stopped {
+		reasons[s.InstanceID] = s.Reason
+	}
+	require.Len(t, reasons, 2, "%v", reasons)
+	require.Contains(t, reasons["ins_alc_hidden"], wire.ReasonDiskExceeded+": /work uses 1.07 GiB of its 1 GB")
+	require.Contains(t, reasons["ins_alc_many"], "/work holds 500", "5,000 files and their directories over 4,096")
+	require.False(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath("alc_hidden")), "its container is gone, the held file with it")
+	require.True(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath("alc_modest")), "10 MB of no diskGb run on")
 }
 
 // hostHas reports whether a process of the machine runs a command line

@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/bettercompute/compute/wire"
 )
@@ -14,50 +18,107 @@ import (
 // An allocation's disk (diskGb) is its work directory, /work in its
 // container. The node's file system is not assumed to have project quotas
 // (ext4 and XFS have them only when mounted so), so the daemon measures:
-// every DefaultDiskCheckEvery it adds up the blocks the work directory
-// uses, and an allocation over its diskGb has every workload stopped, its
-// container deleted, and further workloads refused, with reason
-// DiskExceeded, until it is unassigned. /tmp and /dev/shm are memory, and
+// every DefaultDiskCheckEvery it adds up the blocks and the files the
+// allocation holds on that file system — what is under its work directory,
+// and files its processes deleted but still hold open, which no directory
+// walk sees and which fill the disk all the same — and an allocation over
+// its allowance (diskAllowance) has every workload stopped, its container
+// deleted, and further workloads refused, with reason DiskExceeded, until
+// it is unassigned. The node's inodes are shared too, so the files count
+// against a share of them (diskFiles). /tmp and /dev/shm are memory, and
 // bounded by their sizes and the allocation's memory limit.
 
 // DefaultDiskCheckEvery is how often work directories are measured.
 const DefaultDiskCheckEvery = 10 * time.Second
 
-// workUsage is the space the files under dir use on disk (allocated
-// blocks, so a sparse file counts what it really holds). Links are not
+// minWorkBytes is the disk an allocation that asked for none (diskGb 0)
+// may still use: its instances' directories and small files.
+const minWorkBytes = 64 << 20
+
+// bytesPerFile is the share of the node's inodes an allocation's bytes
+// buy: one file per 16 KiB of its allowance (ext4's default ratio of bytes
+// to inodes), so that many tiny files cannot use up the file system's
+// inodes while staying under the bytes.
+const bytesPerFile = 16 << 10
+
+// diskAllowance is what allocation a may hold on the node's file system:
+// its diskGb, at least minWorkBytes, and one file per bytesPerFile of it.
+func diskAllowance(a wire.AssignPayload) diskUsage {
+	b := max(a.DiskGB<<30, minWorkBytes)
+	return diskUsage{bytes: b, files: b / bytesPerFile}
+}
+
+// diskUsage is space on the node's file system: bytes in allocated blocks
+// (a sparse file counts what it really holds) and files (inodes).
+type diskUsage struct{ bytes, files int64 }
+
+// over says how u exceeds limit, or "".
+func (u diskUsage) over(limit diskUsage, diskGB int64) string {
+	switch {
+	case u.bytes > limit.bytes:
+		return fmt.Sprintf("%s: /work uses %.2f GiB of its %d GB", wire.ReasonDiskExceeded, float64(u.bytes)/(1<<30), diskGB)
+	case u.files > limit.files:
+		return fmt.Sprintf("%s: /work holds %d files, at most %d for its %d GB", wire.ReasonDiskExceeded, u.files, limit.files, diskGB)
+	}
+	return ""
+}
+
+// workUsage is what the files under dir use, and the files that processes
+// pids hold open on dir's file system after deleting them. Links are not
 // followed.
-func workUsage(dir string) int64 {
-	var total int64
+func workUsage(dir string, pids []int) diskUsage {
+	var u diskUsage
 	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // vanished meanwhile, or unreadable: not the tenant's to hide
 		}
 		if info, err := d.Info(); err == nil {
 			if st, ok := info.Sys().(*syscall.Stat_t); ok {
-				total += st.Blocks * 512
+				u.bytes += st.Blocks * 512
+				u.files++
 			}
 		}
 		return nil
 	})
-	return total
+	var root unix.Stat_t
+	if unix.Stat(dir, &root) != nil {
+		return u
+	}
+	seen := map[uint64]bool{}
+	for _, pid := range pids {
+		fds, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+		for _, fd := range fds {
+			var st unix.Stat_t // stat follows the fd to the open file, deleted or not
+			if unix.Stat("/proc/"+strconv.Itoa(pid)+"/fd/"+fd.Name(), &st) != nil {
+				continue
+			}
+			if st.Nlink != 0 || st.Dev != root.Dev || seen[st.Ino] {
+				continue // linked (the walk counts it), elsewhere (/tmp, /dev/shm, pipes), or counted
+			}
+			seen[st.Ino] = true
+			u.bytes += st.Blocks * 512
+			u.files++
+		}
+	}
+	return u
 }
 
 // checkDisk measures the work directory of every allocation with a
-// container here and stops those over their diskGb.
+// container here and stops those over their allowance.
 func (d *daemon) checkDisk() []stoppedInstance {
 	var stopped []stoppedInstance
 	for _, id := range d.sandbox.containers(context.Background()) {
 		a, ok := d.journal.assignment(id)
-		if !ok || a.DiskGB <= 0 || d.sandbox.diskExceeded(id) != "" {
+		if !ok || d.sandbox.diskExceeded(id) != "" {
 			continue
 		}
-		used, limit := workUsage(d.sandbox.workDir(id)), a.DiskGB<<30
-		if used <= limit {
+		used := workUsage(d.sandbox.workDir(id), cgroupTreePIDs(d.sandbox.cfg.CgroupRoot, d.sandbox.cgroupsPath(id)))
+		why := used.over(diskAllowance(a), a.DiskGB)
+		if why == "" {
 			continue
 		}
-		why := fmt.Sprintf("%s: /work uses %.2f GiB of its %d GB", wire.ReasonDiskExceeded, float64(used)/(1<<30), a.DiskGB)
 		d.sandbox.markDiskExceeded(id, why)
-		d.log.Warn("allocation over its disk: its workloads are stopped", "allocation", id, "used", used, "limit", limit)
+		d.log.Warn("allocation over its disk: its workloads are stopped", "allocation", id, "bytes", used.bytes, "files", used.files)
 		stopped = append(stopped, d.instances.stopWhere(d.cfg.StopGrace, false, func(_, alloc string) string {
 			if alloc == id {
 				return why
