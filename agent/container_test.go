@@ -406,6 +406,7 @@ func TestContainerDiskCountsHiddenFilesAndInodes(t *testing.T) {
 	require.Len(t, reasons, 2, "%v", reasons)
 	require.Contains(t, reasons["ins_alc_hidden"], wire.ReasonDiskExceeded+": /work uses 1.07 GiB of its 1 GB")
 	require.Contains(t, reasons["ins_alc_many"], "/work holds 500", "5,000 files and their directories over 4,096")
+	require.Contains(t, reasons["ins_alc_many"], "at most 4096 for the 64 MiB of a reservation without diskGb")
 	require.False(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath("alc_hidden")), "its container is gone, the held file with it")
 	require.True(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath("alc_modest")), "10 MB of no diskGb run on")
 }

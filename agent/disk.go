@@ -54,11 +54,15 @@ type diskUsage struct{ bytes, files int64 }
 
 // over says how u exceeds limit, or "".
 func (u diskUsage) over(limit diskUsage, diskGB int64) string {
+	of := fmt.Sprintf("its %d GB", diskGB)
+	if diskGB <= 0 {
+		of = fmt.Sprintf("the %d MiB of a reservation without diskGb", minWorkBytes>>20)
+	}
 	switch {
 	case u.bytes > limit.bytes:
-		return fmt.Sprintf("%s: /work uses %.2f GiB of its %d GB", wire.ReasonDiskExceeded, float64(u.bytes)/(1<<30), diskGB)
+		return fmt.Sprintf("%s: /work uses %.2f GiB of %s", wire.ReasonDiskExceeded, float64(u.bytes)/(1<<30), of)
 	case u.files > limit.files:
-		return fmt.Sprintf("%s: /work holds %d files, at most %d for its %d GB", wire.ReasonDiskExceeded, u.files, limit.files, diskGB)
+		return fmt.Sprintf("%s: /work holds %d files, at most %d for %s", wire.ReasonDiskExceeded, u.files, limit.files, of)
 	}
 	return ""
 }
