@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -136,7 +137,10 @@ func (s *sandbox) containerWorkload(ctx context.Context, domain string, proc spe
 	base := strings.TrimSuffix(f.Name(), ".json")
 	pidFile := base + ".pid"
 	cgroup := s.cgroupsPath(domain)
-	group, err := newWorkloadCgroup(s.cfg.CgroupRoot, cgroup, filepath.Base(base))
+	// The temporary file's name is unique only while it exists; an exec
+	// job's cgroup outlives it while the job's background processes run.
+	group, err := newWorkloadCgroup(s.cfg.CgroupRoot, cgroup,
+		filepath.Base(base)+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
 	if err != nil {
 		_ = os.Remove(f.Name())
 		return nil, err
