@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,8 +16,12 @@ import (
 )
 
 // maxNodeJobOutput bounds the output stored with a node job: a daemon
-// printing gigabytes must not fill the database.
-const maxNodeJobOutput = 64 << 10
+// printing gigabytes must not fill the database. maxNodeJobReason bounds
+// its reason, which a tenant may see as a condition's message.
+const (
+	maxNodeJobOutput = 64 << 10
+	maxNodeJobReason = 1 << 10
+)
 
 // nodeJobEvents maps the states a node job can be moved to by dispatch and
 // by its daemon's reports onto their node_command.* events (an assign or
@@ -58,10 +64,8 @@ func (s NodeSessions) RecordNodeJobResult(ctx context.Context, cmd RecordNodeJob
 	if nodeJobEvents[to] == "" || to == core.CommandSent {
 		return core.Errorf(core.CodeInvalidArgument, "a daemon cannot report a command as %q", cmd.State)
 	}
-	output := cmd.Output
-	if len(output) > maxNodeJobOutput {
-		output = output[len(output)-maxNodeJobOutput:] // the end says why it failed
-	}
+	output := storableText(cmd.Output, maxNodeJobOutput, true) // the end says why it failed
+	cmd.Reason = storableText(cmd.Reason, maxNodeJobReason, false)
 	var err error
 	// A result that fails a reservation races with the reservation's own
 	// end (a release): the loser's version guard is CONFLICT, and the
@@ -200,4 +204,29 @@ func emitNodeJob(ctx context.Context, q *db.Queries, to core.State, c db.NodeCom
 		return fmt.Errorf("append %s event: %w", typ, err)
 	}
 	return nil
+}
+
+// storableText is text a daemon reported, made fit for a text column: NUL
+// bytes and invalid UTF-8 (a workload prints what it likes, and an output
+// cut at a byte offset may split a character) become U+FFFD, because
+// PostgreSQL refuses both and a result it refuses would leave its job
+// running for good; then it is cut to at most max bytes at a character
+// boundary, keeping its end or its start.
+func storableText(s string, max int, keepEnd bool) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+	if len(s) <= max {
+		return s
+	}
+	if keepEnd {
+		i := len(s) - max
+		for i < len(s) && !utf8.RuneStart(s[i]) {
+			i++
+		}
+		return s[i:]
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
 }

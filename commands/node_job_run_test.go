@@ -3,6 +3,7 @@ package commands_test
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -113,4 +114,33 @@ func TestRunNodeCommandIdempotency(t *testing.T) {
 	require.Equal(t, 2, f.countEvents(t, core.EventNodeCommandQueued))
 	_, err = f.d.Q.WorkQueueGet(f.ctx, db.WorkQueueGetParams{Kind: commands.KindNodeJobDispatch, Key: node})
 	require.NoError(t, err, "dispatch is woken for the node")
+}
+
+// A daemon's report is stored whatever bytes it carries: a NUL, invalid
+// UTF-8 and an output cut inside a character (a workload prints what it
+// likes) are stored as U+FFFD instead of failing the report, which left
+// the job running for good; the output keeps its last 64 KiB and the
+// reason its first KiB, each cut at a character boundary.
+func TestNodeJobResultStoresAnyBytes(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	res := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1})
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, res.Reservation.ID))
+	job, err := f.h.RunNodeCommand(f.ctx, tenantA, execOn(res.Reservation.NodeID, "k1"))
+	require.NoError(t, err)
+	code := int32(3)
+	output := "a\x00b\xff" + strings.Repeat("✓", 30000) + "\x00end"
+	require.NoError(t, f.h.NodeSessions().RecordNodeJobResult(f.ctx, commands.RecordNodeJobResult{NodeID: res.Reservation.NodeID,
+		JobID: job.Command.ID, State: string(core.CommandFailed), ExitCode: &code, Output: output[1:],
+		Reason: "why\x00" + strings.Repeat("é", 2000)}))
+	got, err := f.h.GetNodeCommand(f.ctx, tenantA, job.Command.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.CommandFailed, got.State)
+	require.True(t, utf8.ValidString(got.Output) && utf8.ValidString(got.Reason))
+	require.LessOrEqual(t, len(got.Output), 64<<10)
+	require.True(t, strings.HasSuffix(got.Output, "✓\uFFFDend"), "its end, the NUL replaced")
+	require.LessOrEqual(t, len(got.Reason), 1<<10)
+	require.True(t, strings.HasPrefix(got.Reason, "why\uFFFDéé"), got.Reason[:20])
+	f.requireInvariants(t)
 }
