@@ -59,6 +59,11 @@ type NodeInventory struct {
 // carry it, and a daemon's text is not trusted to be short.
 const WorkloadsRefusedMaxBytes = 1024
 
+// MismatchMaxBytes bounds the GPUMismatch condition's message, which
+// lists what a daemon reported: every version of the node and every event
+// carries it.
+const MismatchMaxBytes = 4096
+
 // InventoryResult says what one inventory reconcile changed.
 type InventoryResult struct {
 	// Missing are recorded GPUs the daemon did not report that became
@@ -144,6 +149,14 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 		var order []string
 		var mismatches []string
 		for _, g := range gpus {
+			if err := core.ValidGPUUUID(g.UUID); err != nil {
+				// Not a GPU's name: a daemon's bug, or one that would take
+				// another GPU's atom id or write megabytes into the node's
+				// conditions. Said once, cut short, and not looked at again.
+				mismatches = append(mismatches, fmt.Sprintf("%q is not a GPU uuid; ignored", core.Clip(g.UUID, 64)))
+				res.Mismatched = append(res.Mismatched, core.Clip(g.UUID, 64))
+				continue
+			}
 			if _, dup := reported[g.UUID]; dup {
 				mismatches = append(mismatches, fmt.Sprintf("%s reported twice", g.UUID))
 				res.Mismatched = append(res.Mismatched, g.UUID)
@@ -235,7 +248,8 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 		}
 		next := setNodeCondition(conds, core.ConditionGPUMissing, "NotReported",
 			listMessage(missing, "not reported by the node's daemon; out of placement until it reports them"), now)
-		next = setNodeCondition(next, core.ConditionGPUMismatch, "InventoryMismatch", strings.Join(mismatches, "; "), now)
+		next = setNodeCondition(next, core.ConditionGPUMismatch, "InventoryMismatch",
+			core.Clip(strings.Join(mismatches, "; "), MismatchMaxBytes), now)
 		next = setNodeCondition(next, core.ConditionWorkloadsRefused, "CannotIsolate", refused, now)
 		res.Conditions = next
 		changed := len(res.Missing)+len(res.Returned)+len(res.Registered) > 0 || !sameConditions(conds, next)
@@ -316,7 +330,7 @@ func recordMIGUUIDs(ctx context.Context, q *db.Queries, nodeID string, reported 
 func gpuMismatch(g db.DeviceListNodeGPUsForUpdateRow, r ReportedGPU) string {
 	var diffs []string
 	if r.Model != g.Model {
-		diffs = append(diffs, fmt.Sprintf("model %q (recorded %q)", r.Model, g.Model))
+		diffs = append(diffs, fmt.Sprintf("model %q (recorded %q)", core.Clip(r.Model, 64), g.Model))
 	}
 	if d := r.MemoryMB - g.MemoryMb; float64(max(d, -d)) > MemoryTolerance*float64(g.MemoryMb) {
 		diffs = append(diffs, fmt.Sprintf("memory %d MiB (recorded %d MiB)", r.MemoryMB, g.MemoryMb))

@@ -159,3 +159,38 @@ func TestInventoryWorkloadsRefusedBounded(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, f.nodeConditions(t, "n1"))
 }
+
+// A daemon names only GPUs: a reported uuid that is no GPU's — one shaped
+// like another GPU's atom ("<uuid>/s0"), or megabytes long — registers
+// nothing and touches no other device, and what the node's conditions
+// say of it is cut short; an operator registering one is refused.
+func TestInventoryIgnoresWhatIsNoGPUUUID(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	gpus := f.node(t, "n1", exclusive)
+	f.node(t, "n2", exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	devices := func() (n int) {
+		require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT count(*) FROM devices").Scan(&n))
+		return n
+	}
+	before := devices()
+	atom := "GPU-n2-0/s0"
+	huge := "GPU-" + strings.Repeat("x", 1<<20)
+	res, err := f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", d.epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
+		{UUID: gpus[0], Model: "a100", MemoryMB: 81920},
+		{UUID: atom, Model: "a100", MemoryMB: 81920},
+		{UUID: huge, Model: strings.Repeat("m", 1<<20), MemoryMB: 81920},
+	}})
+	require.NoError(t, err)
+	require.Empty(t, res.Registered)
+	require.Len(t, res.Mismatched, 2)
+	require.Equal(t, before, devices(), "nothing registered, no atom taken")
+	msg := f.nodeConditions(t, "n1")[core.ConditionGPUMismatch].Message
+	require.Contains(t, msg, `"GPU-n2-0/s0" is not a GPU uuid; ignored`)
+	require.LessOrEqual(t, len(msg), commands.MismatchMaxBytes)
+
+	_, err = f.h.RegisterNode(f.ctx, operator, commands.RegisterNode{ID: "n3", PoolID: "fra1-gpu",
+		GPUs: []commands.GPUInventory{{UUID: "GPU-n3-0/mig-1", Model: "a100", MemoryMB: 81920}}})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err))
+}

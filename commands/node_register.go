@@ -58,6 +58,9 @@ func (h *Handlers) RegisterNode(ctx context.Context, actor core.Actor, cmd Regis
 		if g.UUID == "" || g.Model == "" || g.MemoryMB <= 0 {
 			return NodeResult{}, core.Errorf(core.CodeInvalidArgument, "GPU %d needs a uuid, a model and memory", i)
 		}
+		if err := core.ValidGPUUUID(g.UUID); err != nil {
+			return NodeResult{}, err
+		}
 		a, err := g.Layout.Atoms(g.UUID, g.MemoryMB)
 		if err != nil {
 			return NodeResult{}, err

@@ -133,3 +133,22 @@ func (l GPULayout) Atoms(gpuID string, memoryMB int64) ([]Atom, error) {
 	}
 	return nil, Errorf(CodeInvalidArgument, "unknown GPU mode %q", l.Mode)
 }
+
+// MaxGPUUUID bounds a GPU's UUID: NVIDIA's are 40 characters
+// (GPU-8f6c1b1e-…).
+const MaxGPUUUID = 128
+
+// gpuUUIDPattern is what a GPU's UUID may be made of. Not '/': the IDs of
+// a GPU's atoms are "<uuid>/mig-<k>" and "<uuid>/s<k>", so a GPU named
+// like one would take the place of another GPU's atom.
+var gpuUUIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
+
+// ValidGPUUUID says why uuid cannot be a GPU's UUID, or nil: it is 1 to
+// MaxGPUUUID letters, digits, '.', '_', ':' and '-'.
+func ValidGPUUUID(uuid string) error {
+	if len(uuid) > MaxGPUUUID || !gpuUUIDPattern.MatchString(uuid) {
+		return Errorf(CodeInvalidArgument, "GPU uuid %q is not 1 to %d letters, digits, '.', '_', ':' or '-'",
+			Clip(uuid, 64), MaxGPUUUID)
+	}
+	return nil
+}
