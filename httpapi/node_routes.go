@@ -9,6 +9,7 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/authn"
 )
 
 // NodeRoutes are the node lifecycle routes (operator only): join, which
@@ -28,7 +29,7 @@ func NodeRoutes(h *commands.Handlers) Routes {
 	n := nodeHandlers{h: h}
 	return func(r Router) {
 		op := RequireRole(core.RoleOperator)
-		r.Echo.POST("/v1/nodes/:id/join", n.join, joinAuth(r.Deps.Auth, h))
+		r.Echo.POST("/v1/nodes/:id/join", n.join, joinAuth(r.gate, h))
 		r.V1.POST("/nodes/:id/join-tokens", n.createJoinToken, op)
 		r.V1.DELETE("/nodes/:id/join-tokens/:tid", n.revokeJoinToken, op)
 		r.V1.GET("/nodes/:id/credentials", n.listCredentials, op)
@@ -169,17 +170,28 @@ const ctxKeyJoinToken = "httpapi.joinToken"
 // join in its transaction; any other bearer token goes through
 // Authenticate and must be an operator's. A join token that is unknown,
 // used, expired or for another node is the same 401.
-func joinAuth(auth Authenticator, h *commands.Handlers) echo.MiddlewareFunc {
+func joinAuth(gate *authGate, h *commands.Handlers) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		asOperator := Authenticate(auth)(RequireRole(core.RoleOperator)(next))
+		asOperator := gate.middleware()(RequireRole(core.RoleOperator)(next))
 		return func(c echo.Context) error {
 			token, err := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
 			if err != nil || !commands.IsJoinToken(token) {
 				return asOperator(c)
 			}
+			// A guessed join token costs a lookup like a guessed API
+			// token, and is throttled per client address the same way.
+			now, client := time.Now(), authn.ClientKey(c.Request())
+			if gate.fails != nil {
+				if wait, throttled := gate.fails.Throttled(client, now); throttled {
+					return rateLimited(c, wait, "too many failed authentications from this address: retry later")
+				}
+			}
 			actor, err := h.CheckJoinToken(c.Request().Context(), token, c.Param("id"))
 			if err != nil {
 				if core.CodeOf(err) == core.CodeUnauthenticated {
+					if gate.fails != nil {
+						gate.fails.Failed(client, now)
+					}
 					c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="compute", error="invalid_token"`)
 				}
 				return err

@@ -211,3 +211,22 @@ func TestFailedAuthenticationsAreRateLimitedPerClient(t *testing.T) {
 	s.echo.ServeHTTP(rec, req)
 	require.Equal(t, http.StatusOK, rec.Code, "body: %s", rec.Body)
 }
+
+// Guessing join tokens is throttled like guessing API tokens: past the
+// burst, a client address gets 429 before any lookup, and a good join
+// token from it waits too.
+func TestFailedJoinTokensAreRateLimitedPerClient(t *testing.T) {
+	t.Parallel()
+	s := setupWith(t, func(d *httpapi.Deps) {
+		d.AuthFailureBurst = 3
+		d.AuthFailureRate = 0.001
+	}, func(r httpapi.Router) { httpapi.NodeRoutes(r.Deps.Commands)(r) })
+	for i := range 3 {
+		r := s.call(t, http.MethodPost, "/v1/nodes/n9/join", "bcj_guess-"+strconv.Itoa(i), map[string]any{})
+		require.Equal(t, http.StatusUnauthorized, r.status, "failure %d is within the burst: %s", i+1, r.body)
+	}
+	r := s.call(t, http.MethodPost, "/v1/nodes/n9/join", "bcj_guess-3", map[string]any{})
+	require.Equal(t, http.StatusTooManyRequests, r.status, "body: %s", r.body)
+	require.Equal(t, core.CodeRateLimited, r.errorBody(t).Code)
+	require.NotEmpty(t, r.header.Get("Retry-After"))
+}

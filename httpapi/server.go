@@ -97,6 +97,9 @@ type Router struct {
 	V1 *echo.Group
 	// Deps are the server's dependencies, defaults filled in.
 	Deps Deps
+	// gate authenticates the /v1 group; routes outside it that take a
+	// token of their own (join) count their failures against it too.
+	gate *authGate
 }
 
 // Routes registers one feature's routes. Feature files define one each
@@ -183,7 +186,7 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 	// Admission after authentication and the rate limit: a request that
 	// is refused anyway never waits for, or holds, a command's slot.
 	r := Router{Echo: e, V1: e.Group("/v1", gate.middleware(), limiter.middleware(), d.Admission.middleware(),
-		traceCommands(d.TracerProvider)), Deps: d}
+		traceCommands(d.TracerProvider)), Deps: d, gate: gate}
 	tokenRoutes(r)
 	streamTicketRoutes(r)
 	for _, add := range routes {
