@@ -103,6 +103,12 @@ func TestAssignmentsAsNodeJobs(t *testing.T) {
 	gpu := func(id string) wire.AssignedDevice {
 		return wire.AssignedDevice{ID: id, GPU: id, Kind: "gpu", Visible: id}
 	}
+	// The jobs below are sent by hand: the node's generation is set to
+	// theirs as the control plane would have (a hello's observed
+	// generation is believed up to it).
+	_, err := hs.d.Pool.Exec(hs.ctx, `INSERT INTO node_desired (node_id, generation) VALUES ('n1', 4)
+		ON CONFLICT (node_id) DO UPDATE SET generation = 4`)
+	require.NoError(t, err)
 	a := wire.AssignPayload{AllocationID: "alc_a", ReservationID: "rsv_a", Devices: []wire.AssignedDevice{gpu("GPU-n1-0")},
 		VCPU: 1, MemoryMB: 1024, Start: start, End: start.Add(time.Hour), Generation: 3}
 	b := wire.AssignPayload{AllocationID: "alc_b", ReservationID: "rsv_b",

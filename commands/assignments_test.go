@@ -721,3 +721,25 @@ func quotaUsed(t *testing.T, f *fixture, tenant, resource string) int64 {
 	require.NoError(t, err)
 	return q.Used
 }
+
+// A daemon's word on the generation it applied is believed up to the
+// node's generation: a hello claiming more (a lie, or a journal from
+// another database) records the node's generation, and the API never
+// shows a node as further along than was asked of it.
+func TestObservedGenerationNeverPassesTheGeneration(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}) // an assign: generation 1
+	var generation int64
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT generation FROM node_desired WHERE node_id = 'n1'").Scan(&generation))
+	require.Positive(t, generation)
+	observed := func() (g int64) {
+		require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT observed_generation FROM node_sessions WHERE node_id = 'n1'").Scan(&g))
+		return g
+	}
+	f.connect(t, "n1", "j1", 1<<62)
+	require.Equal(t, generation, observed())
+	f.connect(t, "n1", "j1", -5)
+	require.Zero(t, observed())
+}

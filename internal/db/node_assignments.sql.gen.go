@@ -521,7 +521,8 @@ func (q *Queries) NodeSessionLockCurrent(ctx context.Context, nodeID string) (No
 }
 
 const nodeSessionRaiseObserved = `-- name: NodeSessionRaiseObserved :exec
-UPDATE node_sessions SET observed_generation = GREATEST(observed_generation, $1::bigint)
+UPDATE node_sessions SET observed_generation = GREATEST(observed_generation, LEAST($1::bigint,
+         COALESCE((SELECT d.generation FROM node_desired d WHERE d.node_id = $2), 0)))
  WHERE node_id = $2 AND session_epoch = $3
 `
 
@@ -531,7 +532,8 @@ type NodeSessionRaiseObservedParams struct {
 	SessionEpoch       int64
 }
 
-// observed_generation only grows within a session (the hello sets it).
+// observed_generation only grows within a session (the hello sets it),
+// and never past the node's generation, whatever the daemon reports.
 func (q *Queries) NodeSessionRaiseObserved(ctx context.Context, arg NodeSessionRaiseObservedParams) error {
 	_, err := q.db.Exec(ctx, nodeSessionRaiseObserved, arg.ObservedGeneration, arg.NodeID, arg.SessionEpoch)
 	return err

@@ -174,7 +174,8 @@ UPDATE node_sessions
    SET session_epoch = session_epoch + 1, gateway_id = $1::text, gateway_epoch = $2::bigint,
        journal_id = $3::text, connected = true, opened_at = compute_now(), last_seen_at = compute_now(),
        closed_at = NULL, close_reason = NULL, grace_reason = 'none', unreachable_since = NULL,
-       observed_generation = $4
+       observed_generation = GREATEST(0, LEAST($4::bigint,
+         COALESCE((SELECT d.generation FROM node_desired d WHERE d.node_id = $5), 0)))
  WHERE node_id = $5
 RETURNING session_epoch, opened_at::timestamptz AS opened_at
 `
@@ -193,7 +194,9 @@ type NodeSessionOpenRow struct {
 }
 
 // Supersedes whatever session the node had: the epoch grows, so every
-// write still carrying the old epoch affects zero rows.
+// write still carrying the old epoch affects zero rows. The generation the
+// daemon says it applied is believed up to the node's generation: no
+// daemon can have applied more than was desired of it.
 func (q *Queries) NodeSessionOpen(ctx context.Context, arg NodeSessionOpenParams) (NodeSessionOpenRow, error) {
 	row := q.db.QueryRow(ctx, nodeSessionOpen,
 		arg.GatewayID,

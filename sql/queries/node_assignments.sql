@@ -116,8 +116,10 @@ SELECT session_epoch, observed_generation FROM node_sessions
 SELECT session_epoch, observed_generation FROM node_sessions WHERE node_id = sqlc.arg(node_id) FOR UPDATE;
 
 -- name: NodeSessionRaiseObserved :exec
--- observed_generation only grows within a session (the hello sets it).
-UPDATE node_sessions SET observed_generation = GREATEST(observed_generation, sqlc.arg(observed_generation)::bigint)
+-- observed_generation only grows within a session (the hello sets it),
+-- and never past the node's generation, whatever the daemon reports.
+UPDATE node_sessions SET observed_generation = GREATEST(observed_generation, LEAST(sqlc.arg(observed_generation)::bigint,
+         COALESCE((SELECT d.generation FROM node_desired d WHERE d.node_id = sqlc.arg(node_id)), 0)))
  WHERE node_id = sqlc.arg(node_id) AND session_epoch = sqlc.arg(session_epoch);
 
 -- name: InstanceListUnfinishedOfAllocationForUpdate :many

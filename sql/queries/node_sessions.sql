@@ -19,12 +19,15 @@ SELECT node_id, session_epoch, gateway_id, gateway_epoch, journal_id, connected,
 
 -- name: NodeSessionOpen :one
 -- Supersedes whatever session the node had: the epoch grows, so every
--- write still carrying the old epoch affects zero rows.
+-- write still carrying the old epoch affects zero rows. The generation the
+-- daemon says it applied is believed up to the node's generation: no
+-- daemon can have applied more than was desired of it.
 UPDATE node_sessions
    SET session_epoch = session_epoch + 1, gateway_id = sqlc.arg(gateway_id)::text, gateway_epoch = sqlc.arg(gateway_epoch)::bigint,
        journal_id = sqlc.arg(journal_id)::text, connected = true, opened_at = compute_now(), last_seen_at = compute_now(),
        closed_at = NULL, close_reason = NULL, grace_reason = 'none', unreachable_since = NULL,
-       observed_generation = sqlc.arg(observed_generation)
+       observed_generation = GREATEST(0, LEAST(sqlc.arg(observed_generation)::bigint,
+         COALESCE((SELECT d.generation FROM node_desired d WHERE d.node_id = sqlc.arg(node_id)), 0)))
  WHERE node_id = sqlc.arg(node_id)
 RETURNING session_epoch, opened_at::timestamptz AS opened_at;
 
