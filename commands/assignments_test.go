@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 	"github.com/bettercompute/compute/internal/workqueue"
 	"github.com/bettercompute/compute/wire"
 )
@@ -742,4 +744,26 @@ func TestObservedGenerationNeverPassesTheGeneration(t *testing.T) {
 	require.Equal(t, generation, observed())
 	f.connect(t, "n1", "j1", -5)
 	require.Zero(t, observed())
+}
+
+// A daemon that reports thousands of allocations it should not hold gets
+// them unassigned a slice at a time, MaxUnassignsPerReport per report, and
+// an id no allocation can have is skipped: one report cannot queue
+// unbounded work.
+func TestReconcileBoundsTheUnassignsOfOneReport(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	var held []commands.ReportedAssignment
+	end := pgtest.SimEpoch.Add(time.Hour)
+	for i := range commands.MaxUnassignsPerReport + 50 {
+		held = append(held, commands.ReportedAssignment{AllocationID: fmt.Sprintf("alc_fake%05d", i), End: end})
+	}
+	held = append(held, commands.ReportedAssignment{AllocationID: "alc_" + strings.Repeat("x", 200), End: end})
+	res, err := f.h.NodeSessions().ReconcileNodeAssignments(f.ctx, "n1", d.epoch, held)
+	require.NoError(t, err)
+	require.Len(t, res.Unassigned, commands.MaxUnassignsPerReport)
+	require.Equal(t, 51, res.Skipped)
+	require.Len(t, f.assignmentJobs(t, "n1"), commands.MaxUnassignsPerReport)
 }

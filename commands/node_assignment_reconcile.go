@@ -35,6 +35,10 @@ func (h *Handlers) nodeResyncEvery() time.Duration {
 type AssignmentReconcile struct {
 	// Repushed are the allocations whose assign was queued again.
 	Repushed []string
+	// Skipped counts the allocations the daemon holds and should not that
+	// this report left for a later one (MaxUnassignsPerReport), or whose
+	// id is no allocation's.
+	Skipped int
 	// Unassigned are the allocations whose unassign was queued.
 	Unassigned []string
 	// Foreign are allocations the daemon claimed that are assigned to
@@ -46,6 +50,14 @@ type AssignmentReconcile struct {
 }
 
 func (r AssignmentReconcile) queued() bool { return len(r.Repushed)+len(r.Unassigned) > 0 }
+
+// MaxUnassignsPerReport bounds the unassigns one report of a daemon queues
+// for allocations it holds and should not; maxAllocationIDBytes is longer
+// than any allocation id.
+const (
+	MaxUnassignsPerReport = 256
+	maxAllocationIDBytes  = 128
+)
 
 // ReconcileNodeAssignments reconciles what a node's daemon reports holding,
 // after it (re)connected at session epoch, with the node's desired
@@ -107,10 +119,20 @@ func (s NodeSessions) ReconcileNodeAssignments(ctx context.Context, nodeID strin
 		for _, l := range live {
 			liveIDs[l.AllocationID] = true
 		}
+		tried := 0
 		for _, id := range slices.Sorted(maps.Keys(held)) {
 			if id == "" || liveIDs[id] || hasOpen(jobs[id], core.NodeCommandUnassign) {
 				continue
 			}
+			if len(id) > maxAllocationIDBytes || tried >= MaxUnassignsPerReport {
+				// No allocation has such an id; and a report listing
+				// thousands it should not hold is undone a slice at a time
+				// (the rest at its next report), so that one daemon cannot
+				// queue unbounded work in one transaction.
+				res.Skipped++
+				continue
+			}
+			tried++
 			u, err := unassignmentOf(ctx, q, nodeID, id, "not assigned to this node any more")
 			if err != nil {
 				return err
