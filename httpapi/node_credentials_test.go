@@ -221,3 +221,25 @@ func TestNodeCredentialsOverHTTP(t *testing.T) {
 	require.False(t, byID()[second.CredentialID].Active)
 	require.NotNil(t, byID()[second.CredentialID].RevokedAt)
 }
+
+// A join whose GPUs include one another node has is refused with what
+// conflicts (409 naming the GPU), not "node not found": the node is not
+// registered, and its token is not used up.
+func TestJoinWithAnotherNodesGPUIsAConflict(t *testing.T) {
+	t.Parallel()
+	s, _ := nodeServer(t)
+	first := s.joinToken(t, "n1", nil)
+	body := map[string]any{"poolId": "metal", "vcpu": 8, "memoryMb": 1024, "diskGb": 10,
+		"gpus": []map[string]any{{"uuid": "GPU-shared-0", "model": "H100-80GB", "memoryMb": 81920}}}
+	r := s.call(t, http.MethodPost, "/v1/nodes/n1/join", first.Token, body)
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+
+	second := s.joinToken(t, "n2", nil)
+	r = s.call(t, http.MethodPost, "/v1/nodes/n2/join", second.Token, body)
+	require.Equal(t, http.StatusConflict, r.status, "body: %s", r.body)
+	require.Equal(t, core.CodeConflict, r.errorBody(t).Code)
+	require.Contains(t, r.errorBody(t).Message, "GPU-shared-0")
+	body["gpus"] = []map[string]any{{"uuid": "GPU-n2-0", "model": "H100-80GB", "memoryMb": 81920}}
+	r = s.call(t, http.MethodPost, "/v1/nodes/n2/join", second.Token, body)
+	require.Equal(t, http.StatusCreated, r.status, "the token was not used up: %s", r.body)
+}

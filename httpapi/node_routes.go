@@ -87,9 +87,15 @@ func (n nodeHandlers) join(c echo.Context) error {
 				Layout: core.GPULayout{Mode: core.GPUExclusive}})
 		}
 		// A concurrent join of the same new node loses here with CONFLICT
-		// and simply joins the node the other one registered.
-		if _, err := n.h.RegisterNode(ctx, actor, reg); err != nil && core.CodeOf(err) != core.CodeConflict {
-			return err
+		// and simply joins the node the other one registered. Any other
+		// conflict (a GPU uuid another node has) is the answer.
+		if _, err := n.h.RegisterNode(ctx, actor, reg); err != nil {
+			if core.CodeOf(err) != core.CodeConflict {
+				return err
+			}
+			if known, kerr := n.h.NodeExists(ctx, id); kerr != nil || !known {
+				return err
+			}
 		}
 	}
 	var cred commands.NodeCredential
