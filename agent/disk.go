@@ -25,7 +25,7 @@ import (
 // its allowance (diskAllowance) has every workload stopped, its container
 // deleted, and further workloads refused, with reason DiskExceeded, until
 // it is unassigned. The node's inodes are shared too, so the files count
-// against a share of them (diskFiles). /tmp and /dev/shm are memory, and
+// against a share of them (diskAllowance). /tmp and /dev/shm are memory, and
 // bounded by their sizes and the allocation's memory limit.
 
 // DefaultDiskCheckEvery is how often work directories are measured.
