@@ -119,18 +119,26 @@ func cgroupTreePIDs(root, path string) []int {
 		if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
 			return nil
 		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil
-		}
-		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
-				pids = append(pids, pid)
-			}
-		}
+		in, _ := readProcs(p)
+		pids = append(pids, in...)
 		return nil
 	})
 	return pids
+}
+
+// readProcs reads the pids a cgroup.procs file lists.
+func readProcs(file string) ([]int, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
 }
 
 // cgroupHasProcesses reports whether any process is left in the cgroup.

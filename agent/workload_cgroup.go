@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -78,20 +77,11 @@ func (c workloadCgroup) pids() ([]int, error) {
 	if c.path == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(filepath.Join(c.dir(), "cgroup.procs"))
+	pids, err := readProcs(filepath.Join(c.dir(), "cgroup.procs"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
-			out = append(out, pid)
-		}
-	}
-	return out, nil
+	return pids, err
 }
 
 // kill ends every process in the cgroup with SIGKILL and returns once
