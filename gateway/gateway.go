@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"golang.org/x/time/rate"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/internal/authn"
@@ -78,6 +79,12 @@ type gatewaySession struct {
 
 	mu        sync.Mutex
 	lastHeard time.Time
+
+	// inventories bounds the inventories the session's daemon may have
+	// reconciled (inventoryLimit); dropped says one was dropped already
+	// (logged once).
+	inventories *rate.Limiter
+	dropped     bool
 }
 
 func (g *Gateway) now() time.Time {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"golang.org/x/time/rate"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
@@ -78,7 +79,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = ws.Close(websocket.StatusTryAgainLater, "could not open session")
 		return
 	}
-	s := &gatewaySession{nodeID: nodeID, epoch: sess.Epoch, ws: ws, lastHeard: g.now()}
+	s := &gatewaySession{nodeID: nodeID, epoch: sess.Epoch, ws: ws, lastHeard: g.now(),
+		inventories: rate.NewLimiter(inventoryLimit, inventoryBurst)}
 	g.mu.Lock()
 	old := g.sessions[nodeID]
 	if g.sessions == nil {
@@ -111,6 +113,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case wire.TypeInstanceStopped:
 			g.instanceStopped(ctx, nodeID, sess.Epoch, m)
 		case wire.TypeInventory:
+			if !s.inventories.AllowN(g.now(), 1) {
+				if !s.dropped {
+					s.dropped = true
+					g.logger().Warn("inventory dropped: the daemon reports faster than a daemon does", "gateway", g.ID,
+						"node", nodeID, "epoch", sess.Epoch)
+				}
+				break
+			}
 			g.handleInventory(ctx, nodeID, sess.Epoch, m)
 		}
 		if m.Type != wire.TypeHeartbeat && g.OnMessage != nil {

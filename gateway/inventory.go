@@ -4,11 +4,24 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/wire"
 )
+
+// A daemon sends its inventory once per session, after its hello. Each
+// one is a transaction that may write the node, its devices and events,
+// so a session's daemon gets inventoryBurst of them, then one every
+// inventoryLimit: a daemon that sends more (a bug, or a stolen credential)
+// cannot make the database write as fast as it can send. The ones over
+// the limit are dropped; the next connect reports again.
+const inventoryBurst = 4
+
+var inventoryLimit = rate.Every(10 * time.Second)
 
 // inventoryAttempts bounds how often one inventory report is reconciled
 // when a concurrent change to the node (a liveness transition, an

@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +16,7 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/wire"
 )
 
@@ -266,4 +271,42 @@ func TestInventoryMessageWorkloadsRefused(t *testing.T) {
 	require.Eventually(t, func() bool { return len(f.conditions("n1")) == 0 }, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, 2, f.events(core.EventNodeInventoryReconciled, "n1"))
 	f.requireInvariants()
+}
+
+// A session's daemon has a few inventories reconciled, then one every 10
+// s: the ones it sends faster are dropped, so a daemon cannot make the
+// database write as fast as it can send.
+func TestInventoriesOfASessionAreBounded(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cred := f.join("n1", "metal")
+	var handled atomic.Int32
+	g := &gateway.Gateway{ID: "gw1", Owner: "gw1-process", Commands: f.s, OnMessage: func(_ string, _ int64, m wire.Message) {
+		if m.Type == wire.TypeInventory {
+			handled.Add(1)
+		}
+	}}
+	require.NoError(t, g.Renew(f.ctx))
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	ws, _ := f.connect("ws://"+strings.TrimPrefix(srv.URL, "http://")+wire.Path, cred.Token)
+	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
+	defer cancel()
+	gpu := func(i int) wire.InventoryGPU {
+		return wire.InventoryGPU{UUID: fmt.Sprintf("GPU-n1-%d", i), Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559}
+	}
+	for i := range 8 { // each one a change: GPU-n1-0 missing, then back
+		st := wire.NodeState{GPUs: []wire.InventoryGPU{gpu(1)}}
+		if i%2 == 1 {
+			st.GPUs = append(st.GPUs, gpu(0))
+		}
+		payload, err := json.Marshal(st)
+		require.NoError(t, err)
+		msg, err := json.Marshal(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: payload})
+		require.NoError(t, err)
+		require.NoError(t, ws.Write(ctx, websocket.MessageText, msg))
+	}
+	require.Eventually(t, func() bool { return handled.Load() == 8 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, 4, f.events(core.EventNodeInventoryReconciled, "n1"), "four reconciled, four dropped")
+	require.True(t, f.session("n1").Connected, "the session lives on")
 }
