@@ -164,3 +164,21 @@ func TestRecoverReplaysMissedEvents(t *testing.T) {
 	require.ElementsMatch(t, []string{acked.ID.String(), missed.ID.String()}, ids[2:])
 	requireEvent(t, f, webhook.EventEndpointRecovered, ep.ID, 1)
 }
+
+// Recover never sends an endpoint events older than the endpoint itself,
+// whatever `since` says: it did not subscribe to them.
+func TestRecoverSendsNothingOlderThanTheEndpoint(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{})
+	ctx := context.Background()
+	since := f.pg.Now(t)
+	f.emit(t, "acme", "reservation.booked") // before the endpoint
+	_, err := f.disp.RunOnce(ctx)           // and scheduled before it, for no one
+	require.NoError(t, err)
+	f.pg.AdvanceSimClock(t, time.Minute)
+	rcv := newReceiver(t, respond{status: http.StatusOK})
+	ep := f.createEndpoint(t, acmeMember, rcv.URL, "reservation.booked")
+	res, err := f.svc.RecoverEndpoint(ctx, acmeMember, ep.ID, since)
+	require.NoError(t, err)
+	require.Zero(t, res.Scheduled)
+}

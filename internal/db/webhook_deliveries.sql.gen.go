@@ -350,7 +350,7 @@ SELECT e.id, o.id
   FROM webhook_endpoints e
   JOIN outbox o ON o.tenant_id = e.tenant_id
  WHERE e.id = $1
-   AND o.time >= $2
+   AND o.time >= $2 AND o.time >= e.created_at
    AND (cardinality(e.event_types) = 0 OR o.type = ANY(e.event_types))
  ORDER BY o.txid, o.seq
  LIMIT $3
@@ -370,6 +370,7 @@ type WebhookDeliveryRecoverParams struct {
 // Re-schedules the endpoint's deliveries of events since `since` that did
 // not succeed, creating those that were never scheduled (the endpoint was
 // disabled, or filtered the type out then). Attempts restart from zero.
+// Never an event older than the endpoint: it did not subscribe to those.
 func (q *Queries) WebhookDeliveryRecover(ctx context.Context, arg WebhookDeliveryRecoverParams) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, webhookDeliveryRecover, arg.EndpointID, arg.Since, arg.MaxRows)
 	if err != nil {

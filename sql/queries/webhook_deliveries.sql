@@ -122,12 +122,13 @@ UPDATE webhook_deliveries SET state = 'abandoned', updated_at = compute_now()
 -- Re-schedules the endpoint's deliveries of events since `since` that did
 -- not succeed, creating those that were never scheduled (the endpoint was
 -- disabled, or filtered the type out then). Attempts restart from zero.
+-- Never an event older than the endpoint: it did not subscribe to those.
 INSERT INTO webhook_deliveries AS d (endpoint_id, event_id)
 SELECT e.id, o.id
   FROM webhook_endpoints e
   JOIN outbox o ON o.tenant_id = e.tenant_id
  WHERE e.id = sqlc.arg(endpoint_id)
-   AND o.time >= sqlc.arg(since)
+   AND o.time >= sqlc.arg(since) AND o.time >= e.created_at
    AND (cardinality(e.event_types) = 0 OR o.type = ANY(e.event_types))
  ORDER BY o.txid, o.seq
  LIMIT sqlc.arg(max_rows)
