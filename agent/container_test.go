@@ -375,20 +375,8 @@ func TestContainerDiskCountsHiddenFilesAndInodes(t *testing.T) {
 	many.DiskGB = 0 // 64 MiB, 4,096 files
 	modest := assignment("alc_modest", now.Add(-time.Hour), now.Add(time.Hour), 3)
 	modest.DiskGB = 0
-	for _, a := range []wire.AssignPayload{hidden, many, modest} {
-		reason, err := j.assign(a)
-		require.NoError(t, err)
-		require.Empty(t, reason)
-		sb.forgetAtEnd(t, &a)
-		res := d.instances.start(context.Background(), sb, j.assignment, wire.Message{}, a.AllocationID,
-			commandPayload{InstanceID: "ins_" + a.AllocationID, Script: "exec sleep 600"})
-		require.Empty(t, res.Reason)
-	}
-	var fsStat unix.Statfs_t
-	require.NoError(t, unix.Statfs(sb.root, &fsStat))
-	if free := int64(fsStat.Bavail) * fsStat.Bsize; free < 2<<30 {
-		t.Skipf("needs 2 GiB free where the workloads live, has %d MiB", free>>20)
-	}
+	d.sleepIn(t, j, hidden, many, modest)
+	requireFree(t, sb.root, 2<<30)
 	out, code := sb.runScript(t, &hidden, `exec 3<>/work/hidden && rm /work/hidden && fallocate -l 1100M /proc/$$/fd/3 && `+
 		`{ setsid sleep 600 </dev/null >/dev/null 2>&1 & } && ls -A /work && echo ok`)
 	require.Zero(t, code, out)
@@ -409,6 +397,31 @@ func TestContainerDiskCountsHiddenFilesAndInodes(t *testing.T) {
 	require.Contains(t, reasons["ins_alc_many"], "at most 4096 for the 64 MiB of a reservation without diskGb")
 	require.False(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath("alc_hidden")), "its container is gone, the held file with it")
 	require.True(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath("alc_modest")), "10 MB of no diskGb run on")
+}
+
+// sleepIn assigns each allocation to d's daemon (released when the test
+// ends) and starts an instance ins_<allocation> sleeping in it.
+func (d *daemon) sleepIn(t *testing.T, j *journal, as ...wire.AssignPayload) {
+	t.Helper()
+	for _, a := range as {
+		reason, err := j.assign(a)
+		require.NoError(t, err)
+		require.Empty(t, reason)
+		d.sandbox.forgetAtEnd(t, &a)
+		res := d.instances.start(context.Background(), d.sandbox, j.assignment, wire.Message{}, a.AllocationID,
+			commandPayload{InstanceID: "ins_" + a.AllocationID, Script: "exec sleep 600"})
+		require.Empty(t, res.Reason)
+	}
+}
+
+// requireFree skips the test unless dir's file system has bytes free.
+func requireFree(t *testing.T, dir string, bytes int64) {
+	t.Helper()
+	var fsStat unix.Statfs_t
+	require.NoError(t, unix.Statfs(dir, &fsStat))
+	if free := int64(fsStat.Bavail) * fsStat.Bsize; free < bytes {
+		t.Skipf("needs %d MiB free where the workloads live, has %d MiB", bytes>>20, free>>20)
+	}
 }
 
 // hostHas reports whether a process of the machine runs a command line
@@ -434,20 +447,8 @@ func TestContainerDiskExceeded(t *testing.T) {
 	big.DiskGB = 1
 	small := assignment("alc_small", now.Add(-time.Hour), now.Add(time.Hour), 2)
 	small.DiskGB = 1
-	for _, a := range []wire.AssignPayload{big, small} {
-		reason, err := j.assign(a)
-		require.NoError(t, err)
-		require.Empty(t, reason)
-		sb.forgetAtEnd(t, &a)
-		res := d.instances.start(context.Background(), sb, j.assignment, wire.Message{}, a.AllocationID,
-			commandPayload{InstanceID: "ins_" + a.AllocationID, Script: "exec sleep 600"})
-		require.Empty(t, res.Reason)
-	}
-	var fsStat unix.Statfs_t
-	require.NoError(t, unix.Statfs(sb.root, &fsStat))
-	if free := int64(fsStat.Bavail) * fsStat.Bsize; free < 3<<30 {
-		t.Skipf("needs 3 GiB free where the workloads live, has %d MiB", free>>20)
-	}
+	d.sleepIn(t, j, big, small)
+	requireFree(t, sb.root, 3<<30)
 	out, code := sb.runScript(t, &big, "fallocate -l 1100M /work/fill && echo ok")
 	require.Zero(t, code, out)
 	out, code = sb.runScript(t, &small, "fallocate -l 100M /work/fill && echo ok")
