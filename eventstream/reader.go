@@ -103,6 +103,14 @@ func (r *Reader) read(ctx context.Context, scope Scope, after outbox.Position, l
 // only such prefixes, and always keeps the newest visible event, so a
 // cursor that has caught up never expires; with a retention of 0 nothing
 // is pruned and no real cursor expires.
+//
+// A cursor at or above the next transaction id this database will assign
+// is expired too: no event of this log ever had it. It comes from another
+// installation, or from before this database was restored to an earlier
+// point; the log's new events will be numbered below it, and a client
+// resuming from it would skip them without a word. A hot standby (the
+// read replica) does not apply this rule: it may not yet have seen the
+// primary's newest transaction ids, which its clients' cursors can hold.
 func (r *Reader) CheckCursor(ctx context.Context, after outbox.Position) error {
 	if after.IsZero() {
 		return nil
@@ -114,6 +122,10 @@ func (r *Reader) CheckCursor(ctx context.Context, after outbox.Position) error {
 	if len(rows) == 0 || after.Less(outbox.Position{TxID: rows[0].Txid, Seq: rows[0].Seq}) {
 		return core.Errorf(core.CodeCursorExpired,
 			"cursor %s is older than the retained event history: list events again without a cursor", after)
+	}
+	if !rows[0].InRecovery && after.TxID >= rows[0].NextTxid {
+		return core.Errorf(core.CodeCursorExpired,
+			"cursor %s is ahead of this event log (another installation's, or from before a restore): list events again without a cursor", after)
 	}
 	return nil
 }

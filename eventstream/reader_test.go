@@ -140,3 +140,31 @@ func TestCursorBelowRetainedHistoryExpires(t *testing.T) {
 	_, err = r.Page(ctx, operator, log[4].Position, 10)
 	require.Equal(t, core.CodeCursorExpired, core.CodeOf(err), "everything pruned")
 }
+
+// A cursor this database never numbered an event with (at or above the
+// next transaction id it will assign: another installation's, or one from
+// before a restore) is CURSOR_EXPIRED; it would otherwise skip every event
+// the log numbers below it. The newest event's cursor, and one just past
+// it in the same transaction, still page normally.
+func TestCursorAheadOfTheLogExpires(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	appendN(t, d, "A", "x.made", 3)
+	log := waitVisible(t, d, 3)
+	r := eventstream.NewReader(d.Pool)
+
+	newest := log[len(log)-1].Position
+	for _, ok := range []outbox.Position{newest, {TxID: newest.TxID, Seq: newest.Seq + 1}} {
+		p, err := r.Page(ctx, operator, ok, 10)
+		require.NoError(t, err, "cursor %s", ok)
+		require.Empty(t, p.Events, "cursor %s", ok)
+	}
+	var next uint64
+	require.NoError(t, d.Pool.QueryRow(ctx, "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint").Scan(&next))
+	for _, ahead := range []outbox.Position{{TxID: next + 1000}, {TxID: 1 << 62, Seq: 1}} {
+		_, err := r.Page(ctx, operator, ahead, 10)
+		require.Equal(t, core.CodeCursorExpired, core.CodeOf(err), "cursor %s", ahead)
+		require.ErrorContains(t, err, "ahead of this event log")
+	}
+}

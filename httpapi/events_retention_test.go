@@ -213,3 +213,23 @@ func TestRetentionCursorExpired(t *testing.T) {
 	again := s.openStream(t, s.operator, "", first.id)
 	require.Equal(t, http.StatusGone, again.res.StatusCode)
 }
+
+// A cursor this installation never gave out (ahead of its log: another
+// installation's, or one kept from before a restore) is 410 CURSOR_EXPIRED
+// on GET /v1/events and on the stream, as an expired one is: resuming from
+// it would silently skip the events the log numbers below it.
+func TestCursorAheadOfTheLogIsGone(t *testing.T) {
+	t.Parallel()
+	s, _ := setupRetentionEvents(t, newWriteGate("never written"))
+	id := s.appendEvent(t, "tenant-a", "x.ahead")
+	s.waitTyped(t, "x.ahead", id)
+	const ahead = "7fffffffffffffff0000000000000001"
+	r := s.call(t, http.MethodGet, "/v1/events?after="+ahead, s.operator, nil)
+	requireCursorExpired(t, r.status, r.body, "list")
+	for _, q := range []struct{ query, lastEventID string }{{"", ahead}, {"after=" + ahead, ""}} {
+		sse := s.openStream(t, s.operator, q.query, q.lastEventID)
+		body, err := io.ReadAll(sse.res.Body)
+		require.NoError(t, err)
+		requireCursorExpired(t, sse.res.StatusCode, body, fmt.Sprintf("stream %+v", q))
+	}
+}

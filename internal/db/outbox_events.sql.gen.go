@@ -46,21 +46,27 @@ func (q *Queries) OutboxHeadPosition(ctx context.Context) ([]OutboxHeadPositionR
 }
 
 const outboxOldestPosition = `-- name: OutboxOldestPosition :many
-SELECT o.txid, o.seq
+SELECT o.txid, o.seq, pg_snapshot_xmax(pg_current_snapshot())::xid8 AS next_txid,
+       pg_is_in_recovery() AS in_recovery
   FROM outbox o
  ORDER BY o.txid, o.seq
  LIMIT 1
 `
 
 type OutboxOldestPositionRow struct {
-	Txid uint64
-	Seq  int64
+	Txid       uint64
+	Seq        int64
+	NextTxid   uint64
+	InRecovery bool
 }
 
-// The oldest retained event's position (no row when the log is empty).
-// Retention deletes a prefix of the log, so a cursor below this position
-// has lost events after it: CURSOR_EXPIRED. :many so an empty log is an
-// empty slice rather than an error.
+// The oldest retained event's position (no row when the log is empty),
+// and the first transaction id not yet assigned. Retention deletes a
+// prefix of the log, so a cursor below this position has lost events
+// after it; a cursor at or above next_txid was never a position of this
+// database: both are CURSOR_EXPIRED. A hot standby's next_txid lags its
+// primary's, so on one (in_recovery) only the first rule holds. :many so
+// an empty log is an empty slice rather than an error.
 func (q *Queries) OutboxOldestPosition(ctx context.Context) ([]OutboxOldestPositionRow, error) {
 	rows, err := q.db.Query(ctx, outboxOldestPosition)
 	if err != nil {
@@ -70,7 +76,12 @@ func (q *Queries) OutboxOldestPosition(ctx context.Context) ([]OutboxOldestPosit
 	items := []OutboxOldestPositionRow{}
 	for rows.Next() {
 		var i OutboxOldestPositionRow
-		if err := rows.Scan(&i.Txid, &i.Seq); err != nil {
+		if err := rows.Scan(
+			&i.Txid,
+			&i.Seq,
+			&i.NextTxid,
+			&i.InRecovery,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -27,11 +27,15 @@ SELECT id, txid, seq, type, tenant_id, subject, data, time
  LIMIT sqlc.arg(max_rows);
 
 -- name: OutboxOldestPosition :many
--- The oldest retained event's position (no row when the log is empty).
--- Retention deletes a prefix of the log, so a cursor below this position
--- has lost events after it: CURSOR_EXPIRED. :many so an empty log is an
--- empty slice rather than an error.
-SELECT o.txid, o.seq
+-- The oldest retained event's position (no row when the log is empty),
+-- and the first transaction id not yet assigned. Retention deletes a
+-- prefix of the log, so a cursor below this position has lost events
+-- after it; a cursor at or above next_txid was never a position of this
+-- database: both are CURSOR_EXPIRED. A hot standby's next_txid lags its
+-- primary's, so on one (in_recovery) only the first rule holds. :many so
+-- an empty log is an empty slice rather than an error.
+SELECT o.txid, o.seq, pg_snapshot_xmax(pg_current_snapshot())::xid8 AS next_txid,
+       pg_is_in_recovery() AS in_recovery
   FROM outbox o
  ORDER BY o.txid, o.seq
  LIMIT 1;
