@@ -182,8 +182,13 @@ func (g *Gateway) Flush(ctx context.Context) error {
 // the deadline sendTimeout); it can never cost the gateway its lease,
 // which would end every session here.
 //
-// Run does not release the lease on the way out: the sessions' nodes
-// become disconnected when it lapses, with the gateway grace.
+// On the way out (ctx ended: the process stops) Run closes every
+// connection and releases the lease, so that the process that takes over
+// the gateway's id (a restart) serves the reconnecting daemons at once
+// instead of after the lease's TTL. The sessions' nodes become
+// disconnected as of their last sighting, with the gateway grace, as when
+// a lease lapses; a gateway that dies without releasing is found by the
+// lapse.
 func (g *Gateway) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { g.every(ctx, lease.RenewEvery, "gateway lease", g.Renew) })
@@ -191,6 +196,24 @@ func (g *Gateway) Run(ctx context.Context) {
 	wg.Go(func() { g.every(ctx, DispatchEvery, "gateway node job dispatch", g.DispatchPending) })
 	wg.Wait()
 	g.Abandon()
+	g.release(ctx)
+}
+
+// release gives the lease up (fenced by its owner and epoch: one taken
+// over meanwhile is not touched), with a few seconds of its own since ctx
+// has ended.
+func (g *Gateway) release(ctx context.Context) {
+	g.mu.Lock()
+	l, had := g.lease, g.lease.Name != ""
+	g.mu.Unlock()
+	if !had {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := l.Release(rctx, db.New(g.Commands.Pool)); err != nil {
+		g.logger().Warn("release gateway lease", "gateway", g.ID, "err", err)
+	}
 }
 
 // every runs fn now and then at each tick until ctx ends. A run that
