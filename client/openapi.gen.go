@@ -1067,6 +1067,9 @@ type CreateSiteRequest struct {
 
 // CreateTokenRequest defines model for CreateTokenRequest.
 type CreateTokenRequest struct {
+	// ExpiresAt When the token stops authenticating; it must be in the future. Omitted, the token never expires.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
 	// Identity Who holds the token (a person or a service), for audit.
 	Identity string   `json:"identity"`
 	Role     Role     `json:"role"`
@@ -2026,6 +2029,9 @@ type TenantPriorityClassesResult struct {
 type Token struct {
 	CreatedAt time.Time `json:"createdAt"`
 
+	// ExpiresAt When the token stops (or stopped) authenticating; absent for a token that never expires.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
 	// ID Examples: tok_5f0c1e2d3a4b5c6d7e8f9a0b
 	ID       string `json:"id"`
 	Identity string `json:"identity"`
@@ -2039,6 +2045,9 @@ type Token struct {
 // TokenCreated defines model for TokenCreated.
 type TokenCreated struct {
 	CreatedAt time.Time `json:"createdAt"`
+
+	// ExpiresAt When the token stops (or stopped) authenticating; absent for a token that never expires.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 
 	// ID Examples: tok_5f0c1e2d3a4b5c6d7e8f9a0b
 	ID       string `json:"id"`
@@ -3795,8 +3804,8 @@ type ClientInterface interface {
 	// ListTokens List API tokens (operators all; others their own tenant's)
 	//
 	// Token metadata in creation order, revoked tokens included (with
-	// `revokedAt`); never a secret or its hash. Tokens do not expire: they
-	// are valid until revoked.
+	// `revokedAt`); never a secret or its hash. A token is valid until
+	// revoked, or until its `expiresAt` if it was issued with one.
 	//
 	// Corresponds with GET /v1/tokens (the `ListTokens` operationId).
 	ListTokens(ctx context.Context, params *ListTokensParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3805,7 +3814,9 @@ type ClientInterface interface {
 	//
 	// Issues a token bound to (tenant, identity, role), creating the tenant if
 	// it does not exist. The secret (`token`) is returned in this response
-	// only; the server keeps just its SHA-256.
+	// only; the server keeps just its SHA-256. With `expiresAt` the token
+	// stops authenticating then (401, and its open event streams end);
+	// without it the token is valid until revoked.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3816,7 +3827,9 @@ type ClientInterface interface {
 	//
 	// Issues a token bound to (tenant, identity, role), creating the tenant if
 	// it does not exist. The secret (`token`) is returned in this response
-	// only; the server keeps just its SHA-256.
+	// only; the server keeps just its SHA-256. With `expiresAt` the token
+	// stops authenticating then (401, and its open event streams end);
+	// without it the token is valid until revoked.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5660,8 +5673,8 @@ func (c *Client) SetQuota(ctx context.Context, tenant TenantID, resource string,
 // ListTokens List API tokens (operators all; others their own tenant's)
 //
 // Token metadata in creation order, revoked tokens included (with
-// `revokedAt`); never a secret or its hash. Tokens do not expire: they
-// are valid until revoked.
+// `revokedAt`); never a secret or its hash. A token is valid until
+// revoked, or until its `expiresAt` if it was issued with one.
 //
 // Corresponds with GET /v1/tokens (the `ListTokens` operationId).
 func (c *Client) ListTokens(ctx context.Context, params *ListTokensParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5680,7 +5693,9 @@ func (c *Client) ListTokens(ctx context.Context, params *ListTokensParams, reqEd
 //
 // Issues a token bound to (tenant, identity, role), creating the tenant if
 // it does not exist. The secret (`token`) is returned in this response
-// only; the server keeps just its SHA-256.
+// only; the server keeps just its SHA-256. With `expiresAt` the token
+// stops authenticating then (401, and its open event streams end);
+// without it the token is valid until revoked.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5701,7 +5716,9 @@ func (c *Client) CreateTokenWithBody(ctx context.Context, contentType string, bo
 //
 // Issues a token bound to (tenant, identity, role), creating the tenant if
 // it does not exist. The secret (`token`) is returned in this response
-// only; the server keeps just its SHA-256.
+// only; the server keeps just its SHA-256. With `expiresAt` the token
+// stops authenticating then (401, and its open event streams end);
+// without it the token is valid until revoked.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10839,8 +10856,8 @@ type ClientWithResponsesInterface interface {
 	// ListTokensWithResponse List API tokens (operators all; others their own tenant's)
 	//
 	// Token metadata in creation order, revoked tokens included (with
-	// `revokedAt`); never a secret or its hash. Tokens do not expire: they
-	// are valid until revoked.
+	// `revokedAt`); never a secret or its hash. A token is valid until
+	// revoked, or until its `expiresAt` if it was issued with one.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10851,7 +10868,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Issues a token bound to (tenant, identity, role), creating the tenant if
 	// it does not exist. The secret (`token`) is returned in this response
-	// only; the server keeps just its SHA-256.
+	// only; the server keeps just its SHA-256. With `expiresAt` the token
+	// stops authenticating then (401, and its open event streams end);
+	// without it the token is valid until revoked.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10862,7 +10881,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Issues a token bound to (tenant, identity, role), creating the tenant if
 	// it does not exist. The secret (`token`) is returned in this response
-	// only; the server keeps just its SHA-256.
+	// only; the server keeps just its SHA-256. With `expiresAt` the token
+	// stops authenticating then (401, and its open event streams end);
+	// without it the token is valid until revoked.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -21785,8 +21806,8 @@ func (c *ClientWithResponses) SetQuotaWithResponse(ctx context.Context, tenant T
 // ListTokensWithResponse List API tokens (operators all; others their own tenant's)
 //
 // Token metadata in creation order, revoked tokens included (with
-// `revokedAt`); never a secret or its hash. Tokens do not expire: they
-// are valid until revoked.
+// `revokedAt`); never a secret or its hash. A token is valid until
+// revoked, or until its `expiresAt` if it was issued with one.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -21803,7 +21824,9 @@ func (c *ClientWithResponses) ListTokensWithResponse(ctx context.Context, params
 //
 // Issues a token bound to (tenant, identity, role), creating the tenant if
 // it does not exist. The secret (`token`) is returned in this response
-// only; the server keeps just its SHA-256.
+// only; the server keeps just its SHA-256. With `expiresAt` the token
+// stops authenticating then (401, and its open event streams end);
+// without it the token is valid until revoked.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21820,7 +21843,9 @@ func (c *ClientWithResponses) CreateTokenWithBodyWithResponse(ctx context.Contex
 //
 // Issues a token bound to (tenant, identity, role), creating the tenant if
 // it does not exist. The secret (`token`) is returned in this response
-// only; the server keeps just its SHA-256.
+// only; the server keeps just its SHA-256. With `expiresAt` the token
+// stops authenticating then (401, and its open event streams end);
+// without it the token is valid until revoked.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

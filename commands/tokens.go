@@ -39,7 +39,8 @@ type TokenInfo struct {
 	Identity  string
 	Role      core.Role
 	CreatedAt time.Time
-	RevokedAt *time.Time // nil while the token is valid
+	RevokedAt *time.Time // nil unless revoked
+	ExpiresAt *time.Time // nil: never expires
 }
 
 // TokenCreated is a freshly issued token. Secret is the bearer credential;
@@ -65,12 +66,31 @@ const (
 
 var tokenTenantPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
-// CreateToken issues a token for (tenant, identity, role), creating the
-// tenant if it does not exist yet. Only operators may issue tokens.
+// NewToken is what an operator asks for when issuing a token.
+type NewToken struct {
+	Tenant   string
+	Identity string
+	Role     core.Role
+	// ExpiresAt, when set, ends the token's validity then (business time):
+	// it must be later than the moment of issue. nil: never expires.
+	ExpiresAt *time.Time
+}
+
+// CreateToken issues a token for (tenant, identity, role) that does not
+// expire: Issue without an expiry.
 func (t *Tokens) CreateToken(ctx context.Context, actor core.Actor, tenant, identity string, role core.Role) (TokenCreated, error) {
+	return t.Issue(ctx, actor, NewToken{Tenant: tenant, Identity: identity, Role: role})
+}
+
+// Issue issues a token, creating its tenant if it does not exist yet. Only
+// operators may issue tokens. An expiry not after the moment of issue is
+// INVALID_ARGUMENT (the table's CHECK is the authority: its clock is the
+// business clock, compute_now()).
+func (t *Tokens) Issue(ctx context.Context, actor core.Actor, req NewToken) (TokenCreated, error) {
 	if !actor.IsOperator() {
 		return TokenCreated{}, core.Errorf(core.CodePermissionDenied, "only operators may create tokens")
 	}
+	tenant, identity, role := req.Tenant, req.Identity, req.Role
 	if err := tokenValidate(tenant, identity, role); err != nil {
 		return TokenCreated{}, err
 	}
@@ -86,7 +106,12 @@ func (t *Tokens) CreateToken(ctx context.Context, actor core.Actor, tenant, iden
 		var err error
 		row, err = q.ApiTokenCreate(ctx, db.ApiTokenCreateParams{
 			ID: id, TokenHash: authn.HashToken(secret), TenantID: tenant, Identity: identity, Role: string(role),
+			ExpiresAt: req.ExpiresAt,
 		})
+		if pg.IsCheckViolation(err, "api_tokens_expires_after_creation") {
+			return core.Errorf(core.CodeInvalidArgument, "expiresAt %s is not in the future",
+				req.ExpiresAt.UTC().Format(time.RFC3339Nano))
+		}
 		if err != nil {
 			return pg.Translate(err, "token")
 		}
@@ -158,7 +183,7 @@ func (t *Tokens) RevokeToken(ctx context.Context, actor core.Actor, id string) (
 func tokenInfoOf(r db.ApiTokenGetRow) TokenInfo {
 	return TokenInfo{
 		ID: r.ID, Tenant: r.TenantID, Identity: r.Identity, Role: core.Role(r.Role),
-		CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt,
+		CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt, ExpiresAt: r.ExpiresAt,
 	}
 }
 

@@ -31,11 +31,13 @@ type CachedAuthenticator interface {
 }
 
 // RevocationWatcher is implemented by authenticators that learn of token
-// revocations (authn.Authenticator, through authz_changes). Long-lived
-// responses (event streams) watch their token and end when it is revoked.
+// revocations (authn.Authenticator, through authz_changes) and expiries.
+// Long-lived responses (event streams) watch their token and end when it is
+// revoked or expires.
 type RevocationWatcher interface {
-	// WatchRevocation calls revoked once when tokenID is revoked, or at
-	// once if it just was; stop ends the watch. revoked must not block.
+	// WatchRevocation calls revoked once when tokenID is revoked or
+	// expires, or at once if it just was revoked; stop ends the watch.
+	// revoked must not block.
 	WatchRevocation(tokenID string, revoked func()) (stop func())
 }
 

@@ -106,7 +106,7 @@ type eventStreams struct {
 // Why a stream was ended by the server rather than by its client; both end
 // it cleanly, as EventSource expects.
 var (
-	errTokenRevoked   = errors.New("event stream: the token was revoked")
+	errTokenRevoked   = errors.New("event stream: the token was revoked or expired")
 	errStreamLifetime = errors.New("event stream: maximum lifetime reached")
 )
 
@@ -171,8 +171,9 @@ func streamStart(c echo.Context) (*outbox.Position, error) {
 // fails before the first byte, as a normal JSON error. After that the
 // stream ends without an error status: the client went away, fell behind
 // (dropped), the server is shutting down, the stream reached its maximum
-// lifetime, or its token was revoked. In all but the first case the client
-// reconnects with Last-Event-ID (and a revoked token then gets its 401).
+// lifetime, or its token was revoked or expired. In all but the first case
+// the client reconnects with Last-Event-ID (and a revoked or expired token
+// then gets its 401).
 // One end is an error the client must act on: retention pruned the log
 // past the stream while it caught up; an `event: error` frame carrying
 // CURSOR_EXPIRED says so before the stream ends.
@@ -198,7 +199,7 @@ func (a *eventStreams) stream(c echo.Context) error {
 		stop := a.revocations.WatchRevocation(actor.TokenID, func() { cancel(errTokenRevoked) })
 		defer stop()
 		if context.Cause(ctx) == errTokenRevoked {
-			return core.Errorf(core.CodeUnauthenticated, "the token was revoked")
+			return core.Errorf(core.CodeUnauthenticated, "the token was revoked or has expired")
 		}
 	}
 	lifetime := time.AfterFunc(a.Limits.MaxLifetime, func() { cancel(errStreamLifetime) })

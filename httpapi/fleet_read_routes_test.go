@@ -240,14 +240,20 @@ func TestTokenListShowsMetadataOnly(t *testing.T) {
 	t.Parallel()
 	s := setupConfigReads(t)
 	s.pg.AdvanceSimClock(t, time.Second) // vic's token is created after bob's
-	viewerID, _ := s.tokenFor(t, "acme", "vic@acme", core.RoleViewer)
+	expiry := s.pg.Now(t).Add(24 * time.Hour)
+	var viewer struct {
+		ID string `json:"id"`
+	}
+	s.mustCall(t, http.StatusCreated, http.MethodPost, "/v1/tokens", s.operator, map[string]string{
+		"tenant": "acme", "identity": "vic@acme", "role": "viewer", "expiresAt": expiry.Format(time.RFC3339Nano)}, &viewer)
+	viewerID := viewer.ID
 	s.mustCall(t, http.StatusOK, http.MethodDelete, "/v1/tokens/"+viewerID, s.operator, nil, nil)
 
 	all, _ := readAll[map[string]any](t, s.testServer, "/v1/tokens", s.operator, 2)
 	require.Len(t, all, 4, "root, bob, carol and vic")
 	for _, tok := range all {
 		for k := range tok {
-			require.Contains(t, []string{"id", "tenant", "identity", "role", "createdAt", "revokedAt"}, k, "no secret, no hash")
+			require.Contains(t, []string{"id", "tenant", "identity", "role", "createdAt", "revokedAt", "expiresAt"}, k, "no secret, no hash")
 		}
 	}
 
@@ -265,6 +271,9 @@ func TestTokenListShowsMetadataOnly(t *testing.T) {
 	require.Nil(t, own[0].RevokedAt)
 	require.Equal(t, viewerID, own[1].ID)
 	require.NotNil(t, own[1].RevokedAt, "revoked tokens are listed, with when")
+	require.Nil(t, own[0].ExpiresAt, "bob's never expires")
+	require.NotNil(t, own[1].ExpiresAt)
+	require.True(t, own[1].ExpiresAt.Equal(expiry), "vic's expiry is listed")
 
 	globex, _ := readAll[queries.Token](t, s.testServer, "/v1/tokens?tenant=globex", s.operator, 5)
 	require.Len(t, globex, 1)

@@ -172,3 +172,21 @@ func TestStreamTicketIsOnlyForTheStream(t *testing.T) {
 	status, _, body := s.ticketStream(t, ticket, "", func([]core.Event) bool { return true })
 	require.Equal(t, http.StatusOK, status, "the ticket is still unused: %s", body)
 }
+
+// A ticket asked for with a token that expires before the ticket does is
+// refused once the token has expired.
+func TestStreamTicketOfAnExpiredTokenIsRefused(t *testing.T) {
+	t.Parallel()
+	s := setupEvents(t, time.Hour)
+	expiry := s.pg.Now(t).Add(commands.StreamTicketTTL / 2)
+	var created struct {
+		Token string `json:"token"`
+	}
+	s.mustCall(t, http.StatusCreated, http.MethodPost, "/v1/tokens", s.operator,
+		map[string]string{"tenant": "acme", "identity": "ci@acme", "role": "viewer", "expiresAt": expiry.Format(time.RFC3339Nano)}, &created)
+	ticket, ticketExpiry := s.ticketFor(t, created.Token)
+	require.True(t, ticketExpiry.After(expiry), "the ticket outlives the token")
+	s.pg.AdvanceSimClock(t, commands.StreamTicketTTL/2)
+	status, _, body := s.ticketStream(t, ticket, "", nil)
+	require.Equal(t, http.StatusUnauthorized, status, "the token expired: %s", body)
+}

@@ -29,6 +29,8 @@ type createTokenRequest struct {
 	Tenant   string    `json:"tenant"`
 	Identity string    `json:"identity"`
 	Role     core.Role `json:"role"`
+	// ExpiresAt (RFC 3339), when given, ends the token's validity then.
+	ExpiresAt string `json:"expiresAt"`
 }
 
 // tokenResponse is a token's metadata as the API shows it. Token, the
@@ -40,13 +42,14 @@ type tokenResponse struct {
 	Role      core.Role  `json:"role"`
 	CreatedAt time.Time  `json:"createdAt"`
 	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 	Token     string     `json:"token,omitempty"`
 }
 
 func tokenResponseOf(t commands.TokenInfo) tokenResponse {
 	return tokenResponse{
 		ID: t.ID, Tenant: t.Tenant, Identity: t.Identity, Role: t.Role,
-		CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt,
+		CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt, ExpiresAt: t.ExpiresAt,
 	}
 }
 
@@ -55,7 +58,15 @@ func (h tokenHandlers) create(c echo.Context) error {
 	if err := Bind(c, &req); err != nil {
 		return err
 	}
-	created, err := h.tokens.CreateToken(c.Request().Context(), ActorOf(c), req.Tenant, req.Identity, req.Role)
+	token := commands.NewToken{Tenant: req.Tenant, Identity: req.Identity, Role: req.Role}
+	if req.ExpiresAt != "" {
+		at, err := parseTime("expiresAt", req.ExpiresAt)
+		if err != nil {
+			return err
+		}
+		token.ExpiresAt = &at
+	}
+	created, err := h.tokens.Issue(c.Request().Context(), ActorOf(c), token)
 	if err != nil {
 		return err
 	}

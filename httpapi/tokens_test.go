@@ -20,6 +20,7 @@ type tokenJSON struct {
 	Role      core.Role  `json:"role"`
 	CreatedAt time.Time  `json:"createdAt"`
 	RevokedAt *time.Time `json:"revokedAt"`
+	ExpiresAt *time.Time `json:"expiresAt"`
 	Token     string     `json:"token"`
 }
 
@@ -171,4 +172,53 @@ func TestRevokeToken(t *testing.T) {
 	r = s.call(t, http.MethodDelete, "/v1/tokens/tok_nope", s.operator, nil)
 	require.Equal(t, http.StatusNotFound, r.status)
 	require.Equal(t, core.CodeNotFound, r.errorBody(t).Code)
+}
+
+// A token issued with expiresAt authenticates until then (business time)
+// and is 401 from then on, like a revoked one, while its metadata shows
+// the expiry; an expiry not in the future, or not a time, is 400 and
+// issues nothing.
+func TestTokenExpiresAtItsExpiry(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	now := s.pg.Now(t)
+	for name, at := range map[string]string{
+		"now":        now.Format(time.RFC3339Nano),
+		"past":       now.Add(-time.Hour).Format(time.RFC3339Nano),
+		"not a time": "tomorrow",
+	} {
+		r := s.call(t, http.MethodPost, "/v1/tokens", s.operator,
+			map[string]string{"tenant": "expiry", "identity": "ci", "role": "member", "expiresAt": at})
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", name, r.body)
+		e := r.errorBody(t)
+		require.Equal(t, core.CodeInvalidArgument, e.Code, name)
+		require.Contains(t, e.Message, "expiresAt", name)
+	}
+	var n int
+	require.NoError(t, s.pg.Pool.QueryRow(t.Context(), "SELECT count(*) FROM api_tokens WHERE tenant_id = 'expiry'").Scan(&n))
+	require.Zero(t, n, "nothing issued by a refused request")
+
+	expiry := now.Add(time.Hour)
+	r := s.call(t, http.MethodPost, "/v1/tokens", s.operator,
+		map[string]string{"tenant": "expiry", "identity": "ci", "role": "member", "expiresAt": expiry.Format(time.RFC3339Nano)})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	var created tokenJSON
+	r.decode(t, &created)
+	require.NotNil(t, created.ExpiresAt)
+	require.True(t, created.ExpiresAt.Equal(expiry), "expiresAt %s", created.ExpiresAt)
+
+	var got tokenJSON
+	s.mustCall(t, http.StatusOK, http.MethodGet, "/v1/tokens/"+created.ID, s.operator, nil, &got)
+	require.NotNil(t, got.ExpiresAt)
+	require.True(t, got.ExpiresAt.Equal(expiry), "its metadata shows the expiry")
+
+	s.pg.AdvanceSimClock(t, time.Hour-time.Second)
+	r = s.call(t, http.MethodGet, "/v1/whoami", created.Token, nil)
+	require.Equal(t, http.StatusOK, r.status, "a second before its expiry: %s", r.body)
+	s.pg.AdvanceSimClock(t, time.Second)
+	r = s.call(t, http.MethodGet, "/v1/whoami", created.Token, nil)
+	require.Equal(t, http.StatusUnauthorized, r.status, "at its expiry: %s", r.body)
+	require.Equal(t, core.CodeUnauthenticated, r.errorBody(t).Code)
+	r = s.call(t, http.MethodGet, "/v1/reservations", created.Token, nil)
+	require.Equal(t, http.StatusUnauthorized, r.status, "every route: %s", r.body)
 }

@@ -10,7 +10,8 @@ import (
 
 // Token is an API token's metadata as the read API lists it: never its
 // secret, which exists only in the response that created it (the table
-// holds its SHA-256). Tokens do not expire; they are valid until revoked.
+// holds its SHA-256). A token is valid until revoked, or until its
+// expiresAt when it was issued with one.
 type Token struct {
 	ID        string     `json:"id"`
 	Tenant    string     `json:"tenant"`
@@ -18,6 +19,7 @@ type Token struct {
 	Role      core.Role  `json:"role"`
 	CreatedAt time.Time  `json:"createdAt"`
 	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 }
 
 // ListTokens filters a list of tokens.
@@ -55,7 +57,7 @@ func (s *Service) ListTokens(ctx context.Context, actor core.Actor, l ListTokens
 		return []string{r.CreatedAt.UTC().Format(time.RFC3339Nano), r.ID}
 	}, func(r db.ApiTokenListRow) Token {
 		return Token{ID: r.ID, Tenant: r.TenantID, Identity: r.Identity, Role: core.Role(r.Role),
-			CreatedAt: r.CreatedAt.UTC(), RevokedAt: utc(r.RevokedAt)}
+			CreatedAt: r.CreatedAt.UTC(), RevokedAt: utc(r.RevokedAt), ExpiresAt: utc(r.ExpiresAt)}
 	})
 }
 

@@ -25,7 +25,7 @@ var bootstrapActor = core.Actor{Tenant: "ops", Identity: "compute-cli", Role: co
 // so it reaches the same database as `compute serve` would; the private
 // cluster can be used by one process at a time, so while `compute serve`
 // runs on it the answer is to create the token over the API.
-func createTokenInDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, tenant, identity string, role core.Role) (commands.TokenCreated, error) {
+func createTokenInDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, req commands.NewToken) (commands.TokenCreated, error) {
 	pool, _, closeDB, err := openDatabase(ctx, cfg, logger, "compute-tokens")
 	if err != nil {
 		if errors.Is(err, errPrivateClusterBusy) {
@@ -36,14 +36,14 @@ func createTokenInDatabase(ctx context.Context, cfg config.Config, logger *slog.
 		return commands.TokenCreated{}, err
 	}
 	defer closeDB()
-	return (&commands.Tokens{Pool: pool}).CreateToken(ctx, bootstrapActor, tenant, identity, role)
+	return (&commands.Tokens{Pool: pool}).Issue(ctx, bootstrapActor, req)
 }
 
 // createTokenDirect is `compute tokens create --database` for package cli
 // (cli.Program.CreateTokenInDatabase): createTokenInDatabase with the
 // server's configuration, quiet unless COMPUTE_LOG_LEVEL is debug, its
 // answer in the API's shape so that it prints as the API's would.
-func createTokenDirect(ctx context.Context, tenant, identity string, role client.Role) (client.TokenCreated, error) {
+func createTokenDirect(ctx context.Context, req client.CreateTokenRequest) (client.TokenCreated, error) {
 	cfg, err := config.Load()
 	if err != nil {
 		return client.TokenCreated{}, err
@@ -52,10 +52,11 @@ func createTokenDirect(ctx context.Context, tenant, identity string, role client
 	if cfg.LogLevel == "debug" {
 		logger = newLogger(cfg.LogLevel)
 	}
-	created, err := createTokenInDatabase(ctx, cfg, logger, tenant, identity, core.Role(role))
+	created, err := createTokenInDatabase(ctx, cfg, logger, commands.NewToken{
+		Tenant: req.Tenant, Identity: req.Identity, Role: core.Role(req.Role), ExpiresAt: req.ExpiresAt})
 	if err != nil {
 		return client.TokenCreated{}, err
 	}
 	return client.TokenCreated{ID: created.ID, Tenant: created.Tenant, Identity: created.Identity, Role: client.Role(created.Role),
-		CreatedAt: created.CreatedAt, Token: created.Secret}, nil
+		CreatedAt: created.CreatedAt, ExpiresAt: created.ExpiresAt, Token: created.Secret}, nil
 }

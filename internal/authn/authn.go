@@ -48,6 +48,9 @@ const (
 	// WatchRevocation: a watch registered just after Sync applied the
 	// revocation (the token was authenticated just before) still fires.
 	revokedMemory = 5 * time.Minute
+	// maxDeadlines is how many token expiries are remembered before the
+	// past ones are dropped.
+	maxDeadlines = 1024
 )
 
 // HashToken is how a token secret is stored and looked up: its SHA-256.
@@ -57,7 +60,7 @@ func HashToken(secret string) []byte {
 	return sum[:]
 }
 
-var errUnauthenticated = core.Errorf(core.CodeUnauthenticated, "missing, unknown or revoked token")
+var errUnauthenticated = core.Errorf(core.CodeUnauthenticated, "missing, unknown, revoked or expired token")
 
 type entry struct {
 	actor   core.Actor
@@ -69,6 +72,9 @@ type Authenticator struct {
 	pool *pgxpool.Pool
 	ttl  time.Duration
 	now  func() time.Time // cache expiry only; not business time
+	// afterFunc runs f after d on now's clock (time.AfterFunc; tests
+	// replace it): how a watch fires at its token's expiry.
+	afterFunc func(d time.Duration, f func()) (stop func() bool)
 	// afterLookup, when set (tests), runs after each database lookup and
 	// before its result is cached.
 	afterLookup func()
@@ -85,6 +91,11 @@ type Authenticator struct {
 	started  bool
 	watchers map[string]map[*watch]struct{} // token id → open watches
 	revoked  map[string]time.Time           // token id → when Sync applied its revocation (recent ones)
+	// deadline is, for each token with an expiry that was looked up, when
+	// it expires on this process's clock (the lookup's time plus what the
+	// database said was left): cache entries end no later, and watches
+	// fire then.
+	deadline map[string]time.Time
 }
 
 // watch is one WatchRevocation registration.
@@ -93,8 +104,9 @@ type watch struct{ revoked func() }
 // New returns an Authenticator whose cache entries live ttl. Failed
 // lookups are remembered for the smaller of ttl and NegativeTTL.
 func New(pool *pgxpool.Pool, ttl time.Duration) *Authenticator {
-	return &Authenticator{pool: pool, ttl: ttl, now: time.Now, byHash: map[string]entry{},
-		failed: map[string]time.Time{}, watchers: map[string]map[*watch]struct{}{}, revoked: map[string]time.Time{}}
+	return &Authenticator{pool: pool, ttl: ttl, now: time.Now, afterFunc: afterFunc, byHash: map[string]entry{},
+		failed: map[string]time.Time{}, watchers: map[string]map[*watch]struct{}{}, revoked: map[string]time.Time{},
+		deadline: map[string]time.Time{}}
 }
 
 // Authenticate returns the actor a token secret stands for, or an
@@ -130,8 +142,23 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (core.A
 	}
 	actor := core.Actor{TokenID: row.ID, Tenant: row.TenantID, Identity: row.Identity, Role: core.Role(row.Role)}
 	a.mu.Lock()
+	expires := a.now().Add(a.ttl)
+	if row.ExpiresAt != nil {
+		// Measured from the lookup's start, so never later than the
+		// database's expiry.
+		end := now.Add(row.ExpiresAt.Sub(row.DbNow))
+		if len(a.deadline) >= maxDeadlines {
+			for id, d := range a.deadline {
+				if !now.Before(d) {
+					delete(a.deadline, id)
+				}
+			}
+		}
+		a.deadline[row.ID] = end
+		expires = minTime(expires, end)
+	}
 	if a.gen == gen {
-		a.byHash[key] = entry{actor: actor, expires: a.now().Add(a.ttl)}
+		a.byHash[key] = entry{actor: actor, expires: expires}
 	}
 	a.mu.Unlock()
 	return actor, nil
@@ -181,22 +208,30 @@ func (a *Authenticator) rememberFailure(key string) {
 // WatchRevocation calls revoked once when the authz feed reports tokenID
 // revoked: from Sync's goroutine, or before returning if Sync applied that
 // revocation within the last few minutes (the caller authenticated just
-// before it was applied). stop ends the watch; call it when the response
-// ends. revoked must not block.
+// before it was applied); or when the token expires, if it has an expiry.
+// stop ends the watch; call it when the response ends. revoked must not
+// block.
 func (a *Authenticator) WatchRevocation(tokenID string, revoked func()) (stop func()) {
-	w := &watch{revoked: revoked}
+	var once sync.Once
+	w := &watch{revoked: func() { once.Do(revoked) }}
 	a.mu.Lock()
 	if _, gone := a.revoked[tokenID]; gone {
 		a.mu.Unlock()
-		revoked()
+		w.revoked()
 		return func() {}
 	}
 	if a.watchers[tokenID] == nil {
 		a.watchers[tokenID] = map[*watch]struct{}{}
 	}
 	a.watchers[tokenID][w] = struct{}{}
+	deadline, expires := a.deadline[tokenID]
 	a.mu.Unlock()
+	stopExpiry := func() bool { return false }
+	if expires {
+		stopExpiry = a.afterFunc(deadline.Sub(a.now()), w.revoked)
+	}
 	return func() {
+		stopExpiry()
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if ws := a.watchers[tokenID]; ws != nil {
@@ -290,4 +325,14 @@ func (a *Authenticator) Run(ctx context.Context, poll time.Duration, onErr func(
 		case <-t.C:
 		}
 	}
+}
+
+// afterFunc is time.AfterFunc, returning its timer's Stop.
+func afterFunc(d time.Duration, f func()) (stop func() bool) { return time.AfterFunc(d, f).Stop }
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

@@ -214,3 +214,57 @@ func TestAuthenticateCached(t *testing.T) {
 	_, ok = a.AuthenticateCached("bc_other")
 	require.False(t, ok)
 }
+
+// A token with an expiry: its cache entry ends at the expiry, not a TTL
+// later; the lookup after it is refused by the database once business time
+// has passed the expiry; and a watch (an open event stream) fires at the
+// expiry, once, even if a revocation follows.
+func TestExpiringTokenEndsItsCacheEntryAndItsWatches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	a := New(d.Pool, CacheTTL)
+	require.NoError(t, a.Sync(ctx))
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	a.now = func() time.Time { return now }
+	var timers []time.Duration
+	var fireTimer func()
+	a.afterFunc = func(d time.Duration, f func()) func() bool {
+		timers, fireTimer = append(timers, d), f
+		return func() bool { return true }
+	}
+	const life = 10 * time.Second
+	require.NoError(t, pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		require.NoError(t, q.TenantEnsure(ctx, "acme"))
+		expiry := d.Now(t).Add(life)
+		_, err := q.ApiTokenCreate(ctx, db.ApiTokenCreateParams{ID: "tok_x", TokenHash: HashToken("bc_expiring"), TenantID: "acme",
+			Identity: "ci", Role: "member", ExpiresAt: &expiry})
+		require.NoError(t, err)
+		return q.AuthzChangeAppend(ctx, db.AuthzChangeAppendParams{TokenID: "tok_x", Change: "created"})
+	}))
+
+	_, err := a.Authenticate(ctx, "bc_expiring")
+	require.NoError(t, err)
+	revokedCalls := 0
+	stop := a.WatchRevocation("tok_x", func() { revokedCalls++ })
+	defer stop()
+	require.Equal(t, []time.Duration{life}, timers, "the watch is timed to the token's expiry")
+
+	now = now.Add(life - time.Second)
+	_, ok := a.AuthenticateCached("bc_expiring")
+	require.True(t, ok, "cached until its expiry")
+	now = now.Add(time.Second)
+	_, ok = a.AuthenticateCached("bc_expiring")
+	require.False(t, ok, "the cache entry ends at the expiry, not CacheTTL after the lookup")
+
+	d.AdvanceSimClock(t, life)
+	_, err = a.Authenticate(ctx, "bc_expiring")
+	require.Equal(t, core.CodeUnauthenticated, core.CodeOf(err), "the database refuses it past its expiry")
+
+	fireTimer()
+	require.Equal(t, 1, revokedCalls, "the watch fired at the expiry")
+	revoke(t, d, "tok_x")
+	syncUntilRevoked(t, a, "tok_x")
+	require.Equal(t, 1, revokedCalls, "once")
+}

@@ -11,17 +11,23 @@ import (
 )
 
 const apiTokenByHash = `-- name: ApiTokenByHash :one
-SELECT id, tenant_id, identity, role FROM api_tokens
+SELECT id, tenant_id, identity, role, expires_at, compute_now()::timestamptz AS db_now FROM api_tokens
  WHERE token_hash = $1 AND revoked_at IS NULL
+   AND (expires_at IS NULL OR expires_at > compute_now())
 `
 
 type ApiTokenByHashRow struct {
-	ID       string
-	TenantID string
-	Identity string
-	Role     string
+	ID        string
+	TenantID  string
+	Identity  string
+	Role      string
+	ExpiresAt *time.Time
+	DbNow     time.Time
 }
 
+// The token a secret stands for, unless revoked or expired. db_now is the
+// business time of the lookup, so that a cache keeps the answer no longer
+// than until expires_at.
 func (q *Queries) ApiTokenByHash(ctx context.Context, tokenHash []byte) (ApiTokenByHashRow, error) {
 	row := q.db.QueryRow(ctx, apiTokenByHash, tokenHash)
 	var i ApiTokenByHashRow
@@ -30,14 +36,17 @@ func (q *Queries) ApiTokenByHash(ctx context.Context, tokenHash []byte) (ApiToke
 		&i.TenantID,
 		&i.Identity,
 		&i.Role,
+		&i.ExpiresAt,
+		&i.DbNow,
 	)
 	return i, err
 }
 
 const apiTokenCreate = `-- name: ApiTokenCreate :one
-INSERT INTO api_tokens (id, token_hash, tenant_id, identity, role)
-VALUES ($1, $2, $3, $4, $5)
-RETURNING id, tenant_id, identity, role, created_at, revoked_at
+INSERT INTO api_tokens (id, token_hash, tenant_id, identity, role, expires_at)
+VALUES ($1, $2, $3, $4, $5,
+        $6::timestamptz)
+RETURNING id, tenant_id, identity, role, created_at, revoked_at, expires_at
 `
 
 type ApiTokenCreateParams struct {
@@ -46,6 +55,7 @@ type ApiTokenCreateParams struct {
 	TenantID  string
 	Identity  string
 	Role      string
+	ExpiresAt *time.Time
 }
 
 type ApiTokenCreateRow struct {
@@ -55,8 +65,10 @@ type ApiTokenCreateRow struct {
 	Role      string
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	ExpiresAt *time.Time
 }
 
+// expires_at NULL: the token never expires.
 func (q *Queries) ApiTokenCreate(ctx context.Context, arg ApiTokenCreateParams) (ApiTokenCreateRow, error) {
 	row := q.db.QueryRow(ctx, apiTokenCreate,
 		arg.ID,
@@ -64,6 +76,7 @@ func (q *Queries) ApiTokenCreate(ctx context.Context, arg ApiTokenCreateParams) 
 		arg.TenantID,
 		arg.Identity,
 		arg.Role,
+		arg.ExpiresAt,
 	)
 	var i ApiTokenCreateRow
 	err := row.Scan(
@@ -73,12 +86,13 @@ func (q *Queries) ApiTokenCreate(ctx context.Context, arg ApiTokenCreateParams) 
 		&i.Role,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.ExpiresAt,
 	)
 	return i, err
 }
 
 const apiTokenGet = `-- name: ApiTokenGet :one
-SELECT id, tenant_id, identity, role, created_at, revoked_at FROM api_tokens WHERE id = $1
+SELECT id, tenant_id, identity, role, created_at, revoked_at, expires_at FROM api_tokens WHERE id = $1
 `
 
 type ApiTokenGetRow struct {
@@ -88,6 +102,7 @@ type ApiTokenGetRow struct {
 	Role      string
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	ExpiresAt *time.Time
 }
 
 func (q *Queries) ApiTokenGet(ctx context.Context, id string) (ApiTokenGetRow, error) {
@@ -100,6 +115,7 @@ func (q *Queries) ApiTokenGet(ctx context.Context, id string) (ApiTokenGetRow, e
 		&i.Role,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.ExpiresAt,
 	)
 	return i, err
 }
@@ -107,7 +123,7 @@ func (q *Queries) ApiTokenGet(ctx context.Context, id string) (ApiTokenGetRow, e
 const apiTokenRevoke = `-- name: ApiTokenRevoke :one
 UPDATE api_tokens SET revoked_at = compute_now()
  WHERE id = $1 AND revoked_at IS NULL
-RETURNING id, tenant_id, identity, role, created_at, revoked_at
+RETURNING id, tenant_id, identity, role, created_at, revoked_at, expires_at
 `
 
 type ApiTokenRevokeRow struct {
@@ -117,6 +133,7 @@ type ApiTokenRevokeRow struct {
 	Role      string
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	ExpiresAt *time.Time
 }
 
 func (q *Queries) ApiTokenRevoke(ctx context.Context, id string) (ApiTokenRevokeRow, error) {
@@ -129,6 +146,7 @@ func (q *Queries) ApiTokenRevoke(ctx context.Context, id string) (ApiTokenRevoke
 		&i.Role,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.ExpiresAt,
 	)
 	return i, err
 }

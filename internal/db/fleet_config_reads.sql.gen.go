@@ -11,7 +11,7 @@ import (
 )
 
 const apiTokenList = `-- name: ApiTokenList :many
-SELECT id, tenant_id, identity, role, created_at, revoked_at FROM api_tokens
+SELECT id, tenant_id, identity, role, created_at, revoked_at, expires_at FROM api_tokens
  WHERE ($1::text IS NULL OR tenant_id = $1::text)
    AND (created_at, id) > ($2::timestamptz, $3::text)
  ORDER BY created_at, id
@@ -32,6 +32,7 @@ type ApiTokenListRow struct {
 	Role      string
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	ExpiresAt *time.Time
 }
 
 // Token metadata, never the hash, in creation order (id breaks ties).
@@ -59,6 +60,7 @@ func (q *Queries) ApiTokenList(ctx context.Context, arg ApiTokenListParams) ([]A
 			&i.Role,
 			&i.CreatedAt,
 			&i.RevokedAt,
+			&i.ExpiresAt,
 		); err != nil {
 			return nil, err
 		}

@@ -31,6 +31,7 @@ type ApiToken struct {
 	Role      string
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	ExpiresAt *time.Time
 }
 
 type AuthzChange struct {

@@ -63,6 +63,7 @@ DELETE FROM stream_tickets t
  WHERE t.ticket_hash = $1
    AND t.expires_at > compute_now()
    AND k.id = t.token_id AND k.revoked_at IS NULL
+   AND (k.expires_at IS NULL OR k.expires_at > compute_now())
 RETURNING t.token_id, t.tenant_id, t.identity, t.role
 `
 
@@ -74,8 +75,8 @@ type StreamTicketRedeemRow struct {
 }
 
 // Redeems a ticket: deletes it and returns what it is bound to, if it has
-// not expired and its token is not revoked. Zero rows (unknown, used,
-// expired or revoked) is all the caller learns. The delete makes it single
+// not expired and its token is neither revoked nor expired. Zero rows
+// (unknown, used, expired or revoked) is all the caller learns. The delete makes it single
 // use: of two concurrent redemptions, the second finds no row.
 func (q *Queries) StreamTicketRedeem(ctx context.Context, ticketHash []byte) (StreamTicketRedeemRow, error) {
 	row := q.db.QueryRow(ctx, streamTicketRedeem, ticketHash)

@@ -113,6 +113,14 @@ func IsExclusionViolation(err error) bool {
 	return hasSQLState(err, sqlstateExclusionViolation)
 }
 
+// IsCheckViolation reports a 23514 of the named CHECK constraint: a
+// command that knows which of its inputs the rule is about says so in
+// the caller's words.
+func IsCheckViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == sqlstateCheckViolation && pgErr.ConstraintName == constraint
+}
+
 // IsDeadlock reports a 40P01: PostgreSQL aborted the statement to break a
 // deadlock. IsRetryable covers it too; this is for counting deadlocks apart.
 func IsDeadlock(err error) bool {

@@ -7,14 +7,15 @@ RETURNING expires_at;
 
 -- name: StreamTicketRedeem :one
 -- Redeems a ticket: deletes it and returns what it is bound to, if it has
--- not expired and its token is not revoked. Zero rows (unknown, used,
--- expired or revoked) is all the caller learns. The delete makes it single
+-- not expired and its token is neither revoked nor expired. Zero rows
+-- (unknown, used, expired or revoked) is all the caller learns. The delete makes it single
 -- use: of two concurrent redemptions, the second finds no row.
 DELETE FROM stream_tickets t
  USING api_tokens k
  WHERE t.ticket_hash = sqlc.arg(ticket_hash)
    AND t.expires_at > compute_now()
    AND k.id = t.token_id AND k.revoked_at IS NULL
+   AND (k.expires_at IS NULL OR k.expires_at > compute_now())
 RETURNING t.token_id, t.tenant_id, t.identity, t.role;
 
 -- name: StreamTicketDeleteExpired :execrows

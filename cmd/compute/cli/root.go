@@ -49,7 +49,7 @@ type Program struct {
 	// CreateTokenInDatabase is `tokens create --database`: it issues the
 	// token by writing to the database itself, not through the API. Nil,
 	// --database is refused as bad input.
-	CreateTokenInDatabase func(ctx context.Context, tenant, identity string, role client.Role) (client.TokenCreated, error)
+	CreateTokenInDatabase func(ctx context.Context, req client.CreateTokenRequest) (client.TokenCreated, error)
 }
 
 // Run executes the command line args and returns the process's exit code,
@@ -73,7 +73,7 @@ type cli struct {
 	getenv                func(string) string
 	version, commit       string
 	serverCmds            func() []*cobra.Command
-	createTokenInDatabase func(ctx context.Context, tenant, identity string, role client.Role) (client.TokenCreated, error)
+	createTokenInDatabase func(ctx context.Context, req client.CreateTokenRequest) (client.TokenCreated, error)
 	// configPath is the contexts file; empty means
 	// os.UserConfigDir()/compute/config.yaml.
 	configPath string

@@ -5,16 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bettercompute/compute/client"
 )
 
-var tokenHeader = []string{"ID", "TENANT", "IDENTITY", "ROLE", "CREATED", "REVOKED"}
+var tokenHeader = []string{"ID", "TENANT", "IDENTITY", "ROLE", "CREATED", "EXPIRES", "REVOKED"}
 
 func tokenRow(t client.Token) []string {
-	return []string{t.ID, t.Tenant, t.Identity, string(t.Role), ts(t.CreatedAt), tsp(t.RevokedAt)}
+	return []string{t.ID, t.Tenant, t.Identity, string(t.Role), ts(t.CreatedAt), tsp(t.ExpiresAt), tsp(t.RevokedAt)}
 }
 
 func (c *cli) tokensCmd() *cobra.Command {
@@ -62,12 +63,14 @@ func (c *cli) tokensCmd() *cobra.Command {
 func (c *cli) tokensCreateCmd() *cobra.Command {
 	var tenant, identity, role string
 	var direct bool
+	var expiresIn time.Duration
 	cmd := &cobra.Command{
-		Use:   "create --tenant T --identity I --role operator|member|viewer",
+		Use:   "create --tenant T --identity I --role operator|member|viewer [--expires-in DURATION]",
 		Short: "Issue an API token and print its secret once",
 		Long: `create issues a token bound to (tenant, identity, role), creating the
 tenant if it does not exist, and prints the secret once: the server keeps
-only its hash.
+only its hash. With --expires-in the token stops authenticating that long
+from now, 720h being 30 days; without it, it is valid until revoked.
 
 It asks the running server (POST /v1/tokens) with the current context or
 COMPUTE_SERVER and COMPUTE_TOKEN, which must be an operator's token: the
@@ -78,6 +81,7 @@ for the first token of an installation whose server is not running. The
 private PostgreSQL serves one process at a time, so --database fails while
 compute serve runs on it.`,
 		Example: `  compute tokens create --tenant acme --identity alice --role member
+  compute tokens create --tenant acme --identity ci --role member --expires-in 720h
   compute tokens create --database --tenant ops --identity admin --role operator`,
 		Args: NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -85,8 +89,16 @@ compute serve runs on it.`,
 			if r != client.RoleOperator && r != client.RoleMember && r != client.RoleViewer {
 				return usagef("--role: %q is not one of operator, member, viewer", role)
 			}
+			req := client.CreateTokenRequest{Tenant: tenant, Identity: identity, Role: r}
+			if cmd.Flags().Changed("expires-in") {
+				if expiresIn <= 0 {
+					return usagef("--expires-in: %s is not a positive duration such as 720h", expiresIn)
+				}
+				at := time.Now().Add(expiresIn).UTC()
+				req.ExpiresAt = &at
+			}
 			if direct {
-				return c.createTokenDirect(cmd.Context(), tenant, identity, r)
+				return c.createTokenDirect(cmd.Context(), req)
 			}
 			if _, err := c.resolveTarget(); err != nil {
 				var nl notLoggedInError
@@ -97,7 +109,7 @@ compute serve runs on it.`,
 				return err
 			}
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
-				res, err := api.CreateTokenWithResponse(ctx, client.CreateTokenRequest{Tenant: tenant, Identity: identity, Role: r})
+				res, err := api.CreateTokenWithResponse(ctx, req)
 				if err != nil {
 					return err
 				}
@@ -109,6 +121,7 @@ compute serve runs on it.`,
 	cmd.Flags().StringVar(&identity, "identity", "", "who the token is for")
 	cmd.Flags().StringVar(&role, "role", "member", "operator, member or viewer")
 	cmd.Flags().BoolVar(&direct, "database", false, "write to the database directly instead of asking the server")
+	cmd.Flags().DurationVar(&expiresIn, "expires-in", 0, "how long the token stays valid, such as 720h (default: until revoked)")
 	_ = cmd.MarkFlagRequired("tenant")
 	_ = cmd.MarkFlagRequired("identity")
 	_ = cmd.RegisterFlagCompletionFunc("role", cobra.FixedCompletions([]string{"operator", "member", "viewer"}, cobra.ShellCompDirectiveNoFileComp))
@@ -118,11 +131,11 @@ compute serve runs on it.`,
 // createTokenDirect is tokens create --database: the token comes from
 // Program.CreateTokenInDatabase (package main, which may open the
 // database) and prints as the API's answer would.
-func (c *cli) createTokenDirect(ctx context.Context, tenant, identity string, role client.Role) error {
+func (c *cli) createTokenDirect(ctx context.Context, req client.CreateTokenRequest) error {
 	if c.createTokenInDatabase == nil {
 		return usagef("--database: this program cannot write to the database; create the token over the API")
 	}
-	t, err := c.createTokenInDatabase(ctx, tenant, identity, role)
+	t, err := c.createTokenInDatabase(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -140,5 +153,8 @@ func (c *cli) showToken(body []byte, t client.TokenCreated) error {
 		return c.show(body, nil)
 	}
 	_, err := fmt.Fprintf(c.stdout, "id:     %s\ntenant: %s\nrole:   %s\ntoken:  %s\n", t.ID, t.Tenant, t.Role, t.Token)
+	if err == nil && t.ExpiresAt != nil {
+		_, err = fmt.Fprintf(c.stdout, "expires: %s\n", ts(*t.ExpiresAt))
+	}
 	return err
 }
