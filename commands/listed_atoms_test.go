@@ -99,3 +99,55 @@ func (a *afterCandidates) TraceBatchQuery(ctx context.Context, c *pgx.Conn, d pg
 		a.once.Do(func() { a.then(); a.fired = true })
 	}
 }
+
+// A mode change between a create's candidates and its first attempt that
+// keeps the atoms' ids but not their kind (a MIG instance of another
+// profile, an MPS slot where a time-slice slot was) must stop the booking
+// there as well: the create lands on n2, whose atoms are what it asked for.
+func TestFirstAttemptChecksTheAtomsKindAsOfTheLock(t *testing.T) {
+	cases := map[string]struct {
+		layout, changed core.GPULayout
+		create          commands.CreateReservation
+	}{
+		"a MIG instance of another profile": {
+			layout:  core.GPULayout{Mode: core.GPUMIG, MIG: []string{"1g.10gb"}},
+			changed: core.GPULayout{Mode: core.GPUMIG, MIG: []string{"7g.80gb"}},
+			create:  commands.CreateReservation{MIGProfile: "1g.10gb"},
+		},
+		"an MPS slot for a time-slice one": {
+			layout:  core.GPULayout{Mode: core.GPUTimeSlice, Slots: 1},
+			changed: core.GPULayout{Mode: core.GPUMPS, Slots: 1},
+			create:  commands.CreateReservation{SlotKind: core.GPUTimeSlice},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := pgtest.New(t)
+			other := commands.New(d.Pool, commands.Config{})
+			commandstest.Seed(t, d, other, 2)
+			n1 := commandstest.Node(t, other, "n1", tc.layout)
+			commandstest.Node(t, other, "n2", tc.layout, tc.layout)
+
+			tracer := &afterCandidates{statementCapture: newStatementCapture()}
+			tracer.then = func() {
+				_, err := other.SetGPUMode(context.Background(), commandstest.Operator, commands.SetGPUMode{GPUID: n1[0], Layout: tc.changed})
+				require.NoError(t, err)
+			}
+			h := commands.New(preparedPool(t, d.URL, 2, tracer), commands.Config{})
+			create := tc.create
+			create.PoolID, create.GPUs = commandstest.Pool, 1
+			create.Start, create.End = window(1, 2)
+			res, err := h.CreateReservation(context.Background(), tenantA, create)
+			require.NoError(t, err)
+			require.True(t, tracer.fired, "the mode change ran between the candidates and the booking")
+			require.Equal(t, core.ReservationBooked, res.Reservation.State)
+			require.Equal(t, "n2", res.Reservation.NodeID, "booked on an atom of the kind asked for, not on n1's changed one")
+
+			var onN1 int
+			require.NoError(t, d.Pool.QueryRow(context.Background(),
+				`SELECT count(*) FROM device_bookings WHERE device_id LIKE $1 || '%'`, n1[0]).Scan(&onN1))
+			require.Zero(t, onN1, "nothing booked on n1's changed GPU")
+		})
+	}
+}

@@ -114,7 +114,7 @@ func (h *Handlers) tryNode(ctx context.Context, tx pgx.Tx, sp *savepoint, p rese
 		}
 	}
 	if g.Count > 0 {
-		if why := checkLockedAtoms(locked, nodeID, atoms); why != "" {
+		if why := checkLockedAtoms(locked, nodeID, atoms, g); why != "" {
 			return nil, why, nil
 		}
 		if p.assign {
@@ -200,23 +200,29 @@ func atomsAndGPUs(atoms []string) []string {
 // every booking of the device committed before it (the exclusion
 // constraint's GiST index can lose entries: see migration 0027), and
 // checks them as of the lock (rule 4 for devices); extend uses it.
-func lockAtoms(ctx context.Context, q *db.Queries, nodeID string, atoms []string) (string, error) {
+func lockAtoms(ctx context.Context, q *db.Queries, nodeID string, atoms []string, g core.GPURequest) (string, error) {
 	rows, err := q.DeviceLockForBooking(ctx, atomsAndGPUs(atoms))
 	if err != nil {
 		return "", pg.Translate(err, "devices")
 	}
-	return checkLockedAtoms(rows, nodeID, atoms), nil
+	return checkLockedAtoms(rows, nodeID, atoms, g), nil
 }
 
 // checkLockedAtoms checks the chosen atoms and their GPUs as of their lock
-// (rule 4 for devices).
-func checkLockedAtoms(rows []db.DeviceLockForBookingRow, nodeID string, atoms []string) string {
+// (rule 4 for devices), and that each atom is still of the kind and
+// profile g asks for: a mode change retires a GPU's atoms and creates the
+// new layout's under the same ids (mig-0, s0), so an atom chosen as a
+// 1g.10gb instance, or a time-slice slot, may be a 7g.80gb instance, or an
+// MPS slot, by the time it is locked.
+func checkLockedAtoms(rows []db.DeviceLockForBookingRow, nodeID string, atoms []string, g core.GPURequest) string {
 	byID := make(map[string]db.DeviceLockForBookingRow, len(rows))
 	for _, r := range rows {
 		byID[r.ID] = r
 	}
+	profile := atomProfile(g)
 	for _, id := range atomsAndGPUs(atoms) {
 		d, ok := byID[id]
+		atom := slices.Contains(atoms, id)
 		switch {
 		case !ok:
 			return id + " no longer exists"
@@ -226,8 +232,10 @@ func checkLockedAtoms(rows []db.DeviceLockForBookingRow, nodeID string, atoms []
 			return id + " was quarantined"
 		case d.Health != HealthHealthy:
 			return id + " is unhealthy"
-		case slices.Contains(atoms, id) && (!d.Bookable || d.Retired):
+		case atom && (!d.Bookable || d.Retired):
 			return id + " is no longer bookable (its GPU changed mode)"
+		case atom && (d.Kind != string(g.Kind) || (profile != "" && (d.Profile == nil || *d.Profile != profile))):
+			return id + " is no longer of the kind asked for (its GPU changed mode)"
 		}
 	}
 	return ""

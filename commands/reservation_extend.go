@@ -89,7 +89,7 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 			return ReservationResult{}, core.Errorf(core.CodeConflict, "cannot extend on node %s: %s", a.NodeID, why)
 		}
 		if len(a.DeviceIds) > 0 {
-			why, err := lockAtoms(ctx, q, a.NodeID, a.DeviceIds)
+			why, err := lockAtoms(ctx, q, a.NodeID, a.DeviceIds, spec.GPU)
 			if err != nil {
 				return ReservationResult{}, err
 			}
