@@ -2353,7 +2353,7 @@ type ListEventsParams struct {
 	// After Return events strictly after this cursor (a `nextCursor` or SSE `id`).
 	After *EventCursorAfter `form:"after,omitempty" json:"after,omitempty"`
 
-	// Types Only these event types, comma-separated (or the parameter repeated).
+	// Types Only these event types, comma-separated (or the parameter repeated): at most 50, each one of the event catalog's. A type this server never writes (a typo), or a fleet event asked for by a tenant's token, is 400 INVALID_ARGUMENT, not an empty page.
 	Types *EventTypes `form:"types,omitempty" json:"types,omitempty"`
 
 	// Limit Page size, 1 to 500; 100 when absent.
@@ -2365,7 +2365,7 @@ type StreamEventsParams struct {
 	// After Return events strictly after this cursor (a `nextCursor` or SSE `id`).
 	After *EventCursorAfter `form:"after,omitempty" json:"after,omitempty"`
 
-	// Types Only these event types, comma-separated (or the parameter repeated).
+	// Types Only these event types, comma-separated (or the parameter repeated): at most 50, each one of the event catalog's. A type this server never writes (a typo), or a fleet event asked for by a tenant's token, is 400 INVALID_ARGUMENT, not an empty page.
 	Types *EventTypes `form:"types,omitempty" json:"types,omitempty"`
 
 	// Ticket A stream ticket (POST /v1/events/stream-tickets), instead of the bearer header; single use.

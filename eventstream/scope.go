@@ -38,6 +38,8 @@ type Scope struct {
 // ScopeFor returns the scope of actor with an optional types filter.
 // Operators see all tenants; anyone else only their own tenant, and an
 // actor that is neither an operator nor in a tenant may not read the log.
+// Each filtered type must be one of the event catalog's (core.LookupEvent)
+// that the actor may see: INVALID_ARGUMENT otherwise, as webhook filters.
 func ScopeFor(actor core.Actor, types []string) (Scope, error) {
 	if len(types) > MaxTypes {
 		return Scope{}, core.Errorf(core.CodeInvalidArgument, "at most %d event types may be given, got %d", MaxTypes, len(types))
@@ -45,6 +47,15 @@ func ScopeFor(actor core.Actor, types []string) (Scope, error) {
 	for _, t := range types {
 		if !eventTypePattern.MatchString(t) {
 			return Scope{}, core.Errorf(core.CodeInvalidArgument, "%q is not an event type (lower-case words joined by dots, e.g. reservation.booked)", t)
+		}
+		// A filter naming a type the caller can never be shown would match
+		// nothing, silently: a typo, or a fleet event asked for by a tenant.
+		spec, ok := core.LookupEvent(t)
+		if !ok {
+			return Scope{}, core.Errorf(core.CodeInvalidArgument, "%q is not an event type this server writes", t)
+		}
+		if !spec.TenantScoped && !actor.IsOperator() {
+			return Scope{}, core.Errorf(core.CodeInvalidArgument, "%q is a fleet event, which only operators see", t)
 		}
 	}
 	types = slices.Clone(types)

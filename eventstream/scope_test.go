@@ -16,6 +16,17 @@ func TestScopeRejectsMalformedTypes(t *testing.T) {
 		_, err := eventstream.ScopeFor(member, []string{bad})
 		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "%q", bad)
 	}
+	// Well-formed, but no event this server writes (a typo), or a fleet
+	// event that a tenant never sees: a filter that would match nothing.
+	for _, unseen := range []string{"reservation.boked", "x.created", core.EventNodeDisconnected} {
+		_, err := eventstream.ScopeFor(member, []string{unseen})
+		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "%q", unseen)
+	}
+	operator := core.Actor{Identity: "root", Role: core.RoleOperator}
+	_, err := eventstream.ScopeFor(operator, []string{core.EventNodeDisconnected})
+	require.NoError(t, err, "operators see fleet events")
+	_, err = eventstream.ScopeFor(operator, []string{"x.created"})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err))
 	s, err := eventstream.ScopeFor(member, []string{"reservation.booked", "webhook_endpoint.disabled"})
 	require.NoError(t, err)
 	require.Equal(t, eventstream.Scope{Tenant: "acme", Types: []string{"reservation.booked", "webhook_endpoint.disabled"}}, s)

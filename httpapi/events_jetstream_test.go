@@ -194,7 +194,7 @@ func TestEventStreamFromJetStreamIsTheOneFromPostgres(t *testing.T) {
 	s := setupJetStreamEvents(t)
 	_, a := s.tokenFor(t, "tenant-a", "viewer@a", core.RoleViewer)
 	for i := range 9 {
-		s.appendEvent(t, []string{"tenant-a", "tenant-b", ""}[i%3], []string{"x.one", "x.two"}[i%2])
+		s.appendEvent(t, []string{"tenant-a", "tenant-b", ""}[i%3], []string{"instance.running", "instance.stopping"}[i%2])
 	}
 	s.waitForwarded(t)
 	js := s.natsAPI(t, 2, 50*time.Millisecond) // its memory: the newest two events
@@ -205,7 +205,7 @@ func TestEventStreamFromJetStreamIsTheOneFromPostgres(t *testing.T) {
 	}
 	var third string // the cursor of the operator's third event
 	for _, w := range []want{
-		{s.operator, "after=", 9}, {s.operator, "after=&types=x.two", 4}, {a, "after=", 3}, {a, "after=&types=x.one,x.two", 3},
+		{s.operator, "after=", 9}, {s.operator, "after=&types=instance.stopping", 4}, {a, "after=", 3}, {a, "after=&types=instance.running,instance.stopping", 3},
 	} {
 		pgc, jsc := s.openStream(t, w.token, w.query, ""), js.openStream(t, w.token, w.query, "")
 		require.Equal(t, http.StatusOK, jsc.res.StatusCode)
@@ -259,7 +259,7 @@ func TestEventStreamFromJetStreamTenantScoping(t *testing.T) {
 	_, ab := s.tokenFor(t, "tenant-a-b", "viewer@ab", core.RoleViewer) // a tenant whose id extends tenant-a's
 	tenants := []string{"tenant-a", "tenant-a-b", "", "tenant-b"}
 	for i := range 12 {
-		s.appendEvent(t, tenants[i%4], []string{"x.one", "x.two", "x.three"}[i%3])
+		s.appendEvent(t, tenants[i%4], []string{"instance.running", "instance.stopping", "instance.failed"}[i%3])
 	}
 	s.waitForwarded(t)
 	js := s.natsAPI(t, 1, 0)
@@ -270,7 +270,7 @@ func TestEventStreamFromJetStreamTenantScoping(t *testing.T) {
 		for _, q := range []struct {
 			query string
 			n     int
-		}{{"after=", c.n}, {"after=&types=x.one", c.n / 3}, {"after=&types=x.one,x.three", 2 * c.n / 3}} {
+		}{{"after=", c.n}, {"after=&types=instance.running", c.n / 3}, {"after=&types=instance.running,instance.failed", 2 * c.n / 3}} {
 			pgc, jsc := s.openStream(t, c.token, q.query, ""), js.openStream(t, c.token, q.query, "")
 			fromPG, fromJS := pgc.eventFrames(t, q.n), jsc.eventFrames(t, q.n)
 			require.Equal(t, fromPG, fromJS, "%s %s", c.tenant, q.query)
@@ -355,8 +355,8 @@ func TestEventStreamResumesAcrossSourcesAndRestarts(t *testing.T) {
 	var want []uuid.UUID
 	appendSome := func(n int) {
 		for i := range n {
-			want = append(want, s.appendEvent(t, "tenant-a", "x.one"))
-			s.appendEvent(t, "tenant-b", "x.one") // not for the client
+			want = append(want, s.appendEvent(t, "tenant-a", "instance.running"))
+			s.appendEvent(t, "tenant-b", "instance.running") // not for the client
 			if i%2 == 0 {
 				s.appendEvent(t, "", "x.fleet")
 			}
@@ -416,7 +416,7 @@ func TestEventStreamFromJetStreamThroughNATSKill(t *testing.T) {
 	var want []uuid.UUID
 	appendSome := func(n int) {
 		for i := range n {
-			want = append(want, s.appendEvent(t, []string{"tenant-a", ""}[i%2], "x.one"))
+			want = append(want, s.appendEvent(t, []string{"tenant-a", ""}[i%2], "instance.running"))
 		}
 	}
 	appendSome(4)
@@ -458,10 +458,10 @@ func TestEventStreamFromJetStreamExpiredCursor(t *testing.T) {
 	s := setupJetStreamEvents(t)
 	var ids []uuid.UUID
 	for range 6 {
-		ids = append(ids, s.appendEvent(t, "tenant-a", "x.one"))
+		ids = append(ids, s.appendEvent(t, "tenant-a", "instance.running"))
 	}
 	s.waitForwarded(t)
-	_, cursors := s.cursorsOf(t, "x.one")
+	_, cursors := s.cursorsOf(t, "instance.running")
 	nc, err := nats.Connect(s.nats.URL)
 	require.NoError(t, err)
 	defer nc.Close()

@@ -139,14 +139,14 @@ func requireCursorExpired(t *testing.T, status int, body []byte, what string) {
 // catching up); newer cursors keep working.
 func TestRetentionCursorExpired(t *testing.T) {
 	t.Parallel()
-	gate := newWriteGate("event: x.caughtup")
+	gate := newWriteGate("event: instance.stopping")
 	s, prune := setupRetentionEvents(t, gate)
-	const types = "x.old,x.young,x.caughtup,x.newest"
+	const types = "instance.provisioning,instance.running,instance.stopping,instance.stopped"
 	for range 3 {
-		s.appendEvent(t, "tenant-a", "x.old")
+		s.appendEvent(t, "tenant-a", "instance.provisioning")
 	}
 	s.pg.AdvanceSimClock(t, 31*24*time.Hour)
-	young := []uuid.UUID{s.appendEvent(t, "tenant-a", "x.young"), s.appendEvent(t, "tenant-a", "x.young")}
+	young := []uuid.UUID{s.appendEvent(t, "tenant-a", "instance.running"), s.appendEvent(t, "tenant-a", "instance.running")}
 	s.waitTyped(t, types, young[1])
 	_, cursors := s.cursorsOf(t, types)
 	require.Len(t, cursors, 5)
@@ -167,7 +167,7 @@ func TestRetentionCursorExpired(t *testing.T) {
 	}
 	r := s.list(t, s.operator, "types="+types+"&after="+cursors[3])
 	require.Equal(t, young[1:], eventIDs(r.Items), "a cursor at a retained event still works")
-	live := s.openStream(t, s.operator, "types=x.young", cursors[3])
+	live := s.openStream(t, s.operator, "types=instance.running", cursors[3])
 	require.Equal(t, http.StatusOK, live.res.StatusCode)
 	got, _ := live.events(t, 1)
 	require.Equal(t, young[1:], got)
@@ -178,7 +178,7 @@ func TestRetentionCursorExpired(t *testing.T) {
 	// ends.
 	var caughtUp uuid.UUID
 	for range 3 {
-		caughtUp = s.appendEvent(t, "tenant-a", "x.caughtup")
+		caughtUp = s.appendEvent(t, "tenant-a", "instance.stopping")
 	}
 	s.waitTyped(t, types, caughtUp)
 	_, err := s.broker.Poll(context.Background()) // the broker's head is past them: the stream catches up from the log
@@ -191,7 +191,7 @@ func TestRetentionCursorExpired(t *testing.T) {
 		t.Fatal("the stream did not start catching up")
 	}
 	s.pg.AdvanceSimClock(t, 31*24*time.Hour)
-	newest := s.appendEvent(t, "tenant-a", "x.newest")
+	newest := s.appendEvent(t, "tenant-a", "instance.stopped")
 	s.waitTyped(t, types, newest)
 	prune()
 	ids, _ = s.cursorsOf(t, types)
@@ -199,7 +199,7 @@ func TestRetentionCursorExpired(t *testing.T) {
 	close(gate.open)
 
 	first := behind.next(t)
-	require.Equal(t, "x.caughtup", first.event)
+	require.Equal(t, "instance.stopping", first.event)
 	end := behind.next(t)
 	require.Equal(t, "error", end.event)
 	require.False(t, end.hasID, "the error frame leaves the last event id where it was")
@@ -221,8 +221,8 @@ func TestRetentionCursorExpired(t *testing.T) {
 func TestCursorAheadOfTheLogIsGone(t *testing.T) {
 	t.Parallel()
 	s, _ := setupRetentionEvents(t, newWriteGate("never written"))
-	id := s.appendEvent(t, "tenant-a", "x.ahead")
-	s.waitTyped(t, "x.ahead", id)
+	id := s.appendEvent(t, "tenant-a", "instance.succeeded")
+	s.waitTyped(t, "instance.succeeded", id)
 	const ahead = "7fffffffffffffff0000000000000001"
 	r := s.call(t, http.MethodGet, "/v1/events?after="+ahead, s.operator, nil)
 	requireCursorExpired(t, r.status, r.body, "list")

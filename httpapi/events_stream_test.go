@@ -141,7 +141,7 @@ func TestEventStreamResumesAfterLastEventID(t *testing.T) {
 	_, a := s.tokenFor(t, "tenant-a", "viewer@a", core.RoleViewer)
 	var want []uuid.UUID
 	for range 3 {
-		want = append(want, s.appendEvent(t, "tenant-a", "x.created"))
+		want = append(want, s.appendEvent(t, "tenant-a", "instance.requested"))
 	}
 
 	c1 := s.openStream(t, a, "after=", "") // from the start of the log
@@ -153,8 +153,8 @@ func TestEventStreamResumesAfterLastEventID(t *testing.T) {
 	require.True(t, open.hasID, "the opening frame carries the start position")
 	require.Equal(t, strings.Repeat("0", 32), open.id)
 
-	want = append(want, s.appendEvent(t, "tenant-a", "x.deleted")) // live
-	want = append(want, s.appendEvent(t, "tenant-a", "x.created")) // live, not read
+	want = append(want, s.appendEvent(t, "tenant-a", "instance.stopped")) // live
+	want = append(want, s.appendEvent(t, "tenant-a", "instance.requested")) // live, not read
 	const k = 4
 	got, cursors := c1.events(t, k)
 	require.Equal(t, want[:k], got)
@@ -162,8 +162,8 @@ func TestEventStreamResumesAfterLastEventID(t *testing.T) {
 	require.Eventually(t, func() bool { return s.broker.Streams() == 0 }, eventsWait, time.Millisecond,
 		"the server notices the client went away and unsubscribes it")
 
-	s.appendEvent(t, "tenant-b", "x.created") // never A's
-	want = append(want, s.appendEvent(t, "tenant-a", "x.created"), s.appendEvent(t, "tenant-a", "x.deleted"))
+	s.appendEvent(t, "tenant-b", "instance.requested") // never A's
+	want = append(want, s.appendEvent(t, "tenant-a", "instance.requested"), s.appendEvent(t, "tenant-a", "instance.stopped"))
 
 	// EventSource reconnects to the original URL, so the header must win
 	// over the stale ?after=.
@@ -172,7 +172,7 @@ func TestEventStreamResumesAfterLastEventID(t *testing.T) {
 	require.Equal(t, cursors[k-1], c2.first(t).id)
 	got, _ = c2.events(t, 3)
 	require.Equal(t, want[k:k+3], got, "the unread live event, then the ones appended while away")
-	want = append(want, s.appendEvent(t, "tenant-a", "x.created"))
+	want = append(want, s.appendEvent(t, "tenant-a", "instance.requested"))
 	got, _ = c2.events(t, 1)
 	require.Equal(t, want[k+3:], got, "then live")
 }
@@ -186,16 +186,16 @@ func TestEventStreamScoping(t *testing.T) {
 	_, b := s.tokenFor(t, "tenant-b", "viewer@b", core.RoleViewer)
 	ca, cb := s.openStream(t, a, "", ""), s.openStream(t, b, "", "")
 	cops := s.openStream(t, s.operator, "", "")
-	cdel := s.openStream(t, a, "types=x.deleted", "")
+	cdel := s.openStream(t, a, "types=instance.stopped", "")
 	for _, c := range []*sseClient{ca, cb, cops, cdel} {
 		require.Equal(t, http.StatusOK, c.res.StatusCode)
 		c.first(t)
 	}
 	require.Eventually(t, func() bool { return s.broker.Streams() == 4 }, eventsWait, time.Millisecond)
 
-	bEvent := s.appendEvent(t, "tenant-b", "x.created")
-	aCreated := s.appendEvent(t, "tenant-a", "x.created")
-	aDeleted := s.appendEvent(t, "tenant-a", "x.deleted")
+	bEvent := s.appendEvent(t, "tenant-b", "instance.requested")
+	aCreated := s.appendEvent(t, "tenant-a", "instance.requested")
+	aDeleted := s.appendEvent(t, "tenant-a", "instance.stopped")
 	got, _ := ca.events(t, 2)
 	require.Equal(t, []uuid.UUID{aCreated, aDeleted}, got)
 	got, _ = cb.events(t, 1)
@@ -230,8 +230,8 @@ func TestEventStreamHeartbeatAndShutdown(t *testing.T) {
 func TestEventStreamRejectsBadCursors(t *testing.T) {
 	t.Parallel()
 	s := setupEvents(t, 0)
-	s.appendEvent(t, "tenant-a", "x.created")
-	s.appendEvent(t, "tenant-a", "x.created")
+	s.appendEvent(t, "tenant-a", "instance.requested")
+	s.appendEvent(t, "tenant-a", "instance.requested")
 	page := s.waitListed(t, s.operator, 2)
 	first := s.list(t, s.operator, "limit=1").NextCursor
 	_, err := s.pg.Pool.Exec(context.Background(), "DELETE FROM outbox WHERE id = $1", page.Items[0].ID)

@@ -109,9 +109,9 @@ func TestEventsListPagingScopingAndErrors(t *testing.T) {
 	_, b := s.tokenFor(t, "tenant-b", "member@b", core.RoleMember)
 	var wantA []uuid.UUID
 	for i := range 5 {
-		wantA = append(wantA, s.appendEvent(t, "tenant-a", []string{"x.created", "x.deleted"}[i%2]))
+		wantA = append(wantA, s.appendEvent(t, "tenant-a", []string{"instance.requested", "instance.stopped"}[i%2]))
 	}
-	bOnly := s.appendEvent(t, "tenant-b", "x.created")
+	bOnly := s.appendEvent(t, "tenant-b", "instance.requested")
 	all := s.waitListed(t, s.operator, 6)
 	require.Equal(t, append(append([]uuid.UUID{}, wantA...), bOnly), eventIDs(all.Items), "operators see every tenant")
 
@@ -129,21 +129,26 @@ func TestEventsListPagingScopingAndErrors(t *testing.T) {
 	require.Equal(t, cursor, last.NextCursor, "an empty page keeps the cursor")
 
 	require.Equal(t, []uuid.UUID{bOnly}, eventIDs(s.list(t, b, "").Items), "B never sees A's events")
-	created := s.list(t, a, "types=x.created")
+	created := s.list(t, a, "types=instance.requested")
 	require.Equal(t, []uuid.UUID{wantA[0], wantA[2], wantA[4]}, eventIDs(created.Items))
 	require.Equal(t, []uuid.UUID{wantA[0], wantA[1], wantA[2], wantA[3], wantA[4]},
-		eventIDs(s.list(t, a, "types=x.deleted&types=x.created").Items))
+		eventIDs(s.list(t, a, "types=instance.stopped&types=instance.requested").Items))
 
 	e := all.Items[0]
 	require.Equal(t, "tenant-a", e.TenantID)
-	require.Equal(t, "subj-x.created", e.Subject)
+	require.Equal(t, "subj-instance.requested", e.Subject)
 	require.JSONEq(t, `{"tenant":"tenant-a"}`, string(e.Data))
 	require.False(t, e.Time.IsZero())
 
-	for _, q := range []string{"after=nope", "after=" + strings.Repeat("g", 32), "limit=0", "limit=501", "limit=x"} {
+	for _, q := range []string{"after=nope", "after=" + strings.Repeat("g", 32), "limit=0", "limit=501", "limit=x",
+		"types=reservation.boked", "types=instance.requested,node.disconnected"} {
 		r := s.call(t, http.MethodGet, "/v1/events?"+q, a, nil)
 		require.Equal(t, http.StatusBadRequest, r.status, q)
 		require.Equal(t, core.CodeInvalidArgument, r.errorBody(t).Code, q)
+		if strings.HasPrefix(q, "types=") { // the stream's filter is the list's
+			stream := s.call(t, http.MethodGet, "/v1/events/stream?"+q, a, nil)
+			require.Equal(t, http.StatusBadRequest, stream.status, "stream "+q)
+		}
 	}
 
 	// Retention prunes the oldest event: a cursor below it is gone.

@@ -221,7 +221,7 @@ func drainOutbox(ctx context.Context, pool *pgxpool.Pool) (outboxLog, float64, e
 			}
 			for _, e := range batch {
 				log.positions = append(log.positions, e.Position)
-				if e.Type == "bench.event" {
+				if e.Type == benchEventType {
 					log.bench++
 				}
 			}

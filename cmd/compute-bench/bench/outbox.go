@@ -160,6 +160,11 @@ func pollReader(ctx context.Context, q *db.Queries, pos outbox.Position, poll ti
 	return nil
 }
 
+// benchEventType is the type of the events the benchmark appends: no type
+// of the server's catalog, so that nothing but the benchmark reads it as
+// one of its own.
+const benchEventType = "bench.event"
+
 // appendEvents commits one event per transaction from `writers`
 // goroutines, paced to rate events/s (0: as fast as they can), for the
 // phase and at most maxEvents. It returns the committed rate.
@@ -184,7 +189,7 @@ func appendEvents(ctx context.Context, pool *pgxpool.Pool, writers, rate int, ph
 				}
 				time.Sleep(time.Until(due))
 				subject := fmt.Sprintf("bench/%d", k)
-				ev, err := core.NewEvent("bench.event", "bench", subject, map[string]any{"k": k})
+				ev, err := core.NewEvent(benchEventType, "bench", subject, map[string]any{"k": k})
 				if err == nil {
 					err = pg.InTx(ctx, pool, func(tx pgx.Tx) error { _, err := outbox.Append(ctx, db.New(tx), ev); return err })
 				}
