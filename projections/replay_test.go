@@ -16,8 +16,8 @@ import (
 type snapshot struct {
 	Reservations []db.RmReservation
 	Pools        []db.RmFleetPoolListAllRow
-	Nodes        []db.RmFleetNode
-	Devices      []db.RmFleetDevice
+	Nodes        []db.RmFleetNodeListAllRow
+	Devices      []db.RmFleetDeviceListAllRow
 	Allocations  []db.RmFleetAllocation
 	Holders      []db.RmDeviceHolderListAllRow
 	Usage        []db.RmUsageAllocation

@@ -342,18 +342,20 @@ type RmFleetAllocation struct {
 }
 
 type RmFleetDevice struct {
-	ID          string
-	NodeID      string
-	PoolID      string
-	ParentID    *string
-	Kind        string
-	Model       string
-	Mode        *string
-	Profile     *string
-	Retired     bool
-	Health      string
-	Quarantined bool
-	Version     int64
+	ID            string
+	NodeID        string
+	PoolID        string
+	ParentID      *string
+	Kind          string
+	Model         string
+	Mode          *string
+	Profile       *string
+	Retired       bool
+	Health        string
+	Quarantined   bool
+	Version       int64
+	ModeVersion   int64
+	StatusVersion int64
 }
 
 type RmFleetNode struct {
@@ -372,6 +374,10 @@ type RmFleetNode struct {
 	State             string
 	NoScheduleReasons []string
 	Conditions        []byte
+	SchedulingVersion int64
+	StateVersion      int64
+	ReasonsVersion    int64
+	ConditionsVersion int64
 }
 
 type RmFleetPool struct {

@@ -15,9 +15,24 @@ SELECT d.id, d.node_id, d.pool_id, d.parent_id, d.kind, d.model, d.mode, d.profi
   FROM rm_fleet_devices d WHERE d.id = $1
 `
 
-func (q *Queries) RmFleetDeviceGet(ctx context.Context, id string) (RmFleetDevice, error) {
+type RmFleetDeviceGetRow struct {
+	ID          string
+	NodeID      string
+	PoolID      string
+	ParentID    *string
+	Kind        string
+	Model       string
+	Mode        *string
+	Profile     *string
+	Retired     bool
+	Health      string
+	Quarantined bool
+	Version     int64
+}
+
+func (q *Queries) RmFleetDeviceGet(ctx context.Context, id string) (RmFleetDeviceGetRow, error) {
 	row := q.db.QueryRow(ctx, rmFleetDeviceGet, id)
-	var i RmFleetDevice
+	var i RmFleetDeviceGetRow
 	err := row.Scan(
 		&i.ID,
 		&i.NodeID,
@@ -40,15 +55,30 @@ SELECT id, node_id, pool_id, parent_id, kind, model, mode, profile, retired, hea
   FROM rm_fleet_devices ORDER BY id
 `
 
-func (q *Queries) RmFleetDeviceListAll(ctx context.Context) ([]RmFleetDevice, error) {
+type RmFleetDeviceListAllRow struct {
+	ID          string
+	NodeID      string
+	PoolID      string
+	ParentID    *string
+	Kind        string
+	Model       string
+	Mode        *string
+	Profile     *string
+	Retired     bool
+	Health      string
+	Quarantined bool
+	Version     int64
+}
+
+func (q *Queries) RmFleetDeviceListAll(ctx context.Context) ([]RmFleetDeviceListAllRow, error) {
 	rows, err := q.db.Query(ctx, rmFleetDeviceListAll)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []RmFleetDevice{}
+	items := []RmFleetDeviceListAllRow{}
 	for rows.Next() {
-		var i RmFleetDevice
+		var i RmFleetDeviceListAllRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.NodeID,
@@ -185,9 +215,10 @@ func (q *Queries) RmFleetDevicePoolSummary(ctx context.Context, poolID string) (
 }
 
 const rmFleetDeviceRegisterGPU = `-- name: RmFleetDeviceRegisterGPU :execrows
-INSERT INTO rm_fleet_devices (id, node_id, pool_id, parent_id, kind, model, mode, health, quarantined, version)
+INSERT INTO rm_fleet_devices (id, node_id, pool_id, parent_id, kind, model, mode, health, quarantined, version,
+       mode_version, status_version)
 VALUES ($1, $2, $3, NULL, 'gpu', $4, $5,
-        $6, $7, $8)
+        $6, $7, $8, $8, $8)
 ON CONFLICT (id) DO NOTHING
 `
 
@@ -237,8 +268,9 @@ func (q *Queries) RmFleetDeviceRetireAtoms(ctx context.Context, arg RmFleetDevic
 }
 
 const rmFleetDeviceSetMode = `-- name: RmFleetDeviceSetMode :execrows
-UPDATE rm_fleet_devices SET mode = $1, version = $2
- WHERE id = $3 AND kind = 'gpu' AND version < $2
+UPDATE rm_fleet_devices
+   SET mode = $1, mode_version = $2, version = greatest(version, $2)
+ WHERE id = $3 AND kind = 'gpu' AND mode_version < $2
 `
 
 type RmFleetDeviceSetModeParams struct {
@@ -247,8 +279,9 @@ type RmFleetDeviceSetModeParams struct {
 	ID      string
 }
 
-// gpu.mode_changed on the GPU row, only when newer; the caller then
-// retires the old atoms and writes the new ones.
+// gpu.mode_changed on the GPU row, only when newer than the last mode
+// change applied (a GPU's events may come out of version order: migration
+// 0040); the caller then retires the old atoms and writes the new ones.
 func (q *Queries) RmFleetDeviceSetMode(ctx context.Context, arg RmFleetDeviceSetModeParams) (int64, error) {
 	result, err := q.db.Exec(ctx, rmFleetDeviceSetMode, arg.Mode, arg.Version, arg.ID)
 	if err != nil {
@@ -258,8 +291,10 @@ func (q *Queries) RmFleetDeviceSetMode(ctx context.Context, arg RmFleetDeviceSet
 }
 
 const rmFleetDeviceSetStatus = `-- name: RmFleetDeviceSetStatus :execrows
-UPDATE rm_fleet_devices SET health = $1, quarantined = $2, version = $3
- WHERE id = $4 AND kind = 'gpu' AND version < $3
+UPDATE rm_fleet_devices
+   SET health = $1, quarantined = $2, status_version = $3,
+       version = greatest(version, $3)
+ WHERE id = $4 AND kind = 'gpu' AND status_version < $3
 `
 
 type RmFleetDeviceSetStatusParams struct {
@@ -269,7 +304,8 @@ type RmFleetDeviceSetStatusParams struct {
 	ID          string
 }
 
-// Quarantine and health events on a GPU, only when newer.
+// Quarantine and health events on a GPU carry both fields: applied when
+// newer than the last such event (migration 0040).
 func (q *Queries) RmFleetDeviceSetStatus(ctx context.Context, arg RmFleetDeviceSetStatusParams) (int64, error) {
 	result, err := q.db.Exec(ctx, rmFleetDeviceSetStatus,
 		arg.Health,

@@ -210,15 +210,33 @@ SELECT id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version, registe
   FROM rm_fleet_nodes ORDER BY id
 `
 
-func (q *Queries) RmFleetNodeListAll(ctx context.Context) ([]RmFleetNode, error) {
+type RmFleetNodeListAllRow struct {
+	ID                string
+	PoolID            string
+	Cordoned          bool
+	Taints            []string
+	Vcpu              int64
+	MemoryMb          int64
+	DiskGb            int64
+	Version           int64
+	RegisteredAt      time.Time
+	UpdatedAt         time.Time
+	UpdatedTxid       uint64
+	UpdatedSeq        int64
+	State             string
+	NoScheduleReasons []string
+	Conditions        []byte
+}
+
+func (q *Queries) RmFleetNodeListAll(ctx context.Context) ([]RmFleetNodeListAllRow, error) {
 	rows, err := q.db.Query(ctx, rmFleetNodeListAll)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []RmFleetNode{}
+	items := []RmFleetNodeListAllRow{}
 	for rows.Next() {
-		var i RmFleetNode
+		var i RmFleetNodeListAllRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.PoolID,
@@ -248,10 +266,12 @@ func (q *Queries) RmFleetNodeListAll(ctx context.Context) ([]RmFleetNode, error)
 
 const rmFleetNodeRegister = `-- name: RmFleetNodeRegister :execrows
 INSERT INTO rm_fleet_nodes (id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version,
-       registered_at, updated_at, updated_txid, updated_seq)
+       registered_at, updated_at, updated_txid, updated_seq,
+       scheduling_version, state_version, reasons_version, conditions_version)
 VALUES ($1, $2, $3, $4::text[], $5,
         $6, $7, $8, $9::timestamptz,
-        $9::timestamptz, $10::xid8, $11::bigint)
+        $9::timestamptz, $10::xid8, $11::bigint,
+        $8, $8, $8, $8)
 ON CONFLICT (id) DO NOTHING
 `
 
@@ -269,8 +289,8 @@ type RmFleetNodeRegisterParams struct {
 	Seq      int64
 }
 
-// A node.registered event creates the node at version 1; a replay changes
-// nothing.
+// A node.registered event creates the node at version 1, every field
+// written as of that version; a replay changes nothing.
 func (q *Queries) RmFleetNodeRegister(ctx context.Context, arg RmFleetNodeRegisterParams) (int64, error) {
 	result, err := q.db.Exec(ctx, rmFleetNodeRegister,
 		arg.ID,
@@ -293,9 +313,12 @@ func (q *Queries) RmFleetNodeRegister(ctx context.Context, arg RmFleetNodeRegist
 
 const rmFleetNodeUpdateScheduling = `-- name: RmFleetNodeUpdateScheduling :execrows
 UPDATE rm_fleet_nodes
-   SET cordoned = $1, taints = $2::text[], version = $3,
-       updated_at = $4::timestamptz, updated_txid = $5::xid8, updated_seq = $6::bigint
- WHERE id = $7 AND version < $3
+   SET cordoned = $1, taints = $2::text[], scheduling_version = $3,
+       version = greatest(version, $3),
+       updated_at = CASE WHEN version < $3 THEN $4::timestamptz ELSE updated_at END,
+       updated_txid = CASE WHEN version < $3 THEN $5::xid8 ELSE updated_txid END,
+       updated_seq = CASE WHEN version < $3 THEN $6::bigint ELSE updated_seq END
+ WHERE id = $7 AND scheduling_version < $3
 `
 
 type RmFleetNodeUpdateSchedulingParams struct {
@@ -308,7 +331,10 @@ type RmFleetNodeUpdateSchedulingParams struct {
 	ID       string
 }
 
-// Cordon, uncordon, taint and untaint events: applied only when newer.
+// Cordon, uncordon, taint and untaint events carry both scheduling fields:
+// applied when newer than the last event that wrote them (the log may
+// carry a node's events out of version order: migration 0040). The row's
+// version, and when it was updated, follow the newest event applied.
 func (q *Queries) RmFleetNodeUpdateScheduling(ctx context.Context, arg RmFleetNodeUpdateSchedulingParams) (int64, error) {
 	result, err := q.db.Exec(ctx, rmFleetNodeUpdateScheduling,
 		arg.Cordoned,
@@ -327,19 +353,33 @@ func (q *Queries) RmFleetNodeUpdateScheduling(ctx context.Context, arg RmFleetNo
 
 const rmFleetNodeUpdateStatus = `-- name: RmFleetNodeUpdateStatus :execrows
 UPDATE rm_fleet_nodes
-   SET state = coalesce($1::text, state),
-       no_schedule_reasons = coalesce($2::text[], no_schedule_reasons),
-       conditions = coalesce($3::jsonb, conditions),
-       version = $4, updated_at = $5::timestamptz,
-       updated_txid = $6::xid8, updated_seq = $7::bigint
- WHERE id = $8 AND version < $4
+   SET state = CASE WHEN $1::text IS NOT NULL AND state_version < $2
+                    THEN $1::text ELSE state END,
+       state_version = CASE WHEN $1::text IS NOT NULL
+                            THEN greatest(state_version, $2) ELSE state_version END,
+       no_schedule_reasons = CASE WHEN $3::text[] IS NOT NULL AND reasons_version < $2
+                                  THEN $3::text[] ELSE no_schedule_reasons END,
+       reasons_version = CASE WHEN $3::text[] IS NOT NULL
+                              THEN greatest(reasons_version, $2) ELSE reasons_version END,
+       conditions = CASE WHEN $4::jsonb IS NOT NULL AND conditions_version < $2
+                         THEN $4::jsonb ELSE conditions END,
+       conditions_version = CASE WHEN $4::jsonb IS NOT NULL
+                                 THEN greatest(conditions_version, $2) ELSE conditions_version END,
+       version = greatest(version, $2),
+       updated_at = CASE WHEN version < $2 THEN $5::timestamptz ELSE updated_at END,
+       updated_txid = CASE WHEN version < $2 THEN $6::xid8 ELSE updated_txid END,
+       updated_seq = CASE WHEN version < $2 THEN $7::bigint ELSE updated_seq END
+ WHERE id = $8
+   AND (($1::text IS NOT NULL AND state_version < $2)
+     OR ($3::text[] IS NOT NULL AND reasons_version < $2)
+     OR ($4::jsonb IS NOT NULL AND conditions_version < $2))
 `
 
 type RmFleetNodeUpdateStatusParams struct {
 	State             *string
+	Version           int64
 	NoScheduleReasons []string
 	Conditions        []byte
-	Version           int64
 	At                time.Time
 	Txid              uint64
 	Seq               int64
@@ -347,14 +387,14 @@ type RmFleetNodeUpdateStatusParams struct {
 }
 
 // Liveness, drain, retire and inventory events: the node's state,
-// no-schedule reasons and conditions, each only when the event carries it;
-// applied only when newer.
+// no-schedule reasons and conditions, each only when the event carries it
+// and is newer than the last event that wrote that field (migration 0040).
 func (q *Queries) RmFleetNodeUpdateStatus(ctx context.Context, arg RmFleetNodeUpdateStatusParams) (int64, error) {
 	result, err := q.db.Exec(ctx, rmFleetNodeUpdateStatus,
 		arg.State,
+		arg.Version,
 		arg.NoScheduleReasons,
 		arg.Conditions,
-		arg.Version,
 		arg.At,
 		arg.Txid,
 		arg.Seq,

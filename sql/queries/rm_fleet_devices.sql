@@ -1,8 +1,9 @@
 -- name: RmFleetDeviceRegisterGPU :execrows
 -- A gpu.registered event creates the GPU; a replay changes nothing.
-INSERT INTO rm_fleet_devices (id, node_id, pool_id, parent_id, kind, model, mode, health, quarantined, version)
+INSERT INTO rm_fleet_devices (id, node_id, pool_id, parent_id, kind, model, mode, health, quarantined, version,
+       mode_version, status_version)
 VALUES (sqlc.arg(id), sqlc.arg(node_id), sqlc.arg(pool_id), NULL, 'gpu', sqlc.arg(model), sqlc.arg(mode),
-        sqlc.arg(health), sqlc.arg(quarantined), sqlc.arg(version))
+        sqlc.arg(health), sqlc.arg(quarantined), sqlc.arg(version), sqlc.arg(version), sqlc.arg(version))
 ON CONFLICT (id) DO NOTHING;
 
 -- name: RmFleetDeviceUpsertAtom :exec
@@ -15,10 +16,12 @@ ON CONFLICT (id) DO UPDATE
    SET kind = EXCLUDED.kind, profile = EXCLUDED.profile, retired = false, version = EXCLUDED.version;
 
 -- name: RmFleetDeviceSetMode :execrows
--- gpu.mode_changed on the GPU row, only when newer; the caller then
--- retires the old atoms and writes the new ones.
-UPDATE rm_fleet_devices SET mode = sqlc.arg(mode), version = sqlc.arg(version)
- WHERE id = sqlc.arg(id) AND kind = 'gpu' AND version < sqlc.arg(version);
+-- gpu.mode_changed on the GPU row, only when newer than the last mode
+-- change applied (a GPU's events may come out of version order: migration
+-- 0040); the caller then retires the old atoms and writes the new ones.
+UPDATE rm_fleet_devices
+   SET mode = sqlc.arg(mode), mode_version = sqlc.arg(version), version = greatest(version, sqlc.arg(version))
+ WHERE id = sqlc.arg(id) AND kind = 'gpu' AND mode_version < sqlc.arg(version);
 
 -- name: RmFleetDeviceRetireAtoms :exec
 -- Retires the atoms of a GPU that its new layout does not have.
@@ -26,9 +29,12 @@ UPDATE rm_fleet_devices SET retired = true
  WHERE parent_id = sqlc.arg(parent_id)::text AND NOT (id = ANY(sqlc.arg(keep)::text[]));
 
 -- name: RmFleetDeviceSetStatus :execrows
--- Quarantine and health events on a GPU, only when newer.
-UPDATE rm_fleet_devices SET health = sqlc.arg(health), quarantined = sqlc.arg(quarantined), version = sqlc.arg(version)
- WHERE id = sqlc.arg(id) AND kind = 'gpu' AND version < sqlc.arg(version);
+-- Quarantine and health events on a GPU carry both fields: applied when
+-- newer than the last such event (migration 0040).
+UPDATE rm_fleet_devices
+   SET health = sqlc.arg(health), quarantined = sqlc.arg(quarantined), status_version = sqlc.arg(version),
+       version = greatest(version, sqlc.arg(version))
+ WHERE id = sqlc.arg(id) AND kind = 'gpu' AND status_version < sqlc.arg(version);
 
 -- name: RmFleetDeviceListByNode :many
 -- A node's devices, atoms with their GPU's health and quarantine.

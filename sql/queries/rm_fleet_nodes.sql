@@ -1,31 +1,53 @@
 -- name: RmFleetNodeRegister :execrows
--- A node.registered event creates the node at version 1; a replay changes
--- nothing.
+-- A node.registered event creates the node at version 1, every field
+-- written as of that version; a replay changes nothing.
 INSERT INTO rm_fleet_nodes (id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version,
-       registered_at, updated_at, updated_txid, updated_seq)
+       registered_at, updated_at, updated_txid, updated_seq,
+       scheduling_version, state_version, reasons_version, conditions_version)
 VALUES (sqlc.arg(id), sqlc.arg(pool_id), sqlc.arg(cordoned), sqlc.arg(taints)::text[], sqlc.arg(vcpu),
         sqlc.arg(memory_mb), sqlc.arg(disk_gb), sqlc.arg(version), sqlc.arg(at)::timestamptz,
-        sqlc.arg(at)::timestamptz, sqlc.arg(txid)::xid8, sqlc.arg(seq)::bigint)
+        sqlc.arg(at)::timestamptz, sqlc.arg(txid)::xid8, sqlc.arg(seq)::bigint,
+        sqlc.arg(version), sqlc.arg(version), sqlc.arg(version), sqlc.arg(version))
 ON CONFLICT (id) DO NOTHING;
 
 -- name: RmFleetNodeUpdateScheduling :execrows
--- Cordon, uncordon, taint and untaint events: applied only when newer.
+-- Cordon, uncordon, taint and untaint events carry both scheduling fields:
+-- applied when newer than the last event that wrote them (the log may
+-- carry a node's events out of version order: migration 0040). The row's
+-- version, and when it was updated, follow the newest event applied.
 UPDATE rm_fleet_nodes
-   SET cordoned = sqlc.arg(cordoned), taints = sqlc.arg(taints)::text[], version = sqlc.arg(version),
-       updated_at = sqlc.arg(at)::timestamptz, updated_txid = sqlc.arg(txid)::xid8, updated_seq = sqlc.arg(seq)::bigint
- WHERE id = sqlc.arg(id) AND version < sqlc.arg(version);
+   SET cordoned = sqlc.arg(cordoned), taints = sqlc.arg(taints)::text[], scheduling_version = sqlc.arg(version),
+       version = greatest(version, sqlc.arg(version)),
+       updated_at = CASE WHEN version < sqlc.arg(version) THEN sqlc.arg(at)::timestamptz ELSE updated_at END,
+       updated_txid = CASE WHEN version < sqlc.arg(version) THEN sqlc.arg(txid)::xid8 ELSE updated_txid END,
+       updated_seq = CASE WHEN version < sqlc.arg(version) THEN sqlc.arg(seq)::bigint ELSE updated_seq END
+ WHERE id = sqlc.arg(id) AND scheduling_version < sqlc.arg(version);
 
 -- name: RmFleetNodeUpdateStatus :execrows
 -- Liveness, drain, retire and inventory events: the node's state,
--- no-schedule reasons and conditions, each only when the event carries it;
--- applied only when newer.
+-- no-schedule reasons and conditions, each only when the event carries it
+-- and is newer than the last event that wrote that field (migration 0040).
 UPDATE rm_fleet_nodes
-   SET state = coalesce(sqlc.narg(state)::text, state),
-       no_schedule_reasons = coalesce(sqlc.narg(no_schedule_reasons)::text[], no_schedule_reasons),
-       conditions = coalesce(sqlc.narg(conditions)::jsonb, conditions),
-       version = sqlc.arg(version), updated_at = sqlc.arg(at)::timestamptz,
-       updated_txid = sqlc.arg(txid)::xid8, updated_seq = sqlc.arg(seq)::bigint
- WHERE id = sqlc.arg(id) AND version < sqlc.arg(version);
+   SET state = CASE WHEN sqlc.narg(state)::text IS NOT NULL AND state_version < sqlc.arg(version)
+                    THEN sqlc.narg(state)::text ELSE state END,
+       state_version = CASE WHEN sqlc.narg(state)::text IS NOT NULL
+                            THEN greatest(state_version, sqlc.arg(version)) ELSE state_version END,
+       no_schedule_reasons = CASE WHEN sqlc.narg(no_schedule_reasons)::text[] IS NOT NULL AND reasons_version < sqlc.arg(version)
+                                  THEN sqlc.narg(no_schedule_reasons)::text[] ELSE no_schedule_reasons END,
+       reasons_version = CASE WHEN sqlc.narg(no_schedule_reasons)::text[] IS NOT NULL
+                              THEN greatest(reasons_version, sqlc.arg(version)) ELSE reasons_version END,
+       conditions = CASE WHEN sqlc.narg(conditions)::jsonb IS NOT NULL AND conditions_version < sqlc.arg(version)
+                         THEN sqlc.narg(conditions)::jsonb ELSE conditions END,
+       conditions_version = CASE WHEN sqlc.narg(conditions)::jsonb IS NOT NULL
+                                 THEN greatest(conditions_version, sqlc.arg(version)) ELSE conditions_version END,
+       version = greatest(version, sqlc.arg(version)),
+       updated_at = CASE WHEN version < sqlc.arg(version) THEN sqlc.arg(at)::timestamptz ELSE updated_at END,
+       updated_txid = CASE WHEN version < sqlc.arg(version) THEN sqlc.arg(txid)::xid8 ELSE updated_txid END,
+       updated_seq = CASE WHEN version < sqlc.arg(version) THEN sqlc.arg(seq)::bigint ELSE updated_seq END
+ WHERE id = sqlc.arg(id)
+   AND ((sqlc.narg(state)::text IS NOT NULL AND state_version < sqlc.arg(version))
+     OR (sqlc.narg(no_schedule_reasons)::text[] IS NOT NULL AND reasons_version < sqlc.arg(version))
+     OR (sqlc.narg(conditions)::jsonb IS NOT NULL AND conditions_version < sqlc.arg(version)));
 
 -- name: RmFleetNodeGet :one
 -- A node with its capacity (allocatable scaled by its pool's ratios),
