@@ -153,7 +153,7 @@ func TestEventStreamResumesAfterLastEventID(t *testing.T) {
 	require.True(t, open.hasID, "the opening frame carries the start position")
 	require.Equal(t, strings.Repeat("0", 32), open.id)
 
-	want = append(want, s.appendEvent(t, "tenant-a", "instance.stopped")) // live
+	want = append(want, s.appendEvent(t, "tenant-a", "instance.stopped"))   // live
 	want = append(want, s.appendEvent(t, "tenant-a", "instance.requested")) // live, not read
 	const k = 4
 	got, cursors := c1.events(t, k)
