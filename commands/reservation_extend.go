@@ -27,7 +27,9 @@ type ExtendReservation struct {
 // rows means another reservation holds that time: CONFLICT. The node is
 // locked FOR SHARE and the atoms FOR NO KEY UPDATE (lockAtoms) and must
 // still be eligible, because an extension is a new booking (no booking
-// lands on a cordoned node).
+// lands on a cordoned node). Two extends of one reservation race on its
+// atoms' locks: the loser's zero rows are a lost race (extendBlocked), run
+// again without If-Match.
 func (h *Handlers) ExtendReservation(ctx context.Context, actor core.Actor, cmd ExtendReservation) (ReservationResult, error) {
 	if !actor.CanWrite() {
 		return ReservationResult{}, core.Errorf(core.CodePermissionDenied, "reservations.extend requires a member or operator role")
@@ -36,10 +38,18 @@ func (h *Handlers) ExtendReservation(ctx context.Context, actor core.Actor, cmd 
 	if cmd.NewEnd.IsZero() {
 		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "newEnd is required")
 	}
-	res, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "reservations.extend", cmd,
-		func(ctx context.Context, tx pgx.Tx) (ReservationResult, error) {
-			return h.extendReservation(ctx, tx, actor, cmd)
-		})
+	// Concurrent extends of one reservation: the loser finds the winner's
+	// segment in its way and the reservation at a newer version; without
+	// If-Match it runs again from the new end, as release and cancel do.
+	var res ReservationResult
+	err := retryUnversioned(cmd.IfVersion, func() error {
+		var err error
+		res, err = idempotent(ctx, h, actor, cmd.IdempotencyKey, "reservations.extend", cmd,
+			func(ctx context.Context, tx pgx.Tx) (ReservationResult, error) {
+				return h.extendReservation(ctx, tx, actor, cmd)
+			})
+		return err
+	})
 	if err != nil {
 		return ReservationResult{}, fmt.Errorf("reservations.extend %s: %w", cmd.ReservationID, err)
 	}
@@ -100,15 +110,15 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 		for _, d := range a.DeviceIds { // device-id order, as stored
 			n, err := q.DeviceBookingInsert(ctx, db.DeviceBookingInsertParams{DeviceID: d, AllocationID: a.ID,
 				FromTs: row.EndTs, ToTs: cmd.NewEnd})
-			if pg.IsExclusionViolation(err) {
-				n, err = 0, nil
+			if pg.IsExclusionViolation(err) { // the constraint, the backstop of the btree check: a concurrent booking
+				return ReservationResult{}, core.Wrap(core.CodeConflict, err,
+					fmt.Sprintf("cannot extend: %s was booked concurrently; retry", d))
 			}
 			if err != nil {
 				return ReservationResult{}, pg.Translate(err, "booking of "+d)
 			}
 			if n == 0 {
-				return ReservationResult{}, core.Errorf(core.CodeConflict,
-					"cannot extend: %s is booked by another reservation before %s", d, cmd.NewEnd.UTC().Format(time.RFC3339))
+				return ReservationResult{}, extendBlocked(ctx, q, row, d, cmd.NewEnd)
 			}
 		}
 	}
@@ -145,4 +155,22 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 	// and asks to run again at the new end.
 	return ReservationResult{Reservation: r, Position: pos},
 		workqueue.Enqueue(ctx, q, KindReservationExpire, r.ID, max(cmd.NewEnd.Sub(now), 0))
+}
+
+// extendBlocked says why the added segment of device d could not be
+// booked. A concurrent extend of the same reservation that committed first
+// booked it (the atoms' lock made this one wait for it): the reservation is
+// at a newer version, a lost race (errChangedConcurrently), never stored
+// under an idempotency key and run again without If-Match. Otherwise
+// another reservation holds that time.
+func extendBlocked(ctx context.Context, q *db.Queries, row db.ReservationGetRow, d string, newEnd time.Time) error {
+	cur, err := q.ReservationGet(ctx, row.ID)
+	if err != nil {
+		return pg.Translate(err, "reservation "+row.ID)
+	}
+	if cur.Version != row.Version {
+		return zeroRowsConflict(0, nil, "reservation "+row.ID)
+	}
+	return core.Errorf(core.CodeConflict,
+		"cannot extend: %s is booked by another reservation before %s", d, newEnd.UTC().Format(time.RFC3339))
 }
