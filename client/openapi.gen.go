@@ -1025,10 +1025,12 @@ type CreateReservationRequest struct {
 	// (from now for a start in the past): 90 days unless the operator set
 	// COMPUTE_MAX_RESERVATION_LENGTH, never over 366 days. A longer
 	// window is 400 INVALID_ARGUMENT.
-	End      time.Time `json:"end"`
-	GpuModel *string   `json:"gpuModel,omitempty"`
-	Gpus     *int      `json:"gpus,omitempty"`
-	MemoryMb *int64    `json:"memoryMb,omitempty"`
+	End time.Time `json:"end"`
+
+	// GpuModel Only GPUs of this model (1 to 128 bytes of printable characters).
+	GpuModel *string `json:"gpuModel,omitempty"`
+	Gpus     *int    `json:"gpus,omitempty"`
+	MemoryMb *int64  `json:"memoryMb,omitempty"`
 
 	// MigProfile Examples: 1g.10gb
 	MigProfile *string `json:"migProfile,omitempty"`

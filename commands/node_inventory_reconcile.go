@@ -220,6 +220,12 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 				res.Mismatched = append(res.Mismatched, g.UUID)
 				continue
 			}
+			if core.ValidGPUModel(g.Model) != nil {
+				mismatches = append(mismatches, fmt.Sprintf("%s reported with model %q, not a GPU model's name; not registered",
+					g.UUID, core.Clip(g.Model, 64)))
+				res.Mismatched = append(res.Mismatched, g.UUID)
+				continue
+			}
 			if d, err := q.DeviceGet(ctx, g.UUID); err == nil {
 				mismatches = append(mismatches, fmt.Sprintf("%s is recorded on node %s; not registered here", g.UUID, d.NodeID))
 				res.Mismatched = append(res.Mismatched, g.UUID)

@@ -181,10 +181,11 @@ func TestInventoryIgnoresWhatIsNoGPUUUID(t *testing.T) {
 		{UUID: gpus[0], Model: "a100", MemoryMB: 81920},
 		{UUID: atom, Model: "a100", MemoryMB: 81920},
 		{UUID: huge, Model: strings.Repeat("m", 1<<20), MemoryMB: 81920},
+		{UUID: "GPU-n1-new", Model: strings.Repeat("m", 1<<20), MemoryMB: 81920},
 	}})
 	require.NoError(t, err)
-	require.Empty(t, res.Registered)
-	require.Len(t, res.Mismatched, 2)
+	require.Empty(t, res.Registered, "nor a GPU whose model is no model's name")
+	require.Len(t, res.Mismatched, 3)
 	require.Equal(t, before, devices(), "nothing registered, no atom taken")
 	msg := f.nodeConditions(t, "n1")[core.ConditionGPUMismatch].Message
 	require.Contains(t, msg, `"GPU-n2-0/s0" is not a GPU uuid; ignored`)
@@ -192,5 +193,8 @@ func TestInventoryIgnoresWhatIsNoGPUUUID(t *testing.T) {
 
 	_, err = f.h.RegisterNode(f.ctx, operator, commands.RegisterNode{ID: "n3", PoolID: "fra1-gpu",
 		GPUs: []commands.GPUInventory{{UUID: "GPU-n3-0/mig-1", Model: "a100", MemoryMB: 81920}}})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err))
+	_, err = f.h.RegisterNode(f.ctx, operator, commands.RegisterNode{ID: "n3", PoolID: "fra1-gpu",
+		GPUs: []commands.GPUInventory{{UUID: "GPU-n3-0", Model: strings.Repeat("m", core.MaxGPUModel+1), MemoryMB: 81920}}})
 	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err))
 }

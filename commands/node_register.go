@@ -61,6 +61,9 @@ func (h *Handlers) RegisterNode(ctx context.Context, actor core.Actor, cmd Regis
 		if err := core.ValidGPUUUID(g.UUID); err != nil {
 			return NodeResult{}, err
 		}
+		if err := core.ValidGPUModel(g.Model); err != nil {
+			return NodeResult{}, err
+		}
 		a, err := g.Layout.Atoms(g.UUID, g.MemoryMB)
 		if err != nil {
 			return NodeResult{}, err

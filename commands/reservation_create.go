@@ -59,6 +59,11 @@ func (c CreateReservation) spec() (core.ReservationSpec, error) {
 	if c.Start.IsZero() || c.End.IsZero() || !c.End.After(c.Start) {
 		return bad("a reservation needs a start and an end after it")
 	}
+	if c.GPUModel != "" {
+		if err := core.ValidGPUModel(c.GPUModel); err != nil {
+			return core.ReservationSpec{}, core.Errorf(core.CodeInvalidArgument, "gpuModel: %s", err.Error())
+		}
+	}
 	g := core.GPURequest{Count: c.GPUs, Model: c.GPUModel, Kind: core.AtomGPU}
 	switch {
 	case c.MIGProfile != "" && c.SlotKind != "":

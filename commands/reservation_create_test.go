@@ -1,6 +1,7 @@
 package commands_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -94,6 +95,9 @@ func TestReserveValidatesAndAuthorises(t *testing.T) {
 		"bad profile":     {PoolID: "fra1-gpu", GPUs: 1, MIGProfile: "9g.1gb", Start: s, End: e},
 		"mig and slots":   {PoolID: "fra1-gpu", GPUs: 1, MIGProfile: "1g.10gb", SlotKind: core.GPUMPS, Start: s, End: e},
 		"negative memory": {PoolID: "fra1-gpu", MemoryMB: -1, Start: s, End: e},
+		"huge model":      {PoolID: "fra1-gpu", GPUs: 1, GPUModel: strings.Repeat("y", core.MaxGPUModel+1), Start: s, End: e},
+		"invisible model": {PoolID: "fra1-gpu", GPUs: 1, GPUModel: "a100\u202e", Start: s, End: e},
+		"huge profile":    {PoolID: "fra1-gpu", GPUs: 1, MIGProfile: "1g.18014398509481985gb", Start: s, End: e},
 	} {
 		_, err := f.h.CreateReservation(f.ctx, tenantA, cmd)
 		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), name)

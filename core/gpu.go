@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // GPUMode is how a GPU is shared. It decides which of its atoms are
@@ -45,7 +48,9 @@ const MaxSlots = 48
 // migComputeSlices is how many compute slices a MIG-capable GPU has.
 const migComputeSlices = 7
 
-var migProfilePattern = regexp.MustCompile(`^([1-7])g\.([1-9][0-9]*)gb$`)
+// migProfilePattern bounds the memory to four digits (9999 GB, far above
+// any GPU's), so that no sum or conversion of it can overflow.
+var migProfilePattern = regexp.MustCompile(`^([1-7])g\.([1-9][0-9]{0,3})gb$`)
 
 // MIGProfile is a MIG instance profile such as "1g.10gb": compute slices and
 // memory in GB.
@@ -60,7 +65,7 @@ type MIGProfile struct {
 func ParseMIGProfile(s string) (MIGProfile, error) {
 	m := migProfilePattern.FindStringSubmatch(s)
 	if m == nil {
-		return MIGProfile{}, Errorf(CodeInvalidArgument, "MIG profile %q is not of the form <n>g.<m>gb", s)
+		return MIGProfile{}, Errorf(CodeInvalidArgument, "MIG profile %q is not of the form <n>g.<m>gb (n 1 to 7, m 1 to 9999)", Clip(s, 64))
 	}
 	slices, _ := strconv.Atoi(m[1])
 	mem, _ := strconv.Atoi(m[2])
@@ -100,6 +105,9 @@ func (l GPULayout) Atoms(gpuID string, memoryMB int64) ([]Atom, error) {
 	case GPUMIG:
 		if len(l.MIG) == 0 || l.Slots != 0 {
 			return nil, Errorf(CodeInvalidArgument, "mig mode needs at least one MIG profile and no slots")
+		}
+		if len(l.MIG) > migComputeSlices { // each instance takes at least one slice
+			return nil, Errorf(CodeInvalidArgument, "MIG layout has %d instances; a GPU has %d compute slices", len(l.MIG), migComputeSlices)
 		}
 		slices, memGB := 0, 0
 		atoms := make([]Atom, 0, len(l.MIG))
@@ -149,6 +157,21 @@ func ValidGPUUUID(uuid string) error {
 	if len(uuid) > MaxGPUUUID || !gpuUUIDPattern.MatchString(uuid) {
 		return Errorf(CodeInvalidArgument, "GPU uuid %q is not 1 to %d letters, digits, '.', '_', ':' or '-'",
 			Clip(uuid, 64), MaxGPUUUID)
+	}
+	return nil
+}
+
+// MaxGPUModel bounds a GPU model's name: "NVIDIA H100 80GB HBM3" is 21
+// bytes. It is compared, charged to quotas ("gpu:<model>") and written into
+// events and messages (an unschedulable reason names it once per node).
+const MaxGPUModel = 128
+
+// ValidGPUModel says why model cannot be a GPU model's name, or nil: it is
+// 1 to MaxGPUModel bytes of printable UTF-8.
+func ValidGPUModel(model string) error {
+	if model == "" || len(model) > MaxGPUModel || !utf8.ValidString(model) ||
+		strings.IndexFunc(model, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return Errorf(CodeInvalidArgument, "GPU model %q is not 1 to %d bytes of printable characters", Clip(model, 64), MaxGPUModel)
 	}
 	return nil
 }

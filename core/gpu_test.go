@@ -11,7 +11,8 @@ func TestParseMIGProfile(t *testing.T) {
 	p, err := ParseMIGProfile("3g.40gb")
 	require.NoError(t, err)
 	require.Equal(t, MIGProfile{Name: "3g.40gb", Slices: 3, MemoryGB: 40}, p)
-	for _, bad := range []string{"", "1g", "5g.10gb", "8g.10gb", "1g.0gb", "1G.10GB", "1g.10gb "} {
+	for _, bad := range []string{"", "1g", "5g.10gb", "8g.10gb", "1g.0gb", "1G.10GB", "1g.10gb ",
+		"1g.10000gb", "1g.18014398509481985gb", "1g.99999999999999999999999999gb"} {
 		_, err := ParseMIGProfile(bad)
 		require.Error(t, err, bad)
 		require.Equal(t, CodeInvalidArgument, CodeOf(err), bad)
@@ -39,6 +40,8 @@ func TestLayoutAtoms(t *testing.T) {
 	for name, l := range map[string]GPULayout{
 		"too many slices":  {Mode: GPUMIG, MIG: []string{"4g.40gb", "4g.40gb"}},
 		"too much memory":  {Mode: GPUMIG, MIG: []string{"1g.80gb", "1g.10gb"}},
+		"9999 GB":          {Mode: GPUMIG, MIG: []string{"1g.9999gb"}},
+		"too many":         {Mode: GPUMIG, MIG: []string{"1g.1gb", "1g.1gb", "1g.1gb", "1g.1gb", "1g.1gb", "1g.1gb", "1g.1gb", "1g.1gb"}},
 		"mig without list": {Mode: GPUMIG},
 		"zero slots":       {Mode: GPUMPS},
 		"too many slots":   {Mode: GPUTimeSlice, Slots: MaxSlots + 1},

@@ -14,7 +14,7 @@ const (
 // ScalarResources lists the node counters in lock order.
 var ScalarResources = []string{ResourceDisk, ResourceMemory, ResourceVCPU}
 
-var quotaResourcePattern = regexp.MustCompile(`^(gpu|gpu:[A-Za-z0-9._-]+|vcpu|memory|disk)$`)
+var quotaResourcePattern = regexp.MustCompile(`^(gpu|gpu:[A-Za-z0-9._-]{1,128}|vcpu|memory|disk)$`)
 
 // GPUModelQuota is the quota resource for one GPU model: "gpu:<model>".
 func GPUModelQuota(model string) string { return "gpu:" + model }
