@@ -61,8 +61,8 @@ func (h *Handlers) CreateJoinToken(ctx context.Context, actor core.Actor, nodeID
 		return JoinToken{}, core.Errorf(core.CodeInvalidArgument, "ttlSeconds must be between 1 and %d",
 			int64(MaxJoinTokenTTL/time.Second))
 	}
-	if nodeID == "" {
-		return JoinToken{}, core.Errorf(core.CodeInvalidArgument, "node id is required")
+	if err := core.ValidNodeID(nodeID); err != nil { // a token no node could ever use
+		return JoinToken{}, err
 	}
 	token, err := nodeSecret(joinTokenPrefix, 32)
 	if err != nil {

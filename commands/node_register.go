@@ -50,6 +50,12 @@ func (h *Handlers) RegisterNode(ctx context.Context, actor core.Actor, cmd Regis
 	if err := requireOperator(actor, "nodes.register"); err != nil {
 		return NodeResult{}, err
 	}
+	if err := core.ValidNodeID(cmd.ID); err != nil {
+		return NodeResult{}, err
+	}
+	if cmd.PoolID == "" {
+		return NodeResult{}, core.Errorf(core.CodeInvalidArgument, "poolId is required: the pool a new node joins")
+	}
 	if cmd.VCPU < 0 || cmd.MemoryMB < 0 || cmd.DiskGB < 0 {
 		return NodeResult{}, core.Errorf(core.CodeInvalidArgument, "node resources cannot be negative")
 	}

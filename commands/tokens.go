@@ -198,7 +198,7 @@ func tokenValidate(tenant, identity string, role core.Role) error {
 		return core.Errorf(core.CodeInvalidArgument, "identity is required")
 	}
 	if len(identity) > tokenIdentityMaxLen || !utf8.ValidString(identity) ||
-		strings.IndexFunc(identity, unicode.IsControl) >= 0 {
+		strings.IndexFunc(identity, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
 		return core.Errorf(core.CodeInvalidArgument,
 			"identity is invalid: at most %d bytes of printable UTF-8", tokenIdentityMaxLen)
 	}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -70,7 +71,7 @@ func newAuthGate(d Deps) *authGate {
 func (g *authGate) middleware() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			token, err := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
+			token, err := requestBearer(c.Request())
 			if err != nil {
 				// The event stream also takes a stream ticket instead.
 				actor, ok, terr := g.ticketActor(c)
@@ -126,11 +127,10 @@ func (g *authGate) actor(c echo.Context, token string) (core.Actor, error) {
 // as a failure all the same). For routes that answer anyone but tell more
 // to some callers.
 func (g *authGate) optionalActor(c echo.Context) (core.Actor, bool) {
-	header := c.Request().Header.Get(echo.HeaderAuthorization)
-	if header == "" {
+	if c.Request().Header.Get(echo.HeaderAuthorization) == "" {
 		return core.Actor{}, false
 	}
-	token, err := bearerToken(header)
+	token, err := requestBearer(c.Request())
 	if err != nil {
 		return core.Actor{}, false
 	}
@@ -142,6 +142,17 @@ func (g *authGate) optionalActor(c echo.Context) (core.Actor, bool) {
 
 // bearerToken extracts the token from an Authorization header value. The
 // scheme is case-insensitive (RFC 7235); the token must be one word.
+// requestBearer is the bearer token of r's one Authorization header. Two
+// or more are refused, not resolved: which one a proxy or a library hands
+// on differs, so honouring either would authenticate a request as someone
+// another hop may have seen as someone else.
+func requestBearer(r *http.Request) (string, error) {
+	if len(r.Header.Values(echo.HeaderAuthorization)) > 1 {
+		return "", core.Errorf(core.CodeUnauthenticated, "more than one Authorization header: send exactly one")
+	}
+	return bearerToken(r.Header.Get(echo.HeaderAuthorization))
+}
+
 func bearerToken(header string) (string, error) {
 	if header == "" {
 		return "", core.Errorf(core.CodeUnauthenticated, "missing bearer token: send Authorization: Bearer <token>")

@@ -97,6 +97,15 @@ func TestErrorEnvelopes(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, r.status)
 		require.Equal(t, core.CodeUnauthenticated, r.errorBody(t).Code)
 	})
+	t.Run("two Authorization headers are 401, even with a good token first", func(t *testing.T) {
+		req, err := http.NewRequest(http.MethodGet, s.url+"/v1/whoami", nil)
+		require.NoError(t, err)
+		req.Header.Add("Authorization", "Bearer "+s.operator)
+		req.Header.Add("Authorization", "Bearer bc_someone-else")
+		r := s.do(t, req)
+		require.Equal(t, http.StatusUnauthorized, r.status, "%s", r.body)
+		require.Contains(t, r.errorBody(t).Message, "more than one Authorization header")
+	})
 	t.Run("unknown token is 401 invalid_token", func(t *testing.T) {
 		r := s.call(t, http.MethodGet, "/v1/whoami", "bc_not-a-real-token", nil)
 		require.Equal(t, http.StatusUnauthorized, r.status)

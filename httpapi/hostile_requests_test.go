@@ -148,3 +148,19 @@ func TestErrorMessagesAreCapped(t *testing.T) {
 	require.True(t, strings.HasPrefix(e.Message, "reservation rsv_aaa"), e.Message[:40])
 	require.True(t, strings.HasSuffix(e.Message, "…"), e.Message[len(e.Message)-20:])
 }
+
+// Bytes that are not UTF-8 in a path id or a query parameter are a 400
+// that says so (PostgreSQL's character_not_in_repertoire covers a NUL and
+// a bad encoding alike; it used to name only the NUL).
+func TestInvalidUTF8InAnIDIsSaidToBe(t *testing.T) {
+	t.Parallel()
+	f := setupFleet(t)
+	for _, path := range []string{"/v1/devices/%ff%fe/quarantine"} {
+		e := f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodPost, path, f.operator, nil, nil)
+		require.Contains(t, e.Message, "UTF-8", path)
+	}
+	for _, path := range []string{"/v1/tokens/%ff%fe", "/v1/tokens/a%00b"} {
+		e := f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodGet, path, f.operator, nil, nil)
+		require.Contains(t, e.Message, "UTF-8", path)
+	}
+}

@@ -98,7 +98,7 @@ func metrics(gate *authGate, h http.Handler) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		acc := accessOf(c.Request().Context())
 		if !acc.internal {
-			token, err := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
+			token, err := requestBearer(c.Request())
 			if err != nil {
 				return err
 			}

@@ -83,6 +83,16 @@ func TestJoinTokensOverHTTP(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, r.status, "%v: %s", bad, r.body)
 		require.Equal(t, core.CodeInvalidArgument, r.errorBody(t).Code)
 	}
+	// No node can have these ids: a token for one could never be used.
+	for _, id := range []string{"JN_BAD", strings.Repeat("n", 64), "-n1"} {
+		r := s.call(t, http.MethodPost, "/v1/nodes/"+id+"/join-tokens", s.operator, nil)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", id, r.body)
+		require.Contains(t, r.errorBody(t).Message, "node id")
+	}
+	// An operator's join of a node that does not exist yet needs its pool.
+	r = s.call(t, http.MethodPost, "/v1/nodes/jn-9/join", s.operator, map[string]any{})
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	require.Contains(t, r.errorBody(t).Message, "poolId")
 
 	now := s.pg.Now(t)
 	jt := s.joinToken(t, "n1", nil)

@@ -180,7 +180,7 @@ func joinAuth(gate *authGate, h *commands.Handlers) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		asOperator := gate.middleware()(RequireRole(core.RoleOperator)(next))
 		return func(c echo.Context) error {
-			token, err := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
+			token, err := requestBearer(c.Request())
 			if err != nil || !commands.IsJoinToken(token) {
 				return asOperator(c)
 			}

@@ -103,7 +103,7 @@ func param(c echo.Context, name string) (string, error) {
 		return "", core.Errorf(core.CodeInvalidArgument, "path parameter %s is required", name)
 	}
 	if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
-		return "", core.Errorf(core.CodeInvalidArgument, "path parameter %s has characters that are not allowed", name)
+		return "", core.Errorf(core.CodeInvalidArgument, "path parameter %s has characters that are not allowed (a NUL, or bytes that are not UTF-8)", name)
 	}
 	return v, nil
 }

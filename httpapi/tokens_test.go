@@ -62,6 +62,7 @@ func TestCreateTokenRejectsBadInput(t *testing.T) {
 		"bad tenant":     {`{"tenant":"Acme Corp","identity":"a","role":"member"}`, "tenant"},
 		"missing tenant": {`{"identity":"a","role":"member"}`, "tenant"},
 		"empty identity": {`{"tenant":"acme","identity":" ","role":"member"}`, "identity"},
+		"bidi identity":  {`{"tenant":"acme","identity":"a\u202e","role":"member"}`, "identity"},
 		"bad role":       {`{"tenant":"acme","identity":"a","role":"admin"}`, "role"},
 		"wrong type":     {`{"tenant":"acme","identity":"a","role":7}`, `"role"`},
 		"unknown field":  {`{"tenant":"acme","identity":"a","role":"member","scope":"all"}`, `"scope"`},

@@ -72,7 +72,9 @@ func Translate(err error, what string) error {
 		case sqlstateNumericOutOfRange:
 			return core.Wrap(core.CodeInvalidArgument, err, what+" has a number out of range")
 		case sqlstateNullByteInText:
-			return core.Wrap(core.CodeInvalidArgument, err, what+" contains a NUL character")
+			// character_not_in_repertoire: a NUL, or bytes that are not
+			// UTF-8 (a percent-encoded path or query can carry either).
+			return core.Wrap(core.CodeInvalidArgument, err, what+" contains a NUL character or bytes that are not UTF-8")
 		case sqlstateSerializationFailure, sqlstateDeadlockDetected:
 			return core.Wrap(core.CodeUnavailable, err, "concurrent update, retry")
 		case sqlstateQueryCanceled:
