@@ -44,5 +44,13 @@ func (h *Handlers) ReleaseNode(ctx context.Context, actor core.Actor, cmd Releas
 		res.Released = append(res.Released, id)
 		res.Position = r.Position
 	}
+	if len(ids) == 0 {
+		return res, nil
+	}
+	// The node as it is after the releases, not as read before them.
+	if n, err = q.NodeGet(ctx, cmd.NodeID); err != nil {
+		return res, fmt.Errorf("nodes.release %s: %w", cmd.NodeID, pg.Translate(err, "node "+cmd.NodeID))
+	}
+	res.State, res.NoScheduleReasons, res.Version = n.State, n.NoScheduleReasons, n.Version
 	return res, nil
 }
