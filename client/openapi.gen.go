@@ -1383,16 +1383,18 @@ type PoolCapacity struct {
 		Model     string  `json:"model"`
 		Profile   *string `json:"profile,omitempty"`
 
-		// Schedulable Healthy, not quarantined, on an uncordoned node.
+		// Schedulable Healthy, not quarantined, on a node that takes new bookings (not cordoned, draining, unreachable or lost). Taints are per reservation and not counted.
 		Schedulable int `json:"schedulable"`
 		Total       int `json:"total"`
 	} `json:"gpus"`
 	Kind     string `json:"kind"`
 	MemoryMb Scalar `json:"memoryMb"`
-	Nodes    int    `json:"nodes"`
-	PoolID   string `json:"poolId"`
-	SiteID   string `json:"siteId"`
-	Vcpu     Scalar `json:"vcpu"`
+
+	// Nodes The pool's nodes, retired ones left out (cordoned, draining, unreachable and lost ones counted).
+	Nodes  int    `json:"nodes"`
+	PoolID string `json:"poolId"`
+	SiteID string `json:"siteId"`
+	Vcpu   Scalar `json:"vcpu"`
 }
 
 // PoolPage defines model for PoolPage.

@@ -10,7 +10,8 @@ import (
 
 // PoolCapacity is what a pool offers and what live reservations hold:
 // scalars summed over its nodes, and bookable GPU atoms by kind, model and
-// profile.
+// profile. Retired nodes are not part of it: retirement is terminal, so
+// what they offered will never be booked again.
 type PoolCapacity struct {
 	PoolID        string     `json:"poolId"`
 	SiteID        string     `json:"siteId"`
@@ -24,7 +25,9 @@ type PoolCapacity struct {
 }
 
 // AtomPool counts a pool's bookable atoms of one kind, model and profile:
-// Schedulable excludes unhealthy or quarantined GPUs and cordoned nodes;
+// Schedulable is what the placer would book now, so it excludes unhealthy
+// or quarantined GPUs and nodes that are cordoned, draining, unreachable or
+// lost (an operator reading "schedulable" asks what new work can land on);
 // Allocated is held by live reservations (now or later in their window).
 type AtomPool struct {
 	Kind        string `json:"kind"`

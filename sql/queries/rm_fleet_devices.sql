@@ -52,17 +52,25 @@ SELECT d.id, d.node_id, d.pool_id, d.parent_id, d.kind, d.model, d.mode, d.profi
 
 -- name: RmFleetDevicePoolSummary :many
 -- A pool's bookable atoms by kind, model and profile: how many exist, how
--- many are schedulable (healthy, not quarantined, node not cordoned; taints
--- are per reservation and not counted), and how many live allocations hold.
+-- many are schedulable, and how many live allocations hold. A retired
+-- node has left the pool for good (retirement is terminal), so its devices
+-- are not counted at all. Schedulable is what the placer would book today
+-- (placement.Ineligible): a healthy, unquarantined GPU on a node that is
+-- not cordoned, has no system reason against scheduling (draining,
+-- unreachable…) and is not lost; taints are per reservation and not
+-- counted. A draining or unreachable node's GPUs still exist, so they stay
+-- in the total.
 SELECT d.kind, d.model, coalesce(d.profile, '')::text AS profile,
        count(*)::bigint AS total,
-       (count(*) FILTER (WHERE g.health = 'healthy' AND NOT g.quarantined AND NOT n.cordoned))::bigint AS schedulable,
+       (count(*) FILTER (WHERE g.health = 'healthy' AND NOT g.quarantined AND NOT n.cordoned
+                           AND cardinality(n.no_schedule_reasons) = 0 AND n.state <> 'lost'))::bigint AS schedulable,
        (count(*) FILTER (WHERE EXISTS (SELECT 1 FROM rm_fleet_allocations a
                                         WHERE a.pool_id = d.pool_id AND a.live AND d.id = ANY(a.device_ids))))::bigint AS allocated
   FROM rm_fleet_devices d
   JOIN rm_fleet_devices g ON g.id = coalesce(d.parent_id, d.id)
   JOIN rm_fleet_nodes n ON n.id = d.node_id
- WHERE d.pool_id = sqlc.arg(pool_id) AND NOT d.retired AND (d.kind <> 'gpu' OR d.mode = 'exclusive')
+ WHERE d.pool_id = sqlc.arg(pool_id) AND NOT d.retired AND n.state <> 'retired'
+   AND (d.kind <> 'gpu' OR d.mode = 'exclusive')
  GROUP BY d.kind, d.model, coalesce(d.profile, '')
  ORDER BY d.kind, d.model, 3;
 

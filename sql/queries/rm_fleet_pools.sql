@@ -12,6 +12,12 @@ ON CONFLICT (id) DO UPDATE
 -- name: RmFleetPoolCapacity :one
 -- A pool's scalar capacity (sum over its nodes of floor(allocatable * ratio),
 -- as pool_capacity_rollup computes it) and what live allocations hold.
+-- Retired nodes are left out: retirement is terminal and a node holding
+-- live allocations cannot retire, so what one offered is gone for good.
+-- (The write model's rollup keeps their capacity: it is a ceiling for the
+-- guarded charges, which the placer never makes on a retired node.) Nodes
+-- that are only cordoned, draining, unreachable or lost still belong to
+-- the pool and may take work again, so they count.
 SELECT p.id, p.site_id, p.kind, p.version,
        count(n.id)::bigint AS nodes,
        (count(n.id) FILTER (WHERE n.cordoned))::bigint AS cordoned_nodes,
@@ -22,7 +28,7 @@ SELECT p.id, p.site_id, p.kind, p.version,
        (SELECT coalesce(sum(a.memory_mb), 0) FROM rm_fleet_allocations a WHERE a.pool_id = p.id AND a.live)::bigint AS memory_allocated,
        (SELECT coalesce(sum(a.disk_gb), 0) FROM rm_fleet_allocations a WHERE a.pool_id = p.id AND a.live)::bigint AS disk_allocated
   FROM rm_fleet_pools p
-  LEFT JOIN rm_fleet_nodes n ON n.pool_id = p.id
+  LEFT JOIN rm_fleet_nodes n ON n.pool_id = p.id AND n.state <> 'retired'
  WHERE p.id = sqlc.arg(id)
  GROUP BY p.id;
 
