@@ -151,9 +151,7 @@ func (h *Handlers) retryPendingIn(ctx context.Context, tx pgx.Tx, reservationID 
 		return false, err
 	}
 	if where == nil {
-		_, err := q.ReservationSetConditions(ctx, db.ReservationSetConditionsParams{ID: r.ID, Version: r.Version,
-			Conditions: mustJSON(unschedulable(reasons))})
-		return true, pg.Translate(err, "reservation")
+		return true, refreshUnschedulable(ctx, q, r, reasons)
 	}
 	r.State, r.Conditions, r.Version = core.ReservationBooked, []core.Condition{}, row.Version+1
 	r.NodeID, r.DeviceIDs = where.nodeID, where.deviceIDs
@@ -184,6 +182,28 @@ func (h *Handlers) retryPendingIn(ctx context.Context, tx pgx.Tx, reservationID 
 	}
 	_, err = enqueueAssign(ctx, q, system.Identity, where.allocationID, fixedKey(assignKeyPrefix+where.allocationID))
 	return false, err
+}
+
+// refreshUnschedulable sets a still-pending reservation's Unschedulable
+// condition to this try's reasons. When they differ from the stored ones
+// (the taint that kept it out was removed, a node filled up) the
+// reservation moves to a new version and reservation.pending says so, with
+// the whole reservation, so the read model and the tenant's webhooks see
+// why it waits now; when they do not, nothing is written, so a reservation
+// waiting for hours does not add an event to the log every 30 s.
+func refreshUnschedulable(ctx context.Context, q *db.Queries, r core.Reservation, reasons []string) error {
+	conditions := unschedulable(reasons)
+	n, err := q.ReservationSetConditions(ctx, db.ReservationSetConditionsParams{ID: r.ID, Version: r.Version,
+		Conditions: mustJSON(conditions)})
+	if err != nil {
+		return pg.Translate(err, "reservation")
+	}
+	if n == 0 { // unchanged, or changed by another transaction first (its own event says so)
+		return nil
+	}
+	r.Conditions, r.Version = conditions, r.Version+1
+	_, err = emit(ctx, q, core.EventReservationPending, r.Tenant, core.ReservationSubject(r.ID), reservationEvent(r, ""))
+	return err
 }
 
 // placePending places a pending reservation r: among its scope's nodes,

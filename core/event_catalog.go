@@ -85,7 +85,7 @@ var eventCatalog = []EventSpec{
 	{Type: EventTenantFairShareSet, Payload: fairSharePayload, TenantScoped: true,
 		Summary: "An operator set a tenant's fair share of the waiting line."},
 
-	{Type: EventReservationPending, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation waits for capacity."},
+	{Type: EventReservationPending, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation waits for capacity: it was created pending, or a retry found other reasons why it waits."},
 	{Type: EventReservationBooked, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation was placed on a node."},
 	{Type: EventReservationActivated, Payload: reservationPayload, TenantScoped: true, Summary: "A booked reservation reached its start."},
 	{Type: EventReservationExtended, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation's end moved later."},

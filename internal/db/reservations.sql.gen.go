@@ -158,8 +158,9 @@ func (q *Queries) ReservationSetCharges(ctx context.Context, arg ReservationSetC
 }
 
 const reservationSetConditions = `-- name: ReservationSetConditions :execrows
-UPDATE reservations SET conditions = $1, updated_at = compute_now()
+UPDATE reservations SET conditions = $1, version = version + 1, updated_at = compute_now()
  WHERE id = $2 AND version = $3 AND state = 'pending'
+   AND conditions IS DISTINCT FROM $1
 `
 
 type ReservationSetConditionsParams struct {
@@ -168,8 +169,14 @@ type ReservationSetConditionsParams struct {
 	Version    int64
 }
 
-// Refreshes a pending reservation's conditions. Not a transition: the
-// version stays, so no event is owed.
+// Refreshes a pending reservation's conditions when they changed. A change
+// is a new version, for the reservation.pending event the caller writes
+// with it: the read models apply only newer versions, so without one they
+// would keep the reasons of the reservation's creation. Conditions equal
+// to the stored ones (jsonb equality) write nothing, so a reservation that
+// waits for hours does not write an event at every retry of its line.
+// Zero rows: unchanged, or another transaction changed it first; either
+// way no event is owed.
 func (q *Queries) ReservationSetConditions(ctx context.Context, arg ReservationSetConditionsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, reservationSetConditions, arg.Conditions, arg.ID, arg.Version)
 	if err != nil {

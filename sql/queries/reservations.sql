@@ -32,10 +32,17 @@ UPDATE reservations SET charges = sqlc.arg(charges)
  WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
 
 -- name: ReservationSetConditions :execrows
--- Refreshes a pending reservation's conditions. Not a transition: the
--- version stays, so no event is owed.
-UPDATE reservations SET conditions = sqlc.arg(conditions), updated_at = compute_now()
- WHERE id = sqlc.arg(id) AND version = sqlc.arg(version) AND state = 'pending';
+-- Refreshes a pending reservation's conditions when they changed. A change
+-- is a new version, for the reservation.pending event the caller writes
+-- with it: the read models apply only newer versions, so without one they
+-- would keep the reasons of the reservation's creation. Conditions equal
+-- to the stored ones (jsonb equality) write nothing, so a reservation that
+-- waits for hours does not write an event at every retry of its line.
+-- Zero rows: unchanged, or another transaction changed it first; either
+-- way no event is owed.
+UPDATE reservations SET conditions = sqlc.arg(conditions), version = version + 1, updated_at = compute_now()
+ WHERE id = sqlc.arg(id) AND version = sqlc.arg(version) AND state = 'pending'
+   AND conditions IS DISTINCT FROM sqlc.arg(conditions);
 
 -- name: ReservationIsPastEnd :one
 SELECT upper(during) <= compute_now() AS past_end, lower(during) <= compute_now() AS past_start,
