@@ -43,6 +43,12 @@ const (
 // recorded first (a re-run after a crash between the two transactions).
 var errAlreadyRecorded = errors.New("webhook attempt already recorded")
 
+// errEndpointDeleted rolls back an attempt whose endpoint was deleted while
+// it ran: the delivery and the endpoint's attempts went with the endpoint,
+// so there is nothing to record it against and nothing to retry. Its item
+// completes, as it would had the delete come before the load (found false).
+var errEndpointDeleted = errors.New("webhook endpoint deleted during the attempt")
+
 // Deliver is the work-queue handler for KindDeliver: register it with
 // worker.Handle(webhook.KindDeliver, svc.Deliver) (and Prefetch with
 // worker.HandlePrefetch). It makes at most one HTTP attempt per call,
@@ -195,12 +201,15 @@ func (s *Service) record(ctx context.Context, it workqueue.Item, d db.WebhookDel
 	}
 	state, delay := StateSucceeded, time.Duration(0)
 	err := s.fenced(ctx, it, func(q *db.Queries) error {
-		err := q.WebhookAttemptInsert(ctx, db.WebhookAttemptInsertParams{
+		inserted, err := q.WebhookAttemptInsert(ctx, db.WebhookAttemptInsertParams{
 			DeliveryID: d.ID, EndpointID: d.EndpointID, EventID: d.EventID, Attempt: attempt,
 			Status: status, LatencyMs: int32(res.latency.Milliseconds()), ResponseSnippet: res.snippet, Error: errText,
 		})
 		if err != nil {
 			return fmt.Errorf("insert attempt: %w", err)
+		}
+		if inserted == 0 {
+			return errEndpointDeleted
 		}
 		if res.succeeded() {
 			state = StateSucceeded
@@ -224,7 +233,7 @@ func (s *Service) record(ctx context.Context, it workqueue.Item, d db.WebhookDel
 		return nil
 	})
 	switch {
-	case errors.Is(err, errAlreadyRecorded):
+	case errors.Is(err, errAlreadyRecorded), errors.Is(err, errEndpointDeleted):
 		return nil
 	case err != nil:
 		return fmt.Errorf("record webhook attempt %d of %s: %w", attempt, d.ID, err)

@@ -24,25 +24,27 @@ import (
 // succeed, and these round trips are what a delivery costs the database.
 //
 // Every statement of the batch runs whatever the ones before it found; the
-// transaction then rolls back when the fence found the lease lost or the
-// attempt was recorded already (a re-run after a crash). Nothing is
-// written then, and the slot is freed in statements of its own
-// (freeSlot), as after a failure; a fenced run leaves its item to the
-// shard's new holder, an attempt recorded already completes as before.
+// transaction then rolls back when the fence found the lease lost, the
+// endpoint was deleted while the attempt ran (the attempt row found no
+// delivery to go with: errEndpointDeleted) or the attempt was recorded
+// already (a re-run after a crash). Nothing is written then, and the slot
+// is freed in statements of its own (freeSlot), as after a failure; a
+// fenced run leaves its item to the shard's new holder, the other two
+// complete it.
 func (s *Service) succeeded(ctx context.Context, it workqueue.Item, d db.WebhookDeliveryLoadRow, res attemptResult) error {
 	s.slots.finished(d, time.Now())
 	w := s.slots.takeWaiter(d, true)
 	attempt := d.Attempts + 1
 	status := int32(res.status)
 	var held bool
-	var recorded, handed int64
+	var inserted, recorded, handed int64
 	err := pg.InTxBatch(ctx, s.pool, func(b *pg.Batch) {
 		handed = 0
 		it.Lease.FenceIn(ctx, b, &held)
-		pg.Exec(ctx, b, (*db.Queries).WebhookAttemptInsert, db.WebhookAttemptInsertParams{
+		pg.ExecRows(ctx, b, (*db.Queries).WebhookAttemptInsert, db.WebhookAttemptInsertParams{
 			DeliveryID: d.ID, EndpointID: d.EndpointID, EventID: d.EventID, Attempt: attempt,
 			Status: &status, LatencyMs: int32(res.latency.Milliseconds()), ResponseSnippet: res.snippet,
-		})
+		}, &inserted)
 		pg.Exec(ctx, b, (*db.Queries).WebhookEndpointMarkHealthy, d.EndpointID)
 		pg.ExecRows(ctx, b, (*db.Queries).WebhookDeliveryRecord, db.WebhookDeliveryRecordParams{
 			ID: d.ID, Attempts: attempt, State: StateSucceeded, LastStatus: &status,
@@ -59,6 +61,8 @@ func (s *Service) succeeded(ctx context.Context, it workqueue.Item, d db.Webhook
 		switch {
 		case !held:
 			return lease.ErrFenced
+		case inserted == 0:
+			return errEndpointDeleted
 		case recorded == 0:
 			return errAlreadyRecorded
 		}
@@ -66,7 +70,7 @@ func (s *Service) succeeded(ctx context.Context, it workqueue.Item, d db.Webhook
 	})
 	if err != nil {
 		s.freeSlot(ctx, it, d, w)
-		if errors.Is(err, errAlreadyRecorded) {
+		if errors.Is(err, errAlreadyRecorded) || errors.Is(err, errEndpointDeleted) {
 			return nil
 		}
 		return fmt.Errorf("record webhook attempt %d of %s: %w", attempt, d.ID, err)

@@ -11,14 +11,21 @@ import (
 	"github.com/google/uuid"
 )
 
-const webhookAttemptInsert = `-- name: WebhookAttemptInsert :exec
+const webhookAttemptInsert = `-- name: WebhookAttemptInsert :execrows
+WITH e AS MATERIALIZED (
+  SELECT e.id FROM webhook_endpoints e WHERE e.id = $1 FOR KEY SHARE
+), d AS MATERIALIZED (
+  SELECT d.id FROM webhook_deliveries d JOIN e ON e.id = d.endpoint_id
+   WHERE d.id = $8
+     FOR KEY SHARE OF d
+)
 INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_id, attempt, status, latency_ms, response_snippet, error)
-VALUES ($1, $2, $3, $4,
-        $5, $6, $7, $8)
+SELECT d.id, $1, $2, $3,
+       $4, $5, $6, $7
+  FROM d
 `
 
 type WebhookAttemptInsertParams struct {
-	DeliveryID      uuid.UUID
 	EndpointID      string
 	EventID         uuid.UUID
 	Attempt         int32
@@ -26,11 +33,21 @@ type WebhookAttemptInsertParams struct {
 	LatencyMs       int32
 	ResponseSnippet string
 	Error           *string
+	DeliveryID      uuid.UUID
 }
 
-func (q *Queries) WebhookAttemptInsert(ctx context.Context, arg WebhookAttemptInsertParams) error {
-	_, err := q.db.Exec(ctx, webhookAttemptInsert,
-		arg.DeliveryID,
+// Zero rows when the endpoint was deleted while the attempt ran (its
+// delivery went with it, by cascade): there is nothing left to record the
+// attempt against, and a foreign-key error would only fail the recording
+// and run the item again. The endpoint is locked FOR KEY SHARE before the
+// delivery, in the order a delete removes them (the endpoint, then its
+// deliveries by cascade): a delete in flight is waited for and then finds
+// nothing here, a later one waits for this transaction. Locked in the other
+// order, as the two foreign-key checks did, the delete waited for the
+// delivery this held while this waited for the endpoint the delete held: a
+// deadlock.
+func (q *Queries) WebhookAttemptInsert(ctx context.Context, arg WebhookAttemptInsertParams) (int64, error) {
+	result, err := q.db.Exec(ctx, webhookAttemptInsert,
 		arg.EndpointID,
 		arg.EventID,
 		arg.Attempt,
@@ -38,8 +55,12 @@ func (q *Queries) WebhookAttemptInsert(ctx context.Context, arg WebhookAttemptIn
 		arg.LatencyMs,
 		arg.ResponseSnippet,
 		arg.Error,
+		arg.DeliveryID,
 	)
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const webhookAttemptListByEndpoint = `-- name: WebhookAttemptListByEndpoint :many

@@ -161,10 +161,16 @@ func (q *Queries) WebhookEndpointGet(ctx context.Context, id string) (WebhookEnd
 }
 
 const webhookEndpointGetForUpdate = `-- name: WebhookEndpointGetForUpdate :one
-SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at FROM webhook_endpoints WHERE id = $1 FOR UPDATE
+SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE
 `
 
-// Locks the endpoint for a read-modify-write (patch, rotate).
+// Locks the endpoint for a read-modify-write (patch, rotate, recover,
+// delete): these commands serialise on it. FOR NO KEY UPDATE, not FOR
+// UPDATE: the webhook scheduler locks the endpoints of its batch FOR KEY
+// SHARE (WebhookDeliverySchedule), which FOR UPDATE would block, so a
+// tenant's recover of 10,000 deliveries would hold up every tenant's
+// scheduling. A delete still waits for the scheduler: its DELETE takes the
+// row's key lock.
 func (q *Queries) WebhookEndpointGetForUpdate(ctx context.Context, id string) (WebhookEndpoint, error) {
 	row := q.db.QueryRow(ctx, webhookEndpointGetForUpdate, id)
 	var i WebhookEndpoint

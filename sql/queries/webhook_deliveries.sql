@@ -3,6 +3,16 @@
 -- matches (an empty filter matches every type). Events come as parallel
 -- arrays so a whole outbox batch is one statement. ON CONFLICT DO NOTHING
 -- makes a re-read batch harmless; only new rows are returned.
+-- The endpoints are locked FOR KEY SHARE, so that a tenant deleting one
+-- cannot fail the batch of every tenant: without the lock, an endpoint this
+-- statement read could be deleted, and the delete committed, before the
+-- foreign-key check of its new delivery (webhook_deliveries_endpoint_id_fkey).
+-- With it, a delete that is in flight is waited for and its endpoint left
+-- out (under READ COMMITTED a locked row deleted meanwhile is skipped), and
+-- a delete that comes later waits for this transaction and cascades to the
+-- deliveries it made. KEY SHARE does not conflict with the FOR NO KEY UPDATE
+-- of the other endpoint commands (WebhookEndpointGetForUpdate), nor with the
+-- sink's own updates of an endpoint, so only a delete is waited for.
 INSERT INTO webhook_deliveries (endpoint_id, event_id)
 SELECT e.id, ev.event_id
   FROM (SELECT unnest(sqlc.arg(event_ids)::uuid[]) AS event_id,
@@ -11,6 +21,7 @@ SELECT e.id, ev.event_id
   JOIN webhook_endpoints e ON e.tenant_id = ev.tenant_id
  WHERE e.enabled
    AND (cardinality(e.event_types) = 0 OR ev.type = ANY(e.event_types))
+   FOR KEY SHARE OF e
 ON CONFLICT (endpoint_id, event_id) DO NOTHING
 RETURNING id;
 

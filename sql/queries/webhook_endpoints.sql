@@ -17,8 +17,14 @@ SELECT count(*)::int AS endpoints FROM webhook_endpoints WHERE tenant_id = sqlc.
 SELECT * FROM webhook_endpoints WHERE id = sqlc.arg(id);
 
 -- name: WebhookEndpointGetForUpdate :one
--- Locks the endpoint for a read-modify-write (patch, rotate).
-SELECT * FROM webhook_endpoints WHERE id = sqlc.arg(id) FOR UPDATE;
+-- Locks the endpoint for a read-modify-write (patch, rotate, recover,
+-- delete): these commands serialise on it. FOR NO KEY UPDATE, not FOR
+-- UPDATE: the webhook scheduler locks the endpoints of its batch FOR KEY
+-- SHARE (WebhookDeliverySchedule), which FOR UPDATE would block, so a
+-- tenant's recover of 10,000 deliveries would hold up every tenant's
+-- scheduling. A delete still waits for the scheduler: its DELETE takes the
+-- row's key lock.
+SELECT * FROM webhook_endpoints WHERE id = sqlc.arg(id) FOR NO KEY UPDATE;
 
 -- name: WebhookEndpointList :many
 -- Keyset page by id. tenant_id NULL lists every tenant (operators).

@@ -1,0 +1,141 @@
+package webhook_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
+	"github.com/bettercompute/compute/outbox"
+	"github.com/bettercompute/compute/webhook"
+)
+
+// pauseAfterDelete holds the first WebhookEndpointDelete of its pool, once
+// it has run, until the test lets it go: a delete that has removed the
+// endpoint row and not yet committed.
+type pauseAfterDelete struct {
+	once    sync.Once
+	reached chan struct{}
+	proceed chan struct{}
+}
+
+type isEndpointDelete struct{}
+
+func (p *pauseAfterDelete) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	return context.WithValue(ctx, isEndpointDelete{}, strings.HasPrefix(d.SQL, "-- name: WebhookEndpointDelete "))
+}
+
+func (p *pauseAfterDelete) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
+	if is, _ := ctx.Value(isEndpointDelete{}).(bool); is && d.Err == nil {
+		p.once.Do(func() { close(p.reached); <-p.proceed })
+	}
+}
+
+// waitForLockWait polls pg_stat_activity until a backend of this database
+// waits on a lock: a signal, not a sleep.
+func waitForLockWait(t *testing.T, d *pgtest.DB) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var n int
+		err := d.Pool.QueryRow(context.Background(),
+			"SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&n)
+		return err == nil && n > 0
+	}, 10*time.Second, 5*time.Millisecond)
+}
+
+// A tenant deleting an endpoint while the scheduler's batch reads it does
+// not fail the batch, which schedules every tenant's deliveries: the
+// scheduler waits for the delete, leaves the deleted endpoint out and
+// schedules the rest. Before the fix the endpoint row the statement had read
+// was gone by its foreign-key check, and the whole batch failed with
+// webhook_deliveries_endpoint_id_fkey until the dispatcher ran it again.
+func TestSchedulerSurvivesConcurrentEndpointDelete(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{})
+	ctx := context.Background()
+	doomed := f.createEndpoint(t, acmeMember, "http://127.0.0.1:1/doomed")
+	theirs := f.createEndpoint(t, globexMember, "http://127.0.0.1:1/globex")
+
+	pause := &pauseAfterDelete{reached: make(chan struct{}), proceed: make(chan struct{})}
+	pool, err := pg.Connect(ctx, f.pg.URL, pg.PoolOptions{MaxConns: 2, IdleInTxTimeout: time.Minute, Tracer: pause})
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	deleted := make(chan error, 1)
+	go func() {
+		_, err := commands.New(pool, commands.Config{}).DeleteWebhookEndpoint(ctx, acmeMember, doomed.ID)
+		deleted <- err
+	}()
+	<-pause.reached // the endpoint row is deleted, not yet committed
+
+	stored := func(tenant string) outbox.Stored {
+		return outbox.Stored{Event: core.Event{ID: uuid.New(), TenantID: tenant, Type: "reservation.booked", Subject: "x/1"}}
+	}
+	acme, globex := stored("acme"), stored("globex")
+	scheduled := make(chan error, 1)
+	go func() {
+		scheduled <- pg.InTx(ctx, f.pg.Pool, func(tx pgx.Tx) error {
+			return f.svc.Scheduler().Apply(ctx, tx, []outbox.Stored{acme, globex})
+		})
+	}()
+	waitForLockWait(t, f.pg) // the scheduler waits for the delete's row lock
+	close(pause.proceed)
+	require.NoError(t, <-deleted)
+	require.NoError(t, <-scheduled, "a concurrent delete must not fail the scheduler's batch")
+
+	_, err = f.pg.Q.WebhookDeliveryByEndpointEvent(ctx, db.WebhookDeliveryByEndpointEventParams{EndpointID: doomed.ID, EventID: acme.ID})
+	require.ErrorIs(t, err, pgx.ErrNoRows, "no delivery to the deleted endpoint")
+	d, err := f.pg.Q.WebhookDeliveryByEndpointEvent(ctx, db.WebhookDeliveryByEndpointEventParams{EndpointID: theirs.ID, EventID: globex.ID})
+	require.NoError(t, err, "the other tenant's delivery is scheduled in the same batch")
+	require.Equal(t, webhook.StatePending, d.State)
+}
+
+// An attempt whose endpoint is deleted while its POST is in flight is not
+// recorded and not retried: the delivery and the endpoint's attempts went
+// with the endpoint, and the item completes as it would had the delete come
+// before the attempt. Before the fix the attempt's insert failed its
+// foreign key, the item failed (a warning) and ran again later only to find
+// nothing. Both ways of recording are covered: a success (one batch) and a
+// failure (its own transaction).
+func TestAttemptOfDeletedEndpointCompletes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+	}{{"success", http.StatusOK}, {"failure", http.StatusInternalServerError}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, webhook.Config{})
+			ctx := context.Background()
+			var endpointID atomic.Value
+			deleted := make(chan error, 1)
+			rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, err := f.svc.DeleteEndpoint(context.Background(), acmeMember, endpointID.Load().(string))
+				deleted <- err
+				w.WriteHeader(tc.status)
+			}))
+			t.Cleanup(rcv.Close)
+			e := f.createEndpoint(t, acmeMember, rcv.URL, "reservation.booked") // not its own webhook_endpoint.created
+			endpointID.Store(e.ID)
+			d := f.scheduled(t, e.ID, f.emit(t, "acme", "reservation.booked"))
+
+			require.Equal(t, 1, f.runWorker(t))
+			require.NoError(t, <-deleted)
+			_, err := f.pg.Q.WorkQueueGet(ctx, db.WorkQueueGetParams{Kind: webhook.KindDeliver, Key: d.ID.String()})
+			require.ErrorIs(t, err, pgx.ErrNoRows, "the item completed rather than failing to run again")
+			_, err = f.pg.Q.WebhookDeliveryGet(ctx, d.ID)
+			require.ErrorIs(t, err, pgx.ErrNoRows, "the delivery went with its endpoint")
+		})
+	}
+}
