@@ -61,8 +61,9 @@ func (h *Handlers) UnquarantineDevice(ctx context.Context, actor core.Actor, cmd
 		})
 }
 
-// changeDeviceStatus locks a GPU row FOR UPDATE (the placer holds it FOR
-// SHARE while booking any of its atoms, so a quarantine serialises with
+// changeDeviceStatus locks the GPU's node FOR SHARE and refuses a retired
+// one (node_retired.go), locks the GPU row FOR UPDATE (the placer holds it
+// FOR SHARE while booking any of its atoms, so a quarantine serialises with
 // placements: rule 4), edits it, writes it with a version guard and appends
 // the event. A change that changes nothing is a no-op without an event.
 func (h *Handlers) changeDeviceStatus(ctx context.Context, actor core.Actor, command, gpuID string, ifVersion int64,
@@ -73,6 +74,9 @@ func (h *Handlers) changeDeviceStatus(ctx context.Context, actor core.Actor, com
 	var res DeviceResult
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
+		if err := lockNodeOfDevice(ctx, q, gpuID); err != nil {
+			return err
+		}
 		g, err := lockGPU(ctx, q, gpuID)
 		if err != nil {
 			return err

@@ -28,6 +28,8 @@ type SetGPUMode struct {
 // or later. The probe bookings are removed before commit; the GPU and atom
 // rows it holds FOR UPDATE make placers wait and then see the new layout.
 // Old atoms are retired, not deleted, because past bookings refer to them.
+// A GPU of a retired node is refused, a repeat of its layout included
+// (node_retired.go).
 func (h *Handlers) SetGPUMode(ctx context.Context, actor core.Actor, cmd SetGPUMode) (DeviceResult, error) {
 	if err := requireOperator(actor, "gpus.setMode"); err != nil {
 		return DeviceResult{}, err
@@ -35,6 +37,9 @@ func (h *Handlers) SetGPUMode(ctx context.Context, actor core.Actor, cmd SetGPUM
 	var res DeviceResult
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
+		if err := lockNodeOfDevice(ctx, q, cmd.GPUID); err != nil {
+			return err
+		}
 		rows, err := q.DeviceListGPUForUpdate(ctx, cmd.GPUID)
 		if err != nil {
 			return pg.Translate(err, "GPU "+cmd.GPUID)

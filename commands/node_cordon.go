@@ -46,9 +46,10 @@ func (h *Handlers) UncordonNode(ctx context.Context, actor core.Actor, cmd Cordo
 }
 
 // changeScheduling is the shared body of cordon, uncordon, taint and
-// untaint: lock the node, let change edit it (returning the event type, or
-// false when nothing changes: the command is then a no-op without an event),
-// write it with a version guard and append the event.
+// untaint: lock the node, refuse a retired one (node_retired.go), let
+// change edit it (returning the event type, or false when nothing changes:
+// the command is then a no-op without an event), write it with a version
+// guard and append the event.
 func (h *Handlers) changeScheduling(ctx context.Context, actor core.Actor, command, nodeID string, ifVersion int64,
 	change func(n *db.NodeGetForUpdateRow) (string, bool)) (NodeResult, error) {
 	if err := requireOperator(actor, command); err != nil {
@@ -60,6 +61,9 @@ func (h *Handlers) changeScheduling(ctx context.Context, actor core.Actor, comma
 		n, err := q.NodeGetForUpdate(ctx, nodeID)
 		if err != nil {
 			return pg.Translate(err, "node "+nodeID)
+		}
+		if err := refuseRetired(n.ID, n.State); err != nil {
+			return err
 		}
 		if err := checkVersion(ifVersion, n.Version, "node "+nodeID); err != nil {
 			return err

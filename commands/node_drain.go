@@ -61,9 +61,6 @@ func (h *Handlers) changeNoSchedule(ctx context.Context, actor core.Actor, comma
 		if slices.Contains(n.NoScheduleReasons, reason) == add {
 			return nil
 		}
-		if core.State(n.State) == core.NodeRetired {
-			return core.Errorf(core.CodeConflict, "node %s is retired", n.ID)
-		}
 		reasons := slices.DeleteFunc(slices.Clone(n.NoScheduleReasons), func(r string) bool { return r == reason })
 		if add {
 			reasons = append(reasons, reason)
@@ -90,12 +87,17 @@ func (h *Handlers) changeNoSchedule(ctx context.Context, actor core.Actor, comma
 	return res, nil
 }
 
-// lockNodeAt locks node id's row for a lifecycle command and checks
-// If-Match against its version (ifVersion 0: no check).
+// lockNodeAt locks node id's row for a lifecycle command, refuses a retired
+// node (node_retired.go: before the no-op check of drain and undrain, so an
+// undrain with nothing to undo is refused like one with something) and
+// checks If-Match against its version (ifVersion 0: no check).
 func lockNodeAt(ctx context.Context, q *db.Queries, id string, ifVersion int64) (db.NodeLivenessLockRow, error) {
 	n, err := q.NodeLivenessLock(ctx, id)
 	if err != nil {
 		return n, pg.Translate(err, "node "+id)
+	}
+	if err := refuseRetired(n.ID, n.State); err != nil {
+		return n, err
 	}
 	return n, checkVersion(ifVersion, n.Version, "node "+id)
 }

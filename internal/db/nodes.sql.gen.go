@@ -154,6 +154,31 @@ func (q *Queries) NodeLockForPlacement(ctx context.Context, id string) (NodeLock
 	return i, err
 }
 
+const nodeLockOfDevice = `-- name: NodeLockOfDevice :one
+SELECT n.id, n.state
+  FROM nodes n
+ WHERE n.id = (SELECT d.node_id FROM devices d WHERE d.id = $1)
+   FOR SHARE
+`
+
+type NodeLockOfDeviceRow struct {
+	ID    string
+	State string
+}
+
+// The node of a device, FOR SHARE, for the commands that change a GPU
+// (quarantine, health, mode): they refuse a retired node, and read its
+// state as of the lock, which a retire (FOR NO KEY UPDATE, then an update
+// of the row) must wait for. Taken before the device rows, the order of
+// the placer and of every node command that touches devices. No row: the
+// device does not exist (the caller's own lookup says so precisely).
+func (q *Queries) NodeLockOfDevice(ctx context.Context, deviceID string) (NodeLockOfDeviceRow, error) {
+	row := q.db.QueryRow(ctx, nodeLockOfDevice, deviceID)
+	var i NodeLockOfDeviceRow
+	err := row.Scan(&i.ID, &i.State)
+	return i, err
+}
+
 const nodePlacementCandidates = `-- name: NodePlacementCandidates :many
 WITH candidates AS (
   SELECT s.id, s.pool_id, s.cordoned, s.taints, s.no_schedule_reasons, s.state FROM (

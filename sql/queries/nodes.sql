@@ -21,6 +21,18 @@ SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, version
 SELECT id, pool_id, cordoned, taints, no_schedule_reasons, state, version
   FROM nodes WHERE id = sqlc.arg(id) FOR NO KEY UPDATE;
 
+-- name: NodeLockOfDevice :one
+-- The node of a device, FOR SHARE, for the commands that change a GPU
+-- (quarantine, health, mode): they refuse a retired node, and read its
+-- state as of the lock, which a retire (FOR NO KEY UPDATE, then an update
+-- of the row) must wait for. Taken before the device rows, the order of
+-- the placer and of every node command that touches devices. No row: the
+-- device does not exist (the caller's own lookup says so precisely).
+SELECT n.id, n.state
+  FROM nodes n
+ WHERE n.id = (SELECT d.node_id FROM devices d WHERE d.id = sqlc.arg(device_id))
+   FOR SHARE;
+
 -- name: NodeLockForPlacement :one
 -- Rule 4: the placer locks the chosen node FOR SHARE and reads its
 -- eligibility as of the lock, so a concurrent cordon commits either before
