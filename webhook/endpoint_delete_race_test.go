@@ -17,6 +17,7 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
 	"github.com/bettercompute/compute/outbox"
@@ -138,4 +139,43 @@ func TestAttemptOfDeletedEndpointCompletes(t *testing.T) {
 			require.ErrorIs(t, err, pgx.ErrNoRows, "the delivery went with its endpoint")
 		})
 	}
+}
+
+// Taking an in-flight slot for a delivery whose endpoint a tenant is
+// deleting waits for the delete and then finds nothing (no row, as for an
+// endpoint deleted before), rather than failing on webhook_inflight's
+// foreign keys: in a prefetch that error failed the whole claim.
+func TestSlotOfADeliveryBeingDeletedIsNotTaken(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{})
+	ctx := context.Background()
+	doomed := f.createEndpoint(t, acmeMember, "http://127.0.0.1:1/doomed", "reservation.booked")
+	d := f.scheduled(t, doomed.ID, f.emit(t, "acme", "reservation.booked"))
+	l, err := lease.Acquire(ctx, f.pg.Q, "shard:slot-test", "slot-test", time.Minute)
+	require.NoError(t, err)
+
+	pause := &pauseAfterDelete{reached: make(chan struct{}), proceed: make(chan struct{})}
+	pool, err := pg.Connect(ctx, f.pg.URL, pg.PoolOptions{MaxConns: 2, IdleInTxTimeout: time.Minute, Tracer: pause})
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	deleted := make(chan error, 1)
+	go func() {
+		_, err := commands.New(pool, commands.Config{}).DeleteWebhookEndpoint(ctx, acmeMember, doomed.ID)
+		deleted <- err
+	}()
+	<-pause.reached // the endpoint row is deleted, not yet committed
+
+	acquired := make(chan error, 1)
+	go func() {
+		_, err := f.pg.Q.WebhookSlotAcquire(ctx, db.WebhookSlotAcquireParams{DeliveryID: d.ID, EndpointID: doomed.ID,
+			HoldSeconds: 30, MaxPerTenant: 10, MaxPerEndpoint: 10, LeaseName: l.Name, LeaseOwner: l.Owner, LeaseEpoch: l.Epoch})
+		acquired <- err
+	}()
+	waitForLockWait(t, f.pg) // the slot waits for the delete's row lock
+	close(pause.proceed)
+	require.NoError(t, <-deleted)
+	require.ErrorIs(t, <-acquired, pgx.ErrNoRows, "no slot, and no foreign-key error, for a deleted endpoint")
+	var slots int
+	require.NoError(t, f.pg.Pool.QueryRow(ctx, "SELECT count(*) FROM webhook_inflight").Scan(&slots))
+	require.Zero(t, slots)
 }
