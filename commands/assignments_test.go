@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
@@ -766,4 +767,57 @@ func TestReconcileBoundsTheUnassignsOfOneReport(t *testing.T) {
 	require.Len(t, res.Unassigned, commands.MaxUnassignsPerReport)
 	require.Equal(t, 51, res.Skipped)
 	require.Len(t, f.assignmentJobs(t, "n1"), commands.MaxUnassignsPerReport)
+}
+
+// At a window's boundary the next reservation's activation may run before
+// the previous one's expiry: its assign is then queued before the
+// unassign exists. It must still wait until the daemon has given the GPU
+// up (a probe saw both tenants' containers on one GPU for the stop grace):
+// held while the previous allocation is held, sent once its unassign is
+// acknowledged. A slot of the same GPU that the previous allocation does
+// not hold is not held back.
+func TestAssignWaitsForTheAllocationBeforeIt(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", core.GPULayout{Mode: core.GPUTimeSlice, Slots: 2})
+	d := f.connect(t, "n1", "j1", 0)
+	start, mid := window(0, 1)
+	_, end := window(1, 2)
+	before := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, SlotKind: core.GPUTimeSlice, Start: start, End: mid}).Reservation
+	d.dispatch()
+	d.report(d.sent[0].ID, "succeeded", "", 1)
+	// The next window takes both slots: one is the slot before had (back
+	// to back), the other the GPU's other slot.
+	after := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1, SlotKind: core.GPUTimeSlice, Start: mid, End: end}).Reservation
+	other := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1, SlotKind: core.GPUTimeSlice, Start: mid, End: end}).Reservation
+	if !slices.Equal(after.DeviceIDs, before.DeviceIDs) {
+		after, other = other, after
+	}
+	require.Equal(t, before.DeviceIDs, after.DeviceIDs, "the same slot, back to back")
+	require.NotEqual(t, before.DeviceIDs, other.DeviceIDs, "the GPU's other slot")
+
+	f.activate(t, after) // the clock reaches the boundary; the expiry has not run yet
+	f.activate(t, other)
+	rep := d.dispatch()
+	require.Equal(t, []string{f.allocationOf(t, other.ID)}, sentAllocations(d, rep), "the other slot goes at once")
+	require.Len(t, rep.Waiting, 1, "the assign of the same slot waits for the allocation the daemon still holds")
+
+	require.NoError(t, commandstest.Expire(f.ctx, f.h, before.ID))
+	rep = d.dispatch()
+	unassign := d.sent[len(d.sent)-1]
+	require.Equal(t, core.NodeCommandUnassign, unassign.Kind)
+	require.Len(t, rep.Waiting, 1, "still waiting while the unassign runs (the workloads' stop grace)")
+
+	d.report(unassign.ID, "succeeded", "", d.observed()+1)
+	rep = d.dispatch()
+	require.Equal(t, []string{f.allocationOf(t, after.ID)}, sentAllocations(d, rep), "sent once the daemon gave the slot up")
+}
+
+// sentAllocations are the allocations of the jobs rep sent.
+func sentAllocations(d *daemon, rep commands.DispatchReport) []string {
+	var out []string
+	for _, j := range rep.ToSend {
+		out = append(out, j.AllocationID)
+	}
+	return out
 }

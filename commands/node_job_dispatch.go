@@ -115,6 +115,9 @@ func (s NodeSessions) DispatchNodeJobs(ctx context.Context, gw lease.Lease, node
 			return err
 		}
 		held := heldAllocations(open, unassigning)
+		if err := holdBehindHeldDevices(ctx, q, nodeID, open, held); err != nil {
+			return err
+		}
 		for _, c := range open {
 			if err := dispatchOne(ctx, q, c, epoch, journal, generation, held, &rep); err != nil {
 				return err
