@@ -41,6 +41,13 @@ type instancePayload struct {
 	Image      string `json:"image,omitempty"`
 }
 
+// MaxUnfinishedInstances bounds a reservation's instances that have not
+// finished. Each keeps a process of its own on the node's daemon (its
+// runc exec, about 10 MiB outside the allocation's memory limit), so an
+// unbounded number would let one tenant spend the node's memory; node
+// jobs have the same kind of bound (64 open per tenant and node).
+const MaxUnfinishedInstances = 64
+
 // CreateInstance runs instances.create: the instance is requested and an
 // instance-start command is queued for the reservation's node. The start
 // is not retry-safe: a daemon that lost its journal cannot tell whether it
@@ -90,6 +97,14 @@ func createInstance(ctx context.Context, q *db.Queries, actor core.Actor, cmd Cr
 		return InstanceResult{}, core.Errorf(core.CodeConflict, "reservation %s holds no devices", r.ID)
 	}
 	a := allocs[0]
+	unfinished, err := q.InstanceCountUnfinished(ctx, a.ID)
+	if err != nil {
+		return InstanceResult{}, pg.Translate(err, "instances")
+	}
+	if unfinished >= MaxUnfinishedInstances {
+		return InstanceResult{}, core.Errorf(core.CodeConflict,
+			"reservation %s has %d instances not finished, the most allowed: stop some before starting more", r.ID, unfinished)
+	}
 	if err := core.CheckTransition(core.ProvisionStateTable(), core.StateNone, core.ProvisionRequested); err != nil {
 		return InstanceResult{}, err
 	}

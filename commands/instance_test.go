@@ -2,6 +2,7 @@ package commands_test
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,4 +64,45 @@ func get(t *testing.T, f *fixture, id string) core.Instance {
 	i, err := f.h.GetInstance(f.ctx, operator, id)
 	require.NoError(t, err)
 	return i
+}
+
+// A reservation has at most MaxUnfinishedInstances instances that have
+// not finished, however many are asked for at once (each holds a process
+// on the node's daemon); one more is CONFLICT and writes nothing, and a
+// finished one makes room.
+func TestInstancesPerReservationAreBounded(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	rsv := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
+	f.activate(t, rsv)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var created []string
+	conflicts := 0
+	for range commands.MaxUnfinishedInstances + 8 {
+		wg.Go(func() {
+			res, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				require.Equal(t, core.CodeConflict, core.CodeOf(err), "%v", err)
+				require.Contains(t, err.Error(), "the most allowed")
+				conflicts++
+				return
+			}
+			created = append(created, res.Instance.ID)
+		})
+	}
+	wg.Wait()
+	require.Len(t, created, commands.MaxUnfinishedInstances)
+	require.Equal(t, 8, conflicts)
+	var n int
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT count(*) FROM instances WHERE reservation_id = $1", rsv.ID).Scan(&n))
+	require.Equal(t, commands.MaxUnfinishedInstances, n, "nothing written for the refused ones")
+
+	_, err := f.h.DeleteInstance(f.ctx, tenantA, created[0])
+	require.NoError(t, err)
+	_, err = f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
+	require.Equal(t, core.CodeConflict, core.CodeOf(err), "a stopping instance has not finished")
 }

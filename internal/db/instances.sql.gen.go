@@ -10,6 +10,20 @@ import (
 	"time"
 )
 
+const instanceCountUnfinished = `-- name: InstanceCountUnfinished :one
+SELECT count(*)::bigint FROM instances
+ WHERE allocation_id = $1 AND state IN ('requested', 'provisioning', 'running', 'stopping')
+`
+
+// How many instances of an allocation have not finished: each holds a
+// process on its node's daemon (instances_allocation_unfinished).
+func (q *Queries) InstanceCountUnfinished(ctx context.Context, allocationID string) (int64, error) {
+	row := q.db.QueryRow(ctx, instanceCountUnfinished, allocationID)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const instanceGet = `-- name: InstanceGet :one
 SELECT id, tenant_id, reservation_id, allocation_id, node_id, spec, state, reason, version, created_at, updated_at, exit_code FROM instances WHERE id = $1
 `
@@ -159,7 +173,7 @@ const instanceReservationLock = `-- name: InstanceReservationLock :one
 SELECT r.id, r.tenant_id, r.state, lower(r.during)::timestamptz AS start_ts,
        (r.state = 'active' AND r.during @> compute_now())::boolean AS runnable
   FROM reservations r WHERE r.id = $1
-   FOR SHARE
+   FOR NO KEY UPDATE
 `
 
 type InstanceReservationLockRow struct {
@@ -170,11 +184,13 @@ type InstanceReservationLockRow struct {
 	Runnable bool
 }
 
-// The reservation an instance is asked for, locked FOR SHARE until the
-// instance is written (so it cannot end, or be released, in between), with
-// whether it may run a workload now: active, and inside its window. A
-// booked reservation may not: another tenant may hold its devices until
-// its window starts.
+// The reservation an instance is asked for, locked until the instance is
+// written (so it cannot end, or be released, in between), with whether it
+// may run a workload now: active, and inside its window. A booked
+// reservation may not: another tenant may hold its devices until its
+// window starts. FOR NO KEY UPDATE, not FOR SHARE: two creates on one
+// reservation take turns, so that the count of its unfinished instances
+// (InstanceCountUnfinished) is exact when each checks it.
 func (q *Queries) InstanceReservationLock(ctx context.Context, id string) (InstanceReservationLockRow, error) {
 	row := q.db.QueryRow(ctx, instanceReservationLock, id)
 	var i InstanceReservationLockRow

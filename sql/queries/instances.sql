@@ -1,13 +1,21 @@
 -- name: InstanceReservationLock :one
--- The reservation an instance is asked for, locked FOR SHARE until the
--- instance is written (so it cannot end, or be released, in between), with
--- whether it may run a workload now: active, and inside its window. A
--- booked reservation may not: another tenant may hold its devices until
--- its window starts.
+-- The reservation an instance is asked for, locked until the instance is
+-- written (so it cannot end, or be released, in between), with whether it
+-- may run a workload now: active, and inside its window. A booked
+-- reservation may not: another tenant may hold its devices until its
+-- window starts. FOR NO KEY UPDATE, not FOR SHARE: two creates on one
+-- reservation take turns, so that the count of its unfinished instances
+-- (InstanceCountUnfinished) is exact when each checks it.
 SELECT r.id, r.tenant_id, r.state, lower(r.during)::timestamptz AS start_ts,
        (r.state = 'active' AND r.during @> compute_now())::boolean AS runnable
   FROM reservations r WHERE r.id = sqlc.arg(id)
-   FOR SHARE;
+   FOR NO KEY UPDATE;
+
+-- name: InstanceCountUnfinished :one
+-- How many instances of an allocation have not finished: each holds a
+-- process on its node's daemon (instances_allocation_unfinished).
+SELECT count(*)::bigint FROM instances
+ WHERE allocation_id = sqlc.arg(allocation_id) AND state IN ('requested', 'provisioning', 'running', 'stopping');
 
 -- name: InstanceInsert :one
 -- Guarded: zero rows unless the reservation is active at this moment (see
