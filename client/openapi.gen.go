@@ -2332,7 +2332,9 @@ type GetDeviceHoldersParams struct {
 	// MinPosition Read-your-writes: the `position` a command returned. The query waits
 	// (at most 5 s by default) until the read model has applied the log up to
 	// it; if it has not by then, the answer is 503 UNAVAILABLE (retry) rather
-	// than a read that does not show the write.
+	// than a read that does not show the write. A position this installation
+	// never returned (ahead of its event log: another installation's, or one
+	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 }
 
@@ -2422,7 +2424,9 @@ type ListNodesParams struct {
 	// MinPosition Read-your-writes: the `position` a command returned. The query waits
 	// (at most 5 s by default) until the read model has applied the log up to
 	// it; if it has not by then, the answer is 503 UNAVAILABLE (retry) rather
-	// than a read that does not show the write.
+	// than a read that does not show the write. A position this installation
+	// never returned (ahead of its event log: another installation's, or one
+	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 }
 
@@ -2431,7 +2435,9 @@ type GetNodeParams struct {
 	// MinPosition Read-your-writes: the `position` a command returned. The query waits
 	// (at most 5 s by default) until the read model has applied the log up to
 	// it; if it has not by then, the answer is 503 UNAVAILABLE (retry) rather
-	// than a read that does not show the write.
+	// than a read that does not show the write. A position this installation
+	// never returned (ahead of its event log: another installation's, or one
+	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 }
 
@@ -2548,7 +2554,9 @@ type GetPoolCapacityParams struct {
 	// MinPosition Read-your-writes: the `position` a command returned. The query waits
 	// (at most 5 s by default) until the read model has applied the log up to
 	// it; if it has not by then, the answer is 503 UNAVAILABLE (retry) rather
-	// than a read that does not show the write.
+	// than a read that does not show the write. A position this installation
+	// never returned (ahead of its event log: another installation's, or one
+	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 }
 
@@ -2581,7 +2589,9 @@ type ListReservationsParams struct {
 	// MinPosition Read-your-writes: the `position` a command returned. The query waits
 	// (at most 5 s by default) until the read model has applied the log up to
 	// it; if it has not by then, the answer is 503 UNAVAILABLE (retry) rather
-	// than a read that does not show the write.
+	// than a read that does not show the write. A position this installation
+	// never returned (ahead of its event log: another installation's, or one
+	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 
 	// State Only reservations in this state.
@@ -2608,7 +2618,9 @@ type GetReservationParams struct {
 	// MinPosition Read-your-writes: the `position` a command returned. The query waits
 	// (at most 5 s by default) until the read model has applied the log up to
 	// it; if it has not by then, the answer is 503 UNAVAILABLE (retry) rather
-	// than a read that does not show the write.
+	// than a read that does not show the write. A position this installation
+	// never returned (ahead of its event log: another installation's, or one
+	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 }
 
@@ -2715,7 +2727,9 @@ type ListUsageWindowsParams struct {
 	// MinPosition Read-your-writes: the `position` a command returned. The query waits
 	// (at most 5 s by default) until the read model has applied the log up to
 	// it; if it has not by then, the answer is 503 UNAVAILABLE (retry) rather
-	// than a read that does not show the write.
+	// than a read that does not show the write. A position this installation
+	// never returned (ahead of its event log: another installation's, or one
+	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 
 	// Reservation Only this reservation's windows.

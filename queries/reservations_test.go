@@ -93,6 +93,21 @@ func TestMinPositionTimesOutUnavailable(t *testing.T) {
 	require.Equal(t, core.ReservationBooked, got.State)
 }
 
+// A minPosition this database never numbered (another installation's, or
+// one from before a restore) is INVALID_ARGUMENT at once, not a wait that
+// ends in UNAVAILABLE and tells the client to retry for ever.
+func TestMinPositionAheadOfTheLogIsRefused(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", 1)
+	res := f.reserve(t, tenantA, 0, 2)
+	f.q.WaitTimeout = time.Hour // never reached: the answer comes before any wait
+	ahead := outbox.Position{TxID: 1 << 62, Seq: 1}
+	_, err := f.q.GetReservation(f.ctx, tenantA, res.Reservation.ID, ahead)
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "%v", err)
+	require.ErrorContains(t, err, "ahead of this event log")
+}
+
 // Tenants see only their own reservations; another tenant's is NOT_FOUND;
 // operators see all and can narrow to one tenant.
 func TestReservationsAreTenantScoped(t *testing.T) {

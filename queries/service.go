@@ -142,6 +142,7 @@ func (s *Service) waitOn(ctx context.Context, q *db.Queries, stay func() bool, m
 	defer deadline.Stop()
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
+	checked := false
 	for _, sink := range sinks {
 		for {
 			if stay != nil && !stay() {
@@ -155,6 +156,12 @@ func (s *Service) waitOn(ctx context.Context, q *db.Queries, stay func() bool, m
 			if !cur.Less(min) {
 				break
 			}
+			if !checked { // before waiting for it: a position no transaction here ever had never comes
+				if err := checkNotAhead(ctx, q, min); err != nil {
+					return err
+				}
+				checked = true
+			}
 			select {
 			case <-ctx.Done():
 				return core.Wrap(core.CodeUnavailable, ctx.Err(), "request cancelled while waiting for the read model")
@@ -166,6 +173,23 @@ func (s *Service) waitOn(ctx context.Context, q *db.Queries, stay func() bool, m
 			case <-moved:
 			}
 		}
+	}
+	return nil
+}
+
+// checkNotAhead refuses a minPosition at or above the next transaction id
+// this database will assign: another installation's, or one from before a
+// restore. Waiting for it would end in UNAVAILABLE, which tells the client
+// to retry for ever. A hot standby's next id lags the primary's, so there
+// the wait decides.
+func checkNotAhead(ctx context.Context, q *db.Queries, min outbox.Position) error {
+	next, err := q.OutboxNextTxid(ctx)
+	if err != nil {
+		return pg.Translate(err, "next transaction id")
+	}
+	if !next.InRecovery && min.TxID >= next.NextTxid {
+		return core.Errorf(core.CodeInvalidArgument,
+			"minPosition %s is ahead of this event log: it is no position this installation returned", min)
 	}
 	return nil
 }

@@ -45,6 +45,25 @@ func (q *Queries) OutboxHeadPosition(ctx context.Context) ([]OutboxHeadPositionR
 	return items, nil
 }
 
+const outboxNextTxid = `-- name: OutboxNextTxid :one
+SELECT pg_snapshot_xmax(pg_current_snapshot())::xid8 AS next_txid, pg_is_in_recovery() AS in_recovery
+`
+
+type OutboxNextTxidRow struct {
+	NextTxid   uint64
+	InRecovery bool
+}
+
+// The first transaction id this database has not assigned yet, and whether
+// it is a hot standby (whose next id lags its primary's): a position at or
+// above it was never one of this log's.
+func (q *Queries) OutboxNextTxid(ctx context.Context) (OutboxNextTxidRow, error) {
+	row := q.db.QueryRow(ctx, outboxNextTxid)
+	var i OutboxNextTxidRow
+	err := row.Scan(&i.NextTxid, &i.InRecovery)
+	return i, err
+}
+
 const outboxOldestPosition = `-- name: OutboxOldestPosition :many
 SELECT o.txid, o.seq, pg_snapshot_xmax(pg_current_snapshot())::xid8 AS next_txid,
        pg_is_in_recovery() AS in_recovery

@@ -49,3 +49,9 @@ SELECT o.txid, o.seq
  WHERE o.txid < pg_snapshot_xmin(pg_current_snapshot())
  ORDER BY o.txid DESC, o.seq DESC
  LIMIT 1;
+
+-- name: OutboxNextTxid :one
+-- The first transaction id this database has not assigned yet, and whether
+-- it is a hot standby (whose next id lags its primary's): a position at or
+-- above it was never one of this log's.
+SELECT pg_snapshot_xmax(pg_current_snapshot())::xid8 AS next_txid, pg_is_in_recovery() AS in_recovery;
