@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -77,6 +78,9 @@ func (r *deviceRegistry) names(a *wire.AssignPayload) ([]string, error) {
 	seen := map[string]bool{}
 	for _, d := range a.Devices {
 		candidates := []string{gpuCDIKind + "=" + d.Visible}
+		if d.Kind == "mig" { // a fake GPU's instance (writeFakeGPUSpec); never in a real spec
+			candidates = append(candidates, gpuCDIKind+"="+fakeMIGDeviceName(d.ID))
+		}
 		if d.Kind != "mig" {
 			for i, g := range r.gpus {
 				if g.UUID == d.GPU {
@@ -116,10 +120,19 @@ func (r *deviceRegistry) inject(spec *specs.Spec, a *wire.AssignPayload) error {
 	return nil
 }
 
+// maxMIGInstances is how many MIG instances one GPU can have (one per
+// compute slice).
+const maxMIGInstances = 7
+
+// fakeMIGDeviceName is the CDI name of a fake GPU's MIG instance: its atom
+// id (<uuid>/mig-<k>) with '/', which CDI names may not hold, as '_'.
+func fakeMIGDeviceName(atomID string) string { return strings.ReplaceAll(atomID, "/", "_") }
+
 // writeFakeGPUSpec makes the fake GPUs' device nodes under dir/dev
 // (nvidia<i> as c 195:<i>, nvidiactl as c 195:255, mode 0666 as the
 // NVIDIA driver makes them) and a CDI spec naming each GPU by index and
-// UUID in dir/cdi, which it returns. Fake GPUs have no driver: opening an
+// UUID, and each of its possible MIG instances by atom id
+// (fakeMIGDeviceName), in dir/cdi, which it returns. Fake GPUs have no driver: opening an
 // allowed node gives ENXIO, a forbidden one EPERM, which is all isolation
 // needs to be tested.
 func writeFakeGPUSpec(dir string, gpus []wire.InventoryGPU) (string, error) {
@@ -152,6 +165,12 @@ func writeFakeGPUSpec(dir string, gpus []wire.InventoryGPU) (string, error) {
 			{Path: "/dev/nvidia" + strconv.Itoa(i), HostPath: path}}}
 		spec.Devices = append(spec.Devices, cdispec.Device{Name: strconv.Itoa(i), ContainerEdits: edits},
 			cdispec.Device{Name: g.UUID, ContainerEdits: edits})
+		// A fake GPU has no MIG instances of its own to report, so its
+		// instances are named by their atom ids, each its GPU's node.
+		for k := range maxMIGInstances {
+			spec.Devices = append(spec.Devices, cdispec.Device{
+				Name: fakeMIGDeviceName(fmt.Sprintf("%s/mig-%d", g.UUID, k)), ContainerEdits: edits})
+		}
 	}
 	b, err := json.MarshalIndent(spec, "", "  ")
 	if err != nil {
