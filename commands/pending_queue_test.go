@@ -402,3 +402,33 @@ func TestOldPlaceItemWakesTheLine(t *testing.T) {
 	_, err = f.d.Q.WorkQueueGet(f.ctx, dbWork(commands.KindReservationQueue, siteLine))
 	require.Error(t, err, "a booked reservation wakes nothing")
 }
+
+// Reservations whose class may preempt are tried first, highest priority
+// first: tried in fair-share order, a lighter tenant's batch reservation
+// was booked and then preempted by a heavier tenant's prod one in the same
+// run, ending preempted where it would have gone on waiting.
+func TestLineTriesPreemptorsFirst(t *testing.T) {
+	t.Parallel()
+	f, _ := preemptionFixture(t) // four GPUs on n1; acme may use prod, globex batch
+	now := f.d.Now(t)
+	used := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 4, Start: now, End: now.Add(time.Hour)})
+	f.d.AdvanceSimClock(t, time.Hour)
+	require.NoError(t, commandstest.Expire(f.ctx, f.h, used.Reservation.ID)) // acme is the heavier tenant
+
+	now = f.d.Now(t)
+	blocker := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 4, Start: now, End: now.Add(24 * time.Hour)})
+	batch := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 4, Start: now, End: now.Add(24 * time.Hour), PriorityClass: "batch"})
+	prod := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 4, Start: now, End: now.Add(24 * time.Hour), PriorityClass: "prod"})
+	require.Equal(t, core.ReservationPending, batch.Reservation.State)
+	require.Equal(t, core.ReservationPending, prod.Reservation.State, "the standard blocker is not preemptible")
+
+	_, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: blocker.Reservation.ID})
+	require.NoError(t, err)
+	f.d.AdvanceSimClock(t, commands.DefaultPendingRetryInterval)
+	_, err = commandstest.RunQueue(f.ctx, f.h, poolLine)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationBooked, f.reservationState(t, prod.Reservation.ID))
+	require.Equal(t, core.ReservationPending, f.reservationState(t, batch.Reservation.ID),
+		"the batch reservation goes on waiting, never booked and preempted in one run")
+	f.requireInvariants(t)
+}

@@ -76,7 +76,9 @@ func (q *Queries) PendingQueuePositionGet(ctx context.Context, reservationID str
 
 const pendingQueueRank = `-- name: PendingQueueRank :many
 WITH pending AS (
-  SELECT r.id, r.tenant_id, r.priority, r.created_at
+  SELECT r.id, r.tenant_id, r.priority, r.created_at,
+         CASE WHEN EXISTS (SELECT 1 FROM priority_classes o WHERE o.preemptible AND o.value < r.priority)
+              THEN r.priority END AS preempting
     FROM reservations r
    WHERE r.state = 'pending'
      AND (r.pool_id = $2::text OR r.site_id = $3::text)
@@ -86,7 +88,8 @@ WITH pending AS (
     FROM fair_share_usage(ARRAY(SELECT DISTINCT p.tenant_id FROM pending p), $4::float8) AS u (tenant_id, gpu_hours)
 ), ranked AS (
   SELECT p.id, p.tenant_id, p.priority, u.gpu_hours AS tenant_usage, coalesce(s.share, 1) AS tenant_share,
-         row_number() OVER (ORDER BY u.gpu_hours / coalesce(s.share, 1), p.priority DESC, p.created_at, p.id) AS position,
+         row_number() OVER (ORDER BY p.preempting DESC NULLS LAST, u.gpu_hours / coalesce(s.share, 1),
+                                     p.priority DESC, p.created_at, p.id) AS position,
          count(*) OVER () AS queued
     FROM pending p
     JOIN usage u ON u.tenant_id = p.tenant_id
@@ -127,8 +130,12 @@ type PendingQueueRankRow struct {
 
 // One run of a scope's queue (reservation.queue): the pending reservations
 // of the pool or the site (one of pool_id and site_id is NULL) that have
-// not reached their end, in fair-share order: their tenant's decayed GPU
-// usage (fair_share_usage) divided by its share (1 without a row)
+// not reached their end. First those whose priority may preempt (a
+// preemptible class has a lower value), highest priority first: each would
+// take the capacity of the lower classes anyway, so trying the lower ones
+// before them only booked what was then preempted in the same run. Then,
+// and within one such priority, in fair-share order: their tenant's decayed
+// GPU usage (fair_share_usage) divided by its share (1 without a row)
 // ascending, then the reservation's priority (higher first), then the
 // oldest first, then the id. It replaces the scope's rows of
 // pending_queue_positions with where each one stands (the rows of
