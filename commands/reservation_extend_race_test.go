@@ -1,40 +1,16 @@
 package commands_test
 
 import (
-	"context"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
-
-// pauseAfterRead holds the first ReservationGet of its pool, once it has
-// run, until the test lets it go: an extend that has read the reservation
-// and not yet booked its added segment.
-type pauseAfterRead struct {
-	once    sync.Once
-	reached chan struct{}
-	proceed chan struct{}
-}
-
-type isReservationGet struct{}
-
-func (p *pauseAfterRead) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	return context.WithValue(ctx, isReservationGet{}, strings.HasPrefix(d.SQL, "-- name: ReservationGet "))
-}
-
-func (p *pauseAfterRead) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
-	if is, _ := ctx.Value(isReservationGet{}).(bool); is && d.Err == nil {
-		p.once.Do(func() { close(p.reached); <-p.proceed })
-	}
-}
 
 // Two extends of one reservation race: the one that read the reservation
 // first commits second and finds the other's added segment in its way.
@@ -54,7 +30,7 @@ func TestConcurrentExtendsOfOneReservation(t *testing.T) {
 			res := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1})
 			r := res.Reservation
 
-			pause := &pauseAfterRead{reached: make(chan struct{}), proceed: make(chan struct{})}
+			pause := pgtest.NewPauseAfter("ReservationGet") // the slow extend has read the reservation, not yet booked
 			pool, err := pg.Connect(f.ctx, f.d.URL, pg.PoolOptions{MaxConns: 2, IdleInTxTimeout: time.Minute, Tracer: pause})
 			require.NoError(t, err)
 			t.Cleanup(pool.Close)
@@ -71,10 +47,10 @@ func TestConcurrentExtendsOfOneReservation(t *testing.T) {
 				defer close(done)
 				slowRes, slowErr = slow.ExtendReservation(f.ctx, tenantA, later)
 			}()
-			<-pause.reached
+			<-pause.Reached()
 			won, err := f.h.ExtendReservation(f.ctx, tenantA, commands.ExtendReservation{ReservationID: r.ID, NewEnd: r.End.Add(time.Hour)})
 			require.NoError(t, err)
-			close(pause.proceed)
+			pause.Proceed()
 			<-done
 
 			require.NotContains(t, errString(slowErr), "another reservation", "the race is not another reservation's booking")

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,39 +22,6 @@ import (
 	"github.com/bettercompute/compute/webhook"
 )
 
-// pauseAfterDelete holds the first WebhookEndpointDelete of its pool, once
-// it has run, until the test lets it go: a delete that has removed the
-// endpoint row and not yet committed.
-type pauseAfterDelete struct {
-	once    sync.Once
-	reached chan struct{}
-	proceed chan struct{}
-}
-
-type isEndpointDelete struct{}
-
-func (p *pauseAfterDelete) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	return context.WithValue(ctx, isEndpointDelete{}, strings.HasPrefix(d.SQL, "-- name: WebhookEndpointDelete "))
-}
-
-func (p *pauseAfterDelete) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
-	if is, _ := ctx.Value(isEndpointDelete{}).(bool); is && d.Err == nil {
-		p.once.Do(func() { close(p.reached); <-p.proceed })
-	}
-}
-
-// waitForLockWait polls pg_stat_activity until a backend of this database
-// waits on a lock: a signal, not a sleep.
-func waitForLockWait(t *testing.T, d *pgtest.DB) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		var n int
-		err := d.Pool.QueryRow(context.Background(),
-			"SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&n)
-		return err == nil && n > 0
-	}, 10*time.Second, 5*time.Millisecond)
-}
-
 // A tenant deleting an endpoint while the scheduler's batch reads it does
 // not fail the batch, which schedules every tenant's deliveries: the
 // scheduler waits for the delete, leaves the deleted endpoint out and
@@ -70,7 +35,7 @@ func TestSchedulerSurvivesConcurrentEndpointDelete(t *testing.T) {
 	doomed := f.createEndpoint(t, acmeMember, "http://127.0.0.1:1/doomed")
 	theirs := f.createEndpoint(t, globexMember, "http://127.0.0.1:1/globex")
 
-	pause := &pauseAfterDelete{reached: make(chan struct{}), proceed: make(chan struct{})}
+	pause := pgtest.NewPauseAfter("WebhookEndpointDelete")
 	pool, err := pg.Connect(ctx, f.pg.URL, pg.PoolOptions{MaxConns: 2, IdleInTxTimeout: time.Minute, Tracer: pause})
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -79,7 +44,7 @@ func TestSchedulerSurvivesConcurrentEndpointDelete(t *testing.T) {
 		_, err := commands.New(pool, commands.Config{}).DeleteWebhookEndpoint(ctx, acmeMember, doomed.ID)
 		deleted <- err
 	}()
-	<-pause.reached // the endpoint row is deleted, not yet committed
+	<-pause.Reached() // the endpoint row is deleted, not yet committed
 
 	stored := func(tenant string) outbox.Stored {
 		return outbox.Stored{Event: core.Event{ID: uuid.New(), TenantID: tenant, Type: "reservation.booked", Subject: "x/1"}}
@@ -91,8 +56,8 @@ func TestSchedulerSurvivesConcurrentEndpointDelete(t *testing.T) {
 			return f.svc.Scheduler().Apply(ctx, tx, []outbox.Stored{acme, globex})
 		})
 	}()
-	waitForLockWait(t, f.pg) // the scheduler waits for the delete's row lock
-	close(pause.proceed)
+	f.pg.WaitForLockWait(t) // the scheduler waits for the delete's row lock
+	pause.Proceed()
 	require.NoError(t, <-deleted)
 	require.NoError(t, <-scheduled, "a concurrent delete must not fail the scheduler's batch")
 
@@ -154,7 +119,7 @@ func TestSlotOfADeliveryBeingDeletedIsNotTaken(t *testing.T) {
 	l, err := lease.Acquire(ctx, f.pg.Q, "shard:slot-test", "slot-test", time.Minute)
 	require.NoError(t, err)
 
-	pause := &pauseAfterDelete{reached: make(chan struct{}), proceed: make(chan struct{})}
+	pause := pgtest.NewPauseAfter("WebhookEndpointDelete")
 	pool, err := pg.Connect(ctx, f.pg.URL, pg.PoolOptions{MaxConns: 2, IdleInTxTimeout: time.Minute, Tracer: pause})
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -163,7 +128,7 @@ func TestSlotOfADeliveryBeingDeletedIsNotTaken(t *testing.T) {
 		_, err := commands.New(pool, commands.Config{}).DeleteWebhookEndpoint(ctx, acmeMember, doomed.ID)
 		deleted <- err
 	}()
-	<-pause.reached // the endpoint row is deleted, not yet committed
+	<-pause.Reached() // the endpoint row is deleted, not yet committed
 
 	acquired := make(chan error, 1)
 	go func() {
@@ -171,8 +136,8 @@ func TestSlotOfADeliveryBeingDeletedIsNotTaken(t *testing.T) {
 			HoldSeconds: 30, MaxPerTenant: 10, MaxPerEndpoint: 10, LeaseName: l.Name, LeaseOwner: l.Owner, LeaseEpoch: l.Epoch})
 		acquired <- err
 	}()
-	waitForLockWait(t, f.pg) // the slot waits for the delete's row lock
-	close(pause.proceed)
+	f.pg.WaitForLockWait(t) // the slot waits for the delete's row lock
+	pause.Proceed()
 	require.NoError(t, <-deleted)
 	require.ErrorIs(t, <-acquired, pgx.ErrNoRows, "no slot, and no foreign-key error, for a deleted endpoint")
 	var slots int

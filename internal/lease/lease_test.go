@@ -124,7 +124,7 @@ func TestTakeoverWaitsForFencedTransaction(t *testing.T) {
 		}
 		close(took)
 	}()
-	waitForLockWait(t, d)
+	d.WaitForLockWait(t)
 	select {
 	case <-took:
 		t.Fatal("takeover finished while the old holder's fenced transaction was open")
@@ -138,18 +138,6 @@ func TestTakeoverWaitsForFencedTransaction(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, int64(2), l.Epoch)
 	require.ErrorIs(t, fencedWrite(ctx, t, d, old), lease.ErrFenced)
-}
-
-// waitForLockWait polls pg_stat_activity until a backend of this database
-// waits on a lock: a signal, not a sleep.
-func waitForLockWait(t *testing.T, d *pgtest.DB) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		var n int
-		err := d.Pool.QueryRow(context.Background(),
-			"SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&n)
-		return err == nil && n > 0
-	}, 10*time.Second, 5*time.Millisecond)
 }
 
 // A renewal whose caller gives up while the statement waits is seen
@@ -180,7 +168,7 @@ func TestAcquireCancelledInFlightIsSeenThrough(t *testing.T) {
 		l, err := lease.Acquire(ctx, d.Q, "singleton:settle", "a", lease.TTL)
 		done <- result{l, err}
 	}()
-	waitForLockWait(t, d) // the renewal waits on the row lock
+	d.WaitForLockWait(t) // the renewal waits on the row lock
 	cancel()
 	require.NoError(t, blocker.Rollback(bg))
 	r := <-done
