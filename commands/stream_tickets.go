@@ -88,21 +88,37 @@ func (s *StreamTickets) Issue(ctx context.Context, actor core.Actor) (StreamTick
 	return out, nil
 }
 
+// Redemption is what a redeemed ticket stands for.
+type Redemption struct {
+	Actor core.Actor
+	// TokenExpiresIn is how long the ticket's token has left when it was
+	// redeemed, in business time; nil for a token without an expiry. A
+	// process that never looked the token up learns its expiry here, so
+	// that the stream the ticket opens ends with the token.
+	TokenExpiresIn *time.Duration
+}
+
 // Redeem uses up ticket and returns the actor it was issued to. A ticket
 // that is unknown, already used, expired (in business time) or whose token
-// was revoked since is UNAUTHENTICATED, all with the same message.
-func (s *StreamTickets) Redeem(ctx context.Context, ticket string) (core.Actor, error) {
+// was revoked or expired since is UNAUTHENTICATED, all with the same
+// message.
+func (s *StreamTickets) Redeem(ctx context.Context, ticket string) (Redemption, error) {
 	if !wellFormedStreamTicket(ticket) {
-		return core.Actor{}, errStreamTicket
+		return Redemption{}, errStreamTicket
 	}
 	row, err := db.New(s.Pool).StreamTicketRedeem(ctx, authn.HashToken(ticket))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return core.Actor{}, errStreamTicket
+		return Redemption{}, errStreamTicket
 	}
 	if err != nil {
-		return core.Actor{}, fmt.Errorf("redeem stream ticket: %w", pg.Translate(err, "stream ticket"))
+		return Redemption{}, fmt.Errorf("redeem stream ticket: %w", pg.Translate(err, "stream ticket"))
 	}
-	return core.Actor{TokenID: row.TokenID, Tenant: row.TenantID, Identity: row.Identity, Role: core.Role(row.Role)}, nil
+	out := Redemption{Actor: core.Actor{TokenID: row.TokenID, Tenant: row.TenantID, Identity: row.Identity, Role: core.Role(row.Role)}}
+	if row.TokenExpiresAt != nil {
+		left := row.TokenExpiresAt.Sub(row.DbNow)
+		out.TokenExpiresIn = &left
+	}
+	return out, nil
 }
 
 // wellFormedStreamTicket reports whether ticket has the shape Issue gives

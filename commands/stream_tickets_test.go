@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -38,7 +39,7 @@ func TestStreamTicketRedeemsOnceToItsActor(t *testing.T) {
 	const racers = 8
 	var wg sync.WaitGroup
 	results := make(chan error, racers)
-	got := make(chan core.Actor, racers)
+	got := make(chan commands.Redemption, racers)
 	for range racers {
 		wg.Go(func() {
 			a, err := tickets.Redeem(ctx, ticket.Ticket)
@@ -64,7 +65,29 @@ func TestStreamTicketRedeemsOnceToItsActor(t *testing.T) {
 	}
 	require.Equal(t, 1, won)
 	require.Equal(t, racers-1, refused)
-	require.Equal(t, actor, <-got)
+	red := <-got
+	require.Equal(t, actor, red.Actor)
+	require.Nil(t, red.TokenExpiresIn, "the token has no expiry")
+}
+
+// A redemption carries how long the ticket's token has left, so that a
+// process that never looked the token up can end the stream with it.
+func TestStreamTicketCarriesItsTokensExpiry(t *testing.T) {
+	t.Parallel()
+	tokens, pg := tokenSetup(t)
+	ctx := context.Background()
+	expiry := pg.Now(t).Add(time.Hour)
+	created, err := tokens.Issue(ctx, tokenOperator, commands.NewToken{Tenant: "acme", Identity: "ci@acme",
+		Role: core.RoleViewer, ExpiresAt: &expiry})
+	require.NoError(t, err)
+	tickets := &commands.StreamTickets{Pool: pg.Pool}
+	ticket, err := tickets.Issue(ctx, core.Actor{TokenID: created.ID, Tenant: "acme", Identity: "ci@acme", Role: core.RoleViewer})
+	require.NoError(t, err)
+	pg.AdvanceSimClock(t, 10*time.Second)
+	red, err := tickets.Redeem(ctx, ticket.Ticket)
+	require.NoError(t, err)
+	require.NotNil(t, red.TokenExpiresIn)
+	require.Equal(t, time.Hour-10*time.Second, *red.TokenExpiresIn)
 }
 
 // Tickets expire in business time; issuing sweeps expired ones away; only

@@ -31,6 +31,14 @@ type CachedAuthenticator interface {
 	AuthenticateCached(bearerToken string) (core.Actor, bool)
 }
 
+// ExpiryNoter is implemented by authenticators that remember token
+// expiries for RevocationWatcher (authn.Authenticator). A stream opened
+// with a stream ticket tells it the expiry of the ticket's token, which the
+// process may never have looked up itself.
+type ExpiryNoter interface {
+	NoteExpiry(tokenID string, left time.Duration)
+}
+
 // RevocationWatcher is implemented by authenticators that learn of token
 // revocations (authn.Authenticator, through authz_changes) and expiries.
 // Long-lived responses (event streams) watch their token and end when it is

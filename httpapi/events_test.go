@@ -41,13 +41,20 @@ func setupEvents(t *testing.T, heartbeat time.Duration) *eventServer {
 // its Broker and Reader are filled in.
 func setupEventsWith(t *testing.T, api httpapi.EventAPI) *eventServer {
 	t.Helper()
+	return setupEventsAdjusted(t, api, nil)
+}
+
+// setupEventsAdjusted is setupEventsWith with the server's dependencies
+// adjusted by adjust (nil: none), as setupWith.
+func setupEventsAdjusted(t *testing.T, api httpapi.EventAPI, adjust func(*httpapi.Deps)) *eventServer {
+	t.Helper()
 	es := &eventServer{}
 	routes := func(r httpapi.Router) {
 		es.broker = eventstream.NewBroker(r.Deps.Pool, eventstream.BrokerOptions{})
 		api.Broker, api.Reader = es.broker, eventstream.NewReader(r.Deps.Pool)
 		httpapi.EventRoutes(api)(r)
 	}
-	es.testServer = setup(t, routes)
+	es.testServer = setupWith(t, adjust, routes)
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan struct{})
 	go func() { defer close(ran); es.broker.Run(ctx, 5*time.Millisecond, nil) }()

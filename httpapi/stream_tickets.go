@@ -73,7 +73,7 @@ func (g *authGate) ticketActor(c echo.Context) (actor core.Actor, ok bool, err e
 			return core.Actor{}, true, rateLimited(c, wait, "too many failed authentications from this address: retry later")
 		}
 	}
-	actor, err = g.tickets.Redeem(req.Context(), ticket)
+	red, err := g.tickets.Redeem(req.Context(), ticket)
 	if err != nil {
 		if core.CodeOf(err) == core.CodeUnauthenticated {
 			if g.fails != nil {
@@ -83,5 +83,8 @@ func (g *authGate) ticketActor(c echo.Context) (actor core.Actor, ok bool, err e
 		}
 		return core.Actor{}, true, err
 	}
-	return actor, true, nil
+	if n, ok := g.auth.(ExpiryNoter); ok && red.TokenExpiresIn != nil {
+		n.NoteExpiry(red.Actor.TokenID, *red.TokenExpiresIn)
+	}
+	return red.Actor, true, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/httpapi"
+	"github.com/bettercompute/compute/internal/authn"
 )
 
 // ticketFor asks for a stream ticket with token.
@@ -189,4 +192,46 @@ func TestStreamTicketOfAnExpiredTokenIsRefused(t *testing.T) {
 	s.pg.AdvanceSimClock(t, commands.StreamTicketTTL/2)
 	status, _, body := s.ticketStream(t, ticket, "", nil)
 	require.Equal(t, http.StatusUnauthorized, status, "the token expired: %s", body)
+}
+
+// notingAuth is the server's authenticator, recording the expiries it is
+// told of.
+type notingAuth struct {
+	*authn.Authenticator
+	mu    sync.Mutex
+	noted map[string]time.Duration
+}
+
+func (n *notingAuth) NoteExpiry(tokenID string, left time.Duration) {
+	n.mu.Lock()
+	n.noted[tokenID] = left
+	n.mu.Unlock()
+	n.Authenticator.NoteExpiry(tokenID, left)
+}
+
+// A stream opened with a ticket tells the process's authenticator when the
+// ticket's token expires, so that the stream ends with the token there too:
+// the process may never have looked the token up (another API process
+// issued the ticket).
+func TestStreamTicketTellsTheAuthenticatorItsTokensExpiry(t *testing.T) {
+	t.Parallel()
+	auth := &notingAuth{noted: map[string]time.Duration{}}
+	s := setupEventsAdjusted(t, httpapi.EventAPI{Heartbeat: time.Hour}, func(d *httpapi.Deps) {
+		auth.Authenticator = d.Auth.(*authn.Authenticator)
+		d.Auth = auth
+	})
+	expiry := s.pg.Now(t).Add(time.Hour)
+	var created struct {
+		ID    string `json:"id"`
+		Token string `json:"token"`
+	}
+	s.mustCall(t, http.StatusCreated, http.MethodPost, "/v1/tokens", s.operator,
+		map[string]string{"tenant": "acme", "identity": "ci@acme", "role": "viewer", "expiresAt": expiry.Format(time.RFC3339Nano)}, &created)
+	ticket, _ := s.ticketFor(t, created.Token)
+	s.pg.AdvanceSimClock(t, 10*time.Second)
+	status, _, body := s.ticketStream(t, ticket, "", nil)
+	require.Equal(t, http.StatusOK, status, "body: %s", body)
+	auth.mu.Lock()
+	defer auth.mu.Unlock()
+	require.Equal(t, map[string]time.Duration{created.ID: time.Hour - 10*time.Second}, auth.noted)
 }

@@ -147,14 +147,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (core.A
 		// Measured from the lookup's start, so never later than the
 		// database's expiry.
 		end := now.Add(row.ExpiresAt.Sub(row.DbNow))
-		if len(a.deadline) >= maxDeadlines {
-			for id, d := range a.deadline {
-				if !now.Before(d) {
-					delete(a.deadline, id)
-				}
-			}
-		}
-		a.deadline[row.ID] = end
+		a.setDeadline(row.ID, end, now)
 		expires = minTime(expires, end)
 	}
 	if a.gen == gen {
@@ -162,6 +155,30 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (core.A
 	}
 	a.mu.Unlock()
 	return actor, nil
+}
+
+// setDeadline remembers when tokenID expires on this process's clock,
+// first dropping past deadlines when the memory is full. a.mu is held.
+func (a *Authenticator) setDeadline(tokenID string, end, now time.Time) {
+	if len(a.deadline) >= maxDeadlines {
+		for id, d := range a.deadline {
+			if !now.Before(d) {
+				delete(a.deadline, id)
+			}
+		}
+	}
+	a.deadline[tokenID] = end
+}
+
+// NoteExpiry tells the authenticator that tokenID expires in left (its
+// expiry less the business time of a lookup made just now), for a token
+// this process learnt of without Authenticate: a stream ticket's. Watches
+// registered afterwards fire at that expiry.
+func (a *Authenticator) NoteExpiry(tokenID string, left time.Duration) {
+	now := a.now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.setDeadline(tokenID, now.Add(left), now)
 }
 
 // AuthenticateCached answers from the cache alone, without a database

@@ -268,3 +268,31 @@ func TestExpiringTokenEndsItsCacheEntryAndItsWatches(t *testing.T) {
 	syncUntilRevoked(t, a, "tok_x")
 	require.Equal(t, 1, revokedCalls, "once")
 }
+
+// A token this process learnt of from a stream ticket, never looked up
+// here, gets its watches timed to the expiry the ticket's redemption
+// reported (NoteExpiry); a token without a noted expiry gets no timer.
+func TestNotedExpiryTimesTheWatches(t *testing.T) {
+	t.Parallel()
+	a := New(nil, CacheTTL)
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	a.now = func() time.Time { return now }
+	var timers []time.Duration
+	var fireTimer func()
+	a.afterFunc = func(d time.Duration, f func()) func() bool {
+		timers, fireTimer = append(timers, d), f
+		return func() bool { return true }
+	}
+	stop := a.WatchRevocation("tok_never_seen", func() { t.Fatal("no expiry known: nothing fires") })
+	stop()
+	require.Empty(t, timers)
+
+	a.NoteExpiry("tok_ticket", 90*time.Second)
+	now = now.Add(30 * time.Second) // the stream opens a little later
+	fired := 0
+	stop = a.WatchRevocation("tok_ticket", func() { fired++ })
+	defer stop()
+	require.Equal(t, []time.Duration{time.Minute}, timers, "timed to the noted expiry, from when it was noted")
+	fireTimer()
+	require.Equal(t, 1, fired)
+}

@@ -9,14 +9,19 @@ RETURNING expires_at;
 -- Redeems a ticket: deletes it and returns what it is bound to, if it has
 -- not expired and its token is neither revoked nor expired. Zero rows
 -- (unknown, used, expired or revoked) is all the caller learns. The delete makes it single
--- use: of two concurrent redemptions, the second finds no row.
+-- use: of two concurrent redemptions, the second finds no row. The token's
+-- expiry and the business time of the redemption come back too, so that
+-- the stream the ticket opens ends when its token expires, on a process
+-- that never looked the token up.
 DELETE FROM stream_tickets t
  USING api_tokens k
  WHERE t.ticket_hash = sqlc.arg(ticket_hash)
    AND t.expires_at > compute_now()
    AND k.id = t.token_id AND k.revoked_at IS NULL
    AND (k.expires_at IS NULL OR k.expires_at > compute_now())
-RETURNING t.token_id, t.tenant_id, t.identity, t.role;
+RETURNING t.token_id, t.tenant_id, t.identity, t.role,
+          (SELECT e.expires_at FROM api_tokens e WHERE e.id = t.token_id) AS token_expires_at,
+          compute_now()::timestamptz AS db_now;
 
 -- name: StreamTicketDeleteExpired :execrows
 -- Deletes up to max_rows expired tickets (redeemed ones are gone already).
