@@ -134,10 +134,7 @@ func (d *daemon) unassign(res wire.Message, m wire.Message) wire.Message {
 	}
 	d.instances.beginClosing(p.AllocationID)
 	defer d.instances.endClosing(p.AllocationID)
-	why := "allocation unassigned"
-	if p.Reason != "" {
-		why += ": " + p.Reason
-	}
+	why := p.StopReason()
 	// Every process of the allocation gets SIGTERM (the ones its
 	// instances and jobs left behind too), then its grace period: the
 	// one the unassign names (a preempted reservation's class), else the

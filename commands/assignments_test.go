@@ -395,7 +395,10 @@ func TestReleaseUnassignsAndStopsInstances(t *testing.T) {
 	require.NoError(t, err, "a repeated report changes nothing")
 	require.Equal(t, stopped.Version, again.Version)
 	d.report(un.ID, "succeeded", "", 2)
-	require.Equal(t, core.ProvisionStopped, get(t, f, queued.Instance.ID).State)
+	left := get(t, f, queued.Instance.ID)
+	require.Equal(t, core.ProvisionStopped, left.State)
+	require.Equal(t, "allocation unassigned: reservation released", left.Reason,
+		"the same words as the daemon's report of the other instance")
 	require.Equal(t, int64(2), d.observed())
 	f.requireInvariants(t)
 }

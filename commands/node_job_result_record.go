@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
+	"github.com/bettercompute/compute/wire"
 )
 
 // maxNodeJobOutput bounds the output stored with a node job: a daemon
@@ -157,7 +159,11 @@ func followAssignment(ctx context.Context, tx pgx.Tx, c db.NodeCommand) error {
 		}
 		return failAssignedReservation(ctx, tx, c, kind, c.Reason)
 	case c.Kind == core.NodeCommandUnassign && core.State(c.State) == core.CommandSucceeded && c.AllocationID != nil:
-		return moveUnfinishedInstances(ctx, q, c.NodeID, *c.AllocationID, core.ProvisionStopped, "allocation unassigned")
+		var p wire.UnassignPayload
+		if err := json.Unmarshal(c.Payload, &p); err != nil {
+			return fmt.Errorf("unassign %s: payload: %w", c.ID, err)
+		}
+		return moveUnfinishedInstances(ctx, q, c.NodeID, *c.AllocationID, core.ProvisionStopped, p.StopReason())
 	}
 	return nil
 }

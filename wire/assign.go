@@ -101,6 +101,18 @@ type UnassignPayload struct {
 	GraceSeconds *int32 `json:"graceSeconds,omitempty"`
 }
 
+// StopReason is the reason an instance the unassign stops ends with:
+// "allocation unassigned", then the unassign's own reason. The daemon
+// reports its instances with it, and the control plane stops the ones the
+// daemon did not report with the same words, so an instance's reason does
+// not depend on which of the two arrived first.
+func (p UnassignPayload) StopReason() string {
+	if p.Reason == "" {
+		return "allocation unassigned"
+	}
+	return "allocation unassigned: " + p.Reason
+}
+
 // Grace is the stop grace the unassign asks for, or def when it names none.
 func (p UnassignPayload) Grace(def time.Duration) time.Duration {
 	if p.GraceSeconds == nil || *p.GraceSeconds < 0 {
