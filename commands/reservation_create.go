@@ -56,8 +56,15 @@ func (c CreateReservation) spec() (core.ReservationSpec, error) {
 	if c.GPUs == 0 && c.VCPU == 0 && c.MemoryMB == 0 && c.DiskGB == 0 {
 		return bad("a reservation must ask for something")
 	}
-	if c.Start.IsZero() || c.End.IsZero() || !c.End.After(c.Start) {
-		return bad("a reservation needs a start and an end after it")
+	switch {
+	case c.Start.IsZero():
+		// JSON's zero time (0001-01-01T00:00:00Z) is what an absent start
+		// decodes to: both are "no start".
+		return bad("start is required (an RFC 3339 time)")
+	case c.End.IsZero():
+		return bad("end is required (an RFC 3339 time after start)")
+	case !c.End.After(c.Start):
+		return bad("end %s must be after start %s", c.End.UTC().Format(time.RFC3339Nano), c.Start.UTC().Format(time.RFC3339Nano))
 	}
 	if c.GPUModel != "" {
 		if err := core.ValidGPUModel(c.GPUModel); err != nil {

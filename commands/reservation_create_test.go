@@ -102,6 +102,19 @@ func TestReserveValidatesAndAuthorises(t *testing.T) {
 		_, err := f.h.CreateReservation(f.ctx, tenantA, cmd)
 		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), name)
 	}
+	for name, c := range map[string]struct {
+		cmd  commands.CreateReservation
+		says string
+	}{
+		"no start":   {commands.CreateReservation{PoolID: "fra1-gpu", GPUs: 1, End: e}, "start is required"},
+		"no end":     {commands.CreateReservation{PoolID: "fra1-gpu", GPUs: 1, Start: s}, "end is required"},
+		"end before": {commands.CreateReservation{PoolID: "fra1-gpu", GPUs: 1, Start: e, End: s}, "must be after start"},
+		"empty":      {commands.CreateReservation{PoolID: "fra1-gpu", GPUs: 1, Start: s, End: s}, "must be after start"},
+	} {
+		_, err := f.h.CreateReservation(f.ctx, tenantA, c.cmd)
+		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), name)
+		require.Contains(t, err.Error(), c.says, "%s: the window's fault is named", name)
+	}
 	viewer := core.Actor{Tenant: "acme", Identity: "v", Role: core.RoleViewer}
 	_, err := f.h.CreateReservation(f.ctx, viewer, commands.CreateReservation{PoolID: "fra1-gpu", GPUs: 1, Start: s, End: e})
 	require.Equal(t, core.CodePermissionDenied, core.CodeOf(err))
