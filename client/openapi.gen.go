@@ -1052,7 +1052,9 @@ type CreateReservationRequest struct {
 	SiteID        *string                           `json:"siteId,omitempty"`
 	SlotKind      *CreateReservationRequestSlotKind `json:"slotKind,omitempty"`
 
-	// Start A start in the past books from now.
+	// Start A start in the past books from now. At most the booking horizon
+	// ahead of now: 366 days unless the operator set
+	// COMPUTE_MAX_BOOKING_HORIZON; a later start is 400 INVALID_ARGUMENT.
 	Start       time.Time `json:"start"`
 	Tolerations *[]Taint  `json:"tolerations,omitempty"`
 	Vcpu        *int64    `json:"vcpu,omitempty"`

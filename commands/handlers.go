@@ -33,6 +33,9 @@ const (
 	// DefaultMaxReservationLength is the longest window a reservation
 	// may have unless configured otherwise: 90 days.
 	DefaultMaxReservationLength = 90 * 24 * time.Hour
+	// DefaultMaxBookingHorizon is how far ahead a reservation may start
+	// unless configured otherwise: 366 days.
+	DefaultMaxBookingHorizon = 366 * 24 * time.Hour
 )
 
 // Work-queue kinds the capacity core enqueues. Their reconcilers are
@@ -104,6 +107,10 @@ type Config struct {
 	// MaxReservationLengthCeiling): a longer create or extension is
 	// INVALID_ARGUMENT.
 	MaxReservationLength time.Duration
+	// MaxBookingHorizon is how far ahead of now a reservation may start
+	// (DefaultMaxBookingHorizon): a create that starts later is
+	// INVALID_ARGUMENT.
+	MaxBookingHorizon time.Duration
 	// PlacementRejected, when set, is told the filter of every node the
 	// placer turns down (placement.Filter), for a metric.
 	PlacementRejected func(filter string)

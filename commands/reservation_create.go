@@ -201,6 +201,9 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	if err := c.h.checkLength(start, cmd.End); err != nil {
 		return ReservationResult{}, err
 	}
+	if err := c.h.checkHorizon(start, now); err != nil {
+		return ReservationResult{}, err
+	}
 	switch {
 	case cmd.SiteID != "" && !c.scope.SiteFound:
 		return ReservationResult{}, core.Errorf(core.CodeNotFound, "site %s not found", cmd.SiteID)

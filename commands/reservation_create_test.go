@@ -171,6 +171,38 @@ func TestReservationLengthIsBounded(t *testing.T) {
 	f.requireInvariants(t)
 }
 
+// A reservation starts at most a year ahead (DefaultMaxBookingHorizon): a
+// later start is INVALID_ARGUMENT and writes nothing; the horizon itself
+// is accepted.
+func TestBookingHorizonIsBounded(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	now := pgtest.SimEpoch
+	horizon := commands.DefaultMaxBookingHorizon
+	for name, start := range map[string]time.Time{
+		"a second past the horizon": now.Add(horizon + time.Second),
+		"year 9998":                 time.Date(9998, 12, 31, 0, 0, 0, 0, time.UTC),
+	} {
+		_, err := f.h.CreateReservation(f.ctx, tenantA, commands.CreateReservation{PoolID: "fra1-gpu", GPUs: 1,
+			Start: start, End: start.Add(time.Hour)})
+		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), name)
+		require.Contains(t, err.Error(), "a reservation may start at most 366 days ahead", name)
+	}
+	var n int
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT count(*) FROM reservations").Scan(&n))
+	require.Zero(t, n, "nothing written")
+
+	r := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: now.Add(horizon), End: now.Add(horizon + time.Hour)})
+	require.Equal(t, core.ReservationBooked, r.Reservation.State, "at the horizon")
+
+	week := commands.New(f.d.Pool, commands.Config{MaxBookingHorizon: 7 * 24 * time.Hour})
+	_, err := week.CreateReservation(f.ctx, tenantA, commands.CreateReservation{PoolID: "fra1-gpu", GPUs: 1,
+		Start: now.Add(8 * 24 * time.Hour), End: now.Add(8*24*time.Hour + time.Hour)})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "a configured horizon")
+	require.Contains(t, err.Error(), "at most 7 days ahead")
+}
+
 func TestMIGAndSlotsFollowTheAtomRule(t *testing.T) {
 	t.Parallel()
 	f := setup(t)

@@ -32,6 +32,18 @@ func (h *Handlers) checkLength(start, end time.Time) error {
 	return nil
 }
 
+// checkHorizon refuses a start more than the configured horizon after
+// now: a tenant books capacity for the fleet as it will be within the
+// horizon, not for the year 9999, and operators plan retirements and
+// maintenance knowing how far ahead bookings can reach.
+func (h *Handlers) checkHorizon(start, now time.Time) error {
+	if limit := orDefault(h.cfg.MaxBookingHorizon, DefaultMaxBookingHorizon); start.Sub(now) > limit {
+		return core.Errorf(core.CodeInvalidArgument, "a reservation may start at most %s ahead; %s is later",
+			lengthText(limit), start.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
 // lengthText is d in days when it is whole days ("90 days"), else as Go
 // writes a duration.
 func lengthText(d time.Duration) string {

@@ -40,6 +40,7 @@ func TestConfigDefaultsAreThePackagesDefaults(t *testing.T) {
 		"NODE_RESYNC_EVERY":                 {cfg.NodeResyncEvery, commands.DefaultNodeResyncEvery},
 		"MAX_OPEN_NODE_JOBS":                {cfg.MaxOpenNodeJobs, commands.DefaultMaxOpenNodeJobs},
 		"MAX_RESERVATION_LENGTH":            {cfg.MaxReservationLength, commands.DefaultMaxReservationLength},
+		"MAX_BOOKING_HORIZON":               {cfg.MaxBookingHorizon, commands.DefaultMaxBookingHorizon},
 		"BODY_LIMIT":                        {cfg.BodyLimit, httpapi.DefaultBodyLimit},
 		"COMMAND_TIMEOUT":                   {cfg.CommandTimeout, httpapi.DefaultCommandTimeout},
 		"SINK_LAG_TARGET":                   {cfg.SinkLagTarget, httpapi.DefaultSinkLagTarget},

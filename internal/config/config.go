@@ -120,6 +120,9 @@ type Config struct {
 	// INVALID_ARGUMENT. 2160h (90 days); at most 8784h (366 days), which
 	// the database holds every reservation to.
 	MaxReservationLength time.Duration `envconfig:"MAX_RESERVATION_LENGTH" default:"2160h"`
+	// MaxBookingHorizon is how far ahead of now a reservation may start; a
+	// create that starts later is 400 INVALID_ARGUMENT. 8784h (366 days).
+	MaxBookingHorizon time.Duration `envconfig:"MAX_BOOKING_HORIZON" default:"8784h"`
 	// PollInterval is how often loops poll when no poke arrives.
 	PollInterval time.Duration `envconfig:"POLL_INTERVAL" default:"1s"`
 	// ListenURL is a direct (not pooled) connection for LISTEN/NOTIFY pokes.
@@ -300,7 +303,7 @@ func Load() (Config, error) {
 		"STREAM_MAX_LIFETIME": int64(c.StreamMaxLifetime), "NODE_RESYNC_EVERY": int64(c.NodeResyncEvery),
 		"COMMAND_TIMEOUT": int64(c.CommandTimeout), "PRUNE_EVERY": int64(c.PruneEvery), "READ_MAX_LAG": int64(c.ReadMaxLag),
 		"MAX_OPEN_NODE_JOBS": int64(c.MaxOpenNodeJobs), "FAIR_SHARE_HALF_LIFE": int64(c.FairShareHalfLife),
-		"MAX_RESERVATION_LENGTH": int64(c.MaxReservationLength),
+		"MAX_RESERVATION_LENGTH": int64(c.MaxReservationLength), "MAX_BOOKING_HORIZON": int64(c.MaxBookingHorizon),
 	} {
 		if v <= 0 {
 			return Config{}, fmt.Errorf("configuration: %s_%s must be positive", Prefix, name)
