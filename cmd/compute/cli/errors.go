@@ -171,11 +171,13 @@ func (c *cli) describe(err error) string {
 	hasCall := errors.As(err, &call)
 	switch {
 	case errors.As(err, &apiErr):
-		msg := apiErr.Message
+		// The message is the server's (a proxy's page, or echoing what a
+		// request held): no escape sequence of it reaches the terminal.
+		msg := terminalSafe(apiErr.Message)
 		if msg == "" {
 			msg = "the server answered " + fmt.Sprint(apiErr.Status)
 		}
-		kind := string(apiErr.Code)
+		kind := terminalSafe(string(apiErr.Code))
 		if kind == "" {
 			kind = fmt.Sprintf("HTTP %d", apiErr.Status)
 		} else if apiErr.Status != 0 {

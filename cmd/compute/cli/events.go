@@ -64,7 +64,7 @@ stream, it ends with CURSOR_EXPIRED (exit code 9).`,
 			}
 			opts := client.SubscribeOptions{Types: only,
 				OnDisconnect: func(err error, wait time.Duration) {
-					fmt.Fprintf(c.stderr, "compute: event stream interrupted (%v); resuming in %s\n", err, wait.Round(100*time.Millisecond))
+					fmt.Fprintf(c.stderr, "compute: event stream interrupted (%s); resuming in %s\n", terminalSafe(err.Error()), wait.Round(100*time.Millisecond))
 				}}
 			switch {
 			case fromStart && after != "":
@@ -111,7 +111,8 @@ func (c *cli) printEvent(ev client.Event, first bool) error {
 			_, err = c.stdout.Write(b)
 		}
 	default:
-		_, err = fmt.Fprintf(c.stdout, "%-20s  %-32s  %-24s  %-10s  %s\n", ts(ev.Time), ev.Type, ev.Subject, str(ev.TenantID), ev.Cursor)
+		_, err = fmt.Fprintf(c.stdout, "%-20s  %-32s  %-24s  %-10s  %s\n", ts(ev.Time),
+			terminalSafe(ev.Type), terminalSafe(ev.Subject), terminalSafe(str(ev.TenantID)), terminalSafe(ev.Cursor))
 	}
 	return err
 }

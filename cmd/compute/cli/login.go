@@ -93,7 +93,7 @@ list; prefer --token-stdin or COMPUTE_TOKEN on a shared machine.`,
 			}
 			w := who.JSON200
 			fmt.Fprintf(c.stdout, "Logged in to %s as %s (tenant %s, role %s); context %q is current.\n",
-				server, w.Identity, w.Tenant, w.Role, name)
+				server, terminalSafe(w.Identity), terminalSafe(w.Tenant), terminalSafe(string(w.Role)), name)
 			return nil
 		},
 	}

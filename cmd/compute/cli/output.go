@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -51,9 +53,45 @@ func (c *cli) show(body []byte, tab func() (table, error)) error {
 	w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, strings.Join(t.header, "\t"))
 	for _, r := range t.rows {
-		fmt.Fprintln(w, strings.Join(r, "\t"))
+		cells := make([]string, len(r))
+		for i, cell := range r {
+			cells[i] = terminalSafe(cell)
+		}
+		fmt.Fprintln(w, strings.Join(cells, "\t"))
 	}
 	return w.Flush()
+}
+
+// terminalSafe is s with every character that a terminal would act on
+// instead of showing written as a Go escape: C0 and C1 controls (ESC opens
+// the sequences that retitle the window, clear or redraw the screen, write
+// the clipboard or make hidden links; CR overwrites the line; a tab or a
+// newline would break the table), DEL, the bidirectional overrides and the
+// other invisible format characters (U+202E shows "exe.txt" as "txt.exe"),
+// and each byte of invalid UTF-8. A table cell or an error message can hold
+// what a tenant typed (an instance's command), what a node's daemon reported
+// (an instance's reason) or what any server answered; printed as is, it
+// would reach the operator's terminal as commands. JSON and YAML output
+// escape these themselves.
+func terminalSafe(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return r == utf8.RuneError || !unicode.IsPrint(r) }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsPrint(r):
+			b.WriteString(s[i : i+size])
+		default:
+			q := strconv.QuoteRune(r) // '\x1b', '\r', '\u202e'
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // showOne is show for an answer of type T.

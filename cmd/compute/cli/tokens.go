@@ -152,7 +152,8 @@ func (c *cli) showToken(body []byte, t client.TokenCreated) error {
 	if c.output != "table" {
 		return c.show(body, nil)
 	}
-	_, err := fmt.Fprintf(c.stdout, "id:     %s\ntenant: %s\nrole:   %s\ntoken:  %s\n", t.ID, t.Tenant, t.Role, t.Token)
+	_, err := fmt.Fprintf(c.stdout, "id:     %s\ntenant: %s\nrole:   %s\ntoken:  %s\n",
+		terminalSafe(t.ID), terminalSafe(t.Tenant), terminalSafe(string(t.Role)), terminalSafe(t.Token))
 	if err == nil && t.ExpiresAt != nil {
 		_, err = fmt.Fprintf(c.stdout, "expires: %s\n", ts(*t.ExpiresAt))
 	}
