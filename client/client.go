@@ -68,6 +68,11 @@ func New(server, token string, opts Options) (*API, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("server URL %q: want http://host:port or https://host", server)
 	}
+	if u.User != nil {
+		// Never sent (the bearer token is the Authorization), but it
+		// would be saved and printed with the URL.
+		return nil, fmt.Errorf("server URL %s: has a user name or password; the token is the only credential", u.Redacted())
+	}
 	if token == "" {
 		return nil, errors.New("token: empty")
 	}

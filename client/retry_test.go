@@ -176,7 +176,11 @@ func TestNewChecksItsArguments(t *testing.T) {
 		_, err := client.New(server, "bc_x", client.Options{})
 		require.ErrorContains(t, err, "server URL", server)
 	}
-	_, err := client.New("http://localhost:8080", "", client.Options{})
+	// A password in the URL would never be sent, only saved and printed.
+	_, err := client.New("https://alice:hunter2@compute.example.com", "bc_x", client.Options{})
+	require.ErrorContains(t, err, "user name or password")
+	require.NotContains(t, err.Error(), "hunter2")
+	_, err = client.New("http://localhost:8080", "", client.Options{})
 	require.ErrorContains(t, err, "token")
 	_, err = client.New("http://localhost:8080", "bc_x\n", client.Options{})
 	require.ErrorContains(t, err, "token")

@@ -86,6 +86,7 @@ func TestBadInputNamesTheFlag(t *testing.T) {
 		{[]string{"pools", "create", "p1", "--site", "s1", "--workload-network", "nat"}, "--workload-network"},
 		{[]string{"login", "--server", "localhost:8080", "--token", "bc_x"}, "--server"},
 		{[]string{"login", "--server", "http://localhost:8080"}, "--token"},
+		{[]string{"login", "--server", "http://alice:hunter2@localhost:8080", "--token", "bc_x"}, "--server"},
 		{[]string{"context", "use", "nowhere"}, "NAME"},
 		{[]string{"--context", "nowhere", "reservations", "list"}, "--context"},
 		{[]string{"bogus"}, `"bogus"`},

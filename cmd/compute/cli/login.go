@@ -44,6 +44,10 @@ list; prefer --token-stdin or COMPUTE_TOKEN on a shared machine.`,
 			}
 			if u, err := url.Parse(server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return usagef("--server: %q is not a server URL: want http://host:port or https://host", server)
+			} else if u.User != nil {
+				// It would be saved and printed with the URL, and never sent:
+				// the token is the Authorization.
+				return usagef("--server: %s: a server URL has no user name or password; the token is the only credential", u.Redacted())
 			}
 			server = strings.TrimRight(server, "/")
 			switch {
