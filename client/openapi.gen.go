@@ -1082,6 +1082,7 @@ type CreateTokenRequest struct {
 
 // CreateWebhookEndpointRequest defines model for CreateWebhookEndpointRequest.
 type CreateWebhookEndpointRequest struct {
+	// Description Printable UTF-8 only (no control or format character); shown to operators.
 	Description *string `json:"description,omitempty"`
 
 	// EventTypes Tenant event types to deliver (empty, every type); an unknown type or a fleet event is 400.
@@ -1090,7 +1091,7 @@ type CreateWebhookEndpointRequest struct {
 	// Tenant Operators only; defaults to the caller's tenant.
 	Tenant *string `json:"tenant,omitempty"`
 
-	// URL http or https, no user info; names only a local network resolves (localhost, .local, .internal, a single label) and non-public IP literals are refused here, non-public addresses again at delivery.
+	// URL http or https, no user info, printable characters only (no control or format character such as U+202E); names only a local network resolves (localhost, .local, .internal, a single label) and non-public IP literals are refused here, non-public addresses again at delivery.
 	URL string `json:"url"`
 }
 
@@ -1345,6 +1346,7 @@ type NodeResult struct {
 
 // PatchWebhookEndpointRequest defines model for PatchWebhookEndpointRequest.
 type PatchWebhookEndpointRequest struct {
+	// Description Printable UTF-8 only (no control or format character); shown to operators.
 	Description *string   `json:"description,omitempty"`
 	Enabled     *bool     `json:"enabled,omitempty"`
 	EventTypes  *[]string `json:"eventTypes,omitempty"`

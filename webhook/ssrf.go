@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // ErrForbiddenAddress is returned (wrapped) when a delivery would connect to
@@ -147,6 +148,11 @@ func ValidateURL(raw string, allowPrivate bool) error {
 	const maxURL = 2048
 	if len(raw) > maxURL {
 		return fmt.Errorf("url is longer than %d bytes", maxURL)
+	}
+	if !utf8.ValidString(raw) || !printable(raw) {
+		// url.Parse refuses ASCII controls but takes U+202E and its kind,
+		// which make the URL an operator reads (console, CLI) another one.
+		return fmt.Errorf("url must be printable UTF-8, with no control or format characters")
 	}
 	u, err := url.Parse(raw)
 	if err != nil {

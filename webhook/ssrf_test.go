@@ -169,11 +169,21 @@ func TestValidateURL(t *testing.T) {
 		"https:///nohost":                   false,
 		"https://example.com/#frag":         false,
 		"not a url":                         false,
-		"http://127.0.0.1/":                 false,
-		"http://[::1]/":                     false,
-		"http://169.254.169.254/":           false,
-		"http://8.8.8.8/":                   true,
-		"http://[2606:4700:4700::1111]/":    true,
+
+		// What an operator reads in the console and the CLI is the URL
+		// called: no control character, no bidirectional override.
+		"https://hooks.example.com/h\u202egnp.exe":   false,
+		"https://hooks.example.com/a\u2066b":         false,
+		"https://hooks.example.com/a\u200fb":         false,
+		"https://hooks.example.com/\x1b[2J":          false,
+		"https://hooks.example.com/\u0085":           false,
+		"https://hooks.example.com/\xff":             false,
+		"https://hooks.example.com/caf\u00e9/\u65e5": true,
+		"http://127.0.0.1/":                          false,
+		"http://[::1]/":                              false,
+		"http://169.254.169.254/":                    false,
+		"http://8.8.8.8/":                            true,
+		"http://[2606:4700:4700::1111]/":             true,
 
 		// IPv6 zones, refused whatever the address.
 		"http://[::1%25lo]:29999/":            false,
@@ -266,6 +276,26 @@ func TestValidateURLRegistrationInvalidArgument(t *testing.T) {
 		_, err = c.svc.PatchEndpoint(ctx, acmeMember, ep.ID, webhook.PatchEndpoint{URL: &c.url})
 		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "patch %s: %v", c.url, err)
 	}
+}
+
+// A description is shown to operators in the console and the CLI: one with
+// a terminal escape sequence, a line break or a bidirectional override is
+// refused on create and on patch; printable text of any script is kept.
+func TestDescriptionMustBePrintable(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{})
+	ctx := context.Background()
+	ep := f.createEndpoint(t, acmeMember, "https://x.example/")
+	for _, d := range []string{"ci \x1b]0;pwned\a", "a\x1b[2J", "two\nlines", "a\rb", "tab\there", "x\u202egnp.exe", "\u2067y", "c1 \u009b"} {
+		_, err := f.svc.CreateEndpoint(ctx, acmeMember, webhook.CreateEndpoint{URL: "https://x.example/", Description: d})
+		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "create %q: %v", d, err)
+		_, err = f.svc.PatchEndpoint(ctx, acmeMember, ep.ID, webhook.PatchEndpoint{Description: &d})
+		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "patch %q: %v", d, err)
+	}
+	ok := "Deploys of team Müller – 日本語, 50% (prod)"
+	got, err := f.svc.CreateEndpoint(ctx, acmeMember, webhook.CreateEndpoint{URL: "https://x.example/", Description: ok})
+	require.NoError(t, err)
+	require.Equal(t, ok, got.Description)
 }
 
 // What the tenant sees of a refused attempt is the generic text: not the
