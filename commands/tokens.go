@@ -10,8 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -197,8 +195,7 @@ func tokenValidate(tenant, identity string, role core.Role) error {
 	if strings.TrimSpace(identity) == "" {
 		return core.Errorf(core.CodeInvalidArgument, "identity is required")
 	}
-	if len(identity) > tokenIdentityMaxLen || !utf8.ValidString(identity) ||
-		strings.IndexFunc(identity, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+	if len(identity) > tokenIdentityMaxLen || !core.Printable(identity) {
 		return core.Errorf(core.CodeInvalidArgument,
 			"identity is invalid: at most %d bytes of printable UTF-8", tokenIdentityMaxLen)
 	}

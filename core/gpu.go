@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // GPUMode is how a GPU is shared. It decides which of its atoms are
@@ -169,8 +166,7 @@ const MaxGPUModel = 128
 // ValidGPUModel says why model cannot be a GPU model's name, or nil: it is
 // 1 to MaxGPUModel bytes of printable UTF-8.
 func ValidGPUModel(model string) error {
-	if model == "" || len(model) > MaxGPUModel || !utf8.ValidString(model) ||
-		strings.IndexFunc(model, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+	if model == "" || len(model) > MaxGPUModel || !Printable(model) {
 		return Errorf(CodeInvalidArgument, "GPU model %q is not 1 to %d bytes of printable characters", Clip(model, 64), MaxGPUModel)
 	}
 	return nil

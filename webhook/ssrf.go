@@ -11,7 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
+
+	"github.com/bettercompute/compute/core"
 )
 
 // ErrForbiddenAddress is returned (wrapped) when a delivery would connect to
@@ -149,7 +150,7 @@ func ValidateURL(raw string, allowPrivate bool) error {
 	if len(raw) > maxURL {
 		return fmt.Errorf("url is longer than %d bytes", maxURL)
 	}
-	if !utf8.ValidString(raw) || !printable(raw) {
+	if !core.Printable(raw) {
 		// url.Parse refuses ASCII controls but takes U+202E and its kind,
 		// which make the URL an operator reads (console, CLI) another one.
 		return fmt.Errorf("url must be printable UTF-8, with no control or format characters")

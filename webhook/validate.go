@@ -3,9 +3,6 @@ package webhook
 import (
 	"regexp"
 	"slices"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/bettercompute/compute/core"
 )
@@ -53,17 +50,11 @@ func normalizeEventTypes(types []string) ([]string, error) {
 // (terminal escape sequences, CR, newline) and no invisible format
 // character (a bidirectional override that reorders what follows it).
 func validateDescription(d string) error {
-	if !utf8.ValidString(d) || len(d) > maxDescriptionLen || !printable(d) {
+	if len(d) > maxDescriptionLen || !core.Printable(d) {
 		return core.Errorf(core.CodeInvalidArgument,
 			"description must be printable UTF-8 (no control or format characters) of at most %d bytes", maxDescriptionLen)
 	}
 	return nil
-}
-
-// printable reports whether s has only printable characters (letters,
-// marks, numbers, punctuation, symbols and the ASCII space).
-func printable(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0
 }
 
 func (s *Service) validateURL(u string) error {
