@@ -59,7 +59,7 @@ sqlc-diff: ## fail when generated code does not match sql/
 # The timeout is per package: the chaos package takes 7 minutes alone and
 # 10 beside the others on a slow 2-core machine (its PgBouncer suites are
 # 3 of them); 20m keeps a slow CI machine from failing it for time alone.
-test: vet lint sqlc-diff ## everything CI runs: vet, lint, sqlc diff, go test -race on one private PostgreSQL
+test: vet lint sqlc-diff ## what CI runs first: vet, lint (gofmt, now()), sqlc diff, go test -race on one private PostgreSQL
 	$(GO) run ./devtools/withpg -- $(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 .PHONY: test-ui
