@@ -197,6 +197,10 @@ func TestBrowserConsole(t *testing.T) {
 		if got := tn.text("main .page"); !strings.Contains(got, "not found") || strings.Contains(got, "globex") {
 			t.Fatalf("another tenant's reservation page shows %q", got)
 		}
+		// A mangled link (not valid percent-encoding) is an id that is not
+		// found, not a blank page.
+		tn.open("#/reservations/%E0%A4%A", "h1")
+		tn.waitFor("a mangled link's page says so", `!!document.querySelector('main .page [data-not-found], main .page .notice')`)
 	})
 
 	step("the event tail resumes after an outage, missing nothing", func(t *testing.T) {

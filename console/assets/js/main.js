@@ -118,6 +118,17 @@ function start(me, token) {
 }
 
 
+// decodeParam is a route parameter as written: percent-decoded, or as it
+// stands when it is not valid percent-encoding (a mangled link), so that
+// the page says the id was not found instead of staying blank.
+function decodeParam(s) {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
 async function route() {
   if (!current) return;
   pageCleanups.forEach((fn) => fn());
@@ -142,7 +153,7 @@ async function route() {
   pageCleanups.push(() => { alive = false; });
   const ctx = {
     el, me, live,
-    params: found.m.slice(1).map(decodeURIComponent),
+    params: found.m.slice(1).map(decodeParam),
     query: new URLSearchParams(qs || ''),
     alive: () => alive,
     cleanup: (fn) => pageCleanups.push(fn),
