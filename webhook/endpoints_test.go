@@ -182,3 +182,56 @@ func TestRecoverSendsNothingOlderThanTheEndpoint(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, res.Scheduled)
 }
+
+// Recover's per-call limit counts the events it re-sends, not the ones the
+// endpoint already acknowledged: with acknowledged deliveries first in the
+// window, a limit spent on them scheduled nothing of what was missed and
+// said it was not truncated, so the missed events were silently never sent.
+func TestRecoverLimitSkipsAcknowledgedEvents(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{RecoverLimit: 2})
+	ctx := context.Background()
+	rcv := newReceiver(t, respond{status: http.StatusOK})
+	ep := f.createEndpoint(t, acmeMember, rcv.URL, "reservation.booked")
+	since := f.pg.Now(t)
+
+	for range 2 { // acknowledged: 200
+		f.scheduled(t, ep.ID, f.emit(t, "acme", "reservation.booked"))
+	}
+	require.Equal(t, 2, f.runWorker(t))
+	off, on := false, true
+	_, err := f.svc.PatchEndpoint(ctx, acmeMember, ep.ID, webhook.PatchEndpoint{Enabled: &off})
+	require.NoError(t, err)
+	var missed []string
+	for range 3 { // never scheduled: the endpoint is disabled
+		missed = append(missed, f.emit(t, "acme", "reservation.booked").ID.String())
+	}
+	read := 0 // webhook_endpoint.updated and the three missed events
+	require.Eventually(t, func() bool {
+		n, err := f.disp.RunOnce(ctx)
+		require.NoError(t, err)
+		read += n
+		return read >= 4
+	}, 10*time.Second, 5*time.Millisecond)
+	_, err = f.svc.PatchEndpoint(ctx, acmeMember, ep.ID, webhook.PatchEndpoint{Enabled: &on})
+	require.NoError(t, err)
+
+	res, err := f.svc.RecoverEndpoint(ctx, acmeMember, ep.ID, since)
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Scheduled, "the limit is spent on missed events, not acknowledged ones")
+	require.True(t, res.Truncated, "a third missed event is left for the next recover")
+	require.Equal(t, 2, f.runWorker(t))
+
+	f.pg.AdvanceSimClock(t, 2*webhook.DefaultRecoverInterval)
+	res, err = f.svc.RecoverEndpoint(ctx, acmeMember, ep.ID, since)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Scheduled, "the same recover again sends the rest")
+	require.False(t, res.Truncated)
+	require.Equal(t, 1, f.runWorker(t))
+
+	var got []string
+	for _, r := range rcv.requests()[2:] {
+		got = append(got, r.header.Get(webhook.HeaderID))
+	}
+	require.ElementsMatch(t, missed, got)
+}

@@ -17,7 +17,8 @@ type Recovered struct {
 	// Scheduled counts the deliveries (re)scheduled.
 	Scheduled int
 	// Truncated is true when Config.RecoverLimit was reached: recover
-	// again from the time of the last delivered event for the rest.
+	// again (the same since will do: acknowledged events do not count
+	// against the limit) for the rest.
 	Truncated bool
 }
 

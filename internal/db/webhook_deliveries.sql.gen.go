@@ -352,6 +352,8 @@ SELECT e.id, o.id
  WHERE e.id = $1
    AND o.time >= $2 AND o.time >= e.created_at
    AND (cardinality(e.event_types) = 0 OR o.type = ANY(e.event_types))
+   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries s
+                    WHERE s.endpoint_id = e.id AND s.event_id = o.id AND s.state = 'succeeded')
  ORDER BY o.txid, o.seq
  LIMIT $3
 ON CONFLICT (endpoint_id, event_id) DO UPDATE
@@ -371,6 +373,10 @@ type WebhookDeliveryRecoverParams struct {
 // not succeed, creating those that were never scheduled (the endpoint was
 // disabled, or filtered the type out then). Attempts restart from zero.
 // Never an event older than the endpoint: it did not subscribe to those.
+// Acknowledged events are left out before the LIMIT, so that max_rows
+// counts what is re-sent: spent on succeeded deliveries, it would schedule
+// nothing of what was missed after them, and the caller, which reads
+// "truncated" from the count of rows returned, would not know.
 func (q *Queries) WebhookDeliveryRecover(ctx context.Context, arg WebhookDeliveryRecoverParams) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, webhookDeliveryRecover, arg.EndpointID, arg.Since, arg.MaxRows)
 	if err != nil {

@@ -134,6 +134,10 @@ UPDATE webhook_deliveries SET state = 'abandoned', updated_at = compute_now()
 -- not succeed, creating those that were never scheduled (the endpoint was
 -- disabled, or filtered the type out then). Attempts restart from zero.
 -- Never an event older than the endpoint: it did not subscribe to those.
+-- Acknowledged events are left out before the LIMIT, so that max_rows
+-- counts what is re-sent: spent on succeeded deliveries, it would schedule
+-- nothing of what was missed after them, and the caller, which reads
+-- "truncated" from the count of rows returned, would not know.
 INSERT INTO webhook_deliveries AS d (endpoint_id, event_id)
 SELECT e.id, o.id
   FROM webhook_endpoints e
@@ -141,6 +145,8 @@ SELECT e.id, o.id
  WHERE e.id = sqlc.arg(endpoint_id)
    AND o.time >= sqlc.arg(since) AND o.time >= e.created_at
    AND (cardinality(e.event_types) = 0 OR o.type = ANY(e.event_types))
+   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries s
+                    WHERE s.endpoint_id = e.id AND s.event_id = o.id AND s.state = 'succeeded')
  ORDER BY o.txid, o.seq
  LIMIT sqlc.arg(max_rows)
 ON CONFLICT (endpoint_id, event_id) DO UPDATE
