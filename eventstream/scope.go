@@ -46,16 +46,16 @@ func ScopeFor(actor core.Actor, types []string) (Scope, error) {
 	}
 	for _, t := range types {
 		if !eventTypePattern.MatchString(t) {
-			return Scope{}, core.Errorf(core.CodeInvalidArgument, "%q is not an event type (lower-case words joined by dots, e.g. reservation.booked)", t)
+			return Scope{}, core.Errorf(core.CodeInvalidArgument, "%q is not an event type (lower-case words joined by dots, e.g. reservation.booked)", core.Clip(t, 64))
 		}
 		// A filter naming a type the caller can never be shown would match
 		// nothing, silently: a typo, or a fleet event asked for by a tenant.
 		spec, ok := core.LookupEvent(t)
 		if !ok {
-			return Scope{}, core.Errorf(core.CodeInvalidArgument, "%q is not an event type this server writes", t)
+			return Scope{}, core.Errorf(core.CodeInvalidArgument, "%q is not an event type this server writes", core.Clip(t, 64))
 		}
 		if !spec.TenantScoped && !actor.IsOperator() {
-			return Scope{}, core.Errorf(core.CodeInvalidArgument, "%q is a fleet event, which only operators see", t)
+			return Scope{}, core.Errorf(core.CodeInvalidArgument, "%q is a fleet event, which only operators see", core.Clip(t, 64))
 		}
 	}
 	types = slices.Clone(types)

@@ -113,7 +113,7 @@ func (t taintJSON) encode(field string) (string, error) {
 			"%s value %q must be up to 63 letters, digits and . _ -, starting and ending with a letter or digit", field, t.Value)
 	}
 	if t.Effect != "" && t.Effect != effectNoSchedule {
-		return "", core.Errorf(core.CodeInvalidArgument, "%s effect %q is not supported: the only effect is NoSchedule", field, t.Effect)
+		return "", core.Errorf(core.CodeInvalidArgument, "%s effect %q is not supported: the only effect is NoSchedule", field, core.Clip(t.Effect, 64))
 	}
 	if t.Value == "" {
 		return t.Key, nil

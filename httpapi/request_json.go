@@ -41,7 +41,7 @@ func decodeStrict(c echo.Context, body []byte, v any) error {
 		return core.Errorf(core.CodeInvalidArgument, "request body has data after the JSON value")
 	}
 	if key, ok := duplicateKey(body); ok {
-		return core.Errorf(core.CodeInvalidArgument, "field %q appears twice in one object", key)
+		return core.Errorf(core.CodeInvalidArgument, "field %q appears twice in one object", core.Clip(key, 64))
 	}
 	// The body is valid JSON of the right shape; now hold its keys to the
 	// exact spelling of the tags.
@@ -120,7 +120,7 @@ func knownKeys(raw json.RawMessage, t reflect.Type) error {
 		for k, v := range obj {
 			ft, ok := fields[k]
 			if !ok {
-				return core.Errorf(core.CodeInvalidArgument, "unknown field %q", k)
+				return core.Errorf(core.CodeInvalidArgument, "unknown field %q", core.Clip(k, 64))
 			}
 			if err := knownKeys(v, ft); err != nil {
 				return err

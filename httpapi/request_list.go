@@ -54,7 +54,7 @@ func queryLimit(c echo.Context, max int) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > max {
-		return 0, core.Errorf(core.CodeInvalidArgument, "limit must be an integer from 1 to %d, not %q", max, v)
+		return 0, core.Errorf(core.CodeInvalidArgument, "limit must be an integer from 1 to %d, not %q", max, core.Clip(v, 64))
 	}
 	return n, nil
 }

@@ -38,12 +38,12 @@ func ParsePosition(s string) (Position, error) {
 		return Position{}, nil
 	}
 	if len(s) != 32 {
-		return Position{}, core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", s)
+		return Position{}, core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", core.Clip(s, 64))
 	}
 	tx, err1 := strconv.ParseUint(s[:16], 16, 64)
 	seq, err2 := strconv.ParseUint(s[16:], 16, 63)
 	if err1 != nil || err2 != nil {
-		return Position{}, core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", s)
+		return Position{}, core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", core.Clip(s, 64))
 	}
 	return Position{TxID: tx, Seq: int64(seq)}, nil
 }

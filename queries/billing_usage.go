@@ -88,7 +88,7 @@ func (s *Service) ListUsageWindows(ctx context.Context, actor core.Actor, l List
 	afterStart, afterKey := time.Unix(0, 0).UTC(), ""
 	if after != nil {
 		if afterStart, err = time.Parse(time.RFC3339Nano, after[0]); err != nil {
-			return nil, "", core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", l.Cursor)
+			return nil, "", core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", core.Clip(l.Cursor, 64))
 		}
 		afterKey = after[1]
 	}

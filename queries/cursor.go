@@ -28,7 +28,7 @@ func DecodeCursor(kind, cursor string, n int) ([]string, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	parts := strings.Split(string(raw), "\x00")
 	if err != nil || len(parts) != n+1 || parts[0] != kind {
-		return nil, core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", cursor)
+		return nil, core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", core.Clip(cursor, 64))
 	}
 	return parts[1:], nil
 }

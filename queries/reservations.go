@@ -126,7 +126,7 @@ func (s *Service) ListReservations(ctx context.Context, actor core.Actor, l List
 	var from outbox.Position
 	if after != nil {
 		if from, err = outbox.ParsePosition(after[0]); err != nil {
-			return nil, "", core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", l.Cursor)
+			return nil, "", core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", core.Clip(l.Cursor, 64))
 		}
 	}
 	if l.State != "" && !validState(core.State(l.State)) {

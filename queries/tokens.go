@@ -45,7 +45,7 @@ func (s *Service) ListTokens(ctx context.Context, actor core.Actor, l ListTokens
 	p := db.ApiTokenListParams{TenantID: tenantFilter(actor, l.Tenant), MaxRows: int32(limit + 1)}
 	if after != nil {
 		if p.AfterCreatedAt, err = time.Parse(time.RFC3339Nano, after[0]); err != nil {
-			return nil, "", core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", l.Cursor)
+			return nil, "", core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", core.Clip(l.Cursor, 64))
 		}
 		p.AfterID = after[1]
 	}

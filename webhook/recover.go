@@ -80,7 +80,7 @@ func (s *Service) ListAttempts(ctx context.Context, actor core.Actor, id, cursor
 	if cursor != "" {
 		n, err := strconv.ParseInt(cursor, 10, 64)
 		if err != nil || n <= 0 {
-			return Page[Attempt]{}, core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", cursor)
+			return Page[Attempt]{}, core.Errorf(core.CodeInvalidArgument, "malformed cursor %q", core.Clip(cursor, 64))
 		}
 		before = n
 	}
