@@ -48,6 +48,10 @@ type Options struct {
 	MaxRetryWait time.Duration
 	// Sleep waits d or until ctx ends; nil means a timer. Tests replace it.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxResponseBody bounds the bytes read from one answer (event streams
+	// excepted); a read past it fails with ErrResponseTooLarge. 0 means
+	// DefaultMaxResponseBody.
+	MaxResponseBody int64
 }
 
 // API is a client of one server with one token: every generated method

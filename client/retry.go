@@ -40,6 +40,7 @@ type doer struct {
 	token, ua   string
 	maxAttempts int
 	maxWait     time.Duration
+	maxBody     int64
 	sleep       func(context.Context, time.Duration) error
 
 	mu        sync.Mutex
@@ -49,7 +50,7 @@ type doer struct {
 
 func newDoer(token string, opts Options) *doer {
 	d := &doer{http: opts.HTTPClient, token: token, ua: opts.UserAgent,
-		maxAttempts: opts.MaxAttempts, maxWait: opts.MaxRetryWait, sleep: opts.Sleep}
+		maxAttempts: opts.MaxAttempts, maxWait: opts.MaxRetryWait, maxBody: opts.MaxResponseBody, sleep: opts.Sleep}
 	if d.http == nil {
 		d.http = &http.Client{}
 	}
@@ -61,6 +62,9 @@ func newDoer(token string, opts Options) *doer {
 	}
 	if d.sleep == nil {
 		d.sleep = sleep
+	}
+	if d.maxBody <= 0 {
+		d.maxBody = DefaultMaxResponseBody
 	}
 	return d
 }
@@ -93,6 +97,7 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 		}
 		d.observe(resp)
 		if resp.StatusCode < 400 {
+			limitBody(resp, d.maxBody)
 			return resp, nil
 		}
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))

@@ -143,6 +143,7 @@ func TestLoginSavesContexts(t *testing.T) {
 	out, errOut, code := inv.run("login", "--server", a.URL, "--token", "bc_a", "--name", "a")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, `context "a" is current`)
+	require.NotContains(t, errOut, "warning", "plain http to this machine keeps the token on it")
 	inv.stdin = "bc_b\n"
 	_, errOut, code = inv.run("login", "--server", b.URL+"/", "--token-stdin", "--context", "b")
 	require.Equal(t, 0, code, errOut)
@@ -234,4 +235,15 @@ func TestExitCodesByKind(t *testing.T) {
 	require.Equal(t, exitUsage, exitCode(core.Errorf(core.CodeInvalidArgument, "tenant: bad")))
 	require.Equal(t, exitFailure, exitCode(fmt.Errorf("disk full")))
 	require.Equal(t, exitUsage, exitCode(usagef("--x: bad")))
+}
+
+// Plain http warns unless the server is on this machine.
+func TestLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LOCALHOST": true, "api.localhost": true, "127.0.0.1": true, "127.8.9.10": true,
+		"::1": true, "::ffff:127.0.0.1": true,
+		"compute.example.com": false, "10.0.0.5": false, "192.0.2.1": false, "localhost.example.com": false, "": false,
+	} {
+		require.Equal(t, want, loopbackHost(host), host)
+	}
 }

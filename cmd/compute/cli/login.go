@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -50,6 +51,9 @@ list; prefer --token-stdin or COMPUTE_TOKEN on a shared machine.`,
 				return usagef("--server: %s: a server URL has no user name or password; the token is the only credential", u.Redacted())
 			}
 			server = strings.TrimRight(server, "/")
+			if u, _ := url.Parse(server); u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+				fmt.Fprintf(c.stderr, "warning: %s is plain http: the token crosses the network unencrypted; use https:// for a server on another machine\n", server)
+			}
 			switch {
 			case fromStdin && token != "":
 				return usagef("--token-stdin: give the token either on stdin or with --token, not both")
@@ -256,4 +260,15 @@ func (c *cli) whoamiCmd() *cobra.Command {
 			})
 		},
 	}
+}
+
+// loopbackHost reports whether host (a URL's host name, without port)
+// names this machine: localhost or a loopback address, where plain http
+// keeps the token on the machine.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
