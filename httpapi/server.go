@@ -151,6 +151,7 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 	// 500 with its request id.
 	e.Use(
 		requestID(),
+		responseHeaders(),
 		traceRequests(d.TracerProvider),
 		newHTTPMetrics(d.Registry).middleware(),
 		accessLog(d.Logger),
