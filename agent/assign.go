@@ -31,13 +31,14 @@ func (d *daemon) assign(res wire.Message, m wire.Message) wire.Message {
 		d.log.Warn("assignment invalid", "allocation", a.AllocationID, "reason", why)
 		return res
 	}
-	reason, err := d.journal.assign(a)
+	refused, err := d.journal.assign(a)
 	switch {
 	case err != nil:
 		res.State, res.Reason = outcomeFailed, "journal: "+err.Error()
-	case reason != "":
-		res.State, res.Reason = outcomeFailed, reason
-		d.log.Warn("assignment refused", "allocation", a.AllocationID, "reason", reason)
+	case refused != nil:
+		res.State, res.Reason = outcomeFailed, refused.reason()
+		d.log.Warn("assignment refused", "allocation", a.AllocationID, "device", refused.device,
+			"held_by", refused.holder, "held_for", windowString(refused.start, refused.end))
 	default:
 		res.Output = fmt.Sprintf("assigned %s: %d devices (CUDA_VISIBLE_DEVICES=%s), %d vCPU, %d MiB, %s",
 			a.AllocationID, len(a.Devices), visibleDevices(&a), a.VCPU, a.MemoryMB, windowString(a.Start, a.End))

@@ -120,7 +120,7 @@ func TestAssignmentsAsNodeJobs(t *testing.T) {
 	refused := hs.job("n1", wire.CommandKindAssign, "alc_b", b)
 	require.Equal(t, "failed", refused.State)
 	require.True(t, strings.HasPrefix(refused.Reason, wire.RefusedPrefix), refused.Reason)
-	require.Contains(t, refused.Reason, "device GPU-n1-0 is held by allocation alc_a")
+	require.Contains(t, refused.Reason, "device GPU-n1-0 is held by another allocation")
 	require.Equal(t, int64(3), refused.ObservedGeneration)
 
 	// A restart: the hello carries the generation, the replay the

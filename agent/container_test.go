@@ -274,9 +274,9 @@ func TestWatchdogStopsAContainerPastItsEnd(t *testing.T) {
 	now := time.Now()
 	d, sb, j := containerDaemon(t, func() time.Time { return now })
 	a := assignment("alc_ends", now.Add(-time.Hour), now.Add(time.Hour), 1, gpu(sb.devices.gpus[0].UUID))
-	reason, err := j.assign(a)
+	refused, err := j.assign(a)
 	require.NoError(t, err)
-	require.Empty(t, reason)
+	require.Nil(t, refused)
 	sb.forgetAtEnd(t, &a)
 	res := d.instances.start(context.Background(), sb, j.assignment, wire.Message{}, a.AllocationID,
 		commandPayload{InstanceID: "ins_ends", Script: `setsid sh -c 'exec sleep 999' </dev/null >/dev/null 2>&1 & exec sleep 998`})
@@ -308,9 +308,9 @@ func TestInstanceEndsWithEveryProcessItStarted(t *testing.T) {
 	now := time.Now()
 	d, sb, j := containerDaemon(t, func() time.Time { return now })
 	a := assignment("alc_tree", now.Add(-time.Hour), now.Add(time.Hour), 1, gpu(sb.devices.gpus[0].UUID))
-	reason, err := j.assign(a)
+	refused, err := j.assign(a)
 	require.NoError(t, err)
-	require.Empty(t, reason)
+	require.Nil(t, refused)
 	sb.forgetAtEnd(t, &a)
 	exited := make(chan string, 1)
 	d.instances.exited = func(proc *instanceProcess, _ int32, _ string) { exited <- proc.id }
@@ -404,9 +404,9 @@ func TestContainerDiskCountsHiddenFilesAndInodes(t *testing.T) {
 func (d *daemon) sleepIn(t *testing.T, j *journal, as ...wire.AssignPayload) {
 	t.Helper()
 	for _, a := range as {
-		reason, err := j.assign(a)
+		refused, err := j.assign(a)
 		require.NoError(t, err)
-		require.Empty(t, reason)
+		require.Nil(t, refused)
 		d.sandbox.forgetAtEnd(t, &a)
 		res := d.instances.start(context.Background(), d.sandbox, j.assignment, wire.Message{}, a.AllocationID,
 			commandPayload{InstanceID: "ins_" + a.AllocationID, Script: "exec sleep 600"})

@@ -13,13 +13,30 @@ import (
 	"github.com/bettercompute/compute/wire"
 )
 
+// refusal is why the journal refused an assignment: one of its devices is
+// held by another allocation for an overlapping window.
+type refusal struct {
+	device, holder string
+	start, end     time.Time
+}
+
+// reason is what the daemon reports to the control plane: it starts with
+// wire.RefusedPrefix and names the assignment's own device only. The
+// holder is another allocation, perhaps another tenant's, and the reason
+// reaches the refused reservation's tenant (its AssignmentFailed
+// condition and reservation.failed), so its id and window stay in the
+// daemon's log.
+func (r *refusal) reason() string {
+	return fmt.Sprintf("%sdevice %s is held by another allocation on this node for an overlapping window",
+		wire.RefusedPrefix, r.device)
+}
+
 // assign records an assignment unless one of its devices is held by
 // another allocation for an overlapping window: defense in depth behind
-// the database's exclusion constraint. It returns the refusal reason (it
-// starts with wire.RefusedPrefix), or "". Delivering an allocation again
-// is a success; a changed assignment of it (an extension) replaces the
-// one held, if it conflicts with no other.
-func (j *journal) assign(a wire.AssignPayload) (reason string, err error) {
+// the database's exclusion constraint. It returns the refusal, or nil.
+// Delivering an allocation again is a success; a changed assignment of it
+// (an extension) replaces the one held, if it conflicts with no other.
+func (j *journal) assign(a wire.AssignPayload) (*refusal, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	others := make([]string, 0, len(j.assigned))
@@ -38,16 +55,15 @@ func (j *journal) assign(a wire.AssignPayload) (reason string, err error) {
 		for _, d := range a.Devices {
 			for _, h := range held.Devices {
 				if devicesConflict(d, h) {
-					return fmt.Sprintf("%sdevice %s is held by allocation %s for %s", wire.RefusedPrefix, d.ID, other,
-						windowString(held.Start, held.End)), nil
+					return &refusal{device: d.ID, holder: other, start: held.Start, end: held.End}, nil
 				}
 			}
 		}
 	}
 	if cur, ok := j.assigned[a.AllocationID]; ok && sameAssignment(cur, a) {
-		return "", nil // a redelivery: already recorded
+		return nil, nil // a redelivery: already recorded
 	}
-	return "", j.appendLocked(journalRecord{JournalEntry: wire.JournalEntry{Kind: entryAssign,
+	return nil, j.appendLocked(journalRecord{JournalEntry: wire.JournalEntry{Kind: entryAssign,
 		AllocationID: a.AllocationID, DeviceIDs: deviceIDs(a.Devices)}, Assign: &a})
 }
 

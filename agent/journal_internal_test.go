@@ -32,9 +32,9 @@ func TestJournalCompactsAndReloads(t *testing.T) {
 	for i := range 30 {
 		alloc := fmt.Sprintf("alc_%02d", i)
 		start := t0.Add(time.Duration(2*i) * h)
-		reason, err := j.assign(assignment(alloc, start, start.Add(h), int64(i+1), gpu("GPU-n1-0")))
+		refused, err := j.assign(assignment(alloc, start, start.Add(h), int64(i+1), gpu("GPU-n1-0")))
 		require.NoError(t, err)
-		require.Empty(t, reason)
+		require.Nil(t, refused)
 		if i%3 != 0 {
 			require.NoError(t, j.unassign(wire.UnassignPayload{AllocationID: alloc, Generation: int64(i + 1)}))
 		}
@@ -160,9 +160,11 @@ func TestJournalReadsOldAssignEntries(t *testing.T) {
 	a, ok := re.assignment("alc_old")
 	require.True(t, ok)
 	require.Equal(t, "GPU-n1-0", a.Devices[0].Visible)
-	reason, err := re.assign(assignment("alc_new", t0, t0.Add(h), 1, gpu("GPU-n1-0")))
+	refused, err := re.assign(assignment("alc_new", t0, t0.Add(h), 1, gpu("GPU-n1-0")))
 	require.NoError(t, err)
-	require.Contains(t, reason, "held by allocation alc_old for [-∞, ∞)")
+	require.NotNil(t, refused)
+	require.Equal(t, "alc_old", refused.holder)
+	require.Equal(t, "[-∞, ∞)", windowString(refused.start, refused.end), "an old entry holds its devices for ever")
 	re.compactAt = 1
 	require.NoError(t, re.append(commandRecord("cmd_1", outcomeSucceeded)))
 	again, err := openJournal(dir)
