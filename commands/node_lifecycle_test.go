@@ -70,3 +70,26 @@ func TestReleaseAndRetireNode(t *testing.T) {
 	require.Equal(t, core.ReservationPending, pending.Reservation.State)
 	f.requireInvariants(t)
 }
+
+// nodes.release reads the node's reservations, then releases each in its
+// own transaction: one that ended in between (its tenant released it, it
+// expired or was preempted) is skipped, not a CONFLICT that stops the
+// command halfway and leaves the reservations after it live.
+func TestReleaseNodeSkipsReservationsEndedSinceListed(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, exclusive)
+	r1 := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1})
+	r2 := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1})
+	listed := []string{r1.Reservation.ID, r2.Reservation.ID} // as nodes.release read them
+	_, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: r1.Reservation.ID})
+	require.NoError(t, err, "the tenant releases its own first")
+
+	released, err := f.h.ReleaseListed(f.ctx, operator, listed)
+	require.NoError(t, err)
+	require.Equal(t, []string{r2.Reservation.ID}, released)
+	r, err := f.h.GetReservation(f.ctx, operator, r2.Reservation.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationReleased, r.State, "the reservation after the ended one is released too")
+	f.requireInvariants(t)
+}

@@ -36,13 +36,8 @@ func (h *Handlers) ReleaseNode(ctx context.Context, actor core.Actor, cmd Releas
 	}
 	res := NodeLifecycleResult{ID: n.ID, State: n.State, NoScheduleReasons: n.NoScheduleReasons, Version: n.Version,
 		Released: []string{}}
-	for _, id := range ids {
-		r, err := h.ReleaseReservation(ctx, actor, ReleaseReservation{ReservationID: id})
-		if err != nil {
-			return res, fmt.Errorf("nodes.release %s: %w", cmd.NodeID, err)
-		}
-		res.Released = append(res.Released, id)
-		res.Position = r.Position
+	if err := h.releaseListed(ctx, q, actor, ids, &res); err != nil {
+		return res, fmt.Errorf("nodes.release %s: %w", cmd.NodeID, err)
 	}
 	if len(ids) == 0 {
 		return res, nil
@@ -53,4 +48,27 @@ func (h *Handlers) ReleaseNode(ctx context.Context, actor core.Actor, cmd Releas
 	}
 	res.State, res.NoScheduleReasons, res.Version = n.State, n.NoScheduleReasons, n.Version
 	return res, nil
+}
+
+// releaseListed releases each listed reservation, in its own transaction.
+// The list was read before: a reservation that has ended since (its tenant
+// released it, it expired or was preempted) has nothing left to give back,
+// so its release's CONFLICT is skipped rather than failing the whole
+// command halfway, with the reservations after it still live.
+func (h *Handlers) releaseListed(ctx context.Context, q *db.Queries, actor core.Actor, ids []string, res *NodeLifecycleResult) error {
+	for _, id := range ids {
+		r, err := h.ReleaseReservation(ctx, actor, ReleaseReservation{ReservationID: id})
+		if err != nil {
+			if core.CodeOf(err) == core.CodeConflict {
+				if row, gerr := q.ReservationGet(ctx, id); gerr == nil &&
+					core.ReservationStateTable().Terminal[core.State(row.State)] {
+					continue // ended concurrently: nothing to release
+				}
+			}
+			return err
+		}
+		res.Released = append(res.Released, id)
+		res.Position = r.Position
+	}
+	return nil
 }
