@@ -31,7 +31,8 @@ type storedResponse struct {
 // finished is not: a version guard that matched no row, a serialization
 // failure, deadlock, lock or statement timeout, an exclusion violation
 // against a concurrent booking, UNAVAILABLE, RATE_LIMITED, INTERNAL and
-// anything unclassified. Nothing is stored for those, so the key stays free
+// anything unclassified, and a preemption plan lost to a concurrent change
+// of a victim. Nothing is stored for those, so the key stays free
 // and a retry with it runs the request again.
 func storeOutcome(err error) bool {
 	if err == nil {
@@ -52,6 +53,13 @@ func storeOutcome(err error) bool {
 // by the request: running it again may well succeed.
 func lostRace(err error) bool {
 	if errors.Is(err, errChangedConcurrently) || errors.Is(err, errKeyInFlight) {
+		return true
+	}
+	// A preemption whose plan no longer held under its locks (a victim
+	// extended, released or preempted since it was read) is run again with a
+	// new plan: its CONFLICT or NOT_FOUND is about the victim, not this
+	// request, and must not become the key's answer.
+	if errors.Is(err, errPreemptionLost) {
 		return true
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

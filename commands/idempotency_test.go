@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -30,6 +31,12 @@ func TestIdempotencyStoresOnlyDecisions(t *testing.T) {
 		"unavailable":    core.Errorf(core.CodeUnavailable, "database unavailable"),
 		"internal":       errors.New("boom"),
 		"context cancel": core.Wrap(core.CodeUnavailable, context.Canceled, "request cancelled or timed out"),
+		// preempt's answer when a victim was extended since the plan was
+		// read: withPreemption reads a new plan and runs again.
+		"preemption lost": fmt.Errorf("%w: reservation r1: %w", errPreemptionLost,
+			checkVersion(2, 3, "reservation r1")),
+		"preemption lost, victim gone": fmt.Errorf("%w: reservation r1: %w", errPreemptionLost,
+			core.Errorf(core.CodeNotFound, "reservation r1 not found")),
 	}
 	for name, first := range lostRaces {
 		t.Run("retry after "+name, func(t *testing.T) {
