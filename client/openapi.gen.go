@@ -3387,7 +3387,8 @@ type ClientInterface interface {
 	// ReleaseNode Release every reservation on a node (operator)
 	//
 	// Releases every reservation holding a live allocation on the node, each as
-	// reservations.release does (quota refunded, capacity freed). Liveness never
+	// reservations.release does (quota refunded, capacity freed); one that ended
+	// meanwhile (released by its tenant, expired, preempted) is skipped. Liveness never
 	// does this by itself: disconnected is not dead. Drain the node first.
 	//
 	// Corresponds with POST /v1/nodes/{id}/release (the `ReleaseNode` operationId).
@@ -3796,7 +3797,9 @@ type ClientInterface interface {
 	// SetQuotaWithBody Set a tenant's quota for one resource (operator)
 	//
 	// A tenant can reserve nothing of a resource until its quota is set;
-	// `gpu:<model>` quotas are optional and charged only when set. Lowering
+	// `gpu:<model>` quotas are optional and charged only when set: a new
+	// one counts the reservations booked after it, not GPUs of the model
+	// the tenant already holds (docs/concepts/capacity.md). Lowering
 	// max below what the tenant uses is 409 CONFLICT. If-Match is not
 	// supported here (400). The tenant id follows the rule of token
 	// creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
@@ -3811,7 +3814,9 @@ type ClientInterface interface {
 	// SetQuota Set a tenant's quota for one resource (operator)
 	//
 	// A tenant can reserve nothing of a resource until its quota is set;
-	// `gpu:<model>` quotas are optional and charged only when set. Lowering
+	// `gpu:<model>` quotas are optional and charged only when set: a new
+	// one counts the reservations booked after it, not GPUs of the model
+	// the tenant already holds (docs/concepts/capacity.md). Lowering
 	// max below what the tenant uses is 409 CONFLICT. If-Match is not
 	// supported here (400). The tenant id follows the rule of token
 	// creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
@@ -4836,7 +4841,8 @@ func (c *Client) RevokeNodeJoinToken(ctx context.Context, id NodeID, tid string,
 // ReleaseNode Release every reservation on a node (operator)
 //
 // Releases every reservation holding a live allocation on the node, each as
-// reservations.release does (quota refunded, capacity freed). Liveness never
+// reservations.release does (quota refunded, capacity freed); one that ended
+// meanwhile (released by its tenant, expired, preempted) is skipped. Liveness never
 // does this by itself: disconnected is not dead. Drain the node first.
 //
 // Corresponds with POST /v1/nodes/{id}/release (the `ReleaseNode` operationId).
@@ -5645,7 +5651,9 @@ func (c *Client) ListTenantQuotas(ctx context.Context, tenant TenantPath, params
 // SetQuotaWithBody Set a tenant's quota for one resource (operator)
 //
 // A tenant can reserve nothing of a resource until its quota is set;
-// `gpu:<model>` quotas are optional and charged only when set. Lowering
+// `gpu:<model>` quotas are optional and charged only when set: a new
+// one counts the reservations booked after it, not GPUs of the model
+// the tenant already holds (docs/concepts/capacity.md). Lowering
 // max below what the tenant uses is 409 CONFLICT. If-Match is not
 // supported here (400). The tenant id follows the rule of token
 // creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
@@ -5670,7 +5678,9 @@ func (c *Client) SetQuotaWithBody(ctx context.Context, tenant TenantID, resource
 // SetQuota Set a tenant's quota for one resource (operator)
 //
 // A tenant can reserve nothing of a resource until its quota is set;
-// `gpu:<model>` quotas are optional and charged only when set. Lowering
+// `gpu:<model>` quotas are optional and charged only when set: a new
+// one counts the reservations booked after it, not GPUs of the model
+// the tenant already holds (docs/concepts/capacity.md). Lowering
 // max below what the tenant uses is 409 CONFLICT. If-Match is not
 // supported here (400). The tenant id follows the rule of token
 // creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
@@ -10399,7 +10409,8 @@ type ClientWithResponsesInterface interface {
 	// ReleaseNodeWithResponse Release every reservation on a node (operator)
 	//
 	// Releases every reservation holding a live allocation on the node, each as
-	// reservations.release does (quota refunded, capacity freed). Liveness never
+	// reservations.release does (quota refunded, capacity freed); one that ended
+	// meanwhile (released by its tenant, expired, preempted) is skipped. Liveness never
 	// does this by itself: disconnected is not dead. Drain the node first.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -10848,7 +10859,9 @@ type ClientWithResponsesInterface interface {
 	// SetQuotaWithBodyWithResponse Set a tenant's quota for one resource (operator)
 	//
 	// A tenant can reserve nothing of a resource until its quota is set;
-	// `gpu:<model>` quotas are optional and charged only when set. Lowering
+	// `gpu:<model>` quotas are optional and charged only when set: a new
+	// one counts the reservations booked after it, not GPUs of the model
+	// the tenant already holds (docs/concepts/capacity.md). Lowering
 	// max below what the tenant uses is 409 CONFLICT. If-Match is not
 	// supported here (400). The tenant id follows the rule of token
 	// creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
@@ -10863,7 +10876,9 @@ type ClientWithResponsesInterface interface {
 	// SetQuotaWithResponse Set a tenant's quota for one resource (operator)
 	//
 	// A tenant can reserve nothing of a resource until its quota is set;
-	// `gpu:<model>` quotas are optional and charged only when set. Lowering
+	// `gpu:<model>` quotas are optional and charged only when set: a new
+	// one counts the reservations booked after it, not GPUs of the model
+	// the tenant already holds (docs/concepts/capacity.md). Lowering
 	// max below what the tenant uses is 409 CONFLICT. If-Match is not
 	// supported here (400). The tenant id follows the rule of token
 	// creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
@@ -21097,7 +21112,8 @@ func (c *ClientWithResponses) RevokeNodeJoinTokenWithResponse(ctx context.Contex
 // ReleaseNodeWithResponse Release every reservation on a node (operator)
 //
 // Releases every reservation holding a live allocation on the node, each as
-// reservations.release does (quota refunded, capacity freed). Liveness never
+// reservations.release does (quota refunded, capacity freed); one that ended
+// meanwhile (released by its tenant, expired, preempted) is skipped. Liveness never
 // does this by itself: disconnected is not dead. Drain the node first.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -21786,7 +21802,9 @@ func (c *ClientWithResponses) ListTenantQuotasWithResponse(ctx context.Context, 
 // SetQuotaWithBodyWithResponse Set a tenant's quota for one resource (operator)
 //
 // A tenant can reserve nothing of a resource until its quota is set;
-// `gpu:<model>` quotas are optional and charged only when set. Lowering
+// `gpu:<model>` quotas are optional and charged only when set: a new
+// one counts the reservations booked after it, not GPUs of the model
+// the tenant already holds (docs/concepts/capacity.md). Lowering
 // max below what the tenant uses is 409 CONFLICT. If-Match is not
 // supported here (400). The tenant id follows the rule of token
 // creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
@@ -21807,7 +21825,9 @@ func (c *ClientWithResponses) SetQuotaWithBodyWithResponse(ctx context.Context, 
 // SetQuotaWithResponse Set a tenant's quota for one resource (operator)
 //
 // A tenant can reserve nothing of a resource until its quota is set;
-// `gpu:<model>` quotas are optional and charged only when set. Lowering
+// `gpu:<model>` quotas are optional and charged only when set: a new
+// one counts the reservations booked after it, not GPUs of the model
+// the tenant already holds (docs/concepts/capacity.md). Lowering
 // max below what the tenant uses is 409 CONFLICT. If-Match is not
 // supported here (400). The tenant id follows the rule of token
 // creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
