@@ -225,14 +225,7 @@ func TestExpiringTokenEndsItsCacheEntryAndItsWatches(t *testing.T) {
 	d := pgtest.New(t)
 	a := New(d.Pool, CacheTTL)
 	require.NoError(t, a.Sync(ctx))
-	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	a.now = func() time.Time { return now }
-	var timers []time.Duration
-	var fireTimer func()
-	a.afterFunc = func(d time.Duration, f func()) func() bool {
-		timers, fireTimer = append(timers, d), f
-		return func() bool { return true }
-	}
+	clk := fakeClock(a)
 	const life = 10 * time.Second
 	require.NoError(t, pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
@@ -249,12 +242,12 @@ func TestExpiringTokenEndsItsCacheEntryAndItsWatches(t *testing.T) {
 	revokedCalls := 0
 	stop := a.WatchRevocation("tok_x", func() { revokedCalls++ })
 	defer stop()
-	require.Equal(t, []time.Duration{life}, timers, "the watch is timed to the token's expiry")
+	require.Equal(t, []time.Duration{life}, clk.timers, "the watch is timed to the token's expiry")
 
-	now = now.Add(life - time.Second)
+	clk.now = clk.now.Add(life - time.Second)
 	_, ok := a.AuthenticateCached("bc_expiring")
 	require.True(t, ok, "cached until its expiry")
-	now = now.Add(time.Second)
+	clk.now = clk.now.Add(time.Second)
 	_, ok = a.AuthenticateCached("bc_expiring")
 	require.False(t, ok, "the cache entry ends at the expiry, not CacheTTL after the lookup")
 
@@ -262,7 +255,7 @@ func TestExpiringTokenEndsItsCacheEntryAndItsWatches(t *testing.T) {
 	_, err = a.Authenticate(ctx, "bc_expiring")
 	require.Equal(t, core.CodeUnauthenticated, core.CodeOf(err), "the database refuses it past its expiry")
 
-	fireTimer()
+	clk.fire()
 	require.Equal(t, 1, revokedCalls, "the watch fired at the expiry")
 	revoke(t, d, "tok_x")
 	syncUntilRevoked(t, a, "tok_x")
@@ -275,24 +268,37 @@ func TestExpiringTokenEndsItsCacheEntryAndItsWatches(t *testing.T) {
 func TestNotedExpiryTimesTheWatches(t *testing.T) {
 	t.Parallel()
 	a := New(nil, CacheTTL)
-	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	a.now = func() time.Time { return now }
-	var timers []time.Duration
-	var fireTimer func()
-	a.afterFunc = func(d time.Duration, f func()) func() bool {
-		timers, fireTimer = append(timers, d), f
-		return func() bool { return true }
-	}
+	clk := fakeClock(a)
 	stop := a.WatchRevocation("tok_never_seen", func() { t.Fatal("no expiry known: nothing fires") })
 	stop()
-	require.Empty(t, timers)
+	require.Empty(t, clk.timers)
 
 	a.NoteExpiry("tok_ticket", 90*time.Second)
-	now = now.Add(30 * time.Second) // the stream opens a little later
+	clk.now = clk.now.Add(30 * time.Second) // the stream opens a little later
 	fired := 0
 	stop = a.WatchRevocation("tok_ticket", func() { fired++ })
 	defer stop()
-	require.Equal(t, []time.Duration{time.Minute}, timers, "timed to the noted expiry, from when it was noted")
-	fireTimer()
+	require.Equal(t, []time.Duration{time.Minute}, clk.timers, "timed to the noted expiry, from when it was noted")
+	clk.fire()
 	require.Equal(t, 1, fired)
+}
+
+// testClock is an Authenticator's process clock and timers, under a test's
+// control: Now moves only when the test moves it, and a timer fires only
+// when the test calls fire.
+type testClock struct {
+	now    time.Time
+	timers []time.Duration // every timer started, by its duration
+	fire   func()          // the last timer's function
+}
+
+// fakeClock puts a's clock and timers under the returned testClock.
+func fakeClock(a *Authenticator) *testClock {
+	c := &testClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	a.now = func() time.Time { return c.now }
+	a.afterFunc = func(d time.Duration, f func()) func() bool {
+		c.timers, c.fire = append(c.timers, d), f
+		return func() bool { return true }
+	}
+	return c
 }
