@@ -92,59 +92,82 @@ func fn(ctx context.Context, pool *pgxpool.Pool, t, nd int) error {
 	return err
 }
 
+// The statements of one toy reservation, in the round trips the control
+// plane's commands use: a create (reads; charge, lock, bookings; event and
+// job) and a release (reads; refund and updates; event and job). Each
+// batch function queues one round trip's statements; rid carries the
+// reservation's id from the create to the release.
+
+func createReads(b *pgx.Batch, t, nd int) {
+	var m int64
+	var best int
+	b.Queue("SELECT max FROM quota WHERE tenant=$1 AND res='gpu'", t).QueryRow(func(r pgx.Row) error { return r.Scan(&m) })
+	b.Queue("SELECT id FROM nodes WHERE id BETWEEN $1 AND $1+9 ORDER BY free DESC, id LIMIT 1", nd).QueryRow(func(r pgx.Row) error { return r.Scan(&best) })
+}
+
+func createWrites(b *pgx.Batch, t, nd int, rid *int64) {
+	var u int64
+	b.Queue("UPDATE quota SET used=used+1 WHERE tenant=$1 AND res='gpu' AND used+1<=max RETURNING used", t).QueryRow(func(r pgx.Row) error { return r.Scan(&u) })
+	b.Queue("SELECT 1 FROM nodes WHERE id=$1 FOR UPDATE", nd)
+	b.Queue("UPDATE nodes SET free=free-1, version=version+1 WHERE id=$1", nd)
+	b.Queue(`INSERT INTO res(tenant,state,version,spec) VALUES ($1,'booked',1,$2) RETURNING id`, t, `{"gpus":1,"model":"H100","start":"2026-12-06T00:00:00Z"}`).QueryRow(func(r pgx.Row) error { return r.Scan(rid) })
+	b.Queue("INSERT INTO alloc(res_id,node) VALUES (currval('res_id_seq'), $1)", nd)
+}
+
+func createTail(b *pgx.Batch, t, nd int, rid int64) {
+	b.Queue("INSERT INTO outbox(data) VALUES (jsonb_build_object('type','reservation.created','id',$1::bigint,'tenant',$2::int))", rid, t)
+	b.Queue("INSERT INTO jobs(node,payload) VALUES ($1, jsonb_build_object('assign',$2::bigint))", nd, rid)
+}
+
+func releaseReads(b *pgx.Batch, rid int64) {
+	var st string
+	var node int
+	b.Queue("SELECT state FROM res WHERE id=$1", rid).QueryRow(func(r pgx.Row) error { return r.Scan(&st) })
+	b.Queue("SELECT node FROM alloc WHERE res_id=$1", rid).QueryRow(func(r pgx.Row) error { return r.Scan(&node) })
+}
+
+func releaseWrites(b *pgx.Batch, t, nd int, rid int64) {
+	b.Queue("UPDATE quota SET used=used-1 WHERE tenant=$1 AND res='gpu' AND used-1>=0", t)
+	b.Queue("UPDATE res SET state='released', version=version+1 WHERE id=$1 AND version=1", rid)
+	b.Queue("UPDATE alloc SET released=true WHERE res_id=$1", rid)
+	b.Queue("UPDATE nodes SET free=free+1, version=version+1 WHERE id=$1", nd)
+}
+
+func releaseTail(b *pgx.Batch, t, nd int, rid int64) {
+	b.Queue("INSERT INTO outbox(data) VALUES (jsonb_build_object('type','reservation.released','id',$1::bigint,'tenant',$2::int))", rid, t)
+	b.Queue("INSERT INTO jobs(node,payload) VALUES ($1, jsonb_build_object('unassign',$2::bigint))", nd, rid)
+}
+
+// sendAll sends each batch function's statements as one round trip.
+func sendAll(ctx context.Context, send func(*pgx.Batch) error, batches ...func(*pgx.Batch)) error {
+	for _, queue := range batches {
+		var b pgx.Batch
+		queue(&b)
+		if err := send(&b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // client is one reservation as the statements of fn sent from Go, with
 // BEGIN and COMMIT in round trips of their own (pgx.BeginFunc).
 func client(ctx context.Context, pool *pgxpool.Pool, t, nd int) error {
 	var rid int64
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		var b pgx.Batch
-		var m int64
-		var best int
-		b.Queue("SELECT max FROM quota WHERE tenant=$1 AND res='gpu'", t).QueryRow(func(r pgx.Row) error { return r.Scan(&m) })
-		b.Queue("SELECT id FROM nodes WHERE id BETWEEN $1 AND $1+9 ORDER BY free DESC, id LIMIT 1", nd).QueryRow(func(r pgx.Row) error { return r.Scan(&best) })
-		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+	for _, txn := range [][]func(*pgx.Batch){
+		{func(b *pgx.Batch) { createReads(b, t, nd) }, func(b *pgx.Batch) { createWrites(b, t, nd, &rid) },
+			func(b *pgx.Batch) { createTail(b, t, nd, rid) }},
+		{func(b *pgx.Batch) { releaseReads(b, rid) }, func(b *pgx.Batch) { releaseWrites(b, t, nd, rid) },
+			func(b *pgx.Batch) { releaseTail(b, t, nd, rid) }},
+	} {
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			return sendAll(ctx, func(b *pgx.Batch) error { return tx.SendBatch(ctx, b).Close() }, txn...)
+		})
+		if err != nil {
 			return err
 		}
-		b = pgx.Batch{}
-		var u int64
-		b.Queue("UPDATE quota SET used=used+1 WHERE tenant=$1 AND res='gpu' AND used+1<=max RETURNING used", t).QueryRow(func(r pgx.Row) error { return r.Scan(&u) })
-		b.Queue("SELECT 1 FROM nodes WHERE id=$1 FOR UPDATE", nd)
-		b.Queue("UPDATE nodes SET free=free-1, version=version+1 WHERE id=$1", nd)
-		b.Queue(`INSERT INTO res(tenant,state,version,spec) VALUES ($1,'booked',1,$2) RETURNING id`, t, `{"gpus":1,"model":"H100","start":"2026-12-06T00:00:00Z"}`).QueryRow(func(r pgx.Row) error { return r.Scan(&rid) })
-		b.Queue("INSERT INTO alloc(res_id,node) VALUES (currval('res_id_seq'), $1)", nd)
-		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-			return err
-		}
-		b = pgx.Batch{}
-		b.Queue("INSERT INTO outbox(data) VALUES (jsonb_build_object('type','reservation.created','id',$1::bigint,'tenant',$2::int))", rid, t)
-		b.Queue("INSERT INTO jobs(node,payload) VALUES ($1, jsonb_build_object('assign',$2::bigint))", nd, rid)
-		return tx.SendBatch(ctx, &b).Close()
-	})
-	if err != nil {
-		return err
 	}
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		var b pgx.Batch
-		var st string
-		var node int
-		b.Queue("SELECT state FROM res WHERE id=$1", rid).QueryRow(func(r pgx.Row) error { return r.Scan(&st) })
-		b.Queue("SELECT node FROM alloc WHERE res_id=$1", rid).QueryRow(func(r pgx.Row) error { return r.Scan(&node) })
-		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-			return err
-		}
-		b = pgx.Batch{}
-		b.Queue("UPDATE quota SET used=used-1 WHERE tenant=$1 AND res='gpu' AND used-1>=0", t)
-		b.Queue("UPDATE res SET state='released', version=version+1 WHERE id=$1 AND version=1", rid)
-		b.Queue("UPDATE alloc SET released=true WHERE res_id=$1", rid)
-		b.Queue("UPDATE nodes SET free=free+1, version=version+1 WHERE id=$1", nd)
-		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-			return err
-		}
-		b = pgx.Batch{}
-		b.Queue("INSERT INTO outbox(data) VALUES (jsonb_build_object('type','reservation.released','id',$1::bigint,'tenant',$2::int))", rid, t)
-		b.Queue("INSERT INTO jobs(node,payload) VALUES ($1, jsonb_build_object('unassign',$2::bigint))", nd, rid)
-		return tx.SendBatch(ctx, &b).Close()
-	})
+	return nil
 }
 
 // client6 is client with BEGIN sent in the first batch and COMMIT in the
@@ -156,52 +179,14 @@ func client6(ctx context.Context, pool *pgxpool.Pool, t, nd int) error {
 		return err
 	}
 	defer conn.Release()
-	send := func(b *pgx.Batch) error { return conn.SendBatch(ctx, b).Close() }
-	var b pgx.Batch
-	var m, u, rid int64
-	var best int
-	b.Queue("BEGIN")
-	b.Queue("SELECT max FROM quota WHERE tenant=$1 AND res='gpu'", t).QueryRow(func(r pgx.Row) error { return r.Scan(&m) })
-	b.Queue("SELECT id FROM nodes WHERE id BETWEEN $1 AND $1+9 ORDER BY free DESC, id LIMIT 1", nd).QueryRow(func(r pgx.Row) error { return r.Scan(&best) })
-	if err := send(&b); err != nil {
-		return err
-	}
-	b = pgx.Batch{}
-	b.Queue("UPDATE quota SET used=used+1 WHERE tenant=$1 AND res='gpu' AND used+1<=max RETURNING used", t).QueryRow(func(r pgx.Row) error { return r.Scan(&u) })
-	b.Queue("SELECT 1 FROM nodes WHERE id=$1 FOR UPDATE", nd)
-	b.Queue("UPDATE nodes SET free=free-1, version=version+1 WHERE id=$1", nd)
-	b.Queue(`INSERT INTO res(tenant,state,version,spec) VALUES ($1,'booked',1,$2) RETURNING id`, t, `{"gpus":1,"model":"H100","start":"2026-12-06T00:00:00Z"}`).QueryRow(func(r pgx.Row) error { return r.Scan(&rid) })
-	b.Queue("INSERT INTO alloc(res_id,node) VALUES (currval('res_id_seq'), $1)", nd)
-	if err := send(&b); err != nil {
-		return err
-	}
-	b = pgx.Batch{}
-	b.Queue("INSERT INTO outbox(data) VALUES (jsonb_build_object('type','reservation.created','id',$1::bigint,'tenant',$2::int))", rid, t)
-	b.Queue("INSERT INTO jobs(node,payload) VALUES ($1, jsonb_build_object('assign',$2::bigint))", nd, rid)
-	b.Queue("COMMIT")
-	if err := send(&b); err != nil {
-		return err
-	}
-	b = pgx.Batch{}
-	var st string
-	var node int
-	b.Queue("BEGIN")
-	b.Queue("SELECT state FROM res WHERE id=$1", rid).QueryRow(func(r pgx.Row) error { return r.Scan(&st) })
-	b.Queue("SELECT node FROM alloc WHERE res_id=$1", rid).QueryRow(func(r pgx.Row) error { return r.Scan(&node) })
-	if err := send(&b); err != nil {
-		return err
-	}
-	b = pgx.Batch{}
-	b.Queue("UPDATE quota SET used=used-1 WHERE tenant=$1 AND res='gpu' AND used-1>=0", t)
-	b.Queue("UPDATE res SET state='released', version=version+1 WHERE id=$1 AND version=1", rid)
-	b.Queue("UPDATE alloc SET released=true WHERE res_id=$1", rid)
-	b.Queue("UPDATE nodes SET free=free+1, version=version+1 WHERE id=$1", nd)
-	if err := send(&b); err != nil {
-		return err
-	}
-	b = pgx.Batch{}
-	b.Queue("INSERT INTO outbox(data) VALUES (jsonb_build_object('type','reservation.released','id',$1::bigint,'tenant',$2::int))", rid, t)
-	b.Queue("INSERT INTO jobs(node,payload) VALUES ($1, jsonb_build_object('unassign',$2::bigint))", nd, rid)
-	b.Queue("COMMIT")
-	return send(&b)
+	var rid int64
+	begin := func(b *pgx.Batch) { b.Queue("BEGIN") }
+	commit := func(b *pgx.Batch) { b.Queue("COMMIT") }
+	return sendAll(ctx, func(b *pgx.Batch) error { return conn.SendBatch(ctx, b).Close() },
+		func(b *pgx.Batch) { begin(b); createReads(b, t, nd) },
+		func(b *pgx.Batch) { createWrites(b, t, nd, &rid) },
+		func(b *pgx.Batch) { createTail(b, t, nd, rid); commit(b) },
+		func(b *pgx.Batch) { begin(b); releaseReads(b, rid) },
+		func(b *pgx.Batch) { releaseWrites(b, t, nd, rid) },
+		func(b *pgx.Batch) { releaseTail(b, t, nd, rid); commit(b) })
 }
