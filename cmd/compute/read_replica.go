@@ -22,8 +22,7 @@ import (
 // the /readyz check; the replica's pool closes when ctx ends.
 func startReadReplica(ctx context.Context, cfg config.Config, svc *queries.Service, reg prometheus.Registerer,
 	logger *slog.Logger, goRun func(func())) (httpapi.ReadyCheck, error) {
-	pool, err := pg.Connect(ctx, cfg.ReadDatabaseURL, pg.PoolOptions{MaxConns: cfg.MaxConns, PgBouncer: cfg.PgBouncer,
-		ApplicationName: "compute-read"})
+	pool, err := pg.Connect(ctx, cfg.ReadDatabaseURL, replicaPoolOptions(cfg))
 	if err != nil {
 		return httpapi.ReadyCheck{}, fmt.Errorf("read replica: %w", err)
 	}
@@ -57,4 +56,11 @@ func startReadReplica(ctx context.Context, cfg config.Config, svc *queries.Servi
 		return res
 	}}
 	return check, nil
+}
+
+// replicaPoolOptions is the standby's pool: it serves the api role's
+// queries, which on the primary have a pool of COMPUTE_READ_MAX_CONNS, so
+// it has as many sessions; commands never go to it.
+func replicaPoolOptions(cfg config.Config) pg.PoolOptions {
+	return pg.PoolOptions{MaxConns: cfg.ReadMaxConns, PgBouncer: cfg.PgBouncer, ApplicationName: "compute-read"}
 }

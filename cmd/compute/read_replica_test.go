@@ -50,3 +50,12 @@ func TestServeWithAReadReplica(t *testing.T) {
 	require.Eventually(t, func() bool { return count("read replica in rotation") == 2 }, 30*time.Second, 20*time.Millisecond,
 		"back once it caught up")
 }
+
+// The standby's pool is sized as the queries' pool on the primary, not as
+// the commands'.
+func TestReplicaPoolIsTheReadPoolsSize(t *testing.T) {
+	cfg, err := config.Load()
+	require.NoError(t, err)
+	cfg.MaxConns, cfg.ReadMaxConns = 6, 3
+	require.Equal(t, int32(3), replicaPoolOptions(cfg).MaxConns)
+}
