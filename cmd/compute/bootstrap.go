@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -45,9 +46,19 @@ It is shown only now; keep it, or revoke it once you have others (compute tokens
 
 From another terminal:
   export COMPUTE_SERVER=%s COMPUTE_TOKEN=%s
-  ./bin/compute tokens create --tenant acme --identity alice --role member
+  %s tokens create --tenant acme --identity alice --role member
 
-`, created.Tenant, created.Identity, created.ID, created.ID, created.Secret, localURL("http", apiAddr), created.Secret)
+`, created.Tenant, created.Identity, created.ID, created.ID, created.Secret, localURL("http", apiAddr), created.Secret, invokedAs())
 	logger.Info("bootstrap operator token issued", "token_id", created.ID)
 	return nil
+}
+
+// invokedAs is how this binary was started (./bin/compute from `make run`,
+// /usr/local/bin/compute from a release install), so that the commands
+// it suggests run as pasted.
+func invokedAs() string {
+	if len(os.Args) > 0 && os.Args[0] != "" {
+		return os.Args[0]
+	}
+	return "compute"
 }
