@@ -2,12 +2,14 @@ package agent
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -145,6 +147,74 @@ func readProcs(file string) ([]int, error) {
 func cgroupHasProcesses(root, path string) bool {
 	b, err := os.ReadFile(cgroupProcsFile(root, path))
 	return err == nil && len(strings.TrimSpace(string(b))) > 0
+}
+
+// allocationCgroups are the names of the cgroups below parent (a node's,
+// /compute/<node>) that could be an allocation's, as the pids hierarchy
+// (v1) or the unified one (v2) lists them.
+func allocationCgroups(root, parent string) []string {
+	entries, err := os.ReadDir(filepath.Dir(cgroupProcsFile(root, parent)))
+	if err != nil {
+		return nil
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.IsDir() && validDomain.MatchString(e.Name()) && e.Name() != fleetDomain {
+			ids = append(ids, e.Name())
+		}
+	}
+	return ids
+}
+
+// killCgroupTree ends, with SIGKILL, every process in the cgroup at path
+// and in the cgroups below it, and returns once none is left (or an error
+// after workloadCgroupSettle). On v1 the cgroup is frozen first (the
+// freezer hierarchy, where runc put the container and the daemon its
+// workloads), so that nothing forks past the kill; on v2 cgroup.kill does
+// it in the kernel. Only the pids the cgroup's own cgroup.procs files list
+// are signalled.
+func killCgroupTree(root, path string) error {
+	if root == "" {
+		root = DefaultCgroupRoot
+	}
+	v2 := cgroupV2(root)
+	state := filepath.Join(root, "freezer", path, "freezer.state")
+	frozen := false
+	if v2 {
+		_ = os.WriteFile(filepath.Join(root, path, "cgroup.kill"), []byte("1"), 0)
+	} else if os.WriteFile(state, []byte("FROZEN"), 0) == nil {
+		frozen = true
+		deadline := time.Now().Add(workloadCgroupSettle)
+		for {
+			b, err := os.ReadFile(state)
+			if err != nil || strings.TrimSpace(string(b)) == "FROZEN" || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(workloadCgroupPoll)
+		}
+	}
+	for _, pid := range cgroupTreePIDs(root, path) {
+		_ = unix.Kill(pid, unix.SIGKILL)
+	}
+	if frozen {
+		if err := os.WriteFile(state, []byte("THAWED"), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("thaw the cgroup %s: %w", path, err)
+		}
+	}
+	deadline := time.Now().Add(workloadCgroupSettle)
+	for {
+		pids := cgroupTreePIDs(root, path)
+		if len(pids) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the cgroup %s still has %d processes after they were killed", path, len(pids))
+		}
+		for _, pid := range pids {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+		time.Sleep(workloadCgroupPoll)
+	}
 }
 
 // killWorkload kills every process of a workload in container mode: its

@@ -464,3 +464,32 @@ func TestContainerDiskExceeded(t *testing.T) {
 	require.ErrorContains(t, err, wire.ReasonDiskExceeded)
 	require.Empty(t, d.checkDisk(), "stopped once")
 }
+
+// A daemon whose state directory was wiped while an allocation's container
+// ran (runc's state is in it) no longer knows that container. Its
+// processes, one that ignores SIGTERM included, still go with the
+// allocation: the watchdog lists the allocation from its cgroup, and the
+// release kills what is in the cgroup instead of failing forever.
+func TestReleaseKillsAContainerRuncForgot(t *testing.T) {
+	sb := containerSandbox(t)
+	a := assignOf("alc_forgotten", 1, 128)
+	out, code := sb.runScript(t, a, `setsid sh -c "trap '' TERM; exec sleep 779" </dev/null >/dev/null 2>&1 & echo ok`)
+	require.Zero(t, code, out)
+	path := sb.cgroupsPath(a.AllocationID)
+	require.True(t, cgroupHasProcesses(sb.cfg.CgroupRoot, path))
+
+	// The same node and workload root, a fresh state directory: runc's
+	// state is gone, the container runs on.
+	cfg := sb.cfg
+	cfg.StateDir = t.TempDir()
+	gpus, err := inventoryGPUs(context.Background(), cfg.NodeID, cfg.FakeGPUs)
+	require.NoError(t, err)
+	again, err := openSandbox(context.Background(), cfg, gpus)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = killCgroupTree(cfg.CgroupRoot, path); _ = sb.forget(context.Background(), a.AllocationID) })
+	require.Contains(t, again.containers(context.Background()), a.AllocationID,
+		"the watchdog sees the allocation's container")
+
+	require.NoError(t, again.forget(context.Background(), a.AllocationID))
+	require.False(t, cgroupHasProcesses(cfg.CgroupRoot, path), "nothing of the allocation is left")
+}

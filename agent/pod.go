@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -184,7 +185,14 @@ func (s *sandbox) stop(ctx context.Context, domain string) error {
 		return fmt.Errorf("network of %s: %w", domain, err)
 	}
 	if cgroupHasProcesses(s.cfg.CgroupRoot, s.cgroupsPath(domain)) {
-		return fmt.Errorf("the cgroup of %s still has processes after its container was deleted", domain)
+		// Processes runc did not know of: a container whose runc state
+		// went with a state directory that was wiped while it ran. The
+		// allocation's cgroup is the daemon's all the same, and whatever
+		// is in it is the allocation's: it goes with the allocation.
+		s.log.Warn("killing processes left in the cgroup of an allocation", "allocation", domain)
+		if err := killCgroupTree(s.cfg.CgroupRoot, s.cgroupsPath(domain)); err != nil {
+			return fmt.Errorf("the cgroup of %s still has processes after its container was deleted: %w", domain, err)
+		}
 	}
 	return nil
 }
@@ -251,6 +259,14 @@ func (s *sandbox) containers(ctx context.Context) []string {
 	ids, err := s.runc.list(ctx)
 	if err != nil {
 		s.log.Warn("list containers", "err", err)
+	}
+	// An allocation whose cgroup still holds processes has a container
+	// here too, even one runc no longer knows (its state directory was
+	// wiped while it ran), so that the watchdog stops it.
+	for _, id := range allocationCgroups(s.cfg.CgroupRoot, "/compute/"+s.nodeID) {
+		if !slices.Contains(ids, id) && cgroupHasProcesses(s.cfg.CgroupRoot, s.cgroupsPath(id)) {
+			ids = append(ids, id)
+		}
 	}
 	return ids
 }
