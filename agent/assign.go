@@ -82,7 +82,7 @@ func (d *daemon) validateAssign(m wire.Message, a wire.AssignPayload) string {
 		}
 		g, ok := gpus[dev.GPU]
 		if !ok {
-			return fmt.Sprintf("device %s: GPU %s is not one of this node's", dev.ID, dev.GPU)
+			return fmt.Sprintf("device %s: GPU %s %s", dev.ID, dev.GPU, wire.NotOnThisNode)
 		}
 		switch dev.Kind {
 		case "gpu":

@@ -10,6 +10,7 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/wire"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -17,13 +18,18 @@ import (
 // daemon holds one of its devices for an overlapping window) or "Rejected"
 // (anything else the daemon found wrong with it) fail its reservation;
 // transient ones (the daemon could not write its journal; the control plane
-// gave up on a daemon that lost its memory) do not: the resync sends the
-// assign again.
+// gave up on a daemon that lost its memory; a GPU of the booking is not on
+// the machine now) do not: the resync sends the assign again.
 func assignFailure(reason string) (kind string, fails bool) {
 	switch {
 	case strings.HasPrefix(reason, AssignRefusedPrefix):
 		return "Refused", true
 	case strings.HasPrefix(reason, "journal: "), reason == lostMemoryReason:
+		return "", false
+	case strings.HasSuffix(reason, wire.NotOnThisNode):
+		// A GPU of the booking is not on the machine now: the booking is
+		// kept, and the resync's assign waits until the GPU is reported
+		// again (holdWhileGPUsMissing).
 		return "", false
 	}
 	return "Rejected", true

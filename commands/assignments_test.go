@@ -824,3 +824,55 @@ func sentAllocations(d *daemon, rep commands.DispatchReport) []string {
 	}
 	return out
 }
+
+// A booking on a GPU its node's daemon does not report is kept, as the
+// missing GPU's bookings are: its assign waits while the GPU is recorded
+// missing and goes once the daemon reports it again; an assign the daemon
+// rejected for that GPU (sent before the record knew) fails nothing, and
+// the resync sends it again.
+func TestBookingOnAMissingGPUWaitsForIt(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	gpus := f.node(t, "n1", exclusive, exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	inventory := func(ids ...string) {
+		t.Helper()
+		var inv commands.NodeInventory
+		for _, id := range ids {
+			inv.GPUs = append(inv.GPUs, commands.ReportedGPU{UUID: id, Model: "a100", MemoryMB: 81920})
+		}
+		_, err := f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", d.epoch, inv)
+		require.NoError(t, err)
+	}
+	start, end := window(1, 3)
+	rsv := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: start, End: end}).Reservation
+	gpu := rsv.DeviceIDs[0]
+	other := gpus[0]
+	if other == gpu {
+		other = gpus[1]
+	}
+	inventory(other) // the daemon comes back without the booked GPU
+	f.activate(t, rsv)
+	rep := d.dispatch()
+	require.Empty(t, rep.Sent, "the assign waits for its GPU")
+	r, err := f.h.GetReservation(f.ctx, tenantA, rsv.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationActive, r.State, "the booking is kept")
+
+	inventory(gpus...) // reported again
+	d.dispatch()
+	require.NotEmpty(t, d.sent)
+	assign := d.sent[len(d.sent)-1]
+	require.Equal(t, core.NodeCommandAssign, assign.Kind, "sent once the GPU is back")
+
+	// Sent before the record knew the GPU had gone: the daemon rejects it.
+	d.report(assign.ID, "failed", "invalid assignment: device "+gpu+": GPU "+gpu+" "+wire.NotOnThisNode, 0)
+	r, err = f.h.GetReservation(f.ctx, tenantA, rsv.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationActive, r.State, "a GPU not on the machine now fails nothing")
+	require.Zero(t, f.countEvents(t, core.EventReservationFailed))
+	res, _, err := f.h.ResyncNode(f.ctx, "n1")
+	require.NoError(t, err)
+	require.Equal(t, []string{assign.AllocationID}, res.Repushed, "the resync sends it again")
+	f.requireInvariants(t)
+}

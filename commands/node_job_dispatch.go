@@ -115,6 +115,9 @@ func (s NodeSessions) DispatchNodeJobs(ctx context.Context, gw lease.Lease, node
 			return err
 		}
 		held := heldAllocations(open, unassigning)
+		if err := holdWhileGPUsMissing(ctx, q, nodeID, open, held); err != nil {
+			return err
+		}
 		if err := holdBehindHeldDevices(ctx, q, nodeID, open, held); err != nil {
 			return err
 		}

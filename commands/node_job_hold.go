@@ -145,3 +145,44 @@ func devicesOverlap(a, b []string) bool {
 	}
 	return false
 }
+
+// holdWhileGPUsMissing holds back (in held) the queued assign of every
+// allocation with a device on a GPU recorded missing: the node's daemon
+// does not report it, so it would reject the assign, and a missing GPU's
+// bookings are kept. The gateway's poll sends the assign once the GPU is
+// reported again (healthy); until then the allocation's jobs wait with it.
+func holdWhileGPUsMissing(ctx context.Context, q *db.Queries, nodeID string, open []db.NodeCommand, held map[string]bool) error {
+	queued := false
+	for _, c := range open {
+		queued = queued || (c.Kind == core.NodeCommandAssign && core.State(c.State) == core.CommandQueued && c.AllocationID != nil &&
+			!held[*c.AllocationID])
+	}
+	if !queued {
+		return nil
+	}
+	devices, err := q.DeviceListByNode(ctx, nodeID)
+	if err != nil {
+		return pg.Translate(err, "devices of node "+nodeID)
+	}
+	missing := map[string]bool{}
+	for _, d := range devices {
+		if d.Kind == string(core.AtomGPU) && d.Health == HealthMissing {
+			missing[d.ID] = true
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	for _, c := range open {
+		if c.Kind != core.NodeCommandAssign || core.State(c.State) != core.CommandQueued || c.AllocationID == nil {
+			continue
+		}
+		for _, d := range assignDevices(c.Payload) {
+			if missing[gpuOf(d)] {
+				held[*c.AllocationID] = true
+				break
+			}
+		}
+	}
+	return nil
+}

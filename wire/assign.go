@@ -33,6 +33,14 @@ const (
 // for any other reason (a malformed payload, an unknown device) does not.
 const RefusedPrefix = "refused: "
 
+// NotOnThisNode ends the reason of an assign the daemon rejects because a
+// device's GPU is not in its inventory ("… GPU <id> is not one of this
+// node's"): the GPU is recorded on the node but the machine does not have
+// it now (it went missing, or the daemon restarted with fewer). The
+// control plane keeps the booking and sends the assign again once the GPU
+// is reported, rather than failing the reservation.
+const NotOnThisNode = "is not one of this node's"
+
 // AssignPayload is the payload of an "assign" node job: an allocation's
 // devices, scalars and window on this node. Delivering the same allocation
 // again is a success; a changed payload for it (an extension) replaces the
