@@ -20,7 +20,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -169,28 +168,24 @@ func Run(ctx context.Context, cfg Config) error {
 	if sb.mode == IsolationContainer {
 		go d.diskWatch(ctx)
 	}
-	for i := 0; ; i++ {
-		url := cfg.GatewayURLs[i%len(cfg.GatewayURLs)]
-		err := d.session(ctx, url)
-		if ctx.Err() != nil {
-			return nil
-		}
-		log.Warn("session ended", "gateway", url, "err", err)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(cfg.ReconnectDelay):
-		}
-	}
+	d.keepSession(ctx)
+	return nil
 }
 
 // credential returns the node credential from StateDir, joining first when
 // there is none.
 func credential(ctx context.Context, cfg Config, gpus []wire.InventoryGPU) (string, error) {
-	path := filepath.Join(cfg.StateDir, "credential")
-	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+	if b, err := os.ReadFile(credentialPath(cfg)); err == nil && len(b) > 0 {
 		return strings.TrimSpace(string(b)), nil
 	}
+	return join(ctx, cfg, gpus)
+}
+
+// join joins the node with its join token (or cfg.Joiner), keeps the
+// credential it gets in StateDir, replacing any, and deletes the join
+// token file.
+func join(ctx context.Context, cfg Config, gpus []wire.InventoryGPU) (string, error) {
+	path := credentialPath(cfg)
 	joiner := cfg.Joiner
 	if joiner == nil {
 		joinToken, err := readJoinToken(cfg)

@@ -41,8 +41,8 @@ func (j directJoiner) Join(ctx context.Context, nodeID string, inv agent.Invento
 			Layout: core.GPULayout{Mode: core.GPUExclusive}})
 	}
 	if _, err := j.h.RegisterNode(ctx, operator, commands.RegisterNode{ID: nodeID, PoolID: inv.PoolID, VCPU: inv.VCPU,
-		MemoryMB: inv.MemoryMB, DiskGB: inv.DiskGB, GPUs: gpus}); err != nil {
-		return "", err
+		MemoryMB: inv.MemoryMB, DiskGB: inv.DiskGB, GPUs: gpus}); err != nil && core.CodeOf(err) != core.CodeConflict {
+		return "", err // a node that joins again is registered already
 	}
 	c, err := j.s.JoinNode(ctx, operator, nodeID)
 	return c.Token, err
@@ -321,4 +321,36 @@ func leaseOf(t *testing.T, hs *harness, gw string) lease.Lease {
 	l, err := lease.Acquire(hs.ctx, hs.d.Q, gateway.GatewayLeaseName(gw), gw+"-process", lease.GatewayTTL)
 	require.NoError(t, err)
 	return l
+}
+
+// A daemon whose credential is revoked (its session ends, the gateway
+// answers 401) joins again when a join token is at hand, and carries on
+// with the new credential, which it keeps in its state directory.
+func TestRevokedCredentialRejoins(t *testing.T) {
+	t.Parallel()
+	hs := newHarness(t)
+	gw, url := hs.gateway("gw1")
+	dir := t.TempDir()
+	hs.daemon("n1", dir, url)
+	hs.eventually("n1", core.NodeConnected)
+	require.Eventually(t, func() bool { _, ok := gw.Sessions()["n1"]; return ok }, 10*time.Second, 5*time.Millisecond)
+	first, err := os.ReadFile(filepath.Join(dir, "credential"))
+	require.NoError(t, err)
+	creds, err := hs.d.Q.NodeCredentialList(hs.ctx, "n1")
+	require.NoError(t, err)
+	require.Len(t, creds, 1)
+	epoch := hs.session("n1").SessionEpoch
+
+	require.NoError(t, hs.s.RevokeNodeCredential(hs.ctx, operator, "n1", creds[0].ID))
+	require.NoError(t, gw.Flush(hs.ctx)) // the gateway drops the revoked session
+	require.Eventually(t, func() bool {
+		s := hs.session("n1")
+		return s.Connected && s.SessionEpoch > epoch
+	}, 10*time.Second, 5*time.Millisecond, "the daemon is back, on a new session")
+	again, err := os.ReadFile(filepath.Join(dir, "credential"))
+	require.NoError(t, err)
+	require.NotEqual(t, string(first), string(again), "with a new credential, kept for its next start")
+	creds, err = hs.d.Q.NodeCredentialList(hs.ctx, "n1")
+	require.NoError(t, err)
+	require.Len(t, creds, 2)
 }

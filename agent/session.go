@@ -38,41 +38,47 @@ type daemon struct {
 	currentCtx context.Context
 }
 
-// session runs one session through the gateway at base until it ends.
-func (d *daemon) session(ctx context.Context, base string) error {
+// session runs one session through the gateway at base until it ends;
+// opened says whether the gateway welcomed it (for keepSession's backoff).
+func (d *daemon) session(ctx context.Context, base string) (opened bool, err error) {
 	life := ctx // outlives the session: commands keep running
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	u := strings.TrimRight(base, "/") + wire.Path
-	ws, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{
+	ws, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{
 		HTTPHeader: http.Header{"Authorization": {"Bearer " + d.token}},
 	})
 	if err != nil {
-		return fmt.Errorf("dial %s: %w", u, err)
+		status := 0
+		if resp != nil {
+			status = resp.StatusCode
+		}
+		return false, dialRefused(u, status, err)
 	}
 	defer ws.CloseNow()
 	ws.SetReadLimit(wire.MaxMessageBytes)
 	if err := send(ctx, ws, wire.Message{Type: wire.TypeHello, JournalID: d.journal.id,
 		ObservedGeneration: d.journal.observedGeneration()}); err != nil {
-		return err
+		return opened, err
 	}
 	welcome, err := receive(ctx, ws)
 	if err != nil {
-		return err
+		return opened, err
 	}
 	if welcome.Type != wire.TypeWelcome {
-		return fmt.Errorf("expected welcome, got %q", welcome.Type)
+		return false, fmt.Errorf("expected welcome, got %q", welcome.Type)
 	}
+	opened = true
 	d.log.Info("session opened", "gateway", base, "epoch", welcome.SessionEpoch)
 	// Replay: the gateway learns what this daemon holds and ran, so the
 	// control plane can tell redeliveries from new work.
 	if err := send(ctx, ws, wire.Message{Type: wire.TypeReplay, JournalID: d.journal.id,
 		Journal: d.journal.replay()}); err != nil {
-		return err
+		return opened, err
 	}
 	// Then what it holds and runs now.
 	if err := d.sendInventory(ctx, ws); err != nil {
-		return err
+		return opened, err
 	}
 	d.setCurrent(ctx, ws)
 	defer d.setCurrent(nil, nil)
@@ -82,7 +88,7 @@ func (d *daemon) session(ctx context.Context, base string) error {
 	for {
 		m, err := receive(ctx, ws)
 		if err != nil {
-			return err
+			return opened, err
 		}
 		if m.Type == wire.TypeCommand {
 			if !currentEpoch(m, welcome.SessionEpoch) {
@@ -93,7 +99,7 @@ func (d *daemon) session(ctx context.Context, base string) error {
 				continue
 			}
 			if err := d.command(ctx, life, ws, m); err != nil {
-				return err
+				return opened, err
 			}
 		}
 	}
