@@ -876,3 +876,52 @@ func TestBookingOnAMissingGPUWaitsForIt(t *testing.T) {
 	require.Equal(t, []string{assign.AllocationID}, res.Repushed, "the resync sends it again")
 	f.requireInvariants(t)
 }
+
+// An instance the daemon's inventory no longer lists ended without a
+// report that arrived: once it has been running longer than the grace
+// (an inventory is a snapshot, perhaps taken before it started), it
+// fails as lost; a stopping one is stopped. Listed ones, and reports of a
+// superseded session, change nothing.
+func TestInventoryEndsInstancesTheDaemonNoLongerRuns(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	rsv := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
+	f.activate(t, rsv)
+	var ids []string
+	for range 2 {
+		created, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
+		require.NoError(t, err)
+		ids = append(ids, created.Instance.ID)
+	}
+	d.dispatch()
+	for _, c := range d.sent {
+		d.report(c.ID, "succeeded", "", 1)
+	}
+	for _, id := range ids {
+		require.Equal(t, core.ProvisionRunning, get(t, f, id).State)
+	}
+	reconcile := func(running ...string) []string {
+		t.Helper()
+		lost, err := f.h.NodeSessions().ReconcileNodeInstances(f.ctx, "n1", d.epoch, running)
+		require.NoError(t, err)
+		return lost
+	}
+	require.Empty(t, reconcile(), "within the grace: the inventory may predate the start")
+
+	f.d.AdvanceSimClock(t, commands.InstanceReportGrace)
+	require.Empty(t, reconcile(ids...), "both run")
+	_, err := f.h.DeleteInstance(f.ctx, tenantA, ids[1])
+	require.NoError(t, err)
+	f.d.AdvanceSimClock(t, commands.InstanceReportGrace)
+	_, err = f.h.NodeSessions().ReconcileNodeInstances(f.ctx, "n1", d.epoch-1, nil)
+	require.ErrorIs(t, err, commands.ErrSessionSuperseded)
+	require.Equal(t, ids, reconcile(), "neither is listed any more")
+	running, stopping := get(t, f, ids[0]), get(t, f, ids[1])
+	require.Equal(t, core.ProvisionFailed, running.State, "nobody asked it to stop")
+	require.Contains(t, running.Reason, "lost: its node's daemon no longer runs it")
+	require.Equal(t, core.ProvisionStopped, stopping.State, "it was asked to stop")
+	require.Empty(t, reconcile(), "once")
+	f.requireInvariants(t)
+}

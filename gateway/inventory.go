@@ -73,6 +73,22 @@ func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int6
 	// The control plane decides who holds it: the daemon's assignments
 	// against the node's desired ones, both ways.
 	g.reconcileAssignments(ctx, nodeID, epoch, st.Assignments)
+
+	// What runs: an instance the daemon no longer runs ended without a
+	// report that arrived.
+	running := make([]string, len(st.Instances))
+	for i, x := range st.Instances {
+		running[i] = x.InstanceID
+	}
+	lost, err := g.Commands.NodeSessions().ReconcileNodeInstances(ctx, nodeID, epoch, running)
+	switch {
+	case errors.Is(err, commands.ErrSessionSuperseded):
+	case err != nil:
+		g.logger().Warn("instance reconcile", "gateway", g.ID, "node", nodeID, "epoch", epoch, "err", err)
+	case len(lost) > 0:
+		g.logger().Warn("instances the daemon no longer runs ended as lost", "gateway", g.ID, "node", nodeID,
+			"epoch", epoch, "instances", lost)
+	}
 }
 
 // reconcileAssignments hands the assignments a daemon reports holding to

@@ -169,6 +169,58 @@ func (q *Queries) InstanceListOfReservation(ctx context.Context, arg InstanceLis
 	return items, nil
 }
 
+const instanceListRunningOnNode = `-- name: InstanceListRunningOnNode :many
+SELECT i.id, i.tenant_id, i.reservation_id, i.allocation_id, i.node_id, i.spec, i.state, i.reason, i.version, i.created_at, i.updated_at, i.exit_code FROM allocations a
+  JOIN instances i ON i.allocation_id = a.id
+ WHERE a.node_id = $1 AND a.released_at IS NULL
+   AND i.state IN ('running', 'stopping')
+   AND i.updated_at <= compute_now() - make_interval(secs => $2::float8)
+ ORDER BY i.id
+   FOR NO KEY UPDATE OF i
+`
+
+type InstanceListRunningOnNodeParams struct {
+	NodeID        string
+	MinAgeSeconds float64
+}
+
+// The running and stopping instances of a node's live allocations that
+// last changed at least min_age_seconds ago, for the reconcile of what its
+// daemon reports running (ReconcileNodeInstances), through
+// allocations_live_node and the allocation's instances.
+func (q *Queries) InstanceListRunningOnNode(ctx context.Context, arg InstanceListRunningOnNodeParams) ([]Instance, error) {
+	rows, err := q.db.Query(ctx, instanceListRunningOnNode, arg.NodeID, arg.MinAgeSeconds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Instance{}
+	for rows.Next() {
+		var i Instance
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.ReservationID,
+			&i.AllocationID,
+			&i.NodeID,
+			&i.Spec,
+			&i.State,
+			&i.Reason,
+			&i.Version,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ExitCode,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const instanceReservationLock = `-- name: InstanceReservationLock :one
 SELECT r.id, r.tenant_id, r.state, lower(r.during)::timestamptz AS start_ts,
        (r.state = 'active' AND r.during @> compute_now())::boolean AS runnable

@@ -49,3 +49,16 @@ SELECT * FROM instances
  WHERE reservation_id = sqlc.arg(reservation_id) AND id > sqlc.arg(after_id)::text
  ORDER BY id
  LIMIT sqlc.arg(max_rows);
+
+-- name: InstanceListRunningOnNode :many
+-- The running and stopping instances of a node's live allocations that
+-- last changed at least min_age_seconds ago, for the reconcile of what its
+-- daemon reports running (ReconcileNodeInstances), through
+-- allocations_live_node and the allocation's instances.
+SELECT i.* FROM allocations a
+  JOIN instances i ON i.allocation_id = a.id
+ WHERE a.node_id = sqlc.arg(node_id) AND a.released_at IS NULL
+   AND i.state IN ('running', 'stopping')
+   AND i.updated_at <= compute_now() - make_interval(secs => sqlc.arg(min_age_seconds)::float8)
+ ORDER BY i.id
+   FOR NO KEY UPDATE OF i;
