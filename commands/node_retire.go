@@ -19,7 +19,9 @@ type RetireNode struct {
 
 // RetireNode runs nodes.retire (operator only). A node still holding live
 // allocations is refused (CONFLICT: release it first), so retiring never
-// takes devices from a reservation by surprise. Its credentials are
+// takes devices from a reservation by surprise; so is a connected node
+// whose daemon has unassigns still open, so that the workloads of what was
+// released stop before the daemon loses its session for good. Its credentials are
 // revoked and its session closed, so its daemon can no longer speak; the
 // state is terminal.
 func (h *Handlers) RetireNode(ctx context.Context, actor core.Actor, cmd RetireNode) (NodeLifecycleResult, error) {
@@ -43,6 +45,29 @@ func (h *Handlers) RetireNode(ctx context.Context, actor core.Actor, cmd RetireN
 		if len(live) > 0 {
 			return core.Errorf(core.CodeConflict, "node %s still holds %d reservations; release them first (nodes.release)",
 				n.ID, len(live))
+		}
+		// A release queued the unassigns of what it ended; retiring closes
+		// the session they would reach the daemon through, and revokes its
+		// credentials, so a connected daemon that has not carried them out
+		// yet would keep the released workloads running until their old end
+		// (its watchdog's clock). Wait for it; a node away (disconnected,
+		// unreachable, lost) can be retired, since nothing reaches it anyway.
+		if core.State(n.State) == core.NodeConnected {
+			jobs, err := q.NodeAssignmentJobs(ctx, n.ID)
+			if err != nil {
+				return pg.Translate(err, "assignment jobs")
+			}
+			open := 0
+			for _, j := range jobs {
+				if j.Kind == core.NodeCommandUnassign && isOpen(j.State) {
+					open++
+				}
+			}
+			if open > 0 {
+				return core.Errorf(core.CodeConflict,
+					"node %s is connected and its daemon has not yet carried out %d unassigns (the workloads of what was released are still stopping); retire it once they are done",
+					n.ID, open)
+			}
 		}
 		rows, err := q.NodeLivenessUpdate(ctx, db.NodeLivenessUpdateParams{ID: n.ID, Version: n.Version,
 			State: string(core.NodeRetired), NoScheduleReasons: n.NoScheduleReasons, Conditions: n.Conditions})
