@@ -75,7 +75,11 @@ func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int6
 	g.reconcileAssignments(ctx, nodeID, epoch, st.Assignments)
 
 	// What runs: an instance the daemon no longer runs ended without a
-	// report that arrived.
+	// report that arrived. An inventory without the list (null) judges
+	// nothing; a daemon that runs none sends an empty one.
+	if st.Instances == nil {
+		return
+	}
 	running := make([]string, len(st.Instances))
 	for i, x := range st.Instances {
 		running[i] = x.InstanceID

@@ -1,0 +1,80 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/wire"
+)
+
+// A daemon stopped gracefully stops its instances with no session to
+// report them on; its inventory at the next connect no longer lists them.
+// The control plane must not show them running until the window ends: a
+// running instance the inventory does not list, past the grace, fails as
+// lost; one it lists keeps running; an inventory without the list judges
+// nothing.
+func TestInventoryEndsInstancesTheDaemonNoLongerRuns(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cred := f.join("n1", "metal")
+	g, url := f.liveGateway("gw1")
+	d, _ := f.wireDaemon(url, cred.Token)
+
+	now := f.d.Now(t)
+	res, err := f.h.CreateReservation(f.ctx, member, commands.CreateReservation{PoolID: "metal", GPUs: 1,
+		Start: now, End: now.Add(time.Hour)})
+	require.NoError(t, err)
+	rsv := res.Reservation
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, rsv.ID))
+	gone, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
+	require.NoError(t, err)
+	kept, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
+	require.NoError(t, err)
+	_, err = g.Dispatch(f.ctx, "n1")
+	require.NoError(t, err)
+
+	assign := d.next()
+	require.Equal(t, wire.CommandKindAssign, assign.CommandKind)
+	var p wire.AssignPayload
+	require.NoError(t, json.Unmarshal(assign.Payload, &p))
+	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: assign.CommandID, State: "succeeded",
+		ObservedGeneration: 1})
+	for range 2 {
+		start := d.next()
+		require.Equal(t, core.NodeCommandInstanceStart, start.CommandKind)
+		d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: start.CommandID, State: "succeeded"})
+	}
+	for _, id := range []string{gone.Instance.ID, kept.Instance.ID} {
+		require.Eventually(t, func() bool { s, _ := f.instanceState(id); return s == "running" },
+			10*time.Second, 5*time.Millisecond)
+	}
+
+	inventory := func(running []wire.RunningInstance) {
+		st, err := json.Marshal(wire.NodeState{Assignments: []wire.AssignPayload{p}, Instances: running,
+			ObservedGeneration: 1, GPUs: []wire.InventoryGPU{{UUID: "GPU-n1-0", Model: "h100", MemoryMB: 81920},
+				{UUID: "GPU-n1-1", Model: "h100", MemoryMB: 81920}}})
+		require.NoError(t, err)
+		d.send(wire.Message{Type: wire.TypeInventory, JournalID: "j1", ObservedGeneration: 1, Payload: st})
+	}
+	f.d.AdvanceSimClock(t, commands.InstanceReportGrace)
+	// Without the list: nothing is judged.
+	inventory(nil)
+	// With it: the one it lists runs on, the other is stopped.
+	inventory([]wire.RunningInstance{{InstanceID: kept.Instance.ID, AllocationID: p.AllocationID, PID: 42}})
+	require.Eventually(t, func() bool { s, _ := f.instanceState(gone.Instance.ID); return s == "failed" },
+		10*time.Second, 5*time.Millisecond, "an instance its node no longer runs is not running")
+	_, reason := f.instanceState(gone.Instance.ID)
+	require.Contains(t, reason, "lost: its node's daemon no longer runs it")
+	state, _ := f.instanceState(kept.Instance.ID)
+	require.Equal(t, "running", state)
+	got, err := f.h.GetReservation(f.ctx, member, rsv.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationActive, got.State, "the reservation is not touched")
+	f.requireInvariants()
+}
