@@ -144,7 +144,8 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	cfg.JoinToken = "" // not needed again: the credential is in StateDir
-	d := &daemon{cfg: cfg, token: token, journal: j, log: log, sandbox: sb, gpus: gpus, now: cfg.Now}
+	d := &daemon{cfg: cfg, token: token, journal: j, log: log, sandbox: sb, gpus: gpus, now: cfg.Now,
+		assigned: make(chan struct{}, 1)}
 	if d.now == nil {
 		d.now = time.Now
 	}

@@ -40,6 +40,10 @@ func (d *daemon) assign(res wire.Message, m wire.Message) wire.Message {
 		d.log.Warn("assignment refused", "allocation", a.AllocationID, "device", refused.device,
 			"held_by", refused.holder, "held_for", windowString(refused.start, refused.end))
 	default:
+		select {
+		case d.assigned <- struct{}{}:
+		default:
+		}
 		res.Output = fmt.Sprintf("assigned %s: %d devices (CUDA_VISIBLE_DEVICES=%s), %d vCPU, %d MiB, %s",
 			a.AllocationID, len(a.Devices), visibleDevices(&a), a.VCPU, a.MemoryMB, windowString(a.Start, a.End))
 	}
@@ -230,18 +234,40 @@ func (d *daemon) shutdown() {
 	}
 }
 
-// watchdog runs resync every Config.ResyncEvery until ctx ends.
+// watchdog runs resync at the next end of an assignment's window, and at
+// least every Config.ResyncEvery, until ctx ends.
 func (d *daemon) watchdog(ctx context.Context) {
-	t := time.NewTicker(d.cfg.ResyncEvery)
-	defer t.Stop()
 	for {
+		t := time.NewTimer(d.watchdogWait(d.now()))
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
+		case <-d.assigned:
+			t.Stop() // a new window: its end may be the next
+			continue
 		case <-t.C:
 			d.resync()
 		}
 	}
+}
+
+// watchdogMinWait keeps the watchdog from spinning on an end it has just
+// passed (the daemon's clock and the timer's may differ by a little).
+const watchdogMinWait = 100 * time.Millisecond
+
+// watchdogWait is how long the watchdog sleeps from now: until the next
+// end of an assignment's window, so that a workload stops at its end even
+// when the control plane cannot reach the node to unassign it, and at
+// most ResyncEvery.
+func (d *daemon) watchdogWait(now time.Time) time.Duration {
+	wait := d.cfg.ResyncEvery
+	for _, a := range d.journal.assignments() {
+		if !a.End.IsZero() && a.End.After(now) {
+			wait = min(wait, a.End.Sub(now))
+		}
+	}
+	return max(wait, watchdogMinWait)
 }
 
 // reportStopped sends one TypeInstanceStopped per stopped instance to the

@@ -425,3 +425,20 @@ func TestWatchdogStopsWhatOutlivedItsReservation(t *testing.T) {
 	require.Len(t, running, 2, "the operator's instance (no allocation) and alc_stays' run on")
 	require.Equal(t, "ins_ops", running[0].InstanceID)
 }
+
+// The watchdog wakes at the next end of a window it holds, not only every
+// ResyncEvery: a workload stops at its end even while the control plane
+// cannot reach the node. Ends already past, and windows ending beyond
+// ResyncEvery, leave it at ResyncEvery; it never sleeps less than
+// watchdogMinWait.
+func TestWatchdogWakesAtTheNextEnd(t *testing.T) {
+	td := newTestDaemon(t) // now is t0 + 1 min, ResyncEvery an hour
+	now := td.now()
+	require.Equal(t, time.Hour, td.watchdogWait(now), "nothing held")
+	require.Equal(t, outcomeSucceeded, td.assign(assignment("alc_late", t0, t0.Add(3*h), 1, gpu("GPU-n1-0"))).State)
+	require.Equal(t, time.Hour, td.watchdogWait(now), "its end is beyond ResyncEvery")
+	require.Equal(t, outcomeSucceeded, td.assign(assignment("alc_soon", t0, t0.Add(11*time.Minute), 2, gpu("GPU-n1-1"))).State)
+	require.Equal(t, 10*time.Minute, td.watchdogWait(now), "the next end")
+	require.Equal(t, watchdogMinWait, td.watchdogWait(t0.Add(11*time.Minute-time.Millisecond)), "at least the minimum")
+	require.Equal(t, time.Hour, td.watchdogWait(t0.Add(2*h)), "past ends do not count")
+}

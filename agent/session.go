@@ -31,6 +31,10 @@ type daemon struct {
 	sandbox *sandbox
 	// now is the daemon's clock (the watchdog's judge of ends).
 	now func() time.Time
+	// assigned wakes the watchdog when an assignment is recorded, so that
+	// it times its next sleep to the new window's end too (buffered: one
+	// wake-up is enough).
+	assigned chan struct{}
 
 	// current is the session open now, for reports no job asked for.
 	mu         sync.Mutex
