@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
-	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/wire"
@@ -98,13 +97,8 @@ func TestAssignmentsOverTheWire(t *testing.T) {
 	g, url := f.liveGateway("gw1")
 	d, epoch := f.wireDaemon(url, cred.Token)
 
-	now := f.d.Now(t)
-	res, err := f.h.CreateReservation(f.ctx, member, commands.CreateReservation{PoolID: "metal", GPUs: 1,
-		Start: now, End: now.Add(time.Hour)})
-	require.NoError(t, err)
-	rsv := res.Reservation
 	// Instances run only on an active reservation: its window has begun.
-	require.NoError(t, commandstest.Activate(f.ctx, f.h, rsv.ID))
+	rsv := f.activeReservation(t)
 	inst, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
 	require.NoError(t, err)
 	_, err = g.Dispatch(f.ctx, "n1")
@@ -146,7 +140,7 @@ func TestAssignmentsOverTheWire(t *testing.T) {
 
 	// The daemon stops the instance, reports it, then acknowledges.
 	stopped, err := json.Marshal(wire.InstanceStopped{InstanceID: inst.Instance.ID, AllocationID: alloc,
-		Reason: "allocation unassigned: reservation released", At: now})
+		Reason: "allocation unassigned: reservation released", At: f.d.Now(t)})
 	require.NoError(t, err)
 	d.send(wire.Message{Type: wire.TypeInstanceStopped, AllocationID: alloc, Payload: stopped})
 	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: unassign.CommandID, State: "succeeded",

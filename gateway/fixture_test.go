@@ -156,3 +156,16 @@ func (f *fixture) requireInvariants() {
 	require.NoError(f.t, err)
 	require.Empty(f.t, v)
 }
+
+// activeReservation books one GPU of the metal pool for member, from now
+// for an hour, and activates it (its window has begun), so that instances
+// may run on it.
+func (f *fixture) activeReservation(t *testing.T) core.Reservation {
+	t.Helper()
+	now := f.d.Now(t)
+	res, err := f.h.CreateReservation(f.ctx, member, commands.CreateReservation{PoolID: "metal", GPUs: 1,
+		Start: now, End: now.Add(time.Hour)})
+	require.NoError(t, err)
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, res.Reservation.ID))
+	return res.Reservation
+}

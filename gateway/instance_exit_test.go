@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
-	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/wire"
 )
@@ -22,12 +21,8 @@ func TestExitedInstanceOverTheWire(t *testing.T) {
 	cred := f.join("n1", "metal")
 	g, url := f.liveGateway("gw1")
 	d, _ := f.wireDaemon(url, cred.Token)
-	now := f.d.Now(t)
-	res, err := f.h.CreateReservation(f.ctx, member, commands.CreateReservation{PoolID: "metal", GPUs: 1,
-		Start: now, End: now.Add(time.Hour)})
-	require.NoError(t, err)
-	require.NoError(t, commandstest.Activate(f.ctx, f.h, res.Reservation.ID))
-	inst, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: res.Reservation.ID})
+	rsv := f.activeReservation(t)
+	inst, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
 	require.NoError(t, err)
 	_, err = g.Dispatch(f.ctx, "n1")
 	require.NoError(t, err)
@@ -40,7 +35,7 @@ func TestExitedInstanceOverTheWire(t *testing.T) {
 
 	three := int32(3)
 	exited, err := json.Marshal(wire.InstanceStopped{InstanceID: inst.Instance.ID, AllocationID: assign.AllocationID,
-		Reason: "exited", Exited: true, ExitCode: &three, At: now})
+		Reason: "exited", Exited: true, ExitCode: &three, At: f.d.Now(t)})
 	require.NoError(t, err)
 	d.send(wire.Message{Type: wire.TypeInstanceStopped, AllocationID: assign.AllocationID, Payload: exited})
 	require.Eventually(t, func() bool { s, _ := f.instanceState(inst.Instance.ID); return s == "failed" },

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
-	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/wire"
 )
@@ -26,12 +25,7 @@ func TestInventoryEndsInstancesTheDaemonNoLongerRuns(t *testing.T) {
 	g, url := f.liveGateway("gw1")
 	d, _ := f.wireDaemon(url, cred.Token)
 
-	now := f.d.Now(t)
-	res, err := f.h.CreateReservation(f.ctx, member, commands.CreateReservation{PoolID: "metal", GPUs: 1,
-		Start: now, End: now.Add(time.Hour)})
-	require.NoError(t, err)
-	rsv := res.Reservation
-	require.NoError(t, commandstest.Activate(f.ctx, f.h, rsv.ID))
+	rsv := f.activeReservation(t)
 	gone, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
 	require.NoError(t, err)
 	kept, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})

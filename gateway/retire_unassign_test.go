@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
-	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/wire"
 )
@@ -24,12 +23,8 @@ func TestRetireWaitsForAConnectedDaemonsUnassigns(t *testing.T) {
 	d, _ := f.wireDaemon(url, cred.Token)
 	f.requireState("n1", core.NodeConnected)
 
-	now := f.d.Now(t)
-	res, err := f.h.CreateReservation(f.ctx, member, commands.CreateReservation{PoolID: "metal", GPUs: 1,
-		Start: now, End: now.Add(time.Hour)})
-	require.NoError(t, err)
-	require.NoError(t, commandstest.Activate(f.ctx, f.h, res.Reservation.ID))
-	_, err = g.Dispatch(f.ctx, "n1")
+	f.activeReservation(t)
+	_, err := g.Dispatch(f.ctx, "n1")
 	require.NoError(t, err)
 	assign := d.next()
 	require.Equal(t, wire.CommandKindAssign, assign.CommandKind)
