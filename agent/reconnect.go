@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // errCredentialRefused is a session's dial answered 401: the node's
@@ -54,7 +56,8 @@ func jittered(d time.Duration) time.Duration {
 // keepSession runs sessions through the gateways in turn until ctx ends.
 func (d *daemon) keepSession(ctx context.Context) {
 	cfg := d.cfg
-	failures := 0
+	failures := 0   // attempts in a row that no gateway welcomed
+	superseded := 0 // sessions in a row that another session of this node ended
 	for i := 0; ; i++ {
 		url := cfg.GatewayURLs[i%len(cfg.GatewayURLs)]
 		opened, err := d.session(ctx, url)
@@ -66,7 +69,24 @@ func (d *daemon) keepSession(ctx context.Context) {
 		} else {
 			failures++
 		}
-		d.log.Warn("session ended", "gateway", url, "err", err)
+		if supersededByAnother(err) {
+			// This daemon never supersedes its own session (it runs one at
+			// a time): the control plane closed it (a revoked credential),
+			// or another daemon with this node's credential opened one. Two
+			// daemons would take the node from each other every second,
+			// each time flipping its GPUs' health: back off as from
+			// failures, and say so when it repeats.
+			superseded++
+			if superseded > 1 {
+				d.log.Error("another daemon keeps taking this node's session: is its agent running twice (a copied state directory, or a re-join while the old machine runs)?",
+					"gateway", url, "times_in_a_row", superseded)
+			} else {
+				d.log.Warn("session superseded or closed by the control plane", "gateway", url)
+			}
+		} else {
+			superseded = 0
+			d.log.Warn("session ended", "gateway", url, "err", err)
+		}
 		if errors.Is(err, errCredentialRefused) {
 			if rejoined := d.rejoin(ctx); rejoined {
 				failures = 0
@@ -76,7 +96,7 @@ func (d *daemon) keepSession(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(jittered(reconnectWait(cfg.ReconnectDelay, failures))):
+		case <-time.After(jittered(reconnectWait(cfg.ReconnectDelay, failures+superseded*(fastRetries+1)))):
 		}
 	}
 }
@@ -115,4 +135,12 @@ func dialRefused(url string, status int, err error) error {
 		return fmt.Errorf("dial %s: %w: %w", url, errCredentialRefused, err)
 	}
 	return fmt.Errorf("dial %s: %w", url, err)
+}
+
+// supersededByAnother reports whether a session ended because the gateway
+// dropped it for a newer session of the same node (close status 1008,
+// "session superseded").
+func supersededByAnother(err error) bool {
+	var ce websocket.CloseError
+	return errors.As(err, &ce) && ce.Code == websocket.StatusPolicyViolation && ce.Reason == "session superseded"
 }

@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,4 +23,14 @@ func TestReconnectWaitBacksOff(t *testing.T) {
 		j := jittered(10 * time.Second)
 		require.True(t, j >= 8*time.Second && j <= 12*time.Second, "%s", j)
 	}
+}
+
+// A session the gateway dropped for a newer one of the node is told apart
+// from other ends (the daemon then backs off: another daemon may hold the
+// node's credential).
+func TestSupersededByAnother(t *testing.T) {
+	require.True(t, supersededByAnother(fmt.Errorf("receive: %w",
+		websocket.CloseError{Code: websocket.StatusPolicyViolation, Reason: "session superseded"})))
+	require.False(t, supersededByAnother(websocket.CloseError{Code: websocket.StatusGoingAway, Reason: "gateway stopping"}))
+	require.False(t, supersededByAnother(errors.New("dial: connection refused")))
 }
