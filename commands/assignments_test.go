@@ -925,3 +925,30 @@ func TestInventoryEndsInstancesTheDaemonNoLongerRuns(t *testing.T) {
 	require.Empty(t, reconcile(), "once")
 	f.requireInvariants(t)
 }
+
+// The inventory a daemon sends when it reconnects was taken after its new
+// session opened: an instance it no longer lists that last changed before
+// then ends at once, without the grace (a daemon stopped gracefully a few
+// seconds after starting it, and started again).
+func TestReconnectInventoryEndsYoungLostInstancesAtOnce(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	rsv := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1}).Reservation
+	f.activate(t, rsv)
+	created, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID})
+	require.NoError(t, err)
+	d.dispatch()
+	for _, c := range d.sent {
+		d.report(c.ID, "succeeded", "", 1)
+	}
+	require.Equal(t, core.ProvisionRunning, get(t, f, created.Instance.ID).State)
+
+	f.d.AdvanceSimClock(t, 6*time.Second) // well within the grace
+	again := f.connect(t, "n1", "j1", 1)
+	lost, err := f.h.NodeSessions().ReconcileNodeInstances(f.ctx, "n1", again.epoch, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{created.Instance.ID}, lost)
+	require.Equal(t, core.ProvisionFailed, get(t, f, created.Instance.ID).State)
+}

@@ -15,9 +15,12 @@ import (
 )
 
 // InstanceReportGrace is how long an instance must have been running (or
-// stopping) before a daemon's inventory that does not list it ends it: an
-// inventory is a snapshot taken just before it is sent, so one taken
-// before the instance started may arrive after its start was recorded.
+// stopping) before a daemon's inventory that does not list it ends it,
+// unless it changed before the session opened: an inventory is a snapshot
+// taken just before it is sent, so one taken before the instance started
+// may arrive after its start was recorded. A daemon takes the inventory it
+// sends at each connect after its session opened, so what changed before
+// is judged at once.
 const InstanceReportGrace = 30 * time.Second
 
 // lostInstanceReason is why an instance ended that its node's daemon no
@@ -30,8 +33,8 @@ const lostInstanceReason = "lost: its node's daemon no longer runs it, and did n
 // a report lost with its connection, or a daemon that came back without
 // its state, leaves an instance the API would show running for ever. A
 // running one fails (nobody asked it to stop), a stopping one is stopped,
-// both with lostInstanceReason. Instances that changed within
-// InstanceReportGrace are left for the next inventory. It returns the ids
+// both with lostInstanceReason. Instances that changed since the session
+// opened, within InstanceReportGrace, are left for a later inventory. It returns the ids
 // it ended; a superseded session is ErrSessionSuperseded.
 func (s NodeSessions) ReconcileNodeInstances(ctx context.Context, nodeID string, epoch int64, running []string) ([]string, error) {
 	var lost []string

@@ -172,9 +172,11 @@ func (q *Queries) InstanceListOfReservation(ctx context.Context, arg InstanceLis
 const instanceListRunningOnNode = `-- name: InstanceListRunningOnNode :many
 SELECT i.id, i.tenant_id, i.reservation_id, i.allocation_id, i.node_id, i.spec, i.state, i.reason, i.version, i.created_at, i.updated_at, i.exit_code FROM allocations a
   JOIN instances i ON i.allocation_id = a.id
+  JOIN node_sessions s ON s.node_id = a.node_id
  WHERE a.node_id = $1 AND a.released_at IS NULL
    AND i.state IN ('running', 'stopping')
-   AND i.updated_at <= compute_now() - make_interval(secs => $2::float8)
+   AND (i.updated_at < s.opened_at
+        OR i.updated_at <= compute_now() - make_interval(secs => $2::float8))
  ORDER BY i.id
    FOR NO KEY UPDATE OF i
 `
@@ -184,10 +186,12 @@ type InstanceListRunningOnNodeParams struct {
 	MinAgeSeconds float64
 }
 
-// The running and stopping instances of a node's live allocations that
-// last changed at least min_age_seconds ago, for the reconcile of what its
-// daemon reports running (ReconcileNodeInstances), through
-// allocations_live_node and the allocation's instances.
+// The running and stopping instances of a node's live allocations that an
+// inventory of its session can judge, for the reconcile of what its daemon
+// reports running (ReconcileNodeInstances): those that last changed before
+// the session opened (the daemon takes its inventory after that), or at
+// least min_age_seconds ago. Through allocations_live_node and the
+// allocation's instances.
 func (q *Queries) InstanceListRunningOnNode(ctx context.Context, arg InstanceListRunningOnNodeParams) ([]Instance, error) {
 	rows, err := q.db.Query(ctx, instanceListRunningOnNode, arg.NodeID, arg.MinAgeSeconds)
 	if err != nil {

@@ -51,14 +51,18 @@ SELECT * FROM instances
  LIMIT sqlc.arg(max_rows);
 
 -- name: InstanceListRunningOnNode :many
--- The running and stopping instances of a node's live allocations that
--- last changed at least min_age_seconds ago, for the reconcile of what its
--- daemon reports running (ReconcileNodeInstances), through
--- allocations_live_node and the allocation's instances.
+-- The running and stopping instances of a node's live allocations that an
+-- inventory of its session can judge, for the reconcile of what its daemon
+-- reports running (ReconcileNodeInstances): those that last changed before
+-- the session opened (the daemon takes its inventory after that), or at
+-- least min_age_seconds ago. Through allocations_live_node and the
+-- allocation's instances.
 SELECT i.* FROM allocations a
   JOIN instances i ON i.allocation_id = a.id
+  JOIN node_sessions s ON s.node_id = a.node_id
  WHERE a.node_id = sqlc.arg(node_id) AND a.released_at IS NULL
    AND i.state IN ('running', 'stopping')
-   AND i.updated_at <= compute_now() - make_interval(secs => sqlc.arg(min_age_seconds)::float8)
+   AND (i.updated_at < s.opened_at
+        OR i.updated_at <= compute_now() - make_interval(secs => sqlc.arg(min_age_seconds)::float8))
  ORDER BY i.id
    FOR NO KEY UPDATE OF i;
