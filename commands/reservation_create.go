@@ -180,13 +180,13 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 		Spec: mustJSON(c.spec), StartTs: start, EndTs: cmd.End, Charges: mustJSON(charges), Conditions: mustJSON(r.Conditions),
 		PriorityClass: r.PriorityClass, Priority: r.Priority, Preemptible: r.Preemptible,
 	}, nil)
-	allocationID := ""
+	data := reservationEvent(r, "")
 	if where != nil {
-		allocationID = where.allocationID
+		data.AllocationID, data.PlacedPoolID = where.allocationID, where.poolID
 	}
 	var pos outbox.Position
 	var last batchTail
-	if err := last.emit(event, r.Tenant, core.ReservationSubject(id), reservationEvent(r, allocationID), &pos); err != nil {
+	if err := last.emit(event, r.Tenant, core.ReservationSubject(id), data, &pos); err != nil {
 		return ReservationResult{}, err
 	}
 	if where == nil {

@@ -171,7 +171,9 @@ func (h *Handlers) retryPendingIn(ctx context.Context, tx pgx.Tx, reservationID 
 			return false, err
 		}
 	}
-	if _, err := emit(ctx, q, core.EventReservationBooked, r.Tenant, core.ReservationSubject(r.ID), reservationEvent(r, where.allocationID)); err != nil {
+	data := reservationEvent(r, where.allocationID)
+	data.PlacedPoolID = where.poolID
+	if _, err := emit(ctx, q, core.EventReservationBooked, r.Tenant, core.ReservationSubject(r.ID), data); err != nil {
 		return false, err
 	}
 	if err := scheduleBooked(ctx, q, r.ID, now, start, r.End); err != nil {

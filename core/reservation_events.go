@@ -24,6 +24,11 @@ type ReservationEventData struct {
 	// once placed, absent while pending or if it never was placed. A
 	// reservation has at most one allocation.
 	AllocationID string `json:"allocationId,omitempty"`
+	// PlacedPoolID is, in reservation.booked, the pool of the node it was
+	// placed on: a site reservation names no pool of its own, and the
+	// usage windows, rebuilt from the log alone, need one. Absent in other
+	// events and in events written before it was added.
+	PlacedPoolID string `json:"placedPoolId,omitempty"`
 
 	// What was reserved, as the request asked (the same names as the API's
 	// reservation): Gpus atoms of GPUKind (gpu, mig or slot) on one node,

@@ -94,7 +94,7 @@ func queueUsage(ctx context.Context, q *db.Queries, b *pg.Batch, e outbox.Stored
 		// another projection that may lag), so a rebuild gives the same rows.
 		pool := r.PlacedPoolID
 		if pool == "" {
-			pool = r.PoolID // empty for a site reservation until events say where
+			pool = r.PoolID // an event written before booked events named the pool: empty for a site reservation
 		}
 		vcpu, mem, disk, err := scalarsOf(ctx, q, r)
 		if err != nil {

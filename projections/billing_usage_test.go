@@ -87,3 +87,42 @@ func TestUsageWindowKeyIsAllocation(t *testing.T) {
 	require.NoError(t, err)
 	check("rebuilt from old events")
 }
+
+// A site reservation names no pool, but its usage windows carry the pool of
+// the node it was placed on, taken from its reservation.booked event
+// (placedPoolId), so a rebuild from the log alone gives the same rows.
+func TestUsageWindowOfASiteReservationNamesItsNodesPool(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	res := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, SiteID: "fra1", Start: at(0), End: at(1)})
+	id := res.Reservation.ID
+	require.Equal(t, core.ReservationBooked, res.Reservation.State)
+
+	var data []byte
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT data FROM outbox WHERE subject = $1 AND type = $2",
+		core.ReservationSubject(id), core.EventReservationBooked).Scan(&data))
+	var d core.ReservationEventData
+	require.NoError(t, json.Unmarshal(data, &d))
+	require.Equal(t, "", d.PoolID, "a site reservation asks for no pool")
+	require.Equal(t, "fra1-gpu", d.PlacedPoolID)
+
+	check := func(when string) {
+		t.Helper()
+		all, err := f.d.Q.RmUsageWindowListAll(f.ctx)
+		require.NoError(t, err)
+		n := 0
+		for _, w := range all {
+			if w.ReservationID == id {
+				n++
+				require.Equal(t, "fra1-gpu", w.PoolID, when)
+			}
+		}
+		require.Equal(t, 1, n, when)
+	}
+	f.catchUp(t)
+	check("live")
+	_, err := projections.Rebuild(f.ctx, f.d.Pool, projections.NameUsageWindows)
+	require.NoError(t, err)
+	check("rebuilt")
+}

@@ -19,8 +19,8 @@ var reservationEventTypes = map[string]bool{
 
 // reservationData is the data of a reservation event
 // (core.ReservationEventData). The optional fields are missing from events
-// written before the commands wrote them (placedPoolId still is not
-// written); projections then use their fallbacks.
+// written before the commands wrote them (placedPoolId is written in
+// reservation.booked only); projections then use their fallbacks.
 type reservationData struct {
 	ID          string          `json:"id"`
 	Tenant      string          `json:"tenant"`
