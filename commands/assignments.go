@@ -125,11 +125,25 @@ func fixedKey(k string) assignKey { return func(int64) string { return k } }
 
 // enqueueAssign queues an assign of the allocation under key, bumping its
 // node's generation, unless the node already has a job under that key (a
-// repeat queues nothing). It reports whether it queued one.
+// repeat queues nothing) or the allocation was released. It reports whether
+// it queued one.
+//
+// A released allocation is never assigned again: its unassign is queued
+// already, and an assign after it would make dispatch hold both for ever
+// (an allocation's jobs wait behind an open unassign of its GPU, its own
+// included), and every later assign of that GPU with them. The resync and
+// the reconcile read the node's live allocations without locking them, so
+// a release may commit after that read: the allocation is read again after
+// the node's generation is bumped, since a release bumps it too, and one in
+// flight has committed by then (the bump alone, with no job, asks nothing
+// of the daemon).
 func enqueueAssign(ctx context.Context, q *db.Queries, identity, allocationID string, key assignKey) (bool, error) {
 	a, err := q.AllocationAssignment(ctx, allocationID)
 	if err != nil {
 		return false, pg.Translate(err, "allocation "+allocationID)
+	}
+	if a.Released {
+		return false, nil
 	}
 	if k := key(0); k != "" {
 		if taken, err := keyTaken(ctx, q, a.NodeID, a.TenantID, k); err != nil || taken {
@@ -139,6 +153,12 @@ func enqueueAssign(ctx context.Context, q *db.Queries, identity, allocationID st
 	generation, err := q.NodeDesiredBump(ctx, a.NodeID)
 	if err != nil {
 		return false, pg.Translate(err, "node "+a.NodeID)
+	}
+	if a, err = q.AllocationAssignment(ctx, allocationID); err != nil {
+		return false, pg.Translate(err, "allocation "+allocationID)
+	}
+	if a.Released {
+		return false, nil
 	}
 	p, err := assignmentPayload(ctx, q, a, generation)
 	if err != nil {
