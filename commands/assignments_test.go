@@ -243,6 +243,53 @@ func TestBookingQueuesAssign(t *testing.T) {
 	f.requireInvariants(t)
 }
 
+// A mode change that reorders a MIG layout keeps each instance its node
+// reported with an atom of the instance's profile: the ids (mig-0, mig-1)
+// are reused, and an atom must not stay visible as an instance of another
+// profile until the node's next inventory, or a tenant booking 3g.40gb
+// gets the 1g.10gb instance, and, once the inventory pairs them again,
+// two tenants one instance.
+func TestGPUModeChangeKeepsMIGInstancesWithTheirProfile(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", core.GPULayout{Mode: core.GPUMIG, MIG: []string{"1g.10gb", "3g.40gb"}})
+	// What the node's inventory recorded (recordMIGUUIDs): mig-0 is the
+	// 1g.10gb instance, mig-1 the 3g.40gb one.
+	_, err := f.d.Pool.Exec(f.ctx, `UPDATE devices SET mig_uuid = CASE id WHEN 'GPU-n1-0/mig-0' THEN 'MIG-small'
+		ELSE 'MIG-big' END WHERE parent_id = 'GPU-n1-0'`)
+	require.NoError(t, err)
+
+	_, err = f.h.SetGPUMode(f.ctx, operator, commands.SetGPUMode{GPUID: "GPU-n1-0",
+		Layout: core.GPULayout{Mode: core.GPUMIG, MIG: []string{"3g.40gb", "1g.10gb"}}})
+	require.NoError(t, err)
+	big := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, MIGProfile: "3g.40gb"})
+	small := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1, MIGProfile: "1g.10gb"})
+	visible := map[string]string{}
+	for _, j := range f.assignmentJobs(t, "n1") {
+		p := decodeAssign(t, j.Payload)
+		visible[p.ReservationID] = p.Devices[0].Visible
+	}
+	require.Equal(t, map[string]string{big.Reservation.ID: "MIG-big", small.Reservation.ID: "MIG-small"}, visible)
+
+	// A profile the old layout lacked has no instance recorded: its atom
+	// is visible as itself until the node reports one.
+	for actor, r := range map[core.Actor]commands.ReservationResult{tenantA: big, tenantB: small} {
+		_, err = f.h.ReleaseReservation(f.ctx, actor, commands.ReleaseReservation{ReservationID: r.Reservation.ID})
+		require.NoError(t, err)
+	}
+	_, err = f.h.SetGPUMode(f.ctx, operator, commands.SetGPUMode{GPUID: "GPU-n1-0",
+		Layout: core.GPULayout{Mode: core.GPUMIG, MIG: []string{"2g.20gb", "3g.40gb"}}})
+	require.NoError(t, err)
+	var uuids []*string
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, `SELECT array_agg(mig_uuid ORDER BY id) FROM devices
+		WHERE parent_id = 'GPU-n1-0' AND NOT retired`).Scan(&uuids))
+	require.Len(t, uuids, 2)
+	require.Nil(t, uuids[0], "2g.20gb: no instance of it was reported")
+	require.NotNil(t, uuids[1])
+	require.Equal(t, "MIG-big", *uuids[1])
+	f.requireInvariants(t)
+}
+
 // A reservation placed by the pending retry is assigned too, and MIG atoms
 // and slots carry their GPU, what CUDA sees and the slot's mode.
 func TestAssignPayloadOfAtoms(t *testing.T) {

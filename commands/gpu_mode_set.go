@@ -91,9 +91,11 @@ func (h *Handlers) SetGPUMode(ctx context.Context, actor core.Actor, cmd SetGPUM
 		if _, err := q.DeviceRetireAtoms(ctx, &g.ID); err != nil {
 			return pg.Translate(err, "GPU "+g.ID)
 		}
+		migUUIDs := migUUIDsOfLayout(rows, atoms)
 		for _, a := range atoms {
 			if err := q.DeviceUpsertAtom(ctx, db.DeviceUpsertAtomParams{ID: a.ID, ParentID: &g.ID, NodeID: g.NodeID,
-				Kind: string(a.Kind), Model: g.Model, MemoryMb: a.MemoryMB, Profile: &a.Profile}); err != nil {
+				Kind: string(a.Kind), Model: g.Model, MemoryMb: a.MemoryMB, Profile: &a.Profile,
+				MigUuid: migUUIDs[a.ID]}); err != nil {
 				return pg.Translate(err, "atom "+a.ID)
 			}
 		}

@@ -223,7 +223,8 @@ func (q *Queries) DeviceListByNode(ctx context.Context, nodeID string) ([]Device
 }
 
 const deviceListGPUForUpdate = `-- name: DeviceListGPUForUpdate :many
-SELECT id, parent_id, node_id, kind, model, memory_mb, mode, profile, bookable, retired, health, quarantined, version
+SELECT id, parent_id, node_id, kind, model, memory_mb, mode, profile, bookable, retired, health, quarantined, version,
+       mig_uuid
   FROM devices WHERE id = $1 OR parent_id = $1
  ORDER BY id FOR UPDATE
 `
@@ -242,6 +243,7 @@ type DeviceListGPUForUpdateRow struct {
 	Health      string
 	Quarantined bool
 	Version     int64
+	MigUuid     *string
 }
 
 // A GPU and all its atoms, parent first (its id is a prefix of theirs), for
@@ -269,6 +271,7 @@ func (q *Queries) DeviceListGPUForUpdate(ctx context.Context, gpuID string) ([]D
 			&i.Health,
 			&i.Quarantined,
 			&i.Version,
+			&i.MigUuid,
 		); err != nil {
 			return nil, err
 		}
@@ -403,12 +406,12 @@ func (q *Queries) DeviceUpdateStatus(ctx context.Context, arg DeviceUpdateStatus
 }
 
 const deviceUpsertAtom = `-- name: DeviceUpsertAtom :exec
-INSERT INTO devices (id, parent_id, node_id, kind, model, memory_mb, profile, bookable)
+INSERT INTO devices (id, parent_id, node_id, kind, model, memory_mb, profile, bookable, mig_uuid)
 VALUES ($1, $2, $3, $4, $5,
-        $6, $7, true)
+        $6, $7, true, $8)
 ON CONFLICT (id) DO UPDATE
    SET kind = EXCLUDED.kind, profile = EXCLUDED.profile, memory_mb = EXCLUDED.memory_mb,
-       bookable = true, retired = false, version = devices.version + 1
+       mig_uuid = EXCLUDED.mig_uuid, bookable = true, retired = false, version = devices.version + 1
 `
 
 type DeviceUpsertAtomParams struct {
@@ -419,9 +422,12 @@ type DeviceUpsertAtomParams struct {
 	Model    string
 	MemoryMb int64
 	Profile  *string
+	MigUuid  *string
 }
 
 // An atom of a new layout; an id used by an earlier layout comes back to life.
+// mig_uuid is the MIG instance the new layout pairs it with (migUUIDsOfLayout),
+// never what the id was paired with before: that may be another profile's.
 func (q *Queries) DeviceUpsertAtom(ctx context.Context, arg DeviceUpsertAtomParams) error {
 	_, err := q.db.Exec(ctx, deviceUpsertAtom,
 		arg.ID,
@@ -431,6 +437,7 @@ func (q *Queries) DeviceUpsertAtom(ctx context.Context, arg DeviceUpsertAtomPara
 		arg.Model,
 		arg.MemoryMb,
 		arg.Profile,
+		arg.MigUuid,
 	)
 	return err
 }

@@ -10,7 +10,8 @@ SELECT id, parent_id, node_id, kind, model, memory_mb, mode, profile, bookable, 
 -- name: DeviceListGPUForUpdate :many
 -- A GPU and all its atoms, parent first (its id is a prefix of theirs), for
 -- gpus.setMode, quarantine and health flips.
-SELECT id, parent_id, node_id, kind, model, memory_mb, mode, profile, bookable, retired, health, quarantined, version
+SELECT id, parent_id, node_id, kind, model, memory_mb, mode, profile, bookable, retired, health, quarantined, version,
+       mig_uuid
   FROM devices WHERE id = sqlc.arg(gpu_id) OR parent_id = sqlc.arg(gpu_id)
  ORDER BY id FOR UPDATE;
 
@@ -33,12 +34,14 @@ UPDATE devices SET retired = true, bookable = false, version = version + 1
 
 -- name: DeviceUpsertAtom :exec
 -- An atom of a new layout; an id used by an earlier layout comes back to life.
-INSERT INTO devices (id, parent_id, node_id, kind, model, memory_mb, profile, bookable)
+-- mig_uuid is the MIG instance the new layout pairs it with (migUUIDsOfLayout),
+-- never what the id was paired with before: that may be another profile's.
+INSERT INTO devices (id, parent_id, node_id, kind, model, memory_mb, profile, bookable, mig_uuid)
 VALUES (sqlc.arg(id), sqlc.arg(parent_id), sqlc.arg(node_id), sqlc.arg(kind), sqlc.arg(model),
-        sqlc.arg(memory_mb), sqlc.arg(profile), true)
+        sqlc.arg(memory_mb), sqlc.arg(profile), true, sqlc.narg(mig_uuid))
 ON CONFLICT (id) DO UPDATE
    SET kind = EXCLUDED.kind, profile = EXCLUDED.profile, memory_mb = EXCLUDED.memory_mb,
-       bookable = true, retired = false, version = devices.version + 1;
+       mig_uuid = EXCLUDED.mig_uuid, bookable = true, retired = false, version = devices.version + 1;
 
 -- name: DeviceFreeAtoms :many
 -- Every free matching atom of one node (a node has a few dozen at most), in
