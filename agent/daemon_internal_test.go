@@ -253,6 +253,29 @@ func TestAssignRefusesOverlaps(t *testing.T) {
 	require.Equal(t, outcomeSucceeded, td.assign(assignment("alc_cpu", t0, t0.Add(h), 9)).State)
 }
 
+// Two MIG atoms that the control plane names as one MIG instance (its
+// pairing of atoms with instances moved under a live booking: a layout
+// reordered by a mode change, a node that re-created its instances) are
+// one device: the daemon refuses the second, as it refuses an atom held
+// twice, instead of giving two tenants one instance.
+func TestAssignRefusesASharedMIGInstance(t *testing.T) {
+	td := newTestDaemon(t)
+	mig := func(k int, visible string) wire.AssignedDevice {
+		return wire.AssignedDevice{ID: fmt.Sprintf("GPU-n1-0/mig-%d", k), GPU: "GPU-n1-0", Kind: "mig", Visible: visible}
+	}
+	a := td.assign(assignment("alc_a", t0, t0.Add(2*h), 3, mig(0, "MIG-x")))
+	require.Equal(t, outcomeSucceeded, a.State, a.Reason)
+
+	shared := td.assign(assignment("alc_b", t0.Add(h), t0.Add(3*h), 4, mig(1, "MIG-x")))
+	require.Equal(t, outcomeFailed, shared.State)
+	require.True(t, strings.HasPrefix(shared.Reason, "refused: "), shared.Reason)
+	require.Contains(t, shared.Reason, "device GPU-n1-0/mig-1 is held by another allocation on this node")
+
+	// Another instance of the same GPU is another device.
+	beside := td.assign(assignment("alc_c", t0, t0.Add(2*h), 5, mig(1, "MIG-y")))
+	require.Equal(t, outcomeSucceeded, beside.State, beside.Reason)
+}
+
 func journalLines(t *testing.T, j *journal) int {
 	b, err := os.ReadFile(j.path)
 	require.NoError(t, err)

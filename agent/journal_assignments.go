@@ -109,9 +109,17 @@ func windowsOverlap(s1, e1, s2, e2 time.Time) bool {
 }
 
 // devicesConflict reports whether two atoms cannot be held by two
-// allocations at once: the same atom, or a whole GPU and anything on it.
+// allocations at once: the same atom, a whole GPU and anything on it, or
+// two MIG atoms visible as the same MIG instance. The last is what the
+// container gets (the instance's CDI device), and the control plane's
+// pairing of atoms with instances (by profile and order, from the
+// inventory) can move under a live booking, so two atoms may name one
+// instance; the atom ids alone would let two tenants share it.
 func devicesConflict(a, b wire.AssignedDevice) bool {
 	if a.ID == b.ID {
+		return true
+	}
+	if a.Kind == "mig" && b.Kind == "mig" && a.Visible == b.Visible {
 		return true
 	}
 	return a.GPU != "" && a.GPU == b.GPU && (a.Kind == "gpu" || b.Kind == "gpu")
