@@ -148,6 +148,14 @@ func writeFakeGPUSpec(dir string, gpus []wire.InventoryGPU) (string, error) {
 			!errors.Is(err, fs.ErrExist) {
 			return "", fmt.Errorf("fake GPU device %s: %w", path, err)
 		}
+		// mknod's mode goes through the umask (0644 under the usual 022),
+		// and a node an earlier daemon made keeps its mode: CUDA opens
+		// its devices read-write, so a 0644 node would be EACCES before
+		// the device cgroup decides. The CDI library copies this mode into
+		// the container.
+		if err := os.Chmod(path, 0o666); err != nil {
+			return "", fmt.Errorf("fake GPU device %s: %w", path, err)
+		}
 		return path, nil
 	}
 	ctl, err := node("nvidiactl", nvidiactlMinor)

@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/bettercompute/compute/wire"
 )
@@ -30,4 +33,27 @@ func TestFakeGPUsHaveADeviceForEveryAtom(t *testing.T) {
 	dev := reg.cache.GetDevice(names[0])
 	require.NotNil(t, dev)
 	require.Equal(t, "/dev/nvidia1", dev.ContainerEdits.DeviceNodes[0].Path, "the instance's GPU's node, no other")
+}
+
+// The fake GPUs' device nodes are mode 0666, as the NVIDIA driver makes
+// them, whatever the daemon's umask, and so are those an earlier daemon
+// left: CUDA opens its devices read-write, and a 0644 node (mknod under
+// the usual umask 022) refused an allocation its own GPU (EACCES) before
+// the device cgroup could say anything, so tests could not tell an allowed
+// GPU from a forbidden one by opening it as a workload would.
+func TestFakeGPUDevicesAreWorldWritable(t *testing.T) {
+	old := unix.Umask(0o022)
+	t.Cleanup(func() { unix.Umask(old) })
+	dir := t.TempDir()
+	gpus := []wire.InventoryGPU{{UUID: "GPU-fake-0", Model: "A100-80GB", MemoryMB: 81920}}
+	for range 2 { // made, then found
+		_, err := writeFakeGPUSpec(dir, gpus)
+		require.NoError(t, err)
+		for _, name := range []string{"nvidia0", "nvidiactl"} {
+			fi, err := os.Stat(filepath.Join(dir, "dev", name))
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o666), fi.Mode().Perm(), name)
+		}
+		require.NoError(t, os.Chmod(filepath.Join(dir, "dev", "nvidia0"), 0o644))
+	}
 }
