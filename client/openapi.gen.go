@@ -996,6 +996,7 @@ type CreatePoolRequestWorkloadNetwork string
 
 // CreatePriorityClassRequest defines model for CreatePriorityClassRequest.
 type CreatePriorityClassRequest struct {
+	// Description Printable UTF-8 only (no control or format character); every role reads it.
 	Description *string `json:"description,omitempty"`
 
 	// GraceSeconds What a displaced workload gets between SIGTERM and the kill (default 30).
@@ -1065,7 +1066,9 @@ type CreateReservationRequestSlotKind string
 
 // CreateSiteRequest defines model for CreateSiteRequest.
 type CreateSiteRequest struct {
-	ID   string `json:"id"`
+	ID string `json:"id"`
+
+	// Name Printable UTF-8 only (no control or format character); every role reads it.
 	Name string `json:"name"`
 }
 
@@ -2080,7 +2083,7 @@ type TokenPage struct {
 
 // UpdateSiteRequest defines model for UpdateSiteRequest.
 type UpdateSiteRequest struct {
-	// Name The site's new display name.
+	// Name The site's new display name; printable UTF-8 only (no control or format character).
 	Name string `json:"name"`
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -64,8 +63,11 @@ func (c CreatePriorityClass) validate() (int32, error) {
 	if grace < 0 || grace > core.MaxGraceSeconds {
 		return bad("graceSeconds %d is out of range: from 0 to %d", grace, core.MaxGraceSeconds)
 	}
-	if len(c.Description) > core.MaxPriorityClassDescription || !utf8.ValidString(c.Description) {
-		return bad("a priority class's description is UTF-8 text of at most %d bytes", core.MaxPriorityClassDescription)
+	// Every role lists classes: a description reaches tenants' consoles and
+	// terminals, so it is printable text, as a webhook's is (core.Printable).
+	if len(c.Description) > core.MaxPriorityClassDescription || !core.Printable(c.Description) {
+		return bad("a priority class's description is printable UTF-8 text (no control or format character) of at most %d bytes",
+			core.MaxPriorityClassDescription)
 	}
 	return int32(grace), nil
 }

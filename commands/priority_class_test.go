@@ -109,6 +109,10 @@ func TestCreatePriorityClassRefusals(t *testing.T) {
 		"value too low":     {operator, commands.CreatePriorityClass{Name: "x", Value: core.MinPriority - 1}, core.CodeInvalidArgument, "value"},
 		"grace negative":    {operator, commands.CreatePriorityClass{Name: "x", GraceSeconds: &negative}, core.CodeInvalidArgument, "graceSeconds"},
 		"grace too long":    {operator, commands.CreatePriorityClass{Name: "x", GraceSeconds: &tooLong}, core.CodeInvalidArgument, "graceSeconds"},
+		// Every role lists classes: no terminal escape or bidi override
+		// reaches a tenant's terminal through a description.
+		"escape in description": {operator, commands.CreatePriorityClass{Name: "x", Description: "\x1b[2J"}, core.CodeInvalidArgument, "description"},
+		"bidi in description":   {operator, commands.CreatePriorityClass{Name: "x", Description: "\u202egold"}, core.CodeInvalidArgument, "description"},
 	} {
 		_, err := f.h.CreatePriorityClass(f.ctx, tc.actor, tc.cmd)
 		require.Equal(t, tc.code, core.CodeOf(err), "%s: %v", name, err)

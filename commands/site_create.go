@@ -36,6 +36,9 @@ func (h *Handlers) CreateSite(ctx context.Context, actor core.Actor, cmd CreateS
 	if cmd.ID == "" || cmd.Name == "" {
 		return SiteResult{}, core.Errorf(core.CodeInvalidArgument, "a site needs an id and a name")
 	}
+	if err := core.ValidSiteName(cmd.Name); err != nil {
+		return SiteResult{}, err
+	}
 	res, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "sites.create", cmd,
 		func(ctx context.Context, tx pgx.Tx) (SiteResult, error) {
 			q := db.New(tx)

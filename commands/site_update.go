@@ -31,9 +31,13 @@ func (h *Handlers) UpdateSite(ctx context.Context, actor core.Actor, cmd UpdateS
 	if err := requireOperator(actor, "sites.update"); err != nil {
 		return SiteResult{}, err
 	}
-	// The same rule as CreateSite: a site needs a name.
+	// The same rules as CreateSite: a site needs a name, one every role
+	// may be shown.
 	if cmd.ID == "" || cmd.Name == "" {
 		return SiteResult{}, core.Errorf(core.CodeInvalidArgument, "a site needs an id and a name")
+	}
+	if err := core.ValidSiteName(cmd.Name); err != nil {
+		return SiteResult{}, err
 	}
 	res, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "sites.update", cmd,
 		func(ctx context.Context, tx pgx.Tx) (SiteResult, error) {

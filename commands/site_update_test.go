@@ -3,6 +3,7 @@ package commands_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -100,6 +101,9 @@ func TestUpdateSiteRefusals(t *testing.T) {
 		{"unknown site", operator, commands.UpdateSite{ID: "nowhere", Name: "x"}, core.CodeNotFound},
 		{"stale If-Match", operator, commands.UpdateSite{ID: "fra1", Name: "x", IfVersion: 7}, core.CodeConflict},
 		{"stale If-Match, same name", operator, commands.UpdateSite{ID: "fra1", Name: "Frankfurt 1", IfVersion: 7}, core.CodeConflict},
+		{"terminal escape in the name", operator, commands.UpdateSite{ID: "fra1", Name: "\x1b]0;pwned\x07"}, core.CodeInvalidArgument},
+		{"bidi override in the name", operator, commands.UpdateSite{ID: "fra1", Name: "\u202eFrankfurt"}, core.CodeInvalidArgument},
+		{"name too long", operator, commands.UpdateSite{ID: "fra1", Name: strings.Repeat("x", core.MaxSiteName+1)}, core.CodeInvalidArgument},
 	} {
 		_, err := f.h.UpdateSite(f.ctx, c.actor, c.cmd)
 		require.Error(t, err, c.name)
