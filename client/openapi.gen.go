@@ -2915,6 +2915,7 @@ type ClientInterface interface {
 	// Healthz Liveness
 	//
 	// 200 while the process serves HTTP. Checks nothing else, so a database outage does not restart replicas.
+	// HEAD is answered as GET without the body, here and on the other operations routes.
 	//
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2933,11 +2934,14 @@ type ClientInterface interface {
 	// Needs a bearer token: the metrics token (`COMPUTE_METRICS_TOKEN`) or an
 	// operator's API token. The internal listener (`COMPUTE_METRICS_ADDR`)
 	// serves it without one.
+	// HEAD is answered as GET without the body.
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
 	Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Openapi This API description
+	//
+	// HEAD is answered as GET without the body.
 	//
 	// Corresponds with GET /openapi.yaml (the `Openapi` operationId).
 	Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2947,7 +2951,8 @@ type ClientInterface interface {
 	// Runs every self-check (at most 2 s). `database` is critical: when it
 	// fails the answer is 503 and `status` is `unavailable`. `clock.skew`
 	// reports how far the process clock is from `compute_now()` in seconds;
-	// beyond 1 s it is `degraded` (still 200).
+	// beyond 1 s it is `degraded` (still 200). HEAD runs the same checks and
+	// answers the status without the body.
 	//
 	// Without a token the body is the verdict alone (`{"status":"ok"}`; on 503
 	// also an UNAVAILABLE error saying `not ready`). Each check, and which
@@ -4019,6 +4024,7 @@ type ClientInterface interface {
 // Healthz Liveness
 //
 // 200 while the process serves HTTP. Checks nothing else, so a database outage does not restart replicas.
+// HEAD is answered as GET without the body, here and on the other operations routes.
 //
 // Corresponds with GET /healthz (the `Healthz` operationId).
 func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4047,6 +4053,7 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 // Needs a bearer token: the metrics token (`COMPUTE_METRICS_TOKEN`) or an
 // operator's API token. The internal listener (`COMPUTE_METRICS_ADDR`)
 // serves it without one.
+// HEAD is answered as GET without the body.
 //
 // Corresponds with GET /metrics (the `Metrics` operationId).
 func (c *Client) Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4062,6 +4069,8 @@ func (c *Client) Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 }
 
 // Openapi This API description
+//
+// HEAD is answered as GET without the body.
 //
 // Corresponds with GET /openapi.yaml (the `Openapi` operationId).
 func (c *Client) Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4081,7 +4090,8 @@ func (c *Client) Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 // Runs every self-check (at most 2 s). `database` is critical: when it
 // fails the answer is 503 and `status` is `unavailable`. `clock.skew`
 // reports how far the process clock is from `compute_now()` in seconds;
-// beyond 1 s it is `degraded` (still 200).
+// beyond 1 s it is `degraded` (still 200). HEAD runs the same checks and
+// answers the status without the body.
 //
 // Without a token the body is the verdict alone (`{"status":"ok"}`; on 503
 // also an UNAVAILABLE error saying `not ready`). Each check, and which
@@ -9895,6 +9905,7 @@ type ClientWithResponsesInterface interface {
 	// HealthzWithResponse Liveness
 	//
 	// 200 while the process serves HTTP. Checks nothing else, so a database outage does not restart replicas.
+	// HEAD is answered as GET without the body, here and on the other operations routes.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9915,6 +9926,7 @@ type ClientWithResponsesInterface interface {
 	// Needs a bearer token: the metrics token (`COMPUTE_METRICS_TOKEN`) or an
 	// operator's API token. The internal listener (`COMPUTE_METRICS_ADDR`)
 	// serves it without one.
+	// HEAD is answered as GET without the body.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9922,6 +9934,8 @@ type ClientWithResponsesInterface interface {
 	MetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*MetricsResponse, error)
 
 	// OpenapiWithResponse This API description
+	//
+	// HEAD is answered as GET without the body.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9933,7 +9947,8 @@ type ClientWithResponsesInterface interface {
 	// Runs every self-check (at most 2 s). `database` is critical: when it
 	// fails the answer is 503 and `status` is `unavailable`. `clock.skew`
 	// reports how far the process clock is from `compute_now()` in seconds;
-	// beyond 1 s it is `degraded` (still 200).
+	// beyond 1 s it is `degraded` (still 200). HEAD runs the same checks and
+	// answers the status without the body.
 	//
 	// Without a token the body is the verdict alone (`{"status":"ok"}`; on 503
 	// also an UNAVAILABLE error saying `not ready`). Each check, and which
@@ -20388,6 +20403,7 @@ func (r WhoamiResponse) ContentType() string {
 // HealthzWithResponse Liveness
 //
 // 200 while the process serves HTTP. Checks nothing else, so a database outage does not restart replicas.
+// HEAD is answered as GET without the body, here and on the other operations routes.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -20414,6 +20430,7 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 // Needs a bearer token: the metrics token (`COMPUTE_METRICS_TOKEN`) or an
 // operator's API token. The internal listener (`COMPUTE_METRICS_ADDR`)
 // serves it without one.
+// HEAD is answered as GET without the body.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -20427,6 +20444,8 @@ func (c *ClientWithResponses) MetricsWithResponse(ctx context.Context, reqEditor
 }
 
 // OpenapiWithResponse This API description
+//
+// HEAD is answered as GET without the body.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -20444,7 +20463,8 @@ func (c *ClientWithResponses) OpenapiWithResponse(ctx context.Context, reqEditor
 // Runs every self-check (at most 2 s). `database` is critical: when it
 // fails the answer is 503 and `status` is `unavailable`. `clock.skew`
 // reports how far the process clock is from `compute_now()` in seconds;
-// beyond 1 s it is `degraded` (still 200).
+// beyond 1 s it is `degraded` (still 200). HEAD runs the same checks and
+// answers the status without the body.
 //
 // Without a token the body is the verdict alone (`{"status":"ok"}`; on 503
 // also an UNAVAILABLE error saying `not ready`). Each check, and which

@@ -171,14 +171,23 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 	)
 
 	gate := newAuthGate(d)
-	e.GET("/healthz", healthz)
-	e.GET("/readyz", readyz(d, gate))
-	e.GET("/metrics", metrics(gate, promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{
-		Registry:          d.Registry,
-		EnableOpenMetrics: true,
-		ErrorLog:          slog.NewLogLogger(d.Logger.Handler(), slog.LevelError),
-	})))
-	e.GET("/openapi.yaml", openAPI)
+	// The operations routes answer HEAD as GET without the body, as HTTP
+	// asks of every GET resource: load balancers and uptime checks probe
+	// with HEAD. The /v1 routes do not (a HEAD of the event stream would
+	// hold its connection for the stream's life).
+	for path, h := range map[string]echo.HandlerFunc{
+		"/healthz": healthz,
+		"/readyz":  readyz(d, gate),
+		"/metrics": metrics(gate, promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{
+			Registry:          d.Registry,
+			EnableOpenMetrics: true,
+			ErrorLog:          slog.NewLogLogger(d.Logger.Handler(), slog.LevelError),
+		})),
+		"/openapi.yaml": openAPI,
+	} {
+		e.GET(path, h)
+		e.HEAD(path, h)
+	}
 
 	limiter := newTokenRateLimiter(d.RateLimit, d.RateBurst)
 	if d.Admission != nil {

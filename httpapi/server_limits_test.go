@@ -244,3 +244,29 @@ func TestInternalHandlerServesOnlyOperationsRoutes(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/metrics", nil))
 	require.Equal(t, http.StatusNotFound, rec.Code)
 }
+
+// The operations routes answer HEAD as GET without the body, on the public
+// and the internal listener: load balancers and uptime checks probe with
+// HEAD, and a 405 there reads as the service being down.
+func TestOperationsRoutesAnswerHead(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	for _, srv := range []*httptest.Server{httptest.NewServer(s.echo), httptest.NewServer(httpapi.InternalHandler(s.echo))} {
+		t.Cleanup(srv.Close)
+		for _, path := range []string{"/healthz", "/readyz"} {
+			resp, err := http.Head(srv.URL + path)
+			require.NoError(t, err)
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode, path)
+			require.Empty(t, body, path)
+		}
+	}
+	pub := httptest.NewServer(s.echo)
+	t.Cleanup(pub.Close)
+	resp, err := http.Head(pub.URL + "/openapi.yaml")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
