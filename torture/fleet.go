@@ -22,6 +22,9 @@ var (
 const (
 	site = "torture-site"
 	pool = "torture-pool"
+	// rushPool is the rushes' pool (rush.go): rushNodes nodes of rushGPUs
+	// whole GPUs, which only the rushes book.
+	rushPool = "torture-rush"
 	// gatewayID is the gateway the torture's liveness flips pretend to be.
 	gatewayID = "torture-gw"
 )
@@ -103,8 +106,10 @@ func seed(ctx context.Context, h *commands.Handlers, q *db.Queries, grace int64)
 	if _, err := h.CreateSite(ctx, operator, commands.CreateSite{ID: site, Name: "Torture site"}); err != nil {
 		return f, err
 	}
-	if _, err := h.CreatePool(ctx, operator, commands.CreatePool{ID: pool, SiteID: site, Kind: commands.PoolBareMetal}); err != nil {
-		return f, err
+	for _, p := range []string{pool, rushPool} {
+		if _, err := h.CreatePool(ctx, operator, commands.CreatePool{ID: p, SiteID: site, Kind: commands.PoolBareMetal}); err != nil {
+			return f, err
+		}
 	}
 	for _, t := range actors[1:] {
 		for res, max := range quotas {
@@ -145,6 +150,19 @@ func seed(ctx context.Context, h *commands.Handlers, q *db.Queries, grace int64)
 				return f, fmt.Errorf("node %s: %w", id, err)
 			}
 			f.nodes = append(f.nodes, id)
+		}
+	}
+	// The rush pool's nodes are not the fleet's: the mix never picks them.
+	for i := range rushNodes {
+		id := fmt.Sprintf("tr%02d", i)
+		var gpus []commands.GPUInventory
+		for g := range rushGPUs {
+			gpus = append(gpus, commands.GPUInventory{UUID: fmt.Sprintf("GPU-%s-%d", id, g), Model: "a100",
+				MemoryMB: 81920, Layout: exclusive})
+		}
+		if _, err := h.RegisterNode(ctx, operator, commands.RegisterNode{ID: id, PoolID: rushPool,
+			VCPU: 64, MemoryMB: 512 * 1024, DiskGB: 2000, GPUs: gpus}); err != nil {
+			return f, fmt.Errorf("node %s: %w", id, err)
 		}
 	}
 	for _, id := range f.nodes[:2] {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bettercompute/compute/commands"
@@ -78,7 +79,7 @@ func (o *Options) defaults() {
 func RunOnServer(ctx context.Context, serverURL string, opts Options) (Report, error) {
 	opts.defaults()
 	tracer := newDeadlockTracer()
-	s, err := openScratch(ctx, serverURL, opts.AdminURL, int32(opts.Concurrency)+8, tracer)
+	s, err := openScratch(ctx, serverURL, opts.AdminURL, int32(opts.Concurrency)+8, multitracer.New(tracer, rushTracer{}))
 	if err != nil {
 		return Report{}, err
 	}
