@@ -30,7 +30,8 @@ func streamBroker(cfg config.Config, pool *pgxpool.Pool, replica *queries.Replic
 	if cfg.StreamSource != config.StreamSourceNATS {
 		var src eventstream.Source = eventstream.OutboxSource(pool)
 		if replica != nil { // the outbox from the read replica while it is in rotation
-			src = &rotatingSource{primary: src, replica: eventstream.OutboxSource(replica.Pool), inRotation: replica.InRotation}
+			src = &horizonSource{Source: &rotatingSource{primary: src, replica: eventstream.OutboxSource(replica.Pool),
+				inRotation: replica.InRotation}, primary: eventstream.NewReader(pool)}
 		}
 		b = eventstream.NewSourceBroker(src, eventstream.BrokerOptions{Logger: logger})
 		p := pokes()
@@ -44,7 +45,8 @@ func streamBroker(cfg config.Config, pool *pgxpool.Pool, replica *queries.Replic
 	}
 	// A catch-up page from JetStream is a consumer of its own: read the
 	// largest pages the API allows.
-	b = eventstream.NewSourceBroker(src, eventstream.BrokerOptions{Logger: logger, CatchUpPage: eventstream.MaxLimit})
+	b = eventstream.NewSourceBroker(&horizonSource{Source: src, primary: eventstream.NewReader(pool)},
+		eventstream.BrokerOptions{Logger: logger, CatchUpPage: eventstream.MaxLimit})
 	logger.Info("event streams served from NATS JetStream", "stream", cfg.NATSStream)
 	return b, func(ctx context.Context) {
 			src.Run(ctx, b)
