@@ -45,6 +45,9 @@ type Replica struct {
 
 	inRotation atomic.Bool
 	lag        atomic.Int64 // nanoseconds, as of the last check
+	// failing is set while checks fail: the first failure is logged even
+	// when the standby was out of rotation already.
+	failing atomic.Bool
 
 	mu      sync.Mutex
 	samples []walSample // oldest first, none older than keepSamples
@@ -142,9 +145,14 @@ func (r *Replica) measure(ctx context.Context, now time.Time) (time.Duration, er
 	return 0, nil
 }
 
-// rotate records the outcome and logs a change of rotation.
+// rotate records the outcome and logs a change of rotation, and the
+// first of a run of failed checks: a standby that cannot be read from the
+// start (a wrong COMPUTE_READ_DATABASE_URL, a server down, a database that
+// is not a standby) never changes rotation, and would otherwise never be
+// mentioned.
 func (r *Replica) rotate(in bool, lag time.Duration, err error) {
 	was := r.inRotation.Swap(in)
+	wasFailing := r.failing.Swap(err != nil)
 	logger := r.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -154,6 +162,8 @@ func (r *Replica) rotate(in bool, lag time.Duration, err error) {
 		logger.Warn("read replica out of rotation: reads go to the primary", "lag", lag, "max_lag", r.maxLag(), "err", err)
 	case !was && in:
 		logger.Info("read replica in rotation", "lag", lag)
+	case err != nil && !wasFailing:
+		logger.Warn("read replica out of rotation: reads go to the primary", "lag", lag, "max_lag", r.maxLag(), "err", err)
 	}
 	if r.Observe != nil {
 		r.Observe(lag, in)

@@ -1,10 +1,14 @@
 package queries_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
@@ -128,4 +132,29 @@ func TestReplicaThatStopsReplayingLeavesRotation(t *testing.T) {
 		_, err := f.replica.Check(ctx, time.Now())
 		return err == nil && f.replica.InRotation()
 	}, time.Minute, 20*time.Millisecond, "back in rotation once it caught up")
+}
+
+// A standby that cannot be checked from the start (a wrong URL, a server
+// down, a database that is not a standby) never enters rotation, so no
+// change of rotation would mention it: its first failed check is logged,
+// with the error, once.
+func TestReplicaThatCannotBeCheckedIsLogged(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	ctx := context.Background()
+	unreachable, err := pgxpool.New(ctx, "postgres://compute@127.0.0.1:1/compute?connect_timeout=1")
+	require.NoError(t, err)
+	t.Cleanup(unreachable.Close)
+	for name, standby := range map[string]*pgxpool.Pool{"not a standby": d.Pool, "unreachable": unreachable} {
+		var logs bytes.Buffer
+		r := &queries.Replica{Pool: standby, Primary: d.Pool, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
+		for range 3 {
+			_, err := r.Check(ctx, time.Now())
+			require.Error(t, err, name)
+			require.False(t, r.InRotation(), name)
+		}
+		require.Equal(t, 1, strings.Count(logs.String(), `"msg":"read replica out of rotation: reads go to the primary"`),
+			"%s: logged once:\n%s", name, logs.String())
+		require.Contains(t, logs.String(), `"err":"`, name)
+	}
 }
