@@ -33,3 +33,15 @@ func connect(url, creds, name string, reconnectWait time.Duration, logger *slog.
 	}
 	return conn, nil
 }
+
+// notConnected is err, said to come from a connection that is down when
+// conn is: nats.go then fails every request at once with only "outbound
+// buffer limit exceeded" (connect buffers nothing while disconnected),
+// which tells an operator with a wrong URL or a NATS server down nothing
+// of either. The status names no server, so no credentials of a URL.
+func notConnected(conn *natsgo.Conn, err error) error {
+	if err == nil || conn.IsConnected() {
+		return err
+	}
+	return fmt.Errorf("not connected to NATS (%s): %w", conn.Status(), err)
+}

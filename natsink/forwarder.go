@@ -60,8 +60,10 @@ func (s *Sink) forward(msg *message.Message) error {
 	return nil
 }
 
-// fail records err for Health and returns it.
+// fail records err for Health and returns it (to the Router, which logs
+// it), saying first when the connection is down (notConnected).
 func (s *Sink) fail(err error) error {
+	err = notConnected(s.conn, err)
 	s.setFailure(err)
 	return err
 }

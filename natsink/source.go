@@ -192,16 +192,16 @@ func (s *Source) newConsumer(ctx context.Context, filter string, start uint64, i
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, unavailable(fmt.Errorf("consume stream %s (%s from %d): %w", s.cfg.Stream, filter, start, err))
+		return nil, s.unavailable(fmt.Errorf("consume stream %s (%s from %d): %w", s.cfg.Stream, filter, start, err))
 	}
 	return &consumer{sub: sub, reconnects: reconnects}, nil
 }
 
 // consumerPending is how many messages a new consumer has to deliver.
-func consumerPending(c *consumer) (uint64, error) {
+func (s *Source) consumerPending(c *consumer) (uint64, error) {
 	info, err := c.sub.ConsumerInfo()
 	if err != nil {
-		return 0, unavailable(fmt.Errorf("read consumer: %w", err))
+		return 0, s.unavailable(fmt.Errorf("read consumer: %w", err))
 	}
 	return info.NumPending, nil
 }
@@ -214,15 +214,16 @@ func (s *Source) streamInfo(ctx context.Context) (*natsgo.StreamInfo, error) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, unavailable(fmt.Errorf("read stream %s: %w", s.cfg.Stream, err))
+		return nil, s.unavailable(fmt.Errorf("read stream %s: %w", s.cfg.Stream, err))
 	}
 	return info, nil
 }
 
 // unavailable marks err as NATS being unreachable: 503 for a stream that
-// has not started, so the client retries.
-func unavailable(err error) error {
-	return core.Wrap(core.CodeUnavailable, err, "the event stream's source (NATS JetStream) is unavailable: retry")
+// has not started, so the client retries. While the connection is down
+// the error says so first (notConnected).
+func (s *Source) unavailable(err error) error {
+	return core.Wrap(core.CodeUnavailable, notConnected(s.conn, err), "the event stream's source (NATS JetStream) is unavailable: retry")
 }
 
 // decode turns a stream message back into the event the sink published:

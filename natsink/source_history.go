@@ -62,7 +62,7 @@ func (s *Source) readRange(ctx context.Context, scope eventstream.Scope, after o
 		return nil, err
 	}
 	defer func() { _ = c.sub.Unsubscribe() }()
-	if c.pending, err = consumerPending(c); err != nil {
+	if c.pending, err = s.consumerPending(c); err != nil {
 		return nil, err
 	}
 	var out []outbox.Stored
@@ -74,13 +74,13 @@ func (s *Source) readRange(ctx context.Context, scope eventstream.Scope, after o
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, unavailable(fmt.Errorf("read stream %s after %s: %w", s.cfg.Stream, after, err))
+			return nil, s.unavailable(fmt.Errorf("read stream %s after %s: %w", s.cfg.Stream, after, err))
 		}
 		for _, m := range msgs {
 			se, ok, err := s.take(c, m)
 			e := se.e
 			if err != nil {
-				return nil, unavailable(fmt.Errorf("read stream %s after %s: %w", s.cfg.Stream, after, err))
+				return nil, s.unavailable(fmt.Errorf("read stream %s after %s: %w", s.cfg.Stream, after, err))
 			}
 			if !ok || !after.Less(e.Position) || !scope.Matches(e.Event) {
 				continue

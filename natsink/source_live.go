@@ -75,7 +75,7 @@ func (s *Source) Head(ctx context.Context) (outbox.Position, error) {
 	if err != nil {
 		return outbox.Position{}, err
 	}
-	if c.pending, err = consumerPending(c); err != nil {
+	if c.pending, err = s.consumerPending(c); err != nil {
 		_ = c.sub.Unsubscribe()
 		return outbox.Position{}, err
 	}
@@ -143,12 +143,12 @@ func (s *Source) ReadAfter(ctx context.Context, after outbox.Position, limit int
 		// answered: make sure it is still there.
 		if _, err := c.sub.ConsumerInfo(); err != nil {
 			s.dropLiveLocked()
-			return nil, unavailable(fmt.Errorf("live consumer of stream %s: %w", s.cfg.Stream, err))
+			return nil, s.unavailable(fmt.Errorf("live consumer of stream %s: %w", s.cfg.Stream, err))
 		}
 		return nil, nil
 	case err != nil:
 		s.dropLiveLocked()
-		return nil, unavailable(fmt.Errorf("read stream %s: %w", s.cfg.Stream, err))
+		return nil, s.unavailable(fmt.Errorf("read stream %s: %w", s.cfg.Stream, err))
 	}
 	return s.accept(msgs), nil
 }
@@ -163,7 +163,7 @@ func (s *Source) fetchLive(ctx context.Context, n uint64) ([]outbox.Stored, erro
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, unavailable(fmt.Errorf("read stream %s: %w", s.cfg.Stream, err))
+		return nil, s.unavailable(fmt.Errorf("read stream %s: %w", s.cfg.Stream, err))
 	}
 	return s.accept(msgs), nil
 }

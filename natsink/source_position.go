@@ -86,7 +86,7 @@ func (s *Source) positionFrom(ctx context.Context, seq, end uint64) (outbox.Posi
 			continue
 		}
 		if err != nil {
-			return outbox.Position{}, 0, false, unavailable(fmt.Errorf("read message %d of stream %s: %w", next, s.cfg.Stream, err))
+			return outbox.Position{}, 0, false, s.unavailable(fmt.Errorf("read message %d of stream %s: %w", next, s.cfg.Stream, err))
 		}
 		pos, err := outbox.ParsePosition(m.Header.Get(outbox.MetadataPosition))
 		if err == nil && pos.IsZero() {

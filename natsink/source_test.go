@@ -185,3 +185,15 @@ func TestSourceReadsTheLogAsTheOutboxDoes(t *testing.T) {
 	require.Equal(t, envelopes(t, log[11:]), envelopes(t, got))
 	require.NoError(t, old.CheckCursor(ctx, outbox.Position{}), "no cursor never expires")
 }
+
+// A source whose server cannot be reached (a wrong COMPUTE_NATS_URL, NATS
+// down) says so in its errors, which /readyz and the log show, rather than
+// only nats.go's "outbound buffer limit exceeded" of a request made while
+// disconnected.
+func TestSourceSaysWhenItIsNotConnected(t *testing.T) {
+	t.Parallel()
+	src := openSource(t, "nats://127.0.0.1:1", 4)
+	_, err := src.Head(context.Background())
+	require.Equal(t, core.CodeUnavailable, core.CodeOf(err))
+	require.ErrorContains(t, err, "not connected to NATS")
+}
