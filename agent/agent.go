@@ -88,6 +88,9 @@ type Config struct {
 	// DiskCheckEvery is how often allocations' work directories are
 	// measured against their diskGb (default DefaultDiskCheckEvery).
 	DiskCheckEvery time.Duration
+	// InventoryEvery is how often a connected daemon reads its GPUs again
+	// and reports a change (default DefaultInventoryEvery; negative: never).
+	InventoryEvery time.Duration
 	// ReconnectDelay is the pause between session attempts (default 1 s).
 	ReconnectDelay time.Duration
 	// Now is the daemon's clock, the judge of assignments' windows (nil:
@@ -117,6 +120,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if cfg.ResyncEvery <= 0 {
 		cfg.ResyncEvery = DefaultResyncEvery
+	}
+	if cfg.InventoryEvery == 0 {
+		cfg.InventoryEvery = DefaultInventoryEvery
 	}
 	log := cfg.Logger
 	j, err := openJournal(cfg.StateDir)

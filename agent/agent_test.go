@@ -106,15 +106,22 @@ func (hs *harness) gateway(id string) (*gateway.Gateway, string) {
 
 // daemon starts `compute agent` in-process; cancel kills it.
 func (hs *harness) daemon(node, dir string, gateways ...string) context.CancelFunc {
+	return hs.daemonWith(node, dir, func(*agent.Config) {}, gateways...)
+}
+
+// daemonWith is daemon with its configuration changed by tweak.
+func (hs *harness) daemonWith(node, dir string, tweak func(*agent.Config), gateways ...string) context.CancelFunc {
 	ctx, cancel := context.WithCancel(hs.ctx)
 	done := make(chan struct{})
+	cfg := agent.Config{NodeID: node, PoolID: "metal", GatewayURLs: gateways, StateDir: dir,
+		FakeGPUs: "2xH100-80GB", VCPU: 32, MemoryMB: 65536, DiskGB: 500, Joiner: hs.join,
+		WorkloadDir: filepath.Join(hs.workloads, node), WorkloadIsolation: cmp.Or(hs.isolation, agent.IsolationNone),
+		Now:            hs.clock(),
+		ReconnectDelay: 10 * time.Millisecond}
+	tweak(&cfg)
 	go func() {
 		defer close(done)
-		err := agent.Run(ctx, agent.Config{NodeID: node, PoolID: "metal", GatewayURLs: gateways, StateDir: dir,
-			FakeGPUs: "2xH100-80GB", VCPU: 32, MemoryMB: 65536, DiskGB: 500, Joiner: hs.join,
-			WorkloadDir: filepath.Join(hs.workloads, node), WorkloadIsolation: cmp.Or(hs.isolation, agent.IsolationNone),
-			Now:            hs.clock(),
-			ReconnectDelay: 10 * time.Millisecond})
+		err := agent.Run(ctx, cfg)
 		if err != nil {
 			hs.t.Errorf("agent %s: %v", node, err)
 		}

@@ -69,7 +69,7 @@ func (d *daemon) validateAssign(m wire.Message, a wire.AssignPayload) string {
 		return "it assigns nothing: no devices, vcpu, memory or disk"
 	}
 	gpus := map[string]wire.InventoryGPU{}
-	for _, g := range d.gpus {
+	for _, g := range d.machineGPUs() {
 		gpus[g.UUID] = g
 	}
 	seen := map[string]bool{}
@@ -299,7 +299,7 @@ func (d *daemon) reportExited(proc *instanceProcess, code int32, reason string) 
 // nodeState is what the inventory message carries.
 func (d *daemon) nodeState() wire.NodeState {
 	st := wire.NodeState{Assignments: d.journal.assignments(), Instances: d.instances.running(),
-		ObservedGeneration: d.journal.observedGeneration(), GPUs: slices.Clone(d.gpus)}
+		ObservedGeneration: d.journal.observedGeneration(), GPUs: d.machineGPUs()}
 	if err := d.sandbox.check(); err != nil {
 		st.WorkloadsRefused = err.Error()
 	}

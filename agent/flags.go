@@ -44,6 +44,8 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&cfg.CgroupRoot, "cgroup-root", DefaultCgroupRoot, "where the cgroup hierarchies are mounted")
 	fs.DurationVar(&cfg.StopGrace, "stop-grace", DefaultStopGrace, "time a stopped workload gets between SIGTERM and SIGKILL")
 	fs.DurationVar(&cfg.ResyncEvery, "resync-every", DefaultResyncEvery, "how often the watchdog stops workloads past their assignment")
+	fs.DurationVar(&cfg.InventoryEvery, "inventory-every", DefaultInventoryEvery,
+		"how often a connected daemon reads its GPUs again and reports a change (negative: never)")
 	fs.Int64Var(&cfg.VCPU, "vcpu", 64, "allocatable vCPUs")
 	fs.Int64Var(&cfg.MemoryMB, "memory-mb", 512*1024, "allocatable memory in MB")
 	fs.Int64Var(&cfg.DiskGB, "disk-gb", 2000, "allocatable disk in GB")

@@ -115,7 +115,7 @@ func (d *daemon) rejoin(ctx context.Context) bool {
 			return false
 		}
 	}
-	token, err := join(ctx, cfg, d.gpus)
+	token, err := join(ctx, cfg, d.machineGPUs())
 	if err != nil {
 		d.log.Error("re-join failed", "err", err)
 		return false

@@ -21,8 +21,10 @@ type daemon struct {
 	token   string
 	journal *journal
 	log     *slog.Logger
-	// gpus is the node's inventory (nvidia-smi or the fake one).
-	gpus []wire.InventoryGPU
+	// gpus is the node's inventory (nvidia-smi or the fake one), as last
+	// read (watchInventory reads it again while a session is open).
+	gpusMu sync.Mutex
+	gpus   []wire.InventoryGPU
 	// running are the commands this process is carrying out now.
 	running runningCommands
 	// instances are the workloads this process started.
@@ -89,6 +91,7 @@ func (d *daemon) session(ctx context.Context, base string) (opened bool, err err
 	// The watchdog looks at every (re)connect, and reports on this session.
 	go d.resync()
 	go d.heartbeat(ctx, ws)
+	go d.watchInventory(ctx, ws)
 	for {
 		m, err := receive(ctx, ws)
 		if err != nil {

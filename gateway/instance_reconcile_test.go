@@ -72,3 +72,54 @@ func TestInventoryEndsInstancesTheDaemonNoLongerRuns(t *testing.T) {
 	require.Equal(t, core.ReservationActive, got.State, "the reservation is not touched")
 	f.requireInvariants()
 }
+
+// A daemon's mid-session report of its machine (what it holds and runs
+// null) changes its GPUs and judges nothing else: no assignment is pushed
+// again or taken back, no instance is ended, whatever jobs are in flight.
+func TestMachineReportJudgesNoAssignmentOrInstance(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cred := f.join("n1", "metal")
+	g, url := f.liveGateway("gw1")
+	d, _ := f.wireDaemon(url, cred.Token)
+	rsv := f.activeReservation(t)
+	ins, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
+	require.NoError(t, err)
+	_, err = g.Dispatch(f.ctx, "n1")
+	require.NoError(t, err)
+	assign := d.next()
+	require.Equal(t, wire.CommandKindAssign, assign.CommandKind)
+	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: assign.CommandID, State: "succeeded", ObservedGeneration: 1})
+	start := d.next()
+	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: start.CommandID, State: "succeeded"})
+	require.Eventually(t, func() bool { s, _ := f.instanceState(ins.Instance.ID); return s == "running" },
+		10*time.Second, 5*time.Millisecond)
+	jobs := func() int {
+		var n int
+		require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT count(*) FROM node_commands WHERE node_id = 'n1'").Scan(&n))
+		return n
+	}
+	before := jobs()
+
+	f.d.AdvanceSimClock(t, commands.InstanceReportGrace)
+	machine := func(gpus ...string) {
+		st := wire.NodeState{ObservedGeneration: 1}
+		for _, id := range gpus {
+			st.GPUs = append(st.GPUs, wire.InventoryGPU{UUID: id, Model: "h100", MemoryMB: 81920})
+		}
+		b, err := json.Marshal(st)
+		require.NoError(t, err)
+		d.send(wire.Message{Type: wire.TypeInventory, JournalID: "j1", ObservedGeneration: 1, Payload: b})
+	}
+	machine("GPU-n1-0") // GPU-n1-1 fell off the bus
+	require.Eventually(t, func() bool { _, h, _ := f.device("GPU-n1-1"); return h == commands.HealthMissing },
+		10*time.Second, 5*time.Millisecond)
+	machine("GPU-n1-0", "GPU-n1-1") // and came back; the gateway handles a session's messages in order
+	require.Eventually(t, func() bool { _, h, _ := f.device("GPU-n1-1"); return h == "healthy" },
+		10*time.Second, 5*time.Millisecond)
+
+	require.Equal(t, before, jobs(), "no assign pushed again, no unassign")
+	state, _ := f.instanceState(ins.Instance.ID)
+	require.Equal(t, "running", state)
+	f.requireInvariants()
+}

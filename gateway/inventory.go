@@ -13,7 +13,8 @@ import (
 	"github.com/bettercompute/compute/wire"
 )
 
-// A daemon sends its inventory once per session, after its hello. Each
+// A daemon sends its inventory after its hello, then its machine's part
+// again when that changes, which it checks once a minute by default. Each
 // one is a transaction that may write the node, its devices and events,
 // so a session's daemon gets inventoryBurst of them, then one every
 // inventoryLimit: a daemon that sends more (a bug, or a stolen credential)
@@ -29,7 +30,9 @@ var inventoryLimit = rate.Every(10 * time.Second)
 const inventoryAttempts = 3
 
 // handleInventory takes a daemon's wire.TypeInventory, which it sends after
-// every (re)connect: what the machine has and holds, as a wire.NodeState.
+// every (re)connect: what the machine has and holds, as a wire.NodeState;
+// and whenever its machine changes mid-session, with what it holds and
+// runs null.
 // Each part goes to its command, fenced by the session epoch; a failure is
 // logged, not fatal to the session (the daemon reports again at its next
 // connect).
@@ -70,6 +73,11 @@ func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int6
 			"workloadsRefused", st.WorkloadsRefused)
 	}
 
+	// A report of the machine only (the daemon's mid-session report of a
+	// changed GPU or sandbox) judges nothing else.
+	if st.Assignments == nil {
+		return
+	}
 	// The control plane decides who holds it: the daemon's assignments
 	// against the node's desired ones, both ways.
 	g.reconcileAssignments(ctx, nodeID, epoch, st.Assignments)

@@ -130,11 +130,18 @@ func (p UnassignPayload) Grace(def time.Duration) time.Duration {
 }
 
 // NodeState is the Payload of a TypeInventory message: what the daemon
-// holds and runs right now.
+// holds and runs right now. The daemon sends the whole of it after every
+// (re)connect; while a session stays open it sends the machine's part
+// again whenever that changes (a GPU gone or back, the sandbox broken or
+// repaired), with Assignments and Instances null: a report that judges
+// neither, so that it never races the node jobs in flight.
 type NodeState struct {
-	// Assignments are the allocations the daemon holds, by allocation id.
+	// Assignments are the allocations the daemon holds, by allocation id;
+	// null in a report of the machine only (not an empty list: that says
+	// it holds none).
 	Assignments []AssignPayload `json:"assignments"`
-	// Instances are the instance processes running now.
+	// Instances are the instance processes running now; null in a report
+	// of the machine only.
 	Instances []RunningInstance `json:"instances"`
 	// ObservedGeneration is the highest Generation of an assign or unassign
 	// the daemon accepted.
