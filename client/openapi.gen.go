@@ -2755,6 +2755,15 @@ type ListWebhookEndpointsParams struct {
 	Limit *WebhookLimit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// CreateWebhookEndpointParams defines parameters for CreateWebhookEndpoint.
+type CreateWebhookEndpointParams struct {
+	// IdempotencyKey Makes a retry safe. Scoped to (tenant, identity, key) and kept 24 h: a
+	// repeat with the same body replays the stored response (errors that are
+	// final included) and does nothing else; the same key with a different
+	// body is 422 IDEMPOTENCY_KEY_REUSED. 1 to 255 printable ASCII characters.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // PatchWebhookEndpointParams defines parameters for PatchWebhookEndpoint.
 type PatchWebhookEndpointParams struct {
 	// IfMatch The version the object must be at (optimistic concurrency), bare (`3`)
@@ -3913,12 +3922,14 @@ type ClientInterface interface {
 	// type is in `eventTypes` (empty: every type). The signing secret is
 	// returned in this response only. Operators may set `tenant`. A tenant
 	// has at most 20 endpoints, enabled or not (`COMPUTE_WEBHOOK_MAX_ENDPOINTS`):
-	// one more is 409 QUOTA_EXCEEDED.
+	// one more is 409 QUOTA_EXCEEDED. With an `Idempotency-Key`, a retry of
+	// the same request answers what the first one did, the same endpoint
+	// and secret, for 24 hours, instead of registering another endpoint.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/webhook-endpoints (the `CreateWebhookEndpoint` operationId).
-	CreateWebhookEndpointWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateWebhookEndpointWithBody(ctx context.Context, params *CreateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateWebhookEndpoint Register a webhook endpoint (operator, member)
 	//
@@ -3926,12 +3937,14 @@ type ClientInterface interface {
 	// type is in `eventTypes` (empty: every type). The signing secret is
 	// returned in this response only. Operators may set `tenant`. A tenant
 	// has at most 20 endpoints, enabled or not (`COMPUTE_WEBHOOK_MAX_ENDPOINTS`):
-	// one more is 409 QUOTA_EXCEEDED.
+	// one more is 409 QUOTA_EXCEEDED. With an `Idempotency-Key`, a retry of
+	// the same request answers what the first one did, the same endpoint
+	// and secret, for 24 hours, instead of registering another endpoint.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/webhook-endpoints (the `CreateWebhookEndpoint` operationId).
-	CreateWebhookEndpoint(ctx context.Context, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateWebhookEndpoint(ctx context.Context, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteWebhookEndpoint Delete a webhook endpoint (operator, member)
 	//
@@ -5862,13 +5875,15 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEn
 // type is in `eventTypes` (empty: every type). The signing secret is
 // returned in this response only. Operators may set `tenant`. A tenant
 // has at most 20 endpoints, enabled or not (`COMPUTE_WEBHOOK_MAX_ENDPOINTS`):
-// one more is 409 QUOTA_EXCEEDED.
+// one more is 409 QUOTA_EXCEEDED. With an `Idempotency-Key`, a retry of
+// the same request answers what the first one did, the same endpoint
+// and secret, for 24 hours, instead of registering another endpoint.
 //
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/webhook-endpoints (the `CreateWebhookEndpoint` operationId).
-func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateWebhookEndpointRequestWithBody(c.Server, contentType, body)
+func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, params *CreateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookEndpointRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5885,13 +5900,15 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, contentType 
 // type is in `eventTypes` (empty: every type). The signing secret is
 // returned in this response only. Operators may set `tenant`. A tenant
 // has at most 20 endpoints, enabled or not (`COMPUTE_WEBHOOK_MAX_ENDPOINTS`):
-// one more is 409 QUOTA_EXCEEDED.
+// one more is 409 QUOTA_EXCEEDED. With an `Idempotency-Key`, a retry of
+// the same request answers what the first one did, the same endpoint
+// and secret, for 24 hours, instead of registering another endpoint.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/webhook-endpoints (the `CreateWebhookEndpoint` operationId).
-func (c *Client) CreateWebhookEndpoint(ctx context.Context, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateWebhookEndpointRequest(c.Server, body)
+func (c *Client) CreateWebhookEndpoint(ctx context.Context, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookEndpointRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9508,18 +9525,18 @@ func NewListWebhookEndpointsRequest(server string, params *ListWebhookEndpointsP
 }
 
 // NewCreateWebhookEndpointRequest calls the generic CreateWebhookEndpoint builder with application/json body
-func NewCreateWebhookEndpointRequest(server string, body CreateWebhookEndpointJSONRequestBody) (*http.Request, error) {
+func NewCreateWebhookEndpointRequest(server string, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateWebhookEndpointRequestWithBody(server, "application/json", bodyReader)
+	return NewCreateWebhookEndpointRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewCreateWebhookEndpointRequestWithBody constructs an http.Request for the CreateWebhookEndpoint method, with any body, and a specified content type
-func NewCreateWebhookEndpointRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateWebhookEndpointRequestWithBody(server string, params *CreateWebhookEndpointParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -9543,6 +9560,21 @@ func NewCreateWebhookEndpointRequestWithBody(server string, contentType string, 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -10995,12 +11027,14 @@ type ClientWithResponsesInterface interface {
 	// type is in `eventTypes` (empty: every type). The signing secret is
 	// returned in this response only. Operators may set `tenant`. A tenant
 	// has at most 20 endpoints, enabled or not (`COMPUTE_WEBHOOK_MAX_ENDPOINTS`):
-	// one more is 409 QUOTA_EXCEEDED.
+	// one more is 409 QUOTA_EXCEEDED. With an `Idempotency-Key`, a retry of
+	// the same request answers what the first one did, the same endpoint
+	// and secret, for 24 hours, instead of registering another endpoint.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/webhook-endpoints (the `CreateWebhookEndpoint` operationId).
-	CreateWebhookEndpointWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error)
+	CreateWebhookEndpointWithBodyWithResponse(ctx context.Context, params *CreateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error)
 
 	// CreateWebhookEndpointWithResponse Register a webhook endpoint (operator, member)
 	//
@@ -11008,12 +11042,14 @@ type ClientWithResponsesInterface interface {
 	// type is in `eventTypes` (empty: every type). The signing secret is
 	// returned in this response only. Operators may set `tenant`. A tenant
 	// has at most 20 endpoints, enabled or not (`COMPUTE_WEBHOOK_MAX_ENDPOINTS`):
-	// one more is 409 QUOTA_EXCEEDED.
+	// one more is 409 QUOTA_EXCEEDED. With an `Idempotency-Key`, a retry of
+	// the same request answers what the first one did, the same endpoint
+	// and secret, for 24 hours, instead of registering another endpoint.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/webhook-endpoints (the `CreateWebhookEndpoint` operationId).
-	CreateWebhookEndpointWithResponse(ctx context.Context, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error)
+	CreateWebhookEndpointWithResponse(ctx context.Context, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error)
 
 	// DeleteWebhookEndpointWithResponse Delete a webhook endpoint (operator, member)
 	//
@@ -19443,6 +19479,8 @@ type CreateWebhookEndpointResponse struct {
 	JSON413 *BodyTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -19495,6 +19533,11 @@ func (r CreateWebhookEndpointResponse) GetJSON413() *BodyTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -21997,13 +22040,15 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 // type is in `eventTypes` (empty: every type). The signing secret is
 // returned in this response only. Operators may set `tenant`. A tenant
 // has at most 20 endpoints, enabled or not (`COMPUTE_WEBHOOK_MAX_ENDPOINTS`):
-// one more is 409 QUOTA_EXCEEDED.
+// one more is 409 QUOTA_EXCEEDED. With an `Idempotency-Key`, a retry of
+// the same request answers what the first one did, the same endpoint
+// and secret, for 24 hours, instead of registering another endpoint.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/webhook-endpoints (the `CreateWebhookEndpoint` operationId).
-func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error) {
-	rsp, err := c.CreateWebhookEndpointWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx context.Context, params *CreateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error) {
+	rsp, err := c.CreateWebhookEndpointWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -22016,13 +22061,15 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 // type is in `eventTypes` (empty: every type). The signing secret is
 // returned in this response only. Operators may set `tenant`. A tenant
 // has at most 20 endpoints, enabled or not (`COMPUTE_WEBHOOK_MAX_ENDPOINTS`):
-// one more is 409 QUOTA_EXCEEDED.
+// one more is 409 QUOTA_EXCEEDED. With an `Idempotency-Key`, a retry of
+// the same request answers what the first one did, the same endpoint
+// and secret, for 24 hours, instead of registering another endpoint.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/webhook-endpoints (the `CreateWebhookEndpoint` operationId).
-func (c *ClientWithResponses) CreateWebhookEndpointWithResponse(ctx context.Context, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error) {
-	rsp, err := c.CreateWebhookEndpoint(ctx, body, reqEditors...)
+func (c *ClientWithResponses) CreateWebhookEndpointWithResponse(ctx context.Context, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error) {
+	rsp, err := c.CreateWebhookEndpoint(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -31054,6 +31101,13 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited

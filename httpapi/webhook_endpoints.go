@@ -110,12 +110,17 @@ type webhookAttemptJSON struct {
 }
 
 func (h webhookHandlers) create(c echo.Context) error {
+	key, err := idempotencyKey(c)
+	if err != nil {
+		return err
+	}
 	var req createWebhookEndpointRequest
 	if err := Bind(c, &req); err != nil {
 		return err
 	}
 	created, err := h.svc.CreateEndpoint(c.Request().Context(), ActorOf(c), webhook.CreateEndpoint{
 		Tenant: req.Tenant, URL: req.URL, EventTypes: req.EventTypes, Description: req.Description,
+		IdempotencyKey: key,
 	})
 	if err != nil {
 		return err

@@ -62,6 +62,9 @@ type CreateEndpoint struct {
 	URL         string
 	EventTypes  []string
 	Description string
+	// IdempotencyKey makes a retry of the same request answer what the
+	// first one did, its secret included (commands.CreateWebhookEndpoint).
+	IdempotencyKey string
 }
 
 const (
@@ -124,11 +127,12 @@ func (s *Service) CreateEndpoint(ctx context.Context, actor core.Actor, in Creat
 	res, err := s.cmds.CreateWebhookEndpoint(ctx, actor, commands.CreateWebhookEndpoint{
 		ID: endpointIDPrefix + hex.EncodeToString(idBytes), Tenant: tenant, URL: in.URL,
 		EventTypes: types, Description: in.Description, Secret: secret, MaxEndpoints: s.cfg.MaxEndpoints,
+		IdempotencyKey: in.IdempotencyKey,
 	})
 	if err != nil {
 		return EndpointWithSecret{}, err
 	}
-	return EndpointWithSecret{Endpoint: endpointOfResult(res), Secret: secret}, nil
+	return EndpointWithSecret{Endpoint: endpointOfResult(res.WebhookEndpointResult), Secret: res.Secret}, nil
 }
 
 // endpointOfResult is the endpoint a command wrote, with its event's position.

@@ -85,8 +85,12 @@ func (c *cli) webhooksCmd() *cobra.Command {
 			if tenant != "" {
 				req.Tenant = &tenant
 			}
+			// A fresh key: a retry after 429 or 503 registers no second
+			// endpoint, and answers the first one's secret.
+			key := newIdempotencyKey()
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
-				body, err := bodyOf(api.CreateWebhookEndpointWithResponse(ctx, req))
+				body, err := bodyOf(api.CreateWebhookEndpointWithResponse(ctx,
+					&client.CreateWebhookEndpointParams{IdempotencyKey: &key}, req))
 				if err != nil {
 					return err
 				}
