@@ -13,6 +13,12 @@ import (
 	"github.com/bettercompute/compute/wire"
 )
 
+// maxInstanceStopReason bounds the reason a daemon gives for an instance it
+// stopped: the instance, each of its events and the tenant's webhooks carry
+// it, and a daemon's text is not trusted to be short (a message may be 4
+// MiB).
+const maxInstanceStopReason = 1 << 10
+
 // RecordInstanceStopped is a node daemon's report that an instance ended
 // without being asked to: it stopped it (its allocation was unassigned, or
 // its watchdog found it running outside an assignment or past its end), or
@@ -36,7 +42,8 @@ type RecordInstanceStopped struct {
 // through the provision table, one event per step:
 //
 //   - stopped by its daemon: to stopped (requested, provisioning or running
-//     pass through stopping), with the daemon's reason;
+//     pass through stopping), with the daemon's reason (NUL and invalid
+//     UTF-8 made U+FFFD, cut to maxInstanceStopReason);
 //   - exited with status 0: to succeeded;
 //   - exited otherwise: to failed, reason "exit status N", or "OOMKilled"
 //     when the OOM killer ended it (or "exited without a status").
@@ -50,6 +57,9 @@ type RecordInstanceStopped struct {
 // NOT_FOUND.
 func (s NodeSessions) RecordInstanceStopped(ctx context.Context, cmd RecordInstanceStopped) (core.Instance, error) {
 	h := s.h
+	// Storable first: text PostgreSQL refuses (NUL, invalid UTF-8) would
+	// fail the report and leave the instance running until an inventory.
+	cmd.Reason = storableText(cmd.Reason, maxInstanceStopReason, false)
 	var out core.Instance
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)

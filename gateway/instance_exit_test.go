@@ -2,8 +2,10 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -45,5 +47,42 @@ func TestExitedInstanceOverTheWire(t *testing.T) {
 	require.Equal(t, "exit status 3", i.Reason)
 	require.NotNil(t, i.ExitCode)
 	require.Equal(t, int32(3), *i.ExitCode)
+	f.requireInvariants()
+}
+
+// A daemon's reason for an instance it stopped reaches the tenant (the
+// instance, its events, webhooks): it is stored cut to 1 KiB, with NUL
+// bytes and invalid UTF-8 made U+FFFD, so a daemon that sends megabytes
+// cannot fill the instance and every event of it, and one whose text
+// PostgreSQL refuses still has its report recorded instead of leaving the
+// instance running.
+func TestInstanceStopReasonIsBoundedAndStorable(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cred := f.join("n1", "metal")
+	g, url := f.liveGateway("gw1")
+	d, _ := f.wireDaemon(url, cred.Token)
+	rsv := f.activeReservation(t)
+	inst, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
+	require.NoError(t, err)
+	_, err = g.Dispatch(f.ctx, "n1")
+	require.NoError(t, err)
+	assign, start := d.next(), d.next()
+	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: assign.CommandID, State: "succeeded", ObservedGeneration: 1})
+	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: start.CommandID, State: "succeeded"})
+	require.Eventually(t, func() bool { s, _ := f.instanceState(inst.Instance.ID); return s == "running" },
+		10*time.Second, 5*time.Millisecond)
+
+	reason := "watchdog\x00\xff" + strings.Repeat("é", 1<<20) // 2 MiB: under wire.MaxMessageBytes
+	stopped, err := json.Marshal(wire.InstanceStopped{InstanceID: inst.Instance.ID, AllocationID: assign.AllocationID,
+		Reason: reason, At: f.d.Now(t)})
+	require.NoError(t, err)
+	d.send(wire.Message{Type: wire.TypeInstanceStopped, AllocationID: assign.AllocationID, Payload: stopped})
+	require.Eventually(t, func() bool { s, _ := f.instanceState(inst.Instance.ID); return s == "stopped" },
+		10*time.Second, 5*time.Millisecond)
+	_, got := f.instanceState(inst.Instance.ID)
+	require.LessOrEqual(t, len(got), 1024)
+	require.True(t, utf8.ValidString(got))
+	require.True(t, strings.HasPrefix(got, "watchdog\uFFFD\uFFFDé"), "%.40q", got)
 	f.requireInvariants()
 }
