@@ -59,11 +59,13 @@ func sameConditions(a, b []NodeCondition) bool {
 	})
 }
 
-// boundedReason is a daemon's free text made fit to keep: valid UTF-8,
-// without surrounding space, and cut at a rune boundary to at most limit
-// bytes (ending in "…" when cut).
+// boundedReason is a daemon's free text made fit to keep: valid UTF-8
+// without NUL (both U+FFFD: a condition is jsonb, which refuses \u0000, and
+// one refused reason would fail the whole inventory it came with), without
+// surrounding space, and cut at a rune boundary to at most limit bytes
+// (ending in "…" when cut).
 func boundedReason(s string, limit int) string {
-	s = strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD"))
+	s = strings.TrimSpace(strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD"))
 	if len(s) <= limit {
 		return s
 	}

@@ -310,3 +310,29 @@ func TestInventoriesOfASessionAreBounded(t *testing.T) {
 	require.Equal(t, 4, f.events(core.EventNodeInventoryReconciled, "n1"), "four reconciled, four dropped")
 	require.True(t, f.session("n1").Connected, "the session lives on")
 }
+
+// A WorkloadsRefused reason PostgreSQL cannot store in the node's
+// conditions (a NUL byte: jsonb refuses \u0000) is made storable, so it
+// cannot fail the whole inventory and leave the node's GPUs unreconciled
+// at every connect.
+func TestInventoryWorkloadsRefusedWithNULIsStored(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.join("n1", "metal")
+	f.gateway("gw1")
+	s := f.open("n1", "gw1", "j1")
+	res, err := f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{
+		GPUs: reported("GPU-n1-0"), WorkloadsRefused: "no runc\x00 here\xff"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"GPU-n1-1"}, res.Missing)
+	_, health, _ := f.device("GPU-n1-1")
+	require.Equal(t, commands.HealthMissing, health)
+	var msg string
+	for _, c := range f.conditions("n1") {
+		if c.Type == core.ConditionWorkloadsRefused {
+			msg = c.Message
+		}
+	}
+	require.Equal(t, "no runc\uFFFD here\uFFFD", msg)
+	f.requireInvariants()
+}
