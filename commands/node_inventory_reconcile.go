@@ -295,7 +295,9 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 // assignment makes visible). Atoms and instances pair by profile, in order:
 // the k-th atom of a profile (by atom id) with the k-th instance of that
 // profile (by its index). An atom without a matching instance has its UUID
-// cleared; a GPU the daemon does not report keeps its atoms' UUIDs.
+// cleared; a GPU the daemon does not report keeps its atoms' UUIDs. An
+// instance whose UUID is not a device's name (core.ValidMIGUUID) is
+// ignored.
 func recordMIGUUIDs(ctx context.Context, q *db.Queries, nodeID string, reported map[string]ReportedGPU) error {
 	atoms, err := q.DeviceListNodeMIGAtoms(ctx, nodeID)
 	if err != nil {
@@ -307,6 +309,13 @@ func recordMIGUUIDs(ctx context.Context, q *db.Queries, nodeID string, reported 
 		mig := slices.Clone(g.MIG)
 		slices.SortFunc(mig, func(a, b ReportedMIG) int { return a.Index - b.Index })
 		for _, m := range mig {
+			if core.ValidMIGUUID(m.UUID) != nil {
+				// Not a device's name: it would go into assignments'
+				// CUDA_VISIBLE_DEVICES (a comma names a second device),
+				// could be megabytes, or one PostgreSQL refuses (a NUL)
+				// would fail the whole inventory. It names no atom.
+				continue
+			}
 			k := key{g.UUID, m.Profile}
 			instances[k] = append(instances[k], m)
 		}

@@ -158,6 +158,22 @@ func ValidGPUUUID(uuid string) error {
 	return nil
 }
 
+// migUUIDPattern is what a MIG instance's UUID may be made of: a GPU's
+// characters, and '/' for the form drivers before R470 print
+// ("MIG-GPU-<uuid>/<gi>/<ci>"). Never ',' or space: it goes into
+// CUDA_VISIBLE_DEVICES, where a comma would name a second device.
+var migUUIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]*$`)
+
+// ValidMIGUUID says why uuid cannot be a MIG instance's UUID, or nil: it
+// is 1 to MaxGPUUUID letters, digits, '.', '_', ':', '/' and '-'.
+func ValidMIGUUID(uuid string) error {
+	if len(uuid) > MaxGPUUUID || !migUUIDPattern.MatchString(uuid) {
+		return Errorf(CodeInvalidArgument, "MIG uuid %q is not 1 to %d letters, digits, '.', '_', ':', '/' or '-'",
+			Clip(uuid, 64), MaxGPUUUID)
+	}
+	return nil
+}
+
 // MaxGPUModel bounds a GPU model's name: "NVIDIA H100 80GB HBM3" is 21
 // bytes. It is compared, charged to quotas ("gpu:<model>") and written into
 // events and messages (an unschedulable reason names it once per node).

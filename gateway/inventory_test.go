@@ -336,3 +336,36 @@ func TestInventoryWorkloadsRefusedWithNULIsStored(t *testing.T) {
 	require.Equal(t, "no runc\uFFFD here\uFFFD", msg)
 	f.requireInvariants()
 }
+
+// A MIG instance reported with a UUID that is not a device's name (a NUL
+// byte PostgreSQL refuses, a megabyte, a comma that would name a second
+// device in CUDA_VISIBLE_DEVICES) names no atom: it cannot fail the
+// inventory it came with, nor reach an assignment.
+func TestInventoryIgnoresMalformedMIGUUIDs(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.join("n1", "metal")
+	_, err := f.h.SetGPUMode(f.ctx, operator, commands.SetGPUMode{GPUID: "GPU-n1-0",
+		Layout: core.GPULayout{Mode: core.GPUMIG, MIG: []string{"1g.10gb", "3g.40gb", "1g.10gb"}}})
+	require.NoError(t, err)
+	f.gateway("gw1")
+	s := f.open("n1", "gw1", "j1")
+	gpus := reported("GPU-n1-0", "GPU-n1-1")
+	gpus[0].MIG = []commands.ReportedMIG{{UUID: "MIG-x\x00", Profile: "1g.10gb", Index: 0},
+		{UUID: strings.Repeat("M", 1<<20), Profile: "3g.40gb", Index: 1}, {UUID: "MIG-a", Profile: "1g.10gb", Index: 2},
+		{UUID: "MIG-b,GPU-n1-1", Profile: "1g.10gb", Index: 3},
+		{UUID: "MIG-GPU-n1-0/2/0", Profile: "3g.40gb", Index: 4}} // the form of drivers before R470
+	_, err = f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: gpus})
+	require.NoError(t, err)
+	migUUID := func(id string) *string {
+		var u *string
+		require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT mig_uuid FROM devices WHERE id = $1", id).Scan(&u))
+		return u
+	}
+	require.NotNil(t, migUUID("GPU-n1-0/mig-0"))
+	require.Equal(t, "MIG-a", *migUUID("GPU-n1-0/mig-0"))
+	require.NotNil(t, migUUID("GPU-n1-0/mig-1"))
+	require.Equal(t, "MIG-GPU-n1-0/2/0", *migUUID("GPU-n1-0/mig-1"))
+	require.Nil(t, migUUID("GPU-n1-0/mig-2"))
+	f.requireInvariants()
+}
