@@ -40,6 +40,10 @@ const NoGPUs = "none"
 // wedge the daemon's start.
 const nvidiaSMITimeout = 30 * time.Second
 
+// maxFakeGPUs is the most GPUs a node may have, as the control plane
+// counts them (core.MaxNodeGPUs): a fake inventory of more would not join.
+const maxFakeGPUs = 64
+
 var fakeGPUGroup = regexp.MustCompile(`^(\d+)x([A-Za-z0-9._]+)-(\d+)GB$`)
 
 // FakeGPUs parses a fake inventory such as "8xH100-80GB" or
@@ -61,6 +65,9 @@ func FakeGPUs(nodeID, spec string) ([]GPU, error) {
 		gb, _ := strconv.ParseInt(m[3], 10, 64)
 		if n <= 0 || n > 64 || gb <= 0 {
 			return nil, fmt.Errorf("fake GPUs %q: count must be 1..64 and memory positive", group)
+		}
+		if len(out)+n > maxFakeGPUs {
+			return nil, fmt.Errorf("fake GPUs %q: a node has at most %d GPUs", spec, maxFakeGPUs)
 		}
 		for range n {
 			out = append(out, GPU{UUID: fmt.Sprintf("GPU-%s-%d", nodeID, len(out)), Model: m[2] + "-" + m[3] + "GB",

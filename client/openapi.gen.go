@@ -1726,7 +1726,9 @@ type RecoverWebhookEndpointResult struct {
 
 // RegisterNodeRequest defines model for RegisterNodeRequest.
 type RegisterNodeRequest struct {
-	DiskGb   *int64          `json:"diskGb,omitempty"`
+	DiskGb *int64 `json:"diskGb,omitempty"`
+
+	// Gpus A node has at most 64 GPUs.
 	Gpus     *[]GPUInventory `json:"gpus,omitempty"`
 	ID       string          `json:"id"`
 	MemoryMb *int64          `json:"memoryMb,omitempty"`

@@ -148,6 +148,14 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 		reported := map[string]ReportedGPU{}
 		var order []string
 		var mismatches []string
+		if len(gpus) > core.MaxNodeGPUs {
+			// No node has more: the rest is a daemon's bug or a flood, and
+			// each entry would cost a registration or a mismatch in the
+			// node's event.
+			mismatches = append(mismatches, fmt.Sprintf("%d GPUs reported, a node has at most %d: the rest ignored",
+				len(gpus), core.MaxNodeGPUs))
+			gpus = gpus[:core.MaxNodeGPUs]
+		}
 		for _, g := range gpus {
 			if err := core.ValidGPUUUID(g.UUID); err != nil {
 				// Not a GPU's name: a daemon's bug, or one that would take
@@ -210,8 +218,13 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 			}
 		}
 
+		overCap := 0
 		for _, id := range order {
 			if known[id] {
+				continue
+			}
+			if len(recorded)+len(res.Registered) >= core.MaxNodeGPUs {
+				overCap++
 				continue
 			}
 			g := reported[id]
@@ -242,6 +255,11 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 				return err
 			}
 			res.Registered = append(res.Registered, g.UUID)
+		}
+
+		if overCap > 0 {
+			mismatches = append(mismatches, fmt.Sprintf("%d more GPUs reported than a node may have (%d); not registered",
+				overCap, core.MaxNodeGPUs))
 		}
 
 		if err := recordMIGUUIDs(ctx, q, nodeID, reported); err != nil {

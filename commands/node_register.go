@@ -59,6 +59,9 @@ func (h *Handlers) RegisterNode(ctx context.Context, actor core.Actor, cmd Regis
 	if cmd.VCPU < 0 || cmd.MemoryMB < 0 || cmd.DiskGB < 0 {
 		return NodeResult{}, core.Errorf(core.CodeInvalidArgument, "node resources cannot be negative")
 	}
+	if len(cmd.GPUs) > core.MaxNodeGPUs {
+		return NodeResult{}, core.Errorf(core.CodeInvalidArgument, "%d GPUs: a node has at most %d", len(cmd.GPUs), core.MaxNodeGPUs)
+	}
 	atoms := make([][]core.Atom, len(cmd.GPUs))
 	for i, g := range cmd.GPUs {
 		if g.UUID == "" || g.Model == "" || g.MemoryMB <= 0 {

@@ -139,6 +139,13 @@ func (l GPULayout) Atoms(gpuID string, memoryMB int64) ([]Atom, error) {
 	return nil, Errorf(CodeInvalidArgument, "unknown GPU mode %q", l.Mode)
 }
 
+// MaxNodeGPUs bounds the GPUs one node has, registered by an operator or
+// reported by its daemon: the largest machines have 16, and a daemon's
+// inventory (a stolen credential's, or a broken nvidia-smi's) must not
+// register thousands, each bookable, in one transaction that holds the
+// node.
+const MaxNodeGPUs = 64
+
 // MaxGPUUUID bounds a GPU's UUID: NVIDIA's are 40 characters
 // (GPU-8f6c1b1e-…).
 const MaxGPUUUID = 128

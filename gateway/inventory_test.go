@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -368,4 +369,46 @@ func TestInventoryIgnoresMalformedMIGUUIDs(t *testing.T) {
 	require.Equal(t, "MIG-GPU-n1-0/2/0", *migUUID("GPU-n1-0/mig-1"))
 	require.Nil(t, migUUID("GPU-n1-0/mig-2"))
 	f.requireInvariants()
+}
+
+// A daemon that reports thousands of GPUs (a stolen credential's flood, a
+// broken nvidia-smi) registers none past the node's 64th: no node has more,
+// and each would be a bookable GPU. Its inventory is read up to its 64th
+// entry, and the node's record says so in one mismatch.
+func TestInventoryRegistersNoGPUBeyondANodesCap(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.join("n1", "metal") // two GPUs
+	f.gateway("gw1")
+	s := f.open("n1", "gw1", "j1")
+	ids := []string{"GPU-n1-0", "GPU-n1-1"}
+	for i := range 5000 {
+		ids = append(ids, fmt.Sprintf("GPU-flood-%d", i))
+	}
+	res, err := f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: reported(ids...)})
+	require.NoError(t, err)
+	require.Len(t, res.Registered, core.MaxNodeGPUs-2)
+	var n int
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT count(*) FROM devices WHERE node_id = 'n1' AND parent_id IS NULL").Scan(&n))
+	require.Equal(t, core.MaxNodeGPUs, n)
+	_, health, _ := f.device("GPU-n1-1")
+	require.Equal(t, "healthy", health, "the GPUs it had are still reported")
+	var mismatch string
+	for _, c := range res.Conditions {
+		if c.Type == core.ConditionGPUMismatch {
+			mismatch = c.Message
+		}
+	}
+	require.Contains(t, mismatch, "5002 GPUs reported, a node has at most 64: the rest ignored")
+
+	// A second report with more new GPUs registers none: the node is full.
+	more := append(slices.Clone(ids[:core.MaxNodeGPUs-1]), "GPU-late")
+	res, err = f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: reported(more...)})
+	require.NoError(t, err)
+	require.Empty(t, res.Registered)
+	f.requireInvariants()
+
+	_, err = f.h.RegisterNode(f.ctx, operator, commands.RegisterNode{ID: "n2", PoolID: "metal",
+		GPUs: make([]commands.GPUInventory, core.MaxNodeGPUs+1)})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err))
 }
