@@ -134,6 +134,31 @@ func TestReplicaThatStopsReplayingLeavesRotation(t *testing.T) {
 	}, time.Minute, 20*time.Millisecond, "back in rotation once it caught up")
 }
 
+// A standby that stalls between two checks stays in rotation until the
+// next one, but a read of one's own write does not wait it out into a 503:
+// after a fifth of the wait on the standby, the rest is on the primary,
+// which answers.
+func TestStalledReplicaReadsYourWritesFromThePrimary(t *testing.T) {
+	t.Parallel()
+	f := newReplicated(t)
+	ctx := context.Background()
+	_, err := f.replica.Check(ctx, time.Now())
+	require.NoError(t, err)
+	require.True(t, f.replica.InRotation())
+
+	_, err = f.replica.Pool.Exec(ctx, "SELECT pg_wal_replay_pause()")
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = f.replica.Pool.Exec(context.Background(), "SELECT pg_wal_replay_resume()") })
+	res := f.book(t)
+	f.svc.WaitTimeout = 2 * time.Second
+	f.log.Take()
+	got, err := f.svc.GetReservation(ctx, tenantA, res.Reservation.ID, res.Position)
+	require.NoError(t, err, "the primary answers, not a 503")
+	require.Equal(t, core.ReservationBooked, got.State)
+	require.True(t, f.replica.InRotation(), "no check ran: the standby is still in rotation")
+	require.NotContains(t, f.log.Take(), "RmReservationGet", "the stalled standby served nothing")
+}
+
 // A standby that cannot be checked from the start (a wrong URL, a server
 // down, a database that is not a standby) never enters rotation, so no
 // change of rotation would mention it: its first failed check is logged,

@@ -101,40 +101,52 @@ func (s *Service) q() *db.Queries { return db.New(s.Pool) }
 // replicaReads says whether read-model queries go to the replica now.
 func (s *Service) replicaReads() bool { return s.Replica != nil && s.Replica.InRotation() }
 
+// replicaPatience is the share of a minPosition wait spent on the replica
+// before the rest goes to the primary: a standby in rotation shows a write
+// within milliseconds of the primary, so one that has not within a fifth
+// of the wait has stalled since its last check, and waiting it out would
+// answer 503 while the primary could answer.
+const replicaPatience = 5
+
 // readModel picks the database a read-model query reads (the replica while
 // it is in rotation, else the primary) and returns it once every projection
 // in sinks has passed min there (waitOn). The query must read what
 // readModel returned: a projection's cursor on one server says nothing of
 // another's read model.
 func (s *Service) readModel(ctx context.Context, min outbox.Position, sinks ...string) (*db.Queries, error) {
+	timeout := s.WaitTimeout
+	if timeout <= 0 {
+		timeout = DefaultWaitTimeout
+	}
+	start := time.Now()
 	if s.replicaReads() {
 		q := db.New(s.Replica.Pool)
-		err := s.waitOn(ctx, q, s.replicaReads, min, sinks...)
-		if !errors.Is(err, errLeftRotation) {
+		err := s.waitOn(ctx, q, s.replicaReads, min, timeout/replicaPatience, sinks...)
+		if !errors.Is(err, errLeftRotation) && !errors.Is(err, errWaitedOut) {
 			return q, err
 		}
-		// Out of rotation while waiting: the primary is ahead of the
-		// replica, so what it shows passed min at least as soon.
+		// Out of rotation, or behind, while waiting: the primary is ahead
+		// of the replica, so what it shows passed min at least as soon.
 	}
 	q := s.q()
-	return q, s.waitOn(ctx, q, nil, min, sinks...)
+	return q, s.waitOn(ctx, q, nil, min, timeout-time.Since(start), sinks...)
 }
 
 // errLeftRotation ends a wait on the replica that left rotation.
 var errLeftRotation = errors.New("read replica left rotation")
 
+// errWaitedOut is in the UNAVAILABLE of a wait that ran out of time.
+var errWaitedOut = errors.New("wait timed out")
+
 // waitOn returns once every projection in sinks has passed min on q's
-// server (the zero position needs no wait), or UNAVAILABLE after
-// WaitTimeout. When stay is set and says false, it gives up with
+// server (the zero position needs no wait), or UNAVAILABLE (errWaitedOut)
+// after timeout. When stay is set and says false, it gives up with
 // errLeftRotation.
-func (s *Service) waitOn(ctx context.Context, q *db.Queries, stay func() bool, min outbox.Position, sinks ...string) error {
+func (s *Service) waitOn(ctx context.Context, q *db.Queries, stay func() bool, min outbox.Position, timeout time.Duration, sinks ...string) error {
 	if min.IsZero() {
 		return nil
 	}
-	timeout, poll := s.WaitTimeout, s.PollInterval
-	if timeout <= 0 {
-		timeout = DefaultWaitTimeout
-	}
+	poll := s.PollInterval
 	if poll <= 0 {
 		poll = DefaultPollInterval
 	}
@@ -166,9 +178,9 @@ func (s *Service) waitOn(ctx context.Context, q *db.Queries, stay func() bool, m
 			case <-ctx.Done():
 				return core.Wrap(core.CodeUnavailable, ctx.Err(), "request cancelled while waiting for the read model")
 			case <-deadline.C:
-				return core.Errorf(core.CodeUnavailable,
-					"the %s read model has not reached position %s after %s; retry, or read without minPosition",
-					sink, min, timeout)
+				return core.Wrap(core.CodeUnavailable, errWaitedOut, fmt.Sprintf(
+					"the %s read model has not reached position %s in time; retry, or read without minPosition",
+					sink, min))
 			case <-tick.C:
 			case <-moved:
 			}
