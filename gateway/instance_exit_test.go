@@ -9,8 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bettercompute/compute/commands"
-	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/wire"
 )
 
@@ -20,29 +18,16 @@ import (
 func TestExitedInstanceOverTheWire(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	cred := f.join("n1", "metal")
-	g, url := f.liveGateway("gw1")
-	d, _ := f.wireDaemon(url, cred.Token)
-	rsv := f.activeReservation(t)
-	inst, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
-	require.NoError(t, err)
-	_, err = g.Dispatch(f.ctx, "n1")
-	require.NoError(t, err)
-	assign, start := d.next(), d.next()
-	require.Equal(t, core.NodeCommandInstanceStart, start.CommandKind)
-	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: assign.CommandID, State: "succeeded", ObservedGeneration: 1})
-	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: start.CommandID, State: "succeeded"})
-	require.Eventually(t, func() bool { s, _ := f.instanceState(inst.Instance.ID); return s == "running" },
-		10*time.Second, 5*time.Millisecond)
+	d, assign, inst := f.runningInstance(t)
 
 	three := int32(3)
-	exited, err := json.Marshal(wire.InstanceStopped{InstanceID: inst.Instance.ID, AllocationID: assign.AllocationID,
+	exited, err := json.Marshal(wire.InstanceStopped{InstanceID: inst.ID, AllocationID: assign.AllocationID,
 		Reason: "exited", Exited: true, ExitCode: &three, At: f.d.Now(t)})
 	require.NoError(t, err)
 	d.send(wire.Message{Type: wire.TypeInstanceStopped, AllocationID: assign.AllocationID, Payload: exited})
-	require.Eventually(t, func() bool { s, _ := f.instanceState(inst.Instance.ID); return s == "failed" },
+	require.Eventually(t, func() bool { s, _ := f.instanceState(inst.ID); return s == "failed" },
 		10*time.Second, 5*time.Millisecond)
-	i, err := f.d.Q.InstanceGet(f.ctx, inst.Instance.ID)
+	i, err := f.d.Q.InstanceGet(f.ctx, inst.ID)
 	require.NoError(t, err)
 	require.Equal(t, "exit status 3", i.Reason)
 	require.NotNil(t, i.ExitCode)
@@ -59,28 +44,16 @@ func TestExitedInstanceOverTheWire(t *testing.T) {
 func TestInstanceStopReasonIsBoundedAndStorable(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	cred := f.join("n1", "metal")
-	g, url := f.liveGateway("gw1")
-	d, _ := f.wireDaemon(url, cred.Token)
-	rsv := f.activeReservation(t)
-	inst, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
-	require.NoError(t, err)
-	_, err = g.Dispatch(f.ctx, "n1")
-	require.NoError(t, err)
-	assign, start := d.next(), d.next()
-	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: assign.CommandID, State: "succeeded", ObservedGeneration: 1})
-	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: start.CommandID, State: "succeeded"})
-	require.Eventually(t, func() bool { s, _ := f.instanceState(inst.Instance.ID); return s == "running" },
-		10*time.Second, 5*time.Millisecond)
+	d, assign, inst := f.runningInstance(t)
 
 	reason := "watchdog\x00\xff" + strings.Repeat("é", 1<<20) // 2 MiB: under wire.MaxMessageBytes
-	stopped, err := json.Marshal(wire.InstanceStopped{InstanceID: inst.Instance.ID, AllocationID: assign.AllocationID,
+	stopped, err := json.Marshal(wire.InstanceStopped{InstanceID: inst.ID, AllocationID: assign.AllocationID,
 		Reason: reason, At: f.d.Now(t)})
 	require.NoError(t, err)
 	d.send(wire.Message{Type: wire.TypeInstanceStopped, AllocationID: assign.AllocationID, Payload: stopped})
-	require.Eventually(t, func() bool { s, _ := f.instanceState(inst.Instance.ID); return s == "stopped" },
+	require.Eventually(t, func() bool { s, _ := f.instanceState(inst.ID); return s == "stopped" },
 		10*time.Second, 5*time.Millisecond)
-	_, got := f.instanceState(inst.Instance.ID)
+	_, got := f.instanceState(inst.ID)
 	require.LessOrEqual(t, len(got), 1024)
 	require.True(t, utf8.ValidString(got))
 	require.True(t, strings.HasPrefix(got, "watchdog\uFFFD\uFFFDé"), "%.40q", got)

@@ -79,21 +79,7 @@ func TestInventoryEndsInstancesTheDaemonNoLongerRuns(t *testing.T) {
 func TestMachineReportJudgesNoAssignmentOrInstance(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	cred := f.join("n1", "metal")
-	g, url := f.liveGateway("gw1")
-	d, _ := f.wireDaemon(url, cred.Token)
-	rsv := f.activeReservation(t)
-	ins, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
-	require.NoError(t, err)
-	_, err = g.Dispatch(f.ctx, "n1")
-	require.NoError(t, err)
-	assign := d.next()
-	require.Equal(t, wire.CommandKindAssign, assign.CommandKind)
-	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: assign.CommandID, State: "succeeded", ObservedGeneration: 1})
-	start := d.next()
-	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: start.CommandID, State: "succeeded"})
-	require.Eventually(t, func() bool { s, _ := f.instanceState(ins.Instance.ID); return s == "running" },
-		10*time.Second, 5*time.Millisecond)
+	d, _, ins := f.runningInstance(t)
 	jobs := func() int {
 		var n int
 		require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT count(*) FROM node_commands WHERE node_id = 'n1'").Scan(&n))
@@ -119,7 +105,7 @@ func TestMachineReportJudgesNoAssignmentOrInstance(t *testing.T) {
 		10*time.Second, 5*time.Millisecond)
 
 	require.Equal(t, before, jobs(), "no assign pushed again, no unassign")
-	state, _ := f.instanceState(ins.Instance.ID)
+	state, _ := f.instanceState(ins.ID)
 	require.Equal(t, "running", state)
 	f.requireInvariants()
 }

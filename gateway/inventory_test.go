@@ -200,29 +200,39 @@ func TestInventoryMessageIsReconciled(t *testing.T) {
 	f.requireInvariants()
 }
 
-// The MIG instances a daemon reports name its GPU's MIG atoms (what an
-// assignment makes visible), paired by profile in order.
-func TestInventoryNamesMIGAtoms(t *testing.T) {
-	t.Parallel()
-	f := setup(t)
+// migUUID is the MIG instance an atom is visible as (devices.mig_uuid).
+func (f *fixture) migUUID(id string) *string {
+	f.t.Helper()
+	var u *string
+	require.NoError(f.t, f.d.Pool.QueryRow(f.ctx, "SELECT mig_uuid FROM devices WHERE id = $1", id).Scan(&u))
+	return u
+}
+
+// migNode joins n1 with its first GPU split into MIG instances 1g.10gb,
+// 3g.40gb and 1g.10gb, and opens its session through gw1.
+func (f *fixture) migNode(t *testing.T) commands.NodeSession {
+	t.Helper()
 	f.join("n1", "metal")
 	_, err := f.h.SetGPUMode(f.ctx, operator, commands.SetGPUMode{GPUID: "GPU-n1-0",
 		Layout: core.GPULayout{Mode: core.GPUMIG, MIG: []string{"1g.10gb", "3g.40gb", "1g.10gb"}}})
 	require.NoError(t, err)
 	f.gateway("gw1")
-	s := f.open("n1", "gw1", "j1")
+	return f.open("n1", "gw1", "j1")
+}
+
+// The MIG instances a daemon reports name its GPU's MIG atoms (what an
+// assignment makes visible), paired by profile in order.
+func TestInventoryNamesMIGAtoms(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	s := f.migNode(t)
 	gpus := reported("GPU-n1-0", "GPU-n1-1")
 	gpus[0].MIG = []commands.ReportedMIG{{UUID: "MIG-c", Profile: "1g.10gb", Index: 2},
 		{UUID: "MIG-b", Profile: "3g.40gb", Index: 1}, {UUID: "MIG-a", Profile: "1g.10gb", Index: 0}}
-	_, err = f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: gpus})
+	_, err := f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: gpus})
 	require.NoError(t, err)
-	migUUID := func(id string) *string {
-		var u *string
-		require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT mig_uuid FROM devices WHERE id = $1", id).Scan(&u))
-		return u
-	}
 	for atom, want := range map[string]string{"GPU-n1-0/mig-0": "MIG-a", "GPU-n1-0/mig-1": "MIG-b", "GPU-n1-0/mig-2": "MIG-c"} {
-		got := migUUID(atom)
+		got := f.migUUID(atom)
 		require.NotNil(t, got, atom)
 		require.Equal(t, want, *got, atom)
 	}
@@ -230,8 +240,8 @@ func TestInventoryNamesMIGAtoms(t *testing.T) {
 	gpus[0].MIG = gpus[0].MIG[1:]
 	_, err = f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: gpus})
 	require.NoError(t, err)
-	require.Equal(t, "MIG-a", *migUUID("GPU-n1-0/mig-0"))
-	require.Nil(t, migUUID("GPU-n1-0/mig-2"))
+	require.Equal(t, "MIG-a", *f.migUUID("GPU-n1-0/mig-0"))
+	require.Nil(t, f.migUUID("GPU-n1-0/mig-2"))
 	f.requireInvariants()
 }
 
@@ -345,29 +355,19 @@ func TestInventoryWorkloadsRefusedWithNULIsStored(t *testing.T) {
 func TestInventoryIgnoresMalformedMIGUUIDs(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	f.join("n1", "metal")
-	_, err := f.h.SetGPUMode(f.ctx, operator, commands.SetGPUMode{GPUID: "GPU-n1-0",
-		Layout: core.GPULayout{Mode: core.GPUMIG, MIG: []string{"1g.10gb", "3g.40gb", "1g.10gb"}}})
-	require.NoError(t, err)
-	f.gateway("gw1")
-	s := f.open("n1", "gw1", "j1")
+	s := f.migNode(t)
 	gpus := reported("GPU-n1-0", "GPU-n1-1")
 	gpus[0].MIG = []commands.ReportedMIG{{UUID: "MIG-x\x00", Profile: "1g.10gb", Index: 0},
 		{UUID: strings.Repeat("M", 1<<20), Profile: "3g.40gb", Index: 1}, {UUID: "MIG-a", Profile: "1g.10gb", Index: 2},
 		{UUID: "MIG-b,GPU-n1-1", Profile: "1g.10gb", Index: 3},
 		{UUID: "MIG-GPU-n1-0/2/0", Profile: "3g.40gb", Index: 4}} // the form of drivers before R470
-	_, err = f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: gpus})
+	_, err := f.s.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{GPUs: gpus})
 	require.NoError(t, err)
-	migUUID := func(id string) *string {
-		var u *string
-		require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT mig_uuid FROM devices WHERE id = $1", id).Scan(&u))
-		return u
-	}
-	require.NotNil(t, migUUID("GPU-n1-0/mig-0"))
-	require.Equal(t, "MIG-a", *migUUID("GPU-n1-0/mig-0"))
-	require.NotNil(t, migUUID("GPU-n1-0/mig-1"))
-	require.Equal(t, "MIG-GPU-n1-0/2/0", *migUUID("GPU-n1-0/mig-1"))
-	require.Nil(t, migUUID("GPU-n1-0/mig-2"))
+	require.NotNil(t, f.migUUID("GPU-n1-0/mig-0"))
+	require.Equal(t, "MIG-a", *f.migUUID("GPU-n1-0/mig-0"))
+	require.NotNil(t, f.migUUID("GPU-n1-0/mig-1"))
+	require.Equal(t, "MIG-GPU-n1-0/2/0", *f.migUUID("GPU-n1-0/mig-1"))
+	require.Nil(t, f.migUUID("GPU-n1-0/mig-2"))
 	f.requireInvariants()
 }
 
