@@ -90,6 +90,16 @@ func TestUnsupportedMediaTypeAndMethodNotAllowed(t *testing.T) {
 	require.Equal(t, core.CodeUnsupportedMediaType, e.Code)
 	require.Contains(t, e.Message, "text/plain")
 
+	// A compressed body is refused as such, not read as malformed JSON.
+	req, err = http.NewRequest(http.MethodPost, s.url+"/v1/tokens", strings.NewReader("\x1f\x8b\x08\x00"))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Encoding", "gzip")
+	req.Header.Set("Authorization", "Bearer "+s.operator)
+	r = s.do(t, req)
+	require.Equal(t, http.StatusUnsupportedMediaType, r.status, "body: %s", r.body)
+	require.Contains(t, r.errorBody(t).Message, `content encoding "gzip"`)
+
 	r = s.call(t, http.MethodDelete, "/v1/tokens", s.operator, nil)
 	require.Equal(t, http.StatusMethodNotAllowed, r.status, "body: %s", r.body)
 	require.Equal(t, core.CodeNotFound, r.errorBody(t).Code)

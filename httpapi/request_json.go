@@ -28,6 +28,12 @@ func decodeStrict(c echo.Context, body []byte, v any) error {
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || !(mt == echo.MIMEApplicationJSON || strings.HasSuffix(mt, "+json")) {
 		return core.Errorf(core.CodeUnsupportedMediaType, "content type %q is not supported: send application/json", ct)
 	}
+	// A compressed body would be read as malformed JSON; say what is
+	// wrong instead (RFC 9110, 15.5.16: 415 for an unsupported coding).
+	if ce := c.Request().Header.Get(echo.HeaderContentEncoding); ce != "" && !strings.EqualFold(ce, "identity") {
+		return core.Errorf(core.CodeUnsupportedMediaType, "content encoding %q is not supported: send the JSON uncompressed",
+			core.Clip(ce, 64))
+	}
 	if bytes.Equal(body, []byte("null")) {
 		return core.Errorf(core.CodeInvalidArgument, "request body must be a JSON object, not null")
 	}
