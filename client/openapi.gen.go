@@ -3862,7 +3862,9 @@ type ClientInterface interface {
 	// it does not exist. The secret (`token`) is returned in this response
 	// only; the server keeps just its SHA-256. With `expiresAt` the token
 	// stops authenticating then (401, and its open event streams end);
-	// without it the token is valid until revoked.
+	// without it the token is valid until revoked. A token never outlives
+	// the token that issues it: when the caller's token has an expiry,
+	// `expiresAt` is required and may not be later (400 otherwise).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3875,7 +3877,9 @@ type ClientInterface interface {
 	// it does not exist. The secret (`token`) is returned in this response
 	// only; the server keeps just its SHA-256. With `expiresAt` the token
 	// stops authenticating then (401, and its open event streams end);
-	// without it the token is valid until revoked.
+	// without it the token is valid until revoked. A token never outlives
+	// the token that issues it: when the caller's token has an expiry,
+	// `expiresAt` is required and may not be later (400 otherwise).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5755,7 +5759,9 @@ func (c *Client) ListTokens(ctx context.Context, params *ListTokensParams, reqEd
 // it does not exist. The secret (`token`) is returned in this response
 // only; the server keeps just its SHA-256. With `expiresAt` the token
 // stops authenticating then (401, and its open event streams end);
-// without it the token is valid until revoked.
+// without it the token is valid until revoked. A token never outlives
+// the token that issues it: when the caller's token has an expiry,
+// `expiresAt` is required and may not be later (400 otherwise).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5778,7 +5784,9 @@ func (c *Client) CreateTokenWithBody(ctx context.Context, contentType string, bo
 // it does not exist. The secret (`token`) is returned in this response
 // only; the server keeps just its SHA-256. With `expiresAt` the token
 // stops authenticating then (401, and its open event streams end);
-// without it the token is valid until revoked.
+// without it the token is valid until revoked. A token never outlives
+// the token that issues it: when the caller's token has an expiry,
+// `expiresAt` is required and may not be later (400 otherwise).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10959,7 +10967,9 @@ type ClientWithResponsesInterface interface {
 	// it does not exist. The secret (`token`) is returned in this response
 	// only; the server keeps just its SHA-256. With `expiresAt` the token
 	// stops authenticating then (401, and its open event streams end);
-	// without it the token is valid until revoked.
+	// without it the token is valid until revoked. A token never outlives
+	// the token that issues it: when the caller's token has an expiry,
+	// `expiresAt` is required and may not be later (400 otherwise).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10972,7 +10982,9 @@ type ClientWithResponsesInterface interface {
 	// it does not exist. The secret (`token`) is returned in this response
 	// only; the server keeps just its SHA-256. With `expiresAt` the token
 	// stops authenticating then (401, and its open event streams end);
-	// without it the token is valid until revoked.
+	// without it the token is valid until revoked. A token never outlives
+	// the token that issues it: when the caller's token has an expiry,
+	// `expiresAt` is required and may not be later (400 otherwise).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -21936,7 +21948,9 @@ func (c *ClientWithResponses) ListTokensWithResponse(ctx context.Context, params
 // it does not exist. The secret (`token`) is returned in this response
 // only; the server keeps just its SHA-256. With `expiresAt` the token
 // stops authenticating then (401, and its open event streams end);
-// without it the token is valid until revoked.
+// without it the token is valid until revoked. A token never outlives
+// the token that issues it: when the caller's token has an expiry,
+// `expiresAt` is required and may not be later (400 otherwise).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21955,7 +21969,9 @@ func (c *ClientWithResponses) CreateTokenWithBodyWithResponse(ctx context.Contex
 // it does not exist. The secret (`token`) is returned in this response
 // only; the server keeps just its SHA-256. With `expiresAt` the token
 // stops authenticating then (401, and its open event streams end);
-// without it the token is valid until revoked.
+// without it the token is valid until revoked. A token never outlives
+// the token that issues it: when the caller's token has an expiry,
+// `expiresAt` is required and may not be later (400 otherwise).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -83,7 +83,9 @@ func (t *Tokens) CreateToken(ctx context.Context, actor core.Actor, tenant, iden
 // Issue issues a token, creating its tenant if it does not exist yet. Only
 // operators may issue tokens. An expiry not after the moment of issue is
 // INVALID_ARGUMENT (the table's CHECK is the authority: its clock is the
-// business clock, compute_now()).
+// business clock, compute_now()), and so is one later than the expiry of
+// the actor's own token, or none when that token has one: a token never
+// outlives the token that issued it (the insert checks it).
 func (t *Tokens) Issue(ctx context.Context, actor core.Actor, req NewToken) (TokenCreated, error) {
 	if !actor.IsOperator() {
 		return TokenCreated{}, core.Errorf(core.CodePermissionDenied, "only operators may create tokens")
@@ -101,11 +103,18 @@ func (t *Tokens) Issue(ctx context.Context, actor core.Actor, req NewToken) (Tok
 		if err := q.TenantEnsure(ctx, tenant); err != nil {
 			return pg.Translate(err, "tenant "+tenant)
 		}
+		var issuer *string
+		if actor.TokenID != "" {
+			issuer = &actor.TokenID
+		}
 		var err error
 		row, err = q.ApiTokenCreate(ctx, db.ApiTokenCreateParams{
 			ID: id, TokenHash: authn.HashToken(secret), TenantID: tenant, Identity: identity, Role: string(role),
-			ExpiresAt: req.ExpiresAt,
+			ExpiresAt: req.ExpiresAt, IssuerID: issuer,
 		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return tokenOutlivesIssuer(ctx, q, actor.TokenID, req.ExpiresAt)
+		}
 		if pg.IsCheckViolation(err, "api_tokens_expires_after_creation") {
 			return core.Errorf(core.CodeInvalidArgument, "expiresAt %s is not in the future",
 				req.ExpiresAt.UTC().Format(time.RFC3339Nano))

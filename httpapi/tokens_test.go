@@ -223,3 +223,48 @@ func TestTokenExpiresAtItsExpiry(t *testing.T) {
 	r = s.call(t, http.MethodGet, "/v1/reservations", created.Token, nil)
 	require.Equal(t, http.StatusUnauthorized, r.status, "every route: %s", r.body)
 }
+
+// An operator token with an expiry issues only tokens that expire no later
+// than itself: otherwise a leaked automation token, given an expiry so that
+// a leak is bounded, could mint an operator token that never expires, and
+// its expiry would bound nothing.
+func TestTokenCannotOutliveTheTokenThatIssuesIt(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	now := s.pg.Now(t)
+	issuerExpiry := now.Add(time.Hour)
+	r := s.call(t, http.MethodPost, "/v1/tokens", s.operator, map[string]string{
+		"tenant": "ops", "identity": "ci@ops", "role": "operator", "expiresAt": issuerExpiry.Format(time.RFC3339Nano)})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	var issuer tokenJSON
+	r.decode(t, &issuer)
+
+	for name, at := range map[string]string{
+		"no expiry":       "",
+		"after it":        issuerExpiry.Add(time.Second).Format(time.RFC3339Nano),
+		"a year from now": now.AddDate(1, 0, 0).Format(time.RFC3339Nano),
+	} {
+		body := map[string]string{"tenant": "outlive", "identity": "forever", "role": "operator"}
+		if at != "" {
+			body["expiresAt"] = at
+		}
+		r := s.call(t, http.MethodPost, "/v1/tokens", issuer.Token, body)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", name, r.body)
+		e := r.errorBody(t)
+		require.Equal(t, core.CodeInvalidArgument, e.Code, name)
+		require.Contains(t, e.Message, "expiresAt", name)
+		require.Contains(t, e.Message, issuerExpiry.UTC().Format(time.RFC3339), "%s: names the limit", name)
+	}
+	var n int
+	require.NoError(t, s.pg.Pool.QueryRow(t.Context(), "SELECT count(*) FROM api_tokens WHERE tenant_id = 'outlive'").Scan(&n))
+	require.Zero(t, n, "nothing issued by a refused request")
+
+	for name, at := range map[string]time.Time{"before it": now.Add(time.Minute), "with it": issuerExpiry} {
+		r := s.call(t, http.MethodPost, "/v1/tokens", issuer.Token, map[string]string{
+			"tenant": "outlive", "identity": "short", "role": "member", "expiresAt": at.Format(time.RFC3339Nano)})
+		require.Equal(t, http.StatusCreated, r.status, "%s: %s", name, r.body)
+	}
+	// A token without an expiry still issues whatever it likes.
+	s.mustCall(t, http.StatusCreated, http.MethodPost, "/v1/tokens", s.operator,
+		map[string]string{"tenant": "outlive", "identity": "forever", "role": "member"}, nil)
+}

@@ -44,8 +44,12 @@ func (q *Queries) ApiTokenByHash(ctx context.Context, tokenHash []byte) (ApiToke
 
 const apiTokenCreate = `-- name: ApiTokenCreate :one
 INSERT INTO api_tokens (id, token_hash, tenant_id, identity, role, expires_at)
-VALUES ($1, $2, $3, $4, $5,
-        $6::timestamptz)
+SELECT $1::text, $2::bytea, $3::text, $4::text,
+       $5::text, $6::timestamptz
+ WHERE NOT EXISTS (SELECT 1 FROM api_tokens i
+                    WHERE i.id = $7::text AND i.expires_at IS NOT NULL
+                      AND ($6::timestamptz IS NULL
+                           OR $6::timestamptz > i.expires_at))
 RETURNING id, tenant_id, identity, role, created_at, revoked_at, expires_at
 `
 
@@ -56,6 +60,7 @@ type ApiTokenCreateParams struct {
 	Identity  string
 	Role      string
 	ExpiresAt *time.Time
+	IssuerID  *string
 }
 
 type ApiTokenCreateRow struct {
@@ -68,7 +73,12 @@ type ApiTokenCreateRow struct {
 	ExpiresAt *time.Time
 }
 
-// expires_at NULL: the token never expires.
+// expires_at NULL: the token never expires. issuer_id is the token that
+// asks for this one (NULL: the system, e.g. compute tokens create
+// --database). A token never outlives its issuer: when the issuer has an
+// expiry, the new token must expire no later, else nothing is inserted (zero
+// rows) — so that an expiring token cannot mint a lasting one. Expiries
+// never change, so the check cannot go stale.
 func (q *Queries) ApiTokenCreate(ctx context.Context, arg ApiTokenCreateParams) (ApiTokenCreateRow, error) {
 	row := q.db.QueryRow(ctx, apiTokenCreate,
 		arg.ID,
@@ -77,6 +87,7 @@ func (q *Queries) ApiTokenCreate(ctx context.Context, arg ApiTokenCreateParams) 
 		arg.Identity,
 		arg.Role,
 		arg.ExpiresAt,
+		arg.IssuerID,
 	)
 	var i ApiTokenCreateRow
 	err := row.Scan(

@@ -1,8 +1,17 @@
 -- name: ApiTokenCreate :one
--- expires_at NULL: the token never expires.
+-- expires_at NULL: the token never expires. issuer_id is the token that
+-- asks for this one (NULL: the system, e.g. compute tokens create
+-- --database). A token never outlives its issuer: when the issuer has an
+-- expiry, the new token must expire no later, else nothing is inserted (zero
+-- rows) — so that an expiring token cannot mint a lasting one. Expiries
+-- never change, so the check cannot go stale.
 INSERT INTO api_tokens (id, token_hash, tenant_id, identity, role, expires_at)
-VALUES (sqlc.arg(id), sqlc.arg(token_hash), sqlc.arg(tenant_id), sqlc.arg(identity), sqlc.arg(role),
-        sqlc.narg(expires_at)::timestamptz)
+SELECT sqlc.arg(id)::text, sqlc.arg(token_hash)::bytea, sqlc.arg(tenant_id)::text, sqlc.arg(identity)::text,
+       sqlc.arg(role)::text, sqlc.narg(expires_at)::timestamptz
+ WHERE NOT EXISTS (SELECT 1 FROM api_tokens i
+                    WHERE i.id = sqlc.narg(issuer_id)::text AND i.expires_at IS NOT NULL
+                      AND (sqlc.narg(expires_at)::timestamptz IS NULL
+                           OR sqlc.narg(expires_at)::timestamptz > i.expires_at))
 RETURNING id, tenant_id, identity, role, created_at, revoked_at, expires_at;
 
 -- name: ApiTokenByHash :one
