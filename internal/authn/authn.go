@@ -79,6 +79,10 @@ type Authenticator struct {
 	// before its result is cached.
 	afterLookup func()
 
+	// startMu serialises start, so that the feed's starting point is read
+	// once, whether Sync or the first Authenticate gets there first.
+	startMu sync.Mutex
+
 	mu     sync.Mutex
 	byHash map[string]entry
 	failed map[string]time.Time // token hash → until when its failure is remembered
@@ -121,13 +125,20 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (core.A
 	a.mu.Lock()
 	e, ok := a.byHash[key]
 	failedUntil, failed := a.failed[key]
-	gen := a.gen
+	gen, started := a.gen, a.started
 	a.mu.Unlock()
 	if ok && now.Before(e.expires) {
 		return e.actor, nil
 	}
 	if failed && now.Before(failedUntil) {
 		return core.Actor{}, errUnauthenticated
+	}
+	if !started {
+		// The feed must start before the lookup: a revocation committed
+		// after it is then after the feed's start, and Sync applies it.
+		if err := a.start(ctx); err != nil {
+			return core.Actor{}, pg.Translate(err, "authz feed")
+		}
 	}
 	row, err := db.New(a.pool).ApiTokenByHash(ctx, hash)
 	if a.afterLookup != nil {
@@ -262,21 +273,15 @@ func (a *Authenticator) WatchRevocation(tokenID string, revoked func()) (stop fu
 
 // Sync applies the authz changes committed since the last call, evicting
 // every cached token they name. The first call only finds where the feed
-// ends: nothing is cached before it.
+// ends (start), unless a lookup found it already: nothing is cached before
+// it.
 func (a *Authenticator) Sync(ctx context.Context) error {
 	q := db.New(a.pool)
 	a.mu.Lock()
 	started, cursor := a.started, a.cursor
 	a.mu.Unlock()
 	if !started {
-		f, err := q.AuthzChangesFrontier(ctx)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("authz feed frontier: %w", err)
-		}
-		a.mu.Lock()
-		a.cursor, a.started = [2]uint64{f.Txid, uint64(f.Seq)}, true
-		a.mu.Unlock()
-		return nil
+		return a.start(ctx)
 	}
 	for {
 		rows, err := q.AuthzChangesAfter(ctx, db.AuthzChangesAfterParams{AfterTxid: cursor[0], AfterSeq: int64(cursor[1]), MaxRows: 500})
@@ -323,6 +328,31 @@ func (a *Authenticator) Sync(ctx context.Context) error {
 			f()
 		}
 	}
+}
+
+// start finds where the authz feed ends, once, and tails it from there.
+// Every change before that point is skipped, so it must come before the
+// first lookup that may be cached or watched: Authenticate calls it when
+// Sync (run in its own goroutine while the server already serves) has not
+// yet. Otherwise a token looked up first and revoked before the first Sync
+// would stay cached for a whole TTL, and its event streams open.
+func (a *Authenticator) start(ctx context.Context) error {
+	a.startMu.Lock()
+	defer a.startMu.Unlock()
+	a.mu.Lock()
+	started := a.started
+	a.mu.Unlock()
+	if started {
+		return nil
+	}
+	f, err := db.New(a.pool).AuthzChangesFrontier(ctx)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("authz feed frontier: %w", err)
+	}
+	a.mu.Lock()
+	a.cursor, a.started = [2]uint64{f.Txid, uint64(f.Seq)}, true
+	a.mu.Unlock()
+	return nil
 }
 
 // changeRevoked is the authz_changes.change of a revocation.

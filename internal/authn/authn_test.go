@@ -302,3 +302,35 @@ func fakeClock(a *Authenticator) *testClock {
 	}
 	return c
 }
+
+// The feed's first Sync only finds where the feed ends, skipping every
+// change before it. A process serves requests while that first Sync is
+// still to run (it runs in its own goroutine, and retries while the
+// database is away), so a token looked up then, and revoked before the
+// first Sync, must not stay cached, nor its streams stay open: the
+// revocation is after where the feed starts, and a later Sync applies it.
+func TestALookupBeforeTheFirstSyncMissesNoRevocation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	a := New(d.Pool, CacheTTL)
+	issue(t, d, "tok_9", "bc_secret-nine")
+
+	_, err := a.Authenticate(ctx, "bc_secret-nine")
+	require.NoError(t, err, "served before the feed was ever read")
+	revoked := make(chan struct{})
+	stop := a.WatchRevocation("tok_9", func() { close(revoked) })
+	defer stop()
+	revoke(t, d, "tok_9")
+
+	require.Eventually(t, func() bool {
+		require.NoError(t, a.Sync(ctx))
+		select {
+		case <-revoked:
+		default:
+			return false
+		}
+		_, err := a.Authenticate(ctx, "bc_secret-nine")
+		return core.CodeOf(err) == core.CodeUnauthenticated
+	}, 10*time.Second, 10*time.Millisecond, "the feed applies the revocation: the watch fires and the cache forgets the token")
+}
