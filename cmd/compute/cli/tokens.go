@@ -46,6 +46,9 @@ func (c *cli) tokensCmd() *cobra.Command {
 		Short: "Revoke a token (operators); servers drop it within their cache interval",
 		Args:  ArgsNamed("TOKEN_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseSecretAsID("TOKEN_ID", args[0]); err != nil {
+				return err
+			}
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				body, err := bodyOf(api.RevokeTokenWithResponse(ctx, args[0]))
 				if err != nil {
