@@ -3077,7 +3077,11 @@ type ClientInterface interface {
 	//
 	// Events in log order, strictly after `after`: the caller's tenant only,
 	// or every tenant for operators. Pass `nextCursor` back as `after` for the
-	// next page; an empty page returns the same cursor, so poll again with it.
+	// next page. A page shorter than `limit` (an empty one too) has read
+	// everything visible in scope: its `nextCursor` may be past the caller's
+	// last event, up to the newest event of the whole log, and never behind
+	// `after`; poll again with it (it stays valid under retention however
+	// long the caller's own events stay quiet).
 	// Without `after`, reading starts at the oldest retained event. Delivery
 	// is at least once: deduplicate by the event `id`. A cursor older than the
 	// retained history (`COMPUTE_EVENT_RETENTION`, 30 days by default) is 410
@@ -3101,7 +3105,9 @@ type ClientInterface interface {
 	// ```
 	//
 	// followed by a blank line. An idle stream carries a `: heartbeat` comment
-	// every 15 s. Resuming: the `Last-Event-ID` header (sent by EventSource on
+	// every 15 s, with an `id:` (no data) that moves the last event id up to
+	// how far the log was read for the caller, so it stays valid under
+	// retention however long the caller's own events stay quiet. Resuming: the `Last-Event-ID` header (sent by EventSource on
 	// every reconnect) wins over `?after=`; either resumes strictly after that
 	// cursor with no gap and no repeat. With neither, the stream starts at the
 	// live feed (events from now on); `?after=` with an empty value starts at
@@ -4314,7 +4320,11 @@ func (c *Client) UnquarantineDevice(ctx context.Context, id GPUID, params *Unqua
 //
 // Events in log order, strictly after `after`: the caller's tenant only,
 // or every tenant for operators. Pass `nextCursor` back as `after` for the
-// next page; an empty page returns the same cursor, so poll again with it.
+// next page. A page shorter than `limit` (an empty one too) has read
+// everything visible in scope: its `nextCursor` may be past the caller's
+// last event, up to the newest event of the whole log, and never behind
+// `after`; poll again with it (it stays valid under retention however
+// long the caller's own events stay quiet).
 // Without `after`, reading starts at the oldest retained event. Delivery
 // is at least once: deduplicate by the event `id`. A cursor older than the
 // retained history (`COMPUTE_EVENT_RETENTION`, 30 days by default) is 410
@@ -4348,7 +4358,9 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 // ```
 //
 // followed by a blank line. An idle stream carries a `: heartbeat` comment
-// every 15 s. Resuming: the `Last-Event-ID` header (sent by EventSource on
+// every 15 s, with an `id:` (no data) that moves the last event id up to
+// how far the log was read for the caller, so it stays valid under
+// retention however long the caller's own events stay quiet. Resuming: the `Last-Event-ID` header (sent by EventSource on
 // every reconnect) wins over `?after=`; either resumes strictly after that
 // cursor with no gap and no repeat. With neither, the stream starts at the
 // live feed (events from now on); `?after=` with an empty value starts at
@@ -10114,7 +10126,11 @@ type ClientWithResponsesInterface interface {
 	//
 	// Events in log order, strictly after `after`: the caller's tenant only,
 	// or every tenant for operators. Pass `nextCursor` back as `after` for the
-	// next page; an empty page returns the same cursor, so poll again with it.
+	// next page. A page shorter than `limit` (an empty one too) has read
+	// everything visible in scope: its `nextCursor` may be past the caller's
+	// last event, up to the newest event of the whole log, and never behind
+	// `after`; poll again with it (it stays valid under retention however
+	// long the caller's own events stay quiet).
 	// Without `after`, reading starts at the oldest retained event. Delivery
 	// is at least once: deduplicate by the event `id`. A cursor older than the
 	// retained history (`COMPUTE_EVENT_RETENTION`, 30 days by default) is 410
@@ -10140,7 +10156,9 @@ type ClientWithResponsesInterface interface {
 	// ```
 	//
 	// followed by a blank line. An idle stream carries a `: heartbeat` comment
-	// every 15 s. Resuming: the `Last-Event-ID` header (sent by EventSource on
+	// every 15 s, with an `id:` (no data) that moves the last event id up to
+	// how far the log was read for the caller, so it stays valid under
+	// retention however long the caller's own events stay quiet. Resuming: the `Last-Event-ID` header (sent by EventSource on
 	// every reconnect) wins over `?after=`; either resumes strictly after that
 	// cursor with no gap and no repeat. With neither, the stream starts at the
 	// live feed (events from now on); `?after=` with an empty value starts at
@@ -20699,7 +20717,11 @@ func (c *ClientWithResponses) UnquarantineDeviceWithResponse(ctx context.Context
 //
 // Events in log order, strictly after `after`: the caller's tenant only,
 // or every tenant for operators. Pass `nextCursor` back as `after` for the
-// next page; an empty page returns the same cursor, so poll again with it.
+// next page. A page shorter than `limit` (an empty one too) has read
+// everything visible in scope: its `nextCursor` may be past the caller's
+// last event, up to the newest event of the whole log, and never behind
+// `after`; poll again with it (it stays valid under retention however
+// long the caller's own events stay quiet).
 // Without `after`, reading starts at the oldest retained event. Delivery
 // is at least once: deduplicate by the event `id`. A cursor older than the
 // retained history (`COMPUTE_EVENT_RETENTION`, 30 days by default) is 410
@@ -20731,7 +20753,9 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 // ```
 //
 // followed by a blank line. An idle stream carries a `: heartbeat` comment
-// every 15 s. Resuming: the `Last-Event-ID` header (sent by EventSource on
+// every 15 s, with an `id:` (no data) that moves the last event id up to
+// how far the log was read for the caller, so it stays valid under
+// retention however long the caller's own events stay quiet. Resuming: the `Last-Event-ID` header (sent by EventSource on
 // every reconnect) wins over `?after=`; either resumes strictly after that
 // cursor with no gap and no repeat. With neither, the stream starts at the
 // live feed (events from now on); `?after=` with an empty value starts at

@@ -89,7 +89,7 @@ func deliver(ctx context.Context, s *eventstream.Stream, idleEvery time.Duration
 			defer c.mu.Unlock()
 			c.got = append(c.got, e)
 			return nil
-		}, idleEvery, func() error {
+		}, idleEvery, func(outbox.Position) error {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			c.idle++

@@ -19,8 +19,10 @@ const (
 )
 
 // Page is one read of the log: events in log order, and the cursor to pass
-// as `after` next time. Next is the last event's position, or the cursor
-// that was read after when the page is empty (poll again with it).
+// as `after` next time. Next is the last event's position, or, when the
+// page is short (nothing more in scope is visible), how far the read
+// covered the whole log, which may be past the scope's last event (see
+// Reader.Page); never below the cursor that was read after.
 type Page struct {
 	Events []outbox.Stored
 	Next   outbox.Position
@@ -50,6 +52,13 @@ func (r *Reader) Page(ctx context.Context, scope Scope, after outbox.Position, l
 	case limit < 0 || limit > MaxLimit:
 		return Page{}, core.Errorf(core.CodeInvalidArgument, "limit must be between 1 and %d, got %d", MaxLimit, limit)
 	}
+	// How far a short page covers the log, read before the page: every
+	// event up to it is visible to the page's read too (its snapshot is
+	// no older), so a short page has returned each of them in scope.
+	covered, err := r.covered(ctx, scope)
+	if err != nil {
+		return Page{}, err
+	}
 	rows, err := r.read(ctx, scope, after, limit)
 	if err != nil {
 		return Page{}, fmt.Errorf("read events after %s: %w", after, err)
@@ -68,7 +77,27 @@ func (r *Reader) Page(ctx context.Context, scope Scope, after outbox.Position, l
 	if n := len(page.Events); n > 0 {
 		page.Next = page.Events[n-1].Position
 	}
+	if len(page.Events) < limit && page.Next.Less(covered) {
+		page.Next = covered
+	}
 	return page, nil
+}
+
+// covered is the position a short page of scope may move its cursor to:
+// the newest visible event of the whole log, zero when there is no need.
+//
+// Retention always keeps the newest event of the log, not of each scope.
+// A client whose scope (a tenant, a types filter) stays quiet while others'
+// events flow would otherwise keep the cursor of its own last event, and
+// once that is pruned get CURSOR_EXPIRED although it missed nothing;
+// moving a caught-up cursor up to the log's newest event keeps it valid
+// for as long as the client polls. An unfiltered operator's short page
+// ends at that event anyway.
+func (r *Reader) covered(ctx context.Context, scope Scope) (outbox.Position, error) {
+	if scope.AllTenants && len(scope.Types) == 0 {
+		return outbox.Position{}, nil
+	}
+	return r.head(ctx)
 }
 
 func (r *Reader) read(ctx context.Context, scope Scope, after outbox.Position, limit int) ([]db.Outbox, error) {

@@ -168,3 +168,60 @@ func TestCursorAheadOfTheLogExpires(t *testing.T) {
 		require.ErrorContains(t, err, "ahead of this event log")
 	}
 }
+
+// A client that has read everything in its scope keeps a valid cursor for
+// as long as it keeps polling, however long its own scope stays quiet:
+// retention keeps only the newest event of the whole log, so a cursor
+// left at the client's last event of its own (another tenant's events,
+// or other types, moving on meanwhile) would expire although it missed
+// nothing. An empty or short page therefore moves the cursor up to what
+// the read covered.
+func TestCaughtUpCursorSurvivesRetentionWhileItsScopeIsQuiet(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	a1 := appendOne(t, d, "A", "x.made", "a1")
+	r := eventstream.NewReader(d.Pool)
+	scopes := map[string]eventstream.Scope{
+		"tenant":         {Tenant: "A"},
+		"types filtered": {AllTenants: true, Types: []string{"x.made"}},
+	}
+	cursors := map[string]outbox.Position{}
+	waitVisible(t, d, 1)
+	for name, scope := range scopes {
+		p, err := r.Page(ctx, scope, outbox.Position{}, 10)
+		require.NoError(t, err)
+		require.Equal(t, []uuid.UUID{a1}, idsOf(p.Events), name)
+		cursors[name] = p.Next
+	}
+
+	// Only other scopes' events follow; each poll finds nothing new.
+	appendN(t, d, "B", "y.made", 3)
+	log := waitVisible(t, d, 4)
+	for name, scope := range scopes {
+		p, err := r.Page(ctx, scope, cursors[name], 10)
+		require.NoError(t, err)
+		require.Empty(t, p.Events, name)
+		require.False(t, p.Next.Less(cursors[name]), "%s: the cursor never moves back", name)
+		cursors[name] = p.Next
+	}
+
+	// Retention prunes every event but the newest (a prefix of the log),
+	// a1 among them.
+	_, err := d.Pool.Exec(ctx, "DELETE FROM outbox WHERE id = ANY($1)", idsOf(log[:3]))
+	require.NoError(t, err)
+	for name, scope := range scopes {
+		p, err := r.Page(ctx, scope, cursors[name], 10)
+		require.NoError(t, err, "%s: a caught-up client missed nothing and must not be told its cursor expired", name)
+		require.Empty(t, p.Events, name)
+	}
+
+	// The advanced cursor still sees the scope's next event.
+	a2 := appendOne(t, d, "A", "x.made", "a2")
+	waitVisible(t, d, 2)
+	for name, scope := range scopes {
+		p, err := r.Page(ctx, scope, cursors[name], 10)
+		require.NoError(t, err)
+		require.Equal(t, []uuid.UUID{a2}, idsOf(p.Events), name)
+	}
+}

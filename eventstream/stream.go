@@ -92,9 +92,10 @@ func (s *Stream) prefetch(ctx context.Context) error {
 // (the client went away), the broker drops the stream (ErrDropped,
 // ErrBrokerClosed), a history read fails (CURSOR_EXPIRED if the log was
 // pruned meanwhile) or send fails. Whenever idleEvery passes it calls idle
-// (the SSE heartbeat); idleEvery <= 0 disables that. Deliver is called
-// once, from the goroutine that writes to the client.
-func (s *Stream) Deliver(ctx context.Context, send func(outbox.Stored) error, idleEvery time.Duration, idle func() error) error {
+// (the SSE heartbeat) with the position a reconnect may resume after now
+// (see caughtUpTo); idleEvery <= 0 disables that. Deliver is called once,
+// from the goroutine that writes to the client.
+func (s *Stream) Deliver(ctx context.Context, send func(outbox.Stored) error, idleEvery time.Duration, idle func(resume outbox.Position) error) error {
 	if err := s.catchUp(ctx, send); err != nil {
 		return err
 	}
@@ -116,7 +117,7 @@ func (s *Stream) Deliver(ctx context.Context, send func(outbox.Stored) error, id
 				}
 			}
 		case <-tick:
-			if err := idle(); err != nil {
+			if err := idle(s.caughtUpTo()); err != nil {
 				return err
 			}
 		case <-s.gone:
@@ -154,6 +155,34 @@ func (s *Stream) catchUp(ctx context.Context, send func(outbox.Stored) error) er
 		s.pending = page.Events
 	}
 	return nil
+}
+
+// caughtUpTo moves the stream's resume point up to the broker's head when
+// everything in scope up to it has been sent, and returns the resume
+// point.
+//
+// Retention always keeps the newest event of the log, not of the stream's
+// scope. A stream whose tenant (or types filter) stays quiet while others'
+// events flow would otherwise keep its own last event as the client's
+// last event id, and once that is pruned, a reconnect would get
+// CURSOR_EXPIRED although the stream missed nothing. Deliver calls it
+// between sends, so every event taken from the queue has been sent; with
+// the queue empty and the stream still registered, every event in scope up
+// to the head was offered (Poll advances the head under the lock of its
+// fan-out) and so sent.
+func (s *Stream) caughtUpTo() outbox.Position {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	if _, live := s.b.streams[s]; !live || !s.last.Less(s.b.head) {
+		return s.last
+	}
+	s.mu.Lock()
+	idle := len(s.queue) == 0
+	s.mu.Unlock()
+	if idle {
+		s.last = s.b.head
+	}
+	return s.last
 }
 
 // dropped returns why the broker dropped the stream, or nil. A dropped

@@ -290,8 +290,14 @@ func (w *sseWriter) streamError(err error) error {
 	return w.write(fmt.Sprintf("event: error\ndata: %s\n\n", data))
 }
 
-// heartbeat writes a comment line, which EventSource ignores.
-func (w *sseWriter) heartbeat() error { return w.write(": heartbeat\n\n") }
+// heartbeat writes a comment line, which EventSource ignores, and the id
+// a reconnect resumes after, which sets EventSource's last event id
+// without an event (a frame without data). That id can be past the
+// client's own last event: an idle stream's cursor follows the log, so it
+// stays valid under retention (Stream.Deliver).
+func (w *sseWriter) heartbeat(resume outbox.Position) error {
+	return w.write(fmt.Sprintf(": heartbeat\nid: %s\n\n", resume))
+}
 
 func (w *sseWriter) write(frame string) error {
 	// ErrNotSupported (a writer without deadlines) just means no bound.
