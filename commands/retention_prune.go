@@ -98,6 +98,10 @@ func (p *Pruner) pruneEvents(ctx context.Context, run *pruneRun, into *int64, li
 		}
 	}
 	return run.table(ctx, into, func(q *db.Queries) (int64, error) {
+		// After every recover in flight (see RetentionOutboxPruneLock).
+		if err := q.RetentionOutboxPruneLock(ctx); err != nil {
+			return 0, err
+		}
 		return q.RetentionOutboxPrune(ctx, db.RetentionOutboxPruneParams{
 			RetentionSeconds: p.Retention.Events.Seconds(), BelowTxid: below.TxID, BelowSeq: below.Seq, MaxRows: limit})
 	})

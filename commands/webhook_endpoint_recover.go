@@ -70,6 +70,11 @@ func (h *Handlers) RecoverWebhookEndpoint(ctx context.Context, actor core.Actor,
 				"webhook endpoint %s was recovered less than %s ago: one recover per endpoint at a time and per %s, retry in %s",
 				id, cmd.MinInterval, cmd.MinInterval, wait.Round(time.Second)))
 		}
+		// No event it schedules is pruned under it: the prune waits for
+		// this transaction (RetentionOutboxPruneLock).
+		if err := q.RetentionOutboxPruneShare(ctx); err != nil {
+			return pg.Translate(err, "retention lock")
+		}
 		if scheduled, err = cmd.Reschedule(ctx, q); err != nil {
 			return err
 		}

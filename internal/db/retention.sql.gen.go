@@ -161,6 +161,36 @@ func (q *Queries) RetentionOutboxPrune(ctx context.Context, arg RetentionOutboxP
 	return result.RowsAffected(), nil
 }
 
+const retentionOutboxPruneLock = `-- name: RetentionOutboxPruneLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended('outbox-prune', 0))
+`
+
+// Taken by each outbox prune batch just before its delete, for the rest of
+// its transaction; every webhook recover shares it before it schedules
+// (RetentionOutboxPruneShare). A recover schedules deliveries of old
+// events, and the prune keeps an event while a delivery of it is pending
+// only if it sees that delivery: one not yet committed it would not, and
+// it would delete the event under it, leaving a delivery pending for ever
+// that can never be sent. Taken first, the delete's snapshot sees every
+// recover that committed; shared, recovers do not wait for each other. A
+// transaction-scoped advisory lock, safe under PgBouncer's transaction
+// pooling.
+func (q *Queries) RetentionOutboxPruneLock(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, retentionOutboxPruneLock)
+	return err
+}
+
+const retentionOutboxPruneShare = `-- name: RetentionOutboxPruneShare :exec
+SELECT pg_advisory_xact_lock_shared(hashtextextended('outbox-prune', 0))
+`
+
+// A webhook recover's share of RetentionOutboxPruneLock, taken before it
+// reads the events to schedule: no prune batch deletes until it commits.
+func (q *Queries) RetentionOutboxPruneShare(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, retentionOutboxPruneShare)
+	return err
+}
+
 const retentionOverdue = `-- name: RetentionOverdue :one
 SELECT
   (SELECT count(*) FROM outbox o

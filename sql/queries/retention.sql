@@ -157,3 +157,21 @@ SELECT
       AND x.updated_at < compute_now() - make_interval(secs => sqlc.arg(delivery_seconds)::float8)
       AND (x.state <> 'succeeded' OR NOT EXISTS (SELECT 1 FROM outbox o WHERE o.id = x.event_id)))::bigint
     AS webhook_deliveries;
+
+-- name: RetentionOutboxPruneLock :exec
+-- Taken by each outbox prune batch just before its delete, for the rest of
+-- its transaction; every webhook recover shares it before it schedules
+-- (RetentionOutboxPruneShare). A recover schedules deliveries of old
+-- events, and the prune keeps an event while a delivery of it is pending
+-- only if it sees that delivery: one not yet committed it would not, and
+-- it would delete the event under it, leaving a delivery pending for ever
+-- that can never be sent. Taken first, the delete's snapshot sees every
+-- recover that committed; shared, recovers do not wait for each other. A
+-- transaction-scoped advisory lock, safe under PgBouncer's transaction
+-- pooling.
+SELECT pg_advisory_xact_lock(hashtextextended('outbox-prune', 0));
+
+-- name: RetentionOutboxPruneShare :exec
+-- A webhook recover's share of RetentionOutboxPruneLock, taken before it
+-- reads the events to schedule: no prune batch deletes until it commits.
+SELECT pg_advisory_xact_lock_shared(hashtextextended('outbox-prune', 0));
