@@ -1718,7 +1718,12 @@ type RecoverWebhookEndpointRequest struct {
 
 // RecoverWebhookEndpointResult defines model for RecoverWebhookEndpointResult.
 type RecoverWebhookEndpointResult struct {
-	Scheduled int `json:"scheduled"`
+	// RetainedSince When the oldest retained event happened (absent when the log is
+	// empty). Retention prunes events older than
+	// `COMPUTE_EVENT_RETENTION`: when `since` is before this time, events
+	// in between may have been pruned, and those are not re-sent.
+	RetainedSince *time.Time `json:"retainedSince,omitempty"`
+	Scheduled     int        `json:"scheduled"`
 
 	// Truncated The per-call limit was reached; recover again for the rest.
 	Truncated bool `json:"truncated"`
@@ -4005,7 +4010,9 @@ type ClientInterface interface {
 	// acknowledge: failed and abandoned deliveries start afresh, events that
 	// were never scheduled (endpoint disabled) are scheduled now; succeeded
 	// deliveries are not repeated. The endpoint must be enabled (409
-	// otherwise). At most 10,000 events per call (`truncated`). One recover
+	// otherwise). At most 10,000 events per call (`truncated`). Only retained
+	// events are re-sent: `retainedSince` says from when, so an endpoint down
+	// longer than the retention learns what it lost. One recover
 	// per endpoint at a time and per minute (`COMPUTE_WEBHOOK_RECOVER_INTERVAL`):
 	// another is 429 RATE_LIMITED with `Retry-After`.
 	//
@@ -4020,7 +4027,9 @@ type ClientInterface interface {
 	// acknowledge: failed and abandoned deliveries start afresh, events that
 	// were never scheduled (endpoint disabled) are scheduled now; succeeded
 	// deliveries are not repeated. The endpoint must be enabled (409
-	// otherwise). At most 10,000 events per call (`truncated`). One recover
+	// otherwise). At most 10,000 events per call (`truncated`). Only retained
+	// events are re-sent: `retainedSince` says from when, so an endpoint down
+	// longer than the retention learns what it lost. One recover
 	// per endpoint at a time and per minute (`COMPUTE_WEBHOOK_RECOVER_INTERVAL`):
 	// another is 429 RATE_LIMITED with `Retry-After`.
 	//
@@ -6038,7 +6047,9 @@ func (c *Client) ListWebhookAttempts(ctx context.Context, id WebhookEndpointID, 
 // acknowledge: failed and abandoned deliveries start afresh, events that
 // were never scheduled (endpoint disabled) are scheduled now; succeeded
 // deliveries are not repeated. The endpoint must be enabled (409
-// otherwise). At most 10,000 events per call (`truncated`). One recover
+// otherwise). At most 10,000 events per call (`truncated`). Only retained
+// events are re-sent: `retainedSince` says from when, so an endpoint down
+// longer than the retention learns what it lost. One recover
 // per endpoint at a time and per minute (`COMPUTE_WEBHOOK_RECOVER_INTERVAL`):
 // another is 429 RATE_LIMITED with `Retry-After`.
 //
@@ -6063,7 +6074,9 @@ func (c *Client) RecoverWebhookEndpointWithBody(ctx context.Context, id WebhookE
 // acknowledge: failed and abandoned deliveries start afresh, events that
 // were never scheduled (endpoint disabled) are scheduled now; succeeded
 // deliveries are not repeated. The endpoint must be enabled (409
-// otherwise). At most 10,000 events per call (`truncated`). One recover
+// otherwise). At most 10,000 events per call (`truncated`). Only retained
+// events are re-sent: `retainedSince` says from when, so an endpoint down
+// longer than the retention learns what it lost. One recover
 // per endpoint at a time and per minute (`COMPUTE_WEBHOOK_RECOVER_INTERVAL`):
 // another is 429 RATE_LIMITED with `Retry-After`.
 //
@@ -11136,7 +11149,9 @@ type ClientWithResponsesInterface interface {
 	// acknowledge: failed and abandoned deliveries start afresh, events that
 	// were never scheduled (endpoint disabled) are scheduled now; succeeded
 	// deliveries are not repeated. The endpoint must be enabled (409
-	// otherwise). At most 10,000 events per call (`truncated`). One recover
+	// otherwise). At most 10,000 events per call (`truncated`). Only retained
+	// events are re-sent: `retainedSince` says from when, so an endpoint down
+	// longer than the retention learns what it lost. One recover
 	// per endpoint at a time and per minute (`COMPUTE_WEBHOOK_RECOVER_INTERVAL`):
 	// another is 429 RATE_LIMITED with `Retry-After`.
 	//
@@ -11151,7 +11166,9 @@ type ClientWithResponsesInterface interface {
 	// acknowledge: failed and abandoned deliveries start afresh, events that
 	// were never scheduled (endpoint disabled) are scheduled now; succeeded
 	// deliveries are not repeated. The endpoint must be enabled (409
-	// otherwise). At most 10,000 events per call (`truncated`). One recover
+	// otherwise). At most 10,000 events per call (`truncated`). Only retained
+	// events are re-sent: `retainedSince` says from when, so an endpoint down
+	// longer than the retention learns what it lost. One recover
 	// per endpoint at a time and per minute (`COMPUTE_WEBHOOK_RECOVER_INTERVAL`):
 	// another is 429 RATE_LIMITED with `Retry-After`.
 	//
@@ -22201,7 +22218,9 @@ func (c *ClientWithResponses) ListWebhookAttemptsWithResponse(ctx context.Contex
 // acknowledge: failed and abandoned deliveries start afresh, events that
 // were never scheduled (endpoint disabled) are scheduled now; succeeded
 // deliveries are not repeated. The endpoint must be enabled (409
-// otherwise). At most 10,000 events per call (`truncated`). One recover
+// otherwise). At most 10,000 events per call (`truncated`). Only retained
+// events are re-sent: `retainedSince` says from when, so an endpoint down
+// longer than the retention learns what it lost. One recover
 // per endpoint at a time and per minute (`COMPUTE_WEBHOOK_RECOVER_INTERVAL`):
 // another is 429 RATE_LIMITED with `Retry-After`.
 //
@@ -22222,7 +22241,9 @@ func (c *ClientWithResponses) RecoverWebhookEndpointWithBodyWithResponse(ctx con
 // acknowledge: failed and abandoned deliveries start afresh, events that
 // were never scheduled (endpoint disabled) are scheduled now; succeeded
 // deliveries are not repeated. The endpoint must be enabled (409
-// otherwise). At most 10,000 events per call (`truncated`). One recover
+// otherwise). At most 10,000 events per call (`truncated`). Only retained
+// events are re-sent: `retainedSince` says from when, so an endpoint down
+// longer than the retention learns what it lost. One recover
 // per endpoint at a time and per minute (`COMPUTE_WEBHOOK_RECOVER_INTERVAL`):
 // another is 429 RATE_LIMITED with `Retry-After`.
 //

@@ -93,8 +93,9 @@ type recoverWebhookEndpointRequest struct {
 }
 
 type recoverWebhookEndpointResponse struct {
-	Scheduled int  `json:"scheduled"`
-	Truncated bool `json:"truncated"`
+	Scheduled     int        `json:"scheduled"`
+	Truncated     bool       `json:"truncated"`
+	RetainedSince *time.Time `json:"retainedSince,omitempty"`
 }
 
 type webhookAttemptJSON struct {
@@ -207,7 +208,8 @@ func (h webhookHandlers) recover(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusAccepted, recoverWebhookEndpointResponse{Scheduled: res.Scheduled, Truncated: res.Truncated})
+	return c.JSON(http.StatusAccepted, recoverWebhookEndpointResponse{Scheduled: res.Scheduled, Truncated: res.Truncated,
+		RetainedSince: res.RetainedSince})
 }
 
 func (h webhookHandlers) attempts(c echo.Context) error {

@@ -153,6 +153,10 @@ func TestRecoverReplaysMissedEvents(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, res.Scheduled)
 	require.False(t, res.Truncated)
+	var oldest time.Time // what a consumer compares since with: older events are gone
+	require.NoError(t, f.pg.Pool.QueryRow(ctx, "SELECT time FROM outbox ORDER BY txid, seq LIMIT 1").Scan(&oldest))
+	require.NotNil(t, res.RetainedSince)
+	require.True(t, oldest.Equal(*res.RetainedSince), "%s, want %s", res.RetainedSince, oldest)
 
 	require.Equal(t, 2, f.runWorker(t))
 	var ids []string

@@ -20,6 +20,11 @@ type Recovered struct {
 	// again (the same since will do: acknowledged events do not count
 	// against the limit) for the rest.
 	Truncated bool
+	// RetainedSince is when the oldest retained event happened (nil: the
+	// log is empty). Events of a since before it may have been pruned by
+	// retention: they are not re-sent, and this is how a consumer down
+	// longer than the retention learns that it lost some.
+	RetainedSince *time.Time
 }
 
 // RecoverTooSoonError is the cause of a RATE_LIMITED recover: Wait is how
@@ -38,9 +43,19 @@ func (s *Service) RecoverEndpoint(ctx context.Context, actor core.Actor, id stri
 	if err := requireWriter(actor); err != nil {
 		return Recovered{}, err
 	}
+	var retained *time.Time
 	_, scheduled, err := s.cmds.RecoverWebhookEndpoint(ctx, actor, commands.RecoverWebhookEndpoint{
 		ID: id, Since: since, MinInterval: s.cfg.RecoverInterval,
 		Reschedule: func(ctx context.Context, q *db.Queries) (int, error) {
+			// Read under the prune's lock, which the command holds: no
+			// event older than this is pruned while the recover runs.
+			oldest, err := q.OutboxOldestTime(ctx)
+			if err != nil {
+				return 0, pg.Translate(err, "oldest event")
+			}
+			if len(oldest) > 0 {
+				retained = &oldest[0]
+			}
 			ids, err := q.WebhookDeliveryRecover(ctx, db.WebhookDeliveryRecoverParams{
 				EndpointID: id, Since: since, MaxRows: int32(s.cfg.RecoverLimit),
 			})
@@ -56,7 +71,7 @@ func (s *Service) RecoverEndpoint(ctx context.Context, actor core.Actor, id stri
 	if err != nil {
 		return Recovered{}, err
 	}
-	return Recovered{Scheduled: scheduled, Truncated: scheduled >= s.cfg.RecoverLimit}, nil
+	return Recovered{Scheduled: scheduled, Truncated: scheduled >= s.cfg.RecoverLimit, RetainedSince: retained}, nil
 }
 
 // Attempt is one recorded HTTP attempt.

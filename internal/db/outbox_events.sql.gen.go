@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const outboxHeadPosition = `-- name: OutboxHeadPosition :many
@@ -104,6 +105,33 @@ func (q *Queries) OutboxOldestPosition(ctx context.Context) ([]OutboxOldestPosit
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const outboxOldestTime = `-- name: OutboxOldestTime :many
+SELECT o.time FROM outbox o ORDER BY o.txid, o.seq LIMIT 1
+`
+
+// When the oldest retained event happened (no row when the log is empty):
+// a webhook recover since an earlier time cannot re-send what retention
+// pruned before it, and says so (retainedSince).
+func (q *Queries) OutboxOldestTime(ctx context.Context) ([]time.Time, error) {
+	rows, err := q.db.Query(ctx, outboxOldestTime)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []time.Time{}
+	for rows.Next() {
+		var time time.Time
+		if err := rows.Scan(&time); err != nil {
+			return nil, err
+		}
+		items = append(items, time)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -55,3 +55,9 @@ SELECT o.txid, o.seq
 -- it is a hot standby (whose next id lags its primary's): a position at or
 -- above it was never one of this log's.
 SELECT pg_snapshot_xmax(pg_current_snapshot())::xid8 AS next_txid, pg_is_in_recovery() AS in_recovery;
+
+-- name: OutboxOldestTime :many
+-- When the oldest retained event happened (no row when the log is empty):
+-- a webhook recover since an earlier time cannot re-send what retention
+-- pruned before it, and says so (retainedSince).
+SELECT o.time FROM outbox o ORDER BY o.txid, o.seq LIMIT 1;

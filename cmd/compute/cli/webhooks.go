@@ -173,7 +173,12 @@ func (c *cli) webhooksCmd() *cobra.Command {
 					return err
 				}
 				return showOne(c, body, func(r client.RecoverWebhookEndpointResult) table {
-					return table{header: []string{"SCHEDULED", "TRUNCATED"}, rows: [][]string{{itoa(r.Scheduled), yesNo(r.Truncated)}}}
+					retained := "-"
+					if r.RetainedSince != nil {
+						retained = r.RetainedSince.UTC().Format(time.RFC3339)
+					}
+					return table{header: []string{"SCHEDULED", "TRUNCATED", "RETAINED SINCE"},
+						rows: [][]string{{itoa(r.Scheduled), yesNo(r.Truncated), retained}}}
 				})
 			})
 		},
