@@ -86,28 +86,44 @@ func (f *fixture) instanceState(id string) (string, string) {
 	return i.State, i.Reason
 }
 
-// runningInstance joins n1 through a live gateway, with a daemon over the
-// wire, and runs one instance of an active reservation on it: the daemon
-// acknowledged the allocation's assign and the instance's start. It
-// returns the daemon, the assign it got and the instance.
+// runningInstance is runningInstances of one.
 func (f *fixture) runningInstance(t *testing.T) (*wireDaemon, wire.Message, core.Instance) {
+	t.Helper()
+	d, assign, insts := f.runningInstances(t, 1)
+	return d, assign, insts[0]
+}
+
+// runningInstances joins n1 through a live gateway, with a daemon over the
+// wire, and runs n instances of one active reservation on it: the daemon
+// acknowledged the allocation's assign and each instance's start. It
+// returns the daemon, the assign it got and the instances.
+func (f *fixture) runningInstances(t *testing.T, n int) (*wireDaemon, wire.Message, []core.Instance) {
 	t.Helper()
 	cred := f.join("n1", "metal")
 	g, url := f.liveGateway("gw1")
 	d, _ := f.wireDaemon(url, cred.Token)
 	rsv := f.activeReservation(t)
-	inst, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
+	var insts []core.Instance
+	for range n {
+		inst, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
+		require.NoError(t, err)
+		insts = append(insts, inst.Instance)
+	}
+	_, err := g.Dispatch(f.ctx, "n1")
 	require.NoError(t, err)
-	_, err = g.Dispatch(f.ctx, "n1")
-	require.NoError(t, err)
-	assign, start := d.next(), d.next()
+	assign := d.next()
 	require.Equal(t, wire.CommandKindAssign, assign.CommandKind)
-	require.Equal(t, core.NodeCommandInstanceStart, start.CommandKind)
 	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: assign.CommandID, State: "succeeded", ObservedGeneration: 1})
-	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: start.CommandID, State: "succeeded"})
-	require.Eventually(t, func() bool { s, _ := f.instanceState(inst.Instance.ID); return s == "running" },
-		10*time.Second, 5*time.Millisecond)
-	return d, assign, inst.Instance
+	for range n {
+		start := d.next()
+		require.Equal(t, core.NodeCommandInstanceStart, start.CommandKind)
+		d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: start.CommandID, State: "succeeded"})
+	}
+	for _, inst := range insts {
+		require.Eventually(t, func() bool { s, _ := f.instanceState(inst.ID); return s == "running" },
+			10*time.Second, 5*time.Millisecond)
+	}
+	return d, assign, insts
 }
 
 // Over the wire: the booking's assign reaches the daemon, its result

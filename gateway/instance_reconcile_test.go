@@ -21,33 +21,10 @@ import (
 func TestInventoryEndsInstancesTheDaemonNoLongerRuns(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	cred := f.join("n1", "metal")
-	g, url := f.liveGateway("gw1")
-	d, _ := f.wireDaemon(url, cred.Token)
-
-	rsv := f.activeReservation(t)
-	gone, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
-	require.NoError(t, err)
-	kept, err := f.h.CreateInstance(f.ctx, member, commands.CreateInstance{ReservationID: rsv.ID})
-	require.NoError(t, err)
-	_, err = g.Dispatch(f.ctx, "n1")
-	require.NoError(t, err)
-
-	assign := d.next()
-	require.Equal(t, wire.CommandKindAssign, assign.CommandKind)
+	d, assign, insts := f.runningInstances(t, 2)
+	gone, kept := insts[0], insts[1]
 	var p wire.AssignPayload
 	require.NoError(t, json.Unmarshal(assign.Payload, &p))
-	d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: assign.CommandID, State: "succeeded",
-		ObservedGeneration: 1})
-	for range 2 {
-		start := d.next()
-		require.Equal(t, core.NodeCommandInstanceStart, start.CommandKind)
-		d.send(wire.Message{Type: wire.TypeCommandResult, CommandID: start.CommandID, State: "succeeded"})
-	}
-	for _, id := range []string{gone.Instance.ID, kept.Instance.ID} {
-		require.Eventually(t, func() bool { s, _ := f.instanceState(id); return s == "running" },
-			10*time.Second, 5*time.Millisecond)
-	}
 
 	inventory := func(running []wire.RunningInstance) {
 		st, err := json.Marshal(wire.NodeState{Assignments: []wire.AssignPayload{p}, Instances: running,
@@ -60,14 +37,14 @@ func TestInventoryEndsInstancesTheDaemonNoLongerRuns(t *testing.T) {
 	// Without the list: nothing is judged.
 	inventory(nil)
 	// With it: the one it lists runs on, the other is stopped.
-	inventory([]wire.RunningInstance{{InstanceID: kept.Instance.ID, AllocationID: p.AllocationID, PID: 42}})
-	require.Eventually(t, func() bool { s, _ := f.instanceState(gone.Instance.ID); return s == "failed" },
+	inventory([]wire.RunningInstance{{InstanceID: kept.ID, AllocationID: p.AllocationID, PID: 42}})
+	require.Eventually(t, func() bool { s, _ := f.instanceState(gone.ID); return s == "failed" },
 		10*time.Second, 5*time.Millisecond, "an instance its node no longer runs is not running")
-	_, reason := f.instanceState(gone.Instance.ID)
+	_, reason := f.instanceState(gone.ID)
 	require.Contains(t, reason, "lost: its node's daemon no longer runs it")
-	state, _ := f.instanceState(kept.Instance.ID)
+	state, _ := f.instanceState(kept.ID)
 	require.Equal(t, "running", state)
-	got, err := f.h.GetReservation(f.ctx, member, rsv.ID)
+	got, err := f.h.GetReservation(f.ctx, member, gone.ReservationID)
 	require.NoError(t, err)
 	require.Equal(t, core.ReservationActive, got.State, "the reservation is not touched")
 	f.requireInvariants()
