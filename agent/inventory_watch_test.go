@@ -46,6 +46,9 @@ func TestConnectedDaemonReportsAGPUGoneAndBack(t *testing.T) {
 	t.Setenv("NVIDIA_SMI_RECORDING", "h100x8")
 	require.Eventually(t, func() bool { return health() == "healthy" }, 10*time.Second, 5*time.Millisecond)
 
+	// The harness records a message once the gateway has handled it, so
+	// the last report may show in the database before it shows here.
+	require.Eventually(t, func() bool { return len(hs.sent(wire.TypeInventory)) >= 3 }, 10*time.Second, 5*time.Millisecond)
 	inv := hs.sent(wire.TypeInventory)
 	require.Len(t, inv, 3, "the connect's inventory, then one report per change")
 	for _, m := range inv[1:] {
