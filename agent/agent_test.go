@@ -301,18 +301,26 @@ func TestSkewedGatewayClockReportsAges(t *testing.T) {
 	g, url := hs.gateway("gw1")
 	g.Now = func() time.Time { return time.Now().Add(3 * time.Hour) }
 	hs.daemon("n1", t.TempDir(), url)
-	hs.eventually("n1", core.NodeConnected)
+	// The session is the gateway's once the daemon's replay is read: the
+	// node shows connected a moment before, when a flush would find no
+	// session to report.
+	served := func(replays int) {
+		hs.eventually("n1", core.NodeConnected)
+		require.Eventually(t, func() bool { return len(hs.sent(wire.TypeReplay)) > replays }, 10*time.Second, 5*time.Millisecond)
+	}
+	served(0)
 	// A daemon that reconnects meanwhile opens a session whose last_seen_at
 	// is its opening, which proves nothing about the flush: try again on
 	// the session that stayed.
 	for attempt := 1; ; attempt++ {
 		epoch := hs.session("n1").SessionEpoch
+		replays := len(hs.sent(wire.TypeReplay))
 		hs.d.AdvanceSimClock(t, time.Minute)
 		require.NoError(t, g.Renew(hs.ctx))
 		require.NoError(t, g.Flush(hs.ctx))
 		s := hs.session("n1")
 		if s.SessionEpoch != epoch && attempt < 5 {
-			hs.eventually("n1", core.NodeConnected)
+			served(replays)
 			continue
 		}
 		require.Equal(t, epoch, s.SessionEpoch, "the daemon kept reconnecting")
