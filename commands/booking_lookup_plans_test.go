@@ -25,7 +25,7 @@ import (
 // lookup became an anti-join, and right after a VACUUM of an empty
 // device_bookings (a new fleet, or an idle one) the cached generic plan of
 // the candidates query scanned that GiST index whole for every device
-// (found by the benchmark, docs/benchmarks.md). Each statement here is the
+// (found by the benchmark, docs/benchmarks/history.md). Each statement here is the
 // one a real command sent, planned generically on a fresh connection in that
 // state.
 func TestBookingLookupsNeverUseTheGiSTIndex(t *testing.T) {

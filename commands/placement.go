@@ -213,7 +213,7 @@ func placementCandidates(ctx context.Context, tx pgx.Tx, p reservationToPlace, m
 // bookings, a connection's cached generic plan scans device_bookings whole
 // for every device instead, and keeps doing so as the table grows and
 // released bookings leave dead rows behind: 0.22 ms per candidates query
-// became 0.7–1.3 ms for the rest of a benchmark run (docs/benchmarks.md,
+// became 0.7–1.3 ms for the rest of a benchmark run (docs/benchmarks/history.md,
 // fourth pass). A bitmap scan of the index, which the planner picks for a
 // lookup it expects to find one row, never marks the entries of deleted
 // bookings dead, so each lookup of a busy device reads all of them again:

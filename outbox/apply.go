@@ -245,7 +245,7 @@ func (e *applyError) Unwrap() error { return e.err }
 // applies those events again from the durable outbox: nothing is lost or
 // applied twice, and no acknowledgement anyone relies on is given for
 // them. Not waiting for the flush saves the sinks' share of the machine
-// (3 % more reservations/s over HTTP, docs/benchmarks.md).
+// (3 % more reservations/s over HTTP, docs/benchmarks/history.md).
 func (d *Dispatcher) apply(ctx context.Context, parts []part, events []Stored, last Position) error {
 	held := make([]bool, len(parts))
 	return pg.InTxBatch(ctx, d.pool, func(b *pg.Batch) {

@@ -95,7 +95,7 @@ func NewTxDispatcher(pool *pgxpool.Pool, owner string, sink TxSink, logger *slog
 // NewTxGroup returns a dispatcher that applies each batch to every sink of
 // sinks in one transaction: one outbox read, one transaction and one
 // commit for all of them, where a dispatcher each would pay those once
-// per sink (a quarter of the machine under load, docs/benchmarks.md).
+// per sink (a quarter of the machine under load, docs/benchmarks/history.md).
 // Each sink keeps its own lease and cursor, so it is still delivered
 // exactly once and can be taken over or rebuilt on its own: the group
 // applies only the sinks whose leases it holds, each from its cursor. A

@@ -55,7 +55,7 @@ type Config struct {
 	// webhook delivery p50 65–73 ms instead of 125–151 ms; in process,
 	// 6 matched 8 at 8 callers and beat it at 32 (430 vs 406/s) and on a
 	// hot pool (339 vs 275/s). 20 had left delivery at 0.6 of the event
-	// rate (docs/benchmarks.md). Raise it with the database.
+	// rate (docs/benchmarks/history.md). Raise it with the database.
 	MaxConns int32 `envconfig:"MAX_CONNS" default:"6"`
 	// BackgroundMaxConns bounds the separate pool of the worker,
 	// dispatcher and gateway roles in a process that also serves the API,
@@ -69,7 +69,7 @@ type Config struct {
 	// commands: with one pool, a read-your-writes GET under a saturating
 	// write load waited for a command's connection first (p50 56 ms on 2
 	// cores; 29 ms with a read pool of 2, the commands' rate unchanged:
-	// docs/benchmarks.md).
+	// docs/benchmarks/history.md).
 	ReadMaxConns int32 `envconfig:"READ_MAX_CONNS" default:"2"`
 	// IdleInTxTimeout ends sessions idle inside a transaction, which would
 	// otherwise hold the outbox frontier back for every reader.
