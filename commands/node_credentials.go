@@ -19,7 +19,7 @@ import (
 
 // nodeCredentialPrefix marks node credentials, so that a leaked one is
 // recognisable and cannot be mistaken for an API token.
-const nodeCredentialPrefix = "bcn_"
+const nodeCredentialPrefix = core.NodeCredentialPrefix
 
 // DefaultNodeCredentialGrace is how long a node's earlier credentials keep
 // authenticating after it re-joins, unless Config.NodeCredentialGrace

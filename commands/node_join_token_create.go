@@ -15,7 +15,7 @@ import (
 )
 
 // joinTokenPrefix marks single-use join tokens.
-const joinTokenPrefix = "bcj_"
+const joinTokenPrefix = core.JoinTokenPrefix
 
 // Join token lifetimes: DefaultJoinTokenTTL unless the operator asks for
 // another, at most MaxJoinTokenTTL.

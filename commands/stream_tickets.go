@@ -26,7 +26,7 @@ const StreamTicketTTL = 30 * time.Second
 // Format of a stream ticket: a prefix that says what it is (so one pasted
 // where a token is expected is recognisable) and 32 random bytes.
 const (
-	streamTicketPrefix = "st_"
+	streamTicketPrefix = core.StreamTicketPrefix
 	streamTicketBytes  = 32
 	// streamTicketSweep bounds the expired tickets one issuance deletes.
 	streamTicketSweep = 100

@@ -52,7 +52,7 @@ type TokenCreated struct {
 // tenants table checks; validating here gives the caller a message naming the
 // field instead of a constraint violation.
 const (
-	tokenSecretPrefix    = "bc_"
+	tokenSecretPrefix    = core.APITokenPrefix
 	tokenSecretBytes     = 32
 	tokenIDPrefix        = "tok_"
 	tokenIDBytes         = 12

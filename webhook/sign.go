@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bettercompute/compute/core"
 )
 
 // Standard Webhooks header names. Go canonicalises them on the wire
@@ -22,7 +24,7 @@ const (
 )
 
 // SecretPrefix marks a signing secret, as Standard Webhooks shows them.
-const SecretPrefix = "whsec_"
+const SecretPrefix = core.WebhookSecretPrefix
 
 // secretBytes is the key length of generated secrets: above the
 // specification's floor of 24 bytes.
