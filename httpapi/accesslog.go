@@ -17,6 +17,9 @@ var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics":
 // status, latency, request id, and the error code and token id when there
 // are any. It hands a handler's error to the error handler first
 // (HandleError), so the status it logs is the one the client received.
+// The path is logged with anything shaped like a secret redacted (a token
+// pasted where its id belongs: /v1/tokens/bc_[redacted]); the query string
+// is not logged at all (a stream ticket travels there).
 func accessLog(logger *slog.Logger) echo.MiddlewareFunc {
 	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		HandleError:     true,
@@ -38,7 +41,7 @@ func accessLog(logger *slog.Logger) echo.MiddlewareFunc {
 			}
 			attrs := []slog.Attr{
 				slog.String("method", v.Method),
-				slog.String("path", v.URIPath),
+				slog.String("path", core.RedactSecrets(v.URIPath)),
 				slog.String("route", v.RoutePath),
 				slog.Int("status", v.Status),
 				slog.Duration("latency", v.Latency),

@@ -108,8 +108,18 @@ func echoProtocolError(he *echo.HTTPError) (int, ErrorDetail) {
 
 // classify turns any error into a status and an envelope. *core.Error is
 // the normal case; echo's HTTP errors are protocol mistakes; everything else
-// is INTERNAL with a generic message, so internals never leak.
+// is INTERNAL with a generic message, so internals never leak. A message
+// that quotes what the client sent (an id from the path, a cursor or a
+// limit from the query string) has anything shaped like a secret redacted:
+// the envelope reaches proxies' and clients' logs, and the span of a
+// failed command carries it too.
 func classify(err error) (int, ErrorDetail) {
+	status, detail := classifyUnredacted(err)
+	detail.Message = core.RedactSecrets(detail.Message)
+	return status, detail
+}
+
+func classifyUnredacted(err error) (int, ErrorDetail) {
 	var ce *core.Error
 	if errors.As(err, &ce) {
 		if ce.Code == core.CodeInternal {
@@ -139,8 +149,9 @@ func classify(err error) (int, ErrorDetail) {
 
 // errorHandler returns the server's echo.HTTPErrorHandler: the one place
 // errors become responses. Server errors (5xx) are logged with the request
-// id and the cause; the caller gets the code and, for 500, only the request
-// id to quote.
+// id, the route pattern and the cause (secrets redacted: a cause may quote
+// an id the client sent); the caller gets the code and, for 500, only the
+// request id to quote.
 //
 // echo may call it twice for one request (the access log middleware handles
 // the error first so it can log the final status, then the error bubbles up
@@ -157,7 +168,7 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 		rid := c.Response().Header().Get(echo.HeaderXRequestID)
 		if status >= 500 {
 			attrs := []any{"request_id", rid, "method", c.Request().Method, "path", c.Path(),
-				"code", detail.Code, "err", err.Error()}
+				"code", detail.Code, "err", core.RedactSecrets(err.Error())}
 			var pe *panicError
 			if errors.As(err, &pe) {
 				attrs = append(attrs, "stack", string(pe.stack))
@@ -173,7 +184,7 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 			// A streaming handler failed after it started writing: the
 			// status is gone, the log above is all that can be done.
 			if status < 500 {
-				logger.Warn("error after response started", "request_id", rid, "err", err.Error())
+				logger.Warn("error after response started", "request_id", rid, "err", core.RedactSecrets(err.Error()))
 			}
 			return
 		}

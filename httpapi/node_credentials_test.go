@@ -14,15 +14,15 @@ import (
 	"github.com/bettercompute/compute/httpapi"
 )
 
-// nodeServer is a test server with the node routes, a site "fra1" and a
-// bare-metal pool "metal".
-func nodeServer(t *testing.T) (*testServer, *commands.Handlers) {
+// nodeServer is a test server with the node routes (and more), a site
+// "fra1" and a bare-metal pool "metal".
+func nodeServer(t *testing.T, more ...httpapi.Routes) (*testServer, *commands.Handlers) {
 	t.Helper()
 	var svc *commands.Handlers
-	s := setup(t, func(r httpapi.Router) {
+	s := setup(t, append([]httpapi.Routes{func(r httpapi.Router) {
 		svc = commands.New(r.Deps.Pool, commands.Config{})
 		httpapi.NodeRoutes(svc)(r)
-	})
+	}}, more...)...)
 	ctx, h := context.Background(), commands.New(s.pg.Pool, commands.Config{})
 	op := core.Actor{Tenant: "ops", Identity: "root@ops", Role: core.RoleOperator}
 	_, err := h.CreateSite(ctx, op, commands.CreateSite{ID: "fra1", Name: "Frankfurt 1"})

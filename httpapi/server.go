@@ -269,8 +269,9 @@ func unescapeParams() echo.MiddlewareFunc {
 
 // requestID gives every request an id, echoed in X-Request-Id and logged
 // with everything about the request. A caller-supplied id is kept so traces
-// join up across services, unless it is long or has characters that do not
-// belong in a header or a log line; then a fresh one is generated.
+// join up across services, unless it is long, has characters that do not
+// belong in a header or a log line, or is shaped like a secret (every line
+// of the request would carry it); then a fresh one is generated.
 func requestID() echo.MiddlewareFunc {
 	echoRequestID := middleware.RequestID()
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -286,7 +287,7 @@ func requestID() echo.MiddlewareFunc {
 }
 
 func validRequestID(id string) bool {
-	if len(id) > 128 {
+	if len(id) > 128 || core.ContainsSecret(id) {
 		return false
 	}
 	for _, r := range id {

@@ -18,7 +18,8 @@ import (
 )
 
 // traceRequests starts the server span of every request, named by method
-// and route pattern ("POST /v1/reservations", never the raw path), as the
+// and route pattern ("POST /v1/reservations", never the raw path; the
+// url.path attribute has secrets redacted, as the access log), as the
 // child of the caller's span when it sent a W3C traceparent header. The
 // span is in the request's context from here on, so the access log line
 // and everything the handler logs with that context carry its trace id.
@@ -45,9 +46,9 @@ func traceRequests(tp trace.TracerProvider) echo.MiddlewareFunc {
 			ctx := propagator.Extract(req.Context(), propagation.HeaderCarrier(req.Header))
 			ctx, span := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
 				semconv.HTTPRequestMethodKey.String(method),
-				semconv.URLPath(req.URL.Path),
+				semconv.URLPath(core.RedactSecrets(req.URL.Path)),
 				semconv.ClientAddress(c.RealIP()),
-				semconv.UserAgentOriginal(req.UserAgent()),
+				semconv.UserAgentOriginal(core.RedactSecrets(req.UserAgent())),
 				attribute.String("compute.request_id", c.Response().Header().Get(echo.HeaderXRequestID)),
 			))
 			defer span.End()
