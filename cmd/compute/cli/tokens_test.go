@@ -22,7 +22,8 @@ func TestTokensRevokeRefusesASecret(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	inv := newInvocation(t, "COMPUTE_SERVER="+srv.URL, "COMPUTE_TOKEN=bc_operator")
-	for _, secret := range []string{"bc_aMndanrbyorvWSBG0AbUCCoYusbj-l4QoInjNqqg7BY", "st_MptP3y15117Ax1cYnjiOeUTsJee1bKCEF_37-W-JRH0"} {
+	for _, secret := range []string{"bc_aMndanrbyorvWSBG0AbUCCoYusbj-l4QoInjNqqg7BY", "st_MptP3y15117Ax1cYnjiOeUTsJee1bKCEF_37-W-JRH0",
+		"bcn_OLsXs-cXOjpC6fMazxeKWt5jkPuQ9_fZFsIvWVSOi8M", "whsec_MfKQ9r8GKYqDxdG1eX0w2HbT2xXGDz5Zfx3c3xU4bXA="} {
 		out, errOut, code := inv.run("tokens", "revoke", secret)
 		require.Equal(t, exitUsage, code, errOut)
 		require.Empty(t, out)
