@@ -54,6 +54,14 @@ type NodeCredentialInfo struct {
 
 var errUnknownNodeCredential = core.Errorf(core.CodeUnauthenticated, "unknown or revoked node credential")
 
+// ErrNodeRetired is AuthenticateNodeCredential's refusal of a credential
+// whose node has been retired: UNAUTHENTICATED like every refused
+// credential, told apart so that the gateway can tell the daemon that no
+// join token will let it in again (a retired node gets none), and the
+// daemon can tell its operator to stop it. Only the holder of a secret
+// that was issued learns it; a guess is errUnknownNodeCredential.
+var ErrNodeRetired = core.Errorf(core.CodeUnauthenticated, "the node is retired")
+
 func (h *Handlers) nodeCredentialGrace() time.Duration {
 	switch {
 	case h.cfg.NodeCredentialGrace == 0:
@@ -90,17 +98,35 @@ func (h *Handlers) ListNodeCredentials(ctx context.Context, actor core.Actor, no
 // the credential's id, which the session opened with it records.
 // Everything a daemon sends afterwards is applied to that node only. The
 // database decides: a revoked credential, or one whose grace is over by
-// compute_now(), is UNAUTHENTICATED.
+// compute_now(), is UNAUTHENTICATED; ErrNodeRetired when its node is
+// retired.
 func (s NodeSessions) AuthenticateNodeCredential(ctx context.Context, token string) (nodeID, credentialID string, err error) {
-	h := s.h
-	row, err := db.New(h.Pool).NodeCredentialAuthenticate(ctx, hashSecret(token))
+	q := db.New(s.h.Pool)
+	hash := hashSecret(token)
+	row, err := q.NodeCredentialAuthenticate(ctx, hash)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", "", errUnknownNodeCredential
+		return "", "", nodeCredentialRefusal(ctx, q, hash)
 	}
 	if err != nil {
 		return "", "", fmt.Errorf("authenticate node: %w", pg.Translate(err, "node credential"))
 	}
 	return row.NodeID, row.ID, nil
+}
+
+// nodeCredentialRefusal is why a credential that does not authenticate is
+// refused: ErrNodeRetired for one issued to a node now retired, else
+// errUnknownNodeCredential.
+func nodeCredentialRefusal(ctx context.Context, q *db.Queries, hash []byte) error {
+	n, err := q.NodeCredentialRefusedNode(ctx, hash)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return errUnknownNodeCredential
+	case err != nil:
+		return fmt.Errorf("authenticate node: %w", pg.Translate(err, "node credential"))
+	case core.State(n.State) == core.NodeRetired:
+		return ErrNodeRetired
+	}
+	return errUnknownNodeCredential
 }
 
 // closeRevokedSession closes the locked node's session if the credential it

@@ -44,12 +44,15 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	nodeID, credentialID, err := g.Commands.NodeSessions().AuthenticateNodeCredential(r.Context(), token)
 	if err != nil {
-		status := http.StatusServiceUnavailable
+		status, body := http.StatusServiceUnavailable, wire.RefusedCredential
 		if core.CodeOf(err) == core.CodeUnauthenticated {
 			status = http.StatusUnauthorized
 			fails.Failed(client, now)
+			if errors.Is(err, commands.ErrNodeRetired) {
+				body = wire.RefusedNodeRetired
+			}
 		}
-		http.Error(w, "authentication failed", status)
+		http.Error(w, body, status)
 		return
 	}
 	g.mu.Lock()

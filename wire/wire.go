@@ -17,6 +17,16 @@ import (
 // Path is where a gateway accepts daemon sessions.
 const Path = "/daemon/v1/session"
 
+// The body of a gateway's 401 to a daemon whose credential does not
+// authenticate (text/plain, one line): RefusedNodeRetired when the
+// credential's node has been retired, so that the daemon tells its
+// operator to stop it instead of asking for a join token, RefusedCredential
+// otherwise (unknown, revoked, or superseded past its grace).
+const (
+	RefusedCredential  = "authentication failed"
+	RefusedNodeRetired = "node retired"
+)
+
 // HeartbeatEvery is how often a daemon sends a heartbeat; a gateway closes
 // a session it has not heard from for SilenceLimit.
 const (

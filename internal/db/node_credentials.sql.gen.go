@@ -166,6 +166,26 @@ func (q *Queries) NodeCredentialNextGraceEnd(ctx context.Context, nodeID string)
 	return seconds, err
 }
 
+const nodeCredentialRefusedNode = `-- name: NodeCredentialRefusedNode :one
+SELECT n.id, n.state FROM node_credentials c JOIN nodes n ON n.id = c.node_id
+ WHERE c.token_hash = $1
+`
+
+type NodeCredentialRefusedNodeRow struct {
+	ID    string
+	State string
+}
+
+// The node of a credential that no longer authenticates, and its state: a
+// daemon of a retired node is told so, and stops asking for a join token
+// its node can never have. No row for a secret that was never issued.
+func (q *Queries) NodeCredentialRefusedNode(ctx context.Context, tokenHash []byte) (NodeCredentialRefusedNodeRow, error) {
+	row := q.db.QueryRow(ctx, nodeCredentialRefusedNode, tokenHash)
+	var i NodeCredentialRefusedNodeRow
+	err := row.Scan(&i.ID, &i.State)
+	return i, err
+}
+
 const nodeCredentialRevoke = `-- name: NodeCredentialRevoke :one
 UPDATE node_credentials
    SET revoked_at = coalesce(revoked_at, compute_now()),

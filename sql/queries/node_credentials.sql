@@ -10,6 +10,13 @@ SELECT c.id, c.node_id FROM node_credentials c
  WHERE c.token_hash = sqlc.arg(token_hash)
    AND (c.revoked_at IS NULL OR c.grace_until > compute_now());
 
+-- name: NodeCredentialRefusedNode :one
+-- The node of a credential that no longer authenticates, and its state: a
+-- daemon of a retired node is told so, and stops asking for a join token
+-- its node can never have. No row for a secret that was never issued.
+SELECT n.id, n.state FROM node_credentials c JOIN nodes n ON n.id = c.node_id
+ WHERE c.token_hash = sqlc.arg(token_hash);
+
 -- name: NodeCredentialRevokeAll :execrows
 -- Retire: every credential of the node stops authenticating now, those in
 -- their grace included.
