@@ -2,12 +2,12 @@ package agent
 
 // How the daemon keeps a session: after a session ends it dials again,
 // backing off while attempts keep failing, and re-joins when the gateway
-// refuses its credential and a new join token is at hand.
+// refuses its credential and a new join token is at hand
+// (credential_refused.go).
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,15 +16,12 @@ import (
 	"github.com/coder/websocket"
 )
 
-// errCredentialRefused is a session's dial answered 401: the node's
-// credential was revoked or expired.
-var errCredentialRefused = errors.New("the gateway refused the node credential")
-
 // Reconnect backoff: the first few failed attempts in a row wait the
 // configured delay (a gateway restarting, a lease moving: back in a
 // second); after them the wait doubles up to maxBackoffFactor times the
-// delay, so that a node that cannot get in (a revoked credential, a
-// gateway down for good) does not dial every second for ever.
+// delay, so that a node that cannot reach a gateway (one down for good)
+// does not dial every second for ever. A refused credential backs off
+// further (refusedWait).
 const (
 	fastRetries      = 3
 	maxBackoffFactor = 30
@@ -34,14 +31,20 @@ const (
 // failed, before jitter: delay for the first fastRetries, then doubling,
 // capped at maxBackoffFactor × delay.
 func reconnectWait(delay time.Duration, failures int) time.Duration {
-	if failures <= fastRetries {
-		return delay
+	return backoff(delay, failures, fastRetries, maxBackoffFactor*delay)
+}
+
+// backoff is the wait after n failures in a row: delay for the first fast
+// of them, then doubling with each, capped at most.
+func backoff(delay time.Duration, n, fast int, most time.Duration) time.Duration {
+	if n <= fast {
+		return min(delay, most)
 	}
 	wait := delay
-	for range failures - fastRetries {
+	for range n - fast {
 		wait *= 2
-		if wait >= maxBackoffFactor*delay {
-			return maxBackoffFactor * delay
+		if wait >= most {
+			return most
 		}
 	}
 	return wait
@@ -58,6 +61,7 @@ func (d *daemon) keepSession(ctx context.Context) {
 	cfg := d.cfg
 	failures := 0   // attempts in a row that no gateway welcomed
 	superseded := 0 // sessions in a row that another session of this node ended
+	refusals := 0   // dials since the last session that a gateway refused the credential at
 	for i := 0; ; i++ {
 		url := cfg.GatewayURLs[i%len(cfg.GatewayURLs)]
 		opened, err := d.session(ctx, url)
@@ -65,9 +69,18 @@ func (d *daemon) keepSession(ctx context.Context) {
 			return
 		}
 		if opened {
-			failures = 0
+			failures, refusals = 0, 0
+			d.complaints.clear()
 		} else {
 			failures++
+		}
+		if refusal := refusalOf(err); refusal != nil {
+			// Said once, not at every attempt: see refused.
+			refusals++
+			if !d.refused(ctx, url, refusal, refusals) {
+				return
+			}
+			continue
 		}
 		if supersededByAnother(err) {
 			// This daemon never supersedes its own session (it runs one at
@@ -87,55 +100,47 @@ func (d *daemon) keepSession(ctx context.Context) {
 			superseded = 0
 			d.log.Warn("session ended", "gateway", url, "err", err)
 		}
-		if errors.Is(err, errCredentialRefused) {
-			if rejoined := d.rejoin(ctx); rejoined {
-				failures = 0
-				continue
-			}
-		}
-		select {
-		case <-ctx.Done():
+		if !d.sleep(ctx, jittered(reconnectWait(cfg.ReconnectDelay, failures+superseded*(fastRetries+1)))) {
 			return
-		case <-time.After(jittered(reconnectWait(cfg.ReconnectDelay, failures+superseded*(fastRetries+1)))):
 		}
 	}
+}
+
+// refusalOf is errNodeRetired or errCredentialRefused when err is a dial a
+// gateway refused, else nil.
+func refusalOf(err error) error {
+	for _, refusal := range []error{errNodeRetired, errCredentialRefused} {
+		if errors.Is(err, refusal) {
+			return refusal
+		}
+	}
+	return nil
 }
 
 // rejoin replaces a refused credential by joining again, when a join token
 // is at hand: an operator who revoked the node's credential (or let it
 // expire) writes a new join token to --join-token-file, and the daemon
-// picks it up at its next attempt, without a restart or a file to delete
-// by hand. Without one it says what it needs and keeps the old credential.
-func (d *daemon) rejoin(ctx context.Context) bool {
+// picks it up at once (refused watches the file while it waits), without a
+// restart or a file to delete by hand. Without one it returns false and no
+// error; a join that fails returns its error, and keeps the old credential.
+func (d *daemon) rejoin(ctx context.Context) (bool, error) {
 	cfg := d.cfg
 	if cfg.Joiner == nil {
 		if _, err := os.Stat(cfg.JoinTokenFile); cfg.JoinTokenFile == "" || err != nil {
-			d.log.Error("the node credential was refused; write a new join token for this node to --join-token-file",
-				"join_token_file", cfg.JoinTokenFile)
-			return false
+			return false, nil
 		}
 	}
 	token, err := join(ctx, cfg, d.machineGPUs())
 	if err != nil {
-		d.log.Error("re-join failed", "err", err)
-		return false
+		return false, err
 	}
 	d.token = token
 	d.log.Info("re-joined with a new join token: a new node credential is in use")
-	return true
+	return true, nil
 }
 
 // credentialPath is where the node credential is kept.
 func credentialPath(cfg Config) string { return filepath.Join(cfg.StateDir, "credential") }
-
-// dialRefused wraps a dial error as errCredentialRefused when the gateway
-// answered 401.
-func dialRefused(url string, status int, err error) error {
-	if status == 401 {
-		return fmt.Errorf("dial %s: %w: %w", url, errCredentialRefused, err)
-	}
-	return fmt.Errorf("dial %s: %w", url, err)
-}
 
 // supersededByAnother reports whether a session ended because the gateway
 // dropped it for a newer session of the same node (close status 1008,

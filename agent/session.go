@@ -38,6 +38,13 @@ type daemon struct {
 	// wake-up is enough).
 	assigned chan struct{}
 
+	// complaints is the condition of the session loop last logged (a
+	// refused credential), so that it is logged once, not at every attempt.
+	complaints complaints
+	// sleepFunc, when set, replaces the session loop's waits (tests move a
+	// fake clock with it).
+	sleepFunc func(ctx context.Context, d time.Duration) bool
+
 	// current is the session open now, for reports no job asked for.
 	mu         sync.Mutex
 	current    *websocket.Conn
@@ -55,11 +62,7 @@ func (d *daemon) session(ctx context.Context, base string) (opened bool, err err
 		HTTPHeader: http.Header{"Authorization": {"Bearer " + d.token}},
 	})
 	if err != nil {
-		status := 0
-		if resp != nil {
-			status = resp.StatusCode
-		}
-		return false, dialRefused(u, status, err)
+		return false, dialRefused(u, resp, err)
 	}
 	defer ws.CloseNow()
 	ws.SetReadLimit(wire.MaxMessageBytes)

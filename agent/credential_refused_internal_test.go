@@ -1,0 +1,219 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/wire"
+)
+
+// fakeClock is the daemon's clock in these tests: its session loop's waits
+// move it instead of taking real time.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return c.now
+}
+
+// refusingGateway answers every dial 401 with body, recording when (on
+// clock) and with which credential each came.
+type refusingGateway struct {
+	url   string
+	mu    sync.Mutex
+	dials []time.Time
+	seen  []string
+}
+
+func newRefusingGateway(t *testing.T, clock *fakeClock, body string) *refusingGateway {
+	g := &refusingGateway{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		g.dials = append(g.dials, clock.Now())
+		g.seen = append(g.seen, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		g.mu.Unlock()
+		http.Error(w, body, http.StatusUnauthorized)
+	}))
+	t.Cleanup(srv.Close)
+	g.url = "ws://" + strings.TrimPrefix(srv.URL, "http://")
+	return g
+}
+
+// refusedDaemon is a daemon whose session loop runs against gw on clock,
+// logging into logs; each wait moves clock, and the loop ends when stop,
+// asked after each wait, says so.
+func refusedDaemon(t *testing.T, gw *refusingGateway, clock *fakeClock, logs *lockedLog, tweak func(*Config),
+	stop func(now time.Time) bool) *daemon {
+	cfg := Config{NodeID: "n1", StateDir: t.TempDir(), GatewayURLs: []string{gw.url}, ReconnectDelay: time.Second}
+	tweak(&cfg)
+	d := &daemon{cfg: cfg, token: "bcn_old", log: slog.New(slog.NewJSONHandler(logs, nil)), now: clock.Now}
+	d.sleepFunc = func(_ context.Context, dur time.Duration) bool {
+		return !stop(clock.advance(dur))
+	}
+	return d
+}
+
+// lockedLog collects JSON log lines.
+type lockedLog struct {
+	mu    sync.Mutex
+	lines []map[string]any
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	var rec map[string]any
+	if err := json.Unmarshal(p, &rec); err != nil {
+		return 0, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, rec)
+	return len(p), nil
+}
+
+// above returns the messages logged at level or above, in order.
+func (l *lockedLog) above(level slog.Level) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, rec := range l.lines {
+		var lv slog.Level
+		if lv.UnmarshalText([]byte(rec["level"].(string))) == nil && lv >= level {
+			out = append(out, rec["msg"].(string))
+		}
+	}
+	return out
+}
+
+// A daemon whose credential the gateway refuses (revoked, or its node
+// retired) says so once, with what the operator must do, and again only
+// every hour while it lasts, not at every attempt; its attempts back off,
+// doubling from the reconnect delay up to an hour, instead of dialing
+// every 30 s for ever.
+func TestRefusedCredentialIsLoggedOnceAndBacksOff(t *testing.T) {
+	for _, c := range []struct {
+		name, body, says string
+	}{
+		{"revoked", wire.RefusedCredential, msgCredentialRefusedNoFile},
+		{"retired", wire.RefusedNodeRetired, msgNodeRetired},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			t0 := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+			clock := &fakeClock{now: t0}
+			gw := newRefusingGateway(t, clock, c.body)
+			logs := &lockedLog{}
+			firstHour := 0
+			d := refusedDaemon(t, gw, clock, logs, func(*Config) {}, func(now time.Time) bool {
+				if now.Sub(t0) < 59*time.Minute {
+					firstHour = len(logs.above(slog.LevelWarn))
+				}
+				return now.Sub(t0) > 6*time.Hour
+			})
+			d.keepSession(context.Background())
+
+			require.Equal(t, 1, firstHour, "one line for the first hour of refusals: %v", logs.above(slog.LevelInfo))
+			said := logs.above(slog.LevelWarn)
+			for _, msg := range said {
+				require.Equal(t, c.says, msg)
+			}
+			// Reminders: about one an hour (the waits are an hour ±20 % by
+			// then), never one per attempt.
+			require.GreaterOrEqual(t, len(said), 3, "%v", said)
+			require.LessOrEqual(t, len(said), 7, "%v", said)
+
+			gw.mu.Lock()
+			dials := append([]time.Time(nil), gw.dials...)
+			gw.mu.Unlock()
+			require.Less(t, len(dials), 30, "six hours of refusals take a few dozen dials, not one every 30 s")
+			var waits []time.Duration
+			for i := 1; i < len(dials); i++ {
+				waits = append(waits, dials[i].Sub(dials[i-1]))
+			}
+			// Doubling from 1 s (±20 %) until the cap: each wait longer than
+			// the one before.
+			for i := 1; i < 12; i++ {
+				require.Greater(t, waits[i], waits[i-1], "waits %v", waits)
+			}
+			require.Greater(t, waits[11], 25*time.Minute, "2048 s ±20 %%: %v", waits)
+			for _, w := range waits {
+				require.LessOrEqual(t, w, refusedMaxWait*6/5, "capped at an hour ±20 %%: %v", waits)
+			}
+			require.Greater(t, waits[len(waits)-1], refusedMaxWait*4/5, "at the cap: %v", waits)
+		})
+	}
+}
+
+// While it backs off, the daemon of a revoked node watches its
+// --join-token-file: a join token written there is used within seconds,
+// not at the next attempt an hour away, and the loop carries on with the
+// new credential.
+func TestRefusedCredentialRejoinsAsSoonAsAJoinTokenIsWritten(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	clock := &fakeClock{now: t0}
+	gw := newRefusingGateway(t, clock, wire.RefusedCredential)
+	var mu sync.Mutex
+	var joinedAt time.Time
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/nodes/n1/join" || r.Header.Get("Authorization") != "Bearer bcj_new" {
+			http.Error(w, "unexpected", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		joinedAt = clock.Now()
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"token":"bcn_new"}`))
+	}))
+	t.Cleanup(api.Close)
+	tokenFile := filepath.Join(t.TempDir(), "join-token")
+	logs := &lockedLog{}
+	var writtenAt time.Time
+	d := refusedDaemon(t, gw, clock, logs, func(c *Config) { c.ServerURL, c.JoinTokenFile = api.URL, tokenFile },
+		func(now time.Time) bool {
+			// The operator writes the token at 3 h, in the middle of a
+			// wait of about an hour: the file is there when the daemon's
+			// clock passes that moment.
+			if writtenAt.IsZero() && now.Sub(t0) >= 3*time.Hour {
+				require.NoError(t, os.WriteFile(tokenFile, []byte("bcj_new\n"), 0o600))
+				writtenAt = t0.Add(3 * time.Hour)
+			}
+			gw.mu.Lock()
+			defer gw.mu.Unlock()
+			return gw.seen[len(gw.seen)-1] == "bcn_new" || now.Sub(t0) > 10*time.Hour
+		})
+	d.keepSession(context.Background())
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.False(t, joinedAt.IsZero(), "joined: %v", logs.above(slog.LevelInfo))
+	require.LessOrEqual(t, joinedAt.Sub(writtenAt), joinTokenPoll, "the token was taken within a poll")
+	require.Equal(t, "bcn_new", d.token)
+	saved, err := os.ReadFile(credentialPath(d.cfg))
+	require.NoError(t, err)
+	require.Equal(t, "bcn_new", string(saved))
+	require.NoFileExists(t, tokenFile)
+	require.Equal(t, []string{msgCredentialRefused}, logs.above(slog.LevelWarn)[:1])
+}
