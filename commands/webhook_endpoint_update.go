@@ -33,7 +33,11 @@ type UpdateWebhookEndpoint struct {
 
 // UpdateWebhookEndpoint changes an endpoint's URL, filter, description or
 // enabled flag, appending webhook_endpoint.updated. A new URL or a
-// re-enable resets the failure clock and the circuit breaker.
+// re-enable resets the failure clock and the circuit breaker. A patch that
+// changes none of them (all fields absent, or each the value it already
+// has) is a no-op: the statement's guard writes nothing, so the version
+// stays, no event is appended and the result is the endpoint as it is,
+// with a zero position. If-Match is checked first, as for any patch.
 func (h *Handlers) UpdateWebhookEndpoint(ctx context.Context, actor core.Actor, cmd UpdateWebhookEndpoint) (WebhookEndpointResult, error) {
 	if err := requireWebhookWriter(actor); err != nil {
 		return WebhookEndpointResult{}, err
@@ -74,7 +78,17 @@ func (h *Handlers) UpdateWebhookEndpoint(ctx context.Context, actor core.Actor, 
 		}
 		row, err := q.WebhookEndpointUpdate(ctx, p)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return core.Errorf(core.CodeConflict, "webhook endpoint %s changed concurrently", id)
+			// Zero rows: a version that moved, or a patch that changes
+			// nothing. The row as it is now tells which.
+			now, err := q.WebhookEndpointGet(ctx, id)
+			if err != nil {
+				return pg.Translate(err, "webhook endpoint")
+			}
+			if now.Version != cur.Version {
+				return core.Errorf(core.CodeConflict, "webhook endpoint %s changed concurrently", id)
+			}
+			out.Endpoint = webhookEndpointOf(now)
+			return nil
 		}
 		if err != nil {
 			return pg.Translate(err, "webhook endpoint")

@@ -419,6 +419,8 @@ UPDATE webhook_endpoints
        breaker_open_until = CASE WHEN $6::bool THEN NULL ELSE breaker_open_until END,
        version = version + 1, updated_at = compute_now()
  WHERE id = $7 AND version = $8
+   AND (url, event_types, description, enabled)
+       IS DISTINCT FROM ($1::text, $2::text[], $3::text, $4::bool)
 RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at
 `
 
@@ -435,7 +437,10 @@ type WebhookEndpointUpdateParams struct {
 
 // Writes a patched endpoint. Re-enabling clears the failure state, so the
 // five-day clock starts afresh. reset_breaker (re-enabling, or a new URL,
-// which is a new receiver) closes the circuit breaker.
+// which is a new receiver) closes the circuit breaker. A patch that leaves
+// the URL, event types, description and enabled flag as they are matches
+// no row, like a stale version: nothing is written, the version stays and
+// no event follows (the caller tells the two apart by the version).
 func (q *Queries) WebhookEndpointUpdate(ctx context.Context, arg WebhookEndpointUpdateParams) (WebhookEndpoint, error) {
 	row := q.db.QueryRow(ctx, webhookEndpointUpdate,
 		arg.Url,

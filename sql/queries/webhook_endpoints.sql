@@ -37,7 +37,10 @@ SELECT * FROM webhook_endpoints
 -- name: WebhookEndpointUpdate :one
 -- Writes a patched endpoint. Re-enabling clears the failure state, so the
 -- five-day clock starts afresh. reset_breaker (re-enabling, or a new URL,
--- which is a new receiver) closes the circuit breaker.
+-- which is a new receiver) closes the circuit breaker. A patch that leaves
+-- the URL, event types, description and enabled flag as they are matches
+-- no row, like a stale version: nothing is written, the version stays and
+-- no event follows (the caller tells the two apart by the version).
 UPDATE webhook_endpoints
    SET url = sqlc.arg(url), event_types = sqlc.arg(event_types)::text[],
        description = sqlc.arg(description), enabled = sqlc.arg(enabled),
@@ -48,6 +51,8 @@ UPDATE webhook_endpoints
        breaker_open_until = CASE WHEN sqlc.arg(reset_breaker)::bool THEN NULL ELSE breaker_open_until END,
        version = version + 1, updated_at = compute_now()
  WHERE id = sqlc.arg(id) AND version = sqlc.arg(version)
+   AND (url, event_types, description, enabled)
+       IS DISTINCT FROM (sqlc.arg(url)::text, sqlc.arg(event_types)::text[], sqlc.arg(description)::text, sqlc.arg(enabled)::bool)
 RETURNING *;
 
 -- name: WebhookEndpointDelete :execrows
