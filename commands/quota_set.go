@@ -45,7 +45,9 @@ func unknownTenant(tenant string) error {
 // tenant already uses is refused with CONFLICT, naming the usage: quota_usage
 // keeps used <= max as a CHECK, and silently over-quota tenants would make
 // that invariant meaningless. Shrink a tenant by releasing reservations
-// first, then lowering the quota.
+// first, then lowering the quota. The max the quota already has writes
+// nothing and appends no event; the result then carries the quota as it is
+// with a zero position.
 func (h *Handlers) SetQuota(ctx context.Context, actor core.Actor, cmd SetQuota) (QuotaResult, error) {
 	if err := requireOperator(actor, "quotas.set"); err != nil {
 		return QuotaResult{}, err
@@ -79,9 +81,15 @@ func (h *Handlers) SetQuota(ctx context.Context, actor core.Actor, cmd SetQuota)
 			return err
 		}
 		if len(rows) == 0 {
+			// The row is locked now (ON CONFLICT locks it even when its
+			// guard fails), so this read is the state the guard saw.
 			cur, err := q.QuotaUsageGet(ctx, db.QuotaUsageGetParams{TenantID: cmd.Tenant, Resource: cmd.Resource})
 			if err != nil {
 				return pg.Translate(err, "quota")
+			}
+			if cur.Max == cmd.Max { // nothing changes: no version, no event
+				res = QuotaResult{Tenant: cur.TenantID, Resource: cur.Resource, Used: cur.Used, Max: cur.Max, Version: cur.Version}
+				return nil
 			}
 			return core.Errorf(core.CodeConflict, "tenant %s uses %d %s; release reservations before lowering its quota to %d",
 				cmd.Tenant, cur.Used, cmd.Resource, cmd.Max)

@@ -32,18 +32,20 @@ type fleet struct {
 var positionPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 // newCapacityServer is setup with the capacity routes bound to the test
-// database.
-func newCapacityServer(t *testing.T) *testServer {
+// database, and the extra routes beside them.
+func newCapacityServer(t *testing.T, extra ...httpapi.Routes) *testServer {
 	t.Helper()
 	h := new(commands.Handlers)
-	s := setup(t, httpapi.CapacityRoutes(h))
+	s := setup(t, append([]httpapi.Routes{httpapi.CapacityRoutes(h)}, extra...)...)
 	*h = *commands.New(s.pg.Pool, commands.Config{})
 	return s
 }
 
-func setupFleet(t *testing.T) *fleet {
+// setupFleet builds the fleet on a server with the capacity routes and the
+// extra routes.
+func setupFleet(t *testing.T, extra ...httpapi.Routes) *fleet {
 	t.Helper()
-	s := newCapacityServer(t)
+	s := newCapacityServer(t, extra...)
 	f := &fleet{testServer: s, gpus: []string{"GPU-n1-0", "GPU-n1-1"}}
 	_, f.member = s.tokenFor(t, "acme", "alice@acme", core.RoleMember)
 

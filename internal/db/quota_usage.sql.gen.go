@@ -297,7 +297,7 @@ const quotaUsageSetMax = `-- name: QuotaUsageSetMax :many
 INSERT INTO quota_usage AS q (tenant_id, resource, max)
 VALUES ($1, $2, $3)
 ON CONFLICT (tenant_id, resource) DO UPDATE SET max = EXCLUDED.max, version = q.version + 1
- WHERE q.used <= EXCLUDED.max
+ WHERE q.used <= EXCLUDED.max AND q.max IS DISTINCT FROM EXCLUDED.max
 RETURNING tenant_id, resource, used, max, version
 `
 
@@ -308,7 +308,10 @@ type QuotaUsageSetMaxParams struct {
 }
 
 // Sets a quota; zero rows when the new max is below what is already used
-// (quotas.set refuses that with CONFLICT rather than breaking used <= max).
+// (quotas.set refuses that with CONFLICT rather than breaking used <= max)
+// and when it is the max the quota already has (a no-op: no new version).
+// Either way ON CONFLICT has locked the existing row, so the caller's next
+// read of it in the transaction tells the two apart exactly.
 func (q *Queries) QuotaUsageSetMax(ctx context.Context, arg QuotaUsageSetMaxParams) ([]QuotaUsage, error) {
 	rows, err := q.db.Query(ctx, quotaUsageSetMax, arg.TenantID, arg.Resource, arg.Max)
 	if err != nil {

@@ -22,11 +22,14 @@ UPDATE quota_usage SET used = used - sqlc.arg(amount)::bigint
 
 -- name: QuotaUsageSetMax :many
 -- Sets a quota; zero rows when the new max is below what is already used
--- (quotas.set refuses that with CONFLICT rather than breaking used <= max).
+-- (quotas.set refuses that with CONFLICT rather than breaking used <= max)
+-- and when it is the max the quota already has (a no-op: no new version).
+-- Either way ON CONFLICT has locked the existing row, so the caller's next
+-- read of it in the transaction tells the two apart exactly.
 INSERT INTO quota_usage AS q (tenant_id, resource, max)
 VALUES (sqlc.arg(tenant_id), sqlc.arg(resource), sqlc.arg(max))
 ON CONFLICT (tenant_id, resource) DO UPDATE SET max = EXCLUDED.max, version = q.version + 1
- WHERE q.used <= EXCLUDED.max
+ WHERE q.used <= EXCLUDED.max AND q.max IS DISTINCT FROM EXCLUDED.max
 RETURNING tenant_id, resource, used, max, version;
 
 -- name: QuotaUsageGet :one
