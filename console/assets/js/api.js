@@ -88,8 +88,11 @@ export const get = (path, query, opts) => call('GET', path, {...opts, query});
 export async function listAll(path, query = {}, maxPages = 20) {
   const items = [];
   let cursor = '';
+  // The event log continues from ?after=, every other list from ?cursor=
+  // (a list refuses a parameter it does not take).
+  const param = path === '/events' ? 'after' : 'cursor';
   for (let i = 0; i < maxPages; i++) {
-    const page = await get(path, {...query, cursor});
+    const page = await get(path, {...query, [param]: cursor});
     items.push(...page.items);
     cursor = page.nextCursor;
     // The event log never ends (it always gives a cursor): an empty page does.
