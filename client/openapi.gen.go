@@ -2608,7 +2608,7 @@ type ListReservationsParams struct {
 	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 
-	// State Only reservations in this state.
+	// State Only reservations in this state, one of the values listed (case-sensitive); any other value is 400 INVALID_ARGUMENT, not an empty page. Empty is no filter.
 	State *ListReservationsParamsState `form:"state,omitempty" json:"state,omitempty"`
 
 	// Tenant Operators only, one tenant's reservations; ignored for others, who always see only their own.
@@ -3830,7 +3830,9 @@ type ClientInterface interface {
 	// `gpu:<model>` quotas are optional and charged only when set: a new
 	// one counts the reservations booked after it, not GPUs of the model
 	// the tenant already holds (docs/concepts/capacity.md). Lowering
-	// max below what the tenant uses is 409 CONFLICT. If-Match is not
+	// max below what the tenant uses is 409 CONFLICT. The max the quota
+	// already has changes nothing: 200 with the same `version`, an all-zero
+	// `position` and no event. If-Match is not
 	// supported here (400). The tenant id follows the rule of token
 	// creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 	// an unknown tenant is 404 NOT_FOUND, it is not created here. An
@@ -3847,7 +3849,9 @@ type ClientInterface interface {
 	// `gpu:<model>` quotas are optional and charged only when set: a new
 	// one counts the reservations booked after it, not GPUs of the model
 	// the tenant already holds (docs/concepts/capacity.md). Lowering
-	// max below what the tenant uses is 409 CONFLICT. If-Match is not
+	// max below what the tenant uses is 409 CONFLICT. The max the quota
+	// already has changes nothing: 200 with the same `version`, an all-zero
+	// `position` and no event. If-Match is not
 	// supported here (400). The tenant id follows the rule of token
 	// creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 	// an unknown tenant is 404 NOT_FOUND, it is not created here. An
@@ -3980,7 +3984,10 @@ type ClientInterface interface {
 	// Changes the URL, event types, description or enabled flag; absent
 	// fields stay. Re-enabling clears the failure state; events that arrived
 	// while the endpoint was disabled are sent only by `recover`.
-	// `If-Match: <version>` applies the change only to that version.
+	// `If-Match: <version>` applies the change only to that version. A patch
+	// that changes nothing (no field, or only the values the endpoint already
+	// has) is a no-op: 200 with the endpoint as it is, the same `version`,
+	// no `position` and no event.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3992,7 +3999,10 @@ type ClientInterface interface {
 	// Changes the URL, event types, description or enabled flag; absent
 	// fields stay. Re-enabling clears the failure state; events that arrived
 	// while the endpoint was disabled are sent only by `recover`.
-	// `If-Match: <version>` applies the change only to that version.
+	// `If-Match: <version>` applies the change only to that version. A patch
+	// that changes nothing (no field, or only the values the endpoint already
+	// has) is a no-op: 200 with the endpoint as it is, the same `version`,
+	// no `position` and no event.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5707,7 +5717,9 @@ func (c *Client) ListTenantQuotas(ctx context.Context, tenant TenantPath, params
 // `gpu:<model>` quotas are optional and charged only when set: a new
 // one counts the reservations booked after it, not GPUs of the model
 // the tenant already holds (docs/concepts/capacity.md). Lowering
-// max below what the tenant uses is 409 CONFLICT. If-Match is not
+// max below what the tenant uses is 409 CONFLICT. The max the quota
+// already has changes nothing: 200 with the same `version`, an all-zero
+// `position` and no event. If-Match is not
 // supported here (400). The tenant id follows the rule of token
 // creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 // an unknown tenant is 404 NOT_FOUND, it is not created here. An
@@ -5734,7 +5746,9 @@ func (c *Client) SetQuotaWithBody(ctx context.Context, tenant TenantID, resource
 // `gpu:<model>` quotas are optional and charged only when set: a new
 // one counts the reservations booked after it, not GPUs of the model
 // the tenant already holds (docs/concepts/capacity.md). Lowering
-// max below what the tenant uses is 409 CONFLICT. If-Match is not
+// max below what the tenant uses is 409 CONFLICT. The max the quota
+// already has changes nothing: 200 with the same `version`, an all-zero
+// `position` and no event. If-Match is not
 // supported here (400). The tenant id follows the rule of token
 // creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 // an unknown tenant is 404 NOT_FOUND, it is not created here. An
@@ -5987,7 +6001,10 @@ func (c *Client) GetWebhookEndpoint(ctx context.Context, id WebhookEndpointID, r
 // Changes the URL, event types, description or enabled flag; absent
 // fields stay. Re-enabling clears the failure state; events that arrived
 // while the endpoint was disabled are sent only by `recover`.
-// `If-Match: <version>` applies the change only to that version.
+// `If-Match: <version>` applies the change only to that version. A patch
+// that changes nothing (no field, or only the values the endpoint already
+// has) is a no-op: 200 with the endpoint as it is, the same `version`,
+// no `position` and no event.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6009,7 +6026,10 @@ func (c *Client) PatchWebhookEndpointWithBody(ctx context.Context, id WebhookEnd
 // Changes the URL, event types, description or enabled flag; absent
 // fields stay. Re-enabling clears the failure state; events that arrived
 // while the endpoint was disabled are sent only by `recover`.
-// `If-Match: <version>` applies the change only to that version.
+// `If-Match: <version>` applies the change only to that version. A patch
+// that changes nothing (no field, or only the values the endpoint already
+// has) is a no-op: 200 with the endpoint as it is, the same `version`,
+// no `position` and no event.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10953,7 +10973,9 @@ type ClientWithResponsesInterface interface {
 	// `gpu:<model>` quotas are optional and charged only when set: a new
 	// one counts the reservations booked after it, not GPUs of the model
 	// the tenant already holds (docs/concepts/capacity.md). Lowering
-	// max below what the tenant uses is 409 CONFLICT. If-Match is not
+	// max below what the tenant uses is 409 CONFLICT. The max the quota
+	// already has changes nothing: 200 with the same `version`, an all-zero
+	// `position` and no event. If-Match is not
 	// supported here (400). The tenant id follows the rule of token
 	// creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 	// an unknown tenant is 404 NOT_FOUND, it is not created here. An
@@ -10970,7 +10992,9 @@ type ClientWithResponsesInterface interface {
 	// `gpu:<model>` quotas are optional and charged only when set: a new
 	// one counts the reservations booked after it, not GPUs of the model
 	// the tenant already holds (docs/concepts/capacity.md). Lowering
-	// max below what the tenant uses is 409 CONFLICT. If-Match is not
+	// max below what the tenant uses is 409 CONFLICT. The max the quota
+	// already has changes nothing: 200 with the same `version`, an all-zero
+	// `position` and no event. If-Match is not
 	// supported here (400). The tenant id follows the rule of token
 	// creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 	// an unknown tenant is 404 NOT_FOUND, it is not created here. An
@@ -11117,7 +11141,10 @@ type ClientWithResponsesInterface interface {
 	// Changes the URL, event types, description or enabled flag; absent
 	// fields stay. Re-enabling clears the failure state; events that arrived
 	// while the endpoint was disabled are sent only by `recover`.
-	// `If-Match: <version>` applies the change only to that version.
+	// `If-Match: <version>` applies the change only to that version. A patch
+	// that changes nothing (no field, or only the values the endpoint already
+	// has) is a no-op: 200 with the endpoint as it is, the same `version`,
+	// no `position` and no event.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11129,7 +11156,10 @@ type ClientWithResponsesInterface interface {
 	// Changes the URL, event types, description or enabled flag; absent
 	// fields stay. Re-enabling clears the failure state; events that arrived
 	// while the endpoint was disabled are sent only by `recover`.
-	// `If-Match: <version>` applies the change only to that version.
+	// `If-Match: <version>` applies the change only to that version. A patch
+	// that changes nothing (no field, or only the values the endpoint already
+	// has) is a no-op: 200 with the endpoint as it is, the same `version`,
+	// no `position` and no event.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -21926,7 +21956,9 @@ func (c *ClientWithResponses) ListTenantQuotasWithResponse(ctx context.Context, 
 // `gpu:<model>` quotas are optional and charged only when set: a new
 // one counts the reservations booked after it, not GPUs of the model
 // the tenant already holds (docs/concepts/capacity.md). Lowering
-// max below what the tenant uses is 409 CONFLICT. If-Match is not
+// max below what the tenant uses is 409 CONFLICT. The max the quota
+// already has changes nothing: 200 with the same `version`, an all-zero
+// `position` and no event. If-Match is not
 // supported here (400). The tenant id follows the rule of token
 // creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 // an unknown tenant is 404 NOT_FOUND, it is not created here. An
@@ -21949,7 +21981,9 @@ func (c *ClientWithResponses) SetQuotaWithBodyWithResponse(ctx context.Context, 
 // `gpu:<model>` quotas are optional and charged only when set: a new
 // one counts the reservations booked after it, not GPUs of the model
 // the tenant already holds (docs/concepts/capacity.md). Lowering
-// max below what the tenant uses is 409 CONFLICT. If-Match is not
+// max below what the tenant uses is 409 CONFLICT. The max the quota
+// already has changes nothing: 200 with the same `version`, an all-zero
+// `position` and no event. If-Match is not
 // supported here (400). The tenant id follows the rule of token
 // creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 // an unknown tenant is 404 NOT_FOUND, it is not created here. An
@@ -22168,7 +22202,10 @@ func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context
 // Changes the URL, event types, description or enabled flag; absent
 // fields stay. Re-enabling clears the failure state; events that arrived
 // while the endpoint was disabled are sent only by `recover`.
-// `If-Match: <version>` applies the change only to that version.
+// `If-Match: <version>` applies the change only to that version. A patch
+// that changes nothing (no field, or only the values the endpoint already
+// has) is a no-op: 200 with the endpoint as it is, the same `version`,
+// no `position` and no event.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22186,7 +22223,10 @@ func (c *ClientWithResponses) PatchWebhookEndpointWithBodyWithResponse(ctx conte
 // Changes the URL, event types, description or enabled flag; absent
 // fields stay. Re-enabling clears the failure state; events that arrived
 // while the endpoint was disabled are sent only by `recover`.
-// `If-Match: <version>` applies the change only to that version.
+// `If-Match: <version>` applies the change only to that version. A patch
+// that changes nothing (no field, or only the values the endpoint already
+// has) is a no-op: 200 with the endpoint as it is, the same `version`,
+// no `position` and no event.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -45,7 +45,12 @@ func newCapacityServer(t *testing.T, extra ...httpapi.Routes) *testServer {
 // extra routes.
 func setupFleet(t *testing.T, extra ...httpapi.Routes) *fleet {
 	t.Helper()
-	s := newCapacityServer(t, extra...)
+	return buildFleet(t, newCapacityServer(t, extra...))
+}
+
+// buildFleet builds the fleet through s, which serves the capacity routes.
+func buildFleet(t *testing.T, s *testServer) *fleet {
+	t.Helper()
 	f := &fleet{testServer: s, gpus: []string{"GPU-n1-0", "GPU-n1-1"}}
 	_, f.member = s.tokenFor(t, "acme", "alice@acme", core.RoleMember)
 

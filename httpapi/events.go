@@ -92,8 +92,8 @@ func (a EventAPI) routes(r Router) {
 	a.Limits = a.Limits.withDefaults()
 	s := &eventStreams{EventAPI: a, slots: newStreamSlots(a.Limits)}
 	s.revocations, _ = r.Deps.Auth.(RevocationWatcher)
-	r.V1.GET("/events", a.list)
-	r.V1.GET("/events/stream", s.stream)
+	r.V1.GET("/events", a.list, queryParams("after", "types", "limit"))
+	r.V1.GET("/events/stream", s.stream, queryParams("after", "types", "ticket"))
 }
 
 // eventStreams serves GET /v1/events/stream with its per-server state.

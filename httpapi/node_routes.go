@@ -32,7 +32,7 @@ func NodeRoutes(h *commands.Handlers) Routes {
 		r.Echo.POST("/v1/nodes/:id/join", n.join, joinAuth(r.gate, h))
 		r.V1.POST("/nodes/:id/join-tokens", n.createJoinToken, op)
 		r.V1.DELETE("/nodes/:id/join-tokens/:tid", n.revokeJoinToken, op)
-		r.V1.GET("/nodes/:id/credentials", n.listCredentials, op)
+		r.V1.GET("/nodes/:id/credentials", n.listCredentials, op, queryParams())
 		r.V1.DELETE("/nodes/:id/credentials/:cid", n.revokeCredential, op)
 		r.V1.POST("/nodes/:id/drain", n.lifecycle(h.DrainNode), op)
 		r.V1.POST("/nodes/:id/undrain", n.lifecycle(h.UndrainNode), op)

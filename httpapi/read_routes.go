@@ -21,13 +21,13 @@ func ReadRoutes(q *queries.Service) Routes {
 	return func(r Router) {
 		h := readHandlers{q: q}
 		op := RequireRole(core.RoleOperator)
-		r.V1.GET("/reservations", h.listReservations)
+		r.V1.GET("/reservations", h.listReservations, queryParams("cursor", "limit", "minPosition", "state", "tenant"))
 		r.V1.GET("/reservations/:id", h.getReservation)
-		r.V1.GET("/nodes", h.listNodes, op)
+		r.V1.GET("/nodes", h.listNodes, op, queryParams("pool", "cursor", "limit", "minPosition"))
 		r.V1.GET("/nodes/:id", h.getNode, op)
 		r.V1.GET("/pools/:id/capacity", h.poolCapacity, op)
 		r.V1.GET("/devices/:id/holders", h.deviceHolders, op)
-		r.V1.GET("/usage-windows", h.listUsageWindows)
+		r.V1.GET("/usage-windows", h.listUsageWindows, queryParams("cursor", "limit", "minPosition", "reservation", "tenant"))
 	}
 }
 
@@ -63,11 +63,25 @@ func readList[T any](c echo.Context, list func(listQuery, outbox.Position) ([]T,
 }
 
 func (h readHandlers) listReservations(c echo.Context) error {
+	state, err := queryEnum(c, "state", reservationStates())
+	if err != nil {
+		return err
+	}
 	return readList(c, func(q listQuery, min outbox.Position) ([]queries.Reservation, string, error) {
 		return h.q.ListReservations(c.Request().Context(), ActorOf(c), queries.ListReservations{
-			Cursor: q.Cursor, Limit: q.Limit, State: c.QueryParam("state"), Tenant: c.QueryParam("tenant"),
+			Cursor: q.Cursor, Limit: q.Limit, State: state, Tenant: c.QueryParam("tenant"),
 			MinPosition: min})
 	})
+}
+
+// reservationStates are the values of GET /v1/reservations?state=: every
+// state of the reservation state table.
+func reservationStates() []string {
+	var out []string
+	for _, s := range core.ReservationStateTable().States {
+		out = append(out, string(s))
+	}
+	return out
 }
 
 func (h readHandlers) getReservation(c echo.Context) error {

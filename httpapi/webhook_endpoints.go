@@ -22,13 +22,13 @@ func WebhookRoutes(svc *webhook.Service) Routes {
 		h := webhookHandlers{svc: svc}
 		write := RequireRole(core.RoleOperator, core.RoleMember)
 		r.V1.POST("/webhook-endpoints", h.create, write)
-		r.V1.GET("/webhook-endpoints", h.list)
+		r.V1.GET("/webhook-endpoints", h.list, queryParams("cursor", "limit"))
 		r.V1.GET("/webhook-endpoints/:id", h.get)
 		r.V1.PATCH("/webhook-endpoints/:id", h.patch, write)
 		r.V1.DELETE("/webhook-endpoints/:id", h.delete, write)
 		r.V1.POST("/webhook-endpoints/:id/rotate-secret", h.rotate, write)
 		r.V1.POST("/webhook-endpoints/:id/recover", h.recover, write)
-		r.V1.GET("/webhook-endpoints/:id/attempts", h.attempts)
+		r.V1.GET("/webhook-endpoints/:id/attempts", h.attempts, queryParams("cursor", "limit"))
 	}
 }
 

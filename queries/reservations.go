@@ -130,7 +130,7 @@ func (s *Service) ListReservations(ctx context.Context, actor core.Actor, l List
 		}
 	}
 	if l.State != "" && !validState(core.State(l.State)) {
-		return nil, "", core.Errorf(core.CodeInvalidArgument, "unknown reservation state %q", l.State)
+		return nil, "", core.Errorf(core.CodeInvalidArgument, "unknown reservation state %q", core.Clip(l.State, 64))
 	}
 	q, err := s.readModel(ctx, l.MinPosition, projections.NameReservations)
 	if err != nil {
