@@ -91,8 +91,8 @@ type tab struct {
 }
 
 // tab opens a tab at 1280×800 that accepts every confirm() (recording its
-// message) and records script errors and Content-Security-Policy
-// violations, which fail the test at its end.
+// message) and records script errors, Content-Security-Policy violations
+// and any other dialog (alert, prompt), which fail the test at its end.
 func (b *browser) tab(t *testing.T, name string) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(b.ctx)
@@ -105,7 +105,14 @@ func (b *browser) tab(t *testing.T, name string) *tab {
 		defer b.mu.Unlock()
 		switch e := ev.(type) {
 		case *page.EventJavascriptDialogOpening:
-			b.dialogs = append(b.dialogs, e.Message)
+			// The console asks with confirm() and never alerts: an alert
+			// or a prompt is a script that is not the console's (the XSS
+			// payloads of the tests call alert()).
+			if e.Type == page.DialogTypeConfirm {
+				b.dialogs = append(b.dialogs, e.Message)
+			} else {
+				b.errs = append(b.errs, fmt.Sprintf("%s: a script opened a %s dialog: %q", name, e.Type, e.Message))
+			}
 			go chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 				_, err := cdp.Call(ctx, tg, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
 				return err
@@ -263,4 +270,44 @@ func (b *browser) acceptedDialog(message string) bool {
 		}
 	}
 	return false
+}
+
+// inertCheck lists what markup injected into the page would leave behind:
+// an event handler attribute (the console adds its listeners with
+// addEventListener, never as attributes), a link that leaves the console
+// (every link of the console is a #/ address, so a javascript: or data:
+// URL is a hole), and an element the console never creates in the body
+// (script, iframe, object, embed, base, meta, link, form target, an image
+// other than the logo).
+const inertCheck = `(() => {
+	const bad = [];
+	for (const el of document.body.querySelectorAll('*')) {
+		for (const a of el.attributes) {
+			if (/^on/i.test(a.name)) bad.push(el.localName + '[' + a.name + '=' + JSON.stringify(a.value) + ']');
+			if (/^(href|src|xlink:href|action|formaction|srcdoc)$/i.test(a.name) && /^\s*(javascript|data|vbscript):/i.test(a.value))
+				bad.push(el.localName + '[' + a.name + '=' + JSON.stringify(a.value) + ']');
+		}
+		if (el.localName === 'a' && !(el.getAttribute('href') || '#').startsWith('#'))
+			bad.push('a[href=' + JSON.stringify(el.getAttribute('href')) + ']');
+		if (['script', 'iframe', 'frame', 'object', 'embed', 'base', 'meta', 'link', 'style', 'foreignobject'].includes(el.localName.toLowerCase()))
+			bad.push(el.localName);
+		if (el.localName === 'img' && !el.classList.contains('logo')) bad.push('img[src=' + JSON.stringify(el.getAttribute('src')) + ']');
+	}
+	return bad.join(', ');
+})()`
+
+// inert fails the test when the page holds anything inertCheck finds.
+func (tb *tab) inert(where string) {
+	tb.t.Helper()
+	if bad := eval[string](tb, inertCheck); bad != "" {
+		tb.t.Fatalf("%s: %s: markup from the data reached the page: %s", tb.name, where, bad)
+	}
+}
+
+// showsText waits until the page shows text (its visible text or, for
+// what sits in attributes and SVG, the text content of selector), as text.
+func (tb *tab) showsText(where, selector, text string) {
+	tb.t.Helper()
+	tb.waitFor(fmt.Sprintf("%s shows %q as text", where, text), fmt.Sprintf(
+		`[...document.querySelectorAll(%q)].some((e) => e.textContent.includes(%q))`, selector, text))
 }

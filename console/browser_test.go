@@ -273,6 +273,10 @@ func TestBrowserConsole(t *testing.T) {
 		}
 		tn.screenshot("phone")
 	})
+
+	step("hostile strings show as text and run nothing", func(t *testing.T) {
+		hostileStrings(t, d, b, op, tail)
+	})
 }
 
 // reserve makes a reservation in demo-pool through the API, for a day from
