@@ -51,6 +51,7 @@ type browser struct {
 	mu      sync.Mutex
 	dialogs []string // messages of the confirm() dialogs accepted
 	errs    []string // script errors, console errors and policy violations
+	urls    []string // every address a tab requested or moved to, fragment included
 }
 
 func newBrowser(t *testing.T, execPath string) *browser {
@@ -117,6 +118,10 @@ func (b *browser) tab(t *testing.T, name string) *tab {
 				_, err := cdp.Call(ctx, tg, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
 				return err
 			}))
+		case *network.EventRequestWillBeSent:
+			b.urls = append(b.urls, e.Request.URL+e.Request.URLFragment)
+		case *page.EventNavigatedWithinDocument:
+			b.urls = append(b.urls, e.URL)
 		case *runtime.EventExceptionThrown:
 			msg := e.ExceptionDetails.Text
 			if e.ExceptionDetails.Exception != nil {
@@ -310,4 +315,12 @@ func (tb *tab) showsText(where, selector, text string) {
 	tb.t.Helper()
 	tb.waitFor(fmt.Sprintf("%s shows %q as text", where, text), fmt.Sprintf(
 		`[...document.querySelectorAll(%q)].some((e) => e.textContent.includes(%q))`, selector, text))
+}
+
+// requested is every address the browser's tabs requested or moved to so
+// far, fragments included.
+func (b *browser) requested() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.urls...)
 }

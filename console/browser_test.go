@@ -277,6 +277,37 @@ func TestBrowserConsole(t *testing.T) {
 	step("hostile strings show as text and run nothing", func(t *testing.T) {
 		hostileStrings(t, d, b, op, tail)
 	})
+
+	step("the token stays in the tab, out of every address, and sign-out forgets it", func(t *testing.T) {
+		s := b.tab(t, "sign-out")
+		s.signIn(d.url, d.tenant)
+		s.open("#/events", "#event-tail")
+		s.waitFor("the stream is live", `document.querySelector('#stream-status').dataset.state === 'live'`)
+		if !eval[bool](s, fmt.Sprintf(`sessionStorage.getItem('compute.console.token') === %q && localStorage.length === 0 && document.cookie === ''`, d.tenant)) {
+			t.Fatal("the token is not in this tab's sessionStorage only")
+		}
+		s.do("sign out", chromedp.Click(chromedp.CSS("#signout")))
+		s.waitFor("the sign-in form is back", `!!document.querySelector('#signin') && !document.querySelector('#whoami')`)
+		if eval[bool](s, `sessionStorage.getItem('compute.console.token') !== null`) {
+			t.Fatal("sign-out left the token in sessionStorage")
+		}
+		s.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#token")))
+		if eval[bool](s, `!!document.querySelector('#whoami')`) {
+			t.Fatal("a reload after sign-out signed in again")
+		}
+		// Every tab of the run, the event streams included: no token and no
+		// stream ticket ever travelled in an address (addresses end up in
+		// logs, histories and Referer headers).
+		urls := b.requested()
+		if len(urls) < 100 {
+			t.Fatalf("only %d addresses were recorded", len(urls))
+		}
+		for _, u := range urls {
+			if strings.Contains(u, "bc_") || strings.Contains(u, "ticket=") {
+				t.Fatalf("a token travelled in an address: %s", u)
+			}
+		}
+	})
 }
 
 // reserve makes a reservation in demo-pool through the API, for a day from
