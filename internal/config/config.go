@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -20,31 +21,31 @@ const Prefix = "COMPUTE"
 type Config struct {
 	// DatabaseURL is the PostgreSQL to use. Read from COMPUTE_DATABASE_URL or
 	// DATABASE_URL; when both are unset, serve starts a private cluster in PGDir.
-	DatabaseURL string `envconfig:"DATABASE_URL"`
+	DatabaseURL string `envconfig:"COMPUTE_DATABASE_URL"`
 	// ReadDatabaseURL is a hot standby of DatabaseURL (a PostgreSQL
 	// streaming replica) that serves the read-model queries while it is
 	// within ReadMaxLag of the primary; empty: every read on the primary
 	// (docs/operations/scale-out.md).
-	ReadDatabaseURL string `envconfig:"READ_DATABASE_URL"`
+	ReadDatabaseURL string `envconfig:"COMPUTE_READ_DATABASE_URL"`
 	// ReadMaxLag is how far behind the primary the read replica may fall
 	// and still serve reads; beyond it the reads go to the primary until
 	// it is back within half of it.
-	ReadMaxLag time.Duration `envconfig:"READ_MAX_LAG" default:"5s"`
+	ReadMaxLag time.Duration `envconfig:"COMPUTE_READ_MAX_LAG" default:"5s"`
 	// PGDir is where the private cluster lives when no DatabaseURL is set.
-	PGDir string `envconfig:"PG_DIR" default:".compute/pg"`
+	PGDir string `envconfig:"COMPUTE_PG_DIR" default:".compute/pg"`
 	// Addr is the HTTP listen address.
-	Addr string `envconfig:"ADDR" default:":8080"`
+	Addr string `envconfig:"COMPUTE_ADDR" default:":8080"`
 	// Roles this process plays: api, worker, dispatcher, gateway.
-	Roles []string `envconfig:"ROLES" default:"api,worker,dispatcher,gateway"`
+	Roles []string `envconfig:"COMPUTE_ROLES" default:"api,worker,dispatcher,gateway"`
 	// GatewayAddr is where the gateway role listens for node daemons.
-	GatewayAddr string `envconfig:"GATEWAY_ADDR" default:":8081"`
+	GatewayAddr string `envconfig:"COMPUTE_GATEWAY_ADDR" default:":8081"`
 	// GatewayID names this gateway (its lease is gateway:<id>); empty means
 	// the host name. Keep it stable across restarts of one gateway.
-	GatewayID string `envconfig:"GATEWAY_ID"`
+	GatewayID string `envconfig:"COMPUTE_GATEWAY_ID"`
 	// LogLevel is debug, info, warn or error.
-	LogLevel string `envconfig:"LOG_LEVEL" default:"info"`
+	LogLevel string `envconfig:"COMPUTE_LOG_LEVEL" default:"info"`
 	// BodyLimit caps request bodies (echo syntax: 1M, 512K).
-	BodyLimit string `envconfig:"BODY_LIMIT" default:"1M"`
+	BodyLimit string `envconfig:"COMPUTE_BODY_LIMIT" default:"1M"`
 	// MaxConns bounds the database pool (the API's, when the process
 	// also runs background roles). It is also how many commands one
 	// process runs at once at most (fewer while the sinks lag:
@@ -56,13 +57,13 @@ type Config struct {
 	// 6 matched 8 at 8 callers and beat it at 32 (430 vs 406/s) and on a
 	// hot pool (339 vs 275/s). 20 had left delivery at 0.6 of the event
 	// rate (docs/benchmarks/history.md). Raise it with the database.
-	MaxConns int32 `envconfig:"MAX_CONNS" default:"6"`
+	MaxConns int32 `envconfig:"COMPUTE_MAX_CONNS" default:"6"`
 	// BackgroundMaxConns bounds the separate pool of the worker,
 	// dispatcher and gateway roles in a process that also serves the API,
 	// so that API load queues for its own connections instead of starving
 	// webhook delivery, projections and node sessions. A process without
 	// the api role has one pool of MaxConns.
-	BackgroundMaxConns int32 `envconfig:"BACKGROUND_MAX_CONNS" default:"10"`
+	BackgroundMaxConns int32 `envconfig:"COMPUTE_BACKGROUND_MAX_CONNS" default:"10"`
 	// ReadMaxConns bounds the api role's separate pool for queries (reads
 	// of the read models and the write model's rows, minPosition waits
 	// included), so that a read never queues for a connection behind the
@@ -70,160 +71,160 @@ type Config struct {
 	// write load waited for a command's connection first (p50 56 ms on 2
 	// cores; 29 ms with a read pool of 2, the commands' rate unchanged:
 	// docs/benchmarks/history.md).
-	ReadMaxConns int32 `envconfig:"READ_MAX_CONNS" default:"2"`
+	ReadMaxConns int32 `envconfig:"COMPUTE_READ_MAX_CONNS" default:"2"`
 	// IdleInTxTimeout ends sessions idle inside a transaction, which would
 	// otherwise hold the outbox frontier back for every reader.
-	IdleInTxTimeout time.Duration `envconfig:"IDLE_IN_TX_TIMEOUT" default:"30s"`
+	IdleInTxTimeout time.Duration `envconfig:"COMPUTE_IDLE_IN_TX_TIMEOUT" default:"30s"`
 	// PgBouncer avoids named prepared statements (pgx cache_describe mode)
 	// and LISTEN, for PgBouncer in transaction pooling mode.
-	PgBouncer bool `envconfig:"PGBOUNCER" default:"false"`
+	PgBouncer bool `envconfig:"COMPUTE_PGBOUNCER" default:"false"`
 	// TokenCacheTTL is how long an authenticated token is reused.
-	TokenCacheTTL time.Duration `envconfig:"TOKEN_CACHE_TTL" default:"30s"`
+	TokenCacheTTL time.Duration `envconfig:"COMPUTE_TOKEN_CACHE_TTL" default:"30s"`
 	// IdempotencyTTL is how long idempotency keys are kept.
-	IdempotencyTTL time.Duration `envconfig:"IDEMPOTENCY_TTL" default:"24h"`
+	IdempotencyTTL time.Duration `envconfig:"COMPUTE_IDEMPOTENCY_TTL" default:"24h"`
 	// EventRetention is how long events (outbox rows) are kept; 0 keeps
 	// them forever. Pruning never passes the slowest sink's cursor.
-	EventRetention time.Duration `envconfig:"EVENT_RETENTION" default:"720h"`
+	EventRetention time.Duration `envconfig:"COMPUTE_EVENT_RETENTION" default:"720h"`
 	// WorkRetention is how long finished node jobs and finished webhook
 	// deliveries are kept; 0 keeps them forever.
-	WorkRetention time.Duration `envconfig:"WORK_RETENTION" default:"168h"`
+	WorkRetention time.Duration `envconfig:"COMPUTE_WORK_RETENTION" default:"168h"`
 	// WebhookAttemptRetention is how long webhook attempts are kept; 0
 	// keeps them forever.
-	WebhookAttemptRetention time.Duration `envconfig:"WEBHOOK_ATTEMPT_RETENTION" default:"168h"`
+	WebhookAttemptRetention time.Duration `envconfig:"COMPUTE_WEBHOOK_ATTEMPT_RETENTION" default:"168h"`
 	// PruneEvery is how often the pruning reconciler runs.
-	PruneEvery time.Duration `envconfig:"PRUNE_EVERY" default:"10m"`
+	PruneEvery time.Duration `envconfig:"COMPUTE_PRUNE_EVERY" default:"10m"`
 	// NodeCredentialGrace is how long a node's earlier credentials keep
 	// authenticating after it re-joins; 0 revokes them at the re-join.
-	NodeCredentialGrace time.Duration `envconfig:"NODE_CREDENTIAL_GRACE" default:"10m"`
+	NodeCredentialGrace time.Duration `envconfig:"COMPUTE_NODE_CREDENTIAL_GRACE" default:"10m"`
 	// NodesWithoutDaemons keeps nodes that are registered but never join
 	// schedulable, instead of unreachable 40 s after their registration:
 	// for fleets without daemons (benchmarks, fault tests), never in
 	// production.
-	NodesWithoutDaemons bool `envconfig:"NODES_WITHOUT_DAEMONS" default:"false"`
+	NodesWithoutDaemons bool `envconfig:"COMPUTE_NODES_WITHOUT_DAEMONS" default:"false"`
 	// NodeResyncEvery is how often each node's assignments are compared
 	// with the outcomes of its assign and unassign jobs (what is missing is
 	// queued again), and how long a node's observed generation may lag its
 	// generation before `compute check` reports drift.
-	NodeResyncEvery time.Duration `envconfig:"NODE_RESYNC_EVERY" default:"5m"`
+	NodeResyncEvery time.Duration `envconfig:"COMPUTE_NODE_RESYNC_EVERY" default:"5m"`
 	// MaxOpenNodeJobs is how many commands.run jobs (exec, wipe, deploy)
 	// one tenant may have open — queued, sent or running — on one node; one
 	// more is 409 CONFLICT. It bounds what a tenant can pile up in front of a node's
 	// daemon. Defaults to 64; must be positive.
-	MaxOpenNodeJobs int `envconfig:"MAX_OPEN_NODE_JOBS" default:"64"`
+	MaxOpenNodeJobs int `envconfig:"COMPUTE_MAX_OPEN_NODE_JOBS" default:"64"`
 	// FairShareHalfLife is the half-life of the decayed GPU usage that
 	// orders each pool's and site's waiting line
 	// (docs/concepts/fair-share.md): usage that old counts half. 168h (7
 	// days) is Slurm's default; must be positive.
-	FairShareHalfLife time.Duration `envconfig:"FAIR_SHARE_HALF_LIFE" default:"168h"`
+	FairShareHalfLife time.Duration `envconfig:"COMPUTE_FAIR_SHARE_HALF_LIFE" default:"168h"`
 	// MaxReservationLength is the longest window a reservation may have,
 	// from when it is booked; a longer create or extension is 400
 	// INVALID_ARGUMENT. 2160h (90 days); at most 8784h (366 days), which
 	// the database holds every reservation to.
-	MaxReservationLength time.Duration `envconfig:"MAX_RESERVATION_LENGTH" default:"2160h"`
+	MaxReservationLength time.Duration `envconfig:"COMPUTE_MAX_RESERVATION_LENGTH" default:"2160h"`
 	// MaxBookingHorizon is how far ahead of now a reservation may start; a
 	// create that starts later is 400 INVALID_ARGUMENT. 8784h (366 days).
-	MaxBookingHorizon time.Duration `envconfig:"MAX_BOOKING_HORIZON" default:"8784h"`
+	MaxBookingHorizon time.Duration `envconfig:"COMPUTE_MAX_BOOKING_HORIZON" default:"8784h"`
 	// PollInterval is how often loops poll when no poke arrives.
-	PollInterval time.Duration `envconfig:"POLL_INTERVAL" default:"1s"`
+	PollInterval time.Duration `envconfig:"COMPUTE_POLL_INTERVAL" default:"1s"`
 	// ListenURL is a direct (not pooled) connection for LISTEN/NOTIFY pokes.
 	// Empty means DatabaseURL; "off" disables pokes (PgBouncer in transaction
 	// mode cannot LISTEN), leaving polling alone.
-	ListenURL string `envconfig:"LISTEN_URL"`
+	ListenURL string `envconfig:"COMPUTE_LISTEN_URL"`
 	// WebhookAllowPrivate lets webhook deliveries reach loopback, private
 	// and metadata addresses: for local development and tests only.
-	WebhookAllowPrivate bool `envconfig:"WEBHOOK_ALLOW_PRIVATE" default:"false"`
+	WebhookAllowPrivate bool `envconfig:"COMPUTE_WEBHOOK_ALLOW_PRIVATE" default:"false"`
 	// WebhookTimeout bounds one delivery attempt.
-	WebhookTimeout time.Duration `envconfig:"WEBHOOK_TIMEOUT" default:"15s"`
+	WebhookTimeout time.Duration `envconfig:"COMPUTE_WEBHOOK_TIMEOUT" default:"15s"`
 	// WorkerConcurrency is how many reconciler items (reservations, node
 	// liveness, node commands) one worker process runs at once.
-	WorkerConcurrency int `envconfig:"WORKER_CONCURRENCY" default:"8"`
+	WorkerConcurrency int `envconfig:"COMPUTE_WORKER_CONCURRENCY" default:"8"`
 	// WebhookConcurrency is how many webhook deliveries one worker process
 	// runs at once, in a pool of its own, apart from the reconcilers. Keep
 	// it well above WebhookMaxInflightPerTenant, so that one tenant's slow
 	// endpoints leave room for the others.
-	WebhookConcurrency int `envconfig:"WEBHOOK_CONCURRENCY" default:"32"`
+	WebhookConcurrency int `envconfig:"COMPUTE_WEBHOOK_CONCURRENCY" default:"32"`
 	// WebhookMaxEndpoints caps the webhook endpoints of one tenant.
-	WebhookMaxEndpoints int `envconfig:"WEBHOOK_MAX_ENDPOINTS" default:"20"`
+	WebhookMaxEndpoints int `envconfig:"COMPUTE_WEBHOOK_MAX_ENDPOINTS" default:"20"`
 	// WebhookMaxInflightPerTenant caps one tenant's delivery attempts in
 	// flight at once, across all processes.
-	WebhookMaxInflightPerTenant int `envconfig:"WEBHOOK_MAX_INFLIGHT_PER_TENANT" default:"8"`
+	WebhookMaxInflightPerTenant int `envconfig:"COMPUTE_WEBHOOK_MAX_INFLIGHT_PER_TENANT" default:"8"`
 	// WebhookMaxInflightPerEndpoint caps the attempts in flight to one
 	// endpoint.
-	WebhookMaxInflightPerEndpoint int `envconfig:"WEBHOOK_MAX_INFLIGHT_PER_ENDPOINT" default:"2"`
+	WebhookMaxInflightPerEndpoint int `envconfig:"COMPUTE_WEBHOOK_MAX_INFLIGHT_PER_ENDPOINT" default:"2"`
 	// WebhookBreakerThreshold is how many failed attempts in a row open an
 	// endpoint's circuit breaker.
-	WebhookBreakerThreshold int `envconfig:"WEBHOOK_BREAKER_THRESHOLD" default:"5"`
+	WebhookBreakerThreshold int `envconfig:"COMPUTE_WEBHOOK_BREAKER_THRESHOLD" default:"5"`
 	// WebhookBreakerCooldown is how long an opened breaker first defers the
 	// endpoint's deliveries; it doubles with each re-opening.
-	WebhookBreakerCooldown time.Duration `envconfig:"WEBHOOK_BREAKER_COOLDOWN" default:"1m"`
+	WebhookBreakerCooldown time.Duration `envconfig:"COMPUTE_WEBHOOK_BREAKER_COOLDOWN" default:"1m"`
 	// WebhookBreakerMaxCooldown bounds the doubling.
-	WebhookBreakerMaxCooldown time.Duration `envconfig:"WEBHOOK_BREAKER_MAX_COOLDOWN" default:"30m"`
+	WebhookBreakerMaxCooldown time.Duration `envconfig:"COMPUTE_WEBHOOK_BREAKER_MAX_COOLDOWN" default:"30m"`
 	// WebhookRecoverInterval is the least time between two recovers of
 	// one endpoint.
-	WebhookRecoverInterval time.Duration `envconfig:"WEBHOOK_RECOVER_INTERVAL" default:"1m"`
+	WebhookRecoverInterval time.Duration `envconfig:"COMPUTE_WEBHOOK_RECOVER_INTERVAL" default:"1m"`
 	// BillingURL receives closed usage windows (the billing sink,
 	// docs/concepts/billing.md); empty: no billing sink runs.
-	BillingURL string `envconfig:"BILLING_URL"`
+	BillingURL string `envconfig:"COMPUTE_BILLING_URL"`
 	// BillingSecret signs the billing sink's requests like a webhook
 	// endpoint's (whsec_<base64>, at least 24 bytes); required with
 	// BillingURL.
-	BillingSecret string `envconfig:"BILLING_SECRET"`
+	BillingSecret string `envconfig:"COMPUTE_BILLING_SECRET"`
 	// BillingTimeout bounds one billing request.
-	BillingTimeout time.Duration `envconfig:"BILLING_TIMEOUT" default:"15s"`
+	BillingTimeout time.Duration `envconfig:"COMPUTE_BILLING_TIMEOUT" default:"15s"`
 	// NATSURL turns the JetStream sink on: the dispatcher role forwards
 	// every event to NATS JetStream at this URL (nats://host:4222, several
 	// comma separated; tls:// for TLS), on subjects compute.<tenant>.<type>
 	// (docs/operations/scale-out.md). Empty: nothing connects to NATS.
-	NATSURL string `envconfig:"NATS_URL"`
+	NATSURL string `envconfig:"COMPUTE_NATS_URL"`
 	// NATSCreds is a NATS credentials file (JWT and nkey seed), for a
 	// server with decentralised auth; user and password or a token can go
 	// in NATSURL instead.
-	NATSCreds string `envconfig:"NATS_CREDS"`
+	NATSCreds string `envconfig:"COMPUTE_NATS_CREDS"`
 	// NATSStream is the JetStream stream the sink creates or updates at
 	// start, with the subjects compute.>.
-	NATSStream string `envconfig:"NATS_STREAM" default:"COMPUTE_EVENTS"`
+	NATSStream string `envconfig:"COMPUTE_NATS_STREAM" default:"COMPUTE_EVENTS"`
 	// NATSStorage is the stream's storage: file or memory.
-	NATSStorage string `envconfig:"NATS_STORAGE" default:"file"`
+	NATSStorage string `envconfig:"COMPUTE_NATS_STORAGE" default:"file"`
 	// NATSReplicas is the stream's replica count (1 to 5; a clustered
 	// JetStream is needed above 1).
-	NATSReplicas int `envconfig:"NATS_REPLICAS" default:"1"`
+	NATSReplicas int `envconfig:"COMPUTE_NATS_REPLICAS" default:"1"`
 	// NATSMaxAge is how long the stream keeps a message; 0 keeps them
 	// until removed by hand.
-	NATSMaxAge time.Duration `envconfig:"NATS_MAX_AGE" default:"720h"`
+	NATSMaxAge time.Duration `envconfig:"COMPUTE_NATS_MAX_AGE" default:"720h"`
 	// NATSDuplicateWindow is how long JetStream remembers a Nats-Msg-Id
 	// (the event id) to drop a second copy: it must cover a redelivery
 	// after a takeover or a lost acknowledgement.
-	NATSDuplicateWindow time.Duration `envconfig:"NATS_DUPLICATE_WINDOW" default:"2m"`
+	NATSDuplicateWindow time.Duration `envconfig:"COMPUTE_NATS_DUPLICATE_WINDOW" default:"2m"`
 	// StreamSource is where an API process reads the event stream it
 	// serves (GET /v1/events/stream, the console's live tail): postgres,
 	// the outbox, or nats, the JetStream stream NATSStream that the
 	// dispatcher's sink fills (needs NATSURL), so that API processes add
 	// no load on the primary for streams. Ids and Last-Event-ID are the
 	// same with either.
-	StreamSource string `envconfig:"STREAM_SOURCE" default:"postgres"`
+	StreamSource string `envconfig:"COMPUTE_STREAM_SOURCE" default:"postgres"`
 	// ShutdownTimeout bounds graceful shutdown.
-	ShutdownTimeout time.Duration `envconfig:"SHUTDOWN_TIMEOUT" default:"10s"`
+	ShutdownTimeout time.Duration `envconfig:"COMPUTE_SHUTDOWN_TIMEOUT" default:"10s"`
 
 	// HTTP listener limits, of the API and the gateway listener alike
 	// (each listener has its own connection cap). Event streams and
 	// daemon WebSocket sessions are exempt from the read and write
 	// timeouts.
-	HTTPReadHeaderTimeout time.Duration `envconfig:"HTTP_READ_HEADER_TIMEOUT" default:"10s"`
-	HTTPReadTimeout       time.Duration `envconfig:"HTTP_READ_TIMEOUT" default:"30s"`
-	HTTPWriteTimeout      time.Duration `envconfig:"HTTP_WRITE_TIMEOUT" default:"60s"`
-	HTTPIdleTimeout       time.Duration `envconfig:"HTTP_IDLE_TIMEOUT" default:"2m"`
-	HTTPMaxHeaderBytes    int           `envconfig:"HTTP_MAX_HEADER_BYTES" default:"65536"`
-	HTTPMaxConns          int           `envconfig:"HTTP_MAX_CONNS" default:"10000"`
+	HTTPReadHeaderTimeout time.Duration `envconfig:"COMPUTE_HTTP_READ_HEADER_TIMEOUT" default:"10s"`
+	HTTPReadTimeout       time.Duration `envconfig:"COMPUTE_HTTP_READ_TIMEOUT" default:"30s"`
+	HTTPWriteTimeout      time.Duration `envconfig:"COMPUTE_HTTP_WRITE_TIMEOUT" default:"60s"`
+	HTTPIdleTimeout       time.Duration `envconfig:"COMPUTE_HTTP_IDLE_TIMEOUT" default:"2m"`
+	HTTPMaxHeaderBytes    int           `envconfig:"COMPUTE_HTTP_MAX_HEADER_BYTES" default:"65536"`
+	HTTPMaxConns          int           `envconfig:"COMPUTE_HTTP_MAX_CONNS" default:"10000"`
 	// Event streams (GET /v1/events/stream) open at once in one process,
 	// per token and per tenant, and how long one stream may last.
-	StreamsPerToken   int           `envconfig:"STREAMS_PER_TOKEN" default:"8"`
-	StreamsPerTenant  int           `envconfig:"STREAMS_PER_TENANT" default:"64"`
-	StreamMaxLifetime time.Duration `envconfig:"STREAM_MAX_LIFETIME" default:"1h"`
+	StreamsPerToken   int           `envconfig:"COMPUTE_STREAMS_PER_TOKEN" default:"8"`
+	StreamsPerTenant  int           `envconfig:"COMPUTE_STREAMS_PER_TENANT" default:"64"`
+	StreamMaxLifetime time.Duration `envconfig:"COMPUTE_STREAM_MAX_LIFETIME" default:"1h"`
 
 	// CommandTimeout is the deadline of one state-changing API request
 	// (POST, PUT, PATCH, DELETE under /v1) and so of its transaction;
 	// past it the answer is 503 UNAVAILABLE with Retry-After.
-	CommandTimeout time.Duration `envconfig:"COMMAND_TIMEOUT" default:"10s"`
+	CommandTimeout time.Duration `envconfig:"COMPUTE_COMMAND_TIMEOUT" default:"10s"`
 	// SinkLagTarget is the event sinks' backlog above which an API
 	// process admits one command fewer at once, down to one, every 100
 	// ms; under half of it, one more, up to MaxConns. The backlog: how
@@ -233,46 +234,56 @@ type Config struct {
 	// over the bound wait within CommandTimeout. It keeps webhook delivery
 	// timely while the API saturates the database, at some of the API's
 	// rate then (docs/decisions/0017-command-admission.md). 0 turns it off.
-	SinkLagTarget time.Duration `envconfig:"SINK_LAG_TARGET" default:"70ms"`
+	SinkLagTarget time.Duration `envconfig:"COMPUTE_SINK_LAG_TARGET" default:"70ms"`
 	// MetricsAddr is an internal listener serving /metrics, /readyz (with
 	// details) and /healthz without a token; bind it to a private address.
 	// Empty: none.
-	MetricsAddr string `envconfig:"METRICS_ADDR"`
+	MetricsAddr string `envconfig:"COMPUTE_METRICS_ADDR"`
 	// MetricsToken is a bearer token that may read /metrics on the API
 	// listener, for scrapers that cannot reach MetricsAddr. Empty: only
 	// operator tokens may.
-	MetricsToken string `envconfig:"METRICS_TOKEN"`
+	MetricsToken string `envconfig:"COMPUTE_METRICS_TOKEN"`
 	// OTLPEndpoint turns tracing on: spans are exported over OTLP/HTTP to
 	// this base URL (http://collector:4318; /v1/traces is appended). Read
 	// from COMPUTE_OTEL_EXPORTER_OTLP_ENDPOINT or the standard
 	// OTEL_EXPORTER_OTLP_ENDPOINT. Empty (with OTLPTracesEndpoint): no
 	// tracing, at no cost. The exporter's other settings (headers, TLS,
 	// timeout) and the sampler come from the standard OTEL_* variables.
-	OTLPEndpoint string `envconfig:"OTEL_EXPORTER_OTLP_ENDPOINT"`
+	OTLPEndpoint string `envconfig:"COMPUTE_OTEL_EXPORTER_OTLP_ENDPOINT"`
 	// OTLPTracesEndpoint is the full URL spans are sent to, as the
 	// standard OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; it wins over
 	// OTLPEndpoint.
-	OTLPTracesEndpoint string `envconfig:"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"`
+	OTLPTracesEndpoint string `envconfig:"COMPUTE_OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"`
 
 	// CORSOrigins are the exact origins (scheme://host[:port], comma
 	// separated) whose pages may call the API from a browser. Empty: no
 	// CORS headers at all.
-	CORSOrigins []string `envconfig:"CORS_ORIGINS"`
+	CORSOrigins []string `envconfig:"COMPUTE_CORS_ORIGINS"`
 	// RateLimit is each API token's sustained request rate per second in
 	// one API process (the limit is per process, not fleet-wide), with
 	// bursts of RateBurst; past it, 429 RATE_LIMITED with Retry-After. 0
 	// disables it: the load harnesses (chaos/, cmd/compute-bench), which
 	// measure throughput on one token, set 0.
-	RateLimit float64 `envconfig:"RATE_LIMIT" default:"100"`
-	RateBurst int     `envconfig:"RATE_BURST" default:"200"`
+	RateLimit float64 `envconfig:"COMPUTE_RATE_LIMIT" default:"100"`
+	RateBurst int     `envconfig:"COMPUTE_RATE_BURST" default:"200"`
 }
 
-// Load reads the environment.
+// Load reads the environment. Every tag spells its COMPUTE_ name in full
+// and envconfig gets no prefix: given one, envconfig would also read each
+// tag's bare name (ADDR, ROLES, LOG_LEVEL, …) whenever the prefixed name is
+// unset. Only DATABASE_URL and the two OpenTelemetry endpoints are read
+// under their standard names too, and only when the COMPUTE_ name is unset.
 func Load() (Config, error) {
 	var c Config
-	err := envconfig.Process(Prefix, &c)
+	err := envconfig.Process("", &c)
 	if err != nil {
 		return Config{}, fmt.Errorf("configuration: %w", err)
+	}
+	for name, into := range map[string]*string{"DATABASE_URL": &c.DatabaseURL,
+		"OTEL_EXPORTER_OTLP_ENDPOINT": &c.OTLPEndpoint, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": &c.OTLPTracesEndpoint} {
+		if _, set := os.LookupEnv(Prefix + "_" + name); !set {
+			*into = os.Getenv(name)
+		}
 	}
 	if c.SinkLagTarget < 0 {
 		return Config{}, fmt.Errorf("configuration: COMPUTE_SINK_LAG_TARGET cannot be negative (0 turns command admission off)")
