@@ -89,5 +89,13 @@ docker: ## docker build the serve image compute:<version> (only prints the comma
 	  if command -v docker >/dev/null 2>&1; then exec "$$@"; else echo "docker is not installed here: run the command above where it is"; fi
 
 .PHONY: clean
+# A private cluster the postgres user could not have in .compute (a checkout
+# under /root) lives under the temp dir, named after a hash of its path
+# (internal/pg/cluster's fallbackDir): those of `make run` and `make test`
+# go too.
 clean: ## remove build output, release archives and the private PostgreSQL data
 	rm -rf bin .compute $(DIST)
+	@for d in pg testpg; do \
+	  h=$$(printf '%s' "$$(pwd)/.compute/$$d" | sha256sum | cut -c1-12); \
+	  rm -rf "$${TMPDIR:-/tmp}/pgcluster-$$h"; \
+	done

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/internal/testenv"
 )
 
 func testOptions(t *testing.T, dir string) Options {
@@ -207,4 +210,37 @@ func TestHelpers(t *testing.T) {
 	require.Contains(t, serverOptions(5432, "/s", false, true, nil), "-c fsync=off")
 	require.NotContains(t, serverOptions(5432, "/s", false, false, nil), "fsync")
 	require.Equal(t, []string{"HOME=/x"}, childEnv([]string{"PGDATA=/y", "HOME=/x", "PGPORT=1"}))
+}
+
+// `make clean` removes "the private PostgreSQL data", also where a root
+// run put it: the fallback directories of `make run`'s .compute/pg and
+// `make test`'s .compute/testpg, and no other cluster under the temp dir.
+func TestMakeCleanRemovesTheFallbackDirs(t *testing.T) {
+	for _, tool := range []string{"make", "sha256sum"} {
+		_, err := exec.LookPath(tool)
+		testenv.Require(t, err == nil, "make clean needs %s", tool)
+	}
+	t.Parallel()
+	makefile, err := os.ReadFile("../../../Makefile")
+	require.NoError(t, err)
+	checkout, tmp := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(checkout, "Makefile"), makefile, 0o644))
+	var clusters []string
+	for _, d := range []string{"pg", "testpg"} {
+		dir := filepath.Join(tmp, filepath.Base(fallbackDir(filepath.Join(checkout, ".compute", d))))
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "data"), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "data", "PG_VERSION"), []byte("15\n"), 0o600))
+		clusters = append(clusters, dir)
+	}
+	other := filepath.Join(tmp, filepath.Base(fallbackDir(filepath.Join(checkout, "elsewhere"))))
+	require.NoError(t, os.MkdirAll(other, 0o700))
+
+	cmd := exec.Command("make", "-C", checkout, "clean")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, dir := range clusters {
+		require.NoDirExists(t, dir, "make clean left a fallback cluster")
+	}
+	require.DirExists(t, other, "make clean removed a cluster that is not the checkout's")
 }

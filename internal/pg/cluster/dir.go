@@ -42,8 +42,7 @@ func prepareDir(ctx context.Context, run runner, requested string, log *slog.Log
 	if ok {
 		return dir, mkdirTraversable(dir)
 	}
-	sum := sha256.Sum256([]byte(dir))
-	fallback := filepath.Join(os.TempDir(), "pgcluster-"+hex.EncodeToString(sum[:6]))
+	fallback := fallbackDir(dir)
 	log.Info("postgres user cannot enter cluster dir; using fallback", "dir", dir, "fallback", fallback)
 	if ok, err := reachable(ctx, run, fallback); err != nil {
 		return "", err
@@ -63,6 +62,14 @@ func prepareDir(ctx context.Context, run runner, requested string, log *slog.Log
 		return "", fmt.Errorf("cluster dir %s: not a directory owned by uid %d", fallback, os.Geteuid())
 	}
 	return fallback, nil
+}
+
+// fallbackDir is where prepareDir puts the cluster of dir (an absolute
+// path) when the server's user cannot enter dir. `make clean` removes it
+// too, naming it the same way.
+func fallbackDir(dir string) string {
+	sum := sha256.Sum256([]byte(dir))
+	return filepath.Join(os.TempDir(), "pgcluster-"+hex.EncodeToString(sum[:6]))
 }
 
 // lockDir takes an exclusive lock on dir for as long as the returned file
