@@ -101,4 +101,18 @@ func TestEventsTailResumesAcrossARestart(t *testing.T) {
 	t.Logf("events tail said: %s", tail.errOut())
 	tail.stop(t, syscall.SIGINT)
 	require.True(t, tail.cmd.ProcessState.Success(), "an interrupted tail exits 0: %v", tail.cmd.ProcessState)
+
+	// Its JSON lines carry no cursor; interrupted, it says where to resume
+	// (docs/cli.md), and a tail started there prints what came after the
+	// last event it printed, and nothing before.
+	resume := regexp.MustCompile(`resume after the last event printed with --after ([0-9a-f]{32})\n`).FindStringSubmatch(tail.errOut())
+	require.NotNil(t, resume, "the interrupted tail named its cursor: %s", tail.errOut())
+	createSites(8, 8)
+	tail = startProc(t, dir, baseEnv(dir, "COMPUTE_SERVER="+base, "COMPUTE_TOKEN="+token),
+		bin, "events", "tail", "--after", resume[1], "--type", "site.created", "-o", "json")
+	printed = printed[:0]
+	waitPrinted(1)
+	require.Equal(t, "sites/site-8", printed[0].Subject, "the tail resumed after site-7")
+	tail.stop(t, syscall.SIGINT)
+	require.True(t, tail.cmd.ProcessState.Success(), "an interrupted tail exits 0: %v", tail.cmd.ProcessState)
 }

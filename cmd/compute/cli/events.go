@@ -52,8 +52,9 @@ printed, so nothing is missed or repeated; reconnects are noted on stderr.
 
 By default it starts at the live feed; --from-start starts at the oldest
 retained event and --after CURSOR strictly after a cursor (the CURSOR
-column, or a page's nextCursor). If retention pruned the log past the
-stream, it ends with CURSOR_EXPIRED (exit code 9).`,
+column, or a page's nextCursor; interrupted, tail prints the cursor of
+the last event it printed on stderr). If retention pruned the log past
+the stream, it ends with CURSOR_EXPIRED (exit code 9).`,
 		Example: `  compute events tail
   compute events tail --type reservation.booked,reservation.released -o json`,
 		Args: NoArgs,
@@ -78,13 +79,22 @@ stream, it ends with CURSOR_EXPIRED (exit code 9).`,
 				if c.output == "table" {
 					fmt.Fprintf(c.stdout, "%-20s  %-32s  %-24s  %-10s  %s\n", "TIME", "TYPE", "SUBJECT", "TENANT", "CURSOR")
 				}
-				first := true
+				first, last := true, after
 				err := api.Subscribe(ctx, opts, func(ev client.Event) error {
 					defer func() { first = false }()
-					return c.printEvent(ev, first)
+					if err := c.printEvent(ev, first); err != nil {
+						return err
+					}
+					last = ev.Cursor
+					return nil
 				})
 				if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-					return nil // interrupted: the normal end of a tail
+					// Interrupted: the normal end of a tail. A JSON or YAML
+					// envelope carries no cursor, so say where to resume.
+					if last != "" {
+						fmt.Fprintf(c.stderr, "compute: interrupted; resume after the last event printed with --after %s\n", terminalSafe(last))
+					}
+					return nil
 				}
 				return err
 			})
