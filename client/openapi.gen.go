@@ -3921,11 +3921,14 @@ type ClientInterface interface {
 	// Hourly windows (aligned on UTC hours) of reserved device time per
 	// allocation, keyed `cmp:<allocationId>:<windowStart>` (the billing
 	// deduplication key). `reservedMs` is the overlap of the reserved interval
-	// with the hour; `deviceMs` is that times the atoms held. Reserved time is
+	// with the hour, measured between its ends rounded down to the
+	// millisecond, so that the windows of a reservation add up to its
+	// interval; `deviceMs` is that times the atoms held. Reserved time is
 	// billed (an isolated node keeps billing). The interval starts when the
 	// reservation was booked and ends at its end or when it was released,
-	// expired or failed. A window is `final` once its reservation has ended;
-	// before that it may still change. Ordered by window start, then key.
+	// expired, failed or preempted. A window is `final` once its reservation
+	// has ended; before that it may still change. Ordered by window start,
+	// then key.
 	//
 	// Corresponds with GET /v1/usage-windows (the `ListUsageWindows` operationId).
 	ListUsageWindows(ctx context.Context, params *ListUsageWindowsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5878,11 +5881,14 @@ func (c *Client) GetToken(ctx context.Context, id string, reqEditors ...RequestE
 // Hourly windows (aligned on UTC hours) of reserved device time per
 // allocation, keyed `cmp:<allocationId>:<windowStart>` (the billing
 // deduplication key). `reservedMs` is the overlap of the reserved interval
-// with the hour; `deviceMs` is that times the atoms held. Reserved time is
+// with the hour, measured between its ends rounded down to the
+// millisecond, so that the windows of a reservation add up to its
+// interval; `deviceMs` is that times the atoms held. Reserved time is
 // billed (an isolated node keeps billing). The interval starts when the
 // reservation was booked and ends at its end or when it was released,
-// expired or failed. A window is `final` once its reservation has ended;
-// before that it may still change. Ordered by window start, then key.
+// expired, failed or preempted. A window is `final` once its reservation
+// has ended; before that it may still change. Ordered by window start,
+// then key.
 //
 // Corresponds with GET /v1/usage-windows (the `ListUsageWindows` operationId).
 func (c *Client) ListUsageWindows(ctx context.Context, params *ListUsageWindowsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11070,11 +11076,14 @@ type ClientWithResponsesInterface interface {
 	// Hourly windows (aligned on UTC hours) of reserved device time per
 	// allocation, keyed `cmp:<allocationId>:<windowStart>` (the billing
 	// deduplication key). `reservedMs` is the overlap of the reserved interval
-	// with the hour; `deviceMs` is that times the atoms held. Reserved time is
+	// with the hour, measured between its ends rounded down to the
+	// millisecond, so that the windows of a reservation add up to its
+	// interval; `deviceMs` is that times the atoms held. Reserved time is
 	// billed (an isolated node keeps billing). The interval starts when the
 	// reservation was booked and ends at its end or when it was released,
-	// expired or failed. A window is `final` once its reservation has ended;
-	// before that it may still change. Ordered by window start, then key.
+	// expired, failed or preempted. A window is `final` once its reservation
+	// has ended; before that it may still change. Ordered by window start,
+	// then key.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -22095,11 +22104,14 @@ func (c *ClientWithResponses) GetTokenWithResponse(ctx context.Context, id strin
 // Hourly windows (aligned on UTC hours) of reserved device time per
 // allocation, keyed `cmp:<allocationId>:<windowStart>` (the billing
 // deduplication key). `reservedMs` is the overlap of the reserved interval
-// with the hour; `deviceMs` is that times the atoms held. Reserved time is
+// with the hour, measured between its ends rounded down to the
+// millisecond, so that the windows of a reservation add up to its
+// interval; `deviceMs` is that times the atoms held. Reserved time is
 // billed (an isolated node keeps billing). The interval starts when the
 // reservation was booked and ends at its end or when it was released,
-// expired or failed. A window is `final` once its reservation has ended;
-// before that it may still change. Ordered by window start, then key.
+// expired, failed or preempted. A window is `final` once its reservation
+// has ended; before that it may still change. Ordered by window start,
+// then key.
 //
 // Returns a wrapper object for the known response body format(s).
 //

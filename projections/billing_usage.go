@@ -21,7 +21,9 @@ import (
 // keyed cmp:<allocationId>:<windowStart> (the deduplication key billing
 // uses). Reserved time is what is billed: a window's reserved_ms is the
 // overlap of the reserved interval with the hour, device_ms that times the
-// atoms held. The interval starts when the reservation was booked (never
+// atoms held. Each window is measured between its ends rounded down to the
+// millisecond, so the windows add up to the interval measured whole
+// (RmUsageWindowRecompute). The interval starts when the reservation was booked (never
 // before its start) and ends at its end, or at the moment it was released,
 // expired or failed; windows are final once it is terminal. Whenever the
 // interval changes, the reservation's windows are recomputed whole.

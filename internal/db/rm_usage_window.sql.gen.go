@@ -148,14 +148,18 @@ SELECT 'cmp:' || u.allocation_id || ':' || to_char(w.ws AT TIME ZONE 'UTC', 'YYY
   FROM rm_usage_allocations u
  CROSS JOIN LATERAL generate_series(date_trunc('hour', u.start_ts, 'UTC'), u.end_ts - interval '1 microsecond',
                                     interval '1 hour') AS w(ws)
- CROSS JOIN LATERAL (SELECT (floor(extract(epoch FROM least(u.end_ts, w.ws + interval '1 hour')
-                                                   - greatest(u.start_ts, w.ws)) * 1000))::bigint AS ms) o
+ CROSS JOIN LATERAL (SELECT (floor(extract(epoch FROM least(u.end_ts, w.ws + interval '1 hour')) * 1000)
+                             - floor(extract(epoch FROM greatest(u.start_ts, w.ws)) * 1000))::bigint AS ms) o
  WHERE u.reservation_id = ANY($1::text[]) AND u.end_ts > u.start_ts AND o.ms > 0
 `
 
 // Cuts each reservation's reserved interval into hourly windows aligned on
 // UTC hours, keyed cmp:<allocationId>:<windowStart>. Run after
-// RmUsageWindowDeleteFor in the same transaction.
+// RmUsageWindowDeleteFor in the same transaction. A window's reserved_ms is
+// measured between its two ends, each rounded down to the millisecond (the
+// clock has microseconds): the hours inside are whole, so the windows of an
+// interval add up to the interval measured in one piece. Rounding each
+// window's length instead lost up to a millisecond at every cut.
 func (q *Queries) RmUsageWindowRecompute(ctx context.Context, reservationIds []string) error {
 	_, err := q.db.Exec(ctx, rmUsageWindowRecompute, reservationIds)
 	return err

@@ -9,7 +9,11 @@ DELETE FROM rm_usage_windows WHERE reservation_id = ANY(sqlc.arg(reservation_ids
 -- name: RmUsageWindowRecompute :exec
 -- Cuts each reservation's reserved interval into hourly windows aligned on
 -- UTC hours, keyed cmp:<allocationId>:<windowStart>. Run after
--- RmUsageWindowDeleteFor in the same transaction.
+-- RmUsageWindowDeleteFor in the same transaction. A window's reserved_ms is
+-- measured between its two ends, each rounded down to the millisecond (the
+-- clock has microseconds): the hours inside are whole, so the windows of an
+-- interval add up to the interval measured in one piece. Rounding each
+-- window's length instead lost up to a millisecond at every cut.
 INSERT INTO rm_usage_windows (key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start,
        window_end, reserved_ms, devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model,
        mig_profile, slot_kind)
@@ -20,8 +24,8 @@ SELECT 'cmp:' || u.allocation_id || ':' || to_char(w.ws AT TIME ZONE 'UTC', 'YYY
   FROM rm_usage_allocations u
  CROSS JOIN LATERAL generate_series(date_trunc('hour', u.start_ts, 'UTC'), u.end_ts - interval '1 microsecond',
                                     interval '1 hour') AS w(ws)
- CROSS JOIN LATERAL (SELECT (floor(extract(epoch FROM least(u.end_ts, w.ws + interval '1 hour')
-                                                   - greatest(u.start_ts, w.ws)) * 1000))::bigint AS ms) o
+ CROSS JOIN LATERAL (SELECT (floor(extract(epoch FROM least(u.end_ts, w.ws + interval '1 hour')) * 1000)
+                             - floor(extract(epoch FROM greatest(u.start_ts, w.ws)) * 1000))::bigint AS ms) o
  WHERE u.reservation_id = ANY(sqlc.arg(reservation_ids)::text[]) AND u.end_ts > u.start_ts AND o.ms > 0;
 
 -- name: RmUsageWindowList :many

@@ -1,0 +1,180 @@
+package projections_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/commands/commandstest"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/projections"
+)
+
+// heldVersusBilled is, per allocation, what the write model says it held
+// and what its usage windows bill: the reserved interval, from the later of
+// the reservation's start and the allocation's creation to the earlier of
+// its end and the allocation's release, and the device time its bookings
+// cover, both in whole milliseconds of the instants (so that an interval
+// cut in two bills the same as the whole); against the sums of its
+// windows' reservedMs and deviceMs.
+const heldVersusBilled = `
+WITH held AS (
+  SELECT a.id, a.reservation_id, cardinality(a.device_ids) AS devices,
+         greatest(lower(r.during), a.created_at) AS hs,
+         least(upper(r.during), coalesce(a.released_at, 'infinity')) AS he
+    FROM allocations a JOIN reservations r ON r.id = a.reservation_id
+), booked AS (
+  SELECT b.allocation_id,
+         sum(floor(extract(epoch FROM upper(b.during)) * 1000) - floor(extract(epoch FROM lower(b.during)) * 1000))::bigint AS ms
+    FROM device_bookings b GROUP BY b.allocation_id
+), billed AS (
+  SELECT allocation_id, sum(reserved_ms)::bigint AS reserved_ms, sum(device_ms)::bigint AS device_ms
+    FROM rm_usage_windows GROUP BY allocation_id
+)
+SELECT h.reservation_id, h.id,
+       greatest(floor(extract(epoch FROM h.he) * 1000) - floor(extract(epoch FROM h.hs) * 1000), 0)::bigint,
+       coalesce(k.ms, 0), coalesce(w.reserved_ms, 0), coalesce(w.device_ms, 0), h.devices
+  FROM held h LEFT JOIN booked k ON k.allocation_id = h.id LEFT JOIN billed w ON w.allocation_id = h.id
+ ORDER BY h.reservation_id`
+
+// heldBilled is one row of heldVersusBilled.
+type heldBilled struct {
+	reservation, allocation                    string
+	heldMs, bookedMs, billedMs, billedDeviceMs int64
+	devices                                    int32
+}
+
+// requireBilledIsHeld checks every allocation: its windows bill exactly
+// the time it held, and its device time is what its bookings covered.
+func (f *fixture) requireBilledIsHeld(t *testing.T, when string) map[string]heldBilled {
+	t.Helper()
+	rows, err := f.d.Pool.Query(f.ctx, heldVersusBilled)
+	require.NoError(t, err)
+	defer rows.Close()
+	out := map[string]heldBilled{}
+	for rows.Next() {
+		var h heldBilled
+		require.NoError(t, rows.Scan(&h.reservation, &h.allocation, &h.heldMs, &h.bookedMs, &h.billedMs, &h.billedDeviceMs, &h.devices))
+		out[h.reservation] = h
+		require.Equal(t, h.heldMs, h.billedMs, "%s: reservation %s held %d ms, billed %d", when, h.reservation, h.heldMs, h.billedMs)
+		require.Equal(t, h.heldMs*int64(h.devices), h.billedDeviceMs, "%s: reservation %s device ms", when, h.reservation)
+		if h.devices > 0 {
+			require.Equal(t, h.bookedMs, h.billedDeviceMs, "%s: reservation %s: bookings against device ms", when, h.reservation)
+		}
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+// Every way a reservation's life can go bills what it held, to the
+// millisecond, on instants that are not whole milliseconds (the database's
+// clock has microseconds), across an hour, a day, a month and a leap day:
+// released early, extended twice then released, expired at its end,
+// booked for later and released before its start, preempted, given back
+// with its node, MIG instances, slots and scalars only. A rebuild from the
+// log gives the same windows.
+func TestUsageWindowsBillWhatWasHeld(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, exclusive)
+	f.node(t, "n2", mig, slots)
+	f.node(t, "n3", exclusive, exclusive)
+	grace := int64(60)
+	_, err := f.h.CreatePriorityClass(f.ctx, operator, commands.CreatePriorityClass{Name: "batch", Value: -100,
+		Preemptible: true, GraceSeconds: &grace})
+	require.NoError(t, err)
+	_, err = f.h.CreatePriorityClass(f.ctx, operator, commands.CreatePriorityClass{Name: "prod", Value: 1000})
+	require.NoError(t, err)
+	_, err = f.h.SetTenantPriorityClasses(f.ctx, operator, commands.SetTenantPriorityClasses{Tenant: tenantB.Tenant,
+		Classes: []string{"batch"}})
+	require.NoError(t, err)
+	_, err = f.h.SetTenantPriorityClasses(f.ctx, operator, commands.SetTenantPriorityClasses{Tenant: tenantA.Tenant,
+		Classes: []string{"prod"}})
+	require.NoError(t, err)
+
+	// Leap day, half an hour before March, 0.6 ms into a millisecond.
+	leap := time.Date(2032, 2, 29, 23, 30, 0, 600_000, time.UTC)
+	f.d.SetSimClock(t, leap)
+	march := time.Date(2032, 3, 1, 0, 0, 0, 0, time.UTC)
+
+	early := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, VCPU: 2, Start: leap, End: march.Add(5 * time.Hour)})
+	twice := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: leap, End: march.Add(time.Hour)})
+	expires := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1, MIGProfile: "3g.40gb", Start: march, End: march.Add(2 * time.Hour)})
+	slot := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 2, SlotKind: core.GPUTimeSlice, Start: leap, End: march.Add(3 * time.Hour)})
+	scalars := f.reserve(t, tenantA, commands.CreateReservation{VCPU: 4, MemoryMB: 1024, DiskGB: 5, Start: leap, End: march.Add(time.Hour)})
+	later := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: march.Add(10 * time.Hour), End: march.Add(12 * time.Hour)})
+	victim := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 2, PoolID: commandstest.Pool, Start: leap,
+		End: march.Add(6 * time.Hour), PriorityClass: "batch"})
+	for _, r := range []commands.ReservationResult{early, twice, expires, slot, scalars, later, victim} {
+		require.Equal(t, core.ReservationBooked, r.Reservation.State, r.Reservation.ID)
+	}
+
+	// 23:59:59.9997 on the leap day: extend; into March, extend again.
+	f.d.AdvanceSimClock(t, 29*time.Minute+59*time.Second+999_100*time.Microsecond)
+	_, err = f.h.ExtendReservation(f.ctx, tenantA, commands.ExtendReservation{ReservationID: twice.Reservation.ID,
+		NewEnd: march.Add(2*time.Hour + 300*time.Microsecond)})
+	require.NoError(t, err)
+	f.d.AdvanceSimClock(t, 50*time.Minute+1700*time.Microsecond)
+	_, err = f.h.ExtendReservation(f.ctx, tenantA, commands.ExtendReservation{ReservationID: twice.Reservation.ID,
+		NewEnd: march.Add(3*time.Hour + 900*time.Microsecond)})
+	require.NoError(t, err)
+
+	// 01:20 and a bit: release early, the slots, the later booking (not
+	// begun: nothing held); a prod reservation preempts the victim.
+	f.d.AdvanceSimClock(t, 30*time.Minute+123_456*time.Microsecond)
+	for _, r := range []commands.ReservationResult{early, slot, later} {
+		_, err = f.h.ReleaseReservation(f.ctx, operator, commands.ReleaseReservation{ReservationID: r.Reservation.ID})
+		require.NoError(t, err)
+	}
+	pre := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 2, PriorityClass: "prod", Start: f.d.Now(t),
+		End: march.Add(4 * time.Hour)})
+	require.Equal(t, core.ReservationBooked, pre.Reservation.State)
+	displaced, err := f.h.GetReservation(f.ctx, operator, victim.Reservation.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationPreempted, displaced.State)
+
+	// 02:47: the scalars ended at 01:00 but its expiry runs late; the MIG
+	// instance expires at its end; the twice-extended one is released;
+	// node n1's reservations are given back by an operator.
+	f.d.AdvanceSimClock(t, 87*time.Minute+3*time.Microsecond)
+	require.NoError(t, commandstest.Expire(f.ctx, f.h, scalars.Reservation.ID))
+	require.NoError(t, commandstest.Expire(f.ctx, f.h, expires.Reservation.ID))
+	_, err = f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: twice.Reservation.ID})
+	require.NoError(t, err)
+	_, err = f.h.DrainNode(f.ctx, operator, commands.DrainNode{NodeID: pre.Reservation.NodeID})
+	require.NoError(t, err)
+	_, err = f.h.ReleaseNode(f.ctx, operator, commands.ReleaseNode{NodeID: pre.Reservation.NodeID})
+	require.NoError(t, err)
+
+	f.catchUp(t)
+	held := f.requireBilledIsHeld(t, "live")
+	require.Zero(t, held[later.Reservation.ID].heldMs, "released before its start")
+	require.EqualValues(t, 2*time.Hour/time.Millisecond, held[expires.Reservation.ID].heldMs, "expired at its end")
+	// 23:30:00.0006 to 01:00: the leap day's half hour, rounded down to
+	// the millisecond at its start, and March's first hour.
+	require.EqualValues(t, 90*time.Minute/time.Millisecond, held[scalars.Reservation.ID].heldMs)
+	var keys []string
+	var ms []int64
+	windows, err := f.d.Q.RmUsageWindowListAll(f.ctx)
+	require.NoError(t, err)
+	for _, w := range windows {
+		if w.ReservationID == scalars.Reservation.ID {
+			keys, ms = append(keys, w.Key), append(ms, w.ReservedMs)
+			require.True(t, w.Final)
+		}
+	}
+	alloc := held[scalars.Reservation.ID].allocation
+	require.Equal(t, []string{"cmp:" + alloc + ":2032-02-29T23:00:00Z", "cmp:" + alloc + ":2032-03-01T00:00:00Z"}, keys)
+	require.Equal(t, []int64{1_800_000, 3_600_000}, ms)
+
+	before, err := f.d.Q.RmUsageWindowListAll(f.ctx)
+	require.NoError(t, err)
+	_, err = projections.Rebuild(f.ctx, f.d.Pool, projections.NameUsageWindows)
+	require.NoError(t, err)
+	after, err := f.d.Q.RmUsageWindowListAll(f.ctx)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "a rebuild from the log gives the same windows")
+	f.requireBilledIsHeld(t, "rebuilt")
+}
