@@ -9,6 +9,7 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/invariants"
 	"github.com/bettercompute/compute/projections"
 )
 
@@ -150,6 +151,9 @@ func TestUsageWindowsBillWhatWasHeld(t *testing.T) {
 
 	f.catchUp(t)
 	held := f.requireBilledIsHeld(t, "live")
+	violations, err := invariants.Check(f.ctx, f.d.Q)
+	require.NoError(t, err)
+	require.Empty(t, violations)
 	require.Zero(t, held[later.Reservation.ID].heldMs, "released before its start")
 	require.EqualValues(t, 2*time.Hour/time.Millisecond, held[expires.Reservation.ID].heldMs, "expired at its end")
 	// 23:30:00.0006 to 01:00: the leap day's half hour, rounded down to
@@ -177,4 +181,89 @@ func TestUsageWindowsBillWhatWasHeld(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, before, after, "a rebuild from the log gives the same windows")
 	f.requireBilledIsHeld(t, "rebuilt")
+}
+
+// `compute check` holds billing to what was held (invariants.UsageHeld):
+// it passes on the windows the projection wrote, tolerates the millisecond
+// that windows written before they were measured between rounded instants
+// may lack, and names a reservation whose closed windows bill more or less
+// than it held, bill device time for atoms it did not hold, or name an
+// allocation that does not exist.
+func TestCheckerCatchesUsageNotHeld(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, exclusive)
+	f.d.SetSimClock(t, at(0).Add(600*time.Microsecond))
+	res := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 2, VCPU: 2, Start: at(0), End: at(3)})
+	id := res.Reservation.ID
+	f.d.AdvanceSimClock(t, 100*time.Minute)
+	_, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: id})
+	require.NoError(t, err)
+	live := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: at(1), End: at(4)})
+	f.catchUp(t)
+
+	usageViolations := func() []string {
+		t.Helper()
+		all, err := invariants.Check(f.ctx, f.d.Q)
+		require.NoError(t, err)
+		var out []string
+		for _, v := range all {
+			if v.Invariant == invariants.UsageHeld {
+				out = append(out, v.Detail)
+			}
+		}
+		return out
+	}
+	require.Empty(t, usageViolations())
+
+	for _, c := range []struct {
+		name   string
+		breach string
+		undo   string
+		caught bool
+	}{{
+		name:   "a window 1 ms short, as windows were rounded before",
+		breach: `UPDATE rm_usage_windows SET reserved_ms = reserved_ms - 1, device_ms = device_ms - 2 WHERE key = (SELECT min(key) FROM rm_usage_windows WHERE reservation_id = $1)`,
+		undo:   `UPDATE rm_usage_windows SET reserved_ms = reserved_ms + 1, device_ms = device_ms + 2 WHERE key = (SELECT min(key) FROM rm_usage_windows WHERE reservation_id = $1)`,
+	}, {
+		name:   "a window 2 ms short",
+		breach: `UPDATE rm_usage_windows SET reserved_ms = reserved_ms - 2, device_ms = device_ms - 4 WHERE key = (SELECT min(key) FROM rm_usage_windows WHERE reservation_id = $1)`,
+		undo:   `UPDATE rm_usage_windows SET reserved_ms = reserved_ms + 2, device_ms = device_ms + 4 WHERE key = (SELECT min(key) FROM rm_usage_windows WHERE reservation_id = $1)`,
+		caught: true,
+	}, {
+		name:   "a window billed twice over",
+		breach: `UPDATE rm_usage_windows SET reserved_ms = reserved_ms + 1000, device_ms = device_ms + 2000 WHERE key = (SELECT max(key) FROM rm_usage_windows WHERE reservation_id = $1)`,
+		undo:   `UPDATE rm_usage_windows SET reserved_ms = reserved_ms - 1000, device_ms = device_ms - 2000 WHERE key = (SELECT max(key) FROM rm_usage_windows WHERE reservation_id = $1)`,
+		caught: true,
+	}, {
+		name:   "device time for an atom not held",
+		breach: `UPDATE rm_usage_windows SET devices = 3, device_ms = reserved_ms * 3 WHERE reservation_id = $1`,
+		undo:   `UPDATE rm_usage_windows SET devices = 2, device_ms = reserved_ms * 2 WHERE reservation_id = $1`,
+		caught: true,
+	}, {
+		name:   "an allocation the write model lacks",
+		breach: `UPDATE rm_usage_allocations SET allocation_id = 'alc_gone' WHERE reservation_id = $1`,
+		undo:   `UPDATE rm_usage_allocations SET allocation_id = (SELECT id FROM allocations WHERE reservation_id = $1) WHERE reservation_id = $1`,
+		caught: true,
+	}} {
+		_, err := f.d.Pool.Exec(f.ctx, c.breach, id)
+		require.NoError(t, err, c.name)
+		got := usageViolations()
+		if c.caught {
+			require.Len(t, got, 1, c.name)
+			require.Contains(t, got[0], id, c.name)
+		} else {
+			require.Empty(t, got, c.name)
+		}
+		_, err = f.d.Pool.Exec(f.ctx, c.undo, id)
+		require.NoError(t, err, c.name)
+		require.Empty(t, usageViolations(), "%s: undone", c.name)
+	}
+
+	// A live reservation's windows are not closed: not checked, even when
+	// they still change.
+	_, err = f.d.Pool.Exec(f.ctx, `UPDATE rm_usage_windows SET reserved_ms = 1, device_ms = 1 WHERE reservation_id = $1`,
+		live.Reservation.ID)
+	require.NoError(t, err)
+	require.Empty(t, usageViolations())
 }

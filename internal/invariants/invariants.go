@@ -43,6 +43,9 @@ const (
 	PreemptionGrace      = "preemption-grace"
 	EventVersions        = "event-versions"
 	BookingAfterCordon   = "booking-after-ineligible"
+	// UsageHeld: the usage windows billed for an ended reservation add up
+	// to what its allocation held (docs/concepts/billing.md).
+	UsageHeld = "usage-held"
 )
 
 // PreemptionGraceSlack is how long after a preempted reservation's grace
@@ -55,7 +58,7 @@ const PreemptionGraceSlack = time.Minute
 // All lists every invariant name, for reports that print one line each.
 var All = []string{BookingOverlap, ParentChildOverlap, AtomRule, NodeCounter, PoolRollup, Quota,
 	AllocationState, StrayBooking, PriorityClass, PreemptionPriority, PreemptedLiveBooking, PreemptionGrace, EventVersions,
-	BookingAfterCordon}
+	BookingAfterCordon, UsageHeld}
 
 // Check runs every invariant. Run it on a quiet database or inside one
 // REPEATABLE READ transaction, so that all checks see one snapshot.
@@ -143,6 +146,18 @@ func Check(ctx context.Context, q *db.Queries) ([]Violation, error) {
 		return nil, fmt.Errorf("%s: %w", BookingAfterCordon, err)
 	}
 	out = append(out, late...)
+	usage, err := q.InvariantUsageHeld(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", UsageHeld, err)
+	}
+	for _, r := range usage {
+		if !r.AllocationFound {
+			add(UsageHeld, "reservation %s is billed for allocation %s, which does not exist", r.ReservationID, r.AllocationID)
+			continue
+		}
+		add(UsageHeld, "reservation %s (allocation %s) held %d ms on %d atoms, its windows bill %d ms and %d device ms",
+			r.ReservationID, r.AllocationID, r.HeldMs, r.Devices, r.BilledMs, r.BilledDeviceMs)
+	}
 	return out, nil
 }
 

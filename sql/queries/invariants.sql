@@ -198,3 +198,35 @@ SELECT i.id AS instance_id, i.state, i.node_id, rp.victim_id AS reservation_id, 
  WHERE i.state IN ('requested', 'provisioning', 'running', 'stopping')
    AND compute_now() > rp.preempted_at + make_interval(secs => rp.grace_seconds + sqlc.arg(slack_seconds)::float8)
  ORDER BY rp.victim_id, i.id;
+
+-- name: InvariantUsageHeld :many
+-- Billing bills what was held. The usage windows of every reservation that
+-- has ended (final in the usage-windows projection) add up to the interval
+-- its allocation held in the write model: from the later of the
+-- reservation's start and the allocation's creation (its booking) to the
+-- earlier of its end and the allocation's release, each instant rounded
+-- down to the millisecond as the windows are (RmUsageWindowRecompute); and
+-- their device_ms to that times the atoms the allocation holds. Windows
+-- written before they were measured that way rounded each window down, so
+-- billed_ms may be 1 ms short, never more and never over. The projection
+-- only marks a reservation final when it applies its end, after which the
+-- write model no longer changes, so a projection that lags is not a
+-- violation here. allocation_found false: the windows name an allocation
+-- the write model lacks.
+SELECT u.reservation_id, u.allocation_id, (a.id IS NOT NULL)::boolean AS allocation_found,
+       coalesce(h.ms, 0)::bigint AS held_ms, coalesce(cardinality(a.device_ids), 0)::int AS devices,
+       coalesce(w.reserved_ms, 0)::bigint AS billed_ms, coalesce(w.device_ms, 0)::bigint AS billed_device_ms
+  FROM rm_usage_allocations u
+  LEFT JOIN allocations a ON a.id = u.allocation_id
+  LEFT JOIN reservations r ON r.id = a.reservation_id
+  LEFT JOIN LATERAL (
+       SELECT greatest(floor(extract(epoch FROM least(upper(r.during), a.released_at)) * 1000)
+                     - floor(extract(epoch FROM greatest(lower(r.during), a.created_at)) * 1000), 0) AS ms) h ON true
+  LEFT JOIN LATERAL (
+       SELECT sum(x.reserved_ms) AS reserved_ms, sum(x.device_ms) AS device_ms
+         FROM rm_usage_windows x WHERE x.reservation_id = u.reservation_id) w ON true
+ WHERE u.final
+   AND (a.id IS NULL
+        OR coalesce(h.ms, 0) - coalesce(w.reserved_ms, 0) NOT IN (0, 1)
+        OR coalesce(w.device_ms, 0) <> coalesce(w.reserved_ms, 0) * cardinality(a.device_ids))
+ ORDER BY u.reservation_id;
