@@ -143,6 +143,63 @@ func TestReadRoutes(t *testing.T) {
 		require.Equal(t, fmt.Sprintf("cmp:%s:2030-01-01T00:00:00Z", w.AllocationID), w.Key, "keyed by allocation")
 		require.Equal(t, int64(3600_000), w.DeviceMs)
 	}
+	usageHostile(t, s, acmeToken, theirs.Reservation.ID, windows.Items)
 	r = s.call(t, http.MethodGet, "/v1/reservations/nope", acmeToken, nil)
 	require.Equal(t, http.StatusNotFound, r.status)
+}
+
+// usageHostile asks GET /v1/usage-windows what a tenant should not get: another
+// tenant's windows (by tenant or by reservation: its own, or nothing), pages
+// from a tampered cursor (a position, never a way around the tenant filter),
+// a cursor of another list, bad limits and bytes. mine are acme's windows.
+func usageHostile(t *testing.T, s *testServer, acmeToken, theirs string, mine []queries.UsageWindow) {
+	t.Helper()
+	list := func(query, token string) []queries.UsageWindow {
+		t.Helper()
+		var page struct {
+			Items []queries.UsageWindow `json:"items"`
+		}
+		r := s.call(t, http.MethodGet, "/v1/usage-windows?"+query, token, nil)
+		require.Equal(t, http.StatusOK, r.status, "%s: %s", query, r.body)
+		r.decode(t, &page)
+		return page.Items
+	}
+	require.Equal(t, mine, list("tenant=globex", acmeToken), "a tenant's ?tenant= is ignored: its own windows")
+	require.Empty(t, list("reservation="+url.QueryEscape(theirs), acmeToken), "another tenant's reservation")
+	theirWindows := list("reservation="+url.QueryEscape(theirs), s.operator)
+	require.Len(t, theirWindows, 1, "the operator sees it: one hour of vCPU, no device")
+	require.Equal(t, "globex", theirWindows[0].Tenant)
+	epoch := queries.EncodeCursor("usage", "0001-01-01T00:00:00Z", "")
+	require.Equal(t, mine, list("cursor="+url.QueryEscape(epoch), acmeToken), "a cursor before everything: still only its own")
+	future := queries.EncodeCursor("usage", "9999-12-31T23:59:59Z", "")
+	require.Empty(t, list("cursor="+url.QueryEscape(future), acmeToken))
+
+	var paged []queries.UsageWindow
+	cursor := ""
+	for range len(mine) + 1 {
+		var page struct {
+			Items      []queries.UsageWindow `json:"items"`
+			NextCursor string                `json:"nextCursor"`
+		}
+		r := s.call(t, http.MethodGet, "/v1/usage-windows?limit=1&cursor="+url.QueryEscape(cursor), acmeToken, nil)
+		require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+		r.decode(t, &page)
+		paged = append(paged, page.Items...)
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	require.Equal(t, mine, paged, "one window a page: each once, in order")
+
+	for _, bad := range []string{
+		"cursor=" + url.QueryEscape(queries.EncodeCursor("rsv", "x")),
+		"cursor=" + url.QueryEscape(queries.EncodeCursor("usage", "yesterday", "")),
+		"cursor=" + url.QueryEscape(queries.EncodeCursor("usage", "2030-01-01T00:00:00Z", "k", "extra")),
+		"limit=501", "limit=0", "limit=99999999999999999999", "reservation=%00", "reservation=%ff",
+		"minPosition=ffffffffffffffffffffffffffffffff",
+	} {
+		r := s.call(t, http.MethodGet, "/v1/usage-windows?"+bad, acmeToken, nil)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", bad, r.body)
+		require.Equal(t, core.CodeInvalidArgument, r.errorBody(t).Code, bad)
+	}
 }
