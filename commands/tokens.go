@@ -25,6 +25,11 @@ import (
 // leaked database does not leak credentials; the secret is shown once, when
 // the token is created. Every change appends to authz_changes in the same
 // transaction, which is how authentication caches learn of it.
+//
+// Each token records the token that issued it (issued_by), so that revoking
+// a token revokes the tokens it issued and theirs, in the same transaction
+// (RevokeToken): a leaked token cannot outlast its revocation by minting a
+// second one first.
 type Tokens struct {
 	Pool *pgxpool.Pool
 }
@@ -39,6 +44,10 @@ type TokenInfo struct {
 	CreatedAt time.Time
 	RevokedAt *time.Time // nil unless revoked
 	ExpiresAt *time.Time // nil: never expires
+	// IssuedBy is the id of the token that issued this one; nil when the
+	// system issued it (bootstrap, --database, demo) or when it was issued
+	// before issuers were recorded (migration 0042).
+	IssuedBy *string
 }
 
 // TokenCreated is a freshly issued token. Secret is the bearer credential;
@@ -81,11 +90,14 @@ func (t *Tokens) CreateToken(ctx context.Context, actor core.Actor, tenant, iden
 }
 
 // Issue issues a token, creating its tenant if it does not exist yet. Only
-// operators may issue tokens. An expiry not after the moment of issue is
-// INVALID_ARGUMENT (the table's CHECK is the authority: its clock is the
-// business clock, compute_now()), and so is one later than the expiry of
-// the actor's own token, or none when that token has one: a token never
-// outlives the token that issued it (the insert checks it).
+// operators may issue tokens. The actor's token, when it has one, is
+// recorded as the new token's issuer, and must still be valid, its own
+// issuers too (UNAUTHENTICATED otherwise: it was revoked meanwhile). An
+// expiry not after the moment of issue is INVALID_ARGUMENT (the table's
+// CHECK is the authority: its clock is the business clock, compute_now()),
+// and so is one later than the expiry of the actor's own token, or none
+// when that token has one: a token never outlives the token that issued it
+// (the insert checks it).
 func (t *Tokens) Issue(ctx context.Context, actor core.Actor, req NewToken) (TokenCreated, error) {
 	if !actor.IsOperator() {
 		return TokenCreated{}, core.Errorf(core.CodePermissionDenied, "only operators may create tokens")
@@ -100,12 +112,12 @@ func (t *Tokens) Issue(ctx context.Context, actor core.Actor, req NewToken) (Tok
 	var row db.ApiTokenCreateRow
 	err := pg.InTx(ctx, t.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
-		if err := q.TenantEnsure(ctx, tenant); err != nil {
-			return pg.Translate(err, "tenant "+tenant)
-		}
 		var issuer *string
 		if actor.TokenID != "" {
 			issuer = &actor.TokenID
+		}
+		if err := q.TenantEnsure(ctx, tenant); err != nil {
+			return pg.Translate(err, "tenant "+tenant)
 		}
 		var err error
 		row, err = q.ApiTokenCreate(ctx, db.ApiTokenCreateParams{
@@ -113,7 +125,7 @@ func (t *Tokens) Issue(ctx context.Context, actor core.Actor, req NewToken) (Tok
 			ExpiresAt: req.ExpiresAt, IssuerID: issuer,
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return tokenOutlivesIssuer(ctx, q, actor.TokenID, req.ExpiresAt)
+			return tokenIssueRefused(ctx, q, actor.TokenID, req.ExpiresAt)
 		}
 		if pg.IsCheckViolation(err, "api_tokens_expires_after_creation") {
 			return core.Errorf(core.CodeInvalidArgument, "expiresAt %s is not in the future",
@@ -147,50 +159,12 @@ func (t *Tokens) GetToken(ctx context.Context, actor core.Actor, id string) (Tok
 	return tokenInfoOf(row), nil
 }
 
-// RevokeToken ends a token's validity. Only operators may revoke. Revoking a
-// token that is already revoked returns it unchanged and records nothing,
-// so a retried DELETE is harmless.
-func (t *Tokens) RevokeToken(ctx context.Context, actor core.Actor, id string) (TokenInfo, error) {
-	if !actor.IsOperator() {
-		return TokenInfo{}, core.Errorf(core.CodePermissionDenied, "only operators may revoke tokens")
-	}
-	var info TokenInfo
-	err := pg.InTx(ctx, t.Pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
-		row, err := q.ApiTokenRevoke(ctx, id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			// Unknown, or revoked before: tell the two apart.
-			prev, err := q.ApiTokenGet(ctx, id)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return core.Errorf(core.CodeNotFound, tokenNotFoundMessage, id)
-			}
-			if err != nil {
-				return pg.Translate(err, "token")
-			}
-			info = tokenInfoOf(prev)
-			return nil
-		}
-		if err != nil {
-			return pg.Translate(err, "token")
-		}
-		if err := q.AuthzChangeAppend(ctx, db.AuthzChangeAppendParams{TokenID: id, Change: tokenChangeRevoked}); err != nil {
-			return pg.Translate(err, "authz change")
-		}
-		info = tokenInfoOf(db.ApiTokenGetRow(row))
-		return nil
-	})
-	if err != nil {
-		return TokenInfo{}, fmt.Errorf("revoke token %s: %w", id, err)
-	}
-	return info, nil
-}
-
 // tokenInfoOf converts a stored row. The create and revoke queries return
 // the same columns, so their rows convert to ApiTokenGetRow.
 func tokenInfoOf(r db.ApiTokenGetRow) TokenInfo {
 	return TokenInfo{
 		ID: r.ID, Tenant: r.TenantID, Identity: r.Identity, Role: core.Role(r.Role),
-		CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt, ExpiresAt: r.ExpiresAt,
+		CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt, ExpiresAt: r.ExpiresAt, IssuedBy: r.IssuedBy,
 	}
 }
 

@@ -18,7 +18,10 @@ import (
 
 // The database comes from the package's one TestMain, in main_test.go.
 
-var tokenOperator = core.Actor{TokenID: "tok_root", Tenant: "ops", Identity: "root", Role: core.RoleOperator}
+// tokenOperator issues tokens as the system does (`compute tokens create
+// --database`): with no token of its own, so the tokens it issues have no
+// issuer. Tests of issuers act as a token they issued (tokenActor).
+var tokenOperator = core.Actor{Tenant: "ops", Identity: "root", Role: core.RoleOperator}
 
 func tokenSetup(t *testing.T) (*commands.Tokens, *pgtest.DB) {
 	t.Helper()
@@ -167,6 +170,7 @@ func TestRevokeToken(t *testing.T) {
 	revoked, err := tokens.RevokeToken(ctx, tokenOperator, created.ID)
 	require.NoError(t, err)
 	require.NotNil(t, revoked.RevokedAt)
+	require.Zero(t, revoked.DescendantsRevoked, "it issued nothing")
 	require.True(t, revoked.RevokedAt.Equal(pg.Now(t)), "revoked at business time")
 	_, err = pg.Q.ApiTokenByHash(ctx, authn.HashToken(created.Secret))
 	require.Error(t, err, "a revoked secret no longer resolves")

@@ -251,9 +251,18 @@ func TestTokenListShowsMetadataOnly(t *testing.T) {
 
 	all, _ := readAll[map[string]any](t, s.testServer, "/v1/tokens", s.operator, 2)
 	require.Len(t, all, 4, "root, bob, carol and vic")
+	var root struct {
+		TokenID string `json:"tokenId"`
+	}
+	s.mustCall(t, http.StatusOK, http.MethodGet, "/v1/whoami", s.operator, nil, &root)
 	for _, tok := range all {
 		for k := range tok {
-			require.Contains(t, []string{"id", "tenant", "identity", "role", "createdAt", "revokedAt", "expiresAt"}, k, "no secret, no hash")
+			require.Contains(t, []string{"id", "tenant", "identity", "role", "createdAt", "revokedAt", "expiresAt", "issuedBy"}, k, "no secret, no hash")
+		}
+		if tok["id"] == root.TokenID {
+			require.NotContains(t, tok, "issuedBy", "the system issued root")
+		} else {
+			require.Equal(t, root.TokenID, tok["issuedBy"], "operators see who issued each token")
 		}
 	}
 
@@ -263,6 +272,7 @@ func TestTokenListShowsMetadataOnly(t *testing.T) {
 		require.Len(t, own, 2, "%s: bob and vic only", path)
 		for _, tok := range own {
 			require.Equal(t, "acme", tok.Tenant)
+			require.Nil(t, tok.IssuedBy, "a tenant never learns an operator's token id")
 		}
 	}
 	require.Equal(t, s.acmeTokenID, own[0].ID, "in creation order")

@@ -43,14 +43,29 @@ type tokenResponse struct {
 	CreatedAt time.Time  `json:"createdAt"`
 	RevokedAt *time.Time `json:"revokedAt,omitempty"`
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
-	Token     string     `json:"token,omitempty"`
+	// IssuedBy is the token that issued this one, shown to operators only:
+	// it is an operator's token, which other tenants never learn of.
+	IssuedBy *string `json:"issuedBy,omitempty"`
+	Token    string  `json:"token,omitempty"`
 }
 
-func tokenResponseOf(t commands.TokenInfo) tokenResponse {
-	return tokenResponse{
+// tokenRevokedResponse is the answer to DELETE /v1/tokens/{id}: the token,
+// and how many tokens descending from it were revoked with it.
+type tokenRevokedResponse struct {
+	tokenResponse
+	DescendantsRevoked int `json:"descendantsRevoked"`
+}
+
+// tokenResponseOf is t as actor may see it.
+func tokenResponseOf(actor core.Actor, t commands.TokenInfo) tokenResponse {
+	r := tokenResponse{
 		ID: t.ID, Tenant: t.Tenant, Identity: t.Identity, Role: t.Role,
 		CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt, ExpiresAt: t.ExpiresAt,
 	}
+	if actor.IsOperator() {
+		r.IssuedBy = t.IssuedBy
+	}
+	return r
 }
 
 func (h tokenHandlers) create(c echo.Context) error {
@@ -70,7 +85,7 @@ func (h tokenHandlers) create(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	resp := tokenResponseOf(created.TokenInfo)
+	resp := tokenResponseOf(ActorOf(c), created.TokenInfo)
 	resp.Token = created.Secret
 	// The secret must not linger in caches or proxies.
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
@@ -82,15 +97,16 @@ func (h tokenHandlers) get(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, tokenResponseOf(info))
+	return c.JSON(http.StatusOK, tokenResponseOf(ActorOf(c), info))
 }
 
 func (h tokenHandlers) revoke(c echo.Context) error {
-	info, err := h.tokens.RevokeToken(c.Request().Context(), ActorOf(c), c.Param("id"))
+	revoked, err := h.tokens.RevokeToken(c.Request().Context(), ActorOf(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, tokenResponseOf(info))
+	return c.JSON(http.StatusOK, tokenRevokedResponse{tokenResponse: tokenResponseOf(ActorOf(c), revoked.TokenInfo),
+		DescendantsRevoked: revoked.DescendantsRevoked})
 }
 
 // whoamiResponse is the authenticated caller, as GET /v1/whoami shows it.

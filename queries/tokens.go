@@ -20,6 +20,11 @@ type Token struct {
 	CreatedAt time.Time  `json:"createdAt"`
 	RevokedAt *time.Time `json:"revokedAt,omitempty"`
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// IssuedBy is the token that issued this one, for operators only (an
+	// operator's token, which other tenants never learn of); absent for
+	// tokens the system issued and tokens issued before issuers were
+	// recorded.
+	IssuedBy *string `json:"issuedBy,omitempty"`
 }
 
 // ListTokens filters a list of tokens.
@@ -56,8 +61,12 @@ func (s *Service) ListTokens(ctx context.Context, actor core.Actor, l ListTokens
 	return pageOf(rows, limit, "token", func(r db.ApiTokenListRow) []string {
 		return []string{r.CreatedAt.UTC().Format(time.RFC3339Nano), r.ID}
 	}, func(r db.ApiTokenListRow) Token {
-		return Token{ID: r.ID, Tenant: r.TenantID, Identity: r.Identity, Role: core.Role(r.Role),
+		tok := Token{ID: r.ID, Tenant: r.TenantID, Identity: r.Identity, Role: core.Role(r.Role),
 			CreatedAt: r.CreatedAt.UTC(), RevokedAt: utc(r.RevokedAt), ExpiresAt: utc(r.ExpiresAt)}
+		if actor.IsOperator() {
+			tok.IssuedBy = r.IssuedBy
+		}
+		return tok
 	})
 }
 

@@ -29,15 +29,13 @@ func issue(t *testing.T, d *pgtest.DB, id, secret string) {
 	}))
 }
 
+// revoke revokes a token with the statement a revoke runs, which appends
+// its revoked change to the feed too.
 func revoke(t *testing.T, d *pgtest.DB, id string) {
 	t.Helper()
-	ctx := context.Background()
-	require.NoError(t, pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
-		_, err := q.ApiTokenRevoke(ctx, id)
-		require.NoError(t, err)
-		return q.AuthzChangeAppend(ctx, db.AuthzChangeAppendParams{TokenID: id, Change: "revoked"})
-	}))
+	revoked, err := d.Q.ApiTokenRevokeTree(context.Background(), id)
+	require.NoError(t, err)
+	require.Len(t, revoked, 1)
 }
 
 func TestAuthenticateCachesAndTheFeedEvictsRevokedTokens(t *testing.T) {

@@ -43,14 +43,26 @@ func (q *Queries) ApiTokenByHash(ctx context.Context, tokenHash []byte) (ApiToke
 }
 
 const apiTokenCreate = `-- name: ApiTokenCreate :one
-INSERT INTO api_tokens (id, token_hash, tenant_id, identity, role, expires_at)
+WITH RECURSIVE issuers (id, issued_by, depth) AS (
+  SELECT i.id, i.issued_by, 0 FROM api_tokens i WHERE i.id = $7::text
+  UNION ALL
+  SELECT i.id, i.issued_by, c.depth + 1 FROM api_tokens i JOIN issuers c ON i.id = c.issued_by
+), live_issuers AS (
+  SELECT i.id, i.expires_at FROM api_tokens i JOIN issuers c ON c.id = i.id
+   WHERE i.revoked_at IS NULL
+   ORDER BY c.depth DESC
+     FOR SHARE OF i
+)
+INSERT INTO api_tokens (id, token_hash, tenant_id, identity, role, expires_at, issued_by)
 SELECT $1::text, $2::bytea, $3::text, $4::text,
-       $5::text, $6::timestamptz
- WHERE NOT EXISTS (SELECT 1 FROM api_tokens i
+       $5::text, $6::timestamptz, $7::text
+ WHERE ($7::text IS NULL OR EXISTS (SELECT 1 FROM issuers))
+   AND (SELECT count(*) FROM live_issuers) = (SELECT count(*) FROM issuers)
+   AND NOT EXISTS (SELECT 1 FROM live_issuers i
                     WHERE i.id = $7::text AND i.expires_at IS NOT NULL
                       AND ($6::timestamptz IS NULL
                            OR $6::timestamptz > i.expires_at))
-RETURNING id, tenant_id, identity, role, created_at, revoked_at, expires_at
+RETURNING id, tenant_id, identity, role, created_at, revoked_at, expires_at, issued_by
 `
 
 type ApiTokenCreateParams struct {
@@ -71,14 +83,24 @@ type ApiTokenCreateRow struct {
 	CreatedAt time.Time
 	RevokedAt *time.Time
 	ExpiresAt *time.Time
+	IssuedBy  *string
 }
 
 // expires_at NULL: the token never expires. issuer_id is the token that
-// asks for this one (NULL: the system, e.g. compute tokens create
-// --database). A token never outlives its issuer: when the issuer has an
-// expiry, the new token must expire no later, else nothing is inserted (zero
-// rows) — so that an expiring token cannot mint a lasting one. Expiries
-// never change, so the check cannot go stale.
+// asks for this one, recorded as issued_by (NULL: the system, e.g. compute
+// tokens create --database). Nothing is inserted (zero rows) when
+//   - the issuer, or any token above it (its issuer, theirs, …), is
+//     unknown or revoked: a revoke revokes every token descending from the
+//     revoked one, so one must not be issued under it meanwhile. The chain
+//     is locked FOR SHARE, so a revoke of any of them (which locks its
+//     token FOR NO KEY UPDATE before it reads the descendants) either
+//     waits for this insert to commit, and then sees the new token, or has
+//     committed first, and then this lock finds the row revoked. The locks
+//     go from the top down, so this insert waits at the token being
+//     revoked before it holds anything below it that the revoke updates;
+//   - the issuer has an expiry and the new token would outlive it, so
+//     that an expiring token cannot mint a lasting one. Expiries never
+//     change, so this check cannot go stale.
 func (q *Queries) ApiTokenCreate(ctx context.Context, arg ApiTokenCreateParams) (ApiTokenCreateRow, error) {
 	row := q.db.QueryRow(ctx, apiTokenCreate,
 		arg.ID,
@@ -98,12 +120,13 @@ func (q *Queries) ApiTokenCreate(ctx context.Context, arg ApiTokenCreateParams) 
 		&i.CreatedAt,
 		&i.RevokedAt,
 		&i.ExpiresAt,
+		&i.IssuedBy,
 	)
 	return i, err
 }
 
 const apiTokenGet = `-- name: ApiTokenGet :one
-SELECT id, tenant_id, identity, role, created_at, revoked_at, expires_at FROM api_tokens WHERE id = $1
+SELECT id, tenant_id, identity, role, created_at, revoked_at, expires_at, issued_by FROM api_tokens WHERE id = $1
 `
 
 type ApiTokenGetRow struct {
@@ -114,6 +137,7 @@ type ApiTokenGetRow struct {
 	CreatedAt time.Time
 	RevokedAt *time.Time
 	ExpiresAt *time.Time
+	IssuedBy  *string
 }
 
 func (q *Queries) ApiTokenGet(ctx context.Context, id string) (ApiTokenGetRow, error) {
@@ -127,17 +151,18 @@ func (q *Queries) ApiTokenGet(ctx context.Context, id string) (ApiTokenGetRow, e
 		&i.CreatedAt,
 		&i.RevokedAt,
 		&i.ExpiresAt,
+		&i.IssuedBy,
 	)
 	return i, err
 }
 
-const apiTokenRevoke = `-- name: ApiTokenRevoke :one
-UPDATE api_tokens SET revoked_at = compute_now()
- WHERE id = $1 AND revoked_at IS NULL
-RETURNING id, tenant_id, identity, role, created_at, revoked_at, expires_at
+const apiTokenLockForRevoke = `-- name: ApiTokenLockForRevoke :one
+SELECT id, tenant_id, identity, role, created_at, revoked_at, expires_at, issued_by FROM api_tokens
+ WHERE id = $1
+   FOR NO KEY UPDATE
 `
 
-type ApiTokenRevokeRow struct {
+type ApiTokenLockForRevokeRow struct {
 	ID        string
 	TenantID  string
 	Identity  string
@@ -145,11 +170,17 @@ type ApiTokenRevokeRow struct {
 	CreatedAt time.Time
 	RevokedAt *time.Time
 	ExpiresAt *time.Time
+	IssuedBy  *string
 }
 
-func (q *Queries) ApiTokenRevoke(ctx context.Context, id string) (ApiTokenRevokeRow, error) {
-	row := q.db.QueryRow(ctx, apiTokenRevoke, id)
-	var i ApiTokenRevokeRow
+// The first statement of a revoke: locks the token FOR NO KEY UPDATE (the
+// lock its UPDATE takes), which conflicts with the FOR SHARE an insert
+// under it takes on its issuers: such an insert commits before the next
+// statement, with a snapshot of its own, reads the descendants, or waits
+// until the revoke commits and then finds its issuer revoked.
+func (q *Queries) ApiTokenLockForRevoke(ctx context.Context, id string) (ApiTokenLockForRevokeRow, error) {
+	row := q.db.QueryRow(ctx, apiTokenLockForRevoke, id)
+	var i ApiTokenLockForRevokeRow
 	err := row.Scan(
 		&i.ID,
 		&i.TenantID,
@@ -158,6 +189,74 @@ func (q *Queries) ApiTokenRevoke(ctx context.Context, id string) (ApiTokenRevoke
 		&i.CreatedAt,
 		&i.RevokedAt,
 		&i.ExpiresAt,
+		&i.IssuedBy,
 	)
 	return i, err
+}
+
+const apiTokenRevokeTree = `-- name: ApiTokenRevokeTree :many
+WITH RECURSIVE tree (id, depth) AS (
+  SELECT $1::text, 0
+  UNION ALL
+  SELECT c.id, t.depth + 1 FROM api_tokens c JOIN tree t ON c.issued_by = t.id
+), locked AS (
+  SELECT a.id FROM api_tokens a JOIN tree t ON t.id = a.id
+   WHERE a.revoked_at IS NULL
+   ORDER BY t.depth, a.id
+     FOR NO KEY UPDATE OF a
+), revoked AS (
+  UPDATE api_tokens a SET revoked_at = compute_now()
+    FROM locked l
+   WHERE a.id = l.id
+  RETURNING a.id, a.tenant_id, a.identity, a.role, a.created_at, a.revoked_at, a.expires_at, a.issued_by
+), feed AS (
+  INSERT INTO authz_changes (token_id, change) SELECT r.id, 'revoked' FROM revoked r
+)
+SELECT id, tenant_id, identity, role, created_at, revoked_at, expires_at, issued_by FROM revoked
+`
+
+type ApiTokenRevokeTreeRow struct {
+	ID        string
+	TenantID  string
+	Identity  string
+	Role      string
+	CreatedAt time.Time
+	RevokedAt *time.Time
+	ExpiresAt *time.Time
+	IssuedBy  *string
+}
+
+// Revokes the token and every token descending from it through issued_by
+// (the tokens it issued, theirs, …), those not revoked yet, and appends a
+// revoked change per token to authz_changes, all in this one statement.
+// Rows are locked from the top down, so that two revokes in one tree wait
+// for each other instead of deadlocking; a row revoked by a revoke that
+// committed meanwhile is skipped. Returns the tokens revoked now.
+func (q *Queries) ApiTokenRevokeTree(ctx context.Context, id string) ([]ApiTokenRevokeTreeRow, error) {
+	rows, err := q.db.Query(ctx, apiTokenRevokeTree, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ApiTokenRevokeTreeRow{}
+	for rows.Next() {
+		var i ApiTokenRevokeTreeRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.Identity,
+			&i.Role,
+			&i.CreatedAt,
+			&i.RevokedAt,
+			&i.ExpiresAt,
+			&i.IssuedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

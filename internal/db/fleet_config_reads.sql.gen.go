@@ -11,7 +11,7 @@ import (
 )
 
 const apiTokenList = `-- name: ApiTokenList :many
-SELECT id, tenant_id, identity, role, created_at, revoked_at, expires_at FROM api_tokens
+SELECT id, tenant_id, identity, role, created_at, revoked_at, expires_at, issued_by FROM api_tokens
  WHERE ($1::text IS NULL OR tenant_id = $1::text)
    AND (created_at, id) > ($2::timestamptz, $3::text)
  ORDER BY created_at, id
@@ -33,6 +33,7 @@ type ApiTokenListRow struct {
 	CreatedAt time.Time
 	RevokedAt *time.Time
 	ExpiresAt *time.Time
+	IssuedBy  *string
 }
 
 // Token metadata, never the hash, in creation order (id breaks ties).
@@ -61,6 +62,7 @@ func (q *Queries) ApiTokenList(ctx context.Context, arg ApiTokenListParams) ([]A
 			&i.CreatedAt,
 			&i.RevokedAt,
 			&i.ExpiresAt,
+			&i.IssuedBy,
 		); err != nil {
 			return nil, err
 		}

@@ -32,6 +32,7 @@ type ApiToken struct {
 	CreatedAt time.Time
 	RevokedAt *time.Time
 	ExpiresAt *time.Time
+	IssuedBy  *string
 }
 
 type AuthzChange struct {

@@ -39,7 +39,7 @@ SELECT tenant_id, resource, used, max, version FROM quota_usage
 -- tenant_id NULL: every tenant. created_at is the issuing transaction's
 -- start, so a token issued while a client pages may land behind its cursor:
 -- list again to see it.
-SELECT id, tenant_id, identity, role, created_at, revoked_at, expires_at FROM api_tokens
+SELECT id, tenant_id, identity, role, created_at, revoked_at, expires_at, issued_by FROM api_tokens
  WHERE (sqlc.narg(tenant_id)::text IS NULL OR tenant_id = sqlc.narg(tenant_id)::text)
    AND (created_at, id) > (sqlc.arg(after_created_at)::timestamptz, sqlc.arg(after_id)::text)
  ORDER BY created_at, id
