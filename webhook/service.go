@@ -182,8 +182,9 @@ type Service struct {
 }
 
 // New returns the service, whose endpoint changes go through cmds (main's
-// write side, with its settings). It logs a warning when the SSRF guard is
-// off, so a production process started with it off says so.
+// write side, with its settings). A process started with the SSRF guard off
+// (Config.AllowPrivate) says so once at start (compute serve), not here: a
+// process may build one service per pool.
 func New(pool *pgxpool.Pool, cmds *commands.Handlers, cfg Config, logger *slog.Logger) *Service {
 	if cmds == nil {
 		panic("webhook.New: nil *commands.Handlers")
@@ -192,9 +193,6 @@ func New(pool *pgxpool.Pool, cmds *commands.Handlers, cfg Config, logger *slog.L
 		logger = slog.Default()
 	}
 	s := &Service{pool: pool, cmds: cmds, cfg: cfg.withDefaults(), logger: logger.With("component", "webhook"), slots: newSlotState()}
-	if s.cfg.AllowPrivate {
-		s.logger.Warn("webhook SSRF guard is off: deliveries may reach loopback, private and metadata addresses (COMPUTE_WEBHOOK_ALLOW_PRIVATE=true)")
-	}
 	return s
 }
 

@@ -70,6 +70,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		defer closePool(readPool)
 		svc.queries.Pool = readPool
 	}
+	if cfg.WebhookAllowPrivate {
+		// Said once here, not by each webhook service: a process with the
+		// api role and background roles builds one per pool.
+		logger.Warn("webhook SSRF guard is off: deliveries may reach loopback, private and metadata addresses (COMPUTE_WEBHOOK_ALLOW_PRIVATE=true)")
+	}
 	if cfg.NodesWithoutDaemons {
 		logger.Warn("COMPUTE_NODES_WITHOUT_DAEMONS: nodes registered here that never join stay schedulable (benchmarks and tests only)")
 	}

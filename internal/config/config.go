@@ -285,6 +285,13 @@ func Load() (Config, error) {
 			*into = os.Getenv(name)
 		}
 	}
+	switch strings.ToLower(c.LogLevel) {
+	case "debug", "info", "warn", "error":
+	default:
+		// Read as info, a typo would hide the very lines it asked for.
+		return Config{}, fmt.Errorf("configuration: COMPUTE_LOG_LEVEL must be debug, info, warn or error, not %q",
+			c.LogLevel)
+	}
 	if c.SinkLagTarget < 0 {
 		return Config{}, fmt.Errorf("configuration: COMPUTE_SINK_LAG_TARGET cannot be negative (0 turns command admission off)")
 	}

@@ -28,6 +28,19 @@ func TestDefaultsAndOverrides(t *testing.T) {
 	require.Equal(t, "postgres://prefixed/z", c.DatabaseURL, "the prefixed name wins")
 }
 
+// A log level Load does not know is refused, not read as info: a typo
+// would otherwise hide the lines asked for. Case does not matter.
+func TestUnknownLogLevelIsRejected(t *testing.T) {
+	t.Setenv("COMPUTE_LOG_LEVEL", "verbose")
+	_, err := Load()
+	require.ErrorContains(t, err, `COMPUTE_LOG_LEVEL must be debug, info, warn or error, not "verbose"`)
+	for _, level := range []string{"debug", "INFO", "Warn", "error"} {
+		t.Setenv("COMPUTE_LOG_LEVEL", level)
+		_, err := Load()
+		require.NoError(t, err, level)
+	}
+}
+
 func TestUnknownRoleIsRejected(t *testing.T) {
 	t.Setenv("COMPUTE_ROLES", "api,scheduler")
 	_, err := Load()
