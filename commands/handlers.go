@@ -111,6 +111,10 @@ type Config struct {
 	// (DefaultMaxBookingHorizon): a create that starts later is
 	// INVALID_ARGUMENT.
 	MaxBookingHorizon time.Duration
+	// MaxTokenTTL, when positive, is the longest lifetime of a token that
+	// a token issues (Tokens.MaxTTL): one asked for without an expiry, or
+	// a later one, is TOKEN_LIFETIME_EXCEEDED. 0: no maximum.
+	MaxTokenTTL time.Duration
 	// PlacementRejected, when set, is told the filter of every node the
 	// placer turns down (placement.Filter), for a metric.
 	PlacementRejected func(filter string)
@@ -250,7 +254,7 @@ func checkVersion(ifVersion, current int64, what string) error {
 }
 
 // Tokens are the API tokens of h's database, for the identity routes.
-func (h *Handlers) Tokens() *Tokens { return &Tokens{Pool: h.Pool} }
+func (h *Handlers) Tokens() *Tokens { return &Tokens{Pool: h.Pool, MaxTTL: h.cfg.MaxTokenTTL} }
 
 // StreamTickets are the event-stream tickets of h's database, for the
 // route that issues them and the check that redeems them.

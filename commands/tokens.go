@@ -32,6 +32,13 @@ import (
 // second one first.
 type Tokens struct {
 	Pool *pgxpool.Pool
+	// MaxTTL, when positive, is the longest lifetime a token issued by
+	// another token (through the API) may have: one asked for without an
+	// expiry, or with a later one, is refused with
+	// core.CodeTokenLifetimeExceeded, never shortened. Tokens the system
+	// issues with no issuing token (the bootstrap token, `compute tokens
+	// create --database`, the demo's) are outside it. 0: no maximum.
+	MaxTTL time.Duration
 }
 
 // TokenInfo is what may be shown about a token after it was created: never
@@ -97,7 +104,8 @@ func (t *Tokens) CreateToken(ctx context.Context, actor core.Actor, tenant, iden
 // CHECK is the authority: its clock is the business clock, compute_now()),
 // and so is one later than the expiry of the actor's own token, or none
 // when that token has one: a token never outlives the token that issued it
-// (the insert checks it).
+// (the insert checks it). A token issued by a token, with MaxTTL set, must
+// expire within MaxTTL of now (TOKEN_LIFETIME_EXCEEDED otherwise).
 func (t *Tokens) Issue(ctx context.Context, actor core.Actor, req NewToken) (TokenCreated, error) {
 	if !actor.IsOperator() {
 		return TokenCreated{}, core.Errorf(core.CodePermissionDenied, "only operators may create tokens")
@@ -115,6 +123,9 @@ func (t *Tokens) Issue(ctx context.Context, actor core.Actor, req NewToken) (Tok
 		var issuer *string
 		if actor.TokenID != "" {
 			issuer = &actor.TokenID
+			if err := t.checkMaxTTL(ctx, q, req.ExpiresAt); err != nil {
+				return err
+			}
 		}
 		if err := q.TenantEnsure(ctx, tenant); err != nil {
 			return pg.Translate(err, "tenant "+tenant)

@@ -23,7 +23,11 @@ const (
 	CodeCursorExpired        Code = "CURSOR_EXPIRED"
 	CodeUnavailable          Code = "UNAVAILABLE"
 	CodeRateLimited          Code = "RATE_LIMITED" // over a limit: retry after Retry-After, not at once
-	CodeInternal             Code = "INTERNAL"
+	// CodeTokenLifetimeExceeded: a token asked for with no expiry, or a
+	// later one than the operator's maximum token lifetime allows
+	// (COMPUTE_MAX_TOKEN_TTL); ask again with an earlier expiresAt (400).
+	CodeTokenLifetimeExceeded Code = "TOKEN_LIFETIME_EXCEEDED"
+	CodeInternal              Code = "INTERNAL"
 )
 
 // Error is the one error type that crosses package boundaries with a code.

@@ -18,18 +18,19 @@ import (
 // statusOf is the one table from error codes to HTTP status. Codes are the
 // contract clients switch on; the status only helps generic HTTP tooling.
 var statusOf = map[core.Code]int{
-	core.CodeInvalidArgument:      http.StatusBadRequest,
-	core.CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
-	core.CodeUnauthenticated:      http.StatusUnauthorized,
-	core.CodePermissionDenied:     http.StatusForbidden,
-	core.CodeNotFound:             http.StatusNotFound,
-	core.CodeConflict:             http.StatusConflict,
-	core.CodeQuotaExceeded:        http.StatusConflict,
-	core.CodeIdempotencyKeyReused: http.StatusUnprocessableEntity,
-	core.CodeCursorExpired:        http.StatusGone,
-	core.CodeUnavailable:          http.StatusServiceUnavailable,
-	core.CodeRateLimited:          http.StatusTooManyRequests,
-	core.CodeInternal:             http.StatusInternalServerError,
+	core.CodeInvalidArgument:       http.StatusBadRequest,
+	core.CodeUnsupportedMediaType:  http.StatusUnsupportedMediaType,
+	core.CodeUnauthenticated:       http.StatusUnauthorized,
+	core.CodePermissionDenied:      http.StatusForbidden,
+	core.CodeNotFound:              http.StatusNotFound,
+	core.CodeConflict:              http.StatusConflict,
+	core.CodeQuotaExceeded:         http.StatusConflict,
+	core.CodeIdempotencyKeyReused:  http.StatusUnprocessableEntity,
+	core.CodeCursorExpired:         http.StatusGone,
+	core.CodeUnavailable:           http.StatusServiceUnavailable,
+	core.CodeRateLimited:           http.StatusTooManyRequests,
+	core.CodeTokenLifetimeExceeded: http.StatusBadRequest,
+	core.CodeInternal:              http.StatusInternalServerError,
 }
 
 // StatusOf returns the HTTP status for a code; an unknown code is a bug and

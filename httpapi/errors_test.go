@@ -17,18 +17,19 @@ import (
 func TestStatusOfEveryCode(t *testing.T) {
 	t.Parallel()
 	want := map[core.Code]int{
-		core.CodeInvalidArgument:      400,
-		core.CodeUnsupportedMediaType: 415,
-		core.CodeUnauthenticated:      401,
-		core.CodePermissionDenied:     403,
-		core.CodeNotFound:             404,
-		core.CodeConflict:             409,
-		core.CodeQuotaExceeded:        409,
-		core.CodeIdempotencyKeyReused: 422,
-		core.CodeCursorExpired:        410,
-		core.CodeUnavailable:          503,
-		core.CodeRateLimited:          429,
-		core.CodeInternal:             500,
+		core.CodeInvalidArgument:       400,
+		core.CodeUnsupportedMediaType:  415,
+		core.CodeUnauthenticated:       401,
+		core.CodePermissionDenied:      403,
+		core.CodeNotFound:              404,
+		core.CodeConflict:              409,
+		core.CodeQuotaExceeded:         409,
+		core.CodeIdempotencyKeyReused:  422,
+		core.CodeCursorExpired:         410,
+		core.CodeUnavailable:           503,
+		core.CodeRateLimited:           429,
+		core.CodeTokenLifetimeExceeded: 400,
+		core.CodeInternal:              500,
 	}
 	for code, status := range want {
 		require.Equal(t, status, httpapi.StatusOf(code), code)

@@ -48,7 +48,7 @@ func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger, rej
 	h := commands.New(pool, commands.Config{Logger: logger, PlacementRejected: rejected, IdempotencyTTL: cfg.IdempotencyTTL, NodeCredentialGrace: grace,
 		Test: commands.TestConfig{NodesWithoutDaemons: cfg.NodesWithoutDaemons}, NodeResyncEvery: cfg.NodeResyncEvery,
 		MaxOpenNodeJobs: cfg.MaxOpenNodeJobs, FairShareHalfLife: cfg.FairShareHalfLife, MaxReservationLength: cfg.MaxReservationLength,
-		MaxBookingHorizon: cfg.MaxBookingHorizon})
+		MaxBookingHorizon: cfg.MaxBookingHorizon, MaxTokenTTL: cfg.MaxTokenTTL})
 	q := queries.New(pool)
 	q.FairShareHalfLife = cfg.FairShareHalfLife
 	return services{

@@ -80,6 +80,14 @@ type Config struct {
 	PgBouncer bool `envconfig:"COMPUTE_PGBOUNCER" default:"false"`
 	// TokenCacheTTL is how long an authenticated token is reused.
 	TokenCacheTTL time.Duration `envconfig:"COMPUTE_TOKEN_CACHE_TTL" default:"30s"`
+	// MaxTokenTTL, when positive, is the longest lifetime of an API token
+	// issued through the API (POST /v1/tokens): one asked for without an
+	// expiry, or expiring later than this from now, is 400
+	// TOKEN_LIFETIME_EXCEEDED, never shortened. The bootstrap token of a
+	// first start, `compute tokens create --database` and the demo's
+	// tokens are outside it. The special value 0 (the default) sets no
+	// maximum.
+	MaxTokenTTL time.Duration `envconfig:"COMPUTE_MAX_TOKEN_TTL" default:"0"`
 	// IdempotencyTTL is how long idempotency keys are kept.
 	IdempotencyTTL time.Duration `envconfig:"COMPUTE_IDEMPOTENCY_TTL" default:"24h"`
 	// EventRetention is how long events (outbox rows) are kept; 0 keeps
@@ -294,6 +302,9 @@ func Load() (Config, error) {
 	}
 	if c.SinkLagTarget < 0 {
 		return Config{}, fmt.Errorf("configuration: COMPUTE_SINK_LAG_TARGET cannot be negative (0 turns command admission off)")
+	}
+	if c.MaxTokenTTL < 0 {
+		return Config{}, fmt.Errorf("configuration: COMPUTE_MAX_TOKEN_TTL cannot be negative (0 sets no maximum)")
 	}
 	if c.NodeCredentialGrace < 0 {
 		return Config{}, fmt.Errorf("configuration: COMPUTE_NODE_CREDENTIAL_GRACE cannot be negative")

@@ -58,6 +58,23 @@ func TestNodeCredentialGrace(t *testing.T) {
 	require.ErrorContains(t, err, "COMPUTE_NODE_CREDENTIAL_GRACE")
 }
 
+// COMPUTE_MAX_TOKEN_TTL sets no maximum unless given, and is never
+// negative.
+func TestMaxTokenTTL(t *testing.T) {
+	c, err := Load()
+	require.NoError(t, err)
+	require.Zero(t, c.MaxTokenTTL, "no maximum by default")
+
+	t.Setenv("COMPUTE_MAX_TOKEN_TTL", "720h")
+	c, err = Load()
+	require.NoError(t, err)
+	require.Equal(t, 720*time.Hour, c.MaxTokenTTL)
+
+	t.Setenv("COMPUTE_MAX_TOKEN_TTL", "-1h")
+	_, err = Load()
+	require.ErrorContains(t, err, "COMPUTE_MAX_TOKEN_TTL")
+}
+
 func TestHTTPLimitsAndStreams(t *testing.T) {
 	c, err := Load()
 	require.NoError(t, err)
