@@ -148,18 +148,19 @@ func (e DeviceResultMode) Valid() bool {
 
 // Defines values for ErrorCode.
 const (
-	ErrorCodeCONFLICT             ErrorCode = "CONFLICT"
-	ErrorCodeCURSOREXPIRED        ErrorCode = "CURSOR_EXPIRED"
-	ErrorCodeIDEMPOTENCYKEYREUSED ErrorCode = "IDEMPOTENCY_KEY_REUSED"
-	ErrorCodeINTERNAL             ErrorCode = "INTERNAL"
-	ErrorCodeINVALIDARGUMENT      ErrorCode = "INVALID_ARGUMENT"
-	ErrorCodeNOTFOUND             ErrorCode = "NOT_FOUND"
-	ErrorCodePERMISSIONDENIED     ErrorCode = "PERMISSION_DENIED"
-	ErrorCodeQUOTAEXCEEDED        ErrorCode = "QUOTA_EXCEEDED"
-	ErrorCodeRATELIMITED          ErrorCode = "RATE_LIMITED"
-	ErrorCodeUNAUTHENTICATED      ErrorCode = "UNAUTHENTICATED"
-	ErrorCodeUNAVAILABLE          ErrorCode = "UNAVAILABLE"
-	ErrorCodeUNSUPPORTEDMEDIATYPE ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
+	ErrorCodeCONFLICT              ErrorCode = "CONFLICT"
+	ErrorCodeCURSOREXPIRED         ErrorCode = "CURSOR_EXPIRED"
+	ErrorCodeIDEMPOTENCYKEYREUSED  ErrorCode = "IDEMPOTENCY_KEY_REUSED"
+	ErrorCodeINTERNAL              ErrorCode = "INTERNAL"
+	ErrorCodeINVALIDARGUMENT       ErrorCode = "INVALID_ARGUMENT"
+	ErrorCodeNOTFOUND              ErrorCode = "NOT_FOUND"
+	ErrorCodePERMISSIONDENIED      ErrorCode = "PERMISSION_DENIED"
+	ErrorCodeQUOTAEXCEEDED         ErrorCode = "QUOTA_EXCEEDED"
+	ErrorCodeRATELIMITED           ErrorCode = "RATE_LIMITED"
+	ErrorCodeTOKENLIFETIMEEXCEEDED ErrorCode = "TOKEN_LIFETIME_EXCEEDED"
+	ErrorCodeUNAUTHENTICATED       ErrorCode = "UNAUTHENTICATED"
+	ErrorCodeUNAVAILABLE           ErrorCode = "UNAVAILABLE"
+	ErrorCodeUNSUPPORTEDMEDIATYPE  ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
 )
 
 // Valid indicates whether the value is a known member of the ErrorCode enum.
@@ -182,6 +183,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeQUOTAEXCEEDED:
 		return true
 	case ErrorCodeRATELIMITED:
+		return true
+	case ErrorCodeTOKENLIFETIMEEXCEEDED:
 		return true
 	case ErrorCodeUNAUTHENTICATED:
 		return true
@@ -1074,7 +1077,11 @@ type CreateSiteRequest struct {
 
 // CreateTokenRequest defines model for CreateTokenRequest.
 type CreateTokenRequest struct {
-	// ExpiresAt When the token stops authenticating; it must be in the future. Omitted, the token never expires.
+	// ExpiresAt When the token stops authenticating; it must be in the future.
+	// Omitted, the token never expires, unless the server sets a
+	// maximum token lifetime (`COMPUTE_MAX_TOKEN_TTL`), which makes it
+	// required and at most that far ahead (400 TOKEN_LIFETIME_EXCEEDED
+	// otherwise).
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 
 	// Identity Who holds the token (a person or a service), for audit.
@@ -2054,6 +2061,13 @@ type Token struct {
 	ID       string `json:"id"`
 	Identity string `json:"identity"`
 
+	// IssuedBy Shown to operators only: the id of the token that issued this
+	// one, which revoking revokes this one too. Absent for tokens the
+	// server issued itself (the bootstrap token, `compute tokens
+	// create --database`, the demo's) and for tokens issued before
+	// issuers were recorded.
+	IssuedBy *string `json:"issuedBy,omitempty"`
+
 	// RevokedAt Present once the token is revoked.
 	RevokedAt *time.Time `json:"revokedAt,omitempty"`
 	Role      Role       `json:"role"`
@@ -2071,6 +2085,13 @@ type TokenCreated struct {
 	ID       string `json:"id"`
 	Identity string `json:"identity"`
 
+	// IssuedBy Shown to operators only: the id of the token that issued this
+	// one, which revoking revokes this one too. Absent for tokens the
+	// server issued itself (the bootstrap token, `compute tokens
+	// create --database`, the demo's) and for tokens issued before
+	// issuers were recorded.
+	IssuedBy *string `json:"issuedBy,omitempty"`
+
 	// RevokedAt Present once the token is revoked.
 	RevokedAt *time.Time `json:"revokedAt,omitempty"`
 	Role      Role       `json:"role"`
@@ -2086,6 +2107,35 @@ type TokenPage struct {
 
 	// NextCursor Cursor of the next page; empty on the last page.
 	NextCursor string `json:"nextCursor"`
+}
+
+// TokenRevoked defines model for TokenRevoked.
+type TokenRevoked struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// DescendantsRevoked How many tokens descending from this one (the tokens it
+	// issued, theirs, …) this revoke revoked with it; tokens
+	// revoked before are not counted.
+	DescendantsRevoked int `json:"descendantsRevoked"`
+
+	// ExpiresAt When the token stops (or stopped) authenticating; absent for a token that never expires.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// ID Examples: tok_5f0c1e2d3a4b5c6d7e8f9a0b
+	ID       string `json:"id"`
+	Identity string `json:"identity"`
+
+	// IssuedBy Shown to operators only: the id of the token that issued this
+	// one, which revoking revokes this one too. Absent for tokens the
+	// server issued itself (the bootstrap token, `compute tokens
+	// create --database`, the demo's) and for tokens issued before
+	// issuers were recorded.
+	IssuedBy *string `json:"issuedBy,omitempty"`
+
+	// RevokedAt Present once the token is revoked.
+	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+	Role      Role       `json:"role"`
+	Tenant    TenantID   `json:"tenant"`
 }
 
 // UpdateSiteRequest defines model for UpdateSiteRequest.
@@ -3879,7 +3929,21 @@ type ClientInterface interface {
 	// stops authenticating then (401, and its open event streams end);
 	// without it the token is valid until revoked. A token never outlives
 	// the token that issues it: when the caller's token has an expiry,
-	// `expiresAt` is required and may not be later (400 otherwise).
+	// `expiresAt` is required and may not be later (400 INVALID_ARGUMENT
+	// otherwise).
+	//
+	// The caller's token is recorded as the new token's issuer
+	// (`issuedBy`), and revoking it, or any token that issued it, revokes
+	// the new token too (DELETE /v1/tokens/{id}). A caller whose token was
+	// revoked while the request was on its way gets 401 and nothing is
+	// issued.
+	//
+	// When the server sets a maximum token lifetime
+	// (`COMPUTE_MAX_TOKEN_TTL`), `expiresAt` is required and may be at
+	// most that long from now: otherwise the answer is 400
+	// TOKEN_LIFETIME_EXCEEDED, whose message names the latest expiry
+	// allowed, and nothing is issued. The expiry is never shortened
+	// silently.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3894,17 +3958,38 @@ type ClientInterface interface {
 	// stops authenticating then (401, and its open event streams end);
 	// without it the token is valid until revoked. A token never outlives
 	// the token that issues it: when the caller's token has an expiry,
-	// `expiresAt` is required and may not be later (400 otherwise).
+	// `expiresAt` is required and may not be later (400 INVALID_ARGUMENT
+	// otherwise).
+	//
+	// The caller's token is recorded as the new token's issuer
+	// (`issuedBy`), and revoking it, or any token that issued it, revokes
+	// the new token too (DELETE /v1/tokens/{id}). A caller whose token was
+	// revoked while the request was on its way gets 401 and nothing is
+	// issued.
+	//
+	// When the server sets a maximum token lifetime
+	// (`COMPUTE_MAX_TOKEN_TTL`), `expiresAt` is required and may be at
+	// most that long from now: otherwise the answer is 400
+	// TOKEN_LIFETIME_EXCEEDED, whose message names the latest expiry
+	// allowed, and nothing is issued. The expiry is never shortened
+	// silently.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/tokens (the `CreateToken` operationId).
 	CreateToken(ctx context.Context, body CreateTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// RevokeToken Revoke a token (operator)
+	// RevokeToken Revoke a token and every token it issued (operator)
 	//
-	// Revokes the token; caches everywhere drop it within their refresh
-	// interval. Revoking a revoked token returns it unchanged.
+	// Revokes the token and, in the same transaction, every token
+	// descending from it: the tokens it issued, the tokens those issued,
+	// and so on (`issuedBy`). Each is revoked as if revoked directly:
+	// caches everywhere drop it within their refresh interval, its open
+	// event streams end and its stream tickets open nothing.
+	// `descendantsRevoked` counts the descendants this call revoked.
+	// A token being issued by one of them at the same moment is revoked
+	// too, or refused with 401. Revoking a revoked token returns it
+	// unchanged, with `descendantsRevoked` 0.
 	//
 	// Corresponds with DELETE /v1/tokens/{id} (the `RevokeToken` operationId).
 	RevokeToken(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5799,7 +5884,21 @@ func (c *Client) ListTokens(ctx context.Context, params *ListTokensParams, reqEd
 // stops authenticating then (401, and its open event streams end);
 // without it the token is valid until revoked. A token never outlives
 // the token that issues it: when the caller's token has an expiry,
-// `expiresAt` is required and may not be later (400 otherwise).
+// `expiresAt` is required and may not be later (400 INVALID_ARGUMENT
+// otherwise).
+//
+// The caller's token is recorded as the new token's issuer
+// (`issuedBy`), and revoking it, or any token that issued it, revokes
+// the new token too (DELETE /v1/tokens/{id}). A caller whose token was
+// revoked while the request was on its way gets 401 and nothing is
+// issued.
+//
+// When the server sets a maximum token lifetime
+// (`COMPUTE_MAX_TOKEN_TTL`), `expiresAt` is required and may be at
+// most that long from now: otherwise the answer is 400
+// TOKEN_LIFETIME_EXCEEDED, whose message names the latest expiry
+// allowed, and nothing is issued. The expiry is never shortened
+// silently.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5824,7 +5923,21 @@ func (c *Client) CreateTokenWithBody(ctx context.Context, contentType string, bo
 // stops authenticating then (401, and its open event streams end);
 // without it the token is valid until revoked. A token never outlives
 // the token that issues it: when the caller's token has an expiry,
-// `expiresAt` is required and may not be later (400 otherwise).
+// `expiresAt` is required and may not be later (400 INVALID_ARGUMENT
+// otherwise).
+//
+// The caller's token is recorded as the new token's issuer
+// (`issuedBy`), and revoking it, or any token that issued it, revokes
+// the new token too (DELETE /v1/tokens/{id}). A caller whose token was
+// revoked while the request was on its way gets 401 and nothing is
+// issued.
+//
+// When the server sets a maximum token lifetime
+// (`COMPUTE_MAX_TOKEN_TTL`), `expiresAt` is required and may be at
+// most that long from now: otherwise the answer is 400
+// TOKEN_LIFETIME_EXCEEDED, whose message names the latest expiry
+// allowed, and nothing is issued. The expiry is never shortened
+// silently.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5841,10 +5954,17 @@ func (c *Client) CreateToken(ctx context.Context, body CreateTokenJSONRequestBod
 	return c.Client.Do(req)
 }
 
-// RevokeToken Revoke a token (operator)
+// RevokeToken Revoke a token and every token it issued (operator)
 //
-// Revokes the token; caches everywhere drop it within their refresh
-// interval. Revoking a revoked token returns it unchanged.
+// Revokes the token and, in the same transaction, every token
+// descending from it: the tokens it issued, the tokens those issued,
+// and so on (`issuedBy`). Each is revoked as if revoked directly:
+// caches everywhere drop it within their refresh interval, its open
+// event streams end and its stream tickets open nothing.
+// `descendantsRevoked` counts the descendants this call revoked.
+// A token being issued by one of them at the same moment is revoked
+// too, or refused with 401. Revoking a revoked token returns it
+// unchanged, with `descendantsRevoked` 0.
 //
 // Corresponds with DELETE /v1/tokens/{id} (the `RevokeToken` operationId).
 func (c *Client) RevokeToken(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11030,7 +11150,21 @@ type ClientWithResponsesInterface interface {
 	// stops authenticating then (401, and its open event streams end);
 	// without it the token is valid until revoked. A token never outlives
 	// the token that issues it: when the caller's token has an expiry,
-	// `expiresAt` is required and may not be later (400 otherwise).
+	// `expiresAt` is required and may not be later (400 INVALID_ARGUMENT
+	// otherwise).
+	//
+	// The caller's token is recorded as the new token's issuer
+	// (`issuedBy`), and revoking it, or any token that issued it, revokes
+	// the new token too (DELETE /v1/tokens/{id}). A caller whose token was
+	// revoked while the request was on its way gets 401 and nothing is
+	// issued.
+	//
+	// When the server sets a maximum token lifetime
+	// (`COMPUTE_MAX_TOKEN_TTL`), `expiresAt` is required and may be at
+	// most that long from now: otherwise the answer is 400
+	// TOKEN_LIFETIME_EXCEEDED, whose message names the latest expiry
+	// allowed, and nothing is issued. The expiry is never shortened
+	// silently.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11045,17 +11179,38 @@ type ClientWithResponsesInterface interface {
 	// stops authenticating then (401, and its open event streams end);
 	// without it the token is valid until revoked. A token never outlives
 	// the token that issues it: when the caller's token has an expiry,
-	// `expiresAt` is required and may not be later (400 otherwise).
+	// `expiresAt` is required and may not be later (400 INVALID_ARGUMENT
+	// otherwise).
+	//
+	// The caller's token is recorded as the new token's issuer
+	// (`issuedBy`), and revoking it, or any token that issued it, revokes
+	// the new token too (DELETE /v1/tokens/{id}). A caller whose token was
+	// revoked while the request was on its way gets 401 and nothing is
+	// issued.
+	//
+	// When the server sets a maximum token lifetime
+	// (`COMPUTE_MAX_TOKEN_TTL`), `expiresAt` is required and may be at
+	// most that long from now: otherwise the answer is 400
+	// TOKEN_LIFETIME_EXCEEDED, whose message names the latest expiry
+	// allowed, and nothing is issued. The expiry is never shortened
+	// silently.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/tokens (the `CreateToken` operationId).
 	CreateTokenWithResponse(ctx context.Context, body CreateTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTokenResponse, error)
 
-	// RevokeTokenWithResponse Revoke a token (operator)
+	// RevokeTokenWithResponse Revoke a token and every token it issued (operator)
 	//
-	// Revokes the token; caches everywhere drop it within their refresh
-	// interval. Revoking a revoked token returns it unchanged.
+	// Revokes the token and, in the same transaction, every token
+	// descending from it: the tokens it issued, the tokens those issued,
+	// and so on (`issuedBy`). Each is revoked as if revoked directly:
+	// caches everywhere drop it within their refresh interval, its open
+	// event streams end and its stream tickets open nothing.
+	// `descendantsRevoked` counts the descendants this call revoked.
+	// A token being issued by one of them at the same moment is revoked
+	// too, or refused with 401. Revoking a revoked token returns it
+	// unchanged, with `descendantsRevoked` 0.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19097,7 +19252,7 @@ type RevokeTokenResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Token
+	JSON200 *TokenRevoked
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -19121,7 +19276,7 @@ type RevokeTokenResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r RevokeTokenResponse) GetJSON200() *Token {
+func (r RevokeTokenResponse) GetJSON200() *TokenRevoked {
 	return r.JSON200
 }
 
@@ -22034,7 +22189,21 @@ func (c *ClientWithResponses) ListTokensWithResponse(ctx context.Context, params
 // stops authenticating then (401, and its open event streams end);
 // without it the token is valid until revoked. A token never outlives
 // the token that issues it: when the caller's token has an expiry,
-// `expiresAt` is required and may not be later (400 otherwise).
+// `expiresAt` is required and may not be later (400 INVALID_ARGUMENT
+// otherwise).
+//
+// The caller's token is recorded as the new token's issuer
+// (`issuedBy`), and revoking it, or any token that issued it, revokes
+// the new token too (DELETE /v1/tokens/{id}). A caller whose token was
+// revoked while the request was on its way gets 401 and nothing is
+// issued.
+//
+// When the server sets a maximum token lifetime
+// (`COMPUTE_MAX_TOKEN_TTL`), `expiresAt` is required and may be at
+// most that long from now: otherwise the answer is 400
+// TOKEN_LIFETIME_EXCEEDED, whose message names the latest expiry
+// allowed, and nothing is issued. The expiry is never shortened
+// silently.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22055,7 +22224,21 @@ func (c *ClientWithResponses) CreateTokenWithBodyWithResponse(ctx context.Contex
 // stops authenticating then (401, and its open event streams end);
 // without it the token is valid until revoked. A token never outlives
 // the token that issues it: when the caller's token has an expiry,
-// `expiresAt` is required and may not be later (400 otherwise).
+// `expiresAt` is required and may not be later (400 INVALID_ARGUMENT
+// otherwise).
+//
+// The caller's token is recorded as the new token's issuer
+// (`issuedBy`), and revoking it, or any token that issued it, revokes
+// the new token too (DELETE /v1/tokens/{id}). A caller whose token was
+// revoked while the request was on its way gets 401 and nothing is
+// issued.
+//
+// When the server sets a maximum token lifetime
+// (`COMPUTE_MAX_TOKEN_TTL`), `expiresAt` is required and may be at
+// most that long from now: otherwise the answer is 400
+// TOKEN_LIFETIME_EXCEEDED, whose message names the latest expiry
+// allowed, and nothing is issued. The expiry is never shortened
+// silently.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22068,10 +22251,17 @@ func (c *ClientWithResponses) CreateTokenWithResponse(ctx context.Context, body 
 	return ParseCreateTokenResponse(rsp)
 }
 
-// RevokeTokenWithResponse Revoke a token (operator)
+// RevokeTokenWithResponse Revoke a token and every token it issued (operator)
 //
-// Revokes the token; caches everywhere drop it within their refresh
-// interval. Revoking a revoked token returns it unchanged.
+// Revokes the token and, in the same transaction, every token
+// descending from it: the tokens it issued, the tokens those issued,
+// and so on (`issuedBy`). Each is revoked as if revoked directly:
+// caches everywhere drop it within their refresh interval, its open
+// event streams end and its stream tickets open nothing.
+// `descendantsRevoked` counts the descendants this call revoked.
+// A token being issued by one of them at the same moment is revoked
+// too, or refused with 401. Revoking a revoked token returns it
+// unchanged, with `descendantsRevoked` 0.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -30667,7 +30857,7 @@ func ParseRevokeTokenResponse(rsp *http.Response) (*RevokeTokenResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Token
+		var dest TokenRevoked
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -22,7 +22,10 @@ const bootstrapIdentity = "bootstrap"
 // prints it to out, once, with the lines that use it from another
 // terminal. Later starts find a token and print nothing; an installation
 // that lost every operator token recovers with `compute tokens create
-// --database` while the server is stopped.
+// --database` while the server is stopped. It has no issuing token, so it
+// is the root of the tokens issued with it (revoking it revokes them), and
+// COMPUTE_MAX_TOKEN_TTL does not apply to it: no token exists yet that
+// could issue a shorter-lived one.
 //
 // Two processes starting on the same empty database at once may both
 // issue one; both tokens are valid and either may be revoked.
@@ -41,7 +44,7 @@ func printBootstrapToken(ctx context.Context, pool *pgxpool.Pool, apiAddr string
 	}
 	fmt.Fprintf(out, `
 No API token existed, so this first start issued an operator token (tenant %s, identity %s, id %s).
-It is shown only now; keep it, or revoke it once you have others (compute tokens revoke %s):
+It is shown only now; keep it safe: the tokens issued with it descend from it, and revoking it (compute tokens revoke %s) revokes them all:
   %s
 
 From another terminal:

@@ -222,7 +222,8 @@ func TestExitCodesByKind(t *testing.T) {
 	t.Parallel()
 	for code, want := range map[client.ErrorCode]int{
 		client.ErrorCodeINVALIDARGUMENT: exitUsage, client.ErrorCodeUNSUPPORTEDMEDIATYPE: exitUsage,
-		client.ErrorCodeUNAUTHENTICATED: exitAuth, client.ErrorCodePERMISSIONDENIED: exitDenied,
+		client.ErrorCodeTOKENLIFETIMEEXCEEDED: exitUsage,
+		client.ErrorCodeUNAUTHENTICATED:       exitAuth, client.ErrorCodePERMISSIONDENIED: exitDenied,
 		client.ErrorCodeNOTFOUND: exitNotFound, client.ErrorCodeCONFLICT: exitConflict,
 		client.ErrorCodeQUOTAEXCEEDED: exitConflict, client.ErrorCodeIDEMPOTENCYKEYREUSED: exitConflict,
 		client.ErrorCodeRATELIMITED: exitRetryLater, client.ErrorCodeUNAVAILABLE: exitRetryLater,

@@ -108,7 +108,7 @@ func exitCode(err error) int {
 // an envelope goes by its status.
 func exitCodeOf(e *client.APIError) int {
 	switch e.Code {
-	case client.ErrorCodeINVALIDARGUMENT, client.ErrorCodeUNSUPPORTEDMEDIATYPE:
+	case client.ErrorCodeINVALIDARGUMENT, client.ErrorCodeUNSUPPORTEDMEDIATYPE, client.ErrorCodeTOKENLIFETIMEEXCEEDED:
 		return exitUsage
 	case client.ErrorCodeUNAUTHENTICATED:
 		return exitAuth

@@ -12,10 +12,19 @@ import (
 	"github.com/bettercompute/compute/client"
 )
 
-var tokenHeader = []string{"ID", "TENANT", "IDENTITY", "ROLE", "CREATED", "EXPIRES", "REVOKED"}
+var tokenHeader = []string{"ID", "TENANT", "IDENTITY", "ROLE", "CREATED", "EXPIRES", "REVOKED", "ISSUED-BY"}
 
 func tokenRow(t client.Token) []string {
-	return []string{t.ID, t.Tenant, t.Identity, string(t.Role), ts(t.CreatedAt), tsp(t.ExpiresAt), tsp(t.RevokedAt)}
+	return []string{t.ID, t.Tenant, t.Identity, string(t.Role), ts(t.CreatedAt), tsp(t.ExpiresAt), tsp(t.RevokedAt), str(t.IssuedBy)}
+}
+
+// tokenRevokedTable is a revoke's answer: the token, and how many tokens
+// descending from it went with it.
+func tokenRevokedTable(t client.TokenRevoked) table {
+	row := tokenRow(client.Token{ID: t.ID, Tenant: t.Tenant, Identity: t.Identity, Role: t.Role, CreatedAt: t.CreatedAt,
+		ExpiresAt: t.ExpiresAt, RevokedAt: t.RevokedAt, IssuedBy: t.IssuedBy})
+	return table{header: append(tokenHeader[:len(tokenHeader):len(tokenHeader)], "DESCENDANTS-REVOKED"),
+		rows: [][]string{append(row, itoa(t.DescendantsRevoked))}}
 }
 
 func (c *cli) tokensCmd() *cobra.Command {
@@ -43,8 +52,12 @@ func (c *cli) tokensCmd() *cobra.Command {
 
 	revokeCmd := &cobra.Command{
 		Use:   "revoke TOKEN_ID",
-		Short: "Revoke a token (operators); servers drop it within their cache interval",
-		Args:  ArgsNamed("TOKEN_ID"),
+		Short: "Revoke a token and every token it issued (operators); servers drop them within their cache interval",
+		Long: `revoke revokes the token and, in the same transaction, every token
+descending from it: the tokens it issued, the tokens those issued, and so
+on. DESCENDANTS-REVOKED says how many went with it (0 when it issued none,
+or when it was revoked before).`,
+		Args: ArgsNamed("TOKEN_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := refuseSecretAsID("TOKEN_ID", args[0]); err != nil {
 				return err
@@ -54,7 +67,7 @@ func (c *cli) tokensCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return showOne(c, body, func(t client.Token) table { return table{header: tokenHeader, rows: [][]string{tokenRow(t)}} })
+				return showOne(c, body, tokenRevokedTable)
 			})
 		},
 	}
@@ -73,7 +86,12 @@ func (c *cli) tokensCreateCmd() *cobra.Command {
 		Long: `create issues a token bound to (tenant, identity, role), creating the
 tenant if it does not exist, and prints the secret once: the server keeps
 only its hash. With --expires-in the token stops authenticating that long
-from now, 720h being 30 days; without it, it is valid until revoked.
+from now, 720h being 30 days; without it, it is valid until revoked. A
+server with a maximum token lifetime (COMPUTE_MAX_TOKEN_TTL) refuses a
+token without --expires-in, or with a longer one, with
+TOKEN_LIFETIME_EXCEEDED (exit 2); --database is outside that maximum.
+The token the request is made with is recorded as the new token's issuer:
+revoking it revokes the new token too.
 
 It asks the running server (POST /v1/tokens) with the current context or
 COMPUTE_SERVER and COMPUTE_TOKEN, which must be an operator's token: the

@@ -3,6 +3,7 @@ package cli
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -32,4 +33,33 @@ func TestTokensRevokeRefusesASecret(t *testing.T) {
 		require.NotContains(t, errOut, secret)
 	}
 	require.Zero(t, requests.Load(), "the secret never left the machine")
+}
+
+// `tokens revoke` says how many tokens descending from the revoked one
+// went with it, in the table and in the JSON it passes through.
+func TestTokensRevokeShowsTheDescendantsRevoked(t *testing.T) {
+	t.Parallel()
+	var path atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path.Store(r.Method + " " + r.URL.Path)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"tok_leaked","tenant":"ops","identity":"ci@ops","role":"operator",` +
+			`"createdAt":"2026-12-01T00:00:00Z","revokedAt":"2026-12-06T00:00:00Z","issuedBy":"tok_root","descendantsRevoked":3}`))
+	}))
+	t.Cleanup(srv.Close)
+	inv := newInvocation(t, "COMPUTE_SERVER="+srv.URL, "COMPUTE_TOKEN=bc_operator")
+
+	out, errOut, code := inv.run("tokens", "revoke", "tok_leaked")
+	require.Zero(t, code, errOut)
+	require.Equal(t, "DELETE /v1/tokens/tok_leaked", path.Load())
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2, out)
+	require.Equal(t, []string{"ID", "TENANT", "IDENTITY", "ROLE", "CREATED", "EXPIRES", "REVOKED", "ISSUED-BY", "DESCENDANTS-REVOKED"},
+		strings.Fields(lines[0]))
+	require.Equal(t, []string{"tok_leaked", "ops", "ci@ops", "operator", "2026-12-01T00:00:00Z", "-", "2026-12-06T00:00:00Z", "tok_root", "3"},
+		strings.Fields(lines[1]))
+
+	out, errOut, code = inv.run("tokens", "revoke", "tok_leaked", "-o", "json")
+	require.Zero(t, code, errOut)
+	require.Contains(t, out, `"descendantsRevoked": 3`)
 }
