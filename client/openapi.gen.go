@@ -926,6 +926,24 @@ func (e ListReservationsParamsState) Valid() bool {
 	}
 }
 
+// Defines values for RevokeTokenParamsDescendants.
+const (
+	RevokeTokenParamsDescendantsKeep   RevokeTokenParamsDescendants = "keep"
+	RevokeTokenParamsDescendantsRevoke RevokeTokenParamsDescendants = "revoke"
+)
+
+// Valid indicates whether the value is a known member of the RevokeTokenParamsDescendants enum.
+func (e RevokeTokenParamsDescendants) Valid() bool {
+	switch e {
+	case RevokeTokenParamsDescendantsKeep:
+		return true
+	case RevokeTokenParamsDescendantsRevoke:
+		return true
+	default:
+		return false
+	}
+}
+
 // Allocation What a placed reservation holds (or held) on its node.
 type Allocation struct {
 	CreatedAt time.Time `json:"createdAt"`
@@ -2780,6 +2798,15 @@ type ListTokensParams struct {
 	Tenant *string `form:"tenant,omitempty" json:"tenant,omitempty"`
 }
 
+// RevokeTokenParams defines parameters for RevokeToken.
+type RevokeTokenParams struct {
+	// Descendants `revoke` (the default): revoke the tokens descending from this one too; `keep`: revoke this token alone.
+	Descendants *RevokeTokenParamsDescendants `form:"descendants,omitempty" json:"descendants,omitempty"`
+}
+
+// RevokeTokenParamsDescendants defines parameters for RevokeToken.
+type RevokeTokenParamsDescendants string
+
 // ListUsageWindowsParams defines parameters for ListUsageWindows.
 type ListUsageWindowsParams struct {
 	// Cursor The `nextCursor` of the previous page (opaque).
@@ -3989,10 +4016,19 @@ type ClientInterface interface {
 	// `descendantsRevoked` counts the descendants this call revoked.
 	// A token being issued by one of them at the same moment is revoked
 	// too, or refused with 401. Revoking a revoked token returns it
-	// unchanged, with `descendantsRevoked` 0.
+	// unchanged; it still revokes its descendants that are valid (after a
+	// revoke with `descendants=keep`), and `descendantsRevoked` counts them.
+	// The process that answers refuses the revoked tokens from its answer
+	// on; other processes within their refresh interval.
+	//
+	// With `descendants=keep` the token alone is revoked and the tokens it
+	// issued stay valid (`descendantsRevoked` 0): how the first start's
+	// operator token is retired once other operator tokens exist. They
+	// remain its descendants, so a later revoke of it without
+	// `descendants=keep` still revokes them.
 	//
 	// Corresponds with DELETE /v1/tokens/{id} (the `RevokeToken` operationId).
-	RevokeToken(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RevokeToken(ctx context.Context, id string, params *RevokeTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetToken Read a token's metadata
 	//
@@ -5964,11 +6000,20 @@ func (c *Client) CreateToken(ctx context.Context, body CreateTokenJSONRequestBod
 // `descendantsRevoked` counts the descendants this call revoked.
 // A token being issued by one of them at the same moment is revoked
 // too, or refused with 401. Revoking a revoked token returns it
-// unchanged, with `descendantsRevoked` 0.
+// unchanged; it still revokes its descendants that are valid (after a
+// revoke with `descendants=keep`), and `descendantsRevoked` counts them.
+// The process that answers refuses the revoked tokens from its answer
+// on; other processes within their refresh interval.
+//
+// With `descendants=keep` the token alone is revoked and the tokens it
+// issued stay valid (`descendantsRevoked` 0): how the first start's
+// operator token is retired once other operator tokens exist. They
+// remain its descendants, so a later revoke of it without
+// `descendants=keep` still revokes them.
 //
 // Corresponds with DELETE /v1/tokens/{id} (the `RevokeToken` operationId).
-func (c *Client) RevokeToken(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRevokeTokenRequest(c.Server, id)
+func (c *Client) RevokeToken(ctx context.Context, id string, params *RevokeTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeTokenRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9470,7 +9515,7 @@ func NewCreateTokenRequestWithBody(server string, contentType string, body io.Re
 }
 
 // NewRevokeTokenRequest constructs an http.Request for the RevokeToken method
-func NewRevokeTokenRequest(server string, id string) (*http.Request, error) {
+func NewRevokeTokenRequest(server string, id string, params *RevokeTokenParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -9493,6 +9538,33 @@ func NewRevokeTokenRequest(server string, id string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Descendants != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "descendants", *params.Descendants, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
@@ -11210,12 +11282,21 @@ type ClientWithResponsesInterface interface {
 	// `descendantsRevoked` counts the descendants this call revoked.
 	// A token being issued by one of them at the same moment is revoked
 	// too, or refused with 401. Revoking a revoked token returns it
-	// unchanged, with `descendantsRevoked` 0.
+	// unchanged; it still revokes its descendants that are valid (after a
+	// revoke with `descendants=keep`), and `descendantsRevoked` counts them.
+	// The process that answers refuses the revoked tokens from its answer
+	// on; other processes within their refresh interval.
+	//
+	// With `descendants=keep` the token alone is revoked and the tokens it
+	// issued stay valid (`descendantsRevoked` 0): how the first start's
+	// operator token is retired once other operator tokens exist. They
+	// remain its descendants, so a later revoke of it without
+	// `descendants=keep` still revokes them.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/tokens/{id} (the `RevokeToken` operationId).
-	RevokeTokenWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*RevokeTokenResponse, error)
+	RevokeTokenWithResponse(ctx context.Context, id string, params *RevokeTokenParams, reqEditors ...RequestEditorFn) (*RevokeTokenResponse, error)
 
 	// GetTokenWithResponse Read a token's metadata
 	//
@@ -22261,13 +22342,22 @@ func (c *ClientWithResponses) CreateTokenWithResponse(ctx context.Context, body 
 // `descendantsRevoked` counts the descendants this call revoked.
 // A token being issued by one of them at the same moment is revoked
 // too, or refused with 401. Revoking a revoked token returns it
-// unchanged, with `descendantsRevoked` 0.
+// unchanged; it still revokes its descendants that are valid (after a
+// revoke with `descendants=keep`), and `descendantsRevoked` counts them.
+// The process that answers refuses the revoked tokens from its answer
+// on; other processes within their refresh interval.
+//
+// With `descendants=keep` the token alone is revoked and the tokens it
+// issued stay valid (`descendantsRevoked` 0): how the first start's
+// operator token is retired once other operator tokens exist. They
+// remain its descendants, so a later revoke of it without
+// `descendants=keep` still revokes them.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/tokens/{id} (the `RevokeToken` operationId).
-func (c *ClientWithResponses) RevokeTokenWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*RevokeTokenResponse, error) {
-	rsp, err := c.RevokeToken(ctx, id, reqEditors...)
+func (c *ClientWithResponses) RevokeTokenWithResponse(ctx context.Context, id string, params *RevokeTokenParams, reqEditors ...RequestEditorFn) (*RevokeTokenResponse, error) {
+	rsp, err := c.RevokeToken(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

@@ -28,8 +28,10 @@ type TokenRevoked struct {
 // its stream tickets redeem nothing, exactly as for a token revoked
 // directly.
 //
-// Revoking a token that is already revoked returns it unchanged and records
-// nothing, so a retried DELETE is harmless.
+// Revoking a token that is already revoked records nothing for the token
+// itself, so a retried DELETE is harmless; it still revokes the
+// descendants that are valid, those of a token revoked on its own before
+// (RevokeTokenAlone).
 //
 // The token is locked FOR NO KEY UPDATE before its descendants are read, in
 // a statement of its own: an insert under it locks its issuers FOR SHARE, so
@@ -37,6 +39,21 @@ type TokenRevoked struct {
 // revokes the new token too, or it waits for this revoke and then finds
 // its issuer revoked and inserts nothing (ApiTokenCreate).
 func (t *Tokens) RevokeToken(ctx context.Context, actor core.Actor, id string) (TokenRevoked, error) {
+	return t.revokeToken(ctx, actor, id, false)
+}
+
+// RevokeTokenAlone ends a token's validity and no other's: the tokens it
+// issued stay valid. It is how a token that issued the ones in use (the
+// first start's operator token above all) is retired without them. They
+// remain its descendants, so a later RevokeToken of it still revokes them,
+// and a leaked token that revokes itself this way keeps nothing of what it
+// minted out of reach.
+func (t *Tokens) RevokeTokenAlone(ctx context.Context, actor core.Actor, id string) (TokenRevoked, error) {
+	return t.revokeToken(ctx, actor, id, true)
+}
+
+// revokeToken is RevokeToken, or RevokeTokenAlone when alone.
+func (t *Tokens) revokeToken(ctx context.Context, actor core.Actor, id string, alone bool) (TokenRevoked, error) {
 	if !actor.IsOperator() {
 		return TokenRevoked{}, core.Errorf(core.CodePermissionDenied, "only operators may revoke tokens")
 	}
@@ -50,11 +67,21 @@ func (t *Tokens) RevokeToken(ctx context.Context, actor core.Actor, id string) (
 		if err != nil {
 			return pg.Translate(err, "token")
 		}
+		out = TokenRevoked{TokenInfo: tokenInfoOf(db.ApiTokenGetRow(before))}
+		if alone {
+			rows, err := q.ApiTokenRevokeAlone(ctx, id)
+			if err != nil {
+				return pg.Translate(err, "token")
+			}
+			for _, r := range rows {
+				out.TokenInfo = tokenInfoOf(db.ApiTokenGetRow(r))
+			}
+			return nil
+		}
 		rows, err := q.ApiTokenRevokeTree(ctx, id)
 		if err != nil {
 			return pg.Translate(err, "token")
 		}
-		out = TokenRevoked{TokenInfo: tokenInfoOf(db.ApiTokenGetRow(before))}
 		for _, r := range rows {
 			if r.ID == id {
 				out.TokenInfo = tokenInfoOf(db.ApiTokenGetRow(r))

@@ -237,3 +237,37 @@ func TestRevokeRacingAnIssueUnderIt(t *testing.T) {
 		}
 	})
 }
+
+// RevokeTokenAlone revokes one token: the tokens it issued stay valid and
+// may issue in turn, and stay its descendants, so a RevokeToken of it
+// later revokes them, those issued after the first revoke included.
+func TestRevokeAloneKeepsTheDescendants(t *testing.T) {
+	t.Parallel()
+	tokens, pg := tokenSetup(t)
+	ctx := context.Background()
+
+	root := issue(t, tokens, tokenOperator, "root")
+	child := issue(t, tokens, tokenActor(root), "child")
+	grandchild := issue(t, tokens, tokenActor(child), "grandchild")
+
+	alone, err := tokens.RevokeTokenAlone(ctx, tokenOperator, root.ID)
+	require.NoError(t, err)
+	require.NotNil(t, alone.RevokedAt)
+	require.Zero(t, alone.DescendantsRevoked)
+	require.False(t, tokenValid(t, pg, root))
+	require.True(t, tokenValid(t, pg, child))
+	require.True(t, tokenValid(t, pg, grandchild))
+	after := issue(t, tokens, tokenActor(child), "after")
+	require.Equal(t, child.ID, *after.IssuedBy)
+
+	again, err := tokens.RevokeTokenAlone(ctx, tokenOperator, root.ID)
+	require.NoError(t, err)
+	require.True(t, alone.RevokedAt.Equal(*again.RevokedAt), "a second revoke alone changes nothing")
+
+	all, err := tokens.RevokeToken(ctx, tokenOperator, root.ID)
+	require.NoError(t, err)
+	require.Equal(t, 3, all.DescendantsRevoked)
+	for _, tok := range []commands.TokenCreated{child, grandchild, after} {
+		require.False(t, tokenValid(t, pg, tok), tok.Identity)
+	}
+}

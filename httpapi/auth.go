@@ -50,6 +50,14 @@ type RevocationWatcher interface {
 	WatchRevocation(tokenID string, revoked func()) (stop func())
 }
 
+// RevocationSyncer is implemented by authenticators that apply the
+// revocations committed so far on demand (authn.Authenticator.Sync): a
+// revoke answered by this process then holds in this process at once, not
+// at the next poll of the feed.
+type RevocationSyncer interface {
+	Sync(ctx context.Context) error
+}
+
 // ctxKeyActor is where Authenticate stores the caller on the echo context.
 const ctxKeyActor = "httpapi.actor"
 

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/httpapi"
+	"github.com/bettercompute/compute/internal/authn"
 )
 
 // tokenRevokedJSON is the answer to DELETE /v1/tokens/{id}.
@@ -32,8 +34,8 @@ func (s *testServer) issueAs(t *testing.T, issuer, tenant, identity string, role
 // how many went with it. A tree beside it goes on working.
 func TestRevokingATokenRevokesTheTokensItIssued(t *testing.T) {
 	t.Parallel()
-	s := setupEvents(t, 0)
-	require.NoError(t, s.auth.Sync(t.Context())) // the feed starts here
+	s, auth := setupCachingAuth(t)
+	require.NoError(t, auth.Sync(t.Context())) // the feed starts here
 
 	leaked := s.issueAs(t, s.operator, "ops", "leaked@ops", core.RoleOperator)
 	minted := s.issueAs(t, leaked.Token, "ops", "minted@ops", core.RoleOperator)
@@ -63,9 +65,15 @@ func TestRevokingATokenRevokesTheTokensItIssued(t *testing.T) {
 	require.NotNil(t, revoked.RevokedAt)
 	require.NotNil(t, revoked.DescendantsRevoked)
 	require.Equal(t, 2, *revoked.DescendantsRevoked, "the minted token and the one it issued")
+	// The process that answered refuses them from its answer on, before
+	// any poll of the revocation feed.
+	for _, tok := range []tokenJSON{leaked, minted, grandchild} {
+		require.Equal(t, http.StatusUnauthorized, s.call(t, http.MethodGet, "/v1/whoami", tok.Token, nil).status,
+			"%s is refused at once", tok.Identity)
+	}
 
 	require.Eventually(t, func() bool {
-		require.NoError(t, s.auth.Sync(t.Context()))
+		require.NoError(t, auth.Sync(t.Context()))
 		return stream.ended()
 	}, eventsWait, 5*time.Millisecond, "the grandchild's stream ends")
 	for _, tok := range []tokenJSON{leaked, minted, grandchild} {
@@ -87,4 +95,54 @@ func TestRevokingATokenRevokesTheTokensItIssued(t *testing.T) {
 	require.True(t, revoked.RevokedAt.Equal(*again.RevokedAt))
 	require.NotNil(t, again.DescendantsRevoked, "always present")
 	require.Zero(t, *again.DescendantsRevoked)
+}
+
+// DELETE ?descendants=keep revokes the token alone: what it issued keeps
+// working and issuing (how the bootstrap token is retired), and a revoke of
+// it without keep later still reaches them. Any other value is 400.
+func TestRevokingATokenAloneKeepsWhatItIssued(t *testing.T) {
+	t.Parallel()
+	s, auth := setupCachingAuth(t)
+	require.NoError(t, auth.Sync(t.Context()))
+
+	root := s.issueAs(t, s.operator, "ops", "root@ops", core.RoleOperator)
+	admin := s.issueAs(t, root.Token, "ops", "admin@ops", core.RoleOperator)
+	member := s.issueAs(t, admin.Token, "acme", "alice@acme", core.RoleMember)
+
+	r := s.call(t, http.MethodDelete, "/v1/tokens/"+root.ID+"?descendants=none", s.operator, nil)
+	require.Equal(t, http.StatusBadRequest, r.status, r.body)
+	require.Equal(t, core.CodeInvalidArgument, r.errorBody(t).Code)
+	require.Equal(t, http.StatusOK, s.call(t, http.MethodGet, "/v1/whoami", root.Token, nil).status, "a refused revoke revokes nothing")
+
+	var alone tokenRevokedJSON
+	s.mustCall(t, http.StatusOK, http.MethodDelete, "/v1/tokens/"+root.ID+"?descendants=keep", s.operator, nil, &alone)
+	require.NotNil(t, alone.RevokedAt)
+	require.Zero(t, *alone.DescendantsRevoked)
+	require.Equal(t, http.StatusUnauthorized, s.call(t, http.MethodGet, "/v1/whoami", root.Token, nil).status)
+	for _, tok := range []tokenJSON{admin, member} {
+		require.Equal(t, http.StatusOK, s.call(t, http.MethodGet, "/v1/whoami", tok.Token, nil).status, tok.Identity)
+	}
+	later := s.issueAs(t, admin.Token, "acme", "bob@acme", core.RoleMember)
+
+	var all tokenRevokedJSON
+	s.mustCall(t, http.StatusOK, http.MethodDelete, "/v1/tokens/"+root.ID, s.operator, nil, &all)
+	require.True(t, alone.RevokedAt.Equal(*all.RevokedAt), "the token itself was revoked before")
+	require.Equal(t, 3, *all.DescendantsRevoked, "the admin, the member and the one issued after the first revoke")
+	for _, tok := range []tokenJSON{admin, member, later} {
+		require.Equal(t, http.StatusUnauthorized, s.call(t, http.MethodGet, "/v1/whoami", tok.Token, nil).status, tok.Identity)
+	}
+}
+
+// setupCachingAuth is setupEvents with an authenticator that caches tokens
+// as a server's does (authn.CacheTTL), so that a revoked token is refused
+// only once the revocation reached the cache; the test syncs it as the
+// server's feed loop would.
+func setupCachingAuth(t *testing.T) (*eventServer, *authn.Authenticator) {
+	t.Helper()
+	var auth *authn.Authenticator
+	s := setupEventsAdjusted(t, httpapi.EventAPI{}, func(d *httpapi.Deps) {
+		auth = authn.New(d.Pool, authn.CacheTTL)
+		d.Auth = auth
+	})
+	return s, auth
 }

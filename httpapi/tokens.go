@@ -14,14 +14,18 @@ import (
 // tokens; anyone may read tokens of their own tenant and ask who they are.
 func tokenRoutes(r Router) {
 	h := tokenHandlers{tokens: r.Deps.Commands.Tokens()}
+	h.revocations, _ = r.Deps.Auth.(RevocationSyncer)
 	r.V1.POST("/tokens", h.create, RequireRole(core.RoleOperator))
 	r.V1.GET("/tokens/:id", h.get)
-	r.V1.DELETE("/tokens/:id", h.revoke, RequireRole(core.RoleOperator))
+	r.V1.DELETE("/tokens/:id", h.revoke, RequireRole(core.RoleOperator), queryParams("descendants"))
 	r.V1.GET("/whoami", whoami)
 }
 
 type tokenHandlers struct {
 	tokens *commands.Tokens
+	// revocations, when the authenticator has it, applies a revoke to
+	// this process's cache before the revoke is answered.
+	revocations RevocationSyncer
 }
 
 // createTokenRequest is the body of POST /v1/tokens.
@@ -101,11 +105,28 @@ func (h tokenHandlers) get(c echo.Context) error {
 }
 
 func (h tokenHandlers) revoke(c echo.Context) error {
-	revoked, err := h.tokens.RevokeToken(c.Request().Context(), ActorOf(c), c.Param("id"))
+	// ?descendants=keep revokes the token alone (commands.RevokeTokenAlone);
+	// the default, revoke, takes the tokens descending from it too.
+	descendants, err := queryEnum(c, "descendants", []string{"revoke", "keep"})
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, tokenRevokedResponse{tokenResponse: tokenResponseOf(ActorOf(c), revoked.TokenInfo),
+	ctx, actor, id := c.Request().Context(), ActorOf(c), c.Param("id")
+	revoke := h.tokens.RevokeToken
+	if descendants == "keep" {
+		revoke = h.tokens.RevokeTokenAlone
+	}
+	revoked, err := revoke(ctx, actor, id)
+	if err != nil {
+		return err
+	}
+	if h.revocations != nil {
+		// The revoke has committed: from this answer on, this process
+		// refuses the tokens it revoked. Should the read fail, the feed's
+		// next poll applies it, as in every other process.
+		_ = h.revocations.Sync(ctx)
+	}
+	return c.JSON(http.StatusOK, tokenRevokedResponse{tokenResponse: tokenResponseOf(actor, revoked.TokenInfo),
 		DescendantsRevoked: revoked.DescendantsRevoked})
 }
 

@@ -23,7 +23,8 @@ const bootstrapIdentity = "bootstrap"
 // terminal. Later starts find a token and print nothing; an installation
 // that lost every operator token recovers with `compute tokens create
 // --database` while the server is stopped. It has no issuing token, so it
-// is the root of the tokens issued with it (revoking it revokes them), and
+// is the root of the tokens issued with it (revoking it revokes them, unless
+// revoked with --keep-descendants, which is how it is retired), and
 // COMPUTE_MAX_TOKEN_TTL does not apply to it: no token exists yet that
 // could issue a shorter-lived one.
 //
@@ -44,14 +45,15 @@ func printBootstrapToken(ctx context.Context, pool *pgxpool.Pool, apiAddr string
 	}
 	fmt.Fprintf(out, `
 No API token existed, so this first start issued an operator token (tenant %s, identity %s, id %s).
-It is shown only now; keep it safe: the tokens issued with it descend from it, and revoking it (compute tokens revoke %s) revokes them all:
+It is shown only now; keep it safe. The tokens issued with it descend from it: revoking it (compute tokens revoke %s) revokes them all,
+and once other operator tokens exist, compute tokens revoke --keep-descendants %s retires it alone:
   %s
 
 From another terminal:
   export COMPUTE_SERVER=%s COMPUTE_TOKEN=%s
   %s tokens create --tenant acme --identity alice --role member
 
-`, created.Tenant, created.Identity, created.ID, created.ID, created.Secret, localURL("http", apiAddr), created.Secret, invokedAs())
+`, created.Tenant, created.Identity, created.ID, created.ID, created.ID, created.Secret, localURL("http", apiAddr), created.Secret, invokedAs())
 	logger.Info("bootstrap operator token issued", "token_id", created.ID)
 	return nil
 }

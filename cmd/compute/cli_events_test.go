@@ -15,7 +15,7 @@ import (
 	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
-var bootstrapPrinted = regexp.MustCompile(`this first start issued an operator token[^\n]*\n[^\n]*\n\s+(bc_\S+)`)
+var bootstrapPrinted = regexp.MustCompile(`(?s)this first start issued an operator token.*?\n\s+(bc_\S+)`)
 
 // `compute events tail` resumes without gaps after the server restarts:
 // it prints every event of the log once, in log order, including those

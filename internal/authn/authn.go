@@ -79,6 +79,10 @@ type Authenticator struct {
 	// before its result is cached.
 	afterLookup func()
 
+	// syncMu serialises Sync: the feed's poll and a revoke answered by
+	// this process (which applies its own revocation at once) would
+	// otherwise read from one cursor and store it out of order.
+	syncMu sync.Mutex
 	// startMu serialises start, so that the feed's starting point is read
 	// once, whether Sync or the first Authenticate gets there first.
 	startMu sync.Mutex
@@ -276,6 +280,8 @@ func (a *Authenticator) WatchRevocation(tokenID string, revoked func()) (stop fu
 // ends (start), unless a lookup found it already: nothing is cached before
 // it.
 func (a *Authenticator) Sync(ctx context.Context) error {
+	a.syncMu.Lock()
+	defer a.syncMu.Unlock()
 	q := db.New(a.pool)
 	a.mu.Lock()
 	started, cursor := a.started, a.cursor

@@ -47,19 +47,19 @@ WITH RECURSIVE issuers (id, issued_by, depth) AS (
   SELECT i.id, i.issued_by, 0 FROM api_tokens i WHERE i.id = $7::text
   UNION ALL
   SELECT i.id, i.issued_by, c.depth + 1 FROM api_tokens i JOIN issuers c ON i.id = c.issued_by
-), live_issuers AS (
-  SELECT i.id, i.expires_at FROM api_tokens i JOIN issuers c ON c.id = i.id
-   WHERE i.revoked_at IS NULL
+), chain AS (
+  SELECT i.id, i.expires_at, i.revoked_at, c.depth FROM api_tokens i JOIN issuers c ON c.id = i.id
    ORDER BY c.depth DESC
      FOR SHARE OF i
+), issuer AS (
+  SELECT c.expires_at FROM chain c WHERE c.depth = 0 AND c.revoked_at IS NULL
 )
 INSERT INTO api_tokens (id, token_hash, tenant_id, identity, role, expires_at, issued_by)
 SELECT $1::text, $2::bytea, $3::text, $4::text,
        $5::text, $6::timestamptz, $7::text
- WHERE ($7::text IS NULL OR EXISTS (SELECT 1 FROM issuers))
-   AND (SELECT count(*) FROM live_issuers) = (SELECT count(*) FROM issuers)
-   AND NOT EXISTS (SELECT 1 FROM live_issuers i
-                    WHERE i.id = $7::text AND i.expires_at IS NOT NULL
+ WHERE ($7::text IS NULL OR EXISTS (SELECT 1 FROM issuer))
+   AND NOT EXISTS (SELECT 1 FROM issuer i
+                    WHERE i.expires_at IS NOT NULL
                       AND ($6::timestamptz IS NULL
                            OR $6::timestamptz > i.expires_at))
 RETURNING id, tenant_id, identity, role, created_at, revoked_at, expires_at, issued_by
@@ -89,15 +89,14 @@ type ApiTokenCreateRow struct {
 // expires_at NULL: the token never expires. issuer_id is the token that
 // asks for this one, recorded as issued_by (NULL: the system, e.g. compute
 // tokens create --database). Nothing is inserted (zero rows) when
-//   - the issuer, or any token above it (its issuer, theirs, …), is
-//     unknown or revoked: a revoke revokes every token descending from the
-//     revoked one, so one must not be issued under it meanwhile. The chain
-//     is locked FOR SHARE, so a revoke of any of them (which locks its
-//     token FOR NO KEY UPDATE before it reads the descendants) either
-//     waits for this insert to commit, and then sees the new token, or has
-//     committed first, and then this lock finds the row revoked. The locks
-//     go from the top down, so this insert waits at the token being
-//     revoked before it holds anything below it that the revoke updates;
+//   - the issuer is unknown or revoked. Its chain of issuers (its issuer,
+//     theirs, …), revoked ones included, is locked FOR SHARE from the top
+//     down: a revoke of any of them with its descendants (which locks that
+//     token FOR NO KEY UPDATE before it reads the descendants) either waits
+//     for this insert to commit, and then sees the new token, or has
+//     committed first, and then the issuer, one of its descendants, is
+//     found revoked. A token above the issuer may be revoked on its own
+//     (ApiTokenRevokeAlone): its descendants stay valid and may issue;
 //   - the issuer has an expiry and the new token would outlive it, so
 //     that an expiring token cannot mint a lasting one. Expiries never
 //     change, so this check cannot go stale.
@@ -194,6 +193,61 @@ func (q *Queries) ApiTokenLockForRevoke(ctx context.Context, id string) (ApiToke
 	return i, err
 }
 
+const apiTokenRevokeAlone = `-- name: ApiTokenRevokeAlone :many
+WITH revoked AS (
+  UPDATE api_tokens SET revoked_at = compute_now()
+   WHERE id = $1 AND revoked_at IS NULL
+  RETURNING id, tenant_id, identity, role, created_at, revoked_at, expires_at, issued_by
+), feed AS (
+  INSERT INTO authz_changes (token_id, change) SELECT r.id, 'revoked' FROM revoked r
+)
+SELECT id, tenant_id, identity, role, created_at, revoked_at, expires_at, issued_by FROM revoked
+`
+
+type ApiTokenRevokeAloneRow struct {
+	ID        string
+	TenantID  string
+	Identity  string
+	Role      string
+	CreatedAt time.Time
+	RevokedAt *time.Time
+	ExpiresAt *time.Time
+	IssuedBy  *string
+}
+
+// Revokes the token on its own, if it is not revoked yet, and appends its
+// revoked change to authz_changes; the tokens it issued stay valid, and
+// stay its descendants (a later ApiTokenRevokeTree of it still reaches
+// them). Returns the token when it was revoked now.
+func (q *Queries) ApiTokenRevokeAlone(ctx context.Context, id string) ([]ApiTokenRevokeAloneRow, error) {
+	rows, err := q.db.Query(ctx, apiTokenRevokeAlone, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ApiTokenRevokeAloneRow{}
+	for rows.Next() {
+		var i ApiTokenRevokeAloneRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.Identity,
+			&i.Role,
+			&i.CreatedAt,
+			&i.RevokedAt,
+			&i.ExpiresAt,
+			&i.IssuedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const apiTokenRevokeTree = `-- name: ApiTokenRevokeTree :many
 WITH RECURSIVE tree (id, depth) AS (
   SELECT $1::text, 0
@@ -229,6 +283,9 @@ type ApiTokenRevokeTreeRow struct {
 // Revokes the token and every token descending from it through issued_by
 // (the tokens it issued, theirs, …), those not revoked yet, and appends a
 // revoked change per token to authz_changes, all in this one statement.
+// The walk goes through tokens revoked before (on their own,
+// ApiTokenRevokeAlone), so a token's descendants can always be revoked
+// through it.
 // Rows are locked from the top down, so that two revokes in one tree wait
 // for each other instead of deadlocking; a row revoked by a revoke that
 // committed meanwhile is skipped. Returns the tokens revoked now.

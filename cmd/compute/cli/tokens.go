@@ -50,20 +50,31 @@ func (c *cli) tokensCmd() *cobra.Command {
 	addPageFlags(listCmd, &p)
 	listCmd.Flags().StringVar(&tenant, "tenant", "", "operators: only this tenant's tokens")
 
+	var keepDescendants bool
 	revokeCmd := &cobra.Command{
 		Use:   "revoke TOKEN_ID",
 		Short: "Revoke a token and every token it issued (operators); servers drop them within their cache interval",
 		Long: `revoke revokes the token and, in the same transaction, every token
 descending from it: the tokens it issued, the tokens those issued, and so
-on. DESCENDANTS-REVOKED says how many went with it (0 when it issued none,
-or when it was revoked before).`,
+on. DESCENDANTS-REVOKED says how many went with it (0 when it issued none).
+Revoking a token revoked before revokes its descendants that are still valid.
+
+--keep-descendants revokes the token alone: the tokens it issued keep
+working. That is how the operator token printed at the first start is
+retired once other operator tokens exist. They stay its descendants: a
+later revoke of it without the flag revokes them.`,
 		Args: ArgsNamed("TOKEN_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := refuseSecretAsID("TOKEN_ID", args[0]); err != nil {
 				return err
 			}
+			var params client.RevokeTokenParams
+			if keepDescendants {
+				keep := client.RevokeTokenParamsDescendantsKeep
+				params.Descendants = &keep
+			}
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
-				body, err := bodyOf(api.RevokeTokenWithResponse(ctx, args[0]))
+				body, err := bodyOf(api.RevokeTokenWithResponse(ctx, args[0], &params))
 				if err != nil {
 					return err
 				}
@@ -71,6 +82,7 @@ or when it was revoked before).`,
 			})
 		},
 	}
+	revokeCmd.Flags().BoolVar(&keepDescendants, "keep-descendants", false, "revoke this token alone: the tokens it issued stay valid")
 	cmd := Group("tokens", "Issue, list and revoke API tokens", c.tokensCreateCmd(), listCmd, revokeCmd)
 	cmd.Aliases = []string{"token"}
 	return cmd
