@@ -203,3 +203,36 @@ func TestContinuousFailureForFiveDaysDisables(t *testing.T) {
 	require.Nil(t, e.FailingSince)
 	require.Empty(t, e.DisabledReason)
 }
+
+// Patching a failing endpoint that is enabled (its description, its URL,
+// or enabling it again) leaves the five-day clock running: only
+// re-enabling a disabled endpoint starts it afresh. Otherwise a tenant
+// could keep a dead endpoint, and its deliveries, alive for ever.
+func TestPatchingAFailingEndpointKeepsItsFailureClock(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{})
+	ctx := context.Background()
+	rcv := newReceiver(t, respond{status: http.StatusServiceUnavailable})
+	ep := f.createEndpoint(t, acmeMember, rcv.URL, "reservation.booked")
+	t0 := f.pg.Now(t)
+	f.scheduled(t, ep.ID, f.emit(t, "acme", "reservation.booked"))
+	require.Equal(t, 1, f.runWorker(t))
+
+	f.pg.AdvanceSimClock(t, 4*24*time.Hour)
+	other := newReceiver(t, respond{status: http.StatusServiceUnavailable})
+	desc, on := "still here", true
+	for _, patch := range []webhook.PatchEndpoint{{Description: &desc}, {URL: &other.URL}, {Enabled: &on}} {
+		e, err := f.svc.PatchEndpoint(ctx, acmeMember, ep.ID, patch)
+		require.NoError(t, err)
+		require.NotNil(t, e.FailingSince, "%+v", patch)
+		require.True(t, e.FailingSince.Equal(t0), "%+v: the clock runs from the first failure", patch)
+	}
+
+	f.pg.AdvanceSimClock(t, 24*time.Hour)
+	f.scheduled(t, ep.ID, f.emit(t, "acme", "reservation.booked"))
+	require.GreaterOrEqual(t, f.runWorker(t), 1)
+	e, err := f.svc.GetEndpoint(ctx, acmeMember, ep.ID)
+	require.NoError(t, err)
+	require.False(t, e.Enabled, "five days after the first failure, patches or not")
+	require.Equal(t, webhook.ReasonFailing, e.DisabledReason)
+}

@@ -413,7 +413,7 @@ UPDATE webhook_endpoints
    SET url = $1, event_types = $2::text[],
        description = $3, enabled = $4,
        disabled_reason = CASE WHEN $4 THEN NULL ELSE $5::text END,
-       failing_since = CASE WHEN $4 THEN NULL ELSE failing_since END,
+       failing_since = CASE WHEN $4 AND NOT enabled THEN NULL ELSE failing_since END,
        consecutive_failures = CASE WHEN $6::bool THEN 0 ELSE consecutive_failures END,
        breaker_trips = CASE WHEN $6::bool THEN 0 ELSE breaker_trips END,
        breaker_open_until = CASE WHEN $6::bool THEN NULL ELSE breaker_open_until END,
@@ -435,8 +435,10 @@ type WebhookEndpointUpdateParams struct {
 	Version        int64
 }
 
-// Writes a patched endpoint. Re-enabling clears the failure state, so the
-// five-day clock starts afresh. reset_breaker (re-enabling, or a new URL,
+// Writes a patched endpoint. Re-enabling a disabled endpoint clears the
+// failure state, so the five-day clock starts afresh; any other patch of
+// an enabled one (its description, even its URL) leaves the clock running,
+// or a failing endpoint would be kept alive by patching it. reset_breaker (re-enabling, or a new URL,
 // which is a new receiver) closes the circuit breaker. A patch that leaves
 // the URL, event types, description and enabled flag as they are matches
 // no row, like a stale version: nothing is written, the version stays and

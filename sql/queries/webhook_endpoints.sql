@@ -35,8 +35,10 @@ SELECT * FROM webhook_endpoints
  LIMIT sqlc.arg(max_rows);
 
 -- name: WebhookEndpointUpdate :one
--- Writes a patched endpoint. Re-enabling clears the failure state, so the
--- five-day clock starts afresh. reset_breaker (re-enabling, or a new URL,
+-- Writes a patched endpoint. Re-enabling a disabled endpoint clears the
+-- failure state, so the five-day clock starts afresh; any other patch of
+-- an enabled one (its description, even its URL) leaves the clock running,
+-- or a failing endpoint would be kept alive by patching it. reset_breaker (re-enabling, or a new URL,
 -- which is a new receiver) closes the circuit breaker. A patch that leaves
 -- the URL, event types, description and enabled flag as they are matches
 -- no row, like a stale version: nothing is written, the version stays and
@@ -45,7 +47,7 @@ UPDATE webhook_endpoints
    SET url = sqlc.arg(url), event_types = sqlc.arg(event_types)::text[],
        description = sqlc.arg(description), enabled = sqlc.arg(enabled),
        disabled_reason = CASE WHEN sqlc.arg(enabled) THEN NULL ELSE sqlc.narg(disabled_reason)::text END,
-       failing_since = CASE WHEN sqlc.arg(enabled) THEN NULL ELSE failing_since END,
+       failing_since = CASE WHEN sqlc.arg(enabled) AND NOT enabled THEN NULL ELSE failing_since END,
        consecutive_failures = CASE WHEN sqlc.arg(reset_breaker)::bool THEN 0 ELSE consecutive_failures END,
        breaker_trips = CASE WHEN sqlc.arg(reset_breaker)::bool THEN 0 ELSE breaker_trips END,
        breaker_open_until = CASE WHEN sqlc.arg(reset_breaker)::bool THEN NULL ELSE breaker_open_until END,
