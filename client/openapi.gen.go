@@ -4013,7 +4013,8 @@ type ClientInterface interface {
 	// and so on (`issuedBy`). Each is revoked as if revoked directly:
 	// caches everywhere drop it within their refresh interval, its open
 	// event streams end and its stream tickets open nothing.
-	// `descendantsRevoked` counts the descendants this call revoked.
+	// `descendantsRevoked` counts the descendants this call revoked. The
+	// node join tokens they issued and nobody used yet are revoked too.
 	// A token being issued by one of them at the same moment is revoked
 	// too, or refused with 401. Revoking a revoked token returns it
 	// unchanged; it still revokes its descendants that are valid (after a
@@ -5997,7 +5998,8 @@ func (c *Client) CreateToken(ctx context.Context, body CreateTokenJSONRequestBod
 // and so on (`issuedBy`). Each is revoked as if revoked directly:
 // caches everywhere drop it within their refresh interval, its open
 // event streams end and its stream tickets open nothing.
-// `descendantsRevoked` counts the descendants this call revoked.
+// `descendantsRevoked` counts the descendants this call revoked. The
+// node join tokens they issued and nobody used yet are revoked too.
 // A token being issued by one of them at the same moment is revoked
 // too, or refused with 401. Revoking a revoked token returns it
 // unchanged; it still revokes its descendants that are valid (after a
@@ -11279,7 +11281,8 @@ type ClientWithResponsesInterface interface {
 	// and so on (`issuedBy`). Each is revoked as if revoked directly:
 	// caches everywhere drop it within their refresh interval, its open
 	// event streams end and its stream tickets open nothing.
-	// `descendantsRevoked` counts the descendants this call revoked.
+	// `descendantsRevoked` counts the descendants this call revoked. The
+	// node join tokens they issued and nobody used yet are revoked too.
 	// A token being issued by one of them at the same moment is revoked
 	// too, or refused with 401. Revoking a revoked token returns it
 	// unchanged; it still revokes its descendants that are valid (after a
@@ -22339,7 +22342,8 @@ func (c *ClientWithResponses) CreateTokenWithResponse(ctx context.Context, body 
 // and so on (`issuedBy`). Each is revoked as if revoked directly:
 // caches everywhere drop it within their refresh interval, its open
 // event streams end and its stream tickets open nothing.
-// `descendantsRevoked` counts the descendants this call revoked.
+// `descendantsRevoked` counts the descendants this call revoked. The
+// node join tokens they issued and nobody used yet are revoked too.
 // A token being issued by one of them at the same moment is revoked
 // too, or refused with 401. Revoking a revoked token returns it
 // unchanged; it still revokes its descendants that are valid (after a

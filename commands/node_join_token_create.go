@@ -49,7 +49,9 @@ func IsJoinToken(token string) bool { return strings.HasPrefix(token, joinTokenP
 // A join token authenticates one request only, POST /v1/nodes/{id}/join of
 // its node: it is not an API token (api_tokens), so every other route
 // refuses it as unknown. Like every token change, issuing, using and
-// revoking one append to authz_changes in the same transaction.
+// revoking one append to authz_changes in the same transaction. The API
+// token that asks for it is recorded as its issuer: revoking that token
+// with its descendants revokes the join token too while it is unused.
 func (h *Handlers) CreateJoinToken(ctx context.Context, actor core.Actor, nodeID string, ttl time.Duration) (JoinToken, error) {
 	if err := requireOperator(actor, "nodes.join-tokens.create"); err != nil {
 		return JoinToken{}, err
@@ -82,8 +84,16 @@ func (h *Handlers) CreateJoinToken(ctx context.Context, actor core.Actor, nodeID
 		case err != nil && !errors.Is(err, pgx.ErrNoRows):
 			return pg.Translate(err, "node "+nodeID)
 		}
+		var issuer *string
+		if actor.TokenID != "" {
+			issuer = &actor.TokenID // revoking it revokes this join token while unused (ApiTokenRevokeTree)
+		}
 		out.ExpiresAt, err = q.NodeJoinTokenCreate(ctx, db.NodeJoinTokenCreateParams{ID: id, NodeID: nodeID,
-			TokenHash: hashSecret(token), TenantID: actor.Tenant, Identity: actor.Identity, TtlSeconds: ttl.Seconds()})
+			TokenHash: hashSecret(token), TenantID: actor.Tenant, Identity: actor.Identity, TtlSeconds: ttl.Seconds(),
+			IssuerID: issuer})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return core.Errorf(core.CodeUnauthenticated, "the token issuing this join token is revoked or unknown")
+		}
 		if err != nil {
 			return pg.Translate(err, "join token")
 		}

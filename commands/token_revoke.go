@@ -18,6 +18,10 @@ import (
 type TokenRevoked struct {
 	TokenInfo
 	DescendantsRevoked int
+	// RevokedIDs are the tokens this revoke revoked, the token itself
+	// first when it was not revoked before: what the process that ran it
+	// drops from its cache at once.
+	RevokedIDs []string
 }
 
 // RevokeToken ends a token's validity, and that of every token descending
@@ -75,6 +79,7 @@ func (t *Tokens) revokeToken(ctx context.Context, actor core.Actor, id string, a
 			}
 			for _, r := range rows {
 				out.TokenInfo = tokenInfoOf(db.ApiTokenGetRow(r))
+				out.RevokedIDs = append(out.RevokedIDs, r.ID)
 			}
 			return nil
 		}
@@ -85,8 +90,10 @@ func (t *Tokens) revokeToken(ctx context.Context, actor core.Actor, id string, a
 		for _, r := range rows {
 			if r.ID == id {
 				out.TokenInfo = tokenInfoOf(db.ApiTokenGetRow(r))
+				out.RevokedIDs = append([]string{r.ID}, out.RevokedIDs...)
 			} else {
 				out.DescendantsRevoked++
+				out.RevokedIDs = append(out.RevokedIDs, r.ID)
 			}
 		}
 		return nil

@@ -179,7 +179,10 @@ func TestRevokeToken(t *testing.T) {
 	// Again: same answer, no second change in the feed.
 	again, err := tokens.RevokeToken(ctx, tokenOperator, created.ID)
 	require.NoError(t, err)
-	require.Equal(t, revoked, again)
+	require.Equal(t, []string{created.ID}, revoked.RevokedIDs)
+	require.Equal(t, revoked.TokenInfo, again.TokenInfo)
+	require.Zero(t, again.DescendantsRevoked)
+	require.Empty(t, again.RevokedIDs, "nothing revoked now")
 	require.Equal(t, []string{"created", "revoked"}, tokenChanges(t, pg, created.ID))
 
 	_, err = tokens.RevokeToken(ctx, tokenOperator, "tok_missing")

@@ -50,12 +50,12 @@ type RevocationWatcher interface {
 	WatchRevocation(tokenID string, revoked func()) (stop func())
 }
 
-// RevocationSyncer is implemented by authenticators that apply the
-// revocations committed so far on demand (authn.Authenticator.Sync): a
+// RevocationNoter is implemented by authenticators that can be told of
+// revocations this process committed (authn.Authenticator.Revoked): a
 // revoke answered by this process then holds in this process at once, not
-// at the next poll of the feed.
-type RevocationSyncer interface {
-	Sync(ctx context.Context) error
+// once the revocation feed brings it.
+type RevocationNoter interface {
+	Revoked(tokenIDs []string)
 }
 
 // ctxKeyActor is where Authenticate stores the caller on the echo context.

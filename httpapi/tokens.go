@@ -14,7 +14,7 @@ import (
 // tokens; anyone may read tokens of their own tenant and ask who they are.
 func tokenRoutes(r Router) {
 	h := tokenHandlers{tokens: r.Deps.Commands.Tokens()}
-	h.revocations, _ = r.Deps.Auth.(RevocationSyncer)
+	h.revocations, _ = r.Deps.Auth.(RevocationNoter)
 	r.V1.POST("/tokens", h.create, RequireRole(core.RoleOperator))
 	r.V1.GET("/tokens/:id", h.get)
 	r.V1.DELETE("/tokens/:id", h.revoke, RequireRole(core.RoleOperator), queryParams("descendants"))
@@ -25,7 +25,7 @@ type tokenHandlers struct {
 	tokens *commands.Tokens
 	// revocations, when the authenticator has it, applies a revoke to
 	// this process's cache before the revoke is answered.
-	revocations RevocationSyncer
+	revocations RevocationNoter
 }
 
 // createTokenRequest is the body of POST /v1/tokens.
@@ -122,9 +122,9 @@ func (h tokenHandlers) revoke(c echo.Context) error {
 	}
 	if h.revocations != nil {
 		// The revoke has committed: from this answer on, this process
-		// refuses the tokens it revoked. Should the read fail, the feed's
-		// next poll applies it, as in every other process.
-		_ = h.revocations.Sync(ctx)
+		// refuses the tokens it revoked; other processes once the
+		// revocation feed brings them.
+		h.revocations.Revoked(revoked.RevokedIDs)
 	}
 	return c.JSON(http.StatusOK, tokenRevokedResponse{tokenResponse: tokenResponseOf(actor, revoked.TokenInfo),
 		DescendantsRevoked: revoked.DescendantsRevoked})

@@ -79,10 +79,6 @@ type Authenticator struct {
 	// before its result is cached.
 	afterLookup func()
 
-	// syncMu serialises Sync: the feed's poll and a revoke answered by
-	// this process (which applies its own revocation at once) would
-	// otherwise read from one cursor and store it out of order.
-	syncMu sync.Mutex
 	// startMu serialises start, so that the feed's starting point is read
 	// once, whether Sync or the first Authenticate gets there first.
 	startMu sync.Mutex
@@ -280,8 +276,6 @@ func (a *Authenticator) WatchRevocation(tokenID string, revoked func()) (stop fu
 // ends (start), unless a lookup found it already: nothing is cached before
 // it.
 func (a *Authenticator) Sync(ctx context.Context) error {
-	a.syncMu.Lock()
-	defer a.syncMu.Unlock()
 	q := db.New(a.pool)
 	a.mu.Lock()
 	started, cursor := a.started, a.cursor
@@ -333,6 +327,39 @@ func (a *Authenticator) Sync(ctx context.Context) error {
 		for _, f := range fire {
 			f()
 		}
+	}
+}
+
+// Revoked applies revocations this process has just committed (a revoke it
+// answered), before the feed brings them: their cached entries go and their
+// watches fire, as Sync does for the feed's. The feed cannot be relied on
+// for that at once: a change is read only once every transaction older
+// than it has ended, anywhere on the server. Sync applies them again later,
+// which changes nothing.
+func (a *Authenticator) Revoked(tokenIDs []string) {
+	ids := make(map[string]bool, len(tokenIDs))
+	for _, id := range tokenIDs {
+		ids[id] = true
+	}
+	now := a.now()
+	var fire []func()
+	a.mu.Lock()
+	a.gen++ // a lookup in flight must not cache what it read before
+	for k, e := range a.byHash {
+		if ids[e.actor.TokenID] {
+			delete(a.byHash, k)
+		}
+	}
+	for _, id := range tokenIDs {
+		a.revoked[id] = now
+		for w := range a.watchers[id] {
+			fire = append(fire, w.revoked)
+		}
+		delete(a.watchers, id)
+	}
+	a.mu.Unlock()
+	for _, f := range fire {
+		f()
 	}
 }
 

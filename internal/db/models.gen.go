@@ -184,6 +184,7 @@ type NodeJoinToken struct {
 	UsedAt       *time.Time
 	CredentialID *string
 	RevokedAt    *time.Time
+	IssuedBy     *string
 }
 
 type NodeLivenessSweep struct {

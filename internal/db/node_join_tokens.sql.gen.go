@@ -61,9 +61,21 @@ func (q *Queries) NodeJoinTokenConsume(ctx context.Context, arg NodeJoinTokenCon
 }
 
 const nodeJoinTokenCreate = `-- name: NodeJoinTokenCreate :one
-INSERT INTO node_join_tokens (id, node_id, token_hash, tenant_id, identity, expires_at)
-VALUES ($1, $2, $3, $4, $5,
-        compute_now() + make_interval(secs => $6::float8))
+WITH RECURSIVE issuers (id, issued_by, depth) AS (
+  SELECT i.id, i.issued_by, 0 FROM api_tokens i WHERE i.id = $7::text
+  UNION ALL
+  SELECT i.id, i.issued_by, c.depth + 1 FROM api_tokens i JOIN issuers c ON i.id = c.issued_by
+), chain AS (
+  SELECT i.id, i.revoked_at, c.depth FROM api_tokens i JOIN issuers c ON c.id = i.id
+   ORDER BY c.depth DESC
+     FOR SHARE OF i
+)
+INSERT INTO node_join_tokens (id, node_id, token_hash, tenant_id, identity, expires_at, issued_by)
+SELECT $1::text, $2::text, $3::bytea, $4::text,
+       $5::text, compute_now() + make_interval(secs => $6::float8),
+       $7::text
+ WHERE $7::text IS NULL
+    OR EXISTS (SELECT 1 FROM chain c WHERE c.depth = 0 AND c.revoked_at IS NULL)
 RETURNING expires_at
 `
 
@@ -74,8 +86,16 @@ type NodeJoinTokenCreateParams struct {
 	TenantID   string
 	Identity   string
 	TtlSeconds float64
+	IssuerID   *string
 }
 
+// issuer_id is the API token asking for it, recorded as issued_by (NULL:
+// the system). Nothing is inserted (zero rows) when that token is unknown
+// or revoked. Its chain of issuers is locked FOR SHARE from the top down,
+// as ApiTokenCreate locks it, so a revoke of any of them with its
+// descendants (ApiTokenRevokeTree, which revokes their unused join tokens
+// too) either waits for this insert and then revokes the new join token,
+// or has committed first, and then this insert finds its issuer revoked.
 func (q *Queries) NodeJoinTokenCreate(ctx context.Context, arg NodeJoinTokenCreateParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, nodeJoinTokenCreate,
 		arg.ID,
@@ -84,6 +104,7 @@ func (q *Queries) NodeJoinTokenCreate(ctx context.Context, arg NodeJoinTokenCrea
 		arg.TenantID,
 		arg.Identity,
 		arg.TtlSeconds,
+		arg.IssuerID,
 	)
 	var expires_at time.Time
 	err := row.Scan(&expires_at)

@@ -61,7 +61,9 @@ SELECT id, tenant_id, identity, role, created_at, revoked_at, expires_at, issued
 -- revoked change per token to authz_changes, all in this one statement.
 -- The walk goes through tokens revoked before (on their own,
 -- ApiTokenRevokeAlone), so a token's descendants can always be revoked
--- through it.
+-- through it. The node join tokens the tree's tokens issued and nobody
+-- used yet are revoked too, each with its revoked change: they would
+-- otherwise join machines until they expire.
 -- Rows are locked from the top down, so that two revokes in one tree wait
 -- for each other instead of deadlocking; a row revoked by a revoke that
 -- committed meanwhile is skipped. Returns the tokens revoked now.
@@ -81,6 +83,12 @@ WITH RECURSIVE tree (id, depth) AS (
   RETURNING a.id, a.tenant_id, a.identity, a.role, a.created_at, a.revoked_at, a.expires_at, a.issued_by
 ), feed AS (
   INSERT INTO authz_changes (token_id, change) SELECT r.id, 'revoked' FROM revoked r
+), joins AS (
+  UPDATE node_join_tokens j SET revoked_at = compute_now()
+   WHERE j.issued_by IN (SELECT t.id FROM tree t) AND j.used_at IS NULL AND j.revoked_at IS NULL
+  RETURNING j.id
+), joins_feed AS (
+  INSERT INTO authz_changes (token_id, change) SELECT j.id, 'revoked' FROM joins j
 )
 SELECT id, tenant_id, identity, role, created_at, revoked_at, expires_at, issued_by FROM revoked;
 

@@ -1,7 +1,26 @@
 -- name: NodeJoinTokenCreate :one
-INSERT INTO node_join_tokens (id, node_id, token_hash, tenant_id, identity, expires_at)
-VALUES (sqlc.arg(id), sqlc.arg(node_id), sqlc.arg(token_hash), sqlc.arg(tenant_id), sqlc.arg(identity),
-        compute_now() + make_interval(secs => sqlc.arg(ttl_seconds)::float8))
+-- issuer_id is the API token asking for it, recorded as issued_by (NULL:
+-- the system). Nothing is inserted (zero rows) when that token is unknown
+-- or revoked. Its chain of issuers is locked FOR SHARE from the top down,
+-- as ApiTokenCreate locks it, so a revoke of any of them with its
+-- descendants (ApiTokenRevokeTree, which revokes their unused join tokens
+-- too) either waits for this insert and then revokes the new join token,
+-- or has committed first, and then this insert finds its issuer revoked.
+WITH RECURSIVE issuers (id, issued_by, depth) AS (
+  SELECT i.id, i.issued_by, 0 FROM api_tokens i WHERE i.id = sqlc.narg(issuer_id)::text
+  UNION ALL
+  SELECT i.id, i.issued_by, c.depth + 1 FROM api_tokens i JOIN issuers c ON i.id = c.issued_by
+), chain AS (
+  SELECT i.id, i.revoked_at, c.depth FROM api_tokens i JOIN issuers c ON c.id = i.id
+   ORDER BY c.depth DESC
+     FOR SHARE OF i
+)
+INSERT INTO node_join_tokens (id, node_id, token_hash, tenant_id, identity, expires_at, issued_by)
+SELECT sqlc.arg(id)::text, sqlc.arg(node_id)::text, sqlc.arg(token_hash)::bytea, sqlc.arg(tenant_id)::text,
+       sqlc.arg(identity)::text, compute_now() + make_interval(secs => sqlc.arg(ttl_seconds)::float8),
+       sqlc.narg(issuer_id)::text
+ WHERE sqlc.narg(issuer_id)::text IS NULL
+    OR EXISTS (SELECT 1 FROM chain c WHERE c.depth = 0 AND c.revoked_at IS NULL)
 RETURNING expires_at;
 
 -- name: NodeJoinTokenCheck :one
