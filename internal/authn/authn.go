@@ -302,26 +302,13 @@ func (a *Authenticator) Sync(ctx context.Context) error {
 		last := rows[len(rows)-1]
 		cursor = [2]uint64{last.Txid, uint64(last.Seq)}
 		now := a.now()
-		var fire []func()
 		a.mu.Lock()
-		a.gen++
-		for k, e := range a.byHash {
-			if evict[e.actor.TokenID] {
-				delete(a.byHash, k)
-			}
-		}
 		for id, at := range a.revoked {
 			if now.Sub(at) > revokedMemory {
 				delete(a.revoked, id)
 			}
 		}
-		for _, id := range revoked {
-			a.revoked[id] = now
-			for w := range a.watchers[id] {
-				fire = append(fire, w.revoked)
-			}
-			delete(a.watchers, id)
-		}
+		fire := a.applyLocked(evict, revoked, now)
 		a.cursor = cursor
 		a.mu.Unlock()
 		for _, f := range fire {
@@ -342,25 +329,34 @@ func (a *Authenticator) Revoked(tokenIDs []string) {
 		ids[id] = true
 	}
 	now := a.now()
-	var fire []func()
 	a.mu.Lock()
-	a.gen++ // a lookup in flight must not cache what it read before
+	fire := a.applyLocked(ids, tokenIDs, now)
+	a.mu.Unlock()
+	for _, f := range fire {
+		f()
+	}
+}
+
+// applyLocked applies token changes: the cached entries of the tokens in
+// evict go, the revoked ones are remembered as revoked at now, and their
+// watches are returned, to be called once a.mu is released. It bumps gen,
+// so that a lookup in flight does not cache what it read before. a.mu is
+// held.
+func (a *Authenticator) applyLocked(evict map[string]bool, revoked []string, now time.Time) (fire []func()) {
+	a.gen++
 	for k, e := range a.byHash {
-		if ids[e.actor.TokenID] {
+		if evict[e.actor.TokenID] {
 			delete(a.byHash, k)
 		}
 	}
-	for _, id := range tokenIDs {
+	for _, id := range revoked {
 		a.revoked[id] = now
 		for w := range a.watchers[id] {
 			fire = append(fire, w.revoked)
 		}
 		delete(a.watchers, id)
 	}
-	a.mu.Unlock()
-	for _, f := range fire {
-		f()
-	}
+	return fire
 }
 
 // start finds where the authz feed ends, once, and tails it from there.

@@ -195,6 +195,32 @@ func TestWatchRevocation(t *testing.T) {
 	require.Empty(t, fired, "the stopped watch did not fire")
 }
 
+// Revoked applies a revocation this process committed at once, without
+// the feed: the token's cache entry goes (its next lookup reads the
+// database, which refuses it) and its watches fire, the late one too.
+func TestRevokedAppliesARevocationWithoutTheFeed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	a := New(d.Pool, CacheTTL)
+	require.NoError(t, a.Sync(ctx))
+	issue(t, d, "tok_r", "bc_secret-r")
+	_, err := a.Authenticate(ctx, "bc_secret-r")
+	require.NoError(t, err)
+	fired := make(chan string, 2)
+	a.WatchRevocation("tok_r", func() { fired <- "watch" })
+
+	revoke(t, d, "tok_r")
+	_, err = a.Authenticate(ctx, "bc_secret-r")
+	require.NoError(t, err, "the cache answers until told")
+	a.Revoked([]string{"tok_r"})
+	_, err = a.Authenticate(ctx, "bc_secret-r")
+	require.Equal(t, core.CodeUnauthenticated, core.CodeOf(err))
+	require.Equal(t, "watch", <-fired)
+	a.WatchRevocation("tok_r", func() { fired <- "late watch" })
+	require.Equal(t, "late watch", <-fired)
+}
+
 // AuthenticateCached answers only from the cache.
 func TestAuthenticateCached(t *testing.T) {
 	t.Parallel()
