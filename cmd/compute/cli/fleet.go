@@ -119,7 +119,7 @@ func (c *cli) poolsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return showOne(c, body, func(p client.Pool) table { return table{header: poolHeader, rows: [][]string{poolRow(p)}} })
+				return showOne(c, body, poolResultTable)
 			})
 		},
 	}
@@ -139,7 +139,21 @@ func (c *cli) poolsCmd() *cobra.Command {
 	return cmd
 }
 
+// poolResultTable is a pool create's answer: the write's result, which has
+// a version where the pool as read has its creation time.
+func poolResultTable(p client.PoolResult) table {
+	f := func(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
+	return table{header: []string{"ID", "SITE", "KIND", "CPU-RATIO", "MEMORY-RATIO", "DISK-RATIO", "NETWORK", "VERSION"},
+		rows: [][]string{{p.ID, p.SiteID, string(p.Kind), f(p.CPURatio), f(p.MemoryRatio), f(p.DiskRatio),
+			string(p.WorkloadNetwork), itoa(p.Version)}}}
+}
+
 var siteHeader = []string{"ID", "NAME", "CREATED"}
+
+// siteResultTable is a site create's or update's answer (see poolResultTable).
+func siteResultTable(s client.SiteResult) table {
+	return table{header: []string{"ID", "NAME", "VERSION"}, rows: [][]string{{s.ID, s.Name, itoa(s.Version)}}}
+}
 
 func siteRow(s client.Site) []string { return []string{s.ID, s.Name, ts(s.CreatedAt)} }
 
@@ -185,7 +199,7 @@ func (c *cli) sitesCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return showOne(c, body, func(s client.Site) table { return table{header: siteHeader, rows: [][]string{siteRow(s)}} })
+				return showOne(c, body, siteResultTable)
 			})
 		},
 	}
@@ -208,7 +222,7 @@ func (c *cli) sitesCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return showOne(c, body, func(s client.Site) table { return table{header: siteHeader, rows: [][]string{siteRow(s)}} })
+				return showOne(c, body, siteResultTable)
 			})
 		},
 	}

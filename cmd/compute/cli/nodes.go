@@ -127,12 +127,14 @@ func (c *cli) nodeActionCmd(a nodeAction) *cobra.Command {
 					State             string   `json:"state"`
 					Version           int64    `json:"version"`
 				}) table {
-					cordoned := "-"
-					if n.Cordoned != nil {
-						cordoned = yesNo(*n.Cordoned)
+					if n.Cordoned == nil {
+						// drain, undrain and release answer with the node's
+						// state, not its cordon.
+						return table{header: []string{"ID", "STATE", "NO-SCHEDULE", "VERSION"},
+							rows: [][]string{{n.ID, n.State, joinOr(n.NoScheduleReasons, "-"), itoa(n.Version)}}}
 					}
 					return table{header: []string{"ID", "CORDONED", "NO-SCHEDULE", "VERSION"},
-						rows: [][]string{{n.ID, cordoned, joinOr(n.NoScheduleReasons, "-"), itoa(n.Version)}}}
+						rows: [][]string{{n.ID, yesNo(*n.Cordoned), joinOr(n.NoScheduleReasons, "-"), itoa(n.Version)}}}
 				})
 			})
 		},
