@@ -465,6 +465,34 @@ func TestContainerDiskExceeded(t *testing.T) {
 	require.Empty(t, d.checkDisk(), "stopped once")
 }
 
+// Two daemons on one machine with the same node id (a second fleet's, a
+// demo next to a node's daemon) have their allocations' cgroups under the
+// same /compute/<node>. Neither's watchdog takes the other's allocation
+// for a container it forgot: it would kill another daemon's tenants.
+func TestWatchdogLeavesAnotherDaemonsContainers(t *testing.T) {
+	sb := containerSandbox(t)
+	a := assignOf("alc_neighbours", 1, 128)
+	sb.forgetAtEnd(t, a)
+	out, code := sb.runScript(t, a, `setsid sleep 778 </dev/null >/dev/null 2>&1 & echo ok`)
+	require.Zero(t, code, out)
+	path := sb.cgroupsPath(a.AllocationID)
+	require.True(t, cgroupHasProcesses(sb.cfg.CgroupRoot, path))
+
+	// The same node id, a workload root and state of its own.
+	root, err := os.MkdirTemp("", "compute-ct-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	cfg := sb.cfg
+	cfg.StateDir, cfg.WorkloadDir = t.TempDir(), root
+	gpus, err := inventoryGPUs(context.Background(), cfg.NodeID, cfg.FakeGPUs)
+	require.NoError(t, err)
+	other, err := openSandbox(context.Background(), cfg, gpus)
+	require.NoError(t, err)
+	require.NotContains(t, other.containers(context.Background()), a.AllocationID,
+		"another daemon's allocation is not this daemon's container")
+	require.Contains(t, sb.containers(context.Background()), a.AllocationID)
+}
+
 // A daemon whose state directory was wiped while an allocation's container
 // ran (runc's state is in it) no longer knows that container. Its
 // processes, one that ignores SIGTERM included, still go with the

@@ -262,9 +262,18 @@ func (s *sandbox) containers(ctx context.Context) []string {
 	}
 	// An allocation whose cgroup still holds processes has a container
 	// here too, even one runc no longer knows (its state directory was
-	// wiped while it ran), so that the watchdog stops it.
+	// wiped while it ran), so that the watchdog stops it — if it is this
+	// daemon's: its directory is in this daemon's workload root (made
+	// before its container, removed after it). The cgroup's name alone
+	// says nothing of whose it is: another daemon on the machine with the
+	// same node id (a second fleet's, a demo's) has its allocations'
+	// cgroups under the same /compute/<node>, and they are not this one's
+	// to kill.
 	for _, id := range allocationCgroups(s.cfg.CgroupRoot, "/compute/"+s.nodeID) {
-		if !slices.Contains(ids, id) && cgroupHasProcesses(s.cfg.CgroupRoot, s.cgroupsPath(id)) {
+		if slices.Contains(ids, id) || !cgroupHasProcesses(s.cfg.CgroupRoot, s.cgroupsPath(id)) {
+			continue
+		}
+		if fi, err := os.Lstat(s.domainDir(id)); err == nil && fi.IsDir() {
 			ids = append(ids, id)
 		}
 	}
