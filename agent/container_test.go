@@ -437,9 +437,9 @@ func hostHas(prefix string) bool {
 	return false
 }
 
-// An allocation whose /work outgrows its diskGb has its workloads stopped
-// and its container deleted, reason DiskExceeded, and runs nothing more
-// until it is released; one within its disk runs on.
+// An allocation whose /work outgrows its diskGb has its workloads stopped,
+// its container deleted and its /work emptied, reason DiskExceeded, and
+// runs nothing more until it is released; one within its disk runs on.
 func TestContainerDiskExceeded(t *testing.T) {
 	now := time.Now()
 	d, sb, j := containerDaemon(t, func() time.Time { return now })
@@ -460,6 +460,9 @@ func TestContainerDiskExceeded(t *testing.T) {
 	require.Contains(t, stopped[0].Reason, wire.ReasonDiskExceeded)
 	require.False(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath("alc_big")), "its container is gone")
 	require.True(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath("alc_small")), "the other runs on")
+	require.Equal(t, int64(1), workUsage(sb.workDir("alc_big"), nil).files,
+		"the node's disk is given back at once, not at the release: /work is empty")
+	require.Positive(t, workUsage(sb.workDir("alc_small"), nil).bytes, "the other's files stay")
 	_, err := sb.workload(context.Background(), &big, "true", ".")
 	require.ErrorContains(t, err, wire.ReasonDiskExceeded)
 	require.Empty(t, d.checkDisk(), "stopped once")

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -131,6 +132,10 @@ func (d *daemon) checkDisk() []stoppedInstance {
 		})...)
 		if err := d.sandbox.stop(context.Background(), id); err != nil {
 			d.log.Error("stop the container of an allocation over its disk", "allocation", id, "err", err)
+			continue
+		}
+		if err := d.sandbox.reclaimWork(id); err != nil {
+			d.log.Error("empty the work directory of an allocation over its disk", "allocation", id, "err", err)
 		}
 	}
 	d.reportStopped(stopped)
@@ -153,4 +158,31 @@ func (d *daemon) diskWatch(ctx context.Context) {
 			d.checkDisk()
 		}
 	}
+}
+
+// reclaimWork empties the work directory of an allocation stopped for its
+// disk, once its container is gone. What it wrote is the node's disk: left
+// until the release, a tenant's `fallocate` of the node's free space in one
+// call (which the 10 s measurement cannot outrun) would keep the daemon,
+// the node's other tenants and everything else on that file system out of
+// space for the rest of its reservation. Nothing of the allocation runs
+// any more, nor can, so nothing can reach those files again; Kubernetes
+// likewise deletes an evicted pod's emptyDir. The directory itself stays,
+// empty, until the release. RemoveAll removes links, it does not follow
+// them.
+func (s *sandbox) reclaimWork(domain string) error {
+	dir := s.workDir(domain)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
