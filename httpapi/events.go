@@ -43,6 +43,14 @@ const (
 	streamRetry = 3 * time.Second
 	// streamCapRetry is the Retry-After of a stream refused by a cap.
 	streamCapRetry = 5 * time.Second
+	// streamSendBuffer caps the kernel's send buffer of a stream's TCP
+	// connection (Linux doubles it). Left to itself the kernel grows it up
+	// to net.ipv4.tcp_wmem's maximum (4 MiB by default), and a write only
+	// blocks, so that the write timeout can drop a client that stopped
+	// reading, once that much is queued: until then such a client is
+	// never found out (a quiet stream's heartbeats take years to fill
+	// 4 MiB), and every stream could pin megabytes of kernel memory.
+	streamSendBuffer = 64 << 10
 )
 
 // StreamLimits bound the event streams of one process. Zero values take
@@ -220,6 +228,7 @@ func (a *eventStreams) stream(c echo.Context) error {
 	// on this keep-alive connection.
 	_ = w.rc.SetReadDeadline(time.Time{})
 	defer func() { _ = w.rc.SetWriteDeadline(time.Time{}) }()
+	boundSendBuffer(c.Request().Context())
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/event-stream")
 	h.Set(echo.HeaderCacheControl, "no-cache")
@@ -249,6 +258,18 @@ func (a *eventStreams) stream(c echo.Context) error {
 		return nil
 	}
 	return fmt.Errorf("event stream after %s: %w", sub.Start(), err)
+}
+
+// boundSendBuffer caps the send buffer of the connection the stream is
+// written to (streamSendBuffer), so that a client that stops reading blocks
+// the stream's writes soon and the write timeout ends it. Without a TCP
+// connection (a server not built by NewServer, a Unix socket) it does
+// nothing. The cap stays with the connection if it serves more requests
+// after the stream: ample for API answers.
+func boundSendBuffer(ctx context.Context) {
+	if c, ok := connOf(ctx).(interface{ SetWriteBuffer(bytes int) error }); ok {
+		_ = c.SetWriteBuffer(streamSendBuffer)
+	}
 }
 
 // errClientGone wraps a failed write: the connection is broken or the

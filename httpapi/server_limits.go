@@ -46,7 +46,7 @@ type ServerConfig struct {
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 	MaxHeaderBytes    int
-	// MaxConns caps connections served at once (netutil.LimitListener).
+	// MaxConns caps connections served at once (newCapListener).
 	MaxConns int
 	// MetricsToken, when set, is a bearer token that may read /metrics on
 	// this listener (besides operator tokens), for scrapers.
@@ -100,6 +100,7 @@ func NewServer(addr string, h http.Handler, c ServerConfig) *Server {
 			BaseContext: func(net.Listener) context.Context {
 				return context.WithValue(context.Background(), serverAccessKey{}, acc)
 			},
+			ConnContext: withConn,
 		}
 	}
 	s := &Server{Server: build(addr, h, serverAccess{metricsToken: c.MetricsToken}), maxConns: c.MaxConns}
@@ -137,7 +138,7 @@ func (s *Server) ListenAndServe() error {
 
 // Serve serves ln with the connection cap.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.Server.Serve(netutil.LimitListener(ln, s.maxConns))
+	return s.Server.Serve(newCapListener(ln, s.maxConns))
 }
 
 // Shutdown shuts both listeners down gracefully (http.Server.Shutdown).
