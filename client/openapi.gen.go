@@ -3459,7 +3459,9 @@ type ClientInterface interface {
 	// is good for one join of this node id only, until `expiresAt` (default
 	// 1 h, at most 24 h). The token is shown once; the server keeps only its
 	// SHA-256 hash. The node need not exist yet (the join registers it); a
-	// retired node gets none (409). The body may be left out.
+	// retired node gets none (409). The body may be left out. Like
+	// POST /v1/tokens it refuses an `Idempotency-Key` (400
+	// INVALID_ARGUMENT, nothing issued): it keeps no answer to replay.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3473,7 +3475,9 @@ type ClientInterface interface {
 	// is good for one join of this node id only, until `expiresAt` (default
 	// 1 h, at most 24 h). The token is shown once; the server keeps only its
 	// SHA-256 hash. The node need not exist yet (the join registers it); a
-	// retired node gets none (409). The body may be left out.
+	// retired node gets none (409). The body may be left out. Like
+	// POST /v1/tokens it refuses an `Idempotency-Key` (400
+	// INVALID_ARGUMENT, nothing issued): it keeps no answer to replay.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3972,6 +3976,11 @@ type ClientInterface interface {
 	// allowed, and nothing is issued. The expiry is never shortened
 	// silently.
 	//
+	// It takes no `Idempotency-Key`, and refuses one (400
+	// INVALID_ARGUMENT, nothing issued): the server keeps no answer to
+	// replay, since that would keep the secret, so a retry under a key
+	// would issue a second live token instead of repeating the first.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/tokens (the `CreateToken` operationId).
@@ -4000,6 +4009,11 @@ type ClientInterface interface {
 	// TOKEN_LIFETIME_EXCEEDED, whose message names the latest expiry
 	// allowed, and nothing is issued. The expiry is never shortened
 	// silently.
+	//
+	// It takes no `Idempotency-Key`, and refuses one (400
+	// INVALID_ARGUMENT, nothing issued): the server keeps no answer to
+	// replay, since that would keep the secret, so a retry under a key
+	// would issue a second live token instead of repeating the first.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4964,7 +4978,9 @@ func (c *Client) JoinNode(ctx context.Context, id NodeID, body JoinNodeJSONReque
 // is good for one join of this node id only, until `expiresAt` (default
 // 1 h, at most 24 h). The token is shown once; the server keeps only its
 // SHA-256 hash. The node need not exist yet (the join registers it); a
-// retired node gets none (409). The body may be left out.
+// retired node gets none (409). The body may be left out. Like
+// POST /v1/tokens it refuses an `Idempotency-Key` (400
+// INVALID_ARGUMENT, nothing issued): it keeps no answer to replay.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4988,7 +5004,9 @@ func (c *Client) CreateNodeJoinTokenWithBody(ctx context.Context, id NodeID, con
 // is good for one join of this node id only, until `expiresAt` (default
 // 1 h, at most 24 h). The token is shown once; the server keeps only its
 // SHA-256 hash. The node need not exist yet (the join registers it); a
-// retired node gets none (409). The body may be left out.
+// retired node gets none (409). The body may be left out. Like
+// POST /v1/tokens it refuses an `Idempotency-Key` (400
+// INVALID_ARGUMENT, nothing issued): it keeps no answer to replay.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5937,6 +5955,11 @@ func (c *Client) ListTokens(ctx context.Context, params *ListTokensParams, reqEd
 // allowed, and nothing is issued. The expiry is never shortened
 // silently.
 //
+// It takes no `Idempotency-Key`, and refuses one (400
+// INVALID_ARGUMENT, nothing issued): the server keeps no answer to
+// replay, since that would keep the secret, so a retry under a key
+// would issue a second live token instead of repeating the first.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/tokens (the `CreateToken` operationId).
@@ -5975,6 +5998,11 @@ func (c *Client) CreateTokenWithBody(ctx context.Context, contentType string, bo
 // TOKEN_LIFETIME_EXCEEDED, whose message names the latest expiry
 // allowed, and nothing is issued. The expiry is never shortened
 // silently.
+//
+// It takes no `Idempotency-Key`, and refuses one (400
+// INVALID_ARGUMENT, nothing issued): the server keeps no answer to
+// replay, since that would keep the secret, so a retry under a key
+// would issue a second live token instead of repeating the first.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10683,7 +10711,9 @@ type ClientWithResponsesInterface interface {
 	// is good for one join of this node id only, until `expiresAt` (default
 	// 1 h, at most 24 h). The token is shown once; the server keeps only its
 	// SHA-256 hash. The node need not exist yet (the join registers it); a
-	// retired node gets none (409). The body may be left out.
+	// retired node gets none (409). The body may be left out. Like
+	// POST /v1/tokens it refuses an `Idempotency-Key` (400
+	// INVALID_ARGUMENT, nothing issued): it keeps no answer to replay.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10697,7 +10727,9 @@ type ClientWithResponsesInterface interface {
 	// is good for one join of this node id only, until `expiresAt` (default
 	// 1 h, at most 24 h). The token is shown once; the server keeps only its
 	// SHA-256 hash. The node need not exist yet (the join registers it); a
-	// retired node gets none (409). The body may be left out.
+	// retired node gets none (409). The body may be left out. Like
+	// POST /v1/tokens it refuses an `Idempotency-Key` (400
+	// INVALID_ARGUMENT, nothing issued): it keeps no answer to replay.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11240,6 +11272,11 @@ type ClientWithResponsesInterface interface {
 	// allowed, and nothing is issued. The expiry is never shortened
 	// silently.
 	//
+	// It takes no `Idempotency-Key`, and refuses one (400
+	// INVALID_ARGUMENT, nothing issued): the server keeps no answer to
+	// replay, since that would keep the secret, so a retry under a key
+	// would issue a second live token instead of repeating the first.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/tokens (the `CreateToken` operationId).
@@ -11268,6 +11305,11 @@ type ClientWithResponsesInterface interface {
 	// TOKEN_LIFETIME_EXCEEDED, whose message names the latest expiry
 	// allowed, and nothing is issued. The expiry is never shortened
 	// silently.
+	//
+	// It takes no `Idempotency-Key`, and refuses one (400
+	// INVALID_ARGUMENT, nothing issued): the server keeps no answer to
+	// replay, since that would keep the secret, so a retry under a key
+	// would issue a second live token instead of repeating the first.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -21456,7 +21498,9 @@ func (c *ClientWithResponses) JoinNodeWithResponse(ctx context.Context, id NodeI
 // is good for one join of this node id only, until `expiresAt` (default
 // 1 h, at most 24 h). The token is shown once; the server keeps only its
 // SHA-256 hash. The node need not exist yet (the join registers it); a
-// retired node gets none (409). The body may be left out.
+// retired node gets none (409). The body may be left out. Like
+// POST /v1/tokens it refuses an `Idempotency-Key` (400
+// INVALID_ARGUMENT, nothing issued): it keeps no answer to replay.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21476,7 +21520,9 @@ func (c *ClientWithResponses) CreateNodeJoinTokenWithBodyWithResponse(ctx contex
 // is good for one join of this node id only, until `expiresAt` (default
 // 1 h, at most 24 h). The token is shown once; the server keeps only its
 // SHA-256 hash. The node need not exist yet (the join registers it); a
-// retired node gets none (409). The body may be left out.
+// retired node gets none (409). The body may be left out. Like
+// POST /v1/tokens it refuses an `Idempotency-Key` (400
+// INVALID_ARGUMENT, nothing issued): it keeps no answer to replay.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22289,6 +22335,11 @@ func (c *ClientWithResponses) ListTokensWithResponse(ctx context.Context, params
 // allowed, and nothing is issued. The expiry is never shortened
 // silently.
 //
+// It takes no `Idempotency-Key`, and refuses one (400
+// INVALID_ARGUMENT, nothing issued): the server keeps no answer to
+// replay, since that would keep the secret, so a retry under a key
+// would issue a second live token instead of repeating the first.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/tokens (the `CreateToken` operationId).
@@ -22323,6 +22374,11 @@ func (c *ClientWithResponses) CreateTokenWithBodyWithResponse(ctx context.Contex
 // TOKEN_LIFETIME_EXCEEDED, whose message names the latest expiry
 // allowed, and nothing is issued. The expiry is never shortened
 // silently.
+//
+// It takes no `Idempotency-Key`, and refuses one (400
+// INVALID_ARGUMENT, nothing issued): the server keeps no answer to
+// replay, since that would keep the secret, so a retry under a key
+// would issue a second live token instead of repeating the first.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

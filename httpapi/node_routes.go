@@ -227,6 +227,9 @@ func (n nodeHandlers) createJoinToken(c echo.Context) error {
 	if err := noIfMatch(c); err != nil {
 		return err
 	}
+	if err := noIdempotencyKey(c); err != nil {
+		return err
+	}
 	var req createJoinTokenRequest
 	if err := bindIfSent(c, &req); err != nil {
 		return err

@@ -199,6 +199,21 @@ func noIfMatch(c echo.Context) error {
 	return nil
 }
 
+// noIdempotencyKey refuses an Idempotency-Key on a route that mints a
+// credential and keeps no answer for a key (tokens, join tokens): a client
+// retrying under a key expects one credential, and would otherwise get one
+// live secret per retry, those whose answers were lost unknown to it and
+// never revoked. Storing the answer instead would keep the secret in
+// idempotency_keys for a day, where only its hash is kept now.
+func noIdempotencyKey(c echo.Context) error {
+	if len(c.Request().Header.Values(headerIdempotencyKey)) > 0 {
+		return core.Errorf(core.CodeInvalidArgument,
+			"Idempotency-Key is not supported on %s %s: it mints a new secret each time; send it once, without a key",
+			c.Request().Method, c.Path())
+	}
+	return nil
+}
+
 // idempotencyKey reads the optional Idempotency-Key header. Its shape is
 // checked here so that a bad key is a clear 400 and never reaches the
 // database as a constraint violation.

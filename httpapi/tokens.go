@@ -73,6 +73,9 @@ func tokenResponseOf(actor core.Actor, t commands.TokenInfo) tokenResponse {
 }
 
 func (h tokenHandlers) create(c echo.Context) error {
+	if err := noIdempotencyKey(c); err != nil {
+		return err
+	}
 	var req createTokenRequest
 	if err := Bind(c, &req); err != nil {
 		return err
