@@ -1,0 +1,148 @@
+package authn
+
+// The revocation feed: every process tails authz_changes (Sync, run by
+// Run) and applies each change to its cache and its watches; the process
+// that commits a revocation applies it at once (Revoked).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// Sync applies the authz changes committed since the last call, evicting
+// every cached token they name. The first call only finds where the feed
+// ends (start), unless a lookup found it already: nothing is cached before
+// it.
+func (a *Authenticator) Sync(ctx context.Context) error {
+	q := db.New(a.pool)
+	a.mu.Lock()
+	started, cursor := a.started, a.cursor
+	a.mu.Unlock()
+	if !started {
+		return a.start(ctx)
+	}
+	for {
+		rows, err := q.AuthzChangesAfter(ctx, db.AuthzChangesAfterParams{AfterTxid: cursor[0], AfterSeq: int64(cursor[1]), MaxRows: 500})
+		if err != nil {
+			return fmt.Errorf("authz feed: %w", err)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		evict := map[string]bool{}
+		var revoked []string
+		for _, r := range rows {
+			evict[r.TokenID] = true
+			if r.Change == changeRevoked {
+				revoked = append(revoked, r.TokenID)
+			}
+		}
+		last := rows[len(rows)-1]
+		cursor = [2]uint64{last.Txid, uint64(last.Seq)}
+		now := a.now()
+		a.mu.Lock()
+		for id, at := range a.revoked {
+			if now.Sub(at) > revokedMemory {
+				delete(a.revoked, id)
+			}
+		}
+		fire := a.applyLocked(evict, revoked, now)
+		a.cursor = cursor
+		a.mu.Unlock()
+		for _, f := range fire {
+			f()
+		}
+	}
+}
+
+// Revoked applies revocations this process has just committed (a revoke it
+// answered), before the feed brings them: their cached entries go and their
+// watches fire, as Sync does for the feed's. The feed cannot be relied on
+// for that at once: a change is read only once every transaction older
+// than it has ended, anywhere on the server. Sync applies them again later,
+// which changes nothing.
+func (a *Authenticator) Revoked(tokenIDs []string) {
+	ids := make(map[string]bool, len(tokenIDs))
+	for _, id := range tokenIDs {
+		ids[id] = true
+	}
+	now := a.now()
+	a.mu.Lock()
+	fire := a.applyLocked(ids, tokenIDs, now)
+	a.mu.Unlock()
+	for _, f := range fire {
+		f()
+	}
+}
+
+// applyLocked applies token changes: the cached entries of the tokens in
+// evict go, the revoked ones are remembered as revoked at now, and their
+// watches are returned, to be called once a.mu is released. It bumps gen,
+// so that a lookup in flight does not cache what it read before. a.mu is
+// held.
+func (a *Authenticator) applyLocked(evict map[string]bool, revoked []string, now time.Time) (fire []func()) {
+	a.gen++
+	for k, e := range a.byHash {
+		if evict[e.actor.TokenID] {
+			delete(a.byHash, k)
+		}
+	}
+	for _, id := range revoked {
+		a.revoked[id] = now
+		for w := range a.watchers[id] {
+			fire = append(fire, w.revoked)
+		}
+		delete(a.watchers, id)
+	}
+	return fire
+}
+
+// start finds where the authz feed ends, once, and tails it from there.
+// Every change before that point is skipped, so it must come before the
+// first lookup that may be cached or watched: Authenticate calls it when
+// Sync (run in its own goroutine while the server already serves) has not
+// yet. Otherwise a token looked up first and revoked before the first Sync
+// would stay cached for a whole TTL, and its event streams open.
+func (a *Authenticator) start(ctx context.Context) error {
+	a.startMu.Lock()
+	defer a.startMu.Unlock()
+	a.mu.Lock()
+	started := a.started
+	a.mu.Unlock()
+	if started {
+		return nil
+	}
+	f, err := db.New(a.pool).AuthzChangesFrontier(ctx)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("authz feed frontier: %w", err)
+	}
+	a.mu.Lock()
+	a.cursor, a.started = [2]uint64{f.Txid, uint64(f.Seq)}, true
+	a.mu.Unlock()
+	return nil
+}
+
+// changeRevoked is the authz_changes.change of a revocation.
+const changeRevoked = "revoked"
+
+// Run calls Sync every poll interval until ctx ends.
+func (a *Authenticator) Run(ctx context.Context, poll time.Duration, onErr func(error)) {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		if err := a.Sync(ctx); err != nil && ctx.Err() == nil && onErr != nil {
+			onErr(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
