@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -89,4 +90,22 @@ func isTLSMessage(err error) bool {
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "tls: ") || strings.Contains(msg, "server gave HTTP response to HTTPS client")
+}
+
+// loggedAttemptError is a failed attempt's error as the server logs it: the
+// cause in full (the tenant sees only publicAttemptError), but of the
+// tenant's URL only its scheme and host. A receiver's URL often carries the
+// receiver's own secret, in its query (?token=…) or its path (chat
+// services' incoming-webhook URLs), and the line names the endpoint, whose
+// URL an operator can read where it is kept.
+func loggedAttemptError(err error) string {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err.Error()
+	}
+	where := "the endpoint's URL"
+	if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
+		where = u.Scheme + "://" + u.Host
+	}
+	return fmt.Sprintf("%s %s: %v", ue.Op, where, ue.Err)
 }

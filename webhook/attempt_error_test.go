@@ -130,3 +130,17 @@ func TestPublicAttemptError(t *testing.T) {
 	require.Contains(t, postErr(t, guarded, plain.URL).Error(), "127.0.0.1")
 	require.Contains(t, postErr(t, open, closedURL).Error(), "127.0.0.1")
 }
+
+// The server's log keeps a failed attempt's cause but not the secrets a
+// receiver's URL carries: of the URL, only its scheme and host.
+func TestLoggedAttemptErrorKeepsNoURLSecret(t *testing.T) {
+	t.Parallel()
+	cause := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	err := &url.Error{Op: "Post", URL: "https://user:pw@hooks.example.com/services/T0/B0/s3cr3t?token=t0k3n", Err: cause}
+	got := loggedAttemptError(fmt.Errorf("deliver: %w", err))
+	require.Equal(t, "Post https://hooks.example.com: "+cause.Error(), got)
+	for _, secret := range []string{"pw", "s3cr3t", "t0k3n", "services"} {
+		require.NotContains(t, got, secret)
+	}
+	require.Equal(t, "plain", loggedAttemptError(errors.New("plain")))
+}

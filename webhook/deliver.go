@@ -192,7 +192,8 @@ func (s *Service) record(ctx context.Context, it workqueue.Item, d db.WebhookDel
 	}
 	var errText *string
 	if res.err != nil {
-		s.logger.Info("webhook attempt failed", "delivery", d.ID, "endpoint", d.EndpointID, "attempt", attempt, "err", res.err)
+		s.logger.Info("webhook attempt failed", "delivery", d.ID, "endpoint", d.EndpointID, "attempt", attempt,
+			"err", loggedAttemptError(res.err))
 		e := publicAttemptError(res.err)
 		errText = &e
 	} else if !res.succeeded() {
