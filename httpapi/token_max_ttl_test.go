@@ -25,25 +25,12 @@ func TestMaxTokenLifetime(t *testing.T) {
 	now := s.pg.Now(t)
 	latest := now.Add(maxTTL)
 
-	for name, at := range map[string]string{
-		"no expiry":      "",
-		"a second later": latest.Add(time.Second).Format(time.RFC3339Nano),
-		"a year":         now.AddDate(1, 0, 0).Format(time.RFC3339Nano),
-	} {
-		body := map[string]string{"tenant": "capped", "identity": "ci", "role": "member"}
-		if at != "" {
-			body["expiresAt"] = at
-		}
-		r := s.call(t, http.MethodPost, "/v1/tokens", s.operator, body)
-		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", name, r.body)
-		e := r.errorBody(t)
-		require.Equal(t, core.CodeTokenLifetimeExceeded, e.Code, name)
-		require.Contains(t, e.Message, "COMPUTE_MAX_TOKEN_TTL", name)
-		require.Contains(t, e.Message, latest.UTC().Format(time.RFC3339), "%s: names the latest expiry", name)
-	}
-	var n int
-	require.NoError(t, s.pg.Pool.QueryRow(t.Context(), "SELECT count(*) FROM api_tokens WHERE tenant_id = 'capped'").Scan(&n))
-	require.Zero(t, n, "nothing issued by a refused request")
+	requireExpiriesRefused(t, s, s.operator, "capped", core.CodeTokenLifetimeExceeded, "COMPUTE_MAX_TOKEN_TTL", latest,
+		map[string]string{
+			"no expiry":      "",
+			"a second later": latest.Add(time.Second).Format(time.RFC3339Nano),
+			"a year":         now.AddDate(1, 0, 0).Format(time.RFC3339Nano),
+		})
 
 	for name, at := range map[string]time.Time{"at the maximum": latest, "within it": now.Add(time.Hour)} {
 		var created tokenJSON

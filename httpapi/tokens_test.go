@@ -239,25 +239,11 @@ func TestTokenCannotOutliveTheTokenThatIssuesIt(t *testing.T) {
 	var issuer tokenJSON
 	r.decode(t, &issuer)
 
-	for name, at := range map[string]string{
+	requireExpiriesRefused(t, s, issuer.Token, "outlive", core.CodeInvalidArgument, "expiresAt", issuerExpiry, map[string]string{
 		"no expiry":       "",
 		"after it":        issuerExpiry.Add(time.Second).Format(time.RFC3339Nano),
 		"a year from now": now.AddDate(1, 0, 0).Format(time.RFC3339Nano),
-	} {
-		body := map[string]string{"tenant": "outlive", "identity": "forever", "role": "operator"}
-		if at != "" {
-			body["expiresAt"] = at
-		}
-		r := s.call(t, http.MethodPost, "/v1/tokens", issuer.Token, body)
-		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", name, r.body)
-		e := r.errorBody(t)
-		require.Equal(t, core.CodeInvalidArgument, e.Code, name)
-		require.Contains(t, e.Message, "expiresAt", name)
-		require.Contains(t, e.Message, issuerExpiry.UTC().Format(time.RFC3339), "%s: names the limit", name)
-	}
-	var n int
-	require.NoError(t, s.pg.Pool.QueryRow(t.Context(), "SELECT count(*) FROM api_tokens WHERE tenant_id = 'outlive'").Scan(&n))
-	require.Zero(t, n, "nothing issued by a refused request")
+	})
 
 	for name, at := range map[string]time.Time{"before it": now.Add(time.Minute), "with it": issuerExpiry} {
 		r := s.call(t, http.MethodPost, "/v1/tokens", issuer.Token, map[string]string{
@@ -267,4 +253,28 @@ func TestTokenCannotOutliveTheTokenThatIssuesIt(t *testing.T) {
 	// A token without an expiry still issues whatever it likes.
 	s.mustCall(t, http.StatusCreated, http.MethodPost, "/v1/tokens", s.operator,
 		map[string]string{"tenant": "outlive", "identity": "forever", "role": "member"}, nil)
+}
+
+// requireExpiriesRefused creates, with issuer, a token of tenant for each
+// expiry of expiries ("" for none) and requires each refused with 400 and
+// code, its message naming mention and the latest expiry allowed; and no
+// token of tenant issued by any of them.
+func requireExpiriesRefused(t *testing.T, s *testServer, issuer, tenant string, code core.Code, mention string,
+	latest time.Time, expiries map[string]string) {
+	t.Helper()
+	for name, at := range expiries {
+		body := map[string]string{"tenant": tenant, "identity": "forever", "role": "operator"}
+		if at != "" {
+			body["expiresAt"] = at
+		}
+		r := s.call(t, http.MethodPost, "/v1/tokens", issuer, body)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", name, r.body)
+		e := r.errorBody(t)
+		require.Equal(t, code, e.Code, name)
+		require.Contains(t, e.Message, mention, name)
+		require.Contains(t, e.Message, latest.UTC().Format(time.RFC3339), "%s: names the latest expiry allowed", name)
+	}
+	var n int
+	require.NoError(t, s.pg.Pool.QueryRow(t.Context(), "SELECT count(*) FROM api_tokens WHERE tenant_id = $1", tenant).Scan(&n))
+	require.Zero(t, n, "nothing issued by a refused request")
 }
