@@ -118,8 +118,11 @@ func idempotentWith[T any](ctx context.Context, h *Handlers, actor core.Actor, k
 
 	var out T
 	var claimed int64
+	var stored bool // a decided error was stored in the request's own transaction
 	runErr := pg.InTxBatch(ctx, h.Pool, func(b *pg.Batch) {
+		stored = false
 		queueClaim(ctx, h, b, ids, sum[:], &claimed)
+		b.Statement("savepoint " + claimSavepoint)
 		queueFirst(b)
 	}, func(tx pgx.Tx) error {
 		if claimed != 1 {
@@ -128,6 +131,7 @@ func idempotentWith[T any](ctx context.Context, h *Handlers, actor core.Actor, k
 		var err error
 		out, err = fn(ctx, tx)
 		if err != nil {
+			stored = storeDecidedError(ctx, tx, ids, pg.Translate(err, command))
 			return err
 		}
 		// The stored answer and the COMMIT in one round trip: nothing is
@@ -149,9 +153,12 @@ func idempotentWith[T any](ctx context.Context, h *Handlers, actor core.Actor, k
 			return zero, err
 		}
 		return decodeReplay[T](replay)
-	case runErr != nil && storeOutcome(runErr):
-		// The work rolled back with its claim; record the final error in a
-		// transaction of its own so that a retry replays it.
+	case runErr != nil && storeOutcome(runErr) && !stored:
+		// The request failed before its work ran (a statement sent with
+		// BEGIN) or its transaction had already ended: the claim rolled
+		// back with the work, so record the error in a transaction of its
+		// own. A request that waited on the key may have run in between;
+		// then the key keeps its answer and this one stores nothing.
 		_ = pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 			q := db.New(tx)
 			if claimed, err := claimKey(ctx, h, q, ids, sum[:]); err != nil || !claimed {
@@ -164,6 +171,39 @@ func idempotentWith[T any](ctx context.Context, h *Handlers, actor core.Actor, k
 		return zero, runErr
 	}
 	return out, nil
+}
+
+// claimSavepoint is set right after a key's claim, so that a request that
+// fails with a decided error can undo its work and keep the claim.
+const claimSavepoint = "idempotency_claim"
+
+// storeDecidedError stores err as the key's answer in the request's own
+// transaction and commits it, when err is a decision (storeOutcome) and
+// the transaction can still be rolled back to the claim: the work goes,
+// the claim stays, and a request waiting on the key replays err instead of
+// running the request again under a state that may have changed. The
+// answer and the COMMIT go in one round trip after the rollback. It
+// reports whether the answer was committed; when not, the caller rolls
+// back.
+func storeDecidedError(ctx context.Context, tx pgx.Tx, ids db.IdempotencyKeyGetParams, err error) bool {
+	if !storeOutcome(err) {
+		return false
+	}
+	switch tx.Conn().PgConn().TxStatus() {
+	case 'T', 'E': // in the transaction, or in it after a failed statement
+	default:
+		return false
+	}
+	// The rollback goes first on its own: pgx prepares a batch's
+	// statements before sending it, which an aborted transaction refuses.
+	if _, err := tx.Exec(ctx, "rollback to savepoint "+claimSavepoint); err != nil {
+		return false
+	}
+	var b pg.Batch
+	pg.ExecRows(ctx, &b, (*db.Queries).IdempotencyKeyComplete,
+		completion(ids, storedResponse{Code: core.CodeOf(err), Error: publicMessage(err)}), nil)
+	b.Commit()
+	return b.Send(ctx, tx) == nil
 }
 
 // errKeyTaken rolls back a transaction whose key was claimed before: the

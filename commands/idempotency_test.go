@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
 
@@ -89,6 +92,75 @@ func TestIdempotencyStoresOnlyDecisions(t *testing.T) {
 			require.Equal(t, core.CodeOf(first), core.CodeOf(err), "a decision is replayed")
 			require.Contains(t, err.Error(), publicMessage(first))
 			require.Equal(t, 1, calls)
+		})
+	}
+}
+
+// A request that waits on a key while the key's first request fails with a
+// decision replays that decision; it does not run the request itself. The
+// first request stores its answer in its own transaction, under the claim,
+// so no moment exists where the key is free and the answer unwritten: were
+// there one, the waiter could run under a changed state and succeed where
+// the first caller was refused, and the key would keep that success. Each
+// case's decision comes from Go (a check on the results) or from a
+// statement that failed and aborted the transaction.
+func TestIdempotencyWaiterReplaysTheFirstRequestsDecision(t *testing.T) {
+	d := pgtest.New(t)
+	h := New(d.Pool, Config{})
+	ctx := context.Background()
+	actor := core.Actor{Tenant: "acme", Identity: "bob@acme", Role: core.RoleMember}
+
+	decisions := map[string]struct {
+		decide func(context.Context, pgx.Tx) error
+		code   core.Code
+	}{
+		"checked in Go": {func(context.Context, pgx.Tx) error {
+			return core.Errorf(core.CodeQuotaExceeded, "gpu quota exceeded")
+		}, core.CodeQuotaExceeded},
+		"a failed statement": {func(ctx context.Context, tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, "DO $$ BEGIN RAISE unique_violation; END $$")
+			require.Error(t, err)
+			return pg.Translate(err, "site s1")
+		}, core.CodeConflict},
+	}
+	for name, c := range decisions {
+		t.Run(name, func(t *testing.T) {
+			key := "k-" + name
+			claimed, release := make(chan struct{}), make(chan struct{})
+			var secondRan atomic.Bool
+			firstErr := make(chan error, 1)
+			go func() {
+				_, err := idempotent(ctx, h, actor, key, "test.op", map[string]int{"n": 1},
+					func(ctx context.Context, tx pgx.Tx) (string, error) {
+						close(claimed)
+						<-release // holds the claim until the waiter waits on it
+						return "", c.decide(ctx, tx)
+					})
+				firstErr <- err
+			}()
+			<-claimed
+			secondErr := make(chan error, 1)
+			go func() {
+				_, err := idempotent(ctx, h, actor, key, "test.op", map[string]int{"n": 1},
+					func(context.Context, pgx.Tx) (string, error) {
+						secondRan.Store(true)
+						return "booked", nil
+					})
+				secondErr <- err
+			}()
+			require.Eventually(t, func() bool {
+				var waiting bool
+				require.NoError(t, d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+				   WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%IdempotencyKeyClaim%')`).Scan(&waiting))
+				return waiting
+			}, 20*time.Second, 5*time.Millisecond, "one request waits on the other's claim")
+			close(release)
+
+			err := <-firstErr
+			require.Equal(t, c.code, core.CodeOf(err), "%v", err)
+			err = <-secondErr
+			require.Equal(t, c.code, core.CodeOf(err), "the waiter replays the decision: %v", err)
+			require.False(t, secondRan.Load(), "the waiter did not run the request")
 		})
 	}
 }
