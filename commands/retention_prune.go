@@ -102,8 +102,14 @@ func (p *Pruner) pruneEvents(ctx context.Context, run *pruneRun, into *int64, li
 		if err := q.RetentionOutboxPruneLock(ctx); err != nil {
 			return 0, err
 		}
-		return q.RetentionOutboxPrune(ctx, db.RetentionOutboxPruneParams{
+		n, err := q.RetentionOutboxPrune(ctx, db.RetentionOutboxPruneParams{
 			RetentionSeconds: p.Retention.Events.Seconds(), BelowTxid: below.TxID, BelowSeq: below.Seq, MaxRows: limit})
+		if err != nil || n == 0 {
+			return n, err
+		}
+		// compute check tells a pruned aggregate's missing first events
+		// from lost ones by this (InvariantEventVersions).
+		return n, q.RetentionOutboxPrunedRecord(ctx)
 	})
 }
 

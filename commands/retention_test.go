@@ -12,6 +12,7 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/invariants"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/workqueue"
 	"github.com/bettercompute/compute/outbox"
@@ -361,4 +362,55 @@ func TestRetentionOverdueCountsWhatIsLeft(t *testing.T) {
 	require.Equal(t, "outbox", rows[0].Table)
 	require.Equal(t, "kept forever", rows[0].Rule)
 	require.Zero(t, rows[0].Rows)
+}
+
+// compute check holds after retention pruned the log: an aggregate whose
+// first events, or all of them, were pruned is not a transition without
+// an event. What it still catches there is a gap among the events kept
+// and a transition after them without its own; the oldest event kept could
+// go unseen, as a pruned one would.
+func TestCheckAfterPruning(t *testing.T) {
+	t.Parallel()
+	f := setupRetention(t)
+	f.node(t, "n1", exclusive, exclusive)
+	start := f.d.Now(t)
+	res := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: start, End: start.Add(40 * day)})
+	f.d.AdvanceSimClock(t, 31*day)
+	// Three transitions of the reservation after the pruned ones: extended
+	// twice, then released.
+	for _, end := range []time.Time{start.Add(45 * day), start.Add(50 * day)} {
+		_, err := f.h.ExtendReservation(f.ctx, tenantA, commands.ExtendReservation{ReservationID: res.Reservation.ID,
+			NewEnd: end})
+		require.NoError(t, err)
+	}
+	_, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: res.Reservation.ID})
+	require.NoError(t, err)
+	f.event(t) // the newest event stays: make it not one of the reservation's
+	require.Positive(t, f.prune(t).Events)
+	var pruned bool
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT EXISTS (SELECT 1 FROM outbox_pruned)").Scan(&pruned))
+	require.True(t, pruned, "the pruner records that it pruned the log")
+	f.requireInvariants(t)
+
+	for name, breach := range map[string]string{
+		"a transition without an event": `UPDATE reservations SET version = version + 1 WHERE id = $1`,
+		// The second extension's: the oldest event kept could be lost
+		// unseen, as pruned, but not one between two kept.
+		"a kept event lost": `DELETE FROM outbox WHERE subject = 'reservations/' || $1
+		  AND (data->>'version')::bigint = (SELECT version - 1 FROM reservations WHERE id = $1)`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			tx, err := f.d.Pool.Begin(f.ctx)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, tx.Rollback(f.ctx)) }()
+			tag, err := tx.Exec(f.ctx, breach, res.Reservation.ID)
+			require.NoError(t, err)
+			require.Equal(t, int64(1), tag.RowsAffected())
+			violations, err := invariants.Check(f.ctx, db.New(tx))
+			require.NoError(t, err)
+			require.Len(t, violations, 1, "%v", violations)
+			require.Equal(t, invariants.EventVersions, violations[0].Invariant)
+			require.Contains(t, violations[0].Detail, "reservations/"+res.Reservation.ID)
+		})
+	}
 }

@@ -241,6 +241,11 @@ type OutboxCursor struct {
 	UpdatedAt time.Time
 }
 
+type OutboxPruned struct {
+	Singleton bool
+	LastAt    time.Time
+}
+
 type PendingQueuePosition struct {
 	ReservationID string
 	Scope         string

@@ -191,6 +191,18 @@ func (q *Queries) RetentionOutboxPruneShare(ctx context.Context) error {
 	return err
 }
 
+const retentionOutboxPrunedRecord = `-- name: RetentionOutboxPrunedRecord :exec
+INSERT INTO outbox_pruned (singleton, last_at) VALUES (true, compute_now())
+ON CONFLICT (singleton) DO UPDATE SET last_at = EXCLUDED.last_at
+`
+
+// Records that the log has been pruned (outbox_pruned), in the transaction
+// of a prune batch that deleted events.
+func (q *Queries) RetentionOutboxPrunedRecord(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, retentionOutboxPrunedRecord)
+	return err
+}
+
 const retentionOverdue = `-- name: RetentionOverdue :one
 SELECT
   (SELECT count(*) FROM outbox o

@@ -95,7 +95,10 @@ SELECT r.id, r.priority_class, r.priority, r.preemptible FROM reservations r
 
 -- name: InvariantEventVersions :many
 -- Every committed transition has exactly one outbox event: each aggregate's
--- events carry versions 1..version, once each.
+-- events carry versions 1..version, once each. Once retention has pruned a
+-- prefix of the log (outbox_pruned), an aggregate's oldest events may be
+-- gone, all of them too: the events kept must then be its newest versions,
+-- min..version, once each.
 WITH aggs (subject, version) AS (
   SELECT 'sites/' || id, version FROM sites
   UNION ALL SELECT 'pools/' || id, version FROM pools
@@ -109,14 +112,23 @@ WITH aggs (subject, version) AS (
   UNION ALL SELECT 'tenants/' || tenant_id || '/fair-share', version FROM tenant_fair_shares
 ), ev AS (
   SELECT o.subject, count(*) AS events, count(DISTINCT o.data ->> 'version') AS distinct_versions,
-         max((o.data ->> 'version')::bigint) AS max_version
+         min((o.data ->> 'version')::bigint) AS min_version, max((o.data ->> 'version')::bigint) AS max_version
     FROM outbox o WHERE o.data ? 'version' GROUP BY o.subject
+), kept AS (
+  -- The versions an aggregate's events must cover: all of them, or
+  -- after pruning only those from its oldest event kept (none when none is).
+  SELECT a.subject, a.version, coalesce(e.events, 0) AS events, coalesce(e.distinct_versions, 0) AS distinct_versions,
+         coalesce(e.max_version, 0) AS max_version,
+         CASE WHEN NOT EXISTS (SELECT 1 FROM outbox_pruned) THEN a.version
+              WHEN e.events IS NULL THEN 0
+              ELSE a.version - e.min_version + 1 END AS expected
+    FROM aggs a LEFT JOIN ev e ON e.subject = a.subject
 )
-SELECT a.subject::text AS subject, a.version::bigint AS version, coalesce(e.events, 0)::bigint AS events,
-       coalesce(e.distinct_versions, 0)::bigint AS distinct_versions, coalesce(e.max_version, 0)::bigint AS max_version
-  FROM aggs a LEFT JOIN ev e ON e.subject = a.subject
- WHERE coalesce(e.events, 0) <> a.version OR coalesce(e.distinct_versions, 0) <> a.version
-    OR coalesce(e.max_version, 0) <> a.version
+SELECT k.subject::text AS subject, k.version::bigint AS version, k.events::bigint AS events,
+       k.distinct_versions::bigint AS distinct_versions, k.max_version::bigint AS max_version
+  FROM kept k
+ WHERE k.events <> k.expected OR k.distinct_versions <> k.expected
+    OR (k.events > 0 OR k.expected > 0) AND k.max_version <> k.version
  ORDER BY 1;
 
 -- name: InvariantEligibilityEvents :many

@@ -158,6 +158,12 @@ SELECT
       AND (x.state <> 'succeeded' OR NOT EXISTS (SELECT 1 FROM outbox o WHERE o.id = x.event_id)))::bigint
     AS webhook_deliveries;
 
+-- name: RetentionOutboxPrunedRecord :exec
+-- Records that the log has been pruned (outbox_pruned), in the transaction
+-- of a prune batch that deleted events.
+INSERT INTO outbox_pruned (singleton, last_at) VALUES (true, compute_now())
+ON CONFLICT (singleton) DO UPDATE SET last_at = EXCLUDED.last_at;
+
 -- name: RetentionOutboxPruneLock :exec
 -- Taken by each outbox prune batch just before its delete, for the rest of
 -- its transaction; every webhook recover shares it before it schedules
