@@ -26,7 +26,9 @@ import (
 // (RmUsageWindowRecompute). The interval starts when the reservation was booked (never
 // before its start) and ends at its end, or at the moment it was released,
 // expired or failed; windows are final once it is terminal. Whenever the
-// interval changes, the reservation's windows are recomputed whole.
+// interval changes, the reservation's windows are recomputed whole. A
+// reservation whose booked event was pruned before a rebuild gets its
+// interval from its next event and the write model (queueSeed).
 type UsageWindows struct{}
 
 // ID is the sink id and projection name.
@@ -44,7 +46,8 @@ func (UsageWindows) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored
 	q := db.New(tx)
 	var intervals pg.Batch
 	type write struct {
-		id   string
+		e    outbox.Stored
+		r    reservationData
 		rows int64
 	}
 	var writes []*write
@@ -56,7 +59,7 @@ func (UsageWindows) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored
 		if err != nil || !r.placed() {
 			return err
 		}
-		w := &write{id: r.ID}
+		w := &write{e: e, r: r}
 		writes = append(writes, w)
 		return queueUsage(ctx, q, &intervals, e, r, &w.rows)
 	})
@@ -66,10 +69,30 @@ func (UsageWindows) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored
 	if err := intervals.Send(ctx, tx); err != nil {
 		return fmt.Errorf("usage intervals: %w", err)
 	}
+	// An event after the booking that changed nothing was applied before,
+	// or its reservation has no interval: its booked event was pruned
+	// before a rebuild. The second is seeded, and the event applied again,
+	// in the events' order; the first changes nothing again. A batch
+	// without either costs no round trip.
+	var seeds pg.Batch
+	for _, w := range writes {
+		if w.rows > 0 || w.e.Type == core.EventReservationBooked {
+			continue
+		}
+		if err := queueSeed(ctx, q, &seeds, w.e, w.r); err != nil {
+			return err
+		}
+		if err := queueUsage(ctx, q, &seeds, w.e, w.r, &w.rows); err != nil {
+			return err
+		}
+	}
+	if err := seeds.Send(ctx, tx); err != nil {
+		return fmt.Errorf("usage intervals seeded: %w", err)
+	}
 	var changed []string // reservation ids, in the order first changed
 	for _, w := range writes {
-		if w.rows > 0 && !slices.Contains(changed, w.id) { // 0: already applied, windows are as they were
-			changed = append(changed, w.id)
+		if w.rows > 0 && !slices.Contains(changed, w.r.ID) { // 0: already applied, windows are as they were
+			changed = append(changed, w.r.ID)
 		}
 	}
 	if len(changed) == 0 {
@@ -118,6 +141,25 @@ func queueUsage(ctx context.Context, q *db.Queries, b *pg.Batch, e outbox.Stored
 		pg.ExecRows(ctx, b, (*db.Queries).RmUsageAllocationSetEnd, db.RmUsageAllocationSetEndParams{ReservationID: r.ID,
 			EndTs: r.End, Version: r.Version}, rows)
 	}
+	return nil
+}
+
+// queueSeed queues in b the interval of a reservation whose booked event
+// is not in the log (RmUsageAllocationSeed), from a later event of it and
+// the write model; a reservation that has an interval keeps it.
+func queueSeed(ctx context.Context, q *db.Queries, b *pg.Batch, e outbox.Stored, r reservationData) error {
+	vcpu, mem, disk, err := scalarsOf(ctx, q, r)
+	if err != nil {
+		return err
+	}
+	bl, err := billedOf(ctx, q, e, r)
+	if err != nil {
+		return err
+	}
+	pg.ExecRows(ctx, b, (*db.Queries).RmUsageAllocationSeed, db.RmUsageAllocationSeedParams{ReservationID: r.ID,
+		AllocationID: bl.AllocationID, TenantID: r.Tenant, Devices: int32(len(r.DeviceIDs)), Vcpu: vcpu,
+		MemoryMb: mem, DiskGb: disk, StartTs: r.Start, EndTs: r.End, Version: r.Version, GpuKind: string(bl.GPUKind),
+		GpuModel: bl.GPUModel, MigProfile: bl.MIGProfile, SlotKind: string(bl.SlotKind)}, nil)
 	return nil
 }
 

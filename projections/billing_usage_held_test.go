@@ -267,3 +267,56 @@ func TestCheckerCatchesUsageNotHeld(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, usageViolations())
 }
+
+// A usage-windows rebuild after the log was pruned replays no booking of a
+// reservation booked before the oldest event kept. Such a reservation,
+// still live, is billed all the same when it ends: the first of its events
+// that the projection applies seeds its interval from the write model (its
+// booking's time, its node's pool), whether that event extends it or ends
+// it.
+func TestUsageWindowsBillAReservationWhoseBookingWasPruned(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, exclusive, exclusive)
+	f.d.SetSimClock(t, at(0).Add(700*time.Microsecond))
+	extended := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, VCPU: 2, Start: at(0), End: at(10)})
+	released := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 2, MemoryMB: 512, Start: at(0), End: at(10)})
+	f.catchUp(t)
+
+	// Two hours on, a day's retention... of one hour: both bookings go.
+	f.d.AdvanceSimClock(t, 2*time.Hour)
+	pruned, err := (&commands.Pruner{Pool: f.d.Pool, Retention: commands.Retention{Events: time.Hour}}).Prune(f.ctx, nil)
+	require.NoError(t, err)
+	require.Positive(t, pruned.Events)
+	_, err = projections.Rebuild(f.ctx, f.d.Pool, projections.NameUsageWindows)
+	require.NoError(t, err)
+	intervals, err := f.d.Q.RmUsageAllocationListAll(f.ctx)
+	require.NoError(t, err)
+	require.Empty(t, intervals, "the rebuild replayed no booking")
+
+	_, err = f.h.ExtendReservation(f.ctx, tenantA, commands.ExtendReservation{ReservationID: extended.Reservation.ID, NewEnd: at(12)})
+	require.NoError(t, err)
+	f.d.AdvanceSimClock(t, 90*time.Minute+300*time.Microsecond)
+	for _, r := range []commands.ReservationResult{extended, released} {
+		_, err = f.h.ReleaseReservation(f.ctx, operator, commands.ReleaseReservation{ReservationID: r.Reservation.ID})
+		require.NoError(t, err)
+	}
+	f.catchUp(t)
+
+	held := f.requireBilledIsHeld(t, "booking pruned")
+	for _, r := range []commands.ReservationResult{extended, released} {
+		// 00:00:00.0007 to 03:30:00.0010, between instants rounded down
+		// to the millisecond.
+		require.EqualValues(t, 12_600_001, held[r.Reservation.ID].billedMs, r.Reservation.ID)
+	}
+	violations, err := invariants.Check(f.ctx, f.d.Q)
+	require.NoError(t, err)
+	require.Empty(t, violations)
+	windows, err := f.d.Q.RmUsageWindowListAll(f.ctx)
+	require.NoError(t, err)
+	require.Len(t, windows, 8, "four hourly windows each, 00:00 to 03:30")
+	for _, w := range windows {
+		require.True(t, w.Final, w.Key)
+		require.Equal(t, commandstest.Pool, w.PoolID, w.Key)
+	}
+}

@@ -141,6 +141,68 @@ func (q *Queries) RmUsageAllocationListAll(ctx context.Context) ([]RmUsageAlloca
 	return items, nil
 }
 
+const rmUsageAllocationSeed = `-- name: RmUsageAllocationSeed :execrows
+INSERT INTO rm_usage_allocations (reservation_id, allocation_id, tenant_id, pool_id, node_id, devices, vcpu,
+       memory_mb, disk_gb, start_ts, end_ts, final, version, gpu_kind, gpu_model, mig_profile, slot_kind)
+SELECT $1, a.id, $2, n.pool_id, a.node_id,
+       $3, $4, $5, $6,
+       greatest($7::timestamptz, a.created_at),
+       greatest($7::timestamptz, a.created_at, $8::timestamptz),
+       false, greatest($9::bigint - 1, 1),
+       $10, $11, $12, $13
+  FROM allocations a JOIN nodes n ON n.id = a.node_id
+ WHERE a.id = $14 AND a.reservation_id = $1
+ON CONFLICT (reservation_id) DO NOTHING
+`
+
+type RmUsageAllocationSeedParams struct {
+	ReservationID string
+	TenantID      string
+	Devices       int32
+	Vcpu          int64
+	MemoryMb      int64
+	DiskGb        int64
+	StartTs       time.Time
+	EndTs         time.Time
+	Version       int64
+	GpuKind       string
+	GpuModel      string
+	MigProfile    string
+	SlotKind      string
+	AllocationID  string
+}
+
+// A reservation whose booking is not in the log (a rebuild after its
+// booked event was pruned) gets its interval from the event that follows
+// it and from the write model, where what it needs never changes once the
+// reservation is placed: the allocation's creation (its booking) and the
+// pool of its node. Its version is the one before the event's (a booking
+// is at least version 1, so an event after it at least 2), so the event
+// applies next as it would have. A reservation that has an interval keeps
+// it.
+func (q *Queries) RmUsageAllocationSeed(ctx context.Context, arg RmUsageAllocationSeedParams) (int64, error) {
+	result, err := q.db.Exec(ctx, rmUsageAllocationSeed,
+		arg.ReservationID,
+		arg.TenantID,
+		arg.Devices,
+		arg.Vcpu,
+		arg.MemoryMb,
+		arg.DiskGb,
+		arg.StartTs,
+		arg.EndTs,
+		arg.Version,
+		arg.GpuKind,
+		arg.GpuModel,
+		arg.MigProfile,
+		arg.SlotKind,
+		arg.AllocationID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const rmUsageAllocationSetEnd = `-- name: RmUsageAllocationSetEnd :execrows
 UPDATE rm_usage_allocations
    SET end_ts = greatest(start_ts, $1::timestamptz), version = $2
