@@ -121,19 +121,15 @@ func queueUsage(ctx context.Context, q *db.Queries, b *pg.Batch, e outbox.Stored
 		if pool == "" {
 			pool = r.PoolID // an event written before booked events named the pool: empty for a site reservation
 		}
-		vcpu, mem, disk, err := scalarsOf(ctx, q, r)
-		if err != nil {
-			return err
-		}
-		bl, err := billedOf(ctx, q, e, r)
+		u, err := usageOf(ctx, q, e, r)
 		if err != nil {
 			return err
 		}
 		pg.ExecRows(ctx, b, (*db.Queries).RmUsageAllocationBook, db.RmUsageAllocationBookParams{ReservationID: r.ID,
-			AllocationID: bl.AllocationID, TenantID: r.Tenant, PoolID: pool, NodeID: r.NodeID,
-			Devices: int32(len(r.DeviceIDs)), Vcpu: vcpu, MemoryMb: mem, DiskGb: disk, StartTs: r.Start, At: e.Time,
-			EndTs: r.End, Version: r.Version, GpuKind: string(bl.GPUKind), GpuModel: bl.GPUModel,
-			MigProfile: bl.MIGProfile, SlotKind: string(bl.SlotKind)}, rows)
+			AllocationID: u.AllocationID, TenantID: r.Tenant, PoolID: pool, NodeID: r.NodeID,
+			Devices: int32(len(r.DeviceIDs)), Vcpu: u.vcpu, MemoryMb: u.memoryMB, DiskGb: u.diskGB, StartTs: r.Start, At: e.Time,
+			EndTs: r.End, Version: r.Version, GpuKind: string(u.GPUKind), GpuModel: u.GPUModel,
+			MigProfile: u.MIGProfile, SlotKind: string(u.SlotKind)}, rows)
 	case r.ended():
 		pg.ExecRows(ctx, b, (*db.Queries).RmUsageAllocationEndAt, db.RmUsageAllocationEndAtParams{ReservationID: r.ID,
 			At: e.Time, Version: r.Version}, rows)
@@ -148,19 +144,36 @@ func queueUsage(ctx context.Context, q *db.Queries, b *pg.Batch, e outbox.Stored
 // is not in the log (RmUsageAllocationSeed), from a later event of it and
 // the write model; a reservation that has an interval keeps it.
 func queueSeed(ctx context.Context, q *db.Queries, b *pg.Batch, e outbox.Stored, r reservationData) error {
-	vcpu, mem, disk, err := scalarsOf(ctx, q, r)
-	if err != nil {
-		return err
-	}
-	bl, err := billedOf(ctx, q, e, r)
+	u, err := usageOf(ctx, q, e, r)
 	if err != nil {
 		return err
 	}
 	pg.ExecRows(ctx, b, (*db.Queries).RmUsageAllocationSeed, db.RmUsageAllocationSeedParams{ReservationID: r.ID,
-		AllocationID: bl.AllocationID, TenantID: r.Tenant, Devices: int32(len(r.DeviceIDs)), Vcpu: vcpu,
-		MemoryMb: mem, DiskGb: disk, StartTs: r.Start, EndTs: r.End, Version: r.Version, GpuKind: string(bl.GPUKind),
-		GpuModel: bl.GPUModel, MigProfile: bl.MIGProfile, SlotKind: string(bl.SlotKind)}, nil)
+		AllocationID: u.AllocationID, TenantID: r.Tenant, Devices: int32(len(r.DeviceIDs)), Vcpu: u.vcpu,
+		MemoryMb: u.memoryMB, DiskGb: u.diskGB, StartTs: r.Start, EndTs: r.End, Version: r.Version,
+		GpuKind: string(u.GPUKind), GpuModel: u.GPUModel, MigProfile: u.MIGProfile, SlotKind: string(u.SlotKind)}, nil)
 	return nil
+}
+
+// usage is what an interval is keyed and priced by: the billed GPU
+// request and allocation, and the scalars.
+type usage struct {
+	billed
+	vcpu, memoryMB, diskGB int64
+}
+
+// usageOf reads usage from a placed reservation's event, with the write
+// model's help for events written before they carried all of it.
+func usageOf(ctx context.Context, q *db.Queries, e outbox.Stored, r reservationData) (usage, error) {
+	vcpu, mem, disk, err := scalarsOf(ctx, q, r)
+	if err != nil {
+		return usage{}, err
+	}
+	bl, err := billedOf(ctx, q, e, r)
+	if err != nil {
+		return usage{}, err
+	}
+	return usage{billed: bl, vcpu: vcpu, memoryMB: mem, diskGB: disk}, nil
 }
 
 // billed is what billing keys and prices a window by, besides the scalars:
