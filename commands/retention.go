@@ -71,8 +71,9 @@ func (r Retention) deliveries() time.Duration {
 // Pruner deletes history past its retention: events (never past the
 // lowest sink cursor, nor an event with a webhook delivery pending),
 // expired idempotency keys, finished node jobs (the node journal kept in
-// PostgreSQL), finished webhook deliveries and webhook attempts. It is the
-// KindRetentionPrune reconciler.
+// PostgreSQL), finished webhook deliveries, webhook attempts and the
+// record of accepted billing windows. It is the KindRetentionPrune
+// reconciler.
 type Pruner struct {
 	Pool   *pgxpool.Pool
 	Logger *slog.Logger
@@ -90,7 +91,7 @@ type Pruner struct {
 
 // PruneResult says what one run deleted, per table.
 type PruneResult struct {
-	Events, IdempotencyKeys, WebhookAttempts, WebhookDeliveries, NodeJobs int64
+	Events, IdempotencyKeys, WebhookAttempts, WebhookDeliveries, NodeJobs, BillingDeliveries int64
 	// More is set when a table used its budget (BatchesPerRun) with rows
 	// left to delete.
 	More bool
@@ -98,7 +99,7 @@ type PruneResult struct {
 
 // Total is how many rows the run deleted.
 func (r PruneResult) Total() int64 {
-	return r.Events + r.IdempotencyKeys + r.WebhookAttempts + r.WebhookDeliveries + r.NodeJobs
+	return r.Events + r.IdempotencyKeys + r.WebhookAttempts + r.WebhookDeliveries + r.NodeJobs + r.BillingDeliveries
 }
 
 func (p *Pruner) every() time.Duration { return orDefault(p.Every, DefaultPruneEvery) }
@@ -154,7 +155,8 @@ func (p *Pruner) Overdue(ctx context.Context) ([]OverdueRows, error) {
 	q := db.New(p.Pool)
 	r := p.Retention
 	row, err := q.RetentionOverdue(ctx, db.RetentionOverdueParams{EventSeconds: r.Events.Seconds(),
-		AttemptSeconds: r.WebhookAttempts.Seconds(), DeliverySeconds: r.deliveries().Seconds()})
+		AttemptSeconds: r.WebhookAttempts.Seconds(), DeliverySeconds: r.deliveries().Seconds(),
+		WorkSeconds: r.Work.Seconds()})
 	if err != nil {
 		return nil, fmt.Errorf("overdue rows: %w", err)
 	}
@@ -181,6 +183,7 @@ func (p *Pruner) Overdue(ctx context.Context) ([]OverdueRows, error) {
 		{Table: "webhook_attempts", Rule: olderThan(r.WebhookAttempts), Rows: row.WebhookAttempts},
 		{Table: "webhook_deliveries", Rule: "finished, " + olderThan(r.deliveries()), Rows: row.WebhookDeliveries},
 		{Table: "node_commands", Rule: "finished, " + olderThan(r.Work), Rows: jobs},
+		{Table: "billing_deliveries", Rule: "accepted, " + olderThan(r.Work), Rows: row.BillingDeliveries},
 	}, nil
 }
 

@@ -45,6 +45,10 @@ func (p *Pruner) Prune(ctx context.Context, fence func(pgx.Tx) error) (PruneResu
 			return q.RetentionNodeJobsPrune(ctx, db.RetentionNodeJobsPruneParams{
 				RetentionSeconds: r.Work.Seconds(), MaxRows: limit})
 		}},
+		{"billing_deliveries", r.Work <= 0, &res.BillingDeliveries, func(q *db.Queries) (int64, error) {
+			return q.RetentionBillingDeliveriesPrune(ctx, db.RetentionBillingDeliveriesPruneParams{
+				RetentionSeconds: r.Work.Seconds(), MaxRows: limit})
+		}},
 		{"idempotency_keys", false, &res.IdempotencyKeys, func(q *db.Queries) (int64, error) {
 			return q.RetentionIdempotencyKeysPrune(ctx, limit)
 		}},
@@ -66,7 +70,7 @@ func (p *Pruner) Prune(ctx context.Context, fence func(pgx.Tx) error) (PruneResu
 	if n := res.Total(); n > 0 {
 		p.logger().Info("retention: pruned", "events", res.Events, "idempotency_keys", res.IdempotencyKeys,
 			"webhook_attempts", res.WebhookAttempts, "webhook_deliveries", res.WebhookDeliveries,
-			"node_jobs", res.NodeJobs, "more", res.More)
+			"node_jobs", res.NodeJobs, "billing_deliveries", res.BillingDeliveries, "more", res.More)
 	}
 	return res, nil
 }

@@ -70,6 +70,17 @@ func (f *retentionFixture) event(t *testing.T) outbox.Stored {
 	return outbox.Stored{Event: e, Position: p}
 }
 
+// billingDelivery records the billing sink's delivery of window key,
+// accepted now or refused (retried later).
+func (f *retentionFixture) billingDelivery(t *testing.T, key string, accepted bool) {
+	t.Helper()
+	_, err := f.d.Pool.Exec(f.ctx, `INSERT INTO billing_deliveries (key, allocation_id, tenant_id, window_start,
+		attempts, last_status, next_attempt_at, delivered_at, updated_at)
+		VALUES ($1, 'a1', 'acme', compute_now(), 1, CASE WHEN $2 THEN 200 ELSE 500 END, compute_now(),
+		        CASE WHEN $2 THEN compute_now() END, compute_now())`, key, accepted)
+	require.NoError(t, err)
+}
+
 // delivery records a delivery of event to endpoint in state, changed now.
 func (f *retentionFixture) delivery(t *testing.T, endpoint string, event uuid.UUID, state string) uuid.UUID {
 	t.Helper()
@@ -139,8 +150,8 @@ func (f *retentionFixture) count(t *testing.T, query string, args ...any) int {
 
 // Every table is pruned by its own retention and not a moment earlier:
 // idempotency keys when they expire, attempts after 3 days, finished
-// deliveries and node jobs after 7 (a succeeded delivery not before its
-// event), events after 30. A live allocation's node jobs stay whatever
+// deliveries, node jobs and accepted billing windows after 7 (a succeeded
+// delivery not before its event, a refused window never), events after 30. A live allocation's node jobs stay whatever
 // their age; a released one's go together.
 func TestRetentionPrunesEachTableOnlyPastItsRetention(t *testing.T) {
 	t.Parallel()
@@ -166,6 +177,8 @@ func TestRetentionPrunesEachTableOnlyPastItsRetention(t *testing.T) {
 	f.execJob(t, "cmd_old")
 	f.idempotencyKey(t, "one-day", day)
 	f.idempotencyKey(t, "three-days", 3*day)
+	f.billingDelivery(t, "cmp:a1:accepted", true)
+	f.billingDelivery(t, "cmp:a1:refused", false)
 
 	f.d.AdvanceSimClock(t, 2*day)
 	f.execJob(t, "cmd_new")
@@ -181,7 +194,9 @@ func TestRetentionPrunesEachTableOnlyPastItsRetention(t *testing.T) {
 	require.Zero(t, f.prune(t).Total(), "nothing is due a second early")
 
 	f.d.AdvanceSimClock(t, 2*time.Second)
-	require.Equal(t, commands.PruneResult{WebhookAttempts: 1, WebhookDeliveries: 1, NodeJobs: 3}, f.prune(t))
+	require.Equal(t, commands.PruneResult{WebhookAttempts: 1, WebhookDeliveries: 1, NodeJobs: 3, BillingDeliveries: 1}, f.prune(t))
+	require.Equal(t, 1, f.count(t, "SELECT count(*) FROM billing_deliveries WHERE key = 'cmp:a1:refused'"),
+		"a billing window not yet accepted keeps its retry schedule")
 	require.Equal(t, []any{succeeded}, f.present(t, "webhook_deliveries", succeeded, failed),
 		"the failed delivery went; the succeeded one waits for its event")
 	require.Equal(t, []any{"cmd_new"}, f.present(t, "node_commands", "cmd_old", "cmd_new"))
@@ -332,6 +347,7 @@ func TestRetentionOverdueCountsWhatIsLeft(t *testing.T) {
 	first := f.event(t)
 	f.event(t)
 	f.idempotencyKey(t, "k", time.Hour)
+	f.billingDelivery(t, "cmp:a1:accepted", true)
 	require.NoError(t, f.d.Q.OutboxCursorSave(f.ctx, db.OutboxCursorSaveParams{Sink: "projection-x",
 		Txid: first.Position.TxID, Seq: first.Position.Seq}))
 	f.d.AdvanceSimClock(t, 31*day)
@@ -350,6 +366,7 @@ func TestRetentionOverdueCountsWhatIsLeft(t *testing.T) {
 	got := overdue()
 	require.Equal(t, int64(old), got["outbox"].Rows, "every event but the newest")
 	require.Equal(t, int64(1), got["idempotency_keys"].Rows)
+	require.Equal(t, int64(1), got["billing_deliveries"].Rows, "the accepted billing window")
 	f.prune(t)
 	got = overdue()
 	require.Equal(t, int64(1), got["outbox"].Rows, "the event after the sink's cursor")

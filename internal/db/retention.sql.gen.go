@@ -9,6 +9,36 @@ import (
 	"context"
 )
 
+const retentionBillingDeliveriesPrune = `-- name: RetentionBillingDeliveriesPrune :execrows
+DELETE FROM billing_deliveries d USING (
+  SELECT x.key FROM billing_deliveries x
+   WHERE x.delivered_at < compute_now() - make_interval(secs => $1::float8)
+   ORDER BY x.delivered_at
+   LIMIT $2
+     FOR UPDATE SKIP LOCKED) e
+ WHERE d.key = e.key
+`
+
+type RetentionBillingDeliveriesPruneParams struct {
+	RetentionSeconds float64
+	MaxRows          int32
+}
+
+// Deletes the record of billing windows the receiver accepted before the
+// retention. The billing sink reads it to skip a window already sent when
+// a batch of the log comes to it again, which happens only while its
+// cursor has not passed that batch: a row older than the retention matters
+// only to a sink held back that long, which then sends the window again
+// under the same key (receivers deduplicate by it). A window not yet
+// accepted keeps its row whatever its age: it is its retry schedule.
+func (q *Queries) RetentionBillingDeliveriesPrune(ctx context.Context, arg RetentionBillingDeliveriesPruneParams) (int64, error) {
+	result, err := q.db.Exec(ctx, retentionBillingDeliveriesPrune, arg.RetentionSeconds, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const retentionIdempotencyKeysPrune = `-- name: RetentionIdempotencyKeysPrune :execrows
 DELETE FROM idempotency_keys k USING (
   SELECT x.tenant_id, x.identity, x.key FROM idempotency_keys x
@@ -218,13 +248,18 @@ SELECT
     WHERE $3::float8 > 0 AND x.state <> 'pending'
       AND x.updated_at < compute_now() - make_interval(secs => $3::float8)
       AND (x.state <> 'succeeded' OR NOT EXISTS (SELECT 1 FROM outbox o WHERE o.id = x.event_id)))::bigint
-    AS webhook_deliveries
+    AS webhook_deliveries,
+  (SELECT count(*) FROM billing_deliveries b
+    WHERE $4::float8 > 0
+      AND b.delivered_at < compute_now() - make_interval(secs => $4::float8))::bigint
+    AS billing_deliveries
 `
 
 type RetentionOverdueParams struct {
 	EventSeconds    float64
 	AttemptSeconds  float64
 	DeliverySeconds float64
+	WorkSeconds     float64
 }
 
 type RetentionOverdueRow struct {
@@ -232,6 +267,7 @@ type RetentionOverdueRow struct {
 	IdempotencyKeys   int64
 	WebhookAttempts   int64
 	WebhookDeliveries int64
+	BillingDeliveries int64
 }
 
 // Rows older than their retention, per table, for `compute check` (a
@@ -240,13 +276,19 @@ type RetentionOverdueRow struct {
 // newest, which is always kept; the outbox has no index on time, so this
 // count reads the whole table.
 func (q *Queries) RetentionOverdue(ctx context.Context, arg RetentionOverdueParams) (RetentionOverdueRow, error) {
-	row := q.db.QueryRow(ctx, retentionOverdue, arg.EventSeconds, arg.AttemptSeconds, arg.DeliverySeconds)
+	row := q.db.QueryRow(ctx, retentionOverdue,
+		arg.EventSeconds,
+		arg.AttemptSeconds,
+		arg.DeliverySeconds,
+		arg.WorkSeconds,
+	)
 	var i RetentionOverdueRow
 	err := row.Scan(
 		&i.Events,
 		&i.IdempotencyKeys,
 		&i.WebhookAttempts,
 		&i.WebhookDeliveries,
+		&i.BillingDeliveries,
 	)
 	return i, err
 }

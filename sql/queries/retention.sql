@@ -75,6 +75,22 @@ DELETE FROM webhook_deliveries d USING (
      FOR UPDATE SKIP LOCKED) e
  WHERE d.id = e.id;
 
+-- name: RetentionBillingDeliveriesPrune :execrows
+-- Deletes the record of billing windows the receiver accepted before the
+-- retention. The billing sink reads it to skip a window already sent when
+-- a batch of the log comes to it again, which happens only while its
+-- cursor has not passed that batch: a row older than the retention matters
+-- only to a sink held back that long, which then sends the window again
+-- under the same key (receivers deduplicate by it). A window not yet
+-- accepted keeps its row whatever its age: it is its retry schedule.
+DELETE FROM billing_deliveries d USING (
+  SELECT x.key FROM billing_deliveries x
+   WHERE x.delivered_at < compute_now() - make_interval(secs => sqlc.arg(retention_seconds)::float8)
+   ORDER BY x.delivered_at
+   LIMIT sqlc.arg(max_rows)
+     FOR UPDATE SKIP LOCKED) e
+ WHERE d.key = e.key;
+
 -- name: RetentionNodeJobsPrune :execrows
 -- Compacts the node journal kept in node_commands: deletes node jobs that
 -- finished before the retention. An assign or unassign job goes only with
@@ -156,7 +172,11 @@ SELECT
     WHERE sqlc.arg(delivery_seconds)::float8 > 0 AND x.state <> 'pending'
       AND x.updated_at < compute_now() - make_interval(secs => sqlc.arg(delivery_seconds)::float8)
       AND (x.state <> 'succeeded' OR NOT EXISTS (SELECT 1 FROM outbox o WHERE o.id = x.event_id)))::bigint
-    AS webhook_deliveries;
+    AS webhook_deliveries,
+  (SELECT count(*) FROM billing_deliveries b
+    WHERE sqlc.arg(work_seconds)::float8 > 0
+      AND b.delivered_at < compute_now() - make_interval(secs => sqlc.arg(work_seconds)::float8))::bigint
+    AS billing_deliveries;
 
 -- name: RetentionOutboxPrunedRecord :exec
 -- Records that the log has been pruned (outbox_pruned), in the transaction
