@@ -36,6 +36,10 @@ const (
 	// left rows behind asks to run again after pruneAgainSoon.
 	DefaultPruneBatchesPerRun = 20
 	pruneAgainSoon            = time.Second
+	// AuthzChangesKept is how long the revocation feed (authz_changes)
+	// keeps a change: far longer than any API process reads it behind
+	// (seconds, while it reaches the database) or caches a token (30 s).
+	AuthzChangesKept = 24 * time.Hour
 )
 
 // Retention says how long each kind of history is kept; zero keeps it
@@ -71,9 +75,9 @@ func (r Retention) deliveries() time.Duration {
 // Pruner deletes history past its retention: events (never past the
 // lowest sink cursor, nor an event with a webhook delivery pending),
 // expired idempotency keys, finished node jobs (the node journal kept in
-// PostgreSQL), finished webhook deliveries, webhook attempts and the
-// record of accepted billing windows. It is the KindRetentionPrune
-// reconciler.
+// PostgreSQL), finished webhook deliveries, webhook attempts, the record
+// of accepted billing windows and the revocation feed's old changes. It is
+// the KindRetentionPrune reconciler.
 type Pruner struct {
 	Pool   *pgxpool.Pool
 	Logger *slog.Logger
@@ -91,7 +95,7 @@ type Pruner struct {
 
 // PruneResult says what one run deleted, per table.
 type PruneResult struct {
-	Events, IdempotencyKeys, WebhookAttempts, WebhookDeliveries, NodeJobs, BillingDeliveries int64
+	Events, IdempotencyKeys, WebhookAttempts, WebhookDeliveries, NodeJobs, BillingDeliveries, AuthzChanges int64
 	// More is set when a table used its budget (BatchesPerRun) with rows
 	// left to delete.
 	More bool
@@ -99,7 +103,8 @@ type PruneResult struct {
 
 // Total is how many rows the run deleted.
 func (r PruneResult) Total() int64 {
-	return r.Events + r.IdempotencyKeys + r.WebhookAttempts + r.WebhookDeliveries + r.NodeJobs + r.BillingDeliveries
+	return r.Events + r.IdempotencyKeys + r.WebhookAttempts + r.WebhookDeliveries + r.NodeJobs + r.BillingDeliveries +
+		r.AuthzChanges
 }
 
 func (p *Pruner) every() time.Duration { return orDefault(p.Every, DefaultPruneEvery) }
@@ -156,7 +161,7 @@ func (p *Pruner) Overdue(ctx context.Context) ([]OverdueRows, error) {
 	r := p.Retention
 	row, err := q.RetentionOverdue(ctx, db.RetentionOverdueParams{EventSeconds: r.Events.Seconds(),
 		AttemptSeconds: r.WebhookAttempts.Seconds(), DeliverySeconds: r.deliveries().Seconds(),
-		WorkSeconds: r.Work.Seconds()})
+		WorkSeconds: r.Work.Seconds(), AuthzSeconds: AuthzChangesKept.Seconds()})
 	if err != nil {
 		return nil, fmt.Errorf("overdue rows: %w", err)
 	}
@@ -184,6 +189,7 @@ func (p *Pruner) Overdue(ctx context.Context) ([]OverdueRows, error) {
 		{Table: "webhook_deliveries", Rule: "finished, " + olderThan(r.deliveries()), Rows: row.WebhookDeliveries},
 		{Table: "node_commands", Rule: "finished, " + olderThan(r.Work), Rows: jobs},
 		{Table: "billing_deliveries", Rule: "accepted, " + olderThan(r.Work), Rows: row.BillingDeliveries},
+		{Table: "authz_changes", Rule: olderThan(AuthzChangesKept), Rows: row.AuthzChanges},
 	}, nil
 }
 

@@ -49,6 +49,10 @@ func (p *Pruner) Prune(ctx context.Context, fence func(pgx.Tx) error) (PruneResu
 			return q.RetentionBillingDeliveriesPrune(ctx, db.RetentionBillingDeliveriesPruneParams{
 				RetentionSeconds: r.Work.Seconds(), MaxRows: limit})
 		}},
+		{"authz_changes", false, &res.AuthzChanges, func(q *db.Queries) (int64, error) {
+			return q.RetentionAuthzChangesPrune(ctx, db.RetentionAuthzChangesPruneParams{
+				KeptSeconds: AuthzChangesKept.Seconds(), MaxRows: limit})
+		}},
 		{"idempotency_keys", false, &res.IdempotencyKeys, func(q *db.Queries) (int64, error) {
 			return q.RetentionIdempotencyKeysPrune(ctx, limit)
 		}},
@@ -70,7 +74,7 @@ func (p *Pruner) Prune(ctx context.Context, fence func(pgx.Tx) error) (PruneResu
 	if n := res.Total(); n > 0 {
 		p.logger().Info("retention: pruned", "events", res.Events, "idempotency_keys", res.IdempotencyKeys,
 			"webhook_attempts", res.WebhookAttempts, "webhook_deliveries", res.WebhookDeliveries,
-			"node_jobs", res.NodeJobs, "billing_deliveries", res.BillingDeliveries, "more", res.More)
+			"node_jobs", res.NodeJobs, "billing_deliveries", res.BillingDeliveries, "authz_changes", res.AuthzChanges, "more", res.More)
 	}
 	return res, nil
 }

@@ -431,3 +431,28 @@ func TestCheckAfterPruning(t *testing.T) {
 		})
 	}
 }
+
+// The revocation feed keeps a day of changes, and always its newest one,
+// so a process that starts finds where it ends; the tokens' state is not
+// history and stays.
+func TestRetentionPrunesTheRevocationFeed(t *testing.T) {
+	t.Parallel()
+	f := setupRetention(t)
+	appendChange := func(token, change string) {
+		_, err := f.d.Pool.Exec(f.ctx, "INSERT INTO authz_changes (token_id, change) VALUES ($1, $2)", token, change)
+		require.NoError(t, err)
+	}
+	appendChange("tok_a", "created")
+	appendChange("tok_a", "revoked")
+	appendChange("tok_b", "created")
+	f.d.AdvanceSimClock(t, commands.AuthzChangesKept-time.Second)
+	require.Zero(t, f.prune(t).AuthzChanges, "a second early")
+
+	f.d.AdvanceSimClock(t, 2*time.Second)
+	require.Equal(t, int64(2), f.prune(t).AuthzChanges)
+	require.Equal(t, 1, f.count(t, "SELECT count(*) FROM authz_changes WHERE token_id = 'tok_b'"), "the newest change stays")
+	appendChange("tok_c", "created")
+	f.d.AdvanceSimClock(t, commands.AuthzChangesKept+time.Second)
+	require.Equal(t, int64(1), f.prune(t).AuthzChanges)
+	require.Equal(t, 1, f.count(t, "SELECT count(*) FROM authz_changes WHERE token_id = 'tok_c'"))
+}

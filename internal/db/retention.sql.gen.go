@@ -9,6 +9,34 @@ import (
 	"context"
 )
 
+const retentionAuthzChangesPrune = `-- name: RetentionAuthzChangesPrune :execrows
+DELETE FROM authz_changes c USING (
+  SELECT x.txid, x.seq FROM authz_changes x
+   WHERE x.time < compute_now() - make_interval(secs => $1::float8)
+     AND (x.txid, x.seq) < (SELECT h.txid, h.seq FROM authz_changes h ORDER BY h.txid DESC, h.seq DESC LIMIT 1)
+   ORDER BY x.txid, x.seq
+   LIMIT $2) e
+ WHERE c.txid = e.txid AND c.seq = e.seq
+`
+
+type RetentionAuthzChangesPruneParams struct {
+	KeptSeconds float64
+	MaxRows     int32
+}
+
+// Deletes the revocation feed's changes older than kept_seconds. The feed
+// is read from where it ended when a process started, a few seconds behind
+// at most while the process can reach the database; the state it reports
+// (api_tokens.revoked_at, node_join_tokens.revoked_at) is kept. The
+// newest change stays, so the feed never looks empty to a starting reader.
+func (q *Queries) RetentionAuthzChangesPrune(ctx context.Context, arg RetentionAuthzChangesPruneParams) (int64, error) {
+	result, err := q.db.Exec(ctx, retentionAuthzChangesPrune, arg.KeptSeconds, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const retentionBillingDeliveriesPrune = `-- name: RetentionBillingDeliveriesPrune :execrows
 DELETE FROM billing_deliveries d USING (
   SELECT x.key FROM billing_deliveries x
@@ -252,7 +280,11 @@ SELECT
   (SELECT count(*) FROM billing_deliveries b
     WHERE $4::float8 > 0
       AND b.delivered_at < compute_now() - make_interval(secs => $4::float8))::bigint
-    AS billing_deliveries
+    AS billing_deliveries,
+  (SELECT count(*) FROM authz_changes c
+    WHERE c.time < compute_now() - make_interval(secs => $5::float8)
+      AND (c.txid, c.seq) < (SELECT h.txid, h.seq FROM authz_changes h ORDER BY h.txid DESC, h.seq DESC LIMIT 1))::bigint
+    AS authz_changes
 `
 
 type RetentionOverdueParams struct {
@@ -260,6 +292,7 @@ type RetentionOverdueParams struct {
 	AttemptSeconds  float64
 	DeliverySeconds float64
 	WorkSeconds     float64
+	AuthzSeconds    float64
 }
 
 type RetentionOverdueRow struct {
@@ -268,6 +301,7 @@ type RetentionOverdueRow struct {
 	WebhookAttempts   int64
 	WebhookDeliveries int64
 	BillingDeliveries int64
+	AuthzChanges      int64
 }
 
 // Rows older than their retention, per table, for `compute check` (a
@@ -281,6 +315,7 @@ func (q *Queries) RetentionOverdue(ctx context.Context, arg RetentionOverduePara
 		arg.AttemptSeconds,
 		arg.DeliverySeconds,
 		arg.WorkSeconds,
+		arg.AuthzSeconds,
 	)
 	var i RetentionOverdueRow
 	err := row.Scan(
@@ -289,6 +324,7 @@ func (q *Queries) RetentionOverdue(ctx context.Context, arg RetentionOverduePara
 		&i.WebhookAttempts,
 		&i.WebhookDeliveries,
 		&i.BillingDeliveries,
+		&i.AuthzChanges,
 	)
 	return i, err
 }

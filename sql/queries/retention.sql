@@ -91,6 +91,20 @@ DELETE FROM billing_deliveries d USING (
      FOR UPDATE SKIP LOCKED) e
  WHERE d.key = e.key;
 
+-- name: RetentionAuthzChangesPrune :execrows
+-- Deletes the revocation feed's changes older than kept_seconds. The feed
+-- is read from where it ended when a process started, a few seconds behind
+-- at most while the process can reach the database; the state it reports
+-- (api_tokens.revoked_at, node_join_tokens.revoked_at) is kept. The
+-- newest change stays, so the feed never looks empty to a starting reader.
+DELETE FROM authz_changes c USING (
+  SELECT x.txid, x.seq FROM authz_changes x
+   WHERE x.time < compute_now() - make_interval(secs => sqlc.arg(kept_seconds)::float8)
+     AND (x.txid, x.seq) < (SELECT h.txid, h.seq FROM authz_changes h ORDER BY h.txid DESC, h.seq DESC LIMIT 1)
+   ORDER BY x.txid, x.seq
+   LIMIT sqlc.arg(max_rows)) e
+ WHERE c.txid = e.txid AND c.seq = e.seq;
+
 -- name: RetentionNodeJobsPrune :execrows
 -- Compacts the node journal kept in node_commands: deletes node jobs that
 -- finished before the retention. An assign or unassign job goes only with
@@ -176,7 +190,11 @@ SELECT
   (SELECT count(*) FROM billing_deliveries b
     WHERE sqlc.arg(work_seconds)::float8 > 0
       AND b.delivered_at < compute_now() - make_interval(secs => sqlc.arg(work_seconds)::float8))::bigint
-    AS billing_deliveries;
+    AS billing_deliveries,
+  (SELECT count(*) FROM authz_changes c
+    WHERE c.time < compute_now() - make_interval(secs => sqlc.arg(authz_seconds)::float8)
+      AND (c.txid, c.seq) < (SELECT h.txid, h.seq FROM authz_changes h ORDER BY h.txid DESC, h.seq DESC LIMIT 1))::bigint
+    AS authz_changes;
 
 -- name: RetentionOutboxPrunedRecord :exec
 -- Records that the log has been pruned (outbox_pruned), in the transaction
