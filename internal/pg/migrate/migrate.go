@@ -9,24 +9,39 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 
 	"github.com/bettercompute/compute/sql"
 )
 
 // Up applies every pending migration. goose speaks database/sql, so the pgx
 // pool is wrapped for the duration of the run.
+//
+// Every process applies the migrations when it starts, and processes start
+// together (an API and a worker of one deploy): the run holds goose's lock,
+// so one applies them and the others wait for it, then find nothing to do.
+// Unlocked, two of them created the same objects at once and one failed.
+// The lock is a row in a table of goose's (goose_lock) with a lease that a
+// heartbeat renews, not a session advisory lock, so that it holds through
+// PgBouncer's transaction pooling; a process that dies holding it leaves
+// it to the others when its lease lapses (30 s).
 func Up(ctx context.Context, pool *pgxpool.Pool) error {
 	fsys, err := fs.Sub(sql.Migrations, "migrations")
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
+	locker, err := lock.NewPostgresTableLocker(lock.WithTableLockTimeout(lockRetry, lockRetries))
+	if err != nil {
+		return fmt.Errorf("migrations lock: %w", err)
+	}
 	sqldb := stdlib.OpenDBFromPool(pool)
 	defer sqldb.Close()
-	provider, err := goose.NewProvider(goose.DialectPostgres, sqldb, fsys)
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqldb, fsys, goose.WithLocker(locker))
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
@@ -35,6 +50,13 @@ func Up(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 	return nil
 }
+
+// A process waiting for another's migrations tries the lock every
+// lockRetry, for as long as a slow migration of a large table may take.
+const (
+	lockRetry   = time.Second
+	lockRetries = 15 * 60
+)
 
 // Fingerprint is a digest of every migration file: the test template database
 // is named after it, so a changed migration builds a new template.
