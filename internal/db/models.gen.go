@@ -313,6 +313,7 @@ type Reservation struct {
 	PriorityClass string
 	Priority      int32
 	Preemptible   bool
+	LegacyEnd     *time.Time
 }
 
 type ReservationPreemption struct {
