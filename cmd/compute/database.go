@@ -64,6 +64,14 @@ func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 		stopCluster()
 		return nil, "", nil, err
 	}
+	// Before anything is written: a database restored into a cluster
+	// whose transaction ids are behind its log's would number what it
+	// writes where no reader of the log looks.
+	if err := outbox.CheckNumbering(ctx, pool); err != nil {
+		pool.Close()
+		stopCluster()
+		return nil, "", nil, err
+	}
 	outbox.InstallNotifier(pool, nil, logger)
 	return pool, url, func() { closePool(pool); stopCluster() }, nil
 }

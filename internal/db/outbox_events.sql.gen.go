@@ -46,6 +46,30 @@ func (q *Queries) OutboxHeadPosition(ctx context.Context) ([]OutboxHeadPositionR
 	return items, nil
 }
 
+const outboxNewestTxid = `-- name: OutboxNewestTxid :one
+SELECT GREATEST((SELECT max(o.txid) FROM outbox o), (SELECT max(c.txid) FROM outbox_cursors c),
+                (SELECT max(a.txid) FROM authz_changes a), '0'::xid8)::xid8 AS newest_txid,
+       pg_snapshot_xmax(pg_current_snapshot())::xid8 AS next_txid
+`
+
+type OutboxNewestTxidRow struct {
+	NewestTxid uint64
+	NextTxid   uint64
+}
+
+// The newest transaction id the database's logs hold (the event log, its
+// sinks' cursors and the revocation feed; 0 when all are empty) and the
+// first one the cluster has not assigned yet. Positions are transaction
+// ids, so the second must be above the first: a database restored into
+// another cluster (pg_dump, then pg_restore) whose counter is behind would
+// number its new events below the restored ones, where no reader looks.
+func (q *Queries) OutboxNewestTxid(ctx context.Context) (OutboxNewestTxidRow, error) {
+	row := q.db.QueryRow(ctx, outboxNewestTxid)
+	var i OutboxNewestTxidRow
+	err := row.Scan(&i.NewestTxid, &i.NextTxid)
+	return i, err
+}
+
 const outboxNextTxid = `-- name: OutboxNextTxid :one
 SELECT pg_snapshot_xmax(pg_current_snapshot())::xid8 AS next_txid, pg_is_in_recovery() AS in_recovery
 `

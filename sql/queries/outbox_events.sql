@@ -50,6 +50,17 @@ SELECT o.txid, o.seq
  ORDER BY o.txid DESC, o.seq DESC
  LIMIT 1;
 
+-- name: OutboxNewestTxid :one
+-- The newest transaction id the database's logs hold (the event log, its
+-- sinks' cursors and the revocation feed; 0 when all are empty) and the
+-- first one the cluster has not assigned yet. Positions are transaction
+-- ids, so the second must be above the first: a database restored into
+-- another cluster (pg_dump, then pg_restore) whose counter is behind would
+-- number its new events below the restored ones, where no reader looks.
+SELECT GREATEST((SELECT max(o.txid) FROM outbox o), (SELECT max(c.txid) FROM outbox_cursors c),
+                (SELECT max(a.txid) FROM authz_changes a), '0'::xid8)::xid8 AS newest_txid,
+       pg_snapshot_xmax(pg_current_snapshot())::xid8 AS next_txid;
+
 -- name: OutboxNextTxid :one
 -- The first transaction id this database has not assigned yet, and whether
 -- it is a hot standby (whose next id lags its primary's): a position at or
