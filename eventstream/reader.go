@@ -133,18 +133,23 @@ func (r *Reader) read(ctx context.Context, scope Scope, after outbox.Position, l
 // cursor that has caught up never expires; with a retention of 0 nothing
 // is pruned and no real cursor expires.
 //
-// A cursor at or above the next transaction id this database will assign
-// is expired too: no event of this log ever had it. It comes from another
-// installation, or from before this database was restored to an earlier
-// point; the log's new events will be numbered below it, and a client
-// resuming from it would skip them without a word. A hot standby (the
-// read replica) does not apply this rule: it may not yet have seen the
-// primary's newest transaction ids, which its clients' cursors can hold.
+// A cursor that is no event's position of this log is expired too: one at
+// or above the next transaction id this database will assign, or one
+// above the oldest retained event where no event sits (retention never
+// deletes there). It comes from another installation, or was kept from
+// before this database was restored to an earlier point: the log's new
+// events reuse the transaction ids the lost ones had after the restore
+// point (a point-in-time recovery), or are numbered above them (a dump
+// restored into the same cluster), and a client resuming from it would
+// skip them, or keep what it derived from events that no longer happened,
+// without a word. A hot standby (the read replica) applies neither rule:
+// it may not yet have seen the primary's newest events, which its
+// clients' cursors can name.
 func (r *Reader) CheckCursor(ctx context.Context, after outbox.Position) error {
 	if after.IsZero() {
 		return nil
 	}
-	rows, err := r.q.OutboxOldestPosition(ctx)
+	rows, err := r.q.OutboxOldestPosition(ctx, db.OutboxOldestPositionParams{AtTxid: after.TxID, AtSeq: after.Seq})
 	if err != nil {
 		return fmt.Errorf("read oldest event position: %w", err)
 	}
@@ -155,6 +160,10 @@ func (r *Reader) CheckCursor(ctx context.Context, after outbox.Position) error {
 	if !rows[0].InRecovery && after.TxID >= rows[0].NextTxid {
 		return core.Errorf(core.CodeCursorExpired,
 			"cursor %s is ahead of this event log (another installation's, or from before a restore): list events again without a cursor", after)
+	}
+	if !rows[0].InRecovery && !rows[0].AtEvent {
+		return core.Errorf(core.CodeCursorExpired,
+			"cursor %s is no event of this log (another installation's, or from before a restore): list events again without a cursor", after)
 	}
 	return nil
 }

@@ -144,8 +144,9 @@ func TestCursorBelowRetainedHistoryExpires(t *testing.T) {
 // A cursor this database never numbered an event with (at or above the
 // next transaction id it will assign: another installation's, or one from
 // before a restore) is CURSOR_EXPIRED; it would otherwise skip every event
-// the log numbers below it. The newest event's cursor, and one just past
-// it in the same transaction, still page normally.
+// the log numbers below it. The newest event's cursor still pages
+// normally; a position no event has, just past it in the same
+// transaction, was never handed out and expires.
 func TestCursorAheadOfTheLogExpires(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -155,11 +156,13 @@ func TestCursorAheadOfTheLogExpires(t *testing.T) {
 	r := eventstream.NewReader(d.Pool)
 
 	newest := log[len(log)-1].Position
-	for _, ok := range []outbox.Position{newest, {TxID: newest.TxID, Seq: newest.Seq + 1}} {
-		p, err := r.Page(ctx, operator, ok, 10)
-		require.NoError(t, err, "cursor %s", ok)
-		require.Empty(t, p.Events, "cursor %s", ok)
-	}
+	p, err := r.Page(ctx, operator, newest, 10)
+	require.NoError(t, err)
+	require.Empty(t, p.Events)
+	past := outbox.Position{TxID: newest.TxID, Seq: newest.Seq + 1}
+	_, err = r.Page(ctx, operator, past, 10)
+	require.Equal(t, core.CodeCursorExpired, core.CodeOf(err), "cursor %s", past)
+	require.ErrorContains(t, err, "no event of this log")
 	var next uint64
 	require.NoError(t, d.Pool.QueryRow(ctx, "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint").Scan(&next))
 	for _, ahead := range []outbox.Position{{TxID: next + 1000}, {TxID: 1 << 62, Seq: 1}} {
@@ -167,6 +170,41 @@ func TestCursorAheadOfTheLogExpires(t *testing.T) {
 		require.Equal(t, core.CodeCursorExpired, core.CodeOf(err), "cursor %s", ahead)
 		require.ErrorContains(t, err, "ahead of this event log")
 	}
+}
+
+// A cursor kept from before the database was restored to an earlier point
+// names an event the restored log does not have, and once the log's new
+// events pass it (a dump restored into the same cluster numbers them
+// above every old transaction id; a point-in-time recovery reuses the
+// lost ones) it is no longer ahead of the log. It is CURSOR_EXPIRED all
+// the same: resumed from, it would skip the new events numbered below it,
+// or leave its client with what it derived from events that no longer
+// happened, without a word.
+func TestCursorFromBeforeARestoreExpires(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	appendN(t, d, "A", "x.made", 3)
+	log := waitVisible(t, d, 3)
+	r := eventstream.NewReader(d.Pool)
+	kept := log[2].Position // a client's cursor, after the backup was taken
+	_, err := r.Page(ctx, operator, kept, 10)
+	require.NoError(t, err)
+
+	// Restored to the point after log[1]: log[2] never happened, and the
+	// log goes on past the kept cursor.
+	_, err = d.Pool.Exec(ctx, "DELETE FROM outbox WHERE id = $1", log[2].ID)
+	require.NoError(t, err)
+	appendN(t, d, "A", "x.remade", 2)
+	now := waitVisible(t, d, 4)
+	require.True(t, kept.Less(now[len(now)-1].Position), "the new events are past the kept cursor")
+
+	_, err = r.Page(ctx, operator, kept, 10)
+	require.Equal(t, core.CodeCursorExpired, core.CodeOf(err))
+	require.ErrorContains(t, err, "no event of this log")
+	p, err := r.Page(ctx, operator, log[1].Position, 10)
+	require.NoError(t, err, "a cursor from before the restore point is still this log's")
+	require.Equal(t, idsOf(now[2:]), idsOf(p.Events))
 }
 
 // A client that has read everything in its scope keeps a valid cursor for

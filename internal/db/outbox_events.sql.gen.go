@@ -91,28 +91,40 @@ func (q *Queries) OutboxNextTxid(ctx context.Context) (OutboxNextTxidRow, error)
 
 const outboxOldestPosition = `-- name: OutboxOldestPosition :many
 SELECT o.txid, o.seq, pg_snapshot_xmax(pg_current_snapshot())::xid8 AS next_txid,
-       pg_is_in_recovery() AS in_recovery
+       pg_is_in_recovery() AS in_recovery,
+       EXISTS (SELECT 1 FROM outbox x
+                WHERE x.txid = $1::xid8 AND x.seq = $2::bigint) AS at_event
   FROM outbox o
  ORDER BY o.txid, o.seq
  LIMIT 1
 `
+
+type OutboxOldestPositionParams struct {
+	AtTxid uint64
+	AtSeq  int64
+}
 
 type OutboxOldestPositionRow struct {
 	Txid       uint64
 	Seq        int64
 	NextTxid   uint64
 	InRecovery bool
+	AtEvent    bool
 }
 
 // The oldest retained event's position (no row when the log is empty),
-// and the first transaction id not yet assigned. Retention deletes a
-// prefix of the log, so a cursor below this position has lost events
-// after it; a cursor at or above next_txid was never a position of this
-// database: both are CURSOR_EXPIRED. A hot standby's next_txid lags its
-// primary's, so on one (in_recovery) only the first rule holds. :many so
-// an empty log is an empty slice rather than an error.
-func (q *Queries) OutboxOldestPosition(ctx context.Context) ([]OutboxOldestPositionRow, error) {
-	rows, err := q.db.Query(ctx, outboxOldestPosition)
+// the first transaction id not yet assigned, and whether an event sits
+// at the cursor (at_txid, at_seq). Retention deletes a prefix of the log,
+// so a cursor below this position has lost events after it; a cursor at
+// or above next_txid, or one between the oldest event and next_txid where
+// no event sits (every cursor is an event's position, and retention never
+// deletes above the oldest), was never a position of this log: all three
+// are CURSOR_EXPIRED. A hot standby's next_txid lags its primary's, and it
+// may not have the cursor's event yet, so on one (in_recovery) only the
+// first rule holds. :many so an empty log is an empty slice rather than an
+// error.
+func (q *Queries) OutboxOldestPosition(ctx context.Context, arg OutboxOldestPositionParams) ([]OutboxOldestPositionRow, error) {
+	rows, err := q.db.Query(ctx, outboxOldestPosition, arg.AtTxid, arg.AtSeq)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +137,7 @@ func (q *Queries) OutboxOldestPosition(ctx context.Context) ([]OutboxOldestPosit
 			&i.Seq,
 			&i.NextTxid,
 			&i.InRecovery,
+			&i.AtEvent,
 		); err != nil {
 			return nil, err
 		}

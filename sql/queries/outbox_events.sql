@@ -28,14 +28,20 @@ SELECT id, txid, seq, type, tenant_id, subject, data, time
 
 -- name: OutboxOldestPosition :many
 -- The oldest retained event's position (no row when the log is empty),
--- and the first transaction id not yet assigned. Retention deletes a
--- prefix of the log, so a cursor below this position has lost events
--- after it; a cursor at or above next_txid was never a position of this
--- database: both are CURSOR_EXPIRED. A hot standby's next_txid lags its
--- primary's, so on one (in_recovery) only the first rule holds. :many so
--- an empty log is an empty slice rather than an error.
+-- the first transaction id not yet assigned, and whether an event sits
+-- at the cursor (at_txid, at_seq). Retention deletes a prefix of the log,
+-- so a cursor below this position has lost events after it; a cursor at
+-- or above next_txid, or one between the oldest event and next_txid where
+-- no event sits (every cursor is an event's position, and retention never
+-- deletes above the oldest), was never a position of this log: all three
+-- are CURSOR_EXPIRED. A hot standby's next_txid lags its primary's, and it
+-- may not have the cursor's event yet, so on one (in_recovery) only the
+-- first rule holds. :many so an empty log is an empty slice rather than an
+-- error.
 SELECT o.txid, o.seq, pg_snapshot_xmax(pg_current_snapshot())::xid8 AS next_txid,
-       pg_is_in_recovery() AS in_recovery
+       pg_is_in_recovery() AS in_recovery,
+       EXISTS (SELECT 1 FROM outbox x
+                WHERE x.txid = sqlc.arg(at_txid)::xid8 AND x.seq = sqlc.arg(at_seq)::bigint) AS at_event
   FROM outbox o
  ORDER BY o.txid, o.seq
  LIMIT 1;
