@@ -38,7 +38,9 @@ import (
 // unassign concluded, would be refused. Dispatch therefore holds back an
 // assign queued after an open unassign of an allocation that shares a GPU
 // with it, and every job of its allocation with it (heldAllocations); an
-// assign of other GPUs goes at once.
+// assign of other GPUs goes at once. An open unassign of an allocation the
+// control plane does not know holds back every assign of the node, queued
+// before it or after it.
 
 // Idempotency keys of assignment jobs, unique per (node, tenant, key).
 const (

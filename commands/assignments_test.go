@@ -620,6 +620,43 @@ func TestAssignOfOtherGPUsDoesNotWaitForUnassign(t *testing.T) {
 	require.Equal(t, f.allocationOf(t, both.ID), d.sent[len(d.sent)-1].AllocationID)
 }
 
+// A daemon that comes back holding an allocation the control plane does
+// not know (its database was restored to before that booking) is told to
+// unassign it, and an assign queued before that unassign, of a booking
+// made while the daemon was away, waits for it: sent first, the daemon
+// would refuse it, the unknown allocation holding the GPU, and fail a
+// reservation whose GPU is free once the unassign is done.
+func TestAssignQueuedBeforeAnUnknownAllocationsUnassignWaitsForIt(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	f.connect(t, "n1", "j1", 0)
+	booked := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1}).Reservation
+	alloc := f.allocationOf(t, booked.ID)
+
+	back := f.connect(t, "n1", "j1", 0)
+	res, err := f.h.NodeSessions().ReconcileNodeAssignments(f.ctx, "n1", back.epoch,
+		[]commands.ReportedAssignment{{AllocationID: "alc_from_after_the_backup", End: booked.End}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"alc_from_after_the_backup"}, res.Unassigned)
+	jobs := f.assignmentJobs(t, "n1")
+	require.Len(t, jobs, 2)
+	require.Equal(t, core.NodeCommandAssign, jobs[0].Kind, "the booking's assign was queued first")
+
+	rep := back.dispatch()
+	require.Len(t, rep.Sent, 1)
+	require.Equal(t, core.NodeCommandUnassign, back.sent[0].Kind)
+	require.Empty(t, back.sent[0].AllocationID, "the unknown allocation's unassign: a fleet job")
+	require.Len(t, rep.Waiting, 1, "the assign waits for it")
+
+	back.report(back.sent[0].ID, "succeeded", "", 0)
+	rep = back.dispatch()
+	require.Len(t, rep.Sent, 1)
+	require.Equal(t, core.NodeCommandAssign, back.sent[1].Kind)
+	require.Equal(t, alloc, back.sent[1].AllocationID)
+	f.requireInvariants(t)
+}
+
 // After a reconnect the daemon's report is reconciled both ways: a live
 // allocation it does not hold is assigned again, one it holds that ended
 // (or that the control plane never had) is unassigned.
@@ -676,15 +713,21 @@ func TestReconcileNodeAssignments(t *testing.T) {
 	require.Empty(t, res.Repushed)
 	require.Empty(t, res.Unassigned)
 
-	// They go out in the order queued; the observed generation follows
-	// the oldest one still open.
+	// The unassigns go out; the re-push waits for the unassign of the
+	// allocation nobody knows (it may hold the same GPU). The observed
+	// generation follows the oldest job still open.
 	rep := back.dispatch()
-	require.Len(t, rep.Sent, 3)
-	require.Equal(t, core.NodeCommandAssign, back.sent[0].Kind)
-	for i, want := range []int64{3, 4, 5} {
-		require.Equal(t, want, back.observed(), "before result %d", i)
+	require.Len(t, rep.Sent, 2)
+	require.Len(t, rep.Waiting, 1)
+	for i := range rep.Sent {
+		require.Equal(t, core.NodeCommandUnassign, back.sent[i].Kind)
 		back.report(back.sent[i].ID, "succeeded", "", 0)
+		require.Equal(t, int64(3), back.observed(), "the re-push, generation 4, is still open")
 	}
+	rep = back.dispatch()
+	require.Len(t, rep.Sent, 1)
+	require.Equal(t, core.NodeCommandAssign, back.sent[2].Kind)
+	back.report(back.sent[2].ID, "succeeded", "", 0)
 	require.Equal(t, int64(6), back.observed())
 	f.requireInvariants(t)
 }

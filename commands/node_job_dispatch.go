@@ -142,24 +142,36 @@ func (s NodeSessions) DispatchNodeJobs(ctx context.Context, gw lease.Lease, node
 // so an assign of those devices sent before the unassign concluded would
 // be refused; an assign of other devices is not, and goes at once (a
 // preemption's long grace holds back only its preemptor). unassigning
-// has the GPUs of each open unassign's allocation (unassignedGPUs); one
-// whose allocation is unknown holds back every assign after it. Every
-// queued job of a held allocation waits with its assign: the daemon runs
-// nothing of an allocation it does not hold, and an unassign must not
-// overtake it.
+// has the GPUs of each open unassign's allocation (unassignedGPUs).
+//
+// An open unassign of an allocation the control plane does not know holds
+// back every assign of the node, queued before it or after it: the daemon
+// holds that allocation on devices nobody here can name, and the control
+// plane booked them to others since. That is the node of a database
+// restored to an earlier point: a booking made after the restore, while
+// the daemon was away, is queued before the reconcile of its reconnect
+// finds what the daemon still holds from after the backup, and sent first
+// it would be refused, failing a reservation whose GPU is free as soon as
+// the unassign is done. Every queued job of a held allocation waits with
+// its assign: the daemon runs nothing of an allocation it does not hold,
+// and an unassign must not overtake it.
 func heldAllocations(open []db.NodeCommand, unassigning map[string][]string) map[string]bool {
 	held := map[string]bool{}
-	busy := map[string]bool{} // GPUs of the open unassigns queued so far
-	all := false              // an unassign of unknown devices was queued
-	for _, c := range open {  // in the order queued
-		switch {
-		case c.Kind == core.NodeCommandUnassign:
-			gpus, known := []string(nil), false
+	all := false // an unassign of an unknown allocation is open
+	for _, c := range open {
+		if c.Kind == core.NodeCommandUnassign {
+			known := false
 			if c.AllocationID != nil {
-				gpus, known = unassigning[*c.AllocationID]
+				_, known = unassigning[*c.AllocationID]
 			}
 			all = all || !known
-			for _, g := range gpus {
+		}
+	}
+	busy := map[string]bool{} // GPUs of the open unassigns queued so far
+	for _, c := range open {  // in the order queued
+		switch {
+		case c.Kind == core.NodeCommandUnassign && c.AllocationID != nil:
+			for _, g := range unassigning[*c.AllocationID] {
 				busy[g] = true
 			}
 		case c.Kind == core.NodeCommandAssign && core.State(c.State) == core.CommandQueued && c.AllocationID != nil:
