@@ -146,10 +146,16 @@ func TestUpgradeFromReleaseBf26bb7(t *testing.T) {
 		require.NoError(t, err, "release %s", id)
 		require.Equal(t, core.ReservationReleased, res.Reservation.State, id)
 	}
+	// Events are readable once every transaction older than theirs on the
+	// cluster has ended (other tests' included): wait for the five.
 	types := []string{}
-	for _, e := range acmeEventsAfter(t, q, last) {
-		types = append(types, e.Type)
-	}
+	require.Eventually(t, func() bool {
+		types = types[:0]
+		for _, e := range acmeEventsAfter(t, q, last) {
+			types = append(types, e.Type)
+		}
+		return len(types) >= 5
+	}, 20*time.Second, 5*time.Millisecond, "the new events become visible")
 	require.Equal(t, []string{core.EventReservationExtended, core.EventReservationReleased, core.EventInstanceStopping,
 		core.EventReservationReleased, core.EventReservationReleased}, types,
 		"the new events come after the old cursor's, once each")
