@@ -30,6 +30,17 @@ func (DeviceHolders) ID() string { return NameDeviceHolders }
 // Tables are the tables this projection owns.
 func (DeviceHolders) Tables() []string { return []string{"rm_device_holders"} }
 
+// Seed fills rm_device_holders from the write model at the start of a
+// rebuild (Seeder): every allocation's atoms over their bookings, at the
+// reservation's version, so that a rebuild after retention pruned a
+// booking still knows who holds, and who held, each atom.
+func (DeviceHolders) Seed(ctx context.Context, tx pgx.Tx) error {
+	if err := db.New(tx).RmDeviceHolderSeed(ctx); err != nil {
+		return fmt.Errorf("seed rm_device_holders: %w", err)
+	}
+	return nil
+}
+
 // Apply writes each reservation event of the batch in tx, in one round
 // trip: the writes read nothing back.
 func (DeviceHolders) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error {

@@ -76,6 +76,30 @@ func (Fleet) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error
 	return send()
 }
 
+// Seed fills the fleet tables from the write model at the start of a
+// rebuild (Seeder): pools, nodes, GPUs with their atoms, and what every
+// placed reservation holds, each at its aggregate's version, so that a
+// rebuild after retention pruned the registrations still has every node
+// and GPU. One statement per table: each reads one snapshot, in which a
+// row's aggregate and the event at its version are both there or both not.
+func (Fleet) Seed(ctx context.Context, tx pgx.Tx) error {
+	q := db.New(tx)
+	for _, s := range []struct {
+		table string
+		seed  func(context.Context) error
+	}{
+		{"rm_fleet_pools", q.RmFleetPoolSeed},
+		{"rm_fleet_nodes", q.RmFleetNodeSeed},
+		{"rm_fleet_devices", q.RmFleetDeviceSeed},
+		{"rm_fleet_allocations", q.RmFleetAllocationSeed},
+	} {
+		if err := s.seed(ctx); err != nil {
+			return fmt.Errorf("seed %s: %w", s.table, err)
+		}
+	}
+	return nil
+}
+
 func applyPool(ctx context.Context, q *db.Queries, e outbox.Stored) error {
 	p, err := decode[core.PoolEventData](e)
 	if err != nil {
@@ -209,7 +233,7 @@ func applyGPUModeChanged(ctx context.Context, q *db.Queries, e outbox.Stored) er
 }
 
 // writeAtoms makes the atoms of GPU gpuID exactly those of its layout: new
-// ones written, others retired.
+// ones written, others retired, all of them at the layout's version.
 func writeAtoms(ctx context.Context, q *db.Queries, gpuID, nodeID, poolID, model string, layout core.GPULayout,
 	version int64) error {
 	atoms, err := layout.Atoms(gpuID, anyMemoryMB)
@@ -225,7 +249,7 @@ func writeAtoms(ctx context.Context, q *db.Queries, gpuID, nodeID, poolID, model
 			return fmt.Errorf("atom %s: %w", a.ID, err)
 		}
 	}
-	return q.RmFleetDeviceRetireAtoms(ctx, db.RmFleetDeviceRetireAtomsParams{ParentID: gpuID, Keep: keep})
+	return q.RmFleetDeviceRetireAtoms(ctx, db.RmFleetDeviceRetireAtomsParams{Version: version, ParentID: gpuID, Keep: keep})
 }
 
 func applyDeviceStatus(ctx context.Context, q *db.Queries, e outbox.Stored) error {

@@ -6,15 +6,21 @@
 // applying an event that is already reflected changes nothing: a replayed
 // batch, or a batch raced by a rebuild, is harmless.
 //
-// A projection reads only its events, never the write tables, with one
-// documented exception (the fleet projection reads a reservation's immutable
-// scalar request, which reservation events do not carry yet). Rebuild
-// replays the whole log into fresh tables and swaps them in.
+// A projection reads only its events, never the write tables, with
+// documented exceptions: the fleet projection reads a reservation's
+// immutable scalar request, which reservation events written before they
+// carried it lack, and usage-windows the allocation of a reservation whose
+// booking is no longer in the log. Rebuild fills fresh tables, from the
+// write model first where the projection is a Seeder, then by replaying
+// the retained log, and swaps them in.
 package projections
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/outbox"
 )
@@ -35,6 +41,19 @@ type Projection interface {
 	// Tables lists the rm_* tables the projection writes, and only it. A
 	// rebuild recreates exactly these.
 	Tables() []string
+}
+
+// Seeder is a projection whose rows the write model can say: a rebuild
+// calls Seed on the fresh tables first, then replays the retained log on
+// top. Seed writes each row as the aggregate's events up to its current
+// version would have left it, at that version; the version guards then
+// make every replayed event at or below it change nothing and apply every
+// newer one, so a rebuild of a whole log gives what the live projection
+// has, and one of a pruned log still has what the pruned events wrote.
+// It runs in the rebuild's first transaction, with unqualified rm_* names
+// resolving to the fresh tables (RmRebuildUseShadow).
+type Seeder interface {
+	Seed(ctx context.Context, tx pgx.Tx) error
 }
 
 // All returns every projection, for main to run through outbox.NewTxGroup

@@ -28,7 +28,11 @@ type RebuildResult struct {
 }
 
 // Rebuild replays the whole log into fresh copies of projection name's
-// tables and swaps them in, for `compute projections rebuild NAME`.
+// tables and swaps them in, for `compute projections rebuild NAME`. A
+// projection that is a Seeder first fills the copies from the write model,
+// in the transaction that creates them, and the replay then applies only
+// what is newer: so its rebuild lacks nothing that retention pruned from
+// the log (docs/concepts/retention.md).
 //
 // It first takes the projection's dispatch lease
 // (singleton:outbox-dispatch:<name>), from a live holder if need be: the
@@ -92,8 +96,18 @@ func replay(ctx context.Context, pool *pgxpool.Pool, p Projection, l lease.Lease
 			return fn(db.New(tx), tx)
 		})
 	}
-	if err := fenced(func(q *db.Queries, _ pgx.Tx) error {
-		return q.RmRebuildPrepare(ctx, p.Tables())
+	if err := fenced(func(q *db.Queries, tx pgx.Tx) error {
+		if err := q.RmRebuildPrepare(ctx, p.Tables()); err != nil {
+			return err
+		}
+		s, ok := p.(Seeder)
+		if !ok {
+			return nil
+		}
+		if err := q.RmRebuildUseShadow(ctx); err != nil {
+			return fmt.Errorf("switch to fresh tables: %w", err)
+		}
+		return s.Seed(ctx, tx)
 	}); err != nil {
 		return RebuildResult{}, fmt.Errorf("prepare fresh tables: %w", err)
 	}

@@ -114,3 +114,23 @@ func (q *Queries) RmFleetAllocationScalarsOf(ctx context.Context, id string) (Rm
 	err := row.Scan(&i.Vcpu, &i.MemoryMb, &i.DiskGb)
 	return i, err
 }
+
+const rmFleetAllocationSeed = `-- name: RmFleetAllocationSeed :exec
+INSERT INTO rm_fleet_allocations (reservation_id, tenant_id, node_id, pool_id, device_ids, vcpu, memory_mb,
+       disk_gb, live, version)
+SELECT r.id, r.tenant_id, a.node_id, n.pool_id, a.device_ids,
+       coalesce((r.spec->>'vcpu')::bigint, 0), coalesce((r.spec->>'memoryMb')::bigint, 0),
+       coalesce((r.spec->>'diskGb')::bigint, 0), r.state IN ('booked', 'active'), r.version
+  FROM allocations a
+  JOIN reservations r ON r.id = a.reservation_id
+  JOIN nodes n ON n.id = a.node_id
+`
+
+// A rebuild starts from the write model (projections.Seeder): what every
+// placed reservation holds (a reservation has at most one allocation), at
+// the reservation's version, as its events write it: the node's pool, the
+// scalars of its request, live while booked or active.
+func (q *Queries) RmFleetAllocationSeed(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, rmFleetAllocationSeed)
+	return err
+}

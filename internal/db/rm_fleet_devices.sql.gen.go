@@ -260,18 +260,50 @@ func (q *Queries) RmFleetDeviceRegisterGPU(ctx context.Context, arg RmFleetDevic
 }
 
 const rmFleetDeviceRetireAtoms = `-- name: RmFleetDeviceRetireAtoms :exec
-UPDATE rm_fleet_devices SET retired = true
- WHERE parent_id = $1::text AND NOT (id = ANY($2::text[]))
+UPDATE rm_fleet_devices SET retired = true, version = $1
+ WHERE parent_id = $2::text AND NOT (id = ANY($3::text[]))
 `
 
 type RmFleetDeviceRetireAtomsParams struct {
+	Version  int64
 	ParentID string
 	Keep     []string
 }
 
-// Retires the atoms of a GPU that its new layout does not have.
+// Retires the atoms of a GPU that its new layout does not have. Every atom
+// of the GPU, kept or retired, then carries the version of its newest
+// layout, which a rebuild's seed can tell from the write model
+// (RmFleetDeviceSeed).
 func (q *Queries) RmFleetDeviceRetireAtoms(ctx context.Context, arg RmFleetDeviceRetireAtomsParams) error {
-	_, err := q.db.Exec(ctx, rmFleetDeviceRetireAtoms, arg.ParentID, arg.Keep)
+	_, err := q.db.Exec(ctx, rmFleetDeviceRetireAtoms, arg.Version, arg.ParentID, arg.Keep)
+	return err
+}
+
+const rmFleetDeviceSeed = `-- name: RmFleetDeviceSeed :exec
+INSERT INTO rm_fleet_devices (id, node_id, pool_id, parent_id, kind, model, mode, profile, retired, health,
+       quarantined, version, mode_version, status_version)
+SELECT d.id, d.node_id, n.pool_id, d.parent_id, d.kind, d.model, d.mode, d.profile, d.retired,
+       CASE WHEN d.kind = 'gpu' THEN d.health ELSE 'healthy' END,
+       d.kind = 'gpu' AND d.quarantined,
+       CASE WHEN d.kind = 'gpu' THEN d.version ELSE coalesce(l.version, g.version) END,
+       CASE WHEN d.kind = 'gpu' THEN d.version ELSE 0 END,
+       CASE WHEN d.kind = 'gpu' THEN d.version ELSE 0 END
+  FROM devices d
+  JOIN nodes n ON n.id = d.node_id
+  JOIN devices g ON g.id = coalesce(d.parent_id, d.id)
+  LEFT JOIN (SELECT subject, max((data->>'version')::bigint) AS version
+               FROM outbox WHERE type IN ('gpu.registered', 'gpu.mode_changed')
+              GROUP BY subject) l ON l.subject = 'devices/' || g.id
+`
+
+// A rebuild starts from the write model (projections.Seeder): every GPU at
+// its version, with its mode, health and quarantine, and every atom, live
+// or retired, of the GPU's layouts, on its node's pool. An atom carries the
+// version of the GPU's newest layout event (RmFleetDeviceUpsertAtom and
+// RmFleetDeviceRetireAtoms write it on every atom of the GPU); once that
+// event is pruned, the GPU's version. Nothing reads an atom's version.
+func (q *Queries) RmFleetDeviceSeed(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, rmFleetDeviceSeed)
 	return err
 }
 

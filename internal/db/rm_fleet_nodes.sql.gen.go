@@ -311,6 +311,35 @@ func (q *Queries) RmFleetNodeRegister(ctx context.Context, arg RmFleetNodeRegist
 	return result.RowsAffected(), nil
 }
 
+const rmFleetNodeSeed = `-- name: RmFleetNodeSeed :exec
+INSERT INTO rm_fleet_nodes (id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version,
+       registered_at, updated_at, updated_txid, updated_seq, state, no_schedule_reasons, conditions,
+       scheduling_version, state_version, reasons_version, conditions_version)
+SELECT n.id, n.pool_id, n.cordoned, n.taints,
+       coalesce(r.vcpu, 0), coalesce(r.memory_mb, 0), coalesce(r.disk_gb, 0), n.version,
+       n.created_at, coalesce(e.time, n.created_at), coalesce(e.txid, '0'::xid8), coalesce(e.seq, 0),
+       n.state, n.no_schedule_reasons, n.conditions,
+       n.version, n.version, n.version, n.version
+  FROM nodes n
+  LEFT JOIN (SELECT node_id,
+                    max(allocatable) FILTER (WHERE resource = 'vcpu') AS vcpu,
+                    max(allocatable) FILTER (WHERE resource = 'memory') AS memory_mb,
+                    max(allocatable) FILTER (WHERE resource = 'disk') AS disk_gb
+               FROM node_resources GROUP BY node_id) r ON r.node_id = n.id
+  LEFT JOIN outbox e ON e.subject = 'nodes/' || n.id AND (e.data->>'version')::bigint = n.version
+`
+
+// A rebuild starts from the write model (projections.Seeder): every node at
+// its version, each field (and each field's version) as of that version,
+// so that the replay applies only the events newer than it. When it was
+// last updated is the time and position of the event that wrote that
+// version, while retention keeps it; once pruned, the registration time and
+// position 0, before every retained event.
+func (q *Queries) RmFleetNodeSeed(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, rmFleetNodeSeed)
+	return err
+}
+
 const rmFleetNodeUpdateScheduling = `-- name: RmFleetNodeUpdateScheduling :execrows
 UPDATE rm_fleet_nodes
    SET cordoned = $1, taints = $2::text[], scheduling_version = $3,

@@ -153,3 +153,19 @@ func (q *Queries) RmFleetPoolListAll(ctx context.Context) ([]RmFleetPoolListAllR
 	}
 	return items, nil
 }
+
+const rmFleetPoolSeed = `-- name: RmFleetPoolSeed :exec
+INSERT INTO rm_fleet_pools (id, site_id, kind, cpu_ratio, memory_ratio, disk_ratio, workload_network, version)
+SELECT p.id, p.site_id, p.kind, p.cpu_ratio::float8, p.memory_ratio::float8, p.disk_ratio::float8,
+       p.workload_network, p.version
+  FROM pools p
+`
+
+// A rebuild starts from the write model (projections.Seeder): every pool
+// as its pool.created event wrote it (pools never change after), the
+// ratios through float8 as the event carries them. The replay after it
+// then changes nothing that the write model already shows.
+func (q *Queries) RmFleetPoolSeed(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, rmFleetPoolSeed)
+	return err
+}

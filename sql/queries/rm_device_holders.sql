@@ -60,3 +60,25 @@ SELECT device_id, reservation_id, tenant_id, node_id, isempty(during) AS withdra
        coalesce(lower(during), 'epoch')::timestamptz AS from_ts,
        coalesce(upper(during), 'epoch')::timestamptz AS to_ts, version, updated_txid, updated_seq
   FROM rm_device_holders ORDER BY device_id, reservation_id;
+
+-- name: RmDeviceHolderSeed :exec
+-- A rebuild starts from the write model (projections.Seeder): each atom of
+-- every allocation, held over its bookings (from the first one's start to
+-- the last one's end: an extension adds a booking), or withdrawn (empty)
+-- when the write model deleted its bookings, which it does to a booking
+-- released before it began. The version is the reservation's: every event
+-- of a placed reservation writes its holds, up to the one that ends it.
+-- The position is that event's while retention keeps it; once pruned, 0,
+-- before every retained event.
+INSERT INTO rm_device_holders (device_id, reservation_id, tenant_id, node_id, during, version,
+       updated_txid, updated_seq)
+SELECT d.device_id, r.id, r.tenant_id, a.node_id, coalesce(b.during, 'empty'::tstzrange), r.version,
+       coalesce(e.txid, '0'::xid8), coalesce(e.seq, 0)
+  FROM allocations a
+  JOIN reservations r ON r.id = a.reservation_id
+  CROSS JOIN LATERAL unnest(a.device_ids) AS d(device_id)
+  LEFT JOIN (SELECT allocation_id, device_id, tstzrange(min(lower(during)), max(upper(during)), '[)') AS during
+               FROM device_bookings GROUP BY allocation_id, device_id) b
+         ON b.allocation_id = a.id AND b.device_id = d.device_id
+  LEFT JOIN outbox e ON e.subject = 'reservations/' || r.id AND (e.data->>'version')::bigint = r.version
+ON CONFLICT (device_id, reservation_id) DO NOTHING;

@@ -24,3 +24,17 @@ SELECT coalesce((spec->>'vcpu')::bigint, 0)::bigint AS vcpu,
 -- name: RmFleetAllocationListAll :many
 SELECT reservation_id, tenant_id, node_id, pool_id, device_ids, vcpu, memory_mb, disk_gb, live, version
   FROM rm_fleet_allocations ORDER BY reservation_id;
+
+-- name: RmFleetAllocationSeed :exec
+-- A rebuild starts from the write model (projections.Seeder): what every
+-- placed reservation holds (a reservation has at most one allocation), at
+-- the reservation's version, as its events write it: the node's pool, the
+-- scalars of its request, live while booked or active.
+INSERT INTO rm_fleet_allocations (reservation_id, tenant_id, node_id, pool_id, device_ids, vcpu, memory_mb,
+       disk_gb, live, version)
+SELECT r.id, r.tenant_id, a.node_id, n.pool_id, a.device_ids,
+       coalesce((r.spec->>'vcpu')::bigint, 0), coalesce((r.spec->>'memoryMb')::bigint, 0),
+       coalesce((r.spec->>'diskGb')::bigint, 0), r.state IN ('booked', 'active'), r.version
+  FROM allocations a
+  JOIN reservations r ON r.id = a.reservation_id
+  JOIN nodes n ON n.id = a.node_id;

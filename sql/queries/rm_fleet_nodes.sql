@@ -108,3 +108,26 @@ SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.
 SELECT id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version, registered_at, updated_at,
        updated_txid, updated_seq, state, no_schedule_reasons, conditions
   FROM rm_fleet_nodes ORDER BY id;
+
+-- name: RmFleetNodeSeed :exec
+-- A rebuild starts from the write model (projections.Seeder): every node at
+-- its version, each field (and each field's version) as of that version,
+-- so that the replay applies only the events newer than it. When it was
+-- last updated is the time and position of the event that wrote that
+-- version, while retention keeps it; once pruned, the registration time and
+-- position 0, before every retained event.
+INSERT INTO rm_fleet_nodes (id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version,
+       registered_at, updated_at, updated_txid, updated_seq, state, no_schedule_reasons, conditions,
+       scheduling_version, state_version, reasons_version, conditions_version)
+SELECT n.id, n.pool_id, n.cordoned, n.taints,
+       coalesce(r.vcpu, 0), coalesce(r.memory_mb, 0), coalesce(r.disk_gb, 0), n.version,
+       n.created_at, coalesce(e.time, n.created_at), coalesce(e.txid, '0'::xid8), coalesce(e.seq, 0),
+       n.state, n.no_schedule_reasons, n.conditions,
+       n.version, n.version, n.version, n.version
+  FROM nodes n
+  LEFT JOIN (SELECT node_id,
+                    max(allocatable) FILTER (WHERE resource = 'vcpu') AS vcpu,
+                    max(allocatable) FILTER (WHERE resource = 'memory') AS memory_mb,
+                    max(allocatable) FILTER (WHERE resource = 'disk') AS disk_gb
+               FROM node_resources GROUP BY node_id) r ON r.node_id = n.id
+  LEFT JOIN outbox e ON e.subject = 'nodes/' || n.id AND (e.data->>'version')::bigint = n.version;

@@ -36,3 +36,13 @@ SELECT p.id, p.site_id, p.kind, p.version,
 SELECT id, site_id, kind, cpu_ratio::float8 AS cpu_ratio, memory_ratio::float8 AS memory_ratio,
        disk_ratio::float8 AS disk_ratio, workload_network, version
   FROM rm_fleet_pools ORDER BY id;
+
+-- name: RmFleetPoolSeed :exec
+-- A rebuild starts from the write model (projections.Seeder): every pool
+-- as its pool.created event wrote it (pools never change after), the
+-- ratios through float8 as the event carries them. The replay after it
+-- then changes nothing that the write model already shows.
+INSERT INTO rm_fleet_pools (id, site_id, kind, cpu_ratio, memory_ratio, disk_ratio, workload_network, version)
+SELECT p.id, p.site_id, p.kind, p.cpu_ratio::float8, p.memory_ratio::float8, p.disk_ratio::float8,
+       p.workload_network, p.version
+  FROM pools p;
