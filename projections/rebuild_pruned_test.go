@@ -90,16 +90,6 @@ func TestRebuildAfterPruningKeepsTheFleetAndItsHolds(t *testing.T) {
 	require.True(t, n1.Cordoned)
 	require.Equal(t, int64(1), n1.LiveReservations)
 	for _, q := range readModelMismatches {
-		rows, err := f.d.Pool.Query(f.ctx, q, false) // nothing is excused
-		require.NoError(t, err)
-		var mismatches []string
-		for rows.Next() {
-			var m string
-			require.NoError(t, rows.Scan(&m))
-			mismatches = append(mismatches, m)
-		}
-		rows.Close()
-		require.NoError(t, rows.Err())
-		require.Empty(t, mismatches, "rebuilt read model against write model")
+		require.Empty(t, mismatchesOf(t, f, q), "rebuilt read model against write model")
 	}
 }

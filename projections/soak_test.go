@@ -36,8 +36,10 @@ type soak struct {
 	worker *workqueue.Worker
 	pruner *commands.Pruner
 	// rebuilt is set once every projection was rebuilt from a log that
-	// retention had pruned: from then on a read model may lack what only
-	// pruned events said (docs/concepts/retention.md).
+	// retention had pruned: from then on rm_reservations may lack a
+	// reservation none of whose events is left (docs/concepts/retention.md);
+	// the fleet and device holders lack nothing, their rebuild starting
+	// from the write model.
 	rebuilt bool
 	// counts of what happened, to show that the soak did something.
 	counts map[string]int
@@ -81,9 +83,10 @@ type keyedCreate struct {
 // invariants hold, the usage windows bill what was held, the billing
 // endpoint was sent what every ended allocation held, the webhook
 // receiver got every retained event of its tenant, and the read models
-// agree with the write model, save for what the rebuild could not see
-// because retention had pruned it (docs/concepts/retention.md); after
-// every prune, no history is left past its retention.
+// agree with the write model, the rebuilt fleet and device holders
+// included, save for reservations of which retention had pruned every
+// event before the rebuild (docs/concepts/retention.md); after every
+// prune, no history is left past its retention.
 func TestSoakMonthsOfRetention(t *testing.T) {
 	t.Parallel()
 	s := setupSoak(t, 7)
