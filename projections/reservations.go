@@ -16,6 +16,11 @@ import (
 // each reservation's request, state, place, window and conditions. Every
 // reservation event carries the whole reservation, so each one simply
 // overwrites the row when its version is newer.
+//
+// It is not a Seeder: a row's place in the list, and in its cursors, is
+// the position of the reservation's creating event, which only the log
+// holds, so a rebuild replays the retained log alone
+// (docs/concepts/retention.md).
 type Reservations struct{}
 
 // ID is the sink id and projection name.
