@@ -314,6 +314,7 @@ type Reservation struct {
 	Priority      int32
 	Preemptible   bool
 	LegacyEnd     *time.Time
+	CreatedTxid   pgtype.Uint64
 }
 
 type ReservationPreemption struct {

@@ -12,10 +12,11 @@ import (
 
 const reservationCreate = `-- name: ReservationCreate :one
 INSERT INTO reservations (id, tenant_id, created_by, state, pool_id, site_id, spec, during, charges, conditions,
-                          priority_class, priority, preemptible)
+                          priority_class, priority, preemptible, created_txid)
 VALUES ($1, $2, $3, $4, $5,
         $6, $7, tstzrange($8::timestamptz, $9::timestamptz, '[)'),
-        $10, $11, $12, $13, $14)
+        $10, $11, $12, $13, $14,
+        pg_current_xact_id())
 RETURNING id, version
 `
 
@@ -42,7 +43,10 @@ type ReservationCreateRow struct {
 }
 
 // priority and preemptible are the class's value and flag, copied when the
-// reservation is created (PriorityClassForReservation).
+// reservation is created (PriorityClassForReservation). created_txid is
+// this transaction, that of the reservation's creating event: it creates
+// no other reservation, so a rebuild of the read model orders the
+// reservation by it once that event is pruned (migration 0047).
 func (q *Queries) ReservationCreate(ctx context.Context, arg ReservationCreateParams) (ReservationCreateRow, error) {
 	row := q.db.QueryRow(ctx, reservationCreate,
 		arg.ID,

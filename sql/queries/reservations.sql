@@ -1,11 +1,15 @@
 -- name: ReservationCreate :one
 -- priority and preemptible are the class's value and flag, copied when the
--- reservation is created (PriorityClassForReservation).
+-- reservation is created (PriorityClassForReservation). created_txid is
+-- this transaction, that of the reservation's creating event: it creates
+-- no other reservation, so a rebuild of the read model orders the
+-- reservation by it once that event is pruned (migration 0047).
 INSERT INTO reservations (id, tenant_id, created_by, state, pool_id, site_id, spec, during, charges, conditions,
-                          priority_class, priority, preemptible)
+                          priority_class, priority, preemptible, created_txid)
 VALUES (sqlc.arg(id), sqlc.arg(tenant_id), sqlc.arg(created_by), sqlc.arg(state), sqlc.narg(pool_id),
         sqlc.narg(site_id), sqlc.arg(spec), tstzrange(sqlc.arg(start_ts)::timestamptz, sqlc.arg(end_ts)::timestamptz, '[)'),
-        sqlc.arg(charges), sqlc.arg(conditions), sqlc.arg(priority_class), sqlc.arg(priority), sqlc.arg(preemptible))
+        sqlc.arg(charges), sqlc.arg(conditions), sqlc.arg(priority_class), sqlc.arg(priority), sqlc.arg(preemptible),
+        pg_current_xact_id())
 RETURNING id, version;
 
 -- name: ReservationGet :one
