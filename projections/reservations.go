@@ -17,11 +17,37 @@ import (
 // reservation event carries the whole reservation, so each one simply
 // overwrites the row when its version is newer.
 //
-// It is not a Seeder: a row's place in the list, and in its cursors, is
-// the position of the reservation's creating event, which only the log
-// holds, so a rebuild replays the retained log alone
-// (docs/concepts/retention.md).
+// It is a Seeder: a rebuild after retention pruned the log still lists
+// every reservation, in the order the live table had (Seed).
 type Reservations struct{}
+
+// Seed fills rm_reservations from the write model at the start of a
+// rebuild (Seeder): every reservation at its version, as its events wrote
+// it (RmReservationSeed).
+//
+// A row's place in GET /v1/reservations, and in its cursors, is the
+// position (txid, seq) of the reservation's creating event. While the log
+// keeps that event, the row gets its exact position. Once it is pruned,
+// the row gets (created_txid, 0): the transaction that created the
+// reservation, which the write model records (migration 0047). Every
+// reservation is created in a transaction of its own (ReservationCreate),
+// so no other row has that txid, and the order of two rows is decided by
+// their txids alone, as before: the list keeps its order. A cursor handed
+// out before the rebuild is the live position (txid, seq) of some row,
+// seq > 0; against every other row it compares by txid, as before, and
+// against its own row, now at (txid, 0), it still sorts after it, so that
+// row stays behind the cursor: paging across a rebuild neither skips nor
+// repeats a reservation. A reservation without created_txid, one that
+// migration 0047 could not date (its creating event was pruned before it,
+// and the read model lacked it or shared its transaction with another
+// row), goes first, at ('0', n) in order of creation: a client paging
+// past where it stood across the rebuild does not see it again.
+func (Reservations) Seed(ctx context.Context, tx pgx.Tx) error {
+	if err := db.New(tx).RmReservationSeed(ctx); err != nil {
+		return fmt.Errorf("seed rm_reservations: %w", err)
+	}
+	return nil
+}
 
 // ID is the sink id and projection name.
 func (Reservations) ID() string { return NameReservations }

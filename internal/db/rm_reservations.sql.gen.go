@@ -241,3 +241,69 @@ func (q *Queries) RmReservationListAll(ctx context.Context) ([]RmReservation, er
 	}
 	return items, nil
 }
+
+const rmReservationSeed = `-- name: RmReservationSeed :exec
+WITH w AS (
+  SELECT r.id, r.created_txid,
+         row_number() OVER (PARTITION BY r.created_txid IS NULL ORDER BY r.created_at, r.id) AS n
+    FROM reservations r)
+INSERT INTO rm_reservations (id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts,
+       tolerations, conditions, version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
+       priority_class, priority, preemptible, spec)
+SELECT r.id, r.tenant_id, r.state, r.pool_id, r.site_id, a.node_id, coalesce(a.device_ids, '{}'::text[]),
+       lower(r.during), upper(r.during), s.tolerations,
+       CASE WHEN jsonb_typeof(r.conditions) = 'array' THEN r.conditions ELSE '[]'::jsonb END, r.version,
+       p.txid, p.seq, coalesce(u.txid, p.txid), coalesce(u.seq, p.seq),
+       coalesce(c.time, r.created_at), coalesce(u.time, r.updated_at),
+       r.priority_class, r.priority, r.preemptible,
+       jsonb_build_object(
+         'gpu', jsonb_build_object('count', s.gpus,
+                                   'kind', CASE WHEN s.gpus > 0 THEN coalesce(r.spec->'gpu'->>'kind', '') ELSE '' END)
+                || jsonb_strip_nulls(jsonb_build_object('model', nullif(r.spec->'gpu'->>'model', ''),
+                                                        'migProfile', nullif(r.spec->'gpu'->>'migProfile', ''),
+                                                        'slotKind', nullif(r.spec->'gpu'->>'slotKind', ''))),
+         'vcpu', coalesce((r.spec->>'vcpu')::bigint, 0), 'memoryMb', coalesce((r.spec->>'memoryMb')::bigint, 0),
+         'diskGb', coalesce((r.spec->>'diskGb')::bigint, 0), 'tolerations', to_jsonb(s.tolerations))
+  FROM reservations r
+  JOIN w ON w.id = r.id
+  CROSS JOIN LATERAL (
+    SELECT coalesce((r.spec->'gpu'->>'count')::int, 0) AS gpus,
+           CASE WHEN jsonb_typeof(r.spec->'tolerations') = 'array'
+                THEN ARRAY(SELECT jsonb_array_elements_text(r.spec->'tolerations')) ELSE '{}'::text[] END AS tolerations) s
+  LEFT JOIN allocations a ON a.reservation_id = r.id
+  -- Its creating event: the one of its subject in its creation transaction.
+  LEFT JOIN LATERAL (
+    SELECT o.txid, o.seq, o.time FROM outbox o
+     WHERE o.txid = r.created_txid AND o.subject = 'reservations/' || r.id
+     ORDER BY o.seq LIMIT 1) c ON true
+  CROSS JOIN LATERAL (
+    SELECT coalesce(c.txid, r.created_txid, '0'::xid8) AS txid,
+           coalesce(c.seq, CASE WHEN r.created_txid IS NULL THEN w.n ELSE 0 END)::bigint AS seq) p
+  -- The event that wrote its version: the first of them, as the
+  -- projection applies only a newer version.
+  LEFT JOIN (
+    SELECT DISTINCT ON (o.subject, (o.data->>'version')::bigint)
+           o.subject, (o.data->>'version')::bigint AS version, o.txid, o.seq, o.time
+      FROM outbox o
+     WHERE o.subject LIKE 'reservations/%' AND o.type LIKE 'reservation.%'
+     ORDER BY o.subject, (o.data->>'version')::bigint, o.txid, o.seq) u
+    ON u.subject = 'reservations/' || r.id AND u.version = r.version
+`
+
+// A rebuild starts from the write model (projections.Seeder): every
+// reservation at its version, each field as its events write it (the
+// request as reservation events carry it: no GPU kind without a GPU,
+// tolerations and conditions as arrays; where it was placed kept after it
+// ended). Where it sits in the list is the position of its creating event
+// while the log keeps it, else (created_txid, 0): the transaction that
+// created it created no other reservation, so its txid alone orders it as
+// the event did (projections.Reservations.Seed says why every cursor stays
+// sound). A reservation without created_txid (its events were pruned
+// before migration 0047 and the read model lacked it) is placed at
+// ('0', n), before every other, in order of creation. When it was last
+// written is the time and position of the event that wrote its version,
+// while retained; once pruned, its updated_at and its place in the list.
+func (q *Queries) RmReservationSeed(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, rmReservationSeed)
+	return err
+}

@@ -116,6 +116,21 @@ func TestUpgradeFromReleaseBf26bb7(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `{"gpu":{"count":2,"kind":"gpu","model":"H100-80GB"},"vcpu":4,"memoryMb":8192,"diskGb":10,"tolerations":[]}`, string(rm.Spec))
 
+	// Each reservation is dated by its creating event's transaction
+	// (migration 0047), so a rebuild of the list, which starts from the
+	// write model, gives back the table the release projected.
+	var undated int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM reservations r LEFT JOIN rm_reservations m ON m.id = r.id
+		WHERE r.created_txid IS NULL OR r.created_txid IS DISTINCT FROM m.created_txid`).Scan(&undated))
+	require.Zero(t, undated, "every reservation dated as the list orders it")
+	projected, err := q.RmReservationListAll(ctx)
+	require.NoError(t, err)
+	_, err = projections.Rebuild(ctx, pool, projections.NameReservations)
+	require.NoError(t, err)
+	rebuilt, err := q.RmReservationListAll(ctx)
+	require.NoError(t, err)
+	require.Equal(t, projected, rebuilt)
+
 	// The event cursor resumes: the one event after it, then nothing.
 	after := acmeEventsAfter(t, q, cursorBeforeExtend)
 	require.Len(t, after, 1)
