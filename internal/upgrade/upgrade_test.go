@@ -2,7 +2,6 @@ package upgrade_test
 
 import (
 	"context"
-	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -188,26 +187,8 @@ func restoreFixture(t *testing.T) string {
 	sqlText, err := os.ReadFile(fixture)
 	require.NoError(t, err)
 
-	server := os.Getenv("DATABASE_URL")
-	admin, err := pgx.Connect(ctx, server)
-	require.NoError(t, err)
-	defer admin.Close(ctx)
-	name := "t_upgrade_" + time.Now().UTC().Format("150405000000")
-	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(context.Background(), server)
-		if err != nil {
-			return
-		}
-		defer conn.Close(context.Background())
-		_, _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	})
-	u, err := url.Parse(server)
-	require.NoError(t, err)
-	u.Path = "/" + name
-
-	conn, err := pgx.Connect(ctx, u.String())
+	dbURL := pgtest.NewEmpty(t)
+	conn, err := pgx.Connect(ctx, dbURL)
 	require.NoError(t, err)
 	defer conn.Close(ctx)
 	_, err = conn.PgConn().Exec(ctx, string(sqlText)).ReadAll() // the simple protocol: many statements
@@ -221,7 +202,7 @@ func restoreFixture(t *testing.T) string {
 			break
 		}
 	}
-	return u.String()
+	return dbURL
 }
 
 func requireNoViolations(t *testing.T, q *db.Queries) {

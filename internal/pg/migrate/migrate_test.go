@@ -2,7 +2,6 @@ package migrate_test
 
 import (
 	"context"
-	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -23,7 +22,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // them, the others wait for it and find nothing left to do. None fails.
 func TestProcessesStartingTogetherMigrateOnce(t *testing.T) {
 	ctx := context.Background()
-	dbURL := emptyDatabase(t)
+	dbURL := pgtest.NewEmpty(t)
 	errs := make([]error, 4)
 	var wg sync.WaitGroup
 	for i := range errs {
@@ -52,30 +51,4 @@ func TestProcessesStartingTogetherMigrateOnce(t *testing.T) {
 	entries, err := os.ReadDir("../../../sql/migrations")
 	require.NoError(t, err)
 	require.Equal(t, len(entries), applied, "every migration applied")
-}
-
-// emptyDatabase creates a database with no schema on the test server and
-// drops it when t ends.
-func emptyDatabase(t *testing.T) string {
-	t.Helper()
-	ctx := context.Background()
-	server := os.Getenv("DATABASE_URL")
-	admin, err := pgx.Connect(ctx, server)
-	require.NoError(t, err)
-	defer admin.Close(ctx)
-	name := "t_migrate_" + time.Now().Format("150405000000")
-	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(context.Background(), server)
-		if err != nil {
-			return
-		}
-		defer conn.Close(context.Background())
-		_, _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	})
-	u, err := url.Parse(server)
-	require.NoError(t, err)
-	u.Path = "/" + name
-	return u.String()
 }

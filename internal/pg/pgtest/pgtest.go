@@ -153,6 +153,38 @@ func (d *DB) Now(t testing.TB) time.Time {
 	return ts
 }
 
+// NewEmpty creates a database with no schema at all on the test server
+// (not cloned from the migrated template), for tests of what runs on one:
+// migrations, a restored dump. It is dropped when t ends; its URL is
+// returned.
+func NewEmpty(t testing.TB) string {
+	t.Helper()
+	ctx := context.Background()
+	serverURL := os.Getenv("DATABASE_URL")
+	if serverURL == "" {
+		t.Fatal("pgtest: DATABASE_URL is unset; call pgtest.Main from TestMain")
+	}
+	adminURL := adminURL(serverURL)
+	name := "t_" + randomHex(8)
+	admin, err := pgx.Connect(ctx, adminURL)
+	require.NoError(t, err)
+	defer admin.Close(ctx)
+	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), adminURL)
+		if err != nil {
+			t.Logf("pgtest: drop %s: %v", name, err)
+			return
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Logf("pgtest: drop %s: %v", name, err)
+		}
+	})
+	return withDatabase(t, serverURL, name)
+}
+
 func withDatabase(t testing.TB, serverURL, name string) string {
 	u, err := url.Parse(serverURL)
 	require.NoError(t, err, "DATABASE_URL must be a postgres:// URL")
