@@ -17,6 +17,11 @@ import (
 // send), the headers are Nats-Msg-Id and _watermill_message_uuid (the
 // event id) and the message's metadata: type, subject, tenant, position.
 //
+// Before it trusts the stream's last message, the forwarder checks that
+// it is an event of the log (checkInLog): after a restore of the database
+// to an earlier point it is not, and nothing is forwarded
+// (ErrStreamAheadOfLog) until the stream is purged or deleted.
+//
 // Two guards keep every event in the stream once. An event at or before
 // the newest one known to be in the stream is acked without publishing:
 // after a restart or a failed publish that position is read back from
@@ -40,11 +45,15 @@ func (s *Sink) forward(msg *message.Message) error {
 		if err != nil {
 			return s.fail(err)
 		}
-		last, err := lastPosition(s.js, info)
+		last, err := lastInStream(s.js, info)
 		if err != nil {
 			return s.fail(err)
 		}
-		s.published = &last
+		if err := checkInLog(msg.Context(), s.log, s.cfg.Stream, last); err != nil {
+			return s.refuse(err)
+		}
+		s.aheadOfLog.Store(false)
+		s.published = &last.pos
 		s.setFailure(nil)
 	}
 	if !s.published.Less(pos) {
@@ -58,6 +67,17 @@ func (s *Sink) forward(msg *message.Message) error {
 	s.published = &pos
 	s.setFailure(nil)
 	return nil
+}
+
+// refuse is fail for the check of the stream against the log: a stream
+// ahead of the log (ErrStreamAheadOfLog) is said once in the log, at
+// error level, and raises compute_nats_stream_ahead_of_log until the
+// stream is purged or deleted.
+func (s *Sink) refuse(err error) error {
+	if errors.Is(err, ErrStreamAheadOfLog) && !s.aheadOfLog.Swap(true) {
+		s.logger.Error("JetStream sink stopped: the stream is ahead of the database's log", "stream", s.cfg.Stream, "err", err)
+	}
+	return s.fail(err)
 }
 
 // fail records err for Health and returns it (to the Router, which logs

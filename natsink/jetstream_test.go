@@ -97,6 +97,9 @@ func (w *logWatch) Handle(ctx context.Context, r slog.Record) error {
 type process struct {
 	sink *natsink.Sink
 	log  *logWatch
+	reg  *prometheus.Registry
+	// stop stops the process (once; the test's end does too).
+	stop func()
 }
 
 // startProcess runs a process until the test ends. mw are extra Router
@@ -112,7 +115,7 @@ func startProcess(t *testing.T, d *pgtest.DB, owner string, cfg natsink.Config, 
 	require.NoError(t, err)
 	sub := outbox.NewSubscriber(natsink.SinkID, logger)
 	sub.NackDelay = 10 * time.Millisecond
-	sink.Route(router, sub)
+	sink.Route(router, sub, d.Pool)
 	router.AddMiddleware(mw...)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -129,13 +132,17 @@ func startProcess(t *testing.T, d *pgtest.DB, owner string, cfg natsink.Config, 
 		defer close(dispDone)
 		disp.Run(ctx, 5*time.Millisecond, nil)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		<-dispDone
-		<-routerDone
-		require.NoError(t, sink.Close())
-	})
-	return &process{sink: sink, log: lw}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			<-dispDone
+			<-routerDone
+			require.NoError(t, sink.Close())
+		})
+	}
+	t.Cleanup(stop)
+	return &process{sink: sink, log: lw, reg: reg, stop: stop}
 }
 
 // gate hangs the handler once, when armed, right after it forwarded an

@@ -12,13 +12,16 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill-nats/v2/pkg/nats"
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/jackc/pgx/v5/pgxpool"
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/metrics"
 	"github.com/bettercompute/compute/outbox"
 )
@@ -116,6 +119,13 @@ type Sink struct {
 	// stored), to be read from the stream before the next publish.
 	published *outbox.Position
 
+	// log is the database the forwarded events come from, to check the
+	// stream's last message against (set by Route).
+	log *db.Queries
+	// aheadOfLog is true while the stream's last message is no event of
+	// the log (ErrStreamAheadOfLog): compute_nats_stream_ahead_of_log.
+	aheadOfLog atomic.Bool
+
 	// failure is the last attempt's error, nil after a success; it has a
 	// lock of its own so that /readyz never waits for a publish.
 	failureMu sync.Mutex
@@ -166,14 +176,25 @@ func Connect(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Sink,
 			}
 			return 0
 		}))
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: metrics.NameNATSStreamAheadOfLog,
+			Help: "1 while this process's JetStream sink refuses to forward because the stream holds events the database's log does not have (a restore of the database), else 0.",
+		}, func() float64 {
+			if s.aheadOfLog.Load() {
+				return 1
+			}
+			return 0
+		}))
 	}
 	return s, nil
 }
 
 // Route adds the forwarder to r as the handler SinkID, reading sub (the
-// outbox.Subscriber a dispatcher feeds). It must never skip an event, so
+// outbox.Subscriber a dispatcher feeds) of the log in pool, against which
+// the stream's last message is checked. It must never skip an event, so
 // its middleware is outbox.MustDeliver and no poison queue.
-func (s *Sink) Route(r *message.Router, sub message.Subscriber) {
+func (s *Sink) Route(r *message.Router, sub message.Subscriber, pool *pgxpool.Pool) {
+	s.log = db.New(pool)
 	h := r.AddConsumerHandler(SinkID, SinkID, sub, s.forward)
 	h.AddMiddleware(outbox.MustDeliver(s.cfg.RetryInitial, s.cfg.RetryMax, s.logger))
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 
 	"github.com/bettercompute/compute/outbox"
@@ -53,25 +54,28 @@ func ensureStream(js nats.JetStreamManager, sc *nats.StreamConfig) (*nats.Stream
 	return info, nil
 }
 
-// lastPosition is the outbox position of the stream's last message: the
-// newest event known to be in the stream, and, since the sink publishes
-// in log order and waits for each acknowledgement, every earlier one too.
-// Zero for an empty stream or a last message that is gone or not the
-// sink's.
-func lastPosition(js nats.JetStreamManager, info *nats.StreamInfo) (outbox.Position, error) {
+// lastInStream is the stream's last message: the newest event known to be
+// in the stream, and, since the sink publishes in log order and waits for
+// each acknowledgement, every earlier one too. Zero for an empty stream or
+// a last message that is gone or not the sink's.
+func lastInStream(js nats.JetStreamManager, info *nats.StreamInfo) (lastMessage, error) {
 	if info.State.LastSeq == 0 {
-		return outbox.Position{}, nil
+		return lastMessage{}, nil
 	}
 	m, err := js.GetMsg(info.Config.Name, info.State.LastSeq)
 	if errors.Is(err, nats.ErrMsgNotFound) {
-		return outbox.Position{}, nil
+		return lastMessage{}, nil
 	}
 	if err != nil {
-		return outbox.Position{}, fmt.Errorf("read last message of stream %s: %w", info.Config.Name, err)
+		return lastMessage{}, fmt.Errorf("read last message of stream %s: %w", info.Config.Name, err)
 	}
 	pos, err := outbox.ParsePosition(m.Header.Get(outbox.MetadataPosition))
 	if err != nil {
-		return outbox.Position{}, nil
+		return lastMessage{}, nil
 	}
-	return pos, nil
+	id, err := uuid.Parse(m.Header.Get(nats.MsgIdHdr))
+	if err != nil {
+		return lastMessage{}, nil
+	}
+	return lastMessage{seq: m.Sequence, id: id, pos: pos}, nil
 }

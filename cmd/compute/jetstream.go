@@ -52,7 +52,7 @@ func startJetStream(ctx context.Context, nc natsink.Config, pool *pgxpool.Pool, 
 		return httpapi.ReadyCheck{}, err
 	}
 	sub := outbox.NewSubscriber(natsink.SinkID, logger)
-	sink.Route(router, sub)
+	sink.Route(router, sub, pool)
 	stopped := make(chan struct{})
 	goRun(func() {
 		defer close(stopped)

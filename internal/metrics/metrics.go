@@ -43,6 +43,7 @@ const (
 	NameWorkQueueItemDuration  = "compute_workqueue_item_duration_seconds"
 	NamePlacementRejections    = "compute_placement_rejections_total"
 	NameNATSConnected          = "compute_nats_connected"
+	NameNATSStreamAheadOfLog   = "compute_nats_stream_ahead_of_log"
 	NameReadReplicaLag         = "compute_read_replica_lag_seconds"
 	NameReadReplicaInRotation  = "compute_read_replica_in_rotation"
 )
