@@ -19,13 +19,16 @@ import (
 // Page returns up to limit events in scope after `after`: from memory
 // when `after` is among the newest events kept there, else from a consumer
 // of the scope's subjects started after it. Like the outbox reader's, a
-// cursor pruned away (older than the stream's first message) is
-// CURSOR_EXPIRED, checked after the read.
+// cursor pruned away (older than the stream's first message) or one that
+// is no event of the stream is CURSOR_EXPIRED, checked after the read.
 func (s *Source) Page(ctx context.Context, scope eventstream.Scope, after outbox.Position, limit int) (eventstream.Page, error) {
 	if limit <= 0 {
 		limit = eventstream.DefaultLimit
 	}
-	if events, ok := s.recentPage(scope, after, limit); ok {
+	if events, ok, err := s.recentPage(scope, after, limit); ok {
+		if err != nil {
+			return eventstream.Page{}, err
+		}
 		return page(events, after), nil
 	}
 	events, err := s.readRange(ctx, scope, after, limit)
@@ -96,21 +99,53 @@ func (s *Source) readRange(ctx context.Context, scope eventstream.Scope, after o
 }
 
 // CheckCursor returns CURSOR_EXPIRED when events after `after` may be
-// gone from the stream: the outbox reader's rule (eventstream.Reader's
-// CheckCursor) applied to the stream's first message. A cursor at or after
-// the oldest event kept in memory never expires: everything after it is
-// there.
+// gone from the stream, or `after` is no event of it: the outbox reader's
+// rules (eventstream.Reader's CheckCursor) applied to the stream. A cursor
+// older than the stream's first message has lost what followed it. One
+// among the stream's positions where no message sits is no event of the
+// log: after the database was restored to an earlier point (and the
+// stream purged), it is a lost event's, whose position the restored log's
+// new events surround (a point-in-time recovery reuses the lost
+// transaction ids), and resuming after it would skip those below it. A
+// cursor among the events kept in memory is checked there, with no
+// request to NATS. One past the stream's last message is not checked
+// here: the stream may not have it yet (the API process checks it on the
+// primary).
 func (s *Source) CheckCursor(ctx context.Context, after outbox.Position) error {
 	if after.IsZero() {
 		return nil
 	}
-	s.recentMu.Lock()
-	inMemory := len(s.recent) > 0 && !after.Less(s.recent[0].e.Position)
-	s.recentMu.Unlock()
-	if inMemory {
-		return nil
+	if inMemory, err := s.checkRecent(after); inMemory {
+		return err
 	}
 	return s.checkStream(ctx, after)
+}
+
+// noEvent is CURSOR_EXPIRED for a cursor among the stream's positions
+// where no event sits.
+func noEvent(after outbox.Position) error {
+	return core.Errorf(core.CodeCursorExpired,
+		"cursor %s is no event of this log (another installation's, or from before a restore): list events again without a cursor", after)
+}
+
+// checkRecent is CheckCursor from memory; inMemory is false when `after`
+// is not between the oldest and the newest event kept there.
+func (s *Source) checkRecent(after outbox.Position) (inMemory bool, err error) {
+	s.recentMu.Lock()
+	defer s.recentMu.Unlock()
+	return s.checkRecentLocked(after)
+}
+
+func (s *Source) checkRecentLocked(after outbox.Position) (inMemory bool, err error) {
+	n := len(s.recent)
+	if n == 0 || after.Less(s.recent[0].e.Position) || s.recent[n-1].e.Position.Less(after) {
+		return false, nil
+	}
+	i := sort.Search(n, func(i int) bool { return !s.recent[i].e.Position.Less(after) })
+	if s.recent[i].e.Position != after {
+		return true, noEvent(after)
+	}
+	return true, nil
 }
 
 // checkStream is CheckCursor against the stream itself.
@@ -137,17 +172,33 @@ func (s *Source) checkStream(ctx context.Context, after outbox.Position) error {
 	if !found || after.Less(first) {
 		return expired
 	}
-	return nil
+	at, err := s.search(ctx, func(pos outbox.Position) bool { return !pos.Less(after) })
+	if err != nil {
+		return err
+	}
+	pos, _, found, err := s.positionFrom(ctx, at, info.State.LastSeq+1)
+	if err != nil {
+		return err
+	}
+	if found && pos != after {
+		return noEvent(after)
+	}
+	return nil // at an event, or past the last one
 }
 
 // recentPage is Page from memory; ok is false when `after` is older than
 // the oldest event kept there. A short page covers every event up to the
-// newest read by the live feed, so up to the broker's head.
-func (s *Source) recentPage(scope eventstream.Scope, after outbox.Position, limit int) ([]outbox.Stored, bool) {
+// newest read by the live feed, so up to the broker's head. A cursor
+// among the events in memory where none sits is CURSOR_EXPIRED
+// (CheckCursor).
+func (s *Source) recentPage(scope eventstream.Scope, after outbox.Position, limit int) ([]outbox.Stored, bool, error) {
 	s.recentMu.Lock()
 	defer s.recentMu.Unlock()
 	if len(s.recent) == 0 || after.Less(s.recent[0].e.Position) {
-		return nil, false
+		return nil, false, nil
+	}
+	if _, err := s.checkRecentLocked(after); err != nil {
+		return nil, true, err
 	}
 	i := sort.Search(len(s.recent), func(i int) bool { return after.Less(s.recent[i].e.Position) })
 	var out []outbox.Stored
@@ -156,7 +207,7 @@ func (s *Source) recentPage(scope eventstream.Scope, after outbox.Position, limi
 			out = append(out, s.recent[i].e)
 		}
 	}
-	return out, true
+	return out, true, nil
 }
 
 // remember keeps e, the stream's next event after the newest in memory,

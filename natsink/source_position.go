@@ -42,6 +42,14 @@ func (s *Source) startAfter(ctx context.Context, after outbox.Position) (uint64,
 // sequence when there is none: a binary search over the position headers,
 // which increase with the sequence.
 func (s *Source) locate(ctx context.Context, after outbox.Position) (uint64, error) {
+	return s.search(ctx, func(pos outbox.Position) bool { return after.Less(pos) })
+}
+
+// search is the sequence of the stream's first message whose position
+// satisfies from (false up to some position, true after it), or the next
+// sequence when there is none: a binary search over the position headers,
+// which increase with the sequence.
+func (s *Source) search(ctx context.Context, from func(outbox.Position) bool) (uint64, error) {
 	info, err := s.streamInfo(ctx)
 	if err != nil {
 		return 0, err
@@ -56,10 +64,10 @@ func (s *Source) locate(ctx context.Context, after outbox.Position) (uint64, err
 		if err != nil {
 			return 0, err
 		}
-		if !found || after.Less(pos) {
-			hi = mid // every message from mid on is after `after`
+		if !found || from(pos) {
+			hi = mid // every message from mid on satisfies from
 		} else {
-			lo = at + 1 // every message up to at is not
+			lo = at + 1 // every message up to at does not
 		}
 	}
 	return lo, nil
