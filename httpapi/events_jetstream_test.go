@@ -58,7 +58,7 @@ func startJetStreamSink(t *testing.T, es *eventServer, url string) {
 	require.NoError(t, err)
 	sub := outbox.NewSubscriber(natsink.SinkID, logger)
 	sub.NackDelay = 10 * time.Millisecond
-	sink.Route(router, sub)
+	sink.Route(router, sub, es.pg.Pool)
 	ctx, cancel := context.WithCancel(context.Background())
 	routerDone, dispDone := make(chan struct{}), make(chan struct{})
 	go func() { defer close(routerDone); _ = router.Run(ctx) }()
