@@ -26,7 +26,8 @@ import (
 // (RmUsageWindowRecompute). The interval starts when the reservation was booked (never
 // before its start) and ends at its end, or at the moment it was released,
 // expired or failed; windows are final once it is terminal. Whenever the
-// interval changes, the reservation's windows are recomputed whole. A
+// interval changes, the reservation's windows are computed whole and the
+// ones that differ written. A
 // reservation whose booked event was pruned before a rebuild gets its
 // interval from its next event and the write model (queueSeed).
 type UsageWindows struct{}
@@ -40,8 +41,8 @@ func (UsageWindows) Tables() []string { return []string{"rm_usage_allocations", 
 // Apply writes each reservation event of the batch in tx, in two round
 // trips: the intervals, in the events' order, then the windows of every
 // reservation whose interval changed, recomputed once from the interval as
-// it then stands (the same windows as recomputing after each event), by two
-// statements for the whole batch.
+// it then stands (the same windows as recomputing after each event), by one
+// statement for the whole batch that writes only the windows that differ.
 func (UsageWindows) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) error {
 	q := db.New(tx)
 	var intervals pg.Batch
@@ -98,10 +99,7 @@ func (UsageWindows) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored
 	if len(changed) == 0 {
 		return nil
 	}
-	var b pg.Batch
-	pg.Exec(ctx, &b, (*db.Queries).RmUsageWindowDeleteFor, changed)
-	pg.Exec(ctx, &b, (*db.Queries).RmUsageWindowRecompute, changed)
-	if err := b.Send(ctx, tx); err != nil {
+	if err := db.New(tx).RmUsageWindowRecompute(ctx, changed); err != nil {
 		return fmt.Errorf("usage windows: %w", err)
 	}
 	return nil

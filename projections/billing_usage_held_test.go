@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
@@ -319,4 +320,62 @@ func TestUsageWindowsBillAReservationWhoseBookingWasPruned(t *testing.T) {
 		require.True(t, w.Final, w.Key)
 		require.Equal(t, commandstest.Pool, w.PoolID, w.Key)
 	}
+}
+
+// An extension rewrites only the windows it changes: a 90-day reservation
+// extended by a second rewrites its last window, not its 2,160. A tenant
+// extending one a second at a time made the projection rewrite every
+// window at every batch. Its end still rewrites every window, once: each
+// becomes final.
+func TestUsageWindowsAnExtensionRewritesOnlyTheWindowsItChanges(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	start := f.d.Now(t)
+	end := start.Add(89 * 24 * time.Hour)
+	res := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: start, End: end})
+	f.catchUp(t)
+	// xmin is the transaction that wrote a row's current version.
+	versions := func() map[string]string {
+		rows, err := f.d.Pool.Query(f.ctx, "SELECT key, xmin::text FROM rm_usage_windows WHERE reservation_id = $1", res.Reservation.ID)
+		require.NoError(t, err)
+		out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (struct{ k, x string }, error) {
+			var v struct{ k, x string }
+			return v, r.Scan(&v.k, &v.x)
+		})
+		require.NoError(t, err)
+		m := map[string]string{}
+		for _, v := range out {
+			m[v.k] = v.x
+		}
+		return m
+	}
+	changed := func(before, after map[string]string) int {
+		n := 0
+		for k, x := range after {
+			if before[k] != x {
+				n++
+			}
+		}
+		return n
+	}
+	before := versions()
+	require.Len(t, before, 89*24)
+
+	_, err := f.h.ExtendReservation(f.ctx, tenantA, commands.ExtendReservation{ReservationID: res.Reservation.ID,
+		NewEnd: end.Add(time.Second)})
+	require.NoError(t, err)
+	f.catchUp(t)
+	after := versions()
+	require.Len(t, after, 89*24+1, "the second past the old end is a window of its own")
+	require.Equal(t, 1, changed(before, after), "only the new window is written")
+
+	f.d.AdvanceSimClock(t, 90*time.Minute)
+	_, err = f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: res.Reservation.ID})
+	require.NoError(t, err)
+	f.catchUp(t)
+	released := versions()
+	require.Len(t, released, 2, "released half way through its second hour")
+	require.Equal(t, 2, changed(after, released), "both kept windows become final")
+	f.requireBilledIsHeld(t, "released")
 }

@@ -10,20 +10,6 @@ import (
 	"time"
 )
 
-const rmUsageWindowDeleteFor = `-- name: RmUsageWindowDeleteFor :exec
-
-DELETE FROM rm_usage_windows WHERE reservation_id = ANY($1::text[])
-`
-
-// Queries of rm_usage_windows. The file name is singular: a "_windows" suffix
-// would make the generated Go file a GOOS=windows-only file.
-// The windows of the reservations, before RmUsageWindowRecompute writes
-// them again: one statement for a batch's reservations.
-func (q *Queries) RmUsageWindowDeleteFor(ctx context.Context, reservationIds []string) error {
-	_, err := q.db.Exec(ctx, rmUsageWindowDeleteFor, reservationIds)
-	return err
-}
-
 const rmUsageWindowList = `-- name: RmUsageWindowList :many
 SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start, window_end, reserved_ms,
        devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model, mig_profile, slot_kind
@@ -138,28 +124,61 @@ func (q *Queries) RmUsageWindowListAll(ctx context.Context) ([]RmUsageWindow, er
 }
 
 const rmUsageWindowRecompute = `-- name: RmUsageWindowRecompute :exec
-INSERT INTO rm_usage_windows (key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start,
+
+WITH wanted AS (
+  SELECT 'cmp:' || u.allocation_id || ':' || to_char(w.ws AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS key,
+         u.allocation_id, u.reservation_id, u.tenant_id, u.pool_id, u.node_id, w.ws AS window_start,
+         w.ws + interval '1 hour' AS window_end, o.ms AS reserved_ms, u.devices, o.ms * u.devices AS device_ms,
+         u.vcpu, u.memory_mb, u.disk_gb, u.final, u.gpu_kind, u.gpu_model, u.mig_profile, u.slot_kind
+    FROM rm_usage_allocations u
+   CROSS JOIN LATERAL generate_series(date_trunc('hour', u.start_ts, 'UTC'), u.end_ts - interval '1 microsecond',
+                                      interval '1 hour') AS w(ws)
+   CROSS JOIN LATERAL (SELECT (floor(extract(epoch FROM least(u.end_ts, w.ws + interval '1 hour')) * 1000)
+                               - floor(extract(epoch FROM greatest(u.start_ts, w.ws)) * 1000))::bigint AS ms) o
+   WHERE u.reservation_id = ANY($1::text[]) AND u.end_ts > u.start_ts AND o.ms > 0
+), gone AS (
+  DELETE FROM rm_usage_windows x
+   WHERE x.reservation_id = ANY($1::text[])
+     AND NOT EXISTS (SELECT 1 FROM wanted n WHERE n.key = x.key)
+)
+INSERT INTO rm_usage_windows AS x (key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start,
        window_end, reserved_ms, devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model,
        mig_profile, slot_kind)
-SELECT 'cmp:' || u.allocation_id || ':' || to_char(w.ws AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-       u.allocation_id, u.reservation_id, u.tenant_id, u.pool_id, u.node_id, w.ws, w.ws + interval '1 hour',
-       o.ms, u.devices, o.ms * u.devices, u.vcpu, u.memory_mb, u.disk_gb, u.final, u.gpu_kind, u.gpu_model,
-       u.mig_profile, u.slot_kind
-  FROM rm_usage_allocations u
- CROSS JOIN LATERAL generate_series(date_trunc('hour', u.start_ts, 'UTC'), u.end_ts - interval '1 microsecond',
-                                    interval '1 hour') AS w(ws)
- CROSS JOIN LATERAL (SELECT (floor(extract(epoch FROM least(u.end_ts, w.ws + interval '1 hour')) * 1000)
-                             - floor(extract(epoch FROM greatest(u.start_ts, w.ws)) * 1000))::bigint AS ms) o
- WHERE u.reservation_id = ANY($1::text[]) AND u.end_ts > u.start_ts AND o.ms > 0
+SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start, window_end, reserved_ms,
+       devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model, mig_profile, slot_kind
+  FROM wanted
+ON CONFLICT (key) DO UPDATE
+   SET allocation_id = EXCLUDED.allocation_id, reservation_id = EXCLUDED.reservation_id,
+       tenant_id = EXCLUDED.tenant_id, pool_id = EXCLUDED.pool_id, node_id = EXCLUDED.node_id,
+       window_start = EXCLUDED.window_start, window_end = EXCLUDED.window_end,
+       reserved_ms = EXCLUDED.reserved_ms, devices = EXCLUDED.devices, device_ms = EXCLUDED.device_ms,
+       vcpu = EXCLUDED.vcpu, memory_mb = EXCLUDED.memory_mb, disk_gb = EXCLUDED.disk_gb, final = EXCLUDED.final,
+       gpu_kind = EXCLUDED.gpu_kind, gpu_model = EXCLUDED.gpu_model, mig_profile = EXCLUDED.mig_profile,
+       slot_kind = EXCLUDED.slot_kind
+ WHERE (x.allocation_id, x.reservation_id, x.tenant_id, x.pool_id, x.node_id, x.window_start, x.window_end,
+        x.reserved_ms, x.devices, x.device_ms, x.vcpu, x.memory_mb, x.disk_gb, x.final, x.gpu_kind, x.gpu_model,
+        x.mig_profile, x.slot_kind)
+       IS DISTINCT FROM
+       (EXCLUDED.allocation_id, EXCLUDED.reservation_id, EXCLUDED.tenant_id, EXCLUDED.pool_id, EXCLUDED.node_id,
+        EXCLUDED.window_start, EXCLUDED.window_end, EXCLUDED.reserved_ms, EXCLUDED.devices, EXCLUDED.device_ms,
+        EXCLUDED.vcpu, EXCLUDED.memory_mb, EXCLUDED.disk_gb, EXCLUDED.final, EXCLUDED.gpu_kind, EXCLUDED.gpu_model,
+        EXCLUDED.mig_profile, EXCLUDED.slot_kind)
 `
 
+// Queries of rm_usage_windows. The file name is singular: a "_windows" suffix
+// would make the generated Go file a GOOS=windows-only file.
 // Cuts each reservation's reserved interval into hourly windows aligned on
-// UTC hours, keyed cmp:<allocationId>:<windowStart>. Run after
-// RmUsageWindowDeleteFor in the same transaction. A window's reserved_ms is
-// measured between its two ends, each rounded down to the millisecond (the
-// clock has microseconds): the hours inside are whole, so the windows of an
-// interval add up to the interval measured in one piece. Rounding each
-// window's length instead lost up to a millisecond at every cut.
+// UTC hours, keyed cmp:<allocationId>:<windowStart>, and brings the
+// reservation's rows to exactly those windows: a window it no longer has
+// goes, a new one is added, and a window is rewritten only if something of
+// it changed. An extension of a 90-day reservation thus writes the window
+// or two at its end, not its 2,160 windows (a tenant extending one by a
+// second at a time made the projection rewrite them all at every batch).
+// A window's reserved_ms is measured between its two ends, each rounded
+// down to the millisecond (the clock has microseconds): the hours inside
+// are whole, so the windows of an interval add up to the interval measured
+// in one piece. Rounding each window's length instead lost up to a
+// millisecond at every cut.
 func (q *Queries) RmUsageWindowRecompute(ctx context.Context, reservationIds []string) error {
 	_, err := q.db.Exec(ctx, rmUsageWindowRecompute, reservationIds)
 	return err
