@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -148,12 +147,7 @@ func TestIdempotencyWaiterReplaysTheFirstRequestsDecision(t *testing.T) {
 					})
 				secondErr <- err
 			}()
-			require.Eventually(t, func() bool {
-				var waiting bool
-				require.NoError(t, d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-				   WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%IdempotencyKeyClaim%')`).Scan(&waiting))
-				return waiting
-			}, 20*time.Second, 5*time.Millisecond, "one request waits on the other's claim")
+			d.WaitForLockWait(t) // the waiter, on the first request's claim
 			close(release)
 
 			err := <-firstErr

@@ -107,15 +107,7 @@ func New(t testing.TB) *DB {
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		pool.Close()
-		conn, err := pgx.Connect(context.Background(), adminURL)
-		if err != nil {
-			t.Logf("pgtest: drop %s: %v", name, err)
-			return
-		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Logf("pgtest: drop %s: %v", name, err)
-		}
+		dropDatabase(t, adminURL, name)
 	})
 	d := &DB{Pool: pool, Q: db.New(pool), URL: dbURL, Name: name}
 	d.UseSimClock(t, true)
@@ -171,18 +163,22 @@ func NewEmpty(t testing.TB) string {
 	defer admin.Close(ctx)
 	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(context.Background(), adminURL)
-		if err != nil {
-			t.Logf("pgtest: drop %s: %v", name, err)
-			return
-		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Logf("pgtest: drop %s: %v", name, err)
-		}
-	})
+	t.Cleanup(func() { dropDatabase(t, adminURL, name) })
 	return withDatabase(t, serverURL, name)
+}
+
+// dropDatabase drops a test's database when it ends, saying why if it
+// cannot (a leftover database costs only disk on a test server).
+func dropDatabase(t testing.TB, adminURL, name string) {
+	conn, err := pgx.Connect(context.Background(), adminURL)
+	if err != nil {
+		t.Logf("pgtest: drop %s: %v", name, err)
+		return
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		t.Logf("pgtest: drop %s: %v", name, err)
+	}
 }
 
 func withDatabase(t testing.TB, serverURL, name string) string {
