@@ -2416,7 +2416,10 @@ type GetDeviceHoldersParams struct {
 	// it; if it has not by then, the answer is 503 UNAVAILABLE (retry) rather
 	// than a read that does not show the write. A position this installation
 	// never returned (ahead of its event log: another installation's, or one
-	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
+	// kept from before a restore) is 400 INVALID_ARGUMENT at once, and so is
+	// one within the retained log where no event sits (a write lost when the
+	// database was restored to an earlier point): no read model will ever
+	// show it. A position older than the retained log is taken as met.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 }
 
@@ -2508,7 +2511,10 @@ type ListNodesParams struct {
 	// it; if it has not by then, the answer is 503 UNAVAILABLE (retry) rather
 	// than a read that does not show the write. A position this installation
 	// never returned (ahead of its event log: another installation's, or one
-	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
+	// kept from before a restore) is 400 INVALID_ARGUMENT at once, and so is
+	// one within the retained log where no event sits (a write lost when the
+	// database was restored to an earlier point): no read model will ever
+	// show it. A position older than the retained log is taken as met.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 }
 
@@ -2519,7 +2525,10 @@ type GetNodeParams struct {
 	// it; if it has not by then, the answer is 503 UNAVAILABLE (retry) rather
 	// than a read that does not show the write. A position this installation
 	// never returned (ahead of its event log: another installation's, or one
-	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
+	// kept from before a restore) is 400 INVALID_ARGUMENT at once, and so is
+	// one within the retained log where no event sits (a write lost when the
+	// database was restored to an earlier point): no read model will ever
+	// show it. A position older than the retained log is taken as met.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 }
 
@@ -2638,7 +2647,10 @@ type GetPoolCapacityParams struct {
 	// it; if it has not by then, the answer is 503 UNAVAILABLE (retry) rather
 	// than a read that does not show the write. A position this installation
 	// never returned (ahead of its event log: another installation's, or one
-	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
+	// kept from before a restore) is 400 INVALID_ARGUMENT at once, and so is
+	// one within the retained log where no event sits (a write lost when the
+	// database was restored to an earlier point): no read model will ever
+	// show it. A position older than the retained log is taken as met.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 }
 
@@ -2673,7 +2685,10 @@ type ListReservationsParams struct {
 	// it; if it has not by then, the answer is 503 UNAVAILABLE (retry) rather
 	// than a read that does not show the write. A position this installation
 	// never returned (ahead of its event log: another installation's, or one
-	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
+	// kept from before a restore) is 400 INVALID_ARGUMENT at once, and so is
+	// one within the retained log where no event sits (a write lost when the
+	// database was restored to an earlier point): no read model will ever
+	// show it. A position older than the retained log is taken as met.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 
 	// State Only reservations in this state, one of the values listed (case-sensitive); any other value is 400 INVALID_ARGUMENT, not an empty page. Empty is no filter.
@@ -2702,7 +2717,10 @@ type GetReservationParams struct {
 	// it; if it has not by then, the answer is 503 UNAVAILABLE (retry) rather
 	// than a read that does not show the write. A position this installation
 	// never returned (ahead of its event log: another installation's, or one
-	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
+	// kept from before a restore) is 400 INVALID_ARGUMENT at once, and so is
+	// one within the retained log where no event sits (a write lost when the
+	// database was restored to an earlier point): no read model will ever
+	// show it. A position older than the retained log is taken as met.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 }
 
@@ -2820,7 +2838,10 @@ type ListUsageWindowsParams struct {
 	// it; if it has not by then, the answer is 503 UNAVAILABLE (retry) rather
 	// than a read that does not show the write. A position this installation
 	// never returned (ahead of its event log: another installation's, or one
-	// kept from before a restore) is 400 INVALID_ARGUMENT at once.
+	// kept from before a restore) is 400 INVALID_ARGUMENT at once, and so is
+	// one within the retained log where no event sits (a write lost when the
+	// database was restored to an earlier point): no read model will ever
+	// show it. A position older than the retained log is taken as met.
 	MinPosition *MinPosition `form:"minPosition,omitempty" json:"minPosition,omitempty"`
 
 	// Reservation Only this reservation's windows.

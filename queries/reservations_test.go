@@ -108,6 +108,37 @@ func TestMinPositionAheadOfTheLogIsRefused(t *testing.T) {
 	require.ErrorContains(t, err, "ahead of this event log")
 }
 
+// A minPosition below the log's head where no event sits names a write this
+// log does not have: one lost when the database was restored to an earlier
+// point, whose transaction id the log has since passed. It is refused even
+// when the read models are past it, where answering would show the client
+// a model without the write it asked to see. One below the oldest retained
+// event is taken: retention may have pruned its event.
+func TestMinPositionOfNoEventIsRefused(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", 4)
+	first := f.reserve(t, tenantA, 0, 1)
+	later := f.reserve(t, tenantA, 0, 1)
+	f.catchUp(t, later.Position)
+	f.q.WaitTimeout = time.Hour // the read model is past both: nothing to wait for
+
+	lost := outbox.Position{TxID: first.Position.TxID, Seq: first.Position.Seq + 100}
+	require.True(t, lost.Less(later.Position))
+	_, err := f.q.GetReservation(f.ctx, tenantA, later.Reservation.ID, lost)
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "%v", err)
+	require.ErrorContains(t, err, "no event of this log")
+	_, _, err = f.q.ListReservations(f.ctx, tenantA, queries.ListReservations{MinPosition: lost})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "%v", err)
+
+	got, err := f.q.GetReservation(f.ctx, tenantA, later.Reservation.ID, later.Position)
+	require.NoError(t, err)
+	require.Equal(t, later.Reservation.ID, got.ID)
+	pruned := outbox.Position{TxID: 1, Seq: 0} // below every event this test's log holds
+	_, err = f.q.GetReservation(f.ctx, tenantA, later.Reservation.ID, pruned)
+	require.NoError(t, err)
+}
+
 // Tenants see only their own reservations; another tenant's is NOT_FOUND;
 // operators see all and can narrow to one tenant.
 func TestReservationsAreTenantScoped(t *testing.T) {

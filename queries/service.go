@@ -169,7 +169,7 @@ func (s *Service) waitOn(ctx context.Context, q *db.Queries, stay func() bool, m
 				break
 			}
 			if !checked { // before waiting for it: a position no transaction here ever had never comes
-				if err := checkNotAhead(ctx, q, min); err != nil {
+				if err := checkPosition(ctx, q, min, false); err != nil {
 					return err
 				}
 				checked = true
@@ -186,20 +186,52 @@ func (s *Service) waitOn(ctx context.Context, q *db.Queries, stay func() bool, m
 			}
 		}
 	}
+	// Passed: an event at min, if there is one, is on q's server now.
+	return checkPosition(ctx, q, min, true)
+}
+
+// checkPosition refuses a minPosition that is no event of this log:
+// another installation's, or one of a write lost when the database was
+// restored to an earlier point. One at or above the next transaction id
+// this database will assign never comes: waiting for it would end in
+// UNAVAILABLE, which tells the client to retry for ever. One below that,
+// between the oldest retained event and the head, where no event sits
+// (retention only deletes a prefix of the log) names a write this log
+// does not have: the read model would pass it and answer without the
+// write the client asked to see. One below the oldest retained event is
+// taken as it is: its event may have been pruned. A hot standby's next
+// id lags the primary's, and until its read models passed min it may
+// not have the event yet, so there only passed applies the second rule.
+func checkPosition(ctx context.Context, q *db.Queries, min outbox.Position, passed bool) error {
+	rows, err := q.OutboxOldestPosition(ctx, db.OutboxOldestPositionParams{AtTxid: min.TxID, AtSeq: min.Seq})
+	if err != nil {
+		return pg.Translate(err, "oldest event position")
+	}
+	if len(rows) == 0 { // an empty log: only the first rule can say anything
+		next, err := q.OutboxNextTxid(ctx)
+		if err != nil {
+			return pg.Translate(err, "next transaction id")
+		}
+		return refuseAhead(min, next.NextTxid, next.InRecovery)
+	}
+	r := rows[0]
+	if min.Less(outbox.Position{TxID: r.Txid, Seq: r.Seq}) {
+		return nil
+	}
+	if err := refuseAhead(min, r.NextTxid, r.InRecovery); err != nil {
+		return err
+	}
+	if (passed || !r.InRecovery) && !r.AtEvent {
+		return core.Errorf(core.CodeInvalidArgument,
+			"minPosition %s is no event of this log: a write of another installation's, or one lost when the database was restored to an earlier point", min)
+	}
 	return nil
 }
 
-// checkNotAhead refuses a minPosition at or above the next transaction id
-// this database will assign: another installation's, or one from before a
-// restore. Waiting for it would end in UNAVAILABLE, which tells the client
-// to retry for ever. A hot standby's next id lags the primary's, so there
-// the wait decides.
-func checkNotAhead(ctx context.Context, q *db.Queries, min outbox.Position) error {
-	next, err := q.OutboxNextTxid(ctx)
-	if err != nil {
-		return pg.Translate(err, "next transaction id")
-	}
-	if !next.InRecovery && min.TxID >= next.NextTxid {
+// refuseAhead is INVALID_ARGUMENT for a min at or above next, the first
+// transaction id the server has not assigned, unless it is a hot standby.
+func refuseAhead(min outbox.Position, next uint64, inRecovery bool) error {
+	if !inRecovery && min.TxID >= next {
 		return core.Errorf(core.CodeInvalidArgument,
 			"minPosition %s is ahead of this event log: it is no position this installation returned", min)
 	}

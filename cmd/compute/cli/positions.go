@@ -4,8 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/bettercompute/compute/client"
 )
 
 // The CLI reads its own writes. A command that writes answers with the
@@ -54,6 +60,12 @@ func (c *cli) notePosition(body []byte) {
 	}
 	all := c.positions(path)
 	all[targetKey(t)] = res.Position
+	savePositions(path, all)
+}
+
+// savePositions replaces the positions file; a failure is ignored, as it
+// costs only read-your-writes.
+func savePositions(path string, all map[string]string) {
 	b, err := json.Marshal(all)
 	if err != nil || os.MkdirAll(filepath.Dir(path), 0o700) != nil {
 		return
@@ -87,4 +99,34 @@ func (c *cli) positions(path string) map[string]string {
 		_ = json.Unmarshal(b, &out)
 	}
 	return out
+}
+
+// refusedOwnPosition says whether a read's error refused the position this
+// CLI passed from its store: 400 INVALID_ARGUMENT about minPosition, which
+// the server answers for a write its event log does not have (its
+// database was restored to a point before it, or the server is another
+// installation behind the same address). No read would ever show that
+// write, and every read of this target would be refused until the next
+// write replaced it: so the CLI forgets it, says so, and the caller reads
+// again without it.
+func (c *cli) refusedOwnPosition(err error) bool {
+	var e *client.APIError
+	if !errors.As(err, &e) || e.Status != http.StatusBadRequest ||
+		e.Code != client.ErrorCodeINVALIDARGUMENT || !strings.HasPrefix(e.Message, "minPosition ") {
+		return false
+	}
+	t, terr := c.resolveTarget()
+	if terr != nil {
+		return false
+	}
+	path, perr := c.positionsPath()
+	if perr != nil {
+		return false
+	}
+	all := c.positions(path)
+	delete(all, targetKey(t))
+	savePositions(path, all)
+	fmt.Fprintf(c.stderr, "compute: the server's event log does not have this CLI's last write to it (%s); reading without waiting for it\n",
+		terminalSafe(e.Message))
+	return true
 }

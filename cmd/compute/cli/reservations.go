@@ -219,6 +219,10 @@ func (c *cli) reservationsListCmd() *cobra.Command {
 				return list(ctx, c, p, func(ctx context.Context, limit *int, cursor *string) ([]byte, error) {
 					params.Limit, params.Cursor = limit, cursor
 					res, err := api.ListReservationsWithResponse(ctx, &params)
+					if minPosition == "" && params.MinPosition != nil && c.refusedOwnPosition(err) {
+						params.MinPosition = nil
+						res, err = api.ListReservationsWithResponse(ctx, &params)
+					}
 					if err != nil {
 						return nil, err
 					}
@@ -246,8 +250,7 @@ func (c *cli) reservationsGetCmd() *cobra.Command {
 		Args:  ArgsNamed("RESERVATION_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
-				res, err := api.GetReservationWithResponse(ctx, args[0],
-					&client.GetReservationParams{MinPosition: c.lastPosition()})
+				res, err := c.getReservation(ctx, api, args[0])
 				if err != nil {
 					return err
 				}
@@ -268,6 +271,18 @@ func (c *cli) reservationsGetCmd() *cobra.Command {
 			})
 		},
 	}
+}
+
+// getReservation reads a reservation at this CLI's last write to the
+// target (lastPosition), or without it once the server refused it.
+func (c *cli) getReservation(ctx context.Context, api *client.API, id string) (*client.GetReservationResponse, error) {
+	params := client.GetReservationParams{MinPosition: c.lastPosition()}
+	res, err := api.GetReservationWithResponse(ctx, id, &params)
+	if params.MinPosition != nil && c.refusedOwnPosition(err) {
+		params.MinPosition = nil
+		res, err = api.GetReservationWithResponse(ctx, id, &params)
+	}
+	return res, err
 }
 
 func (c *cli) reservationsExtendCmd() *cobra.Command {
@@ -296,8 +311,7 @@ func (c *cli) reservationsExtendCmd() *cobra.Command {
 			}
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				if add > 0 {
-					cur, err := api.GetReservationWithResponse(ctx, args[0],
-						&client.GetReservationParams{MinPosition: c.lastPosition()})
+					cur, err := c.getReservation(ctx, api, args[0])
 					if err != nil {
 						return err
 					}
