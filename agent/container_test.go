@@ -365,10 +365,13 @@ func TestInstanceEndsWithEveryProcessItStarted(t *testing.T) {
 // it from a walk of /work: a file deleted but still open counts its blocks
 // (one process keeps it while the allocation writes), and many tiny files
 // count against the node's inodes; an allocation that asked for no disk
-// still has a small allowance and keeps running within it.
+// still has a small allowance and keeps running within it. (On a node
+// that only measures: where /work is a file system of its own, the kernel
+// refuses all of these writes past the disk first.)
 func TestContainerDiskCountsHiddenFilesAndInodes(t *testing.T) {
 	now := time.Now()
-	d, sb, j := containerDaemon(t, func() time.Time { return now })
+	d, sb := measuredDaemon(t, func() time.Time { return now })
+	j := d.journal
 	hidden := assignment("alc_hidden", now.Add(-time.Hour), now.Add(time.Hour), 1)
 	hidden.DiskGB = 1
 	many := assignment("alc_many", now.Add(-time.Hour), now.Add(time.Hour), 2)
@@ -397,6 +400,17 @@ func TestContainerDiskCountsHiddenFilesAndInodes(t *testing.T) {
 	require.Contains(t, reasons["ins_alc_many"], "at most 4096 for the 64 MiB of a reservation without diskGb")
 	require.False(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath("alc_hidden")), "its container is gone, the held file with it")
 	require.True(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath("alc_modest")), "10 MB of no diskGb run on")
+}
+
+// measuredDaemon is a container daemon (containerDaemon) whose
+// allocations' /work are directories of the node's file system, only
+// measured, as on a node where they cannot be file systems of their own:
+// the measurement alone must hold them.
+func measuredDaemon(t *testing.T, now func() time.Time) (*daemon, *sandbox) {
+	t.Helper()
+	d, sb, _ := containerDaemon(t, now)
+	sb.workfs, sb.diskLimit = nil, diskMeasured
+	return d, sb
 }
 
 // sleepIn assigns each allocation to d's daemon (released when the test
@@ -440,9 +454,12 @@ func hostHas(prefix string) bool {
 // An allocation whose /work outgrows its diskGb has its workloads stopped,
 // its container deleted and its /work emptied, reason DiskExceeded, and
 // runs nothing more until it is released; one within its disk runs on.
+// (On a node that only measures; TestContainerDiskIsAFileSystemOfItsSize
+// reclaims a /work that is a file system.)
 func TestContainerDiskExceeded(t *testing.T) {
 	now := time.Now()
-	d, sb, j := containerDaemon(t, func() time.Time { return now })
+	d, sb := measuredDaemon(t, func() time.Time { return now })
+	j := d.journal
 	big := assignment("alc_big", now.Add(-time.Hour), now.Add(time.Hour), 1)
 	big.DiskGB = 1
 	small := assignment("alc_small", now.Add(-time.Hour), now.Add(time.Hour), 2)

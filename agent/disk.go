@@ -17,8 +17,11 @@ import (
 )
 
 // An allocation's disk (diskGb) is its work directory, /work in its
-// container. The node's file system is not assumed to have project quotas
-// (ext4 and XFS have them only when mounted so), so the daemon measures:
+// container: where it can be, a file system of exactly its allowance,
+// which the kernel keeps it within (workfs.go). The node's file system is
+// not assumed to have project quotas (ext4 and XFS have them only when
+// mounted so), so the daemon measures as well, and where no such file
+// system can be made the measurement is the whole limit:
 // every DefaultDiskCheckEvery it adds up the blocks and the files the
 // allocation holds on that file system — what is under its work directory,
 // and files its processes deleted but still hold open, which no directory
@@ -161,15 +164,17 @@ func (d *daemon) diskWatch(ctx context.Context) {
 }
 
 // reclaimWork empties the work directory of an allocation stopped for its
-// disk, once its container is gone. What it wrote is the node's disk: left
-// until the release, a tenant's `fallocate` of the node's free space in one
-// call (which the 10 s measurement cannot outrun) would keep the daemon,
-// the node's other tenants and everything else on that file system out of
-// space for the rest of its reservation. Nothing of the allocation runs
-// any more, nor can, so nothing can reach those files again; Kubernetes
-// likewise deletes an evicted pod's emptyDir. The directory itself stays,
-// empty, until the release. RemoveAll removes links, it does not follow
-// them.
+// disk, once its container is gone. What it wrote is the node's disk: on a
+// node that only measures, left until the release, a tenant's `fallocate`
+// of the node's free space in one call (which the 10 s measurement cannot
+// outrun) would keep the daemon, the node's other tenants and everything
+// else on that file system out of space for the rest of its reservation;
+// a /work that is a file system of its own (workfs.go) has its blocks
+// given back to the node's file system at once (trimWork). Nothing of the
+// allocation runs any more, nor can, so nothing can reach those files
+// again; Kubernetes likewise deletes an evicted pod's emptyDir. The
+// directory itself stays, empty, until the release. RemoveAll removes
+// links, it does not follow them.
 func (s *sandbox) reclaimWork(domain string) error {
 	dir := s.workDir(domain)
 	entries, err := os.ReadDir(dir)
@@ -184,5 +189,8 @@ func (s *sandbox) reclaimWork(domain string) error {
 			return err
 		}
 	}
-	return nil
+	if mounted, err := isMountPoint(dir); err != nil || !mounted {
+		return err
+	}
+	return trimWork(dir)
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,6 +66,14 @@ func (s *sandbox) pod(ctx context.Context, a *wire.AssignPayload, domain string)
 	work := filepath.Join(dir, "work")
 	if err := mkdirNoFollow(work, 0o700, int(uid)); err != nil {
 		return 0, fmt.Errorf("allocation work dir: %w", err)
+	}
+	if s.workfs != nil && a != nil {
+		switch err := s.workfs.ensure(ctx, dir, work, diskAllowance(*a), int(uid)); {
+		case errors.Is(err, errPlainWork):
+			s.log.Warn("allocation's /work is only measured", "allocation", domain, "why", err.Error())
+		case err != nil:
+			return 0, fmt.Errorf("allocation work dir: %w", err)
+		}
 	}
 	if usesMPS(a) {
 		if err := mkdirNoFollow(filepath.Join(work, "mps"), 0o700, int(uid)); err != nil {
@@ -218,6 +227,11 @@ func (s *sandbox) forget(ctx context.Context, allocationID string) error {
 	}
 	if err := s.stop(ctx, allocationID); err != nil {
 		return err
+	}
+	// Whatever this daemon's disk limit: a predecessor's may have mounted
+	// the work directory. Its container is gone, so nothing holds it.
+	if err := releaseWork(ctx, s.domainDir(allocationID), s.workDir(allocationID)); err != nil {
+		return fmt.Errorf("release the work directory of %s: %w", allocationID, err)
 	}
 	// RemoveAll removes symbolic links, it does not follow them.
 	if err := os.RemoveAll(s.domainDir(allocationID)); err != nil {

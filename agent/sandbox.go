@@ -76,6 +76,11 @@ type sandbox struct {
 	net *network
 	// unusable says why workloads cannot be isolated here (nil: they can).
 	unusable error
+	// workfs makes each allocation's /work a file system of its disk
+	// allowance (workfs.go); nil where it cannot, and /work is only
+	// measured. diskLimit names which (diskFilesystem, diskMeasured).
+	workfs    *workFS
+	diskLimit string
 
 	mu sync.Mutex // orders the creation and removal of containers
 	// overDisk are the allocations stopped for outgrowing their disk, with
@@ -113,10 +118,39 @@ func openSandbox(ctx context.Context, cfg Config, gpus []wire.InventoryGPU) (*sa
 		return nil, fmt.Errorf("workload dir: %w", err)
 	}
 	if s.mode == IsolationNone {
+		s.openDiskLimit(ctx)
 		return s, os.MkdirAll(s.root, 0o700)
 	}
 	s.unusable = s.prepare(ctx, gpus)
+	s.openDiskLimit(ctx)
 	return s, nil
+}
+
+// openDiskLimit decides how allocations' disks are limited here, and
+// says so once: by a file system of each allocation's allowance where
+// containers run and one can be made, otherwise only by the measurement.
+func (s *sandbox) openDiskLimit(ctx context.Context) {
+	s.diskLimit = diskMeasured
+	var why error
+	switch {
+	case s.mode == IsolationNone:
+		why = errors.New("--workload-isolation=none")
+	case s.unusable != nil:
+		why = errors.New("workloads are refused")
+	default:
+		s.workfs, why = openWorkFS(ctx, s.root)
+	}
+	if why == nil {
+		s.diskLimit = diskFilesystem
+		s.log.Info("disk limit: each allocation's /work is a file system of its disk", "diskLimit", s.diskLimit)
+		return
+	}
+	log := s.log.Warn
+	if s.mode == IsolationNone {
+		log = s.log.Info
+	}
+	log("disk limit: /work is only measured, every "+DefaultDiskCheckEvery.String()+" by default: an allocation "+
+		"can overshoot its disk between two measurements", "diskLimit", s.diskLimit, "why", why.Error())
 }
 
 // prepare checks what container isolation needs and sets it up: root, a
