@@ -219,7 +219,8 @@ func (s *sandbox) terminate(ctx context.Context, domain string) {
 
 // forget releases an allocation once it is unassigned: its container
 // (every process of it, double-forked and setsid ones included), then its
-// directory, then its user id. An error leaves the rest in place, so that
+// work directory's file system, then its directory (the image with it),
+// then its user id. An error leaves the rest in place, so that
 // the unassign is not acknowledged while anything of it may remain.
 func (s *sandbox) forget(ctx context.Context, allocationID string) error {
 	if allocationID == "" || allocationID == fleetDomain || !validDomain.MatchString(allocationID) {

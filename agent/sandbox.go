@@ -57,7 +57,8 @@ var validDomain = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 //
 // Everything an allocation has on the node is named by it: its directory
 // <root>/<allocation> (root's, 0700) holding the container's bundle, its
-// empty root and its work directory (the allocation user's); its
+// empty root, its work directory (the allocation user's) and the image of
+// the file system mounted on it (workfs.go); its
 // container (runc id = the allocation id); its cgroup
 // /compute/<node>/<allocation>; and its user id, from the machine's
 // table (uids.go). forget removes them all, in that order, once the
