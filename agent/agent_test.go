@@ -21,6 +21,7 @@ import (
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
+	"github.com/bettercompute/compute/internal/testenv"
 	"github.com/bettercompute/compute/wire"
 )
 
@@ -74,7 +75,10 @@ func newHarness(t *testing.T) *harness {
 	wl, err := os.MkdirTemp("", "compute-agent-test-")
 	require.NoError(t, err)
 	require.NoError(t, os.Chmod(wl, 0o711))
-	t.Cleanup(func() { _ = os.RemoveAll(wl) })
+	t.Cleanup(func() {
+		testenv.UnmountUnder(wl) // the allocations' /work the daemons did not release
+		_ = os.RemoveAll(wl)
+	})
 	hs.workloads = wl
 	h := commands.New(d.Pool, commands.Config{})
 	hs.join = directJoiner{h: h, s: hs.s}

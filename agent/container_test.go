@@ -28,7 +28,10 @@ func containerSandbox(t *testing.T) *sandbox {
 	testenv.Program(t, "runc", "", "runc")
 	root, err := os.MkdirTemp("", "compute-ct-")
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	t.Cleanup(func() {
+		testenv.UnmountUnder(root) // what a failed test did not release
+		_ = os.RemoveAll(root)
+	})
 	node := fmt.Sprintf("ct%d-%s", os.Getpid(), strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
 	cfg := Config{NodeID: node, StateDir: t.TempDir(), WorkloadDir: root, FakeGPUs: "4xH100-80GB",
 		UIDTable: filepath.Join(t.TempDir(), "uids.json"), Logger: slog.New(slog.DiscardHandler)}

@@ -21,6 +21,7 @@ import (
 	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/pg/migrate"
+	"github.com/bettercompute/compute/internal/testenv"
 )
 
 // TestNodesEndToEnd is issue 5's "Done when": a server, a separate gateway
@@ -482,10 +483,24 @@ func newAgent(t *testing.T, node, pool, joinToken, apiURL string, gw *server, ex
 	a := &agentProc{t: t, tokenFile: tokenFile, logPath: filepath.Join(dir, "agent.log"), args: []string{"agent", "--node", node, "--pool", pool,
 		"--join-token-file", tokenFile, "--fake-gpus", "2xH100-80GB", "--server", apiURL,
 		"--gateway", "ws://" + gatewayAddr(t, gw), "--state-dir", filepath.Join(dir, "state")}}
+	if !slices.Contains(extraArgs, "--workload-dir") {
+		// Its own, not the machine's default: a killed daemon leaves its
+		// allocations' directories, and their /work mounted.
+		wl, err := os.MkdirTemp("", "compute-e2e-agent-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(wl, 0o711); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.RemoveAll(wl) })
+		extraArgs = append(extraArgs, "--workload-dir", wl)
+	}
 	a.args = append(a.args, extraArgs...)
 	t.Cleanup(func() {
 		a.Kill()
 		removeContainers(filepath.Join(a.stateDir(), "runc"))
+		testenv.UnmountUnder(a.args[slices.Index(a.args, "--workload-dir")+1])
 		if t.Failed() {
 			t.Logf("agent %s log tail:\n%s", node, tail(a.logPath, 3000))
 		}
