@@ -131,14 +131,14 @@ func openSandbox(ctx context.Context, cfg Config, gpus []wire.InventoryGPU) (*sa
 // says so once: by a file system of each allocation's allowance where
 // containers run and one can be made, otherwise only by the measurement.
 func (s *sandbox) openDiskLimit(ctx context.Context) {
+	if s.mode == IsolationNone {
+		s.diskLimit = diskNone
+		s.log.Info("disk limit: none, workloads are plain processes (--workload-isolation=none)", "diskLimit", s.diskLimit)
+		return
+	}
 	s.diskLimit = diskMeasured
-	var why error
-	switch {
-	case s.mode == IsolationNone:
-		why = errors.New("--workload-isolation=none")
-	case s.unusable != nil:
-		why = errors.New("workloads are refused")
-	default:
+	why := errors.New("workloads are refused")
+	if s.unusable == nil {
 		s.workfs, why = openWorkFS(ctx, s.root)
 	}
 	if why == nil {
@@ -146,11 +146,7 @@ func (s *sandbox) openDiskLimit(ctx context.Context) {
 		s.log.Info("disk limit: each allocation's /work is a file system of its disk", "diskLimit", s.diskLimit)
 		return
 	}
-	log := s.log.Warn
-	if s.mode == IsolationNone {
-		log = s.log.Info
-	}
-	log("disk limit: /work is only measured, every "+DefaultDiskCheckEvery.String()+" by default: an allocation "+
+	s.log.Warn("disk limit: /work is only measured, every "+DefaultDiskCheckEvery.String()+" by default: an allocation "+
 		"can overshoot its disk between two measurements", "diskLimit", s.diskLimit, "why", why.Error())
 }
 

@@ -38,9 +38,11 @@ const (
 	// its allowance, and measured.
 	diskFilesystem = "filesystem"
 	// diskMeasured: /work is a directory of the node's file system, only
-	// measured (no loop devices, no mkfs.ext4, not root, or
-	// --workload-isolation=none).
+	// measured (no loop devices, no mkfs.ext4, or containers cannot run).
 	diskMeasured = "measured"
+	// diskNone: --workload-isolation=none, a development machine, where
+	// workloads are plain processes and nothing limits their disk.
+	diskNone = "none"
 )
 
 // workImage is the name of the allocation's file system image in its
