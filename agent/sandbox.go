@@ -79,7 +79,8 @@ type sandbox struct {
 	unusable error
 	// workfs makes each allocation's /work a file system of its disk
 	// allowance (workfs.go); nil where it cannot, and /work is only
-	// measured. diskLimit names which (diskFilesystem, diskMeasured).
+	// measured. diskLimit names which (diskFilesystem, diskMeasured,
+	// diskNone).
 	workfs    *workFS
 	diskLimit string
 

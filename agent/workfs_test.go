@@ -21,6 +21,10 @@ import (
 // none can be made.
 func fsSandbox(t *testing.T, sb *sandbox) {
 	t.Helper()
+	if sb.workfs == nil {
+		testenv.Program(t, "mkfs.ext4", "/sbin/mkfs.ext4", "e2fsprogs")
+		sb.openDiskLimit(context.Background())
+	}
 	testenv.Require(t, sb.diskLimit == diskFilesystem,
 		"work directories cannot be file systems here (root, /dev/loop-control, mkfs.ext4 and mount needed)")
 }
