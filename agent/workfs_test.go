@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -109,6 +110,11 @@ df -B1 --output=size /work | tail -1; ls -A /work | sort | tr '\n' ' '; echo`)
 	require.NoFileExists(t, img)
 	require.NoDirExists(t, sb.domainDir(a.AllocationID))
 	require.Empty(t, loopDevicesUnder(sb.domainDir(a.AllocationID)), "no loop device left bound to the image")
+	if losetup, err := exec.LookPath("losetup"); err == nil {
+		all, err := exec.Command(losetup, "--list", "--noheadings", "--output", "BACK-FILE").Output()
+		require.NoError(t, err)
+		require.NotContains(t, string(all), sb.domainDir(a.AllocationID), "losetup knows no loop device of it")
+	}
 }
 
 // A daemon that restarts while an allocation's container runs adopts its
