@@ -128,7 +128,11 @@ func (w *workFS) ensure(ctx context.Context, dir, work string, u diskUsage, uid 
 	if !mounted {
 		img := filepath.Join(dir, workImage)
 		if _, err := os.Lstat(img); errors.Is(err, fs.ErrNotExist) {
-			if entries, err := os.ReadDir(work); err != nil || len(entries) > 0 {
+			entries, err := os.ReadDir(work)
+			if err != nil {
+				return err
+			}
+			if len(entries) > 0 {
 				return errPlainWork
 			}
 			if err := w.makeImage(ctx, img, u); err != nil {
