@@ -1,0 +1,254 @@
+package projections_test
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/projections"
+)
+
+// TestRebuildLargeLog measures what a rebuild of each Seeder projection
+// costs over a large retained log (docs/benchmarks.md, "Rebuilding a read
+// model over a large log"): a write model of COMPUTE_LARGE_LOG_NODES nodes
+// (4 GPUs each) and COMPUTE_LARGE_LOG_RESERVATIONS reservations made by the
+// commands, and a log filled in bulk to COMPUTE_LARGE_LOG_EVENTS events in
+// the shape of the real ones: the liveness history of every node, the
+// events of reservations like the real ones, and node jobs'. It logs each
+// seeding statement's plan (EXPLAIN ANALYZE, BUFFERS) and the seeding
+// transaction's time; where the log has index outbox_subject_version
+// (migration 0049), what building it takes and, with
+// COMPUTE_LARGE_LOG_APPENDS=N, what it costs N appends; with
+// COMPUTE_LARGE_LOG_REBUILD=1, each whole rebuild's time. It asserts
+// nothing about time, and runs only when COMPUTE_LARGE_LOG_EVENTS is set.
+func TestRebuildLargeLog(t *testing.T) {
+	events := envInt(t, "COMPUTE_LARGE_LOG_EVENTS", 0)
+	if events == 0 {
+		t.Skip("set COMPUTE_LARGE_LOG_EVENTS (e.g. 1000000) to measure a rebuild over a large log")
+	}
+	nodes := envInt(t, "COMPUTE_LARGE_LOG_NODES", 300)
+	reservations := envInt(t, "COMPUTE_LARGE_LOG_RESERVATIONS", 3000)
+	f := setup(t)
+	ctx := f.ctx
+
+	for _, tn := range []string{tenantA.Tenant, tenantB.Tenant} {
+		_, err := f.h.SetQuota(ctx, operator, commands.SetQuota{Tenant: tn, Resource: "gpu", Max: int64(reservations)})
+		require.NoError(t, err)
+	}
+	start := time.Now()
+	for i := range nodes {
+		f.node(t, fmt.Sprintf("n%04d", i), exclusive, exclusive, exclusive, exclusive)
+	}
+	gpus := nodes * 4
+	for i := range reservations {
+		w := float64(2 * (i / gpus)) // as many 2-hour windows as it takes
+		actor := tenantA
+		if i%2 == 1 {
+			actor = tenantB
+		}
+		r := f.reserve(t, actor, commands.CreateReservation{GPUs: 1, VCPU: 2, MemoryMB: 1024, DiskGB: 10,
+			Start: at(1 + w), End: at(3 + w)})
+		if i%3 == 0 { // released before it began: version 2, its bookings withdrawn
+			_, err := f.h.ReleaseReservation(ctx, actor, commands.ReleaseReservation{ReservationID: r.Reservation.ID})
+			require.NoError(t, err)
+		}
+	}
+	t.Logf("write model: %d nodes, %d reservations by the commands in %s", nodes, reservations, time.Since(start))
+
+	// The log, in bulk: a third each of node liveness history (the nodes'
+	// versions move on to match), reservation events (copies of the real
+	// ones for other reservations, as a long-running fleet's log holds
+	// mostly reservations that ended) and node jobs' events.
+	start = time.Now()
+	var have int
+	require.NoError(t, f.d.Pool.QueryRow(ctx, "SELECT count(*) FROM outbox").Scan(&have))
+	left := max(events-have, 0)
+	perNode := left / 3 / nodes
+	_, err := f.d.Pool.Exec(ctx, `
+INSERT INTO outbox (id, type, tenant_id, subject, data, time)
+SELECT gen_random_uuid(), CASE WHEN j % 2 = 0 THEN 'node.disconnected' ELSE 'node.connected' END, NULL, 'nodes/' || n.id,
+       jsonb_build_object('id', n.id, 'poolId', n.pool_id, 'state', CASE WHEN j % 2 = 0 THEN 'disconnected' ELSE 'ready' END,
+                          'previousState', CASE WHEN j % 2 = 0 THEN 'ready' ELSE 'disconnected' END,
+                          'noScheduleReasons', '[]'::jsonb, 'conditions', '[]'::jsonb, 'version', n.version + j),
+       compute_now() - make_interval(secs => $1 - j)
+  FROM nodes n CROSS JOIN generate_series(1, $1::int) j
+ ORDER BY j, n.id`, perNode)
+	require.NoError(t, err)
+	_, err = f.d.Pool.Exec(ctx, "UPDATE nodes SET version = version + $1", perNode)
+	require.NoError(t, err)
+	var resEvents int
+	require.NoError(t, f.d.Pool.QueryRow(ctx, "SELECT count(*) FROM outbox WHERE type LIKE 'reservation.%'").Scan(&resEvents))
+	copies := max(left/3/max(resEvents, 1), 1)
+	_, err = f.d.Pool.Exec(ctx, `
+INSERT INTO outbox (id, type, tenant_id, subject, data, time)
+SELECT gen_random_uuid(), o.type, o.tenant_id, 'reservations/' || c.id, jsonb_set(o.data, '{id}', to_jsonb(c.id)),
+       o.time - make_interval(days => k)
+  FROM generate_series(1, $1::int) k CROSS JOIN outbox o
+  CROSS JOIN LATERAL (SELECT md5(o.subject || k)::uuid::text AS id) c
+ WHERE o.type LIKE 'reservation.%'
+ ORDER BY k, o.txid, o.seq`, copies)
+	require.NoError(t, err)
+	require.NoError(t, f.d.Pool.QueryRow(ctx, "SELECT count(*) FROM outbox").Scan(&have))
+	_, err = f.d.Pool.Exec(ctx, `
+INSERT INTO outbox (id, type, tenant_id, subject, data, time)
+SELECT gen_random_uuid(), (ARRAY['node_command.queued', 'node_command.sent', 'node_command.succeeded'])[j % 3 + 1],
+       'acme', 'node_commands/' || c.id,
+       jsonb_build_object('id', c.id, 'nodeId', 'n0000', 'kind', 'instance.start', 'state',
+                          (ARRAY['queued', 'sent', 'succeeded'])[j % 3 + 1], 'version', j % 3 + 1),
+       compute_now()
+  FROM generate_series(0, greatest($1::int - 1, 0)) j
+  CROSS JOIN LATERAL (SELECT md5('job' || (j / 3))::uuid::text AS id) c`, max(events-have, 0))
+	require.NoError(t, err)
+	_, err = f.d.Pool.Exec(ctx, "ANALYZE")
+	require.NoError(t, err)
+	var indexed bool
+	require.NoError(t, f.d.Pool.QueryRow(ctx,
+		"SELECT to_regclass('outbox_subject_version') IS NOT NULL").Scan(&indexed))
+	if indexed { // what building the index of migration 0049 costs on this log
+		_, err = f.d.Pool.Exec(ctx, "DROP INDEX outbox_subject_version")
+		require.NoError(t, err)
+		built := time.Now()
+		_, err = f.d.Pool.Exec(ctx, createSubjectVersionIndex)
+		require.NoError(t, err)
+		var indexSize string
+		require.NoError(t, f.d.Pool.QueryRow(ctx,
+			"SELECT pg_size_pretty(pg_relation_size('outbox_subject_version'))").Scan(&indexSize))
+		t.Logf("index outbox_subject_version: built in %s, %s", time.Since(built), indexSize)
+	}
+	var size string
+	require.NoError(t, f.d.Pool.QueryRow(ctx,
+		"SELECT count(*), pg_size_pretty(pg_total_relation_size('outbox')) FROM outbox").Scan(&have, &size))
+	t.Logf("log: %d events (%s with indexes) in %s", have, size, time.Since(start))
+
+	seeds := seedStatements(t)
+	for _, p := range projections.All() {
+		s, ok := p.(projections.Seeder)
+		if !ok {
+			continue
+		}
+		// The first transaction of the rebuild, rolled back: the plans of
+		// its statements, then the statements as Seed runs them.
+		err := pg.InTx(ctx, f.d.Pool, func(tx pgx.Tx) error {
+			q := db.New(tx)
+			require.NoError(t, q.RmRebuildPrepare(ctx, p.Tables()))
+			require.NoError(t, q.RmRebuildUseShadow(ctx))
+			for _, table := range p.Tables() {
+				name := seeds[table]
+				_, err := tx.Exec(ctx, "SAVEPOINT explain")
+				require.NoError(t, err)
+				rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+seedSQL(t, name))
+				require.NoError(t, err)
+				var plan []string
+				for rows.Next() {
+					var line string
+					require.NoError(t, rows.Scan(&line))
+					plan = append(plan, line)
+				}
+				require.NoError(t, rows.Err())
+				_, err = tx.Exec(ctx, "ROLLBACK TO SAVEPOINT explain")
+				require.NoError(t, err)
+				t.Logf("%s %s:\n%s", p.ID(), name, strings.Join(plan, "\n"))
+			}
+			start := time.Now()
+			require.NoError(t, s.Seed(ctx, tx))
+			t.Logf("%s: Seed took %s", p.ID(), time.Since(start))
+			return errRollback
+		})
+		require.ErrorIs(t, err, errRollback)
+	}
+	if n := envInt(t, "COMPUTE_LARGE_LOG_APPENDS", 0); n > 0 && indexed {
+		// What the index costs an append: n transactions of one reservation's
+		// four events each, with the index and without, twice in turn.
+		appends := func() time.Duration {
+			start := time.Now()
+			for range n {
+				_, err := f.d.Pool.Exec(ctx, `
+INSERT INTO outbox (id, type, tenant_id, subject, data)
+SELECT gen_random_uuid(), o.type, o.tenant_id, 'reservations/' || c.id, jsonb_set(o.data, '{id}', to_jsonb(c.id))
+  FROM (SELECT gen_random_uuid()::text AS id) c
+  CROSS JOIN (SELECT * FROM outbox WHERE type LIKE 'reservation.%' LIMIT 4) o`)
+				require.NoError(t, err)
+			}
+			return time.Since(start)
+		}
+		for range 2 {
+			with := appends()
+			_, err := f.d.Pool.Exec(ctx, "DROP INDEX outbox_subject_version")
+			require.NoError(t, err)
+			without := appends()
+			_, err = f.d.Pool.Exec(ctx, createSubjectVersionIndex)
+			require.NoError(t, err)
+			t.Logf("%d appends of 4 events: %s with the index, %s without", n, with, without)
+		}
+	}
+	if os.Getenv("COMPUTE_LARGE_LOG_REBUILD") == "1" {
+		for _, name := range []string{projections.NameFleet, projections.NameDeviceHolders, projections.NameReservations} {
+			start := time.Now()
+			res, err := projections.Rebuild(ctx, f.d.Pool, name)
+			require.NoError(t, err)
+			t.Logf("%s: rebuild of %d events took %s", name, res.Events, time.Since(start))
+		}
+	}
+}
+
+var errRollback = fmt.Errorf("rolled back")
+
+// createSubjectVersionIndex is migration 0049's index.
+const createSubjectVersionIndex = "CREATE INDEX outbox_subject_version ON outbox (subject, (data -> 'version'), txid, seq)"
+
+// seedStatements names the statement that seeds each table.
+func seedStatements(t *testing.T) map[string]string {
+	t.Helper()
+	return map[string]string{
+		"rm_fleet_pools": "RmFleetPoolSeed", "rm_fleet_nodes": "RmFleetNodeSeed",
+		"rm_fleet_devices": "RmFleetDeviceSeed", "rm_fleet_allocations": "RmFleetAllocationSeed",
+		"rm_device_holders": "RmDeviceHolderSeed", "rm_reservations": "RmReservationSeed",
+	}
+}
+
+// seedSQL is the text of query name from sql/queries.
+func seedSQL(t *testing.T, name string) string {
+	t.Helper()
+	files, err := os.ReadDir("../sql/queries")
+	require.NoError(t, err)
+	head := regexp.MustCompile(`(?m)^-- name: (\w+) :\w+\n`)
+	for _, fi := range files {
+		b, err := os.ReadFile("../sql/queries/" + fi.Name())
+		require.NoError(t, err)
+		text := string(b)
+		locs := head.FindAllStringSubmatchIndex(text, -1)
+		for i, l := range locs {
+			if text[l[2]:l[3]] != name {
+				continue
+			}
+			end := len(text)
+			if i+1 < len(locs) {
+				end = locs[i+1][0]
+			}
+			return strings.TrimRight(strings.TrimSpace(text[l[1]:end]), ";")
+		}
+	}
+	t.Fatalf("no query %s", name)
+	return ""
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	require.NoError(t, err, name)
+	return n
+}
