@@ -107,6 +107,14 @@ func replay(ctx context.Context, pool *pgxpool.Pool, p Projection, l lease.Lease
 		if err := q.RmRebuildUseShadow(ctx); err != nil {
 			return fmt.Errorf("switch to fresh tables: %w", err)
 		}
+		// The seeds read the whole log once each. Over a large one their
+		// plans cost enough for PostgreSQL to compile them to machine code
+		// first, which took half of the reservations seed's 1.9 s at a
+		// million events (docs/benchmarks.md): longer than it saves, in
+		// the transaction that holds every sink's frontier back.
+		if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
+			return err
+		}
 		return s.Seed(ctx, tx)
 	}); err != nil {
 		return RebuildResult{}, fmt.Errorf("prepare fresh tables: %w", err)

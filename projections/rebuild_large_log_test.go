@@ -26,10 +26,8 @@ import (
 // the shape of the real ones: the liveness history of every node, the
 // events of reservations like the real ones, and node jobs'. It logs each
 // seeding statement's plan (EXPLAIN ANALYZE, BUFFERS) and the seeding
-// transaction's time; where the log has index outbox_subject_version
-// (migration 0049), what building it takes and, with
-// COMPUTE_LARGE_LOG_APPENDS=N, what it costs N appends; with
-// COMPUTE_LARGE_LOG_REBUILD=1, each whole rebuild's time. It asserts
+// transaction's time; with COMPUTE_LARGE_LOG_REBUILD=1, each whole
+// rebuild's time. It asserts
 // nothing about time, and runs only when COMPUTE_LARGE_LOG_EVENTS is set.
 func TestRebuildLargeLog(t *testing.T) {
 	events := envInt(t, "COMPUTE_LARGE_LOG_EVENTS", 0)
@@ -111,20 +109,6 @@ SELECT gen_random_uuid(), (ARRAY['node_command.queued', 'node_command.sent', 'no
 	require.NoError(t, err)
 	_, err = f.d.Pool.Exec(ctx, "ANALYZE")
 	require.NoError(t, err)
-	var indexed bool
-	require.NoError(t, f.d.Pool.QueryRow(ctx,
-		"SELECT to_regclass('outbox_subject_version') IS NOT NULL").Scan(&indexed))
-	if indexed { // what building the index of migration 0049 costs on this log
-		_, err = f.d.Pool.Exec(ctx, "DROP INDEX outbox_subject_version")
-		require.NoError(t, err)
-		built := time.Now()
-		_, err = f.d.Pool.Exec(ctx, createSubjectVersionIndex)
-		require.NoError(t, err)
-		var indexSize string
-		require.NoError(t, f.d.Pool.QueryRow(ctx,
-			"SELECT pg_size_pretty(pg_relation_size('outbox_subject_version'))").Scan(&indexSize))
-		t.Logf("index outbox_subject_version: built in %s, %s", time.Since(built), indexSize)
-	}
 	var size string
 	require.NoError(t, f.d.Pool.QueryRow(ctx,
 		"SELECT count(*), pg_size_pretty(pg_total_relation_size('outbox')) FROM outbox").Scan(&have, &size))
@@ -142,6 +126,8 @@ SELECT gen_random_uuid(), (ARRAY['node_command.queued', 'node_command.sent', 'no
 			q := db.New(tx)
 			require.NoError(t, q.RmRebuildPrepare(ctx, p.Tables()))
 			require.NoError(t, q.RmRebuildUseShadow(ctx))
+			_, err := tx.Exec(ctx, "SET LOCAL jit = off") // as Rebuild seeds
+			require.NoError(t, err)
 			for _, table := range p.Tables() {
 				name := seeds[table]
 				_, err := tx.Exec(ctx, "SAVEPOINT explain")
@@ -166,31 +152,6 @@ SELECT gen_random_uuid(), (ARRAY['node_command.queued', 'node_command.sent', 'no
 		})
 		require.ErrorIs(t, err, errRollback)
 	}
-	if n := envInt(t, "COMPUTE_LARGE_LOG_APPENDS", 0); n > 0 && indexed {
-		// What the index costs an append: n transactions of one reservation's
-		// four events each, with the index and without, twice in turn.
-		appends := func() time.Duration {
-			start := time.Now()
-			for range n {
-				_, err := f.d.Pool.Exec(ctx, `
-INSERT INTO outbox (id, type, tenant_id, subject, data)
-SELECT gen_random_uuid(), o.type, o.tenant_id, 'reservations/' || c.id, jsonb_set(o.data, '{id}', to_jsonb(c.id))
-  FROM (SELECT gen_random_uuid()::text AS id) c
-  CROSS JOIN (SELECT * FROM outbox WHERE type LIKE 'reservation.%' LIMIT 4) o`)
-				require.NoError(t, err)
-			}
-			return time.Since(start)
-		}
-		for range 2 {
-			with := appends()
-			_, err := f.d.Pool.Exec(ctx, "DROP INDEX outbox_subject_version")
-			require.NoError(t, err)
-			without := appends()
-			_, err = f.d.Pool.Exec(ctx, createSubjectVersionIndex)
-			require.NoError(t, err)
-			t.Logf("%d appends of 4 events: %s with the index, %s without", n, with, without)
-		}
-	}
 	if os.Getenv("COMPUTE_LARGE_LOG_REBUILD") == "1" {
 		for _, name := range []string{projections.NameFleet, projections.NameDeviceHolders, projections.NameReservations} {
 			start := time.Now()
@@ -203,8 +164,6 @@ SELECT gen_random_uuid(), o.type, o.tenant_id, 'reservations/' || c.id, jsonb_se
 
 var errRollback = fmt.Errorf("rolled back")
 
-// createSubjectVersionIndex is migration 0049's index.
-const createSubjectVersionIndex = "CREATE INDEX outbox_subject_version ON outbox (subject, (data -> 'version'), txid, seq)"
 
 // seedStatements names the statement that seeds each table.
 func seedStatements(t *testing.T) map[string]string {
