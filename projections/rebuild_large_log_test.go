@@ -164,7 +164,6 @@ SELECT gen_random_uuid(), (ARRAY['node_command.queued', 'node_command.sent', 'no
 
 var errRollback = fmt.Errorf("rolled back")
 
-
 // seedStatements names the statement that seeds each table.
 func seedStatements(t *testing.T) map[string]string {
 	t.Helper()
