@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -88,7 +89,43 @@ type daemon struct {
 	sent  []commands.NodeJobToSend
 }
 
+// daemonMemory is a stand-in daemon's journal: the allocations it holds,
+// by the assigns and unassigns it reported succeeded.
+type daemonMemory struct {
+	journal string
+	held    map[string]time.Time
+}
+
+// connect opens a session of node's daemon and reports, as a daemon does
+// right after its hello, the allocations it holds (none when it comes back
+// with another journal): the session's inventory is reconciled, and
+// dispatch sends it assigns.
 func (f *fixture) connect(t *testing.T, node, journal string, observed int64) *daemon {
+	t.Helper()
+	d := f.connectUnreported(t, node, journal, observed)
+	f.mu.Lock()
+	m := f.daemons[node]
+	if f.daemons == nil {
+		f.daemons = map[string]*daemonMemory{}
+	}
+	if m == nil || m.journal != journal {
+		m = &daemonMemory{journal: journal, held: map[string]time.Time{}}
+		f.daemons[node] = m
+	}
+	var held []commands.ReportedAssignment
+	for _, id := range slices.Sorted(maps.Keys(m.held)) {
+		held = append(held, commands.ReportedAssignment{AllocationID: id, End: m.held[id]})
+	}
+	f.mu.Unlock()
+	_, err := f.h.NodeSessions().ReconcileNodeAssignments(f.ctx, node, d.epoch, held)
+	require.NoError(t, err)
+	return d
+}
+
+// connectUnreported opens a session of node's daemon that has not sent
+// its inventory yet: dispatch sends it no assign until the test reconciles
+// one (ReconcileNodeAssignments at its epoch).
+func (f *fixture) connectUnreported(t *testing.T, node, journal string, observed int64) *daemon {
 	t.Helper()
 	var joined bool
 	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT EXISTS (SELECT 1 FROM node_credentials WHERE node_id = $1)",
@@ -117,11 +154,34 @@ func (d *daemon) dispatch() commands.DispatchReport {
 	return rep
 }
 
-// report is the daemon's result of a job.
+// report is the daemon's result of a job. A succeeded assign or unassign
+// it was sent changes what it holds (its next connect reports it).
 func (d *daemon) report(jobID, state, reason string, observed int64) {
 	d.t.Helper()
 	require.NoError(d.t, d.f.h.NodeSessions().RecordNodeJobResult(d.f.ctx, commands.RecordNodeJobResult{NodeID: d.node, Epoch: d.epoch,
 		JobID: jobID, State: state, Reason: reason, ObservedGeneration: observed}))
+	if state != "succeeded" {
+		return
+	}
+	i := slices.IndexFunc(d.sent, func(j commands.NodeJobToSend) bool { return j.ID == jobID })
+	if i < 0 || d.sent[i].AllocationID == "" {
+		return
+	}
+	job := d.sent[i]
+	d.f.mu.Lock()
+	defer d.f.mu.Unlock()
+	m := d.f.daemons[d.node]
+	if m == nil {
+		return // a session opened without connect
+	}
+	switch job.Kind {
+	case core.NodeCommandAssign:
+		var p wire.AssignPayload
+		require.NoError(d.t, json.Unmarshal(job.Payload, &p))
+		m.held[job.AllocationID] = p.End
+	case core.NodeCommandUnassign:
+		delete(m.held, job.AllocationID)
+	}
 }
 
 func (d *daemon) observed() int64 {
@@ -374,8 +434,9 @@ func TestSchedulingFlagsBumpGeneration(t *testing.T) {
 	require.NoError(t, err, "a flag change wakes the node's resync")
 
 	// Nothing is open, so the node has applied every change: the resync
-	// brings the session's observed generation there.
-	d := f.connect(t, "n1", "j1", 0)
+	// brings the session's observed generation there (as the reconcile of
+	// the daemon's inventory would).
+	d := f.connectUnreported(t, "n1", "j1", 0)
 	require.Zero(t, d.observed())
 	_, _, err = f.h.ResyncNode(f.ctx, "n1")
 	require.NoError(t, err)
@@ -634,7 +695,7 @@ func TestAssignQueuedBeforeAnUnknownAllocationsUnassignWaitsForIt(t *testing.T) 
 	booked := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1}).Reservation
 	alloc := f.allocationOf(t, booked.ID)
 
-	back := f.connect(t, "n1", "j1", 0)
+	back := f.connectUnreported(t, "n1", "j1", 0)
 	res, err := f.h.NodeSessions().ReconcileNodeAssignments(f.ctx, "n1", back.epoch,
 		[]commands.ReportedAssignment{{AllocationID: "alc_from_after_the_backup", End: booked.End}})
 	require.NoError(t, err)
@@ -654,6 +715,74 @@ func TestAssignQueuedBeforeAnUnknownAllocationsUnassignWaitsForIt(t *testing.T) 
 	require.Len(t, rep.Sent, 1)
 	require.Equal(t, core.NodeCommandAssign, back.sent[1].Kind)
 	require.Equal(t, alloc, back.sent[1].AllocationID)
+	f.requireInvariants(t)
+}
+
+// A session's dispatch sends no assign before the daemon's inventory of
+// that session is reconciled: until then nobody knows whether the daemon
+// holds an allocation the database does not (restored to an earlier
+// point), whose unassign would hold the assign back. The database refuses
+// to mark one sent, whatever Go decides. Other jobs go meanwhile; the
+// reconcile wakes dispatch; and a new session starts unreconciled again.
+func TestAssignWaitsForTheSessionsInventory(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, exclusive)
+	f.connect(t, "n1", "j1", 0)
+	booked := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1}).Reservation
+	alloc := f.allocationOf(t, booked.ID)
+
+	// The daemon is back, and its inventory is not reconciled yet: the
+	// booking's assign, queued while it was away, waits.
+	back := f.connectUnreported(t, "n1", "j1", 0)
+	rep := back.dispatch()
+	require.Empty(t, rep.Sent, "no assign before the inventory is reconciled")
+	require.Len(t, rep.Waiting, 1)
+	jobs := f.assignmentJobs(t, "n1")
+	require.Len(t, jobs, 1)
+	assign, err := f.d.Q.NodeCommandGet(f.ctx, jobs[0].ID)
+	require.NoError(t, err)
+	rows, err := f.d.Q.NodeCommandMarkSent(f.ctx, db.NodeCommandMarkSentParams{State: "sent", DispatchedEpoch: back.epoch,
+		JournalID: "j1", Bump: 1, ID: assign.ID, Version: assign.Version})
+	require.NoError(t, err)
+	require.Zero(t, rows, "the database refuses to mark it sent")
+
+	// The reconcile finds an allocation from after the backup: its unassign
+	// goes, the assign still waits for it; and the reconcile woke dispatch.
+	_, err = f.d.Pool.Exec(f.ctx, "DELETE FROM work_queue WHERE kind = $1 AND key = 'n1'", commands.KindNodeJobDispatch)
+	require.NoError(t, err)
+	res, err := f.h.NodeSessions().ReconcileNodeAssignments(f.ctx, "n1", back.epoch,
+		[]commands.ReportedAssignment{{AllocationID: "alc_from_after_the_backup", End: booked.End}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"alc_from_after_the_backup"}, res.Unassigned)
+	_, err = f.d.Q.WorkQueueGet(f.ctx, dbWork(commands.KindNodeJobDispatch, "n1"))
+	require.NoError(t, err, "the reconcile wakes the node's dispatch")
+	rep = back.dispatch()
+	require.Len(t, rep.Sent, 1)
+	require.Equal(t, core.NodeCommandUnassign, back.sent[0].Kind)
+	require.Len(t, rep.Waiting, 1, "the assign waits for the unassign")
+	back.report(back.sent[0].ID, "succeeded", "", 0)
+	rep = back.dispatch()
+	require.Len(t, rep.Sent, 1)
+	require.Equal(t, core.NodeCommandAssign, back.sent[1].Kind)
+	require.Equal(t, alloc, back.sent[1].AllocationID)
+
+	// A new session starts unreconciled: the reconcile of the one before
+	// does not count for it. Its reconcile, with nothing unknown, lets the
+	// assigns go, the one still in flight (sent again) and a new one.
+	again := f.connectUnreported(t, "n1", "j1", 0)
+	second := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1}).Reservation
+	rep = again.dispatch()
+	require.Empty(t, rep.Sent)
+	require.Empty(t, rep.Resent, "nor is one in flight sent again")
+	require.Len(t, rep.Waiting, 2)
+	_, err = f.h.NodeSessions().ReconcileNodeAssignments(f.ctx, "n1", again.epoch, nil)
+	require.NoError(t, err)
+	rep = again.dispatch()
+	require.Len(t, rep.Resent, 1)
+	require.Len(t, rep.Sent, 1)
+	require.Equal(t, []string{alloc, f.allocationOf(t, second.ID)},
+		[]string{again.sent[0].AllocationID, again.sent[1].AllocationID})
 	f.requireInvariants(t)
 }
 
@@ -680,7 +809,7 @@ func TestReconcileNodeAssignments(t *testing.T) {
 
 	// The daemon comes back from a journal that lost the live assignment
 	// and the unassign, and that holds one nobody knows.
-	back := f.connect(t, "n1", "j2", 1)
+	back := f.connectUnreported(t, "n1", "j2", 1)
 	_, err = f.h.NodeSessions().ReconcileNodeAssignments(f.ctx, "n1", d.epoch, nil)
 	require.ErrorIs(t, err, commands.ErrSessionSuperseded, "a superseded session's report changes nothing")
 	held := []commands.ReportedAssignment{{AllocationID: endedAlloc, End: ended.End}, {AllocationID: "alc_planted",

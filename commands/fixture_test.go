@@ -2,6 +2,7 @@ package commands_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,11 @@ type fixture struct {
 	d   *pgtest.DB
 	h   *commands.Handlers
 	ctx context.Context
+
+	// daemons is what each node's stand-in daemon holds (see
+	// daemon.report), which it reports at its next connect.
+	mu      sync.Mutex
+	daemons map[string]*daemonMemory
 }
 
 func setup(t *testing.T) *fixture {

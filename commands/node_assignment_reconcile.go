@@ -76,7 +76,9 @@ const (
 //     node's allocation or instances.
 //
 // It then raises the session's observed generation to what the node has
-// applied, and wakes the node's dispatch.
+// applied, records that the session's inventory was reconciled (dispatch
+// sends the session no assign before, see heldAllocations), and wakes the
+// node's dispatch.
 func (s NodeSessions) ReconcileNodeAssignments(ctx context.Context, nodeID string, epoch int64,
 	reported []ReportedAssignment) (AssignmentReconcile, error) {
 	h := s.h
@@ -151,6 +153,18 @@ func (s NodeSessions) ReconcileNodeAssignments(ctx context.Context, nodeID strin
 		}
 		if err := raiseObserved(ctx, q, nodeID, epoch, 0); err != nil {
 			return err
+		}
+		// The session may be sent assigns from now on: whatever the daemon
+		// holds that nobody here knows has its unassign queued above, and
+		// that holds them back (heldAllocations). Dispatch, woken below
+		// when this commits, sends the ones that waited for it.
+		rows, err := q.NodeSessionInventoryReconciled(ctx, db.NodeSessionInventoryReconciledParams{NodeID: nodeID,
+			SessionEpoch: epoch})
+		if err != nil {
+			return pg.Translate(err, "node session")
+		}
+		if rows == 0 {
+			return ErrSessionSuperseded // the row is locked at epoch: not reached
 		}
 		return workqueue.Enqueue(ctx, q, KindNodeJobDispatch, nodeID, 0)
 	})

@@ -20,8 +20,10 @@ import (
 // node id. RunNodeCommand enqueues it, and so does every session open: a
 // new session is when queued jobs can first go out, when a daemon reports
 // a new observed generation, and when a daemon that lost its journal must
-// have its in-flight jobs failed or re-sent. The gateway handles it (the
-// kind's name predates "node job" and is kept for items already queued).
+// have its in-flight jobs failed or re-sent; and so does the reconcile of
+// the session's inventory, after which its assigns may go. The gateway
+// handles it (the kind's name predates "node job" and is kept for items
+// already queued).
 const KindNodeJobDispatch = "node.command.dispatch"
 
 // DispatchReport says what one dispatch did, and what the gateway must now
@@ -61,6 +63,10 @@ const lostMemoryReason = "daemon lost its memory: it came back with a new journa
 //     FOR SHARE (LockForDispatch): a zombie gateway, whose session was
 //     superseded, gets ErrSessionSuperseded and marks nothing, and a
 //     supersede waits until this transaction ends;
+//   - sends no assign, queued or in flight, before the session's inventory
+//     was reconciled (see heldAllocations); the database refuses to mark
+//     one (NodeCommandMarkSent), so this is the database's rule, not
+//     Go's ordering;
 //   - marks a queued job only when min_generation <= the generation the
 //     node has applied: every assign and unassign of a generation up to
 //     min_generation concluded (NodeAppliedGeneration; see assignments.go),
@@ -93,7 +99,7 @@ func (s NodeSessions) DispatchNodeJobs(ctx context.Context, gw lease.Lease, node
 		if err := gw.Fence(ctx, tx); err != nil {
 			return err
 		}
-		journal, err := LockForDispatch(ctx, tx, nodeID, epoch)
+		sess, err := lockSessionForDispatch(ctx, tx, nodeID, epoch)
 		if err != nil {
 			return err
 		}
@@ -114,7 +120,7 @@ func (s NodeSessions) DispatchNodeJobs(ctx context.Context, gw lease.Lease, node
 		if err != nil {
 			return err
 		}
-		held := heldAllocations(open, unassigning)
+		held := heldAllocations(open, unassigning, sess.InventoryReconciled)
 		if err := holdWhileGPUsMissing(ctx, q, nodeID, open, held); err != nil {
 			return err
 		}
@@ -122,7 +128,7 @@ func (s NodeSessions) DispatchNodeJobs(ctx context.Context, gw lease.Lease, node
 			return err
 		}
 		for _, c := range open {
-			if err := dispatchOne(ctx, q, c, epoch, journal, generation, held, &rep); err != nil {
+			if err := dispatchOne(ctx, q, c, sess, generation, held, &rep); err != nil {
 				return err
 			}
 		}
@@ -134,7 +140,8 @@ func (s NodeSessions) DispatchNodeJobs(ctx context.Context, gw lease.Lease, node
 	return rep, nil
 }
 
-// heldAllocations are the allocations whose queued assign must wait: an
+// heldAllocations are the allocations whose queued assign must wait: the
+// session's inventory is not reconciled yet (reconciled false), or an
 // unassign queued before it, still open, is of an allocation that shares a
 // GPU with it. The daemon carries out an unassign in the background (it
 // stops the allocation's workloads first, holding its devices meanwhile,
@@ -155,9 +162,24 @@ func (s NodeSessions) DispatchNodeJobs(ctx context.Context, gw lease.Lease, node
 // the unassign is done. Every queued job of a held allocation waits with
 // its assign: the daemon runs nothing of an allocation it does not hold,
 // and an unassign must not overtake it.
-func heldAllocations(open []db.NodeCommand, unassigning map[string][]string) map[string]bool {
+//
+// Until the inventory the daemon sends after its hello is reconciled
+// (ReconcileNodeAssignments, which records it in the session row at its
+// epoch), nobody knows whether it holds such an allocation: the unassign
+// that would hold the assigns back is not queued yet. So a session sends
+// no assign before that reconcile, however it was queued, and the
+// reconcile wakes dispatch when it commits. The daemon sends its inventory
+// right after its hello (before it reads any job), so the wait is the
+// reconcile's transaction. Every other job goes meanwhile: an unassign
+// only ever frees devices (the daemon acknowledges one of an allocation
+// it does not hold), and the daemon runs an allocation's exec jobs and
+// instances only while it holds it; only an assign can be refused because
+// of what the daemon holds, failing its reservation for good.
+func heldAllocations(open []db.NodeCommand, unassigning map[string][]string, reconciled bool) map[string]bool {
 	held := map[string]bool{}
-	all := false // an unassign of an unknown allocation is open
+	// An unassign of an unknown allocation is open, or there may be one
+	// the reconcile has not queued yet.
+	all := !reconciled
 	for _, c := range open {
 		if c.Kind == core.NodeCommandUnassign {
 			known := false
@@ -238,8 +260,9 @@ func assignSharesGPU(payload []byte, busy map[string]bool) bool {
 	return false
 }
 
-func dispatchOne(ctx context.Context, q *db.Queries, c db.NodeCommand, epoch int64, journal string, generation int64,
-	held map[string]bool, rep *DispatchReport) error {
+func dispatchOne(ctx context.Context, q *db.Queries, c db.NodeCommand, sess db.NodeSessionLockForDispatchRow,
+	generation int64, held map[string]bool, rep *DispatchReport) error {
+	epoch, journal := sess.SessionEpoch, sess.JournalID
 	state := core.State(c.State)
 	if state == core.CommandQueued {
 		// A job of an allocation whose assign waits waits too: the daemon
@@ -260,6 +283,13 @@ func dispatchOne(ctx context.Context, q *db.Queries, c db.NodeCommand, epoch int
 		sentTo = *c.JournalID
 	}
 	switch {
+	case c.Kind == core.NodeCommandAssign && !sess.InventoryReconciled:
+		// Sent again only once the session's inventory is reconciled, as a
+		// queued one (heldAllocations): a daemon that never received it
+		// would carry it out now. (It cannot have been sent on this
+		// session yet: NodeCommandMarkSent refuses that.)
+		rep.Waiting = append(rep.Waiting, c.ID)
+		return nil
 	case sentTo != journal && !c.RetrySafe:
 		if _, err := moveNodeJob(ctx, q, c, core.CommandFailed, nil, c.Output, lostMemoryReason); err != nil {
 			return err
@@ -294,7 +324,8 @@ func markSent(ctx context.Context, q *db.Queries, c db.NodeCommand, to core.Stat
 		return c, pg.Translate(err, "node command "+c.ID)
 	}
 	if rows == 0 {
-		return c, core.Errorf(core.CodeConflict, "node command %s was changed concurrently", c.ID)
+		return c, core.Errorf(core.CodeConflict,
+			"node command %s was changed concurrently, or is an assign on a session whose inventory is not reconciled", c.ID)
 	}
 	c.State, c.Version, c.DispatchedEpoch, c.JournalID = string(to), c.Version+bump, &epoch, &journal
 	if bump == 0 {
@@ -319,13 +350,20 @@ func nodeJobToSend(c db.NodeCommand, epoch int64) NodeJobToSend {
 // ErrSessionSuperseded when the epoch is no longer the node's current
 // connected session, and otherwise returns the session's journal id.
 func LockForDispatch(ctx context.Context, tx pgx.Tx, nodeID string, epoch int64) (string, error) {
+	row, err := lockSessionForDispatch(ctx, tx, nodeID, epoch)
+	return row.JournalID, err
+}
+
+// lockSessionForDispatch is LockForDispatch returning the session's row:
+// its journal, and whether its inventory was reconciled.
+func lockSessionForDispatch(ctx context.Context, tx pgx.Tx, nodeID string, epoch int64) (db.NodeSessionLockForDispatchRow, error) {
 	row, err := db.New(tx).NodeSessionLockForDispatch(ctx, db.NodeSessionLockForDispatchParams{
 		NodeID: nodeID, SessionEpoch: epoch})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", ErrSessionSuperseded
+		return row, ErrSessionSuperseded
 	}
 	if err != nil {
-		return "", pg.Translate(err, "node session")
+		return row, pg.Translate(err, "node session")
 	}
-	return row.JournalID, nil
+	return row, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
@@ -31,7 +32,34 @@ type wireDaemon struct {
 	msgs chan wire.Message
 }
 
+// wireDaemon connects a daemon that, as one does after its welcome, sends
+// its inventory (the node's recorded GPUs, holding and running nothing),
+// and returns once the gateway reconciled it: its session may be sent
+// assigns from then on.
 func (f *fixture) wireDaemon(url, token string) (*wireDaemon, int64) {
+	f.t.Helper()
+	d, epoch, node := f.wireDaemonUnreported(url, token)
+	rows, err := f.d.Pool.Query(f.ctx, "SELECT id, model, memory_mb FROM devices WHERE node_id = $1 AND kind = 'gpu'", node)
+	require.NoError(f.t, err)
+	gpus, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (wire.InventoryGPU, error) {
+		var g wire.InventoryGPU
+		return g, r.Scan(&g.UUID, &g.Model, &g.MemoryMB)
+	})
+	require.NoError(f.t, err)
+	st, err := json.Marshal(wire.NodeState{GPUs: gpus, Assignments: []wire.AssignPayload{}, Instances: []wire.RunningInstance{}})
+	require.NoError(f.t, err)
+	d.send(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: st})
+	require.Eventually(f.t, func() bool {
+		r := f.session(node).InventoryReconciledEpoch
+		return r != nil && *r == epoch
+	}, 10*time.Second, 5*time.Millisecond, "the daemon's inventory is reconciled")
+	return d, epoch
+}
+
+// wireDaemonUnreported connects a daemon that has sent nothing after its
+// hello: the gateway sends it no assign until it reports its inventory.
+// It returns the session's epoch and the node's id.
+func (f *fixture) wireDaemonUnreported(url, token string) (*wireDaemon, int64, string) {
 	f.t.Helper()
 	ws, welcome := f.connect(url, token)
 	d := &wireDaemon{f: f, ws: ws, msgs: make(chan wire.Message, 64)}
@@ -48,7 +76,7 @@ func (f *fixture) wireDaemon(url, token string) (*wireDaemon, int64) {
 			}
 		}
 	}()
-	return d, welcome.SessionEpoch
+	return d, welcome.SessionEpoch, welcome.NodeID
 }
 
 func (d *wireDaemon) next() wire.Message {

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http/httptest"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/gateway"
+	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
@@ -227,5 +229,52 @@ func TestGatewayKeepsLeaseDuringSlowDispatch(t *testing.T) {
 	unblock()
 	m := d.next()
 	require.Equal(t, job, m.CommandID)
+	require.Equal(t, epoch, m.SessionEpoch)
+}
+
+// A daemon's session is sent no assign before the inventory it sends after
+// its hello is reconciled: a booking made while it was away waits, and
+// the gateway's poll does not even visit the node for it; other jobs go.
+// The reconcile wakes the node's dispatch, which then sends the assign.
+func TestAssignWaitsForTheDaemonsInventory(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cred := f.join("n1", "metal")
+	g, url := f.liveGateway("gw1")
+	router := &gateway.NodeJobRouter{Commands: f.s}
+	router.Register(g)
+	d, epoch, _ := f.wireDaemonUnreported(url, cred.Token)
+	require.Eventually(t, func() bool { return g.Sessions()["n1"] == epoch }, 10*time.Second, 5*time.Millisecond)
+	f.activeReservation(t)
+
+	rep, err := g.Dispatch(f.ctx, "n1")
+	require.NoError(t, err)
+	require.Empty(t, rep.Sent, "no assign before the daemon's inventory is reconciled")
+	require.Len(t, rep.Waiting, 1)
+	waiting, err := f.d.Q.NodeCommandNodesToDispatch(f.ctx, "gw1")
+	require.NoError(t, err)
+	require.Empty(t, waiting, "nothing for the gateway's poll to send")
+	wipe := f.queueJob("n1", "k1")
+	rep, err = g.Dispatch(f.ctx, "n1")
+	require.NoError(t, err)
+	require.Equal(t, []string{wipe}, rep.Sent, "other jobs go")
+	require.Equal(t, wipe, d.next().CommandID)
+
+	st, err := json.Marshal(wire.NodeState{GPUs: []wire.InventoryGPU{{UUID: "GPU-n1-0", Model: "h100", MemoryMB: 81920},
+		{UUID: "GPU-n1-1", Model: "h100", MemoryMB: 81920}}, Assignments: []wire.AssignPayload{}})
+	require.NoError(t, err)
+	_, err = f.d.Pool.Exec(f.ctx, "DELETE FROM work_queue WHERE kind = $1 AND key = 'n1'", commands.KindNodeJobDispatch)
+	require.NoError(t, err)
+	d.send(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: st})
+	require.Eventually(t, func() bool {
+		_, err := f.d.Q.WorkQueueGet(f.ctx, db.WorkQueueGetParams{Kind: commands.KindNodeJobDispatch, Key: "n1"})
+		return err == nil
+	}, 10*time.Second, 5*time.Millisecond, "the reconcile wakes the node's dispatch")
+	waiting, err = f.d.Q.NodeCommandNodesToDispatch(f.ctx, "gw1")
+	require.NoError(t, err)
+	require.Equal(t, []string{"n1"}, waiting)
+	require.NoError(t, router.HandleDispatch(f.ctx, workqueue.Item{Kind: commands.KindNodeJobDispatch, Key: "n1"}))
+	m := d.next()
+	require.Equal(t, wire.CommandKindAssign, m.CommandKind)
 	require.Equal(t, epoch, m.SessionEpoch)
 }

@@ -192,6 +192,10 @@ func setupSoak(t *testing.T, seed uint64) *soak {
 		ses, err := s.h.NodeSessions().OpenNodeSession(s.ctx, commands.OpenNodeSession{NodeID: n, Gateway: gw,
 			GatewayID: "gw1", JournalID: "journal-" + n})
 		require.NoError(t, err)
+		// The daemon reports its inventory after its hello, holding
+		// nothing: the session may be sent assigns from then on.
+		_, err = s.h.NodeSessions().ReconcileNodeAssignments(s.ctx, n, ses.Epoch, nil)
+		require.NoError(t, err)
 		s.daemons = append(s.daemons, &soakDaemon{node: n, epoch: ses.Epoch})
 	}
 	s.setupBilling(t)

@@ -201,20 +201,21 @@ type NodeResource struct {
 }
 
 type NodeSession struct {
-	NodeID             string
-	SessionEpoch       int64
-	GatewayID          *string
-	GatewayEpoch       *int64
-	JournalID          *string
-	Connected          bool
-	OpenedAt           *time.Time
-	LastSeenAt         *time.Time
-	ClosedAt           *time.Time
-	CloseReason        *string
-	DisconnectedSince  time.Time
-	GraceReason        string
-	UnreachableSince   *time.Time
-	ObservedGeneration int64
+	NodeID                   string
+	SessionEpoch             int64
+	GatewayID                *string
+	GatewayEpoch             *int64
+	JournalID                *string
+	Connected                bool
+	OpenedAt                 *time.Time
+	LastSeenAt               *time.Time
+	ClosedAt                 *time.Time
+	CloseReason              *string
+	DisconnectedSince        time.Time
+	GraceReason              string
+	UnreachableSince         *time.Time
+	ObservedGeneration       int64
+	InventoryReconciledEpoch *int64
 }
 
 type NodeSessionCredential struct {

@@ -475,10 +475,14 @@ func (q *Queries) NodeCommandLockTenantNode(ctx context.Context, arg NodeCommand
 }
 
 const nodeCommandMarkSent = `-- name: NodeCommandMarkSent :execrows
-UPDATE node_commands
+UPDATE node_commands c
    SET state = $1, dispatched_epoch = $2::bigint,
-       journal_id = $3::text, dispatched_at = compute_now(), version = version + $4::bigint
- WHERE id = $5 AND version = $6
+       journal_id = $3::text, dispatched_at = compute_now(), version = c.version + $4::bigint
+ WHERE c.id = $5 AND c.version = $6
+   AND (c.kind <> 'assign'
+        OR EXISTS (SELECT 1 FROM node_sessions s
+                    WHERE s.node_id = c.node_id AND s.session_epoch = $2::bigint
+                      AND s.inventory_reconciled_epoch = s.session_epoch))
 `
 
 type NodeCommandMarkSentParams struct {
@@ -491,7 +495,11 @@ type NodeCommandMarkSentParams struct {
 }
 
 // A (re)send at the session epoch to the daemon's journal. state stays as
-// it is for a re-send of a command already in flight.
+// it is for a re-send of a command already in flight. An assign is marked
+// only on a session whose daemon's inventory was reconciled at that epoch
+// (node_sessions.inventory_reconciled_epoch): before, the daemon may hold
+// an allocation nobody here knows on its devices, whose unassign is not
+// queued yet. Zero rows: the version moved, or such an assign.
 func (q *Queries) NodeCommandMarkSent(ctx context.Context, arg NodeCommandMarkSentParams) (int64, error) {
 	result, err := q.db.Exec(ctx, nodeCommandMarkSent,
 		arg.State,
@@ -514,6 +522,7 @@ SELECT DISTINCT c.node_id FROM node_commands c JOIN node_sessions s ON s.node_id
                       WHERE o.node_id = c.node_id AND o.kind IN ('assign', 'unassign')
                         AND o.state IN ('queued', 'sent', 'running')) oa ON true
  WHERE s.connected AND s.gateway_id = $1::text
+   AND (c.kind <> 'assign' OR s.inventory_reconciled_epoch = s.session_epoch)
    AND ((c.state = 'queued'
          AND c.min_generation <= LEAST(coalesce(d.generation, 0), coalesce(oa.generation - 1, d.generation, 0)))
      OR (c.state IN ('sent', 'running')
@@ -524,7 +533,8 @@ SELECT DISTINCT c.node_id FROM node_commands c JOIN node_sessions s ON s.node_id
 // The nodes with a session at this gateway that have a command to send: a
 // queued one whose min_generation the node has applied (as
 // NodeAppliedGeneration), or one in flight that was sent at another epoch
-// or to another journal.
+// or to another journal. An assign counts only once the session's
+// inventory was reconciled (NodeCommandMarkSent sends none before).
 func (q *Queries) NodeCommandNodesToDispatch(ctx context.Context, gatewayID string) ([]string, error) {
 	rows, err := q.db.Query(ctx, nodeCommandNodesToDispatch, gatewayID)
 	if err != nil {

@@ -79,7 +79,8 @@ func (q *Queries) NodeSessionGatewayLost(ctx context.Context, arg NodeSessionGat
 
 const nodeSessionGet = `-- name: NodeSessionGet :one
 SELECT node_id, session_epoch, gateway_id, gateway_epoch, journal_id, connected, opened_at, last_seen_at,
-       closed_at, close_reason, disconnected_since, grace_reason, unreachable_since, observed_generation
+       closed_at, close_reason, disconnected_since, grace_reason, unreachable_since, observed_generation,
+       inventory_reconciled_epoch
   FROM node_sessions WHERE node_id = $1
 `
 
@@ -101,13 +102,15 @@ func (q *Queries) NodeSessionGet(ctx context.Context, nodeID string) (NodeSessio
 		&i.GraceReason,
 		&i.UnreachableSince,
 		&i.ObservedGeneration,
+		&i.InventoryReconciledEpoch,
 	)
 	return i, err
 }
 
 const nodeSessionGetForUpdate = `-- name: NodeSessionGetForUpdate :one
 SELECT node_id, session_epoch, gateway_id, gateway_epoch, journal_id, connected, opened_at, last_seen_at,
-       closed_at, close_reason, disconnected_since, grace_reason, unreachable_since, observed_generation
+       closed_at, close_reason, disconnected_since, grace_reason, unreachable_since, observed_generation,
+       inventory_reconciled_epoch
   FROM node_sessions WHERE node_id = $1 FOR UPDATE
 `
 
@@ -130,12 +133,38 @@ func (q *Queries) NodeSessionGetForUpdate(ctx context.Context, nodeID string) (N
 		&i.GraceReason,
 		&i.UnreachableSince,
 		&i.ObservedGeneration,
+		&i.InventoryReconciledEpoch,
 	)
 	return i, err
 }
 
+const nodeSessionInventoryReconciled = `-- name: NodeSessionInventoryReconciled :execrows
+UPDATE node_sessions SET inventory_reconciled_epoch = session_epoch
+ WHERE node_id = $1 AND session_epoch = $2
+`
+
+type NodeSessionInventoryReconciledParams struct {
+	NodeID       string
+	SessionEpoch int64
+}
+
+// The daemon's inventory of assignments at session_epoch was reconciled:
+// from now on dispatch may send this session assigns (NodeCommandMarkSent
+// checks it). Zero rows: the session was superseded. Written in the
+// reconcile's transaction, which holds the row at that epoch
+// (NodeSessionLockAtEpoch), with the unassigns the reconcile queued.
+func (q *Queries) NodeSessionInventoryReconciled(ctx context.Context, arg NodeSessionInventoryReconciledParams) (int64, error) {
+	result, err := q.db.Exec(ctx, nodeSessionInventoryReconciled, arg.NodeID, arg.SessionEpoch)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const nodeSessionLockForDispatch = `-- name: NodeSessionLockForDispatch :one
-SELECT session_epoch, journal_id::text AS journal_id FROM node_sessions
+SELECT session_epoch, journal_id::text AS journal_id,
+       (inventory_reconciled_epoch IS NOT DISTINCT FROM session_epoch)::boolean AS inventory_reconciled
+  FROM node_sessions
  WHERE node_id = $1 AND session_epoch = $2 AND connected
    FOR SHARE
 `
@@ -146,17 +175,20 @@ type NodeSessionLockForDispatchParams struct {
 }
 
 type NodeSessionLockForDispatchRow struct {
-	SessionEpoch int64
-	JournalID    string
+	SessionEpoch        int64
+	JournalID           string
+	InventoryReconciled bool
 }
 
 // Dispatch locks the session row at the epoch it routes to: a session
 // superseded meanwhile returns no row, and a supersede waits until the
 // dispatching transaction ends, so a zombie gateway cannot route.
+// inventory_reconciled says whether the daemon's inventory of this session
+// was reconciled (NodeSessionInventoryReconciled): no assign goes before.
 func (q *Queries) NodeSessionLockForDispatch(ctx context.Context, arg NodeSessionLockForDispatchParams) (NodeSessionLockForDispatchRow, error) {
 	row := q.db.QueryRow(ctx, nodeSessionLockForDispatch, arg.NodeID, arg.SessionEpoch)
 	var i NodeSessionLockForDispatchRow
-	err := row.Scan(&i.SessionEpoch, &i.JournalID)
+	err := row.Scan(&i.SessionEpoch, &i.JournalID, &i.InventoryReconciled)
 	return i, err
 }
 

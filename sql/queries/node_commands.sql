@@ -54,11 +54,19 @@ SELECT * FROM node_commands
 
 -- name: NodeCommandMarkSent :execrows
 -- A (re)send at the session epoch to the daemon's journal. state stays as
--- it is for a re-send of a command already in flight.
-UPDATE node_commands
+-- it is for a re-send of a command already in flight. An assign is marked
+-- only on a session whose daemon's inventory was reconciled at that epoch
+-- (node_sessions.inventory_reconciled_epoch): before, the daemon may hold
+-- an allocation nobody here knows on its devices, whose unassign is not
+-- queued yet. Zero rows: the version moved, or such an assign.
+UPDATE node_commands c
    SET state = sqlc.arg(state), dispatched_epoch = sqlc.arg(dispatched_epoch)::bigint,
-       journal_id = sqlc.arg(journal_id)::text, dispatched_at = compute_now(), version = version + sqlc.arg(bump)::bigint
- WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
+       journal_id = sqlc.arg(journal_id)::text, dispatched_at = compute_now(), version = c.version + sqlc.arg(bump)::bigint
+ WHERE c.id = sqlc.arg(id) AND c.version = sqlc.arg(version)
+   AND (c.kind <> 'assign'
+        OR EXISTS (SELECT 1 FROM node_sessions s
+                    WHERE s.node_id = c.node_id AND s.session_epoch = sqlc.arg(dispatched_epoch)::bigint
+                      AND s.inventory_reconciled_epoch = s.session_epoch));
 
 -- name: NodeCommandFinish :execrows
 -- A result from the daemon (running, succeeded, failed) or the control
@@ -88,13 +96,15 @@ SELECT a.id AS allocation_id, (r.state = 'active' AND r.during @> compute_now())
 -- The nodes with a session at this gateway that have a command to send: a
 -- queued one whose min_generation the node has applied (as
 -- NodeAppliedGeneration), or one in flight that was sent at another epoch
--- or to another journal.
+-- or to another journal. An assign counts only once the session's
+-- inventory was reconciled (NodeCommandMarkSent sends none before).
 SELECT DISTINCT c.node_id FROM node_commands c JOIN node_sessions s ON s.node_id = c.node_id
   LEFT JOIN node_desired d ON d.node_id = c.node_id
   LEFT JOIN LATERAL (SELECT min(o.generation) AS generation FROM node_commands o
                       WHERE o.node_id = c.node_id AND o.kind IN ('assign', 'unassign')
                         AND o.state IN ('queued', 'sent', 'running')) oa ON true
  WHERE s.connected AND s.gateway_id = sqlc.arg(gateway_id)::text
+   AND (c.kind <> 'assign' OR s.inventory_reconciled_epoch = s.session_epoch)
    AND ((c.state = 'queued'
          AND c.min_generation <= LEAST(coalesce(d.generation, 0), coalesce(oa.generation - 1, d.generation, 0)))
      OR (c.state IN ('sent', 'running')

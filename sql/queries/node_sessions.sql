@@ -8,13 +8,15 @@ ON CONFLICT (node_id) DO UPDATE
 
 -- name: NodeSessionGet :one
 SELECT node_id, session_epoch, gateway_id, gateway_epoch, journal_id, connected, opened_at, last_seen_at,
-       closed_at, close_reason, disconnected_since, grace_reason, unreachable_since, observed_generation
+       closed_at, close_reason, disconnected_since, grace_reason, unreachable_since, observed_generation,
+       inventory_reconciled_epoch
   FROM node_sessions WHERE node_id = sqlc.arg(node_id);
 
 -- name: NodeSessionGetForUpdate :one
 -- Taken after the node row (lock order: nodes, then node_sessions).
 SELECT node_id, session_epoch, gateway_id, gateway_epoch, journal_id, connected, opened_at, last_seen_at,
-       closed_at, close_reason, disconnected_since, grace_reason, unreachable_since, observed_generation
+       closed_at, close_reason, disconnected_since, grace_reason, unreachable_since, observed_generation,
+       inventory_reconciled_epoch
   FROM node_sessions WHERE node_id = sqlc.arg(node_id) FOR UPDATE;
 
 -- name: NodeSessionOpen :one
@@ -104,6 +106,19 @@ UPDATE node_sessions
 -- Dispatch locks the session row at the epoch it routes to: a session
 -- superseded meanwhile returns no row, and a supersede waits until the
 -- dispatching transaction ends, so a zombie gateway cannot route.
-SELECT session_epoch, journal_id::text AS journal_id FROM node_sessions
+-- inventory_reconciled says whether the daemon's inventory of this session
+-- was reconciled (NodeSessionInventoryReconciled): no assign goes before.
+SELECT session_epoch, journal_id::text AS journal_id,
+       (inventory_reconciled_epoch IS NOT DISTINCT FROM session_epoch)::boolean AS inventory_reconciled
+  FROM node_sessions
  WHERE node_id = sqlc.arg(node_id) AND session_epoch = sqlc.arg(session_epoch) AND connected
    FOR SHARE;
+
+-- name: NodeSessionInventoryReconciled :execrows
+-- The daemon's inventory of assignments at session_epoch was reconciled:
+-- from now on dispatch may send this session assigns (NodeCommandMarkSent
+-- checks it). Zero rows: the session was superseded. Written in the
+-- reconcile's transaction, which holds the row at that epoch
+-- (NodeSessionLockAtEpoch), with the unassigns the reconcile queued.
+UPDATE node_sessions SET inventory_reconciled_epoch = session_epoch
+ WHERE node_id = sqlc.arg(node_id) AND session_epoch = sqlc.arg(session_epoch);
