@@ -971,8 +971,8 @@ func TestObservedGenerationNeverPassesTheGeneration(t *testing.T) {
 
 // A daemon that reports thousands of allocations it should not hold gets
 // them unassigned a slice at a time, MaxUnassignsPerReport per report, and
-// an id no allocation can have is skipped: one report cannot queue
-// unbounded work.
+// an id no allocation can have (too long, or not printable) is skipped:
+// one report cannot queue unbounded work, nor fail.
 func TestReconcileBoundsTheUnassignsOfOneReport(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
@@ -983,11 +983,13 @@ func TestReconcileBoundsTheUnassignsOfOneReport(t *testing.T) {
 	for i := range commands.MaxUnassignsPerReport + 50 {
 		held = append(held, commands.ReportedAssignment{AllocationID: fmt.Sprintf("alc_fake%05d", i), End: end})
 	}
-	held = append(held, commands.ReportedAssignment{AllocationID: "alc_" + strings.Repeat("x", 200), End: end})
+	held = append(held, commands.ReportedAssignment{AllocationID: "alc_" + strings.Repeat("x", 200), End: end},
+		commands.ReportedAssignment{AllocationID: "alc_\x00", End: end}, // PostgreSQL's text refuses a NUL
+		commands.ReportedAssignment{AllocationID: "alc_\x1b[2J", End: end})
 	res, err := f.h.NodeSessions().ReconcileNodeAssignments(f.ctx, "n1", d.epoch, held)
-	require.NoError(t, err)
+	require.NoError(t, err, "nor does one fail the report, which would hold the session's assigns back")
 	require.Len(t, res.Unassigned, commands.MaxUnassignsPerReport)
-	require.Equal(t, 51, res.Skipped)
+	require.Equal(t, 53, res.Skipped)
 	require.Len(t, f.assignmentJobs(t, "n1"), commands.MaxUnassignsPerReport)
 }
 

@@ -37,7 +37,7 @@ type AssignmentReconcile struct {
 	Repushed []string
 	// Skipped counts the allocations the daemon holds and should not that
 	// this report left for a later one (MaxUnassignsPerReport), or whose
-	// id is no allocation's.
+	// id is no allocation's (too long, or not printable UTF-8).
 	Skipped int
 	// Unassigned are the allocations whose unassign was queued.
 	Unassigned []string
@@ -126,11 +126,13 @@ func (s NodeSessions) ReconcileNodeAssignments(ctx context.Context, nodeID strin
 			if id == "" || liveIDs[id] || hasOpen(jobs[id], core.NodeCommandUnassign) {
 				continue
 			}
-			if len(id) > maxAllocationIDBytes || tried >= MaxUnassignsPerReport {
-				// No allocation has such an id; and a report listing
-				// thousands it should not hold is undone a slice at a time
-				// (the rest at its next report), so that one daemon cannot
-				// queue unbounded work in one transaction.
+			if len(id) > maxAllocationIDBytes || !core.Printable(id) || tried >= MaxUnassignsPerReport {
+				// No allocation has such an id (one with a NUL would fail
+				// the whole reconcile, and with it hold the session's
+				// assigns back for good: see heldAllocations); and a report
+				// listing thousands it should not hold is undone a slice at
+				// a time (the rest at its next report), so that one daemon
+				// cannot queue unbounded work in one transaction.
 				res.Skipped++
 				continue
 			}

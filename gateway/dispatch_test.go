@@ -278,3 +278,32 @@ func TestAssignWaitsForTheDaemonsInventory(t *testing.T) {
 	require.Equal(t, wire.CommandKindAssign, m.CommandKind)
 	require.Equal(t, epoch, m.SessionEpoch)
 }
+
+// A daemon whose assignments cannot be reconciled would be sent no assign
+// for its session's life: the gateway ends the session instead, and the
+// daemon reconnects and reports again.
+func TestUnreconciledInventoryEndsTheSession(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cred := f.join("n1", "metal")
+	_, url := f.liveGateway("gw1")
+	// The reconcile fails, whatever the daemon reports.
+	_, err := f.d.Pool.Exec(f.ctx, `
+CREATE FUNCTION refuse_reconcile() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'reconcile refused by the test'; END $$;
+CREATE TRIGGER refuse_reconcile BEFORE UPDATE OF inventory_reconciled_epoch ON node_sessions
+  FOR EACH ROW EXECUTE FUNCTION refuse_reconcile();`)
+	require.NoError(t, err)
+	d, epoch, _ := f.wireDaemonUnreported(url, cred.Token)
+	st, err := json.Marshal(wire.NodeState{GPUs: []wire.InventoryGPU{{UUID: "GPU-n1-0", Model: "h100", MemoryMB: 81920},
+		{UUID: "GPU-n1-1", Model: "h100", MemoryMB: 81920}}, Assignments: []wire.AssignPayload{}})
+	require.NoError(t, err)
+	d.send(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: st})
+	require.Eventually(t, func() bool { return !f.session("n1").Connected }, 10*time.Second, 5*time.Millisecond,
+		"the session ended")
+	for range d.msgs { // the gateway closed the connection: the daemon reconnects
+	}
+	s := f.session("n1")
+	require.Equal(t, epoch, s.SessionEpoch)
+	require.Nil(t, s.InventoryReconciledEpoch)
+}

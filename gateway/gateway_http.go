@@ -124,7 +124,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 				break
 			}
-			g.handleInventory(ctx, nodeID, sess.Epoch, m)
+			if err := g.handleInventory(ctx, nodeID, sess.Epoch, m); err != nil {
+				g.end(context.WithoutCancel(ctx), s, 0, err.Error())
+				return
+			}
 		}
 		if m.Type != wire.TypeHeartbeat && g.OnMessage != nil {
 			g.OnMessage(nodeID, sess.Epoch, m)

@@ -35,12 +35,15 @@ const inventoryAttempts = 3
 // runs null.
 // Each part goes to its command, fenced by the session epoch; a failure is
 // logged, not fatal to the session (the daemon reports again at its next
-// connect).
-func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int64, m wire.Message) {
+// connect), except that of its assignments: until they are reconciled the
+// session is sent no assign (commands.ReconcileNodeAssignments), so
+// handleInventory then returns errAssignmentsUnreconciled and the caller
+// ends the session, for the daemon to reconnect and report again.
+func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int64, m wire.Message) error {
 	var st wire.NodeState
 	if err := json.Unmarshal(m.Payload, &st); err != nil {
 		g.logger().Warn("inventory: malformed payload", "gateway", g.ID, "node", nodeID, "epoch", epoch, "err", err)
-		return
+		return nil
 	}
 
 	// The machine decides what exists: its GPUs against the node's record,
@@ -76,17 +79,19 @@ func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int6
 	// A report of the machine only (the daemon's mid-session report of a
 	// changed GPU or sandbox) judges nothing else.
 	if st.Assignments == nil {
-		return
+		return nil
 	}
 	// The control plane decides who holds it: the daemon's assignments
 	// against the node's desired ones, both ways.
-	g.reconcileAssignments(ctx, nodeID, epoch, st.Assignments)
+	if err := g.reconcileAssignments(ctx, nodeID, epoch, st.Assignments); err != nil {
+		return err
+	}
 
 	// What runs: an instance the daemon no longer runs ended without a
 	// report that arrived. An inventory without the list (null) judges
 	// nothing; a daemon that runs none sends an empty one.
 	if st.Instances == nil {
-		return
+		return nil
 	}
 	running := make([]string, len(st.Instances))
 	for i, x := range st.Instances {
@@ -101,17 +106,33 @@ func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int6
 		g.logger().Warn("instances the daemon no longer runs ended as lost", "gateway", g.ID, "node", nodeID,
 			"epoch", epoch, "instances", lost)
 	}
+	return nil
 }
+
+// errAssignmentsUnreconciled is a daemon's report of its assignments that
+// could not be reconciled: its session ends, so that its assigns are not
+// held back for the session's life (see handleInventory).
+var errAssignmentsUnreconciled = errors.New("the daemon's assignments could not be reconciled")
 
 // reconcileAssignments hands the assignments a daemon reports holding to
 // commands.ReconcileNodeAssignments: what the node should hold and does
-// not is assigned again, what it holds and should not is unassigned.
-func (g *Gateway) reconcileAssignments(ctx context.Context, nodeID string, epoch int64, held []wire.AssignPayload) {
+// not is assigned again, what it holds and should not is unassigned, and
+// the session may be sent assigns from then on. A conflict with a
+// concurrent change is tried again, as the inventory is; a report that
+// still fails is errAssignmentsUnreconciled.
+func (g *Gateway) reconcileAssignments(ctx context.Context, nodeID string, epoch int64, held []wire.AssignPayload) error {
 	reported := make([]commands.ReportedAssignment, len(held))
 	for i, a := range held {
 		reported[i] = commands.ReportedAssignment{AllocationID: a.AllocationID, End: a.End}
 	}
-	res, err := g.Commands.NodeSessions().ReconcileNodeAssignments(ctx, nodeID, epoch, reported)
+	var res commands.AssignmentReconcile
+	var err error
+	for range inventoryAttempts {
+		res, err = g.Commands.NodeSessions().ReconcileNodeAssignments(ctx, nodeID, epoch, reported)
+		if err == nil || errors.Is(err, commands.ErrSessionSuperseded) || core.CodeOf(err) != core.CodeConflict {
+			break
+		}
+	}
 	if len(res.Foreign) > 0 {
 		g.logger().Warn("daemon claims allocations assigned to other nodes; told to drop them, nothing else changed",
 			"gateway", g.ID, "node", nodeID, "epoch", epoch, "allocations", res.Foreign)
@@ -119,9 +140,12 @@ func (g *Gateway) reconcileAssignments(ctx context.Context, nodeID string, epoch
 	switch {
 	case errors.Is(err, commands.ErrSessionSuperseded):
 	case err != nil:
-		g.logger().Warn("assignment reconcile", "gateway", g.ID, "node", nodeID, "epoch", epoch, "err", err)
+		g.logger().Warn("assignment reconcile failed: ending the session, for the daemon to report again",
+			"gateway", g.ID, "node", nodeID, "epoch", epoch, "err", err)
+		return errAssignmentsUnreconciled
 	case len(res.Repushed)+len(res.Unassigned) > 0:
 		g.logger().Info("assignments reconciled", "gateway", g.ID, "node", nodeID, "epoch", epoch,
 			"repushed", res.Repushed, "unassigned", res.Unassigned)
 	}
+	return nil
 }
