@@ -204,12 +204,16 @@ func removeLostFound(work string) {
 // releaseWork unmounts work (every mount stacked on it) and waits until no
 // loop device is bound to a file in dir any more, so that the image can go
 // with the directory and nothing of the allocation is left. It never
-// detaches lazily: a mount still in use is an error (the caller deletes
-// the container first, which nothing else on the node has reason to
-// enter). The loop device is released by the kernel (autoclear) once the
-// last mount of its file system is gone, the container's included, which
-// may take a moment after the container's processes died.
+// detaches lazily: a mount still in use after releaseWait is an error (the
+// caller deletes the container first, which nothing else on the node has
+// reason to enter). The container's killed processes may take the kernel a
+// moment to finish, and until their mount namespace is gone the unmount,
+// which propagates to its copy there, is refused as busy: it is tried
+// again meanwhile, as forget waits for their user id. The loop device is
+// released by the kernel (autoclear) once the last mount of its file
+// system is gone.
 func releaseWork(ctx context.Context, dir, work string) error {
+	deadline := time.Now().Add(releaseWait)
 	for range 16 {
 		mounted, err := isMountPoint(work)
 		if errors.Is(err, fs.ErrNotExist) || err == nil && !mounted {
@@ -218,11 +222,21 @@ func releaseWork(ctx context.Context, dir, work string) error {
 		if err != nil {
 			return err
 		}
-		if err := unix.Unmount(work, 0); err != nil {
-			return fmt.Errorf("unmount %s: %w", work, err)
+		for {
+			err := unix.Unmount(work, 0)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+				return fmt.Errorf("unmount %s: %w", work, err)
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("unmount %s: %w", work, err)
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
 	}
-	deadline := time.Now().Add(releaseWait)
 	for {
 		devs := loopDevicesUnder(dir)
 		if len(devs) == 0 {

@@ -174,3 +174,32 @@ func TestWorkWithFilesButNoImageStaysADirectory(t *testing.T) {
 	require.Equal(t, "old\n", out)
 	require.Empty(t, mountsUnder(t, sb.domainDir(a.AllocationID)))
 }
+
+// A file of /work held open on the host (an operator's shell, a log
+// shipper) keeps its file system busy: the release waits for it, and goes
+// on once it is closed, rather than failing the unassign at the first
+// refusal.
+func TestReleaseWaitsForAWorkFileHeldOpen(t *testing.T) {
+	sb := containerSandbox(t)
+	fsSandbox(t, sb)
+	a := assignOf("alc_held", 1, 128)
+	sb.forgetAtEnd(t, a)
+	out, code := sb.runScript(t, a, `echo held > /work/file && echo ok`)
+	require.Zero(t, code, out)
+	f, err := os.Open(filepath.Join(sb.workDir(a.AllocationID), "file"))
+	require.NoError(t, err)
+	require.NoError(t, sb.stop(context.Background(), a.AllocationID))
+	require.ErrorIs(t, unix.Unmount(sb.workDir(a.AllocationID), 0), unix.EBUSY, "held open: busy")
+
+	released := make(chan error, 1)
+	go func() { released <- sb.forget(context.Background(), a.AllocationID) }()
+	select {
+	case err := <-released:
+		t.Fatalf("released while a file of /work was open: %v", err)
+	case <-time.After(100 * time.Millisecond): // still waiting, as it should
+	}
+	require.NoError(t, f.Close())
+	require.NoError(t, <-released)
+	require.Empty(t, mountsUnder(t, sb.root))
+	require.NoDirExists(t, sb.domainDir(a.AllocationID))
+}

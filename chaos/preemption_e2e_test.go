@@ -2,16 +2,17 @@ package chaos
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,8 +21,9 @@ import (
 )
 
 // Workloads of the preemption test; each appends "<what> <unix ns>" lines
-// to ./log, which the test holds open (the allocation's directory goes
-// with its unassign, the file's content stays readable through it).
+// to ./log, which the test copies as it grows (workloadLog): the
+// allocation's directory goes with its unassign, and its /work is a file
+// system the release unmounts, which a file held open would keep busy.
 const (
 	// termExits records the SIGTERM it gets and exits.
 	termExits = `echo start $(date +%s%N) >> log; trap 'echo term $(date +%s%N) >> log; exit 0' TERM; sleep 86400 & wait`
@@ -277,13 +279,8 @@ func (f *assignFleet) startWorkload(c *client, n string, r assignReservation, sc
 	})
 	w := &workloadRun{node: n, alloc: f.allocationOf(r.ID), res: r, inst: in}
 	path := filepath.Join(f.wlRoot, n, w.alloc, "work", "instances", in.ID, "log")
+	w.log = followLog(f.t, path)
 	waitFor(f.t, f.ctx, "the log of instance "+in.ID, 10*time.Second, func() (bool, error) {
-		fh, err := os.Open(path)
-		if err != nil {
-			return false, nil
-		}
-		w.log = &workloadLog{f: fh}
-		f.t.Cleanup(func() { fh.Close() })
 		return len(w.log.read(f.t)["start"]) > 0, nil
 	})
 	return w
@@ -377,18 +374,55 @@ func journalIndex(t *testing.T, stateDir, kind, alloc string) (int, time.Time) {
 	return -1, time.Time{}
 }
 
-// workloadLog is a workload's log, open from the host.
-type workloadLog struct{ f *os.File }
+// workloadLog is a workload's log as the host last read it. It is read
+// again every few milliseconds, each time opened and closed, so that the
+// test never holds the allocation's /work busy, and what was read stays
+// once the release deleted it. The kill is followed by the deletion of the
+// container, then of its file system, which take far longer than a poll:
+// a victim's last lines are read before they go (the test's bounds allow
+// half a second besides).
+type workloadLog struct {
+	mu      sync.Mutex
+	content []byte
+}
+
+// followLog copies the file at path into a workloadLog until the test ends.
+func followLog(t *testing.T, path string) *workloadLog {
+	l := &workloadLog{}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if b, err := os.ReadFile(path); err == nil {
+				l.mu.Lock()
+				if len(b) >= len(l.content) {
+					l.content = b
+				}
+				l.mu.Unlock()
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
+	return l
+}
 
 // read parses the log's "<what> <unix ns>" lines; a line whose time is
 // missing (its date was killed) is skipped.
 func (l *workloadLog) read(t *testing.T) map[string][]int64 {
 	t.Helper()
-	if _, err := l.f.Seek(0, io.SeekStart); err != nil {
-		t.Fatal(err)
-	}
+	l.mu.Lock()
+	content := l.content
+	l.mu.Unlock()
 	out := map[string][]int64{}
-	sc := bufio.NewScanner(l.f)
+	sc := bufio.NewScanner(bytes.NewReader(content))
 	for sc.Scan() {
 		what, ns, ok := strings.Cut(strings.TrimSpace(sc.Text()), " ")
 		if n, err := strconv.ParseInt(ns, 10, 64); ok && err == nil {
