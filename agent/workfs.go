@@ -26,9 +26,10 @@ import (
 // is sparse: the node's file system holds what the allocation wrote (and
 // the file system's own bookkeeping), never more than the allowance.
 //
-// The mount outlives the daemon, so a restarted daemon adopts it as it
-// finds it; a node's reboot loses it, and the next container of the
-// allocation mounts the image again. The measurement stays, for what it
+// The mount outlives a daemon that was killed, so a restarted daemon
+// adopts it as it finds it; a daemon stopped gracefully unmounts it with
+// the containers it deletes (unmountWork), and a node's reboot loses it:
+// the next container of the allocation mounts the image again. The measurement stays, for what it
 // sees on the allocation's file system and as the whole limit where no
 // such file system can be made (diskMeasured).
 
@@ -250,6 +251,29 @@ func releaseWork(ctx context.Context, dir, work string) error {
 			return fmt.Errorf("loop devices %s still hold the file system of %s: %w", strings.Join(devs, ", "), work,
 				ctx.Err())
 		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// unmountWork unmounts the /work of every allocation that has one mounted,
+// keeping its image, once the daemon deleted their containers at its
+// shutdown: as after a reboot, the allocation's next workload mounts it
+// again with its files. One that cannot be unmounted is logged and left.
+func (s *sandbox) unmountWork(ctx context.Context) {
+	entries, err := os.ReadDir(s.root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !validDomain.MatchString(e.Name()) {
+			continue
+		}
+		work := s.workDir(e.Name())
+		if mounted, err := isMountPoint(work); err != nil || !mounted {
+			continue
+		}
+		if err := releaseWork(ctx, s.domainDir(e.Name()), work); err != nil {
+			s.log.Error("unmount a /work at shutdown", "allocation", e.Name(), "err", err)
 		}
 	}
 }

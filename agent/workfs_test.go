@@ -203,3 +203,29 @@ func TestReleaseWaitsForAWorkFileHeldOpen(t *testing.T) {
 	require.Empty(t, mountsUnder(t, sb.root))
 	require.NoDirExists(t, sb.domainDir(a.AllocationID))
 }
+
+// A daemon stopped gracefully deletes its containers and leaves nothing
+// mounted on the node, the images kept: the allocation's next workload,
+// under a daemon started again, finds its files on its /work mounted anew.
+func TestShutdownUnmountsWorkAndKeepsItsFiles(t *testing.T) {
+	now := time.Now()
+	d, sb, j := containerDaemon(t, func() time.Time { return now })
+	fsSandbox(t, sb)
+	a := assignment("alc_down", now.Add(-time.Hour), now.Add(time.Hour), 1)
+	d.sleepIn(t, j, a)
+	out, code := sb.runScript(t, &a, `echo kept > /work/file && echo ok`)
+	require.Zero(t, code, out)
+	work := sb.workDir(a.AllocationID)
+	require.Equal(t, []string{work}, mountsUnder(t, sb.root))
+
+	d.shutdown()
+	require.Empty(t, sb.containers(context.Background()), "no container left")
+	require.Empty(t, mountsUnder(t, sb.root), "nothing mounted left")
+	require.Empty(t, loopDevicesUnder(sb.domainDir(a.AllocationID)), "no loop device left")
+	require.FileExists(t, filepath.Join(sb.domainDir(a.AllocationID), workImage))
+
+	out, code = sb.runScript(t, &a, `cat /work/file`)
+	require.Zero(t, code, out)
+	require.Equal(t, "kept\n", out)
+	require.Equal(t, []string{work}, mountsUnder(t, sb.root), "mounted again")
+}
