@@ -69,10 +69,12 @@ func (d *daemon) watchInventory(ctx context.Context, ws *websocket.Conn) {
 	}
 }
 
-// sendMachine sends the machine's part of the node's state: its GPUs and
-// whether it refuses workloads, with what it holds and runs null.
+// sendMachine sends the machine's part of the node's state: its GPUs,
+// whether it refuses workloads and how it limits their disk, with what it
+// holds and runs null.
 func (d *daemon) sendMachine(ctx context.Context, ws *websocket.Conn) error {
-	st := wire.NodeState{ObservedGeneration: d.journal.observedGeneration(), GPUs: d.machineGPUs()}
+	st := wire.NodeState{ObservedGeneration: d.journal.observedGeneration(), GPUs: d.machineGPUs(),
+		DiskLimit: d.sandbox.diskLimit}
 	if err := d.sandbox.check(); err != nil {
 		st.WorkloadsRefused = err.Error()
 	}

@@ -14,6 +14,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bettercompute/compute/wire"
 )
 
 // An allocation's /work is a file system of its own, of exactly its disk
@@ -37,13 +39,13 @@ import (
 const (
 	// diskFilesystem: each allocation's /work is a loop-mounted ext4 of
 	// its allowance, and measured.
-	diskFilesystem = "filesystem"
+	diskFilesystem = wire.DiskLimitFilesystem
 	// diskMeasured: /work is a directory of the node's file system, only
 	// measured (no loop devices, no mkfs.ext4, or containers cannot run).
-	diskMeasured = "measured"
+	diskMeasured = wire.DiskLimitMeasured
 	// diskNone: --workload-isolation=none, a development machine, where
 	// workloads are plain processes and nothing limits their disk.
-	diskNone = "none"
+	diskNone = wire.DiskLimitNone
 )
 
 // workImage is the name of the allocation's file system image in its

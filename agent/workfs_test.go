@@ -70,6 +70,7 @@ func TestContainerDiskIsAFileSystemOfItsSize(t *testing.T) {
 	a.DiskGB = 0 // 64 MiB
 	allowance := diskAllowance(a)
 	d.sleepIn(t, j, a)
+	require.Equal(t, wire.DiskLimitFilesystem, d.nodeState().DiskLimit, "the inventory says how /work is limited")
 	requireFree(t, sb.root, 3<<30) // enough that, without the limit, the 2 GiB would be given
 	work, img := sb.workDir(a.AllocationID), filepath.Join(sb.domainDir(a.AllocationID), workImage)
 	require.Equal(t, []string{work}, mountsUnder(t, sb.domainDir(a.AllocationID)))

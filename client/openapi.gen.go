@@ -1214,7 +1214,7 @@ type EventNodeCondition struct {
 	Since  time.Time `json:"since"`
 	Status bool      `json:"status"`
 
-	// Type Examples: NodeUnreachable, GPUMissing, GPUMismatch, WorkloadsRefused
+	// Type Examples: NodeUnreachable, GPUMissing, GPUMismatch, WorkloadsRefused, DiskNotEnforced
 	Type string `json:"type"`
 }
 
@@ -1576,9 +1576,12 @@ type ReadNode struct {
 	Allocations int `json:"allocations"`
 
 	// Conditions What the system observed about the node (NodeUnreachable, GPUMissing, GPUMismatch,
-	// WorkloadsRefused). WorkloadsRefused: the node's daemon cannot isolate tenants' workloads
+	// WorkloadsRefused, DiskNotEnforced). WorkloadsRefused: the node's daemon cannot isolate tenants' workloads
 	// and fails every one; its message is the daemon's reason. It clears when the daemon's
-	// inventory (sent on every reconnect) has no reason.
+	// inventory (sent on every reconnect) has no reason. DiskNotEnforced: the daemon runs
+	// workloads but only measures their disk every 10 s (reason Measured), or runs them
+	// without isolation (NotIsolated): an allocation can write past its disk; placement is
+	// unchanged.
 	Conditions []EventNodeCondition `json:"conditions"`
 	Cordoned   bool                 `json:"cordoned"`
 

@@ -14,6 +14,7 @@ import (
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
+	"github.com/bettercompute/compute/wire"
 )
 
 // HealthMissing is the health of a GPU the node's daemon does not report:
@@ -52,6 +53,11 @@ type NodeInventory struct {
 	// the node's WorkloadsRefused condition, cut to
 	// WorkloadsRefusedMaxBytes.
 	WorkloadsRefused string
+	// DiskLimit is how the daemon holds allocations to their disk
+	// (wire.DiskLimitFilesystem, Measured or None; "" from a daemon that
+	// does not say): Measured and None raise the node's DiskNotEnforced
+	// condition while it runs workloads.
+	DiskLimit string
 }
 
 // WorkloadsRefusedMaxBytes bounds the daemon's reason kept in the
@@ -275,6 +281,8 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 		next = setNodeCondition(next, core.ConditionGPUMismatch, "InventoryMismatch",
 			core.Clip(strings.Join(mismatches, "; "), MismatchMaxBytes), now)
 		next = setNodeCondition(next, core.ConditionWorkloadsRefused, "CannotIsolate", refused, now)
+		reason, message := diskNotEnforced(inv.DiskLimit, refused)
+		next = setNodeCondition(next, core.ConditionDiskNotEnforced, reason, message, now)
 		res.Conditions = next
 		changed := len(res.Missing)+len(res.Returned)+len(res.Registered) > 0 || !sameConditions(conds, next)
 		if !changed {
@@ -387,4 +395,23 @@ func nonNilStrings(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// diskNotEnforced is the reason and message of a node's DiskNotEnforced
+// condition for the disk limit its daemon reports, or "" to clear it: a
+// daemon that refuses workloads (refused) runs none to limit, and one
+// that does not say (an earlier release) is not judged.
+func diskNotEnforced(limit, refused string) (reason, message string) {
+	if refused != "" {
+		return "", ""
+	}
+	switch limit {
+	case wire.DiskLimitMeasured:
+		return "Measured", "the node's daemon only measures each allocation's /work, every 10 s (no loop devices or " +
+			"mkfs.ext4 on the node): an allocation can write past its disk in between"
+	case wire.DiskLimitNone:
+		return "NotIsolated", "the node's daemon runs workloads without isolation (--workload-isolation=none): " +
+			"nothing limits their disk"
+	}
+	return "", ""
 }

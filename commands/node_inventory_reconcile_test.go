@@ -12,6 +12,7 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/wire"
 )
 
 // nodeConditions reads a node row's conditions.
@@ -134,6 +135,47 @@ func TestInventoryWorkloadsRefused(t *testing.T) {
 	require.True(t, errors.Is(err, commands.ErrSessionSuperseded), "got %v", err)
 	require.Empty(t, f.nodeConditions(t, "n1"))
 	f.requireInvariants(t)
+}
+
+// A daemon that runs workloads but only measures their disk says so: the
+// node's DiskNotEnforced condition (reason Measured), so that an operator
+// sees which nodes an allocation can overshoot its disk on; one without
+// isolation, NotIsolated. A report of a file system limit clears it, and
+// neither a daemon that refuses workloads (nothing to limit) nor one that
+// does not say (an earlier release) raises it.
+func TestInventoryDiskNotEnforced(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	gpus := f.node(t, "n1", exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	report := func(inv commands.NodeInventory) map[string]commands.NodeCondition {
+		t.Helper()
+		inv.GPUs = []commands.ReportedGPU{{UUID: gpus[0], Model: "a100", MemoryMB: 81920}}
+		_, err := f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", d.epoch, inv)
+		require.NoError(t, err)
+		return f.nodeConditions(t, "n1")
+	}
+
+	require.NotContains(t, report(commands.NodeInventory{DiskLimit: wire.DiskLimitFilesystem}), core.ConditionDiskNotEnforced)
+	require.NotContains(t, report(commands.NodeInventory{}), core.ConditionDiskNotEnforced, "an earlier daemon says nothing")
+
+	c, ok := report(commands.NodeInventory{DiskLimit: wire.DiskLimitMeasured})[core.ConditionDiskNotEnforced]
+	require.True(t, ok, "raised")
+	require.True(t, c.Status)
+	require.Equal(t, "Measured", c.Reason)
+	require.Contains(t, c.Message, "every 10 s")
+	require.Equal(t, c.Condition, f.lastInventoryEvent(t, "n1").Conditions[0].Condition, "the event carries it")
+
+	c = report(commands.NodeInventory{DiskLimit: wire.DiskLimitNone})[core.ConditionDiskNotEnforced]
+	require.Equal(t, "NotIsolated", c.Reason)
+
+	conds := report(commands.NodeInventory{DiskLimit: wire.DiskLimitMeasured, WorkloadsRefused: "not root"})
+	require.NotContains(t, conds, core.ConditionDiskNotEnforced, "no workload runs there to limit")
+	require.Contains(t, conds, core.ConditionWorkloadsRefused)
+
+	report(commands.NodeInventory{DiskLimit: wire.DiskLimitMeasured})
+	require.NotContains(t, report(commands.NodeInventory{DiskLimit: wire.DiskLimitFilesystem}), core.ConditionDiskNotEnforced,
+		"a file system limit clears it")
 }
 
 // A daemon's reason is kept bounded and valid UTF-8 whatever it sends.

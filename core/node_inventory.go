@@ -30,4 +30,13 @@ const (
 	// but every instance and node job on it fails, so an operator fixes
 	// the machine or drains it. Cleared by a report without a reason.
 	ConditionWorkloadsRefused = "WorkloadsRefused"
+	// ConditionDiskNotEnforced: the daemon runs workloads but cannot hold
+	// an allocation to its disk at once (no file system of its size for
+	// its /work: no loop devices or mkfs.ext4 on the node): it measures
+	// every 10 s (reason Measured), so an allocation can overshoot in
+	// between and fill the node's disk for its other tenants meanwhile;
+	// or it limits nothing (reason NotIsolated, --workload-isolation=none,
+	// a development machine). Informational: placement is unchanged.
+	// Cleared by a report of a file system limit.
+	ConditionDiskNotEnforced = "DiskNotEnforced"
 )

@@ -60,7 +60,7 @@ func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int6
 	var err error
 	for range inventoryAttempts {
 		res, err = g.Commands.NodeSessions().ReconcileNodeInventory(ctx, nodeID, epoch,
-			commands.NodeInventory{GPUs: gpus, WorkloadsRefused: st.WorkloadsRefused})
+			commands.NodeInventory{GPUs: gpus, WorkloadsRefused: st.WorkloadsRefused, DiskLimit: st.DiskLimit})
 		if err == nil || errors.Is(err, commands.ErrSessionSuperseded) || core.CodeOf(err) != core.CodeConflict {
 			break
 		}

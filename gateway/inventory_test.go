@@ -284,6 +284,39 @@ func TestInventoryMessageWorkloadsRefused(t *testing.T) {
 	f.requireInvariants()
 }
 
+// A daemon that only measures its allocations' disk says so in its
+// inventory message, and the node shows it (DiskNotEnforced) until a later
+// inventory reports a file system limit.
+func TestInventoryMessageDiskNotEnforced(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cred := f.join("n1", "metal")
+	_, url := f.liveGateway("gw1")
+	ws, _ := f.connect(url, cred.Token)
+	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
+	defer cancel()
+	send := func(limit string) {
+		t.Helper()
+		payload, err := json.Marshal(wire.NodeState{DiskLimit: limit, GPUs: []wire.InventoryGPU{
+			{UUID: "GPU-n1-0", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559},
+			{UUID: "GPU-n1-1", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559}}})
+		require.NoError(t, err)
+		msg, err := json.Marshal(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: payload})
+		require.NoError(t, err)
+		require.NoError(t, ws.Write(ctx, websocket.MessageText, msg))
+	}
+
+	send(wire.DiskLimitMeasured)
+	require.Eventually(t, func() bool { return len(f.conditions("n1")) == 1 }, 10*time.Second, 10*time.Millisecond)
+	c := f.conditions("n1")[0]
+	require.Equal(t, core.ConditionDiskNotEnforced, c.Type)
+	require.Equal(t, "Measured", c.Reason)
+
+	send(wire.DiskLimitFilesystem)
+	require.Eventually(t, func() bool { return len(f.conditions("n1")) == 0 }, 10*time.Second, 10*time.Millisecond)
+	f.requireInvariants()
+}
+
 // A session's daemon has a few inventories reconciled, then one every 10
 // s: the ones it sends faster are dropped, so a daemon cannot make the
 // database write as fast as it can send.

@@ -153,7 +153,20 @@ type NodeState struct {
 	// (it cannot isolate them: not root, no runc, a cgroup controller or
 	// a CDI spec missing); "" when it runs them.
 	WorkloadsRefused string `json:"workloadsRefused,omitempty"`
+	// DiskLimit says how the daemon holds an allocation to its disk:
+	// DiskLimitFilesystem (its /work is a file system of that size),
+	// DiskLimitMeasured (only measured, every 10 s: it can overshoot in
+	// between) or DiskLimitNone (--workload-isolation=none). "" from a
+	// daemon of a release before it was reported.
+	DiskLimit string `json:"diskLimit,omitempty"`
 }
+
+// The disk limits a daemon reports (NodeState.DiskLimit).
+const (
+	DiskLimitFilesystem = "filesystem"
+	DiskLimitMeasured   = "measured"
+	DiskLimitNone       = "none"
+)
 
 // RunningInstance is an instance process running on the node.
 type RunningInstance struct {
