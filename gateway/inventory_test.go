@@ -245,6 +245,22 @@ func TestInventoryNamesMIGAtoms(t *testing.T) {
 	f.requireInvariants()
 }
 
+// sendTwoH100s sends node n1's daemon's inventory: st, with the two H100s
+// the fixture registered for it.
+func sendTwoH100s(t *testing.T, ctx context.Context, ws *websocket.Conn, st wire.NodeState) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st.GPUs = []wire.InventoryGPU{
+		{UUID: "GPU-n1-0", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559},
+		{UUID: "GPU-n1-1", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559}}
+	payload, err := json.Marshal(st)
+	require.NoError(t, err)
+	msg, err := json.Marshal(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: payload})
+	require.NoError(t, err)
+	require.NoError(t, ws.Write(ctx, websocket.MessageText, msg))
+}
+
 // A daemon that cannot isolate workloads says why in its inventory message;
 // the node's WorkloadsRefused condition carries the reason until a later
 // inventory comes without one.
@@ -254,17 +270,9 @@ func TestInventoryMessageWorkloadsRefused(t *testing.T) {
 	cred := f.join("n1", "metal")
 	_, url := f.liveGateway("gw1")
 	ws, _ := f.connect(url, cred.Token)
-	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
-	defer cancel()
 	send := func(refused string) {
 		t.Helper()
-		payload, err := json.Marshal(wire.NodeState{WorkloadsRefused: refused, GPUs: []wire.InventoryGPU{
-			{UUID: "GPU-n1-0", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559},
-			{UUID: "GPU-n1-1", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559}}})
-		require.NoError(t, err)
-		msg, err := json.Marshal(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: payload})
-		require.NoError(t, err)
-		require.NoError(t, ws.Write(ctx, websocket.MessageText, msg))
+		sendTwoH100s(t, f.ctx, ws, wire.NodeState{WorkloadsRefused: refused})
 	}
 
 	const why = "workloads are refused on this node: the daemon is not root"
@@ -293,18 +301,7 @@ func TestInventoryMessageDiskNotEnforced(t *testing.T) {
 	cred := f.join("n1", "metal")
 	_, url := f.liveGateway("gw1")
 	ws, _ := f.connect(url, cred.Token)
-	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
-	defer cancel()
-	send := func(limit string) {
-		t.Helper()
-		payload, err := json.Marshal(wire.NodeState{DiskLimit: limit, GPUs: []wire.InventoryGPU{
-			{UUID: "GPU-n1-0", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559},
-			{UUID: "GPU-n1-1", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559}}})
-		require.NoError(t, err)
-		msg, err := json.Marshal(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: payload})
-		require.NoError(t, err)
-		require.NoError(t, ws.Write(ctx, websocket.MessageText, msg))
-	}
+	send := func(limit string) { t.Helper(); sendTwoH100s(t, f.ctx, ws, wire.NodeState{DiskLimit: limit}) }
 
 	send(wire.DiskLimitMeasured)
 	require.Eventually(t, func() bool { return len(f.conditions("n1")) == 1 }, 10*time.Second, 10*time.Millisecond)
