@@ -1,8 +1,8 @@
 package commands
 
 // Conditions on a node row: what the system observed about the node
-// (NodeUnreachable from liveness; GPUMissing, GPUMismatch and
-// WorkloadsRefused from the inventory reconcile), kept as a jsonb array of
+// (NodeUnreachable from liveness; GPUMissing, GPUMismatch, WorkloadsRefused
+// and DiskNotEnforced from the inventory reconcile), kept as a jsonb array of
 // NodeCondition, each with a reason, a message and since when.
 
 import (
@@ -15,6 +15,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/wire"
 )
 
 // decodeNodeConditions reads the conditions of a locked node row.
@@ -75,4 +76,23 @@ func boundedReason(s string, limit int) string {
 		cut--
 	}
 	return s[:cut] + ellipsis
+}
+
+// diskNotEnforced is the reason and message of a node's DiskNotEnforced
+// condition for the disk limit its daemon reports, or "" to clear it: a
+// daemon that refuses workloads (refused) runs none to limit, and one
+// that does not say (an earlier release) is not judged.
+func diskNotEnforced(limit, refused string) (reason, message string) {
+	if refused != "" {
+		return "", ""
+	}
+	switch limit {
+	case wire.DiskLimitMeasured:
+		return "Measured", "the node's daemon only measures each allocation's /work, every 10 s (no loop devices or " +
+			"mkfs.ext4 on the node): an allocation can write past its disk in between"
+	case wire.DiskLimitNone:
+		return "NotIsolated", "the node's daemon runs workloads without isolation (--workload-isolation=none): " +
+			"nothing limits their disk"
+	}
+	return "", ""
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
-	"github.com/bettercompute/compute/wire"
 )
 
 // HealthMissing is the health of a GPU the node's daemon does not report:
@@ -395,23 +394,4 @@ func nonNilStrings(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// diskNotEnforced is the reason and message of a node's DiskNotEnforced
-// condition for the disk limit its daemon reports, or "" to clear it: a
-// daemon that refuses workloads (refused) runs none to limit, and one
-// that does not say (an earlier release) is not judged.
-func diskNotEnforced(limit, refused string) (reason, message string) {
-	if refused != "" {
-		return "", ""
-	}
-	switch limit {
-	case wire.DiskLimitMeasured:
-		return "Measured", "the node's daemon only measures each allocation's /work, every 10 s (no loop devices or " +
-			"mkfs.ext4 on the node): an allocation can write past its disk in between"
-	case wire.DiskLimitNone:
-		return "NotIsolated", "the node's daemon runs workloads without isolation (--workload-isolation=none): " +
-			"nothing limits their disk"
-	}
-	return "", ""
 }
