@@ -12,3 +12,7 @@ import (
 func SetBeforeWrite(g *Gateway, fn func(ctx context.Context, nodeID string, m wire.Message) error) {
 	g.beforeWrite = fn
 }
+
+// InventoryDeadline is how long a session may go without its daemon's
+// report of what it holds.
+const InventoryDeadline = inventoryDeadline

@@ -79,6 +79,11 @@ type gatewaySession struct {
 
 	mu        sync.Mutex
 	lastHeard time.Time
+	// opened is when the session was welcomed, and reported whether its
+	// daemon has sent the inventory of what it holds since: a session
+	// without one by inventoryDeadline is ended (Flush).
+	opened   time.Time
+	reported bool
 
 	// inventories bounds the inventories the session's daemon may have
 	// reconciled (inventoryLimit); dropped says one was dropped already
@@ -132,7 +137,9 @@ func (g *Gateway) Renew(ctx context.Context) error {
 
 // Flush reports every session's age to the database, fenced by the lease.
 // Sessions silent for wire.SilenceLimit are closed as of when they were last
-// heard; sessions the database did not touch are zombies and are dropped.
+// heard, and sessions whose daemon has not reported what it holds within
+// inventoryDeadline are closed now; sessions the database did not touch
+// are zombies and are dropped.
 func (g *Gateway) Flush(ctx context.Context) error {
 	g.mu.Lock()
 	l, held := g.lease, g.held
@@ -150,6 +157,10 @@ func (g *Gateway) Flush(ctx context.Context) error {
 		age := now.Sub(s.heard())
 		if age > wire.SilenceLimit {
 			g.end(ctx, s, age, "silent for "+age.Round(time.Second).String())
+			continue
+		}
+		if !s.hasReported() && now.Sub(s.opened) > inventoryDeadline {
+			g.end(ctx, s, 0, "no inventory within "+inventoryDeadline.String())
 			continue
 		}
 		seen = append(seen, commands.SeenAge{NodeID: s.nodeID, Epoch: s.epoch, Age: age})
@@ -334,6 +345,18 @@ func (s *gatewaySession) heard() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastHeard
+}
+
+func (s *gatewaySession) hasReported() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reported
+}
+
+func (s *gatewaySession) markReported() {
+	s.mu.Lock()
+	s.reported = true
+	s.mu.Unlock()
 }
 
 func (s *gatewaySession) touch(t time.Time) {

@@ -82,7 +82,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = ws.Close(websocket.StatusTryAgainLater, "could not open session")
 		return
 	}
-	s := &gatewaySession{nodeID: nodeID, epoch: sess.Epoch, ws: ws, lastHeard: g.now(),
+	s := &gatewaySession{nodeID: nodeID, epoch: sess.Epoch, ws: ws, lastHeard: g.now(), opened: g.now(),
 		inventories: rate.NewLimiter(inventoryLimit, inventoryBurst)}
 	g.mu.Lock()
 	old := g.sessions[nodeID]
@@ -124,7 +124,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 				break
 			}
-			if err := g.handleInventory(ctx, nodeID, sess.Epoch, m); err != nil {
+			if err := g.handleInventory(ctx, s, m); err != nil {
 				g.end(context.WithoutCancel(ctx), s, 0, err.Error())
 				return
 			}

@@ -24,6 +24,15 @@ const inventoryBurst = 4
 
 var inventoryLimit = rate.Every(10 * time.Second)
 
+// inventoryDeadline is how long after its welcome a daemon has to report
+// what it holds. Until that report is reconciled its session is sent no
+// assign (commands.ReconcileNodeAssignments), so a daemon that never sends
+// it (a bug, an old or foreign client) would hold its node's assigns for
+// as long as it keeps the session alive with heartbeats: the gateway ends
+// such a session instead, and the daemon's reconnect starts over. The
+// agent reports right after its hello; three heartbeats' time is ample.
+const inventoryDeadline = 3 * wire.HeartbeatEvery
+
 // inventoryAttempts bounds how often one inventory report is reconciled
 // when a concurrent change to the node (a liveness transition, an
 // operator's drain) wins the node row's version race.
@@ -39,11 +48,17 @@ const inventoryAttempts = 3
 // session is sent no assign (commands.ReconcileNodeAssignments), so
 // handleInventory then returns errAssignmentsUnreconciled and the caller
 // ends the session, for the daemon to reconnect and report again.
-func (g *Gateway) handleInventory(ctx context.Context, nodeID string, epoch int64, m wire.Message) error {
+func (g *Gateway) handleInventory(ctx context.Context, s *gatewaySession, m wire.Message) error {
+	nodeID, epoch := s.nodeID, s.epoch
 	var st wire.NodeState
 	if err := json.Unmarshal(m.Payload, &st); err != nil {
 		g.logger().Warn("inventory: malformed payload", "gateway", g.ID, "node", nodeID, "epoch", epoch, "err", err)
 		return nil
+	}
+	if st.Assignments != nil {
+		// Reported, whether or not the reconciles below succeed: one
+		// that fails ends the session itself.
+		s.markReported()
 	}
 
 	// The machine decides what exists: its GPUs against the node's record,
