@@ -57,9 +57,16 @@ type podParams struct {
 }
 
 // limits are an allocation's share of the node, as the kernel enforces it.
+// An allocation that reserved no vCPU or no memory runs best effort in
+// that resource, as Kubernetes runs a pod that requests nothing: it gets
+// the CPU time no reservation is using (bestEffortShares, no quota), and
+// its memory has no hard limit but its workloads are the first the
+// kernel's OOM killer takes (bestEffortOOMScoreAdj) when the node runs
+// short. Either way a tenant that reserved nothing cannot take from one
+// that reserved.
 type limits struct {
-	VCPU     int64 // CPU quota: VCPU CPUs' worth of time per period; 0: none
-	MemoryMB int64 // memory (and memory+swap) hard limit; 0: none
+	VCPU     int64 // CPU quota: VCPU CPUs' worth of time per period; 0: best effort
+	MemoryMB int64 // memory (and memory+swap) hard limit; 0: best effort
 	Pids     int64 // processes and threads; 0: none
 	TmpMB    int64 // size of /tmp
 	ShmMB    int64 // size of /dev/shm
@@ -67,6 +74,23 @@ type limits struct {
 
 // cpuPeriod is the CFS period the CPU quota is a share of, in µs.
 const cpuPeriod = 100000
+
+// The CPU weight of an allocation is its vCPUs' worth (sharesPerVCPU
+// each, the kernel's default weight of one task group), so that under
+// contention reserved CPU is shared in proportion to what was reserved;
+// one that reserved none weighs bestEffortShares, the kernel's least:
+// it runs when no one else wants the CPU.
+const (
+	sharesPerVCPU    = 1024
+	maxShares        = 262144 // the kernel's largest cpu.shares
+	bestEffortShares = 2
+)
+
+// bestEffortOOMScoreAdj makes the workloads of an allocation without a
+// memory limit the OOM killer's first choice on their node. Those with a
+// limit get 0: the kernel kills inside their cgroup when they reach it,
+// and none inherits the daemon's own protection (ProtectFromOOMKiller).
+const bestEffortOOMScoreAdj = 1000
 
 // keeperUID is the user the pod's keeper runs as: nobody, never the
 // allocation's own user, so that no workload can ptrace the container's
@@ -90,6 +114,7 @@ func podSpec(p podParams) *specs.Spec {
 			Args: []string{"/bin/sh", "-c", "trap '' TERM; while :; do sleep 3600 & wait; done"},
 			Env:  []string{"PATH=" + workloadPath},
 			Cwd:  "/", NoNewPrivileges: true, Capabilities: noCaps,
+			OOMScoreAdj: oomScoreAdj(p.Limits),
 		},
 		Mounts: podMounts(p),
 		Linux: &specs.Linux{
@@ -114,15 +139,29 @@ func resources(l limits) *specs.LinuxResources {
 		b := l.MemoryMB << 20
 		r.Memory = &specs.LinuxMemory{Limit: &b, Swap: &b}
 	}
+	shares := uint64(bestEffortShares)
+	r.CPU = &specs.LinuxCPU{Shares: &shares}
 	if l.VCPU > 0 {
+		shares = uint64(min(l.VCPU*sharesPerVCPU, maxShares))
 		quota, period := l.VCPU*cpuPeriod, uint64(cpuPeriod)
-		r.CPU = &specs.LinuxCPU{Quota: &quota, Period: &period}
+		r.CPU.Quota, r.CPU.Period = &quota, &period
 	}
 	if l.Pids > 0 {
 		pids := l.Pids
 		r.Pids = &specs.LinuxPids{Limit: &pids}
 	}
 	return r
+}
+
+// oomScoreAdj is the OOM score adjustment of every process of an
+// allocation's container: the keeper's, which runc applies to each
+// process it executes there too.
+func oomScoreAdj(l limits) *int {
+	adj := 0
+	if l.MemoryMB <= 0 {
+		adj = bestEffortOOMScoreAdj
+	}
+	return &adj
 }
 
 // podMounts are the container's file systems (see podSpec).

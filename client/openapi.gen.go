@@ -1052,7 +1052,9 @@ type CreateReservationRequest struct {
 	// GpuModel Only GPUs of this model (1 to 128 bytes of printable characters).
 	GpuModel *string `json:"gpuModel,omitempty"`
 	Gpus     *int    `json:"gpus,omitempty"`
-	MemoryMb *int64  `json:"memoryMb,omitempty"`
+
+	// MemoryMb Memory held for the reservation, in MB: its workloads' hard limit on the node. 0 (the default) runs them best effort: no limit, the first the node's OOM killer takes.
+	MemoryMb *int64 `json:"memoryMb,omitempty"`
 
 	// MigProfile Examples: 1g.10gb
 	MigProfile *string `json:"migProfile,omitempty"`
@@ -1079,7 +1081,9 @@ type CreateReservationRequest struct {
 	// COMPUTE_MAX_BOOKING_HORIZON; a later start is 400 INVALID_ARGUMENT.
 	Start       time.Time `json:"start"`
 	Tolerations *[]Taint  `json:"tolerations,omitempty"`
-	Vcpu        *int64    `json:"vcpu,omitempty"`
+
+	// Vcpu vCPUs held for the reservation: its workloads' CPU quota and weight on the node. 0 (the default) runs them best effort: no quota, the least CPU weight.
+	Vcpu *int64 `json:"vcpu,omitempty"`
 }
 
 // CreateReservationRequestSlotKind defines model for CreateReservationRequest.SlotKind.
