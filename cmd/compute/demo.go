@@ -136,7 +136,7 @@ Try, from another terminal (docs/cli.md):
   export COMPUTE_SERVER=%s COMPUTE_TOKEN=%s
   ./bin/compute reservations create --pool demo-pool --gpus 2 --gpu-model H100-80GB --vcpu 16 --memory-mb 65536 --disk-gb 100 --start now --duration 24h
   ./bin/compute reservations get rsv_…   # rsv_…: the id printed by the line above; active within seconds
-  ./bin/compute instances create --reservation rsv_… --command 'env | grep VISIBLE; sleep 600'   # once it is active
+  ./bin/compute instances create --reservation rsv_… --command 'sleep 600'   # once it is active; its output is not kept (README.md, Using it: exec)
   ./bin/compute reservations list
 Or with curl:
   curl -s -H "Authorization: Bearer %s" -H 'Content-Type: application/json' \

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,6 +86,39 @@ func TestDemoAndFakeAgentAgree(t *testing.T) {
 		slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	require.Equal(t, map[string]bool{"demo-node-1": false, "demo-node-2": false, "demo-node-3": false}, fleet.Registered)
+}
+
+// The demo's banner starts the instance the README's quick start starts,
+// `sleep 600`: an instance's output is not kept, so a command there whose
+// point is its output (`env | grep VISIBLE`) shows nothing; README.md's
+// "Using it" reads what a workload sees through exec instead.
+func TestDemoBannerStartsTheQuickStartsInstance(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	h := commands.New(d.Pool, commands.Config{})
+	at := demoEndpoints{Addr: ":8080", GatewayAddr: ":8081", Dir: t.TempDir()}
+	var out bytes.Buffer
+	_, err := seedDemo(context.Background(), h, &commands.Tokens{Pool: d.Pool}, at, d.Now(t), &out, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	_, terminal2 := quickStart(t, string(readme))
+	instanceLines := func(lines []string) []string {
+		var found []string
+		for _, l := range lines {
+			if i := strings.Index(l, " #"); i >= 0 {
+				l = l[:i]
+			}
+			if l = strings.TrimSpace(l); strings.Contains(l, " instances create ") {
+				found = append(found, l)
+			}
+		}
+		return found
+	}
+	want := instanceLines(terminal2)
+	require.Len(t, want, 1, "the quick start starts one instance")
+	require.Equal(t, want, instanceLines(strings.Split(out.String(), "\n")))
 }
 
 // The demo's daemons: one per node, with its fake GPUs and resources, this
