@@ -100,7 +100,7 @@ func (ih instanceHandlers) delete(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := noIfMatch(c); err != nil {
+	if err := unversionedNoBody(c); err != nil {
 		return err
 	}
 	res, err := ih.h.DeleteInstance(c.Request().Context(), ActorOf(c), id)

@@ -117,11 +117,11 @@ func (n nodeHandlers) join(c echo.Context) error {
 
 func (n nodeHandlers) lifecycle(run func(context.Context, core.Actor, commands.DrainNode) (commands.NodeLifecycleResult, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		v, err := ifMatch(c)
+		id, v, err := targetNoBody(c)
 		if err != nil {
 			return err
 		}
-		res, err := run(c.Request().Context(), ActorOf(c), commands.DrainNode{NodeID: c.Param("id"), IfVersion: v})
+		res, err := run(c.Request().Context(), ActorOf(c), commands.DrainNode{NodeID: id, IfVersion: v})
 		if err != nil {
 			return err
 		}
@@ -130,10 +130,14 @@ func (n nodeHandlers) lifecycle(run func(context.Context, core.Actor, commands.D
 }
 
 func (n nodeHandlers) release(c echo.Context) error {
-	if err := noIfMatch(c); err != nil {
+	id, err := param(c, "id")
+	if err != nil {
 		return err
 	}
-	res, err := n.h.ReleaseNode(c.Request().Context(), ActorOf(c), commands.ReleaseNode{NodeID: c.Param("id")})
+	if err := unversionedNoBody(c); err != nil {
+		return err
+	}
+	res, err := n.h.ReleaseNode(c.Request().Context(), ActorOf(c), commands.ReleaseNode{NodeID: id})
 	if err != nil {
 		return err
 	}
@@ -141,11 +145,11 @@ func (n nodeHandlers) release(c echo.Context) error {
 }
 
 func (n nodeHandlers) retire(c echo.Context) error {
-	v, err := ifMatch(c)
+	id, v, err := targetNoBody(c)
 	if err != nil {
 		return err
 	}
-	res, err := n.h.RetireNode(c.Request().Context(), ActorOf(c), commands.RetireNode{NodeID: c.Param("id"), IfVersion: v})
+	res, err := n.h.RetireNode(c.Request().Context(), ActorOf(c), commands.RetireNode{NodeID: id, IfVersion: v})
 	if err != nil {
 		return err
 	}
@@ -252,7 +256,7 @@ func (n nodeHandlers) createJoinToken(c echo.Context) error {
 }
 
 func (n nodeHandlers) revokeJoinToken(c echo.Context) error {
-	if err := noIfMatch(c); err != nil {
+	if err := unversionedNoBody(c); err != nil {
 		return err
 	}
 	if err := n.h.RevokeJoinToken(c.Request().Context(), ActorOf(c), c.Param("id"), c.Param("tid")); err != nil {
@@ -275,7 +279,7 @@ func (n nodeHandlers) listCredentials(c echo.Context) error {
 }
 
 func (n nodeHandlers) revokeCredential(c echo.Context) error {
-	if err := noIfMatch(c); err != nil {
+	if err := unversionedNoBody(c); err != nil {
 		return err
 	}
 	if err := n.h.RevokeNodeCredential(c.Request().Context(), ActorOf(c), c.Param("id"), c.Param("cid")); err != nil {

@@ -127,6 +127,17 @@ func targetNoBody(c echo.Context) (id string, version int64, err error) {
 	return id, version, bindOptional(c)
 }
 
+// unversionedNoBody is what a route reads that takes no body and whose
+// command has no version check (revoke a token, delete or rotate a webhook
+// endpoint): If-Match is refused (noIfMatch) and a body sent anyway is held
+// to bindOptional's rules, so neither is silently dropped.
+func unversionedNoBody(c echo.Context) error {
+	if err := noIfMatch(c); err != nil {
+		return err
+	}
+	return bindOptional(c)
+}
+
 // bindTarget is target followed by bindBody into v.
 func bindTarget(c echo.Context, v any) (id string, version int64, err error) {
 	if id, version, err = target(c); err != nil {

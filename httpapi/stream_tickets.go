@@ -40,7 +40,7 @@ type streamTicketResponse struct {
 }
 
 func (h streamTicketHandlers) issue(c echo.Context) error {
-	if err := bindOptional(c); err != nil {
+	if err := unversionedNoBody(c); err != nil {
 		return err
 	}
 	t, err := h.tickets.Issue(c.Request().Context(), ActorOf(c))

@@ -77,7 +77,7 @@ func (h tokenHandlers) create(c echo.Context) error {
 		return err
 	}
 	var req createTokenRequest
-	if err := Bind(c, &req); err != nil {
+	if err := bindUnversioned(c, &req); err != nil {
 		return err
 	}
 	token := commands.NewToken{Tenant: req.Tenant, Identity: req.Identity, Role: req.Role}
@@ -112,6 +112,9 @@ func (h tokenHandlers) revoke(c echo.Context) error {
 	// the default, revoke, takes the tokens descending from it too.
 	descendants, err := queryEnum(c, "descendants", []string{"revoke", "keep"})
 	if err != nil {
+		return err
+	}
+	if err := unversionedNoBody(c); err != nil {
 		return err
 	}
 	ctx, actor, id := c.Request().Context(), ActorOf(c), c.Param("id")

@@ -116,7 +116,7 @@ func (h webhookHandlers) create(c echo.Context) error {
 		return err
 	}
 	var req createWebhookEndpointRequest
-	if err := Bind(c, &req); err != nil {
+	if err := bindUnversioned(c, &req); err != nil {
 		return err
 	}
 	created, err := h.svc.CreateEndpoint(c.Request().Context(), ActorOf(c), webhook.CreateEndpoint{
@@ -176,6 +176,9 @@ func (h webhookHandlers) patch(c echo.Context) error {
 }
 
 func (h webhookHandlers) delete(c echo.Context) error {
+	if err := unversionedNoBody(c); err != nil {
+		return err
+	}
 	e, err := h.svc.DeleteEndpoint(c.Request().Context(), ActorOf(c), c.Param("id"))
 	if err != nil {
 		return err
@@ -184,6 +187,9 @@ func (h webhookHandlers) delete(c echo.Context) error {
 }
 
 func (h webhookHandlers) rotate(c echo.Context) error {
+	if err := unversionedNoBody(c); err != nil {
+		return err
+	}
 	e, err := h.svc.RotateSecret(c.Request().Context(), ActorOf(c), c.Param("id"))
 	if err != nil {
 		return err
@@ -193,7 +199,7 @@ func (h webhookHandlers) rotate(c echo.Context) error {
 
 func (h webhookHandlers) recover(c echo.Context) error {
 	var req recoverWebhookEndpointRequest
-	if err := Bind(c, &req); err != nil {
+	if err := bindUnversioned(c, &req); err != nil {
 		return err
 	}
 	if req.Since == nil {
