@@ -174,3 +174,31 @@ func TestInvalidUTF8InAnIDIsSaidToBe(t *testing.T) {
 		require.Contains(t, e.Message, "UTF-8", path)
 	}
 }
+
+// JSON text is UTF-8 (RFC 8259, 8.1). encoding/json replaces each byte
+// that is not with U+FFFD and carries on, so "Frank\xfffurt" was stored
+// as "Frank�furt" (and an instance's command, a token's identity the same
+// way): the caller's text was changed without a word. A body that is not
+// UTF-8 is now a 400 that says so, and nothing is written.
+func TestInvalidUTF8InABodyIsRefused(t *testing.T) {
+	t.Parallel()
+	f := setupFleet(t)
+	for _, body := range []string{
+		"{\"name\":\"Frank\xfffurt\"}",      // a byte that starts no sequence
+		"{\"name\":\"Frankfurt \xe2\x82\"}", // a sequence cut short
+		"{\"name\":\"Frankfurt\"}\xc0\xaf",  // an overlong encoding, after the value
+	} {
+		e := f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodPatch, "/v1/sites/fra1", f.operator, body, nil)
+		require.Equal(t, "request body is not valid UTF-8: JSON text must be UTF-8", e.Message, "%q", body)
+	}
+	// Text that is UTF-8, however far from ASCII, is taken as sent, and
+	// it is the site's first change since creation: nothing was written
+	// above.
+	var site struct {
+		Name    string
+		Version int64
+	}
+	f.ok(t, http.StatusOK, http.MethodPatch, "/v1/sites/fra1", f.operator, `{"name":"Франкфурт 1"}`, nil).decode(t, &site)
+	require.Equal(t, "Франкфурт 1", site.Name)
+	require.EqualValues(t, 2, site.Version)
+}

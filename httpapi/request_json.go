@@ -1,6 +1,7 @@
 // Strict JSON decoding for Bind: unknown fields are refused with their
 // exact, case-sensitive name (encoding/json alone matches names without
-// regard to case), and decoding errors become messages that name the field.
+// regard to case), bytes that are not UTF-8 are refused rather than
+// replaced, and decoding errors become messages that name the field.
 
 package httpapi
 
@@ -13,6 +14,7 @@ import (
 	"mime"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -33,6 +35,12 @@ func decodeStrict(c echo.Context, body []byte, v any) error {
 	if ce := c.Request().Header.Get(echo.HeaderContentEncoding); ce != "" && !strings.EqualFold(ce, "identity") {
 		return core.Errorf(core.CodeUnsupportedMediaType, "content encoding %q is not supported: send the JSON uncompressed",
 			core.Clip(ce, 64))
+	}
+	// JSON text is UTF-8 (RFC 8259, 8.1); encoding/json would put U+FFFD
+	// for each byte that is not and go on, storing text the caller did
+	// not send.
+	if !utf8.Valid(body) {
+		return core.Errorf(core.CodeInvalidArgument, "request body is not valid UTF-8: JSON text must be UTF-8")
 	}
 	if bytes.Equal(body, []byte("null")) {
 		return core.Errorf(core.CodeInvalidArgument, "request body must be a JSON object, not null")
