@@ -202,3 +202,29 @@ func TestInvalidUTF8InABodyIsRefused(t *testing.T) {
 	require.Equal(t, "Франкфурт 1", site.Name)
 	require.EqualValues(t, 2, site.Version)
 }
+
+// A \uXXXX escape of half a UTF-16 surrogate pair is no character, and
+// encoding/json decodes it as U+FFFD like a byte that is not UTF-8: the
+// same silent rewrite, refused the same way. A whole pair, and a
+// backslash that is itself escaped, are text like any other.
+func TestLoneSurrogateEscapesAreRefused(t *testing.T) {
+	t.Parallel()
+	f := setupFleet(t)
+	for body, esc := range map[string]string{
+		`{"name":"Frank\ud800furt"}`:    `\ud800`, // a high half alone
+		`{"name":"Frankfurt \uDC00"}`:   `\uDC00`, // a low half alone
+		`{"name":"\ud83d\ud83d\ude00"}`: `\ud83d`, // a high half, then a whole pair
+		`{"name":"\\\\\ude00"}`:         `\ude00`, // an escaped backslash, then a low half
+	} {
+		e := f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodPatch, "/v1/sites/fra1", f.operator, body, nil)
+		require.Equal(t, "request body has the escape "+esc+", half of a UTF-16 surrogate pair without its other half: it is no character",
+			e.Message, body)
+	}
+	var site struct {
+		Name    string
+		Version int64
+	}
+	f.ok(t, http.StatusOK, http.MethodPatch, "/v1/sites/fra1", f.operator, `{"name":"Frankfurt \ud83d\ude00 \\ud800"}`, nil).decode(t, &site)
+	require.Equal(t, `Frankfurt 😀 \ud800`, site.Name)
+	require.EqualValues(t, 2, site.Version, "the refusals above wrote nothing")
+}

@@ -13,7 +13,10 @@ import (
 	"io"
 	"mime"
 	"reflect"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -56,6 +59,10 @@ func decodeStrict(c echo.Context, body []byte, v any) error {
 	}
 	if key, ok := duplicateKey(body); ok {
 		return core.Errorf(core.CodeInvalidArgument, "field %q appears twice in one object", core.Clip(key, 64))
+	}
+	if esc, ok := loneSurrogate(body); ok {
+		return core.Errorf(core.CodeInvalidArgument,
+			"request body has the escape %s, half of a UTF-16 surrogate pair without its other half: it is no character", esc)
 	}
 	// The body is valid JSON of the right shape; now hold its keys to the
 	// exact spelling of the tags.
@@ -107,6 +114,45 @@ func duplicateKey(body []byte) (string, bool) {
 			top.wantKey = !top.wantKey
 		}
 	}
+}
+
+// loneSurrogate returns the first \uXXXX escape in a string of body that
+// is half of a UTF-16 surrogate pair without its other half. encoding/json
+// decodes one as U+FFFD and goes on, as it does a byte that is not UTF-8,
+// so the text stored would not be the text sent. body has been decoded
+// already: it is valid JSON.
+func loneSurrogate(body []byte) (string, bool) {
+	escape := func(i int) (rune, bool) { // the \uXXXX at body[i:]
+		if i+6 > len(body) || body[i] != '\\' || body[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 16)
+		return rune(n), err == nil
+	}
+	inString := false
+	for i := 0; i < len(body); i++ {
+		switch {
+		case !inString:
+			inString = body[i] == '"'
+		case body[i] == '"':
+			inString = false
+		case body[i] == '\\':
+			r, ok := escape(i)
+			if !ok {
+				i++ // a one-character escape: \" \\ \n …
+				continue
+			}
+			if utf16.IsSurrogate(r) {
+				low, ok := escape(i + 6)
+				if !ok || utf16.DecodeRune(r, low) == unicode.ReplacementChar {
+					return string(body[i : i+6]), true
+				}
+				i += 6
+			}
+			i += 5
+		}
+	}
+	return "", false
 }
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
