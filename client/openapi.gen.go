@@ -2469,7 +2469,7 @@ type StreamEventsParams struct {
 	// Ticket A stream ticket (POST /v1/events/stream-tickets), instead of the bearer header; single use.
 	Ticket *string `form:"ticket,omitempty" json:"ticket,omitempty"`
 
-	// LastEventID The `id` of the last event the client handled; wins over `after`.
+	// LastEventID The `id` of the last event the client handled; wins over `after`. Given twice, 400 INVALID_ARGUMENT.
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 

@@ -156,8 +156,14 @@ func typesParam(c echo.Context) []string {
 // streamStart is where a stream resumes: the Last-Event-ID header, which
 // EventSource sends on every reconnect and which therefore wins over the
 // ?after= of the original URL; else ?after= (present but empty means the
-// start of the retained log); else nil, the live feed from now on.
+// start of the retained log); else nil, the live feed from now on. The
+// header given twice is refused, as ?after= twice is (queryParams): read
+// as its first value only, the resume point would depend on the order a
+// proxy kept them in.
 func streamStart(c echo.Context) (*outbox.Position, error) {
+	if n := len(c.Request().Header.Values("Last-Event-ID")); n > 1 {
+		return nil, core.Errorf(core.CodeInvalidArgument, "Last-Event-ID is given %d times; give it once", n)
+	}
 	raw, ok := strings.TrimSpace(c.Request().Header.Get("Last-Event-ID")), false
 	if raw != "" {
 		ok = true

@@ -255,3 +255,37 @@ func TestEventStreamRejectsBadCursors(t *testing.T) {
 	}
 	require.Zero(t, s.broker.Streams())
 }
+
+// Two Last-Event-ID headers are refused, like two If-Match or two
+// ?after=: the stream used to resume after the first and drop the second
+// without a word, so which events a client got depended on the order a
+// proxy kept them in.
+func TestEventStreamRefusesTwoLastEventIDs(t *testing.T) {
+	t.Parallel()
+	s := setupEvents(t, 0)
+	s.appendEvent(t, "tenant-a", "instance.requested")
+	s.appendEvent(t, "tenant-a", "instance.requested")
+	page := s.waitListed(t, s.operator, 2)
+	first := s.list(t, s.operator, "limit=1").NextCursor
+	require.Len(t, page.Items, 2)
+
+	req, err := http.NewRequest(http.MethodGet, s.url+"/v1/events/stream", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+s.operator)
+	req.Header.Add("Last-Event-ID", first)
+	req.Header.Add("Last-Event-ID", first)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	var body struct {
+		Error struct {
+			Code    core.Code
+			Message string
+		}
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&body))
+	require.Equal(t, core.CodeInvalidArgument, body.Error.Code)
+	require.Equal(t, "Last-Event-ID is given 2 times; give it once", body.Error.Message)
+	require.Zero(t, s.broker.Streams())
+}
