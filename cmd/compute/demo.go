@@ -113,10 +113,12 @@ func seedDemo(ctx context.Context, h *commands.Handlers, tokens *commands.Tokens
 	if operator.Secret == "" || tenant.Secret == "" {
 		return demoFleet{}, errors.New("demo: token issued without a secret")
 	}
-	// Quotas need the tenant, which issuing its token created.
+	// Quotas need the tenant, which issuing its token created. One that
+	// acme already uses beyond the demo's (an operator raised it, and acme
+	// booked more) is kept: the quota cannot go below its use.
 	quotas := map[string]int64{core.ResourceGPU: 16, core.ResourceVCPU: 256, core.ResourceMemory: 2 << 20, core.ResourceDisk: 20000}
 	for res, max := range quotas {
-		if _, err := h.SetQuota(ctx, op, commands.SetQuota{Tenant: "acme", Resource: res, Max: max}); err != nil {
+		if _, err := h.SetQuota(ctx, op, commands.SetQuota{Tenant: "acme", Resource: res, Max: max}); skipExisting(err) != nil {
 			return demoFleet{}, fmt.Errorf("demo quota %s: %w", res, err)
 		}
 	}

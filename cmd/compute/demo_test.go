@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/bettercompute/compute/agent"
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
 )
@@ -165,4 +168,37 @@ func TestDemoDaemonConfigs(t *testing.T) {
 	} else {
 		require.Equal(t, agent.IsolationNone, demoIsolation())
 	}
+}
+
+// Seeding the demo again on a database where acme uses more than the
+// demo's quota (an operator raised it, acme booked more) keeps that quota
+// instead of failing the start: a quota cannot go below its use.
+func TestDemoSeedsAgainOverAQuotaInUse(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	ctx := context.Background()
+	h := commands.New(d.Pool, commands.Config{})
+	at := demoEndpoints{Addr: ":8080", GatewayAddr: ":8081", Dir: t.TempDir()}
+	seed := func() error {
+		_, err := seedDemo(ctx, h, &commands.Tokens{Pool: d.Pool}, at, d.Now(t), io.Discard, slog.New(slog.DiscardHandler))
+		return err
+	}
+	require.NoError(t, seed())
+	_, err := h.SetQuota(ctx, bootstrapActor, commands.SetQuota{Tenant: "acme", Resource: core.ResourceGPU, Max: 40})
+	require.NoError(t, err)
+	acme := core.Actor{Tenant: "acme", Identity: "demo-user", Role: core.RoleMember}
+	start := d.Now(t).Add(time.Hour)
+	for _, r := range []commands.CreateReservation{
+		{GPUs: 8, GPUModel: "H100-80GB"}, {GPUs: 8, SlotKind: core.GPUTimeSlice}, {GPUs: 2, MIGProfile: "1g.10gb"},
+	} {
+		r.PoolID, r.Start, r.End = demoPool, start, start.Add(time.Hour)
+		res, err := h.CreateReservation(ctx, acme, r)
+		require.NoError(t, err)
+		require.Equal(t, core.ReservationBooked, res.Reservation.State)
+	}
+
+	require.NoError(t, seed())
+	q, err := d.Q.QuotaUsageGet(ctx, db.QuotaUsageGetParams{TenantID: "acme", Resource: core.ResourceGPU})
+	require.NoError(t, err)
+	require.Equal(t, int64(40), q.Max, "kept")
 }
