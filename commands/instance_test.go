@@ -40,11 +40,16 @@ func TestCreateInstanceRules(t *testing.T) {
 	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT id FROM node_commands WHERE instance_id = $1 AND kind = $2",
 		res.Instance.ID, core.NodeCommandInstanceStart).Scan(&startID))
 
-	report := commands.RecordNodeJobResult{NodeID: other, JobID: startID, State: "failed", Reason: "no such image"}
+	report := commands.RecordNodeJobResult{NodeID: other, Epoch: f.connect(t, other, "j1", 0).epoch, JobID: startID,
+		State: "failed", Reason: "no such image"}
 	require.Equal(t, core.CodeNotFound, core.CodeOf(f.h.NodeSessions().RecordNodeJobResult(f.ctx, report)),
 		"a node speaks only for its own commands")
 	require.Equal(t, core.ProvisionRequested, get(t, f, res.Instance.ID).State)
 	report.NodeID = rsv.NodeID
+	require.ErrorIs(t, f.h.NodeSessions().RecordNodeJobResult(f.ctx, report), commands.ErrSessionSuperseded,
+		"a report speaks only for its session")
+	require.Equal(t, core.ProvisionRequested, get(t, f, res.Instance.ID).State)
+	report.Epoch = f.connect(t, rsv.NodeID, "j1", 0).epoch
 	require.NoError(t, f.h.NodeSessions().RecordNodeJobResult(f.ctx, report))
 	failed := get(t, f, res.Instance.ID)
 	require.Equal(t, core.ProvisionFailed, failed.State)

@@ -40,8 +40,8 @@ var nodeJobEvents = map[core.State]string{
 type RecordNodeJobResult struct {
 	// NodeID is the node whose credential the report came in under.
 	NodeID string
-	// Epoch is the session epoch the report came in on. The observed
-	// generation is recorded only at the node's current epoch.
+	// Epoch is the session epoch the report came in on: only a report of
+	// the node's current, connected session is recorded.
 	Epoch    int64
 	JobID    string
 	State    string
@@ -55,7 +55,14 @@ type RecordNodeJobResult struct {
 
 // RecordNodeJobResult stores what a node's daemon reported about one of
 // its node jobs. A node speaks only for itself: a job of another node is
-// NOT_FOUND. Reports are at least once, so a repeat (same state) or a
+// NOT_FOUND. A report speaks only for its session: one that came in on a
+// session that is no longer the node's connected one (superseded by a
+// newer session, closed, or fenced by the revocation of its credential)
+// is ErrSessionSuperseded and changes nothing, so that a revoked
+// credential's connection cannot conclude jobs (or fail reservations) in
+// the moments before its gateway drops it; the job is still in flight and
+// is sent again on the node's next session, where the daemon answers from
+// its journal. Reports are at least once, so a repeat (same state) or a
 // report after the job ended (a late result after it was failed for a lost
 // journal) changes nothing. A report that skips states (succeeded while the
 // job is still sent, because the running report was lost with its session)
@@ -73,7 +80,8 @@ func (s NodeSessions) RecordNodeJobResult(ctx context.Context, cmd RecordNodeJob
 	// end (a release): the loser's version guard is CONFLICT, and the
 	// result is recorded again against what the winner left.
 	for attempt := 0; attempt < 3; attempt++ {
-		if err = pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error { return recordNodeJobResult(ctx, tx, cmd, to, output) }); core.CodeOf(err) != core.CodeConflict {
+		err = pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error { return recordNodeJobResult(ctx, tx, cmd, to, output) })
+		if errors.Is(err, ErrSessionSuperseded) || core.CodeOf(err) != core.CodeConflict {
 			break
 		}
 	}
@@ -92,20 +100,27 @@ func recordNodeJobResult(ctx context.Context, tx pgx.Tx, cmd RecordNodeJobResult
 	if peek.NodeID != cmd.NodeID {
 		return core.Errorf(core.CodeNotFound, "command %s not found", cmd.JobID)
 	}
-	// An assignment's result also moves the session's observed generation:
-	// lock the session first, at the report's epoch, as dispatch does
-	// (session, then jobs). No row: superseded, the generation is left to
-	// the current session.
+	// The session first, at the report's epoch, as dispatch locks it
+	// (session, then jobs): no row, or not connected, is a report of a
+	// session that is no longer the node's. An assignment's result also
+	// moves the session's observed generation, so it locks the row FOR
+	// UPDATE before it checks it (FOR SHARE, on a row it holds).
 	assignment := peek.Kind == core.NodeCommandAssign || peek.Kind == core.NodeCommandUnassign
-	current := false
 	if assignment {
 		_, err := q.NodeSessionLockAtEpoch(ctx, db.NodeSessionLockAtEpochParams{NodeID: cmd.NodeID, SessionEpoch: cmd.Epoch})
-		switch {
-		case err == nil:
-			current = true
-		case !errors.Is(err, pgx.ErrNoRows):
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrSessionSuperseded
+		}
+		if err != nil {
 			return pg.Translate(err, "node session")
 		}
+	}
+	_, err = q.NodeSessionLockForDispatch(ctx, db.NodeSessionLockForDispatchParams{NodeID: cmd.NodeID, SessionEpoch: cmd.Epoch})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrSessionSuperseded
+	}
+	if err != nil {
+		return pg.Translate(err, "node session")
 	}
 	c, err := q.NodeCommandGetForUpdate(ctx, cmd.JobID)
 	if err != nil {
@@ -131,10 +146,8 @@ func recordNodeJobResult(ctx context.Context, tx pgx.Tx, cmd RecordNodeJobResult
 			return err
 		}
 	}
-	if current {
-		if err := raiseObserved(ctx, q, cmd.NodeID, cmd.Epoch, cmd.ObservedGeneration); err != nil {
-			return err
-		}
+	if err := raiseObserved(ctx, q, cmd.NodeID, cmd.Epoch, cmd.ObservedGeneration); err != nil {
+		return err
 	}
 	if concluded {
 		// The node's next assignment job may have waited for this one.

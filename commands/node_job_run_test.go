@@ -132,7 +132,7 @@ func TestNodeJobResultStoresAnyBytes(t *testing.T) {
 	code := int32(3)
 	output := "a\x00b\xff" + strings.Repeat("✓", 30000) + "\x00end"
 	require.NoError(t, f.h.NodeSessions().RecordNodeJobResult(f.ctx, commands.RecordNodeJobResult{NodeID: res.Reservation.NodeID,
-		JobID: job.Command.ID, State: string(core.CommandFailed), ExitCode: &code, Output: output[1:],
+		Epoch: f.connect(t, res.Reservation.NodeID, "j1", 0).epoch, JobID: job.Command.ID, State: string(core.CommandFailed), ExitCode: &code, Output: output[1:],
 		Reason: "why\x00" + strings.Repeat("é", 2000)}))
 	got, err := f.h.GetNodeCommand(f.ctx, tenantA, job.Command.ID)
 	require.NoError(t, err)
