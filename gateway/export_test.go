@@ -16,3 +16,9 @@ func SetBeforeWrite(g *Gateway, fn func(ctx context.Context, nodeID string, m wi
 // InventoryDeadline is how long a session may go without its daemon's
 // report of what it holds.
 const InventoryDeadline = inventoryDeadline
+
+// SetAfterOpen makes fn run when a session's open has committed, before g
+// holds the session.
+func SetAfterOpen(g *Gateway, fn func(nodeID string, epoch int64)) {
+	g.afterOpen = fn
+}

@@ -59,12 +59,18 @@ type Gateway struct {
 	// beforeWrite, when set (tests only, see export_test.go), runs before
 	// every write to a daemon; an error from it fails the write unmade.
 	beforeWrite func(ctx context.Context, nodeID string, m wire.Message) error
+	// afterOpen, when set (tests only), runs when a session's open has
+	// committed, before the gateway holds the session.
+	afterOpen func(nodeID string, epoch int64)
 
 	mu       sync.Mutex
 	fails    *authn.FailureLimiter // made on first use from AuthFailureRate and AuthFailureBurst
 	lease    lease.Lease
 	held     bool
 	sessions map[string]*gatewaySession
+	// opening holds the nodes whose session open is in flight here (see
+	// startOpen).
+	opening map[string]bool
 }
 
 // gatewaySession is one daemon connection at one epoch.

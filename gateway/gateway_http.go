@@ -75,25 +75,25 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = ws.Close(websocket.StatusProtocolError, "expected hello")
 		return
 	}
+	if !g.startOpen(nodeID) {
+		g.logger().Warn("session refused: "+refusedOpening, "gateway", g.ID, "node", nodeID)
+		_ = ws.Close(websocket.StatusTryAgainLater, refusedOpening)
+		return
+	}
 	sess, err := g.Commands.NodeSessions().OpenNodeSession(ctx, commands.OpenNodeSession{NodeID: nodeID, Gateway: l, GatewayID: g.ID,
 		JournalID: hello.JournalID, ObservedGeneration: hello.ObservedGeneration, CredentialID: credentialID})
 	if err != nil {
+		g.abandonOpen(nodeID)
 		g.logger().Warn("open session", "gateway", g.ID, "node", nodeID, "err", err)
 		_ = ws.Close(websocket.StatusTryAgainLater, "could not open session")
 		return
 	}
+	if g.afterOpen != nil {
+		g.afterOpen(nodeID, sess.Epoch)
+	}
 	s := &gatewaySession{nodeID: nodeID, epoch: sess.Epoch, ws: ws, lastHeard: g.now(), opened: g.now(),
 		inventories: rate.NewLimiter(inventoryLimit, inventoryBurst)}
-	g.mu.Lock()
-	old := g.sessions[nodeID]
-	if g.sessions == nil {
-		g.sessions = map[string]*gatewaySession{}
-	}
-	g.sessions[nodeID] = s
-	g.mu.Unlock()
-	if old != nil {
-		old.close(websocket.StatusPolicyViolation, "session superseded")
-	}
+	g.hold(s)
 	if err := g.write(ctx, s, wire.Message{Type: wire.TypeWelcome, NodeID: nodeID, SessionEpoch: sess.Epoch}); err != nil {
 		g.end(context.WithoutCancel(ctx), s, 0, "welcome failed")
 		return
