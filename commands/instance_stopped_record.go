@@ -57,6 +57,14 @@ type RecordInstanceStopped struct {
 // NOT_FOUND.
 func (s NodeSessions) RecordInstanceStopped(ctx context.Context, cmd RecordInstanceStopped) (core.Instance, error) {
 	h := s.h
+	if err := reportedID("n instance's", cmd.InstanceID); err != nil {
+		return core.Instance{}, err
+	}
+	if cmd.AllocationID != "" {
+		if err := reportedID("n allocation's", cmd.AllocationID); err != nil {
+			return core.Instance{}, err
+		}
+	}
 	// Storable first: text PostgreSQL refuses (NUL, invalid UTF-8) would
 	// fail the report and leave the instance running until an inventory.
 	cmd.Reason = storableText(cmd.Reason, maxInstanceStopReason, false)

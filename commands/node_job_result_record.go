@@ -71,7 +71,10 @@ func (s NodeSessions) RecordNodeJobResult(ctx context.Context, cmd RecordNodeJob
 	h := s.h
 	to := core.State(cmd.State)
 	if nodeJobEvents[to] == "" || to == core.CommandSent {
-		return core.Errorf(core.CodeInvalidArgument, "a daemon cannot report a command as %q", cmd.State)
+		return core.Errorf(core.CodeInvalidArgument, "a daemon cannot report a command as %q", core.Clip(cmd.State, 64))
+	}
+	if err := reportedID(" node job's", cmd.JobID); err != nil {
+		return err
 	}
 	output := storableText(cmd.Output, maxNodeJobOutput, true) // the end says why it failed
 	cmd.Reason = storableText(cmd.Reason, maxNodeJobReason, false)

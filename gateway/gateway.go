@@ -71,6 +71,9 @@ type Gateway struct {
 	// opening holds the nodes whose session open is in flight here (see
 	// startOpen).
 	opening map[string]bool
+	// warns is each node's budget of warnings about its daemon's messages
+	// (warnDaemon); one entry per node that ever connected here.
+	warns map[string]*warnBudget
 }
 
 // gatewaySession is one daemon connection at one epoch.

@@ -76,7 +76,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !g.startOpen(nodeID) {
-		g.logger().Warn("session refused: "+refusedOpening, "gateway", g.ID, "node", nodeID)
+		g.warnDaemon(nodeID, "session refused: "+refusedOpening, "gateway", g.ID, "node", nodeID)
 		_ = ws.Close(websocket.StatusTryAgainLater, refusedOpening)
 		return
 	}
@@ -128,6 +128,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				g.end(context.WithoutCancel(ctx), s, 0, err.Error())
 				return
 			}
+		case wire.TypeHeartbeat, wire.TypeReplay:
+			// Heard (touch above); a replay is the daemon's journal, which
+			// the control plane does not take from it.
+		default:
+			g.warnDaemon(nodeID, "daemon message ignored: not one a daemon sends on an open session", "gateway", g.ID,
+				"node", nodeID, "epoch", sess.Epoch, "type", core.Clip(m.Type, 64))
 		}
 		if m.Type != wire.TypeHeartbeat && g.OnMessage != nil {
 			g.OnMessage(nodeID, sess.Epoch, m)

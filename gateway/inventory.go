@@ -88,7 +88,7 @@ func (g *Gateway) handleInventory(ctx context.Context, s *gatewaySession, m wire
 	case res.Changed || len(res.Mismatched) > 0:
 		g.logger().Info("inventory reconciled", "gateway", g.ID, "node", nodeID, "epoch", epoch,
 			"missing", res.Missing, "returned", res.Returned, "registered", res.Registered, "mismatched", res.Mismatched,
-			"workloadsRefused", st.WorkloadsRefused)
+			"workloadsRefused", core.Clip(st.WorkloadsRefused, commands.WorkloadsRefusedMaxBytes))
 	}
 
 	// A report of the machine only (the daemon's mid-session report of a

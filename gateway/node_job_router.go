@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/workqueue"
@@ -124,7 +125,8 @@ func (g *Gateway) nodeJobResult(ctx context.Context, nodeID string, epoch int64,
 		JobID: m.CommandID, State: m.State, ExitCode: m.ExitCode, Output: m.Output, Reason: m.Reason,
 		ObservedGeneration: m.ObservedGeneration})
 	if err != nil {
-		g.logger().Warn("node job result", "gateway", g.ID, "node", nodeID, "command", m.CommandID, "err", err)
+		g.warnDaemon(nodeID, "node job result", "gateway", g.ID, "node", nodeID, "command", core.Clip(m.CommandID, 64),
+			"err", err)
 	}
 }
 
@@ -137,7 +139,7 @@ func (g *Gateway) nodeJobResult(ctx context.Context, nodeID string, epoch int64,
 func (g *Gateway) instanceStopped(ctx context.Context, nodeID string, epoch int64, m wire.Message) {
 	var p wire.InstanceStopped
 	if err := json.Unmarshal(m.Payload, &p); err != nil || p.InstanceID == "" {
-		g.logger().Warn("instance stopped: malformed payload", "gateway", g.ID, "node", nodeID, "err", err)
+		g.warnDaemon(nodeID, "instance stopped: malformed payload", "gateway", g.ID, "node", nodeID, "err", err)
 		return
 	}
 	alloc := p.AllocationID
@@ -147,6 +149,7 @@ func (g *Gateway) instanceStopped(ctx context.Context, nodeID string, epoch int6
 	_, err := g.Commands.NodeSessions().RecordInstanceStopped(ctx, commands.RecordInstanceStopped{NodeID: nodeID, Epoch: epoch,
 		InstanceID: p.InstanceID, AllocationID: alloc, Reason: p.Reason, Exited: p.Exited, ExitCode: p.ExitCode})
 	if err != nil && !errors.Is(err, commands.ErrSessionSuperseded) {
-		g.logger().Warn("instance stopped", "gateway", g.ID, "node", nodeID, "instance", p.InstanceID, "err", err)
+		g.warnDaemon(nodeID, "instance stopped", "gateway", g.ID, "node", nodeID, "instance", core.Clip(p.InstanceID, 64),
+			"err", err)
 	}
 }
