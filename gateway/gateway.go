@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"golang.org/x/time/rate"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/internal/authn"
@@ -71,9 +70,8 @@ type Gateway struct {
 	// opening holds the nodes whose session open is in flight here (see
 	// startOpen).
 	opening map[string]bool
-	// warns is each node's budget of warnings about its daemon's messages
-	// (warnDaemon); one entry per node that ever connected here.
-	warns map[string]*warnBudget
+	// nodeLimits holds each node's limits here, across its sessions.
+	nodeLimits map[string]*nodeLimits
 }
 
 // gatewaySession is one daemon connection at one epoch.
@@ -94,11 +92,9 @@ type gatewaySession struct {
 	opened   time.Time
 	reported bool
 
-	// inventories bounds the inventories the session's daemon may have
-	// reconciled (inventoryLimit); dropped says one was dropped already
-	// (logged once).
-	inventories *rate.Limiter
-	dropped     bool
+	// dropped says an inventory of the session was dropped already, over
+	// its node's limit (logged once a session).
+	dropped bool
 }
 
 func (g *Gateway) now() time.Time {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"golang.org/x/time/rate"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
@@ -91,8 +90,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.afterOpen != nil {
 		g.afterOpen(nodeID, sess.Epoch)
 	}
-	s := &gatewaySession{nodeID: nodeID, epoch: sess.Epoch, ws: ws, lastHeard: g.now(), opened: g.now(),
-		inventories: rate.NewLimiter(inventoryLimit, inventoryBurst)}
+	s := &gatewaySession{nodeID: nodeID, epoch: sess.Epoch, ws: ws, lastHeard: g.now(), opened: g.now()}
 	g.hold(s)
 	if err := g.write(ctx, s, wire.Message{Type: wire.TypeWelcome, NodeID: nodeID, SessionEpoch: sess.Epoch}); err != nil {
 		g.end(context.WithoutCancel(ctx), s, 0, "welcome failed")
@@ -116,10 +114,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case wire.TypeInstanceStopped:
 			g.instanceStopped(ctx, nodeID, sess.Epoch, m)
 		case wire.TypeInventory:
-			if !s.inventories.AllowN(g.now(), 1) {
+			if !g.limits(nodeID).inventories.AllowN(g.now(), 1) {
 				if !s.dropped {
 					s.dropped = true
-					g.logger().Warn("inventory dropped: the daemon reports faster than a daemon does", "gateway", g.ID,
+					g.warnDaemon(nodeID, "inventory dropped: the daemon reports faster than a daemon does", "gateway", g.ID,
 						"node", nodeID, "epoch", sess.Epoch)
 				}
 				break

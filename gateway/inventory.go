@@ -15,11 +15,14 @@ import (
 
 // A daemon sends its inventory after its hello, then its machine's part
 // again when that changes, which it checks once a minute by default. Each
-// one is a transaction that may write the node, its devices and events,
-// so a session's daemon gets inventoryBurst of them, then one every
-// inventoryLimit: a daemon that sends more (a bug, or a stolen credential)
-// cannot make the database write as fast as it can send. The ones over
-// the limit are dropped; the next connect reports again.
+// one is a transaction that may write the node, its devices and events
+// (one per GPU that goes missing or comes back), so a node's daemon gets
+// inventoryBurst of them, then one every inventoryLimit, across its
+// sessions at the gateway (nodeLimits): a daemon that sends more (a bug,
+// or a stolen credential), reconnecting or not, cannot make the database
+// write as fast as it can send. The ones over the limit are dropped; a
+// session whose first report is dropped ends at inventoryDeadline, and the
+// daemon's next connect reports again.
 const inventoryBurst = 4
 
 var inventoryLimit = rate.Every(10 * time.Second)

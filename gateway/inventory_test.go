@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -441,4 +442,68 @@ func TestInventoryRegistersNoGPUBeyondANodesCap(t *testing.T) {
 	_, err = f.h.RegisterNode(f.ctx, operator, commands.RegisterNode{ID: "n2", PoolID: "metal",
 		GPUs: make([]commands.GPUInventory, core.MaxNodeGPUs+1)})
 	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err))
+}
+
+// The bound is the node's, not its session's: a daemon that reconnects
+// after using it up (a stolen credential churning sessions) has no
+// inventory reconciled until the bound allows one again. Each session got
+// a fresh allowance before, and a daemon reporting 64 GPUs gone, then
+// back, at every reconnect made the database write 50,000 events in 20 s.
+func TestInventoriesOfANodeAreBoundedAcrossItsSessions(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cred := f.join("n1", "metal")
+	var handled atomic.Int32
+	var clock sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	g := &gateway.Gateway{ID: "gw1", Owner: "gw1-process", Commands: f.s,
+		Now: func() time.Time { clock.Lock(); defer clock.Unlock(); return now },
+		OnMessage: func(_ string, _ int64, m wire.Message) {
+			if m.Type == wire.TypeInventory {
+				handled.Add(1)
+			}
+		}}
+	require.NoError(t, g.Renew(f.ctx))
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	url := "ws://" + strings.TrimPrefix(srv.URL, "http://") + wire.Path
+	gpu := func(i int) wire.InventoryGPU {
+		return wire.InventoryGPU{UUID: fmt.Sprintf("GPU-n1-%d", i), Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559}
+	}
+	sent := int32(0)
+	report := func(ws *websocket.Conn, n int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
+		defer cancel()
+		for range n { // each one a change: GPU-n1-0 missing, then back
+			st := wire.NodeState{GPUs: []wire.InventoryGPU{gpu(1)}}
+			if sent%2 == 1 {
+				st.GPUs = append(st.GPUs, gpu(0))
+			}
+			payload, err := json.Marshal(st)
+			require.NoError(t, err)
+			msg, err := json.Marshal(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: payload})
+			require.NoError(t, err)
+			require.NoError(t, ws.Write(ctx, websocket.MessageText, msg))
+			sent++
+		}
+		require.Eventually(t, func() bool { return handled.Load() == sent }, 10*time.Second, 10*time.Millisecond)
+	}
+
+	first, _ := f.connect(url, cred.Token)
+	report(first, 6)
+	require.Equal(t, 4, f.events(core.EventNodeInventoryReconciled, "n1"), "four reconciled, two dropped")
+	for range 3 {
+		ws, _ := f.connect(url, cred.Token)
+		report(ws, 2)
+	}
+	require.Equal(t, 4, f.events(core.EventNodeInventoryReconciled, "n1"), "reconnecting brings no new allowance")
+
+	clock.Lock()
+	now = now.Add(10 * time.Second)
+	clock.Unlock()
+	ws, _ := f.connect(url, cred.Token)
+	report(ws, 2)
+	require.Equal(t, 5, f.events(core.EventNodeInventoryReconciled, "n1"), "one more after 10 s")
+	f.requireInvariants()
 }
