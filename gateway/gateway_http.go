@@ -54,6 +54,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, body, status)
 		return
 	}
+	if !g.limits(nodeID).opens.AllowN(g.now(), 1) {
+		g.warnDaemon(nodeID, "session refused: the node connects faster than a daemon does", "gateway", g.ID, "node", nodeID)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "this node opens sessions too often: retry later", http.StatusTooManyRequests)
+		return
+	}
 	g.mu.Lock()
 	l, held := g.lease, g.held
 	g.mu.Unlock()

@@ -15,6 +15,9 @@ type nodeLimits struct {
 	// inventories bounds the inventories reconciled (inventoryBurst, then
 	// one every inventoryLimit).
 	inventories *rate.Limiter
+	// opens bounds the sessions opened (openBurst, then one every
+	// openEvery).
+	opens *rate.Limiter
 	// warnings bounds the lines logged about the daemon's messages
 	// (warnDaemon); suppressed counts those left out since the last one.
 	warnings   *rate.Limiter
@@ -32,11 +35,24 @@ func (g *Gateway) limits(nodeID string) *nodeLimits {
 			g.nodeLimits = map[string]*nodeLimits{}
 		}
 		l = &nodeLimits{inventories: rate.NewLimiter(inventoryLimit, inventoryBurst),
+			opens:    rate.NewLimiter(openEvery, openBurst),
 			warnings: rate.NewLimiter(daemonWarnEvery, daemonWarnBurst)}
 		g.nodeLimits[nodeID] = l
 	}
 	return l
 }
+
+// Each session open is a transaction that supersedes the node's session
+// (and, when the node was not connected, writes node.connected; its close
+// node.disconnected). A daemon opens one when it (re)connects, at most
+// every second by its own backoff, so a node gets openBurst opens in a
+// row, then one every openEvery: a daemon that reconnects in a loop (a
+// bug, or a stolen credential) is answered 429 with Retry-After before the
+// upgrade, and cannot make the database write, nor the event log grow, as
+// fast as it can dial.
+const openBurst = 10
+
+var openEvery = rate.Every(time.Second)
 
 // A message the gateway refuses or ignores is logged, so that an operator
 // sees what a daemon sends that is not taken; but a daemon with a stolen

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -111,5 +114,50 @@ func TestSecondOpenOfANodeWhileOneIsOpeningIsRefused(t *testing.T) {
 	defer ws2.CloseNow()
 	require.Equal(t, epoch+1, m2.SessionEpoch)
 	require.Equal(t, map[string]int64{"n1": epoch + 1}, g.Sessions())
+	f.requireInvariants()
+}
+
+// A node's daemon has ten sessions opened in a row, then one a second:
+// one that dials faster (a stolen credential reconnecting in a loop) is
+// answered 429 with Retry-After before the upgrade, and the database
+// opens nothing for it. Each dial was an open transaction before, and with
+// a close in between a node.connected and a node.disconnected event. Other
+// nodes are not limited by it.
+func TestSessionOpensOfANodeAreBounded(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cred := f.join("n1", "metal")
+	other := f.join("n2", "metal")
+	var clock sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	g := &gateway.Gateway{ID: "gw1", Owner: "gw1-process", Commands: f.s,
+		Now: func() time.Time { clock.Lock(); defer clock.Unlock(); return now }}
+	require.NoError(t, g.Renew(f.ctx))
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	url := "ws://" + strings.TrimPrefix(srv.URL, "http://") + wire.Path
+	ctx, cancel := context.WithTimeout(f.ctx, 30*time.Second)
+	defer cancel()
+
+	for range 10 {
+		ws, _ := f.connect(url, cred.Token)
+		require.NoError(t, ws.Close(websocket.StatusNormalClosure, ""))
+	}
+	epoch := f.session("n1").SessionEpoch
+	_, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{
+		HTTPHeader: http.Header{"Authorization": []string{"Bearer " + cred.Token}}})
+	require.Error(t, err, "an eleventh session within the second")
+	require.NotNil(t, resp)
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	require.Equal(t, "1", resp.Header.Get("Retry-After"))
+	require.Equal(t, epoch, f.session("n1").SessionEpoch, "nothing opened")
+
+	f.connect(url, other.Token) // another node is not limited by n1
+
+	clock.Lock()
+	now = now.Add(time.Second)
+	clock.Unlock()
+	_, welcome := f.connect(url, cred.Token)
+	require.Equal(t, epoch+1, welcome.SessionEpoch, "one more a second later")
 	f.requireInvariants()
 }
