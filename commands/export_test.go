@@ -28,3 +28,6 @@ func (h *Handlers) ReleaseListed(ctx context.Context, actor core.Actor, ids []st
 	err := h.releaseListed(ctx, db.New(h.Pool), actor, ids, &res)
 	return res.Released, err
 }
+
+// PendingQueueBatch is how many reservations one run of a line tries.
+const PendingQueueBatch = pendingQueueBatch

@@ -32,8 +32,10 @@ import (
 // capacity stays idle.
 const (
 	// pendingQueueBatch bounds the reservations one run tries: each try is
-	// a placement, with its own transaction. Those further back in the line
-	// are tried once those ahead of them have left it.
+	// a placement, with its own transaction. When more wait, the run takes
+	// each tenant's first in the line, then each tenant's second, and so
+	// on (PendingQueueRank), so that one tenant's flood of reservations
+	// that never fit cannot keep every other tenant's from being tried.
 	pendingQueueBatch = 256
 
 	poolScope = "pool:"

@@ -432,3 +432,53 @@ func TestLineTriesPreemptorsFirst(t *testing.T) {
 		"the batch reservation goes on waiting, never booked and preempted in one run")
 	f.requireInvariants(t)
 }
+
+// A run tries at most commands.PendingQueueBatch reservations, but those
+// are not simply the first of the line: each tenant's first, then each
+// tenant's second, and so on. Tenant A, whose usage (none) ranks it first,
+// floods the line with more reservations than one run tries, none of which
+// can ever fit (more vCPU than any node has); tenant B, which used GPUs
+// before, waits for eight GPUs behind all of them. When the GPUs free, B's
+// reservation is booked at the next run. Tried strictly in line order, the
+// run spent every try on A's flood, and B waited while its GPUs stood idle,
+// run after run.
+func TestLineTriesEveryTenantPastAFlood(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", slices.Repeat([]core.GPULayout{exclusive}, 8)...)
+	f.quota(t, commandstest.TenantA.Tenant, "vcpu", 1_000_000)
+	now := f.d.Now(t)
+	hold := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 8, Start: now, End: now.Add(24 * time.Hour)})
+	require.Equal(t, core.ReservationBooked, hold.Reservation.State)
+	f.d.AdvanceSimClock(t, time.Hour) // B has used GPUs; A has not
+
+	var flood []commands.ReservationResult
+	for range commands.PendingQueueBatch + 1 {
+		now := f.d.Now(t)
+		r := f.reserve(t, tenantA, commands.CreateReservation{VCPU: 1000, Start: now, End: now.Add(12 * time.Hour)})
+		require.Equal(t, core.ReservationPending, r.Reservation.State)
+		flood = append(flood, r)
+	}
+	now = f.d.AdvanceSimClock(t, time.Second)
+	wait := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 8, Start: now, End: now.Add(12 * time.Hour)})
+	require.Equal(t, core.ReservationPending, wait.Reservation.State)
+
+	_, err := f.h.ReleaseReservation(f.ctx, tenantB, commands.ReleaseReservation{ReservationID: hold.Reservation.ID})
+	require.NoError(t, err)
+	f.d.AdvanceSimClock(t, commands.DefaultPendingRetryInterval)
+	seq := f.lastSeq(t)
+	again, err := commandstest.RunQueue(f.ctx, f.h, poolLine)
+	require.NoError(t, err)
+	require.Equal(t, commands.DefaultPendingRetryInterval, again, "A's flood still waits")
+	require.Equal(t, []string{wait.Reservation.ID}, f.bookedInOrder(t, seq),
+		"B's reservation is tried and booked, though A's whole flood ranks ahead of it")
+
+	// The positions are still the line's: A's flood ahead of where B stood.
+	line := f.positions(t, poolLine)
+	require.Len(t, line, len(flood))
+	for i, p := range line {
+		require.Equal(t, flood[i].Reservation.ID, p.id)
+		require.Equal(t, len(flood)+1, p.queued)
+	}
+	f.requireInvariants(t)
+}

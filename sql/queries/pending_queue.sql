@@ -10,8 +10,13 @@
 -- ascending, then the reservation's priority (higher first), then the
 -- oldest first, then the id. It replaces the scope's rows of
 -- pending_queue_positions with where each one stands (the rows of
--- reservations no longer waiting go) and returns the first max_rows, which
--- the run tries in that order.
+-- reservations no longer waiting go) and returns at most max_rows of them,
+-- which the run tries in the line's order. When more wait than that, the
+-- rows returned are each tenant's first in the line, then each tenant's
+-- second, and so on: the line's order says who gets capacity first among
+-- those tried, never who is tried at all, so a tenant whose usage ranks it
+-- first cannot fill every try of every run with reservations that never
+-- fit and keep another tenant's, which would fit, from ever being tried.
 WITH pending AS (
   SELECT r.id, r.tenant_id, r.priority, r.created_at,
          CASE WHEN EXISTS (SELECT 1 FROM priority_classes o WHERE o.preemptible AND o.value < r.priority)
@@ -27,6 +32,8 @@ WITH pending AS (
   SELECT p.id, p.tenant_id, p.priority, u.gpu_hours AS tenant_usage, coalesce(s.share, 1) AS tenant_share,
          row_number() OVER (ORDER BY p.preempting DESC NULLS LAST, u.gpu_hours / coalesce(s.share, 1),
                                      p.priority DESC, p.created_at, p.id) AS position,
+         row_number() OVER (PARTITION BY p.tenant_id
+                            ORDER BY p.preempting DESC NULLS LAST, p.priority DESC, p.created_at, p.id) AS tenant_turn,
          count(*) OVER () AS queued
     FROM pending p
     JOIN usage u ON u.tenant_id = p.tenant_id
@@ -43,8 +50,7 @@ WITH pending AS (
 )
 SELECT k.id::text AS id, k.tenant_id::text AS tenant_id, k.position::int AS position, k.queued::int AS queued,
        k.tenant_usage::float8 AS tenant_usage, k.tenant_share::int AS tenant_share
-  FROM ranked k
- WHERE k.position <= sqlc.arg(max_rows)::int
+  FROM (SELECT * FROM ranked ORDER BY tenant_turn, position LIMIT sqlc.arg(max_rows)::int) k
  ORDER BY k.position;
 
 -- name: PendingQueueForget :exec
