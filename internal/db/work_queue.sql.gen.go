@@ -15,15 +15,26 @@ UPDATE work_queue w
        claimed_by = $2::text,
        attempts = w.attempts + 1
   FROM (SELECT q.kind, q.key FROM work_queue q
-         WHERE q.shard = ANY(ARRAY(SELECT s FROM unnest($3::int[]) AS s
-                                    JOIN leases l ON l.name = 'shard:' || s
-                                   WHERE l.owner = $2::text AND l.expires_at > compute_now()))
-           AND q.kind = ANY($4::text[])
+         WHERE (q.kind, q.key) IN (
+                 SELECT c.kind, c.key
+                   FROM unnest(ARRAY(SELECT s FROM unnest($3::int[]) AS s
+                                       JOIN leases l ON l.name = 'shard:' || s
+                                      WHERE l.owner = $2::text AND l.expires_at > compute_now())) AS sh (shard)
+                  CROSS JOIN unnest($4::text[]) AS k (kind)
+                  CROSS JOIN LATERAL (
+                        SELECT c.kind, c.key, c.not_before FROM work_queue c
+                         WHERE c.kind = k.kind AND c.shard = sh.shard
+                           AND c.not_before <= compute_now()
+                           AND (c.claimed_until IS NULL OR c.claimed_until <= compute_now()
+                                OR c.claimed_by IS DISTINCT FROM $2::text)
+                         ORDER BY c.not_before
+                         LIMIT $5) c
+                  ORDER BY c.not_before
+                  LIMIT $5)
            AND q.not_before <= compute_now()
            AND (q.claimed_until IS NULL OR q.claimed_until <= compute_now()
                 OR q.claimed_by IS DISTINCT FROM $2::text)
          ORDER BY q.not_before
-         LIMIT $5
          FOR UPDATE SKIP LOCKED) due
  WHERE w.kind = due.kind AND w.key = due.key
 RETURNING w.kind, w.key, w.shard, w.gen, w.attempts
@@ -53,6 +64,14 @@ type WorkQueueClaimRow struct {
 // caller's own claims. The caller's lease on each shard must still be live:
 // a worker that renews its leases only now and then (Worker.Run) never
 // claims under one that lapsed meanwhile.
+//
+// The oldest due rows, however many are due: the candidates are the first
+// max_rows of each (shard, kind) pair in not_before order, read from
+// work_queue_due_by_kind, and of those the oldest max_rows are locked and
+// claimed. A claim's cost follows max_rows and the shards and kinds, never
+// the backlog: sorting every due row of the shards took 270 ms with 560,000
+// webhook deliveries due, and the delivery pool, which claims as each slot
+// frees, then delivered about 7 a second for every tenant.
 func (q *Queries) WorkQueueClaim(ctx context.Context, arg WorkQueueClaimParams) ([]WorkQueueClaimRow, error) {
 	rows, err := q.db.Query(ctx, workQueueClaim,
 		arg.ClaimSeconds,
