@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 
+	"golang.org/x/time/rate"
+
 	"github.com/bettercompute/compute/wire"
 )
 
@@ -21,4 +23,11 @@ const InventoryDeadline = inventoryDeadline
 // holds the session.
 func SetAfterOpen(g *Gateway, fn func(nodeID string, epoch int64)) {
 	g.afterOpen = fn
+}
+
+// SetReadLimit makes every session of g read its messages within lim (one
+// limiter for all: a test has one session), and throttled run when a read
+// waits for it.
+func SetReadLimit(g *Gateway, lim *rate.Limiter, throttled func(nodeID string)) {
+	g.readLimit, g.readsThrottled = lim, throttled
 }

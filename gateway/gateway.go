@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"golang.org/x/time/rate"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/internal/authn"
@@ -61,6 +62,11 @@ type Gateway struct {
 	// afterOpen, when set (tests only), runs when a session's open has
 	// committed, before the gateway holds the session.
 	afterOpen func(nodeID string, epoch int64)
+	// readsThrottled, when set (tests only), runs when a session's next
+	// read waits for its bound (awaitRead); readLimit, when set, is that
+	// bound instead of messageRate and messageBurst.
+	readsThrottled func(nodeID string)
+	readLimit      *rate.Limiter
 
 	mu       sync.Mutex
 	fails    *authn.FailureLimiter // made on first use from AuthFailureRate and AuthFailureBurst
@@ -95,6 +101,8 @@ type gatewaySession struct {
 	// dropped says an inventory of the session was dropped already, over
 	// its node's limit (logged once a session).
 	dropped bool
+	// reads bounds how fast the session's messages are read (awaitRead).
+	reads *rate.Limiter
 }
 
 func (g *Gateway) now() time.Time {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"golang.org/x/time/rate"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
@@ -96,7 +97,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.afterOpen != nil {
 		g.afterOpen(nodeID, sess.Epoch)
 	}
-	s := &gatewaySession{nodeID: nodeID, epoch: sess.Epoch, ws: ws, lastHeard: g.now(), opened: g.now()}
+	reads := rate.NewLimiter(messageRate, messageBurst)
+	if g.readLimit != nil {
+		reads = g.readLimit
+	}
+	s := &gatewaySession{nodeID: nodeID, epoch: sess.Epoch, ws: ws, lastHeard: g.now(), opened: g.now(), reads: reads}
 	g.hold(s)
 	if err := g.write(ctx, s, wire.Message{Type: wire.TypeWelcome, NodeID: nodeID, SessionEpoch: sess.Epoch}); err != nil {
 		g.end(context.WithoutCancel(ctx), s, 0, "welcome failed")
@@ -105,6 +110,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.logger().Info("session opened", "gateway", g.ID, "node", nodeID, "epoch", sess.Epoch,
 		"journalChanged", sess.JournalChanged)
 	for {
+		if err := g.awaitRead(ctx, s); err != nil {
+			g.end(context.WithoutCancel(ctx), s, 0, "connection ended")
+			return
+		}
 		m, err := readJSON(ctx, ws)
 		if err != nil {
 			// The daemon went away now. If the gateway itself is going
