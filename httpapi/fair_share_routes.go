@@ -14,7 +14,7 @@ import (
 // decayed usage, is TenantReadRoutes'.
 func fairShareRoutes(r Router, h *commands.Handlers) {
 	f := fairShareHandlers{h: h}
-	r.V1.PUT("/tenants/:tenant/fair-share", f.set, RequireRole(core.RoleOperator))
+	r.V1.PUT("/tenants/:tenant/fair-share", f.set, RequireRole(core.RoleOperator), queryParams())
 }
 
 type fairShareHandlers struct {

@@ -19,11 +19,11 @@ func FleetReadRoutes(q *queries.Service) Routes {
 	return func(r Router) {
 		h := fleetReadHandlers{q: q}
 		r.V1.GET("/sites", h.listSites, queryParams("cursor", "limit"))
-		r.V1.GET("/sites/:id", h.getSite)
+		r.V1.GET("/sites/:id", h.getSite, queryParams())
 		r.V1.GET("/pools", h.listPools, queryParams("cursor", "limit", "site"))
-		r.V1.GET("/pools/:id", h.getPool)
+		r.V1.GET("/pools/:id", h.getPool, queryParams())
 		r.V1.GET("/priority-classes", h.listPriorityClasses, queryParams("cursor", "limit"))
-		r.V1.GET("/priority-classes/:name", h.getPriorityClass)
+		r.V1.GET("/priority-classes/:name", h.getPriorityClass, queryParams())
 	}
 }
 

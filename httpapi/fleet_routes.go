@@ -16,19 +16,19 @@ import (
 func fleetRoutes(r Router, h *commands.Handlers) {
 	f := fleetHandlers{h: h}
 	op := RequireRole(core.RoleOperator)
-	r.V1.POST("/sites", f.createSite, op)
-	r.V1.PATCH("/sites/:id", f.updateSite, op)
-	r.V1.POST("/pools", f.createPool, op)
-	r.V1.POST("/nodes", f.registerNode, op)
-	r.V1.POST("/nodes/:id/cordon", f.cordon(h.CordonNode), op)
-	r.V1.POST("/nodes/:id/uncordon", f.cordon(h.UncordonNode), op)
-	r.V1.POST("/nodes/:id/taint", f.taint(h.TaintNode), op)
-	r.V1.POST("/nodes/:id/untaint", f.taint(h.UntaintNode), op)
-	r.V1.POST("/devices/:id/quarantine", f.quarantine(h.QuarantineDevice), op)
-	r.V1.POST("/devices/:id/unquarantine", f.quarantine(h.UnquarantineDevice), op)
-	r.V1.PUT("/devices/:id/health", f.setHealth, op)
-	r.V1.PUT("/gpus/:id/mode", f.setMode, op)
-	r.V1.PUT("/tenants/:tenant/quotas/:resource", f.setQuota, op)
+	r.V1.POST("/sites", f.createSite, op, queryParams())
+	r.V1.PATCH("/sites/:id", f.updateSite, op, queryParams())
+	r.V1.POST("/pools", f.createPool, op, queryParams())
+	r.V1.POST("/nodes", f.registerNode, op, queryParams())
+	r.V1.POST("/nodes/:id/cordon", f.cordon(h.CordonNode), op, queryParams())
+	r.V1.POST("/nodes/:id/uncordon", f.cordon(h.UncordonNode), op, queryParams())
+	r.V1.POST("/nodes/:id/taint", f.taint(h.TaintNode), op, queryParams())
+	r.V1.POST("/nodes/:id/untaint", f.taint(h.UntaintNode), op, queryParams())
+	r.V1.POST("/devices/:id/quarantine", f.quarantine(h.QuarantineDevice), op, queryParams())
+	r.V1.POST("/devices/:id/unquarantine", f.quarantine(h.UnquarantineDevice), op, queryParams())
+	r.V1.PUT("/devices/:id/health", f.setHealth, op, queryParams())
+	r.V1.PUT("/gpus/:id/mode", f.setMode, op, queryParams())
+	r.V1.PUT("/tenants/:tenant/quotas/:resource", f.setQuota, op, queryParams())
 }
 
 type fleetHandlers struct {

@@ -24,10 +24,11 @@ import (
 // node. Every route's path names one of these, so that a route that
 // ignored what it was sent would act (2xx) rather than answer 404.
 type ignoredInputFleet struct {
-	s         *apiServer
-	acme      xtTenant
-	joinToken string
-	now       time.Time
+	s          *apiServer
+	acme       xtTenant
+	joinToken  string // its id
+	joinSecret string // its secret, for the join route
+	now        time.Time
 }
 
 func setupIgnoredInputFleet(t *testing.T) ignoredInputFleet {
@@ -44,9 +45,9 @@ func setupIgnoredInputFleet(t *testing.T) ignoredInputFleet {
 	}
 	now := s.pg.Now(t)
 	f := ignoredInputFleet{s: s, acme: xtMakeTenant(t, s, "acme", "alice@acme", "vic@acme", now), now: now}
-	var jt struct{ ID string }
+	var jt struct{ ID, Token string }
 	s.must(t, http.StatusCreated, http.MethodPost, "/v1/nodes/n1/join-tokens", s.operator, nil, &jt)
-	f.joinToken = jt.ID
+	f.joinToken, f.joinSecret = jt.ID, jt.Token
 	return f
 }
 
@@ -80,6 +81,8 @@ func (f ignoredInputFleet) path(t *testing.T, route string) (string, string) {
 				seg = f.acme.reservation
 			case strings.HasPrefix(route, "/v1/instances/"):
 				seg = f.acme.instance
+			case strings.HasPrefix(route, "/v1/commands/"):
+				seg = f.acme.command
 			case strings.HasPrefix(route, "/v1/webhook-endpoints/"):
 				seg = f.acme.endpoint
 			case strings.HasPrefix(route, "/v1/tokens/"):
@@ -118,6 +121,37 @@ func (f ignoredInputFleet) sendWith(t *testing.T, method, target, token, body st
 		req.Header.Set(k, v)
 	}
 	return f.s.serve(req, nil, 20*time.Second)
+}
+
+// writeBodies is a valid body for each write route that takes one, aimed
+// at acme's objects and the fleet's, so that a route that ignored
+// something else it was sent would act.
+func (f ignoredInputFleet) writeBodies() map[string]string {
+	later := f.now.Add(3 * time.Hour).Format(time.RFC3339)
+	return map[string]string{
+		"POST /v1/sites":                           `{"id":"im-site","name":"x"}`,
+		"PATCH /v1/sites/:id":                      `{"name":"y"}`,
+		"POST /v1/pools":                           `{"id":"im-pool","siteId":"fra1","kind":"bare-metal"}`,
+		"POST /v1/nodes":                           `{"id":"im-node","poolId":"fra1-gpu","vcpu":1,"memoryMb":1,"diskGb":1}`,
+		"POST /v1/nodes/:id/taint":                 `{"key":"im"}`,
+		"POST /v1/nodes/:id/untaint":               `{"key":"im"}`,
+		"POST /v1/nodes/:id/join":                  `{"poolId":"fra1-gpu"}`,
+		"POST /v1/nodes/:id/join-tokens":           `{}`,
+		"PUT /v1/devices/:id/health":               `{"health":"unhealthy"}`,
+		"PUT /v1/gpus/:id/mode":                    `{"mode":"exclusive"}`,
+		"PUT /v1/tenants/:tenant/quotas/:resource": `{"max":50}`,
+		"PUT /v1/tenants/:tenant/priority-classes": `{"classes":[]}`,
+		"PUT /v1/tenants/:tenant/fair-share":       `{"share":7}`,
+		"POST /v1/priority-classes":                `{"name":"im-class","value":10}`,
+		"POST /v1/tokens":                          `{"tenant":"acme","identity":"im@acme","role":"member"}`,
+		"POST /v1/reservations":                    fmt.Sprintf(`{"poolId":"fra1-gpu","vcpu":1,"start":%q,"end":%q}`, f.now.Add(time.Hour).Format(time.RFC3339), later),
+		"POST /v1/reservations/:id/extend":         fmt.Sprintf(`{"end":%q}`, later),
+		"POST /v1/instances":                       fmt.Sprintf(`{"reservationId":%q}`, f.acme.reservation),
+		"POST /v1/commands":                        fmt.Sprintf(`{"nodeId":"n1","allocationId":%q,"kind":"exec","payload":{"script":"true"}}`, f.acme.allocation),
+		"POST /v1/webhook-endpoints":               `{"url":"https://hooks.acme.example/im"}`,
+		"PATCH /v1/webhook-endpoints/:id":          `{"description":"im"}`,
+		"POST /v1/webhook-endpoints/:id/recover":   `{"since":"2020-01-01T00:00:00Z"}`,
+	}
 }
 
 // writeRoute is what docs/openapi.yaml says a write route takes.
@@ -201,31 +235,7 @@ func TestRoutesWithoutABodyRefuseOne(t *testing.T) {
 func TestNoWriteRouteIgnoresIfMatch(t *testing.T) {
 	t.Parallel()
 	f := setupIgnoredInputFleet(t)
-	later := f.now.Add(3 * time.Hour).Format(time.RFC3339)
-	bodies := map[string]string{
-		"POST /v1/sites":                           `{"id":"im-site","name":"x"}`,
-		"PATCH /v1/sites/:id":                      `{"name":"y"}`,
-		"POST /v1/pools":                           `{"id":"im-pool","siteId":"fra1","kind":"bare-metal"}`,
-		"POST /v1/nodes":                           `{"id":"im-node","poolId":"fra1-gpu","vcpu":1,"memoryMb":1,"diskGb":1}`,
-		"POST /v1/nodes/:id/taint":                 `{"key":"im"}`,
-		"POST /v1/nodes/:id/untaint":               `{"key":"im"}`,
-		"POST /v1/nodes/:id/join":                  `{"poolId":"fra1-gpu"}`,
-		"POST /v1/nodes/:id/join-tokens":           `{}`,
-		"PUT /v1/devices/:id/health":               `{"health":"unhealthy"}`,
-		"PUT /v1/gpus/:id/mode":                    `{"mode":"exclusive"}`,
-		"PUT /v1/tenants/:tenant/quotas/:resource": `{"max":50}`,
-		"PUT /v1/tenants/:tenant/priority-classes": `{"classes":[]}`,
-		"PUT /v1/tenants/:tenant/fair-share":       `{"share":7}`,
-		"POST /v1/priority-classes":                `{"name":"im-class","value":10}`,
-		"POST /v1/tokens":                          `{"tenant":"acme","identity":"im@acme","role":"member"}`,
-		"POST /v1/reservations":                    fmt.Sprintf(`{"poolId":"fra1-gpu","vcpu":1,"start":%q,"end":%q}`, f.now.Add(time.Hour).Format(time.RFC3339), later),
-		"POST /v1/reservations/:id/extend":         fmt.Sprintf(`{"end":%q}`, later),
-		"POST /v1/instances":                       fmt.Sprintf(`{"reservationId":%q}`, f.acme.reservation),
-		"POST /v1/commands":                        fmt.Sprintf(`{"nodeId":"n1","allocationId":%q,"kind":"exec","payload":{"script":"true"}}`, f.acme.allocation),
-		"POST /v1/webhook-endpoints":               `{"url":"https://hooks.acme.example/im"}`,
-		"PATCH /v1/webhook-endpoints/:id":          `{"description":"im"}`,
-		"POST /v1/webhook-endpoints/:id/recover":   `{"since":"2020-01-01T00:00:00Z"}`,
-	}
+	bodies := f.writeBodies()
 	routes := writeRoutes(t, f.s.e)
 	for _, route := range slices.Sorted(func(yield func(string) bool) {
 		for r := range routes {

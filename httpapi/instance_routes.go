@@ -22,10 +22,10 @@ func InstanceRoutes(h *commands.Handlers) Routes {
 	ih := instanceHandlers{h: h}
 	return func(r Router) {
 		writer := RequireRole(core.RoleOperator, core.RoleMember)
-		r.V1.POST("/instances", ih.create, writer)
+		r.V1.POST("/instances", ih.create, writer, queryParams())
 		r.V1.GET("/instances", ih.list, queryParams("reservationId", "cursor", "limit"))
-		r.V1.GET("/instances/:id", ih.get)
-		r.V1.DELETE("/instances/:id", ih.delete, writer)
+		r.V1.GET("/instances/:id", ih.get, queryParams())
+		r.V1.DELETE("/instances/:id", ih.delete, writer, queryParams())
 	}
 }
 

@@ -21,8 +21,8 @@ func NodeJobRoutes(h *commands.Handlers) Routes {
 	}
 	ch := commandHandlers{h: h}
 	return func(r Router) {
-		r.V1.POST("/commands", ch.run, RequireRole(core.RoleOperator, core.RoleMember))
-		r.V1.GET("/commands/:id", ch.get)
+		r.V1.POST("/commands", ch.run, RequireRole(core.RoleOperator, core.RoleMember), queryParams())
+		r.V1.GET("/commands/:id", ch.get, queryParams())
 	}
 }
 

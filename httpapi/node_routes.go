@@ -29,15 +29,15 @@ func NodeRoutes(h *commands.Handlers) Routes {
 	n := nodeHandlers{h: h}
 	return func(r Router) {
 		op := RequireRole(core.RoleOperator)
-		r.Echo.POST("/v1/nodes/:id/join", n.join, joinAuth(r.gate, h))
-		r.V1.POST("/nodes/:id/join-tokens", n.createJoinToken, op)
-		r.V1.DELETE("/nodes/:id/join-tokens/:tid", n.revokeJoinToken, op)
+		r.Echo.POST("/v1/nodes/:id/join", n.join, joinAuth(r.gate, h), queryParams())
+		r.V1.POST("/nodes/:id/join-tokens", n.createJoinToken, op, queryParams())
+		r.V1.DELETE("/nodes/:id/join-tokens/:tid", n.revokeJoinToken, op, queryParams())
 		r.V1.GET("/nodes/:id/credentials", n.listCredentials, op, queryParams())
-		r.V1.DELETE("/nodes/:id/credentials/:cid", n.revokeCredential, op)
-		r.V1.POST("/nodes/:id/drain", n.lifecycle(h.DrainNode), op)
-		r.V1.POST("/nodes/:id/undrain", n.lifecycle(h.UndrainNode), op)
-		r.V1.POST("/nodes/:id/release", n.release, op)
-		r.V1.POST("/nodes/:id/retire", n.retire, op)
+		r.V1.DELETE("/nodes/:id/credentials/:cid", n.revokeCredential, op, queryParams())
+		r.V1.POST("/nodes/:id/drain", n.lifecycle(h.DrainNode), op, queryParams())
+		r.V1.POST("/nodes/:id/undrain", n.lifecycle(h.UndrainNode), op, queryParams())
+		r.V1.POST("/nodes/:id/release", n.release, op, queryParams())
+		r.V1.POST("/nodes/:id/retire", n.retire, op, queryParams())
 	}
 }
 

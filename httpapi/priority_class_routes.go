@@ -16,8 +16,8 @@ import (
 func priorityClassRoutes(r Router, h *commands.Handlers) {
 	p := priorityClassHandlers{h: h}
 	op := RequireRole(core.RoleOperator)
-	r.V1.POST("/priority-classes", p.create, op)
-	r.V1.PUT("/tenants/:tenant/priority-classes", p.setTenant, op)
+	r.V1.POST("/priority-classes", p.create, op, queryParams())
+	r.V1.PUT("/tenants/:tenant/priority-classes", p.setTenant, op, queryParams())
 }
 
 type priorityClassHandlers struct {

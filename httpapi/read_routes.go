@@ -22,11 +22,11 @@ func ReadRoutes(q *queries.Service) Routes {
 		h := readHandlers{q: q}
 		op := RequireRole(core.RoleOperator)
 		r.V1.GET("/reservations", h.listReservations, queryParams("cursor", "limit", "minPosition", "state", "tenant"))
-		r.V1.GET("/reservations/:id", h.getReservation)
+		r.V1.GET("/reservations/:id", h.getReservation, queryParams("minPosition"))
 		r.V1.GET("/nodes", h.listNodes, op, queryParams("pool", "cursor", "limit", "minPosition"))
-		r.V1.GET("/nodes/:id", h.getNode, op)
-		r.V1.GET("/pools/:id/capacity", h.poolCapacity, op)
-		r.V1.GET("/devices/:id/holders", h.deviceHolders, op)
+		r.V1.GET("/nodes/:id", h.getNode, op, queryParams("minPosition"))
+		r.V1.GET("/pools/:id/capacity", h.poolCapacity, op, queryParams("minPosition"))
+		r.V1.GET("/devices/:id/holders", h.deviceHolders, op, queryParams("at", "minPosition"))
 		r.V1.GET("/usage-windows", h.listUsageWindows, queryParams("cursor", "limit", "minPosition", "reservation", "tenant"))
 	}
 }

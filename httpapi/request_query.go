@@ -29,13 +29,17 @@ func strictQuery() echo.MiddlewareFunc {
 	}
 }
 
-// queryParams is the middleware of a route that reads a query string (the
-// lists and the event stream): names are the parameters it takes. A request
-// with any other is INVALID_ARGUMENT, as is one that gives a parameter
-// twice: a filter the route does not have (?state= on a list without one),
-// a misspelt one or one in the wrong case would otherwise be ignored, and
-// the answer would be an unfiltered page that looks like a filtered one; a
-// repeated one would be read as its first value only. ?types= alone is a
+// queryParams is the middleware of every route: names are the query
+// parameters it takes (none, for most writes and reads of one object). A
+// request with any other is INVALID_ARGUMENT, as is one that gives a
+// parameter twice: a filter the route does not have (?state= on a list
+// without one), a misspelt one or one in the wrong case would otherwise be
+// ignored, and the answer would be an unfiltered page that looks like a
+// filtered one; on a write, `POST /v1/reservations?dryRun=true` booked and
+// charged quota as if the caller had not asked for a dry run. A repeated
+// one would be read as its first value only. A route registered without
+// it takes any query string and ignores it
+// (TestEveryRouteRefusesAnUnknownQueryParameter finds such a route). ?types= alone is a
 // list and may be repeated (queryRepeats). An empty value is the same as
 // the parameter left out, for every parameter.
 func queryParams(names ...string) echo.MiddlewareFunc {

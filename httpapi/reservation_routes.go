@@ -19,14 +19,14 @@ import (
 func reservationRoutes(r Router, h *commands.Handlers) {
 	rh := reservationHandlers{h: h}
 	writer := RequireRole(core.RoleOperator, core.RoleMember)
-	r.V1.POST("/reservations", rh.create, writer)
-	r.V1.POST("/reservations/:id/extend", rh.extend, writer)
+	r.V1.POST("/reservations", rh.create, writer, queryParams())
+	r.V1.POST("/reservations/:id/extend", rh.extend, writer, queryParams())
 	r.V1.POST("/reservations/:id/release", rh.end(func(ctx context.Context, a core.Actor, id string, v int64) (commands.ReservationResult, error) {
 		return h.ReleaseReservation(ctx, a, commands.ReleaseReservation{ReservationID: id, IfVersion: v})
-	}), writer)
+	}), writer, queryParams())
 	r.V1.POST("/reservations/:id/cancel", rh.end(func(ctx context.Context, a core.Actor, id string, v int64) (commands.ReservationResult, error) {
 		return h.CancelReservation(ctx, a, commands.CancelReservation{ReservationID: id, IfVersion: v})
-	}), writer)
+	}), writer, queryParams())
 }
 
 type reservationHandlers struct {

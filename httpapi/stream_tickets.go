@@ -26,7 +26,7 @@ const streamTicketPath = "/v1/events/stream"
 // streamTicketRoutes registers POST /v1/events/stream-tickets.
 func streamTicketRoutes(r Router) {
 	h := streamTicketHandlers{tickets: r.Deps.Commands.StreamTickets()}
-	r.V1.POST("/events/stream-tickets", h.issue)
+	r.V1.POST("/events/stream-tickets", h.issue, queryParams())
 }
 
 type streamTicketHandlers struct {

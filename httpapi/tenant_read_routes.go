@@ -19,10 +19,10 @@ func TenantReadRoutes(q *queries.Service) Routes {
 	return func(r Router) {
 		h := tenantReadHandlers{q: q}
 		r.V1.GET("/tenants", h.listTenants, queryParams("cursor", "limit"))
-		r.V1.GET("/tenants/:tenant", h.getTenant)
+		r.V1.GET("/tenants/:tenant", h.getTenant, queryParams())
 		r.V1.GET("/tenants/:tenant/quotas", h.listQuotas, queryParams("cursor", "limit"))
-		r.V1.GET("/tenants/:tenant/priority-classes", h.getPriorityClasses)
-		r.V1.GET("/tenants/:tenant/fair-share", h.getFairShare)
+		r.V1.GET("/tenants/:tenant/priority-classes", h.getPriorityClasses, queryParams())
+		r.V1.GET("/tenants/:tenant/fair-share", h.getFairShare, queryParams())
 		r.V1.GET("/tokens", h.listTokens, queryParams("cursor", "limit", "tenant"))
 	}
 }

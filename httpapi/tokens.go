@@ -15,10 +15,10 @@ import (
 func tokenRoutes(r Router) {
 	h := tokenHandlers{tokens: r.Deps.Commands.Tokens()}
 	h.revocations, _ = r.Deps.Auth.(RevocationNoter)
-	r.V1.POST("/tokens", h.create, RequireRole(core.RoleOperator))
-	r.V1.GET("/tokens/:id", h.get)
+	r.V1.POST("/tokens", h.create, RequireRole(core.RoleOperator), queryParams())
+	r.V1.GET("/tokens/:id", h.get, queryParams())
 	r.V1.DELETE("/tokens/:id", h.revoke, RequireRole(core.RoleOperator), queryParams("descendants"))
-	r.V1.GET("/whoami", whoami)
+	r.V1.GET("/whoami", whoami, queryParams())
 }
 
 type tokenHandlers struct {

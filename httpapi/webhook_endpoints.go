@@ -21,13 +21,13 @@ func WebhookRoutes(svc *webhook.Service) Routes {
 	return func(r Router) {
 		h := webhookHandlers{svc: svc}
 		write := RequireRole(core.RoleOperator, core.RoleMember)
-		r.V1.POST("/webhook-endpoints", h.create, write)
+		r.V1.POST("/webhook-endpoints", h.create, write, queryParams())
 		r.V1.GET("/webhook-endpoints", h.list, queryParams("cursor", "limit"))
-		r.V1.GET("/webhook-endpoints/:id", h.get)
-		r.V1.PATCH("/webhook-endpoints/:id", h.patch, write)
-		r.V1.DELETE("/webhook-endpoints/:id", h.delete, write)
-		r.V1.POST("/webhook-endpoints/:id/rotate-secret", h.rotate, write)
-		r.V1.POST("/webhook-endpoints/:id/recover", h.recover, write)
+		r.V1.GET("/webhook-endpoints/:id", h.get, queryParams())
+		r.V1.PATCH("/webhook-endpoints/:id", h.patch, write, queryParams())
+		r.V1.DELETE("/webhook-endpoints/:id", h.delete, write, queryParams())
+		r.V1.POST("/webhook-endpoints/:id/rotate-secret", h.rotate, write, queryParams())
+		r.V1.POST("/webhook-endpoints/:id/recover", h.recover, write, queryParams())
 		r.V1.GET("/webhook-endpoints/:id/attempts", h.attempts, queryParams("cursor", "limit"))
 	}
 }
