@@ -3266,7 +3266,9 @@ type ClientInterface interface {
 	// which resumes without a gap. A ticket is used up by the request that
 	// presents it, even when that request then fails (a malformed cursor,
 	// too many open streams). No body is needed (an empty object is
-	// accepted).
+	// accepted). An `Idempotency-Key` is refused (400 INVALID_ARGUMENT,
+	// nothing issued), as on every route that mints a secret: a lost
+	// answer's ticket is not replayed; ask for another.
 	//
 	// Corresponds with POST /v1/events/stream-tickets (the `CreateStreamTicket` operationId).
 	CreateStreamTicket(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4219,7 +4221,10 @@ type ClientInterface interface {
 	//
 	// Returns a new secret, shown only here. For 24 hours the old secret
 	// keeps signing beside the new one (two `v1,` signatures), so consumers
-	// can switch without rejecting a delivery. No body.
+	// can switch without rejecting a delivery. No body. An
+	// `Idempotency-Key` is refused (400 INVALID_ARGUMENT, nothing rotated):
+	// no answer is kept to replay, and a retried rotation would end the old
+	// secret at once.
 	//
 	// Corresponds with POST /v1/webhook-endpoints/{id}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
 	RotateWebhookEndpointSecret(ctx context.Context, id WebhookEndpointID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4605,7 +4610,9 @@ func (c *Client) StreamEvents(ctx context.Context, params *StreamEventsParams, r
 // which resumes without a gap. A ticket is used up by the request that
 // presents it, even when that request then fails (a malformed cursor,
 // too many open streams). No body is needed (an empty object is
-// accepted).
+// accepted). An `Idempotency-Key` is refused (400 INVALID_ARGUMENT,
+// nothing issued), as on every route that mints a secret: a lost
+// answer's ticket is not replayed; ask for another.
 //
 // Corresponds with POST /v1/events/stream-tickets (the `CreateStreamTicket` operationId).
 func (c *Client) CreateStreamTicket(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6348,7 +6355,10 @@ func (c *Client) RecoverWebhookEndpoint(ctx context.Context, id WebhookEndpointI
 //
 // Returns a new secret, shown only here. For 24 hours the old secret
 // keeps signing beside the new one (two `v1,` signatures), so consumers
-// can switch without rejecting a delivery. No body.
+// can switch without rejecting a delivery. No body. An
+// `Idempotency-Key` is refused (400 INVALID_ARGUMENT, nothing rotated):
+// no answer is kept to replay, and a retried rotation would end the old
+// secret at once.
 //
 // Corresponds with POST /v1/webhook-endpoints/{id}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
 func (c *Client) RotateWebhookEndpointSecret(ctx context.Context, id WebhookEndpointID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10498,7 +10508,9 @@ type ClientWithResponsesInterface interface {
 	// which resumes without a gap. A ticket is used up by the request that
 	// presents it, even when that request then fails (a malformed cursor,
 	// too many open streams). No body is needed (an empty object is
-	// accepted).
+	// accepted). An `Idempotency-Key` is refused (400 INVALID_ARGUMENT,
+	// nothing issued), as on every route that mints a secret: a lost
+	// answer's ticket is not replayed; ask for another.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11529,7 +11541,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a new secret, shown only here. For 24 hours the old secret
 	// keeps signing beside the new one (two `v1,` signatures), so consumers
-	// can switch without rejecting a delivery. No body.
+	// can switch without rejecting a delivery. No body. An
+	// `Idempotency-Key` is refused (400 INVALID_ARGUMENT, nothing rotated):
+	// no answer is kept to replay, and a retried rotation would end the old
+	// secret at once.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -21177,7 +21192,9 @@ func (c *ClientWithResponses) StreamEventsWithResponse(ctx context.Context, para
 // which resumes without a gap. A ticket is used up by the request that
 // presents it, even when that request then fails (a malformed cursor,
 // too many open streams). No body is needed (an empty object is
-// accepted).
+// accepted). An `Idempotency-Key` is refused (400 INVALID_ARGUMENT,
+// nothing issued), as on every route that mints a secret: a lost
+// answer's ticket is not replayed; ask for another.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -22682,7 +22699,10 @@ func (c *ClientWithResponses) RecoverWebhookEndpointWithResponse(ctx context.Con
 //
 // Returns a new secret, shown only here. For 24 hours the old secret
 // keeps signing beside the new one (two `v1,` signatures), so consumers
-// can switch without rejecting a delivery. No body.
+// can switch without rejecting a delivery. No body. An
+// `Idempotency-Key` is refused (400 INVALID_ARGUMENT, nothing rotated):
+// no answer is kept to replay, and a retried rotation would end the old
+// secret at once.
 //
 // Returns a wrapper object for the known response body format(s).
 //

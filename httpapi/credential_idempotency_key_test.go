@@ -16,6 +16,11 @@ import (
 // gets one credential, and would otherwise get a second live secret for
 // every retry, the lost ones unknown to it and never revoked. Refused
 // before anything is written, and the same request without a key works.
+// Stream tickets and webhook signing secrets are minted too: both routes
+// took a key and dropped it, so a "safe" retry of rotate-secret rotated
+// again, and a second rotation ends the secret the consumer still checks
+// with at once (docs/concepts/webhooks.md), the failed deliveries the
+// 24-hour overlap exists to prevent.
 func TestCredentialMintingRefusesIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	s := newAPIServer(t, time.Second)
@@ -25,17 +30,29 @@ func TestCredentialMintingRefusesIdempotencyKey(t *testing.T) {
 		require.NoError(t, s.pg.Pool.QueryRow(t.Context(), query).Scan(&n))
 		return n
 	}
+	var ep struct{ ID, Secret string }
+	s.must(t, http.StatusCreated, http.MethodPost, "/v1/webhook-endpoints", s.operator,
+		map[string]string{"url": "https://hooks.keyed.example/in", "tenant": "keyed"}, &ep)
 	for _, tc := range []struct {
 		target, body, count string
+		status              int
 	}{
 		{"/v1/tokens", `{"tenant":"keyed","identity":"bot","role":"viewer"}`,
-			"SELECT count(*) FROM api_tokens WHERE tenant_id = 'keyed'"},
+			"SELECT count(*) FROM api_tokens WHERE tenant_id = 'keyed'", http.StatusCreated},
 		{"/v1/nodes/node-k/join-tokens", `{}`,
-			"SELECT count(*) FROM node_join_tokens WHERE node_id = 'node-k'"},
+			"SELECT count(*) FROM node_join_tokens WHERE node_id = 'node-k'", http.StatusCreated},
+		{"/v1/events/stream-tickets", ``,
+			"SELECT count(*) FROM stream_tickets", http.StatusCreated},
+		{"/v1/webhook-endpoints/" + ep.ID + "/rotate-secret", ``,
+			"SELECT count(*) FROM webhook_endpoints WHERE id = '" + ep.ID + "' AND secret <> '" + ep.Secret + "'", http.StatusOK},
 	} {
 		send := func(key string) apiResult {
 			t.Helper()
-			req, err := rawRequest(http.MethodPost, tc.target, []byte(tc.body))
+			var body []byte
+			if tc.body != "" {
+				body = []byte(tc.body)
+			}
+			req, err := rawRequest(http.MethodPost, tc.target, body)
 			require.NoError(t, err)
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Authorization", "Bearer "+s.operator)
@@ -60,7 +77,7 @@ func TestCredentialMintingRefusesIdempotencyKey(t *testing.T) {
 		require.Zero(t, count(tc.count), "%s: nothing minted under a key", tc.target)
 
 		r := send("")
-		require.Equal(t, http.StatusCreated, r.status, "%s: %s", tc.target, r.body)
+		require.Equal(t, tc.status, r.status, "%s: %s", tc.target, r.body)
 		require.Equal(t, 1, count(tc.count), tc.target)
 	}
 }

@@ -213,7 +213,8 @@ func TestRoutesWithoutABodyRefuseOne(t *testing.T) {
 		method, rpath, _ := strings.Cut(route, " ")
 		p, token := f.path(t, rpath)
 		hdr := map[string]string{}
-		if method == http.MethodPost {
+		// Not where a key is refused (routes that mint a secret).
+		if method == http.MethodPost && !strings.HasSuffix(rpath, "/stream-tickets") && !strings.HasSuffix(rpath, "/rotate-secret") {
 			hdr["Idempotency-Key"] = "ignored-body-" + rpath
 		}
 		r := f.sendWith(t, method, p, token, `{"force":true}`, hdr)

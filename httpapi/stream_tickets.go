@@ -40,6 +40,9 @@ type streamTicketResponse struct {
 }
 
 func (h streamTicketHandlers) issue(c echo.Context) error {
+	if err := noIdempotencyKey(c); err != nil {
+		return err
+	}
 	if err := unversionedNoBody(c); err != nil {
 		return err
 	}

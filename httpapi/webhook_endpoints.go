@@ -187,6 +187,11 @@ func (h webhookHandlers) delete(c echo.Context) error {
 }
 
 func (h webhookHandlers) rotate(c echo.Context) error {
+	// A retry under a key would rotate again, and a second rotation ends
+	// the secret the consumer still checks with at once.
+	if err := noIdempotencyKey(c); err != nil {
+		return err
+	}
 	if err := unversionedNoBody(c); err != nil {
 		return err
 	}
