@@ -228,3 +228,50 @@ func TestLoneSurrogateEscapesAreRefused(t *testing.T) {
 	require.Equal(t, `Frankfurt 😀 \ud800`, site.Name)
 	require.EqualValues(t, 2, site.Version, "the refusals above wrote nothing")
 }
+
+// The body is read as UTF-8 whatever charset its Content-Type names, so
+// `application/json; charset=iso-8859-1` with the bytes C3 A9 (the two
+// characters "Ã©" in Latin-1) was stored as "é", one character the caller
+// never sent: the silent rewrite TestInvalidUTF8InABodyIsRefused refuses,
+// by another road. JSON text is UTF-8 (RFC 8259, 8.1) and has no charset
+// parameter (its media type defines none); a charset other than UTF-8 is
+// now 415 UNSUPPORTED_MEDIA_TYPE and nothing is written. utf-8, in any
+// case and quoted or not, is taken as sent.
+func TestBodyInAnotherCharsetIsRefused(t *testing.T) {
+	t.Parallel()
+	f := setupFleet(t)
+	send := func(ct string) response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPatch, f.url+"/v1/sites/fra1", strings.NewReader("{\"name\":\"Caf\xc3\xa9\"}"))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", ct)
+		req.Header.Set("Authorization", "Bearer "+f.operator)
+		return f.do(t, req)
+	}
+	for _, ct := range []string{
+		"application/json; charset=iso-8859-1",
+		"application/json; charset=latin1",
+		"application/json; charset=windows-1252",
+		"application/json; charset=utf-16",
+		"application/merge-patch+json; charset=us-ascii",
+	} {
+		r := send(ct)
+		require.Equal(t, http.StatusUnsupportedMediaType, r.status, "%s: %s", ct, r.body)
+		e := r.errorBody(t)
+		require.Equal(t, core.CodeUnsupportedMediaType, e.Code, ct)
+		require.Contains(t, e.Message, "JSON is UTF-8", ct)
+	}
+	for i, ct := range []string{"application/json; charset=utf-8", `application/json; charset="UTF-8"`, "application/json"} {
+		var site struct {
+			Name    string
+			Version int64
+		}
+		r := send(ct)
+		require.Equal(t, http.StatusOK, r.status, "%s: %s", ct, r.body)
+		r.decode(t, &site)
+		require.Equal(t, "Café", site.Name, ct)
+		if i == 0 {
+			require.EqualValues(t, 2, site.Version, "the refusals above wrote nothing")
+		}
+	}
+}

@@ -30,8 +30,16 @@ func decodeStrict(c echo.Context, body []byte, v any) error {
 	if ct == "" {
 		return core.Errorf(core.CodeInvalidArgument, "Content-Type header is required: send application/json")
 	}
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || !(mt == echo.MIMEApplicationJSON || strings.HasSuffix(mt, "+json")) {
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || !(mt == echo.MIMEApplicationJSON || strings.HasSuffix(mt, "+json")) {
 		return core.Errorf(core.CodeUnsupportedMediaType, "content type %q is not supported: send application/json", ct)
+	}
+	// The body is read as UTF-8, so a charset that is not would have its
+	// text read as other characters (Latin-1's "Ã©" stored as "é"):
+	// refused rather than reinterpreted.
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
+		return core.Errorf(core.CodeUnsupportedMediaType, "charset %q is not supported: JSON is UTF-8; send it as UTF-8, with no charset or charset=utf-8",
+			core.Clip(cs, 64))
 	}
 	// A compressed body would be read as malformed JSON; say what is
 	// wrong instead (RFC 9110, 15.5.16: 415 for an unsupported coding).
