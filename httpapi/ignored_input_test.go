@@ -263,3 +263,33 @@ func TestNoWriteRouteIgnoresIfMatch(t *testing.T) {
 		}
 	}
 }
+
+// A read takes no body either, and refuses one that says something: a
+// client that put its filter in the body (`GET /v1/reservations` with
+// `{"state":"pending"}`, as some search APIs take it) got every
+// reservation, a page that looked filtered. Every GET under /v1 sent a
+// body with a field answers 400 naming it, like a write that takes no
+// body; an empty body or `{}` is no body.
+func TestReadsRefuseABody(t *testing.T) {
+	t.Parallel()
+	f := setupIgnoredInputFleet(t)
+	routes := f.s.e.Routes()
+	slices.SortFunc(routes, func(x, y *echo.Route) int { return strings.Compare(x.Path, y.Path) })
+	checked := 0
+	for _, rt := range routes {
+		if rt.Method != http.MethodGet || !strings.HasPrefix(rt.Path, "/v1/") {
+			continue
+		}
+		p, token := f.path(t, rt.Path)
+		r := f.sendWith(t, rt.Method, p, token, `{"state":"pending"}`, nil)
+		require.Equal(t, http.StatusBadRequest, r.status, "GET %s: %s", rt.Path, r.body)
+		require.Equal(t, core.CodeInvalidArgument, xtCode(r), rt.Path)
+		require.Equal(t, `unknown field "state"`, xtMessage(r, nil, nil), rt.Path)
+		checked++
+	}
+	require.GreaterOrEqual(t, checked, 25, "GET routes")
+	for _, body := range []string{"", "{}", " {} "} {
+		r := f.sendWith(t, http.MethodGet, "/v1/reservations", f.acme.member, body, nil)
+		require.Equal(t, http.StatusOK, r.status, "%q: %s", body, r.body)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
@@ -65,6 +66,25 @@ func bindIfSent(c echo.Context, v any) error {
 // an empty body is fine, but a body that is sent is held to the same strict
 // rules as any other, so `{"force":true}` is refused and not ignored.
 func bindOptional(c echo.Context) error { return bindIfSent(c, &struct{}{}) }
+
+// readsTakeNoBody is the /v1 group's middleware that holds a GET to
+// bindOptional's rules: a read takes no body, so one with a field in it
+// (`GET /v1/reservations` with `{"state":"pending"}`) is refused rather
+// than answered with an unfiltered page that looks like a filtered one.
+func readsTakeNoBody() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			// Most reads carry no body at all: nothing to read then.
+			req := c.Request()
+			if req.Method == http.MethodGet && (req.ContentLength != 0 || len(req.TransferEncoding) > 0) {
+				if err := bindOptional(c); err != nil {
+					return err
+				}
+			}
+			return next(c)
+		}
+	}
+}
 
 // bindBody is Bind followed by the text check every capacity request
 // needs: a string PostgreSQL cannot store must be the caller's 400, not a

@@ -195,7 +195,7 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 	}
 	// Admission after authentication and the rate limit: a request that
 	// is refused anyway never waits for, or holds, a command's slot.
-	r := Router{Echo: e, V1: e.Group("/v1", gate.middleware(), limiter.middleware(), d.Admission.middleware(),
+	r := Router{Echo: e, V1: e.Group("/v1", gate.middleware(), limiter.middleware(), readsTakeNoBody(), d.Admission.middleware(),
 		traceCommands(d.TracerProvider)), Deps: d, gate: gate}
 	tokenRoutes(r)
 	streamTicketRoutes(r)
