@@ -110,6 +110,15 @@ func (r *Reader) read(ctx context.Context, scope Scope, after outbox.Position, l
 			AfterTxid: after.TxID, AfterSeq: after.Seq, Types: types, MaxRows: int32(limit),
 		})
 	}
+	if len(types) > 0 {
+		// Per type, from (tenant, type, position): a tenant's own flood of
+		// events of other types costs its filtered reads nothing, so none
+		// of them holds the connections and the database every tenant's
+		// requests share for the length of its log.
+		return r.q.OutboxReadAfterForTenantOfTypes(ctx, db.OutboxReadAfterForTenantOfTypesParams{
+			TenantID: scope.Tenant, AfterTxid: after.TxID, AfterSeq: after.Seq, Types: types, MaxRows: int32(limit),
+		})
+	}
 	return r.q.OutboxReadAfterForTenant(ctx, db.OutboxReadAfterForTenantParams{
 		TenantID: scope.Tenant, AfterTxid: after.TxID, AfterSeq: after.Seq, Types: types, MaxRows: int32(limit),
 	})

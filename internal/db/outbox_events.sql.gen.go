@@ -201,13 +201,85 @@ type OutboxReadAfterForTenantParams struct {
 // the cost does not grow with the backlog.
 // One tenant's events after the cursor, optionally only some types (an
 // empty array means every type). Uses outbox_tenant_position
-// (tenant_id, txid, seq): the scan touches this tenant's rows only.
+// (tenant_id, txid, seq): the scan touches this tenant's rows only. With
+// types, the reader uses OutboxReadAfterForTenantOfTypes instead: here a
+// type the tenant has few events of would walk all of them.
 func (q *Queries) OutboxReadAfterForTenant(ctx context.Context, arg OutboxReadAfterForTenantParams) ([]Outbox, error) {
 	rows, err := q.db.Query(ctx, outboxReadAfterForTenant,
 		arg.TenantID,
 		arg.AfterTxid,
 		arg.AfterSeq,
 		arg.Types,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Outbox{}
+	for rows.Next() {
+		var i Outbox
+		if err := rows.Scan(
+			&i.ID,
+			&i.Txid,
+			&i.Seq,
+			&i.Type,
+			&i.TenantID,
+			&i.Subject,
+			&i.Data,
+			&i.Time,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const outboxReadAfterForTenantOfTypes = `-- name: OutboxReadAfterForTenantOfTypes :many
+SELECT o.id, o.txid, o.seq, o.type, o.tenant_id, o.subject, o.data, o.time
+  FROM (SELECT DISTINCT unnest($1::text[]) AS type) t
+ CROSS JOIN LATERAL (
+       SELECT x.id, x.txid, x.seq, x.type, x.tenant_id, x.subject, x.data, x.time
+         FROM outbox x
+        WHERE x.tenant_id = $2::text
+          AND (x.type, x.txid, x.seq) > (t.type, $3::xid8, $4::bigint)
+          AND x.type <= t.type
+          AND x.txid < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY x.type, x.txid, x.seq
+        LIMIT $5) o
+ ORDER BY o.txid, o.seq
+ LIMIT $5
+`
+
+type OutboxReadAfterForTenantOfTypesParams struct {
+	Types     []string
+	TenantID  string
+	AfterTxid uint64
+	AfterSeq  int64
+	MaxRows   int32
+}
+
+// One tenant's events of the given types after the cursor: the first
+// max_rows of each type from outbox_tenant_type_position, merged in log
+// order, so a page costs at most max_rows index entries per type however
+// many of the tenant's events of other types lie in between. The inner
+// scan bounds the type by comparisons and orders by it, rather than
+// type =: with type = the order is (txid, seq) alone, which
+// outbox_position and outbox_tenant_position give too, and a planner that
+// cannot tell how rare the type is (it comes from the array; a cached
+// generic plan knows neither it nor the tenant) may walk one of those and
+// filter, every event of the tenant or of the whole log. Ordered by type
+// first, only this index gives the order.
+func (q *Queries) OutboxReadAfterForTenantOfTypes(ctx context.Context, arg OutboxReadAfterForTenantOfTypesParams) ([]Outbox, error) {
+	rows, err := q.db.Query(ctx, outboxReadAfterForTenantOfTypes,
+		arg.Types,
+		arg.TenantID,
+		arg.AfterTxid,
+		arg.AfterSeq,
 		arg.MaxRows,
 	)
 	if err != nil {

@@ -5,13 +5,41 @@
 -- the cost does not grow with the backlog.
 -- One tenant's events after the cursor, optionally only some types (an
 -- empty array means every type). Uses outbox_tenant_position
--- (tenant_id, txid, seq): the scan touches this tenant's rows only.
+-- (tenant_id, txid, seq): the scan touches this tenant's rows only. With
+-- types, the reader uses OutboxReadAfterForTenantOfTypes instead: here a
+-- type the tenant has few events of would walk all of them.
 SELECT id, txid, seq, type, tenant_id, subject, data, time
   FROM outbox o
  WHERE o.txid < pg_snapshot_xmin(pg_current_snapshot())
    AND o.tenant_id = sqlc.arg(tenant_id)::text
    AND (o.txid, o.seq) > (sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint)
    AND (cardinality(sqlc.arg(types)::text[]) = 0 OR o.type = ANY (sqlc.arg(types)::text[]))
+ ORDER BY o.txid, o.seq
+ LIMIT sqlc.arg(max_rows);
+
+-- name: OutboxReadAfterForTenantOfTypes :many
+-- One tenant's events of the given types after the cursor: the first
+-- max_rows of each type from outbox_tenant_type_position, merged in log
+-- order, so a page costs at most max_rows index entries per type however
+-- many of the tenant's events of other types lie in between. The inner
+-- scan bounds the type by comparisons and orders by it, rather than
+-- type =: with type = the order is (txid, seq) alone, which
+-- outbox_position and outbox_tenant_position give too, and a planner that
+-- cannot tell how rare the type is (it comes from the array; a cached
+-- generic plan knows neither it nor the tenant) may walk one of those and
+-- filter, every event of the tenant or of the whole log. Ordered by type
+-- first, only this index gives the order.
+SELECT o.id, o.txid, o.seq, o.type, o.tenant_id, o.subject, o.data, o.time
+  FROM (SELECT DISTINCT unnest(sqlc.arg(types)::text[]) AS type) t
+ CROSS JOIN LATERAL (
+       SELECT x.id, x.txid, x.seq, x.type, x.tenant_id, x.subject, x.data, x.time
+         FROM outbox x
+        WHERE x.tenant_id = sqlc.arg(tenant_id)::text
+          AND (x.type, x.txid, x.seq) > (t.type, sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint)
+          AND x.type <= t.type
+          AND x.txid < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY x.type, x.txid, x.seq
+        LIMIT sqlc.arg(max_rows)) o
  ORDER BY o.txid, o.seq
  LIMIT sqlc.arg(max_rows);
 
