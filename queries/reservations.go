@@ -136,12 +136,7 @@ func (s *Service) ListReservations(ctx context.Context, actor core.Actor, l List
 	if err != nil {
 		return nil, "", err
 	}
-	var state *string
-	if l.State != "" {
-		state = &l.State
-	}
-	rows, err := q.RmReservationList(ctx, db.RmReservationListParams{TenantID: tenantFilter(actor, l.Tenant),
-		State: state, AfterTxid: from.TxID, AfterSeq: from.Seq, MaxRows: int32(limit + 1)})
+	rows, err := listReservations(ctx, q, tenantFilter(actor, l.Tenant), l.State, from, int32(limit+1))
 	if err != nil {
 		return nil, "", wrap(err, "reservations")
 	}
@@ -159,6 +154,28 @@ func (s *Service) ListReservations(ctx context.Context, actor core.Actor, l List
 		items = append(items, v)
 	}
 	return items, nextCursor, nil
+}
+
+// listReservations reads one page of the read model: one tenant's (state
+// "" for every state) through statements whose every plan reads that
+// tenant's page from its own index, whatever the other tenants hold and
+// whichever tenant's pages a pooled connection planned before; every
+// tenant's (tenant nil) in creation order.
+func listReservations(ctx context.Context, q *db.Queries, tenant *string, state string, from outbox.Position, rows int32) ([]db.RmReservation, error) {
+	switch {
+	case tenant != nil && state != "":
+		return q.RmReservationListOfTenantInState(ctx, db.RmReservationListOfTenantInStateParams{TenantID: *tenant,
+			State: state, AfterTxid: from.TxID, AfterSeq: from.Seq, MaxRows: rows})
+	case tenant != nil:
+		return q.RmReservationListOfTenant(ctx, db.RmReservationListOfTenantParams{TenantID: *tenant,
+			AfterTxid: from.TxID, AfterSeq: from.Seq, MaxRows: rows})
+	}
+	var only *string
+	if state != "" {
+		only = &state
+	}
+	return q.RmReservationList(ctx, db.RmReservationListParams{State: only, AfterTxid: from.TxID, AfterSeq: from.Seq,
+		MaxRows: rows})
 }
 
 func validState(s core.State) bool {

@@ -28,15 +28,51 @@ SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, en
 -- name: RmReservationList :many
 -- A keyset page in creation order: after the (txid, seq) of the creating
 -- event of the last row of the previous page. New reservations sort last,
--- so paging never skips or repeats one. tenant_id NULL: every tenant.
+-- so paging never skips or repeats one. Every tenant's (an operator's list);
+-- one tenant's pages are RmReservationListOfTenant and
+-- RmReservationListOfTenantInState.
 SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts, tolerations, conditions,
        version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
        priority_class, priority, preemptible, spec
   FROM rm_reservations
- WHERE (sqlc.narg(tenant_id)::text IS NULL OR tenant_id = sqlc.narg(tenant_id)::text)
-   AND (sqlc.narg(state)::text IS NULL OR state = sqlc.narg(state)::text)
+ WHERE (sqlc.narg(state)::text IS NULL OR state = sqlc.narg(state)::text)
    AND (created_txid, created_seq) > (sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint)
  ORDER BY created_txid, created_seq
+ LIMIT sqlc.arg(max_rows);
+
+-- name: RmReservationListOfTenant :many
+-- RmReservationList's page of one tenant, from rm_reservations_tenant. The
+-- tenant is bounded by comparisons and ordered by, rather than
+-- tenant_id =, so that only that index gives the order: with tenant_id =
+-- the order is (created_txid, created_seq) alone, which
+-- rm_reservations_created gives too, and a connection's cached generic
+-- plan, which knows no tenant, may walk every tenant's reservations in
+-- that order and filter. It did: once one tenant's costly pages had made
+-- the custom plans look dear, a connection kept a generic plan that read
+-- all 200,000 rows of the table for a tenant of ten.
+SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts, tolerations, conditions,
+       version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
+       priority_class, priority, preemptible, spec
+  FROM rm_reservations
+ WHERE (tenant_id, created_txid, created_seq) > (sqlc.arg(tenant_id)::text, sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint)
+   AND tenant_id <= sqlc.arg(tenant_id)::text
+ ORDER BY tenant_id, created_txid, created_seq
+ LIMIT sqlc.arg(max_rows);
+
+-- name: RmReservationListOfTenantInState :many
+-- RmReservationListOfTenant's page of one state, from
+-- rm_reservations_tenant_state, so that it reads the page and not the
+-- tenant's reservations in other states (a tenant's history of ended
+-- reservations is kept for ever). Bounded by and ordered by state for the
+-- same reason as RmReservationListOfTenant's tenant.
+SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts, tolerations, conditions,
+       version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
+       priority_class, priority, preemptible, spec
+  FROM rm_reservations
+ WHERE tenant_id = sqlc.arg(tenant_id)::text
+   AND (state, created_txid, created_seq) > (sqlc.arg(state)::text, sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint)
+   AND state <= sqlc.arg(state)::text
+ ORDER BY state, created_txid, created_seq
  LIMIT sqlc.arg(max_rows);
 
 -- name: RmReservationListAll :many

@@ -11,5 +11,13 @@
 -- which appends wait.
 CREATE INDEX outbox_tenant_type_position ON outbox (tenant_id, type, txid, seq);
 
+-- A tenant's reservations in one state (GET /v1/reservations?state=), in
+-- creation order, so that a page reads the page: through
+-- rm_reservations_tenant the list read every reservation the tenant ever
+-- had (ended ones are kept for ever) to find the few active ones, 0.2 to
+-- 0.5 s with 200,000 of them, on the API's read pool of two connections.
+CREATE INDEX rm_reservations_tenant_state ON rm_reservations (tenant_id, state, created_txid, created_seq);
+
 -- +goose Down
+DROP INDEX rm_reservations_tenant_state;
 DROP INDEX outbox_tenant_type_position;
