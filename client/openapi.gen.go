@@ -3696,7 +3696,9 @@ type ClientInterface interface {
 	// Charges the caller's tenant quota first (409 QUOTA_EXCEEDED, final), then
 	// places the request on one node. When no node fits, the reservation is
 	// `pending` with an `Unschedulable` condition saying why for each node
-	// tried, keeps its charge and is retried every 30 s. A window that has
+	// tried, keeps its charge and is retried every 30 s; a tenant may have
+	// `COMPUTE_MAX_PENDING_RESERVATIONS` (1000) pending, and a create that
+	// would wait past that is 409 QUOTA_EXCEEDED, writing nothing. A window that has
 	// already begun is booked from now. Viewers get 403. Its priority class
 	// (`priorityClass`, default the default class) is checked before
 	// anything is written: a class that does not exist is 400, one the
@@ -3713,7 +3715,9 @@ type ClientInterface interface {
 	// Charges the caller's tenant quota first (409 QUOTA_EXCEEDED, final), then
 	// places the request on one node. When no node fits, the reservation is
 	// `pending` with an `Unschedulable` condition saying why for each node
-	// tried, keeps its charge and is retried every 30 s. A window that has
+	// tried, keeps its charge and is retried every 30 s; a tenant may have
+	// `COMPUTE_MAX_PENDING_RESERVATIONS` (1000) pending, and a create that
+	// would wait past that is 409 QUOTA_EXCEEDED, writing nothing. A window that has
 	// already begun is booked from now. Viewers get 403. Its priority class
 	// (`priorityClass`, default the default class) is checked before
 	// anything is written: a class that does not exist is 400, one the
@@ -5430,7 +5434,9 @@ func (c *Client) ListReservations(ctx context.Context, params *ListReservationsP
 // Charges the caller's tenant quota first (409 QUOTA_EXCEEDED, final), then
 // places the request on one node. When no node fits, the reservation is
 // `pending` with an `Unschedulable` condition saying why for each node
-// tried, keeps its charge and is retried every 30 s. A window that has
+// tried, keeps its charge and is retried every 30 s; a tenant may have
+// `COMPUTE_MAX_PENDING_RESERVATIONS` (1000) pending, and a create that
+// would wait past that is 409 QUOTA_EXCEEDED, writing nothing. A window that has
 // already begun is booked from now. Viewers get 403. Its priority class
 // (`priorityClass`, default the default class) is checked before
 // anything is written: a class that does not exist is 400, one the
@@ -5457,7 +5463,9 @@ func (c *Client) CreateReservationWithBody(ctx context.Context, params *CreateRe
 // Charges the caller's tenant quota first (409 QUOTA_EXCEEDED, final), then
 // places the request on one node. When no node fits, the reservation is
 // `pending` with an `Unschedulable` condition saying why for each node
-// tried, keeps its charge and is retried every 30 s. A window that has
+// tried, keeps its charge and is retried every 30 s; a tenant may have
+// `COMPUTE_MAX_PENDING_RESERVATIONS` (1000) pending, and a create that
+// would wait past that is 409 QUOTA_EXCEEDED, writing nothing. A window that has
 // already begun is booked from now. Viewers get 403. Its priority class
 // (`priorityClass`, default the default class) is checked before
 // anything is written: a class that does not exist is 400, one the
@@ -10980,7 +10988,9 @@ type ClientWithResponsesInterface interface {
 	// Charges the caller's tenant quota first (409 QUOTA_EXCEEDED, final), then
 	// places the request on one node. When no node fits, the reservation is
 	// `pending` with an `Unschedulable` condition saying why for each node
-	// tried, keeps its charge and is retried every 30 s. A window that has
+	// tried, keeps its charge and is retried every 30 s; a tenant may have
+	// `COMPUTE_MAX_PENDING_RESERVATIONS` (1000) pending, and a create that
+	// would wait past that is 409 QUOTA_EXCEEDED, writing nothing. A window that has
 	// already begun is booked from now. Viewers get 403. Its priority class
 	// (`priorityClass`, default the default class) is checked before
 	// anything is written: a class that does not exist is 400, one the
@@ -10997,7 +11007,9 @@ type ClientWithResponsesInterface interface {
 	// Charges the caller's tenant quota first (409 QUOTA_EXCEEDED, final), then
 	// places the request on one node. When no node fits, the reservation is
 	// `pending` with an `Unschedulable` condition saying why for each node
-	// tried, keeps its charge and is retried every 30 s. A window that has
+	// tried, keeps its charge and is retried every 30 s; a tenant may have
+	// `COMPUTE_MAX_PENDING_RESERVATIONS` (1000) pending, and a create that
+	// would wait past that is 409 QUOTA_EXCEEDED, writing nothing. A window that has
 	// already begun is booked from now. Viewers get 403. Its priority class
 	// (`priorityClass`, default the default class) is checked before
 	// anything is written: a class that does not exist is 400, one the
@@ -21898,7 +21910,9 @@ func (c *ClientWithResponses) ListReservationsWithResponse(ctx context.Context, 
 // Charges the caller's tenant quota first (409 QUOTA_EXCEEDED, final), then
 // places the request on one node. When no node fits, the reservation is
 // `pending` with an `Unschedulable` condition saying why for each node
-// tried, keeps its charge and is retried every 30 s. A window that has
+// tried, keeps its charge and is retried every 30 s; a tenant may have
+// `COMPUTE_MAX_PENDING_RESERVATIONS` (1000) pending, and a create that
+// would wait past that is 409 QUOTA_EXCEEDED, writing nothing. A window that has
 // already begun is booked from now. Viewers get 403. Its priority class
 // (`priorityClass`, default the default class) is checked before
 // anything is written: a class that does not exist is 400, one the
@@ -21921,7 +21935,9 @@ func (c *ClientWithResponses) CreateReservationWithBodyWithResponse(ctx context.
 // Charges the caller's tenant quota first (409 QUOTA_EXCEEDED, final), then
 // places the request on one node. When no node fits, the reservation is
 // `pending` with an `Unschedulable` condition saying why for each node
-// tried, keeps its charge and is retried every 30 s. A window that has
+// tried, keeps its charge and is retried every 30 s; a tenant may have
+// `COMPUTE_MAX_PENDING_RESERVATIONS` (1000) pending, and a create that
+// would wait past that is 409 QUOTA_EXCEEDED, writing nothing. A window that has
 // already begun is booked from now. Viewers get 403. Its priority class
 // (`priorityClass`, default the default class) is checked before
 // anything is written: a class that does not exist is 400, one the

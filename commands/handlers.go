@@ -102,6 +102,10 @@ type Config struct {
 	// commands.run refuses one more with CONFLICT
 	// (DefaultMaxOpenNodeJobs).
 	MaxOpenNodeJobs int
+	// MaxPendingReservations is how many pending reservations one tenant
+	// may have; a create that would end pending past it is QUOTA_EXCEEDED
+	// (DefaultMaxPendingReservations).
+	MaxPendingReservations int
 	// MaxReservationLength is the longest window a reservation may have,
 	// from when it is booked (DefaultMaxReservationLength; at most
 	// MaxReservationLengthCeiling): a longer create or extension is
@@ -142,6 +146,14 @@ const DefaultMaxOpenNodeJobs = 64
 
 func (h *Handlers) maxOpenNodeJobs() int {
 	return orDefault(h.cfg.MaxOpenNodeJobs, DefaultMaxOpenNodeJobs)
+}
+
+// DefaultMaxPendingReservations is the default of
+// Config.MaxPendingReservations.
+const DefaultMaxPendingReservations = 1000
+
+func (h *Handlers) maxPendingReservations() int {
+	return orDefault(h.cfg.MaxPendingReservations, DefaultMaxPendingReservations)
 }
 
 // orDefault is a setting's value when it is set (positive), else its

@@ -155,6 +155,12 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	}
 	if where != nil {
 		maps.Copy(charges, where.modelCharges)
+	} else {
+		// Pending: within the tenant's cap, one more round trip.
+		if err := c.h.checkPendingCap(ctx, tx, &tail, actor.Tenant); err != nil {
+			return ReservationResult{}, err
+		}
+		tail = pg.Batch{}
 	}
 	id := c.id
 	r := core.Reservation{ID: id, Tenant: actor.Tenant, State: core.ReservationBooked, PoolID: cmd.PoolID,

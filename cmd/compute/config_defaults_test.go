@@ -39,6 +39,7 @@ func TestConfigDefaultsAreThePackagesDefaults(t *testing.T) {
 		"NODE_CREDENTIAL_GRACE":             {cfg.NodeCredentialGrace, commands.DefaultNodeCredentialGrace},
 		"NODE_RESYNC_EVERY":                 {cfg.NodeResyncEvery, commands.DefaultNodeResyncEvery},
 		"MAX_OPEN_NODE_JOBS":                {cfg.MaxOpenNodeJobs, commands.DefaultMaxOpenNodeJobs},
+		"MAX_PENDING_RESERVATIONS":          {cfg.MaxPendingReservations, commands.DefaultMaxPendingReservations},
 		"MAX_RESERVATION_LENGTH":            {cfg.MaxReservationLength, commands.DefaultMaxReservationLength},
 		"MAX_BOOKING_HORIZON":               {cfg.MaxBookingHorizon, commands.DefaultMaxBookingHorizon},
 		"BODY_LIMIT":                        {cfg.BodyLimit, httpapi.DefaultBodyLimit},

@@ -119,6 +119,11 @@ type Config struct {
 	// more is 409 CONFLICT. It bounds what a tenant can pile up in front of a node's
 	// daemon. Defaults to 64; must be positive.
 	MaxOpenNodeJobs int `envconfig:"COMPUTE_MAX_OPEN_NODE_JOBS" default:"64"`
+	// MaxPendingReservations is how many pending reservations one tenant
+	// may have; a create that would end pending past it is 409
+	// QUOTA_EXCEEDED. It bounds what one tenant adds to every run of a
+	// waiting line. Defaults to 1000; must be positive.
+	MaxPendingReservations int `envconfig:"COMPUTE_MAX_PENDING_RESERVATIONS" default:"1000"`
 	// FairShareHalfLife is the half-life of the decayed GPU usage that
 	// orders each pool's and site's waiting line
 	// (docs/concepts/fair-share.md): usage that old counts half. 168h (7
@@ -331,7 +336,8 @@ func Load() (Config, error) {
 		"STREAMS_PER_TOKEN": int64(c.StreamsPerToken), "STREAMS_PER_TENANT": int64(c.StreamsPerTenant),
 		"STREAM_MAX_LIFETIME": int64(c.StreamMaxLifetime), "NODE_RESYNC_EVERY": int64(c.NodeResyncEvery),
 		"COMMAND_TIMEOUT": int64(c.CommandTimeout), "PRUNE_EVERY": int64(c.PruneEvery), "READ_MAX_LAG": int64(c.ReadMaxLag),
-		"MAX_OPEN_NODE_JOBS": int64(c.MaxOpenNodeJobs), "FAIR_SHARE_HALF_LIFE": int64(c.FairShareHalfLife),
+		"MAX_OPEN_NODE_JOBS": int64(c.MaxOpenNodeJobs), "MAX_PENDING_RESERVATIONS": int64(c.MaxPendingReservations),
+		"FAIR_SHARE_HALF_LIFE":   int64(c.FairShareHalfLife),
 		"MAX_RESERVATION_LENGTH": int64(c.MaxReservationLength), "MAX_BOOKING_HORIZON": int64(c.MaxBookingHorizon),
 	} {
 		if v <= 0 {

@@ -10,6 +10,27 @@ import (
 	"time"
 )
 
+const reservationCountPendingOfTenant = `-- name: ReservationCountPendingOfTenant :one
+SELECT count(*)::int AS pending
+  FROM (SELECT 1 FROM reservations
+         WHERE tenant_id = $1::text AND state = 'pending'
+         LIMIT $2::int) p
+`
+
+type ReservationCountPendingOfTenantParams struct {
+	TenantID string
+	MaxRows  int32
+}
+
+// How many of a tenant's reservations are pending, counted up to max_rows
+// (the cap: no more is needed), from reservations_pending_tenant.
+func (q *Queries) ReservationCountPendingOfTenant(ctx context.Context, arg ReservationCountPendingOfTenantParams) (int32, error) {
+	row := q.db.QueryRow(ctx, reservationCountPendingOfTenant, arg.TenantID, arg.MaxRows)
+	var pending int32
+	err := row.Scan(&pending)
+	return pending, err
+}
+
 const reservationCreate = `-- name: ReservationCreate :one
 INSERT INTO reservations (id, tenant_id, created_by, state, pool_id, site_id, spec, during, charges, conditions,
                           priority_class, priority, preemptible, created_txid)
@@ -138,6 +159,21 @@ func (q *Queries) ReservationIsPastEnd(ctx context.Context, id string) (Reservat
 	var i ReservationIsPastEndRow
 	err := row.Scan(&i.PastEnd, &i.PastStart, &i.Now)
 	return i, err
+}
+
+const reservationLockTenantPending = `-- name: ReservationLockTenantPending :exec
+SELECT pg_advisory_xact_lock(hashtextextended('pending-reservations:' || $1::text, 0))
+`
+
+// Serialises, for the rest of the transaction, the creates of one tenant
+// that end pending, so that the cap on its pending reservations
+// (ReservationCountPendingOfTenant) is exact under concurrent creates. A
+// transaction-scoped advisory lock, taken only by a create that found no
+// place, after its placement: it touches no row placement, the queue or a
+// release lock, and booked creates never wait for it.
+func (q *Queries) ReservationLockTenantPending(ctx context.Context, tenantID string) error {
+	_, err := q.db.Exec(ctx, reservationLockTenantPending, tenantID)
+	return err
 }
 
 const reservationSetCharges = `-- name: ReservationSetCharges :execrows

@@ -18,6 +18,11 @@ CREATE INDEX outbox_tenant_type_position ON outbox (tenant_id, type, txid, seq);
 -- 0.5 s with 200,000 of them, on the API's read pool of two connections.
 CREATE INDEX rm_reservations_tenant_state ON rm_reservations (tenant_id, state, created_txid, created_seq);
 
+-- A tenant's pending reservations, counted by a create that ends pending
+-- against COMPUTE_MAX_PENDING_RESERVATIONS (ReservationCountPendingOfTenant).
+CREATE INDEX reservations_pending_tenant ON reservations (tenant_id) WHERE state = 'pending';
+
 -- +goose Down
+DROP INDEX reservations_pending_tenant;
 DROP INDEX rm_reservations_tenant_state;
 DROP INDEX outbox_tenant_type_position;

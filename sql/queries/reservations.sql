@@ -52,3 +52,20 @@ UPDATE reservations SET conditions = sqlc.arg(conditions), version = version + 1
 SELECT upper(during) <= compute_now() AS past_end, lower(during) <= compute_now() AS past_start,
        compute_now()::timestamptz AS now
   FROM reservations WHERE id = sqlc.arg(id);
+
+-- name: ReservationLockTenantPending :exec
+-- Serialises, for the rest of the transaction, the creates of one tenant
+-- that end pending, so that the cap on its pending reservations
+-- (ReservationCountPendingOfTenant) is exact under concurrent creates. A
+-- transaction-scoped advisory lock, taken only by a create that found no
+-- place, after its placement: it touches no row placement, the queue or a
+-- release lock, and booked creates never wait for it.
+SELECT pg_advisory_xact_lock(hashtextextended('pending-reservations:' || sqlc.arg(tenant_id)::text, 0));
+
+-- name: ReservationCountPendingOfTenant :one
+-- How many of a tenant's reservations are pending, counted up to max_rows
+-- (the cap: no more is needed), from reservations_pending_tenant.
+SELECT count(*)::int AS pending
+  FROM (SELECT 1 FROM reservations
+         WHERE tenant_id = sqlc.arg(tenant_id)::text AND state = 'pending'
+         LIMIT sqlc.arg(max_rows)::int) p;
