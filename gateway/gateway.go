@@ -55,6 +55,9 @@ type Gateway struct {
 	// authn.DefaultFailureRate and authn.DefaultFailureBurst.
 	AuthFailureRate  float64
 	AuthFailureBurst int
+	// ClientAddresses says which address a failed lookup counts against
+	// (see httpapi.Deps.ClientAddresses); the zero value trusts no proxy.
+	ClientAddresses authn.ClientAddresses
 
 	// beforeWrite, when set (tests only, see export_test.go), runs before
 	// every write to a daemon; an error from it fails the write unmade.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/wire"
 )
@@ -36,7 +35,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// An address that failed too often is answered without a lookup, so
 	// guessing node credentials costs the guesser time, not the database
 	// a query per guess.
-	fails, client, now := g.failures(), authn.ClientKey(r), g.now()
+	fails, client, now := g.failures(), g.ClientAddresses.Key(r), g.now()
 	if wait, throttled := fails.Throttled(client, now); throttled {
 		w.Header().Set("Retry-After", strconv.Itoa(max(int(math.Ceil(wait.Seconds())), 1)))
 		http.Error(w, "too many failed authentications from this address: retry later", http.StatusTooManyRequests)

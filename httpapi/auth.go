@@ -76,12 +76,13 @@ func Authenticate(auth Authenticator) echo.MiddlewareFunc {
 type authGate struct {
 	auth    Authenticator
 	fails   *authn.FailureLimiter   // nil: no limit
+	clients authn.ClientAddresses   // whose address a failure counts against
 	tickets *commands.StreamTickets // nil: no stream tickets (see ticketActor)
 }
 
 func newAuthGate(d Deps) *authGate {
 	return &authGate{auth: d.Auth, fails: authn.NewFailureLimiter(d.AuthFailureRate, d.AuthFailureBurst),
-		tickets: d.Commands.StreamTickets()}
+		clients: d.ClientAddresses, tickets: d.Commands.StreamTickets()}
 }
 
 func (g *authGate) middleware() echo.MiddlewareFunc {
@@ -114,7 +115,7 @@ func (g *authGate) middleware() echo.MiddlewareFunc {
 // client's address.
 func (g *authGate) actor(c echo.Context, token string) (core.Actor, error) {
 	now := time.Now()
-	client := authn.ClientKey(c.Request())
+	client := g.clients.Key(c.Request())
 	if g.fails != nil {
 		if wait, throttled := g.fails.Throttled(client, now); throttled {
 			if ca, ok := g.auth.(CachedAuthenticator); ok {

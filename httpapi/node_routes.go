@@ -9,7 +9,6 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/internal/authn"
 )
 
 // NodeRoutes are the node lifecycle routes (operator only): join, which
@@ -190,7 +189,7 @@ func joinAuth(gate *authGate, h *commands.Handlers) echo.MiddlewareFunc {
 			}
 			// A guessed join token costs a lookup like a guessed API
 			// token, and is throttled per client address the same way.
-			now, client := time.Now(), authn.ClientKey(c.Request())
+			now, client := time.Now(), gate.clients.Key(c.Request())
 			if gate.fails != nil {
 				if wait, throttled := gate.fails.Throttled(client, now); throttled {
 					return rateLimited(c, wait, "too many failed authentications from this address: retry later")

@@ -212,6 +212,55 @@ func TestFailedAuthenticationsAreRateLimitedPerClient(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, "body: %s", rec.Body)
 }
 
+// Behind a trusted load balancer every request has the balancer's
+// address: failures count against the client it forwarded
+// (X-Forwarded-For), so one client guessing tokens throttles itself, not
+// everyone behind the balancer. From an untrusted peer the header is not
+// believed: a guesser cannot spread its failures over invented addresses.
+func TestFailedAuthenticationsBehindATrustedProxyCountPerClient(t *testing.T) {
+	t.Parallel()
+	proxies, err := authn.NewClientAddresses([]string{"10.0.0.0/8"})
+	require.NoError(t, err)
+	s := setupWith(t, func(d *httpapi.Deps) {
+		d.Auth = authn.New(d.Pool, authn.CacheTTL)
+		d.AuthFailureBurst = 3
+		d.AuthFailureRate = 0.001
+		d.ClientAddresses = proxies
+	})
+	call := func(peer, forwardedFor, token string) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, "/v1/whoami", nil)
+		require.NoError(t, err)
+		req.RemoteAddr = peer
+		if forwardedFor != "" {
+			req.Header.Set("X-Forwarded-For", forwardedFor)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		s.echo.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	r := s.call(t, http.MethodPost, "/v1/tokens", s.operator,
+		map[string]string{"tenant": "acme", "identity": "ci", "role": string(core.RoleViewer)})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	var created struct{ Token string }
+	r.decode(t, &created)
+
+	for i := range 3 {
+		require.Equal(t, http.StatusUnauthorized, call("10.0.0.1:4000", "203.0.113.9", "bc_guess-"+strconv.Itoa(i)))
+	}
+	require.Equal(t, http.StatusTooManyRequests, call("10.0.0.1:4000", "203.0.113.9", "bc_guess-3"),
+		"the guessing client is throttled")
+	require.Equal(t, http.StatusOK, call("10.0.0.1:4000", "203.0.113.10", created.Token),
+		"another client behind the same balancer, with a token this process has not cached, is not")
+
+	for i := range 3 {
+		require.Equal(t, http.StatusUnauthorized, call("198.51.100.7:4000", "203.0.113.1"+strconv.Itoa(i), "bc_guess-"+strconv.Itoa(i)))
+	}
+	require.Equal(t, http.StatusTooManyRequests, call("198.51.100.7:4000", "203.0.113.99", "bc_guess-3"),
+		"an untrusted peer's X-Forwarded-For is not believed")
+}
+
 // Guessing join tokens is throttled like guessing API tokens: past the
 // burst, a client address gets 429 before any lookup, and a good join
 // token from it waits too.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/clock"
 )
 
@@ -61,6 +62,11 @@ type Deps struct {
 	// DefaultAuthFailureRate and DefaultAuthFailureBurst.
 	AuthFailureRate  float64
 	AuthFailureBurst int
+	// ClientAddresses says which address a request's failed
+	// authentication counts against: the peer's, or, from a trusted
+	// proxy, the client's it forwarded (COMPUTE_TRUSTED_PROXIES). The
+	// zero value trusts no proxy.
+	ClientAddresses authn.ClientAddresses
 	// CommandTimeout is the deadline of a state-changing /v1 request
 	// (POST, PUT, PATCH, DELETE); past it the command's transaction is
 	// cancelled and the answer is 503 UNAVAILABLE with Retry-After. Zero

@@ -8,7 +8,6 @@ import (
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/internal/authn"
 )
 
 // Stream tickets let a browser subscribe to the event stream: EventSource
@@ -70,7 +69,7 @@ func (g *authGate) ticketActor(c echo.Context) (actor core.Actor, ok bool, err e
 		return core.Actor{}, false, nil
 	}
 	now := time.Now()
-	client := authn.ClientKey(req)
+	client := g.clients.Key(req)
 	if g.fails != nil {
 		if wait, throttled := g.fails.Throttled(client, now); throttled {
 			return core.Actor{}, true, rateLimited(c, wait, "too many failed authentications from this address: retry later")

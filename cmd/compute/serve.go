@@ -230,7 +230,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		Admission:      commandAdmission(runCtx, cfg, svc.queries, logger, goRun),
 		ReadyChecks:    checks,
 		CORSOrigins:    cfg.CORSOrigins, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
-		Registry: obs.registry, TracerProvider: obs.tp,
+		ClientAddresses: clientAddresses(cfg),
+		Registry:        obs.registry, TracerProvider: obs.tp,
 	}, apiRoutes(pool, svc, broker)...)
 	srv := apiServer(cfg, e, logger)
 	// Shutdown waits for handlers; open event streams end only when the
@@ -280,7 +281,7 @@ func startGateway(ctx context.Context, cfg config.Config, owner string, svc serv
 	if id == "" {
 		id, _ = os.Hostname()
 	}
-	gw := &gateway.Gateway{ID: id, Owner: owner, Commands: svc.handlers, Logger: logger}
+	gw := &gateway.Gateway{ID: id, Owner: owner, Commands: svc.handlers, Logger: logger, ClientAddresses: clientAddresses(cfg)}
 	svc.router.Register(gw)
 	goRun(func() { gw.Run(ctx) })
 	srv := gatewayServer(cfg, gw)
@@ -347,4 +348,11 @@ func processOwner() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// clientAddresses is whose address a failed authentication counts
+// against: config.Load checked COMPUTE_TRUSTED_PROXIES already.
+func clientAddresses(cfg config.Config) authn.ClientAddresses {
+	a, _ := authn.NewClientAddresses(cfg.TrustedProxies)
+	return a
 }

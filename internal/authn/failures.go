@@ -1,8 +1,6 @@
 package authn
 
 import (
-	"net"
-	"net/http"
 	"sync"
 	"time"
 
@@ -94,25 +92,4 @@ func (l *FailureLimiter) pruneLocked(now time.Time) {
 	if len(l.clients) >= maxFailureClients {
 		clear(l.clients)
 	}
-}
-
-// ClientKey is the address failures are counted against: the connection's
-// peer address, never a forwarded-for header a client could invent. An
-// IPv6 client is counted by its /64, which one host usually holds whole.
-// Behind a reverse proxy every client shares the proxy's address, which is
-// why the API still lets a throttled address in with a cached, known-good
-// token.
-func ClientKey(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return host
-	}
-	if ip.To4() == nil {
-		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
-	}
-	return ip.String()
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/bettercompute/compute/internal/authn"
 )
 
 // Prefix is the environment prefix of every setting (COMPUTE_ADDR, …).
@@ -272,6 +274,13 @@ type Config struct {
 	// separated) whose pages may call the API from a browser. Empty: no
 	// CORS headers at all.
 	CORSOrigins []string `envconfig:"COMPUTE_CORS_ORIGINS"`
+	// TrustedProxies are the load balancers and reverse proxies (addresses
+	// or CIDR prefixes, comma separated) in front of the API and the
+	// gateway whose X-Forwarded-For is believed when failed
+	// authentications are counted per client address. Empty: every
+	// failure counts against the connection's peer, and behind a proxy all
+	// clients share the proxy's allowance.
+	TrustedProxies []string `envconfig:"COMPUTE_TRUSTED_PROXIES"`
 	// RateLimit is each API token's sustained request rate per second in
 	// one API process (the limit is per process, not fleet-wide), with
 	// bursts of RateBurst; past it, 429 RATE_LIMITED with Retry-After. 0
@@ -370,6 +379,9 @@ func Load() (Config, error) {
 	}
 	if c.CORSOrigins, err = corsOrigins(c.CORSOrigins); err != nil {
 		return Config{}, err
+	}
+	if _, err := authn.NewClientAddresses(c.TrustedProxies); err != nil {
+		return Config{}, fmt.Errorf("configuration: COMPUTE_TRUSTED_PROXIES: %w (use addresses or CIDR prefixes, comma separated, such as 10.0.0.0/8)", err)
 	}
 	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0) {
 		return Config{}, fmt.Errorf("configuration: COMPUTE_RATE_LIMIT must be a number of requests per second, 0 or more (0: no limit)")
