@@ -52,60 +52,24 @@ func TestPlacementCandidatesReadTheSampleOnly(t *testing.T) {
 	_, err = pool.Exec(ctx, "ANALYZE nodes")
 	require.NoError(t, err)
 	start, end := window(1, 2)
-	plan := func(cmd commands.CreateReservation) planNode {
+	plan := func(cmd commands.CreateReservation) pgtest.Plan {
 		t.Helper()
 		res, err := h.CreateReservation(ctx, tenantA, cmd)
 		require.NoError(t, err)
 		require.Equal(t, core.ReservationBooked, res.Reservation.State)
 		sql, args := capture.last("NodePlacementCandidates")
 		require.NotEmpty(t, sql, "the create sent no NodePlacementCandidates")
-		var plan []struct{ Plan planNode }
+		var plan []struct{ Plan pgtest.Plan }
 		require.NoError(t, pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&plan))
 		return plan[0].Plan
 	}
 	// Every create has a new reservation id, so a new seed: the plan must
 	// not depend on where the seed falls.
 	for range 20 {
-		site := plan(commands.CreateReservation{SiteID: "fra1", GPUs: 1, GPUModel: "h100", Start: start, End: end}).rowsRead("nodes")
+		site := plan(commands.CreateReservation{SiteID: "fra1", GPUs: 1, GPUModel: "h100", Start: start, End: end}).RowsRead("nodes")
 		require.Positive(t, site)
 		require.LessOrEqual(t, site, 2*8, "node rows read for a site-wide sample of 8 over 120 nodes")
 	}
-	inPool := plan(commands.CreateReservation{PoolID: "fra1-p03", GPUs: 1, GPUModel: "h100", Start: start, End: end}).rowsReturned("nodes")
+	inPool := plan(commands.CreateReservation{PoolID: "fra1-p03", GPUs: 1, GPUModel: "h100", Start: start, End: end}).RowsReturned("nodes")
 	require.LessOrEqual(t, inPool, 2*10, "node rows the scans returned for a sample of 8 of a pool of 10")
-}
-
-// planNode is one node of EXPLAIN's JSON plan.
-type planNode struct {
-	Relation string     `json:"Relation Name"`
-	Rows     float64    `json:"Actual Rows"`
-	Removed  float64    `json:"Rows Removed by Filter"`
-	Loops    float64    `json:"Actual Loops"`
-	Plans    []planNode `json:"Plans"`
-}
-
-// rowsReturned is how many rows the plan's scans of the table rel returned,
-// over all its scans and loops.
-func (p planNode) rowsReturned(rel string) int {
-	return p.rows(rel, false)
-}
-
-// rowsRead is rowsReturned plus the rows their filters dropped: a seq scan
-// counts the whole table.
-func (p planNode) rowsRead(rel string) int {
-	return p.rows(rel, true)
-}
-
-func (p planNode) rows(rel string, dropped bool) int {
-	n := 0
-	if p.Relation == rel {
-		r := p.Rows
-		if dropped {
-			r += p.Removed
-		}
-		n += int(r * p.Loops)
-	}
-	for _, c := range p.Plans {
-		n += c.rows(rel, dropped)
-	}
-	return n
 }

@@ -2,9 +2,6 @@ package eventstream_test
 
 import (
 	"context"
-	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,7 +38,7 @@ func TestTypedPageReadsOnlyItsTypes(t *testing.T) {
 	_, err = d.Pool.Exec(ctx, "ANALYZE outbox") // as autovacuum would
 	require.NoError(t, err)
 
-	capture := &lastRead{}
+	capture := &pgtest.LastStatement{Prefix: "-- name: OutboxReadAfter"}
 	pool, err := pg.Connect(ctx, d.URL, pg.PoolOptions{MaxConns: 2, IdleInTxTimeout: time.Minute, Tracer: capture})
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -52,7 +49,7 @@ func TestTypedPageReadsOnlyItsTypes(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []uuid.UUID{first, last}, idsOf(page.Events), "types %v", types)
 
-		sql, args := capture.get()
+		sql, args := capture.Last()
 		require.NotEmpty(t, sql, "the page sent no read of the outbox")
 		for _, mode := range []string{"auto", "force_generic_plan"} {
 			read := outboxRowsRead(t, d.URL, mode, sql, args)
@@ -88,62 +85,7 @@ func outboxRowsRead(t *testing.T, url, mode, sql string, args []any) int {
 	require.NoError(t, err)
 	_, err = conn.Exec(ctx, "PREPARE page AS "+sql)
 	require.NoError(t, err)
-	params := make([]string, len(args))
-	for i := range args {
-		params[i] = fmt.Sprintf("$%d", i+1)
-	}
-	var plan []struct{ Plan outboxPlanNode }
-	require.NoError(t, conn.QueryRow(ctx,
-		"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE page("+strings.Join(params, ", ")+")",
-		append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...).Scan(&plan))
-	return plan[0].Plan.rowsRead("outbox")
-}
-
-// lastRead keeps the last statement a pool sent that reads the outbox
-// after a cursor (a sqlc query named OutboxReadAfter…), with its
-// arguments.
-type lastRead struct {
-	mu   sync.Mutex
-	sql  string
-	args []any
-}
-
-func (c *lastRead) get() (string, []any) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sql, c.args
-}
-
-func (c *lastRead) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if strings.HasPrefix(d.SQL, "-- name: OutboxReadAfter") {
-		c.mu.Lock()
-		c.sql, c.args = d.SQL, d.Args
-		c.mu.Unlock()
-	}
-	return ctx
-}
-
-func (c *lastRead) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-// outboxPlanNode is one node of EXPLAIN's JSON plan.
-type outboxPlanNode struct {
-	Relation string           `json:"Relation Name"`
-	Rows     float64          `json:"Actual Rows"`
-	Removed  float64          `json:"Rows Removed by Filter"`
-	Loops    float64          `json:"Actual Loops"`
-	Plans    []outboxPlanNode `json:"Plans"`
-}
-
-// rowsRead is how many rows the plan's scans of rel returned plus those
-// their filters dropped, over all scans and loops: a seq scan counts the
-// whole table.
-func (p outboxPlanNode) rowsRead(rel string) int {
-	n := 0
-	if p.Relation == rel {
-		n += int((p.Rows + p.Removed) * p.Loops)
-	}
-	for _, c := range p.Plans {
-		n += c.rowsRead(rel)
-	}
-	return n
+	plan, err := pgtest.ExplainExecute(ctx, conn, "page", args)
+	require.NoError(t, err)
+	return plan.RowsRead("outbox")
 }

@@ -3,8 +3,6 @@ package queries_test
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -54,7 +52,7 @@ func TestTenantReservationPagesReadThePage(t *testing.T) {
 		ANALYZE rm_reservations`)
 	require.NoError(t, err)
 
-	capture := &statements{}
+	capture := &pgtest.LastStatement{Prefix: "-- name: RmReservationList"}
 	pool, err := pg.Connect(ctx, d.URL, pg.PoolOptions{MaxConns: 1, IdleInTxTimeout: time.Minute, Tracer: capture})
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -73,12 +71,12 @@ func TestTenantReservationPagesReadThePage(t *testing.T) {
 		require.Len(t, items, 5)
 		require.NotEmpty(t, next)
 	}
-	bigSQL, bigArgs := capture.last()
+	bigSQL, bigArgs := capture.Last()
 	items, next, err := q.ListReservations(ctx, small, queries.ListReservations{Limit: 20})
 	require.NoError(t, err)
 	require.Len(t, items, 10)
 	require.Empty(t, next)
-	smallSQL, smallArgs := capture.last()
+	smallSQL, smallArgs := capture.Last()
 
 	for _, c := range []struct {
 		who  string
@@ -115,57 +113,7 @@ func rmRowsRead(t *testing.T, pool *pgxpool.Pool, sql string, args []any, generi
 			require.NoError(t, err)
 		}()
 	}
-	params := make([]string, len(args))
-	for i := range args {
-		params[i] = fmt.Sprintf("$%d", i+1)
-	}
-	var plan []struct{ Plan rmPlanNode }
-	require.NoError(t, conn.QueryRow(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE %q(%s)", name, strings.Join(params, ", ")),
-		append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...).Scan(&plan))
-	return plan[0].Plan.rowsRead("rm_reservations")
-}
-
-// statements keeps the last list statement of the read model a pool sent,
-// with its arguments.
-type statements struct {
-	mu   sync.Mutex
-	sql  string
-	args []any
-}
-
-func (c *statements) last() (string, []any) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sql, c.args
-}
-
-func (c *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if strings.HasPrefix(d.SQL, "-- name: RmReservationList") {
-		c.mu.Lock()
-		c.sql, c.args = d.SQL, d.Args
-		c.mu.Unlock()
-	}
-	return ctx
-}
-
-func (c *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-// rmPlanNode is one node of EXPLAIN's JSON plan.
-type rmPlanNode struct {
-	Relation string       `json:"Relation Name"`
-	Rows     float64      `json:"Actual Rows"`
-	Removed  float64      `json:"Rows Removed by Filter"`
-	Loops    float64      `json:"Actual Loops"`
-	Plans    []rmPlanNode `json:"Plans"`
-}
-
-func (p rmPlanNode) rowsRead(rel string) int {
-	n := 0
-	if p.Relation == rel {
-		n += int((p.Rows + p.Removed) * p.Loops)
-	}
-	for _, c := range p.Plans {
-		n += c.rowsRead(rel)
-	}
-	return n
+	plan, err := pgtest.ExplainExecute(ctx, conn, name, args)
+	require.NoError(t, err)
+	return plan.RowsRead("rm_reservations")
 }
