@@ -334,19 +334,8 @@ func TestInventoriesOfASessionAreBounded(t *testing.T) {
 	ws, _ := f.connect("ws://"+strings.TrimPrefix(srv.URL, "http://")+wire.Path, cred.Token)
 	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
 	defer cancel()
-	gpu := func(i int) wire.InventoryGPU {
-		return wire.InventoryGPU{UUID: fmt.Sprintf("GPU-n1-%d", i), Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559}
-	}
-	for i := range 8 { // each one a change: GPU-n1-0 missing, then back
-		st := wire.NodeState{GPUs: []wire.InventoryGPU{gpu(1)}}
-		if i%2 == 1 {
-			st.GPUs = append(st.GPUs, gpu(0))
-		}
-		payload, err := json.Marshal(st)
-		require.NoError(t, err)
-		msg, err := json.Marshal(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: payload})
-		require.NoError(t, err)
-		require.NoError(t, ws.Write(ctx, websocket.MessageText, msg))
+	for i := range 8 {
+		writeFlappingInventory(t, ctx, ws, i)
 	}
 	require.Eventually(t, func() bool { return handled.Load() == 8 }, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, 4, f.events(core.EventNodeInventoryReconciled, "n1"), "four reconciled, four dropped")
@@ -467,24 +456,13 @@ func TestInventoriesOfANodeAreBoundedAcrossItsSessions(t *testing.T) {
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
 	url := "ws://" + strings.TrimPrefix(srv.URL, "http://") + wire.Path
-	gpu := func(i int) wire.InventoryGPU {
-		return wire.InventoryGPU{UUID: fmt.Sprintf("GPU-n1-%d", i), Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559}
-	}
 	sent := int32(0)
 	report := func(ws *websocket.Conn, n int) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
 		defer cancel()
-		for range n { // each one a change: GPU-n1-0 missing, then back
-			st := wire.NodeState{GPUs: []wire.InventoryGPU{gpu(1)}}
-			if sent%2 == 1 {
-				st.GPUs = append(st.GPUs, gpu(0))
-			}
-			payload, err := json.Marshal(st)
-			require.NoError(t, err)
-			msg, err := json.Marshal(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: payload})
-			require.NoError(t, err)
-			require.NoError(t, ws.Write(ctx, websocket.MessageText, msg))
+		for range n {
+			writeFlappingInventory(t, ctx, ws, int(sent))
 			sent++
 		}
 		require.Eventually(t, func() bool { return handled.Load() == sent }, 10*time.Second, 10*time.Millisecond)
@@ -506,4 +484,22 @@ func TestInventoriesOfANodeAreBoundedAcrossItsSessions(t *testing.T) {
 	report(ws, 2)
 	require.Equal(t, 5, f.events(core.EventNodeInventoryReconciled, "n1"), "one more after 10 s")
 	f.requireInvariants()
+}
+
+// writeFlappingInventory sends n1's i-th inventory of a flapping GPU: each
+// one a change, GPU-n1-0 missing (even i), then back (odd i).
+func writeFlappingInventory(t *testing.T, ctx context.Context, ws *websocket.Conn, i int) {
+	t.Helper()
+	gpu := func(i int) wire.InventoryGPU {
+		return wire.InventoryGPU{UUID: fmt.Sprintf("GPU-n1-%d", i), Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559}
+	}
+	st := wire.NodeState{GPUs: []wire.InventoryGPU{gpu(1)}}
+	if i%2 == 1 {
+		st.GPUs = append(st.GPUs, gpu(0))
+	}
+	payload, err := json.Marshal(st)
+	require.NoError(t, err)
+	msg, err := json.Marshal(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: payload})
+	require.NoError(t, err)
+	require.NoError(t, ws.Write(ctx, websocket.MessageText, msg))
 }
