@@ -29,5 +29,3 @@ func (h *Handlers) ReleaseListed(ctx context.Context, actor core.Actor, ids []st
 	return res.Released, err
 }
 
-// PendingQueueBatch is how many reservations one run of a line tries.
-const PendingQueueBatch = pendingQueueBatch

@@ -102,6 +102,9 @@ type Config struct {
 	// commands.run refuses one more with CONFLICT
 	// (DefaultMaxOpenNodeJobs).
 	MaxOpenNodeJobs int
+	// PendingQueueBatch is how many reservations one run of a waiting
+	// line tries (DefaultPendingQueueBatch).
+	PendingQueueBatch int
 	// MaxPendingReservations is how many pending reservations one tenant
 	// may have; a create that would end pending past it is QUOTA_EXCEEDED
 	// (DefaultMaxPendingReservations).
@@ -164,6 +167,10 @@ func orDefault[T int | time.Duration](v, def T) T {
 		return v
 	}
 	return def
+}
+
+func (h *Handlers) pendingQueueBatch() int {
+	return orDefault(h.cfg.PendingQueueBatch, DefaultPendingQueueBatch)
 }
 
 func (h *Handlers) idempotencyTTL() time.Duration {

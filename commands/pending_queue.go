@@ -31,12 +31,13 @@ import (
 // the order decides who gets capacity first when several fit, never that
 // capacity stays idle.
 const (
-	// pendingQueueBatch bounds the reservations one run tries: each try is
-	// a placement, with its own transaction. When more wait, the run takes
-	// each tenant's first in the line, then each tenant's second, and so
-	// on (PendingQueueRank), so that one tenant's flood of reservations
-	// that never fit cannot keep every other tenant's from being tried.
-	pendingQueueBatch = 256
+	// DefaultPendingQueueBatch is the default of Config.PendingQueueBatch,
+	// the reservations one run tries: each try is a placement, with its
+	// own transaction. When more wait, the run takes each tenant's first
+	// in the line, then each tenant's second, and so on
+	// (PendingQueueRank), so that one tenant's flood of reservations that
+	// never fit cannot keep every other tenant's from being tried.
+	DefaultPendingQueueBatch = 256
 
 	poolScope = "pool:"
 	siteScope = "site:"
@@ -119,7 +120,7 @@ func (h *Handlers) runPendingQueue(ctx context.Context, key string, fence func(p
 			return nil
 		}
 		line, err = q.PendingQueueRank(ctx, db.PendingQueueRankParams{PoolID: poolID, SiteID: siteID, Scope: key,
-			HalfLifeSeconds: h.fairShareHalfLife().Seconds(), MaxRows: pendingQueueBatch})
+			HalfLifeSeconds: h.fairShareHalfLife().Seconds(), MaxRows: int32(h.pendingQueueBatch())})
 		return pg.Translate(err, "reservation queue "+key)
 	})
 	if err != nil {

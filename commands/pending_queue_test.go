@@ -433,7 +433,7 @@ func TestLineTriesPreemptorsFirst(t *testing.T) {
 	f.requireInvariants(t)
 }
 
-// A run tries at most commands.PendingQueueBatch reservations, but those
+// A run tries at most Config.PendingQueueBatch reservations, but those
 // are not simply the first of the line: each tenant's first, then each
 // tenant's second, and so on. Tenant A, whose usage (none) ranks it first,
 // floods the line with more reservations than one run tries, none of which
@@ -445,6 +445,9 @@ func TestLineTriesPreemptorsFirst(t *testing.T) {
 func TestLineTriesEveryTenantPastAFlood(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
+	// A short line, so that the flood is a few creates rather than 257.
+	const batch = 8
+	f.h = commands.New(f.d.Pool, commands.Config{PendingQueueBatch: batch})
 	f.node(t, "n1", slices.Repeat([]core.GPULayout{exclusive}, 8)...)
 	f.quota(t, commandstest.TenantA.Tenant, "vcpu", 1_000_000)
 	now := f.d.Now(t)
@@ -453,7 +456,7 @@ func TestLineTriesEveryTenantPastAFlood(t *testing.T) {
 	f.d.AdvanceSimClock(t, time.Hour) // B has used GPUs; A has not
 
 	var flood []commands.ReservationResult
-	for range commands.PendingQueueBatch + 1 {
+	for range batch + 1 {
 		now := f.d.Now(t)
 		r := f.reserve(t, tenantA, commands.CreateReservation{VCPU: 1000, Start: now, End: now.Add(12 * time.Hour)})
 		require.Equal(t, core.ReservationPending, r.Reservation.State)
