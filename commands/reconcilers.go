@@ -28,5 +28,6 @@ func (r Reconcilers) ByKind() map[string]workqueue.Handler {
 		KindNodeLivenessSweep:   r.NodeLivenessSweep,
 		KindNodeCredentialGrace: r.NodeCredentialGrace,
 		KindNodeResync:          r.NodeResync,
+		KindFairShareFold:       r.FairShareFold,
 	}
 }

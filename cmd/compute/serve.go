@@ -146,13 +146,16 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		reconcilers, deliveries := newWorkers(bgPool, owner, clk, cfg, bg, logger)
 		obs.worker(reconcilers)
 		obs.worker(deliveries)
-		// The liveness sweep and the reservation resync re-enqueue
-		// themselves; seeding them is idempotent.
+		// The liveness sweep, the reservation resync and the fair-share
+		// fold re-enqueue themselves; seeding them is idempotent.
 		if err := bg.handlers.EnsureNodeLivenessSweep(ctx); err != nil {
 			return fmt.Errorf("seed liveness sweep: %w", err)
 		}
 		if err := bg.handlers.EnsureReservationResync(ctx); err != nil {
 			return fmt.Errorf("seed reservation resync: %w", err)
+		}
+		if err := bg.handlers.EnsureFairShareFold(ctx); err != nil {
+			return fmt.Errorf("seed fair-share fold: %w", err)
 		}
 		if err := bg.pruner.EnsureRetentionPrune(ctx); err != nil {
 			return fmt.Errorf("seed retention pruner: %w", err)

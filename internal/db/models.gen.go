@@ -87,6 +87,11 @@ type DeviceBooking struct {
 	CreatedSeq   int64
 }
 
+type FairShareFold struct {
+	HalfLifeSeconds float64
+	SettledAt       time.Time
+}
+
 type IdempotencyKey struct {
 	TenantID    string
 	Identity    string
@@ -495,6 +500,13 @@ type TenantFairShare struct {
 	Share     int32
 	Version   int64
 	UpdatedAt time.Time
+}
+
+type TenantFairShareSettled struct {
+	HalfLifeSeconds float64
+	TenantID        string
+	GpuHours        float64
+	Allocations     int64
 }
 
 type TenantPriorityClass struct {

@@ -10,6 +10,32 @@ import (
 	"time"
 )
 
+const fairShareFold = `-- name: FairShareFold :one
+SELECT f.settled_at::timestamptz AS settled_at, f.rebuilt::boolean AS rebuilt
+  FROM fair_share_fold($1::float8, $2::float8) AS f (settled_at, rebuilt)
+`
+
+type FairShareFoldParams struct {
+	HalfLifeSeconds float64
+	MarginSeconds   float64
+}
+
+type FairShareFoldRow struct {
+	SettledAt time.Time
+	Rebuilt   bool
+}
+
+// Moves the settled fair-share totals of a half-life to compute_now() −
+// margin (fair_share_fold, migration 0052) and returns that watermark;
+// rebuilt when they were computed in full (the first fold, or after ten
+// half-lives without one).
+func (q *Queries) FairShareFold(ctx context.Context, arg FairShareFoldParams) (FairShareFoldRow, error) {
+	row := q.db.QueryRow(ctx, fairShareFold, arg.HalfLifeSeconds, arg.MarginSeconds)
+	var i FairShareFoldRow
+	err := row.Scan(&i.SettledAt, &i.Rebuilt)
+	return i, err
+}
+
 const tenantFairShareCurrent = `-- name: TenantFairShareCurrent :one
 SELECT t.id AS tenant_id, coalesce(f.share, 1)::int AS share, coalesce(f.version, 0)::bigint AS version
   FROM tenants t LEFT JOIN tenant_fair_shares f ON f.tenant_id = t.id

@@ -24,3 +24,11 @@ SELECT t.id AS tenant_id, coalesce(f.share, 1)::int AS share, coalesce(f.version
   FROM tenants t LEFT JOIN tenant_fair_shares f ON f.tenant_id = t.id
  WHERE t.id = sqlc.arg(tenant_id);
 
+
+-- name: FairShareFold :one
+-- Moves the settled fair-share totals of a half-life to compute_now() −
+-- margin (fair_share_fold, migration 0052) and returns that watermark;
+-- rebuilt when they were computed in full (the first fold, or after ten
+-- half-lives without one).
+SELECT f.settled_at::timestamptz AS settled_at, f.rebuilt::boolean AS rebuilt
+  FROM fair_share_fold(sqlc.arg(half_life_seconds)::float8, sqlc.arg(margin_seconds)::float8) AS f (settled_at, rebuilt);
