@@ -268,3 +268,26 @@ func TestFencedNodeResync(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, assigns(), "the heir's resync puts the lost assign back")
 }
+
+// The fair-share fold moves the settled totals only under its shard lease:
+// a zombie's fold writes no watermark, the heir's does.
+func TestFencedFairShareFold(t *testing.T) {
+	t.Parallel()
+	f := newFencedFixture(t, false)
+	_, err := f.d.Pool.Exec(f.ctx, "DELETE FROM work_queue")
+	require.NoError(t, err)
+	require.NoError(t, f.svc.handlers.EnsureFairShareFold(f.ctx))
+	folds := func() int {
+		var n int
+		require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT count(*) FROM fair_share_folds").Scan(&n))
+		return n
+	}
+	n, err := f.zombie.RunOnce(f.ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the zombie claimed the fold")
+	require.Zero(t, folds(), "a zombie fold wrote a watermark")
+
+	_, err = f.heir.RunOnce(f.ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, folds(), "the heir's fold writes the watermark")
+}
