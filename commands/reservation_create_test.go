@@ -110,10 +110,14 @@ func TestReserveValidatesAndAuthorises(t *testing.T) {
 		"no end":     {commands.CreateReservation{PoolID: "fra1-gpu", GPUs: 1, Start: s}, "end is required"},
 		"end before": {commands.CreateReservation{PoolID: "fra1-gpu", GPUs: 1, Start: e, End: s}, "must be after start"},
 		"empty":      {commands.CreateReservation{PoolID: "fra1-gpu", GPUs: 1, Start: s, End: s}, "must be after start"},
+		// --mig-profile without --gpus named what it asked for, not "nothing".
+		"profile, no count": {commands.CreateReservation{PoolID: "fra1-gpu", MIGProfile: "1g.10gb", Start: s, End: e}, "needs gpus > 0"},
+		"slots, no count":   {commands.CreateReservation{PoolID: "fra1-gpu", SlotKind: core.GPUTimeSlice, Start: s, End: e}, "needs gpus > 0"},
+		"model, no count":   {commands.CreateReservation{PoolID: "fra1-gpu", GPUModel: "a100", Start: s, End: e}, "needs gpus > 0"},
 	} {
 		_, err := f.h.CreateReservation(f.ctx, tenantA, c.cmd)
 		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), name)
-		require.Contains(t, err.Error(), c.says, "%s: the window's fault is named", name)
+		require.Contains(t, err.Error(), c.says, "%s: the fault is named", name)
 	}
 	viewer := core.Actor{Tenant: "acme", Identity: "v", Role: core.RoleViewer}
 	_, err := f.h.CreateReservation(f.ctx, viewer, commands.CreateReservation{PoolID: "fra1-gpu", GPUs: 1, Start: s, End: e})

@@ -46,6 +46,11 @@ func (c CreateReservation) spec() (core.ReservationSpec, error) {
 	if c.GPUs < 0 || c.VCPU < 0 || c.MemoryMB < 0 || c.DiskGB < 0 {
 		return bad("requested amounts cannot be negative")
 	}
+	// Before "must ask for something": a caller who named a model, profile
+	// or slot kind asked for GPUs and only left out how many, and is told so.
+	if c.GPUs == 0 && (c.MIGProfile != "" || c.SlotKind != "" || c.GPUModel != "") {
+		return bad("a GPU model, MIG profile or slot kind needs gpus > 0: how many of them")
+	}
 	if c.GPUs == 0 && c.VCPU == 0 && c.MemoryMB == 0 && c.DiskGB == 0 {
 		return bad("a reservation must ask for something")
 	}
@@ -78,9 +83,6 @@ func (c CreateReservation) spec() (core.ReservationSpec, error) {
 			return bad("slotKind must be time-slice or mps")
 		}
 		g.Kind, g.SlotKind = core.AtomSlot, c.SlotKind
-	}
-	if c.GPUs == 0 && (c.MIGProfile != "" || c.SlotKind != "" || c.GPUModel != "") {
-		return bad("a GPU model, MIG profile or slot kind needs gpus > 0")
 	}
 	if c.PriorityClass != "" && !core.ValidPriorityClassName(c.PriorityClass) {
 		return bad("priority class %q does not exist: a class name is 1 to 63 lower-case letters, digits or '-'", c.PriorityClass)
