@@ -185,13 +185,19 @@ func ValidateURL(raw string, allowPrivate bool) error {
 		return fmt.Errorf("url host must be a DNS name or a dotted-decimal IPv4 or bracketed IPv6 address")
 	}
 	if ip, err := netip.ParseAddr(host); err == nil && !allowPrivate && !IsPublicAddr(ip) {
-		return fmt.Errorf("url points at a non-public address %s", ip)
+		return fmt.Errorf("url points at a non-public address %s%s", ip, privateHint)
 	}
 	if !allowPrivate && localName(host) {
-		return fmt.Errorf("url host %s is a name only a local network resolves", host)
+		return fmt.Errorf("url host %s is a name only a local network resolves%s", host, privateHint)
 	}
 	return nil
 }
+
+// privateHint ends the refusal of a local or private URL: whoever tries a
+// receiver on their own machine (the webhook consumer example beside `make
+// run`) learns the setting that allows it rather than only that it was
+// refused.
+const privateHint = "; a receiver on your own machine needs a server started with COMPUTE_WEBHOOK_ALLOW_PRIVATE=true (development only)"
 
 // localSuffixes are the DNS names reserved for hosts of a local network:
 // localhost and its subdomains (RFC 6761: always loopback), .local (mDNS,

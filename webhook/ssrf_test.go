@@ -241,6 +241,11 @@ func TestValidateURL(t *testing.T) {
 		err := webhook.ValidateURL(url, false)
 		require.Equal(t, ok, err == nil, "%s: %v", url, err)
 	}
+	// Refused, they name the setting that allows them.
+	for _, url := range []string{"http://127.0.0.1:9000/", "http://localhost:9000/"} {
+		err := webhook.ValidateURL(url, false)
+		require.ErrorContains(t, err, "COMPUTE_WEBHOOK_ALLOW_PRIVATE=true", url)
+	}
 	require.NoError(t, webhook.ValidateURL("http://127.0.0.1:9000/", true), "allowed for local development")
 	require.NoError(t, webhook.ValidateURL("http://localhost:9000/", true), "so are local names")
 	require.Error(t, webhook.ValidateURL("http://[fe80::1%25eth0]:9000/", true), "zones are refused even then")
