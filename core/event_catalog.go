@@ -3,6 +3,7 @@ package core
 import (
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // EventSpec is one event type of the log: its name, the Go type marshalled
@@ -168,4 +169,28 @@ func LookupEvent(typ string) (EventSpec, bool) {
 		return EventSpec{}, false
 	}
 	return eventCatalog[i], true
+}
+
+// EventTypeHint is what a refusal of an unknown event type adds: the
+// catalog's types of the same family (the part before the first dot: for
+// "reservation.created", every "reservation." type) that the reader may
+// see, fleet events left out when tenantOnly, as "; reservation.* are
+// reservation.pending, reservation.booked, …". A typo is then answered
+// with the name meant, not only with "no such type". Empty when the family
+// has none.
+func EventTypeHint(typ string, tenantOnly bool) string {
+	family, _, ok := strings.Cut(typ, ".")
+	if !ok || family == "" {
+		return ""
+	}
+	var names []string
+	for _, e := range eventCatalog {
+		if strings.HasPrefix(e.Type, family+".") && (e.TenantScoped || !tenantOnly) {
+			names = append(names, e.Type)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "; " + family + ".* are " + strings.Join(names, ", ")
 }

@@ -52,7 +52,8 @@ func ScopeFor(actor core.Actor, types []string) (Scope, error) {
 		// nothing, silently: a typo, or a fleet event asked for by a tenant.
 		spec, ok := core.LookupEvent(t)
 		if !ok {
-			return Scope{}, core.Errorf(core.CodeInvalidArgument, "%q is not an event type this server writes", core.Clip(t, 64))
+			return Scope{}, core.Errorf(core.CodeInvalidArgument, "%q is not an event type this server writes%s",
+				core.Clip(t, 64), core.EventTypeHint(t, !actor.IsOperator()))
 		}
 		if !spec.TenantScoped && !actor.IsOperator() {
 			return Scope{}, core.Errorf(core.CodeInvalidArgument, "%q is a fleet event, which only operators see", core.Clip(t, 64))

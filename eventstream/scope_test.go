@@ -22,8 +22,17 @@ func TestScopeRejectsMalformedTypes(t *testing.T) {
 		_, err := eventstream.ScopeFor(member, []string{unseen})
 		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "%q", unseen)
 	}
+	// A typo is answered with the types of its family the reader may see:
+	// `compute events tail --type reservation.created` names
+	// reservation.booked; a tenant is not shown the fleet's node types.
+	_, err := eventstream.ScopeFor(member, []string{"reservation.created"})
+	require.ErrorContains(t, err, "reservation.* are reservation.pending, reservation.booked")
+	_, err = eventstream.ScopeFor(member, []string{"node.created"})
+	require.NotContains(t, err.Error(), core.EventNodeDisconnected, "no fleet type to a tenant")
 	operator := core.Actor{Identity: "root", Role: core.RoleOperator}
-	_, err := eventstream.ScopeFor(operator, []string{core.EventNodeDisconnected})
+	_, err = eventstream.ScopeFor(operator, []string{"node.created"})
+	require.ErrorContains(t, err, core.EventNodeDisconnected, "operators see fleet events, and are shown them")
+	_, err = eventstream.ScopeFor(operator, []string{core.EventNodeDisconnected})
 	require.NoError(t, err, "operators see fleet events")
 	_, err = eventstream.ScopeFor(operator, []string{"x.created"})
 	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err))

@@ -70,6 +70,9 @@ func TestEndpointValidationAndPatch(t *testing.T) {
 	} {
 		_, err := f.svc.CreateEndpoint(ctx, acmeMember, in)
 		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), name)
+		if name == "unknown" {
+			require.ErrorContains(t, err, "reservation.* are reservation.pending, reservation.booked", "the types meant")
+		}
 	}
 	ep := f.createEndpoint(t, acmeMember, "https://x.example/", "reservation.released", "instance.failed", "instance.failed")
 	require.Equal(t, []string{"instance.failed", "reservation.released"}, ep.EventTypes, "sorted, without duplicates")

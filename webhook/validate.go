@@ -32,7 +32,8 @@ func normalizeEventTypes(types []string) ([]string, error) {
 		// silently: a typo, or a fleet event, which webhooks never carry.
 		spec, ok := core.LookupEvent(t)
 		if !ok {
-			return nil, core.Errorf(core.CodeInvalidArgument, "eventTypes entry %q is not an event type this server writes", t)
+			return nil, core.Errorf(core.CodeInvalidArgument, "eventTypes entry %q is not an event type this server writes%s",
+				t, core.EventTypeHint(t, true))
 		}
 		if !spec.TenantScoped {
 			return nil, core.Errorf(core.CodeInvalidArgument,
