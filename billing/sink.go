@@ -150,8 +150,19 @@ func (s *Sink) Deliver(ctx context.Context, events []outbox.Stored) error {
 		if err != nil || left == 0 {
 			return err
 		}
-		if deadline.IsZero() || time.Until(deadline) < wait {
+		if deadline.IsZero() {
 			return fmt.Errorf("%d closed usage windows not accepted by the billing endpoint yet; next attempt in %s", left, wait)
+		}
+		if remaining := time.Until(deadline); remaining < wait {
+			// The next attempt is due after this call's deadline: wait the
+			// deadline out before handing the batch back. Returning at
+			// once made the dispatcher, which polls every second, log
+			// this line every second while the endpoint was down, rather
+			// than about once per MaxWait.
+			if err := sleep(ctx, remaining); err != nil {
+				return err
+			}
+			return fmt.Errorf("%d closed usage windows not accepted by the billing endpoint yet; next attempt in %s", left, wait-remaining)
 		}
 		if err := sleep(ctx, wait); err != nil {
 			return err

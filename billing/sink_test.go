@@ -275,3 +275,34 @@ func TestBillingConfigChecked(t *testing.T) {
 	_, err := billing.New(nil, billing.Config{URL: "https://billing.example.com", Secret: webhook.NewSecret()}, nil)
 	require.NoError(t, err)
 }
+
+// A delivery whose next attempt is due after its MaxWait waits MaxWait out
+// before handing the batch back, rather than at once: the dispatcher polls
+// every second and logs each hand-back, so an endpoint that was down made
+// one ERROR line a second (seen with examples/billing-consumer started
+// after `make run`) instead of about one a minute (docs/concepts/billing.md).
+func TestBillingWaitsOutMaxWaitBeforeHandingBack(t *testing.T) {
+	t.Parallel()
+	f := setup(t, 1)
+	srv := httptest.NewServer(f.ep)
+	t.Cleanup(srv.Close)
+	sink, err := billing.New(f.d.Pool, billing.Config{URL: srv.URL, Secret: f.secret,
+		Schedule: []time.Duration{time.Hour}, MaxWait: time.Minute}, nil)
+	require.NoError(t, err)
+	disp := outbox.NewDispatcher(f.d.Pool, "waiter", sink, nil)
+	f.usedReservation(t)
+	f.catchUpUsage(t)
+
+	ctx, cancel := context.WithCancel(f.ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := disp.RunOnce(ctx)
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return len(f.ep.requests()) == 1 }, waitFor, 2*time.Millisecond, "the first attempt, refused")
+	require.Never(t, func() bool { return len(done) > 0 }, 200*time.Millisecond, 5*time.Millisecond,
+		"the next attempt is an hour away: the delivery waits its minute out before handing the batch back")
+	cancel()
+	require.Error(t, <-done)
+	require.Len(t, f.ep.requests(), 1)
+}
