@@ -11,7 +11,7 @@ import (
 func agentCmd(ctx context.Context, args []string) error {
 	cfg, err := agent.ParseFlags(args)
 	if err != nil {
-		return err
+		return badFlags{err}
 	}
 	cfg.Logger = agentLogger() // JSON lines like the server's
 	agent.ProtectFromOOMKiller(cfg.Logger)

@@ -89,3 +89,24 @@ func TestCLIReferenceNamesEveryCommand(t *testing.T) {
 	}
 	require.Empty(t, missing, "docs/cli.md does not name these commands")
 }
+
+// A server command given a flag it does not know, or a value that does
+// not parse, exits 2 like any bad input (docs/cli.md, exit codes), before
+// it touches a database: `compute torture --bogus`, `serve --bogus` and
+// `agent --bogus` exited 1, as a run that failed, while `migrate --bogus`
+// and `check --bogus` exited 2.
+func TestServerCommandsExitTwoOnBadFlags(t *testing.T) {
+	t.Parallel()
+	dir := scratchDir(t)
+	bin := buildCompute(t, dir)
+	env := baseEnv(dir, "DATABASE_URL=postgres://nobody@127.0.0.1:1/none?connect_timeout=1",
+		"COMPUTE_PG_DIR=/nonexistent/pg")
+	for _, args := range [][]string{
+		{"serve", "--bogus"}, {"agent", "--bogus"}, {"agent", "--vcpu", "x"}, {"agent"},
+		{"torture", "--bogus"}, {"torture", "--ops", "x"}, {"migrate", "--bogus"}, {"check", "--bogus"},
+	} {
+		_, errOut, code := runCLI(t, dir, env, "", append([]string{bin}, args...)...)
+		require.Equal(t, 2, code, "compute %s: stderr %s", strings.Join(args, " "), errOut)
+		require.NotContains(t, errOut, "127.0.0.1:1", "compute %s: no database asked", strings.Join(args, " "))
+	}
+}

@@ -36,7 +36,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	demo := fs.Bool("demo", false, "seed a demo fleet, run its nodes' daemons in this process, and print an operator and a tenant token")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return badFlags{err}
 	}
 	pool, url, closeDB, err := openDatabase(ctx, cfg, logger, "compute")
 	if err != nil {

@@ -93,7 +93,8 @@ It exits 1 when an invariant is violated.`,
 type serverFunc func(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error
 
 // serverRun loads the configuration and runs f, logging its error as the
-// server does (JSON on stderr) and exiting 1; a configuration error exits 2.
+// server does (JSON on stderr) and exiting 1; a configuration error, and
+// bad flags (badFlags), exit 2.
 func serverRun(name string, f serverFunc) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		var cfg config.Config
@@ -109,9 +110,21 @@ func serverRun(name string, f serverFunc) func(*cobra.Command, []string) error {
 			return nil
 		}
 		logger.Error("compute "+name+" failed", "err", err)
+		if errors.As(err, new(badFlags)) {
+			return cli.ErrReportedUsage
+		}
 		return cli.ErrReported
 	}
 }
+
+// badFlags is an error of a server command's own flag parsing (an unknown
+// flag, a value that does not parse, a required flag left out): bad input,
+// which exits 2 like a client command's (docs/cli.md, exit codes), not 1
+// like a server command that failed.
+type badFlags struct{ err error }
+
+func (e badFlags) Error() string { return e.err.Error() }
+func (e badFlags) Unwrap() error { return e.err }
 
 // passThrough is a server-side command that parses its own flags: its
 // arguments reach f as given. --help prints the command's help (and the

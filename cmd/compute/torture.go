@@ -32,7 +32,7 @@ func tortureCmd(ctx context.Context, cfg config.Config, logger *slog.Logger, arg
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return err
+		return badFlags{err}
 	}
 	// The background's lost races are the point of the run, not news:
 	// only errors are logged.

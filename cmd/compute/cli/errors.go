@@ -66,6 +66,12 @@ func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 // nothing more is printed.
 var ErrReported error = exitError{code: exitFailure}
 
+// ErrReportedUsage is the error of a command that found bad input and said
+// why itself, as a server command's own flag parser does (the error and the
+// flags it knows, then the JSON log line): the process exits 2, as for any
+// bad input (docs/cli.md), and nothing more is printed.
+var ErrReportedUsage error = exitError{code: exitUsage}
+
 // apiCallError is an error of a call to the server, with where it went,
 // for the message.
 type apiCallError struct {
