@@ -31,6 +31,13 @@ import (
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
+// MinOps is the fewest operations a run can pass with: it passes only
+// when it exercised what it claims (Report.Failures), the replan cap
+// reached by a rush (the first at operation rushEvery/2, then every
+// rushEvery) and a preemption a call saw among them; a run of 200
+// reported both missing, whatever it found. compute torture refuses fewer.
+const MinOps = 1000
+
 // Options size a run.
 type Options struct {
 	// Ops is how many operations run in all (default 1,000).

@@ -109,4 +109,10 @@ func TestServerCommandsExitTwoOnBadFlags(t *testing.T) {
 		require.Equal(t, 2, code, "compute %s: stderr %s", strings.Join(args, " "), errOut)
 		require.NotContains(t, errOut, "127.0.0.1:1", "compute %s: no database asked", strings.Join(args, " "))
 	}
+	// A torture run too short to pass its own judgement is refused before
+	// it runs, saying why: --ops 200 ran, found 0 violations and failed on
+	// "the replan cap was never reached" and "no call observed a preemption".
+	_, errOut, code := runCLI(t, dir, env, "", bin, "torture", "--ops", "200")
+	require.Equal(t, 2, code, errOut)
+	require.Contains(t, errOut, "fewer than 1000 operations cannot pass")
 }

@@ -50,7 +50,7 @@ DATABASE_URL is unset, so it runs beside compute serve), and judges the run
 by the invariants, a linearizability check and PostgreSQL's deadlock errors.
 
 Its own flags:
-  --ops N           operations to run in all (1000)
+  --ops N           operations to run in all (1000, also the least)
   --concurrency C   goroutines running them (32)
   --check-every K   operations between invariant checks (100)
   --seed S          seed of the operation choices (1)

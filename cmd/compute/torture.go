@@ -23,7 +23,7 @@ import (
 func tortureCmd(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("torture", flag.ContinueOnError)
 	var opts torture.Options
-	fs.IntVar(&opts.Ops, "ops", 1000, "operations to run in all")
+	fs.IntVar(&opts.Ops, "ops", 1000, "operations to run in all (at least 1000)")
 	fs.IntVar(&opts.Concurrency, "concurrency", 32, "goroutines running them")
 	fs.IntVar(&opts.CheckEvery, "check-every", 100, "operations between invariant checks")
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the operation choices")
@@ -33,6 +33,10 @@ func tortureCmd(ctx context.Context, cfg config.Config, logger *slog.Logger, arg
 			return nil
 		}
 		return badFlags{err}
+	}
+	if opts.Ops < torture.MinOps {
+		return badFlags{fmt.Errorf("--ops %d: a run of fewer than %d operations cannot pass: it is judged by what it "+
+			"exercised too (the replan cap reached, a preemption seen), which takes that many", opts.Ops, torture.MinOps)}
 	}
 	// The background's lost races are the point of the run, not news:
 	// only errors are logged.
