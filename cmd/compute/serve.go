@@ -246,7 +246,9 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 
 	select {
 	case err := <-errc:
-		return fmt.Errorf("http server: %w", err)
+		// The setting that moves it is named: a taken :8080 is the usual
+		// reason (README.md, Quick start).
+		return fmt.Errorf("http server (COMPUTE_ADDR): %w", err)
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")
@@ -290,7 +292,7 @@ func startGateway(ctx context.Context, cfg config.Config, owner string, svc serv
 	srv := gatewayServer(cfg, gw)
 	ln, err := net.Listen("tcp", cfg.GatewayAddr)
 	if err != nil {
-		return nil, fmt.Errorf("gateway listen: %w", err)
+		return nil, fmt.Errorf("gateway listen (COMPUTE_GATEWAY_ADDR): %w", err)
 	}
 	goRun(func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
