@@ -110,29 +110,65 @@ func NewServer(addr string, h http.Handler, c ServerConfig) *Server {
 	return s
 }
 
-// ListenAndServe listens on Addr (and InternalAddr, if set) and serves
-// until Shutdown or Close; it returns the first listener's error, which is
-// http.ErrServerClosed after Shutdown or Close.
-func (s *Server) ListenAndServe() error {
-	addr := s.Addr
+// Listeners are a Server's sockets, bound by Listen before the server is
+// built: a process whose port is taken then stops before it has done
+// anything (a demo seeded, tokens printed, daemons started).
+type Listeners struct {
+	api, internal net.Listener
+}
+
+// Listen binds addr, and internalAddr when it is set.
+func Listen(addr, internalAddr string) (Listeners, error) {
 	if addr == "" {
 		addr = ":http"
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		return Listeners{}, err
 	}
-	if s.internal == nil {
-		return s.Serve(ln)
+	l := Listeners{api: ln}
+	if internalAddr != "" {
+		if l.internal, err = net.Listen("tcp", internalAddr); err != nil {
+			_ = ln.Close()
+			return Listeners{}, err
+		}
 	}
-	iln, err := net.Listen("tcp", s.internal.Addr)
+	return l, nil
+}
+
+// Close closes the sockets of listeners that were never served.
+func (l Listeners) Close() {
+	for _, ln := range []net.Listener{l.api, l.internal} {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
+}
+
+// ListenAndServe listens on Addr (and InternalAddr, if set) and serves
+// until Shutdown or Close; it returns the first listener's error, which is
+// http.ErrServerClosed after Shutdown or Close.
+func (s *Server) ListenAndServe() error {
+	internal := ""
+	if s.internal != nil {
+		internal = s.internal.Addr
+	}
+	l, err := Listen(s.Addr, internal)
 	if err != nil {
-		_ = ln.Close()
 		return err
+	}
+	return s.ServeListeners(l)
+}
+
+// ServeListeners serves l (bound by Listen with this server's addresses)
+// until Shutdown or Close, like ListenAndServe.
+func (s *Server) ServeListeners(l Listeners) error {
+	if s.internal == nil || l.internal == nil {
+		return s.Serve(l.api)
 	}
 	errc := make(chan error, 2)
-	go func() { errc <- s.internal.Serve(netutil.LimitListener(iln, internalMaxConns)) }()
-	go func() { errc <- s.Serve(ln) }()
+	go func() { errc <- s.internal.Serve(netutil.LimitListener(l.internal, internalMaxConns)) }()
+	go func() { errc <- s.Serve(l.api) }()
 	return <-errc
 }
 

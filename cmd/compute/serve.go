@@ -95,6 +95,26 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		defer closePool(bgPool)
 		bg = newServices(bgPool, cfg, logger, obs.placementRejected())
 	}
+	// The ports are bound before anything is done that counts on them: a
+	// taken one stops the process before a demo is seeded, a token printed
+	// or a daemon started. Each error names the setting that moves it.
+	var apiListeners httpapi.Listeners
+	if cfg.Has("api") {
+		if apiListeners, err = httpapi.Listen(cfg.Addr, cfg.MetricsAddr); err != nil {
+			if cfg.MetricsAddr != "" {
+				return fmt.Errorf("http server (COMPUTE_ADDR, COMPUTE_METRICS_ADDR): %w", err)
+			}
+			return fmt.Errorf("http server (COMPUTE_ADDR): %w", err)
+		}
+		defer apiListeners.Close()
+	}
+	var gatewayListener net.Listener
+	if cfg.Has("gateway") {
+		if gatewayListener, err = net.Listen("tcp", cfg.GatewayAddr); err != nil {
+			return fmt.Errorf("gateway listen (COMPUTE_GATEWAY_ADDR): %w", err)
+		}
+		defer gatewayListener.Close()
+	}
 	// The demo's state lives next to the private cluster's (.compute/demo).
 	demoAt := demoEndpoints{Addr: cfg.Addr, GatewayAddr: cfg.GatewayAddr, Dir: filepath.Join(filepath.Dir(cfg.PGDir), "demo")}
 	var fleet demoFleet
@@ -171,10 +191,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		goRun(func() { deliveries.Run(runCtx, cfg.PollInterval, wake) })
 	}
 	if cfg.Has("gateway") {
-		stop, err := startGateway(runCtx, cfg, owner, bg, logger, goRun)
-		if err != nil {
-			return err
-		}
+		stop := startGateway(runCtx, cfg, gatewayListener, owner, bg, logger, goRun)
 		defer stop()
 	}
 	if *demo { // after the gateway: they connect to it
@@ -241,14 +258,12 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	// broker closes them.
 	srv.RegisterOnShutdown(broker.Close)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.ServeListeners(apiListeners) }()
 	logger.Info("serving", "addr", cfg.Addr, "roles", cfg.Roles)
 
 	select {
 	case err := <-errc:
-		// The setting that moves it is named: a taken :8080 is the usual
-		// reason (README.md, Quick start).
-		return fmt.Errorf("http server (COMPUTE_ADDR): %w", err)
+		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")
@@ -279,9 +294,9 @@ func serveProbes(cfg config.Config, pool *pgxpool.Pool, clk *clock.Clock, reg *p
 	return func() { _ = srv.Close() }
 }
 
-// startGateway serves node daemons on cfg.GatewayAddr under the gateway's
+// startGateway serves node daemons on ln (cfg.GatewayAddr) under the gateway's
 // lease. The returned function stops accepting daemons.
-func startGateway(ctx context.Context, cfg config.Config, owner string, svc services, logger *slog.Logger, goRun func(func())) (func(), error) {
+func startGateway(ctx context.Context, cfg config.Config, ln net.Listener, owner string, svc services, logger *slog.Logger, goRun func(func())) func() {
 	id := cfg.GatewayID
 	if id == "" {
 		id, _ = os.Hostname()
@@ -290,17 +305,13 @@ func startGateway(ctx context.Context, cfg config.Config, owner string, svc serv
 	svc.router.Register(gw)
 	goRun(func() { gw.Run(ctx) })
 	srv := gatewayServer(cfg, gw)
-	ln, err := net.Listen("tcp", cfg.GatewayAddr)
-	if err != nil {
-		return nil, fmt.Errorf("gateway listen (COMPUTE_GATEWAY_ADDR): %w", err)
-	}
 	goRun(func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("gateway server", "err", err)
 		}
 	})
 	logger.Info("gateway serving daemons", "addr", cfg.GatewayAddr, "gateway", id)
-	return func() { _ = srv.Close() }, nil
+	return func() { _ = srv.Close() }
 }
 
 // pickListenURL is where LISTEN connects: COMPUTE_LISTEN_URL, or the
