@@ -48,18 +48,18 @@ func (h HTTPJoiner) Join(ctx context.Context, nodeID string, inv Inventory) (str
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("join: %w", err)
+		return "", err // the caller says "join"
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("join: %s: %s", resp.Status, bytes.TrimSpace(b))
+		return "", fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(b))
 	}
 	var out struct {
 		Token string `json:"token"`
 	}
 	if err := json.Unmarshal(b, &out); err != nil || out.Token == "" {
-		return "", fmt.Errorf("join: response without a token")
+		return "", fmt.Errorf("response without a token")
 	}
 	return out.Token, nil
 }
