@@ -28,4 +28,3 @@ func (h *Handlers) ReleaseListed(ctx context.Context, actor core.Actor, ids []st
 	err := h.releaseListed(ctx, db.New(h.Pool), actor, ids, &res)
 	return res.Released, err
 }
-
