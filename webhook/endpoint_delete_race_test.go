@@ -47,7 +47,7 @@ func TestSchedulerSurvivesConcurrentEndpointDelete(t *testing.T) {
 	<-pause.Reached() // the endpoint row is deleted, not yet committed
 
 	stored := func(tenant string) outbox.Stored {
-		return outbox.Stored{Event: core.Event{ID: uuid.New(), TenantID: tenant, Type: "reservation.booked", Subject: "x/1"}}
+		return outbox.Stored{Event: core.Event{ID: uuid.New(), TenantID: tenant, Type: "reservation.booked", Subject: "x/1"}, Position: afterEveryEndpoint}
 	}
 	acme, globex := stored("acme"), stored("globex")
 	scheduled := make(chan error, 1)

@@ -113,7 +113,7 @@ func TestSchedulerEnqueuesABatchInOneRoundTrip(t *testing.T) {
 	}
 	var batch []outbox.Stored
 	for range 5 {
-		batch = append(batch, outbox.Stored{Event: core.Event{ID: uuid.New(), TenantID: "acme", Type: "reservation.booked", Subject: "x/1"}})
+		batch = append(batch, outbox.Stored{Event: core.Event{ID: uuid.New(), TenantID: "acme", Type: "reservation.booked", Subject: "x/1"}, Position: afterEveryEndpoint})
 	}
 	var tx pgx.Tx
 	c := &pg.RoundTrips{}

@@ -27,7 +27,8 @@ func (Scheduler) ID() string { return SinkID }
 var _ outbox.TxSink = Scheduler{}
 
 // Apply inserts one delivery per enabled endpoint of each event's tenant
-// whose filter matches the event's type, and enqueues a "webhook.deliver"
+// whose filter matches the event's type and which the event follows in
+// the log (never one from before the endpoint), and enqueues a "webhook.deliver"
 // item for each new delivery: two statements for the whole batch of
 // events, however many deliveries they make. Events without a tenant
 // (fleet events) have no tenant endpoint to go to and are skipped.
@@ -40,6 +41,7 @@ func (Scheduler) Apply(ctx context.Context, tx pgx.Tx, events []outbox.Stored) e
 		p.EventIds = append(p.EventIds, e.ID)
 		p.TenantIds = append(p.TenantIds, e.TenantID)
 		p.Types = append(p.Types, e.Type)
+		p.Txids = append(p.Txids, e.Position.TxID)
 	}
 	if len(p.EventIds) == 0 {
 		return nil

@@ -32,7 +32,7 @@ func TestSchedulerInsertsOneDeliveryPerMatchingEndpoint(t *testing.T) {
 	theirs := f.createEndpoint(t, globexMember, "http://127.0.0.1:1/globex")
 
 	stored := func(tenant, typ string) outbox.Stored {
-		return outbox.Stored{Event: core.Event{ID: uuid.New(), TenantID: tenant, Type: typ, Subject: "x/1"}}
+		return outbox.Stored{Event: core.Event{ID: uuid.New(), TenantID: tenant, Type: typ, Subject: "x/1"}, Position: afterEveryEndpoint}
 	}
 	acmeBooked, acmeCordoned := stored("acme", "reservation.booked"), stored("acme", "node.cordoned")
 	globexBooked, fleet := stored("globex", "reservation.booked"), stored("", "reservation.booked")
@@ -74,4 +74,38 @@ func TestSchedulerInsertsOneDeliveryPerMatchingEndpoint(t *testing.T) {
 	}
 	require.Equal(t, 4, total)
 	require.Equal(t, "webhooks", f.svc.Scheduler().ID())
+}
+
+// afterEveryEndpoint is the log position of the tests' made-up events: one
+// that follows every endpoint they create, so that each is sent the event.
+var afterEveryEndpoint = outbox.Position{TxID: 1 << 62}
+
+// An endpoint is sent the events that follow it in the log, its own
+// creating transaction's included, never one from before it that the
+// scheduler reads after it was created: an endpoint registered during a
+// burst of bookings was sent the last few bookings before it.
+func TestSchedulerSendsAnEndpointOnlyWhatFollowsIt(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{})
+	ctx := context.Background()
+	ep := f.createEndpoint(t, acmeMember, "http://127.0.0.1:1/new")
+	var created uint64
+	require.NoError(t, f.pg.Pool.QueryRow(ctx, "SELECT created_txid FROM webhook_endpoints WHERE id = $1", ep.ID).Scan(&created))
+	require.NotZero(t, created)
+	at := func(txid uint64) outbox.Stored {
+		return outbox.Stored{Event: core.Event{ID: uuid.New(), TenantID: "acme", Type: "reservation.booked", Subject: "x/1"},
+			Position: outbox.Position{TxID: txid, Seq: 1}}
+	}
+	before, same, after := at(created-1), at(created), at(created+1)
+	require.NoError(t, pg.InTx(ctx, f.pg.Pool, func(tx pgx.Tx) error {
+		return f.svc.Scheduler().Apply(ctx, tx, []outbox.Stored{before, same, after})
+	}))
+	for ev, want := range map[*outbox.Stored]bool{&before: false, &same: true, &after: true} {
+		_, err := f.pg.Q.WebhookDeliveryByEndpointEvent(ctx, db.WebhookDeliveryByEndpointEventParams{EndpointID: ep.ID, EventID: ev.ID})
+		if want {
+			require.NoError(t, err, "an event at txid %d is sent", ev.Position.TxID)
+		} else {
+			require.ErrorIs(t, err, pgx.ErrNoRows, "an event from before the endpoint is not sent")
+		}
+	}
 }

@@ -565,6 +565,7 @@ type WebhookEndpoint struct {
 	BreakerTrips        int32
 	BreakerOpenUntil    *time.Time
 	LastRecoverAt       *time.Time
+	CreatedTxid         uint64
 }
 
 type WebhookInflight struct {

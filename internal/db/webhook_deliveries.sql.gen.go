@@ -402,9 +402,11 @@ INSERT INTO webhook_deliveries (endpoint_id, event_id)
 SELECT e.id, ev.event_id
   FROM (SELECT unnest($1::uuid[]) AS event_id,
                unnest($2::text[]) AS tenant_id,
-               unnest($3::text[]) AS type) ev
+               unnest($3::text[]) AS type,
+               unnest($4::xid8[]) AS txid) ev
   JOIN webhook_endpoints e ON e.tenant_id = ev.tenant_id
  WHERE e.enabled
+   AND ev.txid >= e.created_txid
    AND (cardinality(e.event_types) = 0 OR ev.type = ANY(e.event_types))
    FOR KEY SHARE OF e
 ON CONFLICT (endpoint_id, event_id) DO NOTHING
@@ -415,6 +417,7 @@ type WebhookDeliveryScheduleParams struct {
 	EventIds  []uuid.UUID
 	TenantIds []string
 	Types     []string
+	Txids     []uint64
 }
 
 // One delivery per enabled endpoint of each event's tenant whose filter
@@ -431,8 +434,15 @@ type WebhookDeliveryScheduleParams struct {
 // deliveries it made. KEY SHARE does not conflict with the FOR NO KEY UPDATE
 // of the other endpoint commands (WebhookEndpointGetForUpdate), nor with the
 // sink's own updates of an endpoint, so only a delete is waited for.
+// An event goes only to endpoints it follows in the log (its transaction's
+// id at least the endpoint's created_txid, migration 0053).
 func (q *Queries) WebhookDeliverySchedule(ctx context.Context, arg WebhookDeliveryScheduleParams) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, webhookDeliverySchedule, arg.EventIds, arg.TenantIds, arg.Types)
+	rows, err := q.db.Query(ctx, webhookDeliverySchedule,
+		arg.EventIds,
+		arg.TenantIds,
+		arg.Types,
+		arg.Txids,
+	)
 	if err != nil {
 		return nil, err
 	}

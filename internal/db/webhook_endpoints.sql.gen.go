@@ -27,7 +27,7 @@ SELECT $1::text, $2::text, $3::text, $4::text[],
        $5::text, $6::text
  WHERE (SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $2::text)
        < $7::int
-RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at
+RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid
 `
 
 type WebhookEndpointCreateParams struct {
@@ -74,6 +74,7 @@ func (q *Queries) WebhookEndpointCreate(ctx context.Context, arg WebhookEndpoint
 		&i.BreakerTrips,
 		&i.BreakerOpenUntil,
 		&i.LastRecoverAt,
+		&i.CreatedTxid,
 	)
 	return i, err
 }
@@ -94,7 +95,7 @@ const webhookEndpointDisable = `-- name: WebhookEndpointDisable :one
 UPDATE webhook_endpoints
    SET enabled = false, disabled_reason = $1, version = version + 1, updated_at = compute_now()
  WHERE id = $2 AND enabled
-RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at
+RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid
 `
 
 type WebhookEndpointDisableParams struct {
@@ -126,12 +127,13 @@ func (q *Queries) WebhookEndpointDisable(ctx context.Context, arg WebhookEndpoin
 		&i.BreakerTrips,
 		&i.BreakerOpenUntil,
 		&i.LastRecoverAt,
+		&i.CreatedTxid,
 	)
 	return i, err
 }
 
 const webhookEndpointGet = `-- name: WebhookEndpointGet :one
-SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at FROM webhook_endpoints WHERE id = $1
+SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid FROM webhook_endpoints WHERE id = $1
 `
 
 func (q *Queries) WebhookEndpointGet(ctx context.Context, id string) (WebhookEndpoint, error) {
@@ -156,12 +158,13 @@ func (q *Queries) WebhookEndpointGet(ctx context.Context, id string) (WebhookEnd
 		&i.BreakerTrips,
 		&i.BreakerOpenUntil,
 		&i.LastRecoverAt,
+		&i.CreatedTxid,
 	)
 	return i, err
 }
 
 const webhookEndpointGetForUpdate = `-- name: WebhookEndpointGetForUpdate :one
-SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE
+SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE
 `
 
 // Locks the endpoint for a read-modify-write (patch, rotate, recover,
@@ -193,12 +196,13 @@ func (q *Queries) WebhookEndpointGetForUpdate(ctx context.Context, id string) (W
 		&i.BreakerTrips,
 		&i.BreakerOpenUntil,
 		&i.LastRecoverAt,
+		&i.CreatedTxid,
 	)
 	return i, err
 }
 
 const webhookEndpointList = `-- name: WebhookEndpointList :many
-SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at FROM webhook_endpoints
+SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid FROM webhook_endpoints
  WHERE ($1::text IS NULL OR tenant_id = $1)
    AND id > $2::text
  ORDER BY id
@@ -240,6 +244,7 @@ func (q *Queries) WebhookEndpointList(ctx context.Context, arg WebhookEndpointLi
 			&i.BreakerTrips,
 			&i.BreakerOpenUntil,
 			&i.LastRecoverAt,
+			&i.CreatedTxid,
 		); err != nil {
 			return nil, err
 		}
@@ -331,7 +336,7 @@ UPDATE webhook_endpoints
        previous_secret_until = compute_now() + make_interval(secs => $2::float8),
        version = version + 1, updated_at = compute_now()
  WHERE id = $3
-RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at
+RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid
 `
 
 type WebhookEndpointRotateSecretParams struct {
@@ -363,6 +368,7 @@ func (q *Queries) WebhookEndpointRotateSecret(ctx context.Context, arg WebhookEn
 		&i.BreakerTrips,
 		&i.BreakerOpenUntil,
 		&i.LastRecoverAt,
+		&i.CreatedTxid,
 	)
 	return i, err
 }
@@ -421,7 +427,7 @@ UPDATE webhook_endpoints
  WHERE id = $7 AND version = $8
    AND (url, event_types, description, enabled)
        IS DISTINCT FROM ($1::text, $2::text[], $3::text, $4::bool)
-RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at
+RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid
 `
 
 type WebhookEndpointUpdateParams struct {
@@ -474,6 +480,7 @@ func (q *Queries) WebhookEndpointUpdate(ctx context.Context, arg WebhookEndpoint
 		&i.BreakerTrips,
 		&i.BreakerOpenUntil,
 		&i.LastRecoverAt,
+		&i.CreatedTxid,
 	)
 	return i, err
 }

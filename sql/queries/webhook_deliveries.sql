@@ -13,13 +13,17 @@
 -- deliveries it made. KEY SHARE does not conflict with the FOR NO KEY UPDATE
 -- of the other endpoint commands (WebhookEndpointGetForUpdate), nor with the
 -- sink's own updates of an endpoint, so only a delete is waited for.
+-- An event goes only to endpoints it follows in the log (its transaction's
+-- id at least the endpoint's created_txid, migration 0053).
 INSERT INTO webhook_deliveries (endpoint_id, event_id)
 SELECT e.id, ev.event_id
   FROM (SELECT unnest(sqlc.arg(event_ids)::uuid[]) AS event_id,
                unnest(sqlc.arg(tenant_ids)::text[]) AS tenant_id,
-               unnest(sqlc.arg(types)::text[]) AS type) ev
+               unnest(sqlc.arg(types)::text[]) AS type,
+               unnest(sqlc.arg(txids)::xid8[]) AS txid) ev
   JOIN webhook_endpoints e ON e.tenant_id = ev.tenant_id
  WHERE e.enabled
+   AND ev.txid >= e.created_txid
    AND (cardinality(e.event_types) = 0 OR ev.type = ANY(e.event_types))
    FOR KEY SHARE OF e
 ON CONFLICT (endpoint_id, event_id) DO NOTHING
