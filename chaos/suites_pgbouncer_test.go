@@ -39,12 +39,19 @@ var suitesSkip = strings.Join([]string{
 // pgtest creates and drops databases and migrates its template over a
 // direct connection (PGTEST_ADMIN_URL): those need a session of their own.
 //
+// It is a CI step of its own, `make test-pgbouncer` after `make test`: a
+// second run of eight packages' tests, it was about a fifth of make test's
+// CPU and took it to 14.8 of its 15 minutes on a slow day.
+//
 // It stays in package chaos, after the fault tests, rather than in a
 // package of its own that go test would run beside them: its eight
 // packages' builds and tests beside the fault tests' real waits made one of
 // those (an OOM kill that has to come within a minute) miss its time.
 func TestSuitesThroughPgBouncer(t *testing.T) {
 	runSize(t)
+	if os.Getenv("COMPUTE_PGBOUNCER_SUITES") != "1" {
+		t.Skip("the suites through PgBouncer run in `make test-pgbouncer` (COMPUTE_PGBOUNCER_SUITES=1), which .ci/run runs after make test")
+	}
 	pg := startPostgres(t)
 	direct := pg.URL("postgres")
 	viaBouncer := testenv.StartPgBouncer(t, pg.Port(), direct) + "&default_query_exec_mode=cache_describe"
