@@ -322,6 +322,9 @@ func TestInstanceEndsWithEveryProcessItStarted(t *testing.T) {
 		res := d.instances.start(context.Background(), sb, j.assignment, wire.Message{}, a.AllocationID,
 			commandPayload{InstanceID: id, Script: script})
 		require.Empty(t, res.Reason)
+		// The output reaches the tenant (node.command.succeeded): it names
+		// the instance and not the host's process id.
+		require.Equal(t, "instance "+id+" started", res.Output)
 	}
 	const leave = `setsid sh -c 'exec sleep %d' </dev/null >/dev/null 2>&1 & (sh -c 'exec sleep %d' </dev/null >/dev/null 2>&1 &); `
 	start("ins_other", "exec sleep 901")
@@ -332,7 +335,7 @@ func TestInstanceEndsWithEveryProcessItStarted(t *testing.T) {
 		10*time.Second, 10*time.Millisecond)
 
 	res := d.instances.stop(wire.Message{}, commandPayload{InstanceID: "ins_stop"}, 100*time.Millisecond)
-	require.Contains(t, res.Output, "stopped")
+	require.Equal(t, "instance ins_stop stopped", res.Output)
 	for _, gone := range []string{"sleep 902", "sleep 903", "sleep 904"} {
 		require.False(t, hostHas(gone), "%s outlived its stopped instance", gone)
 	}

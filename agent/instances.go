@@ -104,7 +104,7 @@ func (ip *instanceProcesses) start(life context.Context, sb *sandbox, lookup ass
 		ip.procs = map[string]*instanceProcess{}
 	}
 	if cur := ip.procs[p.InstanceID]; cur != nil {
-		res.Output = fmt.Sprintf("instance %s already running as pid %d", p.InstanceID, cur.pid)
+		res.Output = fmt.Sprintf("instance %s already running", p.InstanceID)
 		return res
 	}
 	a, refusal := ip.admit(lookup, allocationID)
@@ -150,7 +150,12 @@ func (ip *instanceProcesses) start(life context.Context, sb *sandbox, lookup ass
 		// know it: say so in the result.
 		res.Output = "warning: instance not recorded: " + err.Error() + "\n"
 	}
-	res.Output += fmt.Sprintf("instance %s started as pid %d", p.InstanceID, cmd.Process.Pid)
+	// The output reaches the tenant in node.command.succeeded: the host's
+	// process id is the operator's, in the daemon's log.
+	res.Output += fmt.Sprintf("instance %s started", p.InstanceID)
+	if ip.log != nil {
+		ip.log.Info("instance started", "instance", p.InstanceID, "allocation", allocationID, "pid", cmd.Process.Pid)
+	}
 	return res
 }
 
@@ -168,7 +173,10 @@ func (ip *instanceProcesses) stop(res wire.Message, p commandPayload, grace time
 	ip.markStopping(proc)
 	stopGroup(proc, grace)
 	ip.forgetProc(proc)
-	res.Output = fmt.Sprintf("instance %s stopped (pid %d)", p.InstanceID, proc.pid)
+	res.Output = fmt.Sprintf("instance %s stopped", p.InstanceID)
+	if ip.log != nil {
+		ip.log.Info("instance stopped", "instance", p.InstanceID, "pid", proc.pid)
+	}
 	return res
 }
 
