@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -146,6 +147,45 @@ func (e DeviceResultMode) Valid() bool {
 	}
 }
 
+// Defines values for DeviceStatusEventDataHealth.
+const (
+	DeviceStatusEventDataHealthHealthy   DeviceStatusEventDataHealth = "healthy"
+	DeviceStatusEventDataHealthMissing   DeviceStatusEventDataHealth = "missing"
+	DeviceStatusEventDataHealthUnhealthy DeviceStatusEventDataHealth = "unhealthy"
+)
+
+// Valid indicates whether the value is a known member of the DeviceStatusEventDataHealth enum.
+func (e DeviceStatusEventDataHealth) Valid() bool {
+	switch e {
+	case DeviceStatusEventDataHealthHealthy:
+		return true
+	case DeviceStatusEventDataHealthMissing:
+		return true
+	case DeviceStatusEventDataHealthUnhealthy:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeviceStatusEventDataReason.
+const (
+	DeviceStatusEventDataReasonGPUMissing  DeviceStatusEventDataReason = "GPUMissing"
+	DeviceStatusEventDataReasonGPUReported DeviceStatusEventDataReason = "GPUReported"
+)
+
+// Valid indicates whether the value is a known member of the DeviceStatusEventDataReason enum.
+func (e DeviceStatusEventDataReason) Valid() bool {
+	switch e {
+	case DeviceStatusEventDataReasonGPUMissing:
+		return true
+	case DeviceStatusEventDataReasonGPUReported:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorCode.
 const (
 	ErrorCodeCONFLICT              ErrorCode = "CONFLICT"
@@ -251,6 +291,24 @@ func (e GPULayoutMode) Valid() bool {
 	}
 }
 
+// Defines values for GPURegisteredEventDataHealth.
+const (
+	GPURegisteredEventDataHealthHealthy   GPURegisteredEventDataHealth = "healthy"
+	GPURegisteredEventDataHealthUnhealthy GPURegisteredEventDataHealth = "unhealthy"
+)
+
+// Valid indicates whether the value is a known member of the GPURegisteredEventDataHealth enum.
+func (e GPURegisteredEventDataHealth) Valid() bool {
+	switch e {
+	case GPURegisteredEventDataHealthHealthy:
+		return true
+	case GPURegisteredEventDataHealthUnhealthy:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for InstanceState.
 const (
 	InstanceStateFailed       InstanceState = "failed"
@@ -278,6 +336,39 @@ func (e InstanceState) Valid() bool {
 	case InstanceStateStopping:
 		return true
 	case InstanceStateSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InstanceEventDataState.
+const (
+	InstanceEventDataStateFailed       InstanceEventDataState = "failed"
+	InstanceEventDataStateProvisioning InstanceEventDataState = "provisioning"
+	InstanceEventDataStateRequested    InstanceEventDataState = "requested"
+	InstanceEventDataStateRunning      InstanceEventDataState = "running"
+	InstanceEventDataStateStopped      InstanceEventDataState = "stopped"
+	InstanceEventDataStateStopping     InstanceEventDataState = "stopping"
+	InstanceEventDataStateSucceeded    InstanceEventDataState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the InstanceEventDataState enum.
+func (e InstanceEventDataState) Valid() bool {
+	switch e {
+	case InstanceEventDataStateFailed:
+		return true
+	case InstanceEventDataStateProvisioning:
+		return true
+	case InstanceEventDataStateRequested:
+		return true
+	case InstanceEventDataStateRunning:
+		return true
+	case InstanceEventDataStateStopped:
+		return true
+	case InstanceEventDataStateStopping:
+		return true
+	case InstanceEventDataStateSucceeded:
 		return true
 	default:
 		return false
@@ -350,6 +441,153 @@ func (e NodeCommandState) Valid() bool {
 	}
 }
 
+// Defines values for NodeCommandEventDataKind.
+const (
+	NodeCommandEventDataKindAssign        NodeCommandEventDataKind = "assign"
+	NodeCommandEventDataKindDeploy        NodeCommandEventDataKind = "deploy"
+	NodeCommandEventDataKindExec          NodeCommandEventDataKind = "exec"
+	NodeCommandEventDataKindInstanceStart NodeCommandEventDataKind = "instance-start"
+	NodeCommandEventDataKindInstanceStop  NodeCommandEventDataKind = "instance-stop"
+	NodeCommandEventDataKindUnassign      NodeCommandEventDataKind = "unassign"
+	NodeCommandEventDataKindWipe          NodeCommandEventDataKind = "wipe"
+)
+
+// Valid indicates whether the value is a known member of the NodeCommandEventDataKind enum.
+func (e NodeCommandEventDataKind) Valid() bool {
+	switch e {
+	case NodeCommandEventDataKindAssign:
+		return true
+	case NodeCommandEventDataKindDeploy:
+		return true
+	case NodeCommandEventDataKindExec:
+		return true
+	case NodeCommandEventDataKindInstanceStart:
+		return true
+	case NodeCommandEventDataKindInstanceStop:
+		return true
+	case NodeCommandEventDataKindUnassign:
+		return true
+	case NodeCommandEventDataKindWipe:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NodeCommandEventDataState.
+const (
+	NodeCommandEventDataStateCancelled NodeCommandEventDataState = "cancelled"
+	NodeCommandEventDataStateFailed    NodeCommandEventDataState = "failed"
+	NodeCommandEventDataStateQueued    NodeCommandEventDataState = "queued"
+	NodeCommandEventDataStateRunning   NodeCommandEventDataState = "running"
+	NodeCommandEventDataStateSent      NodeCommandEventDataState = "sent"
+	NodeCommandEventDataStateSucceeded NodeCommandEventDataState = "succeeded"
+	NodeCommandEventDataStateTimedOut  NodeCommandEventDataState = "timed-out"
+)
+
+// Valid indicates whether the value is a known member of the NodeCommandEventDataState enum.
+func (e NodeCommandEventDataState) Valid() bool {
+	switch e {
+	case NodeCommandEventDataStateCancelled:
+		return true
+	case NodeCommandEventDataStateFailed:
+		return true
+	case NodeCommandEventDataStateQueued:
+		return true
+	case NodeCommandEventDataStateRunning:
+		return true
+	case NodeCommandEventDataStateSent:
+		return true
+	case NodeCommandEventDataStateSucceeded:
+		return true
+	case NodeCommandEventDataStateTimedOut:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NodeCredentialRevokedEventDataReason.
+const (
+	NodeCredentialRevokedEventDataReasonRevoked    NodeCredentialRevokedEventDataReason = "revoked"
+	NodeCredentialRevokedEventDataReasonSuperseded NodeCredentialRevokedEventDataReason = "superseded"
+)
+
+// Valid indicates whether the value is a known member of the NodeCredentialRevokedEventDataReason enum.
+func (e NodeCredentialRevokedEventDataReason) Valid() bool {
+	switch e {
+	case NodeCredentialRevokedEventDataReasonRevoked:
+		return true
+	case NodeCredentialRevokedEventDataReasonSuperseded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NodeDisconnectedEventDataReason.
+const (
+	NodeDisconnectedEventDataReasonClosed      NodeDisconnectedEventDataReason = "closed"
+	NodeDisconnectedEventDataReasonGatewayLost NodeDisconnectedEventDataReason = "gateway-lost"
+	NodeDisconnectedEventDataReasonRevoked     NodeDisconnectedEventDataReason = "revoked"
+)
+
+// Valid indicates whether the value is a known member of the NodeDisconnectedEventDataReason enum.
+func (e NodeDisconnectedEventDataReason) Valid() bool {
+	switch e {
+	case NodeDisconnectedEventDataReasonClosed:
+		return true
+	case NodeDisconnectedEventDataReasonGatewayLost:
+		return true
+	case NodeDisconnectedEventDataReasonRevoked:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NodeRetiredEventDataState.
+const (
+	NodeRetiredEventDataStateRetired NodeRetiredEventDataState = "retired"
+)
+
+// Valid indicates whether the value is a known member of the NodeRetiredEventDataState enum.
+func (e NodeRetiredEventDataState) Valid() bool {
+	switch e {
+	case NodeRetiredEventDataStateRetired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NodeUnreachableEventDataReason.
+const (
+	NodeUnreachableEventDataReasonGatewayLost    NodeUnreachableEventDataReason = "GatewayLost"
+	NodeUnreachableEventDataReasonNeverConnected NodeUnreachableEventDataReason = "NeverConnected"
+	NodeUnreachableEventDataReasonNeverJoined    NodeUnreachableEventDataReason = "NeverJoined"
+	NodeUnreachableEventDataReasonOutage         NodeUnreachableEventDataReason = "Outage"
+	NodeUnreachableEventDataReasonSessionClosed  NodeUnreachableEventDataReason = "SessionClosed"
+)
+
+// Valid indicates whether the value is a known member of the NodeUnreachableEventDataReason enum.
+func (e NodeUnreachableEventDataReason) Valid() bool {
+	switch e {
+	case NodeUnreachableEventDataReasonGatewayLost:
+		return true
+	case NodeUnreachableEventDataReasonNeverConnected:
+		return true
+	case NodeUnreachableEventDataReasonNeverJoined:
+		return true
+	case NodeUnreachableEventDataReasonOutage:
+		return true
+	case NodeUnreachableEventDataReasonSessionClosed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PoolKind.
 const (
 	PoolKindBareMetal PoolKind = "bare-metal"
@@ -386,6 +624,48 @@ func (e PoolWorkloadNetwork) Valid() bool {
 	case PoolWorkloadNetworkHost:
 		return true
 	case PoolWorkloadNetworkNone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PoolEventDataKind.
+const (
+	PoolEventDataKindBareMetal PoolEventDataKind = "bare-metal"
+	PoolEventDataKindProvider  PoolEventDataKind = "provider"
+	PoolEventDataKindVpsHost   PoolEventDataKind = "vps-host"
+)
+
+// Valid indicates whether the value is a known member of the PoolEventDataKind enum.
+func (e PoolEventDataKind) Valid() bool {
+	switch e {
+	case PoolEventDataKindBareMetal:
+		return true
+	case PoolEventDataKindProvider:
+		return true
+	case PoolEventDataKindVpsHost:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PoolEventDataWorkloadNetwork.
+const (
+	PoolEventDataWorkloadNetworkBridge PoolEventDataWorkloadNetwork = "bridge"
+	PoolEventDataWorkloadNetworkHost   PoolEventDataWorkloadNetwork = "host"
+	PoolEventDataWorkloadNetworkNone   PoolEventDataWorkloadNetwork = "none"
+)
+
+// Valid indicates whether the value is a known member of the PoolEventDataWorkloadNetwork enum.
+func (e PoolEventDataWorkloadNetwork) Valid() bool {
+	switch e {
+	case PoolEventDataWorkloadNetworkBridge:
+		return true
+	case PoolEventDataWorkloadNetworkHost:
+		return true
+	case PoolEventDataWorkloadNetworkNone:
 		return true
 	default:
 		return false
@@ -542,6 +822,81 @@ func (e ReadReservationDetailState) Valid() bool {
 	case ReadReservationDetailStatePreempted:
 		return true
 	case ReadReservationDetailStateReleased:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReservationEventDataGpuKind.
+const (
+	ReservationEventDataGpuKindGpu  ReservationEventDataGpuKind = "gpu"
+	ReservationEventDataGpuKindMig  ReservationEventDataGpuKind = "mig"
+	ReservationEventDataGpuKindSlot ReservationEventDataGpuKind = "slot"
+)
+
+// Valid indicates whether the value is a known member of the ReservationEventDataGpuKind enum.
+func (e ReservationEventDataGpuKind) Valid() bool {
+	switch e {
+	case ReservationEventDataGpuKindGpu:
+		return true
+	case ReservationEventDataGpuKindMig:
+		return true
+	case ReservationEventDataGpuKindSlot:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReservationEventDataSlotKind.
+const (
+	ReservationEventDataSlotKindMps       ReservationEventDataSlotKind = "mps"
+	ReservationEventDataSlotKindTimeSlice ReservationEventDataSlotKind = "time-slice"
+)
+
+// Valid indicates whether the value is a known member of the ReservationEventDataSlotKind enum.
+func (e ReservationEventDataSlotKind) Valid() bool {
+	switch e {
+	case ReservationEventDataSlotKindMps:
+		return true
+	case ReservationEventDataSlotKindTimeSlice:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReservationEventDataState.
+const (
+	ReservationEventDataStateActive    ReservationEventDataState = "active"
+	ReservationEventDataStateBooked    ReservationEventDataState = "booked"
+	ReservationEventDataStateCancelled ReservationEventDataState = "cancelled"
+	ReservationEventDataStateExpired   ReservationEventDataState = "expired"
+	ReservationEventDataStateFailed    ReservationEventDataState = "failed"
+	ReservationEventDataStatePending   ReservationEventDataState = "pending"
+	ReservationEventDataStatePreempted ReservationEventDataState = "preempted"
+	ReservationEventDataStateReleased  ReservationEventDataState = "released"
+)
+
+// Valid indicates whether the value is a known member of the ReservationEventDataState enum.
+func (e ReservationEventDataState) Valid() bool {
+	switch e {
+	case ReservationEventDataStateActive:
+		return true
+	case ReservationEventDataStateBooked:
+		return true
+	case ReservationEventDataStateCancelled:
+		return true
+	case ReservationEventDataStateExpired:
+		return true
+	case ReservationEventDataStateFailed:
+		return true
+	case ReservationEventDataStatePending:
+		return true
+	case ReservationEventDataStatePreempted:
+		return true
+	case ReservationEventDataStateReleased:
 		return true
 	default:
 		return false
@@ -755,6 +1110,48 @@ func (e WebhookEndpointDisabledReason) Valid() bool {
 	}
 }
 
+// Defines values for WebhookEndpointEventDataDisabledReason.
+const (
+	WebhookEndpointEventDataDisabledReasonFailing WebhookEndpointEventDataDisabledReason = "failing"
+	WebhookEndpointEventDataDisabledReasonGone    WebhookEndpointEventDataDisabledReason = "gone"
+	WebhookEndpointEventDataDisabledReasonManual  WebhookEndpointEventDataDisabledReason = "manual"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointEventDataDisabledReason enum.
+func (e WebhookEndpointEventDataDisabledReason) Valid() bool {
+	switch e {
+	case WebhookEndpointEventDataDisabledReasonFailing:
+		return true
+	case WebhookEndpointEventDataDisabledReasonGone:
+		return true
+	case WebhookEndpointEventDataDisabledReasonManual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointRecoveredEventDataDisabledReason.
+const (
+	WebhookEndpointRecoveredEventDataDisabledReasonFailing WebhookEndpointRecoveredEventDataDisabledReason = "failing"
+	WebhookEndpointRecoveredEventDataDisabledReasonGone    WebhookEndpointRecoveredEventDataDisabledReason = "gone"
+	WebhookEndpointRecoveredEventDataDisabledReasonManual  WebhookEndpointRecoveredEventDataDisabledReason = "manual"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointRecoveredEventDataDisabledReason enum.
+func (e WebhookEndpointRecoveredEventDataDisabledReason) Valid() bool {
+	switch e {
+	case WebhookEndpointRecoveredEventDataDisabledReasonFailing:
+		return true
+	case WebhookEndpointRecoveredEventDataDisabledReasonGone:
+		return true
+	case WebhookEndpointRecoveredEventDataDisabledReasonManual:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Healthz200JSONResponseBodyStatus.
 const (
 	Healthz200JSONResponseBodyStatusOk Healthz200JSONResponseBodyStatus = "ok"
@@ -938,6 +1335,21 @@ func (e RevokeTokenParamsDescendants) Valid() bool {
 	case RevokeTokenParamsDescendantsKeep:
 		return true
 	case RevokeTokenParamsDescendantsRevoke:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceiveWebhookEventParamsUserAgent.
+const (
+	ReceiveWebhookEventParamsUserAgentBetterComputeWebhooks10 ReceiveWebhookEventParamsUserAgent = "BetterCompute-Webhooks/1.0"
+)
+
+// Valid indicates whether the value is a known member of the ReceiveWebhookEventParamsUserAgent enum.
+func (e ReceiveWebhookEventParamsUserAgent) Valid() bool {
+	switch e {
+	case ReceiveWebhookEventParamsUserAgentBetterComputeWebhooks10:
 		return true
 	default:
 		return false
@@ -1161,6 +1573,42 @@ type DeviceResultHealth string
 // DeviceResultMode defines model for DeviceResult.Mode.
 type DeviceResultMode string
 
+// DeviceStatusEvent A GPU was quarantined or unquarantined, or its health changed (fleet-wide; subject `devices/{id}`).
+type DeviceStatusEvent struct {
+	// Data The GPU's status after the change.
+	Data DeviceStatusEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// DeviceStatusEventData The GPU's status after the change.
+type DeviceStatusEventData struct {
+	// Health `missing`: the node's daemon does not report the GPU; it is out of placement until it does.
+	Health      DeviceStatusEventDataHealth `json:"health"`
+	ID          string                      `json:"id"`
+	NodeID      string                      `json:"nodeId"`
+	Quarantined bool                        `json:"quarantined"`
+
+	// Reason Set when a daemon's inventory changed the health (not for an operator's change).
+	Reason  *DeviceStatusEventDataReason `json:"reason,omitempty"`
+	Version int64                        `json:"version"`
+}
+
+// DeviceStatusEventDataHealth `missing`: the node's daemon does not report the GPU; it is out of placement until it does.
+type DeviceStatusEventDataHealth string
+
+// DeviceStatusEventDataReason Set when a daemon's inventory changed the health (not for an operator's change).
+type DeviceStatusEventDataReason string
+
 // Error The one error envelope of the API.
 type Error struct {
 	Error struct {
@@ -1176,6 +1624,9 @@ type ErrorCode string
 
 // EventCursor An opaque position in the log. Cursors of later events sort after earlier ones.
 type EventCursor = string
+
+// EventDataNoScheduleReasons Reasons the system keeps the node out of placement; any one does.
+type EventDataNoScheduleReasons = []string
 
 // EventEnvelope One event, the same bytes in GET /v1/events, the SSE `data` field and
 // webhooks. `id` is the deduplication key: delivery is at least once.
@@ -1233,12 +1684,37 @@ type EventPage struct {
 	NextCursor EventCursor `json:"nextCursor"`
 }
 
+// EventTaints NoSchedule taints (or tolerations) as `key` or `key=value`, sorted.
+type EventTaints = []string
+
 // ExtendReservationRequest defines model for ExtendReservationRequest.
 type ExtendReservationRequest struct {
 	// End The new end; must be after the current one, and at most the
 	// fleet's maximum length (90 days unless configured) after the
 	// reservation's start. Otherwise 400 INVALID_ARGUMENT.
 	End time.Time `json:"end"`
+}
+
+// FleetEventEnvelope The envelope of a fleet-wide event (operators only); `tenantId` is null.
+type FleetEventEnvelope struct {
+	// Data The type's payload. Every event type and its payload schema are
+	// listed in [TypedEvent](#/components/schemas/TypedEvent).
+	Data map[string]interface{} `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time `json:"time"`
+
+	// Type The event type; TypedEvent lists them all.
+	//
+	// Examples: reservation.booked
+	Type string `json:"type"`
 }
 
 // GPUInventory defines model for GPUInventory.
@@ -1265,6 +1741,72 @@ type GPULayout struct {
 
 // GPULayoutMode defines model for GPULayout.Mode.
 type GPULayoutMode string
+
+// GPUModeChangedEvent A GPU's sharing layout changed (fleet-wide; subject `devices/{id}`).
+type GPUModeChangedEvent struct {
+	Data GPUModeChangedEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// GPUModeChangedEventData defines model for GPUModeChangedEventData.
+type GPUModeChangedEventData struct {
+	// Atoms Ids of the GPU's bookable units under the new layout (empty for exclusive).
+	Atoms *[]string `json:"atoms"`
+	ID    string    `json:"id"`
+
+	// Layout How a GPU is shared. `exclusive`: the GPU is one bookable unit. `mig`:
+	// only its MIG instances, one per profile in `mig` (at most 7 compute
+	// slices in all). `time-slice` / `mps`: only its `slots` shared slots (1 to 48).
+	Layout  GPULayout `json:"layout"`
+	NodeID  string    `json:"nodeId"`
+	Version int64     `json:"version"`
+}
+
+// GPURegisteredEvent A GPU was registered with its node, one event per GPU (fleet-wide; subject `devices/{id}`).
+type GPURegisteredEvent struct {
+	Data GPURegisteredEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// GPURegisteredEventData defines model for GPURegisteredEventData.
+type GPURegisteredEventData struct {
+	Health GPURegisteredEventDataHealth `json:"health"`
+
+	// ID The GPU's UUID.
+	ID string `json:"id"`
+
+	// Layout How a GPU is shared. `exclusive`: the GPU is one bookable unit. `mig`:
+	// only its MIG instances, one per profile in `mig` (at most 7 compute
+	// slices in all). `time-slice` / `mps`: only its `slots` shared slots (1 to 48).
+	Layout      GPULayout `json:"layout"`
+	Model       string    `json:"model"`
+	NodeID      string    `json:"nodeId"`
+	Quarantined bool      `json:"quarantined"`
+	Version     int64     `json:"version"`
+}
+
+// GPURegisteredEventDataHealth defines model for GPURegisteredEventData.Health.
+type GPURegisteredEventDataHealth string
 
 // Instance defines model for Instance.
 type Instance struct {
@@ -1299,12 +1841,79 @@ type Instance struct {
 // `failed`: it could not start, or exited non-zero (see `exitCode`).
 type InstanceState string
 
+// InstanceEvent An instance changed state (the instance's tenant; subject `instances/{id}`).
+type InstanceEvent struct {
+	// Data The instance as it is after the transition (core.Instance).
+	Data InstanceEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID string `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// InstanceEventData The instance as it is after the transition (core.Instance).
+type InstanceEventData struct {
+	AllocationID string    `json:"allocationId"`
+	CreatedAt    time.Time `json:"createdAt"`
+
+	// ExitCode The workload's exit status, once its process exited on its own:
+	// 0 with `succeeded`, anything else with `failed`. Absent while it
+	// runs and when its daemon stopped it.
+	ExitCode *int32 `json:"exitCode,omitempty"`
+	ID       string `json:"id"`
+	NodeID   string `json:"nodeId"`
+
+	// Reason Why it failed, when it did ("exit status 3", "OOMKilled", …).
+	Reason        *string `json:"reason,omitempty"`
+	ReservationID string  `json:"reservationId"`
+	Spec          struct {
+		Command *string `json:"command,omitempty"`
+		Image   *string `json:"image,omitempty"`
+	} `json:"spec"`
+	State     InstanceEventDataState `json:"state"`
+	Tenant    string                 `json:"tenant"`
+	UpdatedAt time.Time              `json:"updatedAt"`
+	Version   int64                  `json:"version"`
+}
+
+// InstanceEventDataState defines model for InstanceEventData.State.
+type InstanceEventDataState string
+
 // InstanceList defines model for InstanceList.
 type InstanceList struct {
 	Items []Instance `json:"items"`
 
 	// NextCursor Opaque cursor of the next page; empty on the last page.
 	NextCursor string `json:"nextCursor"`
+}
+
+// NodeAssignmentEvent An assign or unassign node job changed state: an allocation going to
+// its node's daemon, or leaving it (fleet-wide; subject
+// `node-commands/{id}`). The same transitions and data as
+// `node_command.*`; the job's tenant is in the data, but the event goes
+// to operators only: a tenant follows its reservation's and instances'
+// events.
+type NodeAssignmentEvent struct {
+	// Data The command as it is after the transition (core.NodeCommand).
+	Data NodeCommandEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
 }
 
 // NodeCommand defines model for NodeCommand.
@@ -1348,6 +1957,107 @@ type NodeCommandKind string
 // NodeCommandState defines model for NodeCommand.State.
 type NodeCommandState string
 
+// NodeCommandEvent A command to a node daemon changed state (the command's tenant; subject `node-commands/{id}`).
+type NodeCommandEvent struct {
+	// Data The command as it is after the transition (core.NodeCommand).
+	Data NodeCommandEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID string `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// NodeCommandEventData The command as it is after the transition (core.NodeCommand).
+type NodeCommandEventData struct {
+	// AllocationID The tenant's allocation the command is for; absent for fleet operations.
+	AllocationID *string   `json:"allocationId,omitempty"`
+	CreatedAt    time.Time `json:"createdAt"`
+
+	// ExitCode Once the daemon reported one.
+	ExitCode       *int32     `json:"exitCode,omitempty"`
+	FinishedAt     *time.Time `json:"finishedAt,omitempty"`
+	ID             string     `json:"id"`
+	IdempotencyKey string     `json:"idempotencyKey"`
+
+	// JournalID node_command.sent and node_assignment.sent only, the daemon journal it was sent to.
+	JournalID *string `json:"journalId,omitempty"`
+
+	// Kind instance-start and instance-stop carry out instances; assign and unassign deliver an
+	// allocation to its node's daemon and take it back (the payload shown is empty for them).
+	// None of these four comes from POST /v1/commands.
+	Kind          NodeCommandEventDataKind `json:"kind"`
+	MinGeneration int64                    `json:"minGeneration"`
+	NodeID        string                   `json:"nodeId"`
+	Output        *string                  `json:"output,omitempty"`
+	Payload       struct {
+		// Image What a deploy installs.
+		Image *string `json:"image,omitempty"`
+
+		// InstanceID instance-start and instance-stop only.
+		InstanceID *string `json:"instanceId,omitempty"`
+
+		// Script exec's command line (run with sh -c); instance-start's workload command.
+		Script         *string `json:"script,omitempty"`
+		TimeoutSeconds *int    `json:"timeoutSeconds,omitempty"`
+	} `json:"payload"`
+
+	// Reason Why it failed, when it did.
+	Reason    *string `json:"reason,omitempty"`
+	RetrySafe bool    `json:"retrySafe"`
+
+	// SessionEpoch node_command.sent and node_assignment.sent only, the session epoch it was sent at.
+	SessionEpoch *int64                    `json:"sessionEpoch,omitempty"`
+	State        NodeCommandEventDataState `json:"state"`
+	Tenant       string                    `json:"tenant"`
+	Version      int64                     `json:"version"`
+}
+
+// NodeCommandEventDataKind instance-start and instance-stop carry out instances; assign and unassign deliver an
+// allocation to its node's daemon and take it back (the payload shown is empty for them).
+// None of these four comes from POST /v1/commands.
+type NodeCommandEventDataKind string
+
+// NodeCommandEventDataState defines model for NodeCommandEventData.State.
+type NodeCommandEventDataState string
+
+// NodeConnectedEvent A node's daemon opened a session while the node was not connected (fleet-wide; subject `nodes/{id}`).
+type NodeConnectedEvent struct {
+	Data NodeConnectedEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// NodeConnectedEventData defines model for NodeConnectedEventData.
+type NodeConnectedEventData struct {
+	Conditions *[]EventNodeCondition `json:"conditions"`
+	GatewayID  string                `json:"gatewayId"`
+	ID         string                `json:"id"`
+
+	// NoScheduleReasons Reasons the system keeps the node out of placement; any one does.
+	NoScheduleReasons *EventDataNoScheduleReasons `json:"noScheduleReasons"`
+	PoolID            string                      `json:"poolId"`
+	PreviousState     EventNodeState              `json:"previousState"`
+	SessionEpoch      int64                       `json:"sessionEpoch"`
+	State             EventNodeState              `json:"state"`
+	Version           int64                       `json:"version"`
+}
+
 // NodeCredential A node credential as an operator lists it; never its secret.
 type NodeCredential struct {
 	// Active Whether it authenticates now.
@@ -1364,6 +2074,255 @@ type NodeCredential struct {
 	RevokedAt *time.Time `json:"revokedAt,omitempty"`
 }
 
+// NodeCredentialRevokedEvent A node credential was revoked, by an operator (reason `revoked`: it
+// stops authenticating at once and its session is closed) or by a
+// re-join of its node (reason `superseded`: it authenticates until
+// `graceUntil`) (fleet-wide; subject `nodes/{id}`). It does not change
+// the node, so it carries no version.
+type NodeCredentialRevokedEvent struct {
+	Data NodeCredentialRevokedEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// NodeCredentialRevokedEventData defines model for NodeCredentialRevokedEventData.
+type NodeCredentialRevokedEventData struct {
+	// CredentialID The revoked credential's id (never its secret).
+	CredentialID string `json:"credentialId"`
+
+	// GraceUntil For `superseded`, when the credential stops authenticating.
+	GraceUntil *time.Time                           `json:"graceUntil,omitempty"`
+	ID         string                               `json:"id"`
+	Reason     NodeCredentialRevokedEventDataReason `json:"reason"`
+}
+
+// NodeCredentialRevokedEventDataReason defines model for NodeCredentialRevokedEventData.Reason.
+type NodeCredentialRevokedEventDataReason string
+
+// NodeDisconnectedEvent A node's session closed or its gateway was lost; nothing is released (fleet-wide; subject `nodes/{id}`).
+type NodeDisconnectedEvent struct {
+	Data NodeDisconnectedEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// NodeDisconnectedEventData defines model for NodeDisconnectedEventData.
+type NodeDisconnectedEventData struct {
+	Conditions *[]EventNodeCondition `json:"conditions"`
+	ID         string                `json:"id"`
+
+	// NoScheduleReasons Reasons the system keeps the node out of placement; any one does.
+	NoScheduleReasons *EventDataNoScheduleReasons     `json:"noScheduleReasons"`
+	PoolID            string                          `json:"poolId"`
+	PreviousState     EventNodeState                  `json:"previousState"`
+	Reason            NodeDisconnectedEventDataReason `json:"reason"`
+	SessionEpoch      int64                           `json:"sessionEpoch"`
+	State             EventNodeState                  `json:"state"`
+	Version           int64                           `json:"version"`
+}
+
+// NodeDisconnectedEventDataReason defines model for NodeDisconnectedEventData.Reason.
+type NodeDisconnectedEventDataReason string
+
+// NodeDrainEvent An operator drained or undrained a node (fleet-wide; subject `nodes/{id}`).
+type NodeDrainEvent struct {
+	Data NodeDrainEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// NodeDrainEventData defines model for NodeDrainEventData.
+type NodeDrainEventData struct {
+	ID string `json:"id"`
+
+	// NoScheduleReasons Reasons the system keeps the node out of placement; any one does.
+	NoScheduleReasons *EventDataNoScheduleReasons `json:"noScheduleReasons"`
+	State             EventNodeState              `json:"state"`
+	Version           int64                       `json:"version"`
+}
+
+// NodeInventoryReconciledEvent A node's daemon reported its GPU inventory and it changed the node's
+// record: recorded GPUs it does not report became missing, missing
+// ones it reports are back, new ones were registered (each also
+// `gpu.registered`), or the mismatches between report and record
+// changed (fleet-wide; subject `nodes/{id}`). A report that agrees
+// with the record writes nothing.
+type NodeInventoryReconciledEvent struct {
+	// Data The node after the reconcile (its state is unchanged; its conditions
+	// GPUMissing, GPUMismatch, WorkloadsRefused and DiskNotEnforced are
+	// raised, updated or cleared), the session epoch of the report, and GPU UUIDs by what
+	// happened to them.
+	Data NodeInventoryReconciledEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// NodeInventoryReconciledEventData The node after the reconcile (its state is unchanged; its conditions
+// GPUMissing, GPUMismatch, WorkloadsRefused and DiskNotEnforced are
+// raised, updated or cleared), the session epoch of the report, and GPU UUIDs by what
+// happened to them.
+type NodeInventoryReconciledEventData struct {
+	Conditions *[]EventNodeCondition `json:"conditions"`
+	ID         string                `json:"id"`
+
+	// Mismatched Reported GPUs whose model or memory differs from the record, or that could not be registered.
+	Mismatched *[]string `json:"mismatched"`
+
+	// Missing Recorded GPUs the daemon did not report, now missing (out of placement).
+	Missing *[]string `json:"missing"`
+
+	// NoScheduleReasons Reasons the system keeps the node out of placement; any one does.
+	NoScheduleReasons *EventDataNoScheduleReasons `json:"noScheduleReasons"`
+	PoolID            string                      `json:"poolId"`
+
+	// Registered Reported GPUs the record lacked, now registered (exclusive, healthy).
+	Registered *[]string `json:"registered"`
+
+	// Returned Missing GPUs the daemon reported again, now healthy.
+	Returned     *[]string      `json:"returned"`
+	SessionEpoch int64          `json:"sessionEpoch"`
+	State        EventNodeState `json:"state"`
+	Version      int64          `json:"version"`
+}
+
+// NodeJoinedEvent A node credential was issued (fleet-wide; subject `nodes/{id}`). It does not change the node, so it carries no version.
+type NodeJoinedEvent struct {
+	Data NodeJoinedEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// NodeJoinedEventData defines model for NodeJoinedEventData.
+type NodeJoinedEventData struct {
+	// CredentialID The issued credential's id (never its secret).
+	CredentialID string `json:"credentialId"`
+	ID           string `json:"id"`
+}
+
+// NodeLivenessEventData The common part of node.connected, node.disconnected,
+// node.unreachable and node.lost: the node after the transition.
+type NodeLivenessEventData struct {
+	Conditions *[]EventNodeCondition `json:"conditions"`
+	ID         string                `json:"id"`
+
+	// NoScheduleReasons Reasons the system keeps the node out of placement; any one does.
+	NoScheduleReasons *EventDataNoScheduleReasons `json:"noScheduleReasons"`
+	PoolID            string                      `json:"poolId"`
+	PreviousState     EventNodeState              `json:"previousState"`
+	State             EventNodeState              `json:"state"`
+	Version           int64                       `json:"version"`
+}
+
+// NodeLostEvent A provider or vps-host node stayed unreachable past its pool's lostAfter (fleet-wide; subject `nodes/{id}`).
+type NodeLostEvent struct {
+	Data NodeLostEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// NodeLostEventData defines model for NodeLostEventData.
+type NodeLostEventData struct {
+	Conditions *[]EventNodeCondition `json:"conditions"`
+	ID         string                `json:"id"`
+
+	// LostAfterSeconds The pool's lostAfter.
+	LostAfterSeconds float32 `json:"lostAfterSeconds"`
+
+	// NoScheduleReasons Reasons the system keeps the node out of placement; any one does.
+	NoScheduleReasons *EventDataNoScheduleReasons `json:"noScheduleReasons"`
+	PoolID            string                      `json:"poolId"`
+	PreviousState     EventNodeState              `json:"previousState"`
+	State             EventNodeState              `json:"state"`
+	UnreachableSince  time.Time                   `json:"unreachableSince"`
+	Version           int64                       `json:"version"`
+}
+
+// NodeRegisteredEvent A node was registered with its inventory (fleet-wide; subject `nodes/{id}`).
+type NodeRegisteredEvent struct {
+	Data NodeRegisteredEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// NodeRegisteredEventData defines model for NodeRegisteredEventData.
+type NodeRegisteredEventData struct {
+	Cordoned bool   `json:"cordoned"`
+	DiskGb   int64  `json:"diskGb"`
+	ID       string `json:"id"`
+	MemoryMb int64  `json:"memoryMb"`
+	PoolID   string `json:"poolId"`
+
+	// Taints NoSchedule taints (or tolerations) as `key` or `key=value`, sorted.
+	Taints *EventTaints `json:"taints"`
+
+	// Vcpu Allocatable vCPU, before the pool's overcommit ratio.
+	Vcpu    int64 `json:"vcpu"`
+	Version int64 `json:"version"`
+}
+
 // NodeResult defines model for NodeResult.
 type NodeResult struct {
 	Cordoned bool   `json:"cordoned"`
@@ -1375,6 +2334,100 @@ type NodeResult struct {
 	Taints   []Taint `json:"taints"`
 	Version  int64   `json:"version"`
 }
+
+// NodeRetiredEvent An operator retired a node; its credentials are revoked (fleet-wide; subject `nodes/{id}`).
+type NodeRetiredEvent struct {
+	Data NodeRetiredEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// NodeRetiredEventData defines model for NodeRetiredEventData.
+type NodeRetiredEventData struct {
+	ID            string                    `json:"id"`
+	PreviousState EventNodeState            `json:"previousState"`
+	State         NodeRetiredEventDataState `json:"state"`
+	Version       int64                     `json:"version"`
+}
+
+// NodeRetiredEventDataState defines model for NodeRetiredEventData.State.
+type NodeRetiredEventDataState string
+
+// NodeSchedulingEvent A node was cordoned, uncordoned, tainted or untainted (fleet-wide; subject `nodes/{id}`).
+type NodeSchedulingEvent struct {
+	// Data The node's scheduling state after the change.
+	Data NodeSchedulingEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// NodeSchedulingEventData The node's scheduling state after the change.
+type NodeSchedulingEventData struct {
+	Cordoned bool   `json:"cordoned"`
+	ID       string `json:"id"`
+
+	// Taints NoSchedule taints (or tolerations) as `key` or `key=value`, sorted.
+	Taints  *EventTaints `json:"taints"`
+	Version int64        `json:"version"`
+}
+
+// NodeUnreachableEvent A node was without a session past the threshold and grace; it leaves placement, nothing is released (fleet-wide; subject `nodes/{id}`).
+type NodeUnreachableEvent struct {
+	Data NodeUnreachableEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// NodeUnreachableEventData defines model for NodeUnreachableEventData.
+type NodeUnreachableEventData struct {
+	Conditions        *[]EventNodeCondition `json:"conditions"`
+	DisconnectedSince time.Time             `json:"disconnectedSince"`
+	ID                string                `json:"id"`
+
+	// NoScheduleReasons Reasons the system keeps the node out of placement; any one does.
+	NoScheduleReasons *EventDataNoScheduleReasons `json:"noScheduleReasons"`
+	PoolID            string                      `json:"poolId"`
+	PreviousState     EventNodeState              `json:"previousState"`
+
+	// Reason `NeverJoined`: registered and never joined, counted from the
+	// registration; `NeverConnected`: joined but never opened a
+	// session, counted from the newest join.
+	Reason  NodeUnreachableEventDataReason `json:"reason"`
+	State   EventNodeState                 `json:"state"`
+	Version int64                          `json:"version"`
+}
+
+// NodeUnreachableEventDataReason `NeverJoined`: registered and never joined, counted from the
+// registration; `NeverConnected`: joined but never opened a
+// session, counted from the newest join.
+type NodeUnreachableEventDataReason string
 
 // PatchWebhookEndpointRequest defines model for PatchWebhookEndpointRequest.
 type PatchWebhookEndpointRequest struct {
@@ -1433,6 +2486,43 @@ type PoolCapacity struct {
 	Vcpu   Scalar `json:"vcpu"`
 }
 
+// PoolEvent A pool was created (fleet-wide; subject `pools/{id}`).
+type PoolEvent struct {
+	Data PoolEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// PoolEventData defines model for PoolEventData.
+type PoolEventData struct {
+	// CPURatio Overcommit ratio of vCPU (1 is none).
+	CPURatio    float32           `json:"cpuRatio"`
+	DiskRatio   float32           `json:"diskRatio"`
+	ID          string            `json:"id"`
+	Kind        PoolEventDataKind `json:"kind"`
+	MemoryRatio float32           `json:"memoryRatio"`
+	SiteID      string            `json:"siteId"`
+	Version     int64             `json:"version"`
+
+	// WorkloadNetwork The pool's workload network mode. Absent in events written before pools had one, which means none.
+	WorkloadNetwork *PoolEventDataWorkloadNetwork `json:"workloadNetwork,omitempty"`
+}
+
+// PoolEventDataKind defines model for PoolEventData.Kind.
+type PoolEventDataKind string
+
+// PoolEventDataWorkloadNetwork The pool's workload network mode. Absent in events written before pools had one, which means none.
+type PoolEventDataWorkloadNetwork string
+
 // PoolPage defines model for PoolPage.
 type PoolPage struct {
 	Items []Pool `json:"items"`
@@ -1478,6 +2568,33 @@ type PriorityClass struct {
 	Preemptible bool              `json:"preemptible"`
 	Value       int32             `json:"value"`
 	Version     int64             `json:"version"`
+}
+
+// PriorityClassEvent An operator created a priority class (fleet-wide; subject `priority-classes/{name}`).
+type PriorityClassEvent struct {
+	Data PriorityClassEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// PriorityClassEventData defines model for PriorityClassEventData.
+type PriorityClassEventData struct {
+	Description  string `json:"description"`
+	GraceSeconds int32  `json:"graceSeconds"`
+	IsDefault    bool   `json:"isDefault"`
+	Name         string `json:"name"`
+	Preemptible  bool   `json:"preemptible"`
+	Value        int32  `json:"value"`
+	Version      int64  `json:"version"`
 }
 
 // PriorityClassName Examples: standard, batch, production-high
@@ -1526,6 +2643,34 @@ type Quota struct {
 
 	// Version Counts changes of the limit (If-Match of the PUT), not of use.
 	Version int64 `json:"version"`
+}
+
+// QuotaEvent A tenant's quota for one resource was set (subject `quotas/{tenant}/{resource}`).
+type QuotaEvent struct {
+	Data QuotaEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID string `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// QuotaEventData defines model for QuotaEventData.
+type QuotaEventData struct {
+	Max int64 `json:"max"`
+
+	// Resource gpu, gpu:<model>, vcpu, memory (MB) or disk (GB).
+	//
+	// Examples: gpu, gpu:a100
+	Resource string `json:"resource"`
+	Tenant   string `json:"tenant"`
+	Version  int64  `json:"version"`
 }
 
 // QuotaPage defines model for QuotaPage.
@@ -1784,6 +2929,130 @@ type ReservationCondition struct {
 	Type string `json:"type"`
 }
 
+// ReservationEvent A reservation changed state, or was extended (the tenant's; subject
+// `reservations/{id}`). `reservation.pending`: it was created pending,
+// or, while it waits, a retry of its line found other reasons than the
+// ones its `Unschedulable` condition gave (a new version; a retry that
+// finds the same reasons writes nothing). `reservation.failed`: the node's daemon
+// refused the assignment (it holds one of its devices for an
+// overlapping window) or rejected it as invalid; the reservation's
+// `AssignmentFailed` condition gives the daemon's reason, its quota is
+// refunded and its devices are free. `reservation.preempted`: a
+// reservation of a strictly higher priority displaced it
+// (`data.preemptedBy`; docs/concepts/priority.md); its `Preempted`
+// condition says by whom, its quota is refunded, its devices are the
+// preemptor's and its workloads are stopped after its class's grace.
+type ReservationEvent struct {
+	// Data The whole reservation as of the transition (core.ReservationEventData):
+	// where it was placed, the allocation it holds and what it reserved,
+	// which is all billing needs (docs/concepts/billing.md).
+	Data ReservationEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID string `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// ReservationEventData The whole reservation as of the transition (core.ReservationEventData):
+// where it was placed, the allocation it holds and what it reserved,
+// which is all billing needs (docs/concepts/billing.md).
+type ReservationEventData struct {
+	// AllocationID The allocation it holds (or held) on its node, once placed; absent
+	// while pending and if it never was placed. Usage windows are keyed
+	// `cmp:<allocationId>:<windowStart>`.
+	//
+	//
+	// Examples: alc_7c1e…
+	AllocationID *string `json:"allocationId,omitempty"`
+
+	// Conditions The reservation's conditions. Written as an array (`[]` when
+	// empty); null is allowed only because the Go payload type is a
+	// slice.
+	Conditions *[]ReservationCondition `json:"conditions"`
+
+	// DeviceIds The devices it holds (or held); null if it was never placed.
+	DeviceIds *[]string `json:"deviceIds"`
+
+	// DiskGb Disk held on the node, in GB.
+	DiskGb int64     `json:"diskGb"`
+	End    time.Time `json:"end"`
+
+	// GpuKind What the atoms are (whole GPUs, MIG instances, shared slots); absent without GPUs.
+	GpuKind *ReservationEventDataGpuKind `json:"gpuKind,omitempty"`
+
+	// GpuModel The GPU model asked for, if any.
+	GpuModel *string `json:"gpuModel,omitempty"`
+
+	// Gpus GPU atoms reserved (0 for a CPU-only reservation).
+	Gpus int    `json:"gpus"`
+	ID   string `json:"id"`
+
+	// MemoryMb Memory held on the node, in MB.
+	MemoryMb int64 `json:"memoryMb"`
+
+	// MigProfile The MIG profile asked for, if any.
+	MigProfile *string `json:"migProfile,omitempty"`
+
+	// NodeID Where it was placed; empty if it never was.
+	NodeID string `json:"nodeId"`
+
+	// PlacedPoolID In `reservation.booked` only: the pool of the node it was placed
+	// on, which a site reservation does not name itself. Absent in
+	// other events and in events written before 7 December 2026.
+	PlacedPoolID *string `json:"placedPoolId,omitempty"`
+
+	// PoolID The pool asked for; empty for a site reservation.
+	PoolID string `json:"poolId"`
+
+	// PreemptedBy In `reservation.preempted` only: the reservation of a strictly
+	// higher priority that displaced this one.
+	PreemptedBy *string `json:"preemptedBy,omitempty"`
+
+	// Preemptible The class's flag, copied when the reservation was created; absent in older events (false).
+	Preemptible *bool `json:"preemptible,omitempty"`
+
+	// Priority The class's value, copied when the reservation was created; absent in older events (0).
+	Priority *int32 `json:"priority,omitempty"`
+
+	// PriorityClass The reservation's priority class. Absent in events written before
+	// priority classes existed, which means `standard`.
+	PriorityClass *string `json:"priorityClass,omitempty"`
+
+	// SiteID The site asked for; empty for a pool reservation.
+	SiteID string `json:"siteId"`
+
+	// SlotKind The slot kind asked for, if any.
+	SlotKind *ReservationEventDataSlotKind `json:"slotKind,omitempty"`
+	Start    time.Time                     `json:"start"`
+	State    ReservationEventDataState     `json:"state"`
+	Tenant   string                        `json:"tenant"`
+
+	// Tolerations The tolerations asked for, as `key` or `key=value`, sorted. Written
+	// as an array (`[]` when empty); null is allowed only because the Go
+	// payload type is a slice.
+	Tolerations *[]string `json:"tolerations"`
+
+	// Vcpu vCPU held on the node.
+	Vcpu    int64 `json:"vcpu"`
+	Version int64 `json:"version"`
+}
+
+// ReservationEventDataGpuKind What the atoms are (whole GPUs, MIG instances, shared slots); absent without GPUs.
+type ReservationEventDataGpuKind string
+
+// ReservationEventDataSlotKind The slot kind asked for, if any.
+type ReservationEventDataSlotKind string
+
+// ReservationEventDataState defines model for ReservationEventData.State.
+type ReservationEventDataState string
+
 // ReservationQueue Present while the reservation is pending: where it stands in the
 // waiting line of its pool or site (docs/concepts/fair-share.md), as
 // the line's last run ranked it, and why it waits. The line is tried
@@ -1955,6 +3224,30 @@ type Site struct {
 	Version   int64     `json:"version"`
 }
 
+// SiteEvent A site was created, or renamed by an operator (`site.updated`, whose
+// data carries the new name and version). Fleet-wide; subject `sites/{id}`.
+type SiteEvent struct {
+	Data SiteEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID any    `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// SiteEventData defines model for SiteEventData.
+type SiteEventData struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Version int64  `json:"version"`
+}
+
 // SitePage defines model for SitePage.
 type SitePage struct {
 	Items []Site `json:"items"`
@@ -2001,6 +3294,28 @@ type Tenant struct {
 	ID        TenantID  `json:"id"`
 }
 
+// TenantEventEnvelope The envelope of a tenant-scoped event; `tenantId` is the tenant's id.
+type TenantEventEnvelope struct {
+	// Data The type's payload. Every event type and its payload schema are
+	// listed in [TypedEvent](#/components/schemas/TypedEvent).
+	Data map[string]interface{} `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID string `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time `json:"time"`
+
+	// Type The event type; TypedEvent lists them all.
+	//
+	// Examples: reservation.booked
+	Type string `json:"type"`
+}
+
 // TenantFairShare defines model for TenantFairShare.
 type TenantFairShare struct {
 	AsOf time.Time `json:"asOf"`
@@ -2018,6 +3333,30 @@ type TenantFairShare struct {
 
 	// Version Counts changes of the share; 0 while it was never set.
 	Version int64 `json:"version"`
+}
+
+// TenantFairShareEvent An operator set a tenant's fair share of the waiting line (subject
+// `tenants/{tenant}/fair-share`).
+type TenantFairShareEvent struct {
+	Data TenantFairShareEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID string `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// TenantFairShareEventData defines model for TenantFairShareEventData.
+type TenantFairShareEventData struct {
+	Share   int32  `json:"share"`
+	Tenant  string `json:"tenant"`
+	Version int64  `json:"version"`
 }
 
 // TenantFairShareResult defines model for TenantFairShareResult.
@@ -2054,6 +3393,33 @@ type TenantPriorityClasses struct {
 
 	// Version Counts changes of the allow-list; 0 before it was first set.
 	Version int64 `json:"version"`
+}
+
+// TenantPriorityClassesEvent An operator replaced the priority classes a tenant may use besides the
+// default one (subject `tenants/{tenant}/priority-classes`).
+type TenantPriorityClassesEvent struct {
+	Data TenantPriorityClassesEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID string `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// TenantPriorityClassesEventData defines model for TenantPriorityClassesEventData.
+type TenantPriorityClassesEventData struct {
+	// Classes The whole new allow-list, in name order (`[]`: the default class
+	// only). Written as an array; null is allowed only because the Go
+	// payload type is a slice.
+	Classes *[]string `json:"classes"`
+	Tenant  string    `json:"tenant"`
+	Version int64     `json:"version"`
 }
 
 // TenantPriorityClassesResult defines model for TenantPriorityClassesResult.
@@ -2161,6 +3527,15 @@ type TokenRevoked struct {
 	RevokedAt *time.Time `json:"revokedAt,omitempty"`
 	Role      Role       `json:"role"`
 	Tenant    TenantID   `json:"tenant"`
+}
+
+// TypedEvent An EventEnvelope typed by its `type`: one variant per payload schema,
+// chosen by `type` (see the discriminator mapping, which lists every
+// event type). Payloads may gain properties in later versions; ignore
+// the ones you do not know. Aggregate transitions carry the
+// aggregate's new `version`.
+type TypedEvent struct {
+	union json.RawMessage
 }
 
 // UpdateSiteRequest defines model for UpdateSiteRequest.
@@ -2290,6 +3665,44 @@ type WebhookEndpoint struct {
 // WebhookEndpointDisabledReason Why a disabled endpoint is disabled: the receiver answered 410 (gone), it failed continuously for 5 days (failing), or a user disabled it (manual).
 type WebhookEndpointDisabledReason string
 
+// WebhookEndpointEvent A webhook endpoint was created, updated, deleted or had its secret
+// rotated, or deliveries disabled it (410 Gone, or failing for too
+// long) (the tenant's; subject `webhook-endpoints/{id}`).
+type WebhookEndpointEvent struct {
+	// Data The endpoint after the change; never its secret.
+	Data WebhookEndpointEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID string `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookEndpointEventData The endpoint after the change; never its secret.
+type WebhookEndpointEventData struct {
+	// DisabledReason Only while disabled: `manual` (PATCH enabled false), `gone` (the
+	// receiver answered 410) or `failing` (failing for too long).
+	DisabledReason *WebhookEndpointEventDataDisabledReason `json:"disabledReason,omitempty"`
+	Enabled        bool                                    `json:"enabled"`
+	EndpointID     string                                  `json:"endpointId"`
+
+	// EventTypes The filter; empty means every type. Written as an array (`[]` when
+	// empty); null is allowed only because the Go payload type is a slice.
+	EventTypes *[]string `json:"eventTypes"`
+	URL        string    `json:"url"`
+	Version    int64     `json:"version"`
+}
+
+// WebhookEndpointEventDataDisabledReason Only while disabled: `manual` (PATCH enabled false), `gone` (the
+// receiver answered 410) or `failing` (failing for too long).
+type WebhookEndpointEventDataDisabledReason string
+
 // WebhookEndpointList defines model for WebhookEndpointList.
 type WebhookEndpointList struct {
 	Items []WebhookEndpoint `json:"items"`
@@ -2297,6 +3710,47 @@ type WebhookEndpointList struct {
 	// NextCursor Opaque cursor of the next page; empty on the last page.
 	NextCursor string `json:"nextCursor"`
 }
+
+// WebhookEndpointRecoveredEvent Undelivered events of a webhook endpoint were scheduled again (the tenant's; subject `webhook-endpoints/{id}`).
+type WebhookEndpointRecoveredEvent struct {
+	Data WebhookEndpointRecoveredEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID string `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookEndpointRecoveredEventData defines model for WebhookEndpointRecoveredEventData.
+type WebhookEndpointRecoveredEventData struct {
+	// DisabledReason Only while disabled: `manual` (PATCH enabled false), `gone` (the
+	// receiver answered 410) or `failing` (failing for too long).
+	DisabledReason *WebhookEndpointRecoveredEventDataDisabledReason `json:"disabledReason,omitempty"`
+	Enabled        bool                                             `json:"enabled"`
+	EndpointID     string                                           `json:"endpointId"`
+
+	// EventTypes The filter; empty means every type. Written as an array (`[]` when
+	// empty); null is allowed only because the Go payload type is a slice.
+	EventTypes *[]string `json:"eventTypes"`
+
+	// Scheduled How many deliveries were scheduled.
+	Scheduled int `json:"scheduled"`
+
+	// Since Events from this time on were considered.
+	Since   time.Time `json:"since"`
+	URL     string    `json:"url"`
+	Version int64     `json:"version"`
+}
+
+// WebhookEndpointRecoveredEventDataDisabledReason Only while disabled: `manual` (PATCH enabled false), `gone` (the
+// receiver answered 410) or `failing` (failing for too long).
+type WebhookEndpointRecoveredEventDataDisabledReason string
 
 // Whoami defines model for Whoami.
 type Whoami struct {
@@ -2893,6 +4347,32 @@ type ListWebhookAttemptsParams struct {
 	Limit *WebhookLimit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// ReceiveWebhookEventParams defines parameters for ReceiveWebhookEvent.
+type ReceiveWebhookEventParams struct {
+	// WebhookID The event's id, the body's `id`: the same on every attempt and
+	// every redelivery of the event. Deduplicate by it.
+	WebhookID openapi_types.UUID `json:"webhook-id"`
+
+	// WebhookTimestamp When this attempt was made, in Unix seconds of the control
+	// plane's clock: new on every attempt, and signed. Reject a request
+	// whose timestamp is more than 5 minutes from your clock (a
+	// replay).
+	WebhookTimestamp int64 `json:"webhook-timestamp"`
+
+	// WebhookSignature One `v1,<signature>` per secret of the endpoint that signs now,
+	// separated by a single space: one, or two for 24 hours after
+	// POST /v1/webhook-endpoints/{id}/rotate-secret (the new secret's
+	// first, then the old one's). Each signature is the standard base64
+	// of an HMAC-SHA256 (32 bytes).
+	WebhookSignature string `json:"webhook-signature"`
+
+	// UserAgent Names the sender and the version of this request's shape.
+	UserAgent ReceiveWebhookEventParamsUserAgent `json:"User-Agent"`
+}
+
+// ReceiveWebhookEventParamsUserAgent defines parameters for ReceiveWebhookEvent.
+type ReceiveWebhookEventParamsUserAgent string
+
 // RunCommandJSONRequestBody defines body for RunCommand for application/json ContentType.
 type RunCommandJSONRequestBody = RunCommandRequest
 
@@ -2958,6 +4438,832 @@ type PatchWebhookEndpointJSONRequestBody = PatchWebhookEndpointRequest
 
 // RecoverWebhookEndpointJSONRequestBody defines body for RecoverWebhookEndpoint for application/json ContentType.
 type RecoverWebhookEndpointJSONRequestBody = RecoverWebhookEndpointRequest
+
+// ReceiveWebhookEventJSONRequestBody defines body for ReceiveWebhookEvent for application/json ContentType.
+type ReceiveWebhookEventJSONRequestBody = TypedEvent
+
+// AsSiteEvent returns the union data inside the TypedEvent as a SiteEvent
+func (t TypedEvent) AsSiteEvent() (SiteEvent, error) {
+	var body SiteEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSiteEvent overwrites any union data inside the TypedEvent as the provided SiteEvent
+func (t *TypedEvent) FromSiteEvent(v SiteEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSiteEvent performs a merge with any union data inside the TypedEvent, using the provided SiteEvent
+func (t *TypedEvent) MergeSiteEvent(v SiteEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPoolEvent returns the union data inside the TypedEvent as a PoolEvent
+func (t TypedEvent) AsPoolEvent() (PoolEvent, error) {
+	var body PoolEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPoolEvent overwrites any union data inside the TypedEvent as the provided PoolEvent
+func (t *TypedEvent) FromPoolEvent(v PoolEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePoolEvent performs a merge with any union data inside the TypedEvent, using the provided PoolEvent
+func (t *TypedEvent) MergePoolEvent(v PoolEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsQuotaEvent returns the union data inside the TypedEvent as a QuotaEvent
+func (t TypedEvent) AsQuotaEvent() (QuotaEvent, error) {
+	var body QuotaEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromQuotaEvent overwrites any union data inside the TypedEvent as the provided QuotaEvent
+func (t *TypedEvent) FromQuotaEvent(v QuotaEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeQuotaEvent performs a merge with any union data inside the TypedEvent, using the provided QuotaEvent
+func (t *TypedEvent) MergeQuotaEvent(v QuotaEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPriorityClassEvent returns the union data inside the TypedEvent as a PriorityClassEvent
+func (t TypedEvent) AsPriorityClassEvent() (PriorityClassEvent, error) {
+	var body PriorityClassEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriorityClassEvent overwrites any union data inside the TypedEvent as the provided PriorityClassEvent
+func (t *TypedEvent) FromPriorityClassEvent(v PriorityClassEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePriorityClassEvent performs a merge with any union data inside the TypedEvent, using the provided PriorityClassEvent
+func (t *TypedEvent) MergePriorityClassEvent(v PriorityClassEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsTenantPriorityClassesEvent returns the union data inside the TypedEvent as a TenantPriorityClassesEvent
+func (t TypedEvent) AsTenantPriorityClassesEvent() (TenantPriorityClassesEvent, error) {
+	var body TenantPriorityClassesEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromTenantPriorityClassesEvent overwrites any union data inside the TypedEvent as the provided TenantPriorityClassesEvent
+func (t *TypedEvent) FromTenantPriorityClassesEvent(v TenantPriorityClassesEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeTenantPriorityClassesEvent performs a merge with any union data inside the TypedEvent, using the provided TenantPriorityClassesEvent
+func (t *TypedEvent) MergeTenantPriorityClassesEvent(v TenantPriorityClassesEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsTenantFairShareEvent returns the union data inside the TypedEvent as a TenantFairShareEvent
+func (t TypedEvent) AsTenantFairShareEvent() (TenantFairShareEvent, error) {
+	var body TenantFairShareEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromTenantFairShareEvent overwrites any union data inside the TypedEvent as the provided TenantFairShareEvent
+func (t *TypedEvent) FromTenantFairShareEvent(v TenantFairShareEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeTenantFairShareEvent performs a merge with any union data inside the TypedEvent, using the provided TenantFairShareEvent
+func (t *TypedEvent) MergeTenantFairShareEvent(v TenantFairShareEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNodeRegisteredEvent returns the union data inside the TypedEvent as a NodeRegisteredEvent
+func (t TypedEvent) AsNodeRegisteredEvent() (NodeRegisteredEvent, error) {
+	var body NodeRegisteredEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNodeRegisteredEvent overwrites any union data inside the TypedEvent as the provided NodeRegisteredEvent
+func (t *TypedEvent) FromNodeRegisteredEvent(v NodeRegisteredEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNodeRegisteredEvent performs a merge with any union data inside the TypedEvent, using the provided NodeRegisteredEvent
+func (t *TypedEvent) MergeNodeRegisteredEvent(v NodeRegisteredEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNodeSchedulingEvent returns the union data inside the TypedEvent as a NodeSchedulingEvent
+func (t TypedEvent) AsNodeSchedulingEvent() (NodeSchedulingEvent, error) {
+	var body NodeSchedulingEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNodeSchedulingEvent overwrites any union data inside the TypedEvent as the provided NodeSchedulingEvent
+func (t *TypedEvent) FromNodeSchedulingEvent(v NodeSchedulingEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNodeSchedulingEvent performs a merge with any union data inside the TypedEvent, using the provided NodeSchedulingEvent
+func (t *TypedEvent) MergeNodeSchedulingEvent(v NodeSchedulingEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGPURegisteredEvent returns the union data inside the TypedEvent as a GPURegisteredEvent
+func (t TypedEvent) AsGPURegisteredEvent() (GPURegisteredEvent, error) {
+	var body GPURegisteredEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGPURegisteredEvent overwrites any union data inside the TypedEvent as the provided GPURegisteredEvent
+func (t *TypedEvent) FromGPURegisteredEvent(v GPURegisteredEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGPURegisteredEvent performs a merge with any union data inside the TypedEvent, using the provided GPURegisteredEvent
+func (t *TypedEvent) MergeGPURegisteredEvent(v GPURegisteredEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGPUModeChangedEvent returns the union data inside the TypedEvent as a GPUModeChangedEvent
+func (t TypedEvent) AsGPUModeChangedEvent() (GPUModeChangedEvent, error) {
+	var body GPUModeChangedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGPUModeChangedEvent overwrites any union data inside the TypedEvent as the provided GPUModeChangedEvent
+func (t *TypedEvent) FromGPUModeChangedEvent(v GPUModeChangedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGPUModeChangedEvent performs a merge with any union data inside the TypedEvent, using the provided GPUModeChangedEvent
+func (t *TypedEvent) MergeGPUModeChangedEvent(v GPUModeChangedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsDeviceStatusEvent returns the union data inside the TypedEvent as a DeviceStatusEvent
+func (t TypedEvent) AsDeviceStatusEvent() (DeviceStatusEvent, error) {
+	var body DeviceStatusEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDeviceStatusEvent overwrites any union data inside the TypedEvent as the provided DeviceStatusEvent
+func (t *TypedEvent) FromDeviceStatusEvent(v DeviceStatusEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDeviceStatusEvent performs a merge with any union data inside the TypedEvent, using the provided DeviceStatusEvent
+func (t *TypedEvent) MergeDeviceStatusEvent(v DeviceStatusEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReservationEvent returns the union data inside the TypedEvent as a ReservationEvent
+func (t TypedEvent) AsReservationEvent() (ReservationEvent, error) {
+	var body ReservationEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReservationEvent overwrites any union data inside the TypedEvent as the provided ReservationEvent
+func (t *TypedEvent) FromReservationEvent(v ReservationEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeReservationEvent performs a merge with any union data inside the TypedEvent, using the provided ReservationEvent
+func (t *TypedEvent) MergeReservationEvent(v ReservationEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNodeJoinedEvent returns the union data inside the TypedEvent as a NodeJoinedEvent
+func (t TypedEvent) AsNodeJoinedEvent() (NodeJoinedEvent, error) {
+	var body NodeJoinedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNodeJoinedEvent overwrites any union data inside the TypedEvent as the provided NodeJoinedEvent
+func (t *TypedEvent) FromNodeJoinedEvent(v NodeJoinedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNodeJoinedEvent performs a merge with any union data inside the TypedEvent, using the provided NodeJoinedEvent
+func (t *TypedEvent) MergeNodeJoinedEvent(v NodeJoinedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNodeCredentialRevokedEvent returns the union data inside the TypedEvent as a NodeCredentialRevokedEvent
+func (t TypedEvent) AsNodeCredentialRevokedEvent() (NodeCredentialRevokedEvent, error) {
+	var body NodeCredentialRevokedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNodeCredentialRevokedEvent overwrites any union data inside the TypedEvent as the provided NodeCredentialRevokedEvent
+func (t *TypedEvent) FromNodeCredentialRevokedEvent(v NodeCredentialRevokedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNodeCredentialRevokedEvent performs a merge with any union data inside the TypedEvent, using the provided NodeCredentialRevokedEvent
+func (t *TypedEvent) MergeNodeCredentialRevokedEvent(v NodeCredentialRevokedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNodeConnectedEvent returns the union data inside the TypedEvent as a NodeConnectedEvent
+func (t TypedEvent) AsNodeConnectedEvent() (NodeConnectedEvent, error) {
+	var body NodeConnectedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNodeConnectedEvent overwrites any union data inside the TypedEvent as the provided NodeConnectedEvent
+func (t *TypedEvent) FromNodeConnectedEvent(v NodeConnectedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNodeConnectedEvent performs a merge with any union data inside the TypedEvent, using the provided NodeConnectedEvent
+func (t *TypedEvent) MergeNodeConnectedEvent(v NodeConnectedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNodeDisconnectedEvent returns the union data inside the TypedEvent as a NodeDisconnectedEvent
+func (t TypedEvent) AsNodeDisconnectedEvent() (NodeDisconnectedEvent, error) {
+	var body NodeDisconnectedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNodeDisconnectedEvent overwrites any union data inside the TypedEvent as the provided NodeDisconnectedEvent
+func (t *TypedEvent) FromNodeDisconnectedEvent(v NodeDisconnectedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNodeDisconnectedEvent performs a merge with any union data inside the TypedEvent, using the provided NodeDisconnectedEvent
+func (t *TypedEvent) MergeNodeDisconnectedEvent(v NodeDisconnectedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNodeUnreachableEvent returns the union data inside the TypedEvent as a NodeUnreachableEvent
+func (t TypedEvent) AsNodeUnreachableEvent() (NodeUnreachableEvent, error) {
+	var body NodeUnreachableEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNodeUnreachableEvent overwrites any union data inside the TypedEvent as the provided NodeUnreachableEvent
+func (t *TypedEvent) FromNodeUnreachableEvent(v NodeUnreachableEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNodeUnreachableEvent performs a merge with any union data inside the TypedEvent, using the provided NodeUnreachableEvent
+func (t *TypedEvent) MergeNodeUnreachableEvent(v NodeUnreachableEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNodeLostEvent returns the union data inside the TypedEvent as a NodeLostEvent
+func (t TypedEvent) AsNodeLostEvent() (NodeLostEvent, error) {
+	var body NodeLostEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNodeLostEvent overwrites any union data inside the TypedEvent as the provided NodeLostEvent
+func (t *TypedEvent) FromNodeLostEvent(v NodeLostEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNodeLostEvent performs a merge with any union data inside the TypedEvent, using the provided NodeLostEvent
+func (t *TypedEvent) MergeNodeLostEvent(v NodeLostEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNodeDrainEvent returns the union data inside the TypedEvent as a NodeDrainEvent
+func (t TypedEvent) AsNodeDrainEvent() (NodeDrainEvent, error) {
+	var body NodeDrainEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNodeDrainEvent overwrites any union data inside the TypedEvent as the provided NodeDrainEvent
+func (t *TypedEvent) FromNodeDrainEvent(v NodeDrainEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNodeDrainEvent performs a merge with any union data inside the TypedEvent, using the provided NodeDrainEvent
+func (t *TypedEvent) MergeNodeDrainEvent(v NodeDrainEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNodeRetiredEvent returns the union data inside the TypedEvent as a NodeRetiredEvent
+func (t TypedEvent) AsNodeRetiredEvent() (NodeRetiredEvent, error) {
+	var body NodeRetiredEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNodeRetiredEvent overwrites any union data inside the TypedEvent as the provided NodeRetiredEvent
+func (t *TypedEvent) FromNodeRetiredEvent(v NodeRetiredEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNodeRetiredEvent performs a merge with any union data inside the TypedEvent, using the provided NodeRetiredEvent
+func (t *TypedEvent) MergeNodeRetiredEvent(v NodeRetiredEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNodeInventoryReconciledEvent returns the union data inside the TypedEvent as a NodeInventoryReconciledEvent
+func (t TypedEvent) AsNodeInventoryReconciledEvent() (NodeInventoryReconciledEvent, error) {
+	var body NodeInventoryReconciledEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNodeInventoryReconciledEvent overwrites any union data inside the TypedEvent as the provided NodeInventoryReconciledEvent
+func (t *TypedEvent) FromNodeInventoryReconciledEvent(v NodeInventoryReconciledEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNodeInventoryReconciledEvent performs a merge with any union data inside the TypedEvent, using the provided NodeInventoryReconciledEvent
+func (t *TypedEvent) MergeNodeInventoryReconciledEvent(v NodeInventoryReconciledEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWebhookEndpointEvent returns the union data inside the TypedEvent as a WebhookEndpointEvent
+func (t TypedEvent) AsWebhookEndpointEvent() (WebhookEndpointEvent, error) {
+	var body WebhookEndpointEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookEndpointEvent overwrites any union data inside the TypedEvent as the provided WebhookEndpointEvent
+func (t *TypedEvent) FromWebhookEndpointEvent(v WebhookEndpointEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookEndpointEvent performs a merge with any union data inside the TypedEvent, using the provided WebhookEndpointEvent
+func (t *TypedEvent) MergeWebhookEndpointEvent(v WebhookEndpointEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWebhookEndpointRecoveredEvent returns the union data inside the TypedEvent as a WebhookEndpointRecoveredEvent
+func (t TypedEvent) AsWebhookEndpointRecoveredEvent() (WebhookEndpointRecoveredEvent, error) {
+	var body WebhookEndpointRecoveredEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookEndpointRecoveredEvent overwrites any union data inside the TypedEvent as the provided WebhookEndpointRecoveredEvent
+func (t *TypedEvent) FromWebhookEndpointRecoveredEvent(v WebhookEndpointRecoveredEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookEndpointRecoveredEvent performs a merge with any union data inside the TypedEvent, using the provided WebhookEndpointRecoveredEvent
+func (t *TypedEvent) MergeWebhookEndpointRecoveredEvent(v WebhookEndpointRecoveredEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNodeCommandEvent returns the union data inside the TypedEvent as a NodeCommandEvent
+func (t TypedEvent) AsNodeCommandEvent() (NodeCommandEvent, error) {
+	var body NodeCommandEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNodeCommandEvent overwrites any union data inside the TypedEvent as the provided NodeCommandEvent
+func (t *TypedEvent) FromNodeCommandEvent(v NodeCommandEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNodeCommandEvent performs a merge with any union data inside the TypedEvent, using the provided NodeCommandEvent
+func (t *TypedEvent) MergeNodeCommandEvent(v NodeCommandEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNodeAssignmentEvent returns the union data inside the TypedEvent as a NodeAssignmentEvent
+func (t TypedEvent) AsNodeAssignmentEvent() (NodeAssignmentEvent, error) {
+	var body NodeAssignmentEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNodeAssignmentEvent overwrites any union data inside the TypedEvent as the provided NodeAssignmentEvent
+func (t *TypedEvent) FromNodeAssignmentEvent(v NodeAssignmentEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNodeAssignmentEvent performs a merge with any union data inside the TypedEvent, using the provided NodeAssignmentEvent
+func (t *TypedEvent) MergeNodeAssignmentEvent(v NodeAssignmentEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsInstanceEvent returns the union data inside the TypedEvent as a InstanceEvent
+func (t TypedEvent) AsInstanceEvent() (InstanceEvent, error) {
+	var body InstanceEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromInstanceEvent overwrites any union data inside the TypedEvent as the provided InstanceEvent
+func (t *TypedEvent) FromInstanceEvent(v InstanceEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeInstanceEvent performs a merge with any union data inside the TypedEvent, using the provided InstanceEvent
+func (t *TypedEvent) MergeInstanceEvent(v InstanceEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t TypedEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t TypedEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "device.health_changed":
+		return t.AsDeviceStatusEvent()
+	case "device.quarantined":
+		return t.AsDeviceStatusEvent()
+	case "device.unquarantined":
+		return t.AsDeviceStatusEvent()
+	case "gpu.mode_changed":
+		return t.AsGPUModeChangedEvent()
+	case "gpu.registered":
+		return t.AsGPURegisteredEvent()
+	case "instance.failed":
+		return t.AsInstanceEvent()
+	case "instance.provisioning":
+		return t.AsInstanceEvent()
+	case "instance.requested":
+		return t.AsInstanceEvent()
+	case "instance.running":
+		return t.AsInstanceEvent()
+	case "instance.stopped":
+		return t.AsInstanceEvent()
+	case "instance.stopping":
+		return t.AsInstanceEvent()
+	case "instance.succeeded":
+		return t.AsInstanceEvent()
+	case "node.connected":
+		return t.AsNodeConnectedEvent()
+	case "node.cordoned":
+		return t.AsNodeSchedulingEvent()
+	case "node.credential_revoked":
+		return t.AsNodeCredentialRevokedEvent()
+	case "node.disconnected":
+		return t.AsNodeDisconnectedEvent()
+	case "node.draining":
+		return t.AsNodeDrainEvent()
+	case "node.inventory_reconciled":
+		return t.AsNodeInventoryReconciledEvent()
+	case "node.joined":
+		return t.AsNodeJoinedEvent()
+	case "node.lost":
+		return t.AsNodeLostEvent()
+	case "node.registered":
+		return t.AsNodeRegisteredEvent()
+	case "node.retired":
+		return t.AsNodeRetiredEvent()
+	case "node.tainted":
+		return t.AsNodeSchedulingEvent()
+	case "node.uncordoned":
+		return t.AsNodeSchedulingEvent()
+	case "node.undrained":
+		return t.AsNodeDrainEvent()
+	case "node.unreachable":
+		return t.AsNodeUnreachableEvent()
+	case "node.untainted":
+		return t.AsNodeSchedulingEvent()
+	case "node_assignment.failed":
+		return t.AsNodeAssignmentEvent()
+	case "node_assignment.queued":
+		return t.AsNodeAssignmentEvent()
+	case "node_assignment.running":
+		return t.AsNodeAssignmentEvent()
+	case "node_assignment.sent":
+		return t.AsNodeAssignmentEvent()
+	case "node_assignment.succeeded":
+		return t.AsNodeAssignmentEvent()
+	case "node_command.failed":
+		return t.AsNodeCommandEvent()
+	case "node_command.queued":
+		return t.AsNodeCommandEvent()
+	case "node_command.running":
+		return t.AsNodeCommandEvent()
+	case "node_command.sent":
+		return t.AsNodeCommandEvent()
+	case "node_command.succeeded":
+		return t.AsNodeCommandEvent()
+	case "pool.created":
+		return t.AsPoolEvent()
+	case "priority_class.created":
+		return t.AsPriorityClassEvent()
+	case "quota.set":
+		return t.AsQuotaEvent()
+	case "reservation.activated":
+		return t.AsReservationEvent()
+	case "reservation.booked":
+		return t.AsReservationEvent()
+	case "reservation.cancelled":
+		return t.AsReservationEvent()
+	case "reservation.expired":
+		return t.AsReservationEvent()
+	case "reservation.extended":
+		return t.AsReservationEvent()
+	case "reservation.failed":
+		return t.AsReservationEvent()
+	case "reservation.pending":
+		return t.AsReservationEvent()
+	case "reservation.preempted":
+		return t.AsReservationEvent()
+	case "reservation.released":
+		return t.AsReservationEvent()
+	case "site.created":
+		return t.AsSiteEvent()
+	case "site.updated":
+		return t.AsSiteEvent()
+	case "tenant.fair_share_set":
+		return t.AsTenantFairShareEvent()
+	case "tenant.priority_classes_set":
+		return t.AsTenantPriorityClassesEvent()
+	case "webhook_endpoint.created":
+		return t.AsWebhookEndpointEvent()
+	case "webhook_endpoint.deleted":
+		return t.AsWebhookEndpointEvent()
+	case "webhook_endpoint.disabled":
+		return t.AsWebhookEndpointEvent()
+	case "webhook_endpoint.recovered":
+		return t.AsWebhookEndpointRecoveredEvent()
+	case "webhook_endpoint.secret_rotated":
+		return t.AsWebhookEndpointEvent()
+	case "webhook_endpoint.updated":
+		return t.AsWebhookEndpointEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t TypedEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *TypedEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -32630,4 +34936,170 @@ func ParseWhoamiResponse(rsp *http.Response) (*WhoamiResponse, error) {
 	}
 
 	return response, nil
+}
+
+// WebhookInitiator sends OpenAPI 3.1 webhook requests to target URLs.
+// Modeled on the generated Client, but with no stored Server -- the full
+// target URL is provided per-call by the caller (typically discovered
+// from a subscription registration).
+type WebhookInitiator struct {
+	// Doer for performing requests, typically a *http.Client with any
+	// customized settings, such as certificate chains.
+	Client HttpRequestDoer
+
+	// A list of callbacks for modifying requests which are generated before sending over
+	// the network.
+	RequestEditors []RequestEditorFn
+}
+
+// WebhookInitiatorOption allows setting custom parameters during construction.
+type WebhookInitiatorOption func(*WebhookInitiator) error
+
+// NewWebhookInitiator creates a new WebhookInitiator with reasonable defaults.
+func NewWebhookInitiator(opts ...WebhookInitiatorOption) (*WebhookInitiator, error) {
+	initiator := WebhookInitiator{}
+	for _, o := range opts {
+		if err := o(&initiator); err != nil {
+			return nil, err
+		}
+	}
+	if initiator.Client == nil {
+		initiator.Client = &http.Client{}
+	}
+	return &initiator, nil
+}
+
+// WithWebhookHTTPClient allows overriding the default Doer, which is
+// automatically created using http.Client. This is useful for tests.
+func WithWebhookHTTPClient(doer HttpRequestDoer) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.Client = doer
+		return nil
+	}
+}
+
+// WithWebhookRequestEditorFn allows setting up a callback function, which
+// will be called right before sending the webhook request. This can be
+// used to mutate the request, e.g. to add signature headers.
+func WithWebhookRequestEditorFn(fn RequestEditorFn) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.RequestEditors = append(p.RequestEditors, fn)
+		return nil
+	}
+}
+
+func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
+	for _, r := range p.RequestEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	for _, r := range additionalEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WebhookInitiatorInterface is the interface specification for the webhook initiator.
+type WebhookInitiatorInterface interface {
+	// ReceiveWebhookEventWithBody fires the event webhook with any body
+	ReceiveWebhookEventWithBody(ctx context.Context, targetURL string, params *ReceiveWebhookEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	ReceiveWebhookEvent(ctx context.Context, targetURL string, params *ReceiveWebhookEventParams, body ReceiveWebhookEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *WebhookInitiator) ReceiveWebhookEventWithBody(ctx context.Context, targetURL string, params *ReceiveWebhookEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReceiveWebhookEventWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) ReceiveWebhookEvent(ctx context.Context, targetURL string, params *ReceiveWebhookEventParams, body ReceiveWebhookEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReceiveWebhookEventWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+// NewReceiveWebhookEventWebhookRequest builds a application/json POST request for the event webhook
+func NewReceiveWebhookEventWebhookRequest(targetURL string, params *ReceiveWebhookEventParams, body ReceiveWebhookEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReceiveWebhookEventWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewReceiveWebhookEventWebhookRequestWithBody builds a POST request for the event webhook with any body
+func NewReceiveWebhookEventWebhookRequestWithBody(targetURL string, params *ReceiveWebhookEventParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+		var headerParam3 string
+
+		headerParam3, err = runtime.StyleParamWithOptions("simple", false, "User-Agent", params.UserAgent, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("User-Agent", headerParam3)
+
+	}
+	return req, nil
 }

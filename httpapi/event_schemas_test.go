@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -405,11 +406,23 @@ func TestEventEnvelopeTenantID(t *testing.T) {
 	require.NotZero(t, tenant)
 }
 
-// check validates v against schema: JSON type (and format date-time),
-// object keys against properties and required, array items, enums.
+// check validates v against schema: JSON type (formats date-time and
+// uuid, patterns), object keys against properties and required, array
+// items, enums, and a oneOf with a discriminator as the variant its
+// mapping names for the value's property (TypedEvent by `type`).
 func (s openAPISchemas) check(t *testing.T, where string, schema map[string]any, v any) {
 	t.Helper()
 	_, schema = s.resolve(t, schema)
+	if disc, ok := schema["discriminator"].(map[string]any); ok {
+		obj, ok := v.(map[string]any)
+		require.True(t, ok, "%s = %v: a discriminated oneOf takes an object", where, v)
+		prop, _ := disc["propertyName"].(string)
+		mapping, _ := disc["mapping"].(map[string]any)
+		ref, ok := mapping[fmt.Sprint(obj[prop])].(string)
+		require.True(t, ok, "%s: %s %v is not in the discriminator's mapping", where, prop, obj[prop])
+		s.check(t, where, map[string]any{"$ref": ref}, v)
+		return
+	}
 	if enum := asSlice(schema["enum"]); enum != nil && v != nil {
 		require.Contains(t, enum, v, "%s: not one of the documented values", where)
 	}
@@ -435,12 +448,21 @@ func (s openAPISchemas) check(t *testing.T, where string, schema map[string]any,
 			}
 		}
 	case string:
-		if schema["format"] == "date-time" {
+		switch schema["format"] {
+		case "date-time":
 			_, err := time.Parse(time.RFC3339Nano, x)
 			require.NoError(t, err, "%s: not a date-time", where)
+		case "uuid":
+			require.Regexp(t, uuidPattern, x, "%s: not a uuid", where)
+		}
+		if pattern, ok := schema["pattern"].(string); ok {
+			require.Regexp(t, pattern, x, "%s: does not match the documented pattern", where)
 		}
 	}
 }
+
+// uuidPattern is a uuid as RFC 9562 writes it (format uuid).
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 func typesOf(schema map[string]any) []string {
 	switch x := schema["type"].(type) {
