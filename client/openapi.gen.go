@@ -5520,8 +5520,8 @@ type ClientInterface interface {
 	// data: <envelope JSON on one line>
 	// ```
 	//
-	// followed by a blank line. An idle stream carries a `: heartbeat` comment
-	// every 15 s, with an `id:` (no data) that moves the last event id up to
+	// followed by a blank line. A stream that wrote nothing for 15 s carries a
+	// `: heartbeat` comment (each frame starts the 15 s again), with an `id:` (no data) that moves the last event id up to
 	// how far the log was read for the caller, so it stays valid under
 	// retention however long the caller's own events stay quiet. Resuming: the `Last-Event-ID` header (sent by EventSource on
 	// every reconnect) wins over `?after=`; either resumes strictly after that
@@ -6858,8 +6858,8 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 // data: <envelope JSON on one line>
 // ```
 //
-// followed by a blank line. An idle stream carries a `: heartbeat` comment
-// every 15 s, with an `id:` (no data) that moves the last event id up to
+// followed by a blank line. A stream that wrote nothing for 15 s carries a
+// `: heartbeat` comment (each frame starts the 15 s again), with an `id:` (no data) that moves the last event id up to
 // how far the log was read for the caller, so it stays valid under
 // retention however long the caller's own events stay quiet. Resuming: the `Last-Event-ID` header (sent by EventSource on
 // every reconnect) wins over `?after=`; either resumes strictly after that
@@ -12768,8 +12768,8 @@ type ClientWithResponsesInterface interface {
 	// data: <envelope JSON on one line>
 	// ```
 	//
-	// followed by a blank line. An idle stream carries a `: heartbeat` comment
-	// every 15 s, with an `id:` (no data) that moves the last event id up to
+	// followed by a blank line. A stream that wrote nothing for 15 s carries a
+	// `: heartbeat` comment (each frame starts the 15 s again), with an `id:` (no data) that moves the last event id up to
 	// how far the log was read for the caller, so it stays valid under
 	// retention however long the caller's own events stay quiet. Resuming: the `Last-Event-ID` header (sent by EventSource on
 	// every reconnect) wins over `?after=`; either resumes strictly after that
@@ -23450,8 +23450,8 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 // data: <envelope JSON on one line>
 // ```
 //
-// followed by a blank line. An idle stream carries a `: heartbeat` comment
-// every 15 s, with an `id:` (no data) that moves the last event id up to
+// followed by a blank line. A stream that wrote nothing for 15 s carries a
+// `: heartbeat` comment (each frame starts the 15 s again), with an `id:` (no data) that moves the last event id up to
 // how far the log was read for the caller, so it stays valid under
 // retention however long the caller's own events stay quiet. Resuming: the `Last-Event-ID` header (sent by EventSource on
 // every reconnect) wins over `?after=`; either resumes strictly after that

@@ -42,6 +42,10 @@ type BrokerOptions struct {
 	CatchUpPage int
 	// Logger receives poll errors; nil means slog.Default().
 	Logger *slog.Logger
+	// IdleTimer starts the timer of a stream's heartbeat (Deliver's
+	// idleEvery); nil means one on the process clock. For tests, which
+	// move the heartbeat's time by hand.
+	IdleTimer func(d time.Duration) IdleTimer
 }
 
 // Source is where a Broker reads the log: the PostgreSQL outbox (NewBroker,
@@ -123,6 +127,9 @@ func NewSourceBroker(src Source, opts BrokerOptions) *Broker {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.IdleTimer == nil {
+		opts.IdleTimer = newRealIdleTimer
 	}
 	return &Broker{src: src, opts: opts, streams: map[*Stream]struct{}{}}
 }

@@ -75,10 +75,11 @@ func idsOf(events []outbox.Stored) []uuid.UUID {
 // collector runs a stream's Deliver in the background and records what
 // it sends.
 type collector struct {
-	mu   sync.Mutex
-	got  []outbox.Stored
-	idle int
-	done chan error // Deliver's result
+	mu     sync.Mutex
+	got    []outbox.Stored
+	idle   int
+	resume outbox.Position // the last idle call's
+	done   chan error      // Deliver's result
 }
 
 func deliver(ctx context.Context, s *eventstream.Stream, idleEvery time.Duration) *collector {
@@ -89,10 +90,11 @@ func deliver(ctx context.Context, s *eventstream.Stream, idleEvery time.Duration
 			defer c.mu.Unlock()
 			c.got = append(c.got, e)
 			return nil
-		}, idleEvery, func(outbox.Position) error {
+		}, idleEvery, func(resume outbox.Position) error {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			c.idle++
+			c.resume = resume
 			return nil
 		})
 	}()
@@ -103,6 +105,12 @@ func (c *collector) events() []outbox.Stored {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]outbox.Stored(nil), c.got...)
+}
+
+func (c *collector) idles() (int, outbox.Position) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.idle, c.resume
 }
 
 func (c *collector) count() int {

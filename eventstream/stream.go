@@ -91,19 +91,23 @@ func (s *Stream) prefetch(ctx context.Context) error {
 // Deliver sends the stream's events to send, in log order, until ctx ends
 // (the client went away), the broker drops the stream (ErrDropped,
 // ErrBrokerClosed), a history read fails (CURSOR_EXPIRED if the log was
-// pruned meanwhile) or send fails. Whenever idleEvery passes it calls idle
-// (the SSE heartbeat) with the position a reconnect may resume after now
-// (see caughtUpTo); idleEvery <= 0 disables that. Deliver is called once,
-// from the goroutine that writes to the client.
+// pruned meanwhile) or send fails. When idleEvery passes with nothing sent
+// it calls idle (the SSE heartbeat) with the position a reconnect may
+// resume after now (see caughtUpTo); every event sent, and every idle
+// call, starts that wait again, so a stream whose events keep coming gets
+// no heartbeat. idleEvery <= 0 disables that. Deliver is called once, from
+// the goroutine that writes to the client.
 func (s *Stream) Deliver(ctx context.Context, send func(outbox.Stored) error, idleEvery time.Duration, idle func(resume outbox.Position) error) error {
 	if err := s.catchUp(ctx, send); err != nil {
 		return err
 	}
 	var tick <-chan time.Time
+	restart := func() {}
 	if idleEvery > 0 {
-		t := time.NewTicker(idleEvery)
+		t := s.b.opts.IdleTimer(idleEvery)
 		defer t.Stop()
-		tick = t.C
+		tick = t.C()
+		restart = func() { t.Reset(idleEvery) }
 	}
 	for {
 		if err := s.dropped(); err != nil {
@@ -111,15 +115,20 @@ func (s *Stream) Deliver(ctx context.Context, send func(outbox.Stored) error, id
 		}
 		select {
 		case <-s.ready:
+			before := s.last
 			for _, e := range s.take() {
 				if err := s.sendUnlessDropped(e, send); err != nil {
 					return err
 				}
 			}
+			if s.last != before { // a frame was written
+				restart()
+			}
 		case <-tick:
 			if err := idle(s.caughtUpTo()); err != nil {
 				return err
 			}
+			restart()
 		case <-s.gone:
 			return s.reason
 		case <-ctx.Done():

@@ -20,7 +20,8 @@ import (
 
 // Defaults of EventAPI.
 const (
-	// DefaultHeartbeat is how often an idle stream sends a comment, so
+	// DefaultHeartbeat is how long a stream writes nothing before it
+	// sends a comment (each frame starts the wait again), so
 	// proxies and load balancers do not close it as dead (WHATWG's advice
 	// is about every 15 s).
 	DefaultHeartbeat = 15 * time.Second
@@ -80,8 +81,8 @@ func (l StreamLimits) withDefaults() StreamLimits {
 type EventAPI struct {
 	Broker *eventstream.Broker
 	Reader *eventstream.Reader
-	// Heartbeat is the interval of the stream's comment heartbeat; zero
-	// means DefaultHeartbeat. Tests shorten it.
+	// Heartbeat is how long a stream writes nothing before its comment
+	// heartbeat; zero means DefaultHeartbeat. Tests shorten it.
 	Heartbeat time.Duration
 	// WriteTimeout bounds each write to a stream; zero means
 	// DefaultStreamWriteTimeout.

@@ -85,12 +85,20 @@ type natsAPI struct {
 // the JetStream stream, keeping the newest recent events in memory.
 func (s *jetStreamEvents) natsAPI(t *testing.T, recent int, heartbeat time.Duration) *natsAPI {
 	t.Helper()
+	return s.natsAPIWith(t, recent, heartbeat, eventstream.BrokerOptions{})
+}
+
+// natsAPIWith is natsAPI with the broker's options (its CatchUpPage is 3
+// whatever opts says).
+func (s *jetStreamEvents) natsAPIWith(t *testing.T, recent int, heartbeat time.Duration, opts eventstream.BrokerOptions) *natsAPI {
+	t.Helper()
 	src, err := natsink.OpenSource(natsink.SourceConfig{
 		URL: s.nats.URL, Name: "api", ReconnectWait: 20 * time.Millisecond, RequestTimeout: 2 * time.Second,
 		LongPoll: 200 * time.Millisecond, Recent: recent,
 	}, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	broker := eventstream.NewSourceBroker(src, eventstream.BrokerOptions{CatchUpPage: 3})
+	opts.CatchUpPage = 3
+	broker := eventstream.NewSourceBroker(src, opts)
 	d := httpapi.Deps{
 		Pool: s.pg.Pool, Commands: commands.New(s.pg.Pool, commands.Config{}), Clock: s.clock,
 		Auth: authn.New(s.pg.Pool, 0), Logger: slog.New(slog.DiscardHandler), BodyLimit: testBodyLimit,

@@ -48,9 +48,15 @@ func setupEventsWith(t *testing.T, api httpapi.EventAPI) *eventServer {
 // adjusted by adjust (nil: none), as setupWith.
 func setupEventsAdjusted(t *testing.T, api httpapi.EventAPI, adjust func(*httpapi.Deps)) *eventServer {
 	t.Helper()
+	return setupEventsBroker(t, api, adjust, eventstream.BrokerOptions{})
+}
+
+// setupEventsBroker is setupEventsAdjusted with the broker's options.
+func setupEventsBroker(t *testing.T, api httpapi.EventAPI, adjust func(*httpapi.Deps), opts eventstream.BrokerOptions) *eventServer {
+	t.Helper()
 	es := &eventServer{}
 	routes := func(r httpapi.Router) {
-		es.broker = eventstream.NewBroker(r.Deps.Pool, eventstream.BrokerOptions{})
+		es.broker = eventstream.NewBroker(r.Deps.Pool, opts)
 		api.Broker, api.Reader = es.broker, eventstream.NewReader(r.Deps.Pool)
 		httpapi.EventRoutes(api)(r)
 	}
