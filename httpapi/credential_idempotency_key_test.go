@@ -34,16 +34,16 @@ func TestCredentialMintingRefusesIdempotencyKey(t *testing.T) {
 	s.must(t, http.StatusCreated, http.MethodPost, "/v1/webhook-endpoints", s.operator,
 		map[string]string{"url": "https://hooks.keyed.example/in", "tenant": "keyed"}, &ep)
 	for _, tc := range []struct {
-		target, body, count string
-		status              int
+		target, route, body, count string
+		status                     int
 	}{
-		{"/v1/tokens", `{"tenant":"keyed","identity":"bot","role":"viewer"}`,
+		{"/v1/tokens", "/v1/tokens", `{"tenant":"keyed","identity":"bot","role":"viewer"}`,
 			"SELECT count(*) FROM api_tokens WHERE tenant_id = 'keyed'", http.StatusCreated},
-		{"/v1/nodes/node-k/join-tokens", `{}`,
+		{"/v1/nodes/node-k/join-tokens", "/v1/nodes/{id}/join-tokens", `{}`,
 			"SELECT count(*) FROM node_join_tokens WHERE node_id = 'node-k'", http.StatusCreated},
-		{"/v1/events/stream-tickets", ``,
+		{"/v1/events/stream-tickets", "/v1/events/stream-tickets", ``,
 			"SELECT count(*) FROM stream_tickets", http.StatusCreated},
-		{"/v1/webhook-endpoints/" + ep.ID + "/rotate-secret", ``,
+		{"/v1/webhook-endpoints/" + ep.ID + "/rotate-secret", "/v1/webhook-endpoints/{id}/rotate-secret", ``,
 			"SELECT count(*) FROM webhook_endpoints WHERE id = '" + ep.ID + "' AND secret <> '" + ep.Secret + "'", http.StatusOK},
 	} {
 		send := func(key string) apiResult {
@@ -73,6 +73,8 @@ func TestCredentialMintingRefusesIdempotencyKey(t *testing.T) {
 			require.NoError(t, json.Unmarshal(r.body, &env))
 			require.Equal(t, core.CodeInvalidArgument, env.Error.Code)
 			require.Contains(t, env.Error.Message, "Idempotency-Key")
+			// The route as the API's documents write it, never echo's :id.
+			require.Contains(t, env.Error.Message, "not supported on POST "+tc.route+":", tc.target)
 		}
 		require.Zero(t, count(tc.count), "%s: nothing minted under a key", tc.target)
 

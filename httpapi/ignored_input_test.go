@@ -258,8 +258,8 @@ func TestNoWriteRouteIgnoresIfMatch(t *testing.T) {
 			if r.status != http.StatusConflict || !strings.Contains(xtMessage(r, nil, nil), "999") {
 				t.Errorf("%s with If-Match: 999: %d %s; want 409 (not at version 999)", route, r.status, r.body)
 			}
-		} else if r.status != http.StatusBadRequest || !strings.Contains(xtMessage(r, nil, nil), "If-Match is not supported") {
-			t.Errorf("%s with If-Match: 999: %d %s; want 400 (If-Match is not supported), as the spec lists no If-Match", route, r.status, r.body)
+		} else if want := "If-Match is not supported on " + method + " " + openAPIPath(rpath); r.status != http.StatusBadRequest || !strings.Contains(xtMessage(r, nil, nil), want) {
+			t.Errorf("%s with If-Match: 999: %d %s; want 400 (%s), as the spec lists no If-Match", route, r.status, r.body, want)
 		}
 	}
 }

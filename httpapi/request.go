@@ -225,7 +225,7 @@ func isDigits(s string) bool {
 // lock into a silent lost update.
 func noIfMatch(c echo.Context) error {
 	if c.Request().Header.Get(headerIfMatch) != "" {
-		return core.Errorf(core.CodeInvalidArgument, "If-Match is not supported on %s %s", c.Request().Method, c.Path())
+		return core.Errorf(core.CodeInvalidArgument, "If-Match is not supported on %s", routeOf(c))
 	}
 	return nil
 }
@@ -240,8 +240,8 @@ func noIfMatch(c echo.Context) error {
 func noIdempotencyKey(c echo.Context) error {
 	if len(c.Request().Header.Values(headerIdempotencyKey)) > 0 {
 		return core.Errorf(core.CodeInvalidArgument,
-			"Idempotency-Key is not supported on %s %s: it mints a new secret each time; send it once, without a key",
-			c.Request().Method, c.Path())
+			"Idempotency-Key is not supported on %s: it mints a new secret each time; send it once, without a key",
+			routeOf(c))
 	}
 	return nil
 }

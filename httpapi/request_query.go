@@ -48,8 +48,8 @@ func queryParams(names ...string) echo.MiddlewareFunc {
 			params := c.QueryParams()
 			for _, name := range slices.Sorted(maps.Keys(params)) {
 				if !slices.Contains(names, name) {
-					return core.Errorf(core.CodeInvalidArgument, "unknown query parameter %q: %s %s takes %s",
-						core.Clip(name, 64), c.Request().Method, c.Path(), takes(names))
+					return core.Errorf(core.CodeInvalidArgument, "unknown query parameter %q: %s takes %s",
+						core.Clip(name, 64), routeOf(c), takes(names))
 				}
 				if n := len(params[name]); n > 1 && !queryRepeats(name) {
 					return core.Errorf(core.CodeInvalidArgument, "query parameter %s is given %d times; give it once", name, n)

@@ -115,6 +115,8 @@ func TestEveryRouteRefusesAnUnknownQueryParameter(t *testing.T) {
 		if r.status != http.StatusBadRequest || xtCode(r) != core.CodeInvalidArgument ||
 			!strings.Contains(xtMessage(r, nil, nil), `unknown query parameter "dryRun"`) {
 			t.Errorf("%s?dryRun=true: %d %s; want 400 unknown query parameter", key, r.status, r.body)
+		} else if documented := rt.Method + " " + openAPIPath(rt.Path); !strings.Contains(xtMessage(r, nil, nil), ": "+documented+" takes") {
+			t.Errorf("%s?dryRun=true: %s; want the route written as docs/openapi.yaml does, %s", key, r.body, documented)
 		}
 		checked++
 	}
@@ -135,4 +137,16 @@ func TestEveryRouteRefusesAnUnknownQueryParameter(t *testing.T) {
 			require.NotContains(t, xtMessage(r, nil, nil), "unknown query parameter", "%s?%s=: %d %s", key, name, r.status, r.body)
 		}
 	}
+}
+
+// openAPIPath writes an echo route pattern as docs/openapi.yaml does:
+// /v1/tokens/:id is /v1/tokens/{id}.
+func openAPIPath(path string) string {
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		if name, ok := strings.CutPrefix(s, ":"); ok {
+			segs[i] = "{" + name + "}"
+		}
+	}
+	return strings.Join(segs, "/")
 }
