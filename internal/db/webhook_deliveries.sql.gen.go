@@ -350,7 +350,9 @@ SELECT e.id, o.id
   FROM webhook_endpoints e
   JOIN outbox o ON o.tenant_id = e.tenant_id
  WHERE e.id = $1
-   AND o.time >= $2 AND o.time >= e.created_at
+   AND o.time >= $2
+   AND o.txid >= e.created_txid
+   AND (e.created_txid <> '0' OR o.time >= e.created_at)
    AND (cardinality(e.event_types) = 0 OR o.type = ANY(e.event_types))
    AND NOT EXISTS (SELECT 1 FROM webhook_deliveries s
                     WHERE s.endpoint_id = e.id AND s.event_id = o.id AND s.state = 'succeeded')
@@ -373,6 +375,13 @@ type WebhookDeliveryRecoverParams struct {
 // not succeed, creating those that were never scheduled (the endpoint was
 // disabled, or filtered the type out then). Attempts restart from zero.
 // Never an event older than the endpoint: it did not subscribe to those.
+// Older is the scheduler's bound (WebhookDeliverySchedule): an event whose
+// transaction's id is below the endpoint's created_txid. Bounded by
+// created_at instead, recover and the scheduler disagreed on the events of
+// transactions that straddled the endpoint's creation (an event's time is
+// its transaction's start, its order in the log its transaction's id). An
+// endpoint made before migration 0053 (created_txid 0), which the
+// scheduler sends every event, keeps the created_at bound here.
 // Acknowledged events are left out before the LIMIT, so that max_rows
 // counts what is re-sent: spent on succeeded deliveries, it would schedule
 // nothing of what was missed after them, and the caller, which reads
