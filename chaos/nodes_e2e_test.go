@@ -500,6 +500,7 @@ func newAgent(t *testing.T, node, pool, joinToken, apiURL string, gw *server, ex
 	t.Cleanup(func() {
 		a.Kill()
 		removeContainers(filepath.Join(a.stateDir(), "runc"))
+		removeNetworks(t, a.stateDir())
 		testenv.UnmountUnder(a.args[slices.Index(a.args, "--workload-dir")+1])
 		if t.Failed() {
 			t.Logf("agent %s log tail:\n%s", node, tail(a.logPath, 3000))
