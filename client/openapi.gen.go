@@ -5606,8 +5606,9 @@ type ClientInterface interface {
 	// ListInstances List a reservation's instances (tenant-scoped)
 	//
 	// The instances of one reservation, oldest first, a page at a time,
-	// whatever their state. Another tenant's reservation is 404, as a
-	// missing one is.
+	// whatever their state, except those that ended more than
+	// `COMPUTE_WORK_RETENTION` ago (retention deleted them). Another
+	// tenant's reservation is 404, as a missing one is.
 	//
 	// Corresponds with GET /v1/instances (the `ListInstances` operationId).
 	ListInstances(ctx context.Context, params *ListInstancesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5656,7 +5657,9 @@ type ClientInterface interface {
 
 	// GetInstance Read an instance (tenant-scoped)
 	//
-	// Another tenant's instance is 404.
+	// Another tenant's instance is 404, as is one that ended (stopped,
+	// failed or succeeded) more than `COMPUTE_WORK_RETENTION` ago (7 days
+	// by default): retention deleted it.
 	//
 	// Corresponds with GET /v1/instances/{id} (the `GetInstance` operationId).
 	GetInstance(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6984,8 +6987,9 @@ func (c *Client) SetGPUMode(ctx context.Context, id GPUID, params *SetGPUModePar
 // ListInstances List a reservation's instances (tenant-scoped)
 //
 // The instances of one reservation, oldest first, a page at a time,
-// whatever their state. Another tenant's reservation is 404, as a
-// missing one is.
+// whatever their state, except those that ended more than
+// `COMPUTE_WORK_RETENTION` ago (retention deleted them). Another
+// tenant's reservation is 404, as a missing one is.
 //
 // Corresponds with GET /v1/instances (the `ListInstances` operationId).
 func (c *Client) ListInstances(ctx context.Context, params *ListInstancesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7074,7 +7078,9 @@ func (c *Client) DeleteInstance(ctx context.Context, id string, reqEditors ...Re
 
 // GetInstance Read an instance (tenant-scoped)
 //
-// Another tenant's instance is 404.
+// Another tenant's instance is 404, as is one that ended (stopped,
+// failed or succeeded) more than `COMPUTE_WORK_RETENTION` ago (7 days
+// by default): retention deleted it.
 //
 // Corresponds with GET /v1/instances/{id} (the `GetInstance` operationId).
 func (c *Client) GetInstance(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12858,8 +12864,9 @@ type ClientWithResponsesInterface interface {
 	// ListInstancesWithResponse List a reservation's instances (tenant-scoped)
 	//
 	// The instances of one reservation, oldest first, a page at a time,
-	// whatever their state. Another tenant's reservation is 404, as a
-	// missing one is.
+	// whatever their state, except those that ended more than
+	// `COMPUTE_WORK_RETENTION` ago (retention deleted them). Another
+	// tenant's reservation is 404, as a missing one is.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12912,7 +12919,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetInstanceWithResponse Read an instance (tenant-scoped)
 	//
-	// Another tenant's instance is 404.
+	// Another tenant's instance is 404, as is one that ended (stopped,
+	// failed or succeeded) more than `COMPUTE_WORK_RETENTION` ago (7 days
+	// by default): retention deleted it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -23564,8 +23573,9 @@ func (c *ClientWithResponses) SetGPUModeWithResponse(ctx context.Context, id GPU
 // ListInstancesWithResponse List a reservation's instances (tenant-scoped)
 //
 // The instances of one reservation, oldest first, a page at a time,
-// whatever their state. Another tenant's reservation is 404, as a
-// missing one is.
+// whatever their state, except those that ended more than
+// `COMPUTE_WORK_RETENTION` ago (retention deleted them). Another
+// tenant's reservation is 404, as a missing one is.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -23642,7 +23652,9 @@ func (c *ClientWithResponses) DeleteInstanceWithResponse(ctx context.Context, id
 
 // GetInstanceWithResponse Read an instance (tenant-scoped)
 //
-// Another tenant's instance is 404.
+// Another tenant's instance is 404, as is one that ended (stopped,
+// failed or succeeded) more than `COMPUTE_WORK_RETENTION` ago (7 days
+// by default): retention deleted it.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -49,8 +49,9 @@ const (
 type Retention struct {
 	// Events is how long outbox rows (the event log) are kept.
 	Events time.Duration
-	// Work is how long finished node jobs (node_commands) and finished
-	// webhook deliveries are kept after they finished.
+	// Work is how long finished node jobs (node_commands), instances that
+	// ended (stopped, failed, succeeded), finished webhook deliveries and
+	// accepted billing windows are kept after they finished.
 	Work time.Duration
 	// WebhookAttempts is how long webhook_attempts rows are kept.
 	WebhookAttempts time.Duration
@@ -75,9 +76,9 @@ func (r Retention) deliveries() time.Duration {
 // Pruner deletes history past its retention: events (never past the
 // lowest sink cursor, nor an event with a webhook delivery pending),
 // expired idempotency keys, finished node jobs (the node journal kept in
-// PostgreSQL), finished webhook deliveries, webhook attempts, the record
-// of accepted billing windows and the revocation feed's old changes. It is
-// the KindRetentionPrune reconciler.
+// PostgreSQL), instances that ended, finished webhook deliveries, webhook
+// attempts, the record of accepted billing windows and the revocation
+// feed's old changes. It is the KindRetentionPrune reconciler.
 type Pruner struct {
 	Pool   *pgxpool.Pool
 	Logger *slog.Logger
@@ -95,7 +96,7 @@ type Pruner struct {
 
 // PruneResult says what one run deleted, per table.
 type PruneResult struct {
-	Events, IdempotencyKeys, WebhookAttempts, WebhookDeliveries, NodeJobs, BillingDeliveries, AuthzChanges int64
+	Events, IdempotencyKeys, WebhookAttempts, WebhookDeliveries, NodeJobs, Instances, BillingDeliveries, AuthzChanges int64
 	// More is set when a table used its budget (BatchesPerRun) with rows
 	// left to delete.
 	More bool
@@ -103,8 +104,8 @@ type PruneResult struct {
 
 // Total is how many rows the run deleted.
 func (r PruneResult) Total() int64 {
-	return r.Events + r.IdempotencyKeys + r.WebhookAttempts + r.WebhookDeliveries + r.NodeJobs + r.BillingDeliveries +
-		r.AuthzChanges
+	return r.Events + r.IdempotencyKeys + r.WebhookAttempts + r.WebhookDeliveries + r.NodeJobs + r.Instances +
+		r.BillingDeliveries + r.AuthzChanges
 }
 
 func (p *Pruner) every() time.Duration { return orDefault(p.Every, DefaultPruneEvery) }
@@ -188,6 +189,7 @@ func (p *Pruner) Overdue(ctx context.Context) ([]OverdueRows, error) {
 		{Table: "webhook_attempts", Rule: olderThan(r.WebhookAttempts), Rows: row.WebhookAttempts},
 		{Table: "webhook_deliveries", Rule: "finished, " + olderThan(r.deliveries()), Rows: row.WebhookDeliveries},
 		{Table: "node_commands", Rule: "finished, " + olderThan(r.Work), Rows: jobs},
+		{Table: "instances", Rule: "ended, " + olderThan(r.Work), Rows: row.Instances},
 		{Table: "billing_deliveries", Rule: "accepted, " + olderThan(r.Work), Rows: row.BillingDeliveries},
 		{Table: "authz_changes", Rule: olderThan(AuthzChangesKept), Rows: row.AuthzChanges},
 	}, nil

@@ -21,7 +21,8 @@ import (
 //
 // Webhook history goes before events: a succeeded delivery is kept while
 // its event is, so it leaves in the run after the one that pruned its
-// event.
+// event. Node jobs go before instances: an ended instance is kept while a
+// job of it is, so it leaves in the same run as its last job.
 func (p *Pruner) Prune(ctx context.Context, fence func(pgx.Tx) error) (PruneResult, error) {
 	var res PruneResult
 	run := pruneRun{p: p, fence: fence}
@@ -43,6 +44,11 @@ func (p *Pruner) Prune(ctx context.Context, fence func(pgx.Tx) error) (PruneResu
 		}},
 		{"node_commands", r.Work <= 0, &res.NodeJobs, func(q *db.Queries) (int64, error) {
 			return q.RetentionNodeJobsPrune(ctx, db.RetentionNodeJobsPruneParams{
+				RetentionSeconds: r.Work.Seconds(), MaxRows: limit})
+		}},
+		// After node_commands: an instance goes once its node jobs have.
+		{"instances", r.Work <= 0, &res.Instances, func(q *db.Queries) (int64, error) {
+			return q.RetentionInstancesPrune(ctx, db.RetentionInstancesPruneParams{
 				RetentionSeconds: r.Work.Seconds(), MaxRows: limit})
 		}},
 		{"billing_deliveries", r.Work <= 0, &res.BillingDeliveries, func(q *db.Queries) (int64, error) {
@@ -74,7 +80,7 @@ func (p *Pruner) Prune(ctx context.Context, fence func(pgx.Tx) error) (PruneResu
 	if n := res.Total(); n > 0 {
 		p.logger().Info("retention: pruned", "events", res.Events, "idempotency_keys", res.IdempotencyKeys,
 			"webhook_attempts", res.WebhookAttempts, "webhook_deliveries", res.WebhookDeliveries,
-			"node_jobs", res.NodeJobs, "billing_deliveries", res.BillingDeliveries, "authz_changes", res.AuthzChanges, "more", res.More)
+			"node_jobs", res.NodeJobs, "instances", res.Instances, "billing_deliveries", res.BillingDeliveries, "authz_changes", res.AuthzChanges, "more", res.More)
 	}
 	return res, nil
 }

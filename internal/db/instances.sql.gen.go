@@ -264,6 +264,7 @@ const instanceUpdateState = `-- name: InstanceUpdateState :execrows
 UPDATE instances SET state = $1, reason = $2, version = version + 1,
        exit_code = COALESCE($3::integer, exit_code), updated_at = compute_now()
  WHERE id = $4 AND version = $5
+   AND state NOT IN ('stopped', 'failed', 'succeeded')
 `
 
 type InstanceUpdateStateParams struct {
@@ -275,7 +276,10 @@ type InstanceUpdateStateParams struct {
 }
 
 // Guarded by version: zero rows means someone else moved it first. exit_code
-// is set when given (an instance whose process exited), else kept.
+// is set when given (an instance whose process exited), else kept. An
+// instance that ended (stopped, failed, succeeded) is never changed again,
+// whatever the caller checked: its updated_at is when it ended, which
+// retention measures (RetentionInstancesPrune).
 func (q *Queries) InstanceUpdateState(ctx context.Context, arg InstanceUpdateStateParams) (int64, error) {
 	result, err := q.db.Exec(ctx, instanceUpdateState,
 		arg.State,

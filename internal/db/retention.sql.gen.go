@@ -88,6 +88,41 @@ func (q *Queries) RetentionIdempotencyKeysPrune(ctx context.Context, maxRows int
 	return result.RowsAffected(), nil
 }
 
+const retentionInstancesPrune = `-- name: RetentionInstancesPrune :execrows
+DELETE FROM instances i USING (
+  SELECT x.id FROM instances x
+   WHERE x.state IN ('stopped', 'failed', 'succeeded')
+     AND x.updated_at < compute_now() - make_interval(secs => $1::float8)
+     AND NOT EXISTS (SELECT 1 FROM node_commands c WHERE c.instance_id = x.id)
+   ORDER BY x.updated_at
+   LIMIT $2
+     FOR UPDATE SKIP LOCKED) e
+ WHERE i.id = e.id
+`
+
+type RetentionInstancesPruneParams struct {
+	RetentionSeconds float64
+	MaxRows          int32
+}
+
+// Deletes instances that ended (stopped, failed, succeeded) before the
+// retention, oldest first, through instances_ended: an ended instance's
+// updated_at is when it ended (InstanceUpdateState never changes it
+// again). An instance whose node jobs are still there waits for them
+// (RetentionNodeJobsPrune, in the same run just before): they reference it
+// (node_commands.instance_id), and a late result of one still moves it.
+// Nothing else references an instance. SKIP LOCKED: an instance a request
+// holds at this moment (a DELETE of one that ended) is left for the next
+// run. RetentionOverdue counts the same instances whether or not their
+// jobs hold them back.
+func (q *Queries) RetentionInstancesPrune(ctx context.Context, arg RetentionInstancesPruneParams) (int64, error) {
+	result, err := q.db.Exec(ctx, retentionInstancesPrune, arg.RetentionSeconds, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const retentionNodeJobsOverdue = `-- name: RetentionNodeJobsOverdue :one
 SELECT count(*) FROM node_commands j
  WHERE j.created_at < compute_now() - make_interval(secs => $1::float8)
@@ -277,6 +312,10 @@ SELECT
       AND x.updated_at < compute_now() - make_interval(secs => $3::float8)
       AND (x.state <> 'succeeded' OR NOT EXISTS (SELECT 1 FROM outbox o WHERE o.id = x.event_id)))::bigint
     AS webhook_deliveries,
+  (SELECT count(*) FROM instances i
+    WHERE $4::float8 > 0 AND i.state IN ('stopped', 'failed', 'succeeded')
+      AND i.updated_at < compute_now() - make_interval(secs => $4::float8))::bigint
+    AS instances,
   (SELECT count(*) FROM billing_deliveries b
     WHERE $4::float8 > 0
       AND b.delivered_at < compute_now() - make_interval(secs => $4::float8))::bigint
@@ -300,6 +339,7 @@ type RetentionOverdueRow struct {
 	IdempotencyKeys   int64
 	WebhookAttempts   int64
 	WebhookDeliveries int64
+	Instances         int64
 	BillingDeliveries int64
 	AuthzChanges      int64
 }
@@ -308,7 +348,8 @@ type RetentionOverdueRow struct {
 // retention of 0 keeps rows forever: none is overdue). Events count
 // whatever holds them back (a sink behind, a pending delivery), except the
 // newest, which is always kept; the outbox has no index on time, so this
-// count reads the whole table.
+// count reads the whole table. Ended instances count whether or not their
+// node jobs still hold them back.
 func (q *Queries) RetentionOverdue(ctx context.Context, arg RetentionOverdueParams) (RetentionOverdueRow, error) {
 	row := q.db.QueryRow(ctx, retentionOverdue,
 		arg.EventSeconds,
@@ -323,6 +364,7 @@ func (q *Queries) RetentionOverdue(ctx context.Context, arg RetentionOverduePara
 		&i.IdempotencyKeys,
 		&i.WebhookAttempts,
 		&i.WebhookDeliveries,
+		&i.Instances,
 		&i.BillingDeliveries,
 		&i.AuthzChanges,
 	)

@@ -36,10 +36,14 @@ SELECT * FROM instances WHERE id = sqlc.arg(id) FOR NO KEY UPDATE;
 
 -- name: InstanceUpdateState :execrows
 -- Guarded by version: zero rows means someone else moved it first. exit_code
--- is set when given (an instance whose process exited), else kept.
+-- is set when given (an instance whose process exited), else kept. An
+-- instance that ended (stopped, failed, succeeded) is never changed again,
+-- whatever the caller checked: its updated_at is when it ended, which
+-- retention measures (RetentionInstancesPrune).
 UPDATE instances SET state = sqlc.arg(state), reason = sqlc.arg(reason), version = version + 1,
        exit_code = COALESCE(sqlc.narg(exit_code)::integer, exit_code), updated_at = compute_now()
- WHERE id = sqlc.arg(id) AND version = sqlc.arg(version);
+ WHERE id = sqlc.arg(id) AND version = sqlc.arg(version)
+   AND state NOT IN ('stopped', 'failed', 'succeeded');
 
 -- name: InstanceListOfReservation :many
 -- A keyset page of a reservation's instances in id order (ids are

@@ -142,6 +142,27 @@ DELETE FROM node_commands c USING (
    LIMIT sqlc.arg(max_rows)) e
  WHERE c.id = e.id;
 
+-- name: RetentionInstancesPrune :execrows
+-- Deletes instances that ended (stopped, failed, succeeded) before the
+-- retention, oldest first, through instances_ended: an ended instance's
+-- updated_at is when it ended (InstanceUpdateState never changes it
+-- again). An instance whose node jobs are still there waits for them
+-- (RetentionNodeJobsPrune, in the same run just before): they reference it
+-- (node_commands.instance_id), and a late result of one still moves it.
+-- Nothing else references an instance. SKIP LOCKED: an instance a request
+-- holds at this moment (a DELETE of one that ended) is left for the next
+-- run. RetentionOverdue counts the same instances whether or not their
+-- jobs hold them back.
+DELETE FROM instances i USING (
+  SELECT x.id FROM instances x
+   WHERE x.state IN ('stopped', 'failed', 'succeeded')
+     AND x.updated_at < compute_now() - make_interval(secs => sqlc.arg(retention_seconds)::float8)
+     AND NOT EXISTS (SELECT 1 FROM node_commands c WHERE c.instance_id = x.id)
+   ORDER BY x.updated_at
+   LIMIT sqlc.arg(max_rows)
+     FOR UPDATE SKIP LOCKED) e
+ WHERE i.id = e.id;
+
 -- name: RetentionNodeJobsOverdue :one
 -- How many node jobs RetentionNodeJobsPrune would delete at this moment (the same
 -- rule), for `compute check`.
@@ -171,7 +192,8 @@ SELECT count(*) FROM node_commands j
 -- retention of 0 keeps rows forever: none is overdue). Events count
 -- whatever holds them back (a sink behind, a pending delivery), except the
 -- newest, which is always kept; the outbox has no index on time, so this
--- count reads the whole table.
+-- count reads the whole table. Ended instances count whether or not their
+-- node jobs still hold them back.
 SELECT
   (SELECT count(*) FROM outbox o
     WHERE sqlc.arg(event_seconds)::float8 > 0
@@ -187,6 +209,10 @@ SELECT
       AND x.updated_at < compute_now() - make_interval(secs => sqlc.arg(delivery_seconds)::float8)
       AND (x.state <> 'succeeded' OR NOT EXISTS (SELECT 1 FROM outbox o WHERE o.id = x.event_id)))::bigint
     AS webhook_deliveries,
+  (SELECT count(*) FROM instances i
+    WHERE sqlc.arg(work_seconds)::float8 > 0 AND i.state IN ('stopped', 'failed', 'succeeded')
+      AND i.updated_at < compute_now() - make_interval(secs => sqlc.arg(work_seconds)::float8))::bigint
+    AS instances,
   (SELECT count(*) FROM billing_deliveries b
     WHERE sqlc.arg(work_seconds)::float8 > 0
       AND b.delivered_at < compute_now() - make_interval(secs => sqlc.arg(work_seconds)::float8))::bigint
