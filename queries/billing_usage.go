@@ -96,12 +96,20 @@ func (s *Service) ListUsageWindows(ctx context.Context, actor core.Actor, l List
 	if err != nil {
 		return nil, "", err
 	}
-	var rsv *string
-	if l.ReservationID != "" {
-		rsv = &l.ReservationID
+	// One statement per shape of filter, each looked up by its own index
+	// whatever plan the connection caches for it.
+	var rows []db.RmUsageWindow
+	max := int32(limit + 1)
+	switch tenant := tenantFilter(actor, l.Tenant); {
+	case l.ReservationID != "":
+		rows, err = q.RmUsageWindowListOfReservation(ctx, db.RmUsageWindowListOfReservationParams{
+			ReservationID: l.ReservationID, TenantID: tenant, AfterStart: afterStart, AfterKey: afterKey, MaxRows: max})
+	case tenant != nil:
+		rows, err = q.RmUsageWindowListOfTenant(ctx, db.RmUsageWindowListOfTenantParams{
+			TenantID: *tenant, AfterStart: afterStart, AfterKey: afterKey, MaxRows: max})
+	default:
+		rows, err = q.RmUsageWindowList(ctx, db.RmUsageWindowListParams{AfterStart: afterStart, AfterKey: afterKey, MaxRows: max})
 	}
-	rows, err := q.RmUsageWindowList(ctx, db.RmUsageWindowListParams{TenantID: tenantFilter(actor, l.Tenant),
-		ReservationID: rsv, AfterStart: afterStart, AfterKey: afterKey, MaxRows: int32(limit + 1)})
 	if err != nil {
 		return nil, "", wrap(err, "usage windows")
 	}

@@ -84,7 +84,7 @@ func TestTenantReservationPagesReadThePage(t *testing.T) {
 		args []any
 	}{{"small's page", smallSQL, smallArgs}, {"big's page of active reservations", bigSQL, bigArgs}} {
 		for _, generic := range []bool{false, true} {
-			read := rmRowsRead(t, pool, c.sql, c.args, generic)
+			read := rmRowsRead(t, pool, "rm_reservations", c.sql, c.args, generic)
 			require.LessOrEqual(t, read, 21, "rows of rm_reservations read for %s (forced generic plan: %v), %d rows in the table",
 				c.who, generic, history+10)
 		}
@@ -94,9 +94,9 @@ func TestTenantReservationPagesReadThePage(t *testing.T) {
 // rmRowsRead runs the prepared statement of sql on the pool's connection
 // under EXPLAIN ANALYZE EXECUTE with args, with the plan that connection
 // cached for it (or, generic, with plan_cache_mode = force_generic_plan),
-// and returns the rm_reservations rows its plan read, those its filters
+// and returns the rows of table rel its plan read, those its filters
 // dropped included.
-func rmRowsRead(t *testing.T, pool *pgxpool.Pool, sql string, args []any, generic bool) int {
+func rmRowsRead(t *testing.T, pool *pgxpool.Pool, rel, sql string, args []any, generic bool) int {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pool.Acquire(ctx)
@@ -115,5 +115,5 @@ func rmRowsRead(t *testing.T, pool *pgxpool.Pool, sql string, args []any, generi
 	}
 	plan, err := pgtest.ExplainExecute(ctx, conn, name, args)
 	require.NoError(t, err)
-	return plan.RowsRead("rm_reservations")
+	return plan.RowsRead(rel)
 }

@@ -14,31 +14,25 @@ const rmUsageWindowList = `-- name: RmUsageWindowList :many
 SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start, window_end, reserved_ms,
        devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model, mig_profile, slot_kind
   FROM rm_usage_windows
- WHERE ($1::text IS NULL OR tenant_id = $1::text)
-   AND ($2::text IS NULL OR reservation_id = $2::text)
-   AND (window_start, key) > ($3::timestamptz, $4::text)
+ WHERE (window_start, key) > ($1::timestamptz, $2::text)
  ORDER BY window_start, key
- LIMIT $5
+ LIMIT $3
 `
 
 type RmUsageWindowListParams struct {
-	TenantID      *string
-	ReservationID *string
-	AfterStart    time.Time
-	AfterKey      string
-	MaxRows       int32
+	AfterStart time.Time
+	AfterKey   string
+	MaxRows    int32
 }
 
-// A keyset page of windows in (window_start, key) order, optionally of one
-// tenant and one reservation.
+// A keyset page of every tenant's windows in (window_start, key) order (an
+// operator's list). One tenant's pages are RmUsageWindowListOfTenant, one
+// reservation's RmUsageWindowListOfReservation: a filter "$1 IS NULL OR
+// tenant_id = $1" here could not be looked up by index in the generic plan
+// a connection caches, which walked every tenant's windows in this order
+// for a tenant of ten (queries/TestTenantUsagePagesReadThePage).
 func (q *Queries) RmUsageWindowList(ctx context.Context, arg RmUsageWindowListParams) ([]RmUsageWindow, error) {
-	rows, err := q.db.Query(ctx, rmUsageWindowList,
-		arg.TenantID,
-		arg.ReservationID,
-		arg.AfterStart,
-		arg.AfterKey,
-		arg.MaxRows,
-	)
+	rows, err := q.db.Query(ctx, rmUsageWindowList, arg.AfterStart, arg.AfterKey, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +79,143 @@ SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_s
 
 func (q *Queries) RmUsageWindowListAll(ctx context.Context) ([]RmUsageWindow, error) {
 	rows, err := q.db.Query(ctx, rmUsageWindowListAll)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RmUsageWindow{}
+	for rows.Next() {
+		var i RmUsageWindow
+		if err := rows.Scan(
+			&i.Key,
+			&i.AllocationID,
+			&i.ReservationID,
+			&i.TenantID,
+			&i.PoolID,
+			&i.NodeID,
+			&i.WindowStart,
+			&i.WindowEnd,
+			&i.ReservedMs,
+			&i.Devices,
+			&i.DeviceMs,
+			&i.Vcpu,
+			&i.MemoryMb,
+			&i.DiskGb,
+			&i.Final,
+			&i.GpuKind,
+			&i.GpuModel,
+			&i.MigProfile,
+			&i.SlotKind,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const rmUsageWindowListOfReservation = `-- name: RmUsageWindowListOfReservation :many
+SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start, window_end, reserved_ms,
+       devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model, mig_profile, slot_kind
+  FROM rm_usage_windows
+ WHERE (reservation_id, window_start, key) > ($1::text, $2::timestamptz, $3::text)
+   AND reservation_id <= $1::text
+   AND ($4::text IS NULL OR tenant_id = $4::text)
+ ORDER BY reservation_id, window_start, key
+ LIMIT $5
+`
+
+type RmUsageWindowListOfReservationParams struct {
+	ReservationID string
+	AfterStart    time.Time
+	AfterKey      string
+	TenantID      *string
+	MaxRows       int32
+}
+
+// RmUsageWindowList's page of one reservation, of one tenant when
+// tenant_id is set (a tenant's own reservation; another's has no window
+// here), from rm_usage_windows_reservation_order, bounded by and ordered by
+// the reservation for the same reason as RmUsageWindowListOfTenant's
+// tenant.
+func (q *Queries) RmUsageWindowListOfReservation(ctx context.Context, arg RmUsageWindowListOfReservationParams) ([]RmUsageWindow, error) {
+	rows, err := q.db.Query(ctx, rmUsageWindowListOfReservation,
+		arg.ReservationID,
+		arg.AfterStart,
+		arg.AfterKey,
+		arg.TenantID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RmUsageWindow{}
+	for rows.Next() {
+		var i RmUsageWindow
+		if err := rows.Scan(
+			&i.Key,
+			&i.AllocationID,
+			&i.ReservationID,
+			&i.TenantID,
+			&i.PoolID,
+			&i.NodeID,
+			&i.WindowStart,
+			&i.WindowEnd,
+			&i.ReservedMs,
+			&i.Devices,
+			&i.DeviceMs,
+			&i.Vcpu,
+			&i.MemoryMb,
+			&i.DiskGb,
+			&i.Final,
+			&i.GpuKind,
+			&i.GpuModel,
+			&i.MigProfile,
+			&i.SlotKind,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const rmUsageWindowListOfTenant = `-- name: RmUsageWindowListOfTenant :many
+SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start, window_end, reserved_ms,
+       devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model, mig_profile, slot_kind
+  FROM rm_usage_windows
+ WHERE (tenant_id, window_start, key) > ($1::text, $2::timestamptz, $3::text)
+   AND tenant_id <= $1::text
+ ORDER BY tenant_id, window_start, key
+ LIMIT $4
+`
+
+type RmUsageWindowListOfTenantParams struct {
+	TenantID   string
+	AfterStart time.Time
+	AfterKey   string
+	MaxRows    int32
+}
+
+// RmUsageWindowList's page of one tenant, from rm_usage_windows_tenant. The
+// tenant is bounded by comparisons and ordered by, rather than
+// tenant_id =, so that only that index gives the order (the same reasoning
+// as RmReservationListOfTenant's): with tenant_id = the order is
+// (window_start, key) alone, which rm_usage_windows_order gives too.
+func (q *Queries) RmUsageWindowListOfTenant(ctx context.Context, arg RmUsageWindowListOfTenantParams) ([]RmUsageWindow, error) {
+	rows, err := q.db.Query(ctx, rmUsageWindowListOfTenant,
+		arg.TenantID,
+		arg.AfterStart,
+		arg.AfterKey,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}

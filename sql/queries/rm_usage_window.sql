@@ -54,15 +54,46 @@ ON CONFLICT (key) DO UPDATE
         EXCLUDED.mig_profile, EXCLUDED.slot_kind);
 
 -- name: RmUsageWindowList :many
--- A keyset page of windows in (window_start, key) order, optionally of one
--- tenant and one reservation.
+-- A keyset page of every tenant's windows in (window_start, key) order (an
+-- operator's list). One tenant's pages are RmUsageWindowListOfTenant, one
+-- reservation's RmUsageWindowListOfReservation: a filter "$1 IS NULL OR
+-- tenant_id = $1" here could not be looked up by index in the generic plan
+-- a connection caches, which walked every tenant's windows in this order
+-- for a tenant of ten (queries/TestTenantUsagePagesReadThePage).
 SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start, window_end, reserved_ms,
        devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model, mig_profile, slot_kind
   FROM rm_usage_windows
- WHERE (sqlc.narg(tenant_id)::text IS NULL OR tenant_id = sqlc.narg(tenant_id)::text)
-   AND (sqlc.narg(reservation_id)::text IS NULL OR reservation_id = sqlc.narg(reservation_id)::text)
-   AND (window_start, key) > (sqlc.arg(after_start)::timestamptz, sqlc.arg(after_key)::text)
+ WHERE (window_start, key) > (sqlc.arg(after_start)::timestamptz, sqlc.arg(after_key)::text)
  ORDER BY window_start, key
+ LIMIT sqlc.arg(max_rows);
+
+-- name: RmUsageWindowListOfTenant :many
+-- RmUsageWindowList's page of one tenant, from rm_usage_windows_tenant. The
+-- tenant is bounded by comparisons and ordered by, rather than
+-- tenant_id =, so that only that index gives the order (the same reasoning
+-- as RmReservationListOfTenant's): with tenant_id = the order is
+-- (window_start, key) alone, which rm_usage_windows_order gives too.
+SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start, window_end, reserved_ms,
+       devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model, mig_profile, slot_kind
+  FROM rm_usage_windows
+ WHERE (tenant_id, window_start, key) > (sqlc.arg(tenant_id)::text, sqlc.arg(after_start)::timestamptz, sqlc.arg(after_key)::text)
+   AND tenant_id <= sqlc.arg(tenant_id)::text
+ ORDER BY tenant_id, window_start, key
+ LIMIT sqlc.arg(max_rows);
+
+-- name: RmUsageWindowListOfReservation :many
+-- RmUsageWindowList's page of one reservation, of one tenant when
+-- tenant_id is set (a tenant's own reservation; another's has no window
+-- here), from rm_usage_windows_reservation_order, bounded by and ordered by
+-- the reservation for the same reason as RmUsageWindowListOfTenant's
+-- tenant.
+SELECT key, allocation_id, reservation_id, tenant_id, pool_id, node_id, window_start, window_end, reserved_ms,
+       devices, device_ms, vcpu, memory_mb, disk_gb, final, gpu_kind, gpu_model, mig_profile, slot_kind
+  FROM rm_usage_windows
+ WHERE (reservation_id, window_start, key) > (sqlc.arg(reservation_id)::text, sqlc.arg(after_start)::timestamptz, sqlc.arg(after_key)::text)
+   AND reservation_id <= sqlc.arg(reservation_id)::text
+   AND (sqlc.narg(tenant_id)::text IS NULL OR tenant_id = sqlc.narg(tenant_id)::text)
+ ORDER BY reservation_id, window_start, key
  LIMIT sqlc.arg(max_rows);
 
 -- name: RmUsageWindowListAll :many
