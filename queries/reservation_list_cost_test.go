@@ -72,6 +72,16 @@ func TestTenantReservationPagesReadThePage(t *testing.T) {
 		require.NotEmpty(t, next)
 	}
 	bigSQL, bigArgs := capture.Last()
+	// An operator's page of every tenant's active reservations (the
+	// console's "live" view asks for pending, booked and active).
+	op := core.Actor{Tenant: "ops", Identity: "o", Role: core.RoleOperator}
+	for range 8 {
+		items, _, err := q.ListReservations(ctx, op, queries.ListReservations{State: "active", Limit: 5})
+		require.NoError(t, err)
+		require.Len(t, items, 5)
+		require.Equal(t, core.ReservationActive, items[0].State)
+	}
+	opSQL, opArgs := capture.Last()
 	items, next, err := q.ListReservations(ctx, small, queries.ListReservations{Limit: 20})
 	require.NoError(t, err)
 	require.Len(t, items, 10)
@@ -82,7 +92,8 @@ func TestTenantReservationPagesReadThePage(t *testing.T) {
 		who  string
 		sql  string
 		args []any
-	}{{"small's page", smallSQL, smallArgs}, {"big's page of active reservations", bigSQL, bigArgs}} {
+	}{{"small's page", smallSQL, smallArgs}, {"big's page of active reservations", bigSQL, bigArgs},
+		{"an operator's page of active reservations", opSQL, opArgs}} {
 		for _, generic := range []bool{false, true} {
 			read := rmRowsRead(t, pool, "rm_reservations", c.sql, c.args, generic)
 			require.LessOrEqual(t, read, 21, "rows of rm_reservations read for %s (forced generic plan: %v), %d rows in the table",

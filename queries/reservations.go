@@ -157,10 +157,9 @@ func (s *Service) ListReservations(ctx context.Context, actor core.Actor, l List
 }
 
 // listReservations reads one page of the read model: one tenant's (state
-// "" for every state) through statements whose every plan reads that
-// tenant's page from its own index, whatever the other tenants hold and
-// whichever tenant's pages a pooled connection planned before; every
-// tenant's (tenant nil) in creation order.
+// "" for every state) or every tenant's (tenant nil), through statements
+// whose every plan reads the page from its own index, whatever the other
+// tenants hold and whichever pages a pooled connection planned before.
 func listReservations(ctx context.Context, q *db.Queries, tenant *string, state string, from outbox.Position, rows int32) ([]db.RmReservation, error) {
 	switch {
 	case tenant != nil && state != "":
@@ -169,13 +168,11 @@ func listReservations(ctx context.Context, q *db.Queries, tenant *string, state 
 	case tenant != nil:
 		return q.RmReservationListOfTenant(ctx, db.RmReservationListOfTenantParams{TenantID: *tenant,
 			AfterTxid: from.TxID, AfterSeq: from.Seq, MaxRows: rows})
+	case state != "":
+		return q.RmReservationListInState(ctx, db.RmReservationListInStateParams{State: state,
+			AfterTxid: from.TxID, AfterSeq: from.Seq, MaxRows: rows})
 	}
-	var only *string
-	if state != "" {
-		only = &state
-	}
-	return q.RmReservationList(ctx, db.RmReservationListParams{State: only, AfterTxid: from.TxID, AfterSeq: from.Seq,
-		MaxRows: rows})
+	return q.RmReservationList(ctx, db.RmReservationListParams{AfterTxid: from.TxID, AfterSeq: from.Seq, MaxRows: rows})
 }
 
 func validState(s core.State) bool {

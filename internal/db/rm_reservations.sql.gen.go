@@ -124,14 +124,12 @@ SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, en
        version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
        priority_class, priority, preemptible, spec
   FROM rm_reservations
- WHERE ($1::text IS NULL OR state = $1::text)
-   AND (created_txid, created_seq) > ($2::xid8, $3::bigint)
+ WHERE (created_txid, created_seq) > ($1::xid8, $2::bigint)
  ORDER BY created_txid, created_seq
- LIMIT $4
+ LIMIT $3
 `
 
 type RmReservationListParams struct {
-	State     *string
 	AfterTxid uint64
 	AfterSeq  int64
 	MaxRows   int32
@@ -140,15 +138,10 @@ type RmReservationListParams struct {
 // A keyset page in creation order: after the (txid, seq) of the creating
 // event of the last row of the previous page. New reservations sort last,
 // so paging never skips or repeats one. Every tenant's (an operator's list);
-// one tenant's pages are RmReservationListOfTenant and
-// RmReservationListOfTenantInState.
+// one state's pages are RmReservationListInState, one tenant's
+// RmReservationListOfTenant and RmReservationListOfTenantInState.
 func (q *Queries) RmReservationList(ctx context.Context, arg RmReservationListParams) ([]RmReservation, error) {
-	rows, err := q.db.Query(ctx, rmReservationList,
-		arg.State,
-		arg.AfterTxid,
-		arg.AfterSeq,
-		arg.MaxRows,
-	)
+	rows, err := q.db.Query(ctx, rmReservationList, arg.AfterTxid, arg.AfterSeq, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +193,77 @@ SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, en
 // Every row in id order, for comparing a rebuilt table with the live one.
 func (q *Queries) RmReservationListAll(ctx context.Context) ([]RmReservation, error) {
 	rows, err := q.db.Query(ctx, rmReservationListAll)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RmReservation{}
+	for rows.Next() {
+		var i RmReservation
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.State,
+			&i.PoolID,
+			&i.SiteID,
+			&i.NodeID,
+			&i.DeviceIds,
+			&i.StartTs,
+			&i.EndTs,
+			&i.Tolerations,
+			&i.Conditions,
+			&i.Version,
+			&i.CreatedTxid,
+			&i.CreatedSeq,
+			&i.UpdatedTxid,
+			&i.UpdatedSeq,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.PriorityClass,
+			&i.Priority,
+			&i.Preemptible,
+			&i.Spec,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const rmReservationListInState = `-- name: RmReservationListInState :many
+SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts, tolerations, conditions,
+       version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
+       priority_class, priority, preemptible, spec
+  FROM rm_reservations
+ WHERE (state, created_txid, created_seq) > ($1::text, $2::xid8, $3::bigint)
+   AND state <= $1::text
+ ORDER BY state, created_txid, created_seq
+ LIMIT $4
+`
+
+type RmReservationListInStateParams struct {
+	State     string
+	AfterTxid uint64
+	AfterSeq  int64
+	MaxRows   int32
+}
+
+// RmReservationList's page of one state, every tenant's, from
+// rm_reservations_state, so that it reads the page and not every
+// reservation ever made (ended ones are kept for ever). Bounded by and
+// ordered by state for the same reason as RmReservationListOfTenant's
+// tenant.
+func (q *Queries) RmReservationListInState(ctx context.Context, arg RmReservationListInStateParams) ([]RmReservation, error) {
+	rows, err := q.db.Query(ctx, rmReservationListInState,
+		arg.State,
+		arg.AfterTxid,
+		arg.AfterSeq,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -29,15 +29,29 @@ SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, en
 -- A keyset page in creation order: after the (txid, seq) of the creating
 -- event of the last row of the previous page. New reservations sort last,
 -- so paging never skips or repeats one. Every tenant's (an operator's list);
--- one tenant's pages are RmReservationListOfTenant and
--- RmReservationListOfTenantInState.
+-- one state's pages are RmReservationListInState, one tenant's
+-- RmReservationListOfTenant and RmReservationListOfTenantInState.
 SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts, tolerations, conditions,
        version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
        priority_class, priority, preemptible, spec
   FROM rm_reservations
- WHERE (sqlc.narg(state)::text IS NULL OR state = sqlc.narg(state)::text)
-   AND (created_txid, created_seq) > (sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint)
+ WHERE (created_txid, created_seq) > (sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint)
  ORDER BY created_txid, created_seq
+ LIMIT sqlc.arg(max_rows);
+
+-- name: RmReservationListInState :many
+-- RmReservationList's page of one state, every tenant's, from
+-- rm_reservations_state, so that it reads the page and not every
+-- reservation ever made (ended ones are kept for ever). Bounded by and
+-- ordered by state for the same reason as RmReservationListOfTenant's
+-- tenant.
+SELECT id, tenant_id, state, pool_id, site_id, node_id, device_ids, start_ts, end_ts, tolerations, conditions,
+       version, created_txid, created_seq, updated_txid, updated_seq, created_at, updated_at,
+       priority_class, priority, preemptible, spec
+  FROM rm_reservations
+ WHERE (state, created_txid, created_seq) > (sqlc.arg(state)::text, sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint)
+   AND state <= sqlc.arg(state)::text
+ ORDER BY state, created_txid, created_seq
  LIMIT sqlc.arg(max_rows);
 
 -- name: RmReservationListOfTenant :many
