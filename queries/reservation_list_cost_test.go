@@ -52,13 +52,7 @@ func TestTenantReservationPagesReadThePage(t *testing.T) {
 		ANALYZE rm_reservations`)
 	require.NoError(t, err)
 
-	capture := &pgtest.LastStatement{Prefix: "-- name: RmReservationList"}
-	pool, err := pg.Connect(ctx, d.URL, pg.PoolOptions{MaxConns: 1, IdleInTxTimeout: time.Minute, Tracer: capture})
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	if mode := pool.Config().ConnConfig.DefaultQueryExecMode; mode != pgx.QueryExecModeCacheStatement {
-		t.Skipf("statements are not prepared by name (query exec mode %v): no plan cache to test", mode)
-	}
+	pool, capture := planCachingPool(t, d.URL, "RmReservationList")
 	q := queries.New(pool)
 	big := core.Actor{Tenant: "big", Identity: "b", Role: core.RoleMember}
 	small := core.Actor{Tenant: "small", Identity: "s", Role: core.RoleMember}
@@ -100,6 +94,22 @@ func TestTenantReservationPagesReadThePage(t *testing.T) {
 				c.who, generic, history+10)
 		}
 	}
+}
+
+// planCachingPool is a pool of one connection that prepares its statements
+// by name, so that PostgreSQL caches their plans there, and that records
+// the last statement named after prefix (a sqlc query name) with its
+// arguments. It skips the test where statements are not prepared by name.
+func planCachingPool(t *testing.T, url, prefix string) (*pgxpool.Pool, *pgtest.LastStatement) {
+	t.Helper()
+	capture := &pgtest.LastStatement{Prefix: "-- name: " + prefix}
+	pool, err := pg.Connect(context.Background(), url, pg.PoolOptions{MaxConns: 1, IdleInTxTimeout: time.Minute, Tracer: capture})
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	if mode := pool.Config().ConnConfig.DefaultQueryExecMode; mode != pgx.QueryExecModeCacheStatement {
+		t.Skipf("statements are not prepared by name (query exec mode %v): no plan cache to test", mode)
+	}
+	return pool, capture
 }
 
 // rmRowsRead runs the prepared statement of sql on the pool's connection

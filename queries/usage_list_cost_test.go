@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/core"
-	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
 	"github.com/bettercompute/compute/queries"
 )
@@ -48,13 +45,7 @@ func TestTenantUsagePagesReadThePage(t *testing.T) {
 		ANALYZE rm_usage_windows`)
 	require.NoError(t, err)
 
-	capture := &pgtest.LastStatement{Prefix: "-- name: RmUsageWindowList"}
-	pool, err := pg.Connect(ctx, d.URL, pg.PoolOptions{MaxConns: 1, IdleInTxTimeout: time.Minute, Tracer: capture})
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	if mode := pool.Config().ConnConfig.DefaultQueryExecMode; mode != pgx.QueryExecModeCacheStatement {
-		t.Skipf("statements are not prepared by name (query exec mode %v): no plan cache to test", mode)
-	}
+	pool, capture := planCachingPool(t, d.URL, "RmUsageWindowList")
 	q := queries.New(pool)
 	big := core.Actor{Tenant: "big", Identity: "b", Role: core.RoleMember}
 	small := core.Actor{Tenant: "small", Identity: "s", Role: core.RoleMember}
