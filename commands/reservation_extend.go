@@ -29,7 +29,8 @@ type ExtendReservation struct {
 // still be eligible, because an extension is a new booking (no booking
 // lands on a cordoned node). Two extends of one reservation race on its
 // atoms' locks: the loser's zero rows are a lost race (extendBlocked), run
-// again without If-Match.
+// again without If-Match. A reservation whose end has passed is not
+// extended (CONFLICT), even before its expiry has run.
 func (h *Handlers) ExtendReservation(ctx context.Context, actor core.Actor, cmd ExtendReservation) (ReservationResult, error) {
 	if !actor.CanWrite() {
 		return ReservationResult{}, core.Errorf(core.CodePermissionDenied, "reservations.extend requires a member or operator role")
@@ -69,6 +70,17 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 	if err := core.CheckTransition(core.ReservationStateTable(), state, state); err != nil {
 		return ReservationResult{}, core.Errorf(core.CodeConflict, "reservation %s is %s: only a pending, booked or active reservation can be extended",
 			row.ID, state)
+	}
+	// A window that has ended is over, whether or not the expiry has run
+	// yet: the node's daemon stopped its workloads at the end by its own
+	// clock, so an extension now would book time nothing runs in.
+	now, err := q.ClockNow(ctx)
+	if err != nil {
+		return ReservationResult{}, pg.Translate(err, "clock")
+	}
+	if !row.EndTs.After(now) {
+		return ReservationResult{}, core.Errorf(core.CodeConflict, "reservation %s ended at %s: a reservation can be extended only before its end",
+			row.ID, row.EndTs.UTC().Format(time.RFC3339))
 	}
 	if !cmd.NewEnd.After(row.EndTs) {
 		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "newEnd %s is not after the current end %s",
@@ -146,10 +158,6 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 		if _, err := enqueueAssign(ctx, q, actor.Identity, a.ID, fixedKey(key)); err != nil {
 			return ReservationResult{}, err
 		}
-	}
-	now, err := q.ClockNow(ctx)
-	if err != nil {
-		return ReservationResult{}, pg.Translate(err, "clock")
 	}
 	// The queued expiry keeps its earlier due time; it finds the end moved
 	// and asks to run again at the new end.
