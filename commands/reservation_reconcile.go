@@ -45,7 +45,8 @@ func (r Reconcilers) ReservationPlace(ctx context.Context, it workqueue.Item) er
 // start has passed (per compute_now()) becomes active, its expiry is queued
 // for its end and its allocations are assigned to their nodes (a booking's
 // one timer is its activation). An early run asks to run again at the
-// start. Its transaction is fenced by the item's shard lease.
+// start; a run after the end expires it instead. Its transaction is
+// fenced by the item's shard lease.
 func (r Reconcilers) ReservationActivate(ctx context.Context, it workqueue.Item) error {
 	return r.h.timedTransition(ctx, it.Key, fenceOf(ctx, it), decideActivation)
 }
@@ -246,6 +247,11 @@ func decideActivation(row db.ReservationGetRow, past db.ReservationIsPastEndRow)
 		return "", "", time.Time{}
 	case !past.PastStart:
 		return "", "", row.StartTs
+	case past.PastEnd:
+		// The whole window passed before the activation ran: never
+		// activated (no reservation.activated, no assign to its node), it
+		// ends as its expiry would end it, whichever of the two runs first.
+		return core.ReservationExpired, core.EventReservationExpired, time.Time{}
 	}
 	return core.ReservationActive, core.EventReservationActivated, time.Time{}
 }
