@@ -17,7 +17,8 @@ import (
 // and commands.run on it are CONFLICT, saying when it starts, and write
 // nothing; the instance insert itself refuses it, whatever the Go code
 // checked. Once the clock reaches the window and the reservation is
-// activated, both run.
+// activated, both run; once its end has passed, before the expiry has run,
+// both are refused again, saying so.
 func TestWorkloadsRunOnlyOnAnActiveReservation(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
@@ -68,5 +69,18 @@ func TestWorkloadsRunOnlyOnAnActiveReservation(t *testing.T) {
 	job, err := f.h.RunNodeCommand(f.ctx, tenantA, exec)
 	require.NoError(t, err)
 	require.Equal(t, core.CommandQueued, job.Command.State)
+
+	// Its end passes; until the expiry runs it is still active, but
+	// nothing runs on it any more. The refusal says why, rather than
+	// "is active; ... only while it is active".
+	f.d.AdvanceSimClock(t, end.Sub(f.d.Now(t)))
+	_, err = f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: rsv.ID, IdempotencyKey: "i4"})
+	require.Equal(t, core.CodeConflict, core.CodeOf(err), "err: %v", err)
+	require.ErrorContains(t, err, fmt.Sprintf("reservation %s has reached its end and is expiring; "+
+		"instances run only inside its window", rsv.ID))
+	exec.IdempotencyKey = "c3"
+	_, err = f.h.RunNodeCommand(f.ctx, tenantA, exec)
+	require.Equal(t, core.CodeConflict, core.CodeOf(err), "err: %v", err)
+	require.ErrorContains(t, err, "has reached its end and is expiring")
 	f.requireInvariants(t)
 }
