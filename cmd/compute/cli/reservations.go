@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -319,6 +320,11 @@ func (c *cli) reservationsExtendCmd() *cobra.Command {
 						return showOne(c, cur.Body, func(client.ReadReservationDetail) table { return table{} })
 					}
 					newEnd = cur.JSON200.End.Add(add)
+					// Only from the end it read: a change made since (another
+					// extend, say) is a 409 to run again, not less time added.
+					if im.version == "" {
+						im.version = strconv.Itoa(cur.JSON200.Version)
+					}
 				}
 				res, err := api.ExtendReservationWithResponse(ctx, args[0],
 					&client.ExtendReservationParams{IdempotencyKey: &key, IfMatch: im.ptr()}, client.ExtendReservationRequest{End: newEnd})
