@@ -81,6 +81,8 @@ func TestReleaseRefundsAndRetryBooksThePending(t *testing.T) {
 
 	_, err := f.h.CancelReservation(f.ctx, tenantA, commands.CancelReservation{ReservationID: a.Reservation.ID})
 	require.Equal(t, core.CodeConflict, core.CodeOf(err), "only pending reservations are cancelled")
+	require.ErrorContains(t, err, "reservation "+a.Reservation.ID+" is booked and cannot become cancelled: "+
+		"cancel withdraws a pending reservation; release a booked or active one")
 
 	f.d.AdvanceSimClock(t, 30*time.Minute)
 	rel, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: a.Reservation.ID})

@@ -127,6 +127,11 @@ func endReservationWith(ctx context.Context, tx pgx.Tx, actor core.Actor, id str
 	}
 	from := core.State(row.State)
 	if err := core.CheckTransition(core.ReservationStateTable(), from, end.to); err != nil {
+		if end.to == core.ReservationCancelled && (from == core.ReservationBooked || from == core.ReservationActive) {
+			// The refusal a tenant meets most: say which call ends it.
+			return ReservationResult{}, core.Errorf(core.CodeConflict,
+				"reservation %s is %s and cannot become cancelled: cancel withdraws a pending reservation; release a booked or active one", id, from)
+		}
 		return ReservationResult{}, err
 	}
 	r, err := toReservation(row, allocs)

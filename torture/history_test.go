@@ -165,6 +165,9 @@ func TestRefusedIn(t *testing.T) {
 	require.Equal(t, core.ReservationPreempted, refusedIn(fmt.Errorf("reservations.release r: %w", err)))
 	err = core.CheckTransition(core.ReservationStateTable(), core.ReservationPreempted, core.ReservationPreempted)
 	require.Equal(t, core.ReservationPreempted, refusedIn(err), "an extension's check")
+	require.Equal(t, core.ReservationActive, refusedIn(core.Errorf(core.CodeConflict,
+		"reservation rsv_01a2 is active and cannot become cancelled: cancel withdraws a pending reservation; release a booked or active one")),
+		"a cancel's refusal (commands.endReservationWith)")
 	require.Empty(t, refusedIn(core.Errorf(core.CodeConflict, "reservation r was changed concurrently")))
 	require.Empty(t, refusedIn(core.Errorf(core.CodeNotFound, "reservation is preempted and cannot become released")))
 }

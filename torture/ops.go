@@ -51,7 +51,8 @@ var classMix = []weighted{{"", 50}, {classBatch, 35}, {classProd, 15}}
 func pickClass(r *rand.Rand) string { return draw(r, classMix) }
 
 // refusedIn is the state a refused transition names ("reservation is
-// preempted and cannot become released", core.CheckTransition), or "" for
+// preempted and cannot become released", core.CheckTransition, or a cancel's
+// "reservation rsv_… is booked and cannot become cancelled: …"), or "" for
 // any other refusal: the refusal is then an observation of that state.
 func refusedIn(err error) core.State {
 	var e *core.Error
@@ -65,7 +66,7 @@ func refusedIn(err error) core.State {
 	return core.State(m[1])
 }
 
-var refusedState = regexp.MustCompile(`^reservation is ([a-z]+) and cannot become [a-z]+$`)
+var refusedState = regexp.MustCompile(`^reservation (?:rsv_\S+ )?is ([a-z]+) and cannot become [a-z]+(?:: .*)?$`)
 
 // pick draws an operation kind from mix.
 func pick(r *rand.Rand) string { return draw(r, mix) }
