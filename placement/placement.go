@@ -50,13 +50,20 @@ func (r Request) Profile() string {
 }
 
 // Describe names the requested atoms in a reason ("MIG 1g.10gb instances",
-// "mps slots", "a100 GPUs", "whole GPUs").
+// "mps slots", "a100 GPUs", "whole GPUs"), with the model when one was asked
+// for ("h100 time-slice slots"): a node with free slots or instances of
+// another model has none of these, and a reason without the model said it
+// had none of the kind at all.
 func (r Request) Describe() string {
+	model := ""
+	if r.Model != "" {
+		model = r.Model + " "
+	}
 	switch r.Kind {
 	case core.AtomMIG:
-		return "MIG " + r.MIGProfile + " instances"
+		return model + "MIG " + r.MIGProfile + " instances"
 	case core.AtomSlot:
-		return string(r.SlotKind) + " slots"
+		return model + string(r.SlotKind) + " slots"
 	}
 	if r.Model != "" {
 		return r.Model + " GPUs"

@@ -420,6 +420,13 @@ func TestRejectionReasons(t *testing.T) {
 			"0 free MIG 1g.10gb instances in the window, needs 1"},
 		{"slots", placement.Request{GPUs: 3, Kind: core.AtomSlot, SlotKind: core.GPUMPS},
 			func(c *placement.Candidate) { c.FreeAtoms = 2 }, "2 free mps slots in the window, needs 3"},
+		// A model asked for is named: the node may have free slots or
+		// instances of the kind, of another model, and a reason that left
+		// the model out read as if it had none at all.
+		{"slots of a model", placement.Request{GPUs: 1, Kind: core.AtomSlot, SlotKind: core.GPUTimeSlice, Model: "h100"},
+			nil, "0 free h100 time-slice slots in the window, needs 1"},
+		{"MIG instances of a model", placement.Request{GPUs: 1, Kind: core.AtomMIG, MIGProfile: "1g.10gb", Model: "a100"},
+			nil, "0 free a100 MIG 1g.10gb instances in the window, needs 1"},
 		{"everything short", placement.Request{GPUs: 2, Kind: core.AtomGPU, VCPU: 4, MemoryMB: 200, DiskGB: 2},
 			func(c *placement.Candidate) { c.FreeAtoms, c.FreeVCPU, c.FreeMemoryMB, c.FreeDiskGB = 1, 3, 100, 1 },
 			"1 free whole GPUs in the window, needs 2; 3 vCPU free, needs 4; 100 MB memory free, needs 200; 1 GB disk free, needs 2"},
