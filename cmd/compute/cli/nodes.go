@@ -42,11 +42,12 @@ func (c *cli) nodesCmd() *cobra.Command {
 				return bodyOf(api.UnquarantineDeviceWithResponse(ctx, id, &client.UnquarantineDeviceParams{IfMatch: im}))
 			}, true},
 	}
-	subs := []*cobra.Command{c.nodesListCmd(), c.nodesGetCmd(), c.nodesTaintCmd("taint"), c.nodesTaintCmd("untaint")}
+	subs := []*cobra.Command{c.nodesListCmd(), c.nodesGetCmd(), c.nodesTaintCmd("taint"), c.nodesTaintCmd("untaint"),
+		c.nodesSetModeCmd()}
 	for _, a := range actions {
 		subs = append(subs, c.nodeActionCmd(a))
 	}
-	cmd := Group("nodes", "Operate nodes: list, cordon, drain, taint, quarantine GPUs (operators)", subs...)
+	cmd := Group("nodes", "Operate nodes: list, cordon, drain, taint, quarantine GPUs, set their sharing mode (operators)", subs...)
 	cmd.Aliases = []string{"node"}
 	return cmd
 }
