@@ -681,6 +681,44 @@ func TestAssignOfOtherGPUsDoesNotWaitForUnassign(t *testing.T) {
 	require.Equal(t, f.allocationOf(t, both.ID), d.sent[len(d.sent)-1].AllocationID)
 }
 
+// Another slot of a time-sliced GPU does not wait for an unassign of the
+// slot beside it: the daemon never refuses two slots of one GPU to two
+// allocations, so holding it only delayed a tenant who shares nothing with
+// the one being stopped. A probe saw a tenant's freshly booked slot wait,
+// billed and unable to start an instance, through a preempted neighbour's
+// grace (up to a day); the neighbour's own slot still waits.
+func TestAssignOfAnotherSlotDoesNotWaitForUnassign(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", core.GPULayout{Mode: core.GPUTimeSlice, Slots: 2})
+	d := f.connect(t, "n1", "j1", 0)
+	first := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, SlotKind: core.GPUTimeSlice}).Reservation
+	d.dispatch()
+	d.report(d.sent[0].ID, "succeeded", "", 1)
+	_, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: first.ID})
+	require.NoError(t, err)
+	d.dispatch()
+	unassign := d.sent[len(d.sent)-1]
+	require.Equal(t, core.NodeCommandUnassign, unassign.Kind) // still running: the workloads' grace
+
+	// Both slots are free in the database: one reservation takes the
+	// released slot, the next one the other slot.
+	same := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1, SlotKind: core.GPUTimeSlice}).Reservation
+	other := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1, SlotKind: core.GPUTimeSlice}).Reservation
+	if !slices.Equal(same.DeviceIDs, first.DeviceIDs) {
+		same, other = other, same
+	}
+	require.Equal(t, first.DeviceIDs, same.DeviceIDs)
+	require.NotEqual(t, first.DeviceIDs, other.DeviceIDs)
+	rep := d.dispatch()
+	require.Equal(t, []string{f.allocationOf(t, other.ID)}, sentAllocations(d, rep), "the other slot goes at once")
+	require.Len(t, rep.Waiting, 1, "the released slot waits for its unassign")
+
+	d.report(unassign.ID, "succeeded", "", d.observed()+1)
+	rep = d.dispatch()
+	require.Equal(t, []string{f.allocationOf(t, same.ID)}, sentAllocations(d, rep))
+}
+
 // A daemon that comes back holding an allocation the control plane does
 // not know (its database was restored to before that booking) is told to
 // unassign it, and an assign queued before that unassign, of a booking

@@ -116,7 +116,7 @@ func (s NodeSessions) DispatchNodeJobs(ctx context.Context, gw lease.Lease, node
 		if err != nil {
 			return pg.Translate(err, "node commands")
 		}
-		unassigning, err := unassignedGPUs(ctx, q, open)
+		unassigning, err := unassignedDevices(ctx, q, open)
 		if err != nil {
 			return err
 		}
@@ -149,7 +149,12 @@ func (s NodeSessions) DispatchNodeJobs(ctx context.Context, gw lease.Lease, node
 // so an assign of those devices sent before the unassign concluded would
 // be refused; an assign of other devices is not, and goes at once (a
 // preemption's long grace holds back only its preemptor). unassigning
-// has the GPUs of each open unassign's allocation (unassignedGPUs).
+// has the devices of each open unassign's allocation (unassignedDevices).
+// Devices are compared by GPU (a MIG atom's instance may move under it),
+// except that another slot of a time-sliced or MPS GPU is another device:
+// the daemon takes two slots of one GPU for two allocations at once, and
+// holding it held a tenant who shares nothing with the allocation being
+// stopped, through that allocation's grace (sharesGPU).
 //
 // An open unassign of an allocation the control plane does not know holds
 // back every assign of the node, queued before it or after it: the daemon
@@ -175,7 +180,7 @@ func (s NodeSessions) DispatchNodeJobs(ctx context.Context, gw lease.Lease, node
 // it does not hold), and the daemon runs an allocation's exec jobs and
 // instances only while it holds it; only an assign can be refused because
 // of what the daemon holds, failing its reservation for good.
-func heldAllocations(open []db.NodeCommand, unassigning map[string][]string, reconciled bool) map[string]bool {
+func heldAllocations(open []db.NodeCommand, unassigning map[string][]unassignedDevice, reconciled bool) map[string]bool {
 	held := map[string]bool{}
 	// An unassign of an unknown allocation is open, or there may be one
 	// the reconcile has not queued yet.
@@ -189,13 +194,11 @@ func heldAllocations(open []db.NodeCommand, unassigning map[string][]string, rec
 			all = all || !known
 		}
 	}
-	busy := map[string]bool{} // GPUs of the open unassigns queued so far
-	for _, c := range open {  // in the order queued
+	var busy []unassignedDevice // devices of the open unassigns queued so far
+	for _, c := range open {    // in the order queued
 		switch {
 		case c.Kind == core.NodeCommandUnassign && c.AllocationID != nil:
-			for _, g := range unassigning[*c.AllocationID] {
-				busy[g] = true
-			}
+			busy = append(busy, unassigning[*c.AllocationID]...)
 		case c.Kind == core.NodeCommandAssign && core.State(c.State) == core.CommandQueued && c.AllocationID != nil:
 			if all || assignSharesGPU(c.Payload, busy) {
 				held[*c.AllocationID] = true
@@ -205,10 +208,9 @@ func heldAllocations(open []db.NodeCommand, unassigning map[string][]string, rec
 	return held
 }
 
-// unassignedGPUs reads the GPUs of the allocations of open's unassigns,
-// by allocation (an atom counts as its GPU); none when no unassign is
-// open.
-func unassignedGPUs(ctx context.Context, q *db.Queries, open []db.NodeCommand) (map[string][]string, error) {
+// unassignedDevices reads the devices of the allocations of open's
+// unassigns, by allocation; none when no unassign is open.
+func unassignedDevices(ctx context.Context, q *db.Queries, open []db.NodeCommand) (map[string][]unassignedDevice, error) {
 	var ids []string
 	for _, c := range open {
 		if c.Kind == core.NodeCommandUnassign && c.AllocationID != nil {
@@ -222,13 +224,13 @@ func unassignedGPUs(ctx context.Context, q *db.Queries, open []db.NodeCommand) (
 	if err != nil {
 		return nil, pg.Translate(err, "devices of unassigned allocations")
 	}
-	out := make(map[string][]string, len(rows))
+	out := make(map[string][]unassignedDevice, len(rows))
 	for _, r := range rows {
-		gpus := []string{}
-		for _, d := range r.DeviceIds {
-			gpus = append(gpus, gpuOf(d))
+		devices := []unassignedDevice{}
+		for _, id := range r.DeviceIds {
+			devices = append(devices, unassignedDevice{id: id, slotMode: r.SlotKind})
 		}
-		out[r.ID] = gpus
+		out[r.ID] = devices
 	}
 	return out, nil
 }
@@ -242,9 +244,10 @@ func gpuOf(deviceID string) string {
 	return deviceID
 }
 
-// assignSharesGPU says whether an assign's payload names a GPU in busy;
-// a payload it cannot read does, to be safe.
-func assignSharesGPU(payload []byte, busy map[string]bool) bool {
+// assignSharesGPU says whether an assign's payload names a device that
+// shares a GPU with one of busy (sharesGPU); a payload it cannot read
+// does, to be safe.
+func assignSharesGPU(payload []byte, busy []unassignedDevice) bool {
 	if len(busy) == 0 {
 		return false
 	}
@@ -253,11 +256,39 @@ func assignSharesGPU(payload []byte, busy map[string]bool) bool {
 		return true
 	}
 	for _, d := range a.Devices {
-		if busy[gpuOf(d.ID)] || (d.GPU != "" && busy[d.GPU]) {
-			return true
+		for _, b := range busy {
+			if sharesGPU(d, b) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// unassignedDevice is a device of an allocation being unassigned, with
+// the mode of its slots ("" when it holds none).
+type unassignedDevice struct {
+	id, slotMode string
+}
+
+// sharesGPU says whether an assigned device and a device being unassigned
+// are on one GPU, other than two different slots of it in one mode, which
+// the daemon holds for two allocations at once. Slots of two modes are
+// one GPU before and after a mode change: the new mode's tenant waits
+// until the old mode's workloads are gone.
+func sharesGPU(d wire.AssignedDevice, busy unassignedDevice) bool {
+	if gpuOf(d.ID) != gpuOf(busy.id) && (d.GPU == "" || d.GPU != gpuOf(busy.id)) {
+		return false
+	}
+	return d.ID == busy.id || d.Kind != string(core.AtomSlot) || !isSlotID(busy.id) || d.Mode != busy.slotMode
+}
+
+// isSlotID reports whether a device id names a time-slice or MPS slot,
+// <gpu>/s<k> (a GPU's UUID has no '/').
+func isSlotID(id string) bool {
+	_, atom, ok := strings.Cut(id, "/")
+	k, isSlot := strings.CutPrefix(atom, "s")
+	return ok && isSlot && k != "" && strings.Trim(k, "0123456789") == ""
 }
 
 func dispatchOne(ctx context.Context, q *db.Queries, c db.NodeCommand, sess db.NodeSessionLockForDispatchRow,

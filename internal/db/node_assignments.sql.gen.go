@@ -81,17 +81,24 @@ func (q *Queries) AllocationAssignment(ctx context.Context, id string) (Allocati
 }
 
 const allocationDevicesOf = `-- name: AllocationDevicesOf :many
-SELECT id, device_ids FROM allocations WHERE id = ANY($1::text[])
+SELECT a.id, a.device_ids, coalesce(r.spec->'gpu'->>'slotKind', '')::text AS slot_kind
+  FROM allocations a
+  JOIN reservations r ON r.id = a.reservation_id
+ WHERE a.id = ANY($1::text[])
 `
 
 type AllocationDevicesOfRow struct {
 	ID        string
 	DeviceIds []string
+	SlotKind  string
 }
 
 // The devices of allocations, released or not: dispatch reads those of the
 // open unassigns' allocations, to hold back only the assigns that share a
-// GPU with one of them (heldAllocations).
+// GPU with one of them (heldAllocations). slot_kind is the mode of the
+// slots an allocation holds (” for none), as its reservation asked: a
+// GPU's mode cannot change while they are booked, and the atoms' own
+// profile may have changed since they were released.
 func (q *Queries) AllocationDevicesOf(ctx context.Context, ids []string) ([]AllocationDevicesOfRow, error) {
 	rows, err := q.db.Query(ctx, allocationDevicesOf, ids)
 	if err != nil {
@@ -101,7 +108,7 @@ func (q *Queries) AllocationDevicesOf(ctx context.Context, ids []string) ([]Allo
 	items := []AllocationDevicesOfRow{}
 	for rows.Next() {
 		var i AllocationDevicesOfRow
-		if err := rows.Scan(&i.ID, &i.DeviceIds); err != nil {
+		if err := rows.Scan(&i.ID, &i.DeviceIds, &i.SlotKind); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -149,5 +149,11 @@ HAVING min(c.created_at) < compute_now() - make_interval(secs => sqlc.arg(after_
 -- name: AllocationDevicesOf :many
 -- The devices of allocations, released or not: dispatch reads those of the
 -- open unassigns' allocations, to hold back only the assigns that share a
--- GPU with one of them (heldAllocations).
-SELECT id, device_ids FROM allocations WHERE id = ANY(sqlc.arg(ids)::text[]);
+-- GPU with one of them (heldAllocations). slot_kind is the mode of the
+-- slots an allocation holds ('' for none), as its reservation asked: a
+-- GPU's mode cannot change while they are booked, and the atoms' own
+-- profile may have changed since they were released.
+SELECT a.id, a.device_ids, coalesce(r.spec->'gpu'->>'slotKind', '')::text AS slot_kind
+  FROM allocations a
+  JOIN reservations r ON r.id = a.reservation_id
+ WHERE a.id = ANY(sqlc.arg(ids)::text[]);
