@@ -33,6 +33,9 @@ type ReportedGPU struct {
 	MemoryMB int64
 	// MIG lists the GPU's MIG instances, as nvidia-smi -L does.
 	MIG []ReportedMIG
+	// MIGEnabled is the GPU's MIG mode as the driver reports it
+	// (nvidia-smi's mig.mode.current); fake GPUs never report it.
+	MIGEnabled bool
 }
 
 // ReportedMIG is one MIG instance of a reported GPU.
@@ -374,6 +377,13 @@ func gpuMismatch(g db.DeviceListNodeGPUsForUpdateRow, r ReportedGPU) string {
 	}
 	if d := r.MemoryMB - g.MemoryMb; float64(max(d, -d)) > MemoryTolerance*float64(g.MemoryMb) {
 		diffs = append(diffs, fmt.Sprintf("memory %d MiB (recorded %d MiB)", r.MemoryMB, g.MemoryMb))
+	}
+	// A GPU in MIG mode cannot run a workload on the whole GPU: one shared
+	// as a whole GPU or in slots would give its tenants a device they
+	// cannot use. (The other way round cannot be told: fake GPUs report
+	// no MIG mode at all.)
+	if mode := core.GPUMode(derefString(g.Mode)); r.MIGEnabled && mode != core.GPUMIG {
+		diffs = append(diffs, fmt.Sprintf("MIG mode enabled (recorded mode %s)", mode))
 	}
 	if len(diffs) == 0 {
 		return ""

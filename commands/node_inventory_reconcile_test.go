@@ -240,3 +240,30 @@ func TestInventoryIgnoresWhatIsNoGPUUUID(t *testing.T) {
 		GPUs: []commands.GPUInventory{{UUID: "GPU-n3-0", Model: strings.Repeat("m", core.MaxGPUModel+1), MemoryMB: 81920}}})
 	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err))
 }
+
+// A GPU whose driver reports MIG mode enabled while the record shares it
+// whole or in slots is a mismatch: its tenants would get a device they
+// cannot run on. Recorded in MIG mode, it is none.
+func TestInventoryMIGModeEnabledOnAWholeGPUIsAMismatch(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	gpus := f.node(t, "n1", exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	report := func(migEnabled bool) map[string]commands.NodeCondition {
+		t.Helper()
+		_, err := f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", d.epoch, commands.NodeInventory{GPUs: []commands.ReportedGPU{
+			{UUID: gpus[0], Model: "a100", MemoryMB: 81920, MIGEnabled: migEnabled}}})
+		require.NoError(t, err)
+		return f.nodeConditions(t, "n1")
+	}
+	require.NotContains(t, report(false), core.ConditionGPUMismatch)
+	c, ok := report(true)[core.ConditionGPUMismatch]
+	require.True(t, ok, "raised")
+	require.Equal(t, gpus[0]+" reported with MIG mode enabled (recorded mode exclusive)", c.Message)
+	require.NotContains(t, report(false), core.ConditionGPUMismatch, "cleared when the driver agrees")
+
+	_, err := f.h.SetGPUMode(f.ctx, operator, commands.SetGPUMode{GPUID: gpus[0],
+		Layout: core.GPULayout{Mode: core.GPUMIG, MIG: []string{"3g.40gb", "3g.40gb"}}})
+	require.NoError(t, err)
+	require.NotContains(t, report(true), core.ConditionGPUMismatch, "recorded in MIG mode")
+}

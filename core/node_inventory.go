@@ -19,7 +19,8 @@ const (
 	// report. Each is out of placement (health missing) until reported.
 	ConditionGPUMissing = "GPUMissing"
 	// ConditionGPUMismatch: GPUs the daemon reports with another model or
-	// memory than the record has (the record is kept: an operator decides),
+	// memory than the record has, or in MIG mode while the record shares
+	// them whole or in slots (the record is kept: an operator decides),
 	// or that it cannot register (recorded on another node, or reported
 	// without a model or memory).
 	ConditionGPUMismatch = "GPUMismatch"

@@ -69,7 +69,7 @@ func (g *Gateway) handleInventory(ctx context.Context, s *gatewaySession, m wire
 	// condition).
 	gpus := make([]commands.ReportedGPU, len(st.GPUs))
 	for i, x := range st.GPUs {
-		gpus[i] = commands.ReportedGPU{UUID: x.UUID, Name: x.Name, Model: x.Model, MemoryMB: x.MemoryMB}
+		gpus[i] = commands.ReportedGPU{UUID: x.UUID, Name: x.Name, Model: x.Model, MemoryMB: x.MemoryMB, MIGEnabled: x.MIGEnabled}
 		for _, m := range x.MIG {
 			gpus[i].MIG = append(gpus[i].MIG, commands.ReportedMIG{UUID: m.UUID, Profile: m.Profile, Index: m.Index})
 		}

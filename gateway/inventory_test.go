@@ -163,7 +163,7 @@ func TestInventoryMessageIsReconciled(t *testing.T) {
 	_, url := f.liveGateway("gw1")
 	ws, _ := f.connect(url, cred.Token)
 	payload, err := json.Marshal(wire.NodeState{GPUs: []wire.InventoryGPU{
-		{UUID: "GPU-n1-1", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559}}})
+		{UUID: "GPU-n1-1", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559, MIGEnabled: true}}})
 	require.NoError(t, err)
 	msg, err := json.Marshal(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: payload})
 	require.NoError(t, err)
@@ -176,7 +176,8 @@ func TestInventoryMessageIsReconciled(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 	_, health, _ := f.device("GPU-n1-1")
 	require.Equal(t, commands.HealthHealthy, health)
-	require.Equal(t, []string{core.ConditionGPUMissing}, f.conditionTypes("n1"))
+	require.ElementsMatch(t, []string{core.ConditionGPUMissing, core.ConditionGPUMismatch}, f.conditionTypes("n1"),
+		"GPU-n1-1 is recorded whole, and its driver says MIG mode")
 
 	// A malformed one is logged and changes nothing; the session lives on.
 	// The session's messages are handled in order, so once the inventory

@@ -174,7 +174,7 @@ Times are RFC 3339 (2030-01-02T15:04:05Z), "now", or "+DURATION" from now
 	f.StringVar(&pool, "pool", "", "the pool to place it in")
 	f.StringVar(&site, "site", "", "the site to place it in (any of its pools)")
 	f.IntVar(&gpus, "gpus", 0, "how many GPU atoms (whole GPUs, MIG instances or slots)")
-	f.StringVar(&gpuModel, "gpu-model", "", "whole GPUs of this model (H100-80GB, …)")
+	f.StringVar(&gpuModel, "gpu-model", "", "GPUs of this model (H100-80GB, …), whole or as MIG instances or slots")
 	f.StringVar(&migProfile, "mig-profile", "", "MIG instances of this profile (1g.10gb, …)")
 	f.StringVar(&slotKind, "slot-kind", "", "slots of this kind: time-slice or mps")
 	f.Int64Var(&vcpu, "vcpu", 0, "vCPUs on the same node (0: its workloads get only CPU time no one else wants)")
