@@ -28,7 +28,8 @@ const DefaultReplicaCheckEvery = time.Second
 // position then tells the time of the newest sample it has replayed; the
 // lag is how long ago the primary wrote what the standby has not replayed
 // yet (0 when it has replayed everything sampled). A standby further
-// behind than MaxLag, or that cannot be read, or that is not a standby, is
+// behind than MaxLag, or that cannot be read, or that is not a standby, or
+// that holds events the primary does not have (checkHistory), is
 // taken out of rotation (reads go to the primary) until it is back within
 // half of MaxLag, with a log line each way.
 //
@@ -114,7 +115,8 @@ func (r *Replica) Check(ctx context.Context, now time.Time) (time.Duration, erro
 	return lag, nil
 }
 
-// measure samples the primary, then reads the standby's replay position.
+// measure samples the primary, then reads the standby's replay position,
+// once it has checked that the standby copies the primary's history.
 func (r *Replica) measure(ctx context.Context, now time.Time) (time.Duration, error) {
 	position, err := db.New(r.Primary).ReplicaPrimaryWALPosition(ctx)
 	if err != nil {
@@ -126,6 +128,9 @@ func (r *Replica) measure(ctx context.Context, now time.Time) (time.Duration, er
 	}
 	if !replay.Standby {
 		return 0, errors.New("the read database is not a standby (not in recovery)")
+	}
+	if err := r.checkHistory(ctx); err != nil {
+		return 0, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/bettercompute/compute/commands/commandstest"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/cluster"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
 	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/projections"
@@ -182,4 +184,48 @@ func TestReplicaThatCannotBeCheckedIsLogged(t *testing.T) {
 			"%s: logged once:\n%s", name, logs.String())
 		require.Contains(t, logs.String(), `"err":"`, name)
 	}
+}
+
+// A standby that holds writes its primary does not have is no copy of it:
+// the primary was restored to an earlier point, or another standby was
+// promoted in its place, while this one kept the old history. It is ahead
+// of the primary, so no lag shows, yet it shows reservations that no
+// longer exist and would answer a minPosition from them. It never enters
+// rotation, and says why.
+func TestReplicaOfAnotherHistoryStaysOutOfRotation(t *testing.T) {
+	t.Parallel()
+	f := newReplicated(t)
+	ctx := context.Background()
+	kept := f.book(t)
+	// The restored primary: a second standby, promoted once it replayed the
+	// first booking; the old primary's next writes never reach it.
+	restored, err := f.r.Primary.StartStandby(ctx, cluster.Options{Dir: filepath.Join(t.TempDir(), "restored"), Fast: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = restored.Stop() })
+	primary, err := pg.Connect(ctx, restored.URL("compute"), pg.PoolOptions{MaxConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(primary.Close)
+	require.Eventually(t, func() bool {
+		_, err := queries.New(primary).GetReservation(ctx, tenantA, kept.Reservation.ID, outbox.Position{})
+		return err == nil
+	}, time.Minute, 20*time.Millisecond)
+	_, err = primary.Exec(ctx, "SELECT pg_promote()")
+	require.NoError(t, err)
+	lost := f.book(t) // on the old history only: the standby replays it
+	require.Eventually(t, func() bool {
+		_, err := queries.New(f.replica.Pool).GetReservation(ctx, tenantA, lost.Reservation.ID, outbox.Position{})
+		return err == nil
+	}, time.Minute, 20*time.Millisecond)
+
+	var logs bytes.Buffer
+	r := &queries.Replica{Pool: f.replica.Pool, Primary: primary, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
+	svc := &queries.Service{Pool: primary, Replica: r}
+	for range 3 {
+		_, err := r.Check(ctx, time.Now())
+		require.ErrorContains(t, err, "no event of the primary's log")
+		require.False(t, r.InRotation(), "a standby of another history serves nothing")
+	}
+	require.Contains(t, logs.String(), "no event of the primary's log")
+	_, err = svc.GetReservation(ctx, tenantA, lost.Reservation.ID, outbox.Position{})
+	require.Equal(t, core.CodeNotFound, core.CodeOf(err), "the primary answers: the lost booking never happened")
 }

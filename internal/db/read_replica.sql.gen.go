@@ -7,7 +7,45 @@ package db
 
 import (
 	"context"
+
+	"github.com/google/uuid"
 )
+
+const replicaNewestEvent = `-- name: ReplicaNewestEvent :many
+SELECT o.id, o.txid, o.seq
+  FROM outbox o
+ ORDER BY o.txid DESC, o.seq DESC
+ LIMIT 1
+`
+
+type ReplicaNewestEventRow struct {
+	ID   uuid.UUID
+	Txid uint64
+	Seq  int64
+}
+
+// The standby's newest event (no row while its log is empty): a standby
+// of the primary holds a prefix of the primary's log, so the primary has
+// this event, at this position, unless retention pruned it there.
+func (q *Queries) ReplicaNewestEvent(ctx context.Context) ([]ReplicaNewestEventRow, error) {
+	rows, err := q.db.Query(ctx, replicaNewestEvent)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ReplicaNewestEventRow{}
+	for rows.Next() {
+		var i ReplicaNewestEventRow
+		if err := rows.Scan(&i.ID, &i.Txid, &i.Seq); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
 
 const replicaPrimaryWALPosition = `-- name: ReplicaPrimaryWALPosition :one
 
