@@ -21,6 +21,13 @@ const DefaultReplicaMaxLag = 5 * time.Second
 // DefaultReplicaCheckEvery is how often a replica's lag is measured.
 const DefaultReplicaCheckEvery = time.Second
 
+// replicaCheckTimeout is how long a check waits for its answers: the
+// standby's are trivial statements, so one that has not answered in 5 s
+// hangs. It is not MaxLag, which may be set far lower (a check on a busy
+// machine that took longer than a small MaxLag would take a standby that
+// keeps up out of rotation) or far higher.
+const replicaCheckTimeout = 5 * time.Second
+
 // Replica is a hot standby (a PostgreSQL streaming replica) that serves
 // the read-model queries while it keeps up with the primary, so that reads
 // add no load there. Its lag is measured, not assumed: every check samples
@@ -96,8 +103,13 @@ func (r *Replica) Run(ctx context.Context, every time.Duration) {
 
 // Check measures the lag at now (the time of this check's reading of the
 // primary) and puts the standby in or out of rotation by it. It returns
-// the lag, or why the standby could not be measured (it is then out).
+// the lag, or why the standby could not be measured (it is then out). A
+// check that gets no answer within replicaCheckTimeout fails: a standby
+// that hangs (a frozen machine, a stalled disk) would otherwise hold the
+// check, and the standby in rotation, for as long as it hangs.
 func (r *Replica) Check(ctx context.Context, now time.Time) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, replicaCheckTimeout)
+	defer cancel()
 	lag, err := r.measure(ctx, now)
 	if err != nil {
 		r.rotate(false, 0, err)
@@ -148,6 +160,15 @@ func (r *Replica) measure(ctx context.Context, now time.Time) (time.Duration, er
 		}
 	}
 	return 0, nil
+}
+
+// lost takes the standby out of rotation after a read found it gone (its
+// connection failed): the reads after it go to the primary until the next
+// check finds it back.
+func (r *Replica) lost(err error) {
+	if r.InRotation() {
+		r.rotate(false, r.Lag(), err)
+	}
 }
 
 // rotate records the outcome and logs a change of rotation, and the

@@ -3,9 +3,13 @@ package queries_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -228,4 +232,103 @@ func TestReplicaOfAnotherHistoryStaysOutOfRotation(t *testing.T) {
 	require.Contains(t, logs.String(), "no event of the primary's log")
 	_, err = svc.GetReservation(ctx, tenantA, lost.Reservation.ID, outbox.Position{})
 	require.Equal(t, core.CodeNotFound, core.CodeOf(err), "the primary answers: the lost booking never happened")
+}
+
+// A standby that goes down between two checks (a crash, a restart) is
+// still in rotation until the next check, but reads do not fail for it:
+// the primary answers them.
+func TestReplicaThatGoesDownBetweenChecksReadsFromThePrimary(t *testing.T) {
+	t.Parallel()
+	f := newReplicated(t)
+	ctx := context.Background()
+	_, err := f.replica.Check(ctx, time.Now())
+	require.NoError(t, err)
+	require.True(t, f.replica.InRotation())
+	res := f.book(t)
+	require.NoError(t, f.r.Standby.Crash(ctx))
+	t.Cleanup(func() { _ = f.r.Standby.Recover(context.Background()) })
+
+	got, err := f.svc.GetReservation(ctx, tenantA, res.Reservation.ID, res.Position)
+	require.NoError(t, err, "the primary answers a read of one's own write")
+	require.Equal(t, res.Reservation.ID, got.ID)
+	require.False(t, f.replica.InRotation(), "the failed read took it out of rotation before the next check")
+	got, err = f.svc.GetReservation(ctx, tenantA, res.Reservation.ID, outbox.Position{})
+	require.NoError(t, err, "the primary answers a read without minPosition")
+	require.Equal(t, res.Reservation.ID, got.ID)
+
+	require.NoError(t, f.r.Standby.Recover(ctx))
+	require.Eventually(t, func() bool {
+		_, err := f.replica.Check(ctx, time.Now())
+		return err == nil && f.replica.InRotation()
+	}, time.Minute, 20*time.Millisecond, "back in rotation once a check finds it answering")
+	f.log.Take()
+	_, err = f.svc.GetReservation(ctx, tenantA, res.Reservation.ID, res.Position)
+	require.NoError(t, err)
+	require.Contains(t, f.log.Take(), "RmReservationGet", "the standby serves again")
+}
+
+// A standby that hangs (a frozen machine, a stalled disk: connections stay
+// open and nothing answers) holds no read: a read of one's own write is
+// answered by the primary, and the next check takes the standby out of
+// rotation instead of waiting for it for ever.
+func TestFrozenReplicaLeavesRotation(t *testing.T) {
+	t.Parallel()
+	f := newReplicated(t)
+	ctx := context.Background()
+	_, err := f.replica.Check(ctx, time.Now())
+	require.NoError(t, err)
+	require.True(t, f.replica.InRotation())
+	res := f.book(t)
+	freeze(t, f.r.Standby)
+
+	read := make(chan error, 1)
+	go func() {
+		_, err := f.svc.GetReservation(ctx, tenantA, res.Reservation.ID, res.Position)
+		read <- err
+	}()
+	select {
+	case err := <-read:
+		require.NoError(t, err, "the primary answers a read of one's own write")
+		require.True(t, f.replica.InRotation(), "slow is not gone: the check decides")
+	case <-time.After(30 * time.Second):
+		t.Fatal("a read waited on the frozen standby for 30 s")
+	}
+	checked := make(chan error, 1)
+	go func() {
+		_, err := f.replica.Check(ctx, time.Now())
+		checked <- err
+	}()
+	select {
+	case err := <-checked:
+		require.Error(t, err)
+		require.False(t, f.replica.InRotation(), "a standby that does not answer its check is out")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the check waited on the frozen standby for 30 s")
+	}
+}
+
+// freeze stops every process of c (SIGSTOP) until the test ends: its
+// connections stay open, and nothing answers on them.
+func freeze(t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.Dir(), "data", "postmaster.pid"))
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
+	require.NoError(t, err)
+	pids := []int{pid}
+	children, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	require.NoError(t, err)
+	for _, f := range strings.Fields(string(children)) {
+		p, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		pids = append(pids, p)
+	}
+	for _, p := range pids {
+		require.NoError(t, syscall.Kill(p, syscall.SIGSTOP))
+	}
+	t.Cleanup(func() {
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGCONT)
+		}
+	})
 }
