@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -73,8 +74,9 @@ type Source interface {
 
 // OutboxSource is the outbox of pool's database as a Source: NewBroker's,
 // or a hot standby's (the read replica's, whose outbox is the primary's
-// as far as it has replayed it).
-func OutboxSource(pool *pgxpool.Pool) Source { return outboxSource{NewReader(pool)} }
+// as far as it has replayed it; queries.Replica.DB falls back to the
+// primary when the standby fails a read).
+func OutboxSource(pool db.DBTX) Source { return outboxSource{NewReader(pool)} }
 
 // outboxSource is the outbox as a Source.
 type outboxSource struct{ *Reader }

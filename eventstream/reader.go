@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/outbox"
@@ -37,7 +35,7 @@ type Reader struct {
 
 // NewReader returns a reader over pool. pool must not be a transaction:
 // the snapshot-xmin frontier is read by each statement.
-func NewReader(pool *pgxpool.Pool) *Reader {
+func NewReader(pool db.DBTX) *Reader {
 	return &Reader{q: db.New(pool)}
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/bettercompute/compute/internal/db"
 )
 
 // replicaStatementTimeout bounds a statement on the standby: one in
@@ -31,20 +33,22 @@ const replicaStatementTimeout = time.Second
 // two checks fails every read in between (an unexpected EOF, a 500),
 // and one that hangs holds every read until its client gives up.
 type replicaDB struct {
-	r       *Replica
-	primary interface {
-		Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
-		Query(context.Context, string, ...any) (pgx.Rows, error)
-		QueryRow(context.Context, string, ...any) pgx.Row
-	}
+	r *Replica
 }
+
+// DB is the standby as the read models' and the event streams'
+// database: each statement on the standby, bounded, and again on the
+// primary when the standby fails it (replicaDB). Statements that must
+// all read one server (a catch-up page checked against the standby's
+// head) use Pool instead.
+func (r *Replica) DB() db.DBTX { return replicaDB{r: r} }
 
 func (d replicaDB) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	sctx, cancel := context.WithTimeout(ctx, replicaStatementTimeout)
 	tag, err := d.r.Pool.Exec(sctx, sql, args...)
 	cancel()
 	if d.fallBack(ctx, err) {
-		return d.primary.Exec(ctx, sql, args...)
+		return d.r.Primary.Exec(ctx, sql, args...)
 	}
 	return tag, err
 }
@@ -57,7 +61,7 @@ func (d replicaDB) Query(ctx context.Context, sql string, args ...any) (pgx.Rows
 	}
 	cancel()
 	if d.fallBack(ctx, err) {
-		return d.primary.Query(ctx, sql, args...)
+		return d.r.Primary.Query(ctx, sql, args...)
 	}
 	return rows, err
 }
@@ -80,7 +84,7 @@ func (r replicaRow) Scan(dest ...any) error {
 	err := r.d.r.Pool.QueryRow(sctx, r.sql, r.args...).Scan(dest...)
 	cancel()
 	if r.d.fallBack(r.ctx, err) {
-		return r.d.primary.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
+		return r.d.r.Primary.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
 	}
 	return err
 }

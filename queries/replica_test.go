@@ -3,13 +3,9 @@ package queries_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -279,7 +275,9 @@ func TestFrozenReplicaLeavesRotation(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, f.replica.InRotation())
 	res := f.book(t)
-	freeze(t, f.r.Standby)
+	thaw, err := f.r.Standby.Freeze()
+	require.NoError(t, err)
+	t.Cleanup(thaw)
 
 	read := make(chan error, 1)
 	go func() {
@@ -305,30 +303,4 @@ func TestFrozenReplicaLeavesRotation(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the check waited on the frozen standby for 30 s")
 	}
-}
-
-// freeze stops every process of c (SIGSTOP) until the test ends: its
-// connections stay open, and nothing answers on them.
-func freeze(t *testing.T, c *cluster.Cluster) {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(c.Dir(), "data", "postmaster.pid"))
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
-	require.NoError(t, err)
-	pids := []int{pid}
-	children, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	require.NoError(t, err)
-	for _, f := range strings.Fields(string(children)) {
-		p, err := strconv.Atoi(f)
-		require.NoError(t, err)
-		pids = append(pids, p)
-	}
-	for _, p := range pids {
-		require.NoError(t, syscall.Kill(p, syscall.SIGSTOP))
-	}
-	t.Cleanup(func() {
-		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGCONT)
-		}
-	})
 }

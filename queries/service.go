@@ -120,7 +120,7 @@ func (s *Service) readModel(ctx context.Context, min outbox.Position, sinks ...s
 	}
 	start := time.Now()
 	if s.replicaReads() {
-		q := db.New(replicaDB{r: s.Replica, primary: s.Pool})
+		q := db.New(s.Replica.DB())
 		err := s.waitOn(ctx, q, s.replicaReads, min, timeout/replicaPatience, sinks...)
 		if !errors.Is(err, errLeftRotation) && !errors.Is(err, errWaitedOut) {
 			return q, err

@@ -30,8 +30,7 @@ func streamBroker(cfg config.Config, pool *pgxpool.Pool, replica *queries.Replic
 	if cfg.StreamSource != config.StreamSourceNATS {
 		var src eventstream.Source = eventstream.OutboxSource(pool)
 		if replica != nil { // the outbox from the read replica while it is in rotation
-			src = &horizonSource{Source: &rotatingSource{primary: src, replica: eventstream.OutboxSource(replica.Pool),
-				inRotation: replica.InRotation}, primary: eventstream.NewReader(pool)}
+			src = replicaStreamSource(pool, replica)
 		}
 		b = eventstream.NewSourceBroker(src, eventstream.BrokerOptions{Logger: logger})
 		p := pokes()
@@ -61,6 +60,24 @@ func streamBroker(cfg config.Config, pool *pgxpool.Pool, replica *queries.Replic
 		}}, nil
 }
 
+// replicaStreamSource is the outbox as a stream source, from the read
+// replica while it is in rotation and from the primary (pool) otherwise.
+// The live feed reads the standby through replica.DB, whose statements
+// are bounded and go to the primary when the standby fails them: every
+// stream of the process reads that one feed, and a read left waiting on a
+// standby that hangs would stop them all, for as long as it hangs.
+func replicaStreamSource(pool *pgxpool.Pool, replica *queries.Replica) eventstream.Source {
+	return &horizonSource{Source: &rotatingSource{primary: eventstream.OutboxSource(pool),
+		replica: eventstream.OutboxSource(replica.DB()), standby: eventstream.OutboxSource(replica.Pool),
+		inRotation: replica.InRotation}, primary: eventstream.NewReader(pool)}
+}
+
+// standbyHeadTimeout bounds the read of the standby's head before a
+// catch-up page: a standby in rotation answers within milliseconds, and
+// one that has not within a second is stalled; the page is then read from
+// the primary.
+const standbyHeadTimeout = time.Second
+
 // rotatingSource reads the outbox from the read replica while it is in
 // rotation, else from the primary. The live feed (Head, ReadAfter) may
 // switch at any read: the replica has a prefix of the primary's log, so a
@@ -74,7 +91,11 @@ func streamBroker(cfg config.Config, pool *pgxpool.Pool, replica *queries.Replic
 // poll.
 type rotatingSource struct {
 	primary, replica eventstream.Source
-	inRotation       func() bool
+	// standby is the replica's server alone, where replica may go on to
+	// the primary when the standby fails a statement: the head a catch-up
+	// page is checked against must be the standby's (unset: replica's).
+	standby    eventstream.Source
+	inRotation func() bool
 
 	mu   sync.Mutex
 	mark outbox.Position // the newest position handed out by Head or ReadAfter
@@ -116,7 +137,16 @@ func (s *rotatingSource) Page(ctx context.Context, scope eventstream.Scope, afte
 		s.mu.Lock()
 		mark := s.mark
 		s.mu.Unlock()
-		if h, err := s.replica.Head(ctx); err == nil && !h.Less(mark) {
+		standby := s.standby
+		if standby == nil {
+			standby = s.replica
+		}
+		hctx, cancel := context.WithTimeout(ctx, standbyHeadTimeout)
+		h, err := standby.Head(hctx)
+		cancel()
+		if err == nil && !h.Less(mark) {
+			// Complete up to mark: read on the standby, or, for a statement
+			// it fails, on the primary, which is ahead of it.
 			return s.replica.Page(ctx, scope, after, limit)
 		}
 	}
