@@ -103,29 +103,29 @@ func NewTxDispatcher(pool *pgxpool.Pool, owner string, sink TxSink, logger *slog
 // succeeds, so that it holds back only itself.
 func NewTxGroup(pool *pgxpool.Pool, owner string, sinks []TxSink, logger *slog.Logger) *Dispatcher {
 	members := make([]*member, len(sinks))
-	ids := make([]string, len(sinks))
 	for i, s := range sinks {
 		members[i] = &member{id: s.ID(), txSink: s}
-		ids[i] = s.ID()
 	}
-	d := newDispatcher(pool, owner, members, logger)
-	d.id = strings.Join(ids, "+")
-	d.logger = d.logger.With("sink", d.id)
-	return d
+	return newDispatcher(pool, owner, members, logger)
 }
 
+// newDispatcher names the dispatcher after its sinks (joined by "+") and
+// adds that name to its logger once: every line it logs says "sink" once,
+// as JSON with a repeated key is misread or rejected by log pipelines.
 func newDispatcher(pool *pgxpool.Pool, owner string, members []*member, logger *slog.Logger) *Dispatcher {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	ids := make([]string, len(members))
+	for i, m := range members {
+		ids[i] = m.id
+	}
 	d := &Dispatcher{
-		pool: pool, owner: owner, members: members, logger: logger,
+		pool: pool, owner: owner, members: members,
 		Batch: DefaultBatch, RenewEvery: lease.RenewEvery,
+		id: strings.Join(ids, "+"),
 	}
-	if len(members) == 1 {
-		d.id = members[0].id
-		d.logger = logger.With("sink", d.id)
-	}
+	d.logger = logger.With("sink", d.id)
 	return d
 }
 
@@ -244,7 +244,7 @@ func (d *Dispatcher) release(ctx context.Context) {
 			continue
 		}
 		if err := l.Release(rctx, db.New(d.pool)); err != nil {
-			d.logger.Warn("release outbox dispatch lease", "sink", m.id, "err", err)
+			d.logger.Warn("release outbox dispatch lease", "member", m.id, "err", err)
 		}
 	}
 }

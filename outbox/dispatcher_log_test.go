@@ -1,0 +1,109 @@
+package outbox_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/internal/pg/pgtest"
+	"github.com/bettercompute/compute/outbox"
+)
+
+// lockedBuffer is a log destination that Run's goroutine and the test may
+// use at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// failingTxSink is a TxSink whose every Apply fails.
+type failingTxSink struct{ id string }
+
+func (s failingTxSink) ID() string { return s.id }
+func (failingTxSink) Apply(context.Context, pgx.Tx, []outbox.Stored) error {
+	return errors.New("sink down")
+}
+
+// topLevelKeys returns the keys of one JSON object line in order, repeats
+// included (encoding/json keeps only the last of a repeated key).
+func topLevelKeys(t *testing.T, line string) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(line))
+	tok, err := dec.Token()
+	require.NoError(t, err)
+	require.Equal(t, json.Delim('{'), tok, "a log line is a JSON object: %s", line)
+	var keys []string
+	for dec.More() {
+		k, err := dec.Token()
+		require.NoError(t, err)
+		keys = append(keys, k.(string))
+		var v json.RawMessage
+		require.NoError(t, dec.Decode(&v))
+	}
+	return keys
+}
+
+// A failing dispatcher's log line names its sink once. The webhooks
+// dispatcher (a TxDispatcher of one sink) wrote "sink" twice on every
+// line: JSON with a repeated key, which log pipelines that parse strictly
+// (Elasticsearch, jq --stream users) reject or misread.
+func TestDispatcherLogLinesNameTheSinkOnce(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	appendEach(t, d, "l", 1)
+	waitVisible(t, d, 1)
+
+	for name, build := range map[string]func(*slog.Logger) *outbox.Dispatcher{
+		"sink": func(l *slog.Logger) *outbox.Dispatcher {
+			return outbox.NewDispatcher(d.Pool, "w1", funcSink{id: "plain", deliver: func(context.Context, []outbox.Stored) error {
+				return errors.New("sink down")
+			}}, l)
+		},
+		"tx sink": func(l *slog.Logger) *outbox.Dispatcher {
+			return outbox.NewTxDispatcher(d.Pool, "w1", failingTxSink{id: "webhooks"}, l)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out lockedBuffer
+			disp := build(slog.New(slog.NewJSONHandler(&out, nil)))
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { defer close(done); disp.Run(ctx, waitFor, nil) }()
+			require.Eventually(t, func() bool { return strings.Contains(out.String(), `"msg":"outbox dispatch"`) },
+				waitFor, 10*time.Millisecond, "the failing batch is logged")
+			cancel()
+			<-done
+
+			for line := range strings.SplitSeq(strings.TrimSpace(out.String()), "\n") {
+				keys := topLevelKeys(t, line)
+				seen := map[string]bool{}
+				for _, k := range keys {
+					require.False(t, seen[k], "key %q repeated in %s", k, line)
+					seen[k] = true
+				}
+				require.True(t, seen["sink"], "the line names the sink: %s", line)
+			}
+		})
+	}
+}
