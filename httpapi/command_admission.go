@@ -97,10 +97,14 @@ func (a *CommandAdmission) open() {
 // Follow steps the bound on every tick with the backlog read returns, until
 // ctx ends. A failed read opens the bound fully: a backlog that cannot be
 // read must not hold the API back (an unreachable database is /readyz's to
-// report, and the commands will fail on their own).
+// report, and the commands will fail on their own). A run of failed reads
+// is logged once as it starts and once as it ends, not on every tick: the
+// ticks come ten a second, and a database outage would otherwise bury the
+// rest of the log.
 func (a *CommandAdmission) Follow(ctx context.Context, ticks <-chan time.Time, read func(context.Context) (time.Duration, error),
 	target time.Duration, logger *slog.Logger) {
 	last := a.Limit()
+	failing := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -112,9 +116,16 @@ func (a *CommandAdmission) Follow(ctx context.Context, ticks <-chan time.Time, r
 			if ctx.Err() != nil {
 				return
 			}
-			logger.Warn("command admission: reading the sinks' backlog", "err", err)
+			if !failing {
+				logger.Warn("command admission: reading the sinks' backlog failed; commands admitted up to the pool's size until it succeeds", "err", err)
+				failing = true
+			}
 			a.open()
 			continue
+		}
+		if failing {
+			logger.Info("command admission: reading the sinks' backlog again")
+			failing = false
 		}
 		if now := a.Step(backlog, target); now != last {
 			logger.Debug("command admission", "limit", now, "backlog", backlog)

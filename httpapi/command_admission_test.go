@@ -1,11 +1,15 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -149,4 +153,67 @@ func TestCommandAdmissionFollow(t *testing.T) {
 		cancel()
 		<-done
 	})
+}
+
+// A database outage makes every read fail, ten a second: the log says so
+// once when the reads start failing and once when they succeed again, not
+// once per tick (an outage of a minute was 600 warnings per API process).
+func TestCommandAdmissionLogsAFailingReadOncePerOutage(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		a := NewCommandAdmission(4)
+		ticks := make(chan time.Time)
+		down := errors.New("database unreachable")
+		readings := []error{nil, down, down, down, down, nil, nil, down, nil}
+		i := 0
+		read := func(context.Context) (time.Duration, error) {
+			err := readings[i]
+			i++
+			return 0, err
+		}
+		var out lockedLog
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			a.Follow(ctx, ticks, read, 70*time.Millisecond, slog.New(slog.NewJSONHandler(&out, nil)))
+			close(done)
+		}()
+		for range readings {
+			ticks <- time.Now()
+			synctest.Wait()
+		}
+		cancel()
+		<-done
+		require.Equal(t, []string{"WARN", "INFO", "WARN", "INFO"}, out.levels(t),
+			"one warning as each run of failed reads starts, one line as it ends")
+	})
+}
+
+// lockedLog collects the JSON lines Follow's goroutine logs.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// levels is the level of each line logged, in order.
+func (l *lockedLog) levels(t *testing.T) []string {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for line := range strings.SplitSeq(strings.TrimSpace(l.buf.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var rec struct{ Level string }
+		require.NoError(t, json.Unmarshal([]byte(line), &rec))
+		out = append(out, rec.Level)
+	}
+	return out
 }
