@@ -80,7 +80,7 @@ func TestGrafanaDashboardQueriesExportedMetrics(t *testing.T) {
 	}
 	// Every domain and loop metric has a panel.
 	for _, name := range []string{
-		"compute_build_info", "compute_outbox_head_seq", "compute_outbox_sink_lag_seconds", "compute_outbox_sink_lag_events",
+		"compute_build_info", "compute_outbox_head_seq", "compute_outbox_sink_lag_seconds", "compute_outbox_frontier_lag_seconds", "compute_outbox_sink_lag_events",
 		"compute_workqueue_depth", "compute_workqueue_oldest_due_age_seconds", "compute_lease_held", "compute_lease_epoch",
 		"compute_reservations", "compute_nodes", "compute_webhook_attempts_total", "compute_outbox_dispatched_events_total",
 		"compute_outbox_batches_total", "compute_workqueue_items_total", "compute_http_requests_total",

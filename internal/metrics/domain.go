@@ -57,6 +57,10 @@ type DomainOptions struct {
 	// Logger receives a warning when a read fails; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// WallClock is the real clock the outbox frontier's age is measured
+	// against (pg_stat_activity's xact_start is real time, not business
+	// time); nil means time.Now. Tests set it.
+	WallClock func() time.Time
 }
 
 // Domain is a prometheus.Collector of the fleet's state, read from the
@@ -103,6 +107,7 @@ type webhookCount struct {
 // domainSnapshot is one read of the database.
 type domainSnapshot struct {
 	head         []db.MetricsOutboxHeadRow // zero or one row
+	frontierLag  float64                   // seconds the oldest transaction with an xid has been open
 	sinks        []db.MetricsOutboxSinkLagRow
 	work         []db.MetricsWorkQueueRow
 	leases       []db.MetricsLeasesHeldRow
@@ -122,6 +127,9 @@ var (
 		"Visible events after a durable sink's cursor, not yet delivered to it (counted up to 100,000 by default).", []string{"sink"}, nil)
 	descSinkLagSeconds = prometheus.NewDesc(NameOutboxSinkLagSeconds,
 		"Age of the oldest event a durable sink has not delivered yet, in seconds; 0 when it is caught up.", []string{"sink"}, nil)
+	descFrontierLag = prometheus.NewDesc(NameOutboxFrontierLag,
+		"How long the oldest running transaction with a transaction id, in any database of the cluster, has been open, in seconds of real time: "+
+			"the events committed since it began are hidden from every sink until it ends; 0 when none is running.", nil, nil)
 	descWorkDepth = prometheus.NewDesc(NameWorkQueueDepth,
 		"Work-queue rows by kind and state: due (waiting for a worker), running (claimed), scheduled (not due yet).", []string{"kind", "state"}, nil)
 	descWorkOldestDue = prometheus.NewDesc(NameWorkQueueOldestDueAge,
@@ -157,6 +165,9 @@ func NewDomain(pool *pgxpool.Pool, opts DomainOptions) *Domain {
 	if opts.MaxLagCount <= 0 {
 		opts.MaxLagCount = DefaultMaxLagCount
 	}
+	if opts.WallClock == nil {
+		opts.WallClock = time.Now
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -167,7 +178,7 @@ func NewDomain(pool *pgxpool.Pool, opts DomainOptions) *Domain {
 // Describe sends every metric's description.
 func (d *Domain) Describe(ch chan<- *prometheus.Desc) {
 	for _, desc := range []*prometheus.Desc{
-		descHeadTxID, descHeadSeq, descHeadAge, descSinkLagEvents, descSinkLagSeconds,
+		descHeadTxID, descHeadSeq, descHeadAge, descFrontierLag, descSinkLagEvents, descSinkLagSeconds,
 		descWorkDepth, descWorkOldestDue, descLeaseHeld, descLeaseEpoch,
 		descReservations, descNodes, descWebhookAttempts, descRefreshErrors, descRefreshSeconds,
 	} {
@@ -192,6 +203,7 @@ func (d *Domain) Collect(ch chan<- prometheus.Metric) {
 		gauge(descHeadSeq, float64(h.Seq))
 		gauge(descHeadAge, max(h.AgeSeconds, 0))
 	}
+	gauge(descFrontierLag, snap.frontierLag)
 	for _, s := range snap.sinks {
 		gauge(descSinkLagEvents, float64(s.Behind), s.Sink)
 		gauge(descSinkLagSeconds, max(s.OldestAgeSeconds, 0), s.Sink)
@@ -276,6 +288,13 @@ func (d *Domain) read(ctx context.Context, now time.Time) (*domainSnapshot, erro
 	var s domainSnapshot
 	if s.head, err = q.MetricsOutboxHead(ctx); err != nil {
 		return nil, fmt.Errorf("outbox head: %w", err)
+	}
+	frontier, err := q.OutboxFrontierLag(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("outbox frontier: %w", err)
+	}
+	if frontier.OldestXactStart != nil {
+		s.frontierLag = max(d.opts.WallClock().Sub(*frontier.OldestXactStart).Seconds(), 0)
 	}
 	if s.sinks, err = q.MetricsOutboxSinkLag(ctx, d.opts.MaxLagCount); err != nil {
 		return nil, fmt.Errorf("outbox sink lag: %w", err)

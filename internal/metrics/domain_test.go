@@ -86,7 +86,7 @@ func enqueue(t *testing.T, d *pgtest.DB, kind, key string, delay time.Duration) 
 
 // An empty fleet has a series for every reservation and node state and
 // every webhook outcome, all 0, and none for the log, sinks, work or
-// leases.
+// leases but the frontier's lag (the cluster's, whatever the log holds).
 func TestDomainOfAnEmptyFleet(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
@@ -101,6 +101,8 @@ func TestDomainOfAnEmptyFleet(t *testing.T) {
 	for _, o := range []string{"success", "http_4xx", "http_5xx", "http_other", "timeout", "connection_error"} {
 		require.Contains(t, got, `compute_webhook_attempts_total{outcome="`+o+`"}`)
 	}
+	require.Contains(t, got, "compute_outbox_frontier_lag_seconds")
+	delete(got, "compute_outbox_frontier_lag_seconds")
 	for _, prefix := range []string{"compute_outbox_", "compute_workqueue_", "compute_lease_"} {
 		require.Empty(t, withPrefix(got, prefix))
 	}

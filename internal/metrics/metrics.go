@@ -1,6 +1,6 @@
 // Package metrics holds the control plane's Prometheus metrics beyond the
 // HTTP ones of httpapi: the domain gauges read from the database when
-// /metrics is scraped (Domain: outbox lag per sink, work-queue depth and
+// /metrics is scraped (Domain: outbox lag per sink and of the frontier, work-queue depth and
 // age, lease holders, reservations and nodes by state, webhook attempts by
 // outcome), the counters the background loops feed as they run (Loops:
 // outbox batches, work items), and compute_build_info.
@@ -27,6 +27,7 @@ const (
 	NameOutboxHeadAge          = "compute_outbox_head_age_seconds"
 	NameOutboxSinkLagEvents    = "compute_outbox_sink_lag_events"
 	NameOutboxSinkLagSeconds   = "compute_outbox_sink_lag_seconds"
+	NameOutboxFrontierLag      = "compute_outbox_frontier_lag_seconds"
 	NameWorkQueueDepth         = "compute_workqueue_depth"
 	NameWorkQueueOldestDueAge  = "compute_workqueue_oldest_due_age_seconds"
 	NameLeaseHeld              = "compute_lease_held"
