@@ -45,7 +45,10 @@ func setupObserved(t *testing.T) *observed {
 	t.Helper()
 	reg := metrics.NewRegistry(testBuild)
 	h := new(commands.Handlers)
-	s := setupWith(t, func(d *httpapi.Deps) { d.Registry = reg }, httpapi.CapacityRoutes(h))
+	s := setupWith(t, func(d *httpapi.Deps) {
+		d.Registry = reg
+		d.Admission = httpapi.NewCommandAdmission(8) // as in serve: its gauges are served too
+	}, httpapi.CapacityRoutes(h))
 	*h = *commands.New(s.pg.Pool, commands.Config{})
 	reg.MustRegister(metrics.NewDomain(s.pg.Pool, metrics.DomainOptions{CacheFor: time.Nanosecond, FinishedEvery: time.Nanosecond}))
 	o := &observed{testServer: s, h: h, loops: metrics.NewLoops(reg)}
