@@ -103,9 +103,13 @@ func Probes(d Deps) http.Handler {
 // operator token and on the internal listener, the verdict alone to anyone
 // else (a probe needs no token).
 func readyz(d Deps, gate *authGate) echo.HandlerFunc {
+	pool := d.ProbePool
+	if pool == nil {
+		pool = d.Pool
+	}
 	checks := append([]ReadyCheck{
-		databaseCheck(d.Pool, d.Logger),
-		clockSkewCheck(d.Pool, d.Clock, d.Logger),
+		databaseCheck(pool, d.Logger),
+		clockSkewCheck(pool, d.Clock, d.Logger),
 	}, d.ReadyChecks...)
 	return func(c echo.Context) error {
 		detailed := accessOf(c.Request().Context()).internal

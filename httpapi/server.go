@@ -37,6 +37,12 @@ const DefaultBodyLimit = "1M"
 // are required.
 type Deps struct {
 	Pool *pgxpool.Pool
+	// ProbePool is the pool /readyz's database and clock.skew checks run
+	// on: a small one of its own, so that commands holding every
+	// connection of Pool (waiting on a lock, a slow statement) do not make
+	// a healthy database look unreachable to the load balancer. Nil means
+	// Pool.
+	ProbePool *pgxpool.Pool
 	// Commands is the write side main built; New needs it for the
 	// identity routes (tokens) and the stream tickets.
 	Commands *commands.Handlers

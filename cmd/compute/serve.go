@@ -32,6 +32,11 @@ import (
 // degraded: some transaction is holding every event reader back.
 const frontierLagWarn = 10 * time.Second
 
+// probePoolSize is the size of the pool of /readyz and the domain metrics:
+// their reads are a few milliseconds, under a 2 s bound, and the domain
+// read is cached for 5 s, so two connections serve any number of probes.
+const probePoolSize = 2
+
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	demo := fs.Bool("demo", false, "seed a demo fleet, run its nodes' daemons in this process, and print an operator and a tenant token")
@@ -50,7 +55,20 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	if _, err := clk.Sample(ctx, queries.New(pool)); err != nil {
 		return fmt.Errorf("sample compute_now(): %w", err)
 	}
-	obs, err := newObservability(ctx, cfg, pool, owner, logger)
+	// /readyz's checks and the domain metrics get a pool of their own (a
+	// bulkhead of probePoolSize): commands or background work holding
+	// every connection of the other pools must not make a healthy
+	// database look unreachable to the load balancer (503 on every
+	// replica at once), nor blank the fleet's metrics.
+	probePool, err := pg.Connect(ctx, url, pg.PoolOptions{
+		MaxConns: probePoolSize, IdleInTxTimeout: cfg.IdleInTxTimeout,
+		PgBouncer: cfg.PgBouncer, ApplicationName: "compute-probes",
+	})
+	if err != nil {
+		return fmt.Errorf("probe pool: %w", err)
+	}
+	defer closePool(probePool)
+	obs, err := newObservability(ctx, cfg, probePool, owner, logger)
 	if err != nil {
 		return err
 	}
@@ -199,7 +217,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 			return err
 		}
 	}
-	checks := readyChecks(cfg, pool, clk)
+	checks := readyChecks(cfg, probePool, clk)
 	if cfg.ReadDatabaseURL != "" && cfg.Has("api") { // read models from a hot standby
 		check, err := startReadReplica(runCtx, cfg, svc.queries, obs.registry, logger, goRun)
 		if err != nil {
@@ -223,7 +241,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	}
 	if !cfg.Has("api") {
 		if cfg.MetricsAddr != "" {
-			stop := serveProbes(cfg, pool, clk, obs.registry, checks, logger)
+			stop := serveProbes(cfg, probePool, clk, obs.registry, checks, logger)
 			defer stop()
 		}
 		logger.Info("running", "roles", cfg.Roles)
@@ -245,7 +263,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	goRun(func() { runBroker(runCtx) })
 
 	e := httpapi.New(httpapi.Deps{
-		Pool: pool, Commands: svc.handlers, Clock: clk, Auth: auth, Logger: logger, BodyLimit: cfg.BodyLimit,
+		Pool: pool, ProbePool: probePool, Commands: svc.handlers, Clock: clk, Auth: auth, Logger: logger, BodyLimit: cfg.BodyLimit,
 		CommandTimeout: cfg.CommandTimeout,
 		Admission:      commandAdmission(runCtx, cfg, svc.queries, logger, goRun),
 		ReadyChecks:    checks,
