@@ -15,6 +15,7 @@ import (
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
+	"github.com/bettercompute/compute/internal/metrics"
 	"github.com/bettercompute/compute/wire"
 )
 
@@ -58,6 +59,10 @@ type Gateway struct {
 	// ClientAddresses says which address a failed lookup counts against
 	// (see httpapi.Deps.ClientAddresses); the zero value trusts no proxy.
 	ClientAddresses authn.ClientAddresses
+	// Metrics counts the sessions opened (compute_gateway_sessions_opened_total);
+	// nil counts nothing. Build it with SessionCount, the gauge of those
+	// held.
+	Metrics *metrics.Gateway
 
 	// beforeWrite, when set (tests only, see export_test.go), runs before
 	// every write to a daemon; an error from it fails the write unmade.
@@ -321,6 +326,14 @@ func (g *Gateway) dropAll(code websocket.StatusCode, why string) {
 	for _, s := range all {
 		s.close(code, why)
 	}
+}
+
+// SessionCount is how many daemon sessions the gateway holds now
+// (compute_gateway_sessions).
+func (g *Gateway) SessionCount() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.sessions)
 }
 
 // drop closes one connection if it is still the node's session at epoch,

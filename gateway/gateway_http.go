@@ -102,6 +102,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s := &gatewaySession{nodeID: nodeID, epoch: sess.Epoch, ws: ws, lastHeard: g.now(), opened: g.now(), reads: reads}
 	g.hold(s)
+	g.Metrics.SessionOpened()
 	if err := g.write(ctx, s, wire.Message{Type: wire.TypeWelcome, NodeID: nodeID, SessionEpoch: sess.Epoch}); err != nil {
 		g.end(context.WithoutCancel(ctx), s, 0, "welcome failed")
 		return

@@ -28,6 +28,8 @@ var onlyInSomeProcesses = map[string]string{
 	"compute_nats_stream_ahead_of_log":              "a dispatcher with COMPUTE_NATS_URL",
 	"compute_read_replica_lag_seconds":              "an api process with COMPUTE_READ_DATABASE_URL",
 	"compute_read_replica_in_rotation":              "an api process with COMPUTE_READ_DATABASE_URL",
+	"compute_gateway_sessions":                      "a process with the gateway role",
+	"compute_gateway_sessions_opened_total":         "a process with the gateway role",
 }
 
 // family is a metric as documented or as served: its type and the names

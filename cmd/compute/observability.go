@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/bettercompute/compute/gateway"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/metrics"
 	"github.com/bettercompute/compute/internal/tracing"
@@ -86,6 +87,12 @@ func (o observability) worker(w *workqueue.Worker) {
 // dispatcher has d count its batches and trace them.
 func (o observability) dispatcher(d *outbox.Dispatcher) {
 	d.Metrics, d.Tracer = o.loops, tracing.Tracer(o.tp)
+}
+
+// gateway has g count the daemon sessions it opens and export how many it
+// holds.
+func (o observability) gateway(g *gateway.Gateway) {
+	g.Metrics = metrics.NewGateway(o.registry, g.SessionCount)
 }
 
 // close flushes the spans still buffered, for at most five seconds.

@@ -209,7 +209,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		goRun(func() { deliveries.Run(runCtx, cfg.PollInterval, wake) })
 	}
 	if cfg.Has("gateway") {
-		stop := startGateway(runCtx, cfg, gatewayListener, owner, bg, logger, goRun)
+		stop := startGateway(runCtx, cfg, gatewayListener, owner, bg, obs, logger, goRun)
 		defer stop()
 	}
 	if *demo { // after the gateway: they connect to it
@@ -314,12 +314,14 @@ func serveProbes(cfg config.Config, pool *pgxpool.Pool, clk *clock.Clock, reg *p
 
 // startGateway serves node daemons on ln (cfg.GatewayAddr) under the gateway's
 // lease. The returned function stops accepting daemons.
-func startGateway(ctx context.Context, cfg config.Config, ln net.Listener, owner string, svc services, logger *slog.Logger, goRun func(func())) func() {
+func startGateway(ctx context.Context, cfg config.Config, ln net.Listener, owner string, svc services, obs observability,
+	logger *slog.Logger, goRun func(func())) func() {
 	id := cfg.GatewayID
 	if id == "" {
 		id, _ = os.Hostname()
 	}
 	gw := &gateway.Gateway{ID: id, Owner: owner, Commands: svc.handlers, Logger: logger, ClientAddresses: clientAddresses(cfg)}
+	obs.gateway(gw)
 	svc.router.Register(gw)
 	goRun(func() { gw.Run(ctx) })
 	srv := gatewayServer(cfg, gw)

@@ -43,6 +43,8 @@ const (
 	NameWorkQueueItems         = "compute_workqueue_items_total"
 	NameWorkQueueItemDuration  = "compute_workqueue_item_duration_seconds"
 	NamePlacementRejections    = "compute_placement_rejections_total"
+	NameGatewaySessions        = "compute_gateway_sessions"
+	NameGatewaySessionsOpened  = "compute_gateway_sessions_opened_total"
 	NameNATSConnected          = "compute_nats_connected"
 	NameNATSStreamAheadOfLog   = "compute_nats_stream_ahead_of_log"
 	NameReadReplicaLag         = "compute_read_replica_lag_seconds"
