@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/queries"
 	"github.com/bettercompute/compute/webhook"
 )
@@ -24,6 +25,7 @@ const HeaderIdempotencyKey = "Idempotency-Key"
 type result struct {
 	status     int
 	retryAfter time.Duration
+	location   string // a redirect's Location, which is not followed
 	err        error
 }
 
@@ -41,6 +43,8 @@ func (r result) errText() string {
 	switch {
 	case r.err != nil:
 		return r.err.Error()
+	case r.status >= 300 && r.status < 400 && r.location != "":
+		return fmt.Sprintf("HTTP %d, redirect to %s not followed", r.status, core.Clip(r.location, 256))
 	case !r.ok():
 		return fmt.Sprintf("HTTP %d", r.status)
 	}
@@ -72,7 +76,7 @@ func (s *Sink) post(ctx context.Context, w queries.UsageWindow, now time.Time) r
 	}
 	defer resp.Body.Close()
 	_, _ = io.CopyN(io.Discard, resp.Body, 64<<10) // let the connection be reused
-	r := result{status: resp.StatusCode}
+	r := result{status: resp.StatusCode, location: resp.Header.Get("Location")}
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		r.retryAfter = retryAfter(resp.Header.Get("Retry-After"), now)

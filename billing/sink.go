@@ -54,7 +54,8 @@ type Config struct {
 	// logs it and delivers it again). Zero: never wait; each Deliver makes
 	// the attempts that are due and returns, which is what tests step.
 	MaxWait time.Duration
-	// Client sends the requests (default: an http.Client with Timeout).
+	// Client sends the requests (default: an http.Client with Timeout that
+	// follows no redirect).
 	Client *http.Client
 }
 
@@ -82,7 +83,12 @@ func New(pool *pgxpool.Pool, cfg Config, logger *slog.Logger) (*Sink, error) {
 		cfg.Schedule = DefaultSchedule
 	}
 	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: cfg.Timeout}
+		// A 3xx is a failed attempt, never followed: following a 302 or
+		// 303 turns the POST into a body-less GET whose 2xx would record
+		// the window as accepted though no receiver saw it, and a 307 or
+		// 308 sends the signed window wherever Location names.
+		cfg.Client = &http.Client{Timeout: cfg.Timeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if logger == nil {
 		logger = slog.Default()
