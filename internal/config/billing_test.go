@@ -29,6 +29,15 @@ func TestBillingSettings(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "https://billing.example.com/usage", c.BillingURL)
 
+	// A URL the sink cannot POST to is refused at start too: it used to
+	// start the server without any billing sink, with one log line, while
+	// reservations kept ending unbilled.
+	for _, bad := range []string{"billing.example.com/usage", "htps://billing.example.com", "https:///usage", "billing:8443"} {
+		t.Setenv("COMPUTE_BILLING_URL", bad)
+		_, err = Load()
+		require.ErrorContains(t, err, "COMPUTE_BILLING_URL", bad)
+	}
+
 	t.Setenv("COMPUTE_BILLING_URL", "")
 	_, err = Load()
 	require.ErrorContains(t, err, "neither", "a secret without a URL is a mistake")

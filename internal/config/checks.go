@@ -74,6 +74,11 @@ func (c *Config) check() error {
 	if key, ok := strings.CutPrefix(c.BillingSecret, "whsec_"); c.BillingSecret != "" && !validSecret(key, ok) {
 		return fmt.Errorf("configuration: COMPUTE_BILLING_SECRET must be whsec_<base64 of at least 24 bytes>")
 	}
+	if u, err := url.Parse(c.BillingURL); c.BillingURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		// The billing sink refuses it too, but only once running, and the
+		// server then ran with no billing at all.
+		return fmt.Errorf("configuration: COMPUTE_BILLING_URL must be an http(s) URL with a host, not %q", c.BillingURL)
+	}
 	if c.BillingURL != "" && c.BillingTimeout <= 0 {
 		return fmt.Errorf("configuration: COMPUTE_BILLING_TIMEOUT must be positive")
 	}
