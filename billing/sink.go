@@ -217,11 +217,15 @@ func (s *Sink) sendDue(ctx context.Context, windows []queries.UsageWindow) (left
 	for _, r := range rows {
 		states[r.Key] = r
 	}
-	now, err := q.ClockNow(ctx)
-	if err != nil {
-		return 0, 0, fmt.Errorf("clock: %w", err)
-	}
 	for i, w := range windows {
+		// The clock is read for each window, not once per pass: its
+		// signature carries this time, and behind a slow receiver a pass
+		// outlasts the tolerance a receiver verifies it with
+		// (client.WebhookTolerance).
+		now, err := q.ClockNow(ctx)
+		if err != nil {
+			return 0, 0, fmt.Errorf("clock: %w", err)
+		}
 		st, tried := states[w.Key]
 		switch {
 		case tried && st.DeliveredAt != nil:
