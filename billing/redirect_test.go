@@ -54,7 +54,7 @@ func TestBillingRedirectIsAFailedAttempt(t *testing.T) {
 			require.NoError(t, f.d.Pool.QueryRow(f.ctx,
 				"SELECT count(*) FILTER (WHERE delivered_at IS NOT NULL), max(last_status), max(last_error) FROM billing_deliveries").Scan(&delivered, &status, &lastError))
 			require.Equal(t, [2]int{0, code}, [2]int{delivered, status}, "a redirect is a failed attempt, recorded with its status")
-			require.Contains(t, lastError, "redirect to /elsewhere not followed", "the operator sees where it pointed")
+			require.Contains(t, lastError, "redirect to another path on the same host not followed", "the operator sees where it pointed")
 			require.False(t, f.passed(t, billing.SinkID, f.lastPosition(t)), "the cursor waits")
 		})
 	}

@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/queries"
 	"github.com/bettercompute/compute/webhook"
 )
@@ -44,7 +45,7 @@ func (r result) errText() string {
 	case r.err != nil:
 		return r.err.Error()
 	case r.status >= 300 && r.status < 400 && r.location != "":
-		return fmt.Sprintf("HTTP %d, redirect to %s not followed", r.status, core.Clip(r.location, 256))
+		return fmt.Sprintf("HTTP %d, redirect to %s not followed", r.status, redirectTarget(r.location))
 	case !r.ok():
 		return fmt.Sprintf("HTTP %d", r.status)
 	}
@@ -72,7 +73,7 @@ func (s *Sink) post(ctx context.Context, w queries.UsageWindow, now time.Time) r
 	req.Header.Set("User-Agent", "BetterCompute-Billing/1.0")
 	resp, err := s.cfg.Client.Do(req)
 	if err != nil {
-		return result{err: err}
+		return result{err: withoutURLSecrets(err)}
 	}
 	defer resp.Body.Close()
 	_, _ = io.CopyN(io.Discard, resp.Body, 64<<10) // let the connection be reused
@@ -82,6 +83,36 @@ func (s *Sink) post(ctx context.Context, w queries.UsageWindow, now time.Time) r
 		r.retryAfter = retryAfter(resp.Header.Get("Retry-After"), now)
 	}
 	return r
+}
+
+// redirectTarget says where a redirect pointed without what its path or
+// query may carry (an http-to-https redirect repeats the URL's credential):
+// the scheme and host, or that it stays on the same host.
+func redirectTarget(location string) string {
+	u, err := url.Parse(location)
+	switch {
+	case err != nil:
+		return "an unparsable Location"
+	case u.Host == "":
+		return "another path on the same host"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// withoutURLSecrets is err with the request's URL cut to its scheme and
+// host: a billing URL often carries the receiver's credential in its path
+// or query, and the error goes to billing_deliveries.last_error and the
+// log on every failed attempt. The cause (refused, timeout, TLS) stays.
+func withoutURLSecrets(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	where := "the billing URL"
+	if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
+		where = u.Scheme + "://" + u.Host
+	}
+	return fmt.Errorf("%s %s: %w", ue.Op, where, ue.Err)
 }
 
 // retryAfter reads Retry-After as delay-seconds or an HTTP date, relative
