@@ -32,10 +32,11 @@ func TestBillingSettings(t *testing.T) {
 	// A URL the sink cannot POST to is refused at start too: it used to
 	// start the server without any billing sink, with one log line, while
 	// reservations kept ending unbilled.
-	for _, bad := range []string{"billing.example.com/usage", "htps://billing.example.com", "https:///usage", "billing:8443"} {
+	for _, bad := range []string{"billing.example.com/usage?api_key=t0k3n", "htps://billing.example.com", "https:///usage", "billing:8443"} {
 		t.Setenv("COMPUTE_BILLING_URL", bad)
 		_, err = Load()
 		require.ErrorContains(t, err, "COMPUTE_BILLING_URL", bad)
+		require.NotContains(t, err.Error(), "t0k3n", "the URL's credential is not echoed")
 	}
 
 	t.Setenv("COMPUTE_BILLING_URL", "")

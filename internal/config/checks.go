@@ -77,7 +77,8 @@ func (c *Config) check() error {
 	if u, err := url.Parse(c.BillingURL); c.BillingURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		// The billing sink refuses it too, but only once running, and the
 		// server then ran with no billing at all.
-		return fmt.Errorf("configuration: COMPUTE_BILLING_URL must be an http(s) URL with a host, not %q", c.BillingURL)
+		// Not echoed: a billing URL often carries the receiver's credential.
+		return fmt.Errorf("configuration: COMPUTE_BILLING_URL must be an http(s) URL with a host (https://billing.example.com/usage)")
 	}
 	if c.BillingURL != "" && c.BillingTimeout <= 0 {
 		return fmt.Errorf("configuration: COMPUTE_BILLING_TIMEOUT must be positive")
