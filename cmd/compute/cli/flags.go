@@ -43,7 +43,10 @@ func parseWhen(flag, v string, now time.Time) (time.Time, error) {
 	case v == "":
 		return time.Time{}, usagef("%s: missing", flag)
 	case v == "now":
-		return now.UTC().Truncate(time.Second), nil
+		// Not rounded down: the server books a window that already began
+		// from the moment it receives it, so a start rounded down to the
+		// second cut up to a second off a --duration.
+		return now.UTC(), nil
 	case strings.HasPrefix(v, "+"):
 		d, err := time.ParseDuration(v[1:])
 		if err != nil || d < 0 {
