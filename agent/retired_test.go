@@ -1,12 +1,10 @@
 package agent_test
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,25 +14,8 @@ import (
 	"github.com/bettercompute/compute/agent"
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/testenv"
 )
-
-// syncBuffer is a log sink written from the daemon's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // The daemon of a node an operator retires is told so by the gateway, and
 // says once that it must be stopped; it keeps trying, less and less often,
@@ -49,7 +30,7 @@ func TestRetiredNodesDaemonSaysSoOnce(t *testing.T) {
 		gw.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	hs.daemonWith("n1", t.TempDir(), func(c *agent.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	}, "ws://"+strings.TrimPrefix(srv.URL, "http://"))

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/labstack/echo/v4"
@@ -23,6 +22,7 @@ import (
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
+	"github.com/bettercompute/compute/internal/testenv"
 	"github.com/bettercompute/compute/queries"
 )
 
@@ -30,24 +30,6 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // testBodyLimit is small so the over-limit test need not send megabytes.
 const testBodyLimit = "4K"
-
-// lockedBuffer collects log output written from server goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // testServer is a running server on a fresh database, with an operator
 // token to bootstrap everything else.
@@ -57,7 +39,7 @@ type testServer struct {
 	echo     *echo.Echo
 	clock    *clock.Clock
 	auth     *authn.Authenticator
-	logs     *lockedBuffer
+	logs     *testenv.LogBuffer
 	operator string // bearer secret of an operator in tenant "ops"
 }
 
@@ -71,7 +53,7 @@ func setup(t *testing.T, routes ...httpapi.Routes) *testServer {
 func setupWith(t *testing.T, adjust func(*httpapi.Deps), routes ...httpapi.Routes) *testServer {
 	t.Helper()
 	pg := pgtest.New(t)
-	logs := &lockedBuffer{}
+	logs := &testenv.LogBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clk := clock.New(logger)
 	_, err := clk.Sample(context.Background(), queries.New(pg.Pool))

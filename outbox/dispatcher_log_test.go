@@ -1,13 +1,11 @@
 package outbox_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,27 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/internal/pg/pgtest"
+	"github.com/bettercompute/compute/internal/testenv"
 	"github.com/bettercompute/compute/outbox"
 )
-
-// lockedBuffer is a log destination that Run's goroutine and the test may
-// use at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // failingTxSink is a TxSink whose every Apply fails.
 type failingTxSink struct{ id string }
@@ -85,7 +65,7 @@ func TestDispatcherLogLinesNameTheSinkOnce(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var out lockedBuffer
+			var out testenv.LogBuffer
 			disp := build(slog.New(slog.NewJSONHandler(&out, nil)))
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})

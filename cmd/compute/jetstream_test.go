@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,34 +25,16 @@ import (
 	"github.com/bettercompute/compute/webhook"
 )
 
-// syncBuffer is a log sink goroutines may write to while the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // serveDispatcher runs `compute serve` with the dispatcher role on d until
 // the test ends, with COMPUTE_NATS_URL set to natsURL (empty: unset), and
 // returns its internal listener's base URL and its log.
-func serveDispatcher(t *testing.T, d *pgtest.DB, natsURL string) (string, *syncBuffer) {
+func serveDispatcher(t *testing.T, d *pgtest.DB, natsURL string) (string, *testenv.LogBuffer) {
 	t.Helper()
 	cfg, err := config.Load()
 	require.NoError(t, err)
 	cfg.DatabaseURL, cfg.Roles, cfg.NATSURL = d.URL, []string{"dispatcher"}, natsURL
 	cfg.MetricsAddr, cfg.MaxConns, cfg.ListenURL, cfg.PollInterval = freeAddr(t), 4, "off", 10*time.Millisecond
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, cfg, slog.New(slog.NewJSONHandler(logs, nil)), nil) }()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
+	"github.com/bettercompute/compute/internal/testenv"
 )
 
 // With COMPUTE_READ_DATABASE_URL, an API process measures its standby and
@@ -23,7 +24,7 @@ func TestServeWithAReadReplica(t *testing.T) {
 	require.NoError(t, err)
 	cfg.DatabaseURL, cfg.ReadDatabaseURL, cfg.ReadMaxLag = r.PrimaryURL, r.StandbyURL, 200*time.Millisecond
 	cfg.Roles, cfg.Addr, cfg.MaxConns, cfg.ListenURL = []string{"api"}, freeAddr(t), 4, "off"
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, cfg, slog.New(slog.NewJSONHandler(logs, nil)), nil) }()

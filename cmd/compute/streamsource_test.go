@@ -35,7 +35,7 @@ func TestServeStreamsEventsFromJetStream(t *testing.T) {
 	require.NoError(t, err)
 	cfg.DatabaseURL, cfg.Roles, cfg.NATSURL, cfg.StreamSource = d.URL, []string{"api"}, srv.URL, config.StreamSourceNATS
 	cfg.Addr, cfg.MaxConns, cfg.ListenURL, cfg.PollInterval = freeAddr(t), 4, "off", 10*time.Millisecond
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, cfg, slog.New(slog.NewJSONHandler(logs, nil)), nil) }()
