@@ -80,6 +80,10 @@ func (c *Config) check() error {
 		// Not echoed: a billing URL often carries the receiver's credential.
 		return fmt.Errorf("configuration: COMPUTE_BILLING_URL must be an http(s) URL with a host (https://billing.example.com/usage)")
 	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < MinMetricsTokenLen {
+		// It is a password anyone who can reach the API listener may try.
+		return fmt.Errorf("configuration: COMPUTE_METRICS_TOKEN must be at least %d characters (a random one: openssl rand -hex 16)", MinMetricsTokenLen)
+	}
 	if c.BillingURL != "" && c.BillingTimeout <= 0 {
 		return fmt.Errorf("configuration: COMPUTE_BILLING_TIMEOUT must be positive")
 	}
@@ -118,6 +122,9 @@ func (c *Config) check() error {
 	}
 	return nil
 }
+
+// MinMetricsTokenLen is the shortest COMPUTE_METRICS_TOKEN accepted.
+const MinMetricsTokenLen = 16
 
 // validSecret reports whether key, the part of a signing secret after
 // whsec_ (ok: the prefix was there), is base64 of at least 24 bytes, as

@@ -88,6 +88,14 @@ func TestHTTPLimitsAndStreams(t *testing.T) {
 	require.Empty(t, c.MetricsAddr)
 	require.Empty(t, c.MetricsToken)
 
+	t.Setenv("COMPUTE_METRICS_TOKEN", "short")
+	_, err = Load()
+	require.ErrorContains(t, err, "COMPUTE_METRICS_TOKEN must be at least 16 characters")
+	t.Setenv("COMPUTE_METRICS_TOKEN", "0123456789abcdef")
+	c, err = Load()
+	require.NoError(t, err)
+	require.Equal(t, "0123456789abcdef", c.MetricsToken)
+
 	t.Setenv("COMPUTE_STREAMS_PER_TOKEN", "2")
 	t.Setenv("COMPUTE_METRICS_ADDR", "127.0.0.1:9090")
 	c, err = Load()
