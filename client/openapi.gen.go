@@ -6058,7 +6058,9 @@ type ClientInterface interface {
 	// ExtendReservationWithBody Move a reservation's end later (member or operator)
 	//
 	// Keeps the same devices. 409 CONFLICT when another reservation holds them
-	// in the added time or the node no longer takes bookings.
+	// in the added time, the node no longer takes bookings, or the
+	// reservation's end has already passed (it has ended, even before it
+	// shows expired).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6068,7 +6070,9 @@ type ClientInterface interface {
 	// ExtendReservation Move a reservation's end later (member or operator)
 	//
 	// Keeps the same devices. 409 CONFLICT when another reservation holds them
-	// in the added time or the node no longer takes bookings.
+	// in the added time, the node no longer takes bookings, or the
+	// reservation's end has already passed (it has ended, even before it
+	// shows expired).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7839,7 +7843,9 @@ func (c *Client) CancelReservation(ctx context.Context, id ReservationID, params
 // ExtendReservationWithBody Move a reservation's end later (member or operator)
 //
 // Keeps the same devices. 409 CONFLICT when another reservation holds them
-// in the added time or the node no longer takes bookings.
+// in the added time, the node no longer takes bookings, or the
+// reservation's end has already passed (it has ended, even before it
+// shows expired).
 //
 // Takes any type of body and a specified content type.
 //
@@ -7859,7 +7865,9 @@ func (c *Client) ExtendReservationWithBody(ctx context.Context, id ReservationID
 // ExtendReservation Move a reservation's end later (member or operator)
 //
 // Keeps the same devices. 409 CONFLICT when another reservation holds them
-// in the added time or the node no longer takes bookings.
+// in the added time, the node no longer takes bookings, or the
+// reservation's end has already passed (it has ended, even before it
+// shows expired).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13360,7 +13368,9 @@ type ClientWithResponsesInterface interface {
 	// ExtendReservationWithBodyWithResponse Move a reservation's end later (member or operator)
 	//
 	// Keeps the same devices. 409 CONFLICT when another reservation holds them
-	// in the added time or the node no longer takes bookings.
+	// in the added time, the node no longer takes bookings, or the
+	// reservation's end has already passed (it has ended, even before it
+	// shows expired).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13370,7 +13380,9 @@ type ClientWithResponsesInterface interface {
 	// ExtendReservationWithResponse Move a reservation's end later (member or operator)
 	//
 	// Keeps the same devices. 409 CONFLICT when another reservation holds them
-	// in the added time or the node no longer takes bookings.
+	// in the added time, the node no longer takes bookings, or the
+	// reservation's end has already passed (it has ended, even before it
+	// shows expired).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24309,7 +24321,9 @@ func (c *ClientWithResponses) CancelReservationWithResponse(ctx context.Context,
 // ExtendReservationWithBodyWithResponse Move a reservation's end later (member or operator)
 //
 // Keeps the same devices. 409 CONFLICT when another reservation holds them
-// in the added time or the node no longer takes bookings.
+// in the added time, the node no longer takes bookings, or the
+// reservation's end has already passed (it has ended, even before it
+// shows expired).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24325,7 +24339,9 @@ func (c *ClientWithResponses) ExtendReservationWithBodyWithResponse(ctx context.
 // ExtendReservationWithResponse Move a reservation's end later (member or operator)
 //
 // Keeps the same devices. 409 CONFLICT when another reservation holds them
-// in the added time or the node no longer takes bookings.
+// in the added time, the node no longer takes bookings, or the
+// reservation's end has already passed (it has ended, even before it
+// shows expired).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
