@@ -84,6 +84,35 @@ func TestResponsesMatchOpenAPIEdges(t *testing.T) {
 		`{"id":"x","name":"`+strings.Repeat("x", 8<<10)+`"}`, nil)
 	s.streamHead(t, "/v1/events/stream", alice)
 
+	// Refusals every route can give: a query parameter it does not take
+	// and a body where it takes none (400), a body over the limit (413).
+	ep := s.ok(t, http.StatusCreated, http.MethodPost, "/v1/webhook-endpoints", alice, `{"url":"https://hooks.acme.example/in"}`, nil, nil)
+	epID := idOf(t, ep)
+	big := `{"description":"` + strings.Repeat("x", 8<<10) + `"}`
+	for _, c := range []struct{ method, path, token, body string }{
+		{http.MethodGet, "/v1/whoami?dryRun=true", alice, ""},
+		{http.MethodGet, "/v1/tokens/" + tok.ID + "?dryRun=true", alice, ""},
+		{http.MethodDelete, "/v1/tokens/" + tok.ID + "?dryRun=true", op, ""},
+		{http.MethodGet, "/v1/nodes/n1/credentials?dryRun=true", op, ""},
+		{http.MethodGet, "/v1/webhook-endpoints/" + epID + "?dryRun=true", alice, ""},
+		{http.MethodDelete, "/v1/webhook-endpoints/" + epID + "?dryRun=true", alice, ""},
+		{http.MethodPost, "/v1/webhook-endpoints/" + epID + "/rotate-secret", alice, `{"force":true}`},
+	} {
+		var body any
+		if c.body != "" {
+			body = c.body
+		}
+		r := s.send(t, c.method, c.path, c.token, body, nil)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s %s: %s", c.method, c.path, r.body)
+	}
+	for _, c := range []struct{ method, path, token string }{
+		{http.MethodPost, "/v1/nodes/n1/join", op},
+		{http.MethodPatch, "/v1/webhook-endpoints/" + epID, alice},
+		{http.MethodPost, "/v1/webhook-endpoints/" + epID + "/recover", alice},
+	} {
+		s.fails(t, http.StatusRequestEntityTooLarge, "INVALID_ARGUMENT", c.method, c.path, c.token, big, nil)
+	}
+
 	// An address that keeps failing authentication.
 	var limited response
 	for range 40 {
@@ -94,6 +123,7 @@ func TestResponsesMatchOpenAPIEdges(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, limited.status, "body: %s", limited.body)
 	}
 	require.Equal(t, http.StatusTooManyRequests, limited.status)
+	s.fails(t, http.StatusTooManyRequests, "RATE_LIMITED", http.MethodPost, "/v1/nodes/n9/join", "bcj_wrong", `{}`, nil)
 }
 
 // streamHead opens an event stream, checks the status and headers of its

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,8 +12,13 @@ import (
 
 // Every operation documents the statuses any route can answer whatever
 // its handler does: 405 for a method the path lacks (the router answers
-// it, with Allow), and, for an operation that takes a body, 415 for a body
-// that is not JSON. A client generated from the spec then knows them.
+// it, with Allow), and, for an operation that takes a body, 413 for one
+// over the limit and 415 for one that is not JSON. Every /v1 operation
+// also refuses a query parameter it does not take or a body where it takes
+// none (400), a token it cannot authenticate (401), a caller over a limit
+// (429), and may fail (500) or time out (503). A client generated from the
+// spec then knows them: one that decodes strictly throws on a status its
+// operation does not list.
 func TestOpenAPIDocumentsGenericStatuses(t *testing.T) {
 	t.Parallel()
 	type operation struct {
@@ -34,7 +40,14 @@ func TestOpenAPIDocumentsGenericStatuses(t *testing.T) {
 			require.NoError(t, node.Decode(&op), "%s %s", method, path)
 			require.Contains(t, op.Responses, "405", "%s %s documents no 405", method, path)
 			if op.RequestBody != nil {
-				require.Contains(t, op.Responses, "415", "%s %s takes a body but documents no 415", method, path)
+				for _, status := range []string{"413", "415"} {
+					require.Contains(t, op.Responses, status, "%s %s takes a body but documents no %s", method, path, status)
+				}
+			}
+			if strings.HasPrefix(path, "/v1/") {
+				for _, status := range []string{"400", "401", "429", "500", "503"} {
+					require.Contains(t, op.Responses, status, "%s %s documents no %s", method, path, status)
+				}
 			}
 			checked++
 		}
