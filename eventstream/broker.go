@@ -12,6 +12,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/tracing"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -107,6 +108,10 @@ type Broker struct {
 	head    outbox.Position // everything up to here has been fanned out
 	streams map[*Stream]struct{}
 	closed  bool
+
+	// pollFailures logs Run's failed polls once per run of them (a
+	// database outage fails every poll), not once a poll.
+	pollFailures *tracing.FailureStreak
 }
 
 // NewBroker returns a broker over pool. Start it with Run (production) or
@@ -133,13 +138,15 @@ func NewSourceBroker(src Source, opts BrokerOptions) *Broker {
 	if opts.IdleTimer == nil {
 		opts.IdleTimer = newRealIdleTimer
 	}
-	return &Broker{src: src, opts: opts, streams: map[*Stream]struct{}{}}
+	return &Broker{src: src, opts: opts, streams: map[*Stream]struct{}{},
+		pollFailures: tracing.NewFailureStreak(opts.Logger, "event broker poll", slog.LevelError)}
 }
 
 // Run polls until ctx ends: at once while a backlog remains, otherwise
 // every poll interval or sooner on a poke (outbox.Listener.Subscribe; nil
 // means polling only). A lost poke only delays. Errors are logged and
-// retried at the next poll. On exit every stream ends with ErrBrokerClosed.
+// retried at the next poll; a run of them once as it starts, once a minute
+// and once as it ends (tracing.FailureStreak). On exit every stream ends with ErrBrokerClosed.
 func (b *Broker) Run(ctx context.Context, poll time.Duration, pokes <-chan struct{}) {
 	defer b.Close()
 	t := time.NewTicker(poll)
@@ -150,9 +157,12 @@ func (b *Broker) Run(ctx context.Context, poll time.Duration, pokes <-chan struc
 			return
 		}
 		if err != nil {
-			b.opts.Logger.Error("event broker poll", "err", err)
-		} else if n == b.opts.Batch {
-			continue // more is waiting
+			b.pollFailures.Failed(err)
+		} else {
+			b.pollFailures.Succeeded()
+			if n == b.opts.Batch {
+				continue // more is waiting
+			}
 		}
 		select {
 		case <-ctx.Done():

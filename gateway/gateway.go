@@ -16,6 +16,7 @@ import (
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/metrics"
+	"github.com/bettercompute/compute/internal/tracing"
 	"github.com/bettercompute/compute/wire"
 )
 
@@ -250,12 +251,19 @@ func (g *Gateway) release(ctx context.Context) {
 
 // every runs fn now and then at each tick until ctx ends. A run that
 // overruns its period skips the ticks it missed, as a time.Ticker does.
+// A run of failures (a database outage fails every one) is logged under
+// what once as it starts, once a minute and once as fn succeeds again
+// (tracing.FailureStreak), not at every tick.
 func (g *Gateway) every(ctx context.Context, period time.Duration, what string, fn func(context.Context) error) {
 	tick, stop := g.ticker(period)
 	defer stop()
+	failures := tracing.NewFailureStreak(g.logger().With("gateway", g.ID), what, slog.LevelWarn)
 	for {
-		if err := fn(ctx); err != nil && ctx.Err() == nil {
-			g.logger().Warn(what, "gateway", g.ID, "err", err)
+		switch err := fn(ctx); {
+		case err == nil:
+			failures.Succeeded()
+		case ctx.Err() == nil:
+			failures.Failed(err)
 		}
 		select {
 		case <-ctx.Done():

@@ -14,6 +14,7 @@ import (
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/metrics"
+	"github.com/bettercompute/compute/internal/tracing"
 )
 
 // DefaultBatch is how many events one RunOnce reads and hands to its sink.
@@ -57,6 +58,9 @@ type Dispatcher struct {
 	Metrics *metrics.Loops
 
 	mu sync.Mutex // guards the members' lease state
+	// failures logs Run's failed batches once per run of them (a
+	// database outage fails every poll), not once a poll.
+	failures *tracing.FailureStreak
 }
 
 // member is one sink of a dispatcher with what the dispatcher knows of its
@@ -126,6 +130,7 @@ func newDispatcher(pool *pgxpool.Pool, owner string, members []*member, logger *
 		id: strings.Join(ids, "+"),
 	}
 	d.logger = logger.With("sink", d.id)
+	d.failures = tracing.NewFailureStreak(d.logger, "outbox dispatch", slog.LevelError)
 	return d
 }
 
@@ -158,7 +163,9 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 
 // Run dispatches until ctx ends: at once while a backlog remains, otherwise
 // every poll interval or sooner when pokes fires (see Listener). A lost
-// poke only delays. Errors are logged and retried at the next poll. On exit
+// poke only delays. Errors are logged and retried at the next poll (a run
+// of failures once as it starts, once a minute and once as it ends:
+// tracing.FailureStreak). On exit
 // the leases are released so another process can take over at once.
 func (d *Dispatcher) Run(ctx context.Context, poll time.Duration, pokes <-chan struct{}) {
 	defer d.release(ctx)
@@ -173,9 +180,12 @@ func (d *Dispatcher) Run(ctx context.Context, poll time.Duration, pokes <-chan s
 		case errors.Is(err, lease.ErrFenced):
 			d.logger.Warn("outbox dispatch lease lost; batch left for the new holder", "err", err)
 		case err != nil:
-			d.logger.Error("outbox dispatch", "err", err)
-		case n == d.Batch:
-			continue // more is waiting
+			d.failures.Failed(err)
+		default:
+			d.failures.Succeeded()
+			if n == d.Batch {
+				continue // more is waiting
+			}
 		}
 		select {
 		case <-ctx.Done():

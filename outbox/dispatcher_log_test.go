@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,4 +87,46 @@ func TestDispatcherLogLinesNameTheSinkOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A sink that fails twenty polls in a row, then works, is two lines of the
+// dispatcher's log: the first failure and the recovery. Every failed poll
+// was a line before (once a second, per dispatcher, for a whole database
+// outage).
+func TestDispatcherLogsARunOfFailuresOnce(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	appendEach(t, d, "l", 1)
+	waitVisible(t, d, 1)
+
+	var calls atomic.Int32
+	delivered := make(chan struct{})
+	sink := funcSink{id: "flaky", deliver: func(context.Context, []outbox.Stored) error {
+		if calls.Add(1) <= 20 {
+			return errors.New("sink down")
+		}
+		select {
+		case <-delivered:
+		default:
+			close(delivered)
+		}
+		return nil
+	}}
+	var out testenv.LogBuffer
+	disp := outbox.NewDispatcher(d.Pool, "w1", sink, slog.New(slog.NewJSONHandler(&out, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); disp.Run(ctx, time.Millisecond, nil) }()
+	select {
+	case <-delivered:
+	case <-time.After(waitFor):
+		t.Fatal("the sink never got a batch through")
+	}
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "outbox dispatch: recovered") },
+		waitFor, time.Millisecond, "the batch that got through ends the streak")
+	cancel()
+	<-done
+
+	require.Equal(t, []string{"ERROR outbox dispatch", "INFO outbox dispatch: recovered"}, out.LevelsAndMessages(t))
+	require.Contains(t, out.String(), `"failures":20`)
 }

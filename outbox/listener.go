@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/tracing"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -68,15 +69,18 @@ func (l *Listener) poke() {
 }
 
 // Run listens until ctx ends, reconnecting after Backoff when the
-// connection fails. After every (re)connect it pokes all subscribers once,
+// connection fails. A run of failed connections is logged once as it
+// starts, once a minute and once when LISTEN works again
+// (tracing.FailureStreak), not at every attempt. After every (re)connect it pokes all subscribers once,
 // since appends made while it was not listening were not announced.
 func (l *Listener) Run(ctx context.Context) {
+	down := tracing.NewFailureStreak(l.logger, "outbox listener disconnected; dispatchers fall back to polling until it reconnects", slog.LevelWarn)
 	for {
-		err := l.listen(ctx)
+		err := l.listen(ctx, func() { down.Succeeded() })
 		if ctx.Err() != nil {
 			return
 		}
-		l.logger.Warn("outbox listener disconnected; dispatchers fall back to polling until it reconnects", "err", err)
+		down.Failed(err)
 		select {
 		case <-ctx.Done():
 			return
@@ -85,9 +89,9 @@ func (l *Listener) Run(ctx context.Context) {
 	}
 }
 
-// listen holds one connection: LISTEN, poke once, then poke on every
-// notification until the connection or ctx ends.
-func (l *Listener) listen(ctx context.Context) error {
+// listen holds one connection: LISTEN, call listening, poke once, then poke
+// on every notification until the connection or ctx ends.
+func (l *Listener) listen(ctx context.Context, listening func()) error {
 	conn, err := pgx.Connect(ctx, l.url)
 	if err != nil {
 		return fmt.Errorf("connect outbox listener: %w", err)
@@ -96,6 +100,7 @@ func (l *Listener) listen(ctx context.Context) error {
 	if err := db.New(conn).OutboxListen(ctx); err != nil {
 		return fmt.Errorf("listen on %s: %w", NotifyChannel, err)
 	}
+	listening()
 	l.poke()
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {

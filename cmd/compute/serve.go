@@ -250,9 +250,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 	}
 
 	auth := authn.New(pool, cfg.TokenCacheTTL)
-	goRun(func() {
-		auth.Run(runCtx, cfg.PollInterval, func(err error) { logger.Warn("authz feed", "err", err) })
-	})
+	goRun(func() { auth.Run(runCtx, cfg.PollInterval, logger) })
 	broker, runBroker, streamCheck, err := streamBroker(cfg, pool, svc.queries.Replica, owner, logger, cfg.PollInterval, pokes) // COMPUTE_STREAM_SOURCE
 	if err != nil {
 		return err

@@ -8,11 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/tracing"
 )
 
 // Sync applies the authz changes committed since the last call, evicting
@@ -131,13 +133,20 @@ func (a *Authenticator) start(ctx context.Context) error {
 // changeRevoked is the authz_changes.change of a revocation.
 const changeRevoked = "revoked"
 
-// Run calls Sync every poll interval until ctx ends.
-func (a *Authenticator) Run(ctx context.Context, poll time.Duration, onErr func(error)) {
+// Run calls Sync every poll interval until ctx ends. A run of failed
+// syncs (a database outage fails every one) is logged to logger once as it
+// starts, once a minute while it lasts and once when a sync works again
+// (tracing.FailureStreak), not once a poll. A nil logger is slog.Default().
+func (a *Authenticator) Run(ctx context.Context, poll time.Duration, logger *slog.Logger) {
+	failures := tracing.NewFailureStreak(logger, "authz feed", slog.LevelWarn)
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
-		if err := a.Sync(ctx); err != nil && ctx.Err() == nil && onErr != nil {
-			onErr(err)
+		switch err := a.Sync(ctx); {
+		case err == nil:
+			failures.Succeeded()
+		case ctx.Err() == nil:
+			failures.Failed(err)
 		}
 		select {
 		case <-ctx.Done():

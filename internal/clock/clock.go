@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/bettercompute/compute/internal/tracing"
 )
 
 // MaxSkew is the drift between the process and the database past which the
@@ -96,11 +98,14 @@ func (c *Clock) Sample(ctx context.Context, src Source) (time.Duration, error) {
 // ctx ends. Every process runs it, whatever its roles: the clock used to be
 // re-anchored only at the worker's lease renewals, so a process without a
 // worker drifted from compute_now() for as long as it ran. A failed sample
-// is logged and the clock keeps its last anchor.
+// is logged and the clock keeps its last anchor; a run of them (a database
+// outage) once as it starts, once a minute and once when a sample works
+// again (tracing.FailureStreak).
 func (c *Clock) Run(ctx context.Context, src Source, every time.Duration) {
 	if every <= 0 {
 		every = AnchorEvery
 	}
+	failures := tracing.NewFailureStreak(c.logger, "clock: re-anchor to compute_now()", slog.LevelWarn)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -109,8 +114,11 @@ func (c *Clock) Run(ctx context.Context, src Source, every time.Duration) {
 			return
 		case <-t.C:
 		}
-		if _, err := c.Sample(ctx, src); err != nil && ctx.Err() == nil {
-			c.logger.Warn("clock: could not read compute_now() to re-anchor", "err", err.Error())
+		switch _, err := c.Sample(ctx, src); {
+		case err == nil:
+			failures.Succeeded()
+		case ctx.Err() == nil:
+			failures.Failed(err)
 		}
 	}
 }

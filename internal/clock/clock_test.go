@@ -3,12 +3,16 @@ package clock
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/internal/testenv"
 )
 
 func TestClockFollowsDatabaseAndReportsSkew(t *testing.T) {
@@ -65,4 +69,41 @@ func TestRunReanchorsPeriodically(t *testing.T) {
 	src.now.Store(jumped.UnixNano())
 	require.Eventually(t, func() bool { return c.Now().Equal(jumped) }, 10*time.Second, time.Millisecond,
 		"the clock is re-anchored to the database's time")
+}
+
+// outageSource is a compute_now() that fails while down is set.
+type outageSource struct{ down atomic.Bool }
+
+func (s *outageSource) ClockNow(context.Context) (time.Time, error) {
+	if s.down.Load() {
+		return time.Time{}, errors.New("database unavailable")
+	}
+	return time.Now(), nil
+}
+
+// A database outage is a line as it starts and one as it ends in the
+// clock's log, not one per re-anchoring (every 5 s, in every process).
+func TestRunLogsAnOutageOnceNotEverySample(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out testenv.LogBuffer
+		c := New(slog.New(slog.NewJSONHandler(&out, nil)))
+		src := &outageSource{}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); c.Run(ctx, src, AnchorEvery) }()
+
+		src.down.Store(true)
+		time.Sleep(50 * time.Second) // the simulated clock: ten samples fail
+		synctest.Wait()
+		src.down.Store(false)
+		time.Sleep(AnchorEvery)
+		synctest.Wait()
+		cancel()
+		<-done
+
+		require.Equal(t, []string{
+			"WARN clock: re-anchor to compute_now()",
+			"INFO clock: re-anchor to compute_now(): recovered",
+		}, out.LevelsAndMessages(t))
+	})
 }

@@ -3,7 +3,8 @@
 // endpoint is configured and is nil otherwise; Start and End are the span
 // helpers the HTTP layer, the outbox dispatchers and the work-queue workers
 // use; LogHandler puts the trace and span ids of a context into its log
-// records.
+// records; FailureStreak logs a polling loop's run of failures (a database
+// outage) as a few lines instead of one per poll.
 //
 // Nothing here is global: main passes the provider (or its Tracer) to what
 // it wires, and a nil tracer means tracing is off. Then Start returns a span

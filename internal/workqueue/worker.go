@@ -104,6 +104,9 @@ type Worker struct {
 	// soon, set by Run, wakes its loop when an item that asked to run
 	// again after a short while comes due.
 	soon func(after time.Duration)
+	// claimFailures logs Run's failed claims once per run of them (a
+	// database outage fails every poll), not once a poll.
+	claimFailures *tracing.FailureStreak
 }
 
 // reuseLeasesFor is how long Run's claims reuse the shard leases of the
@@ -127,7 +130,8 @@ func NewWorker(pool *pgxpool.Pool, owner string, clk *clock.Clock, logger *slog.
 		pool: pool, owner: owner, clock: clk, logger: logger,
 		handlers: map[string]Handler{}, prefetch: map[string]Prefetch{}, backoff: DefaultBackoff,
 		ClaimTTL: time.Minute, Batch: 32, Concurrency: 8, RenewEvery: lease.RenewEvery,
-		running: map[runKey]int{},
+		running:       map[runKey]int{},
+		claimFailures: tracing.NewFailureStreak(logger, "work queue", slog.LevelError),
 	}
 }
 
@@ -302,7 +306,9 @@ func outcomeOf(herr error, fenced bool, err error) (string, error) {
 // fires (a lost poke only delays) and when an item it put back for a short
 // while (Again) comes due. It renews the shard leases at its claims, and
 // every RenewEvery while items run, even while every slot is busy and no
-// claim is made. Errors are logged, never fatal.
+// claim is made. Errors are logged, never fatal; failed claims once as they
+// start failing, once a minute while they go on and once when a claim
+// succeeds again (tracing.FailureStreak).
 func (w *Worker) Run(ctx context.Context, poll time.Duration, poke <-chan struct{}) {
 	t := time.NewTicker(poll)
 	defer t.Stop()
@@ -334,8 +340,11 @@ func (w *Worker) Run(ctx context.Context, poll time.Duration, poke <-chan struct
 		if free := cap(slots) - len(slots); free > 0 {
 			want := min(int(w.Batch), free)
 			items, err := w.claim(ctx, int32(want), false)
-			if err != nil && ctx.Err() == nil {
-				w.logger.Error("work queue", "err", err)
+			switch {
+			case err == nil:
+				w.claimFailures.Succeeded()
+			case ctx.Err() == nil:
+				w.claimFailures.Failed(err)
 			}
 			w.prefetchFor(ctx, items) // no more than the free slots: all start at once
 			for _, it := range items {
