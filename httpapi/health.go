@@ -16,6 +16,7 @@ import (
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/clock"
+	"github.com/bettercompute/compute/internal/tracing"
 	"github.com/bettercompute/compute/queries"
 )
 
@@ -167,17 +168,23 @@ func runChecks(ctx context.Context, checks []ReadyCheck) Readiness {
 }
 
 // databaseCheck is critical: without PostgreSQL nothing can be served. It
-// pings and reads compute_now(), which proves the migrations ran too.
+// pings and reads compute_now(), which proves the migrations ran too. A
+// run of failed checks is logged once as it starts, once a minute and once
+// when the check passes again (tracing.FailureStreak): a load balancer
+// probes every few seconds, and a line per probe buried the rest of an
+// outage's log.
 func databaseCheck(pool *pgxpool.Pool, logger *slog.Logger) ReadyCheck {
+	failures := tracing.NewFailureStreak(logger, "readyz: database check", slog.LevelWarn)
 	return ReadyCheck{Name: "database", Critical: true, Run: func(ctx context.Context) CheckResult {
 		err := pool.Ping(ctx)
 		if err == nil {
 			_, err = queries.New(pool).ClockNow(ctx)
 		}
 		if err != nil {
-			logger.Warn("readyz: database check failed", "err", err.Error())
+			failures.Failed(err)
 			return CheckResult{Status: CheckUnavailable, Message: checkFailure(err, "database unreachable")}
 		}
+		failures.Succeeded()
 		return CheckResult{Status: CheckOK}
 	}}
 }
@@ -186,16 +193,19 @@ func databaseCheck(pool *pgxpool.Pool, logger *slog.Logger) ReadyCheck {
 // Drift beyond clock.MaxSkew means leases and deadlines judged in Go may
 // disagree with SQL: degraded, not down, since SQL stays the authority.
 // compute_now() is compared with the middle of the round trip so query
-// latency does not count as skew.
+// latency does not count as skew. A failed read is logged as
+// databaseCheck's are, once per run of them.
 func clockSkewCheck(pool *pgxpool.Pool, clk *clock.Clock, logger *slog.Logger) ReadyCheck {
+	failures := tracing.NewFailureStreak(logger, "readyz: clock.skew check", slog.LevelWarn)
 	return ReadyCheck{Name: "clock.skew", Run: func(ctx context.Context) CheckResult {
 		before := clk.Now()
 		dbNow, err := queries.New(pool).ClockNow(ctx)
 		after := clk.Now()
 		if err != nil {
-			logger.Warn("readyz: clock.skew check failed", "err", err.Error())
+			failures.Failed(err)
 			return CheckResult{Status: CheckUnavailable, Message: checkFailure(err, "could not read compute_now()")}
 		}
+		failures.Succeeded()
 		skew := before.Add(after.Sub(before) / 2).Sub(dbNow)
 		secs := math.Round(skew.Seconds()*1000) / 1000
 		r := CheckResult{Status: CheckOK, Seconds: &secs}
