@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/tracing"
 )
 
 // DefaultSinkLagTarget is the backlog of the event sinks above which an API
@@ -98,13 +99,13 @@ func (a *CommandAdmission) open() {
 // ctx ends. A failed read opens the bound fully: a backlog that cannot be
 // read must not hold the API back (an unreachable database is /readyz's to
 // report, and the commands will fail on their own). A run of failed reads
-// is logged once as it starts and once as it ends, not on every tick: the
-// ticks come ten a second, and a database outage would otherwise bury the
-// rest of the log.
+// is logged as a tracing.FailureStreak (as it starts, a reminder a minute,
+// as it ends), not on every tick: the ticks come ten a second, and a
+// database outage would otherwise bury the rest of the log.
 func (a *CommandAdmission) Follow(ctx context.Context, ticks <-chan time.Time, read func(context.Context) (time.Duration, error),
 	target time.Duration, logger *slog.Logger) {
 	last := a.Limit()
-	failing := false
+	streak := tracing.NewFailureStreak(logger, "command admission: reading the sinks' backlog", slog.LevelWarn)
 	for {
 		select {
 		case <-ctx.Done():
@@ -116,17 +117,11 @@ func (a *CommandAdmission) Follow(ctx context.Context, ticks <-chan time.Time, r
 			if ctx.Err() != nil {
 				return
 			}
-			if !failing {
-				logger.Warn("command admission: reading the sinks' backlog failed; commands admitted up to the pool's size until it succeeds", "err", err)
-				failing = true
-			}
+			streak.Failed(err, "meanwhile", "commands admitted up to the pool's size")
 			a.open()
 			continue
 		}
-		if failing {
-			logger.Info("command admission: reading the sinks' backlog again")
-			failing = false
-		}
+		streak.Succeeded()
 		if now := a.Step(backlog, target); now != last {
 			logger.Debug("command admission", "limit", now, "backlog", backlog)
 			last = now

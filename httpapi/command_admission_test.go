@@ -1,21 +1,19 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/internal/testenv"
 )
 
 // The bound steps down one at a time while the backlog is over target, to
@@ -171,7 +169,7 @@ func TestCommandAdmissionLogsAFailingReadOncePerOutage(t *testing.T) {
 			i++
 			return 0, err
 		}
-		var out lockedLog
+		var out testenv.LogBuffer
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
 		go func() {
@@ -184,36 +182,9 @@ func TestCommandAdmissionLogsAFailingReadOncePerOutage(t *testing.T) {
 		}
 		cancel()
 		<-done
-		require.Equal(t, []string{"WARN", "INFO", "WARN", "INFO"}, out.levels(t),
+		const failed = "WARN command admission: reading the sinks' backlog"
+		const recovered = "INFO command admission: reading the sinks' backlog: recovered"
+		require.Equal(t, []string{failed, recovered, failed, recovered}, out.LevelsAndMessages(t),
 			"one warning as each run of failed reads starts, one line as it ends")
 	})
-}
-
-// lockedLog collects the JSON lines Follow's goroutine logs.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// levels is the level of each line logged, in order.
-func (l *lockedLog) levels(t *testing.T) []string {
-	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for line := range strings.SplitSeq(strings.TrimSpace(l.buf.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var rec struct{ Level string }
-		require.NoError(t, json.Unmarshal([]byte(line), &rec))
-		out = append(out, rec.Level)
-	}
-	return out
 }
