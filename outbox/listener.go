@@ -71,16 +71,17 @@ func (l *Listener) poke() {
 // Run listens until ctx ends, reconnecting after Backoff when the
 // connection fails. A run of failed connections is logged once as it
 // starts, once a minute and once when LISTEN works again
-// (tracing.FailureStreak), not at every attempt. After every (re)connect it pokes all subscribers once,
-// since appends made while it was not listening were not announced.
+// (tracing.FailureStreak), not at every attempt. After every (re)connect
+// it pokes all subscribers once, since appends made while it was not
+// listening were not announced.
 func (l *Listener) Run(ctx context.Context) {
-	down := tracing.NewFailureStreak(l.logger, "outbox listener disconnected; dispatchers fall back to polling until it reconnects", slog.LevelWarn)
+	down := tracing.NewFailureStreak(l.logger, "outbox listener disconnected", slog.LevelWarn)
 	for {
 		err := l.listen(ctx, func() { down.Succeeded() })
 		if ctx.Err() != nil {
 			return
 		}
-		down.Failed(err)
+		down.Failed(err, "meanwhile", "dispatchers fall back to polling until it reconnects")
 		select {
 		case <-ctx.Done():
 			return
