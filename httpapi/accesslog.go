@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"log/slog"
+	"net/http"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -34,6 +35,11 @@ func accessLog(logger *slog.Logger) echo.MiddlewareFunc {
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
 			level := slog.LevelInfo
 			switch {
+			case v.RoutePath == "/readyz" && v.Status == http.StatusServiceUnavailable:
+				// Not ready is /readyz's answer, not a failure of it: a load
+				// balancer polls it every second through an outage, and the
+				// checks log why, once per outage (tracing.FailureStreak).
+				level = slog.LevelDebug
 			case v.Status >= 500:
 				level = slog.LevelError
 			case probeRoutes[v.RoutePath] && v.Status < 400:

@@ -19,6 +19,7 @@ import (
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/internal/pg/pgtest"
+	"github.com/bettercompute/compute/internal/testenv"
 	"github.com/bettercompute/compute/queries"
 )
 
@@ -180,4 +181,29 @@ func TestOpenAPIIsServed(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status)
 	require.Equal(t, "application/yaml", r.header.Get("Content-Type"))
 	require.True(t, strings.HasPrefix(string(r.body), "openapi: 3.1"), "%.40s", r.body)
+}
+
+// A /readyz that answers 503 through an outage is not an error line per
+// probe: its checks say why, once per outage.
+func TestNotReadyIsNoErrorLinePerProbe(t *testing.T) {
+	t.Parallel()
+	tdb := pgtest.New(t)
+	clk := clock.New(nil)
+	_, err := clk.Sample(context.Background(), queries.New(tdb.Pool))
+	require.NoError(t, err)
+	var logs testenv.LogBuffer
+	e := httpapi.New(httpapi.Deps{
+		Pool: tdb.Pool, Commands: commands.New(tdb.Pool, commands.Config{}), Clock: clk, Auth: authn.New(tdb.Pool, 0),
+		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		ReadyChecks: []httpapi.ReadyCheck{{Name: "outbox.lag", Critical: true, Run: func(context.Context) httpapi.CheckResult {
+			return httpapi.CheckResult{Status: httpapi.CheckUnavailable}
+		}}},
+	})
+	srv := httptest.NewServer(httpapi.InternalHandler(e))
+	t.Cleanup(srv.Close)
+	for range 3 {
+		r := (&testServer{url: srv.URL}).call(t, http.MethodGet, "/readyz", "", nil)
+		require.Equal(t, http.StatusServiceUnavailable, r.status)
+	}
+	require.Equal(t, []string{"DEBUG http request", "DEBUG http request", "DEBUG http request"}, logs.LevelsAndMessages(t))
 }
