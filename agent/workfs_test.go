@@ -77,8 +77,10 @@ func TestContainerDiskIsAFileSystemOfItsSize(t *testing.T) {
 	require.NotEmpty(t, loopDevicesUnder(sb.domainDir(a.AllocationID)))
 
 	before := freeBytes(t, sb.root)
-	out, code := sb.runScript(t, &a, `head -c 200000000 /dev/zero > /work/stream; echo "write $?"
-rm /work/stream; fallocate -l 2G /work/big; echo "fallocate $?"; head -c 10000000 /dev/zero > /work/stream; sync -f /work
+	// Every error goes to stdout (2>&1 before the file's >), so it comes in
+	// order with the echoes: the two pipes read apart interleave.
+	out, code := sb.runScript(t, &a, `head -c 200000000 /dev/zero 2>&1 > /work/stream; echo "write $?"
+rm /work/stream; fallocate -l 2G /work/big 2>&1; echo "fallocate $?"; head -c 10000000 /dev/zero 2>&1 > /work/stream; sync -f /work
 df -B1 --output=size /work | tail -1; ls -A /work | sort | tr '\n' ' '; echo`)
 	require.Zero(t, code, out)
 	after := freeBytes(t, sb.root)
