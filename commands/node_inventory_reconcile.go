@@ -67,11 +67,6 @@ type NodeInventory struct {
 // carry it, and a daemon's text is not trusted to be short.
 const WorkloadsRefusedMaxBytes = 1024
 
-// MismatchMaxBytes bounds the GPUMismatch condition's message, which
-// lists what a daemon reported: every version of the node and every event
-// carries it.
-const MismatchMaxBytes = 4096
-
 // InventoryResult says what one inventory reconcile changed.
 type InventoryResult struct {
 	// Missing are recorded GPUs the daemon did not report that became
@@ -91,11 +86,6 @@ type InventoryResult struct {
 	Version  int64
 	Position outbox.Position
 }
-
-// MemoryTolerance is how far a reported GPU memory may be from the record
-// without being a mismatch, as a fraction of the record: drivers report a
-// little less than the marketing size (an H100 80GB shows 81559 MiB).
-const MemoryTolerance = 0.05
 
 // ReconcileNodeInventory reconciles what a node's daemon reports, at
 // session epoch, with the node's record, in one transaction fenced by that
@@ -366,29 +356,6 @@ func recordMIGUUIDs(ctx context.Context, q *db.Queries, nodeID string, reported 
 		}
 	}
 	return nil
-}
-
-// gpuMismatch says how a reported GPU differs from its record, "" if it
-// does not.
-func gpuMismatch(g db.DeviceListNodeGPUsForUpdateRow, r ReportedGPU) string {
-	var diffs []string
-	if r.Model != g.Model {
-		diffs = append(diffs, fmt.Sprintf("model %q (recorded %q)", core.Clip(r.Model, 64), g.Model))
-	}
-	if d := r.MemoryMB - g.MemoryMb; float64(max(d, -d)) > MemoryTolerance*float64(g.MemoryMb) {
-		diffs = append(diffs, fmt.Sprintf("memory %d MiB (recorded %d MiB)", r.MemoryMB, g.MemoryMb))
-	}
-	// A GPU in MIG mode cannot run a workload on the whole GPU: one shared
-	// as a whole GPU or in slots would give its tenants a device they
-	// cannot use. (The other way round cannot be told: fake GPUs report
-	// no MIG mode at all.)
-	if mode := core.GPUMode(derefString(g.Mode)); r.MIGEnabled && mode != core.GPUMIG {
-		diffs = append(diffs, fmt.Sprintf("MIG mode enabled (recorded mode %s)", mode))
-	}
-	if len(diffs) == 0 {
-		return ""
-	}
-	return g.ID + " reported with " + strings.Join(diffs, " and ")
 }
 
 // listMessage is "a, b, c <what>", or "" for none.
