@@ -156,22 +156,29 @@ func (w *stoppingWriter) Write(p []byte) (int, error) {
 
 func (w *stoppingWriter) Flush() { w.ResponseRecorder.Flush() }
 
+// bodyBytes is a request body given as nothing (nil), raw text, raw bytes
+// or a value to encode as JSON.
+func bodyBytes(tb testing.TB, body any) []byte {
+	tb.Helper()
+	switch b := body.(type) {
+	case nil:
+		return nil
+	case string:
+		return []byte(b)
+	case []byte:
+		return b
+	default:
+		raw, err := json.Marshal(b)
+		require.NoError(tb, err)
+		return raw
+	}
+}
+
 // call sends a request with a JSON body (nil: none) as token and requires
 // it to parse.
 func (s *apiServer) call(tb testing.TB, method, target, token string, body any) apiResult {
 	tb.Helper()
-	var raw []byte
-	switch b := body.(type) {
-	case nil:
-	case string:
-		raw = []byte(b)
-	case []byte:
-		raw = b
-	default:
-		var err error
-		raw, err = json.Marshal(b)
-		require.NoError(tb, err)
-	}
+	raw := bodyBytes(tb, body)
 	req, err := rawRequest(method, target, raw)
 	require.NoError(tb, err, "%s %s", method, target)
 	if body != nil {

@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -171,18 +170,7 @@ type contractServer struct {
 // send makes one request and checks its answer against the spec.
 func (s *contractServer) send(t *testing.T, method, path, token string, body any, hdr map[string]string) response {
 	t.Helper()
-	var raw []byte
-	switch b := body.(type) {
-	case nil:
-	case string:
-		raw = []byte(b)
-	case []byte:
-		raw = b
-	default:
-		var err error
-		raw, err = json.Marshal(b)
-		require.NoError(t, err)
-	}
+	raw := bodyBytes(t, body)
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(raw)

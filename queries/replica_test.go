@@ -53,6 +53,14 @@ func newReplicated(t *testing.T) *replicated {
 	return f
 }
 
+// checkInRotation runs a check of the standby and requires it in rotation.
+func (f *replicated) checkInRotation(t *testing.T) {
+	t.Helper()
+	_, err := f.replica.Check(context.Background(), time.Now())
+	require.NoError(t, err)
+	require.True(t, f.replica.InRotation())
+}
+
 // book creates a reservation on the primary and runs the projections
 // there until they passed it; it returns the create's answer.
 func (f *replicated) book(t *testing.T) commands.ReservationResult {
@@ -85,9 +93,7 @@ func TestReplicaServesReadModelsAtTheirPosition(t *testing.T) {
 	t.Parallel()
 	f := newReplicated(t)
 	ctx := context.Background()
-	_, err := f.replica.Check(ctx, time.Now())
-	require.NoError(t, err)
-	require.True(t, f.replica.InRotation(), "a standby that keeps up is in rotation")
+	f.checkInRotation(t) // a standby that keeps up is in rotation
 	f.log.Take()
 	for range 20 {
 		res := f.book(t)
@@ -144,11 +150,9 @@ func TestStalledReplicaReadsYourWritesFromThePrimary(t *testing.T) {
 	t.Parallel()
 	f := newReplicated(t)
 	ctx := context.Background()
-	_, err := f.replica.Check(ctx, time.Now())
-	require.NoError(t, err)
-	require.True(t, f.replica.InRotation())
+	f.checkInRotation(t)
 
-	_, err = f.replica.Pool.Exec(ctx, "SELECT pg_wal_replay_pause()")
+	_, err := f.replica.Pool.Exec(ctx, "SELECT pg_wal_replay_pause()")
 	require.NoError(t, err)
 	t.Cleanup(func() { _, _ = f.replica.Pool.Exec(context.Background(), "SELECT pg_wal_replay_resume()") })
 	res := f.book(t)
@@ -237,9 +241,7 @@ func TestReplicaThatGoesDownBetweenChecksReadsFromThePrimary(t *testing.T) {
 	t.Parallel()
 	f := newReplicated(t)
 	ctx := context.Background()
-	_, err := f.replica.Check(ctx, time.Now())
-	require.NoError(t, err)
-	require.True(t, f.replica.InRotation())
+	f.checkInRotation(t)
 	res := f.book(t)
 	require.NoError(t, f.r.Standby.Crash(ctx))
 	t.Cleanup(func() { _ = f.r.Standby.Recover(context.Background()) })
@@ -271,9 +273,7 @@ func TestFrozenReplicaLeavesRotation(t *testing.T) {
 	t.Parallel()
 	f := newReplicated(t)
 	ctx := context.Background()
-	_, err := f.replica.Check(ctx, time.Now())
-	require.NoError(t, err)
-	require.True(t, f.replica.InRotation())
+	f.checkInRotation(t)
 	res := f.book(t)
 	thaw, err := f.r.Standby.Freeze()
 	require.NoError(t, err)
