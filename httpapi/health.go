@@ -182,7 +182,7 @@ func databaseCheck(pool *pgxpool.Pool, logger *slog.Logger) ReadyCheck {
 		}
 		if err != nil {
 			failures.Failed(err)
-			return CheckResult{Status: CheckUnavailable, Message: checkFailure(err, "database unreachable")}
+			return CheckResult{Status: CheckUnavailable, Message: CheckFailure(err, "database unreachable")}
 		}
 		failures.Succeeded()
 		return CheckResult{Status: CheckOK}
@@ -203,7 +203,7 @@ func clockSkewCheck(pool *pgxpool.Pool, clk *clock.Clock, logger *slog.Logger) R
 		after := clk.Now()
 		if err != nil {
 			failures.Failed(err)
-			return CheckResult{Status: CheckUnavailable, Message: checkFailure(err, "could not read compute_now()")}
+			return CheckResult{Status: CheckUnavailable, Message: CheckFailure(err, "could not read compute_now()")}
 		}
 		failures.Succeeded()
 		skew := before.Add(after.Sub(before) / 2).Sub(dbNow)
@@ -217,9 +217,11 @@ func clockSkewCheck(pool *pgxpool.Pool, clk *clock.Clock, logger *slog.Logger) R
 	}}
 }
 
-// checkFailure is the caller-safe message for a failed check: a timeout is
-// said as such; other details stay in the log.
-func checkFailure(err error, generic string) string {
+// CheckFailure is the message of a check that failed on an error: the
+// generic words, and a timeout said as such. The error itself (a socket
+// path, a user name, a host) stays out of /readyz's body; the failing
+// loops log it.
+func CheckFailure(err error, generic string) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return generic + ": timed out after " + readyTimeout.String()
 	}

@@ -98,7 +98,7 @@ func jetStreamLagCheck(pool *pgxpool.Pool, clk *clock.Clock) httpapi.ReadyCheck 
 	return httpapi.ReadyCheck{Name: "nats.lag", Run: func(ctx context.Context) httpapi.CheckResult {
 		lag, err := queries.New(pool).SinkLag(ctx, natsink.SinkID, clk.Now())
 		if err != nil {
-			return httpapi.CheckResult{Status: httpapi.CheckDegraded, Message: err.Error()}
+			return httpapi.CheckResult{Status: httpapi.CheckDegraded, Message: httpapi.CheckFailure(err, "could not read the JetStream sink's lag")}
 		}
 		secs := lag.Seconds()
 		res := httpapi.CheckResult{Status: httpapi.CheckOK, Seconds: &secs}

@@ -364,7 +364,7 @@ func frontierCheck(pool *pgxpool.Pool) httpapi.ReadyCheck {
 	return httpapi.ReadyCheck{Name: "outbox.frontier", Run: func(ctx context.Context) httpapi.CheckResult {
 		lag, err := queries.New(pool).FrontierLag(ctx, time.Now)
 		if err != nil {
-			return httpapi.CheckResult{Status: httpapi.CheckDegraded, Message: err.Error()}
+			return httpapi.CheckResult{Status: httpapi.CheckDegraded, Message: httpapi.CheckFailure(err, "could not read the outbox frontier")}
 		}
 		secs := lag.Age.Seconds()
 		res := httpapi.CheckResult{Status: httpapi.CheckOK, Seconds: &secs}
