@@ -13902,7 +13902,7 @@ type ClientWithResponsesInterface interface {
 
 // HealthzResponse405Headers the declared response headers of an HTTP 405 response for Healthz
 type HealthzResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 type HealthzResponse struct {
@@ -13966,12 +13966,12 @@ func (r HealthzResponse) ContentType() string {
 
 // MetricsResponse401Headers the declared response headers of an HTTP 401 response for Metrics
 type MetricsResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // MetricsResponse405Headers the declared response headers of an HTTP 405 response for Metrics
 type MetricsResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // MetricsResponse429Headers the declared response headers of an HTTP 429 response for Metrics
@@ -13979,7 +13979,7 @@ type MetricsResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
 }
 
 type MetricsResponse struct {
@@ -14057,7 +14057,7 @@ func (r MetricsResponse) ContentType() string {
 
 // OpenapiResponse405Headers the declared response headers of an HTTP 405 response for Openapi
 type OpenapiResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 type OpenapiResponse struct {
@@ -14117,7 +14117,7 @@ func (r OpenapiResponse) ContentType() string {
 
 // ReadyzResponse405Headers the declared response headers of an HTTP 405 response for Readyz
 type ReadyzResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 type ReadyzResponse struct {
@@ -14184,12 +14184,12 @@ func (r ReadyzResponse) ContentType() string {
 
 // RunCommandResponse401Headers the declared response headers of an HTTP 401 response for RunCommand
 type RunCommandResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // RunCommandResponse405Headers the declared response headers of an HTTP 405 response for RunCommand
 type RunCommandResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // RunCommandResponse429Headers the declared response headers of an HTTP 429 response for RunCommand
@@ -14197,7 +14197,12 @@ type RunCommandResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// RunCommandResponse503Headers the declared response headers of an HTTP 503 response for RunCommand
+type RunCommandResponse503Headers struct {
+	RetryAfter int
 }
 
 type RunCommandResponse struct {
@@ -14235,6 +14240,8 @@ type RunCommandResponse struct {
 	Headers405 *RunCommandResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RunCommandResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RunCommandResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -14338,12 +14345,12 @@ func (r RunCommandResponse) ContentType() string {
 
 // GetCommandResponse401Headers the declared response headers of an HTTP 401 response for GetCommand
 type GetCommandResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // GetCommandResponse405Headers the declared response headers of an HTTP 405 response for GetCommand
 type GetCommandResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // GetCommandResponse429Headers the declared response headers of an HTTP 429 response for GetCommand
@@ -14351,7 +14358,12 @@ type GetCommandResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// GetCommandResponse503Headers the declared response headers of an HTTP 503 response for GetCommand
+type GetCommandResponse503Headers struct {
+	RetryAfter int
 }
 
 type GetCommandResponse struct {
@@ -14379,6 +14391,8 @@ type GetCommandResponse struct {
 	Headers405 *GetCommandResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCommandResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCommandResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14457,12 +14471,12 @@ func (r GetCommandResponse) ContentType() string {
 
 // SetDeviceHealthResponse401Headers the declared response headers of an HTTP 401 response for SetDeviceHealth
 type SetDeviceHealthResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // SetDeviceHealthResponse405Headers the declared response headers of an HTTP 405 response for SetDeviceHealth
 type SetDeviceHealthResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // SetDeviceHealthResponse429Headers the declared response headers of an HTTP 429 response for SetDeviceHealth
@@ -14470,7 +14484,12 @@ type SetDeviceHealthResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// SetDeviceHealthResponse503Headers the declared response headers of an HTTP 503 response for SetDeviceHealth
+type SetDeviceHealthResponse503Headers struct {
+	RetryAfter int
 }
 
 type SetDeviceHealthResponse struct {
@@ -14506,6 +14525,8 @@ type SetDeviceHealthResponse struct {
 	Headers405 *SetDeviceHealthResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SetDeviceHealthResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetDeviceHealthResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14604,12 +14625,12 @@ func (r SetDeviceHealthResponse) ContentType() string {
 
 // GetDeviceHoldersResponse401Headers the declared response headers of an HTTP 401 response for GetDeviceHolders
 type GetDeviceHoldersResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // GetDeviceHoldersResponse405Headers the declared response headers of an HTTP 405 response for GetDeviceHolders
 type GetDeviceHoldersResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // GetDeviceHoldersResponse429Headers the declared response headers of an HTTP 429 response for GetDeviceHolders
@@ -14617,7 +14638,12 @@ type GetDeviceHoldersResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// GetDeviceHoldersResponse503Headers the declared response headers of an HTTP 503 response for GetDeviceHolders
+type GetDeviceHoldersResponse503Headers struct {
+	RetryAfter int
 }
 
 type GetDeviceHoldersResponse struct {
@@ -14647,6 +14673,8 @@ type GetDeviceHoldersResponse struct {
 	Headers405 *GetDeviceHoldersResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetDeviceHoldersResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDeviceHoldersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14730,12 +14758,12 @@ func (r GetDeviceHoldersResponse) ContentType() string {
 
 // QuarantineDeviceResponse401Headers the declared response headers of an HTTP 401 response for QuarantineDevice
 type QuarantineDeviceResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // QuarantineDeviceResponse405Headers the declared response headers of an HTTP 405 response for QuarantineDevice
 type QuarantineDeviceResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // QuarantineDeviceResponse429Headers the declared response headers of an HTTP 429 response for QuarantineDevice
@@ -14743,7 +14771,12 @@ type QuarantineDeviceResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// QuarantineDeviceResponse503Headers the declared response headers of an HTTP 503 response for QuarantineDevice
+type QuarantineDeviceResponse503Headers struct {
+	RetryAfter int
 }
 
 type QuarantineDeviceResponse struct {
@@ -14775,6 +14808,8 @@ type QuarantineDeviceResponse struct {
 	Headers405 *QuarantineDeviceResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *QuarantineDeviceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *QuarantineDeviceResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14863,12 +14898,12 @@ func (r QuarantineDeviceResponse) ContentType() string {
 
 // UnquarantineDeviceResponse401Headers the declared response headers of an HTTP 401 response for UnquarantineDevice
 type UnquarantineDeviceResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // UnquarantineDeviceResponse405Headers the declared response headers of an HTTP 405 response for UnquarantineDevice
 type UnquarantineDeviceResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // UnquarantineDeviceResponse429Headers the declared response headers of an HTTP 429 response for UnquarantineDevice
@@ -14876,7 +14911,12 @@ type UnquarantineDeviceResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// UnquarantineDeviceResponse503Headers the declared response headers of an HTTP 503 response for UnquarantineDevice
+type UnquarantineDeviceResponse503Headers struct {
+	RetryAfter int
 }
 
 type UnquarantineDeviceResponse struct {
@@ -14908,6 +14948,8 @@ type UnquarantineDeviceResponse struct {
 	Headers405 *UnquarantineDeviceResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UnquarantineDeviceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UnquarantineDeviceResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14996,12 +15038,12 @@ func (r UnquarantineDeviceResponse) ContentType() string {
 
 // ListEventsResponse401Headers the declared response headers of an HTTP 401 response for ListEvents
 type ListEventsResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ListEventsResponse405Headers the declared response headers of an HTTP 405 response for ListEvents
 type ListEventsResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ListEventsResponse429Headers the declared response headers of an HTTP 429 response for ListEvents
@@ -15009,7 +15051,12 @@ type ListEventsResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
+type ListEventsResponse503Headers struct {
+	RetryAfter int
 }
 
 type ListEventsResponse struct {
@@ -15039,6 +15086,8 @@ type ListEventsResponse struct {
 	Headers405 *ListEventsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListEventsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListEventsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -15122,12 +15171,12 @@ func (r ListEventsResponse) ContentType() string {
 
 // StreamEventsResponse401Headers the declared response headers of an HTTP 401 response for StreamEvents
 type StreamEventsResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // StreamEventsResponse405Headers the declared response headers of an HTTP 405 response for StreamEvents
 type StreamEventsResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // StreamEventsResponse429Headers the declared response headers of an HTTP 429 response for StreamEvents
@@ -15135,7 +15184,12 @@ type StreamEventsResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// StreamEventsResponse503Headers the declared response headers of an HTTP 503 response for StreamEvents
+type StreamEventsResponse503Headers struct {
+	RetryAfter int
 }
 
 type StreamEventsResponse struct {
@@ -15163,6 +15217,8 @@ type StreamEventsResponse struct {
 	Headers405 *StreamEventsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *StreamEventsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StreamEventsResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -15241,12 +15297,12 @@ func (r StreamEventsResponse) ContentType() string {
 
 // CreateStreamTicketResponse401Headers the declared response headers of an HTTP 401 response for CreateStreamTicket
 type CreateStreamTicketResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // CreateStreamTicketResponse405Headers the declared response headers of an HTTP 405 response for CreateStreamTicket
 type CreateStreamTicketResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // CreateStreamTicketResponse429Headers the declared response headers of an HTTP 429 response for CreateStreamTicket
@@ -15254,7 +15310,12 @@ type CreateStreamTicketResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// CreateStreamTicketResponse503Headers the declared response headers of an HTTP 503 response for CreateStreamTicket
+type CreateStreamTicketResponse503Headers struct {
+	RetryAfter int
 }
 
 type CreateStreamTicketResponse struct {
@@ -15282,6 +15343,8 @@ type CreateStreamTicketResponse struct {
 	Headers405 *CreateStreamTicketResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateStreamTicketResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateStreamTicketResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -15360,12 +15423,12 @@ func (r CreateStreamTicketResponse) ContentType() string {
 
 // SetGPUModeResponse401Headers the declared response headers of an HTTP 401 response for SetGPUMode
 type SetGPUModeResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // SetGPUModeResponse405Headers the declared response headers of an HTTP 405 response for SetGPUMode
 type SetGPUModeResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // SetGPUModeResponse429Headers the declared response headers of an HTTP 429 response for SetGPUMode
@@ -15373,7 +15436,12 @@ type SetGPUModeResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// SetGPUModeResponse503Headers the declared response headers of an HTTP 503 response for SetGPUMode
+type SetGPUModeResponse503Headers struct {
+	RetryAfter int
 }
 
 type SetGPUModeResponse struct {
@@ -15409,6 +15477,8 @@ type SetGPUModeResponse struct {
 	Headers405 *SetGPUModeResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SetGPUModeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetGPUModeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -15507,12 +15577,12 @@ func (r SetGPUModeResponse) ContentType() string {
 
 // ListInstancesResponse401Headers the declared response headers of an HTTP 401 response for ListInstances
 type ListInstancesResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ListInstancesResponse405Headers the declared response headers of an HTTP 405 response for ListInstances
 type ListInstancesResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ListInstancesResponse429Headers the declared response headers of an HTTP 429 response for ListInstances
@@ -15520,7 +15590,12 @@ type ListInstancesResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ListInstancesResponse503Headers the declared response headers of an HTTP 503 response for ListInstances
+type ListInstancesResponse503Headers struct {
+	RetryAfter int
 }
 
 type ListInstancesResponse struct {
@@ -15548,6 +15623,8 @@ type ListInstancesResponse struct {
 	Headers405 *ListInstancesResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListInstancesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListInstancesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -15626,12 +15703,12 @@ func (r ListInstancesResponse) ContentType() string {
 
 // CreateInstanceResponse401Headers the declared response headers of an HTTP 401 response for CreateInstance
 type CreateInstanceResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // CreateInstanceResponse405Headers the declared response headers of an HTTP 405 response for CreateInstance
 type CreateInstanceResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // CreateInstanceResponse429Headers the declared response headers of an HTTP 429 response for CreateInstance
@@ -15639,7 +15716,12 @@ type CreateInstanceResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// CreateInstanceResponse503Headers the declared response headers of an HTTP 503 response for CreateInstance
+type CreateInstanceResponse503Headers struct {
+	RetryAfter int
 }
 
 type CreateInstanceResponse struct {
@@ -15677,6 +15759,8 @@ type CreateInstanceResponse struct {
 	Headers405 *CreateInstanceResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateInstanceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateInstanceResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -15780,12 +15864,12 @@ func (r CreateInstanceResponse) ContentType() string {
 
 // DeleteInstanceResponse401Headers the declared response headers of an HTTP 401 response for DeleteInstance
 type DeleteInstanceResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // DeleteInstanceResponse405Headers the declared response headers of an HTTP 405 response for DeleteInstance
 type DeleteInstanceResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // DeleteInstanceResponse429Headers the declared response headers of an HTTP 429 response for DeleteInstance
@@ -15793,7 +15877,12 @@ type DeleteInstanceResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// DeleteInstanceResponse503Headers the declared response headers of an HTTP 503 response for DeleteInstance
+type DeleteInstanceResponse503Headers struct {
+	RetryAfter int
 }
 
 type DeleteInstanceResponse struct {
@@ -15823,6 +15912,8 @@ type DeleteInstanceResponse struct {
 	Headers405 *DeleteInstanceResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteInstanceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteInstanceResponse503Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -15906,12 +15997,12 @@ func (r DeleteInstanceResponse) ContentType() string {
 
 // GetInstanceResponse401Headers the declared response headers of an HTTP 401 response for GetInstance
 type GetInstanceResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // GetInstanceResponse405Headers the declared response headers of an HTTP 405 response for GetInstance
 type GetInstanceResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // GetInstanceResponse429Headers the declared response headers of an HTTP 429 response for GetInstance
@@ -15919,7 +16010,12 @@ type GetInstanceResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// GetInstanceResponse503Headers the declared response headers of an HTTP 503 response for GetInstance
+type GetInstanceResponse503Headers struct {
+	RetryAfter int
 }
 
 type GetInstanceResponse struct {
@@ -15947,6 +16043,8 @@ type GetInstanceResponse struct {
 	Headers405 *GetInstanceResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetInstanceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetInstanceResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -16025,12 +16123,12 @@ func (r GetInstanceResponse) ContentType() string {
 
 // ListNodesResponse401Headers the declared response headers of an HTTP 401 response for ListNodes
 type ListNodesResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ListNodesResponse405Headers the declared response headers of an HTTP 405 response for ListNodes
 type ListNodesResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ListNodesResponse429Headers the declared response headers of an HTTP 429 response for ListNodes
@@ -16038,7 +16136,12 @@ type ListNodesResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ListNodesResponse503Headers the declared response headers of an HTTP 503 response for ListNodes
+type ListNodesResponse503Headers struct {
+	RetryAfter int
 }
 
 type ListNodesResponse struct {
@@ -16066,6 +16169,8 @@ type ListNodesResponse struct {
 	Headers405 *ListNodesResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListNodesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListNodesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -16144,12 +16249,12 @@ func (r ListNodesResponse) ContentType() string {
 
 // RegisterNodeResponse401Headers the declared response headers of an HTTP 401 response for RegisterNode
 type RegisterNodeResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // RegisterNodeResponse405Headers the declared response headers of an HTTP 405 response for RegisterNode
 type RegisterNodeResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // RegisterNodeResponse429Headers the declared response headers of an HTTP 429 response for RegisterNode
@@ -16157,7 +16262,12 @@ type RegisterNodeResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// RegisterNodeResponse503Headers the declared response headers of an HTTP 503 response for RegisterNode
+type RegisterNodeResponse503Headers struct {
+	RetryAfter int
 }
 
 type RegisterNodeResponse struct {
@@ -16193,6 +16303,8 @@ type RegisterNodeResponse struct {
 	Headers405 *RegisterNodeResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RegisterNodeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RegisterNodeResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -16291,12 +16403,12 @@ func (r RegisterNodeResponse) ContentType() string {
 
 // GetNodeResponse401Headers the declared response headers of an HTTP 401 response for GetNode
 type GetNodeResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // GetNodeResponse405Headers the declared response headers of an HTTP 405 response for GetNode
 type GetNodeResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // GetNodeResponse429Headers the declared response headers of an HTTP 429 response for GetNode
@@ -16304,7 +16416,12 @@ type GetNodeResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// GetNodeResponse503Headers the declared response headers of an HTTP 503 response for GetNode
+type GetNodeResponse503Headers struct {
+	RetryAfter int
 }
 
 type GetNodeResponse struct {
@@ -16334,6 +16451,8 @@ type GetNodeResponse struct {
 	Headers405 *GetNodeResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetNodeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetNodeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -16417,12 +16536,12 @@ func (r GetNodeResponse) ContentType() string {
 
 // CordonNodeResponse401Headers the declared response headers of an HTTP 401 response for CordonNode
 type CordonNodeResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // CordonNodeResponse405Headers the declared response headers of an HTTP 405 response for CordonNode
 type CordonNodeResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // CordonNodeResponse429Headers the declared response headers of an HTTP 429 response for CordonNode
@@ -16430,7 +16549,12 @@ type CordonNodeResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// CordonNodeResponse503Headers the declared response headers of an HTTP 503 response for CordonNode
+type CordonNodeResponse503Headers struct {
+	RetryAfter int
 }
 
 type CordonNodeResponse struct {
@@ -16462,6 +16586,8 @@ type CordonNodeResponse struct {
 	Headers405 *CordonNodeResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CordonNodeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CordonNodeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -16550,12 +16676,12 @@ func (r CordonNodeResponse) ContentType() string {
 
 // ListNodeCredentialsResponse401Headers the declared response headers of an HTTP 401 response for ListNodeCredentials
 type ListNodeCredentialsResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ListNodeCredentialsResponse405Headers the declared response headers of an HTTP 405 response for ListNodeCredentials
 type ListNodeCredentialsResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ListNodeCredentialsResponse429Headers the declared response headers of an HTTP 429 response for ListNodeCredentials
@@ -16563,7 +16689,12 @@ type ListNodeCredentialsResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ListNodeCredentialsResponse503Headers the declared response headers of an HTTP 503 response for ListNodeCredentials
+type ListNodeCredentialsResponse503Headers struct {
+	RetryAfter int
 }
 
 type ListNodeCredentialsResponse struct {
@@ -16595,6 +16726,8 @@ type ListNodeCredentialsResponse struct {
 	Headers405 *ListNodeCredentialsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListNodeCredentialsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListNodeCredentialsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -16680,12 +16813,12 @@ func (r ListNodeCredentialsResponse) ContentType() string {
 
 // RevokeNodeCredentialResponse401Headers the declared response headers of an HTTP 401 response for RevokeNodeCredential
 type RevokeNodeCredentialResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // RevokeNodeCredentialResponse405Headers the declared response headers of an HTTP 405 response for RevokeNodeCredential
 type RevokeNodeCredentialResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // RevokeNodeCredentialResponse429Headers the declared response headers of an HTTP 429 response for RevokeNodeCredential
@@ -16693,7 +16826,12 @@ type RevokeNodeCredentialResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// RevokeNodeCredentialResponse503Headers the declared response headers of an HTTP 503 response for RevokeNodeCredential
+type RevokeNodeCredentialResponse503Headers struct {
+	RetryAfter int
 }
 
 type RevokeNodeCredentialResponse struct {
@@ -16721,6 +16859,8 @@ type RevokeNodeCredentialResponse struct {
 	Headers405 *RevokeNodeCredentialResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RevokeNodeCredentialResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RevokeNodeCredentialResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -16799,12 +16939,12 @@ func (r RevokeNodeCredentialResponse) ContentType() string {
 
 // DrainNodeResponse401Headers the declared response headers of an HTTP 401 response for DrainNode
 type DrainNodeResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // DrainNodeResponse405Headers the declared response headers of an HTTP 405 response for DrainNode
 type DrainNodeResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // DrainNodeResponse429Headers the declared response headers of an HTTP 429 response for DrainNode
@@ -16812,7 +16952,12 @@ type DrainNodeResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// DrainNodeResponse503Headers the declared response headers of an HTTP 503 response for DrainNode
+type DrainNodeResponse503Headers struct {
+	RetryAfter int
 }
 
 type DrainNodeResponse struct {
@@ -16853,6 +16998,8 @@ type DrainNodeResponse struct {
 	Headers405 *DrainNodeResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DrainNodeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DrainNodeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -16950,12 +17097,12 @@ func (r DrainNodeResponse) ContentType() string {
 
 // JoinNodeResponse401Headers the declared response headers of an HTTP 401 response for JoinNode
 type JoinNodeResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // JoinNodeResponse405Headers the declared response headers of an HTTP 405 response for JoinNode
 type JoinNodeResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // JoinNodeResponse429Headers the declared response headers of an HTTP 429 response for JoinNode
@@ -16963,7 +17110,12 @@ type JoinNodeResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// JoinNodeResponse503Headers the declared response headers of an HTTP 503 response for JoinNode
+type JoinNodeResponse503Headers struct {
+	RetryAfter int
 }
 
 type JoinNodeResponse struct {
@@ -17006,6 +17158,8 @@ type JoinNodeResponse struct {
 	Headers405 *JoinNodeResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *JoinNodeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *JoinNodeResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -17111,12 +17265,12 @@ func (r JoinNodeResponse) ContentType() string {
 
 // CreateNodeJoinTokenResponse401Headers the declared response headers of an HTTP 401 response for CreateNodeJoinToken
 type CreateNodeJoinTokenResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // CreateNodeJoinTokenResponse405Headers the declared response headers of an HTTP 405 response for CreateNodeJoinToken
 type CreateNodeJoinTokenResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // CreateNodeJoinTokenResponse429Headers the declared response headers of an HTTP 429 response for CreateNodeJoinToken
@@ -17124,7 +17278,12 @@ type CreateNodeJoinTokenResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// CreateNodeJoinTokenResponse503Headers the declared response headers of an HTTP 503 response for CreateNodeJoinToken
+type CreateNodeJoinTokenResponse503Headers struct {
+	RetryAfter int
 }
 
 type CreateNodeJoinTokenResponse struct {
@@ -17165,6 +17324,8 @@ type CreateNodeJoinTokenResponse struct {
 	Headers405 *CreateNodeJoinTokenResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateNodeJoinTokenResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateNodeJoinTokenResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -17265,12 +17426,12 @@ func (r CreateNodeJoinTokenResponse) ContentType() string {
 
 // RevokeNodeJoinTokenResponse401Headers the declared response headers of an HTTP 401 response for RevokeNodeJoinToken
 type RevokeNodeJoinTokenResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // RevokeNodeJoinTokenResponse405Headers the declared response headers of an HTTP 405 response for RevokeNodeJoinToken
 type RevokeNodeJoinTokenResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // RevokeNodeJoinTokenResponse429Headers the declared response headers of an HTTP 429 response for RevokeNodeJoinToken
@@ -17278,7 +17439,12 @@ type RevokeNodeJoinTokenResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// RevokeNodeJoinTokenResponse503Headers the declared response headers of an HTTP 503 response for RevokeNodeJoinToken
+type RevokeNodeJoinTokenResponse503Headers struct {
+	RetryAfter int
 }
 
 type RevokeNodeJoinTokenResponse struct {
@@ -17306,6 +17472,8 @@ type RevokeNodeJoinTokenResponse struct {
 	Headers405 *RevokeNodeJoinTokenResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RevokeNodeJoinTokenResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RevokeNodeJoinTokenResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -17384,12 +17552,12 @@ func (r RevokeNodeJoinTokenResponse) ContentType() string {
 
 // ReleaseNodeResponse401Headers the declared response headers of an HTTP 401 response for ReleaseNode
 type ReleaseNodeResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ReleaseNodeResponse405Headers the declared response headers of an HTTP 405 response for ReleaseNode
 type ReleaseNodeResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ReleaseNodeResponse429Headers the declared response headers of an HTTP 429 response for ReleaseNode
@@ -17397,7 +17565,12 @@ type ReleaseNodeResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ReleaseNodeResponse503Headers the declared response headers of an HTTP 503 response for ReleaseNode
+type ReleaseNodeResponse503Headers struct {
+	RetryAfter int
 }
 
 type ReleaseNodeResponse struct {
@@ -17438,6 +17611,8 @@ type ReleaseNodeResponse struct {
 	Headers405 *ReleaseNodeResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ReleaseNodeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReleaseNodeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -17535,12 +17710,12 @@ func (r ReleaseNodeResponse) ContentType() string {
 
 // RetireNodeResponse401Headers the declared response headers of an HTTP 401 response for RetireNode
 type RetireNodeResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // RetireNodeResponse405Headers the declared response headers of an HTTP 405 response for RetireNode
 type RetireNodeResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // RetireNodeResponse429Headers the declared response headers of an HTTP 429 response for RetireNode
@@ -17548,7 +17723,12 @@ type RetireNodeResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// RetireNodeResponse503Headers the declared response headers of an HTTP 503 response for RetireNode
+type RetireNodeResponse503Headers struct {
+	RetryAfter int
 }
 
 type RetireNodeResponse struct {
@@ -17589,6 +17769,8 @@ type RetireNodeResponse struct {
 	Headers405 *RetireNodeResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RetireNodeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RetireNodeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -17686,12 +17868,12 @@ func (r RetireNodeResponse) ContentType() string {
 
 // TaintNodeResponse401Headers the declared response headers of an HTTP 401 response for TaintNode
 type TaintNodeResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // TaintNodeResponse405Headers the declared response headers of an HTTP 405 response for TaintNode
 type TaintNodeResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // TaintNodeResponse429Headers the declared response headers of an HTTP 429 response for TaintNode
@@ -17699,7 +17881,12 @@ type TaintNodeResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// TaintNodeResponse503Headers the declared response headers of an HTTP 503 response for TaintNode
+type TaintNodeResponse503Headers struct {
+	RetryAfter int
 }
 
 type TaintNodeResponse struct {
@@ -17735,6 +17922,8 @@ type TaintNodeResponse struct {
 	Headers405 *TaintNodeResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *TaintNodeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TaintNodeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -17833,12 +18022,12 @@ func (r TaintNodeResponse) ContentType() string {
 
 // UncordonNodeResponse401Headers the declared response headers of an HTTP 401 response for UncordonNode
 type UncordonNodeResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // UncordonNodeResponse405Headers the declared response headers of an HTTP 405 response for UncordonNode
 type UncordonNodeResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // UncordonNodeResponse429Headers the declared response headers of an HTTP 429 response for UncordonNode
@@ -17846,7 +18035,12 @@ type UncordonNodeResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// UncordonNodeResponse503Headers the declared response headers of an HTTP 503 response for UncordonNode
+type UncordonNodeResponse503Headers struct {
+	RetryAfter int
 }
 
 type UncordonNodeResponse struct {
@@ -17878,6 +18072,8 @@ type UncordonNodeResponse struct {
 	Headers405 *UncordonNodeResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UncordonNodeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UncordonNodeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -17966,12 +18162,12 @@ func (r UncordonNodeResponse) ContentType() string {
 
 // UndrainNodeResponse401Headers the declared response headers of an HTTP 401 response for UndrainNode
 type UndrainNodeResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // UndrainNodeResponse405Headers the declared response headers of an HTTP 405 response for UndrainNode
 type UndrainNodeResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // UndrainNodeResponse429Headers the declared response headers of an HTTP 429 response for UndrainNode
@@ -17979,7 +18175,12 @@ type UndrainNodeResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// UndrainNodeResponse503Headers the declared response headers of an HTTP 503 response for UndrainNode
+type UndrainNodeResponse503Headers struct {
+	RetryAfter int
 }
 
 type UndrainNodeResponse struct {
@@ -18020,6 +18221,8 @@ type UndrainNodeResponse struct {
 	Headers405 *UndrainNodeResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UndrainNodeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UndrainNodeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -18117,12 +18320,12 @@ func (r UndrainNodeResponse) ContentType() string {
 
 // UntaintNodeResponse401Headers the declared response headers of an HTTP 401 response for UntaintNode
 type UntaintNodeResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // UntaintNodeResponse405Headers the declared response headers of an HTTP 405 response for UntaintNode
 type UntaintNodeResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // UntaintNodeResponse429Headers the declared response headers of an HTTP 429 response for UntaintNode
@@ -18130,7 +18333,12 @@ type UntaintNodeResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// UntaintNodeResponse503Headers the declared response headers of an HTTP 503 response for UntaintNode
+type UntaintNodeResponse503Headers struct {
+	RetryAfter int
 }
 
 type UntaintNodeResponse struct {
@@ -18166,6 +18374,8 @@ type UntaintNodeResponse struct {
 	Headers405 *UntaintNodeResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UntaintNodeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UntaintNodeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -18264,12 +18474,12 @@ func (r UntaintNodeResponse) ContentType() string {
 
 // ListPoolsResponse401Headers the declared response headers of an HTTP 401 response for ListPools
 type ListPoolsResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ListPoolsResponse405Headers the declared response headers of an HTTP 405 response for ListPools
 type ListPoolsResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ListPoolsResponse429Headers the declared response headers of an HTTP 429 response for ListPools
@@ -18277,7 +18487,12 @@ type ListPoolsResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ListPoolsResponse503Headers the declared response headers of an HTTP 503 response for ListPools
+type ListPoolsResponse503Headers struct {
+	RetryAfter int
 }
 
 type ListPoolsResponse struct {
@@ -18303,6 +18518,8 @@ type ListPoolsResponse struct {
 	Headers405 *ListPoolsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListPoolsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPoolsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -18376,12 +18593,12 @@ func (r ListPoolsResponse) ContentType() string {
 
 // CreatePoolResponse401Headers the declared response headers of an HTTP 401 response for CreatePool
 type CreatePoolResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // CreatePoolResponse405Headers the declared response headers of an HTTP 405 response for CreatePool
 type CreatePoolResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // CreatePoolResponse429Headers the declared response headers of an HTTP 429 response for CreatePool
@@ -18389,7 +18606,12 @@ type CreatePoolResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// CreatePoolResponse503Headers the declared response headers of an HTTP 503 response for CreatePool
+type CreatePoolResponse503Headers struct {
+	RetryAfter int
 }
 
 type CreatePoolResponse struct {
@@ -18427,6 +18649,8 @@ type CreatePoolResponse struct {
 	Headers405 *CreatePoolResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreatePoolResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePoolResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -18530,12 +18754,12 @@ func (r CreatePoolResponse) ContentType() string {
 
 // GetPoolResponse401Headers the declared response headers of an HTTP 401 response for GetPool
 type GetPoolResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // GetPoolResponse405Headers the declared response headers of an HTTP 405 response for GetPool
 type GetPoolResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // GetPoolResponse429Headers the declared response headers of an HTTP 429 response for GetPool
@@ -18543,7 +18767,12 @@ type GetPoolResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// GetPoolResponse503Headers the declared response headers of an HTTP 503 response for GetPool
+type GetPoolResponse503Headers struct {
+	RetryAfter int
 }
 
 type GetPoolResponse struct {
@@ -18571,6 +18800,8 @@ type GetPoolResponse struct {
 	Headers405 *GetPoolResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPoolResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPoolResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -18649,12 +18880,12 @@ func (r GetPoolResponse) ContentType() string {
 
 // GetPoolCapacityResponse401Headers the declared response headers of an HTTP 401 response for GetPoolCapacity
 type GetPoolCapacityResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // GetPoolCapacityResponse405Headers the declared response headers of an HTTP 405 response for GetPoolCapacity
 type GetPoolCapacityResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // GetPoolCapacityResponse429Headers the declared response headers of an HTTP 429 response for GetPoolCapacity
@@ -18662,7 +18893,12 @@ type GetPoolCapacityResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// GetPoolCapacityResponse503Headers the declared response headers of an HTTP 503 response for GetPoolCapacity
+type GetPoolCapacityResponse503Headers struct {
+	RetryAfter int
 }
 
 type GetPoolCapacityResponse struct {
@@ -18692,6 +18928,8 @@ type GetPoolCapacityResponse struct {
 	Headers405 *GetPoolCapacityResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPoolCapacityResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPoolCapacityResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -18775,12 +19013,12 @@ func (r GetPoolCapacityResponse) ContentType() string {
 
 // ListPriorityClassesResponse401Headers the declared response headers of an HTTP 401 response for ListPriorityClasses
 type ListPriorityClassesResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ListPriorityClassesResponse405Headers the declared response headers of an HTTP 405 response for ListPriorityClasses
 type ListPriorityClassesResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ListPriorityClassesResponse429Headers the declared response headers of an HTTP 429 response for ListPriorityClasses
@@ -18788,7 +19026,12 @@ type ListPriorityClassesResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ListPriorityClassesResponse503Headers the declared response headers of an HTTP 503 response for ListPriorityClasses
+type ListPriorityClassesResponse503Headers struct {
+	RetryAfter int
 }
 
 type ListPriorityClassesResponse struct {
@@ -18814,6 +19057,8 @@ type ListPriorityClassesResponse struct {
 	Headers405 *ListPriorityClassesResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListPriorityClassesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPriorityClassesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -18887,12 +19132,12 @@ func (r ListPriorityClassesResponse) ContentType() string {
 
 // CreatePriorityClassResponse401Headers the declared response headers of an HTTP 401 response for CreatePriorityClass
 type CreatePriorityClassResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // CreatePriorityClassResponse405Headers the declared response headers of an HTTP 405 response for CreatePriorityClass
 type CreatePriorityClassResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // CreatePriorityClassResponse429Headers the declared response headers of an HTTP 429 response for CreatePriorityClass
@@ -18900,7 +19145,12 @@ type CreatePriorityClassResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// CreatePriorityClassResponse503Headers the declared response headers of an HTTP 503 response for CreatePriorityClass
+type CreatePriorityClassResponse503Headers struct {
+	RetryAfter int
 }
 
 type CreatePriorityClassResponse struct {
@@ -18936,6 +19186,8 @@ type CreatePriorityClassResponse struct {
 	Headers405 *CreatePriorityClassResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreatePriorityClassResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePriorityClassResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -19034,12 +19286,12 @@ func (r CreatePriorityClassResponse) ContentType() string {
 
 // GetPriorityClassResponse401Headers the declared response headers of an HTTP 401 response for GetPriorityClass
 type GetPriorityClassResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // GetPriorityClassResponse405Headers the declared response headers of an HTTP 405 response for GetPriorityClass
 type GetPriorityClassResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // GetPriorityClassResponse429Headers the declared response headers of an HTTP 429 response for GetPriorityClass
@@ -19047,7 +19299,12 @@ type GetPriorityClassResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// GetPriorityClassResponse503Headers the declared response headers of an HTTP 503 response for GetPriorityClass
+type GetPriorityClassResponse503Headers struct {
+	RetryAfter int
 }
 
 type GetPriorityClassResponse struct {
@@ -19075,6 +19332,8 @@ type GetPriorityClassResponse struct {
 	Headers405 *GetPriorityClassResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPriorityClassResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPriorityClassResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19153,12 +19412,12 @@ func (r GetPriorityClassResponse) ContentType() string {
 
 // ListReservationsResponse401Headers the declared response headers of an HTTP 401 response for ListReservations
 type ListReservationsResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ListReservationsResponse405Headers the declared response headers of an HTTP 405 response for ListReservations
 type ListReservationsResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ListReservationsResponse429Headers the declared response headers of an HTTP 429 response for ListReservations
@@ -19166,7 +19425,12 @@ type ListReservationsResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ListReservationsResponse503Headers the declared response headers of an HTTP 503 response for ListReservations
+type ListReservationsResponse503Headers struct {
+	RetryAfter int
 }
 
 type ListReservationsResponse struct {
@@ -19192,6 +19456,8 @@ type ListReservationsResponse struct {
 	Headers405 *ListReservationsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListReservationsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListReservationsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19265,12 +19531,12 @@ func (r ListReservationsResponse) ContentType() string {
 
 // CreateReservationResponse401Headers the declared response headers of an HTTP 401 response for CreateReservation
 type CreateReservationResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // CreateReservationResponse405Headers the declared response headers of an HTTP 405 response for CreateReservation
 type CreateReservationResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // CreateReservationResponse429Headers the declared response headers of an HTTP 429 response for CreateReservation
@@ -19278,7 +19544,12 @@ type CreateReservationResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// CreateReservationResponse503Headers the declared response headers of an HTTP 503 response for CreateReservation
+type CreateReservationResponse503Headers struct {
+	RetryAfter int
 }
 
 type CreateReservationResponse struct {
@@ -19316,6 +19587,8 @@ type CreateReservationResponse struct {
 	Headers405 *CreateReservationResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateReservationResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateReservationResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -19419,12 +19692,12 @@ func (r CreateReservationResponse) ContentType() string {
 
 // GetReservationResponse401Headers the declared response headers of an HTTP 401 response for GetReservation
 type GetReservationResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // GetReservationResponse405Headers the declared response headers of an HTTP 405 response for GetReservation
 type GetReservationResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // GetReservationResponse429Headers the declared response headers of an HTTP 429 response for GetReservation
@@ -19432,7 +19705,12 @@ type GetReservationResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// GetReservationResponse503Headers the declared response headers of an HTTP 503 response for GetReservation
+type GetReservationResponse503Headers struct {
+	RetryAfter int
 }
 
 type GetReservationResponse struct {
@@ -19460,6 +19738,8 @@ type GetReservationResponse struct {
 	Headers405 *GetReservationResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetReservationResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetReservationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19538,12 +19818,12 @@ func (r GetReservationResponse) ContentType() string {
 
 // CancelReservationResponse401Headers the declared response headers of an HTTP 401 response for CancelReservation
 type CancelReservationResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // CancelReservationResponse405Headers the declared response headers of an HTTP 405 response for CancelReservation
 type CancelReservationResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // CancelReservationResponse429Headers the declared response headers of an HTTP 429 response for CancelReservation
@@ -19551,7 +19831,12 @@ type CancelReservationResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// CancelReservationResponse503Headers the declared response headers of an HTTP 503 response for CancelReservation
+type CancelReservationResponse503Headers struct {
+	RetryAfter int
 }
 
 type CancelReservationResponse struct {
@@ -19583,6 +19868,8 @@ type CancelReservationResponse struct {
 	Headers405 *CancelReservationResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CancelReservationResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CancelReservationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19671,12 +19958,12 @@ func (r CancelReservationResponse) ContentType() string {
 
 // ExtendReservationResponse401Headers the declared response headers of an HTTP 401 response for ExtendReservation
 type ExtendReservationResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ExtendReservationResponse405Headers the declared response headers of an HTTP 405 response for ExtendReservation
 type ExtendReservationResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ExtendReservationResponse429Headers the declared response headers of an HTTP 429 response for ExtendReservation
@@ -19684,7 +19971,12 @@ type ExtendReservationResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ExtendReservationResponse503Headers the declared response headers of an HTTP 503 response for ExtendReservation
+type ExtendReservationResponse503Headers struct {
+	RetryAfter int
 }
 
 type ExtendReservationResponse struct {
@@ -19722,6 +20014,8 @@ type ExtendReservationResponse struct {
 	Headers405 *ExtendReservationResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ExtendReservationResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExtendReservationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19825,12 +20119,12 @@ func (r ExtendReservationResponse) ContentType() string {
 
 // ReleaseReservationResponse401Headers the declared response headers of an HTTP 401 response for ReleaseReservation
 type ReleaseReservationResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ReleaseReservationResponse405Headers the declared response headers of an HTTP 405 response for ReleaseReservation
 type ReleaseReservationResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ReleaseReservationResponse429Headers the declared response headers of an HTTP 429 response for ReleaseReservation
@@ -19838,7 +20132,12 @@ type ReleaseReservationResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ReleaseReservationResponse503Headers the declared response headers of an HTTP 503 response for ReleaseReservation
+type ReleaseReservationResponse503Headers struct {
+	RetryAfter int
 }
 
 type ReleaseReservationResponse struct {
@@ -19870,6 +20169,8 @@ type ReleaseReservationResponse struct {
 	Headers405 *ReleaseReservationResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ReleaseReservationResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReleaseReservationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19958,12 +20259,12 @@ func (r ReleaseReservationResponse) ContentType() string {
 
 // ListSitesResponse401Headers the declared response headers of an HTTP 401 response for ListSites
 type ListSitesResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ListSitesResponse405Headers the declared response headers of an HTTP 405 response for ListSites
 type ListSitesResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ListSitesResponse429Headers the declared response headers of an HTTP 429 response for ListSites
@@ -19971,7 +20272,12 @@ type ListSitesResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ListSitesResponse503Headers the declared response headers of an HTTP 503 response for ListSites
+type ListSitesResponse503Headers struct {
+	RetryAfter int
 }
 
 type ListSitesResponse struct {
@@ -19997,6 +20303,8 @@ type ListSitesResponse struct {
 	Headers405 *ListSitesResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListSitesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSitesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20070,12 +20378,12 @@ func (r ListSitesResponse) ContentType() string {
 
 // CreateSiteResponse401Headers the declared response headers of an HTTP 401 response for CreateSite
 type CreateSiteResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // CreateSiteResponse405Headers the declared response headers of an HTTP 405 response for CreateSite
 type CreateSiteResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // CreateSiteResponse429Headers the declared response headers of an HTTP 429 response for CreateSite
@@ -20083,7 +20391,12 @@ type CreateSiteResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// CreateSiteResponse503Headers the declared response headers of an HTTP 503 response for CreateSite
+type CreateSiteResponse503Headers struct {
+	RetryAfter int
 }
 
 type CreateSiteResponse struct {
@@ -20119,6 +20432,8 @@ type CreateSiteResponse struct {
 	Headers405 *CreateSiteResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateSiteResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateSiteResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -20217,12 +20532,12 @@ func (r CreateSiteResponse) ContentType() string {
 
 // GetSiteResponse401Headers the declared response headers of an HTTP 401 response for GetSite
 type GetSiteResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // GetSiteResponse405Headers the declared response headers of an HTTP 405 response for GetSite
 type GetSiteResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // GetSiteResponse429Headers the declared response headers of an HTTP 429 response for GetSite
@@ -20230,7 +20545,12 @@ type GetSiteResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// GetSiteResponse503Headers the declared response headers of an HTTP 503 response for GetSite
+type GetSiteResponse503Headers struct {
+	RetryAfter int
 }
 
 type GetSiteResponse struct {
@@ -20258,6 +20578,8 @@ type GetSiteResponse struct {
 	Headers405 *GetSiteResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetSiteResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSiteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20336,12 +20658,12 @@ func (r GetSiteResponse) ContentType() string {
 
 // UpdateSiteResponse401Headers the declared response headers of an HTTP 401 response for UpdateSite
 type UpdateSiteResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // UpdateSiteResponse405Headers the declared response headers of an HTTP 405 response for UpdateSite
 type UpdateSiteResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // UpdateSiteResponse429Headers the declared response headers of an HTTP 429 response for UpdateSite
@@ -20349,7 +20671,12 @@ type UpdateSiteResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// UpdateSiteResponse503Headers the declared response headers of an HTTP 503 response for UpdateSite
+type UpdateSiteResponse503Headers struct {
+	RetryAfter int
 }
 
 type UpdateSiteResponse struct {
@@ -20387,6 +20714,8 @@ type UpdateSiteResponse struct {
 	Headers405 *UpdateSiteResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdateSiteResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateSiteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20490,12 +20819,12 @@ func (r UpdateSiteResponse) ContentType() string {
 
 // ListTenantsResponse401Headers the declared response headers of an HTTP 401 response for ListTenants
 type ListTenantsResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ListTenantsResponse405Headers the declared response headers of an HTTP 405 response for ListTenants
 type ListTenantsResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ListTenantsResponse429Headers the declared response headers of an HTTP 429 response for ListTenants
@@ -20503,7 +20832,12 @@ type ListTenantsResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ListTenantsResponse503Headers the declared response headers of an HTTP 503 response for ListTenants
+type ListTenantsResponse503Headers struct {
+	RetryAfter int
 }
 
 type ListTenantsResponse struct {
@@ -20529,6 +20863,8 @@ type ListTenantsResponse struct {
 	Headers405 *ListTenantsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListTenantsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTenantsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20602,12 +20938,12 @@ func (r ListTenantsResponse) ContentType() string {
 
 // GetTenantResponse401Headers the declared response headers of an HTTP 401 response for GetTenant
 type GetTenantResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // GetTenantResponse405Headers the declared response headers of an HTTP 405 response for GetTenant
 type GetTenantResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // GetTenantResponse429Headers the declared response headers of an HTTP 429 response for GetTenant
@@ -20615,7 +20951,12 @@ type GetTenantResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// GetTenantResponse503Headers the declared response headers of an HTTP 503 response for GetTenant
+type GetTenantResponse503Headers struct {
+	RetryAfter int
 }
 
 type GetTenantResponse struct {
@@ -20643,6 +20984,8 @@ type GetTenantResponse struct {
 	Headers405 *GetTenantResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTenantResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTenantResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20721,12 +21064,12 @@ func (r GetTenantResponse) ContentType() string {
 
 // GetTenantFairShareResponse401Headers the declared response headers of an HTTP 401 response for GetTenantFairShare
 type GetTenantFairShareResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // GetTenantFairShareResponse405Headers the declared response headers of an HTTP 405 response for GetTenantFairShare
 type GetTenantFairShareResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // GetTenantFairShareResponse429Headers the declared response headers of an HTTP 429 response for GetTenantFairShare
@@ -20734,7 +21077,12 @@ type GetTenantFairShareResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// GetTenantFairShareResponse503Headers the declared response headers of an HTTP 503 response for GetTenantFairShare
+type GetTenantFairShareResponse503Headers struct {
+	RetryAfter int
 }
 
 type GetTenantFairShareResponse struct {
@@ -20762,6 +21110,8 @@ type GetTenantFairShareResponse struct {
 	Headers405 *GetTenantFairShareResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTenantFairShareResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTenantFairShareResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20840,12 +21190,12 @@ func (r GetTenantFairShareResponse) ContentType() string {
 
 // SetTenantFairShareResponse401Headers the declared response headers of an HTTP 401 response for SetTenantFairShare
 type SetTenantFairShareResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // SetTenantFairShareResponse405Headers the declared response headers of an HTTP 405 response for SetTenantFairShare
 type SetTenantFairShareResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // SetTenantFairShareResponse429Headers the declared response headers of an HTTP 429 response for SetTenantFairShare
@@ -20853,7 +21203,12 @@ type SetTenantFairShareResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// SetTenantFairShareResponse503Headers the declared response headers of an HTTP 503 response for SetTenantFairShare
+type SetTenantFairShareResponse503Headers struct {
+	RetryAfter int
 }
 
 type SetTenantFairShareResponse struct {
@@ -20889,6 +21244,8 @@ type SetTenantFairShareResponse struct {
 	Headers405 *SetTenantFairShareResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SetTenantFairShareResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetTenantFairShareResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20987,12 +21344,12 @@ func (r SetTenantFairShareResponse) ContentType() string {
 
 // GetTenantPriorityClassesResponse401Headers the declared response headers of an HTTP 401 response for GetTenantPriorityClasses
 type GetTenantPriorityClassesResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // GetTenantPriorityClassesResponse405Headers the declared response headers of an HTTP 405 response for GetTenantPriorityClasses
 type GetTenantPriorityClassesResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // GetTenantPriorityClassesResponse429Headers the declared response headers of an HTTP 429 response for GetTenantPriorityClasses
@@ -21000,7 +21357,12 @@ type GetTenantPriorityClassesResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// GetTenantPriorityClassesResponse503Headers the declared response headers of an HTTP 503 response for GetTenantPriorityClasses
+type GetTenantPriorityClassesResponse503Headers struct {
+	RetryAfter int
 }
 
 type GetTenantPriorityClassesResponse struct {
@@ -21028,6 +21390,8 @@ type GetTenantPriorityClassesResponse struct {
 	Headers405 *GetTenantPriorityClassesResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTenantPriorityClassesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTenantPriorityClassesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21106,12 +21470,12 @@ func (r GetTenantPriorityClassesResponse) ContentType() string {
 
 // SetTenantPriorityClassesResponse401Headers the declared response headers of an HTTP 401 response for SetTenantPriorityClasses
 type SetTenantPriorityClassesResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // SetTenantPriorityClassesResponse405Headers the declared response headers of an HTTP 405 response for SetTenantPriorityClasses
 type SetTenantPriorityClassesResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // SetTenantPriorityClassesResponse429Headers the declared response headers of an HTTP 429 response for SetTenantPriorityClasses
@@ -21119,7 +21483,12 @@ type SetTenantPriorityClassesResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// SetTenantPriorityClassesResponse503Headers the declared response headers of an HTTP 503 response for SetTenantPriorityClasses
+type SetTenantPriorityClassesResponse503Headers struct {
+	RetryAfter int
 }
 
 type SetTenantPriorityClassesResponse struct {
@@ -21155,6 +21524,8 @@ type SetTenantPriorityClassesResponse struct {
 	Headers405 *SetTenantPriorityClassesResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SetTenantPriorityClassesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetTenantPriorityClassesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21253,12 +21624,12 @@ func (r SetTenantPriorityClassesResponse) ContentType() string {
 
 // ListTenantQuotasResponse401Headers the declared response headers of an HTTP 401 response for ListTenantQuotas
 type ListTenantQuotasResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ListTenantQuotasResponse405Headers the declared response headers of an HTTP 405 response for ListTenantQuotas
 type ListTenantQuotasResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ListTenantQuotasResponse429Headers the declared response headers of an HTTP 429 response for ListTenantQuotas
@@ -21266,7 +21637,12 @@ type ListTenantQuotasResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ListTenantQuotasResponse503Headers the declared response headers of an HTTP 503 response for ListTenantQuotas
+type ListTenantQuotasResponse503Headers struct {
+	RetryAfter int
 }
 
 type ListTenantQuotasResponse struct {
@@ -21294,6 +21670,8 @@ type ListTenantQuotasResponse struct {
 	Headers405 *ListTenantQuotasResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListTenantQuotasResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTenantQuotasResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21372,12 +21750,12 @@ func (r ListTenantQuotasResponse) ContentType() string {
 
 // SetQuotaResponse401Headers the declared response headers of an HTTP 401 response for SetQuota
 type SetQuotaResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // SetQuotaResponse405Headers the declared response headers of an HTTP 405 response for SetQuota
 type SetQuotaResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // SetQuotaResponse429Headers the declared response headers of an HTTP 429 response for SetQuota
@@ -21385,7 +21763,12 @@ type SetQuotaResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// SetQuotaResponse503Headers the declared response headers of an HTTP 503 response for SetQuota
+type SetQuotaResponse503Headers struct {
+	RetryAfter int
 }
 
 type SetQuotaResponse struct {
@@ -21421,6 +21804,8 @@ type SetQuotaResponse struct {
 	Headers405 *SetQuotaResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SetQuotaResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetQuotaResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21519,12 +21904,12 @@ func (r SetQuotaResponse) ContentType() string {
 
 // ListTokensResponse401Headers the declared response headers of an HTTP 401 response for ListTokens
 type ListTokensResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ListTokensResponse405Headers the declared response headers of an HTTP 405 response for ListTokens
 type ListTokensResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ListTokensResponse429Headers the declared response headers of an HTTP 429 response for ListTokens
@@ -21532,7 +21917,12 @@ type ListTokensResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ListTokensResponse503Headers the declared response headers of an HTTP 503 response for ListTokens
+type ListTokensResponse503Headers struct {
+	RetryAfter int
 }
 
 type ListTokensResponse struct {
@@ -21558,6 +21948,8 @@ type ListTokensResponse struct {
 	Headers405 *ListTokensResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListTokensResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTokensResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21636,12 +22028,12 @@ type CreateTokenResponse201Headers struct {
 
 // CreateTokenResponse401Headers the declared response headers of an HTTP 401 response for CreateToken
 type CreateTokenResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // CreateTokenResponse405Headers the declared response headers of an HTTP 405 response for CreateToken
 type CreateTokenResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // CreateTokenResponse429Headers the declared response headers of an HTTP 429 response for CreateToken
@@ -21649,7 +22041,12 @@ type CreateTokenResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// CreateTokenResponse503Headers the declared response headers of an HTTP 503 response for CreateToken
+type CreateTokenResponse503Headers struct {
+	RetryAfter int
 }
 
 type CreateTokenResponse struct {
@@ -21683,6 +22080,8 @@ type CreateTokenResponse struct {
 	Headers405 *CreateTokenResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateTokenResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateTokenResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -21771,12 +22170,12 @@ func (r CreateTokenResponse) ContentType() string {
 
 // RevokeTokenResponse401Headers the declared response headers of an HTTP 401 response for RevokeToken
 type RevokeTokenResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // RevokeTokenResponse405Headers the declared response headers of an HTTP 405 response for RevokeToken
 type RevokeTokenResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // RevokeTokenResponse429Headers the declared response headers of an HTTP 429 response for RevokeToken
@@ -21784,7 +22183,12 @@ type RevokeTokenResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// RevokeTokenResponse503Headers the declared response headers of an HTTP 503 response for RevokeToken
+type RevokeTokenResponse503Headers struct {
+	RetryAfter int
 }
 
 type RevokeTokenResponse struct {
@@ -21814,6 +22218,8 @@ type RevokeTokenResponse struct {
 	Headers405 *RevokeTokenResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RevokeTokenResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RevokeTokenResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21897,12 +22303,12 @@ func (r RevokeTokenResponse) ContentType() string {
 
 // GetTokenResponse401Headers the declared response headers of an HTTP 401 response for GetToken
 type GetTokenResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // GetTokenResponse405Headers the declared response headers of an HTTP 405 response for GetToken
 type GetTokenResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // GetTokenResponse429Headers the declared response headers of an HTTP 429 response for GetToken
@@ -21910,7 +22316,12 @@ type GetTokenResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// GetTokenResponse503Headers the declared response headers of an HTTP 503 response for GetToken
+type GetTokenResponse503Headers struct {
+	RetryAfter int
 }
 
 type GetTokenResponse struct {
@@ -21938,6 +22349,8 @@ type GetTokenResponse struct {
 	Headers405 *GetTokenResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTokenResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTokenResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22016,12 +22429,12 @@ func (r GetTokenResponse) ContentType() string {
 
 // ListUsageWindowsResponse401Headers the declared response headers of an HTTP 401 response for ListUsageWindows
 type ListUsageWindowsResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ListUsageWindowsResponse405Headers the declared response headers of an HTTP 405 response for ListUsageWindows
 type ListUsageWindowsResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ListUsageWindowsResponse429Headers the declared response headers of an HTTP 429 response for ListUsageWindows
@@ -22029,7 +22442,12 @@ type ListUsageWindowsResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ListUsageWindowsResponse503Headers the declared response headers of an HTTP 503 response for ListUsageWindows
+type ListUsageWindowsResponse503Headers struct {
+	RetryAfter int
 }
 
 type ListUsageWindowsResponse struct {
@@ -22055,6 +22473,8 @@ type ListUsageWindowsResponse struct {
 	Headers405 *ListUsageWindowsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListUsageWindowsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListUsageWindowsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22128,12 +22548,12 @@ func (r ListUsageWindowsResponse) ContentType() string {
 
 // ListWebhookEndpointsResponse401Headers the declared response headers of an HTTP 401 response for ListWebhookEndpoints
 type ListWebhookEndpointsResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ListWebhookEndpointsResponse405Headers the declared response headers of an HTTP 405 response for ListWebhookEndpoints
 type ListWebhookEndpointsResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ListWebhookEndpointsResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookEndpoints
@@ -22141,7 +22561,12 @@ type ListWebhookEndpointsResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ListWebhookEndpointsResponse503Headers the declared response headers of an HTTP 503 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse503Headers struct {
+	RetryAfter int
 }
 
 type ListWebhookEndpointsResponse struct {
@@ -22167,6 +22592,8 @@ type ListWebhookEndpointsResponse struct {
 	Headers405 *ListWebhookEndpointsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListWebhookEndpointsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhookEndpointsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22240,12 +22667,12 @@ func (r ListWebhookEndpointsResponse) ContentType() string {
 
 // CreateWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for CreateWebhookEndpoint
 type CreateWebhookEndpointResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // CreateWebhookEndpointResponse405Headers the declared response headers of an HTTP 405 response for CreateWebhookEndpoint
 type CreateWebhookEndpointResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // CreateWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for CreateWebhookEndpoint
@@ -22253,7 +22680,12 @@ type CreateWebhookEndpointResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// CreateWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse503Headers struct {
+	RetryAfter int
 }
 
 type CreateWebhookEndpointResponse struct {
@@ -22289,6 +22721,8 @@ type CreateWebhookEndpointResponse struct {
 	Headers405 *CreateWebhookEndpointResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateWebhookEndpointResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -22387,12 +22821,12 @@ func (r CreateWebhookEndpointResponse) ContentType() string {
 
 // DeleteWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for DeleteWebhookEndpoint
 type DeleteWebhookEndpointResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // DeleteWebhookEndpointResponse405Headers the declared response headers of an HTTP 405 response for DeleteWebhookEndpoint
 type DeleteWebhookEndpointResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // DeleteWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for DeleteWebhookEndpoint
@@ -22400,7 +22834,12 @@ type DeleteWebhookEndpointResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// DeleteWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse503Headers struct {
+	RetryAfter int
 }
 
 type DeleteWebhookEndpointResponse struct {
@@ -22430,6 +22869,8 @@ type DeleteWebhookEndpointResponse struct {
 	Headers405 *DeleteWebhookEndpointResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteWebhookEndpointResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22513,12 +22954,12 @@ func (r DeleteWebhookEndpointResponse) ContentType() string {
 
 // GetWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for GetWebhookEndpoint
 type GetWebhookEndpointResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // GetWebhookEndpointResponse405Headers the declared response headers of an HTTP 405 response for GetWebhookEndpoint
 type GetWebhookEndpointResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // GetWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for GetWebhookEndpoint
@@ -22526,7 +22967,12 @@ type GetWebhookEndpointResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// GetWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse503Headers struct {
+	RetryAfter int
 }
 
 type GetWebhookEndpointResponse struct {
@@ -22554,6 +23000,8 @@ type GetWebhookEndpointResponse struct {
 	Headers405 *GetWebhookEndpointResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookEndpointResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22632,12 +23080,12 @@ func (r GetWebhookEndpointResponse) ContentType() string {
 
 // PatchWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for PatchWebhookEndpoint
 type PatchWebhookEndpointResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // PatchWebhookEndpointResponse405Headers the declared response headers of an HTTP 405 response for PatchWebhookEndpoint
 type PatchWebhookEndpointResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // PatchWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for PatchWebhookEndpoint
@@ -22645,7 +23093,12 @@ type PatchWebhookEndpointResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// PatchWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for PatchWebhookEndpoint
+type PatchWebhookEndpointResponse503Headers struct {
+	RetryAfter int
 }
 
 type PatchWebhookEndpointResponse struct {
@@ -22681,6 +23134,8 @@ type PatchWebhookEndpointResponse struct {
 	Headers405 *PatchWebhookEndpointResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchWebhookEndpointResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22779,12 +23234,12 @@ func (r PatchWebhookEndpointResponse) ContentType() string {
 
 // ListWebhookAttemptsResponse401Headers the declared response headers of an HTTP 401 response for ListWebhookAttempts
 type ListWebhookAttemptsResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // ListWebhookAttemptsResponse405Headers the declared response headers of an HTTP 405 response for ListWebhookAttempts
 type ListWebhookAttemptsResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // ListWebhookAttemptsResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookAttempts
@@ -22792,7 +23247,12 @@ type ListWebhookAttemptsResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// ListWebhookAttemptsResponse503Headers the declared response headers of an HTTP 503 response for ListWebhookAttempts
+type ListWebhookAttemptsResponse503Headers struct {
+	RetryAfter int
 }
 
 type ListWebhookAttemptsResponse struct {
@@ -22820,6 +23280,8 @@ type ListWebhookAttemptsResponse struct {
 	Headers405 *ListWebhookAttemptsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListWebhookAttemptsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhookAttemptsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22898,12 +23360,12 @@ func (r ListWebhookAttemptsResponse) ContentType() string {
 
 // RecoverWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for RecoverWebhookEndpoint
 type RecoverWebhookEndpointResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // RecoverWebhookEndpointResponse405Headers the declared response headers of an HTTP 405 response for RecoverWebhookEndpoint
 type RecoverWebhookEndpointResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // RecoverWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for RecoverWebhookEndpoint
@@ -22911,7 +23373,12 @@ type RecoverWebhookEndpointResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// RecoverWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for RecoverWebhookEndpoint
+type RecoverWebhookEndpointResponse503Headers struct {
+	RetryAfter int
 }
 
 type RecoverWebhookEndpointResponse struct {
@@ -22947,6 +23414,8 @@ type RecoverWebhookEndpointResponse struct {
 	Headers405 *RecoverWebhookEndpointResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RecoverWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RecoverWebhookEndpointResponse503Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -23045,12 +23514,12 @@ func (r RecoverWebhookEndpointResponse) ContentType() string {
 
 // RotateWebhookEndpointSecretResponse401Headers the declared response headers of an HTTP 401 response for RotateWebhookEndpointSecret
 type RotateWebhookEndpointSecretResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // RotateWebhookEndpointSecretResponse405Headers the declared response headers of an HTTP 405 response for RotateWebhookEndpointSecret
 type RotateWebhookEndpointSecretResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // RotateWebhookEndpointSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookEndpointSecret
@@ -23058,7 +23527,12 @@ type RotateWebhookEndpointSecretResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// RotateWebhookEndpointSecretResponse503Headers the declared response headers of an HTTP 503 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse503Headers struct {
+	RetryAfter int
 }
 
 type RotateWebhookEndpointSecretResponse struct {
@@ -23088,6 +23562,8 @@ type RotateWebhookEndpointSecretResponse struct {
 	Headers405 *RotateWebhookEndpointSecretResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RotateWebhookEndpointSecretResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateWebhookEndpointSecretResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -23171,12 +23647,12 @@ func (r RotateWebhookEndpointSecretResponse) ContentType() string {
 
 // WhoamiResponse401Headers the declared response headers of an HTTP 401 response for Whoami
 type WhoamiResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
 }
 
 // WhoamiResponse405Headers the declared response headers of an HTTP 405 response for Whoami
 type WhoamiResponse405Headers struct {
-	Allow *string
+	Allow string
 }
 
 // WhoamiResponse429Headers the declared response headers of an HTTP 429 response for Whoami
@@ -23184,7 +23660,12 @@ type WhoamiResponse429Headers struct {
 	RateLimitLimit     *int
 	RateLimitRemaining *int
 	RateLimitReset     *int
-	RetryAfter         *int
+	RetryAfter         int
+}
+
+// WhoamiResponse503Headers the declared response headers of an HTTP 503 response for Whoami
+type WhoamiResponse503Headers struct {
+	RetryAfter int
 }
 
 type WhoamiResponse struct {
@@ -23210,6 +23691,8 @@ type WhoamiResponse struct {
 	Headers405 *WhoamiResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *WhoamiResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *WhoamiResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25204,10 +25687,10 @@ func ParseHealthzResponse(rsp *http.Response) (*HealthzResponse, error) {
 		var headers HealthzResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	}
@@ -25264,20 +25747,20 @@ func ParseMetricsResponse(rsp *http.Response) (*MetricsResponse, error) {
 		var headers MetricsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers MetricsResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -25305,10 +25788,10 @@ func ParseMetricsResponse(rsp *http.Response) (*MetricsResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
 	}
@@ -25351,10 +25834,10 @@ func ParseOpenapiResponse(rsp *http.Response) (*OpenapiResponse, error) {
 		var headers OpenapiResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	}
@@ -25404,10 +25887,10 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 		var headers ReadyzResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	}
@@ -25527,20 +26010,20 @@ func ParseRunCommandResponse(rsp *http.Response) (*RunCommandResponse, error) {
 		var headers RunCommandResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers RunCommandResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -25568,12 +26051,22 @@ func ParseRunCommandResponse(rsp *http.Response) (*RunCommandResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RunCommandResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -25656,20 +26149,20 @@ func ParseGetCommandResponse(rsp *http.Response) (*GetCommandResponse, error) {
 		var headers GetCommandResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers GetCommandResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -25697,12 +26190,22 @@ func ParseGetCommandResponse(rsp *http.Response) (*GetCommandResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCommandResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -25813,20 +26316,20 @@ func ParseSetDeviceHealthResponse(rsp *http.Response) (*SetDeviceHealthResponse,
 		var headers SetDeviceHealthResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers SetDeviceHealthResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -25854,12 +26357,22 @@ func ParseSetDeviceHealthResponse(rsp *http.Response) (*SetDeviceHealthResponse,
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetDeviceHealthResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -25949,20 +26462,20 @@ func ParseGetDeviceHoldersResponse(rsp *http.Response) (*GetDeviceHoldersRespons
 		var headers GetDeviceHoldersResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers GetDeviceHoldersResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -25990,12 +26503,22 @@ func ParseGetDeviceHoldersResponse(rsp *http.Response) (*GetDeviceHoldersRespons
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDeviceHoldersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -26092,20 +26615,20 @@ func ParseQuarantineDeviceResponse(rsp *http.Response) (*QuarantineDeviceRespons
 		var headers QuarantineDeviceResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers QuarantineDeviceResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -26133,12 +26656,22 @@ func ParseQuarantineDeviceResponse(rsp *http.Response) (*QuarantineDeviceRespons
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers QuarantineDeviceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -26235,20 +26768,20 @@ func ParseUnquarantineDeviceResponse(rsp *http.Response) (*UnquarantineDeviceRes
 		var headers UnquarantineDeviceResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers UnquarantineDeviceResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -26276,12 +26809,22 @@ func ParseUnquarantineDeviceResponse(rsp *http.Response) (*UnquarantineDeviceRes
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UnquarantineDeviceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -26371,20 +26914,20 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		var headers ListEventsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ListEventsResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -26412,12 +26955,22 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -26500,20 +27053,20 @@ func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error
 		var headers StreamEventsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers StreamEventsResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -26541,12 +27094,22 @@ func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers StreamEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -26629,20 +27192,20 @@ func ParseCreateStreamTicketResponse(rsp *http.Response) (*CreateStreamTicketRes
 		var headers CreateStreamTicketResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers CreateStreamTicketResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -26670,12 +27233,22 @@ func ParseCreateStreamTicketResponse(rsp *http.Response) (*CreateStreamTicketRes
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateStreamTicketResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -26786,20 +27359,20 @@ func ParseSetGPUModeResponse(rsp *http.Response) (*SetGPUModeResponse, error) {
 		var headers SetGPUModeResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers SetGPUModeResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -26827,12 +27400,22 @@ func ParseSetGPUModeResponse(rsp *http.Response) (*SetGPUModeResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetGPUModeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -26915,20 +27498,20 @@ func ParseListInstancesResponse(rsp *http.Response) (*ListInstancesResponse, err
 		var headers ListInstancesResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ListInstancesResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -26956,12 +27539,22 @@ func ParseListInstancesResponse(rsp *http.Response) (*ListInstancesResponse, err
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListInstancesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -27079,20 +27672,20 @@ func ParseCreateInstanceResponse(rsp *http.Response) (*CreateInstanceResponse, e
 		var headers CreateInstanceResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers CreateInstanceResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -27120,12 +27713,22 @@ func ParseCreateInstanceResponse(rsp *http.Response) (*CreateInstanceResponse, e
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateInstanceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -27215,20 +27818,20 @@ func ParseDeleteInstanceResponse(rsp *http.Response) (*DeleteInstanceResponse, e
 		var headers DeleteInstanceResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers DeleteInstanceResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -27256,12 +27859,22 @@ func ParseDeleteInstanceResponse(rsp *http.Response) (*DeleteInstanceResponse, e
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteInstanceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -27344,20 +27957,20 @@ func ParseGetInstanceResponse(rsp *http.Response) (*GetInstanceResponse, error) 
 		var headers GetInstanceResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers GetInstanceResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -27385,12 +27998,22 @@ func ParseGetInstanceResponse(rsp *http.Response) (*GetInstanceResponse, error) 
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetInstanceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -27473,20 +28096,20 @@ func ParseListNodesResponse(rsp *http.Response) (*ListNodesResponse, error) {
 		var headers ListNodesResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ListNodesResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -27514,12 +28137,22 @@ func ParseListNodesResponse(rsp *http.Response) (*ListNodesResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListNodesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -27630,20 +28263,20 @@ func ParseRegisterNodeResponse(rsp *http.Response) (*RegisterNodeResponse, error
 		var headers RegisterNodeResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers RegisterNodeResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -27671,12 +28304,22 @@ func ParseRegisterNodeResponse(rsp *http.Response) (*RegisterNodeResponse, error
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RegisterNodeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -27766,20 +28409,20 @@ func ParseGetNodeResponse(rsp *http.Response) (*GetNodeResponse, error) {
 		var headers GetNodeResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers GetNodeResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -27807,12 +28450,22 @@ func ParseGetNodeResponse(rsp *http.Response) (*GetNodeResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetNodeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -27909,20 +28562,20 @@ func ParseCordonNodeResponse(rsp *http.Response) (*CordonNodeResponse, error) {
 		var headers CordonNodeResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers CordonNodeResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -27950,12 +28603,22 @@ func ParseCordonNodeResponse(rsp *http.Response) (*CordonNodeResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CordonNodeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -28047,20 +28710,20 @@ func ParseListNodeCredentialsResponse(rsp *http.Response) (*ListNodeCredentialsR
 		var headers ListNodeCredentialsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ListNodeCredentialsResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -28088,12 +28751,22 @@ func ParseListNodeCredentialsResponse(rsp *http.Response) (*ListNodeCredentialsR
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListNodeCredentialsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -28179,20 +28852,20 @@ func ParseRevokeNodeCredentialResponse(rsp *http.Response) (*RevokeNodeCredentia
 		var headers RevokeNodeCredentialResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers RevokeNodeCredentialResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -28220,12 +28893,22 @@ func ParseRevokeNodeCredentialResponse(rsp *http.Response) (*RevokeNodeCredentia
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RevokeNodeCredentialResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -28331,20 +29014,20 @@ func ParseDrainNodeResponse(rsp *http.Response) (*DrainNodeResponse, error) {
 		var headers DrainNodeResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers DrainNodeResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -28372,12 +29055,22 @@ func ParseDrainNodeResponse(rsp *http.Response) (*DrainNodeResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DrainNodeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -28495,20 +29188,20 @@ func ParseJoinNodeResponse(rsp *http.Response) (*JoinNodeResponse, error) {
 		var headers JoinNodeResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers JoinNodeResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -28536,12 +29229,22 @@ func ParseJoinNodeResponse(rsp *http.Response) (*JoinNodeResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers JoinNodeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -28652,20 +29355,20 @@ func ParseCreateNodeJoinTokenResponse(rsp *http.Response) (*CreateNodeJoinTokenR
 		var headers CreateNodeJoinTokenResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers CreateNodeJoinTokenResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -28693,12 +29396,22 @@ func ParseCreateNodeJoinTokenResponse(rsp *http.Response) (*CreateNodeJoinTokenR
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateNodeJoinTokenResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -28784,20 +29497,20 @@ func ParseRevokeNodeJoinTokenResponse(rsp *http.Response) (*RevokeNodeJoinTokenR
 		var headers RevokeNodeJoinTokenResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers RevokeNodeJoinTokenResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -28825,12 +29538,22 @@ func ParseRevokeNodeJoinTokenResponse(rsp *http.Response) (*RevokeNodeJoinTokenR
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RevokeNodeJoinTokenResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -28936,20 +29659,20 @@ func ParseReleaseNodeResponse(rsp *http.Response) (*ReleaseNodeResponse, error) 
 		var headers ReleaseNodeResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ReleaseNodeResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -28977,12 +29700,22 @@ func ParseReleaseNodeResponse(rsp *http.Response) (*ReleaseNodeResponse, error) 
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReleaseNodeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -29088,20 +29821,20 @@ func ParseRetireNodeResponse(rsp *http.Response) (*RetireNodeResponse, error) {
 		var headers RetireNodeResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers RetireNodeResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -29129,12 +29862,22 @@ func ParseRetireNodeResponse(rsp *http.Response) (*RetireNodeResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RetireNodeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -29245,20 +29988,20 @@ func ParseTaintNodeResponse(rsp *http.Response) (*TaintNodeResponse, error) {
 		var headers TaintNodeResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers TaintNodeResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -29286,12 +30029,22 @@ func ParseTaintNodeResponse(rsp *http.Response) (*TaintNodeResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers TaintNodeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -29388,20 +30141,20 @@ func ParseUncordonNodeResponse(rsp *http.Response) (*UncordonNodeResponse, error
 		var headers UncordonNodeResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers UncordonNodeResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -29429,12 +30182,22 @@ func ParseUncordonNodeResponse(rsp *http.Response) (*UncordonNodeResponse, error
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UncordonNodeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -29540,20 +30303,20 @@ func ParseUndrainNodeResponse(rsp *http.Response) (*UndrainNodeResponse, error) 
 		var headers UndrainNodeResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers UndrainNodeResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -29581,12 +30344,22 @@ func ParseUndrainNodeResponse(rsp *http.Response) (*UndrainNodeResponse, error) 
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UndrainNodeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -29697,20 +30470,20 @@ func ParseUntaintNodeResponse(rsp *http.Response) (*UntaintNodeResponse, error) 
 		var headers UntaintNodeResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers UntaintNodeResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -29738,12 +30511,22 @@ func ParseUntaintNodeResponse(rsp *http.Response) (*UntaintNodeResponse, error) 
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UntaintNodeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -29819,20 +30602,20 @@ func ParseListPoolsResponse(rsp *http.Response) (*ListPoolsResponse, error) {
 		var headers ListPoolsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ListPoolsResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -29860,12 +30643,22 @@ func ParseListPoolsResponse(rsp *http.Response) (*ListPoolsResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPoolsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -29983,20 +30776,20 @@ func ParseCreatePoolResponse(rsp *http.Response) (*CreatePoolResponse, error) {
 		var headers CreatePoolResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers CreatePoolResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -30024,12 +30817,22 @@ func ParseCreatePoolResponse(rsp *http.Response) (*CreatePoolResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePoolResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -30112,20 +30915,20 @@ func ParseGetPoolResponse(rsp *http.Response) (*GetPoolResponse, error) {
 		var headers GetPoolResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers GetPoolResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -30153,12 +30956,22 @@ func ParseGetPoolResponse(rsp *http.Response) (*GetPoolResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPoolResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -30248,20 +31061,20 @@ func ParseGetPoolCapacityResponse(rsp *http.Response) (*GetPoolCapacityResponse,
 		var headers GetPoolCapacityResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers GetPoolCapacityResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -30289,12 +31102,22 @@ func ParseGetPoolCapacityResponse(rsp *http.Response) (*GetPoolCapacityResponse,
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPoolCapacityResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -30370,20 +31193,20 @@ func ParseListPriorityClassesResponse(rsp *http.Response) (*ListPriorityClassesR
 		var headers ListPriorityClassesResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ListPriorityClassesResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -30411,12 +31234,22 @@ func ParseListPriorityClassesResponse(rsp *http.Response) (*ListPriorityClassesR
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPriorityClassesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -30527,20 +31360,20 @@ func ParseCreatePriorityClassResponse(rsp *http.Response) (*CreatePriorityClassR
 		var headers CreatePriorityClassResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers CreatePriorityClassResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -30568,12 +31401,22 @@ func ParseCreatePriorityClassResponse(rsp *http.Response) (*CreatePriorityClassR
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePriorityClassResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -30656,20 +31499,20 @@ func ParseGetPriorityClassResponse(rsp *http.Response) (*GetPriorityClassRespons
 		var headers GetPriorityClassResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers GetPriorityClassResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -30697,12 +31540,22 @@ func ParseGetPriorityClassResponse(rsp *http.Response) (*GetPriorityClassRespons
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPriorityClassResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -30778,20 +31631,20 @@ func ParseListReservationsResponse(rsp *http.Response) (*ListReservationsRespons
 		var headers ListReservationsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ListReservationsResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -30819,12 +31672,22 @@ func ParseListReservationsResponse(rsp *http.Response) (*ListReservationsRespons
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListReservationsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -30942,20 +31805,20 @@ func ParseCreateReservationResponse(rsp *http.Response) (*CreateReservationRespo
 		var headers CreateReservationResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers CreateReservationResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -30983,12 +31846,22 @@ func ParseCreateReservationResponse(rsp *http.Response) (*CreateReservationRespo
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateReservationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -31071,20 +31944,20 @@ func ParseGetReservationResponse(rsp *http.Response) (*GetReservationResponse, e
 		var headers GetReservationResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers GetReservationResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -31112,12 +31985,22 @@ func ParseGetReservationResponse(rsp *http.Response) (*GetReservationResponse, e
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetReservationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -31214,20 +32097,20 @@ func ParseCancelReservationResponse(rsp *http.Response) (*CancelReservationRespo
 		var headers CancelReservationResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers CancelReservationResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -31255,12 +32138,22 @@ func ParseCancelReservationResponse(rsp *http.Response) (*CancelReservationRespo
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CancelReservationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -31378,20 +32271,20 @@ func ParseExtendReservationResponse(rsp *http.Response) (*ExtendReservationRespo
 		var headers ExtendReservationResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ExtendReservationResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -31419,12 +32312,22 @@ func ParseExtendReservationResponse(rsp *http.Response) (*ExtendReservationRespo
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExtendReservationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -31521,20 +32424,20 @@ func ParseReleaseReservationResponse(rsp *http.Response) (*ReleaseReservationRes
 		var headers ReleaseReservationResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ReleaseReservationResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -31562,12 +32465,22 @@ func ParseReleaseReservationResponse(rsp *http.Response) (*ReleaseReservationRes
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReleaseReservationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -31643,20 +32556,20 @@ func ParseListSitesResponse(rsp *http.Response) (*ListSitesResponse, error) {
 		var headers ListSitesResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ListSitesResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -31684,12 +32597,22 @@ func ParseListSitesResponse(rsp *http.Response) (*ListSitesResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSitesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -31800,20 +32723,20 @@ func ParseCreateSiteResponse(rsp *http.Response) (*CreateSiteResponse, error) {
 		var headers CreateSiteResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers CreateSiteResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -31841,12 +32764,22 @@ func ParseCreateSiteResponse(rsp *http.Response) (*CreateSiteResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateSiteResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -31929,20 +32862,20 @@ func ParseGetSiteResponse(rsp *http.Response) (*GetSiteResponse, error) {
 		var headers GetSiteResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers GetSiteResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -31970,12 +32903,22 @@ func ParseGetSiteResponse(rsp *http.Response) (*GetSiteResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSiteResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -32093,20 +33036,20 @@ func ParseUpdateSiteResponse(rsp *http.Response) (*UpdateSiteResponse, error) {
 		var headers UpdateSiteResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers UpdateSiteResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -32134,12 +33077,22 @@ func ParseUpdateSiteResponse(rsp *http.Response) (*UpdateSiteResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateSiteResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -32215,20 +33168,20 @@ func ParseListTenantsResponse(rsp *http.Response) (*ListTenantsResponse, error) 
 		var headers ListTenantsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ListTenantsResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -32256,12 +33209,22 @@ func ParseListTenantsResponse(rsp *http.Response) (*ListTenantsResponse, error) 
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListTenantsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -32344,20 +33307,20 @@ func ParseGetTenantResponse(rsp *http.Response) (*GetTenantResponse, error) {
 		var headers GetTenantResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers GetTenantResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -32385,12 +33348,22 @@ func ParseGetTenantResponse(rsp *http.Response) (*GetTenantResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTenantResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -32473,20 +33446,20 @@ func ParseGetTenantFairShareResponse(rsp *http.Response) (*GetTenantFairShareRes
 		var headers GetTenantFairShareResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers GetTenantFairShareResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -32514,12 +33487,22 @@ func ParseGetTenantFairShareResponse(rsp *http.Response) (*GetTenantFairShareRes
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTenantFairShareResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -32630,20 +33613,20 @@ func ParseSetTenantFairShareResponse(rsp *http.Response) (*SetTenantFairShareRes
 		var headers SetTenantFairShareResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers SetTenantFairShareResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -32671,12 +33654,22 @@ func ParseSetTenantFairShareResponse(rsp *http.Response) (*SetTenantFairShareRes
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetTenantFairShareResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -32759,20 +33752,20 @@ func ParseGetTenantPriorityClassesResponse(rsp *http.Response) (*GetTenantPriori
 		var headers GetTenantPriorityClassesResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers GetTenantPriorityClassesResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -32800,12 +33793,22 @@ func ParseGetTenantPriorityClassesResponse(rsp *http.Response) (*GetTenantPriori
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTenantPriorityClassesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -32916,20 +33919,20 @@ func ParseSetTenantPriorityClassesResponse(rsp *http.Response) (*SetTenantPriori
 		var headers SetTenantPriorityClassesResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers SetTenantPriorityClassesResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -32957,12 +33960,22 @@ func ParseSetTenantPriorityClassesResponse(rsp *http.Response) (*SetTenantPriori
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetTenantPriorityClassesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33045,20 +34058,20 @@ func ParseListTenantQuotasResponse(rsp *http.Response) (*ListTenantQuotasRespons
 		var headers ListTenantQuotasResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ListTenantQuotasResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -33086,12 +34099,22 @@ func ParseListTenantQuotasResponse(rsp *http.Response) (*ListTenantQuotasRespons
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListTenantQuotasResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33202,20 +34225,20 @@ func ParseSetQuotaResponse(rsp *http.Response) (*SetQuotaResponse, error) {
 		var headers SetQuotaResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers SetQuotaResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -33243,12 +34266,22 @@ func ParseSetQuotaResponse(rsp *http.Response) (*SetQuotaResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetQuotaResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33324,20 +34357,20 @@ func ParseListTokensResponse(rsp *http.Response) (*ListTokensResponse, error) {
 		var headers ListTokensResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ListTokensResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -33365,12 +34398,22 @@ func ParseListTokensResponse(rsp *http.Response) (*ListTokensResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListTokensResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33477,20 +34520,20 @@ func ParseCreateTokenResponse(rsp *http.Response) (*CreateTokenResponse, error) 
 		var headers CreateTokenResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers CreateTokenResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -33518,12 +34561,22 @@ func ParseCreateTokenResponse(rsp *http.Response) (*CreateTokenResponse, error) 
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateTokenResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33613,20 +34666,20 @@ func ParseRevokeTokenResponse(rsp *http.Response) (*RevokeTokenResponse, error) 
 		var headers RevokeTokenResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers RevokeTokenResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -33654,12 +34707,22 @@ func ParseRevokeTokenResponse(rsp *http.Response) (*RevokeTokenResponse, error) 
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RevokeTokenResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33742,20 +34805,20 @@ func ParseGetTokenResponse(rsp *http.Response) (*GetTokenResponse, error) {
 		var headers GetTokenResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers GetTokenResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -33783,12 +34846,22 @@ func ParseGetTokenResponse(rsp *http.Response) (*GetTokenResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTokenResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33864,20 +34937,20 @@ func ParseListUsageWindowsResponse(rsp *http.Response) (*ListUsageWindowsRespons
 		var headers ListUsageWindowsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ListUsageWindowsResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -33905,12 +34978,22 @@ func ParseListUsageWindowsResponse(rsp *http.Response) (*ListUsageWindowsRespons
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListUsageWindowsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -33986,20 +35069,20 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 		var headers ListWebhookEndpointsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ListWebhookEndpointsResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -34027,12 +35110,22 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhookEndpointsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34143,20 +35236,20 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 		var headers CreateWebhookEndpointResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers CreateWebhookEndpointResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -34184,12 +35277,22 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34279,20 +35382,20 @@ func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpo
 		var headers DeleteWebhookEndpointResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers DeleteWebhookEndpointResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -34320,12 +35423,22 @@ func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpo
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34408,20 +35521,20 @@ func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointRes
 		var headers GetWebhookEndpointResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers GetWebhookEndpointResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -34449,12 +35562,22 @@ func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointRes
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34565,20 +35688,20 @@ func ParsePatchWebhookEndpointResponse(rsp *http.Response) (*PatchWebhookEndpoin
 		var headers PatchWebhookEndpointResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers PatchWebhookEndpointResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -34606,12 +35729,22 @@ func ParsePatchWebhookEndpointResponse(rsp *http.Response) (*PatchWebhookEndpoin
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34694,20 +35827,20 @@ func ParseListWebhookAttemptsResponse(rsp *http.Response) (*ListWebhookAttemptsR
 		var headers ListWebhookAttemptsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers ListWebhookAttemptsResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -34735,12 +35868,22 @@ func ParseListWebhookAttemptsResponse(rsp *http.Response) (*ListWebhookAttemptsR
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhookAttemptsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34851,20 +35994,20 @@ func ParseRecoverWebhookEndpointResponse(rsp *http.Response) (*RecoverWebhookEnd
 		var headers RecoverWebhookEndpointResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers RecoverWebhookEndpointResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -34892,12 +36035,22 @@ func ParseRecoverWebhookEndpointResponse(rsp *http.Response) (*RecoverWebhookEnd
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RecoverWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34987,20 +36140,20 @@ func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhoo
 		var headers RotateWebhookEndpointSecretResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers RotateWebhookEndpointSecretResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -35028,12 +36181,22 @@ func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhoo
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateWebhookEndpointSecretResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -35109,20 +36272,20 @@ func ParseWhoamiResponse(rsp *http.Response) (*WhoamiResponse, error) {
 		var headers WhoamiResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 405:
 		var headers WhoamiResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Allow = &value
+			headers.Allow = value
 		}
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
@@ -35150,12 +36313,22 @@ func ParseWhoamiResponse(rsp *http.Response) (*WhoamiResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers WhoamiResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

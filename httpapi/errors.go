@@ -189,9 +189,11 @@ func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 			}
 			return
 		}
-		if detail.Code == core.CodeUnavailable && res.Header().Get("Retry-After") == "" {
+		if (detail.Code == core.CodeUnavailable || status == http.StatusTooManyRequests) && res.Header().Get("Retry-After") == "" {
 			// A timeout, a cancelled or lost-race transaction, a database
-			// away: retrying shortly may succeed.
+			// away: retrying shortly may succeed. A limit names its own
+			// wait (rateLimited); one that did not still owes the client
+			// the header the contract promises on every 429 and 503.
 			res.Header().Set("Retry-After", unavailableRetryAfter)
 		}
 		if status == http.StatusUnauthorized && res.Header().Get(echo.HeaderWWWAuthenticate) == "" {

@@ -242,23 +242,25 @@ func TestContractRejectsWhatStrictClientsReject(t *testing.T) {
 	js := http.Header{"Content-Type": {"application/json"}}
 	good := `{"tokenId":"tok_1","tenant":"acme","identity":"alice@acme","role":"member"}`
 	require.Empty(t, c.mismatches(whoami, response{status: 200, header: js, body: []byte(good)}))
-	require.Empty(t, c.mismatches(whoami, response{status: 401, header: js, body: []byte(`{"error":{"code":"UNAUTHENTICATED","message":"no"}}`)}))
+	unauth := http.Header{"Content-Type": {"application/json"}, "Www-Authenticate": {`Bearer realm="compute"`}}
+	require.Empty(t, c.mismatches(whoami, response{status: 401, header: unauth, body: []byte(`{"error":{"code":"UNAUTHENTICATED","message":"no"}}`)}))
 	require.Empty(t, c.mismatches(deleteJoinToken, response{status: 204, header: http.Header{}}))
 
 	for name, r := range map[string]struct {
 		req *http.Request
 		res response
 	}{
-		"a required field missing": {whoami, response{status: 200, header: js, body: []byte(`{"tokenId":"tok_1","tenant":"acme","identity":"a"}`)}},
-		"null, not nullable":       {whoami, response{status: 200, header: js, body: []byte(`{"tokenId":"tok_1","tenant":"acme","identity":"a","role":null}`)}},
-		"an enum value not listed": {whoami, response{status: 200, header: js, body: []byte(`{"tokenId":"tok_1","tenant":"acme","identity":"a","role":"admin"}`)}},
-		"a number for a string":    {whoami, response{status: 200, header: js, body: []byte(`{"tokenId":1,"tenant":"acme","identity":"a","role":"member"}`)}},
-		"an undocumented status":   {whoami, response{status: 418, header: js, body: []byte(good)}},
-		"an undocumented type":     {whoami, response{status: 200, header: http.Header{"Content-Type": {"text/plain"}}, body: []byte(good)}},
-		"not the error envelope":   {whoami, response{status: 401, header: js, body: []byte(`{"error":"no"}`)}},
-		"an envelope with more":    {whoami, response{status: 401, header: js, body: []byte(`{"error":{"code":"UNAUTHENTICATED","message":"no","hint":"x"}}`)}},
-		"an error code not listed": {whoami, response{status: 401, header: js, body: []byte(`{"error":{"code":"NOPE","message":"no"}}`)}},
-		"a body where none is":     {deleteJoinToken, response{status: 204, header: js, body: []byte(`{}`)}},
+		"a required field missing":  {whoami, response{status: 200, header: js, body: []byte(`{"tokenId":"tok_1","tenant":"acme","identity":"a"}`)}},
+		"null, not nullable":        {whoami, response{status: 200, header: js, body: []byte(`{"tokenId":"tok_1","tenant":"acme","identity":"a","role":null}`)}},
+		"an enum value not listed":  {whoami, response{status: 200, header: js, body: []byte(`{"tokenId":"tok_1","tenant":"acme","identity":"a","role":"admin"}`)}},
+		"a number for a string":     {whoami, response{status: 200, header: js, body: []byte(`{"tokenId":1,"tenant":"acme","identity":"a","role":"member"}`)}},
+		"an undocumented status":    {whoami, response{status: 418, header: js, body: []byte(good)}},
+		"an undocumented type":      {whoami, response{status: 200, header: http.Header{"Content-Type": {"text/plain"}}, body: []byte(good)}},
+		"not the error envelope":    {whoami, response{status: 401, header: unauth, body: []byte(`{"error":"no"}`)}},
+		"an envelope with more":     {whoami, response{status: 401, header: unauth, body: []byte(`{"error":{"code":"UNAUTHENTICATED","message":"no","hint":"x"}}`)}},
+		"an error code not listed":  {whoami, response{status: 401, header: unauth, body: []byte(`{"error":{"code":"NOPE","message":"no"}}`)}},
+		"a body where none is":      {deleteJoinToken, response{status: 204, header: js, body: []byte(`{}`)}},
+		"a required header missing": {whoami, response{status: 401, header: js, body: []byte(`{"error":{"code":"UNAUTHENTICATED","message":"no"}}`)}},
 	} {
 		require.NotEmpty(t, c.mismatches(r.req, r.res), name)
 	}
