@@ -276,6 +276,27 @@ func TestAssignRefusesASharedMIGInstance(t *testing.T) {
 	require.Equal(t, outcomeSucceeded, beside.State, beside.Reason)
 }
 
+// A GPU is shared one way at a time: a slot of a GPU whose MIG instance is
+// held, or an MPS slot beside a time-slice one, is refused as a held GPU
+// is (the control plane changes a GPU's mode only with nothing on it, so
+// only a stale or forged assignment asks for it). Slots of one mode share
+// their GPU.
+func TestAssignRefusesAGPUSharedTwoWays(t *testing.T) {
+	td := newTestDaemon(t)
+	mig := wire.AssignedDevice{ID: "GPU-n1-0/mig-0", GPU: "GPU-n1-0", Kind: "mig", Visible: "MIG-x"}
+	require.Equal(t, outcomeSucceeded, td.assign(assignment("alc_a", t0, t0.Add(2*h), 3, mig)).State)
+	sliced := td.assign(assignment("alc_b", t0, t0.Add(h), 4, slot("GPU-n1-0", 0, "time-slice")))
+	require.Equal(t, outcomeFailed, sliced.State)
+	require.Contains(t, sliced.Reason, "device GPU-n1-0/s0 is held by another allocation on this node")
+
+	require.Equal(t, outcomeSucceeded, td.assign(assignment("alc_c", t0, t0.Add(h), 5, slot("GPU-n1-1", 0, "time-slice"))).State)
+	mps := td.assign(assignment("alc_d", t0, t0.Add(h), 6, slot("GPU-n1-1", 1, "mps")))
+	require.Equal(t, outcomeFailed, mps.State)
+	require.True(t, strings.HasPrefix(mps.Reason, "refused: "), mps.Reason)
+	neighbour := td.assign(assignment("alc_e", t0, t0.Add(h), 7, slot("GPU-n1-1", 1, "time-slice")))
+	require.Equal(t, outcomeSucceeded, neighbour.State, neighbour.Reason)
+}
+
 func journalLines(t *testing.T, j *journal) int {
 	b, err := os.ReadFile(j.path)
 	require.NoError(t, err)
@@ -318,8 +339,11 @@ func TestWorkloadsSeeOnlyTheirDevices(t *testing.T) {
 	}
 	require.NoDirExists(t, filepath.Join(td.root, "alc_nobody"))
 
-	// A time-slice slot sees its GPU, without MPS.
-	b := assignment("alc_b", t0, t0.Add(h), 2, slot("GPU-n1-0", 2, "time-slice"))
+	// A time-slice slot sees its GPU, without MPS (once the MPS slots are
+	// released: a GPU is shared one way at a time).
+	un := td.job(wire.CommandKindUnassign, "alc_a", wire.UnassignPayload{AllocationID: "alc_a", Reason: "released", Generation: 2})
+	require.Equal(t, outcomeSucceeded, un.State, un.Reason)
+	b := assignment("alc_b", t0, t0.Add(h), 3, slot("GPU-n1-0", 2, "time-slice"))
 	require.Equal(t, outcomeSucceeded, td.assign(b).State)
 	ts := td.job("exec", "alc_b", commandPayload{Script: `echo "[$CUDA_VISIBLE_DEVICES] [${CUDA_MPS_PIPE_DIRECTORY-unset}]"`})
 	require.Equal(t, "[GPU-n1-0] [unset]\n", ts.Output)

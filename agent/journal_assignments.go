@@ -109,8 +109,10 @@ func windowsOverlap(s1, e1, s2, e2 time.Time) bool {
 }
 
 // devicesConflict reports whether two atoms cannot be held by two
-// allocations at once: the same atom, a whole GPU and anything on it, or
-// two MIG atoms visible as the same MIG instance. The last is what the
+// allocations at once: the same atom, a whole GPU and anything on it, atoms
+// of one GPU shared two ways (a MIG instance and a slot, or a time-slice and
+// an MPS slot: the GPU is in one mode at a time), or two MIG atoms visible
+// as the same MIG instance. The last is what the
 // container gets (the instance's CDI device), and the control plane's
 // pairing of atoms with instances (by profile and order, from the
 // inventory) can move under a live booking, so two atoms may name one
@@ -122,7 +124,7 @@ func devicesConflict(a, b wire.AssignedDevice) bool {
 	if a.Kind == "mig" && b.Kind == "mig" && a.Visible == b.Visible {
 		return true
 	}
-	return a.GPU != "" && a.GPU == b.GPU && (a.Kind == "gpu" || b.Kind == "gpu")
+	return a.GPU != "" && a.GPU == b.GPU && (a.Kind == "gpu" || a.Kind != b.Kind || a.Mode != b.Mode)
 }
 
 func windowString(start, end time.Time) string {
