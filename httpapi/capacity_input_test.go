@@ -58,6 +58,7 @@ func TestCapacityRejectsBadInput(t *testing.T) {
 		"pool lostAfter zero":      {http.MethodPost, "/v1/pools", `{"id":"p2","siteId":"fra1","kind":"provider","lostAfterSeconds":0}`, nil, "lostAfterSeconds"},
 		"pool cpuRatio zero":       {http.MethodPost, "/v1/pools", `{"id":"p2","siteId":"fra1","kind":"bare-metal","cpuRatio":0}`, nil, `"cpuRatio"`},
 		"pool diskRatio below one": {http.MethodPost, "/v1/pools", `{"id":"p2","siteId":"fra1","kind":"bare-metal","diskRatio":0.5}`, nil, `"diskRatio"`},
+		"pool cpuRatio over 64":    {http.MethodPost, "/v1/pools", `{"id":"p2","siteId":"fra1","kind":"bare-metal","cpuRatio":65}`, nil, `"cpuRatio" must be 1 to 64`},
 		"node GPU without uuid":    {http.MethodPost, "/v1/nodes", `{"id":"n2","poolId":"fra1-gpu","gpus":[{"model":"a100","memoryMb":1}]}`, nil, "uuid"},
 		"amount over 2^53":         {http.MethodPost, "/v1/nodes", `{"id":"n2","poolId":"fra1-gpu","vcpu":9007199254740992}`, nil, `"vcpu"`},
 		"NUL in a path":            {http.MethodPost, "/v1/nodes/n%001/cordon", ``, nil, "id"},

@@ -70,8 +70,10 @@ func (f fleetHandlers) createPool(c echo.Context) error {
 		if r.v == nil {
 			continue
 		}
-		if !(*r.v >= 1) { // NaN too
-			return core.Errorf(core.CodeInvalidArgument, "field %q must be at least 1 (leave it out: no overcommit)", r.name)
+		// The bounds are the pools table's CHECK (pools_cpu_ratio_check…),
+		// named here so that the answer names the field, not the rule.
+		if !(*r.v >= 1 && *r.v <= core.MaxPoolRatio) { // NaN too
+			return core.Errorf(core.CodeInvalidArgument, "field %q must be 1 to %d (leave it out: no overcommit)", r.name, core.MaxPoolRatio)
 		}
 		ratios[i] = *r.v
 	}

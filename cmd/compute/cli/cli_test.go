@@ -75,6 +75,8 @@ func TestBadInputNamesTheFlag(t *testing.T) {
 		{[]string{"nodes", "set-mode", "GPU-0"}, "MODE"},
 		{[]string{"nodes", "set-mode", "GPU-0", "shared", "--slots", "2"}, "MODE"},
 		{[]string{"nodes", "set-mode", "GPU-0", "mps", "--slots", "two"}, "--slots"},
+		{[]string{"pools", "create", "p", "--site", "s", "--cpu-ratio", "NaN"}, "--cpu-ratio"},
+		{[]string{"pools", "create", "p", "--site", "s", "--memory-ratio", "65"}, "--memory-ratio"},
 		{[]string{"quotas", "set", "acme", "gpu"}, "RESOURCE=MAX"},
 		{[]string{"quotas", "set", "acme", "gpu=lots"}, "RESOURCE=MAX"},
 		{[]string{"quotas", "set", "acme"}, "RESOURCE=MAX"},

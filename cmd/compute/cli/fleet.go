@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bettercompute/compute/client"
+	"github.com/bettercompute/compute/core"
 )
 
 var poolHeader = []string{"ID", "SITE", "KIND", "CPU-RATIO", "MEMORY-RATIO", "DISK-RATIO", "NETWORK", "CREATED"}
@@ -103,6 +104,9 @@ func (c *cli) poolsCmd() *cobra.Command {
 			}
 			for name, v := range map[string]*float32{"cpu-ratio": &cpuRatio, "memory-ratio": &memRatio, "disk-ratio": &diskRatio} {
 				if cmd.Flags().Changed(name) {
+					if !(*v >= 1 && *v <= core.MaxPoolRatio) { // NaN and Inf too, which JSON cannot carry
+						return usagef("--%s: %v: must be 1 to %d (leave it out: no overcommit)", name, *v, core.MaxPoolRatio)
+					}
 					switch name {
 					case "cpu-ratio":
 						req.CPURatio = v
