@@ -5890,6 +5890,8 @@ type ClientInterface interface {
 
 	// UntaintNodeWithBody Remove a taint from a node (operator)
 	//
+	// With a `value`, removes that taint; with a `key` alone, every taint
+	// of that key, with or without a value (as `kubectl taint KEY-`).
 	// Removing a taint the node does not have changes nothing.
 	//
 	// Takes any type of body and a specified content type.
@@ -5899,6 +5901,8 @@ type ClientInterface interface {
 
 	// UntaintNode Remove a taint from a node (operator)
 	//
+	// With a `value`, removes that taint; with a `key` alone, every taint
+	// of that key, with or without a value (as `kubectl taint KEY-`).
 	// Removing a taint the node does not have changes nothing.
 	//
 	// Takes a body of the `application/json` content type.
@@ -7515,6 +7519,8 @@ func (c *Client) UndrainNode(ctx context.Context, id NodeID, params *UndrainNode
 
 // UntaintNodeWithBody Remove a taint from a node (operator)
 //
+// With a `value`, removes that taint; with a `key` alone, every taint
+// of that key, with or without a value (as `kubectl taint KEY-`).
 // Removing a taint the node does not have changes nothing.
 //
 // Takes any type of body and a specified content type.
@@ -7534,6 +7540,8 @@ func (c *Client) UntaintNodeWithBody(ctx context.Context, id NodeID, params *Unt
 
 // UntaintNode Remove a taint from a node (operator)
 //
+// With a `value`, removes that taint; with a `key` alone, every taint
+// of that key, with or without a value (as `kubectl taint KEY-`).
 // Removing a taint the node does not have changes nothing.
 //
 // Takes a body of the `application/json` content type.
@@ -13184,6 +13192,8 @@ type ClientWithResponsesInterface interface {
 
 	// UntaintNodeWithBodyWithResponse Remove a taint from a node (operator)
 	//
+	// With a `value`, removes that taint; with a `key` alone, every taint
+	// of that key, with or without a value (as `kubectl taint KEY-`).
 	// Removing a taint the node does not have changes nothing.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -13193,6 +13203,8 @@ type ClientWithResponsesInterface interface {
 
 	// UntaintNodeWithResponse Remove a taint from a node (operator)
 	//
+	// With a `value`, removes that taint; with a `key` alone, every taint
+	// of that key, with or without a value (as `kubectl taint KEY-`).
 	// Removing a taint the node does not have changes nothing.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -24611,6 +24623,8 @@ func (c *ClientWithResponses) UndrainNodeWithResponse(ctx context.Context, id No
 
 // UntaintNodeWithBodyWithResponse Remove a taint from a node (operator)
 //
+// With a `value`, removes that taint; with a `key` alone, every taint
+// of that key, with or without a value (as `kubectl taint KEY-`).
 // Removing a taint the node does not have changes nothing.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -24626,6 +24640,8 @@ func (c *ClientWithResponses) UntaintNodeWithBodyWithResponse(ctx context.Contex
 
 // UntaintNodeWithResponse Remove a taint from a node (operator)
 //
+// With a `value`, removes that taint; with a `key` alone, every taint
+// of that key, with or without a value (as `kubectl taint KEY-`).
 // Removing a taint the node does not have changes nothing.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

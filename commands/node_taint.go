@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
@@ -32,15 +33,20 @@ func (h *Handlers) TaintNode(ctx context.Context, actor core.Actor, cmd TaintNod
 		})
 }
 
-// UntaintNode runs nodes.untaint (operator only).
+// UntaintNode runs nodes.untaint (operator only). A taint KEY=VALUE
+// removes that taint; a KEY alone removes every taint of that key, with or
+// without a value, as `kubectl taint KEY-` does: an operator who names the
+// key of a valued taint wants it gone, and was told "changed nothing".
 func (h *Handlers) UntaintNode(ctx context.Context, actor core.Actor, cmd TaintNode) (NodeResult, error) {
 	return h.changeScheduling(ctx, actor, "nodes.untaint", cmd.NodeID, cmd.IfVersion,
 		func(n *db.NodeGetForUpdateRow) (string, bool) {
-			i := slices.Index(n.Taints, cmd.Taint)
-			if i < 0 {
+			kept := slices.DeleteFunc(slices.Clone(n.Taints), func(t string) bool {
+				return t == cmd.Taint || (!strings.Contains(cmd.Taint, "=") && strings.HasPrefix(t, cmd.Taint+"="))
+			})
+			if len(kept) == len(n.Taints) {
 				return "", false
 			}
-			n.Taints = slices.Delete(slices.Clone(n.Taints), i, i+1)
+			n.Taints = kept
 			return core.EventNodeUntainted, true
 		})
 }
