@@ -44,6 +44,16 @@ type SubscribeOptions struct {
 	// OnDisconnect, when set, is told why a stream ended and how long the
 	// subscriber waits before reconnecting (for a log line).
 	OnDisconnect func(err error, wait time.Duration)
+	// OnResume, when set, is told the cursor a reconnect would resume
+	// after each time it moves: once fn accepted an event (its Cursor), and
+	// when a frame without data moves it (the stream's opening frame, a
+	// heartbeat's id). A heartbeat's can be past fn's last event, over
+	// events outside the token's scope or Types that followed it. Save it
+	// rather than the last Event.Cursor to resume later (as After, with
+	// the same Types): it misses nothing, and it stays valid under
+	// retention however long the subscription's own events stay quiet,
+	// where the last event's cursor expires with that event.
+	OnResume func(cursor string)
 }
 
 // Defaults of SubscribeOptions and of the stream.
@@ -251,7 +261,7 @@ func (s *subscription) dispatch(id string, hasID bool, event, data string, hasDa
 	}
 	if !hasData {
 		if hasID {
-			s.cursor, s.haveCursor = id, true
+			s.resumeAfter(id)
 		}
 		return nil
 	}
@@ -267,9 +277,18 @@ func (s *subscription) dispatch(id string, hasID bool, event, data string, hasDa
 		return &handlerError{err: err}
 	}
 	if hasID {
-		s.cursor, s.haveCursor = id, true
+		s.resumeAfter(id)
 	}
 	return nil
+}
+
+// resumeAfter moves the cursor the next stream resumes after, and tells
+// OnResume.
+func (s *subscription) resumeAfter(cursor string) {
+	s.cursor, s.haveCursor = cursor, true
+	if s.opts.OnResume != nil {
+		s.opts.OnResume(cursor)
+	}
 }
 
 func cmpOr(d, def time.Duration) time.Duration {

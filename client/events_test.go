@@ -149,6 +149,48 @@ func TestSubscribeLiveResumesFromTheOpeningFrame(t *testing.T) {
 	require.Equal(t, client.APIError{Code: client.ErrorCodeCURSOREXPIRED, Message: "pruned"}, *apiErr)
 }
 
+// OnResume is told every move of the resume point, in order: the opening
+// frame's id, each event's cursor once the handler accepted it, and a
+// heartbeat's id, which can be past the last event (events the stream
+// does not show followed it). What it was told last is what the next
+// reconnect resumes after.
+func TestSubscribeTellsOnResumeEveryMove(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var resumed []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		resumed = append(resumed, r.Header.Get("Last-Event-ID"))
+		first := len(resumed) == 1
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		if !first {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"error":{"code":"UNAUTHENTICATED","message":"revoked"}}`)
+			return
+		}
+		fmt.Fprint(w, "retry: 10\nid: c0\n\n")
+		fmt.Fprint(w, "id: c1\nevent: site.created\ndata: {\"id\":\"00000000-0000-0000-0000-000000000001\","+
+			"\"type\":\"site.created\",\"tenantId\":null,\"subject\":\"s1\",\"data\":{},\"time\":\"2030-01-01T00:00:00Z\"}\n\n")
+		fmt.Fprint(w, ": heartbeat\nid: c5\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	api, err := client.New(srv.URL, "bc_secret", client.Options{
+		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
+	require.NoError(t, err)
+	var told, events []string
+	err = api.Subscribe(context.Background(), client.SubscribeOptions{Types: []string{"site.created"},
+		OnResume: func(cursor string) { told = append(told, cursor) }},
+		func(ev client.Event) error { events = append(events, ev.Cursor); return nil })
+	require.True(t, client.IsCode(err, client.ErrorCodeUNAUTHENTICATED), "%v", err)
+	require.Equal(t, []string{"c1"}, events)
+	require.Equal(t, []string{"c0", "c1", "c5"}, told)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"", "c5"}, resumed, "the reconnect resumed after the heartbeat's id")
+}
+
 // An `event: error` frame ends the subscription with its typed error after
 // the events before it were handled; so does a 410 when reconnecting.
 func TestSubscribeEndsOnCursorExpired(t *testing.T) {

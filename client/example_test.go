@@ -50,7 +50,11 @@ func ExampleNew() {
 
 // Subscribe follows the event stream from the oldest retained event,
 // reconnecting and resuming after the last event handled, until the
-// context ends. Keep Event.Cursor to continue from there next time.
+// context ends. Keep the cursor OnResume was told last to continue from
+// there next time (with the same Types): the stream's heartbeats move it
+// past the events the filter leaves out, so it stays valid under
+// retention however rarely a reservation is booked, where the last
+// Event.Cursor expires with its event.
 func ExampleAPI_Subscribe() {
 	api, err := client.New("http://localhost:8080", "bc_…", client.Options{})
 	if err != nil {
@@ -58,8 +62,9 @@ func ExampleAPI_Subscribe() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	oldest := ""
-	err = api.Subscribe(ctx, client.SubscribeOptions{After: &oldest, Types: []string{"reservation.booked"}},
+	oldest, resume := "", ""
+	err = api.Subscribe(ctx, client.SubscribeOptions{After: &oldest, Types: []string{"reservation.booked"},
+		OnResume: func(cursor string) { resume = cursor }},
 		func(ev client.Event) error {
 			fmt.Println(ev.Type, ev.Subject, ev.Cursor)
 			return nil
@@ -67,6 +72,7 @@ func ExampleAPI_Subscribe() {
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		log.Fatal(err)
 	}
+	fmt.Println("next time: After:", resume)
 }
 
 // A webhook receiver verifies the raw body before trusting it, then

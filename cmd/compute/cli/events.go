@@ -52,9 +52,12 @@ printed, so nothing is missed or repeated; reconnects are noted on stderr.
 
 By default it starts at the live feed; --from-start starts at the oldest
 retained event and --after CURSOR strictly after a cursor (the CURSOR
-column, or a page's nextCursor; interrupted, tail prints the cursor of
-the last event it printed on stderr). If retention pruned the log past
-the stream, it ends with CURSOR_EXPIRED (exit code 9).`,
+column, or a page's nextCursor). Interrupted, tail prints on stderr the
+cursor that resumes where it stopped: its last event's, or a later one
+that the stream's heartbeat moved it to over events it does not show
+(other tenants', or types left out), so that the cursor of a tail whose
+own events stay quiet outlives the retention. If retention pruned the
+log past the stream, it ends with CURSOR_EXPIRED (exit code 9).`,
 		Example: `  compute events tail
   compute events tail --type reservation.booked,reservation.released -o json`,
 		Args: NoArgs,
@@ -79,20 +82,26 @@ the stream, it ends with CURSOR_EXPIRED (exit code 9).`,
 				if c.output == "table" {
 					fmt.Fprintf(c.stdout, "%-20s  %-32s  %-24s  %-10s  %s\n", "TIME", "TYPE", "SUBJECT", "TENANT", "CURSOR")
 				}
-				first, last := true, after
+				// Where a tail started now would continue this one: the
+				// subscription's resume point, not the last event's cursor,
+				// which expires with that event although a quiet tail
+				// missed nothing after it.
+				first, resume := true, after
+				opts.OnResume = func(cursor string) { resume = cursor }
 				err := api.Subscribe(ctx, opts, func(ev client.Event) error {
 					defer func() { first = false }()
-					if err := c.printEvent(ev, first); err != nil {
-						return err
-					}
-					last = ev.Cursor
-					return nil
+					return c.printEvent(ev, first)
 				})
 				if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 					// Interrupted: the normal end of a tail. A JSON or YAML
 					// envelope carries no cursor, so say where to resume.
-					if last != "" {
-						fmt.Fprintf(c.stderr, "compute: interrupted; resume after the last event printed with --after %s\n", terminalSafe(last))
+					if resume != "" {
+						again := "--after " + resume
+						if len(only) > 0 {
+							// The cursor may be past events of the types left out.
+							again += " --type " + strings.Join(only, ",")
+						}
+						fmt.Fprintf(c.stderr, "compute: interrupted; resume where it stopped with %s\n", terminalSafe(again))
 					}
 					return nil
 				}
@@ -135,8 +144,10 @@ func (c *cli) eventsListCmd() *cobra.Command {
 		Use:   "list",
 		Short: "Page through the event log (oldest retained first, or after --after)",
 		Long: `list prints one page of the event log; pass its nextCursor (printed on
-stderr under a table) as --after for the next. An empty page returns the
-same cursor: poll again with it.`,
+stderr under a table) as --after for the next. A short page (an empty one
+too) has read everything you can see: its nextCursor may be past your own
+last event, up to the log's newest; poll again with it, not with the
+cursor you gave, which retention can expire however quiet your events are.`,
 		Args: NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			only, err := splitTypes(types)

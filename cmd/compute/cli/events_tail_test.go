@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// An interrupted tail names the cursor that resumes where it stopped,
+// which the stream's heartbeat moves past its last event when events it
+// does not show follow: a tail of a quiet type handed the last event's
+// cursor instead, and once retention pruned that event, the resumed tail
+// was refused with CURSOR_EXPIRED although it had missed nothing.
+//
+// The server sends one event (cursor …01), then a heartbeat that moves
+// the stream to …09 (events of other types followed), and ends the
+// stream. The tail reconnects with Last-Event-ID …09, which shows it took
+// the heartbeat in; the test interrupts it then.
+func TestEventsTailInterruptedNamesTheHeartbeatsCursor(t *testing.T) {
+	t.Parallel()
+	const (
+		opened    = "00000000000000000000000000000000"
+		lastEvent = "00000000000000010000000000000001"
+		heartbeat = "00000000000000090000000000000001"
+	)
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	var mu sync.Mutex
+	var resumed []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		resumed = append(resumed, r.Header.Get("Last-Event-ID"))
+		n := len(resumed)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		if n > 1 { // the reconnect: the tail has read the heartbeat
+			fmt.Fprintf(w, "retry: 10\nid: %s\n\n", heartbeat)
+			w.(http.Flusher).Flush()
+			interrupt()
+			<-r.Context().Done()
+			return
+		}
+		fmt.Fprintf(w, "retry: 10\nid: %s\n\n", opened)
+		fmt.Fprintf(w, "id: %s\nevent: reservation.released\ndata: {\"id\":\"00000000-0000-0000-0000-000000000001\","+
+			"\"type\":\"reservation.released\",\"tenantId\":\"acme\",\"subject\":\"reservations/rsv_1\",\"data\":{},"+
+			"\"time\":\"2030-01-01T00:00:00Z\"}\n\n", lastEvent)
+		fmt.Fprintf(w, ": heartbeat\nid: %s\n\n", heartbeat)
+	}))
+	defer srv.Close()
+
+	inv := newInvocation(t, "COMPUTE_SERVER="+srv.URL, "COMPUTE_TOKEN=bc_secret")
+	var out, errOut bytes.Buffer
+	c := newCLI(Program{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return inv.env[k] }})
+	c.configPath = inv.configPath
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, c, []string{"events", "tail", "--from-start", "--type", "reservation.released", "-o", "json"})
+	}()
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code, "an interrupted tail exits 0; stderr: %s", errOut.String())
+	case <-time.After(time.Minute):
+		t.Fatal("events tail did not end when interrupted")
+	}
+
+	require.Equal(t, 1, strings.Count(out.String(), "\n"), "one event printed: %s", out.String())
+	mu.Lock()
+	require.Equal(t, []string{"", heartbeat}, resumed, "the reconnect resumed after the heartbeat's id")
+	mu.Unlock()
+	require.Contains(t, errOut.String(),
+		"compute: interrupted; resume where it stopped with --after "+heartbeat+" --type reservation.released\n")
+	require.NotContains(t, errOut.String(), lastEvent, "the last event's cursor, which expires with it, is not named")
+}
