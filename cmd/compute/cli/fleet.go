@@ -152,14 +152,15 @@ func poolResultTable(p client.PoolResult) table {
 			string(p.WorkloadNetwork), itoa(p.Version)}}}
 }
 
-var siteHeader = []string{"ID", "NAME", "CREATED"}
+var siteHeader = []string{"ID", "NAME", "VERSION", "CREATED"}
 
 // siteResultTable is a site create's or update's answer (see poolResultTable).
 func siteResultTable(s client.SiteResult) table {
 	return table{header: []string{"ID", "NAME", "VERSION"}, rows: [][]string{{s.ID, s.Name, itoa(s.Version)}}}
 }
 
-func siteRow(s client.Site) []string { return []string{s.ID, s.Name, ts(s.CreatedAt)} }
+// siteRow shows the version that `sites update --if-match` takes.
+func siteRow(s client.Site) []string { return []string{s.ID, s.Name, itoa(s.Version), ts(s.CreatedAt)} }
 
 func (c *cli) sitesCmd() *cobra.Command {
 	var p pageFlags
