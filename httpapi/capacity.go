@@ -72,7 +72,22 @@ func parseTime(field, s string) (time.Time, error) {
 		return time.Time{}, core.Errorf(core.CodeInvalidArgument,
 			"field %q must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", field, s)
 	}
+	if !answerableTime(t) {
+		return time.Time{}, core.Errorf(core.CodeInvalidArgument,
+			"field %q must be a time from year 0 to 9999 in UTC, not %q", field, s)
+	}
 	return t, nil
+}
+
+// answerableTime reports whether t, in UTC, is a time an answer can show.
+// RFC 3339 parses a year up to 9999 with any offset, so
+// 9999-12-31T23:59:59-23:59 is a time of the year 10000 in UTC, which the
+// database stores but JSON cannot write (time.Time.MarshalJSON refuses
+// years past 9999): a token issued with it answered 500 after it was
+// issued, and every list of tokens that held it answered 500 from then on.
+func answerableTime(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 0 && y <= 9999
 }
 
 // formatTime writes API times: RFC 3339 in UTC.

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -177,16 +178,19 @@ func TestRevokeToken(t *testing.T) {
 
 // A token issued with expiresAt authenticates until then (business time)
 // and is 401 from then on, like a revoked one, while its metadata shows
-// the expiry; an expiry not in the future, or not a time, is 400 and
-// issues nothing.
+// the expiry; an expiry not in the future, or not a time, or of a year no
+// answer can show (past 9999 in UTC, though RFC 3339 with its offset), is
+// 400 and issues nothing.
 func TestTokenExpiresAtItsExpiry(t *testing.T) {
 	t.Parallel()
 	s := setup(t)
 	now := s.pg.Now(t)
 	for name, at := range map[string]string{
-		"now":        now.Format(time.RFC3339Nano),
-		"past":       now.Add(-time.Hour).Format(time.RFC3339Nano),
-		"not a time": "tomorrow",
+		"now":                  now.Format(time.RFC3339Nano),
+		"past":                 now.Add(-time.Hour).Format(time.RFC3339Nano),
+		"not a time":           "tomorrow",
+		"year 10000 in UTC":    "9999-12-31T23:59:59-23:59",
+		"year 10000 by a hair": "9999-12-31T23:59:59.5-00:01",
 	} {
 		r := s.call(t, http.MethodPost, "/v1/tokens", s.operator,
 			map[string]string{"tenant": "expiry", "identity": "ci", "role": "member", "expiresAt": at})
@@ -277,4 +281,23 @@ func requireExpiriesRefused(t *testing.T, s *testServer, issuer, tenant string, 
 	var n int
 	require.NoError(t, s.pg.Pool.QueryRow(t.Context(), "SELECT count(*) FROM api_tokens WHERE tenant_id = $1", tenant).Scan(&n))
 	require.Zero(t, n, "nothing issued by a refused request")
+}
+
+// A time of a year past 9999 in UTC, which an RFC 3339 offset can write
+// (9999-12-31T23:59:59-23:59), is 400 where a query takes a time, as in a
+// body: the answer that shows it back could not be written (500).
+func TestQueryTimeOfAYearNoAnswerCanShowIsRefused(t *testing.T) {
+	t.Parallel()
+	s := setupClasses(t)
+	// A write after the node's, so that the read model has the device.
+	var quota struct{ Position string }
+	s.mustCall(t, http.StatusOK, http.MethodPut, "/v1/tenants/acme/quotas/gpu", s.operator, map[string]int{"max": 3}, &quota)
+	s.catchUp(t, quota.Position)
+	path := "/v1/devices/GPU-n1-0/holders?at="
+	s.mustCall(t, http.StatusOK, http.MethodGet, path+url.QueryEscape("9999-12-31T23:59:59Z"), s.operator, nil, nil)
+	for _, at := range []string{"9999-12-31T23:59:59-23:59", "0000-01-01T00:00:00+01:00"} {
+		r := s.call(t, http.MethodGet, path+url.QueryEscape(at), s.operator, nil)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", at, r.body)
+		require.Equal(t, core.CodeInvalidArgument, r.errorBody(t).Code, at)
+	}
 }
