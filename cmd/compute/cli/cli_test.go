@@ -80,6 +80,8 @@ func TestBadInputNamesTheFlag(t *testing.T) {
 		{[]string{"quotas", "set", "acme", "gpu"}, "RESOURCE=MAX"},
 		{[]string{"quotas", "set", "acme", "gpu=lots"}, "RESOURCE=MAX"},
 		{[]string{"quotas", "set", "acme"}, "RESOURCE=MAX"},
+		{[]string{"quotas", "set", "acme", "vcpu=64", "gpus=8"}, `"gpus=8"`},
+		{[]string{"quotas", "set", "acme", "gpu=8", "vcpu=64", "gpu=4"}, "gpu is named twice"},
 		{[]string{"tokens", "create", "--tenant", "acme", "--identity", "x", "--role", "admin"}, "--role"},
 		{[]string{"tokens", "create", "--tenant", "acme"}, `"identity"`},
 		{[]string{"events", "tail", "--after", "c1", "--from-start"}, "--after, --from-start"},

@@ -242,6 +242,18 @@ func (c *cli) sitesCmd() *cobra.Command {
 
 var quotaHeader = []string{"TENANT", "RESOURCE", "MAX", "USED"}
 
+// reportPartialQuotas says, before the error of the refused RESOURCE=MAX
+// (the last of through), which of those before it were set and which after
+// it were never sent: `quotas set` sends one request per resource.
+func (c *cli) reportPartialQuotas(through, unsent []string) {
+	if set := through[:len(through)-1]; len(set) > 0 {
+		fmt.Fprintf(c.stderr, "compute: set before %s was refused: %s\n", through[len(through)-1], strings.Join(set, " "))
+	}
+	if len(unsent) > 0 {
+		fmt.Fprintf(c.stderr, "compute: not sent: %s\n", strings.Join(unsent, " "))
+	}
+}
+
 func quotaRow(q client.Quota) []string {
 	return []string{q.Tenant, q.Resource, itoa(q.Max), itoa(q.Used)}
 }
@@ -276,12 +288,24 @@ func (c *cli) quotasCmd() *cobra.Command {
 				resource string
 				max      int64
 			}
+			// Each RESOURCE=MAX is a request of its own, sent in order: a
+			// resource the server would refuse as a name, or one named twice,
+			// is refused here, before any is sent, so that a typo in the
+			// last one does not leave the first ones set and the rest not.
 			var sets []set
+			named := map[string]bool{}
 			for _, a := range args[1:] {
 				res, v, ok := strings.Cut(a, "=")
 				if !ok || res == "" {
 					return usagef("RESOURCE=MAX: %q: want RESOURCE=MAX, such as gpu=16", a)
 				}
+				if !core.ValidQuotaResource(res) {
+					return usagef("RESOURCE=MAX: %q: RESOURCE is gpu, gpu:<model>, vcpu, memory or disk", a)
+				}
+				if named[res] {
+					return usagef("RESOURCE=MAX: %s is named twice", res)
+				}
+				named[res] = true
 				max, err := strconv.ParseInt(v, 10, 64)
 				if err != nil || max < 0 {
 					return usagef("RESOURCE=MAX: %q: MAX must be a whole number, 0 or more", a)
@@ -290,9 +314,12 @@ func (c *cli) quotasCmd() *cobra.Command {
 			}
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				items := make([]client.QuotaResult, 0, len(sets))
-				for _, s := range sets {
+				for i, s := range sets {
 					res, err := api.SetQuotaWithResponse(ctx, args[0], s.resource, client.SetQuotaRequest{Max: s.max})
 					if err != nil {
+						// The server refused this one (a max below the usage)
+						// after the ones before it were set: say which are.
+						c.reportPartialQuotas(args[1:i+2], args[i+2:])
 						return fmt.Errorf("%s: %w", s.resource, err)
 					}
 					items = append(items, *res.JSON200)
