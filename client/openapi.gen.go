@@ -1532,7 +1532,7 @@ type CreateWebhookEndpointRequest struct {
 	// EventTypes Tenant event types to deliver (empty, every type); an unknown type or a fleet event is 400.
 	EventTypes *[]string `json:"eventTypes,omitempty"`
 
-	// Tenant Operators only; defaults to the caller's tenant.
+	// Tenant Operators only; defaults to the caller's tenant. It must exist (404 otherwise): a tenant is created by issuing it a token.
 	Tenant *string `json:"tenant,omitempty"`
 
 	// URL http or https, no user info, printable characters only (no control or format character such as U+202E); names only a local network resolves (localhost, .local, .internal, a single label) and non-public IP literals are refused here, non-public addresses again at delivery.
@@ -22711,6 +22711,8 @@ type CreateWebhookEndpointResponse struct {
 	JSON401 *Unauthenticated
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *PermissionDenied
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -22755,6 +22757,11 @@ func (r CreateWebhookEndpointResponse) GetJSON401() *Unauthenticated {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r CreateWebhookEndpointResponse) GetJSON403() *PermissionDenied {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON404() *NotFound {
+	return r.JSON404
 }
 
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
@@ -35188,6 +35195,13 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest MethodNotAllowed

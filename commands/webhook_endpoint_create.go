@@ -57,10 +57,15 @@ func (h *Handlers) CreateWebhookEndpoint(ctx context.Context, actor core.Actor, 
 	if cmd.Tenant != actor.Tenant && !actor.IsOperator() {
 		return CreatedWebhookEndpoint{}, core.Errorf(core.CodePermissionDenied, "only operators may create endpoints for another tenant")
 	}
+	if !tokenTenantPattern.MatchString(cmd.Tenant) {
+		// The rule tokens.create applies: a tenant id no token could carry.
+		return CreatedWebhookEndpoint{}, core.Errorf(core.CodeInvalidArgument,
+			"tenant %q is invalid: use 1 to 63 lower-case letters, digits or '-', starting with a letter or digit", cmd.Tenant)
+	}
 	req := webhookEndpointRequest{Tenant: cmd.Tenant, URL: cmd.URL, Description: cmd.Description, EventTypes: cmd.EventTypes}
 	out, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "webhook-endpoints.create", req,
 		func(ctx context.Context, tx pgx.Tx) (CreatedWebhookEndpoint, error) {
-			return createWebhookEndpoint(ctx, db.New(tx), cmd)
+			return createWebhookEndpoint(ctx, db.New(tx), cmd, cmd.Tenant != actor.Tenant)
 		})
 	if err != nil {
 		return CreatedWebhookEndpoint{}, fmt.Errorf("create webhook endpoint for %s: %w", cmd.Tenant, err)
@@ -68,9 +73,19 @@ func (h *Handlers) CreateWebhookEndpoint(ctx context.Context, actor core.Actor, 
 	return out, nil
 }
 
-// createWebhookEndpoint is the create's transaction.
-func createWebhookEndpoint(ctx context.Context, q *db.Queries, cmd CreateWebhookEndpoint) (CreatedWebhookEndpoint, error) {
-	if err := q.TenantEnsure(ctx, cmd.Tenant); err != nil {
+// createWebhookEndpoint is the create's transaction. A tenant the caller
+// names (an operator's, for another tenant) must exist, NOT_FOUND
+// otherwise, as for quotas: a typo that minted a tenant would give an
+// endpoint no event ever reaches, answered 201. Tenants are created by
+// issuing them a token; the caller's own tenant exists by its token.
+func createWebhookEndpoint(ctx context.Context, q *db.Queries, cmd CreateWebhookEndpoint, named bool) (CreatedWebhookEndpoint, error) {
+	if named {
+		if _, err := q.TenantGet(ctx, cmd.Tenant); errors.Is(err, pgx.ErrNoRows) {
+			return CreatedWebhookEndpoint{}, unknownTenant(cmd.Tenant)
+		} else if err != nil {
+			return CreatedWebhookEndpoint{}, pg.Translate(err, "tenant "+cmd.Tenant)
+		}
+	} else if err := q.TenantEnsure(ctx, cmd.Tenant); err != nil {
 		return CreatedWebhookEndpoint{}, pg.Translate(err, "tenant "+cmd.Tenant)
 	}
 	// The cap is the guarded insert's; the tenant lock makes its count

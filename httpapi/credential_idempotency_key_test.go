@@ -30,6 +30,10 @@ func TestCredentialMintingRefusesIdempotencyKey(t *testing.T) {
 		require.NoError(t, s.pg.Pool.QueryRow(t.Context(), query).Scan(&n))
 		return n
 	}
+	// The tenant an operator registers an endpoint for must exist; issuing
+	// it a token would create it, but the tokens of keyed are counted below.
+	_, err := s.pg.Pool.Exec(t.Context(), "INSERT INTO tenants (id) VALUES ('keyed')")
+	require.NoError(t, err)
 	var ep struct{ ID, Secret string }
 	s.must(t, http.StatusCreated, http.MethodPost, "/v1/webhook-endpoints", s.operator,
 		map[string]string{"url": "https://hooks.keyed.example/in", "tenant": "keyed"}, &ep)

@@ -259,6 +259,32 @@ func TestWebhookEndpointRejectsBadInput(t *testing.T) {
 	}
 }
 
+// An operator registering an endpoint for another tenant names a tenant
+// that exists: a typo (acmee) is 404, as for quotas, and creates no tenant,
+// where it answered 201 with an endpoint no event of acme would ever reach;
+// a tenant id no token could carry is 400 naming the rule, not a
+// constraint.
+func TestWebhookEndpointForAnotherTenantNeedsTheTenant(t *testing.T) {
+	t.Parallel()
+	s := setup(t, webhookRoutes)
+	s.tokenFor(t, "acme", "alice", core.RoleMember)
+	for tenant, want := range map[string]core.Code{"acmee": core.CodeNotFound, "Bad!": core.CodeInvalidArgument} {
+		r := s.call(t, http.MethodPost, "/v1/webhook-endpoints", s.operator,
+			map[string]any{"url": "https://hooks.acme.example/in", "tenant": tenant})
+		e := r.errorBody(t)
+		require.Equal(t, want, e.Code, "%s: %s", tenant, r.body)
+		require.Contains(t, e.Message, "tenant", tenant)
+		require.NotContains(t, e.Message, "tenants_id_check", tenant)
+	}
+	var tenants, endpoints int
+	require.NoError(t, s.pg.Pool.QueryRow(t.Context(),
+		"SELECT (SELECT count(*) FROM tenants WHERE id = 'acmee'), (SELECT count(*) FROM webhook_endpoints)").Scan(&tenants, &endpoints))
+	require.Zero(t, tenants, "no tenant minted by a typo")
+	require.Zero(t, endpoints, "nothing registered")
+	s.mustCall(t, http.StatusCreated, http.MethodPost, "/v1/webhook-endpoints", s.operator,
+		map[string]any{"url": "https://hooks.acme.example/in", "tenant": "acme"}, nil)
+}
+
 // Every webhook route is described in docs/openapi.yaml and every webhook
 // path there is served. (TestOpenAPIMatchesRoutes builds its server without
 // feature routes; this covers ours until it takes them.)

@@ -68,6 +68,8 @@ func TestEndpointCapPerTenant(t *testing.T) {
 	f.createEndpoint(t, acmeMember, "https://hooks.acme.example/5")
 
 	// Twelve creates at once for a tenant with room for three: three win.
+	// An operator names an existing tenant (issuing it a token creates it).
+	require.NoError(t, f.pg.Q.TenantEnsure(ctx, "initech"))
 	var wins, quota atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 12 {
