@@ -4027,7 +4027,7 @@ type JoinNodeJSONBody struct {
 
 // CreateNodeJoinTokenJSONBody defines parameters for CreateNodeJoinToken.
 type CreateNodeJoinTokenJSONBody struct {
-	// TTLSeconds Lifetime of the token; default 3600.
+	// TTLSeconds Lifetime of the token; default 3600. It may not end after the expiry of the API token asking for it (400 INVALID_ARGUMENT naming that expiry, nothing issued).
 	TTLSeconds *int64 `json:"ttlSeconds,omitempty"`
 }
 

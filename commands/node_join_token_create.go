@@ -51,7 +51,9 @@ func IsJoinToken(token string) bool { return strings.HasPrefix(token, joinTokenP
 // refuses it as unknown. Like every token change, issuing, using and
 // revoking one append to authz_changes in the same transaction. The API
 // token that asks for it is recorded as its issuer: revoking that token
-// with its descendants revokes the join token too while it is unused.
+// with its descendants revokes the join token too while it is unused, and
+// an issuer with an expiry issues only join tokens that expire no later
+// (INVALID_ARGUMENT otherwise, checked by the insert).
 func (h *Handlers) CreateJoinToken(ctx context.Context, actor core.Actor, nodeID string, ttl time.Duration) (JoinToken, error) {
 	if err := requireOperator(actor, "nodes.join-tokens.create"); err != nil {
 		return JoinToken{}, err
@@ -92,7 +94,7 @@ func (h *Handlers) CreateJoinToken(ctx context.Context, actor core.Actor, nodeID
 			TokenHash: hashSecret(token), TenantID: actor.Tenant, Identity: actor.Identity, TtlSeconds: ttl.Seconds(),
 			IssuerID: issuer})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return core.Errorf(core.CodeUnauthenticated, "the token issuing this join token is revoked or unknown")
+			return joinTokenIssueRefused(ctx, q, actor.TokenID, ttl)
 		}
 		if err != nil {
 			return pg.Translate(err, "join token")
@@ -103,6 +105,23 @@ func (h *Handlers) CreateJoinToken(ctx context.Context, actor core.Actor, nodeID
 		return JoinToken{}, fmt.Errorf("create join token for node %s: %w", nodeID, err)
 	}
 	return out, nil
+}
+
+// joinTokenIssueRefused is why NodeJoinTokenCreate inserted nothing: the
+// issuing token is revoked or unknown (UNAUTHENTICATED), or it expires
+// before a join token of ttl would (INVALID_ARGUMENT, naming its expiry): a
+// join token never outlives the token that issues it.
+func joinTokenIssueRefused(ctx context.Context, q *db.Queries, issuerID string, ttl time.Duration) error {
+	issuer, err := q.ApiTokenGet(ctx, issuerID)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return pg.Translate(err, "token "+issuerID)
+	}
+	if err == nil && issuer.RevokedAt == nil && issuer.ExpiresAt != nil {
+		return core.Errorf(core.CodeInvalidArgument,
+			"a join token of %d s would outlive the token that issues it, which expires at %s: ask for a shorter ttlSeconds",
+			int64(ttl/time.Second), issuer.ExpiresAt.UTC().Format(time.RFC3339Nano))
+	}
+	return core.Errorf(core.CodeUnauthenticated, "the token issuing this join token is revoked or unknown")
 }
 
 // RevokeJoinToken takes back a join token of nodeID (operator only) before

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/httpapi"
 )
 
 // Revoking an operator token with its descendants revokes the join tokens
@@ -60,4 +62,41 @@ func TestRevokingATokenRevokesItsUnusedJoinTokens(t *testing.T) {
 	_, err := s.h.CreateJoinToken(t.Context(),
 		core.Actor{TokenID: leaked.ID, Tenant: "ops", Identity: "leaked@ops", Role: core.RoleOperator}, "node-d", 0)
 	require.ErrorContains(t, err, "revoked or unknown")
+}
+
+// An operator token with an expiry issues only join tokens that expire no
+// later than itself, as it issues only such tokens: a join token admits a
+// machine as a node, whose credential lasts until revoked, so a leaked
+// token with a minute left minted a 24-hour join token that joined a node
+// a day after the token itself was refused. A longer ttlSeconds, or the
+// default hour, past the issuer's expiry is 400 naming it, and nothing is
+// issued; one that ends with it or sooner is issued and joins.
+func TestJoinTokenCannotOutliveTheTokenThatIssuesIt(t *testing.T) {
+	t.Parallel()
+	s := newAPIServer(t, time.Second)
+	s.must(t, http.StatusCreated, http.MethodPost, "/v1/sites", s.operator, map[string]any{"id": "fra1", "name": "Frankfurt 1"}, nil)
+	s.must(t, http.StatusCreated, http.MethodPost, "/v1/pools", s.operator,
+		map[string]any{"id": "metal", "siteId": "fra1", "kind": "bare-metal"}, nil)
+	expiry := s.pg.Now(t).Add(30 * time.Minute)
+	var issuer tokenJSON
+	s.must(t, http.StatusCreated, http.MethodPost, "/v1/tokens", s.operator, map[string]any{
+		"tenant": "ops", "identity": "ci@ops", "role": "operator", "expiresAt": expiry.Format(time.RFC3339Nano)}, &issuer)
+
+	for name, body := range map[string]any{"a day": map[string]any{"ttlSeconds": 86400}, "the default hour": nil} {
+		r := s.call(t, http.MethodPost, "/v1/nodes/node-late/join-tokens", issuer.Token, body)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", name, r.body)
+		var e struct{ Error httpapi.ErrorDetail }
+		require.NoError(t, json.Unmarshal(r.body, &e), name)
+		require.Equal(t, core.CodeInvalidArgument, e.Error.Code, name)
+		require.Contains(t, e.Error.Message, expiry.UTC().Format(time.RFC3339), "%s: names the issuer's expiry", name)
+	}
+	var n int
+	require.NoError(t, s.pg.Pool.QueryRow(t.Context(), "SELECT count(*) FROM node_join_tokens WHERE node_id = 'node-late'").Scan(&n))
+	require.Zero(t, n, "nothing issued by a refused request")
+
+	var jt joinTokenJSON
+	s.must(t, http.StatusCreated, http.MethodPost, "/v1/nodes/node-soon/join-tokens", issuer.Token,
+		map[string]any{"ttlSeconds": 1700}, &jt)
+	require.False(t, jt.ExpiresAt.After(expiry), "expires %s, its issuer %s", jt.ExpiresAt, expiry)
+	require.Equal(t, http.StatusCreated, s.call(t, http.MethodPost, "/v1/nodes/node-soon/join", jt.Token, joinBody).status)
 }

@@ -66,7 +66,7 @@ WITH RECURSIVE issuers (id, issued_by, depth) AS (
   UNION ALL
   SELECT i.id, i.issued_by, c.depth + 1 FROM api_tokens i JOIN issuers c ON i.id = c.issued_by
 ), chain AS (
-  SELECT i.id, i.revoked_at, c.depth FROM api_tokens i JOIN issuers c ON c.id = i.id
+  SELECT i.id, i.expires_at, i.revoked_at, c.depth FROM api_tokens i JOIN issuers c ON c.id = i.id
    ORDER BY c.depth DESC
      FOR SHARE OF i
 )
@@ -75,7 +75,10 @@ SELECT $1::text, $2::text, $3::bytea, $4::text,
        $5::text, compute_now() + make_interval(secs => $6::float8),
        $7::text
  WHERE $7::text IS NULL
-    OR EXISTS (SELECT 1 FROM chain c WHERE c.depth = 0 AND c.revoked_at IS NULL)
+    OR EXISTS (SELECT 1 FROM chain c
+                WHERE c.depth = 0 AND c.revoked_at IS NULL
+                  AND (c.expires_at IS NULL
+                       OR compute_now() + make_interval(secs => $6::float8) <= c.expires_at))
 RETURNING expires_at
 `
 
@@ -91,7 +94,10 @@ type NodeJoinTokenCreateParams struct {
 
 // issuer_id is the API token asking for it, recorded as issued_by (NULL:
 // the system). Nothing is inserted (zero rows) when that token is unknown
-// or revoked. Its chain of issuers is locked FOR SHARE from the top down,
+// or revoked, or has an expiry the join token would outlive: as a token
+// never outlives the token that issues it (ApiTokenCreate), an expiring
+// operator token cannot mint a join token that admits a machine after it
+// expired. Its chain of issuers is locked FOR SHARE from the top down,
 // as ApiTokenCreate locks it, so a revoke of any of them with its
 // descendants (ApiTokenRevokeTree, which revokes their unused join tokens
 // too) either waits for this insert and then revokes the new join token,
