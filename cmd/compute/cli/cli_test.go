@@ -222,6 +222,9 @@ func TestLoginSavesContexts(t *testing.T) {
 	_, errOut, code = inv.run("whoami")
 	require.Equal(t, exitAuth, code, "the current context was deleted")
 	require.Contains(t, errOut, "compute login")
+	// The other contexts are still saved: it says so, and how to pick one.
+	require.Contains(t, errOut, "no current context (saved: b)")
+	require.Contains(t, errOut, "compute context use NAME")
 }
 
 // The exit code follows the kind of error.

@@ -157,6 +157,12 @@ func (c *cli) resolveTarget() (target, error) {
 			return target{}, notLoggedInError{msg: "COMPUTE_TOKEN is set but COMPUTE_SERVER is not, and there is no current context: set COMPUTE_SERVER (such as http://localhost:8080), or run `compute login --server URL --token TOKEN`."}
 		}
 		t.token, t.source = envToken, t.source+" with COMPUTE_TOKEN"
+	case !haveCtx && len(f.Contexts) > 0:
+		// The current context was deleted, or never chosen, while others
+		// are saved: "not logged in" alone would send the user to log in
+		// again with a token they already saved.
+		return target{}, notLoggedInError{msg: fmt.Sprintf("not logged in: no current context (saved: %s). "+
+			"Pick one with `compute context use NAME`, or use --context NAME. %s", listOrNone(f.names()), loginHint)}
 	case !haveCtx:
 		return target{}, notLoggedInError{msg: "not logged in: no server and token to use. " + loginHint}
 	}
