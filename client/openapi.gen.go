@@ -2634,7 +2634,7 @@ type Quota struct {
 
 	// Resource `gpu`, `gpu:<model>`, `vcpu`, `memory` (MB) or `disk` (GB).
 	//
-	// Examples: gpu, gpu:a100
+	// Examples: gpu, gpu:H100-80GB
 	Resource string   `json:"resource"`
 	Tenant   TenantID `json:"tenant"`
 
@@ -2667,7 +2667,7 @@ type QuotaEventData struct {
 
 	// Resource gpu, gpu:<model>, vcpu, memory (MB) or disk (GB).
 	//
-	// Examples: gpu, gpu:a100
+	// Examples: gpu, gpu:H100-80GB
 	Resource string `json:"resource"`
 	Tenant   string `json:"tenant"`
 	Version  int64  `json:"version"`
@@ -6261,7 +6261,11 @@ type ClientInterface interface {
 	// A tenant can reserve nothing of a resource until its quota is set;
 	// `gpu:<model>` quotas are optional and charged only when set: a new
 	// one counts the reservations booked after it, not GPUs of the model
-	// the tenant already holds (docs/concepts/capacity.md). Lowering
+	// the tenant already holds (docs/concepts/capacity.md). The model is
+	// matched exactly, case included, with the GPUs' `model`
+	// (`gpu:H100-80GB`, not `gpu:h100-80gb`); a model no GPU has yet is
+	// accepted (a quota may come before its hardware) and limits nothing
+	// until one does. Lowering
 	// max below what the tenant uses is 409 CONFLICT. The max the quota
 	// already has changes nothing: 200 with the same `version`, an all-zero
 	// `position` and no event. If-Match is not
@@ -6280,7 +6284,11 @@ type ClientInterface interface {
 	// A tenant can reserve nothing of a resource until its quota is set;
 	// `gpu:<model>` quotas are optional and charged only when set: a new
 	// one counts the reservations booked after it, not GPUs of the model
-	// the tenant already holds (docs/concepts/capacity.md). Lowering
+	// the tenant already holds (docs/concepts/capacity.md). The model is
+	// matched exactly, case included, with the GPUs' `model`
+	// (`gpu:H100-80GB`, not `gpu:h100-80gb`); a model no GPU has yet is
+	// accepted (a quota may come before its hardware) and limits nothing
+	// until one does. Lowering
 	// max below what the tenant uses is 409 CONFLICT. The max the quota
 	// already has changes nothing: 200 with the same `version`, an all-zero
 	// `position` and no event. If-Match is not
@@ -8230,7 +8238,11 @@ func (c *Client) ListTenantQuotas(ctx context.Context, tenant TenantPath, params
 // A tenant can reserve nothing of a resource until its quota is set;
 // `gpu:<model>` quotas are optional and charged only when set: a new
 // one counts the reservations booked after it, not GPUs of the model
-// the tenant already holds (docs/concepts/capacity.md). Lowering
+// the tenant already holds (docs/concepts/capacity.md). The model is
+// matched exactly, case included, with the GPUs' `model`
+// (`gpu:H100-80GB`, not `gpu:h100-80gb`); a model no GPU has yet is
+// accepted (a quota may come before its hardware) and limits nothing
+// until one does. Lowering
 // max below what the tenant uses is 409 CONFLICT. The max the quota
 // already has changes nothing: 200 with the same `version`, an all-zero
 // `position` and no event. If-Match is not
@@ -8259,7 +8271,11 @@ func (c *Client) SetQuotaWithBody(ctx context.Context, tenant TenantID, resource
 // A tenant can reserve nothing of a resource until its quota is set;
 // `gpu:<model>` quotas are optional and charged only when set: a new
 // one counts the reservations booked after it, not GPUs of the model
-// the tenant already holds (docs/concepts/capacity.md). Lowering
+// the tenant already holds (docs/concepts/capacity.md). The model is
+// matched exactly, case included, with the GPUs' `model`
+// (`gpu:H100-80GB`, not `gpu:h100-80gb`); a model no GPU has yet is
+// accepted (a quota may come before its hardware) and limits nothing
+// until one does. Lowering
 // max below what the tenant uses is 409 CONFLICT. The max the quota
 // already has changes nothing: 200 with the same `version`, an all-zero
 // `position` and no event. If-Match is not
@@ -13595,7 +13611,11 @@ type ClientWithResponsesInterface interface {
 	// A tenant can reserve nothing of a resource until its quota is set;
 	// `gpu:<model>` quotas are optional and charged only when set: a new
 	// one counts the reservations booked after it, not GPUs of the model
-	// the tenant already holds (docs/concepts/capacity.md). Lowering
+	// the tenant already holds (docs/concepts/capacity.md). The model is
+	// matched exactly, case included, with the GPUs' `model`
+	// (`gpu:H100-80GB`, not `gpu:h100-80gb`); a model no GPU has yet is
+	// accepted (a quota may come before its hardware) and limits nothing
+	// until one does. Lowering
 	// max below what the tenant uses is 409 CONFLICT. The max the quota
 	// already has changes nothing: 200 with the same `version`, an all-zero
 	// `position` and no event. If-Match is not
@@ -13614,7 +13634,11 @@ type ClientWithResponsesInterface interface {
 	// A tenant can reserve nothing of a resource until its quota is set;
 	// `gpu:<model>` quotas are optional and charged only when set: a new
 	// one counts the reservations booked after it, not GPUs of the model
-	// the tenant already holds (docs/concepts/capacity.md). Lowering
+	// the tenant already holds (docs/concepts/capacity.md). The model is
+	// matched exactly, case included, with the GPUs' `model`
+	// (`gpu:H100-80GB`, not `gpu:h100-80gb`); a model no GPU has yet is
+	// accepted (a quota may come before its hardware) and limits nothing
+	// until one does. Lowering
 	// max below what the tenant uses is 409 CONFLICT. The max the quota
 	// already has changes nothing: 200 with the same `version`, an all-zero
 	// `position` and no event. If-Match is not
@@ -25237,7 +25261,11 @@ func (c *ClientWithResponses) ListTenantQuotasWithResponse(ctx context.Context, 
 // A tenant can reserve nothing of a resource until its quota is set;
 // `gpu:<model>` quotas are optional and charged only when set: a new
 // one counts the reservations booked after it, not GPUs of the model
-// the tenant already holds (docs/concepts/capacity.md). Lowering
+// the tenant already holds (docs/concepts/capacity.md). The model is
+// matched exactly, case included, with the GPUs' `model`
+// (`gpu:H100-80GB`, not `gpu:h100-80gb`); a model no GPU has yet is
+// accepted (a quota may come before its hardware) and limits nothing
+// until one does. Lowering
 // max below what the tenant uses is 409 CONFLICT. The max the quota
 // already has changes nothing: 200 with the same `version`, an all-zero
 // `position` and no event. If-Match is not
@@ -25262,7 +25290,11 @@ func (c *ClientWithResponses) SetQuotaWithBodyWithResponse(ctx context.Context, 
 // A tenant can reserve nothing of a resource until its quota is set;
 // `gpu:<model>` quotas are optional and charged only when set: a new
 // one counts the reservations booked after it, not GPUs of the model
-// the tenant already holds (docs/concepts/capacity.md). Lowering
+// the tenant already holds (docs/concepts/capacity.md). The model is
+// matched exactly, case included, with the GPUs' `model`
+// (`gpu:H100-80GB`, not `gpu:h100-80gb`); a model no GPU has yet is
+// accepted (a quota may come before its hardware) and limits nothing
+// until one does. Lowering
 // max below what the tenant uses is 409 CONFLICT. The max the quota
 // already has changes nothing: 200 with the same `version`, an all-zero
 // `position` and no event. If-Match is not
