@@ -125,6 +125,7 @@ func podSpec(p podParams) *specs.Spec {
 			MaskedPaths:   maskedPaths,
 			ReadonlyPaths: readonlyPaths,
 			Seccomp:       seccompProfile(),
+			Sysctl:        ipcSysctls(p.Limits),
 		},
 	}
 	return s
@@ -151,6 +152,26 @@ func resources(l limits) *specs.LinuxResources {
 		r.Pids = &specs.LinuxPids{Limit: &pids}
 	}
 	return r
+}
+
+// ipcSysctls bound the System V IPC objects of an allocation's IPC
+// namespace. Such an object outlives the process that made it, until the
+// namespace goes at the release, and the OOM killer frees none of its
+// memory; a fresh namespace's defaults allow more than the node has
+// (shared memory without limit, a billion semaphores, 32,000 message
+// queues), so an allocation without a memory limit could pin the node's
+// memory past any OOM kill. Shared memory gets /dev/shm's size (the
+// same pages, by another interface); semaphores and message queues the
+// kernel's classic defaults: 128 sets of 250 (32,000 semaphores, a few
+// MiB) and 32 queues.
+func ipcSysctls(l limits) map[string]string {
+	shm := l.ShmMB << 20
+	return map[string]string{
+		"kernel.shmmax": strconv.FormatInt(shm, 10),
+		"kernel.shmall": strconv.FormatInt(shm/int64(os.Getpagesize()), 10),
+		"kernel.sem":    "250 32000 500 128",
+		"kernel.msgmni": "32",
+	}
 }
 
 // oomScoreAdj is the OOM score adjustment of every process of an
