@@ -194,11 +194,11 @@ func podMounts(p podParams) []specs.Mount {
 		{Destination: "/dev/pts", Type: "devpts", Source: "devpts",
 			Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
 		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm",
-			Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=" + strconv.FormatInt(p.Limits.ShmMB, 10) + "m"}},
+			Options: []string{"nosuid", "noexec", "nodev", "mode=1777", tmpfsSize(p.Limits.ShmMB), tmpfsInodes(p.Limits.ShmMB)}},
 		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
 		{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
 		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs",
-			Options: []string{"nosuid", "nodev", "mode=1777", "size=" + strconv.FormatInt(p.Limits.TmpMB, 10) + "m"}},
+			Options: []string{"nosuid", "nodev", "mode=1777", tmpfsSize(p.Limits.TmpMB), tmpfsInodes(p.Limits.TmpMB)}},
 		{Destination: workDir, Type: "bind", Source: p.Work, Options: []string{"rbind", "rw", "nosuid", "nodev"}},
 	}
 	for _, d := range hostDirs {
@@ -210,6 +210,17 @@ func podMounts(p podParams) []specs.Mount {
 	}
 	return ms
 }
+
+// tmpfsSize is the size option of a tmpfs of mb MiB.
+func tmpfsSize(mb int64) string { return "size=" + strconv.FormatInt(mb, 10) + "m" }
+
+// tmpfsInodes is the number of inodes of a tmpfs of mb MiB: one per
+// 16 KiB, as /work has. Its size bounds only its files' pages; every
+// file, empty or not, is also an inode and a dentry of the kernel's
+// memory (about 1 KiB), which no OOM kill frees, and the kernel's default
+// (half the node's pages) would let an allocation without a memory limit
+// hold gigabytes of it in an empty /tmp.
+func tmpfsInodes(mb int64) string { return "nr_inodes=" + strconv.FormatInt(mb*64, 10) }
 
 // podRootFS prepares the container's root directory: the host's
 // directories that are symbolic links (a merged /usr: /bin -> usr/bin)
