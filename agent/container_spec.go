@@ -234,6 +234,17 @@ func podRootFS(rootfs string) error {
 	if err := os.Chmod(rootfs, 0o755); err != nil {
 		return err
 	}
+	// runc gives a tmpfs the mode of the directory it is mounted on when
+	// that directory exists, as /tmp's does from the allocation's previous
+	// container on (after the daemon's graceful restart, a reboot): made
+	// 1777 here, /tmp stays every user's, sticky, in every container.
+	tmp := filepath.Join(rootfs, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil && !os.IsExist(err) {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o777|os.ModeSticky); err != nil {
+		return err
+	}
 	for _, d := range hostDirs {
 		st, err := os.Lstat(d)
 		if err != nil || st.Mode()&os.ModeSymlink == 0 {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -28,4 +29,20 @@ print "$ARGV[0] took 200000\n"' $d; done`)
 		"/tmp refused at 65536: No space left on device", // 65,536 inodes, its root one of them
 		"/dev/shm refused at 4096: No space left on device",
 	}, strings.Split(strings.TrimSpace(out), "\n"), out)
+}
+
+// /tmp stays the workloads' own (1777) in a container made again for the
+// same allocation, as after a daemon's graceful restart: runc gives a
+// tmpfs the mode its mount point had, and the first container left that
+// mount point behind in the allocation's root.
+func TestContainerTmpIsWritableInAContainerMadeAgain(t *testing.T) {
+	sb := containerSandbox(t)
+	a := assignOf("alc_tmp_again", 1, 128)
+	sb.forgetAtEnd(t, a)
+	for i := range 2 {
+		out, code := sb.runScript(t, a, `touch /tmp/mine && stat -c %a /tmp`)
+		require.Zero(t, code, "container %d: %s", i+1, out)
+		require.Equal(t, "1777", strings.TrimSpace(out), "container %d", i+1)
+		require.NoError(t, sb.stop(context.Background(), a.AllocationID)) // as the daemon's shutdown does
+	}
 }
