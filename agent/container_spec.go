@@ -32,11 +32,16 @@ import (
 var hostDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
 
 // maskedPaths and readonlyPaths are runc's defaults (`runc spec`): kernel
-// interfaces a container has no business reading or writing.
+// interfaces a container has no business reading or writing. To them
+// maskedPaths adds the node's virtual block devices (where /sys/block,
+// /sys/class/block and /sys/dev/block lead), every allocation's /work
+// loop device among them: its backing file, readable by every user,
+// names its allocation, so that a workload would learn which others
+// share its node.
 var (
 	maskedPaths = []string{"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
 		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi",
-		"/sys/devices/virtual/powercap"}
+		"/sys/devices/virtual/powercap", "/sys/devices/virtual/block"}
 	readonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
 )
 
