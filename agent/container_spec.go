@@ -190,6 +190,13 @@ func oomScoreAdj(l limits) *int {
 	return &adj
 }
 
+// maxPTYs is how many pseudo-terminals an allocation's /dev/pts holds.
+// The node's are shared by every container (kernel.pty.max, 4,096 by
+// default, less the 1,024 reserved to the node's own /dev/pts): without a
+// bound one allocation could open them all and leave every other without
+// any. 64 keep the node's default enough for 48 allocations.
+const maxPTYs = 64
+
 // podMounts are the container's file systems (see podSpec).
 func podMounts(p podParams) []specs.Mount {
 	ms := []specs.Mount{
@@ -197,7 +204,7 @@ func podMounts(p podParams) []specs.Mount {
 		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs",
 			Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
 		{Destination: "/dev/pts", Type: "devpts", Source: "devpts",
-			Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
+			Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "max=" + strconv.Itoa(maxPTYs)}},
 		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm",
 			Options: []string{"nosuid", "noexec", "nodev", "mode=1777", tmpfsSize(p.Limits.ShmMB), tmpfsInodes(p.Limits.ShmMB)}},
 		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
