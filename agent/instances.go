@@ -112,7 +112,10 @@ func (ip *instanceProcesses) start(life context.Context, sb *sandbox, lookup ass
 		res.State, res.Reason = outcomeFailed, refusal
 		return res
 	}
-	w, err := sb.workload(life, a, p.Script, "instances/"+p.InstanceID)
+	// Not killed with the daemon's context: a daemon stopped gracefully
+	// stops its instances as any stop does (shutdown), SIGTERM and the
+	// grace period first.
+	w, err := sb.workload(context.WithoutCancel(life), a, p.Script, "instances/"+p.InstanceID)
 	if err != nil {
 		res.State, res.Reason = outcomeFailed, err.Error()
 		return res
