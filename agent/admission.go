@@ -8,7 +8,12 @@ import (
 )
 
 // Which workloads may start: only an assigned allocation's, not while it
-// is being unassigned, and only inside its window by the daemon's clock.
+// is being unassigned, and only inside its window by the daemon's clock;
+// none once the daemon is stopping.
+
+// daemonStopping is why a workload is refused once the daemon's graceful
+// stop has begun: a stopped daemon leaves nothing running.
+const daemonStopping = "the node daemon is stopping"
 
 // assignmentLookup finds the assignment held for an allocation.
 type assignmentLookup func(allocationID string) (wire.AssignPayload, bool)
@@ -26,6 +31,9 @@ const windowSkew = time.Minute
 // assignment it runs under (nil for an operator's job without
 // allocation). Callers hold ip.mu.
 func (ip *instanceProcesses) admit(lookup assignmentLookup, allocationID string) (*wire.AssignPayload, string) {
+	if ip.shuttingDown {
+		return nil, daemonStopping
+	}
 	if allocationID == "" {
 		return nil, ""
 	}

@@ -102,7 +102,9 @@ type Config struct {
 }
 
 // Run joins the node if it has no credential yet and then keeps a session
-// open through the gateways until ctx ends. It returns nil when ctx ends.
+// open through the gateways until ctx ends. Then it stops gracefully
+// (stopGracefully: its workloads stopped and reported, its session closed)
+// and returns nil.
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.NodeID == "" || cfg.StateDir == "" || len(cfg.GatewayURLs) == 0 {
 		return errors.New("agent: node id, state dir and at least one gateway URL are required")
@@ -175,14 +177,22 @@ func Run(ctx context.Context, cfg Config) error {
 		log.Info("adopted running instances", "instances", adopted)
 	}
 	defer d.running.wait()
-	// A daemon stopped gracefully leaves nothing running; one that is
-	// killed leaves its workloads to its successor, which adopts them.
-	defer d.shutdown()
 	go d.watchdog(ctx)
 	if sb.mode == IsolationContainer {
 		go d.diskWatch(ctx)
 	}
-	d.keepSession(ctx)
+	// The sessions live on a context of their own, which outlives ctx by
+	// the shutdown's reports and no longer (see stopGracefully).
+	sessions, endSessions := context.WithCancel(context.WithoutCancel(ctx))
+	defer endSessions()
+	kept := make(chan struct{})
+	go func() {
+		defer close(kept)
+		d.keepSession(ctx, sessions)
+	}()
+	<-ctx.Done()
+	d.stopGracefully(endSessions)
+	<-kept
 	return nil
 }
 

@@ -218,25 +218,6 @@ func (d *daemon) resync() []stoppedInstance {
 	return stopped
 }
 
-// shutdown stops every workload (SIGTERM, the grace period, then kill),
-// deletes every container and unmounts every allocation's /work, when the
-// daemon is stopped gracefully: a stopped daemon leaves nothing running,
-// and nothing mounted, on the node. The allocations stay assigned, their
-// files kept in their /work images: a daemon started again makes their
-// containers anew, and mounts their /work again, at their next workload.
-func (d *daemon) shutdown() {
-	stopped := d.instances.stopWhere(d.cfg.StopGrace, true, func(_, _ string) string { return "the node daemon stopped" })
-	for _, id := range d.sandbox.containers(context.Background()) {
-		if err := d.sandbox.stop(context.Background(), id); err != nil {
-			d.log.Error("stop a container at shutdown", "allocation", id, "err", err)
-		}
-	}
-	d.sandbox.unmountWork(context.Background())
-	if len(stopped) > 0 {
-		d.log.Info("stopped the workloads at shutdown", "instances", len(stopped))
-	}
-}
-
 // watchdog runs resync at the next end of an assignment's window, and at
 // least every Config.ResyncEvery, until ctx ends.
 func (d *daemon) watchdog(ctx context.Context) {

@@ -131,7 +131,7 @@ func TestRefusedCredentialIsLoggedOnceAndBacksOff(t *testing.T) {
 				}
 				return now.Sub(t0) > 6*time.Hour
 			})
-			d.keepSession(context.Background())
+			d.keepSession(context.Background(), context.Background())
 
 			require.Equal(t, 1, firstHour, "one line for the first hour of refusals: %v", logs.above(slog.LevelInfo))
 			said := logs.above(slog.LevelWarn)
@@ -204,7 +204,7 @@ func TestRefusedCredentialRejoinsAsSoonAsAJoinTokenIsWritten(t *testing.T) {
 			defer gw.mu.Unlock()
 			return gw.seen[len(gw.seen)-1] == "bcn_new" || now.Sub(t0) > 10*time.Hour
 		})
-	d.keepSession(context.Background())
+	d.keepSession(context.Background(), context.Background())
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -64,7 +64,10 @@ func TestDaemonRefusesStaleEpoch(t *testing.T) {
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithCancel(td.ctx)
 	ended := make(chan struct{})
-	go func() { defer close(ended); _, _ = td.session(ctx, "ws://"+strings.TrimPrefix(srv.URL, "http://")) }()
+	go func() {
+		defer close(ended)
+		_, _ = td.session(ctx, ctx, "ws://"+strings.TrimPrefix(srv.URL, "http://"))
+	}()
 	t.Cleanup(func() { cancel(); <-ended })
 
 	// Any result counts as an answer: a job the daemon takes is reported

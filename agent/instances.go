@@ -38,6 +38,9 @@ type instanceProcesses struct {
 	execs map[string]map[string]*execJob
 	// closing are the allocations being unassigned.
 	closing map[string]bool
+	// shuttingDown is set when the daemon's graceful stop begins: no
+	// workload starts from then on (refuseStarts).
+	shuttingDown bool
 	// registry is the record of running instances in the state directory
 	// (see instance_registry.go); "" keeps no record.
 	registry string
@@ -209,6 +212,15 @@ func (ip *instanceProcesses) beginClosing(allocationID string) {
 		ip.closing = map[string]bool{}
 	}
 	ip.closing[allocationID] = true
+}
+
+// refuseStarts refuses every workload from now on: the daemon is stopping.
+// A start admitted before it is registered by then, and is the shutdown's
+// to stop.
+func (ip *instanceProcesses) refuseStarts() {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	ip.shuttingDown = true
 }
 
 // isClosing reports whether the allocation is being unassigned.

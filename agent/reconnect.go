@@ -56,15 +56,16 @@ func jittered(d time.Duration) time.Duration {
 	return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
 }
 
-// keepSession runs sessions through the gateways in turn until ctx ends.
-func (d *daemon) keepSession(ctx context.Context) {
+// keepSession runs sessions through the gateways in turn until ctx (the
+// daemon's run) ends; they live on sessions (see session).
+func (d *daemon) keepSession(ctx, sessions context.Context) {
 	cfg := d.cfg
 	failures := 0   // attempts in a row that no gateway welcomed
 	superseded := 0 // sessions in a row that another session of this node ended
 	refusals := 0   // dials since the last session that a gateway refused the credential at
-	for i := 0; ; i++ {
+	for i := 0; ctx.Err() == nil; i++ {
 		url := cfg.GatewayURLs[i%len(cfg.GatewayURLs)]
-		opened, err := d.session(ctx, url)
+		opened, err := d.session(ctx, sessions, url)
 		if ctx.Err() != nil {
 			return
 		}

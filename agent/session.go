@@ -53,9 +53,12 @@ type daemon struct {
 
 // session runs one session through the gateway at base until it ends;
 // opened says whether the gateway welcomed it (for keepSession's backoff).
-func (d *daemon) session(ctx context.Context, base string) (opened bool, err error) {
-	life := ctx // outlives the session: commands keep running
-	ctx, cancel := context.WithCancel(ctx)
+// Commands run on life, the daemon's run: they outlive the session. The
+// session itself lives on sessions, which outlives life: a daemon that
+// stops reports on it the workloads its shutdown stopped, then closes it
+// (stopGracefully).
+func (d *daemon) session(life, sessions context.Context, base string) (opened bool, err error) {
+	ctx, cancel := context.WithCancel(sessions)
 	defer cancel()
 	u := strings.TrimRight(base, "/") + wire.Path
 	ws, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{
@@ -136,6 +139,21 @@ func (d *daemon) setCurrent(ctx context.Context, ws *websocket.Conn) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.current, d.currentCtx = ws, ctx
+}
+
+// closeSession closes the session open now, if any, with a close
+// handshake: the gateway answers it only once it has read, and recorded,
+// every message sent before it.
+func (d *daemon) closeSession() {
+	d.mu.Lock()
+	ws := d.current
+	d.mu.Unlock()
+	if ws == nil {
+		return
+	}
+	if err := ws.Close(websocket.StatusNormalClosure, reasonDaemonStopped); err != nil {
+		d.log.Warn("close the session", "err", err)
+	}
 }
 
 // report sends m on the session open now; without one it is dropped.
