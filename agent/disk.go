@@ -73,10 +73,19 @@ func (u diskUsage) over(limit diskUsage, diskGB int64) string {
 
 // workUsage is what the files under dir use, and the files that processes
 // pids hold open on dir's file system after deleting them. Links are not
-// followed.
+// followed. The walk goes through an os.Root, which opens each directory
+// relative to its parent's descriptor: a workload can build, one relative
+// step at a time, a chain of directories whose path is longer than the
+// kernel takes (PATH_MAX, 4,096 bytes), and a walk by path could not read
+// below it, so whatever the chain held went unmeasured.
 func workUsage(dir string, pids []int) diskUsage {
 	var u diskUsage
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+	tree, err := os.OpenRoot(dir)
+	if err != nil {
+		return u // no work directory (yet): nothing used
+	}
+	defer tree.Close()
+	_ = fs.WalkDir(tree.FS(), ".", func(_ string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // vanished meanwhile, or unreadable: not the tenant's to hide
 		}
