@@ -46,9 +46,16 @@ type Config struct {
 	// FakeGPUs is a fake inventory such as "8xH100-80GB", or NoGPUs; empty
 	// means the real one, read from nvidia-smi (see NvidiaSMIGPUs).
 	FakeGPUs string
+	// VCPU, MemoryMB and DiskGB are what the node registers with at its
+	// first join.
 	VCPU     int64
 	MemoryMB int64
 	DiskGB   int64
+	// Scalars are the ones of them its operator set (ParseFlags: --vcpu,
+	// --memory-mb, --disk-gb given), reported in every inventory: the
+	// control plane adopts each that the node's bookings fit, so that a
+	// correction reaches a node that joined long ago. Nil reports none.
+	Scalars *wire.NodeScalars
 	// WorkloadIsolation is IsolationContainer (default) or IsolationNone.
 	WorkloadIsolation string
 	// WorkloadDir is the root of the allocations' directories (default

@@ -283,7 +283,8 @@ func (d *daemon) reportExited(proc *instanceProcess, code int32, reason string) 
 // nodeState is what the inventory message carries.
 func (d *daemon) nodeState() wire.NodeState {
 	st := wire.NodeState{Assignments: d.journal.assignments(), Instances: d.instances.running(),
-		ObservedGeneration: d.journal.observedGeneration(), GPUs: d.machineGPUs(), DiskLimit: d.sandbox.diskLimit}
+		ObservedGeneration: d.journal.observedGeneration(), GPUs: d.machineGPUs(), DiskLimit: d.sandbox.diskLimit,
+		Scalars: d.cfg.Scalars}
 	if err := d.sandbox.check(); err != nil {
 		st.WorkloadsRefused = err.Error()
 	}

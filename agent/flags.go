@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/bettercompute/compute/wire"
 )
 
 // ParseFlags builds a Config from `compute agent` arguments. The join token
@@ -46,11 +48,31 @@ func ParseFlags(args []string) (Config, error) {
 	fs.DurationVar(&cfg.ResyncEvery, "resync-every", DefaultResyncEvery, "how often the watchdog stops workloads past their assignment")
 	fs.DurationVar(&cfg.InventoryEvery, "inventory-every", DefaultInventoryEvery,
 		"how often a connected daemon reads its GPUs again and reports a change (negative: never)")
-	fs.Int64Var(&cfg.VCPU, "vcpu", 64, "allocatable vCPUs")
-	fs.Int64Var(&cfg.MemoryMB, "memory-mb", 512*1024, "allocatable memory in MB")
-	fs.Int64Var(&cfg.DiskGB, "disk-gb", 2000, "allocatable disk in GB")
+	const scalarsHelp = " (registered at the first join; when given, reported at every connect and adopted " +
+		"if the node's bookings fit it, else the node's ScalarsMismatch condition says why)"
+	fs.Int64Var(&cfg.VCPU, "vcpu", 64, "allocatable vCPUs"+scalarsHelp)
+	fs.Int64Var(&cfg.MemoryMB, "memory-mb", 512*1024, "allocatable memory in MB"+scalarsHelp)
+	fs.Int64Var(&cfg.DiskGB, "disk-gb", 2000, "allocatable disk in GB"+scalarsHelp)
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
+	}
+	// A scalar given is the operator's statement about the machine, and
+	// reported; a default is not, and never overrides the node's record.
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	pick := func(name string, v int64) *int64 {
+		if !given[name] {
+			return nil
+		}
+		return &v
+	}
+	sc := wire.NodeScalars{VCPU: pick("vcpu", cfg.VCPU), MemoryMB: pick("memory-mb", cfg.MemoryMB),
+		DiskGB: pick("disk-gb", cfg.DiskGB)}
+	if sc != (wire.NodeScalars{}) {
+		cfg.Scalars = &sc
+	}
+	if cfg.VCPU < 0 || cfg.MemoryMB < 0 || cfg.DiskGB < 0 {
+		return Config{}, fmt.Errorf("agent: --vcpu, --memory-mb and --disk-gb cannot be negative")
 	}
 	cfg.WorkloadUIDBase, cfg.WorkloadUIDCount = uint32(uidBase), uint32(uidCount)
 	for _, d := range strings.Split(cniDirs, ",") {

@@ -70,11 +70,11 @@ func (d *daemon) watchInventory(ctx context.Context, ws *websocket.Conn) {
 }
 
 // sendMachine sends the machine's part of the node's state: its GPUs,
-// whether it refuses workloads and how it limits their disk, with what it
-// holds and runs null.
+// whether it refuses workloads, how it limits their disk and its
+// configured scalars, with what it holds and runs null.
 func (d *daemon) sendMachine(ctx context.Context, ws *websocket.Conn) error {
 	st := wire.NodeState{ObservedGeneration: d.journal.observedGeneration(), GPUs: d.machineGPUs(),
-		DiskLimit: d.sandbox.diskLimit}
+		DiskLimit: d.sandbox.diskLimit, Scalars: d.cfg.Scalars}
 	if err := d.sandbox.check(); err != nil {
 		st.WorkloadsRefused = err.Error()
 	}

@@ -1669,7 +1669,7 @@ type EventNodeCondition struct {
 	Since  time.Time `json:"since"`
 	Status bool      `json:"status"`
 
-	// Type Examples: NodeUnreachable, GPUMissing, GPUMismatch, WorkloadsRefused, DiskNotEnforced
+	// Type Examples: NodeUnreachable, GPUMissing, GPUMismatch, WorkloadsRefused, DiskNotEnforced, ScalarsMismatch
 	Type string `json:"type"`
 }
 
@@ -2171,14 +2171,15 @@ type NodeDrainEventData struct {
 // NodeInventoryReconciledEvent A node's daemon reported its GPU inventory and it changed the node's
 // record: recorded GPUs it does not report became missing, missing
 // ones it reports are back, new ones were registered (each also
-// `gpu.registered`), or the mismatches between report and record
+// `gpu.registered`), its configured vCPU, memory or disk was adopted
+// (`scalars`) or refused, or the mismatches between report and record
 // changed (fleet-wide; subject `nodes/{id}`). A report that agrees
 // with the record writes nothing.
 type NodeInventoryReconciledEvent struct {
 	// Data The node after the reconcile (its state is unchanged; its conditions
-	// GPUMissing, GPUMismatch, WorkloadsRefused and DiskNotEnforced are
-	// raised, updated or cleared), the session epoch of the report, and GPU UUIDs by what
-	// happened to them.
+	// GPUMissing, GPUMismatch, WorkloadsRefused, DiskNotEnforced and ScalarsMismatch are
+	// raised, updated or cleared), the session epoch of the report, GPU UUIDs by what
+	// happened to them, and its scalars when they changed.
 	Data NodeInventoryReconciledEventData `json:"data"`
 
 	// ID Unique per event; the same on every redelivery.
@@ -2194,9 +2195,9 @@ type NodeInventoryReconciledEvent struct {
 }
 
 // NodeInventoryReconciledEventData The node after the reconcile (its state is unchanged; its conditions
-// GPUMissing, GPUMismatch, WorkloadsRefused and DiskNotEnforced are
-// raised, updated or cleared), the session epoch of the report, and GPU UUIDs by what
-// happened to them.
+// GPUMissing, GPUMismatch, WorkloadsRefused, DiskNotEnforced and ScalarsMismatch are
+// raised, updated or cleared), the session epoch of the report, GPU UUIDs by what
+// happened to them, and its scalars when they changed.
 type NodeInventoryReconciledEventData struct {
 	Conditions *[]EventNodeCondition `json:"conditions"`
 	ID         string                `json:"id"`
@@ -2215,10 +2216,15 @@ type NodeInventoryReconciledEventData struct {
 	Registered *[]string `json:"registered"`
 
 	// Returned Missing GPUs the daemon reported again, now healthy.
-	Returned     *[]string      `json:"returned"`
-	SessionEpoch int64          `json:"sessionEpoch"`
-	State        EventNodeState `json:"state"`
-	Version      int64          `json:"version"`
+	Returned *[]string `json:"returned"`
+
+	// Scalars The node's allocatable vCPU, memory and disk after the reconcile, present only when it
+	// adopted the daemon's configured values (`--vcpu`, `--memory-mb`, `--disk-gb` given) for
+	// one of them: the node's live and future bookings fit them. Absent when they did not change.
+	Scalars      *NodeScalarsEventData `json:"scalars,omitempty"`
+	SessionEpoch int64                 `json:"sessionEpoch"`
+	State        EventNodeState        `json:"state"`
+	Version      int64                 `json:"version"`
 }
 
 // NodeJoinedEvent A node credential was issued (fleet-wide; subject `nodes/{id}`). It does not change the node, so it carries no version.
@@ -2361,6 +2367,17 @@ type NodeRetiredEventData struct {
 
 // NodeRetiredEventDataState defines model for NodeRetiredEventData.State.
 type NodeRetiredEventDataState string
+
+// NodeScalarsEventData The node's allocatable vCPU, memory and disk after the reconcile, present only when it
+// adopted the daemon's configured values (`--vcpu`, `--memory-mb`, `--disk-gb` given) for
+// one of them: the node's live and future bookings fit them. Absent when they did not change.
+type NodeScalarsEventData struct {
+	DiskGb   int64 `json:"diskGb"`
+	MemoryMb int64 `json:"memoryMb"`
+
+	// Vcpu Allocatable vCPU, before the pool's overcommit ratio.
+	Vcpu int64 `json:"vcpu"`
+}
 
 // NodeSchedulingEvent A node was cordoned, uncordoned, tainted or untainted (fleet-wide; subject `nodes/{id}`).
 type NodeSchedulingEvent struct {
@@ -2725,12 +2742,14 @@ type ReadNode struct {
 	Allocations int `json:"allocations"`
 
 	// Conditions What the system observed about the node (NodeUnreachable, GPUMissing, GPUMismatch,
-	// WorkloadsRefused, DiskNotEnforced). WorkloadsRefused: the node's daemon cannot isolate tenants' workloads
+	// WorkloadsRefused, DiskNotEnforced, ScalarsMismatch). WorkloadsRefused: the node's daemon cannot isolate tenants' workloads
 	// and fails every one; its message is the daemon's reason. It clears when the daemon's
 	// inventory (sent on every reconnect) has no reason. DiskNotEnforced: the daemon runs
 	// workloads but only measures their disk every 10 s (reason Measured), or runs them
 	// without isolation (NotIsolated): an allocation can write past its disk; placement is
-	// unchanged.
+	// unchanged. ScalarsMismatch: the daemon's configured vCPU, memory or disk was not
+	// adopted because the node's bookings hold more (reason BookingsDoNotFit) or it is out
+	// of range (OutOfRange); the node keeps, and is booked against, what it has.
 	Conditions []EventNodeCondition `json:"conditions"`
 	Cordoned   bool                 `json:"cordoned"`
 

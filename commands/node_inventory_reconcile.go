@@ -60,6 +60,11 @@ type NodeInventory struct {
 	// does not say): Measured and None raise the node's DiskNotEnforced
 	// condition while it runs workloads.
 	DiskLimit string
+	// Scalars are the vCPU, memory and disk the daemon's operator
+	// configured (nil: none given, or a daemon that does not say): each
+	// that differs from the record is adopted when the node's bookings fit
+	// it (reconcileScalars), else the ScalarsMismatch condition says why.
+	Scalars *ReportedScalars
 }
 
 // WorkloadsRefusedMaxBytes bounds the daemon's reason kept in the
@@ -78,6 +83,10 @@ type InventoryResult struct {
 	// or memory by more than MemoryTolerance) or could not be registered;
 	// they are in the GPUMismatch condition, changed or not.
 	Mismatched []string
+	// ScalarsAdopted are the scalars the daemon's configuration changed
+	// ("vcpu 8 → 4"); ScalarsRefused those it configured that were kept,
+	// with why (the ScalarsMismatch condition's message).
+	ScalarsAdopted, ScalarsRefused []string
 	// Conditions are the node's conditions after the reconcile.
 	Conditions []NodeCondition
 	// Changed is set when the reconcile wrote anything; Version is then the
@@ -110,6 +119,13 @@ type InventoryResult struct {
 // with a version guard (the row the placer locks FOR SHARE) and
 // node.inventory_reconciled carries the node's new version; a report that
 // agrees with the record writes nothing.
+//
+// The daemon's configured scalars (vCPU, memory, disk), when it reports
+// them, are adopted each where the node's live and future bookings still
+// fit, by a guarded update of its counter and its pool's rollup; one that
+// does not fit keeps the record and raises the ScalarsMismatch condition
+// (reconcileScalars). A change of scalars writes the node's version and
+// node.inventory_reconciled carries them.
 //
 // Besides its GPUs, a daemon that refuses workloads (its WorkloadsRefused
 // reason) raises the node's WorkloadsRefused condition with that reason,
@@ -264,6 +280,14 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 			return err
 		}
 
+		var scalars scalarsReconcile
+		if inv.Scalars != nil {
+			if scalars, err = reconcileScalars(ctx, q, nodeID, n.PoolID, *inv.Scalars); err != nil {
+				return err
+			}
+		}
+		res.ScalarsAdopted, res.ScalarsRefused = scalars.adopted, scalars.refused
+
 		conds, err := decodeNodeConditions(n)
 		if err != nil {
 			return err
@@ -275,8 +299,10 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 		next = setNodeCondition(next, core.ConditionWorkloadsRefused, "CannotIsolate", refused, now)
 		reason, message := diskNotEnforced(inv.DiskLimit, refused)
 		next = setNodeCondition(next, core.ConditionDiskNotEnforced, reason, message, now)
+		next = setNodeCondition(next, core.ConditionScalarsMismatch, scalars.reason, scalars.message(), now)
 		res.Conditions = next
-		changed := len(res.Missing)+len(res.Returned)+len(res.Registered) > 0 || !sameConditions(conds, next)
+		changed := len(res.Missing)+len(res.Returned)+len(res.Registered)+len(scalars.adopted) > 0 ||
+			!sameConditions(conds, next)
 		if !changed {
 			return nil
 		}
@@ -294,11 +320,15 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 			reasons = []string{}
 		}
 		res.Changed, res.Version = true, n.Version+1
-		last, err = emit(ctx, q, core.EventNodeInventoryReconciled, "", core.NodeSubject(n.ID), core.NodeInventoryReconciledEventData{
+		ev := core.NodeInventoryReconciledEventData{
 			ID: n.ID, PoolID: n.PoolID, State: core.State(n.State), NoScheduleReasons: reasons, Conditions: next,
 			Version: res.Version, SessionEpoch: epoch, Missing: nonNilStrings(res.Missing),
 			Returned: nonNilStrings(res.Returned), Registered: nonNilStrings(res.Registered),
-			Mismatched: nonNilStrings(res.Mismatched)})
+			Mismatched: nonNilStrings(res.Mismatched)}
+		if len(scalars.adopted) > 0 {
+			ev.Scalars = &scalars.after
+		}
+		last, err = emit(ctx, q, core.EventNodeInventoryReconciled, "", core.NodeSubject(n.ID), ev)
 		res.Position = last
 		return err
 	})

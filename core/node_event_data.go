@@ -108,9 +108,10 @@ type NodeRetiredEventData struct {
 // NodeInventoryReconciledEventData is the data of
 // node.inventory_reconciled, written when a daemon's inventory changed its
 // node's record: the node after the reconcile (its state unchanged, its
-// conditions GPUMissing, GPUMismatch and WorkloadsRefused raised, updated
-// or cleared), the session epoch of the report, and GPU UUIDs by what
-// happened to them.
+// conditions GPUMissing, GPUMismatch, WorkloadsRefused, DiskNotEnforced and
+// ScalarsMismatch raised, updated or cleared), the session epoch of the
+// report, GPU UUIDs by what happened to them, and its scalars when they
+// changed.
 type NodeInventoryReconciledEventData struct {
 	ID                string          `json:"id"`
 	PoolID            string          `json:"poolId"`
@@ -128,4 +129,16 @@ type NodeInventoryReconciledEventData struct {
 	// Mismatched are reported GPUs whose model or memory differs from the
 	// record, or that could not be registered.
 	Mismatched []string `json:"mismatched"`
+	// Scalars are the node's allocatable vCPU, memory and disk after the
+	// reconcile, present only when it adopted the daemon's configured
+	// values for one of them (omitted otherwise: they did not change).
+	Scalars *NodeScalars `json:"scalars,omitempty"`
+}
+
+// NodeScalars is a node's allocatable vCPU, memory (MB) and disk (GB), as
+// registered or as adopted from its daemon's configuration.
+type NodeScalars struct {
+	VCPU     int64 `json:"vcpu"`
+	MemoryMB int64 `json:"memoryMb"`
+	DiskGB   int64 `json:"diskGb"`
 }

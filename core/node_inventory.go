@@ -8,8 +8,9 @@ package core
 // record: a recorded GPU was missing from it (its health becomes missing),
 // a missing one was reported again (healthy), a new one was registered
 // (also gpu.registered), a reported model or memory differs from the
-// record, or the daemon began or stopped refusing workloads. Carries the
-// node's new version and its conditions.
+// record, the daemon began or stopped refusing workloads, or its
+// configured vCPU, memory or disk was adopted or refused. Carries the
+// node's new version, its conditions and, when they changed, its scalars.
 const EventNodeInventoryReconciled = "node.inventory_reconciled"
 
 // Conditions the inventory reconcile raises on a node, and clears when the
@@ -40,4 +41,12 @@ const (
 	// a development machine). Informational: placement is unchanged.
 	// Cleared by a report of a file system limit.
 	ConditionDiskNotEnforced = "DiskNotEnforced"
+	// ConditionScalarsMismatch: the daemon's configured vCPU, memory or
+	// disk (--vcpu, --memory-mb, --disk-gb given) differs from the node's
+	// record and was not adopted: the node's live and future bookings hold
+	// more than the new value would give (reason BookingsDoNotFit), or the
+	// value is out of range (reason OutOfRange). The record, and what the
+	// placer books against, stays; the daemon's next report that can be
+	// adopted, or that agrees, clears it.
+	ConditionScalarsMismatch = "ScalarsMismatch"
 )

@@ -65,8 +65,9 @@ func (g *Gateway) handleInventory(ctx context.Context, s *gatewaySession, m wire
 	}
 
 	// The machine decides what exists: its GPUs against the node's record,
-	// and whether it can run tenants' workloads (the WorkloadsRefused
-	// condition).
+	// whether it can run tenants' workloads (the WorkloadsRefused
+	// condition), and the scalars its operator configured, adopted where
+	// the node's bookings fit them (the ScalarsMismatch condition).
 	gpus := make([]commands.ReportedGPU, len(st.GPUs))
 	for i, x := range st.GPUs {
 		gpus[i] = commands.ReportedGPU{UUID: x.UUID, Name: x.Name, Model: x.Model, MemoryMB: x.MemoryMB, MIGEnabled: x.MIGEnabled}
@@ -74,11 +75,14 @@ func (g *Gateway) handleInventory(ctx context.Context, s *gatewaySession, m wire
 			gpus[i].MIG = append(gpus[i].MIG, commands.ReportedMIG{UUID: m.UUID, Profile: m.Profile, Index: m.Index})
 		}
 	}
+	inv := commands.NodeInventory{GPUs: gpus, WorkloadsRefused: st.WorkloadsRefused, DiskLimit: st.DiskLimit}
+	if sc := st.Scalars; sc != nil {
+		inv.Scalars = &commands.ReportedScalars{VCPU: sc.VCPU, MemoryMB: sc.MemoryMB, DiskGB: sc.DiskGB}
+	}
 	var res commands.InventoryResult
 	var err error
 	for range inventoryAttempts {
-		res, err = g.Commands.NodeSessions().ReconcileNodeInventory(ctx, nodeID, epoch,
-			commands.NodeInventory{GPUs: gpus, WorkloadsRefused: st.WorkloadsRefused, DiskLimit: st.DiskLimit})
+		res, err = g.Commands.NodeSessions().ReconcileNodeInventory(ctx, nodeID, epoch, inv)
 		if err == nil || errors.Is(err, commands.ErrSessionSuperseded) || core.CodeOf(err) != core.CodeConflict {
 			break
 		}
@@ -88,9 +92,10 @@ func (g *Gateway) handleInventory(ctx context.Context, s *gatewaySession, m wire
 		// A newer session reports for itself.
 	case err != nil:
 		g.logger().Warn("inventory reconcile", "gateway", g.ID, "node", nodeID, "epoch", epoch, "err", err)
-	case res.Changed || len(res.Mismatched) > 0:
+	case res.Changed || len(res.Mismatched)+len(res.ScalarsRefused) > 0:
 		g.logger().Info("inventory reconciled", "gateway", g.ID, "node", nodeID, "epoch", epoch,
 			"missing", res.Missing, "returned", res.Returned, "registered", res.Registered, "mismatched", res.Mismatched,
+			"scalarsAdopted", res.ScalarsAdopted, "scalarsRefused", res.ScalarsRefused,
 			"workloadsRefused", core.Clip(st.WorkloadsRefused, commands.WorkloadsRefusedMaxBytes))
 	}
 

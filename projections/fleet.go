@@ -154,20 +154,25 @@ func applyNodeStatus(ctx context.Context, q *db.Queries, e outbox.Stored) error 
 			return fmt.Errorf("encode conditions of node %s: %w", n.ID, err)
 		}
 	}
-	_, err = q.RmFleetNodeUpdateStatus(ctx, db.RmFleetNodeUpdateStatusParams{ID: n.ID, State: state,
+	p := db.RmFleetNodeUpdateStatusParams{ID: n.ID, State: state,
 		NoScheduleReasons: n.NoScheduleReasons, Conditions: conds, Version: n.Version, At: e.Time,
-		Txid: e.Position.TxID, Seq: e.Position.Seq})
+		Txid: e.Position.TxID, Seq: e.Position.Seq}
+	if sc := n.Scalars; sc != nil {
+		p.Vcpu, p.MemoryMb, p.DiskGb = &sc.VCPU, &sc.MemoryMB, &sc.DiskGB
+	}
+	_, err = q.RmFleetNodeUpdateStatus(ctx, p)
 	return err
 }
 
 // nodeStatus is what applyNodeStatus writes of a node: its state and
-// version, and its no-schedule reasons and conditions where the event
-// carries them (nil: the row keeps its own).
+// version, and its no-schedule reasons, conditions and scalars where the
+// event carries them (nil: the row keeps its own).
 type nodeStatus struct {
 	ID                string
 	State             core.State
 	NoScheduleReasons []string
 	Conditions        []core.NodeCondition
+	Scalars           *core.NodeScalars
 	Version           int64
 }
 
@@ -184,7 +189,7 @@ func decodeNodeStatus(e outbox.Stored) (nodeStatus, error) {
 	case core.EventNodeInventoryReconciled:
 		d, err := decode[core.NodeInventoryReconciledEventData](e)
 		return nodeStatus{ID: d.ID, State: d.State, NoScheduleReasons: d.NoScheduleReasons,
-			Conditions: d.Conditions, Version: d.Version}, err
+			Conditions: d.Conditions, Scalars: d.Scalars, Version: d.Version}, err
 	default: // node.connected, node.disconnected, node.unreachable, node.lost: their common part
 		d, err := decode[core.NodeLivenessEventData](e)
 		return nodeStatus{ID: d.ID, State: d.State, NoScheduleReasons: d.NoScheduleReasons,

@@ -149,3 +149,34 @@ func TestNodeLivenessIsVisible(t *testing.T) {
 	require.Equal(t, "NeverJoined", n.Conditions[0].Reason)
 	require.Nil(t, n.SecondsSinceHeartbeat)
 }
+
+// A node whose daemon reports other configured scalars than it joined
+// with shows them once they are adopted: its allocatable and capacity in
+// GET /v1/nodes/{id}, as the pool's capacity follows.
+func TestNodeShowsAdoptedScalars(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", 1)
+	_, err := f.h.JoinNode(f.ctx, operator, "n1")
+	require.NoError(t, err)
+	gw, err := lease.Acquire(f.ctx, f.d.Q, "gateway:gw1", "gw1-process", lease.GatewayTTL)
+	require.NoError(t, err)
+	s, err := f.h.NodeSessions().OpenNodeSession(f.ctx, commands.OpenNodeSession{NodeID: "n1", Gateway: gw, GatewayID: "gw1",
+		JournalID: "j1"})
+	require.NoError(t, err)
+	n := f.readNode(t, "n1")
+	require.Equal(t, int64(64), n.VCPU.Allocatable)
+	ratio := float64(n.VCPU.Capacity) / 64
+
+	vcpu, mem := int64(8), int64(16384)
+	res, err := f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", s.Epoch, commands.NodeInventory{
+		GPUs:    []commands.ReportedGPU{{UUID: "GPU-n1-0", Model: "a100", MemoryMB: 81920}},
+		Scalars: &commands.ReportedScalars{VCPU: &vcpu, MemoryMB: &mem}})
+	require.NoError(t, err)
+	require.True(t, res.Changed)
+	n = f.readNode(t, "n1")
+	require.Equal(t, int64(8), n.VCPU.Allocatable)
+	require.Equal(t, int64(8*ratio), n.VCPU.Capacity)
+	require.Equal(t, int64(16384), n.MemoryMB.Allocatable)
+	require.Equal(t, int64(2000), n.DiskGB.Allocatable)
+}

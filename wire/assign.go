@@ -159,6 +159,20 @@ type NodeState struct {
 	// between) or DiskLimitNone (--workload-isolation=none). "" from a
 	// daemon of a release before it was reported.
 	DiskLimit string `json:"diskLimit,omitempty"`
+	// Scalars are the vCPU, memory and disk the daemon's operator
+	// configured (--vcpu, --memory-mb, --disk-gb given on its command
+	// line), which the control plane adopts when the node's bookings fit
+	// them. Null from a daemon given none, or of a release before they
+	// were reported: the node keeps what it has.
+	Scalars *NodeScalars `json:"scalars,omitempty"`
+}
+
+// NodeScalars are a daemon's configured scalars; each is null when its
+// flag was not given (the default is no statement about the machine).
+type NodeScalars struct {
+	VCPU     *int64 `json:"vcpu,omitempty"`
+	MemoryMB *int64 `json:"memoryMb,omitempty"`
+	DiskGB   *int64 `json:"diskGb,omitempty"`
 }
 
 // The disk limits a daemon reports (NodeState.DiskLimit).

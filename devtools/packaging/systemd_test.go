@@ -101,6 +101,11 @@ func TestAgentUnitPassesFlagsTheAgentAccepts(t *testing.T) {
 	if len(cfg.GatewayURLs) != 2 || cfg.VCPU != 96 {
 		t.Errorf("gateways %q, vcpu %d: AGENT_GATEWAY or AGENT_ARGS did not reach the agent", cfg.GatewayURLs, cfg.VCPU)
 	}
+	// The scalars the file sets are the operator's: reported at every
+	// connect, so that a corrected file reaches a node that joined before.
+	if sc := cfg.Scalars; sc == nil || sc.VCPU == nil || sc.MemoryMB == nil || sc.DiskGB == nil {
+		t.Errorf("AGENT_ARGS's --vcpu, --memory-mb and --disk-gb are not reported to the control plane: %+v", sc)
+	}
 }
 
 // TestServeEnvNamesRealSettings fails on a setting in the example

@@ -393,6 +393,7 @@ type RmFleetNode struct {
 	StateVersion      int64
 	ReasonsVersion    int64
 	ConditionsVersion int64
+	ScalarsVersion    int64
 }
 
 type RmFleetPool struct {

@@ -140,6 +140,49 @@ func (q *Queries) NodeResourceListByNode(ctx context.Context, nodeID string) ([]
 	return items, nil
 }
 
+const nodeResourceListForUpdate = `-- name: NodeResourceListForUpdate :many
+SELECT resource, allocatable, ratio::float8 AS ratio, allocated,
+       floor(allocatable * ratio)::bigint AS capacity
+  FROM node_resources WHERE node_id = $1
+ ORDER BY resource FOR UPDATE
+`
+
+type NodeResourceListForUpdateRow struct {
+	Resource    string
+	Allocatable int64
+	Ratio       float64
+	Allocated   int64
+	Capacity    int64
+}
+
+// A node's counters locked in resource order (the lock order), for the
+// inventory reconcile to compare the daemon's scalars with.
+func (q *Queries) NodeResourceListForUpdate(ctx context.Context, nodeID string) ([]NodeResourceListForUpdateRow, error) {
+	rows, err := q.db.Query(ctx, nodeResourceListForUpdate, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NodeResourceListForUpdateRow{}
+	for rows.Next() {
+		var i NodeResourceListForUpdateRow
+		if err := rows.Scan(
+			&i.Resource,
+			&i.Allocatable,
+			&i.Ratio,
+			&i.Allocated,
+			&i.Capacity,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const nodeResourceRefund = `-- name: NodeResourceRefund :execrows
 UPDATE node_resources SET allocated = allocated - $1::bigint
  WHERE node_id = $2 AND resource = $3
@@ -201,4 +244,29 @@ func (q *Queries) NodeResourceRefundMany(ctx context.Context, arg NodeResourceRe
 		return nil, err
 	}
 	return items, nil
+}
+
+const nodeResourceSetAllocatable = `-- name: NodeResourceSetAllocatable :one
+UPDATE node_resources SET allocatable = $1::bigint
+ WHERE node_id = $2 AND resource = $3
+   AND allocated <= floor($1::bigint * ratio)
+RETURNING floor(allocatable * ratio)::bigint AS capacity
+`
+
+type NodeResourceSetAllocatableParams struct {
+	Allocatable int64
+	NodeID      string
+	Resource    string
+}
+
+// Rule 3 when a node's allocatable changes (its daemon reports another
+// --vcpu, --memory-mb or --disk-gb): guarded, so that every live and
+// future booking on the node still fits the new capacity. No row means
+// they would not (the record stays); the row returns the new capacity,
+// which the pool rollup moves by. The CHECK is the backstop.
+func (q *Queries) NodeResourceSetAllocatable(ctx context.Context, arg NodeResourceSetAllocatableParams) (int64, error) {
+	row := q.db.QueryRow(ctx, nodeResourceSetAllocatable, arg.Allocatable, arg.NodeID, arg.Resource)
+	var capacity int64
+	err := row.Scan(&capacity)
+	return capacity, err
 }

@@ -119,3 +119,26 @@ func (q *Queries) PoolCapacityRollupList(ctx context.Context, poolID string) ([]
 	}
 	return items, nil
 }
+
+const poolCapacityRollupMoveCapacity = `-- name: PoolCapacityRollupMoveCapacity :execrows
+UPDATE pool_capacity_rollup SET capacity = capacity + $1::bigint
+ WHERE pool_id = $2 AND resource = $3
+   AND capacity + $1::bigint >= allocated
+`
+
+type PoolCapacityRollupMoveCapacityParams struct {
+	Delta    int64
+	PoolID   string
+	Resource string
+}
+
+// Moves a pool's capacity by a node's change of capacity (its allocatable
+// changed); guarded, so zero rows means the pool would hold more than its
+// capacity (the rollup disagrees with the node counters).
+func (q *Queries) PoolCapacityRollupMoveCapacity(ctx context.Context, arg PoolCapacityRollupMoveCapacityParams) (int64, error) {
+	result, err := q.db.Exec(ctx, poolCapacityRollupMoveCapacity, arg.Delta, arg.PoolID, arg.Resource)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}

@@ -267,11 +267,11 @@ func (q *Queries) RmFleetNodeListAll(ctx context.Context) ([]RmFleetNodeListAllR
 const rmFleetNodeRegister = `-- name: RmFleetNodeRegister :execrows
 INSERT INTO rm_fleet_nodes (id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version,
        registered_at, updated_at, updated_txid, updated_seq,
-       scheduling_version, state_version, reasons_version, conditions_version)
+       scheduling_version, state_version, reasons_version, conditions_version, scalars_version)
 VALUES ($1, $2, $3, $4::text[], $5,
         $6, $7, $8, $9::timestamptz,
         $9::timestamptz, $10::xid8, $11::bigint,
-        $8, $8, $8, $8)
+        $8, $8, $8, $8, $8)
 ON CONFLICT (id) DO NOTHING
 `
 
@@ -314,12 +314,12 @@ func (q *Queries) RmFleetNodeRegister(ctx context.Context, arg RmFleetNodeRegist
 const rmFleetNodeSeed = `-- name: RmFleetNodeSeed :exec
 INSERT INTO rm_fleet_nodes (id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version,
        registered_at, updated_at, updated_txid, updated_seq, state, no_schedule_reasons, conditions,
-       scheduling_version, state_version, reasons_version, conditions_version)
+       scheduling_version, state_version, reasons_version, conditions_version, scalars_version)
 SELECT n.id, n.pool_id, n.cordoned, n.taints,
        coalesce(r.vcpu, 0), coalesce(r.memory_mb, 0), coalesce(r.disk_gb, 0), n.version,
        n.created_at, coalesce(e.time, n.created_at), coalesce(e.txid, '0'::xid8), coalesce(e.seq, 0),
        n.state, n.no_schedule_reasons, n.conditions,
-       n.version, n.version, n.version, n.version
+       n.version, n.version, n.version, n.version, n.version
   FROM nodes n
   LEFT JOIN (SELECT node_id,
                     max(allocatable) FILTER (WHERE resource = 'vcpu') AS vcpu,
@@ -394,14 +394,23 @@ UPDATE rm_fleet_nodes
                          THEN $4::jsonb ELSE conditions END,
        conditions_version = CASE WHEN $4::jsonb IS NOT NULL
                                  THEN greatest(conditions_version, $2) ELSE conditions_version END,
+       vcpu = CASE WHEN $5::bigint IS NOT NULL AND scalars_version < $2
+                   THEN $5::bigint ELSE vcpu END,
+       memory_mb = CASE WHEN $5::bigint IS NOT NULL AND scalars_version < $2
+                        THEN $6::bigint ELSE memory_mb END,
+       disk_gb = CASE WHEN $5::bigint IS NOT NULL AND scalars_version < $2
+                      THEN $7::bigint ELSE disk_gb END,
+       scalars_version = CASE WHEN $5::bigint IS NOT NULL
+                              THEN greatest(scalars_version, $2) ELSE scalars_version END,
        version = greatest(version, $2),
-       updated_at = CASE WHEN version < $2 THEN $5::timestamptz ELSE updated_at END,
-       updated_txid = CASE WHEN version < $2 THEN $6::xid8 ELSE updated_txid END,
-       updated_seq = CASE WHEN version < $2 THEN $7::bigint ELSE updated_seq END
- WHERE id = $8
+       updated_at = CASE WHEN version < $2 THEN $8::timestamptz ELSE updated_at END,
+       updated_txid = CASE WHEN version < $2 THEN $9::xid8 ELSE updated_txid END,
+       updated_seq = CASE WHEN version < $2 THEN $10::bigint ELSE updated_seq END
+ WHERE id = $11
    AND (($1::text IS NOT NULL AND state_version < $2)
      OR ($3::text[] IS NOT NULL AND reasons_version < $2)
-     OR ($4::jsonb IS NOT NULL AND conditions_version < $2))
+     OR ($4::jsonb IS NOT NULL AND conditions_version < $2)
+     OR ($5::bigint IS NOT NULL AND scalars_version < $2))
 `
 
 type RmFleetNodeUpdateStatusParams struct {
@@ -409,6 +418,9 @@ type RmFleetNodeUpdateStatusParams struct {
 	Version           int64
 	NoScheduleReasons []string
 	Conditions        []byte
+	Vcpu              *int64
+	MemoryMb          *int64
+	DiskGb            *int64
 	At                time.Time
 	Txid              uint64
 	Seq               int64
@@ -416,14 +428,18 @@ type RmFleetNodeUpdateStatusParams struct {
 }
 
 // Liveness, drain, retire and inventory events: the node's state,
-// no-schedule reasons and conditions, each only when the event carries it
-// and is newer than the last event that wrote that field (migration 0040).
+// no-schedule reasons and conditions, and (an inventory that changed them)
+// its vCPU, memory and disk, each only when the event carries it and is
+// newer than the last event that wrote that field (migrations 0040, 0057).
 func (q *Queries) RmFleetNodeUpdateStatus(ctx context.Context, arg RmFleetNodeUpdateStatusParams) (int64, error) {
 	result, err := q.db.Exec(ctx, rmFleetNodeUpdateStatus,
 		arg.State,
 		arg.Version,
 		arg.NoScheduleReasons,
 		arg.Conditions,
+		arg.Vcpu,
+		arg.MemoryMb,
+		arg.DiskGb,
 		arg.At,
 		arg.Txid,
 		arg.Seq,

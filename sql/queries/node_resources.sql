@@ -52,3 +52,22 @@ UPDATE node_resources r SET allocated = r.allocated - c.amount
  WHERE r.node_id = l.node_id AND r.resource = l.resource AND c.resource = l.resource
    AND r.allocated - c.amount >= 0
 RETURNING r.resource;
+
+-- name: NodeResourceListForUpdate :many
+-- A node's counters locked in resource order (the lock order), for the
+-- inventory reconcile to compare the daemon's scalars with.
+SELECT resource, allocatable, ratio::float8 AS ratio, allocated,
+       floor(allocatable * ratio)::bigint AS capacity
+  FROM node_resources WHERE node_id = sqlc.arg(node_id)
+ ORDER BY resource FOR UPDATE;
+
+-- name: NodeResourceSetAllocatable :one
+-- Rule 3 when a node's allocatable changes (its daemon reports another
+-- --vcpu, --memory-mb or --disk-gb): guarded, so that every live and
+-- future booking on the node still fits the new capacity. No row means
+-- they would not (the record stays); the row returns the new capacity,
+-- which the pool rollup moves by. The CHECK is the backstop.
+UPDATE node_resources SET allocatable = sqlc.arg(allocatable)::bigint
+ WHERE node_id = sqlc.arg(node_id) AND resource = sqlc.arg(resource)
+   AND allocated <= floor(sqlc.arg(allocatable)::bigint * ratio)
+RETURNING floor(allocatable * ratio)::bigint AS capacity;

@@ -34,3 +34,11 @@ UPDATE pool_capacity_rollup p SET allocated = p.allocated + c.delta
  WHERE p.pool_id = l.pool_id AND p.resource = l.resource AND c.resource = l.resource
    AND p.allocated + c.delta BETWEEN 0 AND p.capacity
 RETURNING p.resource;
+
+-- name: PoolCapacityRollupMoveCapacity :execrows
+-- Moves a pool's capacity by a node's change of capacity (its allocatable
+-- changed); guarded, so zero rows means the pool would hold more than its
+-- capacity (the rollup disagrees with the node counters).
+UPDATE pool_capacity_rollup SET capacity = capacity + sqlc.arg(delta)::bigint
+ WHERE pool_id = sqlc.arg(pool_id) AND resource = sqlc.arg(resource)
+   AND capacity + sqlc.arg(delta)::bigint >= allocated;

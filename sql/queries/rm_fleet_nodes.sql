@@ -3,11 +3,11 @@
 -- written as of that version; a replay changes nothing.
 INSERT INTO rm_fleet_nodes (id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version,
        registered_at, updated_at, updated_txid, updated_seq,
-       scheduling_version, state_version, reasons_version, conditions_version)
+       scheduling_version, state_version, reasons_version, conditions_version, scalars_version)
 VALUES (sqlc.arg(id), sqlc.arg(pool_id), sqlc.arg(cordoned), sqlc.arg(taints)::text[], sqlc.arg(vcpu),
         sqlc.arg(memory_mb), sqlc.arg(disk_gb), sqlc.arg(version), sqlc.arg(at)::timestamptz,
         sqlc.arg(at)::timestamptz, sqlc.arg(txid)::xid8, sqlc.arg(seq)::bigint,
-        sqlc.arg(version), sqlc.arg(version), sqlc.arg(version), sqlc.arg(version))
+        sqlc.arg(version), sqlc.arg(version), sqlc.arg(version), sqlc.arg(version), sqlc.arg(version))
 ON CONFLICT (id) DO NOTHING;
 
 -- name: RmFleetNodeUpdateScheduling :execrows
@@ -25,8 +25,9 @@ UPDATE rm_fleet_nodes
 
 -- name: RmFleetNodeUpdateStatus :execrows
 -- Liveness, drain, retire and inventory events: the node's state,
--- no-schedule reasons and conditions, each only when the event carries it
--- and is newer than the last event that wrote that field (migration 0040).
+-- no-schedule reasons and conditions, and (an inventory that changed them)
+-- its vCPU, memory and disk, each only when the event carries it and is
+-- newer than the last event that wrote that field (migrations 0040, 0057).
 UPDATE rm_fleet_nodes
    SET state = CASE WHEN sqlc.narg(state)::text IS NOT NULL AND state_version < sqlc.arg(version)
                     THEN sqlc.narg(state)::text ELSE state END,
@@ -40,6 +41,14 @@ UPDATE rm_fleet_nodes
                          THEN sqlc.narg(conditions)::jsonb ELSE conditions END,
        conditions_version = CASE WHEN sqlc.narg(conditions)::jsonb IS NOT NULL
                                  THEN greatest(conditions_version, sqlc.arg(version)) ELSE conditions_version END,
+       vcpu = CASE WHEN sqlc.narg(vcpu)::bigint IS NOT NULL AND scalars_version < sqlc.arg(version)
+                   THEN sqlc.narg(vcpu)::bigint ELSE vcpu END,
+       memory_mb = CASE WHEN sqlc.narg(vcpu)::bigint IS NOT NULL AND scalars_version < sqlc.arg(version)
+                        THEN sqlc.narg(memory_mb)::bigint ELSE memory_mb END,
+       disk_gb = CASE WHEN sqlc.narg(vcpu)::bigint IS NOT NULL AND scalars_version < sqlc.arg(version)
+                      THEN sqlc.narg(disk_gb)::bigint ELSE disk_gb END,
+       scalars_version = CASE WHEN sqlc.narg(vcpu)::bigint IS NOT NULL
+                              THEN greatest(scalars_version, sqlc.arg(version)) ELSE scalars_version END,
        version = greatest(version, sqlc.arg(version)),
        updated_at = CASE WHEN version < sqlc.arg(version) THEN sqlc.arg(at)::timestamptz ELSE updated_at END,
        updated_txid = CASE WHEN version < sqlc.arg(version) THEN sqlc.arg(txid)::xid8 ELSE updated_txid END,
@@ -47,7 +56,8 @@ UPDATE rm_fleet_nodes
  WHERE id = sqlc.arg(id)
    AND ((sqlc.narg(state)::text IS NOT NULL AND state_version < sqlc.arg(version))
      OR (sqlc.narg(no_schedule_reasons)::text[] IS NOT NULL AND reasons_version < sqlc.arg(version))
-     OR (sqlc.narg(conditions)::jsonb IS NOT NULL AND conditions_version < sqlc.arg(version)));
+     OR (sqlc.narg(conditions)::jsonb IS NOT NULL AND conditions_version < sqlc.arg(version))
+     OR (sqlc.narg(vcpu)::bigint IS NOT NULL AND scalars_version < sqlc.arg(version)));
 
 -- name: RmFleetNodeGet :one
 -- A node with its capacity (allocatable scaled by its pool's ratios),
@@ -118,12 +128,12 @@ SELECT id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version, registe
 -- position 0, before every retained event.
 INSERT INTO rm_fleet_nodes (id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version,
        registered_at, updated_at, updated_txid, updated_seq, state, no_schedule_reasons, conditions,
-       scheduling_version, state_version, reasons_version, conditions_version)
+       scheduling_version, state_version, reasons_version, conditions_version, scalars_version)
 SELECT n.id, n.pool_id, n.cordoned, n.taints,
        coalesce(r.vcpu, 0), coalesce(r.memory_mb, 0), coalesce(r.disk_gb, 0), n.version,
        n.created_at, coalesce(e.time, n.created_at), coalesce(e.txid, '0'::xid8), coalesce(e.seq, 0),
        n.state, n.no_schedule_reasons, n.conditions,
-       n.version, n.version, n.version, n.version
+       n.version, n.version, n.version, n.version, n.version
   FROM nodes n
   LEFT JOIN (SELECT node_id,
                     max(allocatable) FILTER (WHERE resource = 'vcpu') AS vcpu,
