@@ -209,11 +209,26 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, args []s
 		goRun(func() { deliveries.Run(runCtx, cfg.PollInterval, wake) })
 	}
 	if cfg.Has("gateway") {
-		stop := startGateway(runCtx, cfg, gatewayListener, owner, bg, obs, logger, goRun)
+		gatewayCtx := runCtx
+		if *demo {
+			// The demo's daemons stop gracefully when the process does, and
+			// report the workloads they stopped: the gateway outlives the
+			// signal until they are done (see below).
+			var stopGateway context.CancelFunc
+			gatewayCtx, stopGateway = context.WithCancel(context.WithoutCancel(runCtx))
+			defer stopGateway()
+		}
+		stop := startGateway(gatewayCtx, cfg, gatewayListener, owner, bg, obs, logger, goRun)
 		defer stop()
 	}
 	if *demo { // after the gateway: they connect to it
-		if err := runDemoDaemons(runCtx, bg.handlers, fleet, demoAt, logger, goRun); err != nil {
+		// The daemons stop first, while the gateway still serves them, so
+		// that each reports the workloads its graceful stop ended: deferred
+		// after the gateway's stop, this runs before it.
+		demoCtx, stopDemo := context.WithCancel(runCtx)
+		var daemons sync.WaitGroup
+		defer func() { stopDemo(); daemons.Wait() }()
+		if err := runDemoDaemons(demoCtx, bg.handlers, fleet, demoAt, logger, daemons.Go); err != nil {
 			return err
 		}
 	}
