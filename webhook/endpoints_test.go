@@ -242,3 +242,50 @@ func TestRecoverLimitSkipsAcknowledgedEvents(t *testing.T) {
 	}
 	require.ElementsMatch(t, missed, got)
 }
+
+// A recover cut short by its limit goes on with the rest when it runs
+// again with the same since, even before the receiver acknowledged the
+// first batch: it used to pick the same first events again (pending, so
+// not acknowledged), and a slow receiver's missed events past the limit
+// were never scheduled.
+func TestRecoverAgainGoesOnBeforeTheFirstBatchIsAcknowledged(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{RecoverLimit: 2})
+	ctx := context.Background()
+	rcv := newReceiver(t, respond{status: http.StatusOK})
+	ep := f.createEndpoint(t, acmeMember, rcv.URL, "reservation.booked")
+	since := f.pg.Now(t)
+	off, on := false, true
+	_, err := f.svc.PatchEndpoint(ctx, acmeMember, ep.ID, webhook.PatchEndpoint{Enabled: &off})
+	require.NoError(t, err)
+	var missed []string
+	for range 3 { // never scheduled: the endpoint is disabled
+		missed = append(missed, f.emit(t, "acme", "reservation.booked").ID.String())
+	}
+	read := 0 // webhook_endpoint.updated and the three missed events
+	require.Eventually(t, func() bool {
+		n, err := f.disp.RunOnce(ctx)
+		require.NoError(t, err)
+		read += n
+		return read >= 4
+	}, 10*time.Second, 5*time.Millisecond)
+	_, err = f.svc.PatchEndpoint(ctx, acmeMember, ep.ID, webhook.PatchEndpoint{Enabled: &on})
+	require.NoError(t, err)
+
+	res, err := f.svc.RecoverEndpoint(ctx, acmeMember, ep.ID, since)
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Scheduled)
+	require.True(t, res.Truncated)
+	f.pg.AdvanceSimClock(t, 2*webhook.DefaultRecoverInterval) // nothing sent meanwhile
+	res, err = f.svc.RecoverEndpoint(ctx, acmeMember, ep.ID, since)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Scheduled, "the rest, not the first two again")
+	require.False(t, res.Truncated)
+
+	require.Equal(t, 3, f.runWorker(t))
+	var got []string
+	for _, r := range rcv.requests() {
+		got = append(got, r.header.Get(webhook.HeaderID))
+	}
+	require.ElementsMatch(t, missed, got, "each missed event once")
+}

@@ -355,7 +355,9 @@ SELECT e.id, o.id
    AND (e.created_txid <> '0' OR o.time >= e.created_at)
    AND (cardinality(e.event_types) = 0 OR o.type = ANY(e.event_types))
    AND NOT EXISTS (SELECT 1 FROM webhook_deliveries s
-                    WHERE s.endpoint_id = e.id AND s.event_id = o.id AND s.state = 'succeeded')
+                    WHERE s.endpoint_id = e.id AND s.event_id = o.id
+                      AND (s.state = 'succeeded'
+                           OR (s.state = 'pending' AND s.attempts = 0 AND s.next_attempt_at <= compute_now())))
  ORDER BY o.txid, o.seq
  LIMIT $3
 ON CONFLICT (endpoint_id, event_id) DO UPDATE
@@ -386,6 +388,10 @@ type WebhookDeliveryRecoverParams struct {
 // counts what is re-sent: spent on succeeded deliveries, it would schedule
 // nothing of what was missed after them, and the caller, which reads
 // "truncated" from the count of rows returned, would not know.
+// So are deliveries already due for their first attempt (the scheduler's
+// new ones, or a recover's before): a recover cut short by max_rows and
+// run again with the same since, before a slow receiver acknowledged the
+// first batch, picked that batch again and never reached the rest.
 func (q *Queries) WebhookDeliveryRecover(ctx context.Context, arg WebhookDeliveryRecoverParams) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, webhookDeliveryRecover, arg.EndpointID, arg.Since, arg.MaxRows)
 	if err != nil {

@@ -149,6 +149,10 @@ UPDATE webhook_deliveries SET state = 'abandoned', updated_at = compute_now()
 -- counts what is re-sent: spent on succeeded deliveries, it would schedule
 -- nothing of what was missed after them, and the caller, which reads
 -- "truncated" from the count of rows returned, would not know.
+-- So are deliveries already due for their first attempt (the scheduler's
+-- new ones, or a recover's before): a recover cut short by max_rows and
+-- run again with the same since, before a slow receiver acknowledged the
+-- first batch, picked that batch again and never reached the rest.
 INSERT INTO webhook_deliveries AS d (endpoint_id, event_id)
 SELECT e.id, o.id
   FROM webhook_endpoints e
@@ -159,7 +163,9 @@ SELECT e.id, o.id
    AND (e.created_txid <> '0' OR o.time >= e.created_at)
    AND (cardinality(e.event_types) = 0 OR o.type = ANY(e.event_types))
    AND NOT EXISTS (SELECT 1 FROM webhook_deliveries s
-                    WHERE s.endpoint_id = e.id AND s.event_id = o.id AND s.state = 'succeeded')
+                    WHERE s.endpoint_id = e.id AND s.event_id = o.id
+                      AND (s.state = 'succeeded'
+                           OR (s.state = 'pending' AND s.attempts = 0 AND s.next_attempt_at <= compute_now())))
  ORDER BY o.txid, o.seq
  LIMIT sqlc.arg(max_rows)
 ON CONFLICT (endpoint_id, event_id) DO UPDATE
