@@ -130,7 +130,10 @@ func TestAssignmentsAsNodeJobs(t *testing.T) {
 	before := len(hs.sent(wire.TypeInventory))
 	hs.daemon("n1", dir, url)
 	hs.eventually("n1", core.NodeConnected)
-	require.Equal(t, int64(3), hs.session("n1").ObservedGeneration)
+	// The hello's 3 (what the journal kept), or already 4: the inventory
+	// reconcile that follows it counts the refused assign as observed, and
+	// may have run by now. Never below 3, as a hello that lost it would be.
+	require.Contains(t, []int64{3, 4}, hs.session("n1").ObservedGeneration)
 	require.Eventually(t, func() bool { return len(hs.sent(wire.TypeInventory)) > before }, 10*time.Second, 5*time.Millisecond)
 	replays := hs.sent(wire.TypeReplay)
 	var assigned []string
