@@ -224,15 +224,21 @@ func TestNewJournalFailsUnsafeAndResendsSafe(t *testing.T) {
 	oldJournal := *hs.session("n1").JournalID
 
 	// The daemon dies and its state dir loses the journal (the credential
-	// survives: it is the same machine, with a wiped disk).
+	// survives: it is the same machine, with a wiped disk). Dies, not
+	// stops: a stopped daemon reports its jobs failed before it closes its
+	// session, a dead one says nothing. The gateway drops it, as a crash
+	// would, and refuses it until the daemon is gone.
+	g.Abandon()
 	stop()
-	hs.eventually("n1", core.NodeDisconnected)
+	require.NoError(t, g.Renew(hs.ctx))
 	require.NoError(t, os.Remove(filepath.Join(dir, "journal-id")))
 	require.NoError(t, os.Remove(filepath.Join(dir, "journal.jsonl")))
 	require.NoError(t, os.WriteFile(filepath.Join(hs.workDir("n1", rsv), "release"), nil, 0o600))
 	hs.daemon("n1", dir, url)
-	hs.eventually("n1", core.NodeConnected)
-	require.NotEqual(t, oldJournal, *hs.session("n1").JournalID)
+	require.Eventually(t, func() bool {
+		s := hs.session("n1")
+		return s.JournalID != nil && *s.JournalID != oldJournal
+	}, 10*time.Second, 5*time.Millisecond, "the new daemon's session, with its new journal")
 	// A daemon that lost its journal lost its assignments too: the control
 	// plane assigns again (assign jobs are retry-safe).
 	hs.assign("n1", rsv)
