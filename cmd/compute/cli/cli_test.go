@@ -144,8 +144,22 @@ func TestLoginSavesContexts(t *testing.T) {
 	_, errOut, code := inv.run("login", "--server", a.URL, "--token", "bc_wrong")
 	require.Equal(t, exitAuth, code, errOut)
 	require.Contains(t, errOut, "UNAUTHENTICATED")
+	// It blames the token just given, not a saved context (none was
+	// saved), and does not send the user to the login they just ran.
+	require.Contains(t, errOut, "The token given to compute login was refused")
+	require.Contains(t, errOut, "nothing was saved")
+	require.NotContains(t, errOut, "context")
 	_, err := os.Stat(inv.configPath)
 	require.True(t, os.IsNotExist(err), "a refused login saves nothing")
+	// A server that is not there: the same, with exit 8.
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	_, errOut, code = inv.run("login", "--server", gone.URL, "--token", "bc_a")
+	require.Equal(t, exitUnreachable, code, errOut)
+	require.Contains(t, errOut, "cannot reach the server at "+gone.URL)
+	require.Contains(t, errOut, "Nothing was saved")
+	require.NotContains(t, errOut, "context")
+	require.NotContains(t, errOut, "compute login --server URL")
 
 	out, errOut, code := inv.run("login", "--server", a.URL, "--token", "bc_a", "--name", "a")
 	require.Equal(t, 0, code, errOut)

@@ -111,10 +111,16 @@ type target struct {
 	server, token string
 	context       string // the saved context used, if any
 	source        string // "context \"local\"", "COMPUTE_SERVER", …
+	// login: the server and token given to compute login, not saved yet,
+	// so no saved context or COMPUTE_TOKEN is to blame when they fail.
+	login bool
 }
 
 // reloginHint is what to do when the server refused the token.
 func (t target) reloginHint() string {
+	if t.login {
+		return "The token given to compute login was refused (revoked, expired, or for another server): nothing was saved."
+	}
 	if t.context != "" && !strings.Contains(t.source, "COMPUTE_TOKEN") {
 		return fmt.Sprintf("The token of context %q was refused (revoked, or for another server): log in again with "+
 			"`compute login --context %s --server %s --token TOKEN`.", t.context, t.context, t.server)

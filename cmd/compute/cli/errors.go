@@ -200,6 +200,9 @@ func (c *cli) describe(err error) string {
 			out += fmt.Sprintf("\nrequest id: %s", apiErr.RequestID)
 		}
 		return out
+	case hasCall && unreachable(err) && call.target.login:
+		return fmt.Sprintf("cannot reach the server at %s: %v\nIs `compute serve` running there, and is --server its URL? Nothing was saved.",
+			call.target.server, call.err)
 	case hasCall && unreachable(err):
 		return fmt.Sprintf("cannot reach the server at %s (%s): %v\nIs `compute serve` running there? %s",
 			call.target.server, call.target.source, call.err, loginHint)

@@ -82,7 +82,7 @@ list; prefer --token-stdin or COMPUTE_TOKEN on a shared machine.`,
 			if err != nil {
 				return usagef("--token: %v", err)
 			}
-			t := target{server: server, token: token, context: name, source: fmt.Sprintf("context %q", name)}
+			t := target{server: server, token: token, context: name, source: "compute login", login: true}
 			who, err := api.WhoamiWithResponse(cmd.Context())
 			if err != nil {
 				return apiCallError{err: err, target: t}
