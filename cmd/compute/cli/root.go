@@ -120,7 +120,7 @@ unavailable, 8 server unreachable, 9 cursor expired (docs/cli.md).`,
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err: err, cmd: cmd} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err: flagError(cmd, err), cmd: cmd} })
 	root.PersistentFlags().StringVarP(&c.output, "output", "o", "table", "output format: table, json or yaml")
 	root.PersistentFlags().StringVar(&c.contextName, "context", "", "use this saved context instead of the current one")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
@@ -155,6 +155,7 @@ unavailable, 8 server unreachable, 9 cursor expired (docs/cli.md).`,
 			root.AddCommand(cmd)
 		}
 	}
+	strictHelp(root)
 	markRunning(root, &c.running)
 	return root
 }
@@ -200,7 +201,7 @@ func Group(use, short string, subs ...*cobra.Command) *cobra.Command {
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError{err: fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath()), cmd: cmd}
+				return usageError{err: unknownCommand(cmd, args[0]), cmd: cmd}
 			}
 			return cmd.Help()
 		},
@@ -215,7 +216,7 @@ func Group(use, short string, subs ...*cobra.Command) *cobra.Command {
 func NoArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
 		if cmd.HasSubCommands() {
-			return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+			return unknownCommand(cmd, args[0])
 		}
 		return fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args[0])
 	}

@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A mistyped command or flag is bad input (exit 2) that names what was
+// probably meant; `compute help` of a mistyped command too, rather than
+// printing the parent's help and exiting 0 as if it had found it.
+func TestTyposNameWhatWasMeant(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reservaton", "list"}, `unknown command "reservaton" for "compute"; did you mean reservations?`},
+		{[]string{"rsv", "lst"}, `unknown command "lst" for "compute reservations"; did you mean get or list?`},
+		{[]string{"nodes", "cordn", "n1"}, "did you mean cordon?"},
+		{[]string{"context", "lst"}, "did you mean list or use?"},
+		{[]string{"reservations", "list", "--stat", "active"}, "unknown flag: --stat; did you mean --state?"},
+		{[]string{"tokens", "create", "--rol", "member"}, "did you mean --role?"},
+		{[]string{"help", "reservaton"}, `unknown command "reservaton" for "compute"; did you mean reservations?`},
+		{[]string{"help", "reservations", "lst"}, `unknown command "lst" for "compute reservations"`},
+		{[]string{"zzzzzz"}, `unknown command "zzzzzz" for "compute"`},
+	} {
+		out, errOut, code := newInvocation(t).run(c.args...)
+		line := strings.Join(c.args, " ")
+		require.Equal(t, exitUsage, code, "compute %s: %s", line, errOut)
+		require.Empty(t, out, "compute %s", line)
+		require.Contains(t, errOut, c.want, "compute %s", line)
+	}
+	_, errOut, _ := newInvocation(t).run("zzzzzz")
+	require.NotContains(t, errOut, "did you mean", "nothing is close")
+
+	out, _, code := newInvocation(t).run("help", "reservations", "list")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "compute reservations list [flags]")
+}
