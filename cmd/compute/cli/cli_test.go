@@ -272,3 +272,14 @@ func TestLoopbackHost(t *testing.T) {
 		require.Equal(t, want, loopbackHost(host), host)
 	}
 }
+
+// cancel's help says what the server does with a booked reservation:
+// refuses it (409 CONFLICT, "release a booked or active one"), never
+// releases it in cancel's stead.
+func TestCancelHelpSendsABookedReservationToRelease(t *testing.T) {
+	t.Parallel()
+	out, _, code := newInvocation(t).run("reservations", "cancel", "--help")
+	require.Equal(t, 0, code)
+	require.NotContains(t, out, "a booked one is released instead")
+	require.Contains(t, out, "release it instead")
+}

@@ -20,7 +20,7 @@ func (c *cli) reservationsCmd() *cobra.Command {
 				res, err := api.ReleaseReservationWithResponse(ctx, id, &client.ReleaseReservationParams{IfMatch: p.ptr()})
 				return bodyOf(res, err)
 			}),
-		c.reservationChangeCmd("cancel", "Withdraw a pending reservation (a booked one is released instead)",
+		c.reservationChangeCmd("cancel", "Withdraw a pending reservation (a booked or active one is refused: release it instead)",
 			func(ctx context.Context, api *client.API, id string, p ifMatch) ([]byte, error) {
 				res, err := api.CancelReservationWithResponse(ctx, id, &client.CancelReservationParams{IfMatch: p.ptr()})
 				return bodyOf(res, err)
