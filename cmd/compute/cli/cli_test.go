@@ -283,3 +283,23 @@ func TestCancelHelpSendsABookedReservationToRelease(t *testing.T) {
 	require.NotContains(t, out, "a booked one is released instead")
 	require.Contains(t, out, "release it instead")
 }
+
+// compute context answers -o json and -o yaml like every other command,
+// so a script can read which server it will talk to.
+func TestContextShowsInTheFormatAskedFor(t *testing.T) {
+	t.Parallel()
+	a := whoamiServer(t, "bc_a")
+	inv := newInvocation(t)
+	_, errOut, code := inv.run("login", "--server", a.URL, "--token", "bc_a", "--name", "a")
+	require.Equal(t, 0, code, errOut)
+
+	out, errOut, code := inv.run("context", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	require.JSONEq(t, `{"server":"`+a.URL+`","from":"context \"a\"","context":"a"}`, out)
+	out, _, code = inv.run("context", "-o", "yaml")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "context: a\n")
+	out, _, code = inv.run("context")
+	require.Equal(t, 0, code)
+	require.Equal(t, "server: "+a.URL+"\nfrom:   context \"a\"\n", out)
+}

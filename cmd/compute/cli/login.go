@@ -131,6 +131,18 @@ func (c *cli) contextCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
+		if c.output != "table" {
+			// What a script reads: the same facts, in the format asked for.
+			body, err := json.Marshal(struct {
+				Server  string `json:"server"`
+				From    string `json:"from"`
+				Context string `json:"context,omitempty"`
+			}{t.server, t.source, t.context})
+			if err != nil {
+				return err
+			}
+			return c.show(body, nil)
+		}
 		fmt.Fprintf(c.stdout, "server: %s\nfrom:   %s\n", t.server, t.source)
 		if t.context == "" && len(f.Contexts) > 0 {
 			fmt.Fprintf(c.stdout, "(saved contexts: %s)\n", strings.Join(f.names(), ", "))
