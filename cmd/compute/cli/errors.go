@@ -196,6 +196,10 @@ func (c *cli) describe(err error) string {
 		if apiErr.Code == client.ErrorCodeUNAUTHENTICATED && hasCall {
 			out += "\n" + call.target.reloginHint()
 		}
+		var h hintedError
+		if errors.As(err, &h) {
+			out += "\n" + h.hint
+		}
 		if apiErr.Code == client.ErrorCodeINTERNAL && apiErr.RequestID != "" {
 			out += fmt.Sprintf("\nrequest id: %s", apiErr.RequestID)
 		}

@@ -155,13 +155,21 @@ Times are RFC 3339 (2030-01-02T15:04:05Z), "now", or "+DURATION" from now
 			if noPreempt {
 				req.Preemptible = new(bool) // false: "do not preempt me"
 			}
-			if key == "" {
+			keyGiven := key != ""
+			if !keyGiven {
 				key = newIdempotencyKey()
+			}
+			var relative []string
+			if relativeTime(start) {
+				relative = append(relative, "--start "+start)
+			}
+			if relativeTime(end) {
+				relative = append(relative, "--end "+end)
 			}
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				res, err := api.CreateReservationWithResponse(ctx, &client.CreateReservationParams{IdempotencyKey: &key}, req)
 				if err != nil {
-					return err
+					return keyReusedHint(err, keyGiven, relative, false)
 				}
 				c.notePosition(res.Body)
 				return showOne(c, res.Body, func(r client.ReservationResult) table {
@@ -307,8 +315,13 @@ func (c *cli) reservationsExtendCmd() *cobra.Command {
 			} else if add, err = time.ParseDuration(by); err != nil || add <= 0 {
 				return usagef("--by: %q is not a positive duration (such as 30m or 2h)", by)
 			}
-			if key == "" {
+			keyGiven := key != ""
+			if !keyGiven {
 				key = newIdempotencyKey()
+			}
+			var relative []string
+			if relativeTime(end) {
+				relative = append(relative, "--end "+end)
 			}
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				if add > 0 {
@@ -329,7 +342,7 @@ func (c *cli) reservationsExtendCmd() *cobra.Command {
 				res, err := api.ExtendReservationWithResponse(ctx, args[0],
 					&client.ExtendReservationParams{IdempotencyKey: &key, IfMatch: im.ptr()}, client.ExtendReservationRequest{End: newEnd})
 				if err != nil {
-					return err
+					return keyReusedHint(err, keyGiven, relative, add > 0)
 				}
 				c.notePosition(res.Body)
 				return showOne(c, res.Body, func(r client.ReservationResult) table {
