@@ -52,11 +52,13 @@ func (c *cli) nodesCmd() *cobra.Command {
 	return cmd
 }
 
-var nodeHeader = []string{"ID", "POOL", "LIVENESS", "CORDONED", "NO-SCHEDULE", "TAINTS", "ALLOCATIONS", "HEARTBEAT"}
+// nodeHeader ends with VERSION, the one cordon, drain, taint and their
+// undoing --if-match take.
+var nodeHeader = []string{"ID", "POOL", "LIVENESS", "CORDONED", "NO-SCHEDULE", "TAINTS", "ALLOCATIONS", "HEARTBEAT", "VERSION"}
 
 func nodeRow(n client.ReadNode) []string {
 	return []string{n.ID, n.PoolID, string(n.Liveness), yesNo(n.Cordoned), joinOr(n.NoScheduleReasons, "-"),
-		joinOr(n.Taints, "-"), itoa(n.Allocations), tsp(n.LastHeartbeatAt)}
+		joinOr(n.Taints, "-"), itoa(n.Allocations), tsp(n.LastHeartbeatAt), itoa(n.Version)}
 }
 
 func (c *cli) nodesListCmd() *cobra.Command {

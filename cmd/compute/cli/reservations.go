@@ -29,11 +29,13 @@ func (c *cli) reservationsCmd() *cobra.Command {
 	return cmd
 }
 
-var reservationHeader = []string{"ID", "STATE", "TENANT", "POOL", "GPUS", "NODE", "DEVICES", "START", "END", "CLASS"}
+// reservationHeader ends with VERSION, the one extend, release and cancel
+// --if-match take.
+var reservationHeader = []string{"ID", "STATE", "TENANT", "POOL", "GPUS", "NODE", "DEVICES", "START", "END", "CLASS", "VERSION"}
 
 func reservationResultRow(r client.ReservationResult) []string {
 	return []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), gpusText(r.Gpus, ptrOr(r.GpuModel), ptrOr(r.MigProfile),
-		string(ptrOr(r.SlotKind))), str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass}
+		string(ptrOr(r.SlotKind))), str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass, itoa(r.Version)}
 }
 
 // specGpus is the GPUS cell of a reservation read back (list, get).
@@ -238,7 +240,7 @@ func (c *cli) reservationsListCmd() *cobra.Command {
 					return res.Body, nil
 				}, func(r client.ReadReservation) []string {
 					return []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), specGpus(r.Spec), str(r.NodeID),
-						joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass}
+						joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass, itoa(r.Version)}
 				}, reservationHeader...)
 			})
 		},
@@ -265,7 +267,7 @@ func (c *cli) reservationsGetCmd() *cobra.Command {
 				}
 				return showOne(c, res.Body, func(r client.ReadReservationDetail) table {
 					row := []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), specGpus(r.Spec),
-						str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass}
+						str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass, itoa(r.Version)}
 					if why := endedBecause(r.Conditions); why != "" {
 						// Ended by the system (preempted, failed): by whom or why.
 						return table{header: append(slices.Clone(reservationHeader), "WHY"), rows: [][]string{append(row, why)}}

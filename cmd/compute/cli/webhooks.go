@@ -12,7 +12,8 @@ import (
 	"github.com/bettercompute/compute/client"
 )
 
-var webhookHeader = []string{"ID", "TENANT", "URL", "ENABLED", "EVENT-TYPES", "FAILURES", "SECRET"}
+// webhookHeader has VERSION, the one update --if-match takes.
+var webhookHeader = []string{"ID", "TENANT", "URL", "ENABLED", "EVENT-TYPES", "FAILURES", "VERSION", "SECRET"}
 
 func webhookRow(w client.WebhookEndpoint) []string {
 	failures := "0"
@@ -23,7 +24,7 @@ func webhookRow(w client.WebhookEndpoint) []string {
 	if w.DisabledReason != nil {
 		enabled += " (" + string(*w.DisabledReason) + ")"
 	}
-	return []string{w.ID, w.Tenant, w.URL, enabled, joinOr(w.EventTypes, "all"), failures, str(w.Secret)}
+	return []string{w.ID, w.Tenant, w.URL, enabled, joinOr(w.EventTypes, "all"), failures, itoa(w.Version), str(w.Secret)}
 }
 
 func (c *cli) webhooksCmd() *cobra.Command {
