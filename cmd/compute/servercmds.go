@@ -12,6 +12,7 @@ import (
 
 	"github.com/bettercompute/compute/cmd/compute/cli"
 	"github.com/bettercompute/compute/internal/config"
+	"github.com/bettercompute/compute/projections"
 )
 
 // serverCmds are the subcommands that run the control plane itself. They
@@ -80,7 +81,18 @@ It exits 1 when an invariant is violated.`,
 	rebuildCmd := &cobra.Command{
 		Use:   "rebuild NAME",
 		Short: "Replay the log into a fresh read model and swap it in",
-		Args:  cli.ArgsNamed("NAME"),
+		// An unknown NAME is bad input, said before the database is opened
+		// (where, beside a running serve, it would be refused first).
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cli.ArgsNamed("NAME")(cmd, args); err != nil {
+				return err
+			}
+			if _, err := projections.ByName(args[0]); err != nil {
+				return fmt.Errorf("NAME: %w", err)
+			}
+			return nil
+		},
+		ValidArgs: []string{projections.NameReservations, projections.NameFleet, projections.NameDeviceHolders, projections.NameUsageWindows},
 		RunE: serverRun("projections", func(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error {
 			return projectionsCmd(ctx, cfg, logger, append([]string{"rebuild"}, args...))
 		}),
