@@ -303,3 +303,28 @@ func TestContextShowsInTheFormatAskedFor(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Equal(t, "server: "+a.URL+"\nfrom:   context \"a\"\n", out)
 }
+
+// A server URL that is not the API's, such as the node gateway's port
+// (which answers a plain-text 401 to anything but a daemon), is not a
+// refused token: the answer says the URL is the likely fault. An answer of
+// the API itself (with its error code) gets no such line.
+func TestAnAnswerWithoutTheAPIsEnvelopeQuestionsTheURL(t *testing.T) {
+	t.Parallel()
+	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "authentication failed", http.StatusUnauthorized) // as gateway.Server answers
+	}))
+	t.Cleanup(gateway.Close)
+	_, errOut, code := newInvocation(t, "COMPUTE_SERVER="+gateway.URL, "COMPUTE_TOKEN=bc_a").run("reservations", "list")
+	require.Equal(t, exitAuth, code, errOut)
+	require.Contains(t, errOut, "compute: authentication failed (HTTP 401)\nThat answer is not the compute API's")
+	require.Contains(t, errOut, "is "+gateway.URL+" the API's URL")
+	inv := newInvocation(t)
+	_, errOut, code = inv.run("login", "--server", gateway.URL, "--token", "bc_a")
+	require.Equal(t, exitAuth, code, errOut)
+	require.Contains(t, errOut, "is "+gateway.URL+" the API's URL")
+
+	api := whoamiServer(t, "bc_a")
+	_, errOut, code = newInvocation(t, "COMPUTE_SERVER="+api.URL, "COMPUTE_TOKEN=bc_b").run("whoami")
+	require.Equal(t, exitAuth, code, errOut)
+	require.NotContains(t, errOut, "the API's URL")
+}

@@ -196,6 +196,14 @@ func (c *cli) describe(err error) string {
 		if apiErr.Code == client.ErrorCodeUNAUTHENTICATED && hasCall {
 			out += "\n" + call.target.reloginHint()
 		}
+		if apiErr.Code == "" && hasCall && (apiErr.Status == 401 || apiErr.Status == 403 || apiErr.Status == 404) {
+			// No envelope: not the API refusing the token or missing the
+			// object, but another server (the node gateway's port, which
+			// answers 401 to anything but a daemon; a path under the URL).
+			out += fmt.Sprintf("\nThat answer is not the compute API's (it has no error code): is %s the API's URL "+
+				"(COMPUTE_ADDR, :8080 by default), not the node gateway's (COMPUTE_GATEWAY_ADDR, :8081) or another server's?",
+				call.target.server)
+		}
 		var h hintedError
 		if errors.As(err, &h) {
 			out += "\n" + h.hint
