@@ -156,6 +156,7 @@ unavailable, 8 server unreachable, 9 cursor expired (docs/cli.md).`,
 		}
 	}
 	strictHelp(root)
+	strictCompletion(root)
 	markRunning(root, &c.running)
 	return root
 }

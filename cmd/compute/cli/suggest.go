@@ -20,7 +20,7 @@ func unknownCommand(cmd *cobra.Command, name string) error {
 		cmd.SuggestionsMinimumDistance = 2
 	}
 	if s := cmd.SuggestionsFor(name); len(s) > 0 {
-		msg += fmt.Sprintf("; did you mean %s?", strings.Join(s, " or "))
+		msg += fmt.Sprintf("; did you mean %s?", orList(s))
 	}
 	return fmt.Errorf("%s", msg)
 }
@@ -40,7 +40,15 @@ func flagError(cmd *cobra.Command, err error) error {
 	if len(near) == 0 {
 		return err
 	}
-	return fmt.Errorf("%w; did you mean %s?", err, strings.Join(near, " or "))
+	return fmt.Errorf("%w; did you mean %s?", err, orList(near))
+}
+
+// orList is "a", "a or b", "a, b or c".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
 // editDistance is the Levenshtein distance of a and b.
@@ -85,6 +93,25 @@ func strictHelp(root *cobra.Command) {
 			cmd.InitDefaultHelpFlag()
 			cmd.InitDefaultVersionFlag()
 			return cmd.Help()
+		}
+	}
+}
+
+// strictCompletion makes `compute completion SHELL` refuse a SHELL it has
+// no script for (tcsh, a typo), as every group of the tree does, instead
+// of cobra's default: its help, exit 0, and no script for the eval that
+// was to load it.
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, cmd := range root.Commands() {
+		if cmd.Name() == "completion" {
+			cmd.Args = cobra.ArbitraryArgs
+			cmd.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return usageError{err: unknownCommand(cmd, args[0]), cmd: cmd}
+				}
+				return cmd.Help()
+			}
 		}
 	}
 }

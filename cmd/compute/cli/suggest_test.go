@@ -25,6 +25,8 @@ func TestTyposNameWhatWasMeant(t *testing.T) {
 		{[]string{"help", "reservaton"}, `unknown command "reservaton" for "compute"; did you mean reservations?`},
 		{[]string{"help", "reservations", "lst"}, `unknown command "lst" for "compute reservations"`},
 		{[]string{"zzzzzz"}, `unknown command "zzzzzz" for "compute"`},
+		{[]string{"reservations", "create", "--gpu", "2"}, "unknown flag: --gpu; did you mean --gpu-model, --gpus or --vcpu?"},
+		{[]string{"completion", "bsh"}, `unknown command "bsh" for "compute completion"; did you mean bash`},
 	} {
 		out, errOut, code := newInvocation(t).run(c.args...)
 		line := strings.Join(c.args, " ")
