@@ -132,7 +132,9 @@ func endReservationWith(ctx context.Context, tx pgx.Tx, actor core.Actor, id str
 			return ReservationResult{}, core.Errorf(core.CodeConflict,
 				"reservation %s is %s and cannot become cancelled: cancel withdraws a pending reservation; release a booked or active one", id, from)
 		}
-		return ReservationResult{}, err
+		// Named, as above: a script releasing many reservations learns
+		// which one was already ended.
+		return ReservationResult{}, core.Errorf(core.CodeConflict, "reservation %s is %s and cannot become %s", id, from, end.to)
 	}
 	r, err := toReservation(row, allocs)
 	if err != nil {
