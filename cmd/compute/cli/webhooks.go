@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -250,6 +251,10 @@ is within 5 minutes of now, exactly as package client's VerifyWebhook does
 in a consumer. It needs no server.`,
 		Args: NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			if _, err := strconv.ParseInt(timestamp, 10, 64); err != nil {
+				// Bad input (exit 2), not a signature that fails (exit 1).
+				return usagef("--timestamp: %q is not the webhook-timestamp header: Unix seconds, such as 1767225600", timestamp)
+			}
 			body, err := io.ReadAll(c.stdin)
 			if err != nil {
 				return fmt.Errorf("read the body from standard input: %w", err)

@@ -34,4 +34,10 @@ func TestWebhooksVerifyAnswersInTheFormatAskedFor(t *testing.T) {
 	out, errOut, code = inv.run(append(verify, "-o", "json")...)
 	require.Equal(t, 0, code, errOut)
 	require.JSONEq(t, `{"valid": true}`, out)
+
+	bad := append([]string{}, verify...)
+	bad[7] = "yesterday" // --timestamp
+	_, errOut, code = inv.run(bad...)
+	require.Equal(t, 2, code, "a malformed --timestamp is bad input: %s", errOut)
+	require.Contains(t, errOut, "--timestamp")
 }
