@@ -206,22 +206,7 @@ func TestRecoverLimitSkipsAcknowledgedEvents(t *testing.T) {
 		f.scheduled(t, ep.ID, f.emit(t, "acme", "reservation.booked"))
 	}
 	require.Equal(t, 2, f.runWorker(t))
-	off, on := false, true
-	_, err := f.svc.PatchEndpoint(ctx, acmeMember, ep.ID, webhook.PatchEndpoint{Enabled: &off})
-	require.NoError(t, err)
-	var missed []string
-	for range 3 { // never scheduled: the endpoint is disabled
-		missed = append(missed, f.emit(t, "acme", "reservation.booked").ID.String())
-	}
-	read := 0 // webhook_endpoint.updated and the three missed events
-	require.Eventually(t, func() bool {
-		n, err := f.disp.RunOnce(ctx)
-		require.NoError(t, err)
-		read += n
-		return read >= 4
-	}, 10*time.Second, 5*time.Millisecond)
-	_, err = f.svc.PatchEndpoint(ctx, acmeMember, ep.ID, webhook.PatchEndpoint{Enabled: &on})
-	require.NoError(t, err)
+	missed := f.missWhileDisabled(t, ep.ID, 3)
 
 	res, err := f.svc.RecoverEndpoint(ctx, acmeMember, ep.ID, since)
 	require.NoError(t, err)
@@ -255,22 +240,7 @@ func TestRecoverAgainGoesOnBeforeTheFirstBatchIsAcknowledged(t *testing.T) {
 	rcv := newReceiver(t, respond{status: http.StatusOK})
 	ep := f.createEndpoint(t, acmeMember, rcv.URL, "reservation.booked")
 	since := f.pg.Now(t)
-	off, on := false, true
-	_, err := f.svc.PatchEndpoint(ctx, acmeMember, ep.ID, webhook.PatchEndpoint{Enabled: &off})
-	require.NoError(t, err)
-	var missed []string
-	for range 3 { // never scheduled: the endpoint is disabled
-		missed = append(missed, f.emit(t, "acme", "reservation.booked").ID.String())
-	}
-	read := 0 // webhook_endpoint.updated and the three missed events
-	require.Eventually(t, func() bool {
-		n, err := f.disp.RunOnce(ctx)
-		require.NoError(t, err)
-		read += n
-		return read >= 4
-	}, 10*time.Second, 5*time.Millisecond)
-	_, err = f.svc.PatchEndpoint(ctx, acmeMember, ep.ID, webhook.PatchEndpoint{Enabled: &on})
-	require.NoError(t, err)
+	missed := f.missWhileDisabled(t, ep.ID, 3)
 
 	res, err := f.svc.RecoverEndpoint(ctx, acmeMember, ep.ID, since)
 	require.NoError(t, err)
@@ -288,4 +258,29 @@ func TestRecoverAgainGoesOnBeforeTheFirstBatchIsAcknowledged(t *testing.T) {
 		got = append(got, r.header.Get(webhook.HeaderID))
 	}
 	require.ElementsMatch(t, missed, got, "each missed event once")
+}
+
+// missWhileDisabled disables the endpoint, emits n events of acme's that it
+// therefore never schedules, lets the dispatcher pass them, and enables it
+// again: what a recover is for. It returns the events' ids.
+func (f *fixture) missWhileDisabled(t *testing.T, endpointID string, n int) []string {
+	t.Helper()
+	ctx := context.Background()
+	off, on := false, true
+	_, err := f.svc.PatchEndpoint(ctx, acmeMember, endpointID, webhook.PatchEndpoint{Enabled: &off})
+	require.NoError(t, err)
+	var missed []string
+	for range n {
+		missed = append(missed, f.emit(t, "acme", "reservation.booked").ID.String())
+	}
+	read := 0 // webhook_endpoint.updated and the missed events
+	require.Eventually(t, func() bool {
+		n, err := f.disp.RunOnce(ctx)
+		require.NoError(t, err)
+		read += n
+		return read >= len(missed)+1
+	}, 10*time.Second, 5*time.Millisecond)
+	_, err = f.svc.PatchEndpoint(ctx, acmeMember, endpointID, webhook.PatchEndpoint{Enabled: &on})
+	require.NoError(t, err)
+	return missed
 }
