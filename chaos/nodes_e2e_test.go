@@ -501,6 +501,10 @@ func newAgent(t *testing.T, node, pool, joinToken, apiURL string, gw *server, ex
 		a.Kill()
 		removeContainers(filepath.Join(a.stateDir(), "runc"))
 		removeNetworks(t, a.stateDir())
+		// A runc the test's SIGKILLs cut short leaves the bind mount of its
+		// own binary (runc.XXXXXX) in the container's state directory, which
+		// then cannot be removed ("device or resource busy").
+		testenv.UnmountUnder(a.stateDir())
 		testenv.UnmountUnder(a.args[slices.Index(a.args, "--workload-dir")+1])
 		if t.Failed() {
 			t.Logf("agent %s log tail:\n%s", node, tail(a.logPath, 3000))
