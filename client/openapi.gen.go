@@ -6083,7 +6083,8 @@ type ClientInterface interface {
 	// Keeps the same devices. 409 CONFLICT when another reservation holds them
 	// in the added time, the node no longer takes bookings, or the
 	// reservation's end has already passed (it has ended, even before it
-	// shows expired).
+	// shows expired), or a running reservation's end is less than 10 seconds
+	// away (the wider window could not reach its node before the end).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6095,7 +6096,8 @@ type ClientInterface interface {
 	// Keeps the same devices. 409 CONFLICT when another reservation holds them
 	// in the added time, the node no longer takes bookings, or the
 	// reservation's end has already passed (it has ended, even before it
-	// shows expired).
+	// shows expired), or a running reservation's end is less than 10 seconds
+	// away (the wider window could not reach its node before the end).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7880,7 +7882,8 @@ func (c *Client) CancelReservation(ctx context.Context, id ReservationID, params
 // Keeps the same devices. 409 CONFLICT when another reservation holds them
 // in the added time, the node no longer takes bookings, or the
 // reservation's end has already passed (it has ended, even before it
-// shows expired).
+// shows expired), or a running reservation's end is less than 10 seconds
+// away (the wider window could not reach its node before the end).
 //
 // Takes any type of body and a specified content type.
 //
@@ -7902,7 +7905,8 @@ func (c *Client) ExtendReservationWithBody(ctx context.Context, id ReservationID
 // Keeps the same devices. 409 CONFLICT when another reservation holds them
 // in the added time, the node no longer takes bookings, or the
 // reservation's end has already passed (it has ended, even before it
-// shows expired).
+// shows expired), or a running reservation's end is less than 10 seconds
+// away (the wider window could not reach its node before the end).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13417,7 +13421,8 @@ type ClientWithResponsesInterface interface {
 	// Keeps the same devices. 409 CONFLICT when another reservation holds them
 	// in the added time, the node no longer takes bookings, or the
 	// reservation's end has already passed (it has ended, even before it
-	// shows expired).
+	// shows expired), or a running reservation's end is less than 10 seconds
+	// away (the wider window could not reach its node before the end).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13429,7 +13434,8 @@ type ClientWithResponsesInterface interface {
 	// Keeps the same devices. 409 CONFLICT when another reservation holds them
 	// in the added time, the node no longer takes bookings, or the
 	// reservation's end has already passed (it has ended, even before it
-	// shows expired).
+	// shows expired), or a running reservation's end is less than 10 seconds
+	// away (the wider window could not reach its node before the end).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24959,7 +24965,8 @@ func (c *ClientWithResponses) CancelReservationWithResponse(ctx context.Context,
 // Keeps the same devices. 409 CONFLICT when another reservation holds them
 // in the added time, the node no longer takes bookings, or the
 // reservation's end has already passed (it has ended, even before it
-// shows expired).
+// shows expired), or a running reservation's end is less than 10 seconds
+// away (the wider window could not reach its node before the end).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24977,7 +24984,8 @@ func (c *ClientWithResponses) ExtendReservationWithBodyWithResponse(ctx context.
 // Keeps the same devices. 409 CONFLICT when another reservation holds them
 // in the added time, the node no longer takes bookings, or the
 // reservation's end has already passed (it has ended, even before it
-// shows expired).
+// shows expired), or a running reservation's end is less than 10 seconds
+// away (the wider window could not reach its node before the end).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

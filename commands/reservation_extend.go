@@ -13,6 +13,16 @@ import (
 	"github.com/bettercompute/compute/internal/workqueue"
 )
 
+// ExtendLead is how long before its end a running reservation can still be
+// extended. The node's daemon stops the workloads at the end by its own
+// clock; the wider window reaches it as a new assignment, through the
+// dispatcher and a gateway, in well under a second when the node is
+// connected. An extension that commits closer to the end than that could be
+// acknowledged, booked and billed, and still arrive after the daemon has
+// stopped everything, so it is refused instead. A reservation whose window
+// has not begun (nothing runs yet) is not held to it.
+const ExtendLead = 10 * time.Second
+
 // ExtendReservation moves a reservation's end later, keeping its devices.
 type ExtendReservation struct {
 	ReservationID  string    `json:"reservationId"`
@@ -30,7 +40,8 @@ type ExtendReservation struct {
 // lands on a cordoned node). Two extends of one reservation race on its
 // atoms' locks: the loser's zero rows are a lost race (extendBlocked), run
 // again without If-Match. A reservation whose end has passed is not
-// extended (CONFLICT), even before its expiry has run.
+// extended (CONFLICT), even before its expiry has run, nor a running one
+// less than ExtendLead before its end.
 func (h *Handlers) ExtendReservation(ctx context.Context, actor core.Actor, cmd ExtendReservation) (ReservationResult, error) {
 	if !actor.CanWrite() {
 		return ReservationResult{}, core.Errorf(core.CodePermissionDenied, "reservations.extend requires a member or operator role")
@@ -81,6 +92,11 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 	if !row.EndTs.After(now) {
 		return ReservationResult{}, core.Errorf(core.CodeConflict, "reservation %s ended at %s: a reservation can be extended only before its end",
 			row.ID, row.EndTs.UTC().Format(time.RFC3339))
+	}
+	if state != core.ReservationPending && !row.StartTs.After(now) && row.EndTs.Sub(now) < ExtendLead {
+		return ReservationResult{}, core.Errorf(core.CodeConflict,
+			"reservation %s ends at %s, in less than %s: an extension must reach its node before the end, so it must come at least %s before it",
+			row.ID, row.EndTs.UTC().Format(time.RFC3339Nano), ExtendLead, ExtendLead)
 	}
 	if !cmd.NewEnd.After(row.EndTs) {
 		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "newEnd %s is not after the current end %s",
