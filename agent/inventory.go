@@ -197,13 +197,17 @@ func parseGPUQuery(b []byte) ([]wire.InventoryGPU, error) {
 			return nil, bad(err.Error())
 		}
 		g := wire.InventoryGPU{UUID: uuid, Name: name, Model: model, MemoryMB: mib}
+		capable := true
 		switch mode := strings.TrimSpace(rec[3]); mode {
 		case "Enabled":
 			g.MIGEnabled = true
-		case "Disabled", "[N/A]", "N/A", "[Not Supported]":
+		case "Disabled":
+		case "[N/A]", "N/A", "[Not Supported]": // a GPU without MIG (an L4, a T4…)
+			capable = false
 		default:
 			return nil, bad(fmt.Sprintf("unknown MIG mode %q", mode))
 		}
+		g.MIGCapable = &capable
 		out = append(out, g)
 	}
 	if len(out) == 0 {

@@ -71,6 +71,7 @@ func TestNvidiaSMIInventoryOfAnH100Node(t *testing.T) {
 		require.Equal(t, "NVIDIA H100 80GB HBM3", g.Name)
 		require.Equal(t, int64(81559), g.MemoryMB)
 		require.False(t, g.MIGEnabled)
+		require.Equal(t, new(true), g.MIGCapable, "MIG mode Disabled: it has MIG")
 		require.Empty(t, g.MIG)
 	}
 	require.Equal(t, "GPU-8c1f7a52-3f0e-2b7d-91a4-5e0c6d1b9f01", gpus[0].UUID)
@@ -87,6 +88,7 @@ func TestNvidiaSMIInventoryWithMIG(t *testing.T) {
 	a100, l4 := gpus[0], gpus[1]
 	require.Equal(t, "A100-40GB", a100.Model)
 	require.True(t, a100.MIGEnabled)
+	require.Equal(t, new(true), a100.MIGCapable)
 	require.Len(t, a100.MIG, 3)
 	require.Equal(t, "MIG-c6d4f1ef-42e4-5de3-91c7-45d71585b4a4", a100.MIG[0].UUID)
 	require.Equal(t, "3g.20gb", a100.MIG[0].Profile)
@@ -94,6 +96,7 @@ func TestNvidiaSMIInventoryWithMIG(t *testing.T) {
 	require.Equal(t, 2, a100.MIG[2].Index)
 	require.Equal(t, "L4-24GB", l4.Model)
 	require.False(t, l4.MIGEnabled)
+	require.Equal(t, new(false), l4.MIGCapable, "MIG mode [N/A]: an L4 has no MIG")
 	require.Empty(t, l4.MIG)
 }
 

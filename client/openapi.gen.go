@@ -5603,7 +5603,12 @@ type ClientInterface interface {
 	// Exclusive, a MIG layout, or N time-slice or MPS slots. The change commits
 	// only when nothing on the GPU is booked now or later (otherwise 409
 	// CONFLICT naming the booked atom); setting the layout it already has
-	// changes nothing.
+	// changes nothing. A MIG layout the GPU cannot make is 400
+	// INVALID_ARGUMENT naming the GPU and its model: a GPU without MIG (as
+	// its node's daemon reported it, or, when no daemon has, by its model:
+	// A30, A100, A800, H100, H800, H20, H200, GH200, B100, B200, GB200,
+	// B300 and GB300 have MIG), more compute slices than it has (7; an
+	// A30 4), or more memory than it has.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5615,7 +5620,12 @@ type ClientInterface interface {
 	// Exclusive, a MIG layout, or N time-slice or MPS slots. The change commits
 	// only when nothing on the GPU is booked now or later (otherwise 409
 	// CONFLICT naming the booked atom); setting the layout it already has
-	// changes nothing.
+	// changes nothing. A MIG layout the GPU cannot make is 400
+	// INVALID_ARGUMENT naming the GPU and its model: a GPU without MIG (as
+	// its node's daemon reported it, or, when no daemon has, by its model:
+	// A30, A100, A800, H100, H800, H20, H200, GH200, B100, B200, GB200,
+	// B300 and GB300 have MIG), more compute slices than it has (7; an
+	// A30 4), or more memory than it has.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5697,7 +5707,8 @@ type ClientInterface interface {
 	//
 	// Adds a node to a pool with its vCPU, memory and disk and its GPUs. Each
 	// GPU starts in the layout given (exclusive when none is given); its
-	// atoms (MIG instances, slots) are created with it.
+	// atoms (MIG instances, slots) are created with it. A MIG layout on a GPU
+	// whose model has no MIG is 400 INVALID_ARGUMENT (see setGPUMode).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5708,7 +5719,8 @@ type ClientInterface interface {
 	//
 	// Adds a node to a pool with its vCPU, memory and disk and its GPUs. Each
 	// GPU starts in the layout given (exclusive when none is given); its
-	// atoms (MIG instances, slots) are created with it.
+	// atoms (MIG instances, slots) are created with it. A MIG layout on a GPU
+	// whose model has no MIG is 400 INVALID_ARGUMENT (see setGPUMode).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6982,7 +6994,12 @@ func (c *Client) CreateStreamTicket(ctx context.Context, reqEditors ...RequestEd
 // Exclusive, a MIG layout, or N time-slice or MPS slots. The change commits
 // only when nothing on the GPU is booked now or later (otherwise 409
 // CONFLICT naming the booked atom); setting the layout it already has
-// changes nothing.
+// changes nothing. A MIG layout the GPU cannot make is 400
+// INVALID_ARGUMENT naming the GPU and its model: a GPU without MIG (as
+// its node's daemon reported it, or, when no daemon has, by its model:
+// A30, A100, A800, H100, H800, H20, H200, GH200, B100, B200, GB200,
+// B300 and GB300 have MIG), more compute slices than it has (7; an
+// A30 4), or more memory than it has.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7004,7 +7021,12 @@ func (c *Client) SetGPUModeWithBody(ctx context.Context, id GPUID, params *SetGP
 // Exclusive, a MIG layout, or N time-slice or MPS slots. The change commits
 // only when nothing on the GPU is booked now or later (otherwise 409
 // CONFLICT naming the booked atom); setting the layout it already has
-// changes nothing.
+// changes nothing. A MIG layout the GPU cannot make is 400
+// INVALID_ARGUMENT naming the GPU and its model: a GPU without MIG (as
+// its node's daemon reported it, or, when no daemon has, by its model:
+// A30, A100, A800, H100, H800, H20, H200, GH200, B100, B200, GB200,
+// B300 and GB300 have MIG), more compute slices than it has (7; an
+// A30 4), or more memory than it has.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7156,7 +7178,8 @@ func (c *Client) ListNodes(ctx context.Context, params *ListNodesParams, reqEdit
 //
 // Adds a node to a pool with its vCPU, memory and disk and its GPUs. Each
 // GPU starts in the layout given (exclusive when none is given); its
-// atoms (MIG instances, slots) are created with it.
+// atoms (MIG instances, slots) are created with it. A MIG layout on a GPU
+// whose model has no MIG is 400 INVALID_ARGUMENT (see setGPUMode).
 //
 // Takes any type of body and a specified content type.
 //
@@ -7177,7 +7200,8 @@ func (c *Client) RegisterNodeWithBody(ctx context.Context, contentType string, b
 //
 // Adds a node to a pool with its vCPU, memory and disk and its GPUs. Each
 // GPU starts in the layout given (exclusive when none is given); its
-// atoms (MIG instances, slots) are created with it.
+// atoms (MIG instances, slots) are created with it. A MIG layout on a GPU
+// whose model has no MIG is 400 INVALID_ARGUMENT (see setGPUMode).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12897,7 +12921,12 @@ type ClientWithResponsesInterface interface {
 	// Exclusive, a MIG layout, or N time-slice or MPS slots. The change commits
 	// only when nothing on the GPU is booked now or later (otherwise 409
 	// CONFLICT naming the booked atom); setting the layout it already has
-	// changes nothing.
+	// changes nothing. A MIG layout the GPU cannot make is 400
+	// INVALID_ARGUMENT naming the GPU and its model: a GPU without MIG (as
+	// its node's daemon reported it, or, when no daemon has, by its model:
+	// A30, A100, A800, H100, H800, H20, H200, GH200, B100, B200, GB200,
+	// B300 and GB300 have MIG), more compute slices than it has (7; an
+	// A30 4), or more memory than it has.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12909,7 +12938,12 @@ type ClientWithResponsesInterface interface {
 	// Exclusive, a MIG layout, or N time-slice or MPS slots. The change commits
 	// only when nothing on the GPU is booked now or later (otherwise 409
 	// CONFLICT naming the booked atom); setting the layout it already has
-	// changes nothing.
+	// changes nothing. A MIG layout the GPU cannot make is 400
+	// INVALID_ARGUMENT naming the GPU and its model: a GPU without MIG (as
+	// its node's daemon reported it, or, when no daemon has, by its model:
+	// A30, A100, A800, H100, H800, H20, H200, GH200, B100, B200, GB200,
+	// B300 and GB300 have MIG), more compute slices than it has (7; an
+	// A30 4), or more memory than it has.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12999,7 +13033,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Adds a node to a pool with its vCPU, memory and disk and its GPUs. Each
 	// GPU starts in the layout given (exclusive when none is given); its
-	// atoms (MIG instances, slots) are created with it.
+	// atoms (MIG instances, slots) are created with it. A MIG layout on a GPU
+	// whose model has no MIG is 400 INVALID_ARGUMENT (see setGPUMode).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13010,7 +13045,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Adds a node to a pool with its vCPU, memory and disk and its GPUs. Each
 	// GPU starts in the layout given (exclusive when none is given); its
-	// atoms (MIG instances, slots) are created with it.
+	// atoms (MIG instances, slots) are created with it. A MIG layout on a GPU
+	// whose model has no MIG is 400 INVALID_ARGUMENT (see setGPUMode).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24189,7 +24225,12 @@ func (c *ClientWithResponses) CreateStreamTicketWithResponse(ctx context.Context
 // Exclusive, a MIG layout, or N time-slice or MPS slots. The change commits
 // only when nothing on the GPU is booked now or later (otherwise 409
 // CONFLICT naming the booked atom); setting the layout it already has
-// changes nothing.
+// changes nothing. A MIG layout the GPU cannot make is 400
+// INVALID_ARGUMENT naming the GPU and its model: a GPU without MIG (as
+// its node's daemon reported it, or, when no daemon has, by its model:
+// A30, A100, A800, H100, H800, H20, H200, GH200, B100, B200, GB200,
+// B300 and GB300 have MIG), more compute slices than it has (7; an
+// A30 4), or more memory than it has.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24207,7 +24248,12 @@ func (c *ClientWithResponses) SetGPUModeWithBodyWithResponse(ctx context.Context
 // Exclusive, a MIG layout, or N time-slice or MPS slots. The change commits
 // only when nothing on the GPU is booked now or later (otherwise 409
 // CONFLICT naming the booked atom); setting the layout it already has
-// changes nothing.
+// changes nothing. A MIG layout the GPU cannot make is 400
+// INVALID_ARGUMENT naming the GPU and its model: a GPU without MIG (as
+// its node's daemon reported it, or, when no daemon has, by its model:
+// A30, A100, A800, H100, H800, H20, H200, GH200, B100, B200, GB200,
+// B300 and GB300 have MIG), more compute slices than it has (7; an
+// A30 4), or more memory than it has.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24339,7 +24385,8 @@ func (c *ClientWithResponses) ListNodesWithResponse(ctx context.Context, params 
 //
 // Adds a node to a pool with its vCPU, memory and disk and its GPUs. Each
 // GPU starts in the layout given (exclusive when none is given); its
-// atoms (MIG instances, slots) are created with it.
+// atoms (MIG instances, slots) are created with it. A MIG layout on a GPU
+// whose model has no MIG is 400 INVALID_ARGUMENT (see setGPUMode).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24356,7 +24403,8 @@ func (c *ClientWithResponses) RegisterNodeWithBodyWithResponse(ctx context.Conte
 //
 // Adds a node to a pool with its vCPU, memory and disk and its GPUs. Each
 // GPU starts in the layout given (exclusive when none is given); its
-// atoms (MIG instances, slots) are created with it.
+// atoms (MIG instances, slots) are created with it. A MIG layout on a GPU
+// whose model has no MIG is 400 INVALID_ARGUMENT (see setGPUMode).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

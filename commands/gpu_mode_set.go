@@ -29,7 +29,8 @@ type SetGPUMode struct {
 // rows it holds FOR UPDATE make placers wait and then see the new layout.
 // Old atoms are retired, not deleted, because past bookings refer to them.
 // A GPU of a retired node is refused, a repeat of its layout included
-// (node_retired.go).
+// (node_retired.go). A MIG layout on a GPU that cannot make it (no MIG, or
+// fewer compute slices) is refused (core.GPULayout.CheckMIGSupport).
 func (h *Handlers) SetGPUMode(ctx context.Context, actor core.Actor, cmd SetGPUMode) (DeviceResult, error) {
 	if err := requireOperator(actor, "gpus.setMode"); err != nil {
 		return DeviceResult{}, err
@@ -57,6 +58,12 @@ func (h *Handlers) SetGPUMode(ctx context.Context, actor core.Actor, cmd SetGPUM
 		}
 		atoms, err := cmd.Layout.Atoms(g.ID, g.MemoryMb)
 		if err != nil {
+			return err
+		}
+		// Read with the row locked: an inventory that records the GPU's
+		// MIG support (DeviceSetMIGCapable) waits for this change or
+		// comes before it.
+		if err := cmd.Layout.CheckMIGSupport(g.ID, g.Model, g.MigCapable); err != nil {
 			return err
 		}
 		res = deviceResult(g)

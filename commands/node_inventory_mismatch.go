@@ -41,6 +41,12 @@ func gpuMismatch(g db.DeviceListNodeGPUsForUpdateRow, r ReportedGPU) string {
 	if mode := core.GPUMode(derefString(g.Mode)); r.MIGEnabled && mode != core.GPUMIG {
 		diffs = append(diffs, fmt.Sprintf("MIG mode enabled (recorded mode %s)", mode))
 	}
+	// A MIG layout recorded before its GPU's support was known (an
+	// operator's, or one older than the check) offers tenants instances
+	// the GPU cannot make.
+	if mode := core.GPUMode(derefString(g.Mode)); r.MIGCapable != nil && !*r.MIGCapable && mode == core.GPUMIG {
+		diffs = append(diffs, "no MIG support (recorded mode mig)")
+	}
 	if len(diffs) == 0 {
 		return ""
 	}

@@ -156,6 +156,11 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 				want = HealthHealthy
 				res.Returned = append(res.Returned, g.ID)
 			}
+			if ok && r.MIGCapable != nil {
+				if _, err := q.DeviceSetMIGCapable(ctx, db.DeviceSetMIGCapableParams{ID: g.ID, MigCapable: r.MIGCapable}); err != nil {
+					return pg.Translate(err, "GPU "+g.ID)
+				}
+			}
 			if ok {
 				if why := gpuMismatch(g, r); why != "" {
 					mismatches = append(mismatches, why)
@@ -213,6 +218,11 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 				Layout: core.GPULayout{Mode: core.GPUExclusive}}, nil)
 			if err != nil {
 				return err
+			}
+			if g.MIGCapable != nil {
+				if _, err := q.DeviceSetMIGCapable(ctx, db.DeviceSetMIGCapableParams{ID: g.UUID, MigCapable: g.MIGCapable}); err != nil {
+					return pg.Translate(err, "GPU "+g.UUID)
+				}
 			}
 			if last, err = emit(ctx, q, core.EventGPURegistered, "", core.DeviceSubject(g.UUID), ev); err != nil {
 				return err

@@ -18,6 +18,10 @@ type ReportedGPU struct {
 	// MIGEnabled is the GPU's MIG mode as the driver reports it
 	// (nvidia-smi's mig.mode.current); fake GPUs never report it.
 	MIGEnabled bool
+	// MIGCapable is whether the GPU can do MIG at all (its MIG mode is not
+	// N/A); nil from fake GPUs and from daemons that do not say, whose GPUs
+	// are judged by their model (core.MIGComputeSlices).
+	MIGCapable *bool
 }
 
 // ReportedMIG is one MIG instance of a reported GPU.

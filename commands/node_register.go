@@ -77,6 +77,10 @@ func (h *Handlers) RegisterNode(ctx context.Context, actor core.Actor, cmd Regis
 		if err != nil {
 			return NodeResult{}, err
 		}
+		// No daemon has reported these GPUs yet: their model decides.
+		if err := g.Layout.CheckMIGSupport(g.UUID, g.Model, nil); err != nil {
+			return NodeResult{}, err
+		}
 		atoms[i] = a
 	}
 	taints := normaliseTaints(cmd.Taints)

@@ -53,3 +53,20 @@ func TestLayoutAtoms(t *testing.T) {
 		require.Equal(t, CodeInvalidArgument, CodeOf(err), name)
 	}
 }
+
+func TestMIGComputeSlices(t *testing.T) {
+	t.Parallel()
+	no, yes := false, true
+	for _, tc := range []struct {
+		model    string
+		reported *bool
+		want     int
+	}{
+		{"H100-80GB", nil, 7}, {"a100", nil, 7}, {"A100-SXM4-80GB", nil, 7}, {"NVIDIA H200 NVL", nil, 7},
+		{"GH200-96GB", nil, 7}, {"B200-180GB", nil, 7}, {"A30-24GB", nil, 4},
+		{"L4-24GB", nil, 0}, {"L40S-48GB", nil, 0}, {"T4-16GB", nil, 0}, {"RTX4090-24GB", nil, 0}, {"H1000", nil, 0},
+		{"H100-80GB", &no, 0}, {"L4-24GB", &yes, 7}, {"A30-24GB", &yes, 4},
+	} {
+		require.Equal(t, tc.want, MIGComputeSlices(tc.model, tc.reported), "%s %v", tc.model, tc.reported)
+	}
+}

@@ -70,7 +70,8 @@ func (g *Gateway) handleInventory(ctx context.Context, s *gatewaySession, m wire
 	// the node's bookings fit them (the ScalarsMismatch condition).
 	gpus := make([]commands.ReportedGPU, len(st.GPUs))
 	for i, x := range st.GPUs {
-		gpus[i] = commands.ReportedGPU{UUID: x.UUID, Name: x.Name, Model: x.Model, MemoryMB: x.MemoryMB, MIGEnabled: x.MIGEnabled}
+		gpus[i] = commands.ReportedGPU{UUID: x.UUID, Name: x.Name, Model: x.Model, MemoryMB: x.MemoryMB, MIGEnabled: x.MIGEnabled,
+			MIGCapable: x.MIGCapable}
 		for _, m := range x.MIG {
 			gpus[i].MIG = append(gpus[i].MIG, commands.ReportedMIG{UUID: m.UUID, Profile: m.Profile, Index: m.Index})
 		}

@@ -504,3 +504,40 @@ func writeFlappingInventory(t *testing.T, ctx context.Context, ws *websocket.Con
 	require.NoError(t, err)
 	require.NoError(t, ws.Write(ctx, websocket.MessageText, msg))
 }
+
+// A daemon's inventory says which GPUs have no MIG (nvidia-smi: MIG mode
+// N/A), over the wire as migCapable; a MIG layout on such a GPU is then
+// refused whatever its model's name says, and one on a GPU it reports
+// with MIG is taken.
+func TestInventoryMessageMIGCapable(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cred := f.join("n1", "metal")
+	_, url := f.liveGateway("gw1")
+	ws, _ := f.connect(url, cred.Token)
+	no, yes := false, true
+	st := wire.NodeState{GPUs: []wire.InventoryGPU{
+		{UUID: "GPU-n1-0", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559, MIGCapable: &no},
+		{UUID: "GPU-n1-1", Name: "NVIDIA H100 80GB HBM3", Model: "h100", MemoryMB: 81559, MIGCapable: &yes}}}
+	payload, err := json.Marshal(st)
+	require.NoError(t, err)
+	require.Contains(t, string(payload), `"migCapable":false`)
+	msg, err := json.Marshal(wire.Message{Type: wire.TypeInventory, JournalID: "j1", Payload: payload})
+	require.NoError(t, err)
+	require.NoError(t, ws.Write(f.ctx, websocket.MessageText, msg))
+	capable := func(id string) *bool {
+		var c *bool
+		require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT mig_capable FROM devices WHERE id = $1", id).Scan(&c))
+		return c
+	}
+	require.Eventually(t, func() bool { c := capable("GPU-n1-0"); return c != nil && !*c }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, &yes, capable("GPU-n1-1"))
+
+	mig := core.GPULayout{Mode: core.GPUMIG, MIG: []string{"3g.40gb", "3g.40gb"}}
+	_, err = f.h.SetGPUMode(f.ctx, operator, commands.SetGPUMode{GPUID: "GPU-n1-0", Layout: mig})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "%v", err)
+	require.ErrorContains(t, err, "GPU GPU-n1-0 (model h100) cannot be partitioned with MIG")
+	_, err = f.h.SetGPUMode(f.ctx, operator, commands.SetGPUMode{GPUID: "GPU-n1-1", Layout: mig})
+	require.NoError(t, err)
+	f.requireInvariants()
+}

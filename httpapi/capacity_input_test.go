@@ -140,3 +140,24 @@ func TestCapacityBadInputIsNeverInternal(t *testing.T) {
 		}
 	}
 }
+
+// A MIG layout on a GPU whose model has no MIG (an L4) is the caller's
+// error: 400 INVALID_ARGUMENT naming the GPU and its model, at
+// registration and at a mode change, and the GPU keeps its mode.
+func TestCapacityRefusesMIGOnAGPUWithoutMIG(t *testing.T) {
+	t.Parallel()
+	f := setupFleet(t)
+	e := f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodPost, "/v1/nodes", f.operator,
+		`{"id":"l4a","poolId":"fra1-gpu","gpus":[{"uuid":"GPU-l4a-0","model":"L4-24GB","memoryMb":23034,
+		  "layout":{"mode":"mig","mig":["1g.5gb"]}}]}`, nil)
+	require.Contains(t, e.Message, "GPU GPU-l4a-0 (model L4-24GB) cannot be partitioned with MIG")
+
+	f.ok(t, http.StatusCreated, http.MethodPost, "/v1/nodes", f.operator,
+		`{"id":"l4b","poolId":"fra1-gpu","gpus":[{"uuid":"GPU-l4b-0","model":"L4-24GB","memoryMb":23034}]}`, nil)
+	e = f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodPut, "/v1/gpus/GPU-l4b-0/mode", f.operator,
+		`{"mode":"mig","mig":["1g.5gb","1g.5gb"]}`, nil)
+	require.Contains(t, e.Message, "GPU GPU-l4b-0 (model L4-24GB) cannot be partitioned with MIG")
+	var dev map[string]any
+	f.ok(t, http.StatusOK, http.MethodPut, "/v1/gpus/GPU-l4b-0/mode", f.operator, `{"mode":"time-slice","slots":2}`, nil).decode(t, &dev)
+	require.Equal(t, float64(2), dev["version"], "the refused change wrote nothing")
+}

@@ -201,6 +201,10 @@ type InventoryGPU struct {
 	// MIGEnabled is the GPU's current MIG mode; MIG lists its instances.
 	MIGEnabled bool           `json:"migEnabled,omitempty"`
 	MIG        []InventoryMIG `json:"mig,omitempty"`
+	// MIGCapable is whether the GPU can do MIG at all: false when the
+	// driver reports its MIG mode as N/A. Absent from fake GPUs and from
+	// daemons that predate it; the control plane then judges by the model.
+	MIGCapable *bool `json:"migCapable,omitempty"`
 }
 
 // InventoryMIG is one MIG instance of a GPU, as nvidia-smi -L lists it.

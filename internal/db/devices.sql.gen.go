@@ -224,7 +224,7 @@ func (q *Queries) DeviceListByNode(ctx context.Context, nodeID string) ([]Device
 
 const deviceListGPUForUpdate = `-- name: DeviceListGPUForUpdate :many
 SELECT id, parent_id, node_id, kind, model, memory_mb, mode, profile, bookable, retired, health, quarantined, version,
-       mig_uuid
+       mig_uuid, mig_capable
   FROM devices WHERE id = $1 OR parent_id = $1
  ORDER BY id FOR UPDATE
 `
@@ -244,6 +244,7 @@ type DeviceListGPUForUpdateRow struct {
 	Quarantined bool
 	Version     int64
 	MigUuid     *string
+	MigCapable  *bool
 }
 
 // A GPU and all its atoms, parent first (its id is a prefix of theirs), for
@@ -272,6 +273,7 @@ func (q *Queries) DeviceListGPUForUpdate(ctx context.Context, gpuID string) ([]D
 			&i.Quarantined,
 			&i.Version,
 			&i.MigUuid,
+			&i.MigCapable,
 		); err != nil {
 			return nil, err
 		}

@@ -77,6 +77,7 @@ type Device struct {
 	Version     int64
 	CreatedAt   time.Time
 	MigUuid     *string
+	MigCapable  *bool
 }
 
 type DeviceBooking struct {

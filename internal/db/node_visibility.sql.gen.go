@@ -10,7 +10,7 @@ import (
 )
 
 const deviceListNodeGPUsForUpdate = `-- name: DeviceListNodeGPUsForUpdate :many
-SELECT id, node_id, model, memory_mb, mode, health, quarantined, version
+SELECT id, node_id, model, memory_mb, mode, health, quarantined, version, mig_capable
   FROM devices WHERE node_id = $1 AND kind = 'gpu'
  ORDER BY id FOR UPDATE
 `
@@ -24,6 +24,7 @@ type DeviceListNodeGPUsForUpdateRow struct {
 	Health      string
 	Quarantined bool
 	Version     int64
+	MigCapable  *bool
 }
 
 // A node's GPUs (not their atoms), locked in id order, for the inventory
@@ -48,6 +49,7 @@ func (q *Queries) DeviceListNodeGPUsForUpdate(ctx context.Context, nodeID string
 			&i.Health,
 			&i.Quarantined,
 			&i.Version,
+			&i.MigCapable,
 		); err != nil {
 			return nil, err
 		}
@@ -96,6 +98,26 @@ func (q *Queries) DeviceListNodeMIGAtoms(ctx context.Context, nodeID string) ([]
 		return nil, err
 	}
 	return items, nil
+}
+
+const deviceSetMIGCapable = `-- name: DeviceSetMIGCapable :execrows
+UPDATE devices SET mig_capable = $1
+ WHERE id = $2 AND kind = 'gpu' AND mig_capable IS DISTINCT FROM $1
+`
+
+type DeviceSetMIGCapableParams struct {
+	MigCapable *bool
+	ID         string
+}
+
+// Records whether a GPU can do MIG, as its node's daemon reports it: an
+// observation of the machine, not a transition (no version).
+func (q *Queries) DeviceSetMIGCapable(ctx context.Context, arg DeviceSetMIGCapableParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deviceSetMIGCapable, arg.MigCapable, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const deviceSetMIGUUID = `-- name: DeviceSetMIGUUID :exec

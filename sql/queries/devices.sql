@@ -11,7 +11,7 @@ SELECT id, parent_id, node_id, kind, model, memory_mb, mode, profile, bookable, 
 -- A GPU and all its atoms, parent first (its id is a prefix of theirs), for
 -- gpus.setMode, quarantine and health flips.
 SELECT id, parent_id, node_id, kind, model, memory_mb, mode, profile, bookable, retired, health, quarantined, version,
-       mig_uuid
+       mig_uuid, mig_capable
   FROM devices WHERE id = sqlc.arg(gpu_id) OR parent_id = sqlc.arg(gpu_id)
  ORDER BY id FOR UPDATE;
 

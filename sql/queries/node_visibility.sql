@@ -15,7 +15,7 @@ SELECT EXISTS (SELECT 1 FROM node_credentials WHERE node_id = sqlc.arg(node_id))
 -- reconcile. Taken after the node row (lock order: nodes, then devices);
 -- the placer holds the GPU rows of the atoms it books FOR SHARE, so a GPU
 -- marked missing here serialises with placements on it.
-SELECT id, node_id, model, memory_mb, mode, health, quarantined, version
+SELECT id, node_id, model, memory_mb, mode, health, quarantined, version, mig_capable
   FROM devices WHERE node_id = sqlc.arg(node_id) AND kind = 'gpu'
  ORDER BY id FOR UPDATE;
 
@@ -29,3 +29,9 @@ SELECT id, parent_id::text AS parent_id, coalesce(profile, '')::text AS profile,
 -- Records (or clears) the MIG instance UUID a node's daemon reports for an
 -- atom: an observation of the machine, not a transition (no version).
 UPDATE devices SET mig_uuid = sqlc.narg(mig_uuid)::text WHERE id = sqlc.arg(id) AND kind = 'mig';
+
+-- name: DeviceSetMIGCapable :execrows
+-- Records whether a GPU can do MIG, as its node's daemon reports it: an
+-- observation of the machine, not a transition (no version).
+UPDATE devices SET mig_capable = sqlc.arg(mig_capable)
+ WHERE id = sqlc.arg(id) AND kind = 'gpu' AND mig_capable IS DISTINCT FROM sqlc.arg(mig_capable);
