@@ -57,7 +57,8 @@ cursor that resumes where it stopped: its last event's, or a later one
 that the stream's heartbeat moved it to over events it does not show
 (other tenants', or types left out), so that the cursor of a tail whose
 own events stay quiet outlives the retention. If retention pruned the
-log past the stream, it ends with CURSOR_EXPIRED (exit code 9).`,
+log past the stream, it ends with CURSOR_EXPIRED (exit code 9) and says
+to start again with --from-start.`,
 		Example: `  compute events tail
   compute events tail --type reservation.booked,reservation.released -o json`,
 		Args: NoArgs,
@@ -105,7 +106,7 @@ log past the stream, it ends with CURSOR_EXPIRED (exit code 9).`,
 					}
 					return nil
 				}
-				return err
+				return tailExpired(err, only)
 			})
 		},
 	}
@@ -113,6 +114,26 @@ log past the stream, it ends with CURSOR_EXPIRED (exit code 9).`,
 	cmd.Flags().StringVar(&after, "after", "", "start strictly after this cursor")
 	cmd.Flags().BoolVar(&fromStart, "from-start", false, "start at the oldest retained event")
 	return cmd
+}
+
+// tailExpired is a tail's CURSOR_EXPIRED with the advice a tail can act
+// on. The server's message ends with the API's advice, to list events again
+// without a cursor, which for a tail is the --from-start flag, not the list
+// command: that part is replaced by a line naming the flag (and the --type
+// to keep).
+func tailExpired(err error, only []string) error {
+	var apiErr *client.APIError
+	if !errors.As(err, &apiErr) || apiErr.Code != client.ErrorCodeCURSOREXPIRED {
+		return err
+	}
+	again := "compute events tail --from-start"
+	if len(only) > 0 {
+		again += " --type " + strings.Join(only, ",")
+	}
+	trimmed := *apiErr
+	trimmed.Message, _ = strings.CutSuffix(trimmed.Message, ": list events again without a cursor")
+	return hintedError{err: &trimmed, hint: "The events after the cursor were pruned: start again from the oldest retained event with `" +
+		terminalSafe(again) + "`, and re-read the state you follow (events in between are gone)."}
 }
 
 // printEvent prints one event of a tail, at once.

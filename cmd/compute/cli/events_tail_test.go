@@ -79,3 +79,26 @@ func TestEventsTailInterruptedNamesTheHeartbeatsCursor(t *testing.T) {
 		"compute: interrupted; resume where it stopped with --after "+heartbeat+" --type reservation.released\n")
 	require.NotContains(t, errOut.String(), lastEvent, "the last event's cursor, which expires with it, is not named")
 }
+
+// A tail whose cursor retention pruned past ends with CURSOR_EXPIRED (exit
+// 9) and names the flag that starts again from the oldest retained event,
+// with the --type it had: the server's advice alone ("list events again
+// without a cursor") sent the user to `events list`, which does not follow
+// the stream, and never mentioned --from-start.
+func TestEventsTailExpiredNamesFromStart(t *testing.T) {
+	t.Parallel()
+	const cursor = "00000000000000000000000000000001"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusGone)
+		fmt.Fprintf(w, `{"error":{"code":"CURSOR_EXPIRED","message":"cursor %s is older than the retained event history: list events again without a cursor"}}`, cursor)
+	}))
+	defer srv.Close()
+
+	inv := newInvocation(t, "COMPUTE_SERVER="+srv.URL, "COMPUTE_TOKEN=bc_secret")
+	_, errOut, code := inv.run("events", "tail", "--after", cursor, "--type", "reservation.booked,reservation.released")
+	require.Equal(t, exitCursorExpired, code, errOut)
+	require.Contains(t, errOut, "compute: cursor "+cursor+" is older than the retained event history (CURSOR_EXPIRED, HTTP 410)\n")
+	require.Contains(t, errOut, "`compute events tail --from-start --type reservation.booked,reservation.released`")
+	require.NotContains(t, errOut, "list events again")
+}
