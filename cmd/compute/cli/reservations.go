@@ -33,8 +33,19 @@ func (c *cli) reservationsCmd() *cobra.Command {
 var reservationHeader = []string{"ID", "STATE", "TENANT", "POOL", "GPUS", "NODE", "DEVICES", "START", "END", "CLASS", "VERSION"}
 
 func reservationResultRow(r client.ReservationResult) []string {
-	return []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), gpusText(r.Gpus, ptrOr(r.GpuModel), ptrOr(r.MigProfile),
+	return []string{r.ID, string(r.State), r.Tenant, placeOf(r.PoolID, r.SiteID), gpusText(r.Gpus, ptrOr(r.GpuModel), ptrOr(r.MigProfile),
 		string(ptrOr(r.SlotKind))), str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass, itoa(r.Version)}
+}
+
+// placeOf is the POOL cell of a reservation: its pool, or for one asked
+// of a site (any of its pools) "site:" and the site, as the API answers
+// with siteId and no poolId, placed or not (the NODE cell says where), and
+// as a waiting line's scope is written (QUEUE, "pool:p" or "site:s").
+func placeOf(pool, site *string) string {
+	if ptrOr(pool) == "" && ptrOr(site) != "" {
+		return "site:" + *site
+	}
+	return str(pool)
 }
 
 // specGpus is the GPUS cell of a reservation read back (list, get).
@@ -238,7 +249,7 @@ func (c *cli) reservationsListCmd() *cobra.Command {
 					}
 					return res.Body, nil
 				}, func(r client.ReadReservation) []string {
-					return []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), specGpus(r.Spec), str(r.NodeID),
+					return []string{r.ID, string(r.State), r.Tenant, placeOf(r.PoolID, r.SiteID), specGpus(r.Spec), str(r.NodeID),
 						joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass, itoa(r.Version)}
 				}, reservationHeader...)
 			})
@@ -265,7 +276,7 @@ func (c *cli) reservationsGetCmd() *cobra.Command {
 					return err
 				}
 				return showOne(c, res.Body, func(r client.ReadReservationDetail) table {
-					row := []string{r.ID, string(r.State), r.Tenant, str(r.PoolID), specGpus(r.Spec),
+					row := []string{r.ID, string(r.State), r.Tenant, placeOf(r.PoolID, r.SiteID), specGpus(r.Spec),
 						str(r.NodeID), joinOr(r.DeviceIds, "-"), ts(r.Start), ts(r.End), r.PriorityClass, itoa(r.Version)}
 					if why := endedBecause(r.Conditions); why != "" {
 						// Ended by the system (preempted, failed): by whom or why.
