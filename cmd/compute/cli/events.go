@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bettercompute/compute/client"
+	"github.com/bettercompute/compute/core"
 )
 
 func (c *cli) eventsCmd() *cobra.Command {
@@ -81,7 +83,7 @@ to start again with --from-start.`,
 			}
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				if c.output == "table" {
-					fmt.Fprintf(c.stdout, "%-20s  %-32s  %-24s  %-10s  %s\n", "TIME", "TYPE", "SUBJECT", "TENANT", "CURSOR")
+					fmt.Fprintln(c.stdout, tailRow("TIME", "TYPE", "SUBJECT", "TENANT", "CURSOR"))
 				}
 				// Where a tail started now would continue this one: the
 				// subscription's resume point, not the last event's cursor,
@@ -136,6 +138,42 @@ func tailExpired(err error, only []string) error {
 		terminalSafe(again) + "`, and re-read the state you follow (events in between are gone)."}
 }
 
+// tailWidths are the widths of a tail's columns but the last (CURSOR): a
+// stream cannot be aligned over all its rows as a table is, so its columns
+// have fixed widths, the header's too. TIME is RFC 3339 in UTC; TYPE fits
+// the longest event type this CLI knows; SUBJECT fits the longest subject
+// the server names with its own ids ("node-commands/cmd_" and a UUID;
+// "reservations/rsv_…" is one shorter); TENANT fits most tenant ids.
+var tailWidths = []int{len("2006-01-02T15:04:05Z"), longestEventType(), len("node-commands/cmd_") + 36, 12}
+
+func longestEventType() int {
+	n := len("TYPE")
+	for _, t := range core.EventTypes() {
+		n = max(n, len(t))
+	}
+	return n
+}
+
+// tailRow is one line of a tail's table: each column starts where the
+// header's does, two spaces after the widest value it was sized for. A
+// longer value (a device id, a long tenant id) pushes the rest of its row
+// right by as much, and the next column that has room to spare starts in
+// its place again.
+func tailRow(cells ...string) string {
+	var b strings.Builder
+	at := 0 // where this column starts under the header
+	for i, cell := range cells {
+		if i > 0 {
+			b.WriteString(strings.Repeat(" ", max(2, at-utf8.RuneCountInString(b.String()))))
+		}
+		b.WriteString(cell)
+		if i < len(tailWidths) {
+			at += tailWidths[i] + 2
+		}
+	}
+	return b.String()
+}
+
 // printEvent prints one event of a tail, at once.
 func (c *cli) printEvent(ev client.Event, first bool) error {
 	var err error
@@ -151,8 +189,8 @@ func (c *cli) printEvent(ev client.Event, first bool) error {
 			_, err = c.stdout.Write(b)
 		}
 	default:
-		_, err = fmt.Fprintf(c.stdout, "%-20s  %-32s  %-24s  %-10s  %s\n", ts(ev.Time),
-			terminalSafe(ev.Type), terminalSafe(ev.Subject), terminalSafe(str(ev.TenantID)), terminalSafe(ev.Cursor))
+		_, err = fmt.Fprintln(c.stdout, tailRow(ts(ev.Time),
+			terminalSafe(ev.Type), terminalSafe(ev.Subject), terminalSafe(str(ev.TenantID)), terminalSafe(ev.Cursor)))
 	}
 	return err
 }

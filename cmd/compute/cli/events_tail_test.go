@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,4 +102,68 @@ func TestEventsTailExpiredNamesFromStart(t *testing.T) {
 	require.Contains(t, errOut, "compute: cursor "+cursor+" is older than the retained event history (CURSOR_EXPIRED, HTTP 410)\n")
 	require.Contains(t, errOut, "`compute events tail --from-start --type reservation.booked,reservation.released`")
 	require.NotContains(t, errOut, "list events again")
+}
+
+// A tail's table rows line up with its header: every column starts where
+// its header does. The rows were printed with widths that a reservation's
+// subject ("reservations/rsv_" and a UUID) and a node job's overflow, so
+// every such row pushed TENANT and CURSOR right of their headers. A value
+// longer than its column (a long device id) pushes only its own row, and
+// the columns after it that have room start in place again.
+func TestEventsTailRowsAlignWithTheHeader(t *testing.T) {
+	t.Parallel()
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	events := []struct{ typ, subject, tenant string }{
+		{"site.created", "sites/s1", "null"},
+		{"reservation.booked", "reservations/rsv_01a24e79-94ff-7794-9044-6aeedfdd5232", `"acme"`},
+		{"node_assignment.queued", "node-commands/cmd_01a24e79-9549-7449-b6cf-9a38cbd04f33", "null"},
+		{"tenant.priority_classes_set", "tenants/globex", `"globex"`},
+		{"gpu.registered", "devices/GPU-8f7c2a1e-5b3d-4c9e-a1f0-123456789abc/mig-1g.10gb-0", "null"}, // longer than SUBJECT
+	}
+	var connects atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		if connects.Add(1) > 1 { // the reconnect after the last event: all are printed
+			interrupt()
+			<-r.Context().Done()
+			return
+		}
+		fmt.Fprint(w, "retry: 10\nid: 00000000000000000000000000000000\n\n")
+		for i, e := range events {
+			fmt.Fprintf(w, "id: %032x\nevent: %s\ndata: {\"id\":\"00000000-0000-0000-0000-%012d\",\"type\":%q,\"tenantId\":%s,"+
+				"\"subject\":%q,\"data\":{},\"time\":\"2030-01-01T00:00:00Z\"}\n\n", i+1, e.typ, i+1, e.typ, e.tenant, e.subject)
+		}
+	}))
+	defer srv.Close()
+
+	inv := newInvocation(t, "COMPUTE_SERVER="+srv.URL, "COMPUTE_TOKEN=bc_secret")
+	var out, errOut bytes.Buffer
+	c := newCLI(Program{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return inv.env[k] }})
+	c.configPath = inv.configPath
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, c, []string{"events", "tail", "--from-start"}) }()
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code, "an interrupted tail exits 0; stderr: %s", errOut.String())
+	case <-time.After(time.Minute):
+		t.Fatal("events tail did not end when interrupted")
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	require.Len(t, lines, 1+len(events), out.String())
+
+	header := lines[0]
+	starts := []int{0}
+	for _, name := range []string{"TYPE", "SUBJECT", "TENANT", "CURSOR"} {
+		starts = append(starts, strings.Index(header, " "+name)+1)
+	}
+	for i, row := range lines[1 : len(lines)-1] { // every row whose values fit
+		for _, at := range starts[1:] {
+			require.Equal(t, "  ", row[at-2:at], "row %d: a column starts under its header:\n%s\n%s", i, header, row)
+			require.NotEqual(t, ' ', row[at], "row %d: a column starts under its header:\n%s\n%s", i, header, row)
+		}
+	}
+	long := lines[len(lines)-1]
+	require.Equal(t, starts[2], strings.Index(long, "devices/"), "an overlong subject starts under SUBJECT: %s", long)
+	require.Equal(t, starts[4], strings.Index(long, fmt.Sprintf("%032x", len(events))), "CURSOR has room again after a short TENANT: %s", long)
 }
