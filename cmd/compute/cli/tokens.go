@@ -32,7 +32,7 @@ func (c *cli) tokensCmd() *cobra.Command {
 	var tenant string
 	listCmd := &cobra.Command{
 		Use:   "list",
-		Short: "List API tokens, never their secrets (operators: every tenant's)",
+		Short: "List API tokens, never their secrets (operators: every tenant's, with the token that issued each)",
 		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			params := client.ListTokensParams{}
@@ -40,10 +40,25 @@ func (c *cli) tokensCmd() *cobra.Command {
 				params.Tenant = &tenant
 			}
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
+				row, header := tokenRow, tokenHeader
+				if c.output == "table" {
+					// The API shows a token's issuer to operators only (it
+					// is an operator's token, which a tenant never learns
+					// of): to anyone else ISSUED-BY would read "-", "issued
+					// by no token", for every token.
+					who, err := api.WhoamiWithResponse(ctx)
+					if err != nil {
+						return err
+					}
+					if who.JSON200.Role != client.RoleOperator {
+						row = func(t client.Token) []string { r := tokenRow(t); return r[:len(r)-1] }
+						header = tokenHeader[:len(tokenHeader)-1]
+					}
+				}
 				return list(ctx, c, p, func(ctx context.Context, limit *int, cursor *string) ([]byte, error) {
 					params.Limit, params.Cursor = limit, cursor
 					return bodyOf(api.ListTokensWithResponse(ctx, &params))
-				}, tokenRow, tokenHeader...)
+				}, row, header...)
 			})
 		},
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -62,4 +63,45 @@ func TestTokensRevokeShowsTheDescendantsRevoked(t *testing.T) {
 	out, errOut, code = inv.run("tokens", "revoke", "tok_leaked", "-o", "json")
 	require.Zero(t, code, errOut)
 	require.Contains(t, out, `"descendantsRevoked": 3`)
+}
+
+// `tokens list` shows ISSUED-BY to operators only. The API shows a token's
+// issuer to operators only (it is always an operator's token, which a
+// tenant never learns of), so for a member every token read ISSUED-BY "-",
+// as if the server had issued it itself, although an operator's token had.
+func TestTokensListShowsIssuedByToOperatorsOnly(t *testing.T) {
+	t.Parallel()
+	for role, want := range map[string][]string{
+		"member":   {"ID", "TENANT", "IDENTITY", "ROLE", "CREATED", "EXPIRES", "REVOKED"},
+		"operator": {"ID", "TENANT", "IDENTITY", "ROLE", "CREATED", "EXPIRES", "REVOKED", "ISSUED-BY"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			if r.URL.Path == "/v1/whoami" {
+				fmt.Fprintf(w, `{"tokenId":"tok_me","tenant":"acme","identity":"me","role":%q}`, role)
+				return
+			}
+			issuedBy := "" // what the API answers a tenant
+			if role == "operator" {
+				issuedBy = `,"issuedBy":"tok_root"`
+			}
+			fmt.Fprintf(w, `{"items":[{"id":"tok_bob","tenant":"acme","identity":"bob","role":"member",`+
+				`"createdAt":"2026-12-01T00:00:00Z"%s}],"nextCursor":""}`, issuedBy)
+		}))
+		t.Cleanup(srv.Close)
+		inv := newInvocation(t, "COMPUTE_SERVER="+srv.URL, "COMPUTE_TOKEN=bc_"+role)
+		out, errOut, code := inv.run("tokens", "list")
+		require.Zero(t, code, errOut)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		require.Len(t, lines, 2, out)
+		require.Equal(t, want, strings.Fields(lines[0]), role)
+		require.Len(t, strings.Fields(lines[1]), len(want), "%s: %s", role, out)
+		if role == "operator" {
+			require.Equal(t, "tok_root", strings.Fields(lines[1])[len(want)-1])
+		}
+
+		out, errOut, code = inv.run("tokens", "list", "-o", "json") // passed through as the server sent it
+		require.Zero(t, code, errOut)
+		require.Contains(t, out, `"id": "tok_bob"`)
+	}
 }
