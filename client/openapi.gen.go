@@ -2726,6 +2726,11 @@ type ReadDevice struct {
 	Profile     *string          `json:"profile,omitempty"`
 	Quarantined bool             `json:"quarantined"`
 	Retired     *bool            `json:"retired,omitempty"`
+
+	// Version The GPU's version (an atom shows its GPU's): the one
+	// `If-Match` of its quarantine, unquarantine, health and mode
+	// changes takes.
+	Version int64 `json:"version"`
 }
 
 // ReadDeviceHealth The GPU's health (an atom shows its GPU's): `missing` when the

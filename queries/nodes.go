@@ -83,6 +83,7 @@ type Device struct {
 	Retired     bool      `json:"retired,omitempty"`
 	Health      string    `json:"health"`
 	Quarantined bool      `json:"quarantined"`
+	Version     int64     `json:"version"` // the GPU's (an atom's GPU's): If-Match of its quarantine, health and mode
 	Bookings    []Booking `json:"bookings"`
 }
 
@@ -172,7 +173,7 @@ func (s *Service) GetNode(ctx context.Context, actor core.Actor, id string, min 
 		}
 		n.Devices = append(n.Devices, Device{ID: d.ID, ParentID: deref(d.ParentID), Kind: d.Kind, Model: d.Model,
 			Mode: deref(d.Mode), Profile: deref(d.Profile), Retired: d.Retired, Health: d.Health,
-			Quarantined: d.Quarantined, Bookings: b})
+			Quarantined: d.Quarantined, Version: d.GpuVersion, Bookings: b})
 	}
 	return n, nil
 }

@@ -1,6 +1,7 @@
 package queries_test
 
 import (
+	"cmp"
 	"testing"
 	"time"
 
@@ -179,4 +180,38 @@ func TestNodeShowsAdoptedScalars(t *testing.T) {
 	require.Equal(t, int64(8*ratio), n.VCPU.Capacity)
 	require.Equal(t, int64(16384), n.MemoryMB.Allocatable)
 	require.Equal(t, int64(2000), n.DiskGB.Allocatable)
+}
+
+// A node's devices carry their GPU's version, the one quarantine, health
+// and mode changes take as If-Match (an atom its GPU's): without it an
+// operator could not give `nodes quarantine` or `nodes set-mode` an
+// --if-match without first changing the GPU to read its answer.
+func TestNodeDevicesCarryTheirGPUsVersion(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", 2)
+	_, err := f.h.QuarantineDevice(f.ctx, operator, commands.QuarantineDevice{DeviceID: "GPU-n1-0"})
+	require.NoError(t, err)
+	_, err = f.h.SetGPUMode(f.ctx, operator, commands.SetGPUMode{GPUID: "GPU-n1-1",
+		Layout: core.GPULayout{Mode: core.GPUTimeSlice, Slots: 2}})
+	require.NoError(t, err)
+
+	versions := map[string]int64{}
+	for _, id := range []string{"GPU-n1-0", "GPU-n1-1"} {
+		var v int64
+		require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT version FROM devices WHERE id = $1", id).Scan(&v))
+		versions[id] = v
+	}
+	require.NotEqual(t, versions["GPU-n1-0"], int64(1), "the quarantine changed the GPU's version")
+
+	n := f.readNode(t, "n1")
+	atoms := 0
+	for _, d := range n.Devices {
+		gpu := cmp.Or(d.ParentID, d.ID)
+		require.Equal(t, versions[gpu], d.Version, "%s shows its GPU's version", d.ID)
+		if d.ParentID != "" {
+			atoms++
+		}
+	}
+	require.Equal(t, 2, atoms, "the time-slice GPU's two slots")
 }

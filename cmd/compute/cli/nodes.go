@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -89,7 +91,7 @@ func (c *cli) nodesListCmd() *cobra.Command {
 func (c *cli) nodesGetCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "get NODE_ID",
-		Short: "Show a node (with its devices: -o yaml)",
+		Short: "Show a node and its GPUs with their versions (with every device and its bookings: -o yaml)",
 		Args:  ArgsNamed("NODE_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
@@ -97,12 +99,38 @@ func (c *cli) nodesGetCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return showOne(c, body, func(n client.ReadNode) table {
+				var gpus table
+				err = showOne(c, body, func(n client.ReadNode) table {
+					gpus = gpuTable(ptrOr(n.Devices))
 					return table{header: nodeHeader, rows: [][]string{nodeRow(n)}}
 				})
+				if err != nil || len(gpus.rows) == 0 {
+					return err
+				}
+				fmt.Fprintln(c.stdout)
+				return c.show(body, func() (table, error) { return gpus, nil })
 			})
 		},
 	}
+}
+
+// gpuTable is the GPUs of a node as `nodes get` shows them under the node,
+// each with its VERSION, the one quarantine, unquarantine and set-mode
+// --if-match take, and how many bookings it and its atoms (MIG instances,
+// slots) have now or later (set-mode is refused while there are any).
+func gpuTable(devices []client.ReadDevice) table {
+	bookings := map[string]int{}
+	for _, d := range devices {
+		bookings[cmp.Or(ptrOr(d.ParentID), d.ID)] += len(d.Bookings)
+	}
+	t := table{header: []string{"GPU", "MODEL", "MODE", "HEALTH", "QUARANTINED", "BOOKINGS", "VERSION"}}
+	for _, d := range devices {
+		if d.Kind != client.ReadDeviceKindGpu || ptrOr(d.Retired) {
+			continue
+		}
+		t.add(d.ID, d.Model, str(d.Mode), string(d.Health), yesNo(d.Quarantined), itoa(bookings[d.ID]), itoa(d.Version))
+	}
+	return t
 }
 
 func (c *cli) nodeActionCmd(a nodeAction) *cobra.Command {
