@@ -76,6 +76,7 @@ func (c *cli) saveConfig(f configFileData) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("save contexts: %w", err)
 	}
+	c.tightenConfigDir(filepath.Dir(path))
 	b, err := yaml.Marshal(f)
 	if err != nil {
 		return err
@@ -100,6 +101,24 @@ func (c *cli) saveConfig(f configFileData) error {
 		return fmt.Errorf("save contexts: %w", err)
 	}
 	return nil
+}
+
+// tightenConfigDir makes the contexts file's directory, the CLI's own
+// (compute/ under the configuration directory), its owner's only (0700), as
+// MkdirAll makes it when it is missing: one that already existed with
+// another mode (0755, from an earlier tool or a dotfiles checkout) let
+// every user of the machine list it and see when tokens were saved. Only
+// that directory is changed, never the ones above it. A failure (a
+// directory of another user) is said and does not stop the save: the file
+// itself is 0600.
+func (c *cli) tightenConfigDir(dir string) {
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		fmt.Fprintf(c.stderr, "warning: %s is mode %#o and could not be made 0700: %v\n", dir, fi.Mode().Perm(), err)
+	}
 }
 
 // loginHint is how to give the CLI a server and a token.
