@@ -28,7 +28,9 @@ func (c *cli) loginCmd() *cobra.Command {
 server URL and token as a context in os.UserConfigDir()/compute/config.yaml
 (on Linux ~/.config/compute/config.yaml; mode 0600), then makes it the
 current context. Later commands use it unless COMPUTE_SERVER and
-COMPUTE_TOKEN are set.
+COMPUTE_TOKEN are set. --server is the API's base URL (http://host:8080, or
+https://example.com/compute behind a proxy): one with a query or a fragment,
+or holding a path of the API (/v1…), is refused before anything is sent.
 
 The token comes from --token, --token-stdin or COMPUTE_TOKEN. A token on
 the command line is visible to other users of the machine in the process
@@ -49,6 +51,8 @@ list; prefer --token-stdin or COMPUTE_TOKEN on a shared machine.`,
 				// It would be saved and printed with the URL, and never sent:
 				// the token is the Authorization.
 				return usagef("--server: %s: a server URL has no user name or password; the token is the only credential", u.Redacted())
+			} else if err := apiRoot(server, u); err != nil {
+				return err
 			}
 			server = strings.TrimRight(server, "/")
 			if u, _ := url.Parse(server); u.Scheme == "http" && !loopbackHost(u.Hostname()) {
@@ -84,6 +88,12 @@ list; prefer --token-stdin or COMPUTE_TOKEN on a shared machine.`,
 			}
 			t := target{server: server, token: token, context: name, source: "compute login", login: true}
 			who, err := api.WhoamiWithResponse(cmd.Context())
+			if client.IsCode(err, client.ErrorCodeNOTFOUND) {
+				// The API answered, but has no /v1/whoami under this URL:
+				// its path is not the API's root.
+				err = hintedError{err: err, hint: fmt.Sprintf("%s/v1/whoami is not the API's: --server is the URL the API's "+
+					"paths (/v1/…) go under, such as http://host:8080. Nothing was saved.", server)}
+			}
 			if err != nil {
 				return apiCallError{err: err, target: t}
 			}
@@ -110,6 +120,25 @@ list; prefer --token-stdin or COMPUTE_TOKEN on a shared machine.`,
 	cmd.Flags().BoolVar(&fromStdin, "token-stdin", false, "read the token from the first line of standard input")
 	cmd.Flags().StringVar(&name, "name", "", "the context's name (default --context, else the server's host:port)")
 	return cmd
+}
+
+// apiRoot refuses a server URL that cannot be the root the API's paths go
+// under: one with a query or a fragment (the client appends /v1/… to the
+// URL as given, so a query would end up inside the path; and both would be
+// saved with the context), or one holding a path of the API itself (/v1,
+// /v1/whoami, …), whose requests would go to /v1/v1/….
+func apiRoot(server string, u *url.URL) error {
+	if u.RawQuery != "" || u.ForceQuery || strings.Contains(server, "#") {
+		return usagef("--server: %q has a query or a fragment: give the API's base URL alone, such as %s://%s%s",
+			server, u.Scheme, u.Host, strings.TrimRight(u.EscapedPath(), "/"))
+	}
+	p := strings.TrimRight(u.EscapedPath(), "/")
+	at := strings.Index(p+"/", "/v1/")
+	if at < 0 {
+		return nil
+	}
+	return usagef("--server: %q holds a path of the API (%s): give the API's base URL, such as %s://%s%s",
+		server, p[at:], u.Scheme, u.Host, p[:at])
 }
 
 // contextNameFor names a context after its server: host:port.
