@@ -95,7 +95,7 @@ class. It is sent with an Idempotency-Key (a fresh one unless
 Times are RFC 3339 (2030-01-02T15:04:05Z), "now", or "+DURATION" from now
 (+10m, +1h30m).`,
 		Example: `  compute reservations create --pool demo-pool --gpus 2 --gpu-model H100-80GB --start +1m --duration 1h
-  compute reservations create --site demo-site --mig-profile 1g.10gb --gpus 1 --start now --end 2030-01-02T00:00:00Z`,
+  compute reservations create --site demo-site --mig-profile 1g.10gb --gpus 1 --start now --end +8h`,
 		Args: NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			now := time.Now()
