@@ -173,8 +173,7 @@ func (c *cli) resolveTarget() (target, error) {
 		t = target{server: envServer, token: envToken, source: "COMPUTE_SERVER and COMPUTE_TOKEN"}
 	case envServer != "":
 		if !haveCtx || strings.TrimRight(ctxt.Server, "/") != strings.TrimRight(envServer, "/") {
-			return target{}, notLoggedInError{msg: fmt.Sprintf("COMPUTE_SERVER is set (%s) but COMPUTE_TOKEN is not, and no saved context is for that server. "+
-				"Set COMPUTE_TOKEN, or run `compute login --server %s --token TOKEN`.", envServer, envServer)}
+			return target{}, f.serverAloneError(envServer, name, haveCtx)
 		}
 		t.source += " (COMPUTE_SERVER)"
 	case envToken != "":
@@ -195,6 +194,30 @@ func (c *cli) resolveTarget() (target, error) {
 		return target{}, notLoggedInError{msg: fmt.Sprintf("%s has no token. %s", t.source, loginHint)}
 	}
 	return t, nil
+}
+
+// serverAloneError is COMPUTE_SERVER set without COMPUTE_TOKEN to a server
+// that the chosen context (name, when there is one) is not for. When other
+// saved contexts are for it, it names them: "no saved context is for that
+// server" sent a user who had one, just not current, to log in again.
+func (f configFileData) serverAloneError(server, name string, haveCtx bool) error {
+	var forIt []string
+	for _, n := range f.names() {
+		if strings.TrimRight(f.Contexts[n].Server, "/") == strings.TrimRight(server, "/") {
+			forIt = append(forIt, n)
+		}
+	}
+	chosen := "there is no current context"
+	if haveCtx {
+		chosen = fmt.Sprintf("the context in use (%s) is for %s", name, f.Contexts[name].Server)
+	}
+	if len(forIt) > 0 {
+		return notLoggedInError{msg: fmt.Sprintf("COMPUTE_SERVER is set (%s) but COMPUTE_TOKEN is not, and %s. "+
+			"Saved for that server: %s; use it with --context %s (or `compute context use %s`), or set COMPUTE_TOKEN.",
+			server, chosen, strings.Join(forIt, ", "), forIt[0], forIt[0])}
+	}
+	return notLoggedInError{msg: fmt.Sprintf("COMPUTE_SERVER is set (%s) but COMPUTE_TOKEN is not, and no saved context is for that server. "+
+		"Set COMPUTE_TOKEN, or run `compute login --server %s --token TOKEN`.", server, server)}
 }
 
 func listOrNone(names []string) string {
