@@ -13,7 +13,7 @@ var priorityClassHeader = []string{"NAME", "VALUE", "PREEMPTIBLE", "GRACE", "DEF
 
 func priorityClassRow(p client.PriorityClass) []string {
 	return []string{p.Name, itoa(int64(p.Value)), strconv.FormatBool(p.Preemptible), itoa(int64(p.GraceSeconds)) + "s",
-		strconv.FormatBool(p.IsDefault), p.Description}
+		strconv.FormatBool(p.IsDefault), str(&p.Description)} // "-" for none: an empty last cell reads as a missing column
 }
 
 var tenantClassesHeader = []string{"TENANT", "ALLOWED", "DEFAULT", "VERSION"}

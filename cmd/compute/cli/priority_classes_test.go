@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -52,7 +53,11 @@ func TestPriorityClassCommandsSendTheirRequests(t *testing.T) {
 
 	out, errOut, code := inv.run("priority-classes", "create", "batch", "--value", "-100", "--preemptible", "--grace-seconds", "60")
 	require.Zero(t, code, errOut)
-	require.Contains(t, out, "batch")
+	// A class without a description shows "-" there, as every empty cell
+	// does, not an empty cell that reads as a column short.
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2, out)
+	require.Equal(t, []string{"batch", "-100", "true", "60s", "false", "-"}, strings.Fields(lines[1]))
 	out, errOut, code = inv.run("priority-classes", "set-allowed", "acme", "batch")
 	require.Zero(t, code, errOut)
 	require.Contains(t, out, "batch,standard")
