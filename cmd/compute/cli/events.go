@@ -82,17 +82,26 @@ to start again with --from-start.`,
 				opts.After = &after
 			}
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
-				if c.output == "table" {
-					fmt.Fprintln(c.stdout, tailRow("TIME", "TYPE", "SUBJECT", "TENANT", "CURSOR"))
+				// The table's header once the stream has opened (its
+				// opening frame moves the resume point), so that a tail
+				// refused at once (an expired cursor, a revoked token)
+				// leaves no bare header on stdout.
+				headed := c.output != "table"
+				head := func() {
+					if !headed {
+						headed = true
+						fmt.Fprintln(c.stdout, tailRow("TIME", "TYPE", "SUBJECT", "TENANT", "CURSOR"))
+					}
 				}
 				// Where a tail started now would continue this one: the
 				// subscription's resume point, not the last event's cursor,
 				// which expires with that event although a quiet tail
 				// missed nothing after it.
 				first, resume := true, after
-				opts.OnResume = func(cursor string) { resume = cursor }
+				opts.OnResume = func(cursor string) { head(); resume = cursor }
 				err := api.Subscribe(ctx, opts, func(ev client.Event) error {
 					defer func() { first = false }()
+					head()
 					return c.printEvent(ev, first)
 				})
 				if errors.Is(err, context.Canceled) && ctx.Err() != nil {

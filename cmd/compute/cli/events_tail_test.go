@@ -85,7 +85,8 @@ func TestEventsTailInterruptedNamesTheHeartbeatsCursor(t *testing.T) {
 // 9) and names the flag that starts again from the oldest retained event,
 // with the --type it had: the server's advice alone ("list events again
 // without a cursor") sent the user to `events list`, which does not follow
-// the stream, and never mentioned --from-start.
+// the stream, and never mentioned --from-start. Its stdout stays empty: the
+// table's header waits for the stream to open.
 func TestEventsTailExpiredNamesFromStart(t *testing.T) {
 	t.Parallel()
 	const cursor = "00000000000000000000000000000001"
@@ -97,8 +98,9 @@ func TestEventsTailExpiredNamesFromStart(t *testing.T) {
 	defer srv.Close()
 
 	inv := newInvocation(t, "COMPUTE_SERVER="+srv.URL, "COMPUTE_TOKEN=bc_secret")
-	_, errOut, code := inv.run("events", "tail", "--after", cursor, "--type", "reservation.booked,reservation.released")
+	out, errOut, code := inv.run("events", "tail", "--after", cursor, "--type", "reservation.booked,reservation.released")
 	require.Equal(t, exitCursorExpired, code, errOut)
+	require.Empty(t, out, "a tail refused before its stream opened prints no table header")
 	require.Contains(t, errOut, "compute: cursor "+cursor+" is older than the retained event history (CURSOR_EXPIRED, HTTP 410)\n")
 	require.Contains(t, errOut, "`compute events tail --from-start --type reservation.booked,reservation.released`")
 	require.NotContains(t, errOut, "list events again")
