@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/bettercompute/compute/agent"
+	"github.com/bettercompute/compute/cmd/compute/cli"
 )
 
 // agentCmd runs the node daemon. It needs no database: it talks to the API
@@ -13,7 +14,15 @@ func agentCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return badFlags{err}
 	}
-	cfg.Logger = agentLogger() // JSON lines like the server's
-	agent.ProtectFromOOMKiller(cfg.Logger)
-	return agent.Run(ctx, cfg)
+	cfg.Logger = agentLogger() // JSON lines like the server's; agent.Run adds the node id
+	// The lines logged here, before agent.Run and after it returns, name the
+	// node like every line of the daemon's: the one that says why it exited
+	// (a refused join, say) is the one an operator searches a fleet's logs for.
+	log := cfg.Logger.With("node", cfg.NodeID)
+	agent.ProtectFromOOMKiller(log)
+	if err := agent.Run(ctx, cfg); err != nil {
+		log.Error("compute agent failed", "err", err)
+		return cli.ErrReported
+	}
+	return nil
 }

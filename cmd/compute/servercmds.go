@@ -105,8 +105,8 @@ It exits 1 when an invariant is violated.`,
 type serverFunc func(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error
 
 // serverRun loads the configuration and runs f, logging its error as the
-// server does (JSON on stderr) and exiting 1; a configuration error, and
-// bad flags (badFlags), exit 2.
+// server does (JSON on stderr) and exiting 1 (cli.ErrReported: f logged it
+// itself); a configuration error, and bad flags (badFlags), exit 2.
 func serverRun(name string, f serverFunc) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		var cfg config.Config
@@ -120,6 +120,9 @@ func serverRun(name string, f serverFunc) func(*cobra.Command, []string) error {
 		err := f(cmd.Context(), cfg, logger, args)
 		if err == nil || errors.Is(err, flag.ErrHelp) {
 			return nil
+		}
+		if errors.Is(err, cli.ErrReported) { // f logged its failure itself
+			return err
 		}
 		logger.Error("compute "+name+" failed", "err", err)
 		if errors.As(err, new(badFlags)) {
