@@ -3099,10 +3099,10 @@ type ReservationQueue struct {
 	// Scope The line, `pool:<id>` or `site:<id>`.
 	Scope string `json:"scope"`
 
-	// TenantShare Its tenant's share the line ranked it by.
+	// TenantShare Its tenant's share the line ranked it by; 0 (no share) until the line first ranked it.
 	TenantShare int32 `json:"tenantShare"`
 
-	// TenantUsageGpuHours Its tenant's decayed GPU usage the line ranked it by.
+	// TenantUsageGpuHours Its tenant's decayed GPU usage the line ranked it by; 0 until the line first ranked it.
 	TenantUsageGpuHours float64 `json:"tenantUsageGpuHours"`
 }
 

@@ -23,7 +23,8 @@ type ReservationQueue struct {
 	Position int32 `json:"position"`
 	Queued   int32 `json:"queued"`
 	// TenantUsageGPUHours and TenantShare are what its tenant was ranked
-	// by at AsOf: the decayed GPU usage and the share.
+	// by at AsOf: the decayed GPU usage and the share; both 0 until the
+	// line first ranked it (no share is 0).
 	TenantUsageGPUHours float64 `json:"tenantUsageGpuHours"`
 	TenantShare         int32   `json:"tenantShare"`
 	// AsOf is when the line was ranked; absent until it first was.
