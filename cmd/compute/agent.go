@@ -14,7 +14,11 @@ func agentCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return badFlags{err}
 	}
-	cfg.Logger = agentLogger() // JSON lines like the server's; agent.Run adds the node id
+	logger, err := agentLogger()
+	if err != nil {
+		return badFlags{err} // bad input, refused before the daemon runs (exit 2)
+	}
+	cfg.Logger = logger // JSON lines like the server's; agent.Run adds the node id
 	// The lines logged here, before agent.Run and after it returns, name the
 	// node like every line of the daemon's: the one that says why it exited
 	// (a refused join, say) is the one an operator searches a fleet's logs for.

@@ -50,3 +50,27 @@ func TestAgentLogsNameTheNodeOnEveryLine(t *testing.T) {
 	}
 	require.Equal(t, 1, failed, "the failure is logged once:\n%s", errOut)
 }
+
+// The node daemon logs at COMPUTE_LOG_LEVEL like the server, and refuses a
+// value that is no level as the server does (docs/configuration.md: another
+// value stops the process at start): read as info, `COMPUTE_LOG_LEVEL=dbug`
+// in agent.env hid the very lines it asked for, without a word. A level in
+// any case is one.
+func TestAgentRefusesAnUnknownLogLevel(t *testing.T) {
+	t.Parallel()
+	dir := scratchDir(t)
+	bin := buildCompute(t, dir)
+	args := []string{bin, "agent", "--node", "node-9", "--server", "http://127.0.0.1:1", "--gateway", "ws://127.0.0.1:1",
+		"--state-dir", filepath.Join(dir, "state"), "--fake-gpus", "none", "--workload-isolation=none"}
+
+	_, errOut, code := runCLI(t, dir, baseEnv(dir, "COMPUTE_LOG_LEVEL=dbug"), "", args...)
+	require.Equal(t, 2, code, errOut)
+	require.Contains(t, errOut, `COMPUTE_LOG_LEVEL must be debug, info, warn or error, not \"dbug\"`)
+	require.NotContains(t, errOut, "join", "refused before it runs")
+
+	// A level in any case is one: the daemon runs (and fails to join, with
+	// no join token: exit 1).
+	_, errOut, code = runCLI(t, dir, baseEnv(dir, "COMPUTE_LOG_LEVEL=WARN"), "", args...)
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "no credential yet")
+}

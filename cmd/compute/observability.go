@@ -114,5 +114,15 @@ func firstNonEmpty(s ...string) string {
 }
 
 // agentLogger is the node daemon's logger: the server's JSON lines
-// (newLogger), at COMPUTE_LOG_LEVEL; agent.Run adds the node id to each.
-func agentLogger() *slog.Logger { return newLogger(os.Getenv(config.Prefix + "_LOG_LEVEL")) }
+// (newLogger), at COMPUTE_LOG_LEVEL (info when unset), which must be a
+// level as the server's must; agent.Run adds the node id to each line.
+func agentLogger() (*slog.Logger, error) {
+	level, ok := os.LookupEnv(config.Prefix + "_LOG_LEVEL")
+	if !ok {
+		level = "info"
+	}
+	if err := config.CheckLogLevel(level); err != nil {
+		return nil, err
+	}
+	return newLogger(level), nil
+}

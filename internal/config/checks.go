@@ -19,12 +19,8 @@ import (
 // check refuses a configuration that could not run as asked, and
 // normalizes COMPUTE_CORS_ORIGINS (blank entries dropped).
 func (c *Config) check() error {
-	switch strings.ToLower(c.LogLevel) {
-	case "debug", "info", "warn", "error":
-	default:
-		// Read as info, a typo would hide the very lines it asked for.
-		return fmt.Errorf("configuration: COMPUTE_LOG_LEVEL must be debug, info, warn or error, not %q",
-			c.LogLevel)
+	if err := CheckLogLevel(c.LogLevel); err != nil {
+		return err
 	}
 	if c.SinkLagTarget < 0 {
 		return fmt.Errorf("configuration: COMPUTE_SINK_LAG_TARGET cannot be negative (0 turns command admission off)")
@@ -197,4 +193,16 @@ func (c Config) checkNATS() error {
 		return fmt.Errorf("configuration: COMPUTE_NATS_MAX_AGE must be 0 (keep) or at least COMPUTE_NATS_DUPLICATE_WINDOW")
 	}
 	return nil
+}
+
+// CheckLogLevel refuses a COMPUTE_LOG_LEVEL that is none of debug, info,
+// warn and error (in any case): read as info, a typo would hide the very
+// lines it asked for. The node agent, which reads no other setting of
+// this package, checks its level with it too.
+func CheckLogLevel(level string) error {
+	switch strings.ToLower(level) {
+	case "debug", "info", "warn", "error":
+		return nil
+	}
+	return fmt.Errorf("configuration: %s_LOG_LEVEL must be debug, info, warn or error, not %q", Prefix, level)
 }
