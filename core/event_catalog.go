@@ -17,10 +17,10 @@ type EventSpec struct {
 	Payload reflect.Type
 	// TenantScoped events carry the tenant id of the object they are about
 	// in the envelope's tenantId and reach that tenant's readers. The others
-	// are fleet-wide (sites, pools, nodes, GPUs and devices, node
-	// credentials and assignments): their envelope's tenantId is null, as
-	// the spec's envelope {id, type, tenantId, subject, data, time} always
-	// has the field, and they reach operators only.
+	// are fleet-wide (sites, pools, priority classes, nodes, GPUs and
+	// devices, node credentials and assignments): their envelope's tenantId
+	// is null, as the spec's envelope {id, type, tenantId, subject, data,
+	// time} always has the field, and they reach operators only.
 	TenantScoped bool
 	// Summary says in one line when the event is written.
 	Summary string
