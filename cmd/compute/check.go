@@ -19,7 +19,7 @@ import (
 // Drift is reported, not a failure: a node away for long is drift too.
 // So is what is overdue for pruning, per table.
 func checkCmd(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
-	pool, _, closeDB, err := openDatabase(ctx, cfg, logger, "compute-check")
+	pool, _, closeDB, err := openMigratedDatabase(ctx, cfg, logger, "compute-check")
 	if err != nil {
 		return err
 	}

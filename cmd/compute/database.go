@@ -31,6 +31,21 @@ var errPrivateClusterBusy = errors.New("the private PostgreSQL is in use")
 // function closes the pool and stops a cluster it started. The URL is
 // returned for connections that must not go through the pool (LISTEN).
 func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, appName string) (*pgxpool.Pool, string, func(), error) {
+	return openDatabaseSchema(ctx, cfg, logger, appName, true)
+}
+
+// openMigratedDatabase is openDatabase for a command that must change
+// nothing, `compute check`: it applies no migration, and refuses a
+// database that lacks some of this binary's. An operator runs the new
+// release's check beside the old release's processes, before choosing
+// when to migrate (docs/operations/deploy.md, Upgrading); a check that
+// migrated did it for them, under those processes.
+func openMigratedDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, appName string) (*pgxpool.Pool, string, func(), error) {
+	return openDatabaseSchema(ctx, cfg, logger, appName, false)
+}
+
+func openDatabaseSchema(ctx context.Context, cfg config.Config, logger *slog.Logger, appName string,
+	apply bool) (*pgxpool.Pool, string, func(), error) {
 	url := cfg.DatabaseURL
 	stopCluster := func() {}
 	if url == "" {
@@ -59,7 +74,12 @@ func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 		stopCluster()
 		return nil, "", nil, err
 	}
-	if err := migrate.Up(ctx, pool); err != nil {
+	if apply {
+		err = migrate.Up(ctx, pool)
+	} else {
+		err = requireMigrated(ctx, pool, appName)
+	}
+	if err != nil {
 		pool.Close()
 		stopCluster()
 		return nil, "", nil, err
@@ -93,5 +113,19 @@ func migrateCmd(ctx context.Context, cfg config.Config, logger *slog.Logger) err
 	}
 	closeDB()
 	logger.Info("migrations applied")
+	return nil
+}
+
+// requireMigrated fails when the database is behind this binary's schema.
+func requireMigrated(ctx context.Context, pool *pgxpool.Pool, appName string) error {
+	current, latest, err := migrate.Versions(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if current < latest {
+		return fmt.Errorf("the database is at migration %04d and this release's schema at %04d: %s changes nothing, "+
+			"so it does not migrate; run `compute migrate` first (docs/operations/deploy.md, Upgrading)", current, latest,
+			strings.TrimPrefix(appName, "compute-"))
+	}
 	return nil
 }

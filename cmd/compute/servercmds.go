@@ -72,7 +72,9 @@ Its own flags:
 		Long: `check runs the capacity invariants (the queries the torture run judges by)
 against the database of DATABASE_URL or the private PostgreSQL, and reports
 nodes whose daemon lags their desired state and rows overdue for pruning.
-It exits 1 when an invariant is violated.`,
+It exits 1 when an invariant is violated. It changes nothing: on a database
+without some of this release's migrations it applies none and exits 1
+(run compute migrate first).`,
 		Args: cli.NoArgs,
 		RunE: serverRun("check", func(ctx context.Context, cfg config.Config, logger *slog.Logger, _ []string) error {
 			return checkCmd(ctx, cfg, logger)

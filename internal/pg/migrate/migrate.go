@@ -51,6 +51,36 @@ func Up(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
+// Versions returns the newest migration applied to the database (0 for an
+// empty one) and the newest this binary has, without taking the lock or
+// writing anything: for a command that must not migrate (compute check).
+func Versions(ctx context.Context, pool *pgxpool.Pool) (current, latest int64, err error) {
+	fsys, err := fs.Sub(sql.Migrations, "migrations")
+	if err != nil {
+		return 0, 0, fmt.Errorf("migrations: %w", err)
+	}
+	sqldb := stdlib.OpenDBFromPool(pool)
+	defer sqldb.Close()
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqldb, fsys)
+	if err != nil {
+		return 0, 0, fmt.Errorf("migrations: %w", err)
+	}
+	sources := provider.ListSources()
+	latest = sources[len(sources)-1].Version
+	var table *string
+	if err := pool.QueryRow(ctx, `SELECT to_regclass('goose_db_version')::text`).Scan(&table); err != nil {
+		return 0, 0, fmt.Errorf("migration version: %w", err)
+	}
+	if table == nil {
+		return 0, latest, nil
+	}
+	current, err = provider.GetDBVersion(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("migration version: %w", err)
+	}
+	return current, latest, nil
+}
+
 // A process waiting for another's migrations tries the lock every
 // lockRetry, for as long as a slow migration of a large table may take.
 const (
