@@ -270,3 +270,46 @@ func ProtectFromOOMKiller(log interface{ Warn(string, ...any) }) {
 		log.Warn("could not lower the daemon's OOM score", "err", err)
 	}
 }
+
+// removeCgroupTree deletes the cgroup at path and every cgroup below it,
+// deepest first, in every hierarchy (the one unified hierarchy on v2).
+// runc deletes a container's cgroup with the container; this is for one
+// runc no longer knows (its state went with a wiped state directory),
+// whose cgroup would otherwise stay behind, empty, in each hierarchy, for
+// as long as the machine runs. The kernel refuses to delete a cgroup that
+// still has a process, so nothing running loses its cgroup: that is the
+// error. A cgroup that does not exist is removed already.
+func removeCgroupTree(root, path string) error {
+	if root == "" {
+		root = DefaultCgroupRoot
+	}
+	tops := []string{root}
+	if !cgroupV2(root) {
+		entries, err := os.ReadDir(root)
+		if err != nil {
+			return fmt.Errorf("cgroup hierarchies at %s: %w", root, err)
+		}
+		tops = nil
+		for _, e := range entries {
+			if e.IsDir() { // cpu and cpuacct are often links to cpu,cpuacct
+				tops = append(tops, filepath.Join(root, e.Name()))
+			}
+		}
+	}
+	var errs []error
+	for _, top := range tops {
+		var dirs []string
+		_ = filepath.WalkDir(filepath.Join(top, path), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+		for i := len(dirs) - 1; i >= 0; i-- {
+			if err := unix.Rmdir(dirs[i]); err != nil && !errors.Is(err, unix.ENOENT) {
+				errs = append(errs, fmt.Errorf("remove the cgroup %s: %w", dirs[i], err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -546,4 +547,35 @@ func TestReleaseKillsAContainerRuncForgot(t *testing.T) {
 
 	require.NoError(t, again.forget(context.Background(), a.AllocationID))
 	require.False(t, cgroupHasProcesses(cfg.CgroupRoot, path), "nothing of the allocation is left")
+	// Nor its cgroup: runc, which would have deleted it with the
+	// container, no longer knows it, so the daemon does.
+	require.Empty(t, cgroupDirs(cfg.CgroupRoot, path), "the released allocation's cgroup directories are gone")
+}
+
+// cgroupDirs are the directories of the cgroup at path in every hierarchy
+// (one on v2), those below it included.
+func cgroupDirs(root, path string) []string {
+	if root == "" {
+		root = DefaultCgroupRoot
+	}
+	tops := []string{root}
+	if !cgroupV2(root) {
+		entries, _ := os.ReadDir(root)
+		tops = nil
+		for _, e := range entries {
+			if e.IsDir() {
+				tops = append(tops, filepath.Join(root, e.Name()))
+			}
+		}
+	}
+	var dirs []string
+	for _, top := range tops {
+		_ = filepath.WalkDir(filepath.Join(top, path), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+	}
+	return dirs
 }

@@ -203,6 +203,11 @@ func (s *sandbox) stop(ctx context.Context, domain string) error {
 			return fmt.Errorf("the cgroup of %s still has processes after its container was deleted: %w", domain, err)
 		}
 	}
+	// runc deleted the cgroup with the container; one it did not know of
+	// keeps its cgroup, empty, in every hierarchy, unless it goes here.
+	if err := removeCgroupTree(s.cfg.CgroupRoot, s.cgroupsPath(domain)); err != nil {
+		return fmt.Errorf("the cgroup of %s: %w", domain, err)
+	}
 	return nil
 }
 
