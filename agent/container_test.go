@@ -34,6 +34,11 @@ func containerSandbox(t *testing.T) *sandbox {
 		_ = os.RemoveAll(root)
 	})
 	node := fmt.Sprintf("ct%d-%s", os.Getpid(), strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
+	// The node's cgroup (/compute/<node>, in every hierarchy) goes last,
+	// after the test's allocations: a daemon keeps its node's for as long
+	// as the node exists, but every test is a node of its own, and each
+	// run left one empty directory per test and hierarchy behind.
+	t.Cleanup(func() { _ = removeCgroupTree("", "/compute/"+node) })
 	cfg := Config{NodeID: node, StateDir: t.TempDir(), WorkloadDir: root, FakeGPUs: "4xH100-80GB",
 		UIDTable: filepath.Join(t.TempDir(), "uids.json"), Logger: slog.New(slog.DiscardHandler)}
 	gpus, err := inventoryGPUs(context.Background(), node, cfg.FakeGPUs)
@@ -42,6 +47,22 @@ func containerSandbox(t *testing.T) *sandbox {
 	require.NoError(t, err)
 	require.NoError(t, sb.check())
 	return sb
+}
+
+// A test's sandbox leaves no cgroup of its node behind.
+func TestContainerSandboxLeavesNoNodeCgroup(t *testing.T) {
+	var node string
+	t.Run("sandbox", func(t *testing.T) {
+		sb := containerSandbox(t)
+		node = sb.nodeID
+		a := assignOf("alc_tidy", 1, 128)
+		sb.forgetAtEnd(t, a)
+		out, code := sb.runScript(t, a, "true")
+		require.Zero(t, code, out)
+		require.NotEmpty(t, cgroupDirs(sb.cfg.CgroupRoot, "/compute/"+node))
+	})
+	require.NotEmpty(t, node)
+	require.Empty(t, cgroupDirs("", "/compute/"+node), "the test's node left its cgroup behind")
 }
 
 // run runs script as a workload of a and returns its output and exit
