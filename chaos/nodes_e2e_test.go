@@ -501,6 +501,7 @@ func newAgent(t *testing.T, node, pool, joinToken, apiURL string, gw *server, ex
 		a.Kill()
 		removeContainers(filepath.Join(a.stateDir(), "runc"))
 		removeNetworks(t, a.stateDir())
+		releaseUIDs(t, a.stateDir())
 		// A runc the test's SIGKILLs cut short leaves the bind mount of its
 		// own binary (runc.XXXXXX) in the container's state directory, which
 		// then cannot be removed ("device or resource busy").
