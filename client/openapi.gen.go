@@ -5220,6 +5220,8 @@ func (t TypedEvent) ValueByDiscriminator() (interface{}, error) {
 		return t.AsNodeAssignmentEvent()
 	case "node_assignment.succeeded":
 		return t.AsNodeAssignmentEvent()
+	case "node_command.cancelled":
+		return t.AsNodeCommandEvent()
 	case "node_command.failed":
 		return t.AsNodeCommandEvent()
 	case "node_command.queued":

@@ -33,6 +33,9 @@ type DispatchReport struct {
 	Resent  []string // in-flight jobs sent again at this epoch
 	Failed  []string // in-flight, not retry-safe, and the daemon lost its journal
 	Waiting []string // queued until the daemon reports min_generation
+	// Cancelled are queued instance-starts whose instance stopped before
+	// they could be sent (cancelStaleStart): never sent.
+	Cancelled []string
 	// ToSend are the jobs of Sent and Resent, in the order queued, as the
 	// gateway puts them on the wire after the commit.
 	ToSend []NodeJobToSend
@@ -76,6 +79,8 @@ const lostMemoryReason = "daemon lost its memory: it came back with a new journa
 //     stays queued and waits: every session open, every concluded
 //     assignment job and every reconcile wakes dispatch again, so nothing
 //     needs to poll;
+//   - cancels a queued instance-start whose instance is no longer
+//     requested (cancelStaleStart) instead of sending it;
 //   - fails an in-flight job sent to another journal unless it is
 //     retry-safe, and marks again retry-safe ones and those sent at an
 //     older epoch of the same journal (the daemon answers a repeat from its
@@ -296,6 +301,12 @@ func dispatchOne(ctx context.Context, q *db.Queries, c db.NodeCommand, sess db.N
 	epoch, journal := sess.SessionEpoch, sess.JournalID
 	state := core.State(c.State)
 	if state == core.CommandQueued {
+		if cancelled, err := cancelStaleStart(ctx, q, c); err != nil || cancelled {
+			if cancelled {
+				rep.Cancelled = append(rep.Cancelled, c.ID)
+			}
+			return err
+		}
 		// A job of an allocation whose assign waits waits too: the daemon
 		// runs nothing of an allocation it does not hold.
 		if c.MinGeneration > generation || (c.AllocationID != nil && held[*c.AllocationID]) {
@@ -336,6 +347,36 @@ func dispatchOne(ctx context.Context, q *db.Queries, c db.NodeCommand, sess db.N
 		return nil
 	}
 	return nil // already sent on this session
+}
+
+// staleStartReason is why dispatch cancels an instance-start.
+const staleStartReason = "its instance stopped before the start was sent"
+
+// cancelStaleStart cancels a queued instance-start whose instance is no
+// longer requested: its reservation ended (a release, an expiry, a
+// preemption) or the instance was deleted while the start waited, most
+// often behind its assign, which waits for a preempted victim's grace.
+// Sent, it would start the workload on devices the tenant no longer holds,
+// or that it asked to stop, until the unassign or the stop after it ends
+// it. The instance is left as it is: stopping, it ends with the unassign
+// or the stop queued for it (the daemon acknowledges a stop of an instance
+// it never ran). The instance is read without a lock: one that moves on
+// after this read has its start sent as before, and stopped after.
+func cancelStaleStart(ctx context.Context, q *db.Queries, c db.NodeCommand) (bool, error) {
+	if c.Kind != core.NodeCommandInstanceStart || c.InstanceID == nil {
+		return false, nil
+	}
+	i, err := q.InstanceGet(ctx, *c.InstanceID)
+	if err != nil {
+		return false, pg.Translate(err, "instance "+*c.InstanceID)
+	}
+	if core.State(i.State) == core.ProvisionRequested {
+		return false, nil
+	}
+	if _, err := moveNodeJob(ctx, q, c, core.CommandCancelled, nil, c.Output, staleStartReason); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // markSent records a send at epoch to journal. queued → sent is a

@@ -202,3 +202,52 @@ func TestPreemptionInASite(t *testing.T) {
 	require.Equal(t, 1, preempted, "one victim is enough")
 	f.requireInvariants(t)
 }
+
+// A preemptor released during its victim's grace never starts the
+// workload it asked for. Its instance-start waits with its assign behind
+// the victim's unassign; sent once that concluded, it would start the
+// workload on GPUs the tenant had given back (the demo did, 12 s after the
+// release, with the instance already stopping). Dispatch cancels a queued
+// start whose instance is no longer requested instead; the unassign still
+// goes, and the instance ends stopped.
+func TestReleasedPreemptorsHeldStartIsNeverSent(t *testing.T) {
+	t.Parallel()
+	f, _ := preemptionFixture(t)
+	start, end := window(0, 4)
+	victim := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 4, Start: start, End: end, PriorityClass: "batch"})
+	d := f.connect(t, "n1", "j1", 0)
+	for _, s := range d.dispatch().ToSend { // the daemon holds the victim
+		d.report(s.ID, "succeeded", "", f.generation(t, "n1"))
+	}
+
+	pre := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 4, Start: start, End: end, PriorityClass: "prod"})
+	require.Equal(t, core.ReservationPreempted, f.reservationState(t, victim.Reservation.ID))
+	f.activate(t, pre.Reservation)
+	i, err := f.h.CreateInstance(f.ctx, tenantA, commands.CreateInstance{ReservationID: pre.Reservation.ID})
+	require.NoError(t, err)
+	rep := d.dispatch()
+	require.Len(t, rep.ToSend, 1, "only the victim's unassign: the preemptor's assign and start wait")
+	unassign := rep.ToSend[0]
+	require.Equal(t, core.NodeCommandUnassign, unassign.Kind)
+
+	_, err = f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: pre.Reservation.ID})
+	require.NoError(t, err)
+	require.Equal(t, core.ProvisionStopping, get(t, f, i.Instance.ID).State)
+
+	d.report(unassign.ID, "succeeded", "", f.generation(t, "n1")) // the victim's grace is over
+	rep = d.dispatch()
+	for _, s := range rep.ToSend {
+		require.NotEqual(t, core.NodeCommandInstanceStart, s.Kind, "the released reservation's workload must not start")
+	}
+	var state string
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, `SELECT state FROM node_commands WHERE instance_id = $1
+		AND kind = 'instance-start'`, i.Instance.ID).Scan(&state))
+	require.Equal(t, string(core.CommandCancelled), state)
+	require.Equal(t, 1, f.countEvents(t, core.EventNodeCommandCancelled))
+
+	for _, s := range rep.ToSend { // the assign and the unassign conclude
+		d.report(s.ID, "succeeded", "", f.generation(t, "n1"))
+	}
+	require.Equal(t, core.ProvisionStopped, get(t, f, i.Instance.ID).State)
+	f.requireInvariants(t)
+}

@@ -23,6 +23,11 @@ const (
 	// came back with a new journal while a command that is not retry-safe
 	// was in flight ("daemon lost its memory").
 	EventNodeCommandFailed = "node_command.failed"
+	// EventNodeCommandCancelled: dispatch dropped a queued instance-start
+	// whose instance had stopped before the start could be sent (its
+	// reservation ended, or the instance was deleted, while the start
+	// waited for its assign): the daemon never gets it.
+	EventNodeCommandCancelled = "node_command.cancelled"
 )
 
 // Kinds of node commands. exec runs a shell command on the node and is
@@ -63,13 +68,14 @@ func IsAssignmentJob(kind string) bool {
 }
 
 // NodeJobEvent is the event type of a node job of kind entering state
-// (queued, sent, running, succeeded, failed), and the tenant it goes to:
+// (queued, sent, running, succeeded, failed; cancelled for a job that is
+// not an assignment), and the tenant it goes to:
 // the job's for node_command.*, none (fleet-wide) for node_assignment.*.
 // "" for a state without an event.
 func NodeJobEvent(kind string, to State, tenant string) (typ, eventTenant string) {
 	cmd := map[State]string{CommandQueued: EventNodeCommandQueued, CommandSent: EventNodeCommandSent,
 		CommandRunning: EventNodeCommandRunning, CommandSucceeded: EventNodeCommandSucceeded,
-		CommandFailed: EventNodeCommandFailed}
+		CommandFailed: EventNodeCommandFailed, CommandCancelled: EventNodeCommandCancelled}
 	if !IsAssignmentJob(kind) {
 		return cmd[to], tenant
 	}

@@ -47,6 +47,8 @@ var notDriven = map[string]string{
 	core.EventNodeCommandRunning:   "reported by a connected daemon",
 	core.EventNodeCommandSucceeded: "reported by a connected daemon",
 	core.EventNodeCommandFailed:    "reported by a connected daemon",
+	core.EventNodeCommandCancelled: "written by the gateway's dispatch to a connected daemon " +
+		"(commands/TestReleasedPreemptorsHeldStartIsNeverSent covers it); same payload as the other node_command.* events",
 	core.EventInstanceProvisioning: "reported by a connected daemon",
 	core.EventInstanceRunning:      "reported by a connected daemon",
 	core.EventInstanceStopped:      "reported by a connected daemon",
