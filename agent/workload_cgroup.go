@@ -126,12 +126,14 @@ func (c workloadCgroup) kill() error {
 	return c.waitEmpty()
 }
 
-// signal sends sig to each process the cgroup lists now.
-func (c workloadCgroup) signal(sig unix.Signal) {
+// signal sends sig to each process the cgroup lists now, and reports
+// whether it listed any.
+func (c workloadCgroup) signal(sig unix.Signal) bool {
 	pids, _ := c.pids()
 	for _, pid := range pids {
 		_ = unix.Kill(pid, sig)
 	}
+	return len(pids) > 0
 }
 
 // waitEmpty waits until the cgroup lists no process, killing again what

@@ -13,16 +13,21 @@ import (
 // How a workload ends: stopped by the daemon (stopGroup), or on its own,
 // with an exit status the control plane is told (exitStatus).
 
-// stopGroup stops a workload: SIGTERM to its process group (a `runc exec`
-// passes it on to the workload) and to every process in its cgroup, then,
+// stopGroup stops a workload: SIGTERM to every process in its cgroup, or,
+// when the cgroup lists none (no container isolation), to its process
+// group (a `runc exec` passes it on to the workload); never both, which
+// would deliver it twice to the workload's own process and run its TERM
+// handler twice (a checkpoint begun again, its helper processes killed by
+// the second signal). Then,
 // once it exited or after grace, every process of it killed (proc.kill:
 // its cgroup's) and SIGKILL to whatever of the group is left; it returns
 // when the process has been reaped. A grace of 0 (a preempted reservation's
 // class may ask for it) kills at once, after the SIGTERM; the daemon's own
 // grace is never 0 (Config.StopGrace defaults to DefaultStopGrace).
 func stopGroup(proc *instanceProcess, grace time.Duration) {
-	signalGroup(proc, syscall.SIGTERM)
-	proc.group.signal(syscall.SIGTERM) // the workload's children too, not only the process runc forwards it to
+	if !proc.group.signal(syscall.SIGTERM) { // the workload's children too, not only the process runc forwards it to
+		signalGroup(proc, syscall.SIGTERM)
+	}
 	if grace > 0 {
 		t := time.NewTimer(grace)
 		defer t.Stop()
