@@ -29,7 +29,7 @@ func TestDocsNameOnlyCommandsThatExist(t *testing.T) {
 	root := cli.Root(program(strings.NewReader(""), io.Discard, io.Discard, func(string) string { return "" }))
 	// Named on purpose as what does not exist.
 	mentionsOfNoCommand := map[string]string{
-		"docs/benchmarks.md": "compute bench", // "It used to be the `compute bench` subcommand, which is gone"
+		"docs/benchmarks.md":  "compute bench", // "It used to be the `compute bench` subcommand, which is gone"
 		"docs/reliability.md": "compute chaos", // "rather than a `compute chaos` subcommand"
 	}
 	var checked int
