@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,6 +91,18 @@ func TestReadmeQuickStart(t *testing.T) {
 		}
 		return m != nil && healthy(base)
 	})
+	// The console the README's "The web console" section describes, at
+	// the address the demo prints for it: a reader who moved the port
+	// need not work out where it went.
+	console := regexp.MustCompile(`(?m)^The web console.*\n\s+(\S+)$`).FindStringSubmatch(serve.out())
+	require.NotNil(t, console, "the demo prints where its console is:\n%s", serve.out())
+	require.Equal(t, base+"/ui/", console[1])
+	page, err := http.Get(console[1])
+	require.NoError(t, err)
+	require.NoError(t, page.Body.Close())
+	require.Equal(t, http.StatusOK, page.StatusCode)
+	require.Contains(t, page.Header.Get("Content-Type"), "text/html")
+	require.Contains(t, serve.out(), "Ctrl-C here stops the server")
 
 	// The second terminal, line by line: the placeholders are the tenant
 	// token the demo printed and the ids the lines before printed.

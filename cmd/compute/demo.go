@@ -11,6 +11,7 @@ import (
 
 	"github.com/bettercompute/compute/agent"
 	"github.com/bettercompute/compute/commands"
+	"github.com/bettercompute/compute/console"
 	"github.com/bettercompute/compute/core"
 )
 
@@ -146,8 +147,13 @@ Or with curl:
     %s/v1/reservations
   curl -s -H "Authorization: Bearer %s" %s/v1/nodes/demo-node-1
 
+The web console, in a browser (sign in with either token):
+  %s
+
+Ctrl-C here stops the server and the nodes' daemons (and the private PostgreSQL, if it started one).
+
 `, operator.Secret, tenant.Secret, at.Dir, isolation, api, tenant.Secret, tenant.Secret, now.UTC().Format(time.RFC3339),
-		now.UTC().Add(24*time.Hour).Format(time.RFC3339), api, operator.Secret, api)
+		now.UTC().Add(24*time.Hour).Format(time.RFC3339), api, operator.Secret, api, api+console.Prefix)
 	logger.Info("demo fleet seeded")
 	return fleet, nil
 }
