@@ -40,6 +40,34 @@ func quickStart(t *testing.T, readme string) (terminal1, terminal2 []string) {
 	return lines(blocks[0][1]), lines(blocks[1][1])
 }
 
+// usingItExec is the README's "Using it" exec, the sh block that posts to
+// /v1/commands: its two commands (continuation lines joined, comments
+// dropped), the exec request and the read of its output.
+func usingItExec(t *testing.T, readme string) (post, get string) {
+	t.Helper()
+	_, section, ok := strings.Cut(readme, "\n## Using it")
+	require.True(t, ok, "README.md has no \"## Using it\" section")
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(section, -1) {
+		if !strings.Contains(block[1], "/v1/commands") {
+			continue
+		}
+		var cmds []string
+		for _, l := range strings.Split(strings.ReplaceAll(block[1], "\\\n", " "), "\n") {
+			if i := strings.Index(l, " #"); i >= 0 {
+				l = l[:i]
+			}
+			if l = strings.TrimSpace(l); l != "" {
+				cmds = append(cmds, l)
+			}
+		}
+		require.Len(t, cmds, 2, "the exec block: a request and a read of its output")
+		return cmds[0], cmds[1]
+	}
+	t.Fatal(`README.md's "Using it" has no exec block (/v1/commands)`)
+	return "", ""
+}
+
 var demoPrinted = regexp.MustCompile(`operator token \(tenant ops\):\s+(\S+)[\s\S]*tenant token\s+\(tenant acme\):\s+(\S+)`)
 
 // The README's quick start works as written, in two terminals, on a fresh
@@ -48,9 +76,10 @@ var demoPrinted = regexp.MustCompile(`operator token \(tenant ops\):\s+(\S+)[\s\
 // working directory of both terminals, and the server on a free loopback
 // port instead of :8080), the second's lines with the tenant token the demo
 // printed: the reservation books at once and its instance runs, through the
-// node daemons the demo runs in the server's process. While the server
-// runs, tokens are issued over the API, and --database says why it cannot
-// share the private cluster.
+// node daemons the demo runs in the server's process; then "Using it"'s
+// exec reads the devices the workload sees, and the instance is stopped.
+// While the server runs, tokens are issued over the API, and --database
+// says why it cannot share the private cluster.
 func TestReadmeQuickStart(t *testing.T) {
 	t.Parallel()
 	root, err := filepath.Abs("../..")
@@ -177,6 +206,26 @@ func TestReadmeQuickStart(t *testing.T) {
 		checked = append(checked, line)
 	}
 	require.Len(t, checked, 6)
+
+	// README.md's "Using it", in the same second terminal: what the
+	// workload sees, through a member's exec on the reservation's node,
+	// read back once it succeeded; then `instances stop`.
+	post, get := usingItExec(t, string(readme))
+	out, err := run(post)
+	require.NoError(t, err)
+	cmdID := regexp.MustCompile(`"id":"(cmd_[^"]+)"`).FindStringSubmatch(out)
+	require.NotNil(t, cmdID, "the exec request prints its id, cmd_…: %s", out)
+	placeholders["cmd_…"] = cmdID[1]
+	serve.waitFor(t, "the exec succeeded", startTimeout, func() bool {
+		out, err = run(get)
+		require.NoError(t, err)
+		require.NotContains(t, out, `"state":"failed"`)
+		return strings.Contains(out, `"state":"succeeded"`)
+	})
+	require.Contains(t, out, `"output":"CUDA_VISIBLE_DEVICES=`)
+	_, err = run("./bin/compute instances stop " + placeholders["ins_…"])
+	require.NoError(t, err)
+
 	// Released, the reservation's instance stops: no workload outlives the test.
 	_, err = run("./bin/compute reservations release " + placeholders["rsv_…"])
 	require.NoError(t, err)
