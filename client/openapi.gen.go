@@ -5657,8 +5657,10 @@ type ClientInterface interface {
 	// instance fails rather than running twice. Another tenant's reservation is
 	// 404. A reservation that is not `active` now is 409 CONFLICT: a booking
 	// whose window has not begun ("reservation … is booked, starting at …;
-	// instances run only while it is active") may be on devices another tenant
-	// holds until then. The database decides, under a lock on the reservation.
+	// instances run only while it is active: try again once it is …") may be on
+	// devices another tenant holds until then; one whose start has just passed
+	// stays booked until it is activated, within seconds. The database decides,
+	// under a lock on the reservation.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5673,8 +5675,10 @@ type ClientInterface interface {
 	// instance fails rather than running twice. Another tenant's reservation is
 	// 404. A reservation that is not `active` now is 409 CONFLICT: a booking
 	// whose window has not begun ("reservation … is booked, starting at …;
-	// instances run only while it is active") may be on devices another tenant
-	// holds until then. The database decides, under a lock on the reservation.
+	// instances run only while it is active: try again once it is …") may be on
+	// devices another tenant holds until then; one whose start has just passed
+	// stays booked until it is activated, within seconds. The database decides,
+	// under a lock on the reservation.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7078,8 +7082,10 @@ func (c *Client) ListInstances(ctx context.Context, params *ListInstancesParams,
 // instance fails rather than running twice. Another tenant's reservation is
 // 404. A reservation that is not `active` now is 409 CONFLICT: a booking
 // whose window has not begun ("reservation … is booked, starting at …;
-// instances run only while it is active") may be on devices another tenant
-// holds until then. The database decides, under a lock on the reservation.
+// instances run only while it is active: try again once it is …") may be on
+// devices another tenant holds until then; one whose start has just passed
+// stays booked until it is activated, within seconds. The database decides,
+// under a lock on the reservation.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7104,8 +7110,10 @@ func (c *Client) CreateInstanceWithBody(ctx context.Context, params *CreateInsta
 // instance fails rather than running twice. Another tenant's reservation is
 // 404. A reservation that is not `active` now is 409 CONFLICT: a booking
 // whose window has not begun ("reservation … is booked, starting at …;
-// instances run only while it is active") may be on devices another tenant
-// holds until then. The database decides, under a lock on the reservation.
+// instances run only while it is active: try again once it is …") may be on
+// devices another tenant holds until then; one whose start has just passed
+// stays booked until it is activated, within seconds. The database decides,
+// under a lock on the reservation.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12977,8 +12985,10 @@ type ClientWithResponsesInterface interface {
 	// instance fails rather than running twice. Another tenant's reservation is
 	// 404. A reservation that is not `active` now is 409 CONFLICT: a booking
 	// whose window has not begun ("reservation … is booked, starting at …;
-	// instances run only while it is active") may be on devices another tenant
-	// holds until then. The database decides, under a lock on the reservation.
+	// instances run only while it is active: try again once it is …") may be on
+	// devices another tenant holds until then; one whose start has just passed
+	// stays booked until it is activated, within seconds. The database decides,
+	// under a lock on the reservation.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12993,8 +13003,10 @@ type ClientWithResponsesInterface interface {
 	// instance fails rather than running twice. Another tenant's reservation is
 	// 404. A reservation that is not `active` now is 409 CONFLICT: a booking
 	// whose window has not begun ("reservation … is booked, starting at …;
-	// instances run only while it is active") may be on devices another tenant
-	// holds until then. The database decides, under a lock on the reservation.
+	// instances run only while it is active: try again once it is …") may be on
+	// devices another tenant holds until then; one whose start has just passed
+	// stays booked until it is activated, within seconds. The database decides,
+	// under a lock on the reservation.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24299,8 +24311,10 @@ func (c *ClientWithResponses) ListInstancesWithResponse(ctx context.Context, par
 // instance fails rather than running twice. Another tenant's reservation is
 // 404. A reservation that is not `active` now is 409 CONFLICT: a booking
 // whose window has not begun ("reservation … is booked, starting at …;
-// instances run only while it is active") may be on devices another tenant
-// holds until then. The database decides, under a lock on the reservation.
+// instances run only while it is active: try again once it is …") may be on
+// devices another tenant holds until then; one whose start has just passed
+// stays booked until it is activated, within seconds. The database decides,
+// under a lock on the reservation.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24321,8 +24335,10 @@ func (c *ClientWithResponses) CreateInstanceWithBodyWithResponse(ctx context.Con
 // instance fails rather than running twice. Another tenant's reservation is
 // 404. A reservation that is not `active` now is 409 CONFLICT: a booking
 // whose window has not begun ("reservation … is booked, starting at …;
-// instances run only while it is active") may be on devices another tenant
-// holds until then. The database decides, under a lock on the reservation.
+// instances run only while it is active: try again once it is …") may be on
+// devices another tenant holds until then; one whose start has just passed
+// stays booked until it is activated, within seconds. The database decides,
+// under a lock on the reservation.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -134,14 +134,17 @@ func createInstance(ctx context.Context, q *db.Queries, actor core.Actor, cmd Cr
 
 // notRunnable is the CONFLICT of a workload (an instance, a node job) asked
 // for on a reservation that is not active now: a booked one says when it
-// starts, since until then another tenant may hold its devices. An active
-// one is not runnable only once its end has passed, before its expiry has
-// run: it says the window ended, not that it is active.
+// starts, since until then another tenant may hold its devices, and to try
+// again once it is active: a start that has just passed leaves it booked
+// until the activation runs, seconds later, which "starting at" a moment
+// already gone does not explain. An active one is not runnable only once
+// its end has passed, before its expiry has run: it says the window ended,
+// not that it is active.
 func notRunnable(reservationID string, state core.State, start time.Time, what string) error {
 	switch state {
 	case core.ReservationBooked:
-		return core.Errorf(core.CodeConflict, "reservation %s is booked, starting at %s; %s only while it is active",
-			reservationID, start.UTC().Format(time.RFC3339), what)
+		return core.Errorf(core.CodeConflict, "reservation %s is booked, starting at %s; %s only while it is active: "+
+			"try again once it is (within seconds of its start)", reservationID, start.UTC().Format(time.RFC3339), what)
 	case core.ReservationActive:
 		return core.Errorf(core.CodeConflict, "reservation %s has reached its end and is expiring; %s only inside its window",
 			reservationID, what)

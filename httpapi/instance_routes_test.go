@@ -56,7 +56,7 @@ func TestInstanceOverHTTP(t *testing.T) {
 
 // A booking whose window has not begun takes no workload: POST
 // /v1/instances and POST /v1/commands on it are 409 CONFLICT saying when it
-// starts, and write nothing.
+// starts and to try again once it is active, and write nothing.
 func TestWorkloadOnBookedReservationIsConflict(t *testing.T) {
 	t.Parallel()
 	f, active, _ := setupCommands(t)
@@ -70,8 +70,8 @@ func TestWorkloadOnBookedReservationIsConflict(t *testing.T) {
 
 	e := f.fails(t, http.StatusConflict, core.CodeConflict, http.MethodPost, "/v1/instances", f.member,
 		map[string]any{"reservationId": later.ID}, map[string]string{"Idempotency-Key": "ins-later"})
-	require.Equal(t, fmt.Sprintf("reservation %s is booked, starting at %s; instances run only while it is active",
-		later.ID, later.Start.UTC().Format(time.RFC3339)), e.Message)
+	require.Equal(t, fmt.Sprintf("reservation %s is booked, starting at %s; instances run only while it is active: "+
+		"try again once it is (within seconds of its start)", later.ID, later.Start.UTC().Format(time.RFC3339)), e.Message)
 	e = f.fails(t, http.StatusConflict, core.CodeConflict, http.MethodPost, "/v1/commands", f.member,
 		map[string]any{"nodeId": later.NodeID, "kind": "exec", "payload": map[string]any{"script": "true"}},
 		map[string]string{"Idempotency-Key": "cmd-later"})
