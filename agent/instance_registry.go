@@ -102,12 +102,21 @@ func (ip *instanceProcesses) adopt(stateDir string) ([]string, error) {
 }
 
 // watchAdopted closes proc.done once the adopted process has exited (or
-// its pid went to another process), and what it left running is gone.
+// its pid went to another process), and what it left running is gone. The
+// `runc exec` of an instance whose own process has exited waits on what
+// that left in the background: endWithProcess ends it.
 func watchAdopted(proc *instanceProcess) {
+	returned, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		_, _ = endWithProcess(proc.pidFile, proc.group, returned)
+	}()
 	t := time.NewTicker(adoptPoll)
 	defer t.Stop()
 	for range t.C {
 		if ticks, ok := processStart(proc.pid); !ok || ticks != proc.startTicks {
+			close(returned)
+			<-watched
 			_ = proc.group.remove()
 			close(proc.done)
 			return

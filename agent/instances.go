@@ -131,8 +131,19 @@ func (ip *instanceProcesses) start(life context.Context, sb *sandbox, lookup ass
 	proc := &instanceProcess{id: p.InstanceID, allocationID: allocationID, cmd: cmd, pid: cmd.Process.Pid,
 		done: make(chan struct{}), kill: w.kill, pidFile: w.pidFile, cgroup: w.cgroup, group: w.group}
 	proc.startTicks, _ = processStart(proc.pid)
+	// runc returns only once the process's output is closed: a process it
+	// left in the background may hold it (workload_exit.go).
+	returned, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		if killed, err := endWithProcess(w.pidFile, w.group, returned); killed && err != nil && ip.log != nil {
+			ip.log.Warn("processes of an ended instance", "instance", p.InstanceID, "err", err)
+		}
+	}()
 	go func() {
 		err := cmd.Wait()
+		close(returned)
+		<-watched
 		// An instance ends with its process: what it left running in the
 		// background goes with it.
 		if err := w.group.remove(); err != nil && ip.log != nil {
