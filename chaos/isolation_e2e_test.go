@@ -136,9 +136,11 @@ bash -c 'echo > /dev/tcp/127.0.0.1/`+apiPort+`' 2>/dev/null && echo api:reached 
 	if code != 0 {
 		t.Fatalf("survivor setup: %d %s", code, out)
 	}
-	if hostProcess("sleep 7777") == 0 || hostProcess("sleep 7778") == 0 {
-		t.Fatal("the survivors did not start")
-	}
+	// The exec returns when its shell exits; the background shells it
+	// forked may not have reached their sleeps yet on a loaded machine.
+	waitFor(t, ctx, "the survivors to start", time.Minute, func() (bool, error) {
+		return hostProcess("sleep 7777") != 0 && hostProcess("sleep 7778") != 0, nil
+	})
 	f.must(f.member, "POST", "/v1/reservations/"+r1.ID+"/release", uuid.NewString(), map[string]any{}, nil)
 	waitFor(t, ctx, "unassign acknowledged", 60*time.Second, func() (bool, error) {
 		return f.jobState(r1.ID, "unassign") == "succeeded", nil
