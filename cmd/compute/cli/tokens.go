@@ -195,13 +195,16 @@ func (c *cli) createTokenDirect(ctx context.Context, req client.CreateTokenReque
 }
 
 // showToken prints a created token; the table form is the one `compute
-// tokens create` has always printed, for scripts that read it.
+// tokens create` has always printed, for scripts that read it by its
+// lines' prefixes (`token:`), with the identity added: it names the token
+// as `tokens list` does (tenant, identity, role), since two tokens of one
+// tenant and role differ by their identity only.
 func (c *cli) showToken(body []byte, t client.TokenCreated) error {
 	if c.output != "table" {
 		return c.show(body, nil)
 	}
-	_, err := fmt.Fprintf(c.stdout, "id:     %s\ntenant: %s\nrole:   %s\ntoken:  %s\n",
-		terminalSafe(t.ID), terminalSafe(t.Tenant), terminalSafe(string(t.Role)), terminalSafe(t.Token))
+	_, err := fmt.Fprintf(c.stdout, "id:     %s\ntenant: %s\nidentity: %s\nrole:   %s\ntoken:  %s\n",
+		terminalSafe(t.ID), terminalSafe(t.Tenant), terminalSafe(t.Identity), terminalSafe(string(t.Role)), terminalSafe(t.Token))
 	if err == nil && t.ExpiresAt != nil {
 		_, err = fmt.Fprintf(c.stdout, "expires: %s\n", ts(*t.ExpiresAt))
 	}

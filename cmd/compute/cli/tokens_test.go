@@ -105,3 +105,23 @@ func TestTokensListShowsIssuedByToOperatorsOnly(t *testing.T) {
 		require.Contains(t, out, `"id": "tok_bob"`)
 	}
 }
+
+// `tokens create` names the token it made: its identity too, beside its
+// id, tenant and role, so that an operator who pastes the block can tell
+// which token it is (two of one tenant and role differ by identity only).
+// It used to print no identity. The lines printed before stay as they
+// were, for scripts that read them by their prefix (`token:`).
+func TestTokensCreateNamesTheIdentity(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"id":"tok_alice","tenant":"acme","identity":"alice","role":"member",` +
+			`"createdAt":"2026-12-01T00:00:00Z","expiresAt":"2026-12-31T00:00:00Z","issuedBy":"tok_root","token":"bc_secret"}`))
+	}))
+	t.Cleanup(srv.Close)
+	inv := newInvocation(t, "COMPUTE_SERVER="+srv.URL, "COMPUTE_TOKEN=bc_operator")
+	out, errOut, code := inv.run("tokens", "create", "--tenant", "acme", "--identity", "alice", "--role", "member")
+	require.Zero(t, code, errOut)
+	require.Equal(t, "id:     tok_alice\ntenant: acme\nidentity: alice\nrole:   member\ntoken:  bc_secret\nexpires: 2026-12-31T00:00:00Z\n", out)
+}
