@@ -12,12 +12,14 @@ import (
 	"github.com/bettercompute/compute/core"
 )
 
-var poolHeader = []string{"ID", "SITE", "KIND", "CPU-RATIO", "MEMORY-RATIO", "DISK-RATIO", "NETWORK", "CREATED"}
+var poolHeader = []string{"ID", "SITE", "KIND", "CPU-RATIO", "MEMORY-RATIO", "DISK-RATIO", "NETWORK", "VERSION", "CREATED"}
 
+// poolRow shows the pool's version, as siteRow and nodes' rows do theirs:
+// the one a conditional change (If-Match) of it takes.
 func poolRow(p client.Pool) []string {
 	f := func(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
 	return []string{p.ID, p.SiteID, string(p.Kind), f(p.CPURatio), f(p.MemoryRatio), f(p.DiskRatio),
-		string(p.WorkloadNetwork), ts(p.CreatedAt)}
+		string(p.WorkloadNetwork), itoa(p.Version), ts(p.CreatedAt)}
 }
 
 func (c *cli) poolsCmd() *cobra.Command {

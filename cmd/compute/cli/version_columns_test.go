@@ -13,8 +13,10 @@ import (
 
 // Every object a command changes with --if-match shows its version in its
 // table, under VERSION: reservations (extend, release, cancel), nodes
-// (cordon, drain, taint, …) and webhook endpoints (update), as sites do.
-// Without it an operator had to ask for -o json to learn the version.
+// (cordon, drain, taint, …) and webhook endpoints (update), as sites do;
+// and pools, whose answer carries one too (pools list showed none while
+// nodes list did). Without it an operator had to ask for -o json to learn
+// the version.
 func TestIfMatchObjectsShowTheirVersion(t *testing.T) {
 	t.Parallel()
 	const (
@@ -27,10 +29,12 @@ func TestIfMatchObjectsShowTheirVersion(t *testing.T) {
 			"registeredAt":"2030-01-01T00:00:00Z","updatedAt":"2030-01-01T00:00:00Z"}`
 		webhook = `{"id":"we_1","tenant":"acme","url":"https://example.com/h","eventTypes":[],"description":"",
 			"enabled":true,"version":7,"createdAt":"2030-01-01T00:00:00Z","updatedAt":"2030-01-01T00:00:00Z"}`
+		pool = `{"id":"p","siteId":"s","kind":"bare-metal","cpuRatio":1,"memoryRatio":1,"diskRatio":1,
+			"workloadNetwork":"none","version":7,"createdAt":"2030-01-01T00:00:00Z"}`
 	)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		one := map[string]string{"reservations": reservation, "nodes": node, "webhook-endpoints": webhook}
+		one := map[string]string{"reservations": reservation, "nodes": node, "webhook-endpoints": webhook, "pools": pool}
 		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/") // v1, kind[, id]
 		if len(parts) == 2 {
 			fmt.Fprintf(w, `{"items":[%s],"nextCursor":""}`, one[parts[1]])
@@ -44,6 +48,7 @@ func TestIfMatchObjectsShowTheirVersion(t *testing.T) {
 		{"reservations", "list"}, {"reservations", "get", "rsv_1"},
 		{"nodes", "list"}, {"nodes", "get", "n1"},
 		{"webhooks", "list"}, {"webhooks", "get", "we_1"},
+		{"pools", "list"}, {"pools", "get", "p"},
 	} {
 		out, errOut, code := inv.run(args...)
 		require.Equal(t, 0, code, "%v: %s", args, errOut)
