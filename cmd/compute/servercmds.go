@@ -17,7 +17,9 @@ import (
 
 // serverCmds are the subcommands that run the control plane itself. They
 // read the COMPUTE_* settings (docs/configuration.md), log JSON to stderr
-// and keep the flags they always had: serve, agent and torture parse their
+// (check and torture, whose output is a report for a person, say their
+// failure as the client commands do: plainErrors) and keep the flags they
+// always had: serve, agent and torture parse their
 // own flags (Go flag syntax, -flag or --flag), so cobra passes their
 // arguments through untouched. Package cli puts them in its command tree,
 // under their own heading of --help (cli.Program.ServerCommands).
@@ -57,6 +59,7 @@ Its own flags:
   --seed S          seed of the operation choices (1)
   --keep            keep the scratch database when the run fails (needs DATABASE_URL)`,
 		tortureCmd)
+	tortureCmd.Annotations = map[string]string{plainErrors: "true"}
 
 	migrateCmd := &cobra.Command{
 		Use:   "migrate",
@@ -75,7 +78,8 @@ nodes whose daemon lags their desired state and rows overdue for pruning.
 It exits 1 when an invariant is violated. It changes nothing: on a database
 without some of this release's migrations it applies none and exits 1
 (run compute migrate first).`,
-		Args: cli.NoArgs,
+		Args:        cli.NoArgs,
+		Annotations: map[string]string{plainErrors: "true"},
 		RunE: serverRun("check", func(ctx context.Context, cfg config.Config, logger *slog.Logger, _ []string) error {
 			return checkCmd(ctx, cfg, logger)
 		}),
@@ -106,9 +110,17 @@ without some of this release's migrations it applies none and exits 1
 // serverFunc is a server-side command's body.
 type serverFunc func(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error
 
+// plainErrors is the annotation of a server command whose failure is said
+// as a client command's is, `compute: <message>` on stderr (docs/cli.md),
+// rather than logged: one that runs once and prints a report for a person
+// on stdout (check, torture), where a JSON log line is out of place.
+const plainErrors = "plainErrors"
+
 // serverRun loads the configuration and runs f, logging its error as the
-// server does (JSON on stderr) and exiting 1 (cli.ErrReported: f logged it
-// itself); a configuration error, and bad flags (badFlags), exit 2.
+// server does (JSON on stderr), or with plainErrors as `compute: <message>`
+// (with the --help hint for bad flags), and exiting 1 (cli.ErrReported:
+// it said why itself); a configuration error, and bad flags (badFlags),
+// exit 2.
 func serverRun(name string, f serverFunc) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		var cfg config.Config
@@ -126,8 +138,16 @@ func serverRun(name string, f serverFunc) func(*cobra.Command, []string) error {
 		if errors.Is(err, cli.ErrReported) { // f logged its failure itself
 			return err
 		}
-		logger.Error("compute "+name+" failed", "err", err)
-		if errors.As(err, new(badFlags)) {
+		bad := errors.As(err, new(badFlags))
+		if cmd.Annotations[plainErrors] != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "compute: %v\n", err)
+			if bad {
+				fmt.Fprintf(cmd.ErrOrStderr(), "Run '%s --help' for usage.\n", cmd.CommandPath())
+			}
+		} else {
+			logger.Error("compute "+name+" failed", "err", err)
+		}
+		if bad {
 			return cli.ErrReportedUsage
 		}
 		return cli.ErrReported

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 
+	"github.com/bettercompute/compute/cmd/compute/cli"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/internal/pg/cluster"
 	"github.com/bettercompute/compute/torture"
@@ -22,6 +24,10 @@ import (
 // in a temporary directory (so it runs beside `make run`) and removes it.
 func tortureCmd(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("torture", flag.ContinueOnError)
+	// A bad flag is said once, as `compute: <error>` naming the flag meant
+	// and the --help hint (serverRun, plainErrors), not followed by the
+	// parser's flag list: `compute torture --help` prints the flags.
+	fs.SetOutput(io.Discard)
 	var opts torture.Options
 	fs.IntVar(&opts.Ops, "ops", 1000, "operations to run in all (at least 1000)")
 	fs.IntVar(&opts.Concurrency, "concurrency", 32, "goroutines running them")
@@ -32,7 +38,7 @@ func tortureCmd(ctx context.Context, cfg config.Config, logger *slog.Logger, arg
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return badFlags{err}
+		return badFlags{cli.GoFlagError(fs, err)}
 	}
 	if opts.Ops < torture.MinOps {
 		return badFlags{fmt.Errorf("--ops %d: a run of fewer than %d operations cannot pass: it is judged by what it "+

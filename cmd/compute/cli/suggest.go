@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"strings"
 
@@ -41,6 +43,28 @@ func flagError(cmd *cobra.Command, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w; did you mean %s?", err, orList(near))
+}
+
+// GoFlagError is flagError for a server command that parses its own flags
+// with package flag (torture): its "flag provided but not defined: -opss"
+// reads as the tree's commands' unknown flag does, "unknown flag: --opss;
+// did you mean --ops?". Other errors are returned as they are.
+func GoFlagError(fs *flag.FlagSet, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return err
+	}
+	msg := "unknown flag: --" + name
+	var near []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if editDistance(name, f.Name) <= 2 || (len(name) >= 3 && strings.HasPrefix(f.Name, name)) {
+			near = append(near, "--"+f.Name)
+		}
+	})
+	if len(near) > 0 {
+		msg += fmt.Sprintf("; did you mean %s?", orList(near))
+	}
+	return errors.New(msg)
 }
 
 // orList is "a", "a or b", "a, b or c".
