@@ -12,16 +12,20 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bettercompute/compute/agent"
 	"github.com/bettercompute/compute/cmd/compute/cli"
 )
 
 // Every command line the documentation gives a reader to type is one the
 // binary runs: each `compute …` in a code span, and each line of a sh
 // block that starts with compute, names a command of the tree and only
-// flags that command has (the server commands, which parse their own
-// flags, are checked by name only). webhooks.md and events.md sent their
-// readers to `compute bench`, a subcommand removed when the benchmark
-// became cmd/compute-bench: `unknown command "bench" for "compute"`.
+// flags that command has (serve, agent and torture, which parse their own
+// flags, against their parsers: checkOwnFlags). webhooks.md and events.md
+// sent their readers to `compute bench`, a subcommand removed when the
+// benchmark became cmd/compute-bench: `unknown command "bench" for
+// "compute"`; benchmarks.md to `compute serve --roles api`, a flag serve
+// never had (COMPUTE_ROLES sets its roles): `flag provided but not
+// defined: -roles`.
 // (TestCLIReferenceNamesEveryCommand checks the other way: docs/cli.md
 // names every command.)
 func TestDocsNameOnlyCommandsThatExist(t *testing.T) {
@@ -62,7 +66,7 @@ func checkCommandLine(root *cobra.Command, text string) string {
 		return "no such command"
 	}
 	if cmd.DisableFlagParsing { // serve, agent, torture: their own flag sets
-		return ""
+		return checkOwnFlags(cmd, rest)
 	}
 	for _, a := range rest {
 		if !strings.HasPrefix(a, "--") || a == "--" {
@@ -75,6 +79,35 @@ func checkCommandLine(root *cobra.Command, text string) string {
 			continue
 		}
 		if cmd.Flags().Lookup(name) == nil && cmd.InheritedFlags().Lookup(name) == nil {
+			return cmd.CommandPath() + " has no flag --" + name
+		}
+	}
+	return ""
+}
+
+// checkOwnFlags says which flag of args a server command that parses its
+// own flags does not have: agent's parser is asked about each (with the
+// value 0, which every kind of flag takes); serve and torture, whose
+// parsers run only with the command, are held to the flags their --help
+// lists (`--demo`, `--ops N`), which are their parsers' flags.
+func checkOwnFlags(cmd *cobra.Command, args []string) string {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") || a == "--" || a == "-h" || a == "--help" {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		name = strings.TrimRight(name, "]|…,.;:)")
+		if name == "" || strings.ContainsAny(name, "<>[") {
+			continue
+		}
+		var known bool
+		if cmd.Name() == "agent" {
+			_, err := agent.ParseFlags([]string{"--" + name + "=0"})
+			known = err == nil || !strings.Contains(err.Error(), "flag provided but not defined")
+		} else {
+			known = regexp.MustCompile(`--` + regexp.QuoteMeta(name) + `\b`).MatchString(cmd.Long)
+		}
+		if !known {
 			return cmd.CommandPath() + " has no flag --" + name
 		}
 	}
