@@ -269,11 +269,16 @@ func (d *daemon) reportStopped(stopped []stoppedInstance) {
 }
 
 // reportExited reports an instance whose process ended on its own, with
-// its exit status: the control plane marks it succeeded or failed.
-func (d *daemon) reportExited(proc *instanceProcess, code int32, reason string) {
-	d.log.Info("instance exited", "instance", proc.id, "allocation", proc.allocationID, "exitCode", code, "reason", reason)
+// its exit status (nil: not known): the control plane marks it succeeded
+// or failed.
+func (d *daemon) reportExited(proc *instanceProcess, code *int32, reason string) {
+	status := "unknown"
+	if code != nil {
+		status = fmt.Sprint(*code)
+	}
+	d.log.Info("instance exited", "instance", proc.id, "allocation", proc.allocationID, "exitCode", status, "reason", reason)
 	b, err := json.Marshal(wire.InstanceStopped{InstanceID: proc.id, AllocationID: proc.allocationID, Reason: reason,
-		PID: proc.pid, At: d.now().UTC(), Exited: true, ExitCode: &code})
+		PID: proc.pid, At: d.now().UTC(), Exited: true, ExitCode: code})
 	if err != nil {
 		return
 	}

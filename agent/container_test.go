@@ -338,7 +338,7 @@ func TestInstanceEndsWithEveryProcessItStarted(t *testing.T) {
 	require.Nil(t, refused)
 	sb.forgetAtEnd(t, &a)
 	exited := make(chan string, 1)
-	d.instances.exited = func(proc *instanceProcess, _ int32, _ string) { exited <- proc.id }
+	d.instances.exited = func(proc *instanceProcess, _ *int32, _ string) { exited <- proc.id }
 	start := func(id, script string) {
 		t.Helper()
 		res := d.instances.start(context.Background(), sb, j.assignment, wire.Message{}, a.AllocationID,

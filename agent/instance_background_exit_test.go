@@ -33,7 +33,7 @@ func TestInstanceEndsWhenABackgroundChildKeepsItsOutput(t *testing.T) {
 		reason string
 	}
 	exited := make(chan ending, 2)
-	d.instances.exited = func(proc *instanceProcess, code int32, reason string) { exited <- ending{proc.id, code, reason} }
+	d.instances.exited = func(proc *instanceProcess, code *int32, reason string) { exited <- ending{proc.id, *code, reason} }
 	for i, script := range []string{"setsid sleep 9997 & exit 3", "sleep 9996 & exit 3"} {
 		id := fmt.Sprintf("ins_bg%d", i)
 		res := d.instances.start(context.Background(), sb, j.assignment, wire.Message{}, a.AllocationID,

@@ -21,7 +21,8 @@ import (
 // instance is recorded in the state directory, with its process's start
 // time (which tells it from a later process that reused the pid), and a
 // restarted daemon adopts the ones still running: they are stopped like
-// any other instance when their allocation is unassigned or has ended.
+// any other instance when their allocation is unassigned or has ended, and
+// end when their process does (adopted_exit.go).
 
 // registryFile is the record of running instances in the state directory.
 const registryFile = "instances.json"
@@ -95,6 +96,7 @@ func (ip *instanceProcesses) adopt(stateDir string) ([]string, error) {
 			proc.kill = func() { killWorkload(proc.group, r.PIDFile, r.Cgroup) }
 		}
 		go watchAdopted(proc)
+		go ip.endAdopted(proc)
 		ip.procs[id] = proc
 		adopted = append(adopted, id)
 	}

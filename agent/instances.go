@@ -45,8 +45,9 @@ type instanceProcesses struct {
 	// (see instance_registry.go); "" keeps no record.
 	registry string
 	// exited is told of an instance whose process ended on its own (not
-	// stopped by the daemon), with its exit status and a reason.
-	exited func(proc *instanceProcess, code int32, reason string)
+	// stopped by the daemon), with its exit status (nil: not known, see
+	// adopted_exit.go) and a reason.
+	exited func(proc *instanceProcess, code *int32, reason string)
 	// now is the daemon's clock, the judge of assignments' windows.
 	now func() time.Time
 	// log is told what could not be cleaned up (nil: nothing is).
@@ -159,7 +160,7 @@ func (ip *instanceProcesses) start(life context.Context, sb *sandbox, lookup ass
 		}
 		code, reason := exitStatus(err, w.oomKilled())
 		ip.forgetProc(proc)
-		ip.exited(proc, code, reason)
+		ip.exited(proc, &code, reason)
 	}()
 	ip.procs[p.InstanceID] = proc
 	if err := ip.persist(); err != nil {

@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/wire"
+)
+
+// An instance a restarted daemon adopted ends when its process exits on
+// its own, as one the daemon started does: it is no longer listed as
+// running, nor in the record, and its end is reported, for the control
+// plane to end the instance then rather than at its allocation's end.
+func TestAdoptedInstanceThatExitsIsReported(t *testing.T) {
+	_, sb, _ := containerDaemon(t, time.Now)
+	a := assignOf("alc_adoptexit", 1, 128)
+	sb.forgetAtEnd(t, a)
+	// It exits once the test says so (a file in /work), after its adoption.
+	state, _ := orphanInstance(t, sb, a, "ins_adx", "until [ -e /work/end ]; do sleep 0.05; done; exit 3")
+
+	type ending struct {
+		id     string
+		code   *int32
+		reason string
+	}
+	exited := make(chan ending, 1)
+	ip := &instanceProcesses{exited: func(proc *instanceProcess, code *int32, reason string) {
+		exited <- ending{proc.id, code, reason}
+	}}
+	adopted, err := ip.adopt(state)
+	require.NoError(t, err)
+	require.Equal(t, []string{"ins_adx"}, adopted)
+	require.Len(t, ip.running(), 1)
+	require.NoError(t, os.WriteFile(filepath.Join(sb.workDir(a.AllocationID), "end"), nil, 0o644))
+	select {
+	case e := <-exited:
+		require.Equal(t, ending{"ins_adx", nil, adoptedExitUnknown}, e)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the adopted instance's end was never reported")
+	}
+	require.Empty(t, ip.running())
+	b, err := os.ReadFile(filepath.Join(state, registryFile))
+	require.NoError(t, err)
+	require.JSONEq(t, `{}`, string(b))
+}
+
+// orphanInstance is what a daemon that was killed left of instance id of
+// allocation a: its workload running script, and the state directory that
+// records it.
+func orphanInstance(t *testing.T, sb *sandbox, a *wire.AssignPayload, id, script string) (string, *workload) {
+	t.Helper()
+	w, err := sb.workload(context.Background(), a, script, "instances/"+id)
+	require.NoError(t, err)
+	require.NoError(t, w.cmd.Start())
+	returned := make(chan struct{})
+	go func() { _ = w.cmd.Wait(); close(returned) }() // reaps it, as init would
+	t.Cleanup(func() { w.kill(); <-returned; w.done() })
+	ticks, ok := processStart(w.cmd.Process.Pid)
+	require.True(t, ok)
+	state := t.TempDir()
+	rec := map[string]registeredInstance{id: {AllocationID: a.AllocationID, PID: w.cmd.Process.Pid,
+		StartTicks: ticks, PIDFile: w.pidFile, Cgroup: w.cgroup, GroupRoot: w.group.root, GroupPath: w.group.path}}
+	b, err := json.Marshal(rec)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(state, registryFile), b, 0o600))
+	return state, w
+}
