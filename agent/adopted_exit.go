@@ -1,19 +1,65 @@
 package agent
 
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
 // The end of an instance a restarted daemon adopted. Its process exits on
 // its own, as any instance's may, and the instance must end then, as one
-// the daemon started does (instances.go), not go on showing `running`
-// until its allocation ends. The daemon is not the parent of the adopted
-// `runc exec` (its killed predecessor was; init reaped it), so it cannot
-// wait for its exit status: it reports the end without one, and the
+// the daemon started does (instances.go), with its exit status, not go on
+// showing `running` until its allocation ends. The daemon is not the
+// parent of the adopted `runc exec` (its killed predecessor was; init
+// reaped it), so it cannot wait for its exit status. So every container
+// workload's `runc exec` runs under the host's /bin/sh (the one every
+// workload already runs in its container, from the host's /bin), which
+// writes runc's exit status (the workload's: 128+n for signal n) to the
+// workload's exit file, in the allocation's directory that only root can
+// write, before it exits with that status itself: whoever adopted the
+// instance reads it there once the shell has exited. One that has none (a
+// record of an older daemon, a shell killed before it wrote it, a workload
+// without container isolation) is reported without a status, and the
 // control plane ends the instance `failed`.
 
 // adoptedExitUnknown is the reason an adopted instance's end is reported
 // with when its exit status is not known.
 const adoptedExitUnknown = "exited after its node daemon restarted; its exit status is not known"
 
+// exitRecorder is the shell script recordExit runs: $1 the exit file, the
+// rest the command. A file it cannot write (the allocation's directory
+// removed meanwhile) is no error of the workload's, and says nothing in its
+// output.
+const exitRecorder = `f=$1; shift; "$@"; s=$?; { echo "$s" >"$f"; } 2>/dev/null; exit "$s"`
+
+// recordExit makes cmd, not started yet, write its exit status to file
+// when it exits, through the host's /bin/sh.
+func recordExit(cmd *exec.Cmd, file string) {
+	cmd.Args = append([]string{"sh", "-c", exitRecorder, "sh", file, cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = "/bin/sh"
+}
+
+// recordedExit is the exit status in file, and false when there is none.
+func recordedExit(file string) (int32, bool) {
+	if file == "" {
+		return 0, false
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, false
+	}
+	code, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 32)
+	if err != nil || code < 0 || code > 255 {
+		return 0, false
+	}
+	return int32(code), true
+}
+
 // endAdopted waits for the adopted instance proc to end (watchAdopted),
-// and unless the daemon stopped it, forgets it and reports its end.
+// and unless the daemon stopped it, forgets it and reports its end, with
+// its exit status when its exit file holds it (OOMKilled as for any
+// instance: SIGKILLed after its allocation's OOM killer fired).
 func (ip *instanceProcesses) endAdopted(proc *instanceProcess) {
 	<-proc.done
 	ip.mu.Lock()
@@ -23,7 +69,16 @@ func (ip *instanceProcesses) endAdopted(proc *instanceProcess) {
 		return // the stop reports it
 	}
 	ip.forgetProc(proc)
-	if ip.exited != nil {
-		ip.exited(proc, nil, adoptedExitUnknown)
+	code, known := recordedExit(proc.exitFile)
+	if proc.exitFile != "" {
+		_ = os.Remove(proc.exitFile)
 	}
+	if ip.exited == nil {
+		return
+	}
+	if !known {
+		ip.exited(proc, nil, adoptedExitUnknown)
+		return
+	}
+	ip.exited(proc, &code, exitReason(code, oomKills(proc.group.root, proc.cgroup) > proc.oomBefore))
 }

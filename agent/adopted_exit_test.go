@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,44 +17,59 @@ import (
 // An instance a restarted daemon adopted ends when its process exits on
 // its own, as one the daemon started does: it is no longer listed as
 // running, nor in the record, and its end is reported, for the control
-// plane to end the instance then rather than at its allocation's end.
+// plane to end the instance then rather than at its allocation's end. Its
+// exit status is the one its `runc exec` left in its exit file; one
+// recorded by an older daemon, which kept no exit file, ends with none.
 func TestAdoptedInstanceThatExitsIsReported(t *testing.T) {
 	_, sb, _ := containerDaemon(t, time.Now)
-	a := assignOf("alc_adoptexit", 1, 128)
-	sb.forgetAtEnd(t, a)
-	// It exits once the test says so (a file in /work), after its adoption.
-	state, _ := orphanInstance(t, sb, a, "ins_adx", "until [ -e /work/end ]; do sleep 0.05; done; exit 3")
+	three, killed := int32(3), int32(137)
+	for i, c := range []struct {
+		olderDaemon bool
+		then        string
+		code        *int32
+		reason      string
+	}{
+		{false, "exit 3", &three, "exit status 3"},
+		{false, `x=$(head -c 200000000 /dev/zero | tr '\0' a)`, &killed, wire.ReasonOOMKilled},
+		{true, "exit 3", nil, adoptedExitUnknown},
+	} {
+		a := assignOf(fmt.Sprintf("alc_adoptexit%d", i), 1, 64)
+		sb.forgetAtEnd(t, a)
+		// It ends once the test says so (a file in /work), after its
+		// adoption.
+		state := orphanInstance(t, sb, a, "ins_adx", "until [ -e /work/end ]; do sleep 0.05; done; "+c.then, c.olderDaemon)
 
-	type ending struct {
-		id     string
-		code   *int32
-		reason string
+		type ending struct {
+			id     string
+			code   *int32
+			reason string
+		}
+		exited := make(chan ending, 1)
+		ip := &instanceProcesses{exited: func(proc *instanceProcess, code *int32, reason string) {
+			exited <- ending{proc.id, code, reason}
+		}}
+		adopted, err := ip.adopt(state)
+		require.NoError(t, err)
+		require.Equal(t, []string{"ins_adx"}, adopted)
+		require.Len(t, ip.running(), 1)
+		require.NoError(t, os.WriteFile(filepath.Join(sb.workDir(a.AllocationID), "end"), nil, 0o644))
+		select {
+		case e := <-exited:
+			require.Equal(t, ending{"ins_adx", c.code, c.reason}, e, "then %s, older daemon: %v", c.then, c.olderDaemon)
+		case <-time.After(20 * time.Second):
+			t.Fatal("the adopted instance's end was never reported")
+		}
+		require.Empty(t, ip.running())
+		b, err := os.ReadFile(filepath.Join(state, registryFile))
+		require.NoError(t, err)
+		require.JSONEq(t, `{}`, string(b))
 	}
-	exited := make(chan ending, 1)
-	ip := &instanceProcesses{exited: func(proc *instanceProcess, code *int32, reason string) {
-		exited <- ending{proc.id, code, reason}
-	}}
-	adopted, err := ip.adopt(state)
-	require.NoError(t, err)
-	require.Equal(t, []string{"ins_adx"}, adopted)
-	require.Len(t, ip.running(), 1)
-	require.NoError(t, os.WriteFile(filepath.Join(sb.workDir(a.AllocationID), "end"), nil, 0o644))
-	select {
-	case e := <-exited:
-		require.Equal(t, ending{"ins_adx", nil, adoptedExitUnknown}, e)
-	case <-time.After(20 * time.Second):
-		t.Fatal("the adopted instance's end was never reported")
-	}
-	require.Empty(t, ip.running())
-	b, err := os.ReadFile(filepath.Join(state, registryFile))
-	require.NoError(t, err)
-	require.JSONEq(t, `{}`, string(b))
 }
 
 // orphanInstance is what a daemon that was killed left of instance id of
 // allocation a: its workload running script, and the state directory that
-// records it.
-func orphanInstance(t *testing.T, sb *sandbox, a *wire.AssignPayload, id, script string) (string, *workload) {
+// records it (as a daemon before exit files recorded it, when olderDaemon).
+func orphanInstance(t *testing.T, sb *sandbox, a *wire.AssignPayload, id, script string, olderDaemon bool) string {
 	t.Helper()
 	w, err := sb.workload(context.Background(), a, script, "instances/"+id)
 	require.NoError(t, err)
@@ -66,8 +82,13 @@ func orphanInstance(t *testing.T, sb *sandbox, a *wire.AssignPayload, id, script
 	state := t.TempDir()
 	rec := map[string]registeredInstance{id: {AllocationID: a.AllocationID, PID: w.cmd.Process.Pid,
 		StartTicks: ticks, PIDFile: w.pidFile, Cgroup: w.cgroup, GroupRoot: w.group.root, GroupPath: w.group.path}}
+	if !olderDaemon {
+		r := rec[id]
+		r.ExitFile, r.OOMKills = w.exitFile, w.oomBefore
+		rec[id] = r
+	}
 	b, err := json.Marshal(rec)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(state, registryFile), b, 0o600))
-	return state, w
+	return state
 }

@@ -43,6 +43,13 @@ type registeredInstance struct {
 	// every process it started (absent in a record of an older daemon).
 	GroupRoot string `json:"groupRoot,omitempty"`
 	GroupPath string `json:"groupPath,omitempty"`
+	// ExitFile is where the workload's exit status is written when it
+	// exits (adopted_exit.go; absent in a record of an older daemon).
+	ExitFile string `json:"exitFile,omitempty"`
+	// OOMKills is how many processes the allocation's OOM killer had killed
+	// when the workload started: one more by its exit makes a SIGKILL
+	// OOMKilled.
+	OOMKills int64 `json:"oomKills,omitempty"`
 }
 
 // persist rewrites the record from ip.procs. Callers hold ip.mu.
@@ -53,7 +60,8 @@ func (ip *instanceProcesses) persist() error {
 	rec := make(map[string]registeredInstance, len(ip.procs))
 	for id, p := range ip.procs {
 		rec[id] = registeredInstance{AllocationID: p.allocationID, PID: p.pid, StartTicks: p.startTicks,
-			PIDFile: p.pidFile, Cgroup: p.cgroup, GroupRoot: p.group.root, GroupPath: p.group.path}
+			PIDFile: p.pidFile, Cgroup: p.cgroup, GroupRoot: p.group.root, GroupPath: p.group.path, ExitFile: p.exitFile,
+			OOMKills: p.oomBefore}
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -88,7 +96,8 @@ func (ip *instanceProcesses) adopt(stateDir string) ([]string, error) {
 			continue // gone, or the pid now belongs to another process
 		}
 		proc := &instanceProcess{id: id, allocationID: r.AllocationID, pid: r.PID, startTicks: r.StartTicks,
-			done: make(chan struct{}), pidFile: r.PIDFile, cgroup: r.Cgroup}
+			done: make(chan struct{}), pidFile: r.PIDFile, cgroup: r.Cgroup, exitFile: r.ExitFile,
+			oomBefore: r.OOMKills}
 		if r.GroupPath != "" {
 			proc.group = workloadCgroup{root: r.GroupRoot, path: r.GroupPath, v2: cgroupV2(r.GroupRoot)}
 		}

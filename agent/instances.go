@@ -71,6 +71,12 @@ type instanceProcess struct {
 	// for a successor daemon).
 	pidFile, cgroup string
 	group           workloadCgroup
+	// exitFile is where its exit status is written when it exits, for a
+	// successor daemon that adopts it (adopted_exit.go).
+	exitFile string
+	// oomBefore is how many processes its allocation's OOM killer had
+	// killed when it started.
+	oomBefore int64
 	// stopping is set (under instanceProcesses.mu) when the daemon stops
 	// the instance: its exit is then not the instance's own.
 	stopping bool
@@ -130,7 +136,8 @@ func (ip *instanceProcesses) start(life context.Context, sb *sandbox, lookup ass
 		return res
 	}
 	proc := &instanceProcess{id: p.InstanceID, allocationID: allocationID, cmd: cmd, pid: cmd.Process.Pid,
-		done: make(chan struct{}), kill: w.kill, pidFile: w.pidFile, cgroup: w.cgroup, group: w.group}
+		done: make(chan struct{}), kill: w.kill, pidFile: w.pidFile, cgroup: w.cgroup, group: w.group,
+		exitFile: w.exitFile, oomBefore: w.oomBefore}
 	proc.startTicks, _ = processStart(proc.pid)
 	// runc returns only once the process's output is closed: a process it
 	// left in the background may hold it (workload_exit.go).

@@ -145,7 +145,7 @@ func (s *sandbox) containerWorkload(ctx context.Context, domain string, proc spe
 	}
 	f.Close()
 	base := strings.TrimSuffix(f.Name(), ".json")
-	pidFile := base + ".pid"
+	pidFile, exitFile := base+".pid", base+".exit"
 	cgroup := s.cgroupsPath(domain)
 	// The temporary file's name is unique only while it exists; an exec
 	// job's cgroup outlives it while the job's background processes run.
@@ -156,6 +156,9 @@ func (s *sandbox) containerWorkload(ctx context.Context, domain string, proc spe
 		return nil, err
 	}
 	cmd := s.runc.exec(ctx, domain, f.Name(), pidFile, group.execFlag())
+	// Its exit status outlives a daemon that is killed meanwhile, for the
+	// successor that adopts it (adopted_exit.go).
+	recordExit(cmd, exitFile)
 	// Its own process group: the workload outlives a daemon that is
 	// killed, as it does a lost connection; the successor adopts it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -167,9 +170,11 @@ func (s *sandbox) containerWorkload(ctx context.Context, domain string, proc spe
 	cmd.WaitDelay = workloadWaitDelay
 	before := oomKills(s.cfg.CgroupRoot, cgroup)
 	return &workload{cmd: cmd, kill: kill, pidFile: pidFile, cgroup: cgroup, group: group,
+		exitFile: exitFile, oomBefore: before,
 		cleanup: func() {
 			_ = os.Remove(f.Name())
 			_ = os.Remove(pidFile)
+			_ = os.Remove(exitFile)
 			// Deleted when nothing of the workload is left; what it left
 			// running keeps it until the workload's end (instances) or the
 			// container's.

@@ -244,6 +244,12 @@ type workload struct {
 	// pidFile and cgroup identify the workload's own process (container
 	// mode), recorded so that a restarted daemon can still kill it.
 	pidFile, cgroup string
+	// exitFile is where its exit status is written when it exits
+	// (container mode; adopted_exit.go).
+	exitFile string
+	// oomBefore is how many processes the allocation's OOM killer had
+	// killed when it was made (container mode).
+	oomBefore int64
 	// group is the workload's own cgroup (container mode), which every
 	// process it starts stays in.
 	group workloadCgroup

@@ -75,12 +75,19 @@ func exitStatus(err error, oomKilled bool) (int32, string) {
 	default:
 		code = -1
 	}
+	return code, exitReason(code, oomKilled)
+}
+
+// exitReason is the reason of a workload's exit with status code: "" for
+// 0, wire.ReasonOOMKilled when it was SIGKILLed and the allocation's OOM
+// killer fired, else "exit status N".
+func exitReason(code int32, oomKilled bool) string {
 	switch {
 	case code == 0:
-		return 0, ""
+		return ""
 	case oomKilled && code == 128+int32(syscall.SIGKILL):
-		return code, wire.ReasonOOMKilled
+		return wire.ReasonOOMKilled
 	default:
-		return code, fmt.Sprintf("exit status %d", code)
+		return fmt.Sprintf("exit status %d", code)
 	}
 }
