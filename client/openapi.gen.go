@@ -3979,7 +3979,10 @@ type CreateInstanceParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (tenant, identity, key) and kept 24 h: a
 	// repeat with the same body replays the stored response (errors that are
 	// final included) and does nothing else; the same key with a different
-	// body is 422 IDEMPOTENCY_KEY_REUSED. 1 to 255 printable ASCII characters.
+	// body is 422 IDEMPOTENCY_KEY_REUSED. Bodies are compared as the request
+	// they ask for, not as bytes: a time is the instant it names, to the
+	// microsecond, so 2030-01-01T05:30:00+05:30 repeats 2030-01-01T00:00:00Z.
+	// 1 to 255 printable ASCII characters.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4124,7 +4127,10 @@ type CreatePoolParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (tenant, identity, key) and kept 24 h: a
 	// repeat with the same body replays the stored response (errors that are
 	// final included) and does nothing else; the same key with a different
-	// body is 422 IDEMPOTENCY_KEY_REUSED. 1 to 255 printable ASCII characters.
+	// body is 422 IDEMPOTENCY_KEY_REUSED. Bodies are compared as the request
+	// they ask for, not as bytes: a time is the instant it names, to the
+	// microsecond, so 2030-01-01T05:30:00+05:30 repeats 2030-01-01T00:00:00Z.
+	// 1 to 255 printable ASCII characters.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4156,7 +4162,10 @@ type CreatePriorityClassParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (tenant, identity, key) and kept 24 h: a
 	// repeat with the same body replays the stored response (errors that are
 	// final included) and does nothing else; the same key with a different
-	// body is 422 IDEMPOTENCY_KEY_REUSED. 1 to 255 printable ASCII characters.
+	// body is 422 IDEMPOTENCY_KEY_REUSED. Bodies are compared as the request
+	// they ask for, not as bytes: a time is the instant it names, to the
+	// microsecond, so 2030-01-01T05:30:00+05:30 repeats 2030-01-01T00:00:00Z.
+	// 1 to 255 printable ASCII characters.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4194,7 +4203,10 @@ type CreateReservationParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (tenant, identity, key) and kept 24 h: a
 	// repeat with the same body replays the stored response (errors that are
 	// final included) and does nothing else; the same key with a different
-	// body is 422 IDEMPOTENCY_KEY_REUSED. 1 to 255 printable ASCII characters.
+	// body is 422 IDEMPOTENCY_KEY_REUSED. Bodies are compared as the request
+	// they ask for, not as bytes: a time is the instant it names, to the
+	// microsecond, so 2030-01-01T05:30:00+05:30 repeats 2030-01-01T00:00:00Z.
+	// 1 to 255 printable ASCII characters.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4225,7 +4237,10 @@ type ExtendReservationParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (tenant, identity, key) and kept 24 h: a
 	// repeat with the same body replays the stored response (errors that are
 	// final included) and does nothing else; the same key with a different
-	// body is 422 IDEMPOTENCY_KEY_REUSED. 1 to 255 printable ASCII characters.
+	// body is 422 IDEMPOTENCY_KEY_REUSED. Bodies are compared as the request
+	// they ask for, not as bytes: a time is the instant it names, to the
+	// microsecond, so 2030-01-01T05:30:00+05:30 repeats 2030-01-01T00:00:00Z.
+	// 1 to 255 printable ASCII characters.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// IfMatch The version the object must be at (optimistic concurrency), bare (`3`)
@@ -4256,7 +4271,10 @@ type CreateSiteParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (tenant, identity, key) and kept 24 h: a
 	// repeat with the same body replays the stored response (errors that are
 	// final included) and does nothing else; the same key with a different
-	// body is 422 IDEMPOTENCY_KEY_REUSED. 1 to 255 printable ASCII characters.
+	// body is 422 IDEMPOTENCY_KEY_REUSED. Bodies are compared as the request
+	// they ask for, not as bytes: a time is the instant it names, to the
+	// microsecond, so 2030-01-01T05:30:00+05:30 repeats 2030-01-01T00:00:00Z.
+	// 1 to 255 printable ASCII characters.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4265,7 +4283,10 @@ type UpdateSiteParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (tenant, identity, key) and kept 24 h: a
 	// repeat with the same body replays the stored response (errors that are
 	// final included) and does nothing else; the same key with a different
-	// body is 422 IDEMPOTENCY_KEY_REUSED. 1 to 255 printable ASCII characters.
+	// body is 422 IDEMPOTENCY_KEY_REUSED. Bodies are compared as the request
+	// they ask for, not as bytes: a time is the instant it names, to the
+	// microsecond, so 2030-01-01T05:30:00+05:30 repeats 2030-01-01T00:00:00Z.
+	// 1 to 255 printable ASCII characters.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// IfMatch The version the object must be at (optimistic concurrency), bare (`3`)
@@ -4353,7 +4374,10 @@ type CreateWebhookEndpointParams struct {
 	// IdempotencyKey Makes a retry safe. Scoped to (tenant, identity, key) and kept 24 h: a
 	// repeat with the same body replays the stored response (errors that are
 	// final included) and does nothing else; the same key with a different
-	// body is 422 IDEMPOTENCY_KEY_REUSED. 1 to 255 printable ASCII characters.
+	// body is 422 IDEMPOTENCY_KEY_REUSED. Bodies are compared as the request
+	// they ask for, not as bytes: a time is the instant it names, to the
+	// microsecond, so 2030-01-01T05:30:00+05:30 repeats 2030-01-01T00:00:00Z.
+	// 1 to 255 printable ASCII characters.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 

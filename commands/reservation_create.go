@@ -25,8 +25,10 @@ func (h *Handlers) CreateReservation(ctx context.Context, actor core.Actor, cmd 
 	if !actor.CanWrite() {
 		return ReservationResult{}, core.Errorf(core.CodePermissionDenied, "reservations.create requires a member or operator role")
 	}
-	// PostgreSQL keeps microseconds: answer with the window as stored.
-	cmd.Start, cmd.End = cmd.Start.Truncate(time.Microsecond), cmd.End.Truncate(time.Microsecond)
+	// PostgreSQL keeps microseconds: answer with the window as stored. In
+	// UTC, so that a retry under the same Idempotency-Key is the same
+	// request whatever offset its times are written with.
+	cmd.Start, cmd.End = cmd.Start.Truncate(time.Microsecond).UTC(), cmd.End.Truncate(time.Microsecond).UTC()
 	spec, err := cmd.spec()
 	if err != nil {
 		return ReservationResult{}, err

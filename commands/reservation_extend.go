@@ -46,7 +46,9 @@ func (h *Handlers) ExtendReservation(ctx context.Context, actor core.Actor, cmd 
 	if !actor.CanWrite() {
 		return ReservationResult{}, core.Errorf(core.CodePermissionDenied, "reservations.extend requires a member or operator role")
 	}
-	cmd.NewEnd = cmd.NewEnd.Truncate(time.Microsecond) // as PostgreSQL will store it
+	// As PostgreSQL will store it, and in UTC: a retry under the same
+	// Idempotency-Key is the same request whatever offset it is written with.
+	cmd.NewEnd = cmd.NewEnd.Truncate(time.Microsecond).UTC()
 	if cmd.NewEnd.IsZero() {
 		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "newEnd is required")
 	}
