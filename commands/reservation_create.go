@@ -119,7 +119,7 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 		start = now // a window that already began is booked from now
 	}
 	if !cmd.End.After(start) {
-		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "the reservation's end %s has passed", cmd.End.UTC().Format(time.RFC3339))
+		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "the reservation's end %s has passed", storedTime(cmd.End))
 	}
 	if err := c.h.checkLength(start, cmd.End); err != nil {
 		return ReservationResult{}, err

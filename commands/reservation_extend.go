@@ -93,16 +93,16 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 	}
 	if !row.EndTs.After(now) {
 		return ReservationResult{}, core.Errorf(core.CodeConflict, "reservation %s ended at %s: a reservation can be extended only before its end",
-			row.ID, row.EndTs.UTC().Format(time.RFC3339))
+			row.ID, storedTime(row.EndTs))
 	}
 	if state != core.ReservationPending && !row.StartTs.After(now) && row.EndTs.Sub(now) < ExtendLead {
 		return ReservationResult{}, core.Errorf(core.CodeConflict,
 			"reservation %s ends at %s, in less than %s: an extension must reach its node before the end, so it must come at least %s before it",
-			row.ID, row.EndTs.UTC().Format(time.RFC3339Nano), ExtendLead, ExtendLead)
+			row.ID, storedTime(row.EndTs), ExtendLead, ExtendLead)
 	}
 	if !cmd.NewEnd.After(row.EndTs) {
-		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "newEnd %s is not after the current end %s",
-			cmd.NewEnd.UTC().Format(time.RFC3339), row.EndTs.UTC().Format(time.RFC3339))
+		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "the new end %s is not after the current end %s%s",
+			storedTime(cmd.NewEnd), storedTime(row.EndTs), microsecondsHint(cmd.NewEnd, row.EndTs))
 	}
 	if err := h.checkLength(row.StartTs, cmd.NewEnd); err != nil {
 		return ReservationResult{}, err
@@ -198,5 +198,5 @@ func extendBlocked(ctx context.Context, q *db.Queries, row db.ReservationGetRow,
 		return zeroRowsConflict(0, nil, "reservation "+row.ID)
 	}
 	return core.Errorf(core.CodeConflict,
-		"cannot extend: %s is booked by another reservation before %s", d, newEnd.UTC().Format(time.RFC3339))
+		"cannot extend: %s is booked by another reservation before %s", d, storedTime(newEnd))
 }

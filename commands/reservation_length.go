@@ -27,7 +27,7 @@ func (h *Handlers) maxReservationLength() time.Duration {
 func (h *Handlers) checkLength(start, end time.Time) error {
 	if limit := h.maxReservationLength(); end.Sub(start) > limit {
 		return core.Errorf(core.CodeInvalidArgument, "a reservation is at most %s long; [%s, %s) is longer",
-			lengthText(limit), start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339))
+			lengthText(limit), storedTime(start), storedTime(end))
 	}
 	return nil
 }
@@ -39,10 +39,18 @@ func (h *Handlers) checkLength(start, end time.Time) error {
 func (h *Handlers) checkHorizon(start, now time.Time) error {
 	if limit := orDefault(h.cfg.MaxBookingHorizon, DefaultMaxBookingHorizon); start.Sub(now) > limit {
 		return core.Errorf(core.CodeInvalidArgument, "a reservation may start at most %s ahead; %s is later",
-			lengthText(limit), start.UTC().Format(time.RFC3339))
+			lengthText(limit), storedTime(start))
 	}
 	return nil
 }
+
+// storedTime writes a reservation's time in a message as it is stored,
+// to the microsecond, in UTC. To the second, a refusal could contradict
+// itself: a window of 90 days and 0.4 s whose start was booked at
+// 06:15:04.410121 read "at most 90 days long; [06:15:04Z, …06:15:04Z) is
+// longer", and an end 0.5 s short of the current one "newEnd 07:09:37Z is
+// not after the current end 07:09:37Z".
+func storedTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // lengthText is d in days when it is whole days ("90 days"), else as Go
 // writes a duration.

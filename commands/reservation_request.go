@@ -35,6 +35,16 @@ type CreateReservation struct {
 	IdempotencyKey string       `json:"-"`
 }
 
+// microsecondsHint explains a refusal whose two times read the same: the
+// times were sent apart by less than a microsecond, the resolution they
+// are kept at, and truncated to the same one (a window of 1 ns is empty).
+func microsecondsHint(a, b time.Time) string {
+	if a.Equal(b) {
+		return " (times are kept to the microsecond)"
+	}
+	return ""
+}
+
 // spec validates the request and turns it into the stored spec.
 func (c CreateReservation) spec() (core.ReservationSpec, error) {
 	bad := func(f string, a ...any) (core.ReservationSpec, error) {
@@ -62,7 +72,7 @@ func (c CreateReservation) spec() (core.ReservationSpec, error) {
 	case c.End.IsZero():
 		return bad("end is required (an RFC 3339 time after start)")
 	case !c.End.After(c.Start):
-		return bad("end %s must be after start %s", c.End.UTC().Format(time.RFC3339Nano), c.Start.UTC().Format(time.RFC3339Nano))
+		return bad("end %s must be after start %s%s", storedTime(c.End), storedTime(c.Start), microsecondsHint(c.End, c.Start))
 	}
 	if c.GPUModel != "" {
 		if err := core.ValidGPUModel(c.GPUModel); err != nil {
