@@ -54,7 +54,7 @@ func (c *Config) check() error {
 		"STREAM_MAX_LIFETIME": int64(c.StreamMaxLifetime), "NODE_RESYNC_EVERY": int64(c.NodeResyncEvery),
 		"COMMAND_TIMEOUT": int64(c.CommandTimeout), "PRUNE_EVERY": int64(c.PruneEvery), "READ_MAX_LAG": int64(c.ReadMaxLag),
 		"MAX_OPEN_NODE_JOBS": int64(c.MaxOpenNodeJobs), "MAX_PENDING_RESERVATIONS": int64(c.MaxPendingReservations),
-		"FAIR_SHARE_HALF_LIFE":   int64(c.FairShareHalfLife),
+		"FAIR_SHARE_HALF_LIFE": int64(c.FairShareHalfLife), "POLL_INTERVAL": int64(c.PollInterval),
 		"MAX_RESERVATION_LENGTH": int64(c.MaxReservationLength), "MAX_BOOKING_HORIZON": int64(c.MaxBookingHorizon),
 	} {
 		if v <= 0 {

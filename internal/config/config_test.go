@@ -153,3 +153,18 @@ func TestFairShareHalfLife(t *testing.T) {
 		require.ErrorContains(t, err, "COMPUTE_FAIR_SHARE_HALF_LIFE", v)
 	}
 }
+
+// COMPUTE_POLL_INTERVAL is every background loop's ticker: 0 or a negative
+// value made `compute serve` panic at start ("non-positive interval for
+// NewTicker", a goroutine dump), not refuse the setting by name.
+func TestPollIntervalMustBePositive(t *testing.T) {
+	c, err := Load()
+	require.NoError(t, err)
+	require.Equal(t, time.Second, c.PollInterval)
+
+	for _, v := range []string{"0s", "-1s"} {
+		t.Setenv("COMPUTE_POLL_INTERVAL", v)
+		_, err = Load()
+		require.ErrorContains(t, err, "COMPUTE_POLL_INTERVAL must be positive", v)
+	}
+}
