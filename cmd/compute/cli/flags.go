@@ -52,11 +52,22 @@ func parseWhen(flag, v string, now time.Time) (time.Time, error) {
 		if err != nil || d < 0 {
 			return time.Time{}, usagef("%s: %q is not +DURATION (such as +10m or +1h30m)", flag, v)
 		}
-		return now.Add(d).UTC().Truncate(time.Second), nil
+		return writable(flag, now.Add(d).UTC().Truncate(time.Second))
 	}
 	t, err := time.Parse(time.RFC3339, v)
 	if err != nil {
 		return time.Time{}, usagef("%s: %q is not a time: use RFC 3339 (2030-01-02T15:04:05Z), now, or +DURATION", flag, v)
+	}
+	return writable(flag, t)
+}
+
+// writable refuses a time after the year 9999 in UTC, which RFC 3339 (the
+// API's times) cannot write: sent on, it failed in the request's encoding
+// with a Go error naming MarshalJSON (a --start of 9999-12-31T23:00:00Z
+// with --duration 2h).
+func writable(flag string, t time.Time) (time.Time, error) {
+	if t.UTC().Year() > 9999 {
+		return time.Time{}, usagef("%s: %s is after the year 9999, which an RFC 3339 time cannot write", flag, t.UTC().Format("2006-01-02T15:04:05Z"))
 	}
 	return t, nil
 }
@@ -71,7 +82,7 @@ func parseEnd(end, duration string, start, now time.Time) (time.Time, error) {
 		if err != nil || d <= 0 {
 			return time.Time{}, usagef("--duration: %q is not a positive duration (such as 1h or 30m)", duration)
 		}
-		return start.Add(d), nil
+		return writable("--duration", start.Add(d))
 	case end != "":
 		return parseWhen("--end", end, now)
 	}
