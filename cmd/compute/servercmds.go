@@ -17,12 +17,12 @@ import (
 
 // serverCmds are the subcommands that run the control plane itself. They
 // read the COMPUTE_* settings (docs/configuration.md), log JSON to stderr
-// (check and torture, whose output is a report for a person, say their
-// failure as the client commands do: plainErrors) and keep the flags they
-// always had: serve, agent and torture parse their
-// own flags (Go flag syntax, -flag or --flag), so cobra passes their
-// arguments through untouched. Package cli puts them in its command tree,
-// under their own heading of --help (cli.Program.ServerCommands).
+// (check, torture and projections rebuild, whose output is for a person,
+// say their failure as the client commands do: plainErrors) and keep the
+// flags they always had: serve, agent and torture parse their own flags
+// (Go flag syntax, -flag or --flag), so cobra passes their arguments
+// through untouched. Package cli puts them in its command tree, under their
+// own heading of --help (cli.Program.ServerCommands).
 func serverCmds() []*cobra.Command {
 	serveCmd := passThrough("serve [--demo]", "Run the API and the workers (a private PostgreSQL when DATABASE_URL is unset)",
 		`serve runs the roles in COMPUTE_ROLES (api, worker, dispatcher, gateway; all by
@@ -98,7 +98,8 @@ without some of this release's migrations it applies none and exits 1
 			}
 			return nil
 		},
-		ValidArgs: []string{projections.NameReservations, projections.NameFleet, projections.NameDeviceHolders, projections.NameUsageWindows},
+		ValidArgs:   []string{projections.NameReservations, projections.NameFleet, projections.NameDeviceHolders, projections.NameUsageWindows},
+		Annotations: map[string]string{plainErrors: "true"},
 		RunE: serverRun("projections", func(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string) error {
 			return projectionsCmd(ctx, cfg, logger, append([]string{"rebuild"}, args...))
 		}),
@@ -113,7 +114,8 @@ type serverFunc func(ctx context.Context, cfg config.Config, logger *slog.Logger
 // plainErrors is the annotation of a server command whose failure is said
 // as a client command's is, `compute: <message>` on stderr (docs/cli.md),
 // rather than logged: one that runs once and prints a report for a person
-// on stdout (check, torture), where a JSON log line is out of place.
+// on stdout (check, torture, projections rebuild), where a JSON log line
+// is out of place.
 const plainErrors = "plainErrors"
 
 // serverRun loads the configuration and runs f, logging its error as the

@@ -42,8 +42,8 @@ func TestProjectionsRebuildRefusesAnUnknownNameBeforeTheDatabase(t *testing.T) {
 	require.NotContains(t, errOut.String(), "connect")
 }
 
-// `compute check` and `compute torture` print a report for a person on
-// stdout, so their failures read as every other command's do: one
+// `compute check`, `compute torture` and `compute projections rebuild`
+// print a report for a person on stdout, so their failures read as every other command's do: one
 // `compute: <message>` on stderr (with the flag meant and the --help hint
 // for a bad flag, as docs/cli.md promises of a mistyped one),
 // exit 1, or 2 for bad input. They used to log a JSON line instead (and
@@ -64,6 +64,7 @@ func TestCheckAndTortureFailLikeTheOtherCommands(t *testing.T) {
 		{[]string{"torture", "-seeds=2"}, 2, "compute: unknown flag: --seeds; did you mean --seed?\n", true},
 		{[]string{"torture", "--ops", "x"}, 2, "compute: invalid value \"x\" for flag -ops: parse error\n", true},
 		{[]string{"torture", "--ops", "5"}, 2, "compute: --ops 5: a run of fewer than 1000 operations cannot pass", true},
+		{[]string{"projections", "rebuild", "fleet"}, 1, "compute: apply migrations: failed to initialize: failed to connect to ", false},
 	} {
 		var out, errOut bytes.Buffer
 		code := cli.Run(context.Background(), program(strings.NewReader(""), &out, &errOut, func(string) string { return "" }), tc.args)
