@@ -81,7 +81,9 @@ var errKeyInFlight = errors.New("idempotency key in flight")
 // replays its stored response, or fails with IDEMPOTENCY_KEY_REUSED when the
 // request differs. The key row is claimed first in fn's transaction, so a
 // concurrent request with the same key waits for the first one and then
-// replays it. Validation must happen before: nothing is stored for it.
+// replays it. Validation must happen before: nothing is stored for it, and
+// its refusal goes through keyReusedFirst so that a reused key is told
+// first.
 func idempotent[T any](ctx context.Context, h *Handlers, actor core.Actor, key, command string, request any,
 	fn func(ctx context.Context, tx pgx.Tx) (T, error)) (T, error) {
 	return idempotentWith(ctx, h, actor, key, command, request, nil, fn)
@@ -109,11 +111,10 @@ func idempotentWith[T any](ctx context.Context, h *Handlers, actor core.Actor, k
 		})
 		return out, pg.Translate(err, command)
 	}
-	body, err := json.Marshal(request)
+	sum, err := requestHash(command, request)
 	if err != nil {
-		return zero, fmt.Errorf("%s: hash request: %w", command, err)
+		return zero, err
 	}
-	sum := sha256.Sum256(append([]byte(command+"\x00"), body...))
 	ids := db.IdempotencyKeyGetParams{TenantID: actor.Tenant, Identity: actor.Identity, Key: key}
 
 	var out T
@@ -206,6 +207,23 @@ func storeDecidedError(ctx context.Context, tx pgx.Tx, ids db.IdempotencyKeyGetP
 	return b.Send(ctx, tx) == nil
 }
 
+// requestHash is what a key keeps of its request: the command and the
+// request as decoded, so the same request with other whitespace or field
+// order is the same.
+func requestHash(command string, request any) ([sha256.Size]byte, error) {
+	body, err := json.Marshal(request)
+	if err != nil {
+		return [sha256.Size]byte{}, fmt.Errorf("%s: hash request: %w", command, err)
+	}
+	return sha256.Sum256(append([]byte(command+"\x00"), body...)), nil
+}
+
+// keyReused is the refusal of a key sent with another request than the
+// one it holds.
+func keyReused(key string) error {
+	return core.Errorf(core.CodeIdempotencyKeyReused, "idempotency key %q was used with a different request", key)
+}
+
 // errKeyTaken rolls back a transaction whose key was claimed before: the
 // stored answer is replayed instead.
 var errKeyTaken = errors.New("idempotency key taken")
@@ -240,8 +258,7 @@ func loadReplay(ctx context.Context, q *db.Queries, ids db.IdempotencyKeyGetPara
 		return nil, pg.Translate(err, "idempotency key")
 	}
 	if string(row.RequestHash) != string(hash) {
-		return nil, core.Errorf(core.CodeIdempotencyKeyReused,
-			"idempotency key %q was used with a different request", ids.Key)
+		return nil, keyReused(ids.Key)
 	}
 	if row.Response == nil {
 		return nil, core.Wrap(core.CodeConflict, errKeyInFlight,

@@ -26,6 +26,15 @@ type CreateInstance struct {
 	IdempotencyKey string `json:"-"`
 }
 
+// validate refuses a request that could start nothing, before its key is
+// claimed.
+func (c CreateInstance) validate() error {
+	if c.ReservationID == "" {
+		return core.Errorf(core.CodeInvalidArgument, "reservationId is required")
+	}
+	return c.Spec.Validate()
+}
+
 // InstanceResult is an instance as written and the position of the last
 // event the command wrote (zero when it wrote none).
 type InstanceResult struct {
@@ -60,11 +69,8 @@ func (h *Handlers) CreateInstance(ctx context.Context, actor core.Actor, cmd Cre
 	if !actor.CanWrite() {
 		return InstanceResult{}, core.Errorf(core.CodePermissionDenied, "instances.create needs the member or operator role")
 	}
-	if cmd.ReservationID == "" {
-		return InstanceResult{}, core.Errorf(core.CodeInvalidArgument, "reservationId is required")
-	}
-	if err := cmd.Spec.Validate(); err != nil {
-		return InstanceResult{}, err
+	if err := cmd.validate(); err != nil {
+		return InstanceResult{}, keyReusedFirst(ctx, h, actor, cmd.IdempotencyKey, "instances.create", cmd, err)
 	}
 	if cmd.Spec.Command == "" {
 		cmd.Spec.Command = defaultInstanceCommand

@@ -88,7 +88,7 @@ func (cmd RunNodeCommand) validate(actor core.Actor) error {
 // node.command.dispatch is woken for the node.
 func (h *Handlers) RunNodeCommand(ctx context.Context, actor core.Actor, cmd RunNodeCommand) (NodeCommandResult, error) {
 	if err := cmd.validate(actor); err != nil {
-		return NodeCommandResult{}, err
+		return NodeCommandResult{}, keyReusedFirst(ctx, h, actor, cmd.IdempotencyKey, "commands.run", cmd, err)
 	}
 	payload, err := json.Marshal(cmd.Payload)
 	if err != nil {

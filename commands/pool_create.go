@@ -76,18 +76,16 @@ func orOne(r float64) float64 {
 	return r
 }
 
-// CreatePool runs pools.create (operator only).
-func (h *Handlers) CreatePool(ctx context.Context, actor core.Actor, cmd CreatePool) (PoolResult, error) {
-	if err := requireOperator(actor, "pools.create"); err != nil {
-		return PoolResult{}, err
-	}
+// validate refuses a pool that could not be created, before its key is
+// claimed, and answers its workload network with the default filled in.
+func (cmd CreatePool) validate() (string, error) {
 	switch cmd.Kind {
 	case PoolBareMetal, PoolProvider, PoolVPSHost:
 	default:
-		return PoolResult{}, core.Errorf(core.CodeInvalidArgument, "pool kind %q is not bare-metal, provider or vps-host", cmd.Kind)
+		return "", core.Errorf(core.CodeInvalidArgument, "pool kind %q is not bare-metal, provider or vps-host", cmd.Kind)
 	}
 	if cmd.LostAfter != 0 && cmd.Kind == PoolBareMetal {
-		return PoolResult{}, core.Errorf(core.CodeInvalidArgument, "a bare-metal pool cannot set lostAfter: bare metal is never lost automatically")
+		return "", core.Errorf(core.CodeInvalidArgument, "a bare-metal pool cannot set lostAfter: bare metal is never lost automatically")
 	}
 	network := cmd.WorkloadNetwork
 	switch network {
@@ -95,11 +93,23 @@ func (h *Handlers) CreatePool(ctx context.Context, actor core.Actor, cmd CreateP
 		network = WorkloadNetworkNone
 	case WorkloadNetworkNone, WorkloadNetworkBridge, WorkloadNetworkHost:
 	default:
-		return PoolResult{}, core.Errorf(core.CodeInvalidArgument,
+		return "", core.Errorf(core.CodeInvalidArgument,
 			"workloadNetwork %q is not none, bridge or host", cmd.WorkloadNetwork)
 	}
 	if cmd.LostAfter < 0 {
-		return PoolResult{}, core.Errorf(core.CodeInvalidArgument, "lostAfter must be positive")
+		return "", core.Errorf(core.CodeInvalidArgument, "lostAfter must be positive")
+	}
+	return network, nil
+}
+
+// CreatePool runs pools.create (operator only).
+func (h *Handlers) CreatePool(ctx context.Context, actor core.Actor, cmd CreatePool) (PoolResult, error) {
+	if err := requireOperator(actor, "pools.create"); err != nil {
+		return PoolResult{}, err
+	}
+	network, err := cmd.validate()
+	if err != nil {
+		return PoolResult{}, keyReusedFirst(ctx, h, actor, cmd.IdempotencyKey, "pools.create", cmd, err)
 	}
 	var lostAfter *int32
 	if cmd.LostAfter > 0 {

@@ -81,7 +81,7 @@ func (h *Handlers) CreatePriorityClass(ctx context.Context, actor core.Actor, cm
 	}
 	grace, err := cmd.validate()
 	if err != nil {
-		return PriorityClassResult{}, err
+		return PriorityClassResult{}, keyReusedFirst(ctx, h, actor, cmd.IdempotencyKey, "priority-classes.create", cmd, err)
 	}
 	res, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "priority-classes.create", cmd,
 		func(ctx context.Context, tx pgx.Tx) (PriorityClassResult, error) {

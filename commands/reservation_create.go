@@ -31,7 +31,7 @@ func (h *Handlers) CreateReservation(ctx context.Context, actor core.Actor, cmd 
 	cmd.Start, cmd.End = cmd.Start.Truncate(time.Microsecond).UTC(), cmd.End.Truncate(time.Microsecond).UTC()
 	spec, err := cmd.spec()
 	if err != nil {
-		return ReservationResult{}, err
+		return ReservationResult{}, keyReusedFirst(ctx, h, actor, cmd.IdempotencyKey, "reservations.create", cmd, err)
 	}
 	c := &creation{h: h, actor: actor, cmd: cmd, spec: spec}
 	plan := func() (*preemptionPlan, error) {

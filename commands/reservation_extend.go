@@ -50,7 +50,8 @@ func (h *Handlers) ExtendReservation(ctx context.Context, actor core.Actor, cmd 
 	// Idempotency-Key is the same request whatever offset it is written with.
 	cmd.NewEnd = cmd.NewEnd.Truncate(time.Microsecond).UTC()
 	if cmd.NewEnd.IsZero() {
-		return ReservationResult{}, core.Errorf(core.CodeInvalidArgument, "newEnd is required")
+		return ReservationResult{}, keyReusedFirst(ctx, h, actor, cmd.IdempotencyKey, "reservations.extend", cmd,
+			core.Errorf(core.CodeInvalidArgument, "newEnd is required"))
 	}
 	// Concurrent extends of one reservation: the loser finds the winner's
 	// segment in its way and the reservation at a newer version; without

@@ -28,16 +28,22 @@ type SiteResult struct {
 	Position outbox.Position `json:"position"`
 }
 
+// validSite refuses a site without an id or a name, or with a name not
+// every role may be shown: the rule of sites.create and sites.update.
+func validSite(id, name string) error {
+	if id == "" || name == "" {
+		return core.Errorf(core.CodeInvalidArgument, "a site needs an id and a name")
+	}
+	return core.ValidSiteName(name)
+}
+
 // CreateSite runs sites.create (operator only).
 func (h *Handlers) CreateSite(ctx context.Context, actor core.Actor, cmd CreateSite) (SiteResult, error) {
 	if err := requireOperator(actor, "sites.create"); err != nil {
 		return SiteResult{}, err
 	}
-	if cmd.ID == "" || cmd.Name == "" {
-		return SiteResult{}, core.Errorf(core.CodeInvalidArgument, "a site needs an id and a name")
-	}
-	if err := core.ValidSiteName(cmd.Name); err != nil {
-		return SiteResult{}, err
+	if err := validSite(cmd.ID, cmd.Name); err != nil {
+		return SiteResult{}, keyReusedFirst(ctx, h, actor, cmd.IdempotencyKey, "sites.create", cmd, err)
 	}
 	res, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "sites.create", cmd,
 		func(ctx context.Context, tx pgx.Tx) (SiteResult, error) {

@@ -33,11 +33,8 @@ func (h *Handlers) UpdateSite(ctx context.Context, actor core.Actor, cmd UpdateS
 	}
 	// The same rules as CreateSite: a site needs a name, one every role
 	// may be shown.
-	if cmd.ID == "" || cmd.Name == "" {
-		return SiteResult{}, core.Errorf(core.CodeInvalidArgument, "a site needs an id and a name")
-	}
-	if err := core.ValidSiteName(cmd.Name); err != nil {
-		return SiteResult{}, err
+	if err := validSite(cmd.ID, cmd.Name); err != nil {
+		return SiteResult{}, keyReusedFirst(ctx, h, actor, cmd.IdempotencyKey, "sites.update", cmd, err)
 	}
 	res, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "sites.update", cmd,
 		func(ctx context.Context, tx pgx.Tx) (SiteResult, error) {

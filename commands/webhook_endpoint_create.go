@@ -57,12 +57,13 @@ func (h *Handlers) CreateWebhookEndpoint(ctx context.Context, actor core.Actor, 
 	if cmd.Tenant != actor.Tenant && !actor.IsOperator() {
 		return CreatedWebhookEndpoint{}, core.Errorf(core.CodePermissionDenied, "only operators may create endpoints for another tenant")
 	}
+	req := webhookEndpointRequest{Tenant: cmd.Tenant, URL: cmd.URL, Description: cmd.Description, EventTypes: cmd.EventTypes}
 	if !tokenTenantPattern.MatchString(cmd.Tenant) {
 		// The rule tokens.create applies: a tenant id no token could carry.
-		return CreatedWebhookEndpoint{}, core.Errorf(core.CodeInvalidArgument,
-			"tenant %q is invalid: use 1 to 63 lower-case letters, digits or '-', starting with a letter or digit", cmd.Tenant)
+		return CreatedWebhookEndpoint{}, keyReusedFirst(ctx, h, actor, cmd.IdempotencyKey, "webhook-endpoints.create", req,
+			core.Errorf(core.CodeInvalidArgument,
+				"tenant %q is invalid: use 1 to 63 lower-case letters, digits or '-', starting with a letter or digit", cmd.Tenant))
 	}
-	req := webhookEndpointRequest{Tenant: cmd.Tenant, URL: cmd.URL, Description: cmd.Description, EventTypes: cmd.EventTypes}
 	out, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "webhook-endpoints.create", req,
 		func(ctx context.Context, tx pgx.Tx) (CreatedWebhookEndpoint, error) {
 			return createWebhookEndpoint(ctx, db.New(tx), cmd, cmd.Tenant != actor.Tenant)

@@ -120,6 +120,27 @@ func (q *Queries) IdempotencyKeyGet(ctx context.Context, arg IdempotencyKeyGetPa
 	return i, err
 }
 
+const idempotencyKeyHeldHash = `-- name: IdempotencyKeyHeldHash :one
+SELECT request_hash FROM idempotency_keys
+ WHERE tenant_id = $1 AND identity = $2 AND key = $3
+   AND expires_at > compute_now()
+`
+
+type IdempotencyKeyHeldHashParams struct {
+	TenantID string
+	Identity string
+	Key      string
+}
+
+// The request hash a live key holds; no row: the key is free (never used,
+// or expired). Read without a lock: it only decides how to word a refusal.
+func (q *Queries) IdempotencyKeyHeldHash(ctx context.Context, arg IdempotencyKeyHeldHashParams) ([]byte, error) {
+	row := q.db.QueryRow(ctx, idempotencyKeyHeldHash, arg.TenantID, arg.Identity, arg.Key)
+	var request_hash []byte
+	err := row.Scan(&request_hash)
+	return request_hash, err
+}
+
 const idempotencyKeyPurgeExpired = `-- name: IdempotencyKeyPurgeExpired :execrows
 DELETE FROM idempotency_keys WHERE expires_at <= compute_now()
 `

@@ -21,3 +21,10 @@ UPDATE idempotency_keys SET response = sqlc.arg(response)
 
 -- name: IdempotencyKeyPurgeExpired :execrows
 DELETE FROM idempotency_keys WHERE expires_at <= compute_now();
+
+-- name: IdempotencyKeyHeldHash :one
+-- The request hash a live key holds; no row: the key is free (never used,
+-- or expired). Read without a lock: it only decides how to word a refusal.
+SELECT request_hash FROM idempotency_keys
+ WHERE tenant_id = sqlc.arg(tenant_id) AND identity = sqlc.arg(identity) AND key = sqlc.arg(key)
+   AND expires_at > compute_now();
