@@ -1356,6 +1356,21 @@ func (e ReceiveWebhookEventParamsUserAgent) Valid() bool {
 	}
 }
 
+// APIIndex Where the API's entry points are, on this listener.
+type APIIndex struct {
+	// API The prefix of the API's routes, `/v1`.
+	API string `json:"api"`
+
+	// Console The web console, `/ui/`; absent when this listener serves none.
+	Console *string `json:"console,omitempty"`
+
+	// Health The liveness check, `/healthz`.
+	Health string `json:"health"`
+
+	// Openapi This description, `/openapi.yaml`.
+	Openapi string `json:"openapi"`
+}
+
 // Allocation What a placed reservation holds (or held) on its node.
 type Allocation struct {
 	CreatedAt time.Time `json:"createdAt"`
@@ -5392,6 +5407,17 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// APIRoot Where things are
+	//
+	// The address a person opens first. A browser (an `Accept` that names
+	// `text/html`) is redirected (302) to the web console at `/ui/` when this
+	// listener serves it (`compute serve` does); any other client, and a browser
+	// when there is no console, gets an index of the API's entry points.
+	// HEAD is answered as GET without the body.
+	//
+	// Corresponds with GET / (the `APIRoot` operationId).
+	APIRoot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Healthz Liveness
 	//
 	// 200 while the process serves HTTP. Checks nothing else, so a database outage does not restart replicas.
@@ -6635,6 +6661,27 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/whoami (the `Whoami` operationId).
 	Whoami(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// APIRoot Where things are
+//
+// The address a person opens first. A browser (an `Accept` that names
+// `text/html`) is redirected (302) to the web console at `/ui/` when this
+// listener serves it (`compute serve` does); any other client, and a browser
+// when there is no console, gets an index of the API's entry points.
+// HEAD is answered as GET without the body.
+//
+// Corresponds with GET / (the `APIRoot` operationId).
+func (c *Client) APIRoot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAPIRootRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // Healthz Liveness
@@ -8829,6 +8876,33 @@ func (c *Client) Whoami(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewAPIRootRequest constructs an http.Request for the APIRoot method
+func NewAPIRootRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewHealthzRequest constructs an http.Request for the Healthz method
@@ -12696,6 +12770,19 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// APIRootWithResponse Where things are
+	//
+	// The address a person opens first. A browser (an `Accept` that names
+	// `text/html`) is redirected (302) to the web console at `/ui/` when this
+	// listener serves it (`compute serve` does); any other client, and a browser
+	// when there is no console, gets an index of the API's entry points.
+	// HEAD is answered as GET without the body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET / (the `APIRoot` operationId).
+	APIRootWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*APIRootResponse, error)
+
 	// HealthzWithResponse Liveness
 	//
 	// 200 while the process serves HTTP. Checks nothing else, so a database outage does not restart replicas.
@@ -14041,6 +14128,73 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/whoami (the `Whoami` operationId).
 	WhoamiWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*WhoamiResponse, error)
+}
+
+// APIRootResponse302Headers the declared response headers of an HTTP 302 response for APIRoot
+type APIRootResponse302Headers struct {
+	Location *string
+}
+
+// APIRootResponse405Headers the declared response headers of an HTTP 405 response for APIRoot
+type APIRootResponse405Headers struct {
+	Allow string
+}
+
+type APIRootResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *APIIndex
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *APIRootResponse302Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *APIRootResponse405Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r APIRootResponse) GetJSON200() *APIIndex {
+	return r.JSON200
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r APIRootResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r APIRootResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r APIRootResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r APIRootResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// Bytes is a convenience method to retrieve the raw bytes from the HTTP response
+func (r APIRootResponse) Bytes() []byte {
+	return r.Body
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r APIRootResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // HealthzResponse405Headers the declared response headers of an HTTP 405 response for Healthz
@@ -23914,6 +24068,25 @@ func (r WhoamiResponse) ContentType() string {
 	return ""
 }
 
+// APIRootWithResponse Where things are
+//
+// The address a person opens first. A browser (an `Accept` that names
+// `text/html`) is redirected (302) to the web console at `/ui/` when this
+// listener serves it (`compute serve` does); any other client, and a browser
+// when there is no console, gets an index of the API's entry points.
+// HEAD is answered as GET without the body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET / (the `APIRoot` operationId).
+func (c *ClientWithResponses) APIRootWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*APIRootResponse, error) {
+	rsp, err := c.APIRoot(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAPIRootResponse(rsp)
+}
+
 // HealthzWithResponse Liveness
 //
 // 200 while the process serves HTTP. Checks nothing else, so a database outage does not restart replicas.
@@ -25828,6 +26001,65 @@ func (c *ClientWithResponses) WhoamiWithResponse(ctx context.Context, reqEditors
 		return nil, err
 	}
 	return ParseWhoamiResponse(rsp)
+}
+
+// ParseAPIRootResponse parses an HTTP response from a APIRootWithResponse call
+func ParseAPIRootResponse(rsp *http.Response) (*APIRootResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &APIRootResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest APIIndex
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 302:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers APIRootResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers302 = &headers
+	case rsp.StatusCode == 405:
+		var headers APIRootResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		response.Headers405 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseHealthzResponse parses an HTTP response from a HealthzWithResponse call

@@ -121,9 +121,9 @@ type Routes func(r Router)
 
 // New builds the server: middleware, error handler, the built-in routes
 // (/healthz, /readyz, /metrics, /openapi.yaml, tokens, whoami and stream
-// tickets) and then
-// each of routes. It panics on missing dependencies or an unparsable body
-// limit: those are wiring bugs that must stop the process at start. Serve
+// tickets), each of routes, and then / (rootRoutes). It panics on missing
+// dependencies or an unparsable body limit: those are wiring bugs that
+// must stop the process at start. Serve
 // it with NewServer, which sets the timeouts and limits and decides who may
 // read /metrics and the details of /readyz.
 func New(d Deps, routes ...Routes) *echo.Echo {
@@ -214,6 +214,7 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 	for _, add := range routes {
 		add(r)
 	}
+	rootRoutes(r) // after the others: it looks for the console's routes
 	// The /v1 group's catch-all (echo registers it so the group's
 	// middleware runs on unknown paths) would answer 404 where the path
 	// exists under another method; answer 405 with Allow instead.
