@@ -80,6 +80,16 @@ type GPULayout struct {
 	Slots int      `json:"slots,omitempty"`
 }
 
+// migMemoryGB is how many GB of MIG profiles a GPU of memoryMB holds. A
+// profile's GB are GiB, as its atom's MemoryMB (1024 per GB) is, but the
+// drivers report a GPU's memory a little under its profiles' sum (an H100
+// 80GB shows 81559 MiB and takes 7g.80gb; an H200 shows 143771 MiB and
+// takes 7g.141gb), so the GPU's MiB are rounded up to a whole GiB: an
+// A100 80GB (81920 MiB) holds 80 GB of profiles, never 81.
+func migMemoryGB(memoryMB int64) int64 {
+	return memoryMB/1024 + min(memoryMB%1024, 1)
+}
+
 // Atom is one bookable unit a layout creates under a GPU.
 type Atom struct {
 	ID      string
@@ -121,8 +131,9 @@ func (l GPULayout) Atoms(gpuID string, memoryMB int64) ([]Atom, error) {
 		if slices > migComputeSlices {
 			return nil, Errorf(CodeInvalidArgument, "MIG layout uses %d compute slices; a GPU has %d", slices, migComputeSlices)
 		}
-		if int64(memGB)*1000 > memoryMB {
-			return nil, Errorf(CodeInvalidArgument, "MIG layout uses %d GB; the GPU has %d MB", memGB, memoryMB)
+		if int64(memGB) > migMemoryGB(memoryMB) {
+			return nil, Errorf(CodeInvalidArgument, "MIG layout uses %d GB; the GPU has %d MB (%d GB for MIG profiles)",
+				memGB, memoryMB, migMemoryGB(memoryMB))
 		}
 		return atoms, nil
 	case GPUTimeSlice, GPUMPS:

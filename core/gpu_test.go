@@ -70,3 +70,36 @@ func TestMIGComputeSlices(t *testing.T) {
 		require.Equal(t, tc.want, MIGComputeSlices(tc.model, tc.reported), "%s %v", tc.model, tc.reported)
 	}
 }
+
+// A MIG layout's memory is counted in GiB, as its atoms' is: the real
+// profiles of each GPU fit it (the drivers' reported memory is a little
+// under the profiles' sum), and one GB more than the GPU has is refused,
+// 7g.81gb on an 80 GB A100 included.
+func TestLayoutMIGMemoryFitsTheRealProfiles(t *testing.T) {
+	t.Parallel()
+	gpus := []struct {
+		name     string
+		memoryMB int64 // as nvidia-smi reports memory.total
+		fit      [][]string
+		tooBig   []string
+	}{
+		{"A100 80GB", 81920, [][]string{
+			{"1g.10gb"}, {"1g.20gb"}, {"2g.20gb"}, {"3g.40gb"}, {"4g.40gb"}, {"7g.80gb"},
+			{"4g.40gb", "3g.40gb"}, {"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"},
+			{"1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"},
+		}, []string{"7g.81gb"}},
+		{"A100 40GB", 40960, [][]string{{"7g.40gb"}, {"1g.5gb", "2g.10gb", "3g.20gb"}}, []string{"7g.41gb"}},
+		{"H100 80GB", 81559, [][]string{{"7g.80gb"}, {"4g.40gb", "3g.40gb"}}, []string{"7g.81gb"}},
+		{"H200", 143771, [][]string{{"7g.141gb"}, {"3g.71gb", "2g.35gb", "1g.35gb"}}, []string{"7g.142gb"}},
+	}
+	for _, g := range gpus {
+		for _, layout := range g.fit {
+			_, err := GPULayout{Mode: GPUMIG, MIG: layout}.Atoms("GPU-1", g.memoryMB)
+			require.NoError(t, err, "%s: %v", g.name, layout)
+		}
+		_, err := GPULayout{Mode: GPUMIG, MIG: g.tooBig}.Atoms("GPU-1", g.memoryMB)
+		require.Error(t, err, "%s: %v", g.name, g.tooBig)
+		require.Equal(t, CodeInvalidArgument, CodeOf(err))
+		require.Contains(t, err.Error(), "MIG layout uses")
+	}
+}
