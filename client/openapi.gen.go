@@ -2735,15 +2735,22 @@ type ReadDevice struct {
 	// Health The GPU's health (an atom shows its GPU's): `missing` when the
 	// node's daemon does not report it (out of placement until it
 	// does).
-	Health      ReadDeviceHealth `json:"health"`
-	ID          string           `json:"id"`
-	Kind        ReadDeviceKind   `json:"kind"`
-	Mode        *string          `json:"mode,omitempty"`
-	Model       string           `json:"model"`
-	ParentID    *string          `json:"parentId,omitempty"`
-	Profile     *string          `json:"profile,omitempty"`
-	Quarantined bool             `json:"quarantined"`
-	Retired     *bool            `json:"retired,omitempty"`
+	Health ReadDeviceHealth `json:"health"`
+	ID     string           `json:"id"`
+	Kind   ReadDeviceKind   `json:"kind"`
+
+	// MigCapable GPUs only: whether the GPU can be partitioned with MIG, as its
+	// node's daemon reported it (nvidia-smi's MIG mode is N/A on a GPU
+	// without MIG), else as its model says (A30, A100, H100, H200, B200
+	// and their kin have MIG). `PUT /v1/gpus/{id}/mode` refuses a MIG
+	// layout where it is false.
+	MigCapable  *bool   `json:"migCapable,omitempty"`
+	Mode        *string `json:"mode,omitempty"`
+	Model       string  `json:"model"`
+	ParentID    *string `json:"parentId,omitempty"`
+	Profile     *string `json:"profile,omitempty"`
+	Quarantined bool    `json:"quarantined"`
+	Retired     *bool   `json:"retired,omitempty"`
 
 	// Version The GPU's version (an atom shows its GPU's): the one
 	// `If-Match` of its quarantine, unquarantine, health and mode

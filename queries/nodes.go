@@ -74,17 +74,21 @@ type NodeCondition struct {
 // Device is a GPU or one of its atoms, with the GPU's health and
 // quarantine, and its current and future bookings.
 type Device struct {
-	ID          string    `json:"id"`
-	ParentID    string    `json:"parentId,omitempty"`
-	Kind        string    `json:"kind"`
-	Model       string    `json:"model"`
-	Mode        string    `json:"mode,omitempty"`
-	Profile     string    `json:"profile,omitempty"`
-	Retired     bool      `json:"retired,omitempty"`
-	Health      string    `json:"health"`
-	Quarantined bool      `json:"quarantined"`
-	Version     int64     `json:"version"` // the GPU's (an atom's GPU's): If-Match of its quarantine, health and mode
-	Bookings    []Booking `json:"bookings"`
+	ID          string `json:"id"`
+	ParentID    string `json:"parentId,omitempty"`
+	Kind        string `json:"kind"`
+	Model       string `json:"model"`
+	Mode        string `json:"mode,omitempty"`
+	Profile     string `json:"profile,omitempty"`
+	Retired     bool   `json:"retired,omitempty"`
+	Health      string `json:"health"`
+	Quarantined bool   `json:"quarantined"`
+	// MIGCapable, on a GPU only, says whether it takes a MIG layout: as
+	// its node's daemon reported it, else as its model says
+	// (core.MIGComputeSlices), the rule PUT /v1/gpus/{id}/mode applies.
+	MIGCapable *bool     `json:"migCapable,omitempty"`
+	Version    int64     `json:"version"` // the GPU's (an atom's GPU's): If-Match of its quarantine, health and mode
+	Bookings   []Booking `json:"bookings"`
 }
 
 // Booking is one reservation's hold on an atom over [From, To).
@@ -171,9 +175,14 @@ func (s *Service) GetNode(ctx context.Context, actor core.Actor, id string, min 
 		if b == nil {
 			b = []Booking{}
 		}
+		var mig *bool
+		if d.Kind == string(core.AtomGPU) {
+			capable := core.MIGComputeSlices(d.Model, d.MigCapable) > 0
+			mig = &capable
+		}
 		n.Devices = append(n.Devices, Device{ID: d.ID, ParentID: deref(d.ParentID), Kind: d.Kind, Model: d.Model,
 			Mode: deref(d.Mode), Profile: deref(d.Profile), Retired: d.Retired, Health: d.Health,
-			Quarantined: d.Quarantined, Version: d.GpuVersion, Bookings: b})
+			Quarantined: d.Quarantined, MIGCapable: mig, Version: d.GpuVersion, Bookings: b})
 	}
 	return n, nil
 }

@@ -105,9 +105,10 @@ func (q *Queries) RmFleetDeviceListAll(ctx context.Context) ([]RmFleetDeviceList
 
 const rmFleetDeviceListByNode = `-- name: RmFleetDeviceListByNode :many
 SELECT d.id, d.node_id, d.pool_id, d.parent_id, d.kind, d.model, coalesce(d.mode, g.mode) AS mode, d.profile,
-       d.retired, g.health, g.quarantined, g.version AS gpu_version
+       d.retired, g.health, g.quarantined, g.version AS gpu_version, w.mig_capable
   FROM rm_fleet_devices d
   JOIN rm_fleet_devices g ON g.id = coalesce(d.parent_id, d.id)
+  LEFT JOIN devices w ON w.id = d.id AND w.kind = 'gpu'
  WHERE d.node_id = $1
  ORDER BY d.id
 `
@@ -125,9 +126,12 @@ type RmFleetDeviceListByNodeRow struct {
 	Health      string
 	Quarantined bool
 	GpuVersion  int64
+	MigCapable  *bool
 }
 
-// A node's devices, atoms with their GPU's health and quarantine.
+// A node's devices, atoms with their GPU's health and quarantine. A GPU's
+// MIG support changes without events (the daemon's observation,
+// devices.mig_capable) and is read from the write model at read time.
 func (q *Queries) RmFleetDeviceListByNode(ctx context.Context, nodeID string) ([]RmFleetDeviceListByNodeRow, error) {
 	rows, err := q.db.Query(ctx, rmFleetDeviceListByNode, nodeID)
 	if err != nil {
@@ -150,6 +154,7 @@ func (q *Queries) RmFleetDeviceListByNode(ctx context.Context, nodeID string) ([
 			&i.Health,
 			&i.Quarantined,
 			&i.GpuVersion,
+			&i.MigCapable,
 		); err != nil {
 			return nil, err
 		}

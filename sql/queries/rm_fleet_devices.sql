@@ -40,11 +40,14 @@ UPDATE rm_fleet_devices
  WHERE id = sqlc.arg(id) AND kind = 'gpu' AND status_version < sqlc.arg(version);
 
 -- name: RmFleetDeviceListByNode :many
--- A node's devices, atoms with their GPU's health and quarantine.
+-- A node's devices, atoms with their GPU's health and quarantine. A GPU's
+-- MIG support changes without events (the daemon's observation,
+-- devices.mig_capable) and is read from the write model at read time.
 SELECT d.id, d.node_id, d.pool_id, d.parent_id, d.kind, d.model, coalesce(d.mode, g.mode) AS mode, d.profile,
-       d.retired, g.health, g.quarantined, g.version AS gpu_version
+       d.retired, g.health, g.quarantined, g.version AS gpu_version, w.mig_capable
   FROM rm_fleet_devices d
   JOIN rm_fleet_devices g ON g.id = coalesce(d.parent_id, d.id)
+  LEFT JOIN devices w ON w.id = d.id AND w.kind = 'gpu'
  WHERE d.node_id = sqlc.arg(node_id)
  ORDER BY d.id;
 
