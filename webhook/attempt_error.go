@@ -23,6 +23,7 @@ const (
 	attemptErrForbidden = "destination address is not allowed"
 	attemptErrTLS       = "TLS handshake failed"
 	attemptErrReset     = "connection reset"
+	attemptErrHeaders   = "response headers too large"
 	attemptErrOther     = "request failed"
 )
 
@@ -70,6 +71,8 @@ func publicAttemptError(err error) string {
 		return attemptErrReset
 	case isTLSMessage(err):
 		return attemptErrTLS
+	case headersTooLarge(err):
+		return attemptErrHeaders
 	}
 	return attemptErrOther
 }
@@ -90,6 +93,18 @@ func isTLSMessage(err error) bool {
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "tls: ") || strings.Contains(msg, "server gave HTTP response to HTTPS client")
+}
+
+// headersTooLarge catches net/http's refusal of response headers over the
+// client's bound (maxResponseHeaderBytes), which it reports only as text
+// ("server response headers exceeded 65536 bytes; aborted"). Like
+// isTLSMessage it looks below the *url.Error, whose text holds the URL.
+func headersTooLarge(err error) bool {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err != nil && strings.Contains(err.Error(), "server response headers exceeded")
 }
 
 // loggedAttemptError is a failed attempt's error as the server logs it: the
