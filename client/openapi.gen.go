@@ -1550,7 +1550,7 @@ type CreateWebhookEndpointRequest struct {
 	// Tenant Operators only; defaults to the caller's tenant. It must exist (404 otherwise): a tenant is created by issuing it a token.
 	Tenant *string `json:"tenant,omitempty"`
 
-	// URL http or https, no user info, printable characters only (no control or format character such as U+202E); names only a local network resolves (localhost, .local, .internal, a single label) and non-public IP literals are refused here, non-public addresses again at delivery.
+	// URL beginning with http:// or https:// in lower case, no user info, printable characters only (no control or format character such as U+202E); names only a local network resolves (localhost, .local, .internal, a single label) and non-public IP literals are refused here, non-public addresses again at delivery.
 	URL string `json:"url"`
 }
 

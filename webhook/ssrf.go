@@ -171,6 +171,10 @@ func ValidateURL(raw string, allowPrivate bool) error {
 	switch {
 	case u.Scheme != "https" && u.Scheme != "http":
 		return fmt.Errorf("url must use https or http")
+	case !strings.HasPrefix(raw, u.Scheme+":"):
+		// url.Parse lowers the scheme, but the URL is stored and called
+		// as given, and the table's check takes only lower case.
+		return fmt.Errorf("url must begin with http:// or https:// in lower case")
 	case u.Host == "" || u.Hostname() == "":
 		return fmt.Errorf("url must have a host")
 	case u.User != nil:

@@ -165,6 +165,7 @@ func TestValidateURL(t *testing.T) {
 		"https://hooks.example.com:99999/":  false,
 		"https://hooks.example.com:00443/":  true,
 		"ftp://hooks.example.com/":          false,
+		"HTTPS://hooks.example.com/":        false,
 		"https://user:pw@hooks.example.com": false,
 		"https:///nohost":                   false,
 		"https://example.com/#frag":         false,
@@ -280,6 +281,25 @@ func TestValidateURLRegistrationInvalidArgument(t *testing.T) {
 		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "create %s: %v", c.url, err)
 		_, err = c.svc.PatchEndpoint(ctx, acmeMember, ep.ID, webhook.PatchEndpoint{URL: &c.url})
 		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "patch %s: %v", c.url, err)
+	}
+}
+
+// A scheme in capitals (HTTPS://…) is a valid URL that url.Parse reads as
+// https, but the database stores only URLs beginning with a lower-case
+// http:// or https://: create and patch refuse it saying so, where they
+// answered with the name of the table's check constraint.
+func TestURLSchemeMustBeLowerCase(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{})
+	ctx := context.Background()
+	ep := f.createEndpoint(t, acmeMember, "https://x.example/")
+	for _, u := range []string{"HTTPS://hooks.example.com/x", "Http://hooks.example.com/x"} {
+		_, err := f.svc.CreateEndpoint(ctx, acmeMember, webhook.CreateEndpoint{URL: u})
+		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "create %s: %v", u, err)
+		require.Contains(t, err.Error(), "lower case", "create %s", u)
+		_, err = f.svc.PatchEndpoint(ctx, acmeMember, ep.ID, webhook.PatchEndpoint{URL: &u})
+		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "patch %s: %v", u, err)
+		require.Contains(t, err.Error(), "lower case", "patch %s", u)
 	}
 }
 
