@@ -1,0 +1,54 @@
+package webhook_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/webhook"
+)
+
+// A tenant's endpoints that are failing take at most half of its in-flight
+// slots, so that its endpoint that answers is not made to wait behind them.
+// Three dead endpoints (failed before, now hanging) with two deliveries
+// each, then one for the tenant's healthy endpoint: the healthy one is
+// delivered while the dead ones hang. Before, the dead ones took all four
+// of the tenant's slots and the healthy one waited for them to time out;
+// against a demo server, 18 hanging endpoints of one tenant held its
+// healthy endpoint's deliveries for 15 s to over 2 minutes.
+func TestFailingEndpointsLeaveSlotsToTheTenantsOthers(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{MaxInflightPerTenant: 4, MaxInflightPerEndpoint: 2, SlotWait: -1})
+	ctx := context.Background()
+	slow := newGate(t)
+	fast := newReceiver(t, respond{status: http.StatusOK})
+	var dead []string
+	for i := range 3 {
+		dead = append(dead, f.createEndpoint(t, acmeMember, fmt.Sprintf("%s/%d", slow.URL, i), "reservation.booked").ID)
+	}
+	healthy := f.createEndpoint(t, acmeMember, fast.URL, "instance.failed")
+	_, err := f.pg.Pool.Exec(ctx, `UPDATE webhook_endpoints SET consecutive_failures = 1, failing_since = compute_now()
+		WHERE id = ANY($1)`, dead)
+	require.NoError(t, err)
+	for range 2 {
+		ev := f.emit(t, "acme", "reservation.booked")
+		for _, id := range dead {
+			f.scheduled(t, id, ev)
+		}
+	}
+	f.pg.AdvanceSimClock(t, time.Millisecond) // the healthy endpoint's delivery is claimed last
+	hd := f.scheduled(t, healthy.ID, f.emit(t, "acme", "instance.failed"))
+
+	ran := make(chan int, 1)
+	go func() { n, _ := f.worker.RunOnce(ctx); ran <- n }()
+	require.Eventually(t, func() bool { return len(fast.requests()) == 1 }, 10*time.Second, 5*time.Millisecond,
+		"the tenant's healthy endpoint is delivered while its failing ones hang")
+	require.EqualValues(t, 2, slow.held.Load(), "failing endpoints hold half the tenant's slots")
+	slow.release()
+	<-ran
+	require.Equal(t, webhook.StateSucceeded, f.delivery(t, hd.ID).State)
+}
