@@ -21,7 +21,7 @@ import (
 //     (migration 0017), guarded by the tenant's and the endpoint's caps
 //     under the tenant row lock; an endpoint whose last attempt failed
 //     takes one only while the tenant's failing endpoints hold fewer than
-//     half its cap (migration 0061), so that endpoints that hang cannot
+//     half its cap (migration 0059), so that endpoints that hang cannot
 //     keep the tenant's answering ones waiting;
 //   - the circuit breaker is webhook_endpoints.breaker_open_until, set by
 //     the failure that makes BreakerThreshold in a row;
