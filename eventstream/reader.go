@@ -103,6 +103,13 @@ func (r *Reader) read(ctx context.Context, scope Scope, after outbox.Position, l
 	if types == nil {
 		types = []string{} // a NULL array would make cardinality() NULL
 	}
+	if scope.AllTenants && len(types) > 0 {
+		// Per type, from (type, position): an operator's filtered read
+		// costs its page, not the length of the log it skips over.
+		return r.q.OutboxReadAfterAllTenantsOfTypes(ctx, db.OutboxReadAfterAllTenantsOfTypesParams{
+			AfterTxid: after.TxID, AfterSeq: after.Seq, Types: types, MaxRows: int32(limit),
+		})
+	}
 	if scope.AllTenants {
 		return r.q.OutboxReadAfterOfTypes(ctx, db.OutboxReadAfterOfTypesParams{
 			AfterTxid: after.TxID, AfterSeq: after.Seq, Types: types, MaxRows: int32(limit),

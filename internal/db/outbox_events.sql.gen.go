@@ -176,6 +176,69 @@ func (q *Queries) OutboxOldestTime(ctx context.Context) ([]time.Time, error) {
 	return items, nil
 }
 
+const outboxReadAfterAllTenantsOfTypes = `-- name: OutboxReadAfterAllTenantsOfTypes :many
+SELECT o.id, o.txid, o.seq, o.type, o.tenant_id, o.subject, o.data, o.time
+  FROM (SELECT DISTINCT unnest($1::text[]) AS type) t
+ CROSS JOIN LATERAL (
+       SELECT x.id, x.txid, x.seq, x.type, x.tenant_id, x.subject, x.data, x.time
+         FROM outbox x
+        WHERE (x.type, x.txid, x.seq) > (t.type, $2::xid8, $3::bigint)
+          AND x.type <= t.type
+          AND x.txid < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY x.type, x.txid, x.seq
+        LIMIT $4) o
+ ORDER BY o.txid, o.seq
+ LIMIT $4
+`
+
+type OutboxReadAfterAllTenantsOfTypesParams struct {
+	Types     []string
+	AfterTxid uint64
+	AfterSeq  int64
+	MaxRows   int32
+}
+
+// Every tenant's events of the given types after the cursor (operators):
+// the first max_rows of each type from outbox_type_position, merged in log
+// order, so a page costs at most max_rows index entries per type however
+// many events of other types lie in between. The shape of
+// OutboxReadAfterForTenantOfTypes, for the same reason: ordered by type
+// first, only this index gives the order, so no plan (a cached generic one
+// included) walks outbox_position and filters.
+func (q *Queries) OutboxReadAfterAllTenantsOfTypes(ctx context.Context, arg OutboxReadAfterAllTenantsOfTypesParams) ([]Outbox, error) {
+	rows, err := q.db.Query(ctx, outboxReadAfterAllTenantsOfTypes,
+		arg.Types,
+		arg.AfterTxid,
+		arg.AfterSeq,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Outbox{}
+	for rows.Next() {
+		var i Outbox
+		if err := rows.Scan(
+			&i.ID,
+			&i.Txid,
+			&i.Seq,
+			&i.Type,
+			&i.TenantID,
+			&i.Subject,
+			&i.Data,
+			&i.Time,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const outboxReadAfterForTenant = `-- name: OutboxReadAfterForTenant :many
 SELECT id, txid, seq, type, tenant_id, subject, data, time
   FROM outbox o
@@ -328,6 +391,8 @@ type OutboxReadAfterOfTypesParams struct {
 
 // Every tenant's events after the cursor (operators), optionally only some
 // types (an empty array means every type). Keyset scan on outbox_position.
+// With types, the reader uses OutboxReadAfterAllTenantsOfTypes instead:
+// here a type with few events in the log would walk the whole log.
 func (q *Queries) OutboxReadAfterOfTypes(ctx context.Context, arg OutboxReadAfterOfTypesParams) ([]Outbox, error) {
 	rows, err := q.db.Query(ctx, outboxReadAfterOfTypes,
 		arg.AfterTxid,
