@@ -6524,10 +6524,12 @@ type ClientInterface interface {
 	// millisecond, so that the windows of a reservation add up to its
 	// interval; `deviceMs` is that times the atoms held. Reserved time is
 	// billed (an isolated node keeps billing). The interval starts when the
-	// reservation was booked and ends at its end or when it was released,
-	// expired, failed or preempted. A window is `final` once its reservation
-	// has ended; before that it may still change. Ordered by window start,
-	// then key.
+	// reservation was booked, or at its start if that is later (a booking
+	// for later bills nothing before its start), and ends at its end or when
+	// it was released, expired, failed or preempted, whichever is earlier (a
+	// preempted workload's grace is not billed). A window is `final` once
+	// its reservation has ended; before that it may still change. Ordered by
+	// window start, then key.
 	//
 	// Corresponds with GET /v1/usage-windows (the `ListUsageWindows` operationId).
 	ListUsageWindows(ctx context.Context, params *ListUsageWindowsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8610,10 +8612,12 @@ func (c *Client) GetToken(ctx context.Context, id string, reqEditors ...RequestE
 // millisecond, so that the windows of a reservation add up to its
 // interval; `deviceMs` is that times the atoms held. Reserved time is
 // billed (an isolated node keeps billing). The interval starts when the
-// reservation was booked and ends at its end or when it was released,
-// expired, failed or preempted. A window is `final` once its reservation
-// has ended; before that it may still change. Ordered by window start,
-// then key.
+// reservation was booked, or at its start if that is later (a booking
+// for later bills nothing before its start), and ends at its end or when
+// it was released, expired, failed or preempted, whichever is earlier (a
+// preempted workload's grace is not billed). A window is `final` once
+// its reservation has ended; before that it may still change. Ordered by
+// window start, then key.
 //
 // Corresponds with GET /v1/usage-windows (the `ListUsageWindows` operationId).
 func (c *Client) ListUsageWindows(ctx context.Context, params *ListUsageWindowsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -13977,10 +13981,12 @@ type ClientWithResponsesInterface interface {
 	// millisecond, so that the windows of a reservation add up to its
 	// interval; `deviceMs` is that times the atoms held. Reserved time is
 	// billed (an isolated node keeps billing). The interval starts when the
-	// reservation was booked and ends at its end or when it was released,
-	// expired, failed or preempted. A window is `final` once its reservation
-	// has ended; before that it may still change. Ordered by window start,
-	// then key.
+	// reservation was booked, or at its start if that is later (a booking
+	// for later bills nothing before its start), and ends at its end or when
+	// it was released, expired, failed or preempted, whichever is earlier (a
+	// preempted workload's grace is not billed). A window is `final` once
+	// its reservation has ended; before that it may still change. Ordered by
+	// window start, then key.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -25773,10 +25779,12 @@ func (c *ClientWithResponses) GetTokenWithResponse(ctx context.Context, id strin
 // millisecond, so that the windows of a reservation add up to its
 // interval; `deviceMs` is that times the atoms held. Reserved time is
 // billed (an isolated node keeps billing). The interval starts when the
-// reservation was booked and ends at its end or when it was released,
-// expired, failed or preempted. A window is `final` once its reservation
-// has ended; before that it may still change. Ordered by window start,
-// then key.
+// reservation was booked, or at its start if that is later (a booking
+// for later bills nothing before its start), and ends at its end or when
+// it was released, expired, failed or preempted, whichever is earlier (a
+// preempted workload's grace is not billed). A window is `final` once
+// its reservation has ended; before that it may still change. Ordered by
+// window start, then key.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -25,7 +25,7 @@ import (
 // millisecond, so the windows add up to the interval measured whole
 // (RmUsageWindowRecompute). The interval starts when the reservation was booked (never
 // before its start) and ends at its end or at the moment it was released,
-// expired or failed, whichever is earlier; windows are final once it is
+// expired, failed or preempted, whichever is earlier; windows are final once it is
 // terminal. Whenever the
 // interval changes, the reservation's windows are computed whole and the
 // ones that differ written. A
