@@ -69,6 +69,28 @@ func (ip *instanceProcesses) endAdopted(proc *instanceProcess) {
 		return // the stop reports it
 	}
 	ip.forgetProc(proc)
+	ip.reportAdoptedEnd(proc)
+}
+
+// endedAway reports the end of an instance whose process exited while no
+// daemon ran (the predecessor was killed, the successor not started yet),
+// found gone at adoption: as an adopted instance's end, with the exit
+// status its shell wrote (a tenant's job that ended during a daemon
+// upgrade ends `succeeded` or `failed` with its status, not `lost`), once
+// what it left running in its cgroup is gone. No session is open yet: the
+// report waits for the first (session.go), which sends it before its
+// inventory, so the control plane never takes the instance for lost.
+func (ip *instanceProcesses) endedAway(proc *instanceProcess) {
+	if err := proc.group.remove(); err != nil && ip.log != nil {
+		ip.log.Warn("remove the cgroup of an instance that ended while no daemon ran", "instance", proc.id, "err", err)
+	}
+	ip.reportAdoptedEnd(proc)
+}
+
+// reportAdoptedEnd reports the end of adopted instance proc, whose process
+// has exited, with the exit status its exit file holds, and removes that
+// file.
+func (ip *instanceProcesses) reportAdoptedEnd(proc *instanceProcess) {
 	code, known := recordedExit(proc.exitFile)
 	if proc.exitFile != "" {
 		_ = os.Remove(proc.exitFile)

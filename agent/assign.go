@@ -255,8 +255,7 @@ func (d *daemon) watchdogWait(now time.Time) time.Duration {
 }
 
 // reportStopped sends one TypeInstanceStopped per stopped instance to the
-// session open now, if any. A report lost with its session is made up for
-// by the next inventory, which no longer lists the instance.
+// session open now, or to the next one (report).
 func (d *daemon) reportStopped(stopped []stoppedInstance) {
 	for _, s := range stopped {
 		b, err := json.Marshal(wire.InstanceStopped{InstanceID: s.InstanceID, AllocationID: s.AllocationID,

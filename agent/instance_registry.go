@@ -22,7 +22,8 @@ import (
 // time (which tells it from a later process that reused the pid), and a
 // restarted daemon adopts the ones still running: they are stopped like
 // any other instance when their allocation is unassigned or has ended, and
-// end when their process does (adopted_exit.go).
+// end when their process does; those that ended while no daemon ran are
+// reported ended at once (adopted_exit.go).
 
 // registryFile is the record of running instances in the state directory.
 const registryFile = "instances.json"
@@ -71,35 +72,51 @@ func (ip *instanceProcesses) persist() error {
 }
 
 // adopt loads the record in stateDir and takes over every instance whose
-// process still runs; the rest are dropped from the record.
+// process still runs. The rest ended while no daemon ran: each is dropped
+// from the record and its end reported (endedAway), before adopt returns.
 func (ip *instanceProcesses) adopt(stateDir string) ([]string, error) {
+	adopted, ended, err := ip.adoptRecord(stateDir)
+	for _, proc := range ended {
+		ip.endedAway(proc)
+	}
+	return adopted, err
+}
+
+// adoptRecord is adopt but for the reports: it returns the instances it
+// adopted, and those whose process is gone.
+func (ip *instanceProcesses) adoptRecord(stateDir string) ([]string, []*instanceProcess, error) {
 	ip.mu.Lock()
 	defer ip.mu.Unlock()
 	ip.registry = filepath.Join(stateDir, registryFile)
 	b, err := os.ReadFile(ip.registry)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("instance record: %w", err)
+		return nil, nil, fmt.Errorf("instance record: %w", err)
 	}
 	var rec map[string]registeredInstance
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, fmt.Errorf("instance record %s: %w", ip.registry, err)
+		return nil, nil, fmt.Errorf("instance record %s: %w", ip.registry, err)
 	}
 	if ip.procs == nil {
 		ip.procs = map[string]*instanceProcess{}
 	}
 	var adopted []string
+	var ended []*instanceProcess
 	for id, r := range rec {
-		if ticks, ok := processStart(r.PID); !ok || ticks != r.StartTicks || ip.procs[id] != nil {
-			continue // gone, or the pid now belongs to another process
+		if ip.procs[id] != nil {
+			continue
 		}
 		proc := &instanceProcess{id: id, allocationID: r.AllocationID, pid: r.PID, startTicks: r.StartTicks,
 			done: make(chan struct{}), pidFile: r.PIDFile, cgroup: r.Cgroup, exitFile: r.ExitFile,
 			oomBefore: r.OOMKills}
 		if r.GroupPath != "" {
 			proc.group = workloadCgroup{root: r.GroupRoot, path: r.GroupPath, v2: cgroupV2(r.GroupRoot)}
+		}
+		if ticks, ok := processStart(r.PID); !ok || ticks != r.StartTicks {
+			ended = append(ended, proc) // gone, or the pid now belongs to another process
+			continue
 		}
 		if r.PIDFile != "" {
 			proc.kill = func() { killWorkload(proc.group, r.PIDFile, r.Cgroup) }
@@ -109,7 +126,7 @@ func (ip *instanceProcesses) adopt(stateDir string) ([]string, error) {
 		ip.procs[id] = proc
 		adopted = append(adopted, id)
 	}
-	return adopted, ip.persist()
+	return adopted, ended, ip.persist()
 }
 
 // watchAdopted closes proc.done once the adopted process has exited (or

@@ -49,6 +49,10 @@ type daemon struct {
 	mu         sync.Mutex
 	current    *websocket.Conn
 	currentCtx context.Context
+	// unsent are the reports made while no session was open (or whose
+	// send failed), in order: the next session sends them first (see
+	// openReports).
+	unsent []wire.Message
 }
 
 // session runs one session through the gateway at base until it ends;
@@ -88,12 +92,16 @@ func (d *daemon) session(life, sessions context.Context, base string) (opened bo
 		Journal: d.journal.replay()}); err != nil {
 		return opened, err
 	}
+	// Then what ended while no session was open, and from now on every
+	// report: before the inventory, which no longer lists what they end.
+	if err := d.openReports(ctx, ws); err != nil {
+		return opened, err
+	}
+	defer d.setCurrent(nil, nil)
 	// Then what it holds and runs now.
 	if err := d.sendInventory(ctx, ws); err != nil {
 		return opened, err
 	}
-	d.setCurrent(ctx, ws)
-	defer d.setCurrent(nil, nil)
 	// The watchdog looks at every (re)connect, and reports on this session.
 	go d.resync()
 	go d.heartbeat(ctx, ws)
@@ -156,17 +164,49 @@ func (d *daemon) closeSession() {
 	}
 }
 
-// report sends m on the session open now; without one it is dropped.
+// openReports makes ws the session reports go on, once it has sent on it
+// the reports kept while none was open. A report the daemon makes while no
+// session is open (an instance that exited while the daemon was killed,
+// found at its restart; one that exited or was stopped while the node was
+// disconnected) is kept, not dropped: the session's inventory would no
+// longer list its instance, and the control plane would end it as lost
+// rather than with its exit status or the daemon's reason. Each is
+// recorded at the epoch of the session it comes in on, as any report; one
+// that was recorded already is left as it is (RecordInstanceStopped is
+// idempotent). The lock is held throughout, so a report made meanwhile
+// comes after them.
+func (d *daemon) openReports(ctx context.Context, ws *websocket.Conn) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for len(d.unsent) > 0 {
+		if err := send(ctx, ws, d.unsent[0]); err != nil {
+			return err // the rest wait for the next session
+		}
+		d.unsent = d.unsent[1:]
+	}
+	d.unsent = nil
+	d.current, d.currentCtx = ws, ctx
+	return nil
+}
+
+// report sends m on the session open now; without one, or when the send
+// fails, it is kept for the next session (openReports).
 func (d *daemon) report(m wire.Message) {
 	d.mu.Lock()
 	ws, ctx := d.current, d.currentCtx
+	if ws == nil {
+		d.unsent = append(d.unsent, m)
+	}
 	d.mu.Unlock()
 	if ws == nil {
-		d.log.Warn("no session to report on", "type", m.Type, "allocation", m.AllocationID)
+		d.log.Info("no session to report on: the next one will", "type", m.Type, "allocation", m.AllocationID)
 		return
 	}
 	if err := send(ctx, ws, m); err != nil {
-		d.log.Warn("report", "type", m.Type, "err", err)
+		d.log.Warn("report: the next session will", "type", m.Type, "err", err)
+		d.mu.Lock()
+		d.unsent = append(d.unsent, m)
+		d.mu.Unlock()
 	}
 }
 
