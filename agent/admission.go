@@ -8,7 +8,8 @@ import (
 )
 
 // Which workloads may start: only an assigned allocation's, not while it
-// is being unassigned, and only inside its window by the daemon's clock;
+// is being unassigned, and only inside its window by the control plane's
+// clock as the daemon reckons it (windowNow);
 // none once the daemon is stopping.
 
 // daemonStopping is why a workload is refused once the daemon's graceful
@@ -22,9 +23,9 @@ func notAssigned(allocationID string) string {
 	return fmt.Sprintf("allocation %s is not assigned to this node", allocationID)
 }
 
-// windowSkew is how early, by the daemon's clock, a workload may start
-// before its assignment's start: the control plane's clock and the node's
-// may disagree by that much.
+// windowSkew is how early a workload may start before its assignment's
+// start: the daemon's reckoning of the control plane's clock may be off
+// by that much.
 const windowSkew = time.Minute
 
 // admit says whether a workload of allocationID may start now, with the
@@ -54,7 +55,7 @@ func (ip *instanceProcesses) admit(lookup assignmentLookup, allocationID string)
 	return &a, ""
 }
 
-// outsideWindow says why now, by the daemon's clock, is outside the
+// outsideWindow says why now, by the control plane's clock, is outside the
 // assignment's window [Start, End), or "".
 func outsideWindow(a wire.AssignPayload, now time.Time) string {
 	switch {

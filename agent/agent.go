@@ -100,8 +100,10 @@ type Config struct {
 	InventoryEvery time.Duration
 	// ReconnectDelay is the pause between session attempts (default 1 s).
 	ReconnectDelay time.Duration
-	// Now is the daemon's clock, the judge of assignments' windows (nil:
-	// time.Now). Tests give it the control plane's simulated clock.
+	// Now is the node's clock (nil: time.Now). Assignments' windows are
+	// judged by the control plane's clock, measured against this one at
+	// every session open (see clock.go). Tests give it the control plane's
+	// simulated clock, or one off from it.
 	Now func() time.Time
 	// Joiner joins the node; nil means HTTP against ServerURL.
 	Joiner Joiner
@@ -171,7 +173,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if d.now == nil {
 		d.now = time.Now
 	}
-	d.instances.now = func() time.Time { return d.now() }
+	d.instances.now = d.windowNow
 	d.instances.exited = d.reportExited
 	d.instances.log = log
 	// Instances a killed predecessor left running are this daemon's now:

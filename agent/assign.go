@@ -177,11 +177,12 @@ func (d *daemon) unassign(res wire.Message, m wire.Message) wire.Message {
 
 // resync is the watchdog: nothing outlives its reservation. It stops (see
 // stopGroup) every workload of an allocation that is not assigned here,
-// or whose assignment's end has passed by the daemon's clock, and reports
+// or whose assignment's end has passed by the control plane's clock (as the
+// daemon reckons it, windowNow), and reports
 // each stopped instance. It runs at every (re)connect and every
 // Config.ResyncEvery.
 func (d *daemon) resync() []stoppedInstance {
-	now := d.now()
+	now := d.windowNow()
 	stopped := d.instances.stopWhere(d.cfg.StopGrace, false, func(_, alloc string) string {
 		if alloc == "" {
 			return "" // an operator's workload
@@ -222,7 +223,7 @@ func (d *daemon) resync() []stoppedInstance {
 // least every Config.ResyncEvery, until ctx ends.
 func (d *daemon) watchdog(ctx context.Context) {
 	for {
-		t := time.NewTimer(d.watchdogWait(d.now()))
+		t := time.NewTimer(d.watchdogWait(d.windowNow()))
 		select {
 		case <-ctx.Done():
 			t.Stop()

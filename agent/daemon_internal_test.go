@@ -57,7 +57,7 @@ func newTestDaemon(t *testing.T) *testDaemon {
 	// The daemon's clock is inside the test assignments' windows (t0).
 	td := &testDaemon{daemon: &daemon{cfg: cfg, journal: j, log: log, sandbox: sb, gpus: gpus,
 		now: func() time.Time { return t0.Add(time.Minute) }}, t: t, ctx: ctx, root: root}
-	td.instances.now = func() time.Time { return td.now() }
+	td.instances.now = td.windowNow
 	td.listen()
 	t.Cleanup(func() {
 		cancel()

@@ -27,7 +27,10 @@ func (hs *harness) router(g *gateway.Gateway) *gateway.NodeJobRouter {
 
 // book gives tenant acme an active reservation of one GPU on the only node,
 // assigned to its daemon, and returns its id.
-func (hs *harness) book(node string) string {
+func (hs *harness) book(node string) string { return hs.bookFor(node, time.Hour) }
+
+// bookFor is book of a reservation that ends length from now.
+func (hs *harness) bookFor(node string, length time.Duration) string {
 	h := commands.New(hs.d.Pool, commands.Config{})
 	require.NoError(hs.t, hs.d.Q.TenantEnsure(hs.ctx, "acme"))
 	for _, r := range []string{"gpu", "vcpu", "memory", "disk"} {
@@ -36,7 +39,7 @@ func (hs *harness) book(node string) string {
 	}
 	now := hs.d.Now(hs.t)
 	res, err := h.CreateReservation(hs.ctx, tenant, commands.CreateReservation{PoolID: "metal", GPUs: 1,
-		Start: now, End: now.Add(time.Hour)})
+		Start: now, End: now.Add(length)})
 	require.NoError(hs.t, err)
 	require.Equal(hs.t, node, res.Reservation.NodeID)
 	// Node jobs run only in an active reservation: its window has begun.

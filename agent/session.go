@@ -31,8 +31,10 @@ type daemon struct {
 	instances instanceProcesses
 	// sandbox is where and as whom workloads run.
 	sandbox *sandbox
-	// now is the daemon's clock (the watchdog's judge of ends).
-	now func() time.Time
+	// now is the node's own clock; windowNow (the control plane's clock
+	// as last measured, see clock.go) judges assignments' windows.
+	now     func() time.Time
+	cpClock controlPlaneClock
 	// assigned wakes the watchdog when an assignment is recorded, so that
 	// it times its next sleep to the new window's end too (buffered: one
 	// wake-up is enough).
@@ -85,6 +87,9 @@ func (d *daemon) session(life, sessions context.Context, base string) (opened bo
 		return false, fmt.Errorf("expected welcome, got %q", welcome.Type)
 	}
 	opened = true
+	if welcome.Now != nil {
+		d.adoptControlPlaneTime(*welcome.Now)
+	}
 	d.log.Info("session opened", "gateway", base, "epoch", welcome.SessionEpoch)
 	// Replay: the gateway learns what this daemon holds and ran, so the
 	// control plane can tell redeliveries from new work.

@@ -103,7 +103,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := &gatewaySession{nodeID: nodeID, epoch: sess.Epoch, ws: ws, lastHeard: g.now(), opened: g.now(), reads: reads}
 	g.hold(s)
 	g.Metrics.SessionOpened()
-	if err := g.write(ctx, s, wire.Message{Type: wire.TypeWelcome, NodeID: nodeID, SessionEpoch: sess.Epoch}); err != nil {
+	if err := g.write(ctx, s, wire.Message{Type: wire.TypeWelcome, NodeID: nodeID, SessionEpoch: sess.Epoch,
+		Now: &sess.OpenedAt}); err != nil {
 		g.end(context.WithoutCancel(ctx), s, 0, "welcome failed")
 		return
 	}

@@ -70,6 +70,11 @@ type Message struct {
 	// any epoch but its session's (a zombie gateway's late send).
 	NodeID       string `json:"nodeId,omitempty"`
 	SessionEpoch int64  `json:"sessionEpoch,omitempty"`
+	// Welcome: the control plane's clock (compute_now()) when the session
+	// opened. Assignments' windows are in its time, and the daemon judges
+	// them by it rather than by the node's own clock, which may be off.
+	// Absent from a gateway of a release before it was sent.
+	Now *time.Time `json:"now,omitempty"`
 	// Replay.
 	Journal []JournalEntry `json:"journal,omitempty"`
 	// Assign and AssignResult; on Command, the allocation whose security
