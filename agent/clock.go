@@ -3,6 +3,8 @@ package agent
 import (
 	"sync"
 	"time"
+
+	"github.com/bettercompute/compute/wire"
 )
 
 // The windows an assignment carries (wire.AssignPayload's Start and End)
@@ -22,10 +24,6 @@ import (
 // changes nothing until the next session open measures again. Until a
 // first welcome (a daemon restarted while the control plane is
 // unreachable) the node's own clock judges.
-
-// clockSkewWarn is how far the node's clock may be from the control
-// plane's before the daemon says so in its log at the session's open.
-const clockSkewWarn = time.Second
 
 // controlPlaneClock is the daemon's reading of the control plane's clock.
 type controlPlaneClock struct {
@@ -49,7 +47,7 @@ func (d *daemon) windowNow() time.Time {
 
 // adoptControlPlaneTime anchors the daemon's windows to the control
 // plane's time cp, read now, and says in the log when the node's clock is
-// off from it by more than clockSkewWarn. It returns the node's skew:
+// off from it by more than wire.ClockSkewWarn. It returns the node's skew:
 // positive when its clock is ahead of the control plane's.
 func (d *daemon) adoptControlPlaneTime(cp time.Time) time.Duration {
 	local := d.now()
@@ -57,7 +55,7 @@ func (d *daemon) adoptControlPlaneTime(cp time.Time) time.Duration {
 	d.cpClock.controlPlane, d.cpClock.local = cp, local
 	d.cpClock.mu.Unlock()
 	skew := local.Sub(cp)
-	if skew > clockSkewWarn || skew < -clockSkewWarn {
+	if skew > wire.ClockSkewWarn || skew < -wire.ClockSkewWarn {
 		d.log.Warn("this node's clock is off from the control plane's: assignments' windows are judged by the "+
 			"control plane's; fix the node's time synchronisation (NTP)", "skew", skew.Round(time.Millisecond).String(),
 			"node_time", local.UTC().Format(time.RFC3339Nano), "control_plane_time", cp.UTC().Format(time.RFC3339Nano))

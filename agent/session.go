@@ -75,8 +75,11 @@ func (d *daemon) session(life, sessions context.Context, base string) (opened bo
 	}
 	defer ws.CloseNow()
 	ws.SetReadLimit(wire.MaxMessageBytes)
+	// The node's clock goes with the hello, so that the control plane
+	// sees, and says, when it is off.
+	nodeNow := d.now().UTC()
 	if err := send(ctx, ws, wire.Message{Type: wire.TypeHello, JournalID: d.journal.id,
-		ObservedGeneration: d.journal.observedGeneration()}); err != nil {
+		ObservedGeneration: d.journal.observedGeneration(), Now: &nodeNow}); err != nil {
 		return opened, err
 	}
 	welcome, err := receive(ctx, ws)

@@ -33,13 +33,19 @@ func (f *fixture) liveGateway(id string) (*gateway.Gateway, string) {
 // connect opens a daemon session with token and waits for the welcome.
 func (f *fixture) connect(url, token string) (*websocket.Conn, wire.Message) {
 	f.t.Helper()
+	return f.connectHello(url, token, wire.Message{Type: wire.TypeHello, JournalID: "j1"})
+}
+
+// connectHello is connect with the hello given.
+func (f *fixture) connectHello(url, token string, h wire.Message) (*websocket.Conn, wire.Message) {
+	f.t.Helper()
 	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{
 		HTTPHeader: http.Header{"Authorization": []string{"Bearer " + token}}})
 	require.NoError(f.t, err)
 	f.t.Cleanup(func() { _ = ws.CloseNow() })
-	hello, err := json.Marshal(wire.Message{Type: wire.TypeHello, JournalID: "j1"})
+	hello, err := json.Marshal(h)
 	require.NoError(f.t, err)
 	require.NoError(f.t, ws.Write(ctx, websocket.MessageText, hello))
 	_, data, err := ws.Read(ctx)

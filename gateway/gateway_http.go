@@ -110,6 +110,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g.logger().Info("session opened", "gateway", g.ID, "node", nodeID, "epoch", sess.Epoch,
 		"journalChanged", sess.JournalChanged)
+	g.checkNodeClock(nodeID, hello, sess.OpenedAt)
 	for {
 		if err := g.awaitRead(ctx, s); err != nil {
 			g.end(context.WithoutCancel(ctx), s, 0, "connection ended")

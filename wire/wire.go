@@ -34,6 +34,11 @@ const (
 	SilenceLimit   = 30 * time.Second
 )
 
+// ClockSkewWarn is how far a node's clock may be from the control plane's
+// before the daemon and the gateway say so, each in its log, at the
+// session's open.
+const ClockSkewWarn = time.Second
+
 // MaxMessageBytes is the largest message either end reads. A journal
 // replay is the largest message and grows with the journal; command
 // output is capped well below it by the daemon (and only outcomes, not
@@ -70,10 +75,12 @@ type Message struct {
 	// any epoch but its session's (a zombie gateway's late send).
 	NodeID       string `json:"nodeId,omitempty"`
 	SessionEpoch int64  `json:"sessionEpoch,omitempty"`
+	// Hello: the node's clock when the daemon sent it; the gateway says
+	// when it is off from the control plane's by more than ClockSkewWarn.
 	// Welcome: the control plane's clock (compute_now()) when the session
 	// opened. Assignments' windows are in its time, and the daemon judges
 	// them by it rather than by the node's own clock, which may be off.
-	// Absent from a gateway of a release before it was sent.
+	// Absent from either end of a release before it was sent.
 	Now *time.Time `json:"now,omitempty"`
 	// Replay.
 	Journal []JournalEntry `json:"journal,omitempty"`

@@ -45,6 +45,7 @@ const (
 	NamePlacementRejections    = "compute_placement_rejections_total"
 	NameGatewaySessions        = "compute_gateway_sessions"
 	NameGatewaySessionsOpened  = "compute_gateway_sessions_opened_total"
+	NameGatewayClockSkewed     = "compute_gateway_sessions_clock_skewed_total"
 	NameNATSConnected          = "compute_nats_connected"
 	NameNATSStreamAheadOfLog   = "compute_nats_stream_ahead_of_log"
 	NameReadReplicaLag         = "compute_read_replica_lag_seconds"
