@@ -103,6 +103,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := &gatewaySession{nodeID: nodeID, epoch: sess.Epoch, ws: ws, lastHeard: g.now(), opened: g.now(), reads: reads}
 	g.hold(s)
 	g.Metrics.SessionOpened()
+	// Before the welcome, so that the count has moved when the daemon
+	// hears it is in.
+	g.checkNodeClock(nodeID, hello, sess.OpenedAt)
 	if err := g.write(ctx, s, wire.Message{Type: wire.TypeWelcome, NodeID: nodeID, SessionEpoch: sess.Epoch,
 		Now: &sess.OpenedAt}); err != nil {
 		g.end(context.WithoutCancel(ctx), s, 0, "welcome failed")
@@ -110,7 +113,6 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g.logger().Info("session opened", "gateway", g.ID, "node", nodeID, "epoch", sess.Epoch,
 		"journalChanged", sess.JournalChanged)
-	g.checkNodeClock(nodeID, hello, sess.OpenedAt)
 	for {
 		if err := g.awaitRead(ctx, s); err != nil {
 			g.end(context.WithoutCancel(ctx), s, 0, "connection ended")
