@@ -55,19 +55,36 @@ export class Live {
   }
 
   /**
-   * Calls reload(position) once per burst of matching events, with the
-   * position of the last one: the page re-reads with ?minPosition= so the
-   * read model it gets already holds that event.
+   * Calls reload(position) when matching events arrive, with the position
+   * of the last one: the page re-reads with ?minPosition= so the read
+   * model it gets already holds that event. It waits 150 ms to gather a
+   * burst into one reload, but from the first event of it, not the last:
+   * on a busy fleet (or with a tenant that books back to back) events never
+   * pause for 150 ms, and a wait restarted by every event would never end,
+   * so the page would stop following the stream. One reload runs at a time
+   * (a slow one is not overtaken by a newer one that could finish first);
+   * events that arrive during it bring another one after it.
    */
   whenChanged(match, reload) {
-    let timer = 0, position = '';
+    let timer = 0, position = '', running = false, dirty = false, stopped = false;
+    const run = async () => {
+      timer = 0;
+      running = true;
+      dirty = false;
+      try {
+        await reload(position);
+      } finally {
+        running = false;
+        if (dirty && !stopped) timer = setTimeout(run, 150);
+      }
+    };
     const off = this.subscribe((envelope, id) => {
       if (!match(envelope)) return;
       position = id;
-      clearTimeout(timer);
-      timer = setTimeout(() => reload(position), 150);
+      dirty = true;
+      if (!timer && !running) timer = setTimeout(run, 150);
     });
-    return () => { off(); clearTimeout(timer); };
+    return () => { stopped = true; off(); clearTimeout(timer); };
   }
 }
 

@@ -43,10 +43,9 @@ export async function render(ctx) {
     }
     replace(quotas, ...answers.map(([t, a]) => quotaView(t, a)));
   };
-  ctx.cleanup(ctx.live.whenChanged(ofTypes('reservation.', 'quota.', 'node.', 'gpu.', 'device.'), (p) => {
-    if (op) drawPools(p).catch((err) => pools.prepend(notice('error', err.message)));
-    drawQuotas().catch((err) => quotas.prepend(notice('error', err.message)));
-  }));
+  ctx.cleanup(ctx.live.whenChanged(ofTypes('reservation.', 'quota.', 'node.', 'gpu.', 'device.'), (p) => Promise.all([
+    op ? drawPools(p).catch((err) => pools.prepend(notice('error', err.message))) : null,
+    drawQuotas().catch((err) => quotas.prepend(notice('error', err.message)))])));
   await Promise.all([op ? drawPools() : null, drawQuotas()]);
 }
 
