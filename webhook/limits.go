@@ -57,7 +57,11 @@ func (c Config) SlotHold() time.Duration { return c.Timeout + 15*time.Second }
 // endpoint is likely to have a slot again (slotState.retryAfter). A few
 // deliveries per tenant wait in this process for up to SlotWait instead,
 // woken when the process frees one of the tenant's slots, so that a fast
-// endpoint's slots never sit idle between retries.
+// endpoint's slots never sit idle between retries; never one of a failing
+// endpoint (its last attempt failed): three tenants whose endpoints hang,
+// each with its slots in flight and its waiters waiting, filled the 32
+// goroutines of the delivery pool, and every other tenant's deliveries
+// waited tens of seconds for one.
 func (s *Service) takeSlot(ctx context.Context, it workqueue.Item, d db.WebhookDeliveryLoadRow) (bool, time.Duration, error) {
 	if d.BreakerOpenUntil != nil && d.BreakerOpenUntil.After(d.Now) {
 		return false, d.BreakerOpenUntil.Sub(d.Now), nil
@@ -74,7 +78,11 @@ func (s *Service) takeSlot(ctx context.Context, it workqueue.Item, d db.WebhookD
 		}
 		endpointFull = epFull
 	}
-	if s.cfg.SlotWait < 0 {
+	if s.cfg.SlotWait < 0 || d.Failing {
+		// A failing endpoint's delivery does not wait in the process: its
+		// slots free only as its requests time out, while each waiting
+		// delivery holds a goroutine of the delivery pool, which every
+		// tenant shares.
 		return false, s.retryAfter(d, endpointFull), nil
 	}
 	w, ok := s.slots.enter(d, max(2, (s.cfg.MaxInflightPerTenant+1)/2))

@@ -97,7 +97,8 @@ type Config struct {
 	// this process for a slot before it is put back: a few per tenant wait
 	// (half MaxInflightPerTenant, at least 2), so that a slot freed by a
 	// fast endpoint is taken again at once instead of at the next retry;
-	// the others are put back at once (DefaultSlotWait, 2 s; negative: nobody waits).
+	// the others, and every delivery of a failing endpoint, are put back
+	// at once (DefaultSlotWait, 2 s; negative: nobody waits).
 	SlotWait time.Duration
 	// BreakerThreshold is how many failed attempts in a row open an
 	// endpoint's circuit breaker (DefaultBreakerThreshold, 5).

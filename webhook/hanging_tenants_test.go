@@ -1,0 +1,76 @@
+package webhook_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/webhook"
+)
+
+// hangingTenants gives each of n tenants (h1…hn) three endpoints at slow,
+// marked failing (their last attempt failed), and two deliveries for each,
+// then one delivery of a healthy tenant (acme) to fast, due last. Nothing
+// is run.
+func (f *fixture) hangingTenants(t *testing.T, n int, slow, fast string) {
+	t.Helper()
+	ctx := context.Background()
+	for i := range n {
+		actor := core.Actor{TokenID: fmt.Sprintf("tok_h%d", i), Tenant: fmt.Sprintf("h%d", i), Identity: "h", Role: core.RoleMember}
+		var mine []string
+		for j := range 3 {
+			mine = append(mine, f.createEndpoint(t, actor, fmt.Sprintf("%s/h%d/%d", slow, i, j), "reservation.booked").ID)
+		}
+		_, err := f.pg.Pool.Exec(ctx, `UPDATE webhook_endpoints SET consecutive_failures = 1, failing_since = compute_now()
+			WHERE id = ANY($1)`, mine)
+		require.NoError(t, err)
+		for range 2 {
+			ev := f.emit(t, actor.Tenant, "reservation.booked")
+			for _, id := range mine {
+				f.scheduled(t, id, ev)
+			}
+		}
+	}
+	f.pg.AdvanceSimClock(t, time.Millisecond) // the healthy delivery is due last
+	healthy := f.createEndpoint(t, acmeMember, fast, "instance.failed")
+	f.scheduled(t, healthy.ID, f.emit(t, "acme", "instance.failed"))
+}
+
+// Endpoints that hang in a few tenants must not hold up every other
+// tenant's webhooks. The delivery pool has a fixed number of goroutines
+// (COMPUTE_WEBHOOK_CONCURRENCY); a request in flight holds one, and so
+// did a delivery of a failing endpoint waiting in the process for a slot
+// (Config.SlotWait). Three tenants whose endpoints hang, each holding the
+// two slots its failing share allows and two deliveries waiting, filled a
+// pool of eight, and a healthy tenant's delivery waited for a waiter to
+// give up (a minute here, 2 s by default, again and again); against a demo
+// server with 20 hanging endpoints in each of 5 tenants, a healthy
+// tenant's deliveries took 45 to 70 s. A failing endpoint's delivery now
+// goes back to the queue instead of waiting.
+func TestHangingTenantsDoNotHoldUpOtherTenants(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{
+		MaxInflightPerTenant: 4, MaxInflightPerEndpoint: 2,
+		SlotWait: time.Minute, Timeout: time.Minute, // what hangs stays for the whole test
+	})
+	slow := newGate(t)
+	fast := newReceiver(t, respond{status: http.StatusOK})
+	f.hangingTenants(t, 3, slow.URL, fast.URL)
+
+	f.worker.Concurrency = 8
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); f.worker.Run(ctx, 20*time.Millisecond, nil) }()
+	t.Cleanup(func() { slow.release(); cancel(); wg.Wait() })
+
+	require.Eventually(t, func() bool { return len(fast.requests()) == 1 }, 10*time.Second, 5*time.Millisecond,
+		"the healthy tenant's delivery is made while three tenants' endpoints hang")
+	require.LessOrEqual(t, slow.held.Load(), int64(3*2), "each hanging tenant holds at most its failing share")
+}
