@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/core"
@@ -73,4 +75,49 @@ func TestHangingTenantsDoNotHoldUpOtherTenants(t *testing.T) {
 	require.Eventually(t, func() bool { return len(fast.requests()) == 1 }, 10*time.Second, 5*time.Millisecond,
 		"the healthy tenant's delivery is made while three tenants' endpoints hang")
 	require.LessOrEqual(t, slow.held.Load(), int64(3*2), "each hanging tenant holds at most its failing share")
+}
+
+// A delivery of a failing endpoint that finds no slot comes back after at
+// least half the request timeout, not within slotRetryMax (5 s): the
+// endpoint's slots free only as its requests time out, and 630 deliveries
+// of 60 hanging endpoints looking again every 2.5–5 s kept the delivery
+// pool and the database busy with claims and slot checks that could not
+// succeed, ahead of every other tenant's deliveries in the oldest-first
+// queue (a healthy tenant's median delivery latency was 7 s).
+func TestFailingEndpointsDeliveriesWaitOutTheTimeout(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{MaxInflightPerTenant: 4, MaxInflightPerEndpoint: 2, SlotWait: -1, Timeout: time.Minute})
+	slow := newGate(t)
+	fast := newReceiver(t, respond{status: http.StatusOK})
+	f.hangingTenants(t, 1, slow.URL, fast.URL)
+	ctx := context.Background()
+	var deferred []uuid.UUID
+	rows, err := f.pg.Pool.Query(ctx, `SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+		WHERE e.tenant_id = 'h0'`)
+	require.NoError(t, err)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	require.NoError(t, err)
+	require.Len(t, ids, 6)
+
+	ran := make(chan struct{})
+	go func() { defer close(ran); _, _ = f.worker.RunOnce(ctx) }()
+	t.Cleanup(func() { slow.release(); <-ran })
+	// Two of the six hang (the failing share); the four others are put back.
+	require.Eventually(t, func() bool {
+		deferred = deferred[:0]
+		now := f.pg.Now(t)
+		for _, id := range ids {
+			if nb := f.notBefore(t, id); nb.After(now) {
+				deferred = append(deferred, id)
+			}
+		}
+		return len(deferred) == 4 && slow.held.Load() == 2
+	}, 10*time.Second, 5*time.Millisecond)
+	now := f.pg.Now(t)
+	for _, id := range deferred {
+		require.GreaterOrEqual(t, f.notBefore(t, id).Sub(now), 25*time.Second,
+			"a failing endpoint's delivery with no slot comes back after half the timeout or more")
+	}
+	require.Eventually(t, func() bool { return len(fast.requests()) == 1 }, 10*time.Second, 5*time.Millisecond,
+		"the healthy tenant is delivered meanwhile")
 }
