@@ -22,6 +22,13 @@ import (
 // is run.
 func (f *fixture) hangingTenants(t *testing.T, n int, slow, fast string) {
 	t.Helper()
+	f.hangingTenantsFailing(t, n, slow, fast, true)
+}
+
+// hangingTenantsFailing is hangingTenants with endpoints that have not
+// failed yet unless failing.
+func (f *fixture) hangingTenantsFailing(t *testing.T, n int, slow, fast string, failing bool) {
+	t.Helper()
 	ctx := context.Background()
 	for i := range n {
 		actor := core.Actor{TokenID: fmt.Sprintf("tok_h%d", i), Tenant: fmt.Sprintf("h%d", i), Identity: "h", Role: core.RoleMember}
@@ -29,9 +36,11 @@ func (f *fixture) hangingTenants(t *testing.T, n int, slow, fast string) {
 		for j := range 3 {
 			mine = append(mine, f.createEndpoint(t, actor, fmt.Sprintf("%s/h%d/%d", slow, i, j), "reservation.booked").ID)
 		}
-		_, err := f.pg.Pool.Exec(ctx, `UPDATE webhook_endpoints SET consecutive_failures = 1, failing_since = compute_now()
-			WHERE id = ANY($1)`, mine)
-		require.NoError(t, err)
+		if failing {
+			_, err := f.pg.Pool.Exec(ctx, `UPDATE webhook_endpoints SET consecutive_failures = 1, failing_since = compute_now()
+				WHERE id = ANY($1)`, mine)
+			require.NoError(t, err)
+		}
 		for range 2 {
 			ev := f.emit(t, actor.Tenant, "reservation.booked")
 			for _, id := range mine {
@@ -120,4 +129,34 @@ func TestFailingEndpointsDeliveriesWaitOutTheTimeout(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return len(fast.requests()) == 1 }, 10*time.Second, 5*time.Millisecond,
 		"the healthy tenant is delivered meanwhile")
+}
+
+// Until their first timeout, endpoints that hang have not failed: each of
+// three such tenants held its four slots and its two deliveries waiting
+// for a slot (SlotWait, a minute here) in a pool of sixteen, and a healthy
+// tenant's delivery waited for a waiter to give up. In the demo probe the
+// first minute of 20 new hanging endpoints per tenant held a healthy
+// tenant's deliveries 5 to 24 s. A delivery no longer waits, and stops
+// waiting, once every request of its full tenant in flight in the process
+// has run for over a second.
+func TestNewHangingEndpointsDoNotHoldUpOtherTenants(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{
+		MaxInflightPerTenant: 4, MaxInflightPerEndpoint: 2,
+		SlotWait: time.Minute, Timeout: time.Minute, // what hangs stays for the whole test
+	})
+	slow := newGate(t)
+	fast := newReceiver(t, respond{status: http.StatusOK})
+	f.hangingTenantsFailing(t, 3, slow.URL, fast.URL, false)
+
+	f.worker.Concurrency = 16
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); f.worker.Run(ctx, 20*time.Millisecond, nil) }()
+	t.Cleanup(func() { slow.release(); cancel(); wg.Wait() })
+
+	require.Eventually(t, func() bool { return len(fast.requests()) == 1 }, 10*time.Second, 5*time.Millisecond,
+		"the healthy tenant's delivery is made while three tenants' new endpoints hang")
+	require.LessOrEqual(t, slow.held.Load(), int64(3*4), "each hanging tenant holds at most its cap")
 }

@@ -40,6 +40,13 @@ const slotRetryMax = 5 * time.Second
 // slotRetryMin is the least such wait.
 const slotRetryMin = 5 * time.Millisecond
 
+// slotStalledAfter is how long every request of a full tenant (or
+// endpoint) in flight in this process must have run for its deliveries to
+// stop waiting for a slot in the process (takeSlot): an endpoint that
+// answers takes well under a second, and a request that hangs holds its
+// slot until the timeout.
+const slotStalledAfter = time.Second
+
 // slotRecheck is how often a waiting delivery tries again for a slot that
 // another process may have freed (this process's own releases wake it).
 const slotRecheck = 100 * time.Millisecond
@@ -79,11 +86,14 @@ func (s *Service) takeSlot(ctx context.Context, it workqueue.Item, d db.WebhookD
 		}
 		endpointFull = epFull
 	}
-	if s.cfg.SlotWait < 0 || d.Failing {
+	if s.cfg.SlotWait < 0 || d.Failing || s.slots.stalled(scopeKey(d, endpointFull), slotStalledAfter, time.Now()) {
 		// A failing endpoint's delivery does not wait in the process: its
 		// slots free only as its requests time out, while each waiting
 		// delivery holds a goroutine of the delivery pool, which every
-		// tenant shares.
+		// tenant shares. Nor does one whose full tenant (or endpoint) has
+		// only requests here that have run longer than a wait: endpoints
+		// that hang but have not failed yet, until their first timeout.
+		// A delivery waiting already stops once that is so (below).
 		return false, s.retryAfter(d, endpointFull), nil
 	}
 	w, ok := s.slots.enter(d, max(2, (s.cfg.MaxInflightPerTenant+1)/2))
@@ -105,6 +115,9 @@ func (s *Service) takeSlot(ctx context.Context, it workqueue.Item, d db.WebhookD
 				return true, 0, nil
 			}
 		case <-recheck.C:
+			if s.slots.stalled(scopeKey(d, endpointFull), slotStalledAfter, time.Now()) {
+				return s.stopWaiting(w, false, s.retryAfter(d, endpointFull), nil)
+			}
 		}
 		ok, wait, epFull, err := s.acquire(ctx, it, d)
 		if err != nil || ok || wait > 0 {
@@ -220,11 +233,20 @@ func (s *Service) retryAfter(d db.WebhookDeliveryLoadRow, endpointFull bool) tim
 	if d.Failing {
 		return s.failingRetry()
 	}
-	key, limit := "t:"+d.TenantID, s.cfg.MaxInflightPerTenant
+	limit := s.cfg.MaxInflightPerTenant
 	if endpointFull {
-		key, limit = "e:"+d.EndpointID, s.cfg.MaxInflightPerEndpoint
+		limit = s.cfg.MaxInflightPerEndpoint
 	}
-	return s.slots.retryAfter(key, limit, s.cfg.SlotRetry, s.cfg.Rand(), time.Now())
+	return s.slots.retryAfter(scopeKey(d, endpointFull), limit, s.cfg.SlotRetry, s.cfg.Rand(), time.Now())
+}
+
+// scopeKey names the slot scope whose cap d found full: its endpoint's
+// (endpointFull) or its tenant's.
+func scopeKey(d db.WebhookDeliveryLoadRow, endpointFull bool) string {
+	if endpointFull {
+		return "e:" + d.EndpointID
+	}
+	return "t:" + d.TenantID
 }
 
 // failingRetry is when a delivery of a failing endpoint (its last attempt

@@ -118,6 +118,25 @@ func (r *slotState) retryAfter(key string, limit int, base time.Duration, rnd fl
 	return time.Duration(float64(slotRetryMax) * (0.5 + rnd/2))
 }
 
+// stalled says whether this process has requests of the scope key in
+// flight and every one of them has run for longer than after: none is
+// likely to free a slot soon, so waiting for one would only hold a
+// goroutine of the delivery pool.
+func (r *slotState) stalled(key string, after time.Duration, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sc, ok := r.scopes[key]
+	if !ok || len(sc.inflight) == 0 {
+		return false
+	}
+	for _, at := range sc.inflight {
+		if now.Sub(at) <= after {
+			return false
+		}
+	}
+	return true
+}
+
 // enter admits d to its tenant's waiting room unless limit wait already.
 func (r *slotState) enter(d db.WebhookDeliveryLoadRow, limit int) (*waiter, bool) {
 	r.mu.Lock()
