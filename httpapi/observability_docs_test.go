@@ -30,6 +30,7 @@ var onlyInSomeProcesses = map[string]string{
 	"compute_read_replica_in_rotation":              "an api process with COMPUTE_READ_DATABASE_URL",
 	"compute_gateway_sessions":                      "a process with the gateway role",
 	"compute_gateway_sessions_opened_total":         "a process with the gateway role",
+	"compute_gateway_sessions_clock_skewed_total":   "a process with the gateway role",
 }
 
 // family is a metric as documented or as served: its type and the names
