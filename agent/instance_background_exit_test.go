@@ -74,12 +74,16 @@ func TestAdoptedInstanceEndsWhenABackgroundChildKeepsItsOutput(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(state, registryFile), b, 0o600))
 
-	var ip instanceProcesses
+	// Its end is reported once it is forgotten (adopted_exit.go): wait for
+	// the report, not on ip.procs, which the end changes meanwhile.
+	ended := make(chan string, 1)
+	ip := instanceProcesses{exited: func(p *instanceProcess, _ *int32, _ string) { ended <- p.id }}
 	adopted, err := ip.adopt(state)
 	require.NoError(t, err)
 	require.Equal(t, []string{"ins_bga"}, adopted)
 	select {
-	case <-ip.procs["ins_bga"].done:
+	case id := <-ended:
+		require.Equal(t, "ins_bga", id)
 	case <-time.After(20 * time.Second):
 		t.Fatal("the adopted instance never ended")
 	}
