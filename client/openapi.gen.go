@@ -6483,7 +6483,12 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/tokens (the `CreateToken` operationId).
 	CreateToken(ctx context.Context, body CreateTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// RevokeToken Revoke a token and every token it issued (operator)
+	// RevokeToken Revoke a token and every token it issued (operator, or the token itself)
+	//
+	// Operators revoke any token; any other token may revoke itself (its
+	// own id, `tokenId` in `GET /v1/whoami`), so whoever holds a token that
+	// may have leaked can end it without an operator, and another token's
+	// id is 403 PERMISSION_DENIED.
 	//
 	// Revokes the token and, in the same transaction, every token
 	// descending from it: the tokens it issued, the tokens those issued,
@@ -8551,7 +8556,12 @@ func (c *Client) CreateToken(ctx context.Context, body CreateTokenJSONRequestBod
 	return c.Client.Do(req)
 }
 
-// RevokeToken Revoke a token and every token it issued (operator)
+// RevokeToken Revoke a token and every token it issued (operator, or the token itself)
+//
+// Operators revoke any token; any other token may revoke itself (its
+// own id, `tokenId` in `GET /v1/whoami`), so whoever holds a token that
+// may have leaked can end it without an operator, and another token's
+// id is 403 PERMISSION_DENIED.
 //
 // Revokes the token and, in the same transaction, every token
 // descending from it: the tokens it issued, the tokens those issued,
@@ -13936,7 +13946,12 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/tokens (the `CreateToken` operationId).
 	CreateTokenWithResponse(ctx context.Context, body CreateTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTokenResponse, error)
 
-	// RevokeTokenWithResponse Revoke a token and every token it issued (operator)
+	// RevokeTokenWithResponse Revoke a token and every token it issued (operator, or the token itself)
+	//
+	// Operators revoke any token; any other token may revoke itself (its
+	// own id, `tokenId` in `GET /v1/whoami`), so whoever holds a token that
+	// may have leaked can end it without an operator, and another token's
+	// id is 403 PERMISSION_DENIED.
 	//
 	// Revokes the token and, in the same transaction, every token
 	// descending from it: the tokens it issued, the tokens those issued,
@@ -25722,7 +25737,12 @@ func (c *ClientWithResponses) CreateTokenWithResponse(ctx context.Context, body 
 	return ParseCreateTokenResponse(rsp)
 }
 
-// RevokeTokenWithResponse Revoke a token and every token it issued (operator)
+// RevokeTokenWithResponse Revoke a token and every token it issued (operator, or the token itself)
+//
+// Operators revoke any token; any other token may revoke itself (its
+// own id, `tokenId` in `GET /v1/whoami`), so whoever holds a token that
+// may have leaked can end it without an operator, and another token's
+// id is 403 PERMISSION_DENIED.
 //
 // Revokes the token and, in the same transaction, every token
 // descending from it: the tokens it issued, the tokens those issued,

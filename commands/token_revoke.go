@@ -27,7 +27,10 @@ type TokenRevoked struct {
 // RevokeToken ends a token's validity, and that of every token descending
 // from it, in one transaction: otherwise a leaked token could mint a second
 // one and its revocation would achieve nothing (Vault's token hierarchy).
-// Only operators may revoke. Each token revoked gets its own revoked change
+// Operators may revoke any token; any other token may revoke itself and
+// no other: whoever holds a token that may have leaked ends it without
+// waiting for an operator, and a token can only give up its own access by
+// it. Each token revoked gets its own revoked change
 // in authz_changes, so caches drop it and its open event streams end, and
 // its stream tickets redeem nothing, exactly as for a token revoked
 // directly.
@@ -58,8 +61,8 @@ func (t *Tokens) RevokeTokenAlone(ctx context.Context, actor core.Actor, id stri
 
 // revokeToken is RevokeToken, or RevokeTokenAlone when alone.
 func (t *Tokens) revokeToken(ctx context.Context, actor core.Actor, id string, alone bool) (TokenRevoked, error) {
-	if !actor.IsOperator() {
-		return TokenRevoked{}, core.Errorf(core.CodePermissionDenied, "only operators may revoke tokens")
+	if !actor.IsOperator() && (actor.TokenID == "" || id != actor.TokenID) {
+		return TokenRevoked{}, core.Errorf(core.CodePermissionDenied, "only operators may revoke another token; a token may revoke itself")
 	}
 	var out TokenRevoked
 	err := pg.InTx(ctx, t.Pool, func(tx pgx.Tx) error {

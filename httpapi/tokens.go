@@ -11,13 +11,14 @@ import (
 )
 
 // tokenRoutes are the identity endpoints: operators issue and revoke
-// tokens; anyone may read tokens of their own tenant and ask who they are.
+// tokens, and any token may revoke itself (the command checks which);
+// anyone may read tokens of their own tenant and ask who they are.
 func tokenRoutes(r Router) {
 	h := tokenHandlers{tokens: r.Deps.Commands.Tokens()}
 	h.revocations, _ = r.Deps.Auth.(RevocationNoter)
 	r.V1.POST("/tokens", h.create, RequireRole(core.RoleOperator), queryParams())
 	r.V1.GET("/tokens/:id", h.get, queryParams())
-	r.V1.DELETE("/tokens/:id", h.revoke, RequireRole(core.RoleOperator), queryParams("descendants"))
+	r.V1.DELETE("/tokens/:id", h.revoke, queryParams("descendants"))
 	r.V1.GET("/whoami", whoami, queryParams())
 }
 

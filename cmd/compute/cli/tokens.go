@@ -68,11 +68,15 @@ func (c *cli) tokensCmd() *cobra.Command {
 	var keepDescendants bool
 	revokeCmd := &cobra.Command{
 		Use:   "revoke TOKEN_ID",
-		Short: "Revoke a token and every token it issued (operators); servers drop them within their cache interval",
+		Short: "Revoke a token and every token it issued (operators; any token itself); servers drop them within their cache interval",
 		Long: `revoke revokes the token and, in the same transaction, every token
 descending from it: the tokens it issued, the tokens those issued, and so
 on. DESCENDANTS-REVOKED says how many went with it (0 when it issued none).
 Revoking a token revoked before revokes its descendants that are still valid.
+
+Operators revoke any token. Any other token may revoke itself (the TOKEN
+column of compute whoami) and no other: a token that may have leaked is
+ended by whoever holds it.
 
 --keep-descendants revokes the token alone: the tokens it issued keep
 working. That is how the operator token printed at the first start is
