@@ -100,3 +100,44 @@ func TestJoinTokenCannotOutliveTheTokenThatIssuesIt(t *testing.T) {
 	require.False(t, jt.ExpiresAt.After(expiry), "expires %s, its issuer %s", jt.ExpiresAt, expiry)
 	require.Equal(t, http.StatusCreated, s.call(t, http.MethodPost, "/v1/nodes/node-soon/join", jt.Token, joinBody).status)
 }
+
+// A node credential is a credential of its own: the operator token whose
+// join token admitted the node can expire or be revoked, with its
+// descendants, and the node's credential still authenticates (its daemon
+// reconnects), so that rotating an operator's token does not drop the
+// fleet. Only revoking the credential, or retiring the node, ends it
+// (docs/security.md, Stolen node credentials).
+func TestNodeCredentialOutlivesTheTokenThatAdmittedIt(t *testing.T) {
+	t.Parallel()
+	s := newAPIServer(t, time.Second)
+	s.must(t, http.StatusCreated, http.MethodPost, "/v1/sites", s.operator, map[string]any{"id": "fra1", "name": "Frankfurt 1"}, nil)
+	s.must(t, http.StatusCreated, http.MethodPost, "/v1/pools", s.operator,
+		map[string]any{"id": "metal", "siteId": "fra1", "kind": "bare-metal"}, nil)
+	var expiring, revoked tokenJSON
+	s.must(t, http.StatusCreated, http.MethodPost, "/v1/tokens", s.operator, map[string]any{
+		"tenant": "ops", "identity": "expiring@ops", "role": "operator",
+		"expiresAt": s.pg.Now(t).Add(30 * time.Minute).Format(time.RFC3339Nano)}, &expiring)
+	s.must(t, http.StatusCreated, http.MethodPost, "/v1/tokens", s.operator, map[string]any{
+		"tenant": "ops", "identity": "revoked@ops", "role": "operator"}, &revoked)
+
+	credentials := map[string]string{}
+	for node, issuer := range map[string]string{"node-e": expiring.Token, "node-r": revoked.Token} {
+		var jt joinTokenJSON
+		s.must(t, http.StatusCreated, http.MethodPost, "/v1/nodes/"+node+"/join-tokens", issuer,
+			map[string]any{"ttlSeconds": 600}, &jt)
+		var joined joinedJSON
+		s.must(t, http.StatusCreated, http.MethodPost, "/v1/nodes/"+node+"/join", jt.Token, joinBody, &joined)
+		credentials[node] = joined.Token
+	}
+
+	s.pg.AdvanceSimClock(t, time.Hour)
+	s.must(t, http.StatusOK, http.MethodDelete, "/v1/tokens/"+revoked.ID, s.operator, nil, nil)
+	for _, issuer := range []string{expiring.Token, revoked.Token} {
+		require.Equal(t, http.StatusUnauthorized, s.call(t, http.MethodGet, "/v1/whoami", issuer, nil).status)
+	}
+	for node, credential := range credentials {
+		got, _, err := s.h.NodeSessions().AuthenticateNodeCredential(t.Context(), credential)
+		require.NoError(t, err, "%s's credential, its issuer's token gone", node)
+		require.Equal(t, node, got)
+	}
+}
