@@ -5616,8 +5616,10 @@ type ClientInterface interface {
 	// the oldest retained event. The server ends the stream when the client
 	// falls too far behind, the server shuts down, or the stream reaches its
 	// maximum lifetime (`COMPUTE_STREAM_MAX_LIFETIME`, default 1 h); reconnect
-	// with `Last-Event-ID`. It also ends the stream when its token is revoked;
-	// the reconnect is then 401. Errors (bad or expired cursor, too many
+	// with `Last-Event-ID`. It also ends the stream when its token is revoked
+	// or expires, with one last frame, `event: error` with the error envelope
+	// as data (`{"error":{"code":"UNAUTHENTICATED",…}}`) and no `id`: do not
+	// reconnect with that token, whose reconnect is 401. Errors (bad or expired cursor, too many
 	// streams) are JSON responses sent before the stream starts. If
 	// retention prunes the log past a stream that is still catching up,
 	// the stream sends one last frame, `event: error` with the error
@@ -7019,8 +7021,10 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 // the oldest retained event. The server ends the stream when the client
 // falls too far behind, the server shuts down, or the stream reaches its
 // maximum lifetime (`COMPUTE_STREAM_MAX_LIFETIME`, default 1 h); reconnect
-// with `Last-Event-ID`. It also ends the stream when its token is revoked;
-// the reconnect is then 401. Errors (bad or expired cursor, too many
+// with `Last-Event-ID`. It also ends the stream when its token is revoked
+// or expires, with one last frame, `event: error` with the error envelope
+// as data (`{"error":{"code":"UNAUTHENTICATED",…}}`) and no `id`: do not
+// reconnect with that token, whose reconnect is 401. Errors (bad or expired cursor, too many
 // streams) are JSON responses sent before the stream starts. If
 // retention prunes the log past a stream that is still catching up,
 // the stream sends one last frame, `event: error` with the error
@@ -13013,8 +13017,10 @@ type ClientWithResponsesInterface interface {
 	// the oldest retained event. The server ends the stream when the client
 	// falls too far behind, the server shuts down, or the stream reaches its
 	// maximum lifetime (`COMPUTE_STREAM_MAX_LIFETIME`, default 1 h); reconnect
-	// with `Last-Event-ID`. It also ends the stream when its token is revoked;
-	// the reconnect is then 401. Errors (bad or expired cursor, too many
+	// with `Last-Event-ID`. It also ends the stream when its token is revoked
+	// or expires, with one last frame, `event: error` with the error envelope
+	// as data (`{"error":{"code":"UNAUTHENTICATED",…}}`) and no `id`: do not
+	// reconnect with that token, whose reconnect is 401. Errors (bad or expired cursor, too many
 	// streams) are JSON responses sent before the stream starts. If
 	// retention prunes the log past a stream that is still catching up,
 	// the stream sends one last frame, `event: error` with the error
@@ -24402,8 +24408,10 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 // the oldest retained event. The server ends the stream when the client
 // falls too far behind, the server shuts down, or the stream reaches its
 // maximum lifetime (`COMPUTE_STREAM_MAX_LIFETIME`, default 1 h); reconnect
-// with `Last-Event-ID`. It also ends the stream when its token is revoked;
-// the reconnect is then 401. Errors (bad or expired cursor, too many
+// with `Last-Event-ID`. It also ends the stream when its token is revoked
+// or expires, with one last frame, `event: error` with the error envelope
+// as data (`{"error":{"code":"UNAUTHENTICATED",…}}`) and no `id`: do not
+// reconnect with that token, whose reconnect is 401. Errors (bad or expired cursor, too many
 // streams) are JSON responses sent before the stream starts. If
 // retention prunes the log past a stream that is still catching up,
 // the stream sends one last frame, `event: error` with the error

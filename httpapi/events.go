@@ -184,14 +184,13 @@ func streamStart(c echo.Context) (*outbox.Position, error) {
 // stream serves GET /v1/events/stream. Everything that can fail with a
 // status (bad cursor, expired cursor, scope, too many streams, shutdown)
 // fails before the first byte, as a normal JSON error. After that the
-// stream ends without an error status: the client went away, fell behind
-// (dropped), the server is shutting down, the stream reached its maximum
-// lifetime, or its token was revoked or expired. In all but the first case
-// the client reconnects with Last-Event-ID (and a revoked or expired token
-// then gets its 401).
-// One end is an error the client must act on: retention pruned the log
-// past the stream while it caught up; an `event: error` frame carrying
-// CURSOR_EXPIRED says so before the stream ends.
+// stream ends without an error status: the client went away, or it fell
+// behind (dropped), the server is shutting down or the stream reached its
+// maximum lifetime, and then the client reconnects with Last-Event-ID.
+// Two ends are errors the client must act on, which an `event: error`
+// frame says before the stream ends: retention pruned the log past the
+// stream while it caught up (CURSOR_EXPIRED), and its token was revoked
+// or expired (UNAUTHENTICATED; a reconnect would get its 401).
 func (a *eventStreams) stream(c echo.Context) error {
 	actor := ActorOf(c)
 	start, err := streamStart(c)
@@ -247,7 +246,14 @@ func (a *eventStreams) stream(c echo.Context) error {
 		return nil // the client is gone
 	}
 	err = sub.Deliver(ctx, w.event, cmp.Or(a.Heartbeat, DefaultHeartbeat), w.heartbeat)
-	if cause := context.Cause(ctx); cause == errTokenRevoked || cause == errStreamLifetime {
+	switch context.Cause(ctx) {
+	case errTokenRevoked:
+		// Ended on purpose, and resuming cannot help: an error frame says
+		// so, as the 401 of a reconnect would, so that a client stops
+		// instead of reconnecting as after a network failure.
+		_ = w.streamError(core.Errorf(core.CodeUnauthenticated, "the token was revoked or has expired"))
+		return nil
+	case errStreamLifetime:
 		// Ended by the server on purpose, whatever Deliver was doing.
 		return nil
 	}

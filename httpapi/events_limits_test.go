@@ -79,8 +79,10 @@ func TestEventStreamsAreCappedPerTokenAndTenant(t *testing.T) {
 }
 
 // A stream opened with a token ends once the token is revoked (the
-// authz_changes feed tells the process), and the client's reconnect is
-// refused.
+// authz_changes feed tells the process), with a last frame saying why
+// (`event: error`, UNAUTHENTICATED), so that a client stops rather than
+// reconnecting into a 401 as if the network had failed; and the client's
+// reconnect is refused.
 func TestEventStreamEndsWhenItsTokenIsRevoked(t *testing.T) {
 	t.Parallel()
 	s := setupEvents(t, 0)
@@ -96,10 +98,28 @@ func TestEventStreamEndsWhenItsTokenIsRevoked(t *testing.T) {
 
 	r := s.call(t, http.MethodDelete, "/v1/tokens/"+id, s.operator, nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	var last sseFrame
 	require.Eventually(t, func() bool {
 		require.NoError(t, s.auth.Sync(t.Context()))
-		return c.ended()
+		for {
+			select {
+			case f, ok := <-c.frames:
+				if !ok {
+					return true
+				}
+				last = f
+				continue
+			default:
+				return false
+			}
+		}
 	}, eventsWait, 5*time.Millisecond, "the revoked token's stream ends")
+	require.Equal(t, "error", last.event, "the stream's last frame says why it ended: %+v", last)
+	require.False(t, last.hasID, "an error frame moves no resume point")
+	var body httpapi.ErrorBody
+	require.NoError(t, json.Unmarshal([]byte(last.data), &body), "data: %s", last.data)
+	require.Equal(t, core.CodeUnauthenticated, body.Error.Code)
+	require.Contains(t, body.Error.Message, "revoked")
 
 	again := s.openStream(t, member, "", "")
 	require.Equal(t, http.StatusUnauthorized, again.res.StatusCode)
