@@ -2991,6 +2991,10 @@ type ReservationCondition struct {
 // (`data.preemptedBy`; docs/concepts/priority.md); its `Preempted`
 // condition says by whom, its quota is refunded, its devices are the
 // preemptor's and its workloads are stopped after its class's grace.
+// `reservation.shortened`: a reservation of a strictly higher priority
+// whose window starts later booked its devices from then
+// (`data.preemptedBy`); the reservation keeps them until its new `end`,
+// where it expires as any reservation does.
 type ReservationEvent struct {
 	// Data The whole reservation as of the transition (core.ReservationEventData):
 	// where it was placed, the allocation it holds and what it reserved,
@@ -3060,8 +3064,10 @@ type ReservationEventData struct {
 	// PoolID The pool asked for; empty for a site reservation.
 	PoolID string `json:"poolId"`
 
-	// PreemptedBy In `reservation.preempted` only: the reservation of a strictly
-	// higher priority that displaced this one.
+	// PreemptedBy In `reservation.preempted`: the reservation of a strictly higher
+	// priority that displaced this one. In `reservation.shortened`: the
+	// one that booked its devices from its new end. Absent in every
+	// other event.
 	PreemptedBy *string `json:"preemptedBy,omitempty"`
 
 	// Preemptible The class's flag, copied when the reservation was created; absent in older events (false).
@@ -5304,6 +5310,8 @@ func (t TypedEvent) ValueByDiscriminator() (interface{}, error) {
 	case "reservation.preempted":
 		return t.AsReservationEvent()
 	case "reservation.released":
+		return t.AsReservationEvent()
+	case "reservation.shortened":
 		return t.AsReservationEvent()
 	case "site.created":
 		return t.AsSiteEvent()

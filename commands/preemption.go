@@ -22,6 +22,14 @@
 // dispatch holds an assign queued behind an open unassign until the daemon
 // concluded it, which it does once the victim's workloads are gone: the
 // preemptor's workloads never share a device with its victim's.
+//
+// A preemptor whose window starts later than its victims' grace from now
+// needs their atoms only from its start. When it fits by taking them from
+// then alone (their vCPU, memory and disk, which are held until the end
+// and not by the window, left to them), its victims are cut back instead:
+// each keeps its devices, its end moves to the preemptor's start
+// (reservation.shortened) and it expires there as any reservation does
+// (cutBack).
 
 package commands
 
@@ -59,6 +67,9 @@ type preemptionPlan struct {
 	// tenants are the victims' tenants and the preemptor's, sorted, once
 	// each: whose quota rows the transaction locks first.
 	tenants []string
+	// cutBackTo, when set, is the preemptor's start: the victims are cut
+	// back to end there (cutBack) instead of ending now.
+	cutBackTo *time.Time
 }
 
 // preemptor is the reservation that displaces others.
@@ -100,19 +111,59 @@ func (h *Handlers) planPreemption(ctx context.Context, p reservationToPlace, pri
 	if err != nil {
 		return nil, err
 	}
+	byID := make(map[string]db.PreemptionVictimsRow, len(rows))
+	for _, r := range rows {
+		byID[r.ReservationID] = r
+	}
+	// First as a cut back, when the preemptor's start leaves room for one:
+	// only victims that began before it and whose grace ends before it,
+	// their scalars not freed.
+	var cutBackTo *time.Time
+	pre, ok := placement.PlanPreemption(placementRequest(p), preemptionCandidates(cands, rows, blockers,
+		func(r db.PreemptionVictimsRow) (placement.Victim, bool) {
+			return placement.Victim{Reservation: r.ReservationID, Priority: r.Priority,
+				Remaining: time.Duration(r.RemainingMs) * time.Millisecond}, deferrable(r, p.start)
+		}))
+	if ok && len(pre.Victims) > 0 {
+		cutBackTo = &p.start
+	} else {
+		pre, ok = placement.PlanPreemption(placementRequest(p), preemptionCandidates(cands, rows, blockers,
+			func(r db.PreemptionVictimsRow) (placement.Victim, bool) {
+				return placement.Victim{Reservation: r.ReservationID, Priority: r.Priority,
+					Remaining: time.Duration(r.RemainingMs) * time.Millisecond, VCPU: r.Vcpu, MemoryMB: r.Memory, DiskGB: r.Disk}, true
+			}))
+		if !ok {
+			return nil, nil
+		}
+	}
+	plan := &preemptionPlan{Preemption: pre, tenants: []string{p.tenant}, cutBackTo: cutBackTo}
+	for _, v := range pre.Victims {
+		r := byID[v.Reservation]
+		plan.victims = append(plan.victims, r)
+		plan.tenants = append(plan.tenants, r.TenantID)
+	}
+	slices.Sort(plan.tenants)
+	plan.tenants = slices.Compact(plan.tenants)
+	return plan, nil
+}
+
+// preemptionCandidates is the candidates as placement.PlanPreemption takes
+// them: each node with the victims on it that victim keeps, as it makes
+// them, and the reservations booking each of its atoms in the window.
+func preemptionCandidates(cands []placement.Candidate, rows []db.PreemptionVictimsRow, blockers []db.PreemptionBlockersRow,
+	victim func(db.PreemptionVictimsRow) (placement.Victim, bool)) []placement.PreemptionCandidate {
 	nodes := make(map[string]*placement.PreemptionCandidate, len(cands))
 	for _, c := range cands {
 		nodes[c.NodeID] = &placement.PreemptionCandidate{Candidate: c, Blockers: map[string][]string{}}
 	}
-	byID := make(map[string]db.PreemptionVictimsRow, len(rows))
 	for _, r := range rows {
 		n, ok := nodes[r.NodeID]
 		if !ok {
 			continue // a node added since the candidates were read
 		}
-		byID[r.ReservationID] = r
-		n.Victims = append(n.Victims, placement.Victim{Reservation: r.ReservationID, Priority: r.Priority,
-			Remaining: time.Duration(r.RemainingMs) * time.Millisecond, VCPU: r.Vcpu, MemoryMB: r.Memory, DiskGB: r.Disk})
+		if v, ok := victim(r); ok {
+			n.Victims = append(n.Victims, v)
+		}
 	}
 	for _, b := range blockers {
 		if n, ok := nodes[b.NodeID]; ok {
@@ -123,19 +174,16 @@ func (h *Handlers) planPreemption(ctx context.Context, p reservationToPlace, pri
 	for _, c := range cands {
 		list = append(list, *nodes[c.NodeID])
 	}
-	pre, ok := placement.PlanPreemption(placementRequest(p), list)
-	if !ok {
-		return nil, nil
-	}
-	plan := &preemptionPlan{Preemption: pre, tenants: []string{p.tenant}}
-	for _, v := range pre.Victims {
-		r := byID[v.Reservation]
-		plan.victims = append(plan.victims, r)
-		plan.tenants = append(plan.tenants, r.TenantID)
-	}
-	slices.Sort(plan.tenants)
-	plan.tenants = slices.Compact(plan.tenants)
-	return plan, nil
+	return list
+}
+
+// deferrable says whether victim v may be cut back to a preemptor's start
+// instead of ending now: its window began before that start (so something
+// of it is left), and that start is more than its class's grace away, the
+// time a preemption now would give its workloads anyway. A preemptor that
+// starts sooner displaces it now.
+func deferrable(v db.PreemptionVictimsRow, start time.Time) bool {
+	return v.StartTs.Before(start) && start.Sub(v.Now) > time.Duration(v.GraceSeconds)*time.Second
 }
 
 // preempt ends the plan's victims inside a preempting transaction, whose
@@ -153,6 +201,9 @@ func (h *Handlers) preempt(ctx context.Context, tx pgx.Tx, plan *preemptionPlan,
 	pg.One(ctx, &b, (*db.Queries).NodeResourceLockForPreemption, plan.NodeID, &db.NodeResourceLockForPreemptionRow{}, nil)
 	if err := b.Send(ctx, tx); err != nil {
 		return pg.Translate(err, "node "+plan.NodeID)
+	}
+	if plan.cutBackTo != nil {
+		return h.cutBack(ctx, tx, plan, by)
 	}
 	for _, v := range plan.victims {
 		grace := v.GraceSeconds

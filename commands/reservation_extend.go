@@ -162,21 +162,9 @@ func (h *Handlers) extendReservation(ctx context.Context, tx pgx.Tx, actor core.
 	if err != nil {
 		return ReservationResult{}, err
 	}
-	// The daemon gets the wider window: the assign again, keyed by the new
-	// end, replaces the one it holds. An allocation not assigned yet (its
-	// window has not begun) goes with its new end at its start.
-	for _, a := range allocs {
-		queued, err := assignQueued(ctx, q, a.NodeID, a.ID)
-		if err != nil {
-			return ReservationResult{}, err
-		}
-		if !queued {
-			continue
-		}
-		key := fmt.Sprintf("%s%s:%d", assignKeyPrefix, a.ID, cmd.NewEnd.UnixMicro())
-		if _, err := enqueueAssign(ctx, q, actor.Identity, a.ID, fixedKey(key)); err != nil {
-			return ReservationResult{}, err
-		}
+	// The daemon gets the wider window.
+	if err := reassignWithEnd(ctx, q, actor.Identity, allocs, cmd.NewEnd); err != nil {
+		return ReservationResult{}, err
 	}
 	// The queued expiry keeps its earlier due time; it finds the end moved
 	// and asks to run again at the new end.
@@ -200,4 +188,26 @@ func extendBlocked(ctx context.Context, q *db.Queries, row db.ReservationGetRow,
 	}
 	return core.Errorf(core.CodeConflict,
 		"cannot extend: %s is booked by another reservation before %s", d, storedTime(newEnd))
+}
+
+// reassignWithEnd sends the node's daemon the allocations of a reservation
+// whose end moved (an extension, a preemption's cut back): the assign
+// again, keyed by the new end, replaces the one it holds. An allocation
+// not assigned yet (its window has not begun) goes with its new end at its
+// start.
+func reassignWithEnd(ctx context.Context, q *db.Queries, identity string, allocs []db.AllocationListLiveRow, end time.Time) error {
+	for _, a := range allocs {
+		queued, err := assignQueued(ctx, q, a.NodeID, a.ID)
+		if err != nil {
+			return err
+		}
+		if !queued {
+			continue
+		}
+		key := fmt.Sprintf("%s%s:%d", assignKeyPrefix, a.ID, end.UnixMicro())
+		if _, err := enqueueAssign(ctx, q, identity, a.ID, fixedKey(key)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -97,6 +97,8 @@ var eventCatalog = []EventSpec{
 		Summary: "A booked or active reservation failed: its node's daemon refused or rejected its assignment."},
 	{Type: EventReservationPreempted, Payload: reservationPayload, TenantScoped: true,
 		Summary: "A booked or active reservation was displaced by one of a strictly higher priority (data.preemptedBy names it)."},
+	{Type: EventReservationShortened, Payload: reservationPayload, TenantScoped: true,
+		Summary: "A reservation's end moved earlier: one of a strictly higher priority (data.preemptedBy names it) booked its devices from its new end."},
 
 	{Type: EventNodeConnected, Payload: nodeConnectedPayload, Summary: "A node's daemon opened a session while the node was not connected."},
 	{Type: EventNodeDisconnected, Payload: nodeDisconnectedPayload, Summary: "A node's session closed or its gateway was lost."},

@@ -36,6 +36,7 @@ const (
 	EventReservationExpired   = "reservation.expired"
 	EventReservationFailed    = "reservation.failed"
 	EventReservationPreempted = "reservation.preempted"
+	EventReservationShortened = "reservation.shortened"
 )
 
 // EligibilityEventTypes are the events that change whether new bookings may

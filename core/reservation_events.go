@@ -57,7 +57,8 @@ type ReservationEventData struct {
 	Preemptible   *bool  `json:"preemptible,omitempty"`
 
 	// PreemptedBy is, in reservation.preempted, the reservation that
-	// displaced this one; absent in every other event.
+	// displaced this one, and in reservation.shortened the one that booked
+	// its devices from its new end; absent in every other event.
 	PreemptedBy string `json:"preemptedBy,omitempty"`
 }
 

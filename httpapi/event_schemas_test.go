@@ -665,6 +665,16 @@ func driveEvents(t *testing.T) []loggedEvent {
 	preempted, err := h.GetReservation(ctx, acme, r4.Reservation.ID)
 	require.NoError(t, err)
 	require.Equal(t, core.ReservationPreempted, preempted.State)
+	// Shortened: a batch reservation after it, from 2 h to 4 h, is cut
+	// back to 3 h by one of the default class that starts there.
+	r5 := reserve(now.Add(2*time.Hour), now.Add(4*time.Hour))
+	require.Equal(t, core.ReservationBooked, r5.Reservation.State)
+	must(h.CreateReservation(ctx, acme, commands.CreateReservation{PoolID: "metal", GPUs: 1, VCPU: 4,
+		MemoryMB: 8192, DiskGB: 50, Start: now.Add(3 * time.Hour), End: now.Add(4 * time.Hour), Tolerations: []string{"dedicated=acme"}}))
+	shortened, err := h.GetReservation(ctx, acme, r5.Reservation.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.ReservationBooked, shortened.State)
+	require.True(t, shortened.End.Equal(now.Add(3*time.Hour)))
 
 	// Webhook endpoints.
 	ep, err := wh.CreateEndpoint(ctx, acme, webhook.CreateEndpoint{URL: "https://hooks.example.com/acme",

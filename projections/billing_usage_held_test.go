@@ -379,3 +379,62 @@ func TestUsageWindowsAnExtensionRewritesOnlyTheWindowsItChanges(t *testing.T) {
 	require.Equal(t, 2, changed(after, released), "both kept windows become final")
 	f.requireBilledIsHeld(t, "released")
 }
+
+// A victim cut back by a preemptor that starts later is billed until its
+// new end, and the preemptor from its start: a batch reservation of both
+// GPUs for 8 h, a prod one booked 5 min in for 6 h to 7 h. The victim's
+// windows stop at 6 h (not at 5 min, as when it was preempted at once,
+// which left 5 h 55 min billed to nobody); the preemptor's cover 6 h to
+// 7 h; every allocation bills what it held, before and after a rebuild.
+func TestCutBackVictimIsBilledUntilItsNewEnd(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, exclusive)
+	grace := int64(60)
+	_, err := f.h.CreatePriorityClass(f.ctx, operator, commands.CreatePriorityClass{Name: "batch", Value: -100,
+		Preemptible: true, GraceSeconds: &grace})
+	require.NoError(t, err)
+	_, err = f.h.CreatePriorityClass(f.ctx, operator, commands.CreatePriorityClass{Name: "prod", Value: 1000})
+	require.NoError(t, err)
+	_, err = f.h.SetTenantPriorityClasses(f.ctx, operator, commands.SetTenantPriorityClasses{Tenant: tenantB.Tenant,
+		Classes: []string{"batch"}})
+	require.NoError(t, err)
+	_, err = f.h.SetTenantPriorityClasses(f.ctx, operator, commands.SetTenantPriorityClasses{Tenant: tenantA.Tenant,
+		Classes: []string{"prod"}})
+	require.NoError(t, err)
+
+	f.d.SetSimClock(t, at(0))
+	victim := f.reserve(t, tenantB, commands.CreateReservation{GPUs: 2, Start: at(0), End: at(8), PriorityClass: "batch"}).Reservation
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, victim.ID))
+	f.d.AdvanceSimClock(t, 5*time.Minute)
+	pre := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 2, Start: at(6), End: at(7), PriorityClass: "prod"}).Reservation
+	require.Equal(t, core.ReservationBooked, pre.State)
+
+	f.d.AdvanceSimClock(t, at(6).Sub(f.d.Now(t)))
+	require.NoError(t, commandstest.Expire(f.ctx, f.h, victim.ID))
+	require.NoError(t, commandstest.Activate(f.ctx, f.h, pre.ID))
+	f.d.AdvanceSimClock(t, time.Hour)
+	require.NoError(t, commandstest.Expire(f.ctx, f.h, pre.ID))
+
+	f.catchUp(t)
+	held := f.requireBilledIsHeld(t, "live")
+	require.EqualValues(t, 6*time.Hour/time.Millisecond, held[victim.ID].heldMs, "the victim until its new end")
+	require.EqualValues(t, time.Hour/time.Millisecond, held[pre.ID].heldMs, "the preemptor from its start")
+	windows, err := f.d.Q.RmUsageWindowListAll(f.ctx)
+	require.NoError(t, err)
+	var victimMs int64
+	for _, w := range windows {
+		if w.ReservationID == victim.ID {
+			require.True(t, w.Final)
+			victimMs += w.ReservedMs
+		}
+	}
+	require.EqualValues(t, 6*time.Hour/time.Millisecond, victimMs)
+	violations, err := invariants.Check(f.ctx, f.d.Q)
+	require.NoError(t, err)
+	require.Empty(t, violations)
+
+	_, err = projections.Rebuild(f.ctx, f.d.Pool, projections.NameUsageWindows)
+	require.NoError(t, err)
+	f.requireBilledIsHeld(t, "rebuilt")
+}

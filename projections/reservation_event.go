@@ -15,6 +15,7 @@ var reservationEventTypes = map[string]bool{
 	core.EventReservationPending: true, core.EventReservationBooked: true, core.EventReservationActivated: true,
 	core.EventReservationExtended: true, core.EventReservationReleased: true, core.EventReservationCancelled: true,
 	core.EventReservationExpired: true, core.EventReservationFailed: true, core.EventReservationPreempted: true,
+	core.EventReservationShortened: true,
 }
 
 // reservationData is the data of a reservation event

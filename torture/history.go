@@ -91,6 +91,13 @@ func reachable(s resState) []resState {
 	return out
 }
 
+// cutBack says whether out can be c after a preemptor that starts later
+// cut it back (docs/concepts/priority.md): a booked or active reservation
+// of a preemptible class, seen at a newer version with an earlier end.
+func cutBack(c resState, out outcome) bool {
+	return c.Preemptible && releasable(c.State) && out.Version > c.Version && out.End.Before(c.End)
+}
+
 // releasable are the states a release succeeds from; cancel succeeds from
 // pending only.
 func releasable(s core.State) bool {
@@ -138,7 +145,8 @@ func step(s resState, in call, out outcome) []resState {
 				add(c)
 			}
 		case in.Kind == "get":
-			if out.State == c.State && out.Version >= c.Version && (!core.ReservationHoldsQuota(c.State) || out.End.Equal(c.End)) {
+			if out.State == c.State && out.Version >= c.Version &&
+				(!core.ReservationHoldsQuota(c.State) || out.End.Equal(c.End) || cutBack(c, out)) {
 				add(resState{State: out.State, Version: out.Version, End: out.End, Preemptible: c.Preemptible})
 			}
 		case in.Kind == "extend":

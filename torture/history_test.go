@@ -95,6 +95,21 @@ func TestReservationModel(t *testing.T) {
 			h.add(1, call{Reservation: "r", Kind: "get"}, p, 2, 3)
 			h.add(1, call{Reservation: "r", Kind: "get"}, preempted(3), 4, 5)
 		}, "Ok"},
+		{"a batch reservation is cut back by a preemptor that starts later", func(h *history) {
+			batch(h)
+			h.add(1, call{Reservation: "r", Kind: "get"}, outcome{OK: true, State: core.ReservationActive, Version: 3,
+				End: end.Add(-time.Minute)}, 2, 3)
+		}, "Ok"},
+		{"a standard reservation is seen cut back", func(h *history) {
+			created(h)
+			h.add(1, call{Reservation: "r", Kind: "get"}, outcome{OK: true, State: core.ReservationActive, Version: 3,
+				End: end.Add(-time.Minute)}, 2, 3)
+		}, "Illegal"},
+		{"a cut back is seen at the version it was read at", func(h *history) {
+			batch(h)
+			h.add(1, call{Reservation: "r", Kind: "get"}, outcome{OK: true, State: core.ReservationBooked, Version: 1,
+				End: end.Add(-time.Minute)}, 2, 3)
+		}, "Illegal"},
 		{"a refusal names a state the reservation cannot be in", func(h *history) {
 			created(h)
 			h.add(1, call{Reservation: "r", Kind: "release"}, outcome{Code: core.CodeConflict, State: core.ReservationCancelled}, 2, 3)

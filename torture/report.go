@@ -45,6 +45,9 @@ type Report struct {
 	// read answering it, or a release, cancel or extension refused
 	// because of it.
 	Preemptions, PreemptionsSeen int
+	// CutBacks counts the reservations cut back by a preemptor that
+	// starts later (reservation.shortened events).
+	CutBacks int
 }
 
 // Creates is how many creates ran and BookedShare the share of them that
@@ -153,7 +156,8 @@ func (r Report) Write(w io.Writer) {
 	}
 	fmt.Fprintf(w, "replan cap reached: %d times\n", r.ReplanCapReached)
 	fmt.Fprintf(w, "nodes declared unreachable: %d\n", r.LivenessFlips)
-	fmt.Fprintf(w, "preemptions: %d, observed by %d calls\n", r.Preemptions, r.PreemptionsSeen)
+	fmt.Fprintf(w, "preemptions: %d, observed by %d calls; cut back by a later preemptor: %d\n", r.Preemptions, r.PreemptionsSeen,
+		r.CutBacks)
 	fmt.Fprintf(w, "invariant checks: %d\n", r.Checks)
 	fmt.Fprintf(w, "reservation histories: %s (%d reservations, %d calls)\n", r.History.Result, r.History.Reservations, r.History.Calls)
 	if r.History.Illegal != "" {

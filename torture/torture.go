@@ -167,6 +167,7 @@ func runOn(ctx context.Context, pool *pgxpool.Pool, tracer *deadlockTracer, opts
 		ReplanCapReached: int(r.capHit.Load()), History: r.hist.check(opts.HistoryTimeout), Violations: r.violations,
 		LivenessFlips: r.count(ctx, core.EventNodeUnreachable),
 		Preemptions:   r.count(ctx, core.EventReservationPreempted), PreemptionsSeen: int(r.preemptionsSeen.Load()),
+		CutBacks: r.count(ctx, core.EventReservationShortened),
 	}, nil
 }
 

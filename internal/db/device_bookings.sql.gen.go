@@ -88,3 +88,34 @@ func (q *Queries) DeviceBookingProbeFromNow(ctx context.Context, arg DeviceBooki
 	}
 	return result.RowsAffected(), nil
 }
+
+const deviceBookingsCutBack = `-- name: DeviceBookingsCutBack :one
+WITH gone AS (
+  DELETE FROM device_bookings f
+   WHERE f.allocation_id = $1::text AND lower(f.during) >= $2::timestamptz
+  RETURNING f.id
+), cut AS (
+  UPDATE device_bookings r SET during = tstzrange(lower(r.during), $2::timestamptz, '[)')
+   WHERE r.allocation_id = $1::text AND lower(r.during) < $2::timestamptz
+     AND coalesce(upper(r.during), 'infinity'::timestamptz) > $2::timestamptz
+  RETURNING r.id
+)
+SELECT ((SELECT count(*) FROM gone) + (SELECT count(*) FROM cut))::bigint AS changed
+`
+
+type DeviceBookingsCutBackParams struct {
+	AllocationID string
+	EndTs        time.Time
+}
+
+// A preemptor that needs an allocation's atoms only from a later instant
+// cuts its bookings back to that instant (commands' cutBack): a booking
+// that starts there or later is deleted, one across it ends there. Ranges
+// only shrink, so the exclusion constraint holds whatever else is booked;
+// the two touch disjoint rows. The count is of the bookings changed.
+func (q *Queries) DeviceBookingsCutBack(ctx context.Context, arg DeviceBookingsCutBackParams) (int64, error) {
+	row := q.db.QueryRow(ctx, deviceBookingsCutBack, arg.AllocationID, arg.EndTs)
+	var changed int64
+	err := row.Scan(&changed)
+	return changed, err
+}

@@ -163,6 +163,7 @@ func (q *Queries) PreemptionMayPreempt(ctx context.Context, priority int32) (boo
 
 const preemptionVictims = `-- name: PreemptionVictims :many
 SELECT a.node_id, r.id AS reservation_id, r.tenant_id, r.version, r.priority,
+       lower(r.during)::timestamptz AS start_ts, compute_now()::timestamptz AS now,
        (extract(epoch FROM upper(r.during) - GREATEST(lower(r.during), compute_now())) * 1000)::bigint AS remaining_ms,
        a.id AS allocation_id, a.vcpu, a.memory, a.disk,
        coalesce((SELECT pc.grace_seconds FROM priority_classes pc WHERE pc.name = r.priority_class), 30)::int AS grace_seconds
@@ -186,6 +187,8 @@ type PreemptionVictimsRow struct {
 	TenantID      string
 	Version       int64
 	Priority      int32
+	StartTs       time.Time
+	Now           time.Time
 	RemainingMs   int64
 	AllocationID  string
 	Vcpu          int64
@@ -198,7 +201,9 @@ type PreemptionVictimsRow struct {
 // nodes of a pool (pool_id) or a site (site_id): booked or active,
 // preemptible, of a strictly lower priority, holding a live allocation;
 // with the allocation's scalars, what is left of its window and its
-// class's grace (30 s, the column's default, when the class is gone).
+// class's grace (30 s, the column's default, when the class is gone); its
+// start and the clock, which say whether a preemptor that starts later
+// may cut it back instead (commands' deferrable).
 func (q *Queries) PreemptionVictims(ctx context.Context, arg PreemptionVictimsParams) ([]PreemptionVictimsRow, error) {
 	rows, err := q.db.Query(ctx, preemptionVictims, arg.PoolID, arg.SiteID, arg.Priority)
 	if err != nil {
@@ -214,6 +219,8 @@ func (q *Queries) PreemptionVictims(ctx context.Context, arg PreemptionVictimsPa
 			&i.TenantID,
 			&i.Version,
 			&i.Priority,
+			&i.StartTs,
+			&i.Now,
 			&i.RemainingMs,
 			&i.AllocationID,
 			&i.Vcpu,

@@ -30,5 +30,23 @@ SELECT sqlc.arg(device_id)::text, sqlc.arg(allocation_id)::text, tstzrange(compu
       AND range_overlaps(b.during, tstzrange(compute_now(), NULL, '[)'))
     ORDER BY coalesce(upper(b.during), 'infinity'::timestamptz) LIMIT 1) IS NULL;
 
+-- name: DeviceBookingsCutBack :one
+-- A preemptor that needs an allocation's atoms only from a later instant
+-- cuts its bookings back to that instant (commands' cutBack): a booking
+-- that starts there or later is deleted, one across it ends there. Ranges
+-- only shrink, so the exclusion constraint holds whatever else is booked;
+-- the two touch disjoint rows. The count is of the bookings changed.
+WITH gone AS (
+  DELETE FROM device_bookings f
+   WHERE f.allocation_id = sqlc.arg(allocation_id)::text AND lower(f.during) >= sqlc.arg(end_ts)::timestamptz
+  RETURNING f.id
+), cut AS (
+  UPDATE device_bookings r SET during = tstzrange(lower(r.during), sqlc.arg(end_ts)::timestamptz, '[)')
+   WHERE r.allocation_id = sqlc.arg(allocation_id)::text AND lower(r.during) < sqlc.arg(end_ts)::timestamptz
+     AND coalesce(upper(r.during), 'infinity'::timestamptz) > sqlc.arg(end_ts)::timestamptz
+  RETURNING r.id
+)
+SELECT ((SELECT count(*) FROM gone) + (SELECT count(*) FROM cut))::bigint AS changed;
+
 -- name: DeviceBookingDeleteByAllocation :execrows
 DELETE FROM device_bookings WHERE allocation_id = sqlc.arg(allocation_id);

@@ -14,8 +14,11 @@ SELECT EXISTS (SELECT 1 FROM priority_classes WHERE preemptible AND value < sqlc
 -- nodes of a pool (pool_id) or a site (site_id): booked or active,
 -- preemptible, of a strictly lower priority, holding a live allocation;
 -- with the allocation's scalars, what is left of its window and its
--- class's grace (30 s, the column's default, when the class is gone).
+-- class's grace (30 s, the column's default, when the class is gone); its
+-- start and the clock, which say whether a preemptor that starts later
+-- may cut it back instead (commands' deferrable).
 SELECT a.node_id, r.id AS reservation_id, r.tenant_id, r.version, r.priority,
+       lower(r.during)::timestamptz AS start_ts, compute_now()::timestamptz AS now,
        (extract(epoch FROM upper(r.during) - GREATEST(lower(r.during), compute_now())) * 1000)::bigint AS remaining_ms,
        a.id AS allocation_id, a.vcpu, a.memory, a.disk,
        coalesce((SELECT pc.grace_seconds FROM priority_classes pc WHERE pc.name = r.priority_class), 30)::int AS grace_seconds
