@@ -1473,7 +1473,10 @@ type CreateReservationRequest struct {
 	// End After the start, and at most the fleet's maximum length after it
 	// (from now for a start in the past): 90 days unless the operator set
 	// COMPUTE_MAX_RESERVATION_LENGTH, never over 366 days. A longer
-	// window is 400 INVALID_ARGUMENT.
+	// window is 400 INVALID_ARGUMENT. At least the fleet's minimum
+	// length after the start as sent: 1 minute unless the operator set
+	// COMPUTE_MIN_RESERVATION_LENGTH; a shorter window is 400
+	// INVALID_ARGUMENT too.
 	End time.Time `json:"end"`
 
 	// GpuModel Only GPUs of this model (1 to 128 bytes of printable characters).

@@ -30,6 +30,10 @@ const (
 	// it grew linearly with the pool (264 ms for a site-wide request
 	// over 10,000 nodes). When none of them fits, it scores them all.
 	DefaultPlacementSample = 64
+	// DefaultMinReservationLength is the shortest window a reservation
+	// may ask for unless configured otherwise: 1 minute
+	// (reservation_length.go says why).
+	DefaultMinReservationLength = time.Minute
 	// DefaultMaxReservationLength is the longest window a reservation
 	// may have unless configured otherwise: 90 days.
 	DefaultMaxReservationLength = 90 * 24 * time.Hour
@@ -109,6 +113,10 @@ type Config struct {
 	// may have; a create that would end pending past it is QUOTA_EXCEEDED
 	// (DefaultMaxPendingReservations).
 	MaxPendingReservations int
+	// MinReservationLength is the shortest window a reservation may ask
+	// for, from its start to its end as sent (DefaultMinReservationLength;
+	// at most the maximum): a shorter create is INVALID_ARGUMENT.
+	MinReservationLength time.Duration
 	// MaxReservationLength is the longest window a reservation may have,
 	// from when it is booked (DefaultMaxReservationLength; at most
 	// MaxReservationLengthCeiling): a longer create or extension is

@@ -30,6 +30,9 @@ func (h *Handlers) CreateReservation(ctx context.Context, actor core.Actor, cmd 
 	// request whatever offset its times are written with.
 	cmd.Start, cmd.End = cmd.Start.Truncate(time.Microsecond).UTC(), cmd.End.Truncate(time.Microsecond).UTC()
 	spec, err := cmd.spec()
+	if err == nil {
+		err = h.checkMinLength(cmd.Start, cmd.End)
+	}
 	if err != nil {
 		return ReservationResult{}, keyReusedFirst(ctx, h, actor, cmd.IdempotencyKey, "reservations.create", cmd, err)
 	}

@@ -9,7 +9,8 @@ import (
 
 // How long a reservation may be: Config.MaxReservationLength, checked by
 // reservations.create and reservations.extend, under a ceiling the
-// database holds every reservation to.
+// database holds every reservation to; and Config.MinReservationLength,
+// checked by reservations.create.
 
 // MaxReservationLengthCeiling is the longest window any configuration
 // allows, and what the reservations table's reservations_max_length
@@ -28,6 +29,30 @@ func (h *Handlers) checkLength(start, end time.Time) error {
 	if limit := h.maxReservationLength(); end.Sub(start) > limit {
 		return core.Errorf(core.CodeInvalidArgument, "a reservation is at most %s long; [%s, %s) is longer",
 			lengthText(limit), storedTime(start), storedTime(end))
+	}
+	return nil
+}
+
+func (h *Handlers) minReservationLength() time.Duration {
+	return min(orDefault(h.cfg.MinReservationLength, DefaultMinReservationLength), h.maxReservationLength())
+}
+
+// checkMinLength refuses a window [start, end), as the request sent it,
+// shorter than the configured minimum. A window of a microsecond (an
+// off-by-one in a tenant's script) was booked: it charged a quota slot
+// and queued node work, and its end passed before its activation ran, so
+// it expired without ever running, billed 0 or 1 ms. At a minute, a window
+// outlasts its activation and the trip of its assignment to the node (well
+// under a second), and a running one can still be extended (ExtendLead,
+// 10 s, before its end). It is the window as sent, not as booked: a window
+// that starts "now" is booked from when the request arrives, a few
+// milliseconds short of what was asked, and a request for exactly the
+// minimum from now must not be refused for its transit. An extension only
+// moves the end later, so it never makes a window shorter.
+func (h *Handlers) checkMinLength(start, end time.Time) error {
+	if limit := h.minReservationLength(); end.Sub(start) < limit {
+		return core.Errorf(core.CodeInvalidArgument, "a reservation is at least %s long; [%s, %s) is %s",
+			lengthText(limit), storedTime(start), storedTime(end), end.Sub(start))
 	}
 	return nil
 }

@@ -40,6 +40,7 @@ func TestConfigDefaultsAreThePackagesDefaults(t *testing.T) {
 		"NODE_RESYNC_EVERY":                 {cfg.NodeResyncEvery, commands.DefaultNodeResyncEvery},
 		"MAX_OPEN_NODE_JOBS":                {cfg.MaxOpenNodeJobs, commands.DefaultMaxOpenNodeJobs},
 		"MAX_PENDING_RESERVATIONS":          {cfg.MaxPendingReservations, commands.DefaultMaxPendingReservations},
+		"MIN_RESERVATION_LENGTH":            {cfg.MinReservationLength, commands.DefaultMinReservationLength},
 		"MAX_RESERVATION_LENGTH":            {cfg.MaxReservationLength, commands.DefaultMaxReservationLength},
 		"MAX_BOOKING_HORIZON":               {cfg.MaxBookingHorizon, commands.DefaultMaxBookingHorizon},
 		"BODY_LIMIT":                        {cfg.BodyLimit, httpapi.DefaultBodyLimit},

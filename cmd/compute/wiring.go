@@ -47,7 +47,8 @@ func newServices(pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger, rej
 	}
 	h := commands.New(pool, commands.Config{Logger: logger, PlacementRejected: rejected, IdempotencyTTL: cfg.IdempotencyTTL, NodeCredentialGrace: grace,
 		Test: commands.TestConfig{NodesWithoutDaemons: cfg.NodesWithoutDaemons}, NodeResyncEvery: cfg.NodeResyncEvery,
-		MaxOpenNodeJobs: cfg.MaxOpenNodeJobs, MaxPendingReservations: cfg.MaxPendingReservations, FairShareHalfLife: cfg.FairShareHalfLife, MaxReservationLength: cfg.MaxReservationLength,
+		MaxOpenNodeJobs: cfg.MaxOpenNodeJobs, MaxPendingReservations: cfg.MaxPendingReservations, FairShareHalfLife: cfg.FairShareHalfLife,
+		MinReservationLength: cfg.MinReservationLength, MaxReservationLength: cfg.MaxReservationLength,
 		MaxBookingHorizon: cfg.MaxBookingHorizon, MaxTokenTTL: cfg.MaxTokenTTL})
 	q := queries.New(pool)
 	q.FairShareHalfLife = cfg.FairShareHalfLife

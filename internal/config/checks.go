@@ -55,7 +55,7 @@ func (c *Config) check() error {
 		"COMMAND_TIMEOUT": int64(c.CommandTimeout), "PRUNE_EVERY": int64(c.PruneEvery), "READ_MAX_LAG": int64(c.ReadMaxLag),
 		"MAX_OPEN_NODE_JOBS": int64(c.MaxOpenNodeJobs), "MAX_PENDING_RESERVATIONS": int64(c.MaxPendingReservations),
 		"FAIR_SHARE_HALF_LIFE": int64(c.FairShareHalfLife), "POLL_INTERVAL": int64(c.PollInterval),
-		"MAX_RESERVATION_LENGTH": int64(c.MaxReservationLength), "MAX_BOOKING_HORIZON": int64(c.MaxBookingHorizon),
+		"MIN_RESERVATION_LENGTH": int64(c.MinReservationLength), "MAX_RESERVATION_LENGTH": int64(c.MaxReservationLength), "MAX_BOOKING_HORIZON": int64(c.MaxBookingHorizon),
 	} {
 		if v <= 0 {
 			return fmt.Errorf("configuration: %s_%s must be positive", Prefix, name)
@@ -63,6 +63,11 @@ func (c *Config) check() error {
 	}
 	if c.MaxReservationLength > 366*24*time.Hour {
 		return fmt.Errorf("configuration: COMPUTE_MAX_RESERVATION_LENGTH is at most 8784h (366 days), not %s", c.MaxReservationLength)
+	}
+	if c.MinReservationLength > c.MaxReservationLength {
+		// Nothing could be booked at all.
+		return fmt.Errorf("configuration: COMPUTE_MIN_RESERVATION_LENGTH (%s) is longer than COMPUTE_MAX_RESERVATION_LENGTH (%s)",
+			c.MinReservationLength, c.MaxReservationLength)
 	}
 	if (c.BillingURL == "") != (c.BillingSecret == "") {
 		return fmt.Errorf("configuration: set both COMPUTE_BILLING_URL and COMPUTE_BILLING_SECRET, or neither")

@@ -127,6 +127,12 @@ type Config struct {
 	// (docs/concepts/fair-share.md): usage that old counts half. 168h (7
 	// days) is Slurm's default; must be positive.
 	FairShareHalfLife time.Duration `envconfig:"COMPUTE_FAIR_SHARE_HALF_LIFE" default:"168h"`
+	// MinReservationLength is the shortest window a reservation may ask
+	// for, from its start to its end as sent; a shorter create is 400
+	// INVALID_ARGUMENT. 1m; must be positive and at most
+	// MaxReservationLength. A window of a microsecond was booked, charged a
+	// quota slot and queued node work, and ended before it could activate.
+	MinReservationLength time.Duration `envconfig:"COMPUTE_MIN_RESERVATION_LENGTH" default:"1m"`
 	// MaxReservationLength is the longest window a reservation may have,
 	// from when it is booked; a longer create or extension is 400
 	// INVALID_ARGUMENT. 2160h (90 days); at most 8784h (366 days), which

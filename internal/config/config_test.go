@@ -168,3 +168,22 @@ func TestPollIntervalMustBePositive(t *testing.T) {
 		require.ErrorContains(t, err, "COMPUTE_POLL_INTERVAL must be positive", v)
 	}
 }
+
+// COMPUTE_MIN_RESERVATION_LENGTH is positive and no longer than the
+// maximum, under which nothing could be booked at all.
+func TestMinReservationLength(t *testing.T) {
+	c, err := Load()
+	require.NoError(t, err)
+	require.Equal(t, time.Minute, c.MinReservationLength)
+
+	for v, want := range map[string]string{"0s": "COMPUTE_MIN_RESERVATION_LENGTH must be positive",
+		"-1m": "COMPUTE_MIN_RESERVATION_LENGTH must be positive", "2161h": "is longer than COMPUTE_MAX_RESERVATION_LENGTH (2160h0m0s)"} {
+		t.Setenv("COMPUTE_MIN_RESERVATION_LENGTH", v)
+		_, err = Load()
+		require.ErrorContains(t, err, want, v)
+	}
+	t.Setenv("COMPUTE_MIN_RESERVATION_LENGTH", "10s")
+	c, err = Load()
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Second, c.MinReservationLength)
+}

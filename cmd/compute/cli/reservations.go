@@ -93,7 +93,9 @@ class. It is sent with an Idempotency-Key (a fresh one unless
 --idempotency-key is given), so a retry after 429 or 503 never books twice.
 
 Times are RFC 3339 (2030-01-02T15:04:05Z), "now", or "+DURATION" from now
-(+10m, +1h30m).`,
+(+10m, +1h30m). A window is at least 1 minute and at most 90 days long
+unless the operator set other bounds (COMPUTE_MIN_RESERVATION_LENGTH,
+COMPUTE_MAX_RESERVATION_LENGTH); the server refuses others.`,
 		Example: `  compute reservations create --pool demo-pool --gpus 2 --gpu-model H100-80GB --start +1m --duration 1h
   compute reservations create --site demo-site --mig-profile 1g.10gb --gpus 1 --start now --end +8h`,
 		Args: NoArgs,
