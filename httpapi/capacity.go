@@ -62,52 +62,6 @@ func checkAmounts(as ...amount) error {
 	return nil
 }
 
-// parseTime reads a required RFC 3339 timestamp field.
-func parseTime(field, s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, core.Errorf(core.CodeInvalidArgument, "field %q is required", field)
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil || !rfc3339Offset(s) {
-		return time.Time{}, core.Errorf(core.CodeInvalidArgument,
-			"field %q must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", field, s)
-	}
-	if !answerableTime(t) {
-		return time.Time{}, core.Errorf(core.CodeInvalidArgument,
-			"field %q must be a time from year 0 to 9999 in UTC, not %q", field, s)
-	}
-	return t, nil
-}
-
-// rfc3339Offset reports whether s, which time.Parse read as RFC 3339,
-// keeps to RFC 3339's offset and fraction: Go also takes an offset of
-// +24:00 or +05:60 (a day, or an hour, away from what the sender wrote, if
-// it was a typo) and a fraction after a comma, none of which RFC 3339
-// allows, so a window sent with one was booked at a time the caller may
-// not have meant. time.Parse has checked the shape: an offset is Z or
-// ±hh:mm, in digits.
-func rfc3339Offset(s string) bool {
-	if strings.ContainsRune(s, ',') {
-		return false
-	}
-	if strings.HasSuffix(s, "Z") {
-		return true
-	}
-	hh, mm := s[len(s)-5:len(s)-3], s[len(s)-2:]
-	return hh <= "23" && mm <= "59"
-}
-
-// answerableTime reports whether t, in UTC, is a time an answer can show.
-// RFC 3339 parses a year up to 9999 with any offset, so
-// 9999-12-31T23:59:59-23:59 is a time of the year 10000 in UTC, which the
-// database stores but JSON cannot write (time.Time.MarshalJSON refuses
-// years past 9999): a token issued with it answered 500 after it was
-// issued, and every list of tokens that held it answered 500 from then on.
-func answerableTime(t time.Time) bool {
-	y := t.UTC().Year()
-	return y >= 0 && y <= 9999
-}
-
 // formatTime writes API times: RFC 3339 in UTC.
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 

@@ -139,9 +139,9 @@ func (h readHandlers) deviceHolders(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	at, err := time.Parse(time.RFC3339Nano, c.QueryParam("at"))
-	if err != nil || !rfc3339Offset(c.QueryParam("at")) || !answerableTime(at) {
-		return core.Errorf(core.CodeInvalidArgument, "at must be an RFC 3339 time from year 0 to 9999 in UTC, e.g. 2030-01-01T12:00:00Z")
+	at, err := parseTime("at", c.QueryParam("at"))
+	if err != nil {
+		return err
 	}
 	holders, err := h.q.DeviceHolders(c.Request().Context(), ActorOf(c), c.Param("id"), at, min)
 	if err != nil {
