@@ -2942,6 +2942,9 @@ type Readiness struct {
 
 // RecoverWebhookEndpointRequest defines model for RecoverWebhookEndpointRequest.
 type RecoverWebhookEndpointRequest struct {
+	// Since Re-send the events from this time on: RFC 3339, read as every
+	// other time the API takes (the API's description, Times);
+	// anything else is 400 INVALID_ARGUMENT naming `since`.
 	Since time.Time `json:"since"`
 }
 

@@ -9,7 +9,8 @@ import (
 
 // The API's times are RFC 3339 (section 5.6), read by one parser,
 // parseTime, wherever a request carries one: reservations' start and end,
-// an extension's end, a token's expiresAt and the device holders' ?at=.
+// an extension's end, a token's expiresAt, the device holders' ?at= and a
+// webhook recover's since.
 // Go's time.Parse is both stricter than RFC 3339 (lower-case "t" and "z")
 // and laxer (offsets of 24 h or 60 min, a comma before the fraction);
 // parseTime reads exactly RFC 3339, less leap seconds.

@@ -87,9 +87,12 @@ type patchWebhookEndpointRequest struct {
 	Enabled     *bool     `json:"enabled"`
 }
 
-// recoverWebhookEndpointRequest is the body of POST .../recover.
+// recoverWebhookEndpointRequest is the body of POST .../recover. Since is
+// read by parseTime, as every time the API takes, not by Go's JSON
+// decoder, which takes offsets RFC 3339 does not (+05:60, +24:00) and
+// refuses a lower-case t and z, which it allows.
 type recoverWebhookEndpointRequest struct {
-	Since *time.Time `json:"since"`
+	Since string `json:"since"`
 }
 
 type recoverWebhookEndpointResponse struct {
@@ -207,10 +210,11 @@ func (h webhookHandlers) recover(c echo.Context) error {
 	if err := bindUnversioned(c, &req); err != nil {
 		return err
 	}
-	if req.Since == nil {
-		return core.Errorf(core.CodeInvalidArgument, `field "since" is required (RFC 3339 time)`)
+	since, err := parseTime("since", req.Since)
+	if err != nil {
+		return err
 	}
-	res, err := h.svc.RecoverEndpoint(c.Request().Context(), ActorOf(c), c.Param("id"), *req.Since)
+	res, err := h.svc.RecoverEndpoint(c.Request().Context(), ActorOf(c), c.Param("id"), since)
 	var soon *webhook.RecoverTooSoonError
 	if errors.As(err, &soon) {
 		// RATE_LIMITED says when to come back, in whole seconds.
