@@ -1,104 +1,32 @@
 package httpapi
 
 import (
-	"strings"
+	"errors"
 	"time"
 
 	"github.com/bettercompute/compute/core"
 )
 
-// The API's times are RFC 3339 (section 5.6), read by one parser,
-// parseTime, wherever a request carries one: reservations' start and end,
-// an extension's end, a token's expiresAt, the device holders' ?at= and a
-// webhook recover's since.
-// Go's time.Parse is both stricter than RFC 3339 (lower-case "t" and "z")
-// and laxer (offsets of 24 h or 60 min, a comma before the fraction);
-// parseTime reads exactly RFC 3339, less leap seconds.
-
-// parseTime reads a required RFC 3339 time, field naming it in a refusal
-// (INVALID_ARGUMENT).
+// parseTime reads a required RFC 3339 time (core.ParseRFC3339), field
+// naming it in a refusal (INVALID_ARGUMENT). It is the one parser of every
+// time a request carries: reservations' start and end, an extension's end,
+// a token's expiresAt, the device holders' ?at= and a webhook recover's
+// since.
 func parseTime(field, s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, core.Errorf(core.CodeInvalidArgument, "field %q is required", field)
 	}
-	norm := upperTAndZ(s)
-	t, err := time.Parse(time.RFC3339Nano, norm)
-	if err != nil || !rfc3339Offset(norm) {
-		if leapSecond(norm) {
-			return time.Time{}, core.Errorf(core.CodeInvalidArgument,
-				"field %q is a leap second (seconds 60), which the API does not take: write :59.999999 or the next minute's :00, not %q", field, s)
-		}
+	t, err := core.ParseRFC3339(s)
+	switch {
+	case errors.Is(err, core.ErrLeapSecond):
+		return time.Time{}, core.Errorf(core.CodeInvalidArgument,
+			"field %q is a leap second (seconds 60), which the API does not take: write :59.999999 or the next minute's :00, not %q", field, s)
+	case errors.Is(err, core.ErrBeyondYear9999):
+		return time.Time{}, core.Errorf(core.CodeInvalidArgument,
+			"field %q must be a time from year 0 to 9999 in UTC, not %q", field, s)
+	case err != nil:
 		return time.Time{}, core.Errorf(core.CodeInvalidArgument,
 			"field %q must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", field, s)
 	}
-	if !answerableTime(t) {
-		return time.Time{}, core.Errorf(core.CodeInvalidArgument,
-			"field %q must be a time from year 0 to 9999 in UTC, not %q", field, s)
-	}
 	return t, nil
-}
-
-// upperTAndZ writes the "t" between date and time, and a "z" offset, in
-// upper case: RFC 3339 allows either case (section 5.6, NOTE), Go's
-// parser only the upper, so "2030-01-01t12:00:00z" was refused as not RFC
-// 3339. Only those two places change; anything else stays as sent, and
-// is judged by time.Parse.
-func upperTAndZ(s string) string {
-	if len(s) <= len("2006-01-02") || (s[10] != 't' && !strings.HasSuffix(s, "z")) {
-		return s
-	}
-	b := []byte(s)
-	if b[10] == 't' {
-		b[10] = 'T'
-	}
-	if b[len(b)-1] == 'z' {
-		b[len(b)-1] = 'Z'
-	}
-	return string(b)
-}
-
-// leapSecond reports whether s, which time.Parse refused, is an RFC 3339
-// time but for a second of 60. RFC 3339 allows a leap second (23:59:60
-// UTC, at the end of a June or December); the API refuses one by name,
-// rather than map it to :59.999999 or to the next minute (PostgreSQL's
-// reading): no leap second is scheduled, systems that smear them disagree
-// on what such a time is, and a window is never booked at a time the
-// caller did not write. Go calls it "second out of range"; the message
-// says what it is instead.
-func leapSecond(s string) bool {
-	const at = len("2006-01-02T15:04:")
-	if len(s) < at+2 || s[at:at+2] != "60" {
-		return false
-	}
-	t, err := time.Parse(time.RFC3339Nano, s[:at]+"59"+s[at+2:])
-	return err == nil && rfc3339Offset(s) && answerableTime(t)
-}
-
-// rfc3339Offset reports whether s, which time.Parse read as RFC 3339,
-// keeps to RFC 3339's offset and fraction: Go also takes an offset of
-// +24:00 or +05:60 (a day, or an hour, away from what the sender wrote, if
-// it was a typo) and a fraction after a comma, none of which RFC 3339
-// allows, so a window sent with one was booked at a time the caller may
-// not have meant. time.Parse has checked the shape: an offset is Z or
-// ±hh:mm, in digits.
-func rfc3339Offset(s string) bool {
-	if strings.ContainsRune(s, ',') {
-		return false
-	}
-	if strings.HasSuffix(s, "Z") {
-		return true
-	}
-	hh, mm := s[len(s)-5:len(s)-3], s[len(s)-2:]
-	return hh <= "23" && mm <= "59"
-}
-
-// answerableTime reports whether t, in UTC, is a time an answer can show.
-// RFC 3339 parses a year up to 9999 with any offset, so
-// 9999-12-31T23:59:59-23:59 is a time of the year 10000 in UTC, which the
-// database stores but JSON cannot write (time.Time.MarshalJSON refuses
-// years past 9999): a token issued with it answered 500 after it was
-// issued, and every list of tokens that held it answered 500 from then on.
-func answerableTime(t time.Time) bool {
-	y := t.UTC().Year()
-	return y >= 0 && y <= 9999
 }

@@ -6,10 +6,12 @@ package cli
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"time"
 
 	"github.com/bettercompute/compute/client"
+	"github.com/bettercompute/compute/core"
 	"github.com/spf13/cobra"
 )
 
@@ -54,11 +56,33 @@ func parseWhen(flag, v string, now time.Time) (time.Time, error) {
 		}
 		return writable(flag, now.Add(d).UTC().Truncate(time.Second))
 	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
+	t, err := parseRFC3339(flag, v)
+	if errors.Is(err, core.ErrNotRFC3339) {
 		return time.Time{}, usagef("%s: %q is not a time: use RFC 3339 (2030-01-02T15:04:05Z), now, or +DURATION", flag, v)
 	}
-	return writable(flag, t)
+	return t, err
+}
+
+// parseRFC3339 reads a time flag as the API reads a time
+// (core.ParseRFC3339), and refuses what the API would refuse, by the
+// flag: the CLI sends a time re-encoded, so a time read more laxly (Go's
+// parser took --start 2030-01-01T10:00:00+05:60 as +06:00) reached the
+// server as another time, valid, and was booked. A time that is not RFC
+// 3339 comes back as core.ErrNotRFC3339, for the caller's message.
+func parseRFC3339(flag, v string) (time.Time, error) {
+	t, err := core.ParseRFC3339(v)
+	switch {
+	case errors.Is(err, core.ErrLeapSecond):
+		return time.Time{}, usagef("%s: %q is a leap second (seconds 60), which the API does not take: write :59.999999 or the next minute's :00", flag, v)
+	case errors.Is(err, core.ErrBeyondYear9999):
+		if _, err := writable(flag, t); err != nil {
+			return time.Time{}, err
+		}
+		return time.Time{}, usagef("%s: %q is before the year 0 in UTC, which an RFC 3339 time cannot write", flag, v)
+	case err != nil:
+		return time.Time{}, err
+	}
+	return t, nil
 }
 
 // writable refuses a time after the year 9999 in UTC, which RFC 3339 (the

@@ -40,3 +40,28 @@ func TestTimesAfterTheYear9999AreRefusedByTheirFlag(t *testing.T) {
 	_, err = parseWhen("--start", "+100000h", time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
 	require.ErrorContains(t, err, "--start:")
 }
+
+// A time flag is read as the API reads a time: the CLI sends it
+// re-encoded, so --start 2030-01-01T10:00:00+05:60, which Go's parser took
+// as +06:00, was booked at 04:00Z where the API refuses that offset;
+// +24:00 failed in the request's encoding with a Go error about
+// MarshalJSON (exit 1); a lower-case t and z, RFC 3339, were "not a time".
+func TestTimeFlagsAreReadAsTheAPIReadsThem(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
+	for _, v := range []string{"2030-01-01T10:00:00+05:60", "2030-01-01T10:00:00+24:00", "2030-01-01T10:00:00,5Z"} {
+		_, err := parseWhen("--start", v, now)
+		require.ErrorContains(t, err, `--start: "`+v+`" is not a time`)
+		require.Equal(t, exitUsage, exitCode(err), v)
+		_, err = parseSince(v, now)
+		require.ErrorContains(t, err, `--since: "`+v+`" is not a time`)
+	}
+	at, err := parseWhen("--end", "2030-01-01t11:00:00z", now)
+	require.NoError(t, err)
+	require.True(t, now.Add(time.Hour).Equal(at), at)
+	at, err = parseSince("2030-01-01t09:00:00z", now)
+	require.NoError(t, err)
+	require.True(t, now.Add(-time.Hour).Equal(at), at)
+	_, err = parseWhen("--start", "2030-06-30T23:59:60Z", now)
+	require.ErrorContains(t, err, "--start: \"2030-06-30T23:59:60Z\" is a leap second")
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bettercompute/compute/client"
+	"github.com/bettercompute/compute/core"
 )
 
 // webhookHeader has VERSION, the one update --if-match takes.
@@ -233,11 +235,11 @@ func parseSince(v string, now time.Time) (time.Time, error) {
 		}
 		return now.Add(-d).UTC().Truncate(time.Second), nil
 	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
+	t, err := parseRFC3339("--since", v)
+	if errors.Is(err, core.ErrNotRFC3339) {
 		return time.Time{}, usagef("--since: %q is not a time: use RFC 3339 (2030-01-02T15:04:05Z) or -DURATION", v)
 	}
-	return t, nil
+	return t, err
 }
 
 func (c *cli) webhooksVerifyCmd() *cobra.Command {
