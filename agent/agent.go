@@ -176,9 +176,7 @@ func Run(ctx context.Context, cfg Config) error {
 	d.instances.now = d.windowNow
 	d.instances.exited = d.reportExited
 	d.instances.log = log
-	// Instances a killed predecessor left running are this daemon's now:
-	// the watchdog stops those whose allocation is no longer assigned.
-	adopted, err := d.instances.adopt(cfg.StateDir)
+	adopted, err := d.restore()
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
@@ -203,6 +201,20 @@ func Run(ctx context.Context, cfg Config) error {
 	d.stopGracefully(endSessions)
 	<-kept
 	return nil
+}
+
+// restore takes over what a killed predecessor left in the state
+// directory: the reports it kept for its next session are this daemon's to
+// send (unsent_reports.go), the instances it left running are this
+// daemon's now (the watchdog stops those whose allocation is no longer
+// assigned), and the end of those that ended while no daemon ran is
+// reported. It returns the instances it adopted.
+func (d *daemon) restore() ([]string, error) {
+	// First the reports it kept: they came before anything found now.
+	if err := d.loadUnsent(); err != nil {
+		return nil, err
+	}
+	return d.instances.adopt(d.cfg.StateDir)
 }
 
 // credential returns the node credential from StateDir, joining first when

@@ -53,7 +53,8 @@ type daemon struct {
 	currentCtx context.Context
 	// unsent are the reports made while no session was open (or whose
 	// send failed), in order: the next session sends them first (see
-	// openReports).
+	// openReports). The state directory keeps a copy, for a successor if
+	// this process is killed first (unsent_reports.go).
 	unsent []wire.Message
 }
 
@@ -186,6 +187,12 @@ func (d *daemon) closeSession() {
 func (d *daemon) openReports(ctx context.Context, ws *websocket.Conn) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if len(d.unsent) == 0 {
+		d.current, d.currentCtx = ws, ctx
+		return nil
+	}
+	// What was sent leaves the state directory's copy too (unsent_reports.go).
+	defer d.keepUnsent()
 	for len(d.unsent) > 0 {
 		if err := send(ctx, ws, d.unsent[0]); err != nil {
 			return err // the rest wait for the next session
@@ -198,12 +205,14 @@ func (d *daemon) openReports(ctx context.Context, ws *websocket.Conn) error {
 }
 
 // report sends m on the session open now; without one, or when the send
-// fails, it is kept for the next session (openReports).
+// fails, it is kept for the next session (openReports), in the state
+// directory too (unsent_reports.go), by the time report returns.
 func (d *daemon) report(m wire.Message) {
 	d.mu.Lock()
 	ws, ctx := d.current, d.currentCtx
 	if ws == nil {
 		d.unsent = append(d.unsent, m)
+		d.keepUnsent()
 	}
 	d.mu.Unlock()
 	if ws == nil {
@@ -214,6 +223,7 @@ func (d *daemon) report(m wire.Message) {
 		d.log.Warn("report: the next session will", "type", m.Type, "err", err)
 		d.mu.Lock()
 		d.unsent = append(d.unsent, m)
+		d.keepUnsent()
 		d.mu.Unlock()
 	}
 }

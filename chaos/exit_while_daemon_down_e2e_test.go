@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,4 +81,88 @@ func TestInstanceExitsWhileItsDaemonIsDown(t *testing.T) {
 				c.code, in.State, in.Reason, code, c.state, c.reason, c.code)
 		}
 	}
+}
+
+// TestInstanceExitReportOutlivesADaemonKilledBeforeItsSession: the same
+// with the daemon killed twice, its gateway unreachable in between.
+// The daemon that came back first found the instance's process gone and
+// made its report, but opened no session to send it on (the gateway was
+// down) before it was killed too. The report was kept on disk, not only in
+// that daemon's memory: the daemon after sends it on its first session,
+// and the instance ends `failed` with exit code 3, not `lost`.
+func TestInstanceExitReportOutlivesADaemonKilledBeforeItsSession(t *testing.T) {
+	runSize(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	f := newAssignFleet(t, ctx)
+	r := f.book("n1")
+	waitFor(t, ctx, "reservation active and assigned", 30*time.Second, func() (bool, error) {
+		return f.state(r.ID) == "active" && f.jobState(r.ID, "assign") == "succeeded", nil
+	})
+	alloc := f.allocationOf(r.ID)
+	var in struct {
+		ID, State, Reason string
+		ExitCode          *int32 `json:"exitCode"`
+	}
+	f.must(f.member, "POST", "/v1/instances", uuid.NewString(), map[string]any{"reservationId": r.ID,
+		"command": "touch started; until [ -e go ]; do sleep 0.05; done; exit 3"}, &in)
+	get := func() error { return f.member.do(ctx, "GET", f.hub.URL()+"/v1/instances/"+in.ID, "", nil, &in) }
+	dir := filepath.Join(f.wlRoot, "n1", alloc, "work", "instances", in.ID)
+	waitFor(t, ctx, "instance "+in.ID+" running", 30*time.Second, func() (bool, error) {
+		_, err := os.Stat(filepath.Join(dir, "started"))
+		return in.State == "running" && err == nil, get()
+	})
+	agent := f.agents["n1"]
+	agent.Kill()
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "its exit status written", 30*time.Second, func() (bool, error) {
+		exits, err := filepath.Glob(filepath.Join(f.wlRoot, "n1", alloc, "process-*.exit"))
+		for _, e := range exits {
+			if b, _ := os.ReadFile(e); strings.TrimSpace(string(b)) == "3" {
+				return true, err
+			}
+		}
+		return false, err
+	})
+	// Its daemon's next session opens a second later by the simulated
+	// clock, after the instance last changed: its first inventory judges
+	// the instance at once.
+	f.sim.advanceTo(ctx, f.sim.now(ctx).Add(time.Second))
+	// The gateway is unreachable from the node (the daemon is given a
+	// port nobody listens on): the daemon that comes back makes its report
+	// with no session to send it on, and is killed too.
+	args := agent.args
+	agent.args = slices.Clone(args)
+	agent.args[slices.Index(args, "--gateway")+1] = "ws://" + freeAddr(t)
+	logStart := fileSize(t, agent.logPath)
+	agent.Start()
+	waitFor(t, ctx, "the end reported with no session open", 30*time.Second, func() (bool, error) {
+		return strings.Contains(tailFrom(agent.logPath, logStart), "no session to report on"), nil
+	})
+	agent.Kill()
+	agent.args = args
+	agent.Start()
+	waitFor(t, ctx, "instance "+in.ID+" ended", 60*time.Second, func() (bool, error) {
+		return in.State != "running", get()
+	})
+	if in.State != "failed" || in.Reason != "exit status 3" || in.ExitCode == nil || *in.ExitCode != 3 {
+		code := "none"
+		if in.ExitCode != nil {
+			code = fmt.Sprint(*in.ExitCode)
+		}
+		t.Fatalf("exit 3 with its daemon killed twice: %s, reason %q, exit code %s; want failed, %q, 3",
+			in.State, in.Reason, code, "exit status 3")
+	}
+}
+
+// fileSize is the size of the file at path (0 when there is none yet).
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
 }
