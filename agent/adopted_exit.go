@@ -64,12 +64,13 @@ func (ip *instanceProcesses) endAdopted(proc *instanceProcess) {
 	<-proc.done
 	ip.mu.Lock()
 	stopped := proc.stopping
+	proc.ending = !stopped
 	ip.mu.Unlock()
 	if stopped {
 		return // the stop reports it
 	}
-	ip.forgetProc(proc)
-	ip.reportAdoptedEnd(proc)
+	ip.endReported(proc, func() { ip.reportAdoptedEnd(proc) })
+	ip.removeExitFile(proc)
 }
 
 // endedAway reports the end of an instance whose process exited while no
@@ -79,22 +80,29 @@ func (ip *instanceProcesses) endAdopted(proc *instanceProcess) {
 // upgrade ends `succeeded` or `failed` with its status, not `lost`), once
 // what it left running in its cgroup is gone. No session is open yet: the
 // report waits for the first (session.go), which sends it before its
-// inventory, so the control plane never takes the instance for lost.
+// inventory, so the control plane never takes the instance for lost. It
+// stays in the record, its exit file kept, until the report is kept: a
+// daemon killed meanwhile leaves it to its successor to report.
 func (ip *instanceProcesses) endedAway(proc *instanceProcess) {
 	if err := proc.group.remove(); err != nil && ip.log != nil {
 		ip.log.Warn("remove the cgroup of an instance that ended while no daemon ran", "instance", proc.id, "err", err)
 	}
-	ip.reportAdoptedEnd(proc)
+	ip.endReported(proc, func() { ip.reportAdoptedEnd(proc) })
+	ip.removeExitFile(proc)
 }
 
-// reportAdoptedEnd reports the end of adopted instance proc, whose process
-// has exited, with the exit status its exit file holds, and removes that
-// file.
-func (ip *instanceProcesses) reportAdoptedEnd(proc *instanceProcess) {
-	code, known := recordedExit(proc.exitFile)
+// removeExitFile removes adopted instance proc's exit file, once its end
+// was reported and it is forgotten.
+func (ip *instanceProcesses) removeExitFile(proc *instanceProcess) {
 	if proc.exitFile != "" {
 		_ = os.Remove(proc.exitFile)
 	}
+}
+
+// reportAdoptedEnd reports the end of adopted instance proc, whose process
+// has exited, with the exit status its exit file holds.
+func (ip *instanceProcesses) reportAdoptedEnd(proc *instanceProcess) {
+	code, known := recordedExit(proc.exitFile)
 	if ip.exited == nil {
 		return
 	}

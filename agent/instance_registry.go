@@ -72,8 +72,9 @@ func (ip *instanceProcesses) persist() error {
 }
 
 // adopt loads the record in stateDir and takes over every instance whose
-// process still runs. The rest ended while no daemon ran: each is dropped
-// from the record and its end reported (endedAway), before adopt returns.
+// process still runs. The rest ended while no daemon ran: each has its end
+// reported and is then dropped from the record (endedAway), before adopt
+// returns.
 func (ip *instanceProcesses) adopt(stateDir string) ([]string, error) {
 	adopted, ended, err := ip.adoptRecord(stateDir)
 	for _, proc := range ended {
@@ -115,7 +116,12 @@ func (ip *instanceProcesses) adoptRecord(stateDir string) ([]string, []*instance
 			proc.group = workloadCgroup{root: r.GroupRoot, path: r.GroupPath, v2: cgroupV2(r.GroupRoot)}
 		}
 		if ticks, ok := processStart(r.PID); !ok || ticks != r.StartTicks {
-			ended = append(ended, proc) // gone, or the pid now belongs to another process
+			// Gone, or the pid now belongs to another process: listed, and
+			// recorded, until its end is reported (endedAway).
+			proc.ending = true
+			close(proc.done)
+			ip.procs[id] = proc
+			ended = append(ended, proc)
 			continue
 		}
 		if r.PIDFile != "" {

@@ -80,6 +80,11 @@ type instanceProcess struct {
 	// stopping is set (under instanceProcesses.mu) when the daemon stops
 	// the instance: its exit is then not the instance's own.
 	stopping bool
+	// ending is set (under instanceProcesses.mu) when its process has
+	// exited on its own and its end is being reported: no stop takes it
+	// from then on, and it is still listed as running until the report is
+	// made (endReported).
+	ending bool
 }
 
 type execJob struct {
@@ -157,17 +162,17 @@ func (ip *instanceProcesses) start(life context.Context, sb *sandbox, lookup ass
 		if err := w.group.remove(); err != nil && ip.log != nil {
 			ip.log.Warn("processes of an ended instance", "instance", p.InstanceID, "err", err)
 		}
-		w.done()
-		close(proc.done)
-		ip.mu.Lock()
-		stopped := proc.stopping || life.Err() != nil
-		ip.mu.Unlock()
-		if stopped || ip.exited == nil {
+		if !ip.beginEnding(proc, life) {
+			w.done()
+			close(proc.done)
 			return
 		}
+		close(proc.done)
 		code, reason := exitStatus(err, w.oomKilled())
-		ip.forgetProc(proc)
-		ip.exited(proc, &code, reason)
+		ip.endReported(proc, func() { ip.exited(proc, &code, reason) })
+		// Its exit file goes only now, for a successor if the daemon is
+		// killed before the report is sent or kept (adopted_exit.go).
+		w.done()
 	}()
 	ip.procs[p.InstanceID] = proc
 	if err := ip.persist(); err != nil {
@@ -203,6 +208,33 @@ func (ip *instanceProcesses) stop(res wire.Message, p commandPayload, grace time
 		ip.log.Info("instance stopped", "instance", p.InstanceID, "pid", proc.pid)
 	}
 	return res
+}
+
+// beginEnding decides, once proc's process has exited, whether that was
+// the instance's own end, to report: not when the daemon stopped it, or
+// is stopping (life over: the shutdown reports its stops), or nobody is
+// told of exits. If it was, proc is marked ending.
+func (ip *instanceProcesses) beginEnding(proc *instanceProcess, life context.Context) bool {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	if proc.stopping || life.Err() != nil || ip.exited == nil {
+		return false
+	}
+	proc.ending = true
+	return true
+}
+
+// endReported makes report (the end of ending instance proc: sent on the
+// session, or kept for the next one) and only then forgets proc. Until
+// then every inventory lists proc: one that no longer listed it, taken
+// before the report and sent before it, would make the control plane end
+// the instance lost before the report that ends it with its exit status
+// arrived. Sent in this order, an inventory taken after the report was
+// made comes after it on the session (or, without a session, after the
+// reports kept, which the next session sends before its inventory).
+func (ip *instanceProcesses) endReported(proc *instanceProcess, report func()) {
+	report()
+	ip.forgetProc(proc)
 }
 
 // forgetProc drops proc from the table if it is still the instance's.
@@ -269,8 +301,8 @@ func (ip *instanceProcesses) stopWhere(grace time.Duration, all bool, why func(i
 	var jobs []*execJob
 	ip.mu.Lock()
 	for _, proc := range ip.procs {
-		if !all && ip.closing[proc.allocationID] {
-			continue
+		if proc.ending || !all && ip.closing[proc.allocationID] {
+			continue // an ending one's end is being reported
 		}
 		if r := why(proc.id, proc.allocationID); r != "" {
 			proc.stopping = true
