@@ -3,6 +3,7 @@ package agent
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -70,7 +71,6 @@ func (ip *instanceProcesses) endAdopted(proc *instanceProcess) {
 		return // the stop reports it
 	}
 	ip.endReported(proc, func() { ip.reportAdoptedEnd(proc) })
-	ip.removeExitFile(proc)
 }
 
 // endedAway reports the end of an instance whose process exited while no
@@ -88,14 +88,22 @@ func (ip *instanceProcesses) endedAway(proc *instanceProcess) {
 		ip.log.Warn("remove the cgroup of an instance that ended while no daemon ran", "instance", proc.id, "err", err)
 	}
 	ip.endReported(proc, func() { ip.reportAdoptedEnd(proc) })
-	ip.removeExitFile(proc)
 }
 
-// removeExitFile removes adopted instance proc's exit file, once its end
-// was reported and it is forgotten.
-func (ip *instanceProcesses) removeExitFile(proc *instanceProcess) {
-	if proc.exitFile != "" {
-		_ = os.Remove(proc.exitFile)
+// removeFiles removes what adopted instance proc's predecessor made to
+// start it in its allocation's directory (containerWorkload): its process
+// spec, pid file and exit file, process-*.json, .pid and .exit. Nothing
+// reads them once proc is forgotten; left there they would stay until the
+// allocation is unassigned, possibly its reservation's end, hours later,
+// one set per instance. A record of an older daemon names no exit file:
+// the others are found from its pid file.
+func (proc *instanceProcess) removeFiles() {
+	base, ok := strings.CutSuffix(proc.pidFile, ".pid")
+	if !ok || !strings.HasPrefix(filepath.Base(base), "process-") {
+		return // not a container workload's (or a record this daemon did not write)
+	}
+	for _, f := range []string{base + ".json", proc.pidFile, base + ".exit"} {
+		_ = os.Remove(f)
 	}
 }
 

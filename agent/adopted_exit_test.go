@@ -93,3 +93,62 @@ func orphanInstance(t *testing.T, sb *sandbox, a *wire.AssignPayload, id, script
 	require.NoError(t, os.WriteFile(filepath.Join(state, registryFile), b, 0o600))
 	return state
 }
+
+// An adopted instance leaves none of its files (process-*.json, .pid,
+// .exit) in its allocation's directory once it has ended, however it ended:
+// it exited on its own (once its end was reported), the daemon stopped it,
+// or it ended while no daemon ran. They are not left for the allocation's
+// unassign to remove, which may be its reservation's end, hours later.
+func TestAdoptedInstanceLeavesNoProcessFiles(t *testing.T) {
+	_, sb, _ := containerDaemon(t, time.Now)
+	for i, how := range []string{"exits", "stopped", "ended-away"} {
+		a := assignOf(fmt.Sprintf("alc_adoptfiles%d", i), 1, 64)
+		sb.forgetAtEnd(t, a)
+		id := "ins_files" + fmt.Sprint(i)
+		state := orphanInstance(t, sb, a, id, "until [ -e /work/end ]; do sleep 0.05; done; exit 3", false)
+		files := func() []string {
+			m, err := filepath.Glob(filepath.Join(sb.domainDir(a.AllocationID), "process-*"))
+			require.NoError(t, err)
+			return m
+		}
+		require.NotEmpty(t, files(), "%s: the workload's files", how)
+		exited := make(chan string, 1)
+		ip := &instanceProcesses{exited: func(proc *instanceProcess, _ *int32, _ string) { exited <- proc.id }}
+		end := func() {
+			require.NoError(t, os.WriteFile(filepath.Join(sb.workDir(a.AllocationID), "end"), nil, 0o644))
+		}
+		switch how {
+		case "exits":
+			_, err := ip.adopt(state)
+			require.NoError(t, err)
+			end()
+			select {
+			case <-exited:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the adopted instance's end was never reported")
+			}
+			require.Eventually(t, func() bool { return len(ip.running()) == 0 }, 10*time.Second, 10*time.Millisecond)
+		case "stopped":
+			_, err := ip.adopt(state)
+			require.NoError(t, err)
+			stopped := ip.stopWhere(100*time.Millisecond, true, func(string, string) string { return "test" })
+			require.Len(t, stopped, 1)
+		case "ended-away":
+			end()
+			require.Eventually(t, func() bool {
+				exits, _ := filepath.Glob(filepath.Join(sb.domainDir(a.AllocationID), "process-*.exit"))
+				return len(exits) == 1
+			}, 20*time.Second, 10*time.Millisecond, "the orphan never exited")
+			b, err := os.ReadFile(filepath.Join(state, registryFile))
+			require.NoError(t, err)
+			var rec map[string]registeredInstance
+			require.NoError(t, json.Unmarshal(b, &rec))
+			require.Eventually(t, func() bool { _, alive := processStart(rec[id].PID); return !alive },
+				20*time.Second, 10*time.Millisecond)
+			_, err = ip.adopt(state)
+			require.NoError(t, err)
+			require.Equal(t, id, <-exited)
+		}
+		require.Empty(t, files(), "%s: its files are left behind", how)
+	}
+}

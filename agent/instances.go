@@ -237,13 +237,22 @@ func (ip *instanceProcesses) endReported(proc *instanceProcess, report func()) {
 	ip.forgetProc(proc)
 }
 
-// forgetProc drops proc from the table if it is still the instance's.
+// forgetProc drops proc from the table if it is still the instance's. An
+// adopted one's files go then too (removeFiles): one this daemon started
+// has its own removed when its `runc exec` returns (workload.done).
 func (ip *instanceProcesses) forgetProc(proc *instanceProcess) {
 	ip.mu.Lock()
 	defer ip.mu.Unlock()
-	if ip.procs[proc.id] == proc {
-		delete(ip.procs, proc.id)
-		_ = ip.persist() // a stale entry is harmless: adoption checks the process's start time
+	if ip.procs[proc.id] != proc {
+		return
+	}
+	delete(ip.procs, proc.id)
+	_ = ip.persist() // a stale entry is harmless: adoption checks the process's start time
+	if proc.cmd == nil {
+		// After the record no longer names them: a successor that
+		// found it there without its exit file would report its end
+		// without its status.
+		proc.removeFiles()
 	}
 }
 
