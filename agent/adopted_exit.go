@@ -22,7 +22,8 @@ import (
 // instance reads it there once the shell has exited. One that has none (a
 // record of an older daemon, a shell killed before it wrote it, a workload
 // without container isolation) is reported without a status, and the
-// control plane ends the instance `failed`.
+// control plane ends the instance `failed`, with adoptedExitUnknown as its
+// reason.
 
 // adoptedExitUnknown is the reason an adopted instance's end is reported
 // with when its exit status is not known.

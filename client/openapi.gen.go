@@ -1883,10 +1883,11 @@ type InstanceEventData struct {
 
 	// ExitCode The workload's exit status, once its process exited on its own:
 	// 0 with `succeeded`, anything else with `failed`. Absent while it
-	// runs, when its daemon stopped it, and when it ended `failed` with
-	// reason `exited without a status` (a daemon that lost track of it,
-	// such as one restarted while it ran that found no record of its
-	// exit status).
+	// runs, when its daemon stopped it, and when it ended `failed`
+	// without one: its daemon lost track of it, such as one restarted
+	// while it ran that found no record of its exit status (reason: the
+	// daemon's, such as `exited after its node daemon restarted; its
+	// exit status is not known`, or `exited without a status`).
 	ExitCode *int32 `json:"exitCode,omitempty"`
 	ID       string `json:"id"`
 	NodeID   string `json:"nodeId"`

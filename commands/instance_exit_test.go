@@ -13,7 +13,8 @@ import (
 
 // An instance whose process exits on its own ends with its exit code:
 // status 0 is succeeded (instance.succeeded), anything else failed with
-// "exit status N", or "OOMKilled" when the OOM killer ended it. The code
+// "exit status N", or "OOMKilled" when the OOM killer ended it; one
+// reported without a status fails with the daemon's reason. The code
 // is stored, shown by GET /v1/instances/{id} (exitCode) and carried by the
 // event. A daemon's own stop still ends in stopped, with no code; a
 // repeated report changes nothing; an exit reported before the start was
@@ -88,6 +89,21 @@ func TestExitedInstanceEndsWithItsExitCode(t *testing.T) {
 	require.Equal(t, core.ProvisionFailed, got.State)
 	require.Equal(t, "OOMKilled", got.Reason)
 	require.Equal(t, int32(137), *got.ExitCode)
+
+	// Exited without a status: failed with the daemon's reason, which
+	// says why there is none; "exited without a status" when it gave none.
+	unknown := start()
+	why := "exited after its node daemon restarted; its exit status is not known"
+	got = report(unknown, true, nil, why)
+	require.Equal(t, core.ProvisionFailed, got.State)
+	require.Equal(t, why, got.Reason)
+	require.Nil(t, got.ExitCode)
+	require.Nil(t, storedExit(unknown))
+	require.Equal(t, why, lastEvent(core.EventInstanceFailed, unknown)["reason"])
+	silent := start()
+	got = report(silent, true, nil, "")
+	require.Equal(t, core.ProvisionFailed, got.State)
+	require.Equal(t, "exited without a status", got.Reason)
 
 	stopped := start()
 	got = report(stopped, false, nil, "outlived its assignment")

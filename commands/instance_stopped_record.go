@@ -46,7 +46,9 @@ type RecordInstanceStopped struct {
 //     UTF-8 made U+FFFD, cut to maxInstanceStopReason);
 //   - exited with status 0: to succeeded;
 //   - exited otherwise: to failed, reason "exit status N", or "OOMKilled"
-//     when the OOM killer ended it (or "exited without a status").
+//     when the OOM killer ended it; exited without a status: to failed,
+//     with the daemon's reason (cut as above), "exited without a status"
+//     when it gave none.
 //
 // An exit code is stored on the instance and shown in its events. The
 // report is guarded by the session epoch like every daemon report (a
@@ -119,6 +121,10 @@ func (cmd RecordInstanceStopped) outcome() (core.State, string, *int32) {
 		return core.ProvisionStopped, cmd.Reason, nil
 	case cmd.Reason == wire.ReasonOOMKilled:
 		return core.ProvisionFailed, wire.ReasonOOMKilled, cmd.ExitCode
+	case cmd.ExitCode == nil && cmd.Reason != "":
+		// The daemon says why it has no status (adopted_exit.go's reason:
+		// it exited after the daemon restarted).
+		return core.ProvisionFailed, cmd.Reason, nil
 	case cmd.ExitCode == nil:
 		return core.ProvisionFailed, "exited without a status", nil
 	case *cmd.ExitCode == 0:
