@@ -44,8 +44,8 @@ var demoTokens = regexp.MustCompile(`operator token \(tenant ops\):\s+(\S+)[\s\S
 // startDemo builds cmd/compute and serves it with --demo on a loopback
 // port, on a fresh database of DATABASE_URL's server (withpg sets it) or
 // else on a private cluster of its own. Nodes stay schedulable without
-// daemons, and webhooks may reach loopback.
-func startDemo(t *testing.T) *demo {
+// daemons, and webhooks may reach loopback. env adds settings (NAME=value).
+func startDemo(t *testing.T, env ...string) *demo {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
@@ -63,10 +63,10 @@ func startDemo(t *testing.T) *demo {
 	}
 
 	addr := freeAddr(t)
-	env := append(os.Environ(), "COMPUTE_ADDR="+addr, "COMPUTE_GATEWAY_ADDR="+freeAddr(t),
+	env = append(os.Environ(), append([]string{"COMPUTE_ADDR=" + addr, "COMPUTE_GATEWAY_ADDR=" + freeAddr(t),
 		"COMPUTE_NODES_WITHOUT_DAEMONS=true", "COMPUTE_POLL_INTERVAL=200ms", "COMPUTE_LOG_LEVEL=warn",
-		"COMPUTE_STREAM_MAX_LIFETIME="+streamLifetime, "COMPUTE_WEBHOOK_ALLOW_PRIVATE=true",
-		"COMPUTE_WEBHOOK_BREAKER_THRESHOLD=100")
+		"COMPUTE_STREAM_MAX_LIFETIME=" + streamLifetime, "COMPUTE_WEBHOOK_ALLOW_PRIVATE=true",
+		"COMPUTE_WEBHOOK_BREAKER_THRESHOLD=100"}, env...)...)
 	if base := os.Getenv("DATABASE_URL"); base != "" {
 		dbURL := freshDatabase(ctx, t, base)
 		env = append(env, "DATABASE_URL="+dbURL, "COMPUTE_DATABASE_URL="+dbURL)

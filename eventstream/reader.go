@@ -92,7 +92,7 @@ func (r *Reader) Page(ctx context.Context, scope Scope, after outbox.Position, l
 // for as long as the client polls. An unfiltered operator's short page
 // ends at that event anyway.
 func (r *Reader) covered(ctx context.Context, scope Scope) (outbox.Position, error) {
-	if scope.AllTenants && len(scope.Types) == 0 {
+	if scope.AllTenants && len(scope.Types) == 0 && scope.Subject == "" {
 		return outbox.Position{}, nil
 	}
 	return r.head(ctx)
@@ -102,6 +102,22 @@ func (r *Reader) read(ctx context.Context, scope Scope, after outbox.Position, l
 	types := scope.Types
 	if types == nil {
 		types = []string{} // a NULL array would make cardinality() NULL
+	}
+	if scope.Subject != "" {
+		// From (subject, position): one thing's history costs its own
+		// events, not the log's that lie between them. Operators read
+		// every tenant's (TenantID ""), a tenant its own.
+		tenant := ""
+		if !scope.AllTenants {
+			if scope.Tenant == "" {
+				return nil, nil // no tenant's scope sees nothing, not every tenant's
+			}
+			tenant = scope.Tenant
+		}
+		return r.q.OutboxReadAfterOfSubject(ctx, db.OutboxReadAfterOfSubjectParams{
+			Subject: scope.Subject, AfterTxid: after.TxID, AfterSeq: after.Seq,
+			TenantID: tenant, Types: types, MaxRows: int32(limit),
+		})
 	}
 	if scope.AllTenants && len(types) > 0 {
 		// Per type, from (type, position): an operator's filtered read

@@ -9,6 +9,9 @@ package eventstream
 import (
 	"regexp"
 	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/bettercompute/compute/core"
 )
@@ -33,6 +36,29 @@ type Scope struct {
 	Tenant string
 	// Types keeps only events of these types; empty keeps every type.
 	Types []string
+	// Subject keeps only the events of one subject (reservations/{id},
+	// nodes/{id}, …); empty keeps every subject. Set by WithSubject.
+	Subject string
+}
+
+// MaxSubjectLength bounds a subject filter: every subject this server
+// writes is a kind and one or two ids, far shorter.
+const MaxSubjectLength = 256
+
+// WithSubject returns s keeping only the events of subject (empty: s
+// unchanged). A subject of events the scope cannot see, another tenant's
+// reservation say, is not an error: it reads as no events, as a subject
+// nothing was ever written about does, so a tenant learns nothing of what
+// others have.
+func (s Scope) WithSubject(subject string) (Scope, error) {
+	if len(subject) > MaxSubjectLength {
+		return Scope{}, core.Errorf(core.CodeInvalidArgument, "subject is %d bytes long, at most %d", len(subject), MaxSubjectLength)
+	}
+	if !utf8.ValidString(subject) || strings.ContainsFunc(subject, unicode.IsControl) {
+		return Scope{}, core.Errorf(core.CodeInvalidArgument, "subject %q is not a subject (e.g. reservations/rsv_…)", core.Clip(subject, 64))
+	}
+	s.Subject = subject
+	return s, nil
 }
 
 // ScopeFor returns the scope of actor with an optional types filter.
@@ -72,6 +98,9 @@ func ScopeFor(actor core.Actor, types []string) (Scope, error) {
 // Matches reports whether e is visible in the scope.
 func (s Scope) Matches(e core.Event) bool {
 	if !s.AllTenants && e.TenantID != s.Tenant {
+		return false
+	}
+	if s.Subject != "" && e.Subject != s.Subject {
 		return false
 	}
 	return len(s.Types) == 0 || slices.Contains(s.Types, e.Type)

@@ -101,7 +101,7 @@ func (a EventAPI) routes(r Router) {
 	a.Limits = a.Limits.withDefaults()
 	s := &eventStreams{EventAPI: a, slots: newStreamSlots(a.Limits)}
 	s.revocations, _ = r.Deps.Auth.(RevocationWatcher)
-	r.V1.GET("/events", a.list, queryParams("after", "types", "limit"))
+	r.V1.GET("/events", a.list, queryParams("after", "types", "subject", "limit"))
 	r.V1.GET("/events/stream", s.stream, queryParams("after", "types", "ticket"))
 }
 
@@ -130,6 +130,9 @@ func (a EventAPI) list(c echo.Context) error {
 	}
 	scope, err := eventstream.ScopeFor(ActorOf(c), typesParam(c))
 	if err != nil {
+		return err
+	}
+	if scope, err = scope.WithSubject(c.QueryParam("subject")); err != nil {
 		return err
 	}
 	page, err := a.Reader.Page(c.Request().Context(), scope, after, limit)

@@ -372,6 +372,75 @@ func (q *Queries) OutboxReadAfterForTenantOfTypes(ctx context.Context, arg Outbo
 	return items, nil
 }
 
+const outboxReadAfterOfSubject = `-- name: OutboxReadAfterOfSubject :many
+SELECT o.id, o.txid, o.seq, o.type, o.tenant_id, o.subject, o.data, o.time
+  FROM outbox o
+ WHERE (o.subject, o.txid, o.seq) > ($1::text, $2::xid8, $3::bigint)
+   AND o.subject <= $1::text
+   AND o.txid < pg_snapshot_xmin(pg_current_snapshot())
+   AND ($4::text = '' OR o.tenant_id = $4::text)
+   AND (cardinality($5::text[]) = 0 OR o.type = ANY ($5::text[]))
+ ORDER BY o.subject, o.txid, o.seq
+ LIMIT $6
+`
+
+type OutboxReadAfterOfSubjectParams struct {
+	Subject   string
+	AfterTxid uint64
+	AfterSeq  int64
+	TenantID  string
+	Types     []string
+	MaxRows   int32
+}
+
+// One subject's events after the cursor (GET /v1/events?subject=), of every
+// tenant (operators, an empty tenant_id) or of one tenant, optionally only
+// some types (an empty array means every type). Walks outbox_subject_position
+// (subject, txid, seq): a page costs the subject's events after the cursor,
+// however long the log. A tenant's read drops the subject's events of other
+// tenants after reading them, so asking for another tenant's subject costs
+// that subject's events and returns none. The subject is bounded by
+// comparisons and the order starts with it, as in
+// OutboxReadAfterForTenantOfTypes: only this index gives that order, so no
+// plan (a cached generic one, which knows neither the subject nor how rare
+// it is, included) walks outbox_position or outbox_tenant_position and
+// filters.
+func (q *Queries) OutboxReadAfterOfSubject(ctx context.Context, arg OutboxReadAfterOfSubjectParams) ([]Outbox, error) {
+	rows, err := q.db.Query(ctx, outboxReadAfterOfSubject,
+		arg.Subject,
+		arg.AfterTxid,
+		arg.AfterSeq,
+		arg.TenantID,
+		arg.Types,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Outbox{}
+	for rows.Next() {
+		var i Outbox
+		if err := rows.Scan(
+			&i.ID,
+			&i.Txid,
+			&i.Seq,
+			&i.Type,
+			&i.TenantID,
+			&i.Subject,
+			&i.Data,
+			&i.Time,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const outboxReadAfterOfTypes = `-- name: OutboxReadAfterOfTypes :many
 SELECT id, txid, seq, type, tenant_id, subject, data, time
   FROM outbox o

@@ -77,6 +77,29 @@ SELECT o.id, o.txid, o.seq, o.type, o.tenant_id, o.subject, o.data, o.time
  ORDER BY o.txid, o.seq
  LIMIT sqlc.arg(max_rows);
 
+-- name: OutboxReadAfterOfSubject :many
+-- One subject's events after the cursor (GET /v1/events?subject=), of every
+-- tenant (operators, an empty tenant_id) or of one tenant, optionally only
+-- some types (an empty array means every type). Walks outbox_subject_position
+-- (subject, txid, seq): a page costs the subject's events after the cursor,
+-- however long the log. A tenant's read drops the subject's events of other
+-- tenants after reading them, so asking for another tenant's subject costs
+-- that subject's events and returns none. The subject is bounded by
+-- comparisons and the order starts with it, as in
+-- OutboxReadAfterForTenantOfTypes: only this index gives that order, so no
+-- plan (a cached generic one, which knows neither the subject nor how rare
+-- it is, included) walks outbox_position or outbox_tenant_position and
+-- filters.
+SELECT o.id, o.txid, o.seq, o.type, o.tenant_id, o.subject, o.data, o.time
+  FROM outbox o
+ WHERE (o.subject, o.txid, o.seq) > (sqlc.arg(subject)::text, sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint)
+   AND o.subject <= sqlc.arg(subject)::text
+   AND o.txid < pg_snapshot_xmin(pg_current_snapshot())
+   AND (sqlc.arg(tenant_id)::text = '' OR o.tenant_id = sqlc.arg(tenant_id)::text)
+   AND (cardinality(sqlc.arg(types)::text[]) = 0 OR o.type = ANY (sqlc.arg(types)::text[]))
+ ORDER BY o.subject, o.txid, o.seq
+ LIMIT sqlc.arg(max_rows);
+
 -- name: OutboxOldestPosition :many
 -- The oldest retained event's position (no row when the log is empty),
 -- the first transaction id not yet assigned, and whether an event sits

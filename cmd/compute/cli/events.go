@@ -206,7 +206,7 @@ func (c *cli) printEvent(ev client.Event, first bool) error {
 
 func (c *cli) eventsListCmd() *cobra.Command {
 	var types []string
-	var after string
+	var after, subject string
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -215,7 +215,9 @@ func (c *cli) eventsListCmd() *cobra.Command {
 stderr under a table) as --after for the next. A short page (an empty one
 too) has read everything you can see: its nextCursor may be past your own
 last event, up to the log's newest; poll again with it, not with the
-cursor you gave, which retention can expire however quiet your events are.`,
+cursor you gave, which retention can expire however quiet your events are.
+--subject reservations/ID lists what happened to one reservation, at the
+cost of its own events however long the log.`,
 		Args: NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			only, err := splitTypes(types)
@@ -231,6 +233,9 @@ cursor you gave, which retention can expire however quiet your events are.`,
 			}
 			if len(only) > 0 {
 				params.Types = &only
+			}
+			if subject != "" {
+				params.Subject = &subject
 			}
 			if limit > 0 {
 				params.Limit = &limit
@@ -256,6 +261,7 @@ cursor you gave, which retention can expire however quiet your events are.`,
 	}
 	cmd.Flags().StringSliceVar(&types, "type", nil, "only these event types (repeatable, or comma-separated)")
 	cmd.Flags().StringVar(&after, "after", "", "events strictly after this cursor")
+	cmd.Flags().StringVar(&subject, "subject", "", "only the events of this subject (e.g. reservations/rsv_…)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "page size, 1 to 500 (100 when 0)")
 	return cmd
 }

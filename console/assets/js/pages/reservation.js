@@ -11,8 +11,9 @@ import {call, get, listAll, idempotencyKey} from '../api.js';
 import {h, replace, table, row, badge, notice, fmtTime, fmtClock, toLocalInput, nodeLink} from '../dom.js';
 import {devicesText, priorityText, requestText} from './reservations.js';
 
-const TYPES = ['pending', 'booked', 'activated', 'extended', 'released', 'cancelled', 'expired', 'failed', 'preempted'].map((t) => `reservation.${t}`);
 const TERMINAL = new Set(['released', 'expired', 'cancelled', 'failed', 'preempted']);
+// A reservation's history is a few events; the bound only keeps a runaway
+// one (thousands of extensions) from being read whole.
 const HISTORY_PAGES = 10;
 
 export async function render(ctx) {
@@ -69,15 +70,21 @@ export async function render(ctx) {
   }));
   await draw();
   if (body.dataset.notFound) return;
-  // What the log holds from before the page opened, read from its start;
-  // bounded, as a long log would otherwise be read whole.
-  const past = await listAll('/events', {types: TYPES.join(',')}, HISTORY_PAGES).catch(() => []);
-  const mine = past.filter((e) => e.subject === subject);
+  // What the log holds from before the page opened: the reservation's own
+  // events (?subject=), read from an index by subject, so they are found
+  // however many other events the log holds before and between them.
+  let past;
+  try {
+    past = await listAll('/events', {subject}, HISTORY_PAGES);
+  } catch (err) {
+    if (ctx.alive()) replace(historyNote, `The history could not be read (${err.message}); live from now on.`);
+    return;
+  }
   if (!ctx.alive()) return;
   const live = [...history.children];
-  mine.forEach((e) => addHistory(e, false));
+  past.forEach((e) => addHistory(e, false));
   history.append(...live); // live ones arrived after what the log held
-  replace(historyNote, past.truncated ? `Read from the first ${HISTORY_PAGES} pages of the log, then live.` : 'From the log, then live.');
+  replace(historyNote, past.truncated ? `Its first ${past.length} events, then live.` : 'From the log, then live.');
 }
 
 function view(ctx, r, act) {
