@@ -308,6 +308,33 @@ func TestBrowserConsole(t *testing.T) {
 			}
 		}
 	})
+
+	step("a token revoked while its tab is open signs the tab out, without a reconnect", func(t *testing.T) {
+		made := d.call(t, d.operator, http.MethodPost, "/v1/tokens",
+			map[string]string{"tenant": "acme", "identity": "ui-revoked", "role": "member"}, http.StatusCreated)
+		r := b.tab(t, "revoked")
+		r.signIn(d.url, made["token"].(string))
+		r.open("#/events", "#event-tail")
+		r.waitFor("the stream is live", `document.querySelector('#stream-status').dataset.state === 'live'`)
+		streams := func() int {
+			n := 0
+			for _, u := range b.requested() {
+				if strings.Contains(u, "/v1/events/stream") {
+					n++
+				}
+			}
+			return n
+		}
+		before := streams()
+		d.call(t, d.operator, http.MethodDelete, "/v1/tokens/"+made["id"].(string), nil, http.StatusOK)
+		r.waitFor("the sign-in form is back, saying why",
+			`!!document.querySelector('#signin') && document.body.innerText.includes('revoked or has expired')`)
+		// The stream's UNAUTHENTICATED frame is final: the tab signs out on
+		// it instead of reconnecting only to be refused.
+		if after := streams(); after != before {
+			t.Fatalf("the tab opened %d more event streams after the revocation", after-before)
+		}
+	})
 }
 
 // reserve makes a reservation in demo-pool through the API, for a day from

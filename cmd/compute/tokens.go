@@ -31,7 +31,8 @@ func createTokenInDatabase(ctx context.Context, cfg config.Config, logger *slog.
 		if errors.Is(err, errPrivateClusterBusy) {
 			return commands.TokenCreated{}, fmt.Errorf("the private PostgreSQL in %s is in use, most likely by a running `compute serve`: "+
 				"create the token over its API instead, without --database (with COMPUTE_SERVER and COMPUTE_TOKEN set to the server and "+
-				"an operator token, such as the one `compute serve` printed on its first start, or after `compute login`)", cfg.PGDir)
+				"an operator token, such as the one `compute serve` printed on its first start, or after `compute login`); "+
+				"with no operator token left, stop `compute serve` and run this again", cfg.PGDir)
 		}
 		return commands.TokenCreated{}, err
 	}

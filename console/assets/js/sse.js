@@ -135,11 +135,15 @@ export class EventStream {
     }
     this.set('live');
     let expired = false;
+    let unauthenticated = false;
     const parser = new SSEParser((frame) => {
       if (frame.type === 'error') {
         // {"error": {"code", "message"}}: the server ends the stream for a
-        // reason resuming cannot fix.
+        // reason resuming cannot fix: the log pruned past the resume point,
+        // or the token revoked or expired (signed out at once, without a
+        // reconnect that would only be refused).
         expired = frame.data.includes('"CURSOR_EXPIRED"');
+        unauthenticated = frame.data.includes('"UNAUTHENTICATED"');
         return;
       }
       this.lastEventId = frame.id;
@@ -157,6 +161,7 @@ export class EventStream {
       // point even though it carries no event.
       if (parser.lastEventId && !expired) this.lastEventId = parser.lastEventId;
     }
+    if (unauthenticated) throw Object.assign(new Error('unauthenticated'), {unauthenticated: true});
     if (expired) this.expired();
   }
 
