@@ -98,6 +98,13 @@ func (s *Service) Deliver(ctx context.Context, it workqueue.Item) error {
 			return workqueue.Again(wait)
 		}
 	}
+	// So may the suspect half of the process's delivery pool (suspect.go),
+	// when requests that may hang hold it all.
+	if ok, wait := s.admitSuspect(d); !ok {
+		s.slots.unstarted(d)
+		s.freeSlot(ctx, it, d, nil)
+		return workqueue.Again(wait)
+	}
 	res := s.post(ctx, d)
 	if res.succeeded() {
 		// The common case, in one transaction of one round trip plus

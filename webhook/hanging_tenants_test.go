@@ -160,3 +160,40 @@ func TestNewHangingEndpointsDoNotHoldUpOtherTenants(t *testing.T) {
 		"the healthy tenant's delivery is made while three tenants' new endpoints hang")
 	require.LessOrEqual(t, slow.held.Load(), int64(3*4), "each hanging tenant holds at most its cap")
 }
+
+// The tenant caps bound what one tenant's endpoints hold, not what several
+// tenants' hold together: until its first timeout an endpoint that hangs
+// has not failed, so each tenant whose new endpoints hang took its whole
+// cap, and four such tenants (16 requests) filled a delivery pool of 12.
+// A healthy tenant's delivery, to an endpoint that has answered before,
+// then waited for their timeouts; against a demo server, five tenants with
+// 20 new hanging endpoints each held another tenant's deliveries 23 to
+// 32 s (median) for about two minutes. Requests to endpoints that are
+// failing or have never answered now hold at most half the pool.
+func TestNewHangingEndpointsOfManyTenantsLeaveHalfThePool(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{
+		MaxInflightPerTenant: 4, MaxInflightPerEndpoint: 2, Concurrency: 12,
+		Timeout: time.Minute, // what hangs stays for the whole test
+	})
+	slow := newGate(t)
+	fast := newReceiver(t, respond{status: http.StatusOK})
+	answered := newReceiver(t, respond{status: http.StatusOK})
+	// acme's endpoint has answered before the others begin to hang.
+	proven := f.createEndpoint(t, acmeMember, answered.URL, "instance.failed")
+	f.scheduled(t, proven.ID, f.emit(t, "acme", "instance.failed"))
+	f.runWorker(t)
+	require.Len(t, answered.requests(), 1)
+	f.hangingTenantsFailing(t, 4, slow.URL, fast.URL, false)
+
+	f.worker.Concurrency = 12
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); f.worker.Run(ctx, 20*time.Millisecond, nil) }()
+	t.Cleanup(func() { slow.release(); cancel(); wg.Wait() })
+
+	require.Eventually(t, func() bool { return len(answered.requests()) == 2 }, 10*time.Second, 5*time.Millisecond,
+		"the healthy tenant's delivery is made while four tenants' new endpoints hang")
+	require.LessOrEqual(t, slow.held.Load(), int64(6), "requests that may hang hold at most half the pool")
+}

@@ -28,8 +28,10 @@ import (
 //   - a delivery that finds no slot or an open breaker is not attempted: its
 //     work item runs again later, and its attempt count and schedule stay.
 //
-// What this process knows about the slots it takes (slotState) only
-// decides when a delivery that found no slot tries again.
+// What this process knows about the slots it takes (slotState) decides
+// when a delivery that found no slot tries again, and keeps half of the
+// process's delivery pool for endpoints that have answered (suspect.go):
+// that one limit is the process's own, since the pool is.
 
 // slotRetryMax bounds how long a delivery that found no free slot waits
 // before it tries again: long enough that a tenant with thousands of

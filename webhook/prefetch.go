@@ -84,7 +84,7 @@ func prefetchedOf(r db.WebhookDeliveryLoadManyRow, at time.Time) prefetched {
 		ID: r.ID, EndpointID: r.EndpointID, EventID: r.EventID, State: r.State, Attempts: r.Attempts,
 		NextAttemptAt: r.NextAttemptAt, Url: r.Url, Secret: r.Secret, PreviousSecret: r.PreviousSecret,
 		PreviousSecretUntil: r.PreviousSecretUntil, Enabled: r.Enabled, TenantID: r.TenantID,
-		BreakerOpenUntil: r.BreakerOpenUntil, Failing: r.Failing, EventType: r.EventType, EventSubject: r.EventSubject,
+		BreakerOpenUntil: r.BreakerOpenUntil, Failing: r.Failing, Answered: r.Answered, EventType: r.EventType, EventSubject: r.EventSubject,
 		EventData: r.EventData, EventTime: r.EventTime, Now: r.Now,
 		TenantInflight: r.TenantInflight, EndpointInflight: r.EndpointInflight,
 	}

@@ -39,6 +39,7 @@ const (
 	DefaultMaxEndpoints           = 20
 	DefaultMaxInflightPerTenant   = 8
 	DefaultMaxInflightPerEndpoint = 2
+	DefaultConcurrency            = 32
 	DefaultSlotRetry              = 100 * time.Millisecond
 	DefaultSlotWait               = 2 * time.Second
 	DefaultBreakerThreshold       = 5
@@ -89,6 +90,12 @@ type Config struct {
 	// MaxInflightPerEndpoint caps the attempts to one endpoint in flight at
 	// once (DefaultMaxInflightPerEndpoint, 2).
 	MaxInflightPerEndpoint int
+	// Concurrency is the size of the work-queue pool that runs Deliver in
+	// this process (COMPUTE_WEBHOOK_CONCURRENCY; DefaultConcurrency, 32).
+	// Suspect deliveries, those of an endpoint that is failing or has never
+	// answered, hold at most half of it at once (suspectCap), so that no
+	// number of tenants whose endpoints hang can fill it.
+	Concurrency int
 	// SlotRetry is how long a slot is assumed to be held before this
 	// process has seen one freed: it paces the retries of deliveries that
 	// found their tenant's or endpoint's cap full (DefaultSlotRetry, 100 ms).
@@ -147,6 +154,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxInflightPerEndpoint <= 0 {
 		c.MaxInflightPerEndpoint = DefaultMaxInflightPerEndpoint
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency
 	}
 	if c.SlotRetry <= 0 {
 		c.SlotRetry = DefaultSlotRetry

@@ -17,7 +17,7 @@ import (
 // Times here are wall-clock durations of requests, not business time.
 type slotState struct {
 	mu      sync.Mutex
-	scopes  map[string]*slotScope // "t:<tenant>", "e:<endpoint>"
+	scopes  map[string]*slotScope // "t:<tenant>", "e:<endpoint>", suspectScope
 	waiting map[string][]*waiter  // tenant → its waiters, first come first
 }
 
@@ -74,16 +74,28 @@ func ewma(avg, x time.Duration) time.Duration {
 	return avg + (x-avg)/8
 }
 
-// finished records the end of a request and how long it held its slot.
+// finished records the end of a request and how long it held its slot,
+// and gives back its place among the suspect requests, if it had one
+// (admitSuspect).
 func (r *slotState) finished(d db.WebhookDeliveryLoadRow, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, key := range []string{"t:" + d.TenantID, "e:" + d.EndpointID} {
+	for _, key := range []string{"t:" + d.TenantID, "e:" + d.EndpointID, suspectScope} {
 		sc := r.scope(key)
 		if at, ok := sc.inflight[d.ID]; ok {
 			delete(sc.inflight, d.ID)
 			sc.hold = ewma(sc.hold, now.Sub(at))
 		}
+	}
+}
+
+// unstarted forgets a request that took a slot but did not start
+// (admitSuspect): how long requests hold a slot does not count it.
+func (r *slotState) unstarted(d db.WebhookDeliveryLoadRow) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, key := range []string{"t:" + d.TenantID, "e:" + d.EndpointID} {
+		delete(r.scope(key).inflight, d.ID)
 	}
 }
 

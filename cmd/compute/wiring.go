@@ -78,7 +78,7 @@ func webhookConfig(cfg config.Config) webhook.Config {
 		MaxEndpoints: cfg.WebhookMaxEndpoints, RecoverInterval: cfg.WebhookRecoverInterval,
 		MaxInflightPerTenant: cfg.WebhookMaxInflightPerTenant, MaxInflightPerEndpoint: cfg.WebhookMaxInflightPerEndpoint,
 		BreakerThreshold: cfg.WebhookBreakerThreshold, BreakerCooldown: cfg.WebhookBreakerCooldown,
-		BreakerMaxCooldown: cfg.WebhookBreakerMaxCooldown,
+		BreakerMaxCooldown: cfg.WebhookBreakerMaxCooldown, Concurrency: cfg.WebhookConcurrency,
 	}
 }
 

@@ -568,6 +568,7 @@ type WebhookEndpoint struct {
 	BreakerOpenUntil    *time.Time
 	LastRecoverAt       *time.Time
 	CreatedTxid         uint64
+	Answered            bool
 }
 
 type WebhookInflight struct {

@@ -78,7 +78,7 @@ func (q *Queries) WebhookDeliveryGet(ctx context.Context, id uuid.UUID) (Webhook
 const webhookDeliveryLoad = `-- name: WebhookDeliveryLoad :one
 SELECT d.id, d.endpoint_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
        e.url, e.secret, e.previous_secret, e.previous_secret_until, e.enabled, e.tenant_id,
-       e.breaker_open_until, e.consecutive_failures > 0 AS failing,
+       e.breaker_open_until, e.consecutive_failures > 0 AS failing, e.answered,
        o.type AS event_type, o.subject AS event_subject, o.data AS event_data, o.time AS event_time,
        compute_now()::timestamptz AS now,
        (SELECT count(*) FROM webhook_inflight i
@@ -106,6 +106,7 @@ type WebhookDeliveryLoadRow struct {
 	TenantID            string
 	BreakerOpenUntil    *time.Time
 	Failing             bool
+	Answered            bool
 	EventType           string
 	EventSubject        string
 	EventData           []byte
@@ -117,7 +118,7 @@ type WebhookDeliveryLoadRow struct {
 
 // Everything one attempt needs, read outside any transaction: the
 // delivery, its endpoint's URL, secrets and breaker, whether it is failing
-// (its last attempt failed), the event, the clock, and how many attempts of the tenant and of the endpoint are in flight
+// (its last attempt failed) and whether it has ever answered, the event, the clock, and how many attempts of the tenant and of the endpoint are in flight
 // (a hint that saves the locked WebhookSlotAcquire when a cap is full;
 // the slot itself decides).
 func (q *Queries) WebhookDeliveryLoad(ctx context.Context, id uuid.UUID) (WebhookDeliveryLoadRow, error) {
@@ -138,6 +139,7 @@ func (q *Queries) WebhookDeliveryLoad(ctx context.Context, id uuid.UUID) (Webhoo
 		&i.TenantID,
 		&i.BreakerOpenUntil,
 		&i.Failing,
+		&i.Answered,
 		&i.EventType,
 		&i.EventSubject,
 		&i.EventData,
@@ -155,7 +157,7 @@ WITH fence AS MATERIALIZED (
 ), l AS MATERIALIZED (
   SELECT d.id, d.endpoint_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
          e.url, e.secret, e.previous_secret, e.previous_secret_until, e.enabled, e.tenant_id,
-         e.breaker_open_until, e.consecutive_failures > 0 AS failing,
+         e.breaker_open_until, e.consecutive_failures > 0 AS failing, e.answered,
          o.type AS event_type, o.subject AS event_subject, o.data AS event_data, o.time AS event_time,
          compute_now()::timestamptz AS now,
          (SELECT count(*) FROM webhook_inflight i
@@ -172,7 +174,7 @@ WITH fence AS MATERIALIZED (
     JOIN outbox o ON o.id = d.event_id
    CROSS JOIN (SELECT count(*) FROM fence) fenced
 ), c AS MATERIALIZED (
-  SELECT l.id, l.endpoint_id, l.event_id, l.state, l.attempts, l.next_attempt_at, l.url, l.secret, l.previous_secret, l.previous_secret_until, l.enabled, l.tenant_id, l.breaker_open_until, l.failing, l.event_type, l.event_subject, l.event_data, l.event_time, l.now, l.tenant_inflight, l.endpoint_inflight, l.lease_name, l.lease_epoch, l.ord,
+  SELECT l.id, l.endpoint_id, l.event_id, l.state, l.attempts, l.next_attempt_at, l.url, l.secret, l.previous_secret, l.previous_secret_until, l.enabled, l.tenant_id, l.breaker_open_until, l.failing, l.answered, l.event_type, l.event_subject, l.event_data, l.event_time, l.now, l.tenant_inflight, l.endpoint_inflight, l.lease_name, l.lease_epoch, l.ord,
          (l.state = 'pending' AND l.enabled AND l.next_attempt_at <= l.now
           AND (l.breaker_open_until IS NULL OR l.breaker_open_until <= l.now)
           AND l.tenant_inflight < $2::int
@@ -182,7 +184,7 @@ WITH fence AS MATERIALIZED (
 )
 SELECT c.id, c.endpoint_id, c.event_id, c.state, c.attempts, c.next_attempt_at,
        c.url, c.secret, c.previous_secret, c.previous_secret_until, c.enabled, c.tenant_id,
-       c.breaker_open_until, c.failing, c.event_type, c.event_subject, c.event_data, c.event_time,
+       c.breaker_open_until, c.failing, c.answered, c.event_type, c.event_subject, c.event_data, c.event_time,
        c.now, c.tenant_inflight, c.endpoint_inflight,
        (a.acquired IS NOT NULL)::bool AS slot_tried,
        COALESCE(a.acquired, false)::bool AS slot_acquired,
@@ -226,6 +228,7 @@ type WebhookDeliveryLoadManyRow struct {
 	TenantID             string
 	BreakerOpenUntil     *time.Time
 	Failing              bool
+	Answered             bool
 	EventType            string
 	EventSubject         string
 	EventData            []byte
@@ -289,6 +292,7 @@ func (q *Queries) WebhookDeliveryLoadMany(ctx context.Context, arg WebhookDelive
 			&i.TenantID,
 			&i.BreakerOpenUntil,
 			&i.Failing,
+			&i.Answered,
 			&i.EventType,
 			&i.EventSubject,
 			&i.EventData,

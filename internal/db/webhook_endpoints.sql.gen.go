@@ -27,7 +27,7 @@ SELECT $1::text, $2::text, $3::text, $4::text[],
        $5::text, $6::text
  WHERE (SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $2::text)
        < $7::int
-RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid
+RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid, answered
 `
 
 type WebhookEndpointCreateParams struct {
@@ -75,6 +75,7 @@ func (q *Queries) WebhookEndpointCreate(ctx context.Context, arg WebhookEndpoint
 		&i.BreakerOpenUntil,
 		&i.LastRecoverAt,
 		&i.CreatedTxid,
+		&i.Answered,
 	)
 	return i, err
 }
@@ -95,7 +96,7 @@ const webhookEndpointDisable = `-- name: WebhookEndpointDisable :one
 UPDATE webhook_endpoints
    SET enabled = false, disabled_reason = $1, version = version + 1, updated_at = compute_now()
  WHERE id = $2 AND enabled
-RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid
+RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid, answered
 `
 
 type WebhookEndpointDisableParams struct {
@@ -128,12 +129,13 @@ func (q *Queries) WebhookEndpointDisable(ctx context.Context, arg WebhookEndpoin
 		&i.BreakerOpenUntil,
 		&i.LastRecoverAt,
 		&i.CreatedTxid,
+		&i.Answered,
 	)
 	return i, err
 }
 
 const webhookEndpointGet = `-- name: WebhookEndpointGet :one
-SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid FROM webhook_endpoints WHERE id = $1
+SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid, answered FROM webhook_endpoints WHERE id = $1
 `
 
 func (q *Queries) WebhookEndpointGet(ctx context.Context, id string) (WebhookEndpoint, error) {
@@ -159,12 +161,13 @@ func (q *Queries) WebhookEndpointGet(ctx context.Context, id string) (WebhookEnd
 		&i.BreakerOpenUntil,
 		&i.LastRecoverAt,
 		&i.CreatedTxid,
+		&i.Answered,
 	)
 	return i, err
 }
 
 const webhookEndpointGetForUpdate = `-- name: WebhookEndpointGetForUpdate :one
-SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE
+SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid, answered FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE
 `
 
 // Locks the endpoint for a read-modify-write (patch, rotate, recover,
@@ -197,12 +200,13 @@ func (q *Queries) WebhookEndpointGetForUpdate(ctx context.Context, id string) (W
 		&i.BreakerOpenUntil,
 		&i.LastRecoverAt,
 		&i.CreatedTxid,
+		&i.Answered,
 	)
 	return i, err
 }
 
 const webhookEndpointList = `-- name: WebhookEndpointList :many
-SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid FROM webhook_endpoints
+SELECT id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid, answered FROM webhook_endpoints
  WHERE ($1::text IS NULL OR tenant_id = $1)
    AND id > $2::text
  ORDER BY id
@@ -245,6 +249,7 @@ func (q *Queries) WebhookEndpointList(ctx context.Context, arg WebhookEndpointLi
 			&i.BreakerOpenUntil,
 			&i.LastRecoverAt,
 			&i.CreatedTxid,
+			&i.Answered,
 		); err != nil {
 			return nil, err
 		}
@@ -318,13 +323,17 @@ func (q *Queries) WebhookEndpointMarkFailing(ctx context.Context, arg WebhookEnd
 
 const webhookEndpointMarkHealthy = `-- name: WebhookEndpointMarkHealthy :exec
 UPDATE webhook_endpoints
-   SET failing_since = NULL, consecutive_failures = 0, breaker_trips = 0, breaker_open_until = NULL
+   SET failing_since = NULL, consecutive_failures = 0, breaker_trips = 0, breaker_open_until = NULL,
+       answered = true
  WHERE id = $1
-   AND (failing_since IS NOT NULL OR consecutive_failures > 0 OR breaker_trips > 0 OR breaker_open_until IS NOT NULL)
+   AND (failing_since IS NOT NULL OR consecutive_failures > 0 OR breaker_trips > 0 OR breaker_open_until IS NOT NULL
+        OR NOT answered)
 `
 
-// A success ends the run of failures and closes the breaker. Guarded, so a
-// healthy endpoint's row is not rewritten on every delivery.
+// A success ends the run of failures, closes the breaker and marks the
+// endpoint answered (it no longer counts against the delivery pool's
+// suspect half). Guarded, so a healthy endpoint's row is not rewritten on
+// every delivery.
 func (q *Queries) WebhookEndpointMarkHealthy(ctx context.Context, id string) error {
 	_, err := q.db.Exec(ctx, webhookEndpointMarkHealthy, id)
 	return err
@@ -336,7 +345,7 @@ UPDATE webhook_endpoints
        previous_secret_until = compute_now() + make_interval(secs => $2::float8),
        version = version + 1, updated_at = compute_now()
  WHERE id = $3
-RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid
+RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid, answered
 `
 
 type WebhookEndpointRotateSecretParams struct {
@@ -369,6 +378,7 @@ func (q *Queries) WebhookEndpointRotateSecret(ctx context.Context, arg WebhookEn
 		&i.BreakerOpenUntil,
 		&i.LastRecoverAt,
 		&i.CreatedTxid,
+		&i.Answered,
 	)
 	return i, err
 }
@@ -427,7 +437,7 @@ UPDATE webhook_endpoints
  WHERE id = $7 AND version = $8
    AND (url, event_types, description, enabled)
        IS DISTINCT FROM ($1::text, $2::text[], $3::text, $4::bool)
-RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid
+RETURNING id, tenant_id, url, event_types, description, secret, previous_secret, previous_secret_until, enabled, disabled_reason, failing_since, version, created_at, updated_at, consecutive_failures, breaker_trips, breaker_open_until, last_recover_at, created_txid, answered
 `
 
 type WebhookEndpointUpdateParams struct {
@@ -481,6 +491,7 @@ func (q *Queries) WebhookEndpointUpdate(ctx context.Context, arg WebhookEndpoint
 		&i.BreakerOpenUntil,
 		&i.LastRecoverAt,
 		&i.CreatedTxid,
+		&i.Answered,
 	)
 	return i, err
 }

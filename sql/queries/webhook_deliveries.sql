@@ -32,12 +32,12 @@ RETURNING id;
 -- name: WebhookDeliveryLoad :one
 -- Everything one attempt needs, read outside any transaction: the
 -- delivery, its endpoint's URL, secrets and breaker, whether it is failing
--- (its last attempt failed), the event, the clock, and how many attempts of the tenant and of the endpoint are in flight
+-- (its last attempt failed) and whether it has ever answered, the event, the clock, and how many attempts of the tenant and of the endpoint are in flight
 -- (a hint that saves the locked WebhookSlotAcquire when a cap is full;
 -- the slot itself decides).
 SELECT d.id, d.endpoint_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
        e.url, e.secret, e.previous_secret, e.previous_secret_until, e.enabled, e.tenant_id,
-       e.breaker_open_until, e.consecutive_failures > 0 AS failing,
+       e.breaker_open_until, e.consecutive_failures > 0 AS failing, e.answered,
        o.type AS event_type, o.subject AS event_subject, o.data AS event_data, o.time AS event_time,
        compute_now()::timestamptz AS now,
        (SELECT count(*) FROM webhook_inflight i
@@ -72,7 +72,7 @@ WITH fence AS MATERIALIZED (
 ), l AS MATERIALIZED (
   SELECT d.id, d.endpoint_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
          e.url, e.secret, e.previous_secret, e.previous_secret_until, e.enabled, e.tenant_id,
-         e.breaker_open_until, e.consecutive_failures > 0 AS failing,
+         e.breaker_open_until, e.consecutive_failures > 0 AS failing, e.answered,
          o.type AS event_type, o.subject AS event_subject, o.data AS event_data, o.time AS event_time,
          compute_now()::timestamptz AS now,
          (SELECT count(*) FROM webhook_inflight i
@@ -99,7 +99,7 @@ WITH fence AS MATERIALIZED (
 )
 SELECT c.id, c.endpoint_id, c.event_id, c.state, c.attempts, c.next_attempt_at,
        c.url, c.secret, c.previous_secret, c.previous_secret_until, c.enabled, c.tenant_id,
-       c.breaker_open_until, c.failing, c.event_type, c.event_subject, c.event_data, c.event_time,
+       c.breaker_open_until, c.failing, c.answered, c.event_type, c.event_subject, c.event_data, c.event_time,
        c.now, c.tenant_inflight, c.endpoint_inflight,
        (a.acquired IS NOT NULL)::bool AS slot_tried,
        COALESCE(a.acquired, false)::bool AS slot_acquired,

@@ -96,12 +96,16 @@ RETURNING (compute_now() - failing_since >= make_interval(secs => sqlc.arg(disab
           consecutive_failures, breaker_trips, breaker_open_until;
 
 -- name: WebhookEndpointMarkHealthy :exec
--- A success ends the run of failures and closes the breaker. Guarded, so a
--- healthy endpoint's row is not rewritten on every delivery.
+-- A success ends the run of failures, closes the breaker and marks the
+-- endpoint answered (it no longer counts against the delivery pool's
+-- suspect half). Guarded, so a healthy endpoint's row is not rewritten on
+-- every delivery.
 UPDATE webhook_endpoints
-   SET failing_since = NULL, consecutive_failures = 0, breaker_trips = 0, breaker_open_until = NULL
+   SET failing_since = NULL, consecutive_failures = 0, breaker_trips = 0, breaker_open_until = NULL,
+       answered = true
  WHERE id = sqlc.arg(id)
-   AND (failing_since IS NOT NULL OR consecutive_failures > 0 OR breaker_trips > 0 OR breaker_open_until IS NOT NULL);
+   AND (failing_since IS NOT NULL OR consecutive_failures > 0 OR breaker_trips > 0 OR breaker_open_until IS NOT NULL
+        OR NOT answered);
 
 -- name: WebhookEndpointStartRecover :one
 -- Admits one recover of the endpoint per min_interval_seconds: started is
