@@ -34,6 +34,10 @@ func TestFailingEndpointsLeaveSlotsToTheTenantsOthers(t *testing.T) {
 	_, err := f.pg.Pool.Exec(ctx, `UPDATE webhook_endpoints SET consecutive_failures = 1, failing_since = compute_now()
 		WHERE id = ANY($1)`, dead)
 	require.NoError(t, err)
+	// The healthy endpoint has answered before: one that never has is
+	// suspect too, and shares the failing ones' half.
+	_, err = f.pg.Pool.Exec(ctx, `UPDATE webhook_endpoints SET answered = true WHERE id = $1`, healthy.ID)
+	require.NoError(t, err)
 	for range 2 {
 		ev := f.emit(t, "acme", "reservation.booked")
 		for _, id := range dead {
@@ -55,6 +59,49 @@ func TestFailingEndpointsLeaveSlotsToTheTenantsOthers(t *testing.T) {
 	require.Equal(t, 2, held, "failing endpoints hold half the tenant's slots")
 	require.Eventually(t, func() bool { return slow.held.Load() == 2 }, 10*time.Second, 5*time.Millisecond,
 		"both of their requests hang at the receiver")
+	slow.release()
+	<-ran
+	require.Equal(t, webhook.StateSucceeded, f.delivery(t, hd.ID).State)
+}
+
+// A tenant's endpoints that have never answered count with its failing
+// ones for that half. Until its first timeout an endpoint that hangs has
+// not failed, so three new ones took all four of the tenant's slots and
+// its endpoint that had answered before waited behind them; as each new
+// one failed, the next took its place, so with 20 of them the tenant's
+// healthy endpoint got no slot until all had failed once.
+func TestUnansweredEndpointsLeaveSlotsToTheTenantsOthers(t *testing.T) {
+	t.Parallel()
+	f := setup(t, webhook.Config{MaxInflightPerTenant: 4, MaxInflightPerEndpoint: 2, SlotWait: -1, Timeout: time.Minute})
+	ctx := context.Background()
+	slow := newGate(t)
+	fast := newReceiver(t, respond{status: http.StatusOK})
+	healthy := f.createEndpoint(t, acmeMember, fast.URL, "instance.failed")
+	f.scheduled(t, healthy.ID, f.emit(t, "acme", "instance.failed"))
+	require.Equal(t, 1, f.runWorker(t))
+	require.Len(t, fast.requests(), 1, "the healthy endpoint has answered")
+	var fresh []string
+	for i := range 3 {
+		fresh = append(fresh, f.createEndpoint(t, acmeMember, fmt.Sprintf("%s/%d", slow.URL, i), "reservation.booked").ID)
+	}
+	for range 2 {
+		ev := f.emit(t, "acme", "reservation.booked")
+		for _, id := range fresh {
+			f.scheduled(t, id, ev)
+		}
+	}
+	f.pg.AdvanceSimClock(t, time.Millisecond) // the healthy endpoint's delivery is claimed last
+	hd := f.scheduled(t, healthy.ID, f.emit(t, "acme", "instance.failed"))
+
+	ran := make(chan int, 1)
+	go func() { n, _ := f.worker.RunOnce(ctx); ran <- n }()
+	t.Cleanup(func() { slow.release() })
+	require.Eventually(t, func() bool { return len(fast.requests()) == 2 }, 10*time.Second, 5*time.Millisecond,
+		"the tenant's healthy endpoint is delivered while its new ones hang")
+	var held int
+	require.NoError(t, f.pg.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_inflight
+		WHERE endpoint_id = ANY($1) AND until > compute_now()`, fresh).Scan(&held))
+	require.Equal(t, 2, held, "endpoints that have never answered hold half the tenant's slots")
 	slow.release()
 	<-ran
 	require.Equal(t, webhook.StateSucceeded, f.delivery(t, hd.ID).State)
