@@ -41,6 +41,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many failed authentications from this address: retry later", http.StatusTooManyRequests)
 		return
 	}
+	// A gateway without its lease (one started again after a crash waits
+	// for its predecessor's to lapse) refuses before the lookup: its
+	// daemons dial every second meanwhile (agent/reconnect.go), and
+	// those refusals must cost the database nothing.
+	if !g.holdsLease() {
+		http.Error(w, "gateway does not hold its lease", http.StatusServiceUnavailable)
+		return
+	}
 	nodeID, credentialID, err := g.Commands.NodeSessions().AuthenticateNodeCredential(r.Context(), token)
 	if err != nil {
 		status, body := http.StatusServiceUnavailable, wire.RefusedCredential
@@ -156,6 +164,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			g.OnMessage(nodeID, sess.Epoch, m)
 		}
 	}
+}
+
+// holdsLease reports whether the gateway holds its lease now.
+func (g *Gateway) holdsLease() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held
 }
 
 func readJSON(ctx context.Context, ws *websocket.Conn) (wire.Message, error) {
