@@ -16,23 +16,35 @@ import (
 	"github.com/coder/websocket"
 )
 
-// Reconnect backoff: the first few failed attempts in a row wait the
-// configured delay (a gateway restarting, a lease moving: back in a
-// second); after them the wait doubles up to maxBackoffFactor times the
-// delay, so that a node that cannot reach a gateway (one down for good)
-// does not dial every second for ever. A refused credential backs off
-// further (refusedWait).
+// Reconnect backoff: failed attempts in a row wait the configured delay
+// for as long as a gateway takes to come back from a restart
+// (gatewayRestart); after that the wait doubles up to maxBackoffFactor
+// times the delay, so that a node that cannot reach a gateway (one down
+// for good) does not dial every second for ever. A refused credential
+// backs off further (refusedWait).
 const (
 	fastRetries      = 3
 	maxBackoffFactor = 30
+	// gatewayRestart is how long a gateway may answer 503 after a crash
+	// and a restart at once: its new process waits for the dead one's
+	// lease to lapse (20 s after its last renewal) and takes it at its
+	// next renewal (every 5 s), so 25 s, and some slack. Backing off
+	// within it made every node of a restarted gateway wait 16 s more
+	// than needed (measured: back after 31 to 36 s, not 25). A 503 costs
+	// the gateway no database query (it checks its lease first), so a
+	// fleet dialing every second for that long costs it little.
+	gatewayRestart = 30 * time.Second
 )
 
 // reconnectWait is how long to wait after failures attempts in a row
-// failed, before jitter: delay for the first fastRetries, then doubling,
-// capped at maxBackoffFactor × delay.
+// failed, before jitter: delay for the first fastRetries and as many as
+// gatewayRestart holds, then doubling, capped at maxBackoffFactor × delay.
 func reconnectWait(delay time.Duration, failures int) time.Duration {
-	return backoff(delay, failures, fastRetries, maxBackoffFactor*delay)
+	return backoff(delay, failures, fastAttempts(delay), maxBackoffFactor*delay)
 }
+
+// fastAttempts is how many failed attempts in a row wait only delay.
+func fastAttempts(delay time.Duration) int { return fastRetries + int(gatewayRestart/delay) }
 
 // backoff is the wait after n failures in a row: delay for the first fast
 // of them, then doubling with each, capped at most.
@@ -101,7 +113,7 @@ func (d *daemon) keepSession(ctx, sessions context.Context) {
 			superseded = 0
 			d.log.Warn("session ended", "gateway", url, "err", err)
 		}
-		if !d.sleep(ctx, jittered(reconnectWait(cfg.ReconnectDelay, failures+superseded*(fastRetries+1)))) {
+		if !d.sleep(ctx, jittered(reconnectWait(cfg.ReconnectDelay, failures+superseded*(fastAttempts(cfg.ReconnectDelay)+1)))) {
 			return
 		}
 	}

@@ -10,15 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The first failed attempts in a row retry at the configured delay; then
+// Failed attempts in a row retry at the configured delay for as long as
+// a restarted gateway takes to serve again (3 + 30 of them at 1 s); then
 // the wait doubles, up to 30 times the delay.
 func TestReconnectWaitBacksOff(t *testing.T) {
-	var got []time.Duration
-	for failures := 0; failures <= 10; failures++ {
-		got = append(got, reconnectWait(time.Second, failures))
-	}
 	s := time.Second
-	require.Equal(t, []time.Duration{s, s, s, s, 2 * s, 4 * s, 8 * s, 16 * s, 30 * s, 30 * s, 30 * s}, got)
+	for failures := 0; failures <= 33; failures++ {
+		require.Equal(t, s, reconnectWait(s, failures), "after %d failures", failures)
+	}
+	var got []time.Duration
+	for failures := 34; failures <= 40; failures++ {
+		got = append(got, reconnectWait(s, failures))
+	}
+	require.Equal(t, []time.Duration{2 * s, 4 * s, 8 * s, 16 * s, 30 * s, 30 * s, 30 * s}, got)
 	for range 100 {
 		j := jittered(10 * time.Second)
 		require.True(t, j >= 8*time.Second && j <= 12*time.Second, "%s", j)
