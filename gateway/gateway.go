@@ -182,8 +182,9 @@ func (g *Gateway) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Run holds the gateway's lease until ctx ends, on three loops that never
-// wait for one another: the lease is renewed every lease.RenewEvery,
+// Run holds the gateway's lease until ctx ends, on loops that never wait
+// for one another: the lease is renewed every lease.RenewEvery (and, while
+// another process holds it, tried every takeOverEvery: takeOver),
 // liveness is flushed as often, and node jobs are dispatched every
 // DispatchEvery (Gateway.DispatchPending). A daemon that reads slowly can
 // hold up only the dispatch loop, and only its own sends (each write has
@@ -200,11 +201,39 @@ func (g *Gateway) Flush(ctx context.Context) error {
 func (g *Gateway) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { g.every(ctx, lease.RenewEvery, "gateway lease", g.Renew) })
+	wg.Go(func() { g.every(ctx, takeOverEvery, "gateway lease take-over", g.takeOver) })
 	wg.Go(func() { g.every(ctx, lease.RenewEvery, "gateway liveness flush", g.Flush) })
 	wg.Go(func() { g.every(ctx, DispatchEvery, "gateway node job dispatch", g.DispatchPending) })
 	wg.Wait()
 	g.Abandon()
 	g.release(ctx)
+}
+
+// takeOverEvery is how often a gateway that does not hold its lease tries
+// to take it, between renewals.
+const takeOverEvery = time.Second
+
+// takeOver takes the lease when the gateway does not hold it: a process
+// started again after a crash finds its predecessor's lease live, answers
+// its daemons 503 until it lapses, and takes it within takeOverEvery of
+// the lapse rather than at its next renewal, up to lease.RenewEvery later
+// (the daemons dial every second meanwhile: agent/reconnect.go). A
+// failure here changes nothing and is not reported: the renewal loop
+// reports its own, and only it gives a held lease up.
+func (g *Gateway) takeOver(ctx context.Context) error {
+	if g.holdsLease() {
+		return nil
+	}
+	l, err := lease.Acquire(ctx, db.New(g.Commands.Pool), GatewayLeaseName(g.ID), g.Owner, lease.GatewayTTL)
+	if err != nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.held {
+		g.lease, g.held = l, true
+	}
+	return nil
 }
 
 // release gives the lease up (fenced by its owner and epoch: one taken
