@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -52,10 +53,15 @@ type daemon struct {
 	current    *websocket.Conn
 	currentCtx context.Context
 	// unsent are the reports made while no session was open (or whose
-	// send failed), in order: the next session sends them first (see
-	// openReports). The state directory keeps a copy, for a successor if
-	// this process is killed first (unsent_reports.go).
+	// send failed), and, while the session's gateway acknowledges reports
+	// (acks), those sent it has not acknowledged yet, in order: the next
+	// session sends them first (see openReports). The state directory
+	// keeps a copy, for a successor if this process is killed first
+	// (unsent_reports.go).
 	unsent []wire.Message
+	// acks says the current session's gateway acknowledges reports
+	// (wire.Message.ReportAcks in its welcome).
+	acks bool
 }
 
 // session runs one session through the gateway at base until it ends;
@@ -103,7 +109,7 @@ func (d *daemon) session(life, sessions context.Context, base string) (opened bo
 	}
 	// Then what ended while no session was open, and from now on every
 	// report: before the inventory, which no longer lists what they end.
-	if err := d.openReports(ctx, ws); err != nil {
+	if err := d.openReports(ctx, ws, welcome.ReportAcks); err != nil {
 		return opened, err
 	}
 	defer d.setCurrent(nil, nil)
@@ -119,6 +125,10 @@ func (d *daemon) session(life, sessions context.Context, base string) (opened bo
 		m, err := receive(ctx, ws)
 		if err != nil {
 			return opened, err
+		}
+		if m.Type == wire.TypeReportAck {
+			d.acked(m.ReportID)
+			continue
 		}
 		if m.Type == wire.TypeCommand {
 			if !currentEpoch(m, welcome.SessionEpoch) {
@@ -155,7 +165,7 @@ func (d *daemon) sendInventory(ctx context.Context, ws *websocket.Conn) error {
 func (d *daemon) setCurrent(ctx context.Context, ws *websocket.Conn) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.current, d.currentCtx = ws, ctx
+	d.current, d.currentCtx, d.acks = ws, ctx, false
 }
 
 // closeSession closes the session open now, if any, with a close
@@ -182,35 +192,49 @@ func (d *daemon) closeSession() {
 // rather than with its exit status or the daemon's reason. Each is
 // recorded at the epoch of the session it comes in on, as any report; one
 // that was recorded already is left as it is (RecordInstanceStopped is
-// idempotent). The lock is held throughout, so a report made meanwhile
-// comes after them.
-func (d *daemon) openReports(ctx context.Context, ws *websocket.Conn) error {
+// idempotent). To a gateway that acknowledges reports (acks), each is kept
+// until it is acknowledged (acked), and sent again at the next session if
+// it is not: written is not recorded, and a gateway killed, or whose
+// transaction failed, after the daemon wrote a report would lose it. To
+// one that does not (a release before it did), a report is forgotten once
+// written, as it was: kept, it would be sent at every session. The lock is
+// held throughout, so a report made meanwhile comes after them.
+func (d *daemon) openReports(ctx context.Context, ws *websocket.Conn, acks bool) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if len(d.unsent) == 0 {
-		d.current, d.currentCtx = ws, ctx
-		return nil
-	}
-	// What was sent leaves the state directory's copy too (unsent_reports.go).
-	defer d.keepUnsent()
-	for len(d.unsent) > 0 {
-		if err := send(ctx, ws, d.unsent[0]); err != nil {
-			return err // the rest wait for the next session
+	sent := 0
+	var err error
+	for i := range d.unsent {
+		if d.unsent[i].ReportID == "" { // kept by a daemon of a release before report ids
+			d.unsent[i].ReportID = rand.Text()
 		}
-		d.unsent = d.unsent[1:]
+		if err = send(ctx, ws, d.unsent[i]); err != nil {
+			break // the rest wait for the next session
+		}
+		sent++
 	}
-	d.unsent = nil
-	d.current, d.currentCtx = ws, ctx
+	if !acks && sent > 0 {
+		// What was sent leaves the state directory's copy too
+		// (unsent_reports.go).
+		d.unsent = d.unsent[sent:]
+		d.keepUnsent()
+	}
+	if err != nil {
+		return err
+	}
+	d.current, d.currentCtx, d.acks = ws, ctx, acks
 	return nil
 }
 
-// report sends m on the session open now; without one, or when the send
-// fails, it is kept for the next session (openReports), in the state
-// directory too (unsent_reports.go), by the time report returns.
+// report sends m on the session open now. It is kept for the next session
+// (openReports), in the state directory too (unsent_reports.go), by the
+// time report returns, when there is no session, when the send fails, and,
+// when the session's gateway acknowledges reports, until it does (acked).
 func (d *daemon) report(m wire.Message) {
+	m.ReportID = rand.Text()
 	d.mu.Lock()
-	ws, ctx := d.current, d.currentCtx
-	if ws == nil {
+	ws, ctx, acks := d.current, d.currentCtx, d.acks
+	if ws == nil || acks {
 		d.unsent = append(d.unsent, m)
 		d.keepUnsent()
 	}
@@ -221,10 +245,29 @@ func (d *daemon) report(m wire.Message) {
 	}
 	if err := send(ctx, ws, m); err != nil {
 		d.log.Warn("report: the next session will", "type", m.Type, "err", err)
-		d.mu.Lock()
-		d.unsent = append(d.unsent, m)
-		d.keepUnsent()
-		d.mu.Unlock()
+		if !acks { // kept already otherwise
+			d.mu.Lock()
+			d.unsent = append(d.unsent, m)
+			d.keepUnsent()
+			d.mu.Unlock()
+		}
+	}
+}
+
+// acked forgets the report the gateway acknowledged (wire.TypeReportAck):
+// it has recorded it, or refused it for good.
+func (d *daemon) acked(id string) {
+	if id == "" {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, m := range d.unsent {
+		if m.ReportID == id {
+			d.unsent = append(d.unsent[:i:i], d.unsent[i+1:]...)
+			d.keepUnsent()
+			return
+		}
 	}
 }
 

@@ -13,7 +13,8 @@ import (
 
 // The reports a daemon keeps for its next session (session.go: an
 // instance's end, or its stop, made while no session was open, or whose
-// send failed) are kept in the state directory too, not only in memory: a
+// send failed, or that the gateway has not acknowledged yet) are kept in
+// the state directory too, not only in memory: a
 // daemon killed before a session opened (a crash loop, an upgrade while
 // the control plane is unreachable) would take them with it, and once the
 // instance is forgotten, its record and exit file removed, nothing on the
@@ -22,8 +23,8 @@ import (
 // `failed` with its exit status. The file is rewritten whenever the
 // reports kept change, and read back before the successor adopts anything
 // (restore), so they keep their order ahead of what it reports itself. A
-// report sent twice (the daemon killed after it sent it, before it
-// rewrote the file) is harmless: the control plane records an instance's
+// report sent twice (the daemon killed after it sent it, before it was
+// acknowledged, or before it rewrote the file) is harmless: the control plane records an instance's
 // end once.
 
 // unsentFile is the reports kept for the next session, in the state

@@ -115,7 +115,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// hears it is in.
 	g.checkNodeClock(nodeID, hello, sess.OpenedAt)
 	if err := g.write(ctx, s, wire.Message{Type: wire.TypeWelcome, NodeID: nodeID, SessionEpoch: sess.Epoch,
-		Now: &sess.OpenedAt}); err != nil {
+		Now: &sess.OpenedAt, ReportAcks: true}); err != nil {
 		g.end(context.WithoutCancel(ctx), s, 0, "welcome failed")
 		return
 	}
@@ -139,7 +139,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case wire.TypeCommandResult:
 			g.nodeJobResult(ctx, nodeID, sess.Epoch, m)
 		case wire.TypeInstanceStopped:
-			g.instanceStopped(ctx, nodeID, sess.Epoch, m)
+			g.instanceStopped(ctx, s, m)
 		case wire.TypeInventory:
 			if !g.limits(nodeID).inventories.AllowN(g.now(), 1) {
 				if !s.dropped {

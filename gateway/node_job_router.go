@@ -133,13 +133,17 @@ func (g *Gateway) nodeJobResult(ctx context.Context, nodeID string, epoch int64,
 // instanceStopped hands a daemon's wire.TypeInstanceStopped (an instance it
 // stopped on its own: its allocation was unassigned, or it outlived its
 // assignment; or one whose process exited, with its exit code) to
-// commands.RecordInstanceStopped. A report lost here is made
-// up for by the daemon's next inventory, which no longer lists the
-// instance.
-func (g *Gateway) instanceStopped(ctx context.Context, nodeID string, epoch int64, m wire.Message) {
+// commands.RecordInstanceStopped, and acknowledges it (reportAck) once it
+// is recorded or refused for good. One that is not acknowledged (the
+// database failed, the session was superseded) the daemon sends again on
+// its next session, before its inventory, which would otherwise no longer
+// list the instance and end it lost.
+func (g *Gateway) instanceStopped(ctx context.Context, s *gatewaySession, m wire.Message) {
+	nodeID, epoch := s.nodeID, s.epoch
 	var p wire.InstanceStopped
 	if err := json.Unmarshal(m.Payload, &p); err != nil || p.InstanceID == "" {
 		g.warnDaemon(nodeID, "instance stopped: malformed payload", "gateway", g.ID, "node", nodeID, "err", err)
+		g.reportAck(ctx, s, m) // sent again, it would be as malformed
 		return
 	}
 	alloc := p.AllocationID
@@ -151,5 +155,39 @@ func (g *Gateway) instanceStopped(ctx context.Context, nodeID string, epoch int6
 	if err != nil && !errors.Is(err, commands.ErrSessionSuperseded) {
 		g.warnDaemon(nodeID, "instance stopped", "gateway", g.ID, "node", nodeID, "instance", core.Clip(p.InstanceID, 64),
 			"err", err)
+	}
+	if err == nil || refusedForGood(err) {
+		g.reportAck(ctx, s, m)
+	}
+}
+
+// refusedForGood says a daemon's report failed for what it says (it names
+// no instance of its node, or one its text cannot be stored for), not for
+// the moment it came in: sent again, it would fail again.
+func refusedForGood(err error) bool {
+	if errors.Is(err, commands.ErrSessionSuperseded) {
+		return false
+	}
+	switch core.CodeOf(err) {
+	case core.CodeNotFound, core.CodeInvalidArgument, core.CodePermissionDenied:
+		return true
+	}
+	return false
+}
+
+// maxReportID bounds the report id the gateway echoes: the daemon's are 26
+// characters, and the gateway does not write back megabytes a daemon sent.
+const maxReportID = 64
+
+// reportAck tells the daemon its report m is done with (wire.TypeReportAck),
+// when it named it: a daemon of a release before report ids sends none,
+// and expects no answer. A failed write is the session's end; the daemon
+// sends the report again on its next one.
+func (g *Gateway) reportAck(ctx context.Context, s *gatewaySession, m wire.Message) {
+	if m.ReportID == "" || len(m.ReportID) > maxReportID {
+		return
+	}
+	if err := g.write(ctx, s, wire.Message{Type: wire.TypeReportAck, ReportID: m.ReportID}); err != nil {
+		g.logger().Info("report ack", "gateway", g.ID, "node", s.nodeID, "epoch", s.epoch, "err", err)
 	}
 }

@@ -28,6 +28,8 @@ func TestWelcomeCarriesTheControlPlanesClock(t *testing.T) {
 	require.NotNil(t, welcome.Now)
 	require.WithinDuration(t, want, *welcome.Now, time.Second)
 	require.True(t, welcome.Now.Equal(*f.session("n1").OpenedAt), "the session's open, %s", welcome.Now)
+	// And that this gateway acknowledges reports (report_ack_test.go).
+	require.True(t, welcome.ReportAcks)
 }
 
 // A node whose clock is off from the control plane's by more than

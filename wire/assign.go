@@ -22,10 +22,19 @@ const (
 	// stopped on its own: because its allocation was unassigned, or because
 	// the watchdog found it running outside an assignment or past its end.
 	// Message.AllocationID is set and the Payload is an InstanceStopped.
-	// It is sent once, to the session open at the time; a lost report is
-	// made up for by the next TypeInventory, which no longer lists the
-	// instance.
+	// Message.ReportID names it. To a gateway whose welcome says
+	// ReportAcks, the daemon keeps it (across its restarts too) and sends
+	// it again at each session's open, before its inventory, until a
+	// TypeReportAck names it; to one that does not, it is sent once. A
+	// duplicate is harmless: an instance's end is recorded once.
 	TypeInstanceStopped = "instance.stopped"
+	// TypeReportAck (gateway → daemon) answers a report that carries a
+	// Message.ReportID once the report is recorded (its transaction
+	// committed) or refused for good (it names no instance of the node, or
+	// is malformed): the daemon forgets it. A report whose recording failed
+	// otherwise (the database unreachable, the session superseded) is not
+	// answered, and the daemon sends it again on its next session.
+	TypeReportAck = "report.ack"
 )
 
 // Refusal prefix: an assign the daemon refuses because it conflicts with

@@ -82,6 +82,14 @@ type Message struct {
 	// them by it rather than by the node's own clock, which may be off.
 	// Absent from either end of a release before it was sent.
 	Now *time.Time `json:"now,omitempty"`
+	// Welcome: the gateway answers every report that has a ReportID with
+	// a TypeReportAck once it is recorded. Absent from a gateway of a
+	// release before it did: the daemon then forgets a report once it
+	// has written it.
+	ReportAcks bool `json:"reportAcks,omitempty"`
+	// TypeInstanceStopped: the daemon's id of the report, unique among
+	// those it keeps; TypeReportAck: the report it answers.
+	ReportID string `json:"reportId,omitempty"`
 	// Replay.
 	Journal []JournalEntry `json:"journal,omitempty"`
 	// Assign and AssignResult; on Command, the allocation whose security
