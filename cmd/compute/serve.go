@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,7 @@ import (
 	"github.com/bettercompute/compute/internal/authn"
 	"github.com/bettercompute/compute/internal/clock"
 	"github.com/bettercompute/compute/internal/config"
+	"github.com/bettercompute/compute/internal/lease"
 	"github.com/bettercompute/compute/internal/pg"
 	"github.com/bettercompute/compute/outbox"
 	"github.com/bettercompute/compute/queries"
@@ -331,6 +333,7 @@ func startGateway(ctx context.Context, cfg config.Config, ln net.Listener, owner
 	gw := &gateway.Gateway{ID: id, Owner: owner, Commands: svc.handlers, Logger: logger, ClientAddresses: clientAddresses(cfg)}
 	obs.gateway(gw)
 	svc.router.Register(gw)
+	takeFirstLease(ctx, gw, logger)
 	goRun(func() { gw.Run(ctx) })
 	srv := gatewayServer(cfg, gw)
 	goRun(func() {
@@ -340,6 +343,30 @@ func startGateway(ctx context.Context, cfg config.Config, ln net.Listener, owner
 	})
 	logger.Info("gateway serving daemons", "addr", cfg.GatewayAddr, "gateway", id)
 	return func() { _ = srv.Close() }
+}
+
+// firstLeaseWait bounds how long the start waits for its first try at the
+// gateway's lease (one statement): a slow database delays the start by no
+// more than this.
+const firstLeaseWait = 5 * time.Second
+
+// takeFirstLease takes the gateway's lease once before any daemon is served.
+// After a graceful stop the predecessor has released it, and the daemons'
+// first dials are welcomed: served while Run was still taking it, they were
+// answered 503 "gateway does not hold its lease" and came back a second
+// later. A lease that a crashed predecessor still holds is refused at once,
+// not waited for: the gateway serves anyway, answers 503 until the lease
+// lapses, and Run's takeOver takes it within a second of the lapse.
+func takeFirstLease(ctx context.Context, gw *gateway.Gateway, logger *slog.Logger) {
+	tctx, cancel := context.WithTimeout(ctx, firstLeaseWait)
+	defer cancel()
+	switch err := gw.Renew(tctx); {
+	case errors.Is(err, lease.ErrNotAcquired):
+		logger.Info("gateway lease still held by a previous process: daemons are answered 503 until it lapses",
+			"gateway", gw.ID, "lease_ttl", lease.GatewayTTL)
+	case err != nil:
+		logger.Warn("gateway lease", "gateway", gw.ID, "err", err)
+	}
 }
 
 // pickListenURL is where LISTEN connects: COMPUTE_LISTEN_URL, or the
