@@ -189,3 +189,92 @@ func (s *stubSession) die(t *testing.T) {
 	}
 	s.cancel()
 }
+
+// An end the gateway took but did not acknowledge (its transaction failed,
+// the session stayed open) is sent again on the same session once it has
+// gone unacknowledged for reportResendAfter on the daemon's clock, then
+// after twice as long, in the order they were kept, not only at the next
+// session: that could be days
+// away, with the instance shown `running` all along. Acknowledged, it is
+// not sent again.
+func TestAnUnacknowledgedEndIsSentAgainOnTheSameSession(t *testing.T) {
+	td := newTestDaemon(t)
+	td.setCurrent(nil, nil) // no session yet
+	clock := &fakeClock{now: t0.Add(time.Minute)}
+	td.now = clock.Now
+	// The session's waits are the test's: each is announced on waits and
+	// ends, moving the clock, when the test says so on wake.
+	waits, wake := make(chan time.Duration), make(chan struct{})
+	td.sleepFunc = func(ctx context.Context, dur time.Duration) bool {
+		select {
+		case waits <- dur:
+		case <-ctx.Done():
+			return false
+		}
+		select {
+		case <-wake:
+			clock.advance(dur)
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	waiting := func() time.Duration {
+		t.Helper()
+		select {
+		case dur := <-waits:
+			return dur
+		case <-time.After(10 * time.Second):
+			t.Fatal("the daemon never waits to send unacknowledged reports again")
+			return 0
+		}
+	}
+	gw := newStubGateway(t)
+	s := gw.open(t, td.daemon, true)
+	s.untilInventory(t)
+
+	require.Equal(t, reportResendAfter, waiting(), "nothing to send again: the first wait")
+	code := int32(3)
+	td.reportExited(&instanceProcess{id: "ins_again", allocationID: "alc_again", pid: 42}, &code, "exit status 3")
+	first := s.next(t, wire.TypeInstanceStopped)
+	sentAt := clock.Now()
+
+	// The gateway's transaction failed: no ack. Once the report has gone
+	// unacknowledged for the interval, the same one comes again, on the
+	// same session.
+	wake <- struct{}{}
+	again := s.next(t, wire.TypeInstanceStopped)
+	require.Equal(t, first.ReportID, again.ReportID)
+	require.Equal(t, first.Payload, again.Payload)
+	require.Equal(t, reportResendAfter, clock.Now().Sub(sentAt))
+	require.Equal(t, 1, unsentCount(td.daemon))
+
+	// The next try waits twice as long: not at the next look, which comes
+	// before a second end made then ...
+	require.Equal(t, reportResendAfter, waiting())
+	wake <- struct{}{}
+	waiting()
+	td.reportExited(&instanceProcess{id: "ins_second", allocationID: "alc_second", pid: 43}, &code, "exit status 3")
+	second := s.next(t, wire.TypeInstanceStopped)
+	require.NotEqual(t, first.ReportID, second.ReportID, "sent again without backing off")
+	// ... but at the one after, with the second end, due too, after it.
+	wake <- struct{}{}
+	require.Equal(t, first.ReportID, s.next(t, wire.TypeInstanceStopped).ReportID)
+	require.Equal(t, second.ReportID, s.next(t, wire.TypeInstanceStopped).ReportID)
+	require.Equal(t, 3*reportResendAfter, clock.Now().Sub(sentAt))
+
+	// Acknowledged, they are forgotten and not sent again: the next end on
+	// the session is a new one.
+	s.send(t, wire.Message{Type: wire.TypeReportAck, ReportID: first.ReportID})
+	s.send(t, wire.Message{Type: wire.TypeReportAck, ReportID: second.ReportID})
+	require.Eventually(t, func() bool { return unsentCount(td.daemon) == 0 }, 10*time.Second, time.Millisecond,
+		"an acknowledged end is still kept")
+	for range 10 {
+		waiting()
+		wake <- struct{}{}
+	}
+	waiting()
+	td.reportExited(&instanceProcess{id: "ins_next", allocationID: "alc_next", pid: 44}, &code, "exit status 3")
+	next := s.next(t, wire.TypeInstanceStopped)
+	require.NotContains(t, []string{first.ReportID, second.ReportID}, next.ReportID, "an acknowledged end is sent again")
+}

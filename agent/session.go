@@ -44,8 +44,9 @@ type daemon struct {
 	// complaints is the condition of the session loop last logged (a
 	// refused credential), so that it is logged once, not at every attempt.
 	complaints complaints
-	// sleepFunc, when set, replaces the session loop's waits (tests move a
-	// fake clock with it).
+	// sleepFunc, when set, replaces the session loop's waits, and those
+	// between resends of unacknowledged reports (tests move a fake clock
+	// with it).
 	sleepFunc func(ctx context.Context, d time.Duration) bool
 
 	// current is the session open now, for reports no job asked for.
@@ -62,6 +63,9 @@ type daemon struct {
 	// acks says the current session's gateway acknowledges reports
 	// (wire.Message.ReportAcks in its welcome).
 	acks bool
+	// resends times, by report id, the next resend on the current session
+	// of each report it has not acknowledged (report_resend.go).
+	resends map[string]resendTimer
 }
 
 // session runs one session through the gateway at base until it ends;
@@ -121,6 +125,9 @@ func (d *daemon) session(life, sessions context.Context, base string) (opened bo
 	go d.resync()
 	go d.heartbeat(ctx, ws)
 	go d.watchInventory(ctx, ws)
+	if welcome.ReportAcks {
+		go d.resendUnacknowledged(ctx, ws)
+	}
 	for {
 		m, err := receive(ctx, ws)
 		if err != nil {
@@ -165,7 +172,7 @@ func (d *daemon) sendInventory(ctx context.Context, ws *websocket.Conn) error {
 func (d *daemon) setCurrent(ctx context.Context, ws *websocket.Conn) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.current, d.currentCtx, d.acks = ws, ctx, false
+	d.current, d.currentCtx, d.acks, d.resends = ws, ctx, false, nil
 }
 
 // closeSession closes the session open now, if any, with a close
@@ -194,22 +201,28 @@ func (d *daemon) closeSession() {
 // that was recorded already is left as it is (RecordInstanceStopped is
 // idempotent). To a gateway that acknowledges reports (acks), each is kept
 // until it is acknowledged (acked), and sent again at the next session if
-// it is not: written is not recorded, and a gateway killed, or whose
-// transaction failed, after the daemon wrote a report would lose it. To
-// one that does not (a release before it did), a report is forgotten once
-// written, as it was: kept, it would be sent at every session. The lock is
-// held throughout, so a report made meanwhile comes after them.
+// it is not (and, while the session stays open, on it once it has gone
+// unacknowledged a while: report_resend.go): written is not recorded, and
+// a gateway killed, or whose transaction failed, after the daemon wrote a
+// report would lose it. To one that does not (a release before it did), a
+// report is forgotten once written, as it was: kept, it would be sent at
+// every session. The lock is held throughout, so a report made meanwhile
+// comes after them.
 func (d *daemon) openReports(ctx context.Context, ws *websocket.Conn, acks bool) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	sent := 0
 	var err error
+	d.resends = nil
 	for i := range d.unsent {
 		if d.unsent[i].ReportID == "" { // kept by a daemon of a release before report ids
 			d.unsent[i].ReportID = rand.Text()
 		}
 		if err = send(ctx, ws, d.unsent[i]); err != nil {
 			break // the rest wait for the next session
+		}
+		if acks {
+			d.sentNow(d.unsent[i])
 		}
 		sent++
 	}
@@ -238,6 +251,9 @@ func (d *daemon) report(m wire.Message) {
 		d.unsent = append(d.unsent, m)
 		d.keepUnsent()
 	}
+	if ws != nil && acks {
+		d.sentNow(m)
+	}
 	d.mu.Unlock()
 	if ws == nil {
 		d.log.Info("no session to report on: the next one will", "type", m.Type, "allocation", m.AllocationID)
@@ -264,6 +280,7 @@ func (d *daemon) acked(id string) {
 	defer d.mu.Unlock()
 	for i, m := range d.unsent {
 		if m.ReportID == id {
+			delete(d.resends, id)
 			d.unsent = append(d.unsent[:i:i], d.unsent[i+1:]...)
 			d.keepUnsent()
 			return
