@@ -135,9 +135,10 @@ func (g *Gateway) nodeJobResult(ctx context.Context, nodeID string, epoch int64,
 // assignment; or one whose process exited, with its exit code) to
 // commands.RecordInstanceStopped, and acknowledges it (reportAck) once it
 // is recorded or refused for good. One that is not acknowledged (the
-// database failed, the session was superseded) the daemon sends again on
-// its next session, before its inventory, which would otherwise no longer
-// list the instance and end it lost.
+// database failed, the session was superseded) the daemon sends again, on
+// the same session after a while (agent/report_resend.go) and on its next
+// session before its inventory, which would otherwise no longer list the
+// instance and end it lost.
 func (g *Gateway) instanceStopped(ctx context.Context, s *gatewaySession, m wire.Message) {
 	nodeID, epoch := s.nodeID, s.epoch
 	var p wire.InstanceStopped
