@@ -33,6 +33,12 @@ type SubscribeOptions struct {
 	After *string
 	// Types keeps only these event types; empty means every type.
 	Types []string
+	// Subject keeps only the events of this subject (an envelope's
+	// Subject, e.g. "reservations/rsv_…"); empty means every subject. A
+	// subject the token cannot see (another tenant's) streams no events,
+	// as one never written about does. Every reconnect asks for the same
+	// Types and Subject, so it resumes the same filtered stream.
+	Subject string
 	// MaxBackoff bounds the wait between reconnects; 0 means 30 s. The
 	// first wait is the stream's `retry:` (3 s) or the answer's Retry-After,
 	// doubling while the server stays away.
@@ -50,7 +56,7 @@ type SubscribeOptions struct {
 	// heartbeat's id). A heartbeat's can be past fn's last event, over
 	// events outside the token's scope or Types that followed it. Save it
 	// rather than the last Event.Cursor to resume later (as After, with
-	// the same Types): it misses nothing, and it stays valid under
+	// the same Types and Subject): it misses nothing, and it stays valid under
 	// retention however long the subscription's own events stay quiet,
 	// where the last event's cursor expires with that event.
 	OnResume func(cursor string)
@@ -162,6 +168,10 @@ func (s *subscription) run(ctx context.Context) (opened bool, err error) {
 	if len(s.opts.Types) > 0 {
 		types := EventTypes(s.opts.Types)
 		params.Types = &types
+	}
+	if s.opts.Subject != "" {
+		subject := s.opts.Subject
+		params.Subject = &subject
 	}
 	req, err := NewStreamEventsRequest(s.api.server, params)
 	if err != nil {

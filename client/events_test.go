@@ -42,7 +42,11 @@ func (s *logServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		from = s.n // the live feed: nothing yet
 	}
 	s.mu.Lock()
-	s.opened = append(s.opened, resume+" types="+r.URL.Query().Get("types"))
+	asked := resume + " types=" + r.URL.Query().Get("types")
+	if r.URL.Query().Has("subject") {
+		asked += " subject=" + r.URL.Query().Get("subject")
+	}
+	s.opened = append(s.opened, asked)
 	s.mu.Unlock()
 	if from > s.n {
 		w.Header().Set("Content-Type", "application/json")
@@ -106,6 +110,29 @@ func TestSubscribeResumesWithoutGaps(t *testing.T) {
 	require.Equal(t, []string{"after= types=site.created", "Last-Event-ID c2 types=site.created",
 		"Last-Event-ID c4 types=site.created", "Last-Event-ID c6 types=site.created"}, s.opened)
 	require.Equal(t, 3, disconnects)
+}
+
+// A subscription to one subject asks for it on every stream, the
+// reconnects with Last-Event-ID included, so that it resumes the same
+// filtered stream rather than the token's whole one.
+func TestSubscribeKeepsItsSubjectAcrossReconnects(t *testing.T) {
+	t.Parallel()
+	s := &logServer{n: 3, perStream: 2}
+	api := subscribeTo(t, s)
+	oldest := ""
+	var got []string
+	err := api.Subscribe(context.Background(), client.SubscribeOptions{After: &oldest, Subject: "reservations/rsv_1"},
+		func(ev client.Event) error {
+			got = append(got, ev.Cursor)
+			if len(got) == 3 {
+				return errEnough
+			}
+			return nil
+		})
+	require.ErrorIs(t, err, errEnough)
+	require.Equal(t, []string{"c1", "c2", "c3"}, got)
+	require.Equal(t, []string{"after= types= subject=reservations/rsv_1",
+		"Last-Event-ID c2 types= subject=reservations/rsv_1"}, s.opened)
 }
 
 // A handler's error stops the subscription, and the event it refused is

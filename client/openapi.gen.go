@@ -3825,6 +3825,9 @@ type Whoami struct {
 // EventCursorAfter An opaque position in the log. Cursors of later events sort after earlier ones.
 type EventCursorAfter = EventCursor
 
+// EventSubject defines model for EventSubject.
+type EventSubject = string
+
 // EventTypes defines model for EventTypes.
 type EventTypes = []string
 
@@ -3970,8 +3973,8 @@ type ListEventsParams struct {
 	// Types Only these event types, comma-separated (or the parameter repeated): at most 50, each one of the event catalog's. A type this server never writes (a typo), or a fleet event asked for by a tenant's token, is 400 INVALID_ARGUMENT, not an empty page.
 	Types *EventTypes `form:"types,omitempty" json:"types,omitempty"`
 
-	// Subject Only the events of this subject (an envelope's `subject`, e.g. `reservations/rsv_…`): one thing's history, read from an index by subject, so a page costs the subject's events, not the log's between them. At most 256 bytes, no control characters. A subject whose events the caller cannot see (another tenant's) reads as an empty page, exactly as one never written about.
-	Subject *string `form:"subject,omitempty" json:"subject,omitempty"`
+	// Subject Only the events of this subject (an envelope's `subject`, e.g. `reservations/rsv_…`): one thing's history, read from an index by subject, so a page (or a stream's catch-up after its cursor) costs the subject's events, not the log's between them. At most 256 bytes, no control characters; otherwise 400 INVALID_ARGUMENT. A subject whose events the caller cannot see (another tenant's) reads as no events, exactly as one never written about: an empty page, a stream of heartbeats.
+	Subject *EventSubject `form:"subject,omitempty" json:"subject,omitempty"`
 
 	// Limit Page size, 1 to 500; 100 when absent.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -3984,6 +3987,9 @@ type StreamEventsParams struct {
 
 	// Types Only these event types, comma-separated (or the parameter repeated): at most 50, each one of the event catalog's. A type this server never writes (a typo), or a fleet event asked for by a tenant's token, is 400 INVALID_ARGUMENT, not an empty page.
 	Types *EventTypes `form:"types,omitempty" json:"types,omitempty"`
+
+	// Subject Only the events of this subject (an envelope's `subject`, e.g. `reservations/rsv_…`): one thing's history, read from an index by subject, so a page (or a stream's catch-up after its cursor) costs the subject's events, not the log's between them. At most 256 bytes, no control characters; otherwise 400 INVALID_ARGUMENT. A subject whose events the caller cannot see (another tenant's) reads as no events, exactly as one never written about: an empty page, a stream of heartbeats.
+	Subject *EventSubject `form:"subject,omitempty" json:"subject,omitempty"`
 
 	// Ticket A stream ticket (POST /v1/events/stream-tickets), instead of the bearer header; single use.
 	Ticket *string `form:"ticket,omitempty" json:"ticket,omitempty"`
@@ -5645,6 +5651,16 @@ type ClientInterface interface {
 	// `id`, then ends; reconnecting with the last event id is 410
 	// CURSOR_EXPIRED.
 	//
+	// `?types=` and `?subject=` filter the stream as they filter `GET
+	// /v1/events`, so a page of one subject's history and its stream show
+	// the same events: `?subject=reservations/rsv_…&after=` is one
+	// reservation's whole history, then its changes live. A filtered
+	// stream resumes like any other: its catch-up after `Last-Event-ID`
+	// reads the subject's own events (however many others lie between
+	// them), and its heartbeat ids move past the events it does not show.
+	// Resume with the same filters: the cursor can be past events they
+	// leave out.
+	//
 	// A process serves at most `COMPUTE_STREAMS_PER_TOKEN` (default 8) streams
 	// per token and `COMPUTE_STREAMS_PER_TENANT` (default 64) per tenant at
 	// once; one more is 429 RATE_LIMITED with `Retry-After`.
@@ -7049,6 +7065,16 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 // envelope as data (`{"error":{"code":"CURSOR_EXPIRED",…}}`) and no
 // `id`, then ends; reconnecting with the last event id is 410
 // CURSOR_EXPIRED.
+//
+// `?types=` and `?subject=` filter the stream as they filter `GET
+// /v1/events`, so a page of one subject's history and its stream show
+// the same events: `?subject=reservations/rsv_…&after=` is one
+// reservation's whole history, then its changes live. A filtered
+// stream resumes like any other: its catch-up after `Last-Event-ID`
+// reads the subject's own events (however many others lie between
+// them), and its heartbeat ids move past the events it does not show.
+// Resume with the same filters: the cursor can be past events they
+// leave out.
 //
 // A process serves at most `COMPUTE_STREAMS_PER_TOKEN` (default 8) streams
 // per token and `COMPUTE_STREAMS_PER_TENANT` (default 64) per tenant at
@@ -9505,6 +9531,18 @@ func NewStreamEventsRequest(server string, params *StreamEventsParams) (*http.Re
 		if params.Types != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "types", *params.Types, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Subject != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "subject", *params.Subject, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13057,6 +13095,16 @@ type ClientWithResponsesInterface interface {
 	// envelope as data (`{"error":{"code":"CURSOR_EXPIRED",…}}`) and no
 	// `id`, then ends; reconnecting with the last event id is 410
 	// CURSOR_EXPIRED.
+	//
+	// `?types=` and `?subject=` filter the stream as they filter `GET
+	// /v1/events`, so a page of one subject's history and its stream show
+	// the same events: `?subject=reservations/rsv_…&after=` is one
+	// reservation's whole history, then its changes live. A filtered
+	// stream resumes like any other: its catch-up after `Last-Event-ID`
+	// reads the subject's own events (however many others lie between
+	// them), and its heartbeat ids move past the events it does not show.
+	// Resume with the same filters: the cursor can be past events they
+	// leave out.
 	//
 	// A process serves at most `COMPUTE_STREAMS_PER_TOKEN` (default 8) streams
 	// per token and `COMPUTE_STREAMS_PER_TENANT` (default 64) per tenant at
@@ -24448,6 +24496,16 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 // envelope as data (`{"error":{"code":"CURSOR_EXPIRED",…}}`) and no
 // `id`, then ends; reconnecting with the last event id is 410
 // CURSOR_EXPIRED.
+//
+// `?types=` and `?subject=` filter the stream as they filter `GET
+// /v1/events`, so a page of one subject's history and its stream show
+// the same events: `?subject=reservations/rsv_…&after=` is one
+// reservation's whole history, then its changes live. A filtered
+// stream resumes like any other: its catch-up after `Last-Event-ID`
+// reads the subject's own events (however many others lie between
+// them), and its heartbeat ids move past the events it does not show.
+// Resume with the same filters: the cursor can be past events they
+// leave out.
 //
 // A process serves at most `COMPUTE_STREAMS_PER_TOKEN` (default 8) streams
 // per token and `COMPUTE_STREAMS_PER_TENANT` (default 64) per tenant at

@@ -100,7 +100,7 @@ func (a EventAPI) routes(r Router) {
 	s := &eventStreams{EventAPI: a, slots: newStreamSlots(a.Limits)}
 	s.revocations, _ = r.Deps.Auth.(RevocationWatcher)
 	r.V1.GET("/events", a.list, queryParams("after", "types", "subject", "limit"))
-	r.V1.GET("/events/stream", s.stream, queryParams("after", "types", "ticket"))
+	r.V1.GET("/events/stream", s.stream, queryParams("after", "types", "subject", "ticket"))
 }
 
 // eventStreams serves GET /v1/events/stream with its per-server state.
@@ -126,11 +126,8 @@ func (a EventAPI) list(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	scope, err := eventstream.ScopeFor(ActorOf(c), typesParam(c))
+	scope, err := eventScope(c)
 	if err != nil {
-		return err
-	}
-	if scope, err = scope.WithSubject(c.QueryParam("subject")); err != nil {
 		return err
 	}
 	page, err := a.Reader.Page(c.Request().Context(), scope, after, limit)
@@ -140,6 +137,20 @@ func (a EventAPI) list(c echo.Context) error {
 	// Items are the public envelope exactly; positions travel only as
 	// cursors.
 	return c.JSON(http.StatusOK, mapPage(page.Events, page.Next.String(), func(e outbox.Stored) core.Event { return e.Event }))
+}
+
+// eventScope is the scope of the caller's read of the log, with the
+// filters GET /v1/events and GET /v1/events/stream both take (?types=,
+// ?subject=), so that a subject's history and its live stream show the same
+// events: the caller's tenant's (every tenant's for operators), of those
+// types, of that subject. Another tenant's subject is no error: it reads as
+// a subject nothing was written about (Scope.WithSubject).
+func eventScope(c echo.Context) (eventstream.Scope, error) {
+	scope, err := eventstream.ScopeFor(ActorOf(c), typesParam(c))
+	if err != nil {
+		return eventstream.Scope{}, err
+	}
+	return scope.WithSubject(c.QueryParam("subject"))
 }
 
 // typesParam reads ?types=a,b (also repeated: ?types=a&types=b).
@@ -192,13 +203,20 @@ func streamStart(c echo.Context) (*outbox.Position, error) {
 // frame says before the stream ends: retention pruned the log past the
 // stream while it caught up (CURSOR_EXPIRED), and its token was revoked
 // or expired (UNAUTHENTICATED; a reconnect would get its 401).
+//
+// ?types= and ?subject= filter it as they filter GET /v1/events
+// (eventScope). A subject's stream catches up after its cursor from the
+// index by subject (Reader.Page), so a Last-Event-ID far behind, with
+// thousands of other events since, costs the subject's own events; its
+// live part is the broker's one tail of the log, filtered in memory
+// (Scope.Matches), so the write path pays for no index of its own.
 func (a *eventStreams) stream(c echo.Context) error {
 	actor := ActorOf(c)
 	start, err := streamStart(c)
 	if err != nil {
 		return err
 	}
-	scope, err := eventstream.ScopeFor(actor, typesParam(c))
+	scope, err := eventScope(c)
 	if err != nil {
 		return err
 	}
