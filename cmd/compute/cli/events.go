@@ -40,7 +40,7 @@ func splitTypes(in []string) ([]string, error) {
 
 func (c *cli) eventsTailCmd() *cobra.Command {
 	var types []string
-	var after string
+	var after, subject string
 	var fromStart bool
 	cmd := &cobra.Command{
 		Use:   "tail",
@@ -52,24 +52,30 @@ server restarts, the stream reaches its lifetime, the network fails) it
 reconnects with backoff and resumes with Last-Event-ID from the last event
 printed, so nothing is missed or repeated; reconnects are noted on stderr.
 
+--subject reservations/ID follows one reservation (any subject an event
+names): the server filters the stream, and a tail resumed far behind reads
+that subject's events, not the log between them. Another tenant's
+subject shows nothing, as one never written about does.
+
 By default it starts at the live feed; --from-start starts at the oldest
 retained event and --after CURSOR strictly after a cursor (the CURSOR
 column, or a page's nextCursor). Interrupted, tail prints on stderr the
 cursor that resumes where it stopped: its last event's, or a later one
 that the stream's heartbeat moved it to over events it does not show
-(other tenants', or types left out), so that the cursor of a tail whose
+(other tenants', or types or subjects left out), so that the cursor of a tail whose
 own events stay quiet outlives the retention. If retention pruned the
 log past the stream, it ends with CURSOR_EXPIRED (exit code 9) and says
 to start again with --from-start.`,
 		Example: `  compute events tail
-  compute events tail --type reservation.booked,reservation.released -o json`,
+  compute events tail --type reservation.booked,reservation.released -o json
+  compute events tail --subject reservations/rsv_… --from-start`,
 		Args: NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			only, err := splitTypes(types)
 			if err != nil {
 				return err
 			}
-			opts := client.SubscribeOptions{Types: only,
+			opts := client.SubscribeOptions{Types: only, Subject: subject,
 				OnDisconnect: func(err error, wait time.Duration) {
 					fmt.Fprintf(c.stderr, "compute: event stream interrupted (%s); resuming in %s\n", terminalSafe(err.Error()), wait.Round(100*time.Millisecond))
 				}}
@@ -108,39 +114,48 @@ to start again with --from-start.`,
 					// Interrupted: the normal end of a tail. A JSON or YAML
 					// envelope carries no cursor, so say where to resume.
 					if resume != "" {
-						again := "--after " + resume
-						if len(only) > 0 {
-							// The cursor may be past events of the types left out.
-							again += " --type " + strings.Join(only, ",")
-						}
+						// The cursor may be past events the filters left out.
+						again := "--after " + resume + tailFilters(only, subject)
 						fmt.Fprintf(c.stderr, "compute: interrupted; resume where it stopped with %s\n", terminalSafe(again))
 					}
 					return nil
 				}
-				return tailExpired(err, only)
+				return tailExpired(err, tailFilters(only, subject))
 			})
 		},
 	}
 	cmd.Flags().StringSliceVar(&types, "type", nil, "only these event types (repeatable, or comma-separated)")
 	cmd.Flags().StringVar(&after, "after", "", "start strictly after this cursor")
 	cmd.Flags().BoolVar(&fromStart, "from-start", false, "start at the oldest retained event")
+	cmd.Flags().StringVar(&subject, "subject", "", "only the events of this subject (e.g. reservations/rsv_…)")
 	return cmd
+}
+
+// tailFilters is the --type and --subject flags of a tail, to repeat in
+// the command that resumes or restarts it: its cursor is one of the
+// filtered stream's, which may be past events the filters left out.
+func tailFilters(only []string, subject string) string {
+	var flags string
+	if len(only) > 0 {
+		flags += " --type " + strings.Join(only, ",")
+	}
+	if subject != "" {
+		flags += " --subject " + subject
+	}
+	return flags
 }
 
 // tailExpired is a tail's CURSOR_EXPIRED with the advice a tail can act
 // on. The server's message ends with the API's advice, to list events again
 // without a cursor, which for a tail is the --from-start flag, not the list
-// command: that part is replaced by a line naming the flag (and the --type
-// to keep).
-func tailExpired(err error, only []string) error {
+// command: that part is replaced by a line naming the flag (and the
+// filters to keep, tailFilters).
+func tailExpired(err error, filters string) error {
 	var apiErr *client.APIError
 	if !errors.As(err, &apiErr) || apiErr.Code != client.ErrorCodeCURSOREXPIRED {
 		return err
 	}
-	again := "compute events tail --from-start"
-	if len(only) > 0 {
-		again += " --type " + strings.Join(only, ",")
-	}
+	again := "compute events tail --from-start" + filters
 	trimmed := *apiErr
 	trimmed.Message, _ = strings.CutSuffix(trimmed.Message, ": list events again without a cursor")
 	return hintedError{err: &trimmed, hint: "The events after the cursor were pruned: start again from the oldest retained event with `" +
