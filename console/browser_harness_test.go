@@ -52,6 +52,8 @@ type browser struct {
 	dialogs []string // messages of the confirm() dialogs accepted
 	errs    []string // script errors, console errors and policy violations
 	urls    []string // every address a tab requested or moved to, fragment included
+	// tabURLs are the addresses each tab (by name) requested.
+	tabURLs map[string][]string
 }
 
 func newBrowser(t *testing.T, execPath string) *browser {
@@ -120,6 +122,10 @@ func (b *browser) tab(t *testing.T, name string) *tab {
 			}))
 		case *network.EventRequestWillBeSent:
 			b.urls = append(b.urls, e.Request.URL+e.Request.URLFragment)
+			if b.tabURLs == nil {
+				b.tabURLs = map[string][]string{}
+			}
+			b.tabURLs[name] = append(b.tabURLs[name], e.Request.URL)
 		case *page.EventNavigatedWithinDocument:
 			b.urls = append(b.urls, e.URL)
 		case *runtime.EventExceptionThrown:
@@ -323,4 +329,11 @@ func (b *browser) requested() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]string(nil), b.urls...)
+}
+
+// requestedBy is every address the tab named name requested so far.
+func (b *browser) requestedBy(name string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.tabURLs[name]...)
 }

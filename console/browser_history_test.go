@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,8 +16,11 @@ import (
 // reservation events of its tenant. Its page must show its history: the page asked for
 // the tenant's reservation events from the start of the log, ten pages of 100, and kept the
 // reservation's, so on a busy log a recent reservation showed an empty "State changes".
-// It now asks for the reservation's subject (GET /v1/events?subject=), however far
-// along the log its events are.
+// It then asked for the reservation's subject (GET /v1/events?subject=), however far
+// along the log its events are, and filtered the tab's shared stream for its live changes.
+// It now opens one stream of the reservation's subject from the start of the log
+// (GET /v1/events/stream?subject=…&after=): its history and its live changes in one order,
+// filtered by the server; the page lists nothing itself.
 func TestBrowserReservationHistoryOnABusyLog(t *testing.T) {
 	chromium := chromiumPath(t)
 	d := startDemo(t, "COMPUTE_RATE_LIMIT=0") // the flood below is 1,040 requests
@@ -52,6 +57,24 @@ func TestBrowserReservationHistoryOnABusyLog(t *testing.T) {
 	tn.open("#/reservations/"+id, "#reservation-state")
 	tn.waitFor("the history shows its booking", `!!document.querySelector('#history li[data-type="reservation.booked"]')`)
 	tn.waitFor("the note says the history was read whole", `[...document.querySelectorAll('p.muted')].some((p) => p.textContent === 'From the log, then live.')`)
+	stream := "/v1/events/stream?subject=" + url.QueryEscape("reservations/"+id) + "&after="
+	var streamed bool
+	for _, u := range b.requested() {
+		streamed = streamed || strings.HasSuffix(u, stream)
+		if strings.Contains(u, "/v1/events?") {
+			t.Fatalf("the page listed events itself: %s", u)
+		}
+	}
+	if !streamed {
+		t.Fatalf("the page opened no stream of its subject (%s)", stream)
+	}
+
+	// A change arrives live on that stream, and the page redraws for it.
+	if _, err := d.post("/v1/reservations/"+id+"/release", ""); err != nil {
+		t.Fatal(err)
+	}
+	tn.waitFor("the release arrives in its history", `!!document.querySelector('#history li[data-type="reservation.released"]')`)
+	tn.waitFor("the page redraws the state", `document.querySelector('#reservation-state')?.dataset.state === 'released'`)
 }
 
 // reserveBooked books a reservation of the demo tenant in demo-pool (as reserve, with

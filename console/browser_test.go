@@ -314,11 +314,17 @@ func TestBrowserConsole(t *testing.T) {
 			map[string]string{"tenant": "acme", "identity": "ui-revoked", "role": "member"}, http.StatusCreated)
 		r := b.tab(t, "revoked")
 		r.signIn(d.url, made["token"].(string))
-		r.open("#/events", "#event-tail")
-		r.waitFor("the stream is live", `document.querySelector('#stream-status').dataset.state === 'live'`)
+		// A reservation's page: the tab's shared stream and the page's own,
+		// of the reservation's subject; neither may reconnect.
+		r.open("#/reservations/"+ours, "#reservation-state")
+		r.waitFor("both streams are live", `document.querySelector('#stream-status').dataset.state === 'live' && `+
+			`[...document.querySelectorAll('p.muted')].some((p) => p.textContent === 'From the log, then live.')`)
+		// This tab's streams only: the other tabs' are cut every
+		// streamLifetime and reconnect on their own schedule (a
+		// reservation page's stream of its subject beside the shared one).
 		streams := func() int {
 			n := 0
-			for _, u := range b.requested() {
+			for _, u := range b.requestedBy("revoked") {
 				if strings.Contains(u, "/v1/events/stream") {
 					n++
 				}

@@ -66,8 +66,10 @@ export class SSEParser {
 const MAX_BACKOFF_MS = 30000;
 
 /**
- * One long-lived connection to the event stream of the signed-in token,
- * shared by every page (the server caps streams per token). Events reach
+ * One long-lived connection to the event stream of the signed-in token:
+ * the console's own, shared by every page (the server caps streams per
+ * token), or a page's filtered one (path with ?subject=, the reservation
+ * page's), which the page stops when it is left. Events reach
  * onEvent(envelope, id) with the envelope decoded; onStatus(stream) is
  * called whenever state or reconnects change.
  */

@@ -7,14 +7,12 @@
 // (booked becomes active at its start), and a click on a page a moment old
 // must still release it; extend names an absolute end, right at any version.
 
-import {call, get, listAll, idempotencyKey} from '../api.js';
+import {call, get, idempotencyKey} from '../api.js';
 import {h, replace, table, row, badge, notice, fmtTime, fmtClock, toLocalInput, nodeLink} from '../dom.js';
 import {devicesText, priorityText, requestText} from './reservations.js';
+import {EventStream} from '../sse.js';
 
 const TERMINAL = new Set(['released', 'expired', 'cancelled', 'failed', 'preempted']);
-// A reservation's history is a few events; the bound only keeps a runaway
-// one (thousands of extensions) from being read whole.
-const HISTORY_PAGES = 10;
 
 export async function render(ctx) {
   const id = ctx.params[0];
@@ -63,28 +61,36 @@ export async function render(ctx) {
     }
   };
 
-  ctx.cleanup(ctx.live.subscribe((e, position) => {
-    if (e.subject !== subject) return;
-    addHistory(e, true);
-    draw(position).catch((err) => replace(status, notice('error', err.message)));
-  }));
   await draw();
-  if (body.dataset.notFound) return;
-  // What the log holds from before the page opened: the reservation's own
-  // events (?subject=), read from an index by subject, so they are found
-  // however many other events the log holds before and between them.
-  let past;
-  try {
-    past = await listAll('/events', {subject}, HISTORY_PAGES);
-  } catch (err) {
-    if (ctx.alive()) replace(historyNote, `The history could not be read (${err.message}); live from now on.`);
-    return;
-  }
-  if (!ctx.alive()) return;
-  const live = [...history.children];
-  past.forEach((e) => addHistory(e, false));
-  history.append(...live); // live ones arrived after what the log held
-  replace(historyNote, past.truncated ? `Its first ${past.length} events, then live.` : 'From the log, then live.');
+  if (body.dataset.notFound || !ctx.alive()) return;
+  // The reservation's own stream (?subject=, from the start of the log:
+  // after=): its history, read by the server from an index by subject
+  // however many other events lie before and between its own, then its
+  // changes live, in one order with nothing missed between the two; a
+  // reconnect resumes with Last-Event-ID. The server filters, so the page
+  // receives nothing of the tenant's other reservations. It is a second
+  // stream of the token while the page is open (the shared one feeds the
+  // header and the Events page), closed when the page is left.
+  const drawn = current ? current.version : 0;
+  const stream = new EventStream({
+    token: ctx.live.stream.token,
+    path: `/v1/events/stream?subject=${encodeURIComponent(subject)}&after=`,
+    onEvent: (e, position) => {
+      if (!ctx.alive() || e.subject !== subject) return;
+      // What the page drew already (its version or older) is history;
+      // anything newer is a change to show, and to redraw for.
+      const version = e.data && e.data.version;
+      const newer = !version || version > drawn;
+      addHistory(e, newer);
+      if (newer) draw(position).catch((err) => replace(status, notice('error', err.message)));
+    },
+    onStatus: (st) => {
+      if (!ctx.alive()) return;
+      if (st.state === 'live') replace(historyNote, 'From the log, then live.');
+      else if (st.state === 'reconnecting') replace(historyNote, 'Reconnecting to the event stream; it resumes where it stopped.');
+    },
+  }).start();
+  ctx.cleanup(() => stream.stop());
 }
 
 function view(ctx, r, act) {
