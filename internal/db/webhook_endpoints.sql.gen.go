@@ -433,6 +433,7 @@ UPDATE webhook_endpoints
        consecutive_failures = CASE WHEN $6::bool THEN 0 ELSE consecutive_failures END,
        breaker_trips = CASE WHEN $6::bool THEN 0 ELSE breaker_trips END,
        breaker_open_until = CASE WHEN $6::bool THEN NULL ELSE breaker_open_until END,
+       answered = answered AND url = $1::text,
        version = version + 1, updated_at = compute_now()
  WHERE id = $7 AND version = $8
    AND (url, event_types, description, enabled)
@@ -459,6 +460,10 @@ type WebhookEndpointUpdateParams struct {
 // the URL, event types, description and enabled flag as they are matches
 // no row, like a stale version: nothing is written, the version stays and
 // no event follows (the caller tells the two apart by the version).
+// A new URL has never answered: answered goes back to false, so the
+// endpoint counts as suspect (migration 0061) until the new receiver's
+// first 2xx; otherwise a tenant could point an endpoint proven at one URL
+// at a receiver that hangs and have its requests counted as answering.
 func (q *Queries) WebhookEndpointUpdate(ctx context.Context, arg WebhookEndpointUpdateParams) (WebhookEndpoint, error) {
 	row := q.db.QueryRow(ctx, webhookEndpointUpdate,
 		arg.Url,

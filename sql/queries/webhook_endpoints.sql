@@ -43,6 +43,10 @@ SELECT * FROM webhook_endpoints
 -- the URL, event types, description and enabled flag as they are matches
 -- no row, like a stale version: nothing is written, the version stays and
 -- no event follows (the caller tells the two apart by the version).
+-- A new URL has never answered: answered goes back to false, so the
+-- endpoint counts as suspect (migration 0061) until the new receiver's
+-- first 2xx; otherwise a tenant could point an endpoint proven at one URL
+-- at a receiver that hangs and have its requests counted as answering.
 UPDATE webhook_endpoints
    SET url = sqlc.arg(url), event_types = sqlc.arg(event_types)::text[],
        description = sqlc.arg(description), enabled = sqlc.arg(enabled),
@@ -51,6 +55,7 @@ UPDATE webhook_endpoints
        consecutive_failures = CASE WHEN sqlc.arg(reset_breaker)::bool THEN 0 ELSE consecutive_failures END,
        breaker_trips = CASE WHEN sqlc.arg(reset_breaker)::bool THEN 0 ELSE breaker_trips END,
        breaker_open_until = CASE WHEN sqlc.arg(reset_breaker)::bool THEN NULL ELSE breaker_open_until END,
+       answered = answered AND url = sqlc.arg(url)::text,
        version = version + 1, updated_at = compute_now()
  WHERE id = sqlc.arg(id) AND version = sqlc.arg(version)
    AND (url, event_types, description, enabled)
