@@ -100,7 +100,7 @@ func (s *Service) Deliver(ctx context.Context, it workqueue.Item) error {
 	}
 	// So may the suspect half of the process's delivery pool (suspect.go),
 	// when requests that may hang hold it all.
-	if ok, wait := s.admitSuspect(d); !ok {
+	if ok, wait := s.admitSuspect(ctx, d); !ok {
 		s.slots.unstarted(d)
 		s.freeSlot(ctx, it, d, nil)
 		return workqueue.Again(wait)

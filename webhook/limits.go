@@ -27,7 +27,10 @@ import (
 //   - the circuit breaker is webhook_endpoints.breaker_open_until, set by
 //     the failure that makes BreakerThreshold in a row;
 //   - a delivery that finds no slot or an open breaker is not attempted: its
-//     work item runs again later, and its attempt count and schedule stay.
+//     work item runs again later, and its attempt count and schedule stay;
+//     a suspect one runs again at its turn in its tenant's line
+//     (webhook_suspect_turns, migration 0064), which hands out turns at
+//     the pace requests that hang free their slots.
 //
 // What this process knows about the slots it takes (slotState) decides
 // when a delivery that found no slot tries again, and keeps half of the
@@ -37,7 +40,7 @@ import (
 // slotRetryMax bounds how long a delivery that found no free slot waits
 // before it tries again: long enough that a tenant with thousands of
 // deliveries queued behind slow endpoints re-checks each only now and then.
-// A failing endpoint's deliveries wait longer (failingRetry).
+// A suspect endpoint's deliveries wait for their turn (suspectTurn).
 const slotRetryMax = 5 * time.Second
 
 // slotRetryMin is the least such wait.
@@ -97,11 +100,11 @@ func (s *Service) takeSlot(ctx context.Context, it workqueue.Item, d db.WebhookD
 		// only requests here that have run longer than a wait: endpoints
 		// that hang but have not failed yet, until their first timeout.
 		// A delivery waiting already stops once that is so (below).
-		return false, s.retryAfter(d, endpointFull), nil
+		return false, s.retryAfter(ctx, d, endpointFull), nil
 	}
 	w, ok := s.slots.enter(d, max(2, (s.cfg.MaxInflightPerTenant+1)/2))
 	if !ok {
-		return false, s.retryAfter(d, endpointFull), nil
+		return false, s.retryAfter(ctx, d, endpointFull), nil
 	}
 	deadline := time.NewTimer(s.cfg.SlotWait)
 	defer deadline.Stop()
@@ -112,14 +115,14 @@ func (s *Service) takeSlot(ctx context.Context, it workqueue.Item, d db.WebhookD
 		case <-ctx.Done():
 			return s.stopWaiting(w, false, 0, ctx.Err())
 		case <-deadline.C:
-			return s.stopWaiting(w, false, s.retryAfter(d, endpointFull), nil)
+			return s.stopWaiting(w, false, s.retryAfter(ctx, d, endpointFull), nil)
 		case handedOver := <-w.wake:
 			if handedOver {
 				return true, 0, nil
 			}
 		case <-recheck.C:
 			if s.slots.stalled(scopeKey(d, endpointFull), slotStalledAfter, time.Now()) {
-				return s.stopWaiting(w, false, s.retryAfter(d, endpointFull), nil)
+				return s.stopWaiting(w, false, s.retryAfter(ctx, d, endpointFull), nil)
 			}
 		}
 		ok, wait, epFull, err := s.acquire(ctx, it, d)
@@ -237,14 +240,19 @@ func (s *Service) slotFreed(d db.WebhookDeliveryLoadRow, w *waiter, handed bool)
 // endpoints that hang, whose slots free only as they time out. Paced as
 // any other's, 210 deliveries each of 8 tenants' new hanging endpoints
 // came back every 2.5 to 5 s, and their claims held a healthy tenant's
-// deliveries 3 to 4 s (median) in the demo.
-func (s *Service) retryAfter(d db.WebhookDeliveryLoadRow, endpointFull bool) time.Duration {
-	if d.Failing || (!d.Answered && s.slots.stalled(scopeKey(d, endpointFull), slotStalledAfter, time.Now())) {
-		return s.failingRetry()
-	}
+// deliveries 3 to 4 s (median) in the demo. Such a delivery waits for its
+// turn in its tenant's line (suspectTurn), spaced by how often the full
+// scope's slots free as their requests time out.
+func (s *Service) retryAfter(ctx context.Context, d db.WebhookDeliveryLoadRow, endpointFull bool) time.Duration {
 	limit := s.cfg.MaxInflightPerTenant
 	if endpointFull {
 		limit = s.cfg.MaxInflightPerEndpoint
+	}
+	if d.Failing || (!d.Answered && s.slots.stalled(scopeKey(d, endpointFull), slotStalledAfter, time.Now())) {
+		if !endpointFull {
+			limit = suspectShare(s.cfg.MaxInflightPerTenant)
+		}
+		return s.suspectTurn(ctx, d, limit)
 	}
 	return s.slots.retryAfter(scopeKey(d, endpointFull), limit, s.cfg.SlotRetry, s.cfg.Rand(), time.Now())
 }
@@ -268,7 +276,9 @@ func scopeKey(d db.WebhookDeliveryLoadRow, endpointFull bool) string {
 // its turn in the oldest-first queue ahead of every other tenant's
 // deliveries. They come back once per timeout at most now; the first
 // success marks the endpoint healthy, and its deliveries pace as any
-// other's (slotState.retryAfter).
+// other's (slotState.retryAfter). It is now the first turn of an empty
+// line of the tenant's suspect deliveries (suspectTurn), whose later
+// turns follow at the pace the scope's slots free.
 func (s *Service) failingRetry() time.Duration {
 	most := max(slotRetryMax, s.cfg.Timeout)
 	return time.Duration(float64(most) * (0.5 + s.cfg.Rand()/2))

@@ -17,7 +17,8 @@ import (
 // succeeded records a successful attempt and ends its delivery, in one
 // transaction fenced by the item's shard lease whose statements all
 // travel with its BEGIN (pg.InTxBatch): the fence, the attempt row, the
-// endpoint marked healthy, the delivery recorded, the in-flight slot
+// endpoint marked healthy (and, if it was suspect, its deliveries waiting
+// for a turn brought back), the delivery recorded, the in-flight slot
 // handed over to a waiting delivery of the endpoint or freed, and the
 // work item completed (workqueue.CompleteIn). Two round trips after the
 // POST, that batch and the COMMIT, and one commit: most deliveries
@@ -46,6 +47,11 @@ func (s *Service) succeeded(ctx context.Context, it workqueue.Item, d db.Webhook
 			Status: &status, LatencyMs: int32(res.latency.Milliseconds()), ResponseSnippet: res.snippet,
 		}, &inserted)
 		pg.Exec(ctx, b, (*db.Queries).WebhookEndpointMarkHealthy, d.EndpointID)
+		if suspect(d) {
+			// The endpoint answers: its deliveries waiting for a turn
+			// of the tenant's suspect line come back now (suspectTurn).
+			pg.Exec(ctx, b, (*db.Queries).WebhookSuspectTurnRecall, d.EndpointID)
+		}
 		pg.ExecRows(ctx, b, (*db.Queries).WebhookDeliveryRecord, db.WebhookDeliveryRecordParams{
 			ID: d.ID, Attempts: attempt, State: StateSucceeded, LastStatus: &status,
 		}, &recorded)

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"time"
 
 	"github.com/google/uuid"
@@ -40,7 +41,7 @@ func (s *Service) suspectCap() int { return max(1, s.cfg.Concurrency/2) }
 // back every few seconds would only cost claims), else at the pace they
 // free (slotState.retryAfter). The delivery's slot is then freed; its
 // attempt count and schedule stay.
-func (s *Service) admitSuspect(d db.WebhookDeliveryLoadRow) (bool, time.Duration) {
+func (s *Service) admitSuspect(ctx context.Context, d db.WebhookDeliveryLoadRow) (bool, time.Duration) {
 	if !suspect(d) {
 		return true, 0
 	}
@@ -49,7 +50,7 @@ func (s *Service) admitSuspect(d db.WebhookDeliveryLoadRow) (bool, time.Duration
 		return true, 0
 	}
 	if d.Failing || s.slots.stalled(suspectScope, slotStalledAfter, now) {
-		return false, s.failingRetry()
+		return false, s.suspectTurn(ctx, d, suspectShare(s.cfg.MaxInflightPerTenant))
 	}
 	return false, s.slots.retryAfter(suspectScope, s.suspectCap(), s.cfg.SlotRetry, s.cfg.Rand(), now)
 }
@@ -65,4 +66,38 @@ func (r *slotState) reserve(key string, id uuid.UUID, limit int, now time.Time) 
 	}
 	sc.inflight[id] = now
 	return true
+}
+
+// suspectShare is how many slots a tenant's suspect endpoints hold at most
+// (webhook_slot_acquire): half its cap, at least one.
+func suspectShare(maxPerTenant int) int { return max(1, maxPerTenant/2) }
+
+// suspectTurn is how long a suspect delivery that found no slot (its
+// tenant's suspect share, its endpoint's cap or the process's suspect
+// half full of requests that may hang) waits before it is claimed again:
+// until its turn in its tenant's line (webhook_suspect_turns, migration
+// 0064). The turns are spaced by the request timeout over the slots of
+// the full scope, the pace at which requests that hang free them, so a
+// tenant's suspect backlog costs about one claim per slot that can free,
+// however many deliveries it holds. Each deferred delivery used to come
+// back on its own after half the timeout to all of it (failingRetry): 8
+// tenants with 220 deliveries each to endpoints that hang cost about 150
+// claims a second, every one read, refused a slot and put back, ahead of
+// other tenants' deliveries in the oldest-first work queue. An empty line
+// gives the first turn after failingRetry; when the line cannot be read,
+// that is the wait. The turn only delays the delivery's next run: its
+// attempts and schedule stay, and an endpoint's first success brings back
+// its deliveries that wait for a turn (WebhookSuspectTurnRecall, in
+// succeeded).
+func (s *Service) suspectTurn(ctx context.Context, d db.WebhookDeliveryLoadRow, slots int) time.Duration {
+	first := s.failingRetry()
+	spacing := max(slotRetryMax, s.cfg.Timeout) / time.Duration(max(1, slots))
+	wait, err := db.New(s.pool).WebhookSuspectTurnTake(ctx, db.WebhookSuspectTurnTakeParams{
+		TenantID: d.TenantID, FirstSeconds: first.Seconds(), SpacingSeconds: spacing.Seconds(),
+	})
+	if err != nil {
+		s.logger.Warn("take a turn for a suspect webhook delivery", "delivery", d.ID, "tenant", d.TenantID, "err", err)
+		return first
+	}
+	return max(time.Duration(wait*float64(time.Second)), slotRetryMin)
 }

@@ -578,6 +578,11 @@ type WebhookInflight struct {
 	Until      time.Time
 }
 
+type WebhookSuspectTurn struct {
+	TenantID string
+	NextAt   time.Time
+}
+
 type WorkQueue struct {
 	Kind         string
 	Key          string
