@@ -87,8 +87,8 @@ func suspectShare(maxPerTenant int) int { return max(1, maxPerTenant/2) }
 // gives the first turn after failingRetry; when the line cannot be read,
 // that is the wait. The turn only delays the delivery's next run: its
 // attempts and schedule stay, and an endpoint's first success brings back
-// its deliveries that wait for a turn (WebhookSuspectTurnRecall, in
-// succeeded).
+// its deliveries that wait for a turn and starts the tenant's line afresh
+// (WebhookSuspectTurnRecall, in succeeded).
 func (s *Service) suspectTurn(ctx context.Context, d db.WebhookDeliveryLoadRow, slots int) time.Duration {
 	first := s.failingRetry()
 	spacing := max(slotRetryMax, s.cfg.Timeout) / time.Duration(max(1, slots))

@@ -86,8 +86,8 @@ func TestHangingTenantsBacklogCostsClaimsPerSlot(t *testing.T) {
 }
 
 // An endpoint whose deliveries wait for turns of its tenant's line gets
-// them back at its first success: the line was set for endpoints that
-// hang, not for one that answers.
+// them back at its first success, and the line starts afresh: it was set
+// for endpoints that hang, not for one that answers.
 func TestSuspectTurnsEndAtTheEndpointsFirstSuccess(t *testing.T) {
 	t.Parallel()
 	f := setup(t, webhook.Config{MaxInflightPerTenant: 2, MaxInflightPerEndpoint: 2, SlotWait: -1, Timeout: time.Minute})
@@ -137,4 +137,7 @@ func TestSuspectTurnsEndAtTheEndpointsFirstSuccess(t *testing.T) {
 		}
 	}
 	require.Positive(t, n, "the endpoint that answered had deliveries waiting for a turn")
+	var next time.Time
+	require.NoError(t, f.pg.Pool.QueryRow(ctx, `SELECT next_at FROM webhook_suspect_turns WHERE tenant_id = 'h0'`).Scan(&next))
+	require.False(t, next.After(now), "the tenant's line starts afresh")
 }

@@ -10,6 +10,12 @@ import (
 )
 
 const webhookSuspectTurnRecall = `-- name: WebhookSuspectTurnRecall :exec
+WITH line AS (
+  UPDATE webhook_suspect_turns t
+     SET next_at = compute_now()
+    FROM webhook_endpoints e
+   WHERE e.id = $1::text AND t.tenant_id = e.tenant_id AND t.next_at > compute_now()
+)
 UPDATE work_queue w
    SET not_before = compute_now()
   FROM webhook_deliveries d
@@ -24,7 +30,10 @@ UPDATE work_queue w
 // of their tenant's line: due by their own schedule, not claimed, their
 // work item put off. Without it a recovered endpoint's backlog would wait
 // out a line that was set for an endpoint that hangs. Deliveries put off
-// by their retry schedule (next_attempt_at later) keep their time.
+// by their retry schedule (next_attempt_at later) keep their time. The
+// tenant's line starts afresh too: turns already given to its other
+// endpoints' deliveries stand, and the next deferral takes a turn from
+// now rather than behind a backlog that may have gone.
 func (q *Queries) WebhookSuspectTurnRecall(ctx context.Context, endpointID string) error {
 	_, err := q.db.Exec(ctx, webhookSuspectTurnRecall, endpointID)
 	return err

@@ -19,7 +19,16 @@ RETURNING (EXTRACT(epoch FROM t.next_at - compute_now()) - sqlc.arg(spacing_seco
 -- of their tenant's line: due by their own schedule, not claimed, their
 -- work item put off. Without it a recovered endpoint's backlog would wait
 -- out a line that was set for an endpoint that hangs. Deliveries put off
--- by their retry schedule (next_attempt_at later) keep their time.
+-- by their retry schedule (next_attempt_at later) keep their time. The
+-- tenant's line starts afresh too: turns already given to its other
+-- endpoints' deliveries stand, and the next deferral takes a turn from
+-- now rather than behind a backlog that may have gone.
+WITH line AS (
+  UPDATE webhook_suspect_turns t
+     SET next_at = compute_now()
+    FROM webhook_endpoints e
+   WHERE e.id = sqlc.arg(endpoint_id)::text AND t.tenant_id = e.tenant_id AND t.next_at > compute_now()
+)
 UPDATE work_queue w
    SET not_before = compute_now()
   FROM webhook_deliveries d
