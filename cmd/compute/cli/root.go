@@ -83,6 +83,9 @@ type cli struct {
 	// running is set once a command's own code starts: an error before it
 	// comes from parsing the command line and is bad usage.
 	running bool
+	// helpErr is a mistyped subcommand that came with --help (strictHelpFlag):
+	// cobra has no error path from its help, so run reports it afterwards.
+	helpErr error
 }
 
 func newCLI(p Program) *cli {
@@ -156,6 +159,7 @@ unavailable, 8 server unreachable, 9 cursor expired (docs/cli.md).`,
 		}
 	}
 	strictHelp(root)
+	strictHelpFlag(root, &c.helpErr)
 	strictCompletion(root)
 	markRunning(root, &c.running)
 	return root
@@ -181,6 +185,9 @@ func run(ctx context.Context, c *cli, args []string) int {
 	root := c.newRoot()
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil && c.helpErr != nil {
+		err = c.helpErr
+	}
 	if err == nil {
 		return exitOK
 	}

@@ -121,6 +121,26 @@ func strictHelp(root *cobra.Command) {
 	}
 }
 
+// strictHelpFlag makes `compute GROUP NAME --help` (or -h) refuse a NAME
+// that is no subcommand of GROUP, as `compute help GROUP NAME` and running
+// it do. Cobra answers --help before it checks a group's arguments, so
+// otherwise a typo printed GROUP's help and exited 0, as if NAME existed.
+// Cobra's help function returns no error: the refusal is left in *refused
+// for run to report, and nothing is printed on stdout.
+func strictHelpFlag(root *cobra.Command, refused *error) {
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		// Flags().Args() holds the positional arguments the --help run
+		// parsed; `compute help GROUP` shows GROUP's help without parsing
+		// its flags, so it has none.
+		if rest := cmd.Flags().Args(); cmd.HasSubCommands() && len(rest) > 0 {
+			*refused = usageError{err: unknownCommand(cmd, rest[0]), cmd: cmd}
+			return
+		}
+		help(cmd, args)
+	})
+}
+
 // strictCompletion makes `compute completion SHELL` refuse a SHELL it has
 // no script for (tcsh, a typo), as every group of the tree does, instead
 // of cobra's default: its help, exit 0, and no script for the eval that

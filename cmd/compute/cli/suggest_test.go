@@ -27,6 +27,12 @@ func TestTyposNameWhatWasMeant(t *testing.T) {
 		{[]string{"zzzzzz"}, `unknown command "zzzzzz" for "compute"`},
 		{[]string{"reservations", "create", "--gpu", "2"}, "unknown flag: --gpu; did you mean --gpu-model, --gpus or --vcpu?"},
 		{[]string{"completion", "bsh"}, `unknown command "bsh" for "compute completion"; did you mean bash`},
+		// --help after a mistyped command is no help for it: the
+		// parent's help, exit 0, would read as if the command existed.
+		{[]string{"nodes", "cordn", "--help"}, `unknown command "cordn" for "compute nodes"; did you mean cordon?`},
+		{[]string{"rsv", "lst", "-h"}, `unknown command "lst" for "compute reservations"; did you mean get or list?`},
+		{[]string{"reservaton", "--help"}, `unknown command "reservaton" for "compute"; did you mean reservations?`},
+		{[]string{"--help", "zzzzzz"}, `unknown command "zzzzzz" for "compute"`},
 	} {
 		out, errOut, code := newInvocation(t).run(c.args...)
 		line := strings.Join(c.args, " ")
@@ -40,4 +46,12 @@ func TestTyposNameWhatWasMeant(t *testing.T) {
 	out, _, code := newInvocation(t).run("help", "reservations", "list")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "compute reservations list [flags]")
+
+	// A command that exists still prints its help with --help, its
+	// arguments or not.
+	for _, args := range [][]string{{"nodes", "--help"}, {"nodes", "cordon", "n1", "--help"}, {"--help"}, {"reservations", "-h"}} {
+		out, errOut, code := newInvocation(t).run(args...)
+		require.Equal(t, 0, code, "compute %s: %s", strings.Join(args, " "), errOut)
+		require.Contains(t, out, "Usage:", "compute %s", strings.Join(args, " "))
+	}
 }
