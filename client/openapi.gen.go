@@ -1411,10 +1411,10 @@ type CheckStatus string
 
 // CreateInstanceRequest defines model for CreateInstanceRequest.
 type CreateInstanceRequest struct {
-	// Command With the fake inventory, the workload's stand-in, run with `sh -c` (default a long sleep); UTF-8 of at most 65536 bytes.
+	// Command The workload, run with `sh -c` in the allocation's container (default a long sleep); UTF-8 of at most 65536 bytes.
 	Command *string `json:"command,omitempty"`
 
-	// Image An OCI image reference, `[host[:port]/]path[:tag][@digest]` (e.g. `nvcr.io/nvidia/pytorch:24.05-py3`); anything else is 400.
+	// Image An OCI image reference, `[host[:port]/]path[:tag][@digest]` (e.g. `nvcr.io/nvidia/pytorch:24.05-py3`); anything else is 400. Recorded with the instance (`spec.image`), but not pulled yet — the daemon runs the command in the allocation's container on the node's own system directories, read-only, whatever the image (docs/concepts/nodes.md, Instances).
 	Image         *string `json:"image,omitempty"`
 	ReservationID string  `json:"reservationId"`
 }

@@ -43,7 +43,7 @@ func (c *cli) instancesCmd() *cobra.Command {
 		},
 	}
 	createCmd.Flags().StringVar(&reservation, "reservation", "", "the reservation whose devices it runs on")
-	createCmd.Flags().StringVar(&image, "image", "", "the workload's image")
+	createCmd.Flags().StringVar(&image, "image", "", "the workload's OCI image: recorded, not pulled yet (the command runs on the node's own system directories)")
 	createCmd.Flags().StringVar(&command, "command", "", "the workload's command")
 	createCmd.Flags().StringVar(&key, "idempotency-key", "", "the Idempotency-Key to send (default: a fresh one)")
 	_ = createCmd.MarkFlagRequired("reservation")
