@@ -79,6 +79,9 @@ func orOne(r float64) float64 {
 // validate refuses a pool that could not be created, before its key is
 // claimed, and answers its workload network with the default filled in.
 func (cmd CreatePool) validate() (string, error) {
+	if err := core.ValidPoolID(cmd.ID); err != nil {
+		return "", err
+	}
 	switch cmd.Kind {
 	case PoolBareMetal, PoolProvider, PoolVPSHost:
 	default:

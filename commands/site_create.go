@@ -42,7 +42,13 @@ func (h *Handlers) CreateSite(ctx context.Context, actor core.Actor, cmd CreateS
 	if err := requireOperator(actor, "sites.create"); err != nil {
 		return SiteResult{}, err
 	}
-	if err := validSite(cmd.ID, cmd.Name); err != nil {
+	err := validSite(cmd.ID, cmd.Name)
+	if err == nil {
+		// Only a create checks the id's form: an update of an id no site
+		// can have finds no site (NOT_FOUND), as any unknown id does.
+		err = core.ValidSiteID(cmd.ID)
+	}
+	if err != nil {
 		return SiteResult{}, keyReusedFirst(ctx, h, actor, cmd.IdempotencyKey, "sites.create", cmd, err)
 	}
 	res, err := idempotent(ctx, h, actor, cmd.IdempotencyKey, "sites.create", cmd,
