@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -92,18 +94,23 @@ func (s *server) Start(ctx context.Context) error {
 	}
 	defer logf.Close()
 	logStart, _ := logf.Seek(0, 2)
-	cmd := exec.Command(s.bin, "serve")
-	cmd.Env = append(os.Environ(), s.env...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// Its own process group, so a SIGKILL of the test never leaves it
-	// holding ports: Cleanup kills it, and nothing else shares the group.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	cmd, err := startUnusedOwner(func() *exec.Cmd {
+		cmd := exec.Command(s.bin, "serve")
+		cmd.Env = append(os.Environ(), s.env...)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		// Its own process group, so a SIGKILL of the test never leaves it
+		// holding ports: Cleanup kills it, and nothing else shares the group.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		return cmd
+	})
+	if err != nil {
 		return err
 	}
 	s.cmd, s.pid, s.done = cmd, cmd.Process.Pid, make(chan struct{})
-	done := s.done
-	go func() { _ = cmd.Wait(); close(done) }()
+	done, owner := s.done, ownerPrefix(s.pid)
+	// Registered before done closes: once Kill (or anything waiting on
+	// done) returns, simClock already lets this process's leases lapse.
+	go func() { _ = cmd.Wait(); exitedOwners.add(owner); close(done) }()
 	return pollUntil(ctx, startDeadline, func() (bool, error) {
 		if !s.Alive() {
 			return false, fmt.Errorf("%s exited during start:\n%s", s.name, tailFrom(s.logPath, logStart))
@@ -139,9 +146,67 @@ func (s *server) Kill() {
 
 // OwnerPrefix is the prefix of the lease owner names this process uses
 // (host-pid-random, see processOwner in cmd/compute).
-func (s *server) OwnerPrefix() string {
+func (s *server) OwnerPrefix() string { return ownerPrefix(s.pid) }
+
+func ownerPrefix(pid int) string {
 	host, _ := os.Hostname()
-	return host + "-" + strconv.Itoa(s.pid) + "-"
+	return host + "-" + strconv.Itoa(pid) + "-"
+}
+
+// exitedOwners holds the owner prefixes of every `compute serve` process of
+// this test binary that has ended, however it ended: SIGKILLed by a test or
+// by Cleanup, or a crash of its own. An ended process never renews a lease
+// again, so simClock lets its leases lapse; no test has to remember to say
+// that it killed something (one that forgot left a restarted gateway
+// answering its daemons 503 for ever, its dead predecessor's lease
+// extended at every step of the simulated clock).
+var exitedOwners ownerSet
+
+// ownerSet is a set of owner prefixes, safe for concurrent use.
+type ownerSet struct {
+	mu       sync.Mutex
+	prefixes []string
+}
+
+func (o *ownerSet) add(prefix string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !slices.Contains(o.prefixes, prefix) {
+		o.prefixes = append(o.prefixes, prefix)
+	}
+}
+
+func (o *ownerSet) has(prefix string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Contains(o.prefixes, prefix)
+}
+
+func (o *ownerSet) list() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.prefixes)
+}
+
+// startUnusedOwner starts a command newCmd makes under a process id that no ended `compute
+// serve` of this run had: the owner prefix (host-pid-) is how simClock
+// tells a dead process's leases from a living one's, and process ids are
+// reused (pid_max is 32768 on small machines). A process that drew a used
+// id is killed at once, before it could take a lease that matters (any it
+// took lapses with the dead one's), and another is started.
+func startUnusedOwner(newCmd func() *exec.Cmd) (*exec.Cmd, error) {
+	for range 10 {
+		cmd := newCmd()
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		if !exitedOwners.has(ownerPrefix(cmd.Process.Pid)) {
+			return cmd, nil
+		}
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+	}
+	return nil, errors.New("no unused process id in 10 starts")
 }
 
 func freeAddr(t *testing.T) string {
