@@ -216,6 +216,17 @@ func (f *assignFleet) book(n string) assignReservation {
 	return r
 }
 
+// bookAssigned books one GPU of node n (book), waits until the reservation
+// is active and its node acknowledged the assign (awaitAssigned), and
+// returns it with its allocation's id: where every test that starts
+// workloads on a node begins.
+func (f *assignFleet) bookAssigned(n string) (assignReservation, string) {
+	f.t.Helper()
+	r := f.book(n)
+	f.awaitAssigned(r)
+	return r, f.allocationOf(r.ID)
+}
+
 func (f *assignFleet) state(id string) string {
 	var st string
 	_ = f.pool.QueryRow(f.ctx, "SELECT state FROM reservations WHERE id = $1", id).Scan(&st)
@@ -247,9 +258,7 @@ const workload = "env > env.txt; exec sleep 86400"
 // returns it running, with its process id and directory on the node.
 func (f *assignFleet) startInstance(n string, r assignReservation) (assignInstance, int, string) {
 	f.t.Helper()
-	waitFor(f.t, f.ctx, "reservation "+r.ID+" active and assigned", 30*time.Second, func() (bool, error) {
-		return f.state(r.ID) == "active" && f.jobState(r.ID, "assign") == "succeeded", nil
-	})
+	f.awaitAssigned(r)
 	var in assignInstance
 	f.must(f.member, "POST", "/v1/instances", uuid.NewString(), map[string]any{"reservationId": r.ID,
 		"command": workload}, &in)

@@ -28,11 +28,7 @@ func TestInstanceExitReportTheGatewayFailedToRecord(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	f := newAssignFleet(t, ctx)
-	r := f.book("n1")
-	waitFor(t, ctx, "reservation active and assigned", 30*time.Second, func() (bool, error) {
-		return f.state(r.ID) == "active" && f.jobState(r.ID, "assign") == "succeeded", nil
-	})
-	alloc := f.allocationOf(r.ID)
+	r, alloc := f.bookAssigned("n1")
 	var in struct {
 		ID, State, Reason string
 		ExitCode          *int32 `json:"exitCode"`
