@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
@@ -17,11 +19,17 @@ import (
 	"github.com/bettercompute/compute/httpapi"
 )
 
-// setupFleetTimeout is setupFleet with the command deadline set to timeout.
-func setupFleetTimeout(t *testing.T, timeout time.Duration) *fleet {
+// setupFleetTimeout is setupFleet, built under the default command
+// deadline, and a second server on the same database and dependencies
+// whose command deadline is timeout: the fleet's own requests carry the
+// deadline under test, and the setup does not (on a loaded machine a
+// setup request can take longer than a deadline short enough to test).
+func setupFleetTimeout(t *testing.T, timeout time.Duration) (setupFleet, underTest *fleet) {
 	t.Helper()
 	h := new(commands.Handlers)
-	s := setupWith(t, func(d *httpapi.Deps) { d.CommandTimeout = timeout }, httpapi.CapacityRoutes(h))
+	routes := httpapi.CapacityRoutes(h)
+	var deps httpapi.Deps
+	s := setupWith(t, func(d *httpapi.Deps) { deps = *d }, routes)
 	*h = *commands.New(s.pg.Pool, commands.Config{})
 	f := &fleet{testServer: s, gpus: []string{"GPU-n1-0", "GPU-n1-1"}}
 	_, f.member = s.tokenFor(t, "acme", "alice@acme", core.RoleMember)
@@ -34,7 +42,27 @@ func setupFleetTimeout(t *testing.T, timeout time.Duration) *fleet {
 	for res, max := range map[string]int{"gpu": 2, "vcpu": 64, "memory": 65536, "disk": 500} {
 		f.ok(t, http.StatusOK, http.MethodPut, "/v1/tenants/acme/quotas/"+res, s.operator, map[string]int{"max": max}, nil)
 	}
-	return f
+
+	deps.CommandTimeout = timeout
+	deps.Registry = prometheus.NewRegistry() // a registry takes each metric once
+	srv := httptest.NewServer(httpapi.New(deps, routes))
+	t.Cleanup(srv.Close)
+	ts := *s
+	ts.url = srv.URL
+	return f, &fleet{testServer: &ts, member: f.member, gpus: f.gpus}
+}
+
+// awaitTransactionsEnded waits until no other session of the test's
+// database is inside a transaction: a command cut short has rolled back (or,
+// wrongly, committed) by then, so what it left can be counted.
+func awaitTransactionsEnded(t *testing.T, f *fleet) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, f.pg.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL`).Scan(&n))
+		return n == 0
+	}, 10*time.Second, 20*time.Millisecond, "a transaction of the test's database never ended")
 }
 
 // lockQuotaRows holds FOR UPDATE on acme's quota_usage rows in another
@@ -71,12 +99,12 @@ func (f *fleet) countOutbox(t *testing.T) int {
 // A command stuck behind a lock past COMPUTE_COMMAND_TIMEOUT answers 503
 // UNAVAILABLE with Retry-After, and nothing of it is written.
 func TestCommandDeadlineOnLock(t *testing.T) {
-	f := setupFleetTimeout(t, 500*time.Millisecond)
+	f, strict := setupFleetTimeout(t, 500*time.Millisecond)
 	outbox := f.countOutbox(t)
 	commit := lockQuotaRows(t, f)
 
 	begin := time.Now()
-	r := f.send(t, http.MethodPost, "/v1/reservations", f.member, f.reservationBody(t, 1), nil)
+	r := strict.send(t, http.MethodPost, "/v1/reservations", f.member, f.reservationBody(t, 1), nil)
 	took := time.Since(begin)
 	require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
 	require.Equal(t, core.CodeUnavailable, r.errorBody(t).Code)
@@ -86,12 +114,13 @@ func TestCommandDeadlineOnLock(t *testing.T) {
 	require.Less(t, took, 5*time.Second)
 
 	commit()
-	time.Sleep(200 * time.Millisecond)
+	awaitTransactionsEnded(t, f)
 	require.Zero(t, f.countReservations(t, "acme"))
 	require.Equal(t, outbox, f.countOutbox(t))
 	require.NotContains(t, f.logs.String(), `"code":"INTERNAL"`)
 
-	// With the lock gone the same command goes through.
+	// With the lock gone the same command goes through (under the
+	// generous deadline: this one only shows the lock was the cause).
 	f.ok(t, http.StatusCreated, http.MethodPost, "/v1/reservations", f.member, f.reservationBody(t, 1), nil)
 }
 
@@ -99,7 +128,7 @@ func TestCommandDeadlineOnLock(t *testing.T) {
 // command: the transaction is rolled back before the lock is released, and
 // nothing of it is written.
 func TestCommandCancelledOnDisconnect(t *testing.T) {
-	f := setupFleetTimeout(t, time.Minute)
+	f, patient := setupFleetTimeout(t, time.Minute)
 	outbox := f.countOutbox(t)
 	commit := lockQuotaRows(t, f)
 
@@ -114,7 +143,7 @@ func TestCommandCancelledOnDisconnect(t *testing.T) {
 	body := jsonBody(t, f.reservationBody(t, 1))
 	errc := make(chan error, 1)
 	go func() {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/v1/reservations", body)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, patient.url+"/v1/reservations", body)
 		if err != nil {
 			errc <- err
 			return
@@ -136,7 +165,7 @@ func TestCommandCancelledOnDisconnect(t *testing.T) {
 		"the command still waits after its client left")
 
 	commit()
-	time.Sleep(300 * time.Millisecond)
+	awaitTransactionsEnded(t, f)
 	require.Zero(t, f.countReservations(t, "acme"))
 	require.Equal(t, outbox, f.countOutbox(t))
 }
