@@ -404,7 +404,8 @@ func TestUnassignStopsTheAllocationsWorkloads(t *testing.T) {
 	require.False(t, alive(stubborn), "gone when the unassign succeeds")
 	// The leader was reaped; its orphaned child was sent SIGKILL with the
 	// group, which the kernel delivers as soon as it runs.
-	require.Eventually(t, func() bool { return !alive(child) }, time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return !alive(child) }, 10*time.Second, time.Millisecond,
+		"the orphaned child outlived its group's SIGKILL")
 	require.True(t, alive(other), "another allocation's instance runs on")
 	execRes := <-execDone
 	require.Equal(t, outcomeFailed, execRes.State)
