@@ -197,6 +197,7 @@ const (
 	ErrorCodePERMISSIONDENIED      ErrorCode = "PERMISSION_DENIED"
 	ErrorCodeQUOTAEXCEEDED         ErrorCode = "QUOTA_EXCEEDED"
 	ErrorCodeRATELIMITED           ErrorCode = "RATE_LIMITED"
+	ErrorCodeTENANTSUSPENDED       ErrorCode = "TENANT_SUSPENDED"
 	ErrorCodeTOKENLIFETIMEEXCEEDED ErrorCode = "TOKEN_LIFETIME_EXCEEDED"
 	ErrorCodeUNAUTHENTICATED       ErrorCode = "UNAUTHENTICATED"
 	ErrorCodeUNAVAILABLE           ErrorCode = "UNAVAILABLE"
@@ -223,6 +224,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeQUOTAEXCEEDED:
 		return true
 	case ErrorCodeRATELIMITED:
+		return true
+	case ErrorCodeTENANTSUSPENDED:
 		return true
 	case ErrorCodeTOKENLIFETIMEEXCEEDED:
 		return true
@@ -3337,6 +3340,15 @@ type StreamTicket struct {
 	Ticket string `json:"ticket"`
 }
 
+// SuspendTenantRequest defines model for SuspendTenantRequest.
+type SuspendTenantRequest struct {
+	// Reason Why the tenant is suspended; every refusal the tenant gets names it.
+	Reason string `json:"reason"`
+
+	// ReleaseReservations Also release (or, pending, cancel) each of the tenant's reservations now.
+	ReleaseReservations *bool `json:"releaseReservations,omitempty"`
+}
+
 // Taint A NoSchedule taint of a node, or a reservation's toleration of one: a
 // reservation is placed on a tainted node only if it tolerates every
 // taint, matching key and value exactly.
@@ -3354,6 +3366,15 @@ type TaintEffect string
 type Tenant struct {
 	CreatedAt time.Time `json:"createdAt"`
 	ID        TenantID  `json:"id"`
+
+	// Suspended Whether an operator suspended the tenant (POST /v1/tenants/{tenant}/suspend).
+	Suspended bool `json:"suspended"`
+
+	// SuspendedAt When the tenant was suspended; absent while it is not.
+	SuspendedAt *time.Time `json:"suspendedAt,omitempty"`
+
+	// SuspendedReason Why the tenant was suspended; absent while it is not.
+	SuspendedReason *string `json:"suspendedReason,omitempty"`
 }
 
 // TenantEventEnvelope The envelope of a tenant-scoped event; `tenantId` is the tenant's id.
@@ -3500,6 +3521,59 @@ type TenantPriorityClassesResult struct {
 	Tenant   TenantID `json:"tenant"`
 
 	// Version Counts changes of the allow-list; 0 before it was first set.
+	Version int64 `json:"version"`
+}
+
+// TenantSuspension defines model for TenantSuspension.
+type TenantSuspension struct {
+	// Position Opaque cursor of the event written; all zeros when nothing changed and nothing was written.
+	Position string `json:"position"`
+
+	// Reason Why the tenant is suspended; absent while it is not.
+	Reason *string `json:"reason,omitempty"`
+
+	// ReleasedReservations The reservations this suspend released or cancelled (releaseReservations).
+	ReleasedReservations []string `json:"releasedReservations"`
+	Suspended            bool     `json:"suspended"`
+
+	// SuspendedAt When the tenant was suspended; absent while it is not.
+	SuspendedAt *time.Time `json:"suspendedAt,omitempty"`
+	Tenant      TenantID   `json:"tenant"`
+
+	// Version The version of the tenant's suspension, bumped by every suspend and resume.
+	Version int64 `json:"version"`
+}
+
+// TenantSuspensionEvent An operator suspended a tenant (`tenant.suspended`, with the reason)
+// or resumed it (`tenant.resumed`); subject `tenants/{tenant}`.
+type TenantSuspensionEvent struct {
+	Data TenantSuspensionEventData `json:"data"`
+
+	// ID Unique per event; the same on every redelivery.
+	ID openapi_types.UUID `json:"id"`
+
+	// Subject The object the event is about (a reservation id, a node id, …).
+	Subject  string `json:"subject"`
+	TenantID string `json:"tenantId"`
+
+	// Time When the change was committed, in the control plane's clock.
+	Time time.Time   `json:"time"`
+	Type interface{} `json:"type"`
+}
+
+// TenantSuspensionEventData defines model for TenantSuspensionEventData.
+type TenantSuspensionEventData struct {
+	// Reason Why the tenant was suspended (tenant.suspended only).
+	Reason *string `json:"reason,omitempty"`
+
+	// ReleaseReservations Whether the operator asked to release the tenant's reservations.
+	ReleaseReservations bool `json:"releaseReservations"`
+
+	// SuspendedAt When the tenant was suspended (tenant.suspended only).
+	SuspendedAt *time.Time `json:"suspendedAt,omitempty"`
+	Tenant      string     `json:"tenant"`
+
+	// Version The version of the tenant's suspension, bumped by every suspend and resume.
 	Version int64 `json:"version"`
 }
 
@@ -4522,6 +4596,9 @@ type SetTenantPriorityClassesJSONRequestBody = SetTenantPriorityClassesRequest
 // SetQuotaJSONRequestBody defines body for SetQuota for application/json ContentType.
 type SetQuotaJSONRequestBody = SetQuotaRequest
 
+// SuspendTenantJSONRequestBody defines body for SuspendTenant for application/json ContentType.
+type SuspendTenantJSONRequestBody = SuspendTenantRequest
+
 // CreateTokenJSONRequestBody defines body for CreateToken for application/json ContentType.
 type CreateTokenJSONRequestBody = CreateTokenRequest
 
@@ -4683,6 +4760,32 @@ func (t *TypedEvent) FromTenantFairShareEvent(v TenantFairShareEvent) error {
 
 // MergeTenantFairShareEvent performs a merge with any union data inside the TypedEvent, using the provided TenantFairShareEvent
 func (t *TypedEvent) MergeTenantFairShareEvent(v TenantFairShareEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsTenantSuspensionEvent returns the union data inside the TypedEvent as a TenantSuspensionEvent
+func (t TypedEvent) AsTenantSuspensionEvent() (TenantSuspensionEvent, error) {
+	var body TenantSuspensionEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromTenantSuspensionEvent overwrites any union data inside the TypedEvent as the provided TenantSuspensionEvent
+func (t *TypedEvent) FromTenantSuspensionEvent(v TenantSuspensionEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeTenantSuspensionEvent performs a merge with any union data inside the TypedEvent, using the provided TenantSuspensionEvent
+func (t *TypedEvent) MergeTenantSuspensionEvent(v TenantSuspensionEvent) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -5337,6 +5440,10 @@ func (t TypedEvent) ValueByDiscriminator() (interface{}, error) {
 		return t.AsTenantFairShareEvent()
 	case "tenant.priority_classes_set":
 		return t.AsTenantPriorityClassesEvent()
+	case "tenant.resumed":
+		return t.AsTenantSuspensionEvent()
+	case "tenant.suspended":
+		return t.AsTenantSuspensionEvent()
 	case "webhook_endpoint.created":
 		return t.AsWebhookEndpointEvent()
 	case "webhook_endpoint.deleted":
@@ -6441,6 +6548,66 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/tenants/{tenant}/quotas/{resource} (the `SetQuota` operationId).
 	SetQuota(ctx context.Context, tenant TenantID, resource string, body SetQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeTenant Resume a suspended tenant (operator)
+	//
+	// Lifts the tenant's suspension: its tokens work again, on every API
+	// process within one poll of the authorization feed. Tokens that
+	// expired or were revoked meanwhile stay refused; reservations a
+	// suspend released stay released. Appends `tenant.resumed`; a tenant
+	// that is not suspended changes nothing and appends no event (an all-zeros
+	// `position`). Takes no body. An unknown tenant is 404.
+	//
+	// Corresponds with POST /v1/tenants/{tenant}/resume (the `ResumeTenant` operationId).
+	ResumeTenant(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SuspendTenantWithBody Suspend a tenant (operator)
+	//
+	// Suspends the tenant (docs/concepts/tenant-suspension.md): from the
+	// answer on, every request with one of its tokens is 403
+	// TENANT_SUSPENDED naming `reason`, on every API process within one
+	// poll of the authorization feed, and its open event streams end with
+	// an `event: error` frame of that code. No reservation, extension or
+	// instance is created for it, whatever request was already past its
+	// authentication (the database refuses them). Its reservations keep
+	// running until their end, unless `releaseReservations` is true: then
+	// each one that is pending, booked or active is cancelled or released
+	// the ordinary way, each with its event, and the answer lists them.
+	// Appends `tenant.suspended`. A tenant suspended already changes
+	// nothing and appends no event (its first reason stays; the answer's
+	// `position` is all zeros), but `releaseReservations` still ends what is
+	// left. `reason` is required, 1 to 500 bytes (400). An unknown tenant
+	// is 404; the tenant that holds a valid operator token is 409 (nobody
+	// could resume it). If-Match is not supported here (400).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/tenants/{tenant}/suspend (the `SuspendTenant` operationId).
+	SuspendTenantWithBody(ctx context.Context, tenant TenantPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SuspendTenant Suspend a tenant (operator)
+	//
+	// Suspends the tenant (docs/concepts/tenant-suspension.md): from the
+	// answer on, every request with one of its tokens is 403
+	// TENANT_SUSPENDED naming `reason`, on every API process within one
+	// poll of the authorization feed, and its open event streams end with
+	// an `event: error` frame of that code. No reservation, extension or
+	// instance is created for it, whatever request was already past its
+	// authentication (the database refuses them). Its reservations keep
+	// running until their end, unless `releaseReservations` is true: then
+	// each one that is pending, booked or active is cancelled or released
+	// the ordinary way, each with its event, and the answer lists them.
+	// Appends `tenant.suspended`. A tenant suspended already changes
+	// nothing and appends no event (its first reason stays; the answer's
+	// `position` is all zeros), but `releaseReservations` still ends what is
+	// left. `reason` is required, 1 to 500 bytes (400). An unknown tenant
+	// is 404; the tenant that holds a valid operator token is 409 (nobody
+	// could resume it). If-Match is not supported here (400).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/tenants/{tenant}/suspend (the `SuspendTenant` operationId).
+	SuspendTenant(ctx context.Context, tenant TenantPath, body SuspendTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTokens List API tokens (operators all; others their own tenant's)
 	//
@@ -8487,6 +8654,96 @@ func (c *Client) SetQuotaWithBody(ctx context.Context, tenant TenantID, resource
 // Corresponds with PUT /v1/tenants/{tenant}/quotas/{resource} (the `SetQuota` operationId).
 func (c *Client) SetQuota(ctx context.Context, tenant TenantID, resource string, body SetQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetQuotaRequest(c.Server, tenant, resource, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeTenant Resume a suspended tenant (operator)
+//
+// Lifts the tenant's suspension: its tokens work again, on every API
+// process within one poll of the authorization feed. Tokens that
+// expired or were revoked meanwhile stay refused; reservations a
+// suspend released stay released. Appends `tenant.resumed`; a tenant
+// that is not suspended changes nothing and appends no event (an all-zeros
+// `position`). Takes no body. An unknown tenant is 404.
+//
+// Corresponds with POST /v1/tenants/{tenant}/resume (the `ResumeTenant` operationId).
+func (c *Client) ResumeTenant(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeTenantRequest(c.Server, tenant)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SuspendTenantWithBody Suspend a tenant (operator)
+//
+// Suspends the tenant (docs/concepts/tenant-suspension.md): from the
+// answer on, every request with one of its tokens is 403
+// TENANT_SUSPENDED naming `reason`, on every API process within one
+// poll of the authorization feed, and its open event streams end with
+// an `event: error` frame of that code. No reservation, extension or
+// instance is created for it, whatever request was already past its
+// authentication (the database refuses them). Its reservations keep
+// running until their end, unless `releaseReservations` is true: then
+// each one that is pending, booked or active is cancelled or released
+// the ordinary way, each with its event, and the answer lists them.
+// Appends `tenant.suspended`. A tenant suspended already changes
+// nothing and appends no event (its first reason stays; the answer's
+// `position` is all zeros), but `releaseReservations` still ends what is
+// left. `reason` is required, 1 to 500 bytes (400). An unknown tenant
+// is 404; the tenant that holds a valid operator token is 409 (nobody
+// could resume it). If-Match is not supported here (400).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/tenants/{tenant}/suspend (the `SuspendTenant` operationId).
+func (c *Client) SuspendTenantWithBody(ctx context.Context, tenant TenantPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSuspendTenantRequestWithBody(c.Server, tenant, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SuspendTenant Suspend a tenant (operator)
+//
+// Suspends the tenant (docs/concepts/tenant-suspension.md): from the
+// answer on, every request with one of its tokens is 403
+// TENANT_SUSPENDED naming `reason`, on every API process within one
+// poll of the authorization feed, and its open event streams end with
+// an `event: error` frame of that code. No reservation, extension or
+// instance is created for it, whatever request was already past its
+// authentication (the database refuses them). Its reservations keep
+// running until their end, unless `releaseReservations` is true: then
+// each one that is pending, booked or active is cancelled or released
+// the ordinary way, each with its event, and the answer lists them.
+// Appends `tenant.suspended`. A tenant suspended already changes
+// nothing and appends no event (its first reason stays; the answer's
+// `position` is all zeros), but `releaseReservations` still ends what is
+// left. `reason` is required, 1 to 500 bytes (400). An unknown tenant
+// is 404; the tenant that holds a valid operator token is 409 (nobody
+// could resume it). If-Match is not supported here (400).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/tenants/{tenant}/suspend (the `SuspendTenant` operationId).
+func (c *Client) SuspendTenant(ctx context.Context, tenant TenantPath, body SuspendTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSuspendTenantRequest(c.Server, tenant, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12072,6 +12329,87 @@ func NewSetQuotaRequestWithBody(server string, tenant TenantID, resource string,
 	return req, nil
 }
 
+// NewResumeTenantRequest constructs an http.Request for the ResumeTenant method
+func NewResumeTenantRequest(server string, tenant TenantPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "tenant", tenant, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/tenants/%s/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSuspendTenantRequest calls the generic SuspendTenant builder with application/json body
+func NewSuspendTenantRequest(server string, tenant TenantPath, body SuspendTenantJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSuspendTenantRequestWithBody(server, tenant, "application/json", bodyReader)
+}
+
+// NewSuspendTenantRequestWithBody constructs an http.Request for the SuspendTenant method, with any body, and a specified content type
+func NewSuspendTenantRequestWithBody(server string, tenant TenantPath, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "tenant", tenant, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/tenants/%s/suspend", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListTokensRequest constructs an http.Request for the ListTokens method
 func NewListTokensRequest(server string, params *ListTokensParams) (*http.Request, error) {
 	var err error
@@ -13951,6 +14289,68 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v1/tenants/{tenant}/quotas/{resource} (the `SetQuota` operationId).
 	SetQuotaWithResponse(ctx context.Context, tenant TenantID, resource string, body SetQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*SetQuotaResponse, error)
 
+	// ResumeTenantWithResponse Resume a suspended tenant (operator)
+	//
+	// Lifts the tenant's suspension: its tokens work again, on every API
+	// process within one poll of the authorization feed. Tokens that
+	// expired or were revoked meanwhile stay refused; reservations a
+	// suspend released stay released. Appends `tenant.resumed`; a tenant
+	// that is not suspended changes nothing and appends no event (an all-zeros
+	// `position`). Takes no body. An unknown tenant is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/tenants/{tenant}/resume (the `ResumeTenant` operationId).
+	ResumeTenantWithResponse(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*ResumeTenantResponse, error)
+
+	// SuspendTenantWithBodyWithResponse Suspend a tenant (operator)
+	//
+	// Suspends the tenant (docs/concepts/tenant-suspension.md): from the
+	// answer on, every request with one of its tokens is 403
+	// TENANT_SUSPENDED naming `reason`, on every API process within one
+	// poll of the authorization feed, and its open event streams end with
+	// an `event: error` frame of that code. No reservation, extension or
+	// instance is created for it, whatever request was already past its
+	// authentication (the database refuses them). Its reservations keep
+	// running until their end, unless `releaseReservations` is true: then
+	// each one that is pending, booked or active is cancelled or released
+	// the ordinary way, each with its event, and the answer lists them.
+	// Appends `tenant.suspended`. A tenant suspended already changes
+	// nothing and appends no event (its first reason stays; the answer's
+	// `position` is all zeros), but `releaseReservations` still ends what is
+	// left. `reason` is required, 1 to 500 bytes (400). An unknown tenant
+	// is 404; the tenant that holds a valid operator token is 409 (nobody
+	// could resume it). If-Match is not supported here (400).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/tenants/{tenant}/suspend (the `SuspendTenant` operationId).
+	SuspendTenantWithBodyWithResponse(ctx context.Context, tenant TenantPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SuspendTenantResponse, error)
+
+	// SuspendTenantWithResponse Suspend a tenant (operator)
+	//
+	// Suspends the tenant (docs/concepts/tenant-suspension.md): from the
+	// answer on, every request with one of its tokens is 403
+	// TENANT_SUSPENDED naming `reason`, on every API process within one
+	// poll of the authorization feed, and its open event streams end with
+	// an `event: error` frame of that code. No reservation, extension or
+	// instance is created for it, whatever request was already past its
+	// authentication (the database refuses them). Its reservations keep
+	// running until their end, unless `releaseReservations` is true: then
+	// each one that is pending, booked or active is cancelled or released
+	// the ordinary way, each with its event, and the answer lists them.
+	// Appends `tenant.suspended`. A tenant suspended already changes
+	// nothing and appends no event (its first reason stays; the answer's
+	// `position` is all zeros), but `releaseReservations` still ends what is
+	// left. `reason` is required, 1 to 500 bytes (400). An unknown tenant
+	// is 404; the tenant that holds a valid operator token is 409 (nobody
+	// could resume it). If-Match is not supported here (400).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/tenants/{tenant}/suspend (the `SuspendTenant` operationId).
+	SuspendTenantWithResponse(ctx context.Context, tenant TenantPath, body SuspendTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*SuspendTenantResponse, error)
+
 	// ListTokensWithResponse List API tokens (operators all; others their own tenant's)
 	//
 	// Token metadata in creation order, revoked tokens included (with
@@ -14784,6 +15184,8 @@ type GetCommandResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -14817,6 +15219,11 @@ func (r GetCommandResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetCommandResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetCommandResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16016,6 +16423,8 @@ type ListInstancesResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -16049,6 +16458,11 @@ func (r ListInstancesResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListInstancesResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListInstancesResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16436,6 +16850,8 @@ type GetInstanceResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -16469,6 +16885,11 @@ func (r GetInstanceResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetInstanceResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetInstanceResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -18913,6 +19334,8 @@ type ListPoolsResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -18944,6 +19367,11 @@ func (r ListPoolsResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListPoolsResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPoolsResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
@@ -19193,6 +19621,8 @@ type GetPoolResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -19226,6 +19656,11 @@ func (r GetPoolResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetPoolResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPoolResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -19452,6 +19887,8 @@ type ListPriorityClassesResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -19483,6 +19920,11 @@ func (r ListPriorityClassesResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListPriorityClassesResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPriorityClassesResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
@@ -19725,6 +20167,8 @@ type GetPriorityClassResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -19758,6 +20202,11 @@ func (r GetPriorityClassResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetPriorityClassResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPriorityClassResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -19851,6 +20300,8 @@ type ListReservationsResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -19882,6 +20333,11 @@ func (r ListReservationsResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListReservationsResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListReservationsResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
@@ -20131,6 +20587,8 @@ type GetReservationResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -20164,6 +20622,11 @@ func (r GetReservationResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetReservationResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetReservationResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -20698,6 +21161,8 @@ type ListSitesResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -20729,6 +21194,11 @@ func (r ListSitesResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListSitesResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListSitesResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
@@ -20971,6 +21441,8 @@ type GetSiteResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -21004,6 +21476,11 @@ func (r GetSiteResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetSiteResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetSiteResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -21258,6 +21735,8 @@ type ListTenantsResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -21289,6 +21768,11 @@ func (r ListTenantsResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListTenantsResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListTenantsResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
@@ -21377,6 +21861,8 @@ type GetTenantResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -21410,6 +21896,11 @@ func (r GetTenantResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetTenantResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetTenantResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -21503,6 +21994,8 @@ type GetTenantFairShareResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -21536,6 +22029,11 @@ func (r GetTenantFairShareResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetTenantFairShareResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetTenantFairShareResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -21783,6 +22281,8 @@ type GetTenantPriorityClassesResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -21816,6 +22316,11 @@ func (r GetTenantPriorityClassesResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetTenantPriorityClassesResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetTenantPriorityClassesResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -22063,6 +22568,8 @@ type ListTenantQuotasResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -22096,6 +22603,11 @@ func (r ListTenantQuotasResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListTenantQuotasResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListTenantQuotasResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -22311,6 +22823,314 @@ func (r SetQuotaResponse) ContentType() string {
 	return ""
 }
 
+// ResumeTenantResponse401Headers the declared response headers of an HTTP 401 response for ResumeTenant
+type ResumeTenantResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// ResumeTenantResponse405Headers the declared response headers of an HTTP 405 response for ResumeTenant
+type ResumeTenantResponse405Headers struct {
+	Allow string
+}
+
+// ResumeTenantResponse429Headers the declared response headers of an HTTP 429 response for ResumeTenant
+type ResumeTenantResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
+// ResumeTenantResponse503Headers the declared response headers of an HTTP 503 response for ResumeTenant
+type ResumeTenantResponse503Headers struct {
+	RetryAfter int
+}
+
+type ResumeTenantResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TenantSuspension
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidArgument
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *BodyTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ResumeTenantResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ResumeTenantResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResumeTenantResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResumeTenantResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeTenantResponse) GetJSON200() *TenantSuspension {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ResumeTenantResponse) GetJSON400() *InvalidArgument {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ResumeTenantResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ResumeTenantResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ResumeTenantResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r ResumeTenantResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ResumeTenantResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ResumeTenantResponse) GetJSON413() *BodyTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ResumeTenantResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResumeTenantResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ResumeTenantResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ResumeTenantResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeTenantResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeTenantResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeTenantResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// Bytes is a convenience method to retrieve the raw bytes from the HTTP response
+func (r ResumeTenantResponse) Bytes() []byte {
+	return r.Body
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeTenantResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SuspendTenantResponse401Headers the declared response headers of an HTTP 401 response for SuspendTenant
+type SuspendTenantResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// SuspendTenantResponse405Headers the declared response headers of an HTTP 405 response for SuspendTenant
+type SuspendTenantResponse405Headers struct {
+	Allow string
+}
+
+// SuspendTenantResponse429Headers the declared response headers of an HTTP 429 response for SuspendTenant
+type SuspendTenantResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
+// SuspendTenantResponse503Headers the declared response headers of an HTTP 503 response for SuspendTenant
+type SuspendTenantResponse503Headers struct {
+	RetryAfter int
+}
+
+type SuspendTenantResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TenantSuspension
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidArgument
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *BodyTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SuspendTenantResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *SuspendTenantResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SuspendTenantResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SuspendTenantResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SuspendTenantResponse) GetJSON200() *TenantSuspension {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SuspendTenantResponse) GetJSON400() *InvalidArgument {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SuspendTenantResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SuspendTenantResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SuspendTenantResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r SuspendTenantResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SuspendTenantResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SuspendTenantResponse) GetJSON413() *BodyTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r SuspendTenantResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SuspendTenantResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SuspendTenantResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SuspendTenantResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SuspendTenantResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SuspendTenantResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SuspendTenantResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// Bytes is a convenience method to retrieve the raw bytes from the HTTP response
+func (r SuspendTenantResponse) Bytes() []byte {
+	return r.Body
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SuspendTenantResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListTokensResponse401Headers the declared response headers of an HTTP 401 response for ListTokens
 type ListTokensResponse401Headers struct {
 	WWWAuthenticate string
@@ -22343,6 +23163,8 @@ type ListTokensResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -22374,6 +23196,11 @@ func (r ListTokensResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListTokensResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListTokensResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
@@ -22742,6 +23569,8 @@ type GetTokenResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -22775,6 +23604,11 @@ func (r GetTokenResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetTokenResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetTokenResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -22868,6 +23702,8 @@ type ListUsageWindowsResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -22899,6 +23735,11 @@ func (r ListUsageWindowsResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListUsageWindowsResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListUsageWindowsResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
@@ -22987,6 +23828,8 @@ type ListWebhookEndpointsResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -23018,6 +23861,11 @@ func (r ListWebhookEndpointsResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListWebhookEndpointsResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
@@ -23400,6 +24248,8 @@ type GetWebhookEndpointResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -23433,6 +24283,11 @@ func (r GetWebhookEndpointResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetWebhookEndpointResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -23680,6 +24535,8 @@ type ListWebhookAttemptsResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -23713,6 +24570,11 @@ func (r ListWebhookAttemptsResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListWebhookAttemptsResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -24093,6 +24955,8 @@ type WhoamiResponse struct {
 	JSON400 *InvalidArgument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PermissionDenied
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -24124,6 +24988,11 @@ func (r WhoamiResponse) GetJSON400() *InvalidArgument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r WhoamiResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r WhoamiResponse) GetJSON403() *PermissionDenied {
+	return r.JSON403
 }
 
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
@@ -25736,6 +26605,86 @@ func (c *ClientWithResponses) SetQuotaWithResponse(ctx context.Context, tenant T
 	return ParseSetQuotaResponse(rsp)
 }
 
+// ResumeTenantWithResponse Resume a suspended tenant (operator)
+//
+// Lifts the tenant's suspension: its tokens work again, on every API
+// process within one poll of the authorization feed. Tokens that
+// expired or were revoked meanwhile stay refused; reservations a
+// suspend released stay released. Appends `tenant.resumed`; a tenant
+// that is not suspended changes nothing and appends no event (an all-zeros
+// `position`). Takes no body. An unknown tenant is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/tenants/{tenant}/resume (the `ResumeTenant` operationId).
+func (c *ClientWithResponses) ResumeTenantWithResponse(ctx context.Context, tenant TenantPath, reqEditors ...RequestEditorFn) (*ResumeTenantResponse, error) {
+	rsp, err := c.ResumeTenant(ctx, tenant, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeTenantResponse(rsp)
+}
+
+// SuspendTenantWithBodyWithResponse Suspend a tenant (operator)
+//
+// Suspends the tenant (docs/concepts/tenant-suspension.md): from the
+// answer on, every request with one of its tokens is 403
+// TENANT_SUSPENDED naming `reason`, on every API process within one
+// poll of the authorization feed, and its open event streams end with
+// an `event: error` frame of that code. No reservation, extension or
+// instance is created for it, whatever request was already past its
+// authentication (the database refuses them). Its reservations keep
+// running until their end, unless `releaseReservations` is true: then
+// each one that is pending, booked or active is cancelled or released
+// the ordinary way, each with its event, and the answer lists them.
+// Appends `tenant.suspended`. A tenant suspended already changes
+// nothing and appends no event (its first reason stays; the answer's
+// `position` is all zeros), but `releaseReservations` still ends what is
+// left. `reason` is required, 1 to 500 bytes (400). An unknown tenant
+// is 404; the tenant that holds a valid operator token is 409 (nobody
+// could resume it). If-Match is not supported here (400).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/tenants/{tenant}/suspend (the `SuspendTenant` operationId).
+func (c *ClientWithResponses) SuspendTenantWithBodyWithResponse(ctx context.Context, tenant TenantPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SuspendTenantResponse, error) {
+	rsp, err := c.SuspendTenantWithBody(ctx, tenant, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSuspendTenantResponse(rsp)
+}
+
+// SuspendTenantWithResponse Suspend a tenant (operator)
+//
+// Suspends the tenant (docs/concepts/tenant-suspension.md): from the
+// answer on, every request with one of its tokens is 403
+// TENANT_SUSPENDED naming `reason`, on every API process within one
+// poll of the authorization feed, and its open event streams end with
+// an `event: error` frame of that code. No reservation, extension or
+// instance is created for it, whatever request was already past its
+// authentication (the database refuses them). Its reservations keep
+// running until their end, unless `releaseReservations` is true: then
+// each one that is pending, booked or active is cancelled or released
+// the ordinary way, each with its event, and the answer lists them.
+// Appends `tenant.suspended`. A tenant suspended already changes
+// nothing and appends no event (its first reason stays; the answer's
+// `position` is all zeros), but `releaseReservations` still ends what is
+// left. `reason` is required, 1 to 500 bytes (400). An unknown tenant
+// is 404; the tenant that holds a valid operator token is 409 (nobody
+// could resume it). If-Match is not supported here (400).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/tenants/{tenant}/suspend (the `SuspendTenant` operationId).
+func (c *ClientWithResponses) SuspendTenantWithResponse(ctx context.Context, tenant TenantPath, body SuspendTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*SuspendTenantResponse, error) {
+	rsp, err := c.SuspendTenant(ctx, tenant, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSuspendTenantResponse(rsp)
+}
+
 // ListTokensWithResponse List API tokens (operators all; others their own tenant's)
 //
 // Token metadata in creation order, revoked tokens included (with
@@ -26649,6 +27598,13 @@ func ParseGetCommandResponse(rsp *http.Response) (*GetCommandResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -27999,6 +28955,13 @@ func ParseListInstancesResponse(rsp *http.Response) (*ListInstancesResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -28457,6 +29420,13 @@ func ParseGetInstanceResponse(rsp *http.Response) (*GetInstanceResponse, error) 
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -31110,6 +32080,13 @@ func ParseListPoolsResponse(rsp *http.Response) (*ListPoolsResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest MethodNotAllowed
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -31416,6 +32393,13 @@ func ParseGetPoolResponse(rsp *http.Response) (*GetPoolResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -31700,6 +32684,13 @@ func ParseListPriorityClassesResponse(rsp *http.Response) (*ListPriorityClassesR
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest MethodNotAllowed
@@ -32000,6 +32991,13 @@ func ParseGetPriorityClassResponse(rsp *http.Response) (*GetPriorityClassRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32138,6 +33136,13 @@ func ParseListReservationsResponse(rsp *http.Response) (*ListReservationsRespons
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest MethodNotAllowed
@@ -32444,6 +33449,13 @@ func ParseGetReservationResponse(rsp *http.Response) (*GetReservationResponse, e
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -33064,6 +34076,13 @@ func ParseListSitesResponse(rsp *http.Response) (*ListSitesResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest MethodNotAllowed
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -33362,6 +34381,13 @@ func ParseGetSiteResponse(rsp *http.Response) (*GetSiteResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -33676,6 +34702,13 @@ func ParseListTenantsResponse(rsp *http.Response) (*ListTenantsResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest MethodNotAllowed
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -33807,6 +34840,13 @@ func ParseGetTenantResponse(rsp *http.Response) (*GetTenantResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -33946,6 +34986,13 @@ func ParseGetTenantFairShareResponse(rsp *http.Response) (*GetTenantFairShareRes
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -34253,6 +35300,13 @@ func ParseGetTenantPriorityClassesResponse(rsp *http.Response) (*GetTenantPriori
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -34559,6 +35613,13 @@ func ParseListTenantQuotasResponse(rsp *http.Response) (*ListTenantQuotasRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -34830,6 +35891,340 @@ func ParseSetQuotaResponse(rsp *http.Response) (*SetQuotaResponse, error) {
 	return response, nil
 }
 
+// ParseResumeTenantResponse parses an HTTP response from a ResumeTenantWithResponse call
+func ParseResumeTenantResponse(rsp *http.Response) (*ResumeTenantResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeTenantResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TenantSuspension
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidArgument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest BodyTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ResumeTenantResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers ResumeTenantResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResumeTenantResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ResumeTenantResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSuspendTenantResponse parses an HTTP response from a SuspendTenantWithResponse call
+func ParseSuspendTenantResponse(rsp *http.Response) (*SuspendTenantResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SuspendTenantResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TenantSuspension
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidArgument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest BodyTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SuspendTenantResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers SuspendTenantResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers SuspendTenantResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SuspendTenantResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListTokensResponse parses an HTTP response from a ListTokensWithResponse call
 func ParseListTokensResponse(rsp *http.Response) (*ListTokensResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -34864,6 +36259,13 @@ func ParseListTokensResponse(rsp *http.Response) (*ListTokensResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest MethodNotAllowed
@@ -35306,6 +36708,13 @@ func ParseGetTokenResponse(rsp *http.Response) (*GetTokenResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35445,6 +36854,13 @@ func ParseListUsageWindowsResponse(rsp *http.Response) (*ListUsageWindowsRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest MethodNotAllowed
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35576,6 +36992,13 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest MethodNotAllowed
@@ -36029,6 +37452,13 @@ func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointRes
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36334,6 +37764,13 @@ func ParseListWebhookAttemptsResponse(rsp *http.Response) (*ListWebhookAttemptsR
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -36786,6 +38223,13 @@ func ParseWhoamiResponse(rsp *http.Response) (*WhoamiResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PermissionDenied
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest MethodNotAllowed

@@ -27,7 +27,11 @@ const (
 	// later one than the operator's maximum token lifetime allows
 	// (COMPUTE_MAX_TOKEN_TTL); ask again with an earlier expiresAt (400).
 	CodeTokenLifetimeExceeded Code = "TOKEN_LIFETIME_EXCEEDED"
-	CodeInternal              Code = "INTERNAL"
+	// CodeTenantSuspended: the token's tenant is suspended by an operator
+	// (POST /v1/tenants/{tenant}/suspend); the message names the reason.
+	// Nothing the tenant sends is served until it is resumed (403).
+	CodeTenantSuspended Code = "TENANT_SUSPENDED"
+	CodeInternal        Code = "INTERNAL"
 )
 
 // Error is the one error type that crosses package boundaries with a code.

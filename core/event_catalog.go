@@ -37,6 +37,7 @@ var (
 	priorityClassPayload  = reflect.TypeFor[PriorityClassEventData]()
 	tenantClassesPayload  = reflect.TypeFor[TenantPriorityClassesEventData]()
 	fairSharePayload      = reflect.TypeFor[TenantFairShareEventData]()
+	suspensionPayload     = reflect.TypeFor[TenantSuspensionEventData]()
 	gpuRegisteredPayload  = reflect.TypeFor[GPURegisteredEventData]()
 	gpuModeChangedPayload = reflect.TypeFor[GPUModeChangedEventData]()
 	deviceStatusPayload   = reflect.TypeFor[DeviceStatusEventData]()
@@ -85,6 +86,10 @@ var eventCatalog = []EventSpec{
 		Summary: "An operator replaced the priority classes a tenant may use besides the default one."},
 	{Type: EventTenantFairShareSet, Payload: fairSharePayload, TenantScoped: true,
 		Summary: "An operator set a tenant's fair share of the waiting line."},
+	{Type: EventTenantSuspended, Payload: suspensionPayload, TenantScoped: true,
+		Summary: "An operator suspended a tenant: its tokens are refused and it can create nothing (data.reason says why)."},
+	{Type: EventTenantResumed, Payload: suspensionPayload, TenantScoped: true,
+		Summary: "An operator resumed a suspended tenant: its tokens work again."},
 
 	{Type: EventReservationPending, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation waits for capacity: it was created pending, or a retry found other reasons why it waits."},
 	{Type: EventReservationBooked, Payload: reservationPayload, TenantScoped: true, Summary: "A reservation was placed on a node."},

@@ -27,6 +27,9 @@ const (
 
 	EventTenantFairShareSet = "tenant.fair_share_set"
 
+	EventTenantSuspended = "tenant.suspended"
+	EventTenantResumed   = "tenant.resumed"
+
 	EventReservationPending   = "reservation.pending"
 	EventReservationBooked    = "reservation.booked"
 	EventReservationActivated = "reservation.activated"

@@ -11,7 +11,8 @@ import (
 
 // CapacityRoutes are the write routes of the capacity core: operators build
 // and run the fleet (sites, pools, nodes, devices, GPU modes, quotas,
-// priority classes and the tenants' allow-lists of them, fair shares) and
+// priority classes and the tenants' allow-lists of them, fair shares, tenant
+// suspensions) and
 // tenants reserve, extend, release and cancel. Reads are served elsewhere,
 // from read models; every response here carries the event position a reader
 // passes as minPosition to see its own write.
@@ -24,6 +25,7 @@ func CapacityRoutes(h *commands.Handlers) Routes {
 		reservationRoutes(r, h)
 		priorityClassRoutes(r, h)
 		fairShareRoutes(r, h)
+		tenantSuspensionRoutes(r, h)
 	}
 }
 

@@ -30,6 +30,7 @@ var statusOf = map[core.Code]int{
 	core.CodeUnavailable:           http.StatusServiceUnavailable,
 	core.CodeRateLimited:           http.StatusTooManyRequests,
 	core.CodeTokenLifetimeExceeded: http.StatusBadRequest,
+	core.CodeTenantSuspended:       http.StatusForbidden,
 	core.CodeInternal:              http.StatusInternalServerError,
 }
 

@@ -29,6 +29,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 		core.CodeUnavailable:           503,
 		core.CodeRateLimited:           429,
 		core.CodeTokenLifetimeExceeded: 400,
+		core.CodeTenantSuspended:       403,
 		core.CodeInternal:              500,
 	}
 	for code, status := range want {

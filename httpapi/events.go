@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/eventstream"
 	"github.com/bettercompute/compute/outbox"
@@ -97,7 +98,7 @@ func EventRoutes(a EventAPI) Routes { return a.routes }
 
 func (a EventAPI) routes(r Router) {
 	a.Limits = a.Limits.withDefaults()
-	s := &eventStreams{EventAPI: a, slots: newStreamSlots(a.Limits)}
+	s := &eventStreams{EventAPI: a, slots: newStreamSlots(a.Limits), commands: r.Deps.Commands}
 	s.revocations, _ = r.Deps.Auth.(RevocationWatcher)
 	r.V1.GET("/events", a.list, queryParams("after", "types", "subject", "limit"))
 	r.V1.GET("/events/stream", s.stream, queryParams("after", "types", "subject", "ticket"))
@@ -108,6 +109,7 @@ type eventStreams struct {
 	EventAPI
 	slots       *streamSlots
 	revocations RevocationWatcher // nil: the authenticator cannot tell
+	commands    *commands.Handlers
 }
 
 // Why a stream was ended by the server rather than by its client; both end
@@ -193,6 +195,19 @@ func streamStart(c echo.Context) (*outbox.Position, error) {
 	return &p, nil
 }
 
+// tokenEnded is why the stream of actor's token was ended by its watch:
+// TENANT_SUSPENDED with the reason when its tenant is suspended (what a
+// reconnect would get), else UNAUTHENTICATED, the token revoked or
+// expired.
+func (a *eventStreams) tokenEnded(ctx context.Context, actor core.Actor) error {
+	if a.commands != nil {
+		if s, err := a.commands.TenantSuspension(ctx, actor.Tenant); err == nil && s.Suspended {
+			return core.TenantSuspendedError(actor.Tenant, s.Reason)
+		}
+	}
+	return core.Errorf(core.CodeUnauthenticated, "the token was revoked or has expired")
+}
+
 // stream serves GET /v1/events/stream. Everything that can fail with a
 // status (bad cursor, expired cursor, scope, too many streams, shutdown)
 // fails before the first byte, as a normal JSON error. After that the
@@ -202,7 +217,9 @@ func streamStart(c echo.Context) (*outbox.Position, error) {
 // Two ends are errors the client must act on, which an `event: error`
 // frame says before the stream ends: retention pruned the log past the
 // stream while it caught up (CURSOR_EXPIRED), and its token was revoked
-// or expired (UNAUTHENTICATED; a reconnect would get its 401).
+// or expired (UNAUTHENTICATED; a reconnect would get its 401) or its
+// tenant suspended (TENANT_SUSPENDED with the reason; a reconnect would
+// get its 403).
 //
 // ?types= and ?subject= filter it as they filter GET /v1/events
 // (eventScope). A subject's stream catches up after its cursor from the
@@ -232,7 +249,7 @@ func (a *eventStreams) stream(c echo.Context) error {
 		stop := a.revocations.WatchRevocation(actor.TokenID, func() { cancel(errTokenRevoked) })
 		defer stop()
 		if context.Cause(ctx) == errTokenRevoked {
-			return core.Errorf(core.CodeUnauthenticated, "the token was revoked or has expired")
+			return a.tokenEnded(c.Request().Context(), actor)
 		}
 	}
 	lifetime := time.AfterFunc(a.Limits.MaxLifetime, func() { cancel(errStreamLifetime) })
@@ -270,7 +287,7 @@ func (a *eventStreams) stream(c echo.Context) error {
 		// Ended on purpose, and resuming cannot help: an error frame says
 		// so, as the 401 of a reconnect would, so that a client stops
 		// instead of reconnecting as after a network failure.
-		_ = w.streamError(core.Errorf(core.CodeUnauthenticated, "the token was revoked or has expired"))
+		_ = w.streamError(a.tokenEnded(c.Request().Context(), actor))
 		return nil
 	case errStreamLifetime:
 		// Ended by the server on purpose, whatever Deliver was doing.

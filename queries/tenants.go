@@ -12,6 +12,24 @@ import (
 type Tenant struct {
 	ID        string    `json:"id"`
 	CreatedAt time.Time `json:"createdAt"`
+	// Suspended is whether an operator suspended the tenant; SuspendedAt
+	// and SuspendedReason say when and why while it is.
+	Suspended       bool       `json:"suspended"`
+	SuspendedAt     *time.Time `json:"suspendedAt,omitempty"`
+	SuspendedReason string     `json:"suspendedReason,omitempty"`
+}
+
+// tenantOf is a tenant row as the read API shows it.
+func tenantOf(id string, createdAt time.Time, suspendedAt *time.Time, reason *string) Tenant {
+	t := Tenant{ID: id, CreatedAt: createdAt.UTC(), Suspended: suspendedAt != nil}
+	if suspendedAt != nil {
+		at := suspendedAt.UTC()
+		t.SuspendedAt = &at
+	}
+	if reason != nil {
+		t.SuspendedReason = *reason
+	}
+	return t
 }
 
 // GetTenant reads one tenant. Operators read any; anyone else only its own
@@ -25,7 +43,7 @@ func (s *Service) GetTenant(ctx context.Context, actor core.Actor, id string) (T
 	if err != nil {
 		return Tenant{}, wrap(err, "tenant "+id)
 	}
-	return Tenant{ID: r.ID, CreatedAt: r.CreatedAt.UTC()}, nil
+	return tenantOf(r.ID, r.CreatedAt, r.SuspendedAt, r.SuspendedReason), nil
 }
 
 // ListTenants is a page request of the tenant list.
@@ -46,8 +64,8 @@ func (s *Service) ListTenants(ctx context.Context, actor core.Actor, l ListTenan
 	if err != nil {
 		return nil, "", wrap(err, "tenants")
 	}
-	return pageOf(rows, limit, "tenant", func(r db.Tenant) []string { return []string{r.ID} },
-		func(r db.Tenant) Tenant { return Tenant{ID: r.ID, CreatedAt: r.CreatedAt.UTC()} })
+	return pageOf(rows, limit, "tenant", func(r db.TenantListRow) []string { return []string{r.ID} },
+		func(r db.TenantListRow) Tenant { return tenantOf(r.ID, r.CreatedAt, r.SuspendedAt, r.SuspendedReason) })
 }
 
 // Quota is one resource of a tenant's quota: the most it may hold at once

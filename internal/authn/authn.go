@@ -62,7 +62,11 @@ func HashToken(secret string) []byte {
 var errUnauthenticated = core.Errorf(core.CodeUnauthenticated, "missing, unknown, revoked or expired token")
 
 type entry struct {
-	actor   core.Actor
+	actor core.Actor
+	// refusal, when set, is the answer instead of actor: the token is
+	// valid but its tenant is suspended (TENANT_SUSPENDED). It is cached
+	// like an actor, and evicted by the resumed changes of the feed.
+	refusal error
 	expires time.Time
 }
 
@@ -94,6 +98,10 @@ type Authenticator struct {
 	started  bool
 	watchers map[string]map[*watch]struct{} // token id → open watches
 	revoked  map[string]time.Time           // token id → when Sync applied its revocation (recent ones)
+	// suspended holds the tokens whose tenant the feed said is suspended
+	// and not resumed since (recent ones, like revoked): a watch of one
+	// fires at once.
+	suspended map[string]time.Time
 	// deadline is, for each token with an expiry that was looked up, when
 	// it expires on this process's clock (the lookup's time plus what the
 	// database said was left): cache entries end no later, and watches
@@ -109,11 +117,12 @@ type watch struct{ revoked func() }
 func New(pool *pgxpool.Pool, ttl time.Duration) *Authenticator {
 	return &Authenticator{pool: pool, ttl: ttl, now: time.Now, afterFunc: afterFunc, byHash: map[string]entry{},
 		failed: map[string]time.Time{}, watchers: map[string]map[*watch]struct{}{}, revoked: map[string]time.Time{},
-		deadline: map[string]time.Time{}}
+		suspended: map[string]time.Time{}, deadline: map[string]time.Time{}}
 }
 
-// Authenticate returns the actor a token secret stands for, or an
-// UNAUTHENTICATED error.
+// Authenticate returns the actor a token secret stands for, an
+// UNAUTHENTICATED error, or a TENANT_SUSPENDED one naming the reason when
+// the token is valid but its tenant is suspended.
 func (a *Authenticator) Authenticate(ctx context.Context, secret string) (core.Actor, error) {
 	if secret == "" {
 		return core.Actor{}, errUnauthenticated
@@ -127,6 +136,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (core.A
 	gen, started := a.gen, a.started
 	a.mu.Unlock()
 	if ok && now.Before(e.expires) {
+		if e.refusal != nil {
+			return core.Actor{}, e.refusal
+		}
 		return e.actor, nil
 	}
 	if failed && now.Before(failedUntil) {
@@ -151,6 +163,10 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (core.A
 		return core.Actor{}, pg.Translate(err, "token")
 	}
 	actor := core.Actor{TokenID: row.ID, Tenant: row.TenantID, Identity: row.Identity, Role: core.Role(row.Role)}
+	var refusal error
+	if row.SuspendedReason != nil {
+		refusal = core.TenantSuspendedError(row.TenantID, *row.SuspendedReason)
+	}
 	a.mu.Lock()
 	expires := a.now().Add(a.ttl)
 	if row.ExpiresAt != nil {
@@ -161,9 +177,12 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (core.A
 		expires = minTime(expires, end)
 	}
 	if a.gen == gen {
-		a.byHash[key] = entry{actor: actor, expires: expires}
+		a.byHash[key] = entry{actor: actor, refusal: refusal, expires: expires}
 	}
 	a.mu.Unlock()
+	if refusal != nil {
+		return core.Actor{}, refusal
+	}
 	return actor, nil
 }
 
@@ -203,7 +222,7 @@ func (a *Authenticator) AuthenticateCached(secret string) (core.Actor, bool) {
 	a.mu.Lock()
 	e, ok := a.byHash[key]
 	a.mu.Unlock()
-	if !ok || !a.now().Before(e.expires) {
+	if !ok || e.refusal != nil || !a.now().Before(e.expires) {
 		return core.Actor{}, false
 	}
 	return e.actor, true
@@ -233,16 +252,18 @@ func (a *Authenticator) rememberFailure(key string) {
 }
 
 // WatchRevocation calls revoked once when the authz feed reports tokenID
-// revoked: from Sync's goroutine, or before returning if Sync applied that
-// revocation within the last few minutes (the caller authenticated just
-// before it was applied); or when the token expires, if it has an expiry.
+// revoked, or its tenant suspended: from Sync's goroutine, or before
+// returning if Sync applied that change within the last few minutes (the
+// caller authenticated just before it was applied) and, for a suspension,
+// no resume since; or when the token expires, if it has an expiry.
 // stop ends the watch; call it when the response ends. revoked must not
 // block.
 func (a *Authenticator) WatchRevocation(tokenID string, revoked func()) (stop func()) {
 	var once sync.Once
 	w := &watch{revoked: func() { once.Do(revoked) }}
 	a.mu.Lock()
-	if _, gone := a.revoked[tokenID]; gone {
+	_, gone := a.revoked[tokenID]
+	if _, suspended := a.suspended[tokenID]; gone || suspended {
 		a.mu.Unlock()
 		w.revoked()
 		return func() {}

@@ -38,23 +38,33 @@ func (a *Authenticator) Sync(ctx context.Context) error {
 			return nil
 		}
 		evict := map[string]bool{}
-		var revoked []string
+		var revoked, suspended, resumed []string
 		for _, r := range rows {
 			evict[r.TokenID] = true
-			if r.Change == changeRevoked {
+			switch r.Change {
+			case changeRevoked:
 				revoked = append(revoked, r.TokenID)
+			case changeSuspended:
+				suspended = append(suspended, r.TokenID)
+			case changeResumed:
+				resumed = append(resumed, r.TokenID)
 			}
 		}
 		last := rows[len(rows)-1]
 		cursor = [2]uint64{last.Txid, uint64(last.Seq)}
 		now := a.now()
 		a.mu.Lock()
-		for id, at := range a.revoked {
-			if now.Sub(at) > revokedMemory {
-				delete(a.revoked, id)
+		for _, m := range []map[string]time.Time{a.revoked, a.suspended} {
+			for id, at := range m {
+				if now.Sub(at) > revokedMemory {
+					delete(m, id)
+				}
 			}
 		}
 		fire := a.applyLocked(evict, revoked, now)
+		// In the feed's order: a resume after a suspend of the same
+		// token in this batch leaves it resumed.
+		fire = append(fire, a.applySuspensionsLocked(rows, now)...)
 		a.cursor = cursor
 		a.mu.Unlock()
 		for _, f := range fire {
@@ -81,6 +91,54 @@ func (a *Authenticator) Revoked(tokenIDs []string) {
 	for _, f := range fire {
 		f()
 	}
+}
+
+// Suspended applies a suspension this process has just committed (the
+// tokens of the tenant it suspended), before the feed brings it, as
+// Revoked does for revocations: their cached entries go and their watches
+// fire. Resumed applies a resume the same way: the tokens are evicted
+// (their cached refusal goes) and watches of them no longer fire at once.
+func (a *Authenticator) Suspended(tokenIDs []string) { a.applyTenantChange(tokenIDs, changeSuspended) }
+
+// Resumed applies a resume this process has just committed; see Suspended.
+func (a *Authenticator) Resumed(tokenIDs []string) { a.applyTenantChange(tokenIDs, changeResumed) }
+
+func (a *Authenticator) applyTenantChange(tokenIDs []string, change string) {
+	rows := make([]db.AuthzChangesAfterRow, len(tokenIDs))
+	ids := make(map[string]bool, len(tokenIDs))
+	for i, id := range tokenIDs {
+		rows[i] = db.AuthzChangesAfterRow{TokenID: id, Change: change}
+		ids[id] = true
+	}
+	now := a.now()
+	a.mu.Lock()
+	fire := a.applyLocked(ids, nil, now)
+	fire = append(fire, a.applySuspensionsLocked(rows, now)...)
+	a.mu.Unlock()
+	for _, f := range fire {
+		f()
+	}
+}
+
+// applySuspensionsLocked applies the suspended and resumed changes among
+// rows, in order: a suspended token is remembered as such and its
+// watches are returned, to be called once a.mu is released; a resumed one
+// is forgotten. Their cache entries were evicted by applyLocked. a.mu is
+// held.
+func (a *Authenticator) applySuspensionsLocked(rows []db.AuthzChangesAfterRow, now time.Time) (fire []func()) {
+	for _, r := range rows {
+		switch r.Change {
+		case changeSuspended:
+			a.suspended[r.TokenID] = now
+			for w := range a.watchers[r.TokenID] {
+				fire = append(fire, w.revoked)
+			}
+			delete(a.watchers, r.TokenID)
+		case changeResumed:
+			delete(a.suspended, r.TokenID)
+		}
+	}
+	return fire
 }
 
 // applyLocked applies token changes: the cached entries of the tokens in
@@ -130,8 +188,13 @@ func (a *Authenticator) start(ctx context.Context) error {
 	return nil
 }
 
-// changeRevoked is the authz_changes.change of a revocation.
-const changeRevoked = "revoked"
+// The authz_changes.change of a revocation, and of a suspension and a
+// resume of the token's tenant (one change per token of the tenant).
+const (
+	changeRevoked   = "revoked"
+	changeSuspended = "suspended"
+	changeResumed   = "resumed"
+)
 
 // Run calls Sync every poll interval until ctx ends. A run of failed
 // syncs (a database outage fails every one) is logged to logger once as it

@@ -11,23 +11,27 @@ import (
 )
 
 const apiTokenByHash = `-- name: ApiTokenByHash :one
-SELECT id, tenant_id, identity, role, expires_at, compute_now()::timestamptz AS db_now FROM api_tokens
- WHERE token_hash = $1 AND revoked_at IS NULL
-   AND (expires_at IS NULL OR expires_at > compute_now())
+SELECT k.id, k.tenant_id, k.identity, k.role, k.expires_at, compute_now()::timestamptz AS db_now,
+       t.suspended_reason
+  FROM api_tokens k JOIN tenants t ON t.id = k.tenant_id
+ WHERE k.token_hash = $1 AND k.revoked_at IS NULL
+   AND (k.expires_at IS NULL OR k.expires_at > compute_now())
 `
 
 type ApiTokenByHashRow struct {
-	ID        string
-	TenantID  string
-	Identity  string
-	Role      string
-	ExpiresAt *time.Time
-	DbNow     time.Time
+	ID              string
+	TenantID        string
+	Identity        string
+	Role            string
+	ExpiresAt       *time.Time
+	DbNow           time.Time
+	SuspendedReason *string
 }
 
 // The token a secret stands for, unless revoked or expired. db_now is the
 // business time of the lookup, so that a cache keeps the answer no longer
-// than until expires_at.
+// than until expires_at. suspended_reason is not NULL while the token's
+// tenant is suspended: the caller refuses the token (TENANT_SUSPENDED).
 func (q *Queries) ApiTokenByHash(ctx context.Context, tokenHash []byte) (ApiTokenByHashRow, error) {
 	row := q.db.QueryRow(ctx, apiTokenByHash, tokenHash)
 	var i ApiTokenByHashRow
@@ -38,6 +42,7 @@ func (q *Queries) ApiTokenByHash(ctx context.Context, tokenHash []byte) (ApiToke
 		&i.Role,
 		&i.ExpiresAt,
 		&i.DbNow,
+		&i.SuspendedReason,
 	)
 	return i, err
 }

@@ -23,6 +23,42 @@ func (q *Queries) AuthzChangeAppend(ctx context.Context, arg AuthzChangeAppendPa
 	return err
 }
 
+const authzChangeAppendTenant = `-- name: AuthzChangeAppendTenant :many
+INSERT INTO authz_changes (token_id, change)
+SELECT k.id, $1::text FROM api_tokens k
+ WHERE k.tenant_id = $2 AND k.revoked_at IS NULL
+   AND (k.expires_at IS NULL OR k.expires_at > compute_now())
+RETURNING token_id
+`
+
+type AuthzChangeAppendTenantParams struct {
+	Change   string
+	TenantID string
+}
+
+// Appends change ('suspended' or 'resumed') for every token of the tenant
+// that is neither revoked nor expired, and returns their ids: what every
+// API process drops from its cache, and whose event streams end.
+func (q *Queries) AuthzChangeAppendTenant(ctx context.Context, arg AuthzChangeAppendTenantParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, authzChangeAppendTenant, arg.Change, arg.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var token_id string
+		if err := rows.Scan(&token_id); err != nil {
+			return nil, err
+		}
+		items = append(items, token_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const authzChangesAfter = `-- name: AuthzChangesAfter :many
 SELECT c.txid, c.seq, c.token_id, c.change FROM authz_changes c
  WHERE c.txid < pg_snapshot_xmin(pg_current_snapshot())

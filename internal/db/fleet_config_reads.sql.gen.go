@@ -264,7 +264,7 @@ func (q *Queries) SiteList(ctx context.Context, arg SiteListParams) ([]Site, err
 }
 
 const tenantList = `-- name: TenantList :many
-SELECT id, created_at FROM tenants
+SELECT id, created_at, suspended_at, suspended_reason FROM tenants
  WHERE ($1::text IS NULL OR id = $1::text)
    AND id > $2::text
  ORDER BY id
@@ -277,17 +277,29 @@ type TenantListParams struct {
 	MaxRows int32
 }
 
+type TenantListRow struct {
+	ID              string
+	CreatedAt       time.Time
+	SuspendedAt     *time.Time
+	SuspendedReason *string
+}
+
 // only_id NULL: every tenant (operators); else that tenant alone.
-func (q *Queries) TenantList(ctx context.Context, arg TenantListParams) ([]Tenant, error) {
+func (q *Queries) TenantList(ctx context.Context, arg TenantListParams) ([]TenantListRow, error) {
 	rows, err := q.db.Query(ctx, tenantList, arg.OnlyID, arg.AfterID, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Tenant{}
+	items := []TenantListRow{}
 	for rows.Next() {
-		var i Tenant
-		if err := rows.Scan(&i.ID, &i.CreatedAt); err != nil {
+		var i TenantListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.CreatedAt,
+			&i.SuspendedAt,
+			&i.SuspendedReason,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -493,8 +493,11 @@ type StreamTicket struct {
 }
 
 type Tenant struct {
-	ID        string
-	CreatedAt time.Time
+	ID                string
+	CreatedAt         time.Time
+	SuspendedAt       *time.Time
+	SuspendedReason   *string
+	SuspensionVersion int64
 }
 
 type TenantFairShare struct {

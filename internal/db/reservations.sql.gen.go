@@ -161,6 +161,39 @@ func (q *Queries) ReservationIsPastEnd(ctx context.Context, id string) (Reservat
 	return i, err
 }
 
+const reservationListLiveOfTenant = `-- name: ReservationListLiveOfTenant :many
+SELECT id, state FROM reservations
+ WHERE tenant_id = $1 AND state IN ('pending', 'booked', 'active')
+ ORDER BY created_at, id
+`
+
+type ReservationListLiveOfTenantRow struct {
+	ID    string
+	State string
+}
+
+// A tenant's reservations that hold capacity or quota (pending, booked,
+// active), oldest first: what a suspend with releaseReservations ends.
+func (q *Queries) ReservationListLiveOfTenant(ctx context.Context, tenantID string) ([]ReservationListLiveOfTenantRow, error) {
+	rows, err := q.db.Query(ctx, reservationListLiveOfTenant, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ReservationListLiveOfTenantRow{}
+	for rows.Next() {
+		var i ReservationListLiveOfTenantRow
+		if err := rows.Scan(&i.ID, &i.State); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const reservationLockTenantPending = `-- name: ReservationLockTenantPending :exec
 SELECT pg_advisory_xact_lock(hashtextextended('pending-reservations:' || $1::text, 0))
 `

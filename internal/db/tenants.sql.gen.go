@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const tenantEnsure = `-- name: TenantEnsure :exec
@@ -19,13 +20,25 @@ func (q *Queries) TenantEnsure(ctx context.Context, id string) error {
 }
 
 const tenantGet = `-- name: TenantGet :one
-SELECT id, created_at FROM tenants WHERE id = $1
+SELECT id, created_at, suspended_at, suspended_reason FROM tenants WHERE id = $1
 `
 
-func (q *Queries) TenantGet(ctx context.Context, id string) (Tenant, error) {
+type TenantGetRow struct {
+	ID              string
+	CreatedAt       time.Time
+	SuspendedAt     *time.Time
+	SuspendedReason *string
+}
+
+func (q *Queries) TenantGet(ctx context.Context, id string) (TenantGetRow, error) {
 	row := q.db.QueryRow(ctx, tenantGet, id)
-	var i Tenant
-	err := row.Scan(&i.ID, &i.CreatedAt)
+	var i TenantGetRow
+	err := row.Scan(
+		&i.ID,
+		&i.CreatedAt,
+		&i.SuspendedAt,
+		&i.SuspendedReason,
+	)
 	return i, err
 }
 
@@ -39,4 +52,113 @@ SELECT id FROM tenants WHERE id = $1 FOR NO KEY UPDATE
 func (q *Queries) TenantLock(ctx context.Context, id string) error {
 	_, err := q.db.Exec(ctx, tenantLock, id)
 	return err
+}
+
+const tenantLockForSuspension = `-- name: TenantLockForSuspension :one
+SELECT id, suspended_at, suspended_reason, suspension_version FROM tenants
+ WHERE id = $1
+   FOR UPDATE
+`
+
+type TenantLockForSuspensionRow struct {
+	ID                string
+	SuspendedAt       *time.Time
+	SuspendedReason   *string
+	SuspensionVersion int64
+}
+
+// The first statement of a suspend or resume: the tenant row FOR UPDATE,
+// the one lock that conflicts with the FOR KEY SHARE of the suspension
+// guard (tenant_refuse_suspended, migration 0065) and of the foreign keys
+// of new tokens: a create or a token insert in flight commits first, and
+// the suspend's next statements see it, or waits for the suspend and then
+// sees the tenant suspended.
+func (q *Queries) TenantLockForSuspension(ctx context.Context, id string) (TenantLockForSuspensionRow, error) {
+	row := q.db.QueryRow(ctx, tenantLockForSuspension, id)
+	var i TenantLockForSuspensionRow
+	err := row.Scan(
+		&i.ID,
+		&i.SuspendedAt,
+		&i.SuspendedReason,
+		&i.SuspensionVersion,
+	)
+	return i, err
+}
+
+const tenantOperatorTokenCount = `-- name: TenantOperatorTokenCount :one
+SELECT count(*)::bigint FROM api_tokens
+ WHERE tenant_id = $1 AND role = 'operator' AND revoked_at IS NULL
+   AND (expires_at IS NULL OR expires_at > compute_now())
+`
+
+// The tenant's valid operator tokens: the tenant that holds the operators'
+// tokens cannot be suspended, or nobody could resume it.
+func (q *Queries) TenantOperatorTokenCount(ctx context.Context, tenantID string) (int64, error) {
+	row := q.db.QueryRow(ctx, tenantOperatorTokenCount, tenantID)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const tenantResume = `-- name: TenantResume :one
+UPDATE tenants SET suspended_at = NULL, suspended_reason = NULL, suspension_version = suspension_version + 1
+ WHERE id = $1 AND suspended_at IS NOT NULL
+RETURNING suspension_version
+`
+
+// Resumes a suspended tenant; zero rows when it is not suspended.
+func (q *Queries) TenantResume(ctx context.Context, id string) (int64, error) {
+	row := q.db.QueryRow(ctx, tenantResume, id)
+	var suspension_version int64
+	err := row.Scan(&suspension_version)
+	return suspension_version, err
+}
+
+const tenantSuspend = `-- name: TenantSuspend :one
+UPDATE tenants SET suspended_at = compute_now(), suspended_reason = $1::text,
+       suspension_version = suspension_version + 1
+ WHERE id = $2 AND suspended_at IS NULL
+RETURNING suspended_at, suspension_version
+`
+
+type TenantSuspendParams struct {
+	Reason string
+	ID     string
+}
+
+type TenantSuspendRow struct {
+	SuspendedAt       *time.Time
+	SuspensionVersion int64
+}
+
+// Suspends a tenant that is not suspended; zero rows when it is.
+func (q *Queries) TenantSuspend(ctx context.Context, arg TenantSuspendParams) (TenantSuspendRow, error) {
+	row := q.db.QueryRow(ctx, tenantSuspend, arg.Reason, arg.ID)
+	var i TenantSuspendRow
+	err := row.Scan(&i.SuspendedAt, &i.SuspensionVersion)
+	return i, err
+}
+
+const tenantSuspensionGet = `-- name: TenantSuspensionGet :one
+SELECT id, suspended_at, suspended_reason, suspension_version FROM tenants WHERE id = $1
+`
+
+type TenantSuspensionGetRow struct {
+	ID                string
+	SuspendedAt       *time.Time
+	SuspendedReason   *string
+	SuspensionVersion int64
+}
+
+// Whether a tenant is suspended, and why (NULL: it is not).
+func (q *Queries) TenantSuspensionGet(ctx context.Context, id string) (TenantSuspensionGetRow, error) {
+	row := q.db.QueryRow(ctx, tenantSuspensionGet, id)
+	var i TenantSuspensionGetRow
+	err := row.Scan(
+		&i.ID,
+		&i.SuspendedAt,
+		&i.SuspendedReason,
+		&i.SuspensionVersion,
+	)
+	return i, err
 }

@@ -25,6 +25,9 @@ const (
 	sqlstateNullByteInText       = "22021"
 	sqlstateQueryCanceled        = "57014"
 	sqlstateLockNotAvailable     = "55P03"
+	// sqlstateTenantSuspended is raised by the suspension guard
+	// (tenant_refuse_suspended, migration 0065), its detail the reason.
+	sqlstateTenantSuspended = "BC001"
 )
 
 // maxSubjectBytes caps the subject of a translated error.
@@ -77,6 +80,9 @@ func Translate(err error, what string) error {
 			return core.Wrap(core.CodeInvalidArgument, err, what+" contains a NUL character or bytes that are not UTF-8")
 		case sqlstateSerializationFailure, sqlstateDeadlockDetected:
 			return core.Wrap(core.CodeUnavailable, err, "concurrent update, retry")
+		case sqlstateTenantSuspended:
+			// The message names the tenant and the reason.
+			return core.Wrap(core.CodeTenantSuspended, err, pgErr.Message)
 		case sqlstateQueryCanceled:
 			// Cancelled on a deadline or a client that went away
 			// (pgx cancels on context end), or by statement_timeout.

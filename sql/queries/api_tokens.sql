@@ -37,10 +37,13 @@ RETURNING id, tenant_id, identity, role, created_at, revoked_at, expires_at, iss
 -- name: ApiTokenByHash :one
 -- The token a secret stands for, unless revoked or expired. db_now is the
 -- business time of the lookup, so that a cache keeps the answer no longer
--- than until expires_at.
-SELECT id, tenant_id, identity, role, expires_at, compute_now()::timestamptz AS db_now FROM api_tokens
- WHERE token_hash = sqlc.arg(token_hash) AND revoked_at IS NULL
-   AND (expires_at IS NULL OR expires_at > compute_now());
+-- than until expires_at. suspended_reason is not NULL while the token's
+-- tenant is suspended: the caller refuses the token (TENANT_SUSPENDED).
+SELECT k.id, k.tenant_id, k.identity, k.role, k.expires_at, compute_now()::timestamptz AS db_now,
+       t.suspended_reason
+  FROM api_tokens k JOIN tenants t ON t.id = k.tenant_id
+ WHERE k.token_hash = sqlc.arg(token_hash) AND k.revoked_at IS NULL
+   AND (k.expires_at IS NULL OR k.expires_at > compute_now());
 
 -- name: ApiTokenGet :one
 SELECT id, tenant_id, identity, role, created_at, revoked_at, expires_at, issued_by FROM api_tokens WHERE id = sqlc.arg(id);

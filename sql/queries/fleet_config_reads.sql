@@ -22,7 +22,7 @@ SELECT id, site_id, kind, lost_after_seconds, cpu_ratio::float8 AS cpu_ratio,
 
 -- name: TenantList :many
 -- only_id NULL: every tenant (operators); else that tenant alone.
-SELECT id, created_at FROM tenants
+SELECT id, created_at, suspended_at, suspended_reason FROM tenants
  WHERE (sqlc.narg(only_id)::text IS NULL OR id = sqlc.narg(only_id)::text)
    AND id > sqlc.arg(after_id)::text
  ORDER BY id

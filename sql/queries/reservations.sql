@@ -69,3 +69,10 @@ SELECT count(*)::int AS pending
   FROM (SELECT 1 FROM reservations
          WHERE tenant_id = sqlc.arg(tenant_id)::text AND state = 'pending'
          LIMIT sqlc.arg(max_rows)::int) p;
+
+-- name: ReservationListLiveOfTenant :many
+-- A tenant's reservations that hold capacity or quota (pending, booked,
+-- active), oldest first: what a suspend with releaseReservations ends.
+SELECT id, state FROM reservations
+ WHERE tenant_id = sqlc.arg(tenant_id) AND state IN ('pending', 'booked', 'active')
+ ORDER BY created_at, id;

@@ -7,7 +7,8 @@ RETURNING expires_at;
 
 -- name: StreamTicketRedeem :one
 -- Redeems a ticket: deletes it and returns what it is bound to, if it has
--- not expired and its token is neither revoked nor expired. Zero rows
+-- not expired, its token is neither revoked nor expired and its tenant is
+-- not suspended. Zero rows
 -- (unknown, used, expired or revoked) is all the caller learns. The delete makes it single
 -- use: of two concurrent redemptions, the second finds no row. The token's
 -- expiry and the business time of the redemption come back too, so that
@@ -19,6 +20,7 @@ DELETE FROM stream_tickets t
    AND t.expires_at > compute_now()
    AND k.id = t.token_id AND k.revoked_at IS NULL
    AND (k.expires_at IS NULL OR k.expires_at > compute_now())
+   AND NOT EXISTS (SELECT 1 FROM tenants n WHERE n.id = t.tenant_id AND n.suspended_at IS NOT NULL)
 RETURNING t.token_id, t.tenant_id, t.identity, t.role,
           (SELECT e.expires_at FROM api_tokens e WHERE e.id = t.token_id) AS token_expires_at,
           compute_now()::timestamptz AS db_now;

@@ -147,7 +147,7 @@ unavailable, 8 server unreachable, 9 cursor expired (docs/cli.md).`,
 
 	for _, cmd := range []*cobra.Command{
 		c.loginCmd(), c.contextCmd(), c.whoamiCmd(), c.reservationsCmd(), c.instancesCmd(), c.nodesCmd(),
-		c.poolsCmd(), c.sitesCmd(), c.quotasCmd(), c.priorityClassesCmd(), c.fairShareCmd(), c.tokensCmd(), c.eventsCmd(), c.webhooksCmd(),
+		c.poolsCmd(), c.sitesCmd(), c.quotasCmd(), c.priorityClassesCmd(), c.fairShareCmd(), c.tenantsCmd(), c.tokensCmd(), c.eventsCmd(), c.webhooksCmd(),
 	} {
 		cmd.GroupID = groupClient
 		root.AddCommand(cmd)
