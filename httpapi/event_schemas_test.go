@@ -553,6 +553,9 @@ func driveEvents(t *testing.T) []loggedEvent {
 	must(h.SetTenantPriorityClasses(ctx, op, commands.SetTenantPriorityClasses{Tenant: "acme", Classes: []string{"batch"}}))
 	// A fair share for acme: its usage counts a third in the waiting line.
 	must(h.SetTenantFairShare(ctx, op, commands.SetTenantFairShare{Tenant: "acme", Share: 3}))
+	// A suspension of acme, lifted at once: what follows is acme's again.
+	must(h.SuspendTenant(ctx, op, commands.SuspendTenant{Tenant: "acme", Reason: "invoice 2026-11 unpaid"}))
+	must(h.ResumeTenant(ctx, op, commands.ResumeTenant{Tenant: "acme"}))
 	exclusive := core.GPULayout{Mode: core.GPUExclusive}
 	register := func(id, pool string, gpus int) {
 		t.Helper()

@@ -493,6 +493,8 @@ var fuzzWriteRoutes = []fuzzRoute{
 	{http.MethodPost, "/v1/priority-classes"},                    // 36
 	{http.MethodPut, "/v1/tenants/:tenant/priority-classes"},     // 37
 	{http.MethodPut, "/v1/tenants/:tenant/fair-share"},           // 38
+	{http.MethodPost, "/v1/tenants/:tenant/suspend"},             // 39
+	{http.MethodPost, "/v1/tenants/:tenant/resume"},              // 40
 }
 
 // fuzzReadRoutes are the GET routes under /v1, in fixed order as above.

@@ -37,6 +37,7 @@ func TestRequestsThatChangeNothingWriteNothing(t *testing.T) {
 		{http.MethodPatch, "/v1/sites/fra1", f.operator, map[string]any{"name": "Frankfurt 1"}},
 		{http.MethodPut, "/v1/tenants/acme/quotas/gpu", f.operator, map[string]any{"max": 2}},
 		{http.MethodPut, "/v1/tenants/acme/fair-share", f.operator, map[string]any{"share": 1}},
+		{http.MethodPost, "/v1/tenants/acme/resume", f.operator, nil}, // acme is not suspended
 		{http.MethodPut, "/v1/tenants/acme/priority-classes", f.operator, map[string]any{"classes": []string{}}},
 		{http.MethodPut, "/v1/devices/GPU-n1-0/health", f.operator, map[string]any{"health": "healthy"}},
 		{http.MethodPut, "/v1/gpus/GPU-n1-1/mode", f.operator, map[string]any{"mode": "exclusive"}},

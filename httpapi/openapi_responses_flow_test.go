@@ -85,6 +85,21 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	s.ok(t, http.StatusOK, http.MethodPut, "/v1/tenants/acme/fair-share", op, `{"share":3}`, nil, nil)
 	s.ok(t, http.StatusOK, http.MethodGet, "/v1/tenants/acme/fair-share", alice, nil, nil, nil)
 
+	// A suspension: refused to a member, then acme's token is refused
+	// (TENANT_SUSPENDED) until the resume.
+	s.ok(t, http.StatusForbidden, http.MethodPost, "/v1/tenants/acme/suspend", alice, `{"reason":"x"}`, nil, nil)
+	s.ok(t, http.StatusBadRequest, http.MethodPost, "/v1/tenants/acme/suspend", op, `{}`, nil, nil)
+	s.ok(t, http.StatusNotFound, http.MethodPost, "/v1/tenants/nobody/suspend", op, `{"reason":"x"}`, nil, nil)
+	s.ok(t, http.StatusOK, http.MethodPost, "/v1/tenants/acme/suspend", op, `{"reason":"invoice 2026-11 unpaid"}`, nil, nil)
+	s.ok(t, http.StatusOK, http.MethodPost, "/v1/tenants/acme/suspend", op, `{"reason":"again","releaseReservations":true}`, nil, nil)
+	s.ok(t, http.StatusForbidden, http.MethodGet, "/v1/tenants/acme/fair-share", alice, nil, nil, nil)
+	s.ok(t, http.StatusOK, http.MethodGet, "/v1/tenants/acme", op, nil, nil, nil)
+	s.ok(t, http.StatusOK, http.MethodGet, "/v1/tenants", op, nil, nil, nil)
+	s.ok(t, http.StatusOK, http.MethodPost, "/v1/tenants/acme/resume", op, nil, nil, nil)
+	s.ok(t, http.StatusOK, http.MethodPost, "/v1/tenants/acme/resume", op, nil, nil, nil)
+	s.ok(t, http.StatusNotFound, http.MethodPost, "/v1/tenants/nobody/resume", op, nil, nil, nil)
+	s.ok(t, http.StatusOK, http.MethodGet, "/v1/tenants/acme/fair-share", alice, nil, nil, nil)
+
 	// Reservations: booked, pending (n1 taint not tolerated), extended,
 	// released, cancelled; read and paged.
 	book := func(gpus int, from, to time.Duration, extra map[string]any) map[string]any {

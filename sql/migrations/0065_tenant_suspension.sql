@@ -32,9 +32,6 @@ CREATE FUNCTION tenant_refuse_suspended() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   v_reason text;
 BEGIN
-  IF TG_OP = 'UPDATE' AND upper(NEW.during) <= upper(OLD.during) THEN
-    RETURN NEW; -- not an extension: a release, a shortening, a state change
-  END IF;
   SELECT t.suspended_reason INTO v_reason FROM tenants t WHERE t.id = NEW.tenant_id FOR KEY SHARE;
   IF v_reason IS NOT NULL THEN
     RAISE EXCEPTION 'tenant % is suspended: %', NEW.tenant_id, v_reason
@@ -46,8 +43,9 @@ END $$;
 
 CREATE TRIGGER reservations_tenant_not_suspended BEFORE INSERT ON reservations
   FOR EACH ROW EXECUTE FUNCTION tenant_refuse_suspended();
+-- Only an extension: a release, a shortening or a state change is not.
 CREATE TRIGGER reservations_extend_tenant_not_suspended BEFORE UPDATE OF during ON reservations
-  FOR EACH ROW EXECUTE FUNCTION tenant_refuse_suspended();
+  FOR EACH ROW WHEN (upper(NEW.during) > upper(OLD.during)) EXECUTE FUNCTION tenant_refuse_suspended();
 CREATE TRIGGER instances_tenant_not_suspended BEFORE INSERT ON instances
   FOR EACH ROW EXECUTE FUNCTION tenant_refuse_suspended();
 

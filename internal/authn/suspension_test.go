@@ -1,0 +1,75 @@
+package authn
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bettercompute/compute/core"
+	"github.com/bettercompute/compute/internal/db"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
+)
+
+// setSuspended suspends or resumes tenant acme with the statements the
+// commands run: the tenant row, then one change per token to the feed.
+func setSuspended(t *testing.T, d *pgtest.DB, suspended bool) {
+	t.Helper()
+	ctx := context.Background()
+	change := "resumed"
+	if suspended {
+		_, err := d.Q.TenantSuspend(ctx, db.TenantSuspendParams{ID: "acme", Reason: "invoice unpaid"})
+		require.NoError(t, err)
+		change = "suspended"
+	} else {
+		_, err := d.Q.TenantResume(ctx, "acme")
+		require.NoError(t, err)
+	}
+	_, err := d.Q.AuthzChangeAppendTenant(ctx, db.AuthzChangeAppendTenantParams{Change: change, TenantID: "acme"})
+	require.NoError(t, err)
+}
+
+// A token of a suspended tenant is refused with TENANT_SUSPENDED naming
+// the reason once the feed brings the suspension, though it was cached;
+// its watches fire, at once for a late one; the refusal is cached (not
+// offered to AuthenticateCached) until the feed brings the resume, after
+// which the token works and a new watch waits again.
+func TestTheFeedAppliesTenantSuspension(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	a := New(d.Pool, CacheTTL)
+	require.NoError(t, a.Sync(ctx))
+	issue(t, d, "tok_s", "bc_secret-s")
+	_, err := a.Authenticate(ctx, "bc_secret-s")
+	require.NoError(t, err)
+	fired := make(chan string, 2)
+	a.WatchRevocation("tok_s", func() { fired <- "watch" })
+
+	setSuspended(t, d, true)
+	_, err = a.Authenticate(ctx, "bc_secret-s")
+	require.NoError(t, err, "the cache answers until the feed is read")
+	require.Eventually(t, func() bool {
+		require.NoError(t, a.Sync(ctx))
+		_, err := a.Authenticate(ctx, "bc_secret-s")
+		return core.CodeOf(err) == core.CodeTenantSuspended
+	}, 10*time.Second, 5*time.Millisecond)
+	_, err = a.Authenticate(ctx, "bc_secret-s")
+	require.Contains(t, err.Error(), "invoice unpaid")
+	require.Equal(t, "watch", <-fired)
+	a.WatchRevocation("tok_s", func() { fired <- "late watch" })
+	require.Equal(t, "late watch", <-fired)
+	_, ok := a.AuthenticateCached("bc_secret-s")
+	require.False(t, ok, "a cached refusal is no cached actor")
+
+	setSuspended(t, d, false)
+	require.Eventually(t, func() bool {
+		require.NoError(t, a.Sync(ctx))
+		_, err := a.Authenticate(ctx, "bc_secret-s")
+		return err == nil
+	}, 10*time.Second, 5*time.Millisecond, "the resume evicts the cached refusal")
+	stop := a.WatchRevocation("tok_s", func() { fired <- "watch after resume" })
+	defer stop()
+	require.Empty(t, fired, "a resumed token's watch waits again")
+}
