@@ -22,7 +22,7 @@ func (c *cli) tenantsCmd() *cobra.Command {
 		Long: `suspend refuses every request with one of the tenant's tokens (403
 TENANT_SUSPENDED, naming the reason), ends its open event streams, and
 refuses new reservations, extensions and instances for it. Its reservations
-run until their end unless --release-reservations releases them now (each
+run until their end unless --release-reservations releases them at once (each
 the ordinary way, with its event). Suspending a suspended tenant changes
 nothing; with --release-reservations it still releases what is left.`,
 		Example: `  compute tenants suspend acme --reason "invoice 2026-11 unpaid"
