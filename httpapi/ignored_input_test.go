@@ -142,6 +142,7 @@ func (f ignoredInputFleet) writeBodies() map[string]string {
 		"PUT /v1/tenants/:tenant/quotas/:resource": `{"max":50}`,
 		"PUT /v1/tenants/:tenant/priority-classes": `{"classes":[]}`,
 		"PUT /v1/tenants/:tenant/fair-share":       `{"share":7}`,
+		"POST /v1/tenants/:tenant/suspend":         `{"reason":"x"}`,
 		"POST /v1/priority-classes":                `{"name":"im-class","value":10}`,
 		"POST /v1/tokens":                          `{"tenant":"acme","identity":"im@acme","role":"member"}`,
 		"POST /v1/reservations":                    fmt.Sprintf(`{"poolId":"fra1-gpu","vcpu":1,"start":%q,"end":%q}`, f.now.Add(time.Hour).Format(time.RFC3339), later),
