@@ -32,8 +32,11 @@ const adoptedExitUnknown = "exited after its node daemon restarted; its exit sta
 // exitRecorder is the shell script recordExit runs: $1 the exit file, the
 // rest the command. A file it cannot write (the allocation's directory
 // removed meanwhile) is no error of the workload's, and says nothing in its
-// output.
-const exitRecorder = `f=$1; shift; "$@"; s=$?; { echo "$s" >"$f"; } 2>/dev/null; exit "$s"`
+// output. The file and its directory are synced (coreutils' sync with
+// operands fsyncs just those): the status is read by a daemon that may
+// start only after the machine lost its power, and the daemon's own
+// reports are kept durably for the same reason (durable_file.go).
+const exitRecorder = `f=$1; shift; "$@"; s=$?; { echo "$s" >"$f" && sync "$f" "${f%/*}"; } 2>/dev/null; exit "$s"`
 
 // recordExit makes cmd, not started yet, write its exit status to file
 // when it exits, through the host's /bin/sh.

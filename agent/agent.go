@@ -244,7 +244,7 @@ func join(ctx context.Context, cfg Config, gpus []wire.InventoryGPU) (string, er
 	if err != nil {
 		return "", fmt.Errorf("join: %w", err)
 	}
-	if err := writeFileAtomic(path, []byte(token), 0o600); err != nil {
+	if err := writeFileDurable(path, []byte(token), 0o600); err != nil {
 		return "", fmt.Errorf("save credential: %w", err)
 	}
 	// The join token has done its work; a copy left on disk is one more

@@ -184,7 +184,7 @@ func writeFakeGPUSpec(dir string, gpus []wire.InventoryGPU) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := writeFileAtomic(filepath.Join(cdiDir, "fake-gpus.json"), b, 0o644); err != nil {
+	if err := writeFileDurable(filepath.Join(cdiDir, "fake-gpus.json"), b, 0o644); err != nil {
 		return "", fmt.Errorf("fake GPUs' CDI spec: %w", err)
 	}
 	return cdiDir, nil

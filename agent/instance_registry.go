@@ -68,7 +68,7 @@ func (ip *instanceProcesses) persist() error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(ip.registry, b, 0o600)
+	return writeFileDurable(ip.registry, b, 0o600)
 }
 
 // adopt loads the record in stateDir and takes over every instance whose

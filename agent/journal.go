@@ -122,7 +122,10 @@ func openJournal(dir string) (*journal, error) {
 			return nil, fmt.Errorf("journal id: %w", err)
 		}
 		j.id = "jnl_" + hex.EncodeToString(raw)
-		if err := os.WriteFile(idPath, []byte(j.id), 0o600); err != nil {
+		// Durably: an id file that a power loss left empty would name no
+		// journal, and one that came back without the entries appended
+		// after it would claim them lost.
+		if err := writeFileDurable(idPath, []byte(j.id), 0o600); err != nil {
 			return nil, fmt.Errorf("journal id: %w", err)
 		}
 	case err != nil:
@@ -254,7 +257,15 @@ func (j *journal) appendLocked(r journalRecord) error {
 	if err != nil {
 		return fmt.Errorf("encode journal entry: %w", err)
 	}
-	f, err := os.OpenFile(j.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	// The first entry makes the file: its name is made durable too (its
+	// directory fsynced), or a power loss could keep the entry's data and
+	// lose the file.
+	created := false
+	f, err := os.OpenFile(j.path, os.O_APPEND|os.O_WRONLY, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		f, err = os.OpenFile(j.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		created = true
+	}
 	if err != nil {
 		return fmt.Errorf("open journal: %w", err)
 	}
@@ -264,6 +275,11 @@ func (j *journal) appendLocked(r journalRecord) error {
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("sync journal: %w", err)
+	}
+	if created {
+		if err := syncDir(filepath.Dir(j.path)); err != nil {
+			return fmt.Errorf("sync journal dir: %w", err)
+		}
 	}
 	j.apply(r)
 	j.lines++
@@ -325,43 +341,13 @@ func (j *journal) compactLocked() error {
 	if !bytes.HasPrefix(line, snapshotPrefix) {
 		return errors.New("snapshot encoding does not start with its kind")
 	}
-	if err := writeFileSynced(j.path, append(line, '\n'), 0o600); err != nil {
+	if err := writeFileDurable(j.path, append(line, '\n'), 0o600); err != nil {
 		return err
 	}
 	j.entries = append(slices.Clone(s.Assignments), s.Commands...)
 	slices.SortStableFunc(j.entries, bySeq)
 	j.lines = 1
 	return nil
-}
-
-// writeFileSynced replaces path with b durably: a new file, fsynced, renamed
-// over path, and the directory fsynced so that the rename survives a crash.
-func writeFileSynced(path string, b []byte, perm os.FileMode) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	dir, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	return dir.Sync()
 }
 
 // commandEntry returns the journal's last entry of command id.

@@ -96,7 +96,7 @@ func (s *sandbox) pod(ctx context.Context, a *wire.AssignPayload, domain string)
 	if err != nil {
 		return 0, err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
+	if err := writeFileDurable(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
 		return 0, err
 	}
 	if err := os.MkdirAll(s.runc.root, 0o700); err != nil {

@@ -355,13 +355,3 @@ func usesMPS(a *wire.AssignPayload) bool {
 	}
 	return false
 }
-
-// writeFileAtomic replaces path with b through a rename, so a crash leaves
-// the old or the new content, never half of one.
-func writeFileAtomic(path string, b []byte, perm os.FileMode) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, perm); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}

@@ -76,7 +76,7 @@ func (t *uidTable) locked(fn func(e uidEntries) (bool, error)) error {
 	if b, err = json.Marshal(e); err != nil {
 		return err
 	}
-	return writeFileAtomic(t.path, b, 0o600)
+	return writeFileDurable(t.path, b, 0o600)
 }
 
 // get returns owner's id, handing out the lowest free one of the range to

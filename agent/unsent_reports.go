@@ -20,8 +20,9 @@ import (
 // instance is forgotten, its record and exit file removed, nothing on the
 // node says how it ended any more. The control plane would then end it
 // `lost` at the successor's first inventory, instead of `succeeded` or
-// `failed` with its exit status. The file is rewritten whenever the
-// reports kept change, and read back before the successor adopts anything
+// `failed` with its exit status. The file is rewritten, durably (fsynced,
+// durable_file.go: a power loss keeps it as a killed daemon does),
+// whenever the reports kept change, and read back before the successor adopts anything
 // (restore), so they keep their order ahead of what it reports itself. A
 // report sent twice (the daemon killed after it sent it, before it was
 // acknowledged, or before it rewrote the file) is harmless: the control plane records an instance's
@@ -71,7 +72,7 @@ func (d *daemon) keepUnsent() {
 	} else {
 		var b []byte
 		if b, err = json.Marshal(d.unsent); err == nil {
-			err = writeFileAtomic(path, b, 0o600)
+			err = writeFileDurable(path, b, 0o600)
 		}
 	}
 	if err != nil {
