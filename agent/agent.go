@@ -183,6 +183,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if len(adopted) > 0 {
 		log.Info("adopted running instances", "instances", adopted)
 	}
+	// Before any session: what runs in containers of allocations the
+	// journal does not hold can be no adopted instance (orphans.go).
+	d.stopStrays(ctx)
 	defer d.running.wait()
 	go d.watchdog(ctx)
 	if sb.mode == IsolationContainer {

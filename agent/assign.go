@@ -44,6 +44,11 @@ func (d *daemon) assign(res wire.Message, m wire.Message) wire.Message {
 		case d.assigned <- struct{}{}:
 		default:
 		}
+		// An extended window is recorded in the allocation's directory
+		// too (orphans.go); the journal, already written, is what counts.
+		if err := d.sandbox.recordAllocation(&a); err != nil {
+			d.log.Warn("record the allocation's window in its directory", "allocation", a.AllocationID, "err", err)
+		}
 		res.Output = fmt.Sprintf("assigned %s: %d devices (CUDA_VISIBLE_DEVICES=%s), %d vCPU, %d MiB, %s",
 			a.AllocationID, len(a.Devices), visibleDevices(&a), a.VCPU, a.MemoryMB, windowString(a.Start, a.End))
 	}
@@ -216,6 +221,8 @@ func (d *daemon) resync() []stoppedInstance {
 			d.log.Warn("watchdog stopped a container outside its assignment", "allocation", id)
 		}
 	}
+	// What a lost state directory left of allocations no longer held.
+	d.releaseOrphans(context.Background(), now)
 	return stopped
 }
 

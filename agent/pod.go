@@ -60,6 +60,11 @@ func (s *sandbox) pod(ctx context.Context, a *wire.AssignPayload, domain string)
 	if err := mkdirNoFollow(dir, 0o700, 0); err != nil {
 		return 0, fmt.Errorf("allocation dir: %w", err)
 	}
+	// Whose it is and until when, for a successor that lost the journal
+	// (orphans.go).
+	if err := s.recordAllocation(a); err != nil {
+		return 0, fmt.Errorf("allocation record: %w", err)
+	}
 	if err := podRootFS(filepath.Join(dir, "rootfs")); err != nil {
 		return 0, fmt.Errorf("allocation root: %w", err)
 	}
