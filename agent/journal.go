@@ -107,8 +107,17 @@ type journal struct {
 
 // openJournal loads (or creates) the journal in dir.
 func openJournal(dir string) (*journal, error) {
+	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("journal dir: %w", err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		// A new state directory's own name is made durable, or a power
+		// loss could take it, with the credential the join wrote into it
+		// after deleting the join token.
+		if err := syncDir(filepath.Dir(filepath.Clean(dir))); err != nil {
+			return nil, fmt.Errorf("journal dir: %w", err)
+		}
 	}
 	j := &journal{path: filepath.Join(dir, "journal.jsonl"), assigned: map[string]wire.AssignPayload{},
 		compactAt: defaultCompactAt, keepCommands: defaultKeepCommands}
