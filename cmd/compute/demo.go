@@ -65,16 +65,57 @@ type demoEndpoints struct {
 }
 
 // demoFleet is what seedDemo set up: the nodes, and which of them it
-// registered now (the others existed already).
+// registered now (the others existed already), and whether it created the
+// site and the pool now.
 type demoFleet struct {
 	Nodes      []demoNode
 	Registered map[string]bool
+	Created    struct{ Site, Pool bool }
+}
+
+// created counts the fleet's parts (the site, the pool, the nodes) and
+// how many of them this run created.
+func (f demoFleet) created() (created, parts int) {
+	for _, c := range []bool{f.Created.Site, f.Created.Pool} {
+		if c {
+			created++
+		}
+	}
+	for _, n := range f.Nodes {
+		if f.Registered[n.Register.ID] {
+			created++
+		}
+	}
+	return created, 2 + len(f.Nodes)
+}
+
+// existed reports whether any part of the fleet was there before this run.
+func (f demoFleet) existed() bool {
+	created, parts := f.created()
+	return created < parts
+}
+
+// headline says what seeding did, so a second `serve --demo` on the same
+// database does not claim to have seeded what it found and kept: "seeded"
+// when it created every part, "already present" when it created none, and
+// "completed" when it added what was missing.
+func (f demoFleet) headline() string {
+	const what = "site demo-site, pool demo-pool, 3 nodes (8×H100, 4×A100 MIG, 4×L4 time-slice)"
+	switch created, parts := f.created(); created {
+	case parts:
+		return "Demo fleet seeded: " + what + "."
+	case 0:
+		return "Demo fleet already present: " + what + ", kept as it is."
+	default:
+		return fmt.Sprintf("Demo fleet completed: %s; %d of its %d parts existed and were kept as they are.",
+			what, parts-created, parts)
+	}
 }
 
 // seedDemo gives a fresh installation something to look at: a site, a
 // bare-metal pool, three nodes (demoNodes), quotas for tenant "acme" and two
-// tokens. Running it again on the same database skips what exists and
-// issues new tokens. What to run is printed to out; the nodes' daemons are
+// tokens. Running it again on the same database keeps what exists, says
+// so, and issues new tokens (the old ones' secrets cannot be shown again). What to run is printed to out; the nodes' daemons are
 // the caller's to start (runDemoDaemons).
 func seedDemo(ctx context.Context, h *commands.Handlers, tokens *commands.Tokens, at demoEndpoints, now time.Time,
 	out io.Writer, logger *slog.Logger) (demoFleet, error) {
@@ -85,17 +126,21 @@ func seedDemo(ctx context.Context, h *commands.Handlers, tokens *commands.Tokens
 		}
 		return err
 	}
-	if _, err := h.CreateSite(ctx, op, commands.CreateSite{ID: "demo-site", Name: "Demo site"}); skipExisting(err) != nil {
-		return demoFleet{}, fmt.Errorf("demo site: %w", err)
-	}
-	if _, err := h.CreatePool(ctx, op, commands.CreatePool{ID: demoPool, SiteID: "demo-site", Kind: "bare-metal"}); skipExisting(err) != nil {
-		return demoFleet{}, fmt.Errorf("demo pool: %w", err)
-	}
 	nodes, err := demoNodes()
 	if err != nil {
 		return demoFleet{}, err
 	}
 	fleet := demoFleet{Nodes: nodes, Registered: map[string]bool{}}
+	_, err = h.CreateSite(ctx, op, commands.CreateSite{ID: "demo-site", Name: "Demo site"})
+	if skipExisting(err) != nil {
+		return demoFleet{}, fmt.Errorf("demo site: %w", err)
+	}
+	fleet.Created.Site = err == nil
+	_, err = h.CreatePool(ctx, op, commands.CreatePool{ID: demoPool, SiteID: "demo-site", Kind: "bare-metal"})
+	if skipExisting(err) != nil {
+		return demoFleet{}, fmt.Errorf("demo pool: %w", err)
+	}
+	fleet.Created.Pool = err == nil
 	for _, n := range nodes {
 		_, err := h.RegisterNode(ctx, op, n.Register)
 		if skipExisting(err) != nil {
@@ -127,12 +172,22 @@ func seedDemo(ctx context.Context, h *commands.Handlers, tokens *commands.Tokens
 	if demoIsolation() == agent.IsolationNone {
 		isolation = "workloads run WITHOUT isolation, as your user: a development machine only (isolation needs root and runc)"
 	}
+	// A token's secret is stored only as a hash, so the tokens of an
+	// earlier run cannot be printed again: every run issues two new ones,
+	// and says so when the fleet was there before.
+	again := ""
+	if fleet.existed() {
+		again = `  These tokens are new: a secret is shown only when its token is issued, so each run
+  issues two more. Those of earlier runs stay valid until revoked (compute tokens list,
+  compute tokens revoke ID). acme's quotas were set to the demo's again where its use allows.
+`
+	}
 	api := localURL("http", at.Addr)
 	fmt.Fprintf(out, `
-Demo fleet seeded: site demo-site, pool demo-pool, 3 nodes (8×H100, 4×A100 MIG, 4×L4 time-slice).
+%s
   operator token (tenant ops):  %s
   tenant token   (tenant acme): %s
-
+%s
 The nodes' daemons run in this process, with fake GPUs (state in %s; %s).
 
 Try, from another terminal (docs/cli.md):
@@ -152,9 +207,14 @@ The web console, in a browser (sign in with either token):
 
 Ctrl-C here stops the server and the nodes' daemons (and the private PostgreSQL, if it started one).
 
-`, operator.Secret, tenant.Secret, at.Dir, isolation, api, tenant.Secret, tenant.Secret, now.UTC().Format(time.RFC3339),
+`, fleet.headline(), operator.Secret, tenant.Secret, again, at.Dir, isolation, api, tenant.Secret, tenant.Secret, now.UTC().Format(time.RFC3339),
 		now.UTC().Add(24*time.Hour).Format(time.RFC3339), api, operator.Secret, api, api+console.Prefix)
-	logger.Info("demo fleet seeded")
+	created, parts := fleet.created()
+	if created == parts {
+		logger.Info("demo fleet seeded")
+	} else {
+		logger.Info("demo fleet was present; kept what existed", "created", created, "kept", parts-created)
+	}
 	return fleet, nil
 }
 

@@ -201,3 +201,58 @@ func TestDemoSeedsAgainOverAQuotaInUse(t *testing.T) {
 		Start: start, End: start.Add(time.Hour)})
 	require.NoError(t, err, "the raised quota was kept")
 }
+
+// A second `serve --demo` on the same database says it found the fleet and
+// kept it, instead of announcing it seeded it again, and says its tokens
+// are new ones beside the first run's (a secret is shown only at issue);
+// the first run says neither.
+func TestDemoSaysWhenTheFleetWasAlreadyThere(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	h := commands.New(d.Pool, commands.Config{})
+	at := demoEndpoints{Addr: ":8080", GatewayAddr: ":8081", Dir: t.TempDir()}
+	seed := func() string {
+		var out bytes.Buffer
+		_, err := seedDemo(context.Background(), h, &commands.Tokens{Pool: d.Pool}, at, d.Now(t), &out, slog.New(slog.DiscardHandler))
+		require.NoError(t, err)
+		return out.String()
+	}
+	first := seed()
+	require.Contains(t, first, "Demo fleet seeded: site demo-site, pool demo-pool, 3 nodes")
+	require.NotContains(t, first, "already present")
+	require.NotContains(t, first, "tokens are new")
+
+	second := seed()
+	require.Contains(t, second, "Demo fleet already present: site demo-site, pool demo-pool, 3 nodes")
+	require.Contains(t, second, "kept as it is")
+	require.NotContains(t, second, "seeded")
+	require.Contains(t, second, "These tokens are new")
+	require.Contains(t, second, "Those of earlier runs stay valid until revoked")
+
+	var tokens int
+	require.NoError(t, d.Pool.QueryRow(context.Background(),
+		"SELECT count(*) FROM api_tokens WHERE identity IN ('demo-operator', 'demo-user')").Scan(&tokens))
+	require.Equal(t, 4, tokens, "each run issued two tokens; the first run's were kept")
+}
+
+// The headline tells a fleet seeded now, one found whole, and one of which
+// this run added only the missing parts.
+func TestDemoHeadline(t *testing.T) {
+	t.Parallel()
+	nodes, err := demoNodes()
+	require.NoError(t, err)
+	all := map[string]bool{"demo-node-1": true, "demo-node-2": true, "demo-node-3": true}
+	fresh := demoFleet{Nodes: nodes, Registered: all}
+	fresh.Created.Site, fresh.Created.Pool = true, true
+	require.True(t, strings.HasPrefix(fresh.headline(), "Demo fleet seeded: "))
+	require.False(t, fresh.existed())
+
+	kept := demoFleet{Nodes: nodes, Registered: map[string]bool{}}
+	require.True(t, strings.HasPrefix(kept.headline(), "Demo fleet already present: "))
+	require.True(t, kept.existed())
+
+	partial := demoFleet{Nodes: nodes, Registered: map[string]bool{"demo-node-3": true}}
+	require.True(t, strings.HasPrefix(partial.headline(), "Demo fleet completed: "))
+	require.Contains(t, partial.headline(), "4 of its 5 parts existed")
+	require.True(t, partial.existed())
+}
