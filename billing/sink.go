@@ -248,13 +248,27 @@ func (s *Sink) sendDue(ctx context.Context, windows []queries.UsageWindow) (left
 			return 0, 0, fmt.Errorf("record billing attempt %s: %w", w.Key, err)
 		}
 		if !res.ok() {
-			s.logger.Warn("billing endpoint refused a usage window; retrying", "key", w.Key,
-				"status", res.status, "err", res.errText(), "attempt", st.Attempts+1, "retry_in", delay)
+			s.logFailure(w.Key, res, st.Attempts+1, delay)
 			return undelivered(windows[i:], states), delay, nil
 		}
 		s.logger.Debug("usage window billed", "key", w.Key, "attempt", st.Attempts+1)
 	}
 	return 0, 0, nil
+}
+
+// logFailure says why a window was not accepted, telling apart the two
+// an operator acts on differently: a receiver that was never reached (no
+// answer: connection refused, timeout, DNS, TLS; its error) and one that
+// answered and refused the window (its status, and where a redirect it
+// was not followed to pointed).
+func (s *Sink) logFailure(key string, res result, attempt int32, retryIn time.Duration) {
+	if res.err != nil {
+		s.logger.Warn("billing endpoint unreachable; retrying", "key", key,
+			"err", res.errText(), "attempt", attempt, "retry_in", retryIn)
+		return
+	}
+	s.logger.Warn("billing endpoint refused a usage window; retrying", "key", key,
+		"status", res.status, "err", res.errText(), "attempt", attempt, "retry_in", retryIn)
 }
 
 // undelivered counts the windows not known to be accepted.
