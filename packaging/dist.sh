@@ -6,9 +6,12 @@
 #
 # Each archive holds one directory, compute_<version>_linux_<arch>/, with the
 # static binary (version and commit linked into main.version and main.commit),
-# README.md, LICENSE when the repository has one, docs/configuration.md,
-# docs/operations/deploy.md and packaging/systemd/ as systemd/. The archives
-# are reproducible: sorted names, owner 0, the commit's time as every mtime.
+# README.md, LICENSE when the repository has one, the docs/ tree less its Go
+# files (the README and every page link into it, concepts/, cli.md,
+# security.md, operations/ …: a page the archive left out was a dead
+# reference on an operator's machine) and packaging/systemd/ as systemd/.
+# The archives are reproducible: sorted names, owner 0, the commit's time as
+# every mtime.
 #
 # Environment (the Makefile sets all of it): GO, VERSION, COMMIT, DIST,
 # ARCHES. Run from the repository root. Needs GNU tar.
@@ -32,15 +35,19 @@ archives=""
 for arch in $ARCHES; do
 	name="compute_${VERSION}_linux_${arch}"
 	stage="$work/$name"
-	mkdir -p "$stage/docs/operations" "$stage/systemd"
+	mkdir -p "$stage/systemd"
 	echo "dist: building $name"
 	CGO_ENABLED=0 GOOS=linux GOARCH="$arch" "$GO" build -trimpath \
 		-ldflags "-s -w -X main.version=$VERSION -X main.commit=$COMMIT" \
 		-o "$stage/compute" ./cmd/compute
 	cp README.md "$stage/"
 	[ ! -f LICENSE ] || cp LICENSE "$stage/"
-	cp docs/configuration.md "$stage/docs/"
-	cp docs/operations/deploy.md "$stage/docs/operations/"
+	# The docs' Go files (the package that embeds the API's schema, its
+	# tests) are source, not documentation.
+	find docs -type f ! -name '*.go' | while IFS= read -r f; do
+		mkdir -p "$stage/$(dirname "$f")"
+		cp "$f" "$stage/$f"
+	done
 	cp packaging/systemd/*.service packaging/systemd/*.env "$stage/systemd/"
 	chmod 0755 "$stage/compute"
 	find "$stage" -type d -exec chmod 0755 {} +

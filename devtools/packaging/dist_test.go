@@ -67,10 +67,12 @@ func TestDistArchiveLayout(t *testing.T) {
 			t.Errorf("SHA256SUMS says %s for %s, the file hashes to %x", sums[name+".tar.gz"], name, sum)
 		}
 		files := readArchive(t, archive)
-		want := []string{name + "/", name + "/README.md", name + "/compute", name + "/docs/",
-			name + "/docs/configuration.md", name + "/docs/operations/", name + "/docs/operations/deploy.md",
+		want := []string{name + "/", name + "/README.md", name + "/compute",
 			name + "/systemd/", name + "/systemd/compute-agent.env", name + "/systemd/compute-agent.service",
 			name + "/systemd/compute-serve.env", name + "/systemd/compute-serve.service"}
+		for _, doc := range docsTree(t) {
+			want = append(want, name+"/"+doc)
+		}
 		if _, err := os.Stat(filepath.Join(repo, "LICENSE")); err == nil {
 			want = append(want, name+"/LICENSE")
 		}
@@ -98,8 +100,10 @@ func TestDistArchiveLayout(t *testing.T) {
 			}
 		}
 		requireLinkVars(t, build)
+		requireReferencesShipped(t, name, files)
 		for inArchive, inRepo := range map[string]string{"README.md": "README.md",
-			"docs/configuration.md": "docs/configuration.md", "systemd/compute-agent.service": "packaging/systemd/compute-agent.service"} {
+			"docs/configuration.md": "docs/configuration.md", "docs/console/fleet.png": "docs/console/fleet.png",
+			"systemd/compute-agent.service": "packaging/systemd/compute-agent.service"} {
 			src, err := os.ReadFile(filepath.Join(repo, inRepo))
 			if err != nil {
 				t.Fatal(err)
