@@ -115,8 +115,9 @@ func (f demoFleet) headline() string {
 // seedDemo gives a fresh installation something to look at: a site, a
 // bare-metal pool, three nodes (demoNodes), quotas for tenant "acme" and two
 // tokens. Running it again on the same database keeps what exists, says
-// so, and issues new tokens (the old ones' secrets cannot be shown again). What to run is printed to out; the nodes' daemons are
-// the caller's to start (runDemoDaemons).
+// so, and issues new tokens (the old ones' secrets cannot be shown
+// again). What to run is printed to out; the nodes' daemons are the
+// caller's to start (runDemoDaemons).
 func seedDemo(ctx context.Context, h *commands.Handlers, tokens *commands.Tokens, at demoEndpoints, now time.Time,
 	out io.Writer, logger *slog.Logger) (demoFleet, error) {
 	op := bootstrapActor
