@@ -146,6 +146,12 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 			charged = append(charged, q.Resource)
 		}
 	}
+	if firstMissing(c.charges, charged) != "" {
+		var err error
+		if charged, err = chargeAgain(ctx, db.New(tx), actor.Tenant, c.charges, locked, charged); err != nil {
+			return ReservationResult{}, err
+		}
+	}
 	if res := firstMissing(c.charges, charged); res != "" {
 		return ReservationResult{}, quotaExceeded(ctx, db.New(tx), actor.Tenant, res, c.charges[res])
 	}
@@ -278,6 +284,34 @@ func (c *creation) checkPriorityClass() error {
 				"choose a preemptible class, or leave preemptible out", c.scope.ClassName)
 	}
 	return nil
+}
+
+// chargeAgain charges, in a statement of its own, the resources of charges
+// that QuotaUsageLockAndCharge locked but did not charge, and returns
+// charged with those it charges now. That statement's guard reads the rows
+// as of its snapshot, taken before it waited for their locks, and a row
+// that fails the guard there is never re-read: a raise of the max, or a
+// refund, that committed while the create waited is missed, and the
+// tenant refused with room left ("1 used of 2, this needs 1 more";
+// TestQuotaChargeSeesTheLockedRow). The rows are this transaction's now,
+// so this statement's snapshot is their last state and its answer final.
+// It costs a round trip only on the way to a refusal.
+func chargeAgain(ctx context.Context, q *db.Queries, tenant string, charges map[string]int64, locked, charged []string) ([]string, error) {
+	var resources []string
+	var amounts []int64
+	for _, r := range slices.Sorted(maps.Keys(charges)) {
+		if slices.Contains(locked, r) && !slices.Contains(charged, r) {
+			resources, amounts = append(resources, r), append(amounts, charges[r])
+		}
+	}
+	if len(resources) == 0 {
+		return charged, nil
+	}
+	done, err := q.QuotaUsageChargeMany(ctx, db.QuotaUsageChargeManyParams{TenantID: tenant, Resources: resources, Amounts: amounts})
+	if err != nil {
+		return nil, pg.Translate(err, "quota")
+	}
+	return append(slices.Clone(charged), done...), nil
 }
 
 // quotaExceeded is rule 5's QUOTA_EXCEEDED for res, with its usage.
