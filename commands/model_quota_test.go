@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/commands"
@@ -120,5 +121,36 @@ func TestConcurrentReleaseRefundsOnce(t *testing.T) {
 	q, err := f.d.Q.QuotaUsageGet(f.ctx, dbQuota("acme", "gpu"))
 	require.NoError(t, err)
 	require.Equal(t, int64(1), q.Used, "only the still-booked reservation holds quota")
+	f.requireInvariants(t)
+}
+
+// A model quota matches a GPU's model exactly, so one spelled otherwise
+// (case, spaces or punctuation) than every GPU of the fleet would limit
+// nothing: quotas.set refuses it with INVALID_ARGUMENT naming the
+// inventory's spelling, and writes nothing. A model no GPU names alike is
+// accepted, as a quota may come before its hardware. Before the check,
+// `compute serve --demo` accepted gpu:h100-80gb with max 2 and then let
+// acme book 4 of its H100-80GB GPUs.
+func TestModelQuotaSpelledUnlikeTheFleetIsRefused(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive, exclusive) // model a100
+	for _, res := range []string{"gpu:A100", "gpu:a-100", "gpu:A_100"} {
+		_, err := f.h.SetQuota(f.ctx, operator, commands.SetQuota{Tenant: "acme", Resource: res, Max: 1})
+		require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), res)
+		require.Contains(t, err.Error(), `the fleet's is gpu:a100`, res)
+		_, err = f.d.Q.QuotaUsageGet(f.ctx, dbQuota("acme", res))
+		require.ErrorIs(t, err, pgx.ErrNoRows, "%s: nothing written", res)
+	}
+	before := f.countEvents(t, core.EventQuotaSet)
+	f.quota(t, "acme", "gpu:a100", 1) // the fleet's spelling
+	f.quota(t, "acme", "gpu:h200", 4) // no such hardware yet
+	require.Equal(t, before+2, f.countEvents(t, core.EventQuotaSet))
+
+	// The exact quota limits: the second GPU is refused.
+	f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1})
+	s, e := window(0, 2)
+	_, err := f.h.CreateReservation(f.ctx, tenantA, commands.CreateReservation{PoolID: "fra1-gpu", GPUs: 1, Start: s, End: e})
+	require.Equal(t, core.CodeQuotaExceeded, core.CodeOf(err))
 	f.requireInvariants(t)
 }

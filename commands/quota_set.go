@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -40,6 +42,35 @@ func unknownTenant(tenant string) error {
 	return core.Errorf(core.CodeNotFound, "tenant %s not found: create it by issuing it a token", tenant)
 }
 
+// checkModelSpelling refuses a gpu:<model> quota whose model no device has
+// exactly while some device's model differs from it only in case, spaces or
+// punctuation (gpu:h100-80gb when the inventory says H100-80GB). Placement
+// charges a model quota only for the exact model of the atoms it books, so
+// such a quota would be accepted and limit nothing: the tenant could book
+// every H100 while the operator believes it holds two. The answer names the
+// inventory's spelling. A model no device names alike is still accepted, so
+// that a quota can come before its hardware.
+func checkModelSpelling(ctx context.Context, q *db.Queries, resource string) error {
+	model, ok := strings.CutPrefix(resource, core.GPUModelQuota(""))
+	if !ok {
+		return nil
+	}
+	alike, err := q.DeviceModelsNamedAlike(ctx, model)
+	if err != nil {
+		return pg.Translate(err, "devices")
+	}
+	if len(alike) == 0 || slices.Contains(alike, model) {
+		return nil
+	}
+	names := make([]string, len(alike))
+	for i, m := range alike {
+		names[i] = core.GPUModelQuota(m)
+	}
+	return core.Errorf(core.CodeInvalidArgument,
+		"no GPU's model is %q, which a model quota must match exactly, case included: the fleet's is %s",
+		model, strings.Join(names, " or "))
+}
+
 // SetQuota runs quotas.set (operator only). The tenant id follows the rule
 // of tokens.create (INVALID_ARGUMENT otherwise) and must exist (NOT_FOUND). Lowering max below what the
 // tenant already uses is refused with CONFLICT, naming the usage: quota_usage
@@ -72,6 +103,9 @@ func (h *Handlers) SetQuota(ctx context.Context, actor core.Actor, cmd SetQuota)
 				return unknownTenant(cmd.Tenant)
 			}
 			return pg.Translate(err, "tenant")
+		}
+		if err := checkModelSpelling(ctx, q, cmd.Resource); err != nil {
+			return err
 		}
 		rows, err := q.QuotaUsageSetMax(ctx, db.QuotaUsageSetMaxParams{TenantID: cmd.Tenant, Resource: cmd.Resource, Max: cmd.Max})
 		if err != nil {

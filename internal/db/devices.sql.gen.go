@@ -349,6 +349,38 @@ func (q *Queries) DeviceLockForBooking(ctx context.Context, ids []string) ([]Dev
 	return items, nil
 }
 
+const deviceModelsNamedAlike = `-- name: DeviceModelsNamedAlike :many
+SELECT DISTINCT d.model::text AS model FROM devices d
+ WHERE lower(regexp_replace(d.model, '[^A-Za-z0-9]', '', 'g'))
+     = lower(regexp_replace($1::text, '[^A-Za-z0-9]', '', 'g'))
+ ORDER BY 1
+`
+
+// The models of the fleet's devices that name model alike: the same
+// letters and digits, case, spaces and punctuation aside. quotas.set reads
+// it to refuse a gpu:<model> quota that no device matches exactly but some
+// would if spelled as the inventory spells it ("h100-80gb" for
+// "H100-80GB"): such a quota would limit nothing.
+func (q *Queries) DeviceModelsNamedAlike(ctx context.Context, model string) ([]string, error) {
+	rows, err := q.db.Query(ctx, deviceModelsNamedAlike, model)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var model string
+		if err := rows.Scan(&model); err != nil {
+			return nil, err
+		}
+		items = append(items, model)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const deviceRetireAtoms = `-- name: DeviceRetireAtoms :execrows
 UPDATE devices SET retired = true, bookable = false, version = version + 1
  WHERE parent_id = $1 AND NOT retired

@@ -98,3 +98,14 @@ SELECT a.id, a.parent_id, a.model FROM devices a LEFT JOIN devices p ON p.id = a
 SELECT id, parent_id, node_id, kind, mode, bookable, retired, health, quarantined, profile, mig_uuid
   FROM devices WHERE id = ANY((SELECT sqlc.arg(ids)::text[])::text[])
  ORDER BY id FOR NO KEY UPDATE;
+
+-- name: DeviceModelsNamedAlike :many
+-- The models of the fleet's devices that name model alike: the same
+-- letters and digits, case, spaces and punctuation aside. quotas.set reads
+-- it to refuse a gpu:<model> quota that no device matches exactly but some
+-- would if spelled as the inventory spells it ("h100-80gb" for
+-- "H100-80GB"): such a quota would limit nothing.
+SELECT DISTINCT d.model::text AS model FROM devices d
+ WHERE lower(regexp_replace(d.model, '[^A-Za-z0-9]', '', 'g'))
+     = lower(regexp_replace(sqlc.arg(model)::text, '[^A-Za-z0-9]', '', 'g'))
+ ORDER BY 1;
