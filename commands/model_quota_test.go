@@ -154,3 +154,26 @@ func TestModelQuotaSpelledUnlikeTheFleetIsRefused(t *testing.T) {
 	require.Equal(t, core.CodeQuotaExceeded, core.CodeOf(err))
 	f.requireInvariants(t)
 }
+
+// A reservation whose gpuModel is spelled unlike the fleet's (A100 for a100)
+// is refused with INVALID_ARGUMENT rather than left pending: it would wait,
+// holding its quota charge, for a model no GPU reports, since models are
+// matched exactly. A model no GPU names alike still waits, as hardware may
+// come. Before, `compute serve --demo` left gpuModel "h100-80gb" pending
+// with {"gpu": 4} charged next to four free H100-80GB GPUs.
+func TestReservationOfAModelSpelledUnlikeTheFleetIsRefused(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive) // model a100
+	s, e := window(0, 2)
+	_, err := f.h.CreateReservation(f.ctx, tenantA, commands.CreateReservation{PoolID: "fra1-gpu", GPUs: 1, GPUModel: "A100", Start: s, End: e})
+	require.Equal(t, core.CodeInvalidArgument, core.CodeOf(err), "%v", err)
+	require.Contains(t, err.Error(), "the fleet's is a100")
+	require.Equal(t, 0, f.countEvents(t, core.EventReservationPending))
+	require.Equal(t, int64(0), f.quotaUsed(t, "acme", "gpu"), "nothing charged")
+
+	r := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, GPUModel: "h200"}).Reservation
+	require.Equal(t, core.ReservationPending, r.State, "a model the fleet lacks waits")
+	require.Equal(t, core.ReservationBooked, f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, GPUModel: "a100"}).Reservation.State)
+	f.requireInvariants(t)
+}

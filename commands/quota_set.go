@@ -59,7 +59,7 @@ func checkModelSpelling(ctx context.Context, q *db.Queries, resource string) err
 	if err != nil {
 		return pg.Translate(err, "devices")
 	}
-	if len(alike) == 0 || slices.Contains(alike, model) {
+	if !misspelledModel(model, alike) {
 		return nil
 	}
 	names := make([]string, len(alike))
@@ -69,6 +69,13 @@ func checkModelSpelling(ctx context.Context, q *db.Queries, resource string) err
 	return core.Errorf(core.CodeInvalidArgument,
 		"no GPU's model is %q, which a model quota must match exactly, case included: the fleet's is %s",
 		model, strings.Join(names, " or "))
+}
+
+// misspelledModel reports whether model is spelled unlike the fleet's: no
+// device has it exactly, and some have a model that DeviceModelsNamedAlike
+// found alike (alike).
+func misspelledModel(model string, alike []string) bool {
+	return len(alike) > 0 && !slices.Contains(alike, model)
 }
 
 // SetQuota runs quotas.set (operator only). The tenant id follows the rule

@@ -167,9 +167,21 @@ func (c *creation) run(ctx context.Context, tx pgx.Tx) (ReservationResult, error
 	if where != nil {
 		maps.Copy(charges, where.modelCharges)
 	} else {
-		// Pending: within the tenant's cap, one more round trip.
+		// Pending: within the tenant's cap, and not for a model spelled
+		// unlike the fleet's, one more round trip.
+		var alike []string
+		if c.spec.GPU.Model != "" {
+			pg.Many(ctx, &tail, (*db.Queries).DeviceModelsNamedAlike, c.spec.GPU.Model, &alike)
+		}
 		if err := c.h.checkPendingCap(ctx, tx, &tail, actor.Tenant); err != nil {
 			return ReservationResult{}, err
+		}
+		if misspelledModel(c.spec.GPU.Model, alike) {
+			// It would wait, holding its quota, for a model no GPU will
+			// ever report: the models are matched exactly.
+			return ReservationResult{}, core.Errorf(core.CodeInvalidArgument,
+				"no GPU's model is %q, which gpuModel must match exactly, case included: the fleet's is %s",
+				c.spec.GPU.Model, strings.Join(alike, " or "))
 		}
 		tail = pg.Batch{}
 	}
