@@ -350,17 +350,28 @@ func (q *Queries) DeviceLockForBooking(ctx context.Context, ids []string) ([]Dev
 }
 
 const deviceModelsNamedAlike = `-- name: DeviceModelsNamedAlike :many
-SELECT DISTINCT d.model::text AS model FROM devices d
- WHERE lower(regexp_replace(d.model, '[^A-Za-z0-9]', '', 'g'))
-     = lower(regexp_replace($1::text, '[^A-Za-z0-9]', '', 'g'))
- ORDER BY 1
+WITH RECURSIVE alike AS (
+  SELECT min(d.model) AS model FROM devices d
+   WHERE lower(regexp_replace(d.model, '[^A-Za-z0-9]', '', 'g'))
+       = lower(regexp_replace($1::text, '[^A-Za-z0-9]', '', 'g'))
+  UNION ALL
+  SELECT (SELECT min(d.model) FROM devices d
+           WHERE lower(regexp_replace(d.model, '[^A-Za-z0-9]', '', 'g'))
+               = lower(regexp_replace($1::text, '[^A-Za-z0-9]', '', 'g'))
+             AND d.model > a.model)
+    FROM alike a WHERE a.model IS NOT NULL
+)
+SELECT alike.model::text AS model FROM alike WHERE alike.model IS NOT NULL
 `
 
 // The models of the fleet's devices that name model alike: the same
 // letters and digits, case, spaces and punctuation aside. quotas.set reads
 // it to refuse a gpu:<model> quota that no device matches exactly but some
 // would if spelled as the inventory spells it ("h100-80gb" for
-// "H100-80GB"): such a quota would limit nothing.
+// "H100-80GB"): such a quota would limit nothing. A walk of the distinct
+// models under the normalised name, one probe of devices_model_alike
+// (migration 0066) each, not a read of every device that has one: the
+// expression must stay the index's.
 func (q *Queries) DeviceModelsNamedAlike(ctx context.Context, model string) ([]string, error) {
 	rows, err := q.db.Query(ctx, deviceModelsNamedAlike, model)
 	if err != nil {

@@ -104,8 +104,19 @@ SELECT id, parent_id, node_id, kind, mode, bookable, retired, health, quarantine
 -- letters and digits, case, spaces and punctuation aside. quotas.set reads
 -- it to refuse a gpu:<model> quota that no device matches exactly but some
 -- would if spelled as the inventory spells it ("h100-80gb" for
--- "H100-80GB"): such a quota would limit nothing.
-SELECT DISTINCT d.model::text AS model FROM devices d
- WHERE lower(regexp_replace(d.model, '[^A-Za-z0-9]', '', 'g'))
-     = lower(regexp_replace(sqlc.arg(model)::text, '[^A-Za-z0-9]', '', 'g'))
- ORDER BY 1;
+-- "H100-80GB"): such a quota would limit nothing. A walk of the distinct
+-- models under the normalised name, one probe of devices_model_alike
+-- (migration 0066) each, not a read of every device that has one: the
+-- expression must stay the index's.
+WITH RECURSIVE alike AS (
+  SELECT min(d.model) AS model FROM devices d
+   WHERE lower(regexp_replace(d.model, '[^A-Za-z0-9]', '', 'g'))
+       = lower(regexp_replace(sqlc.arg(model)::text, '[^A-Za-z0-9]', '', 'g'))
+  UNION ALL
+  SELECT (SELECT min(d.model) FROM devices d
+           WHERE lower(regexp_replace(d.model, '[^A-Za-z0-9]', '', 'g'))
+               = lower(regexp_replace(sqlc.arg(model)::text, '[^A-Za-z0-9]', '', 'g'))
+             AND d.model > a.model)
+    FROM alike a WHERE a.model IS NOT NULL
+)
+SELECT alike.model::text AS model FROM alike WHERE alike.model IS NOT NULL;
