@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -209,14 +210,57 @@ func startUnusedOwner(newCmd func() *exec.Cmd) (*exec.Cmd, error) {
 	return nil, errors.New("no unused process id in 10 starts")
 }
 
+// freeAddr returns a loopback address whose port is free now and lies
+// below the kernel's ephemeral range. A port the kernel hands out for
+// "127.0.0.1:0" comes from that range, which is also where every outgoing
+// connection takes its local port: between this pick and the server's
+// bind (or a restart's), a database connection of another process of the
+// run could take it, and the server would exit with "address already in
+// use" (seen under make test's -race load). Below the range, only a
+// process that asks for the port by number can take it.
 func freeAddr(t *testing.T) string {
 	t.Helper()
+	low := ephemeralPortLow()
+	if low > fixedPortFloor+1000 {
+		for range 200 {
+			port := fixedPortFloor + rand.IntN(low-fixedPortFloor)
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+			if err != nil {
+				continue
+			}
+			addr := l.Addr().String()
+			_ = l.Close()
+			return addr
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// fixedPortFloor is the lowest port freeAddr picks: above the well-known
+// and registered services a test machine may run.
+const fixedPortFloor = 20000
+
+// ephemeralPortLow is the first port of the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range), 32768 when it cannot be read.
+func ephemeralPortLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 32768
+	}
+	return n
 }
 
 func httpOK(ctx context.Context, url string) bool {
