@@ -4431,6 +4431,14 @@ type ListTenantQuotasParams struct {
 	Limit *ReadLimit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// SetQuotaParams defines parameters for SetQuota.
+type SetQuotaParams struct {
+	// IfMatch The version the object must be at (optimistic concurrency), bare (`3`)
+	// or quoted (`"3"`); `*` means any. Another version is 409 CONFLICT and
+	// changes nothing; a malformed value is 400 INVALID_ARGUMENT.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // ListTokensParams defines parameters for ListTokens.
 type ListTokensParams struct {
 	// Cursor The `nextCursor` of the previous page (opaque).
@@ -6515,8 +6523,14 @@ type ClientInterface interface {
 	// until one does. Lowering
 	// max below what the tenant uses is 409 CONFLICT. The max the quota
 	// already has changes nothing: 200 with the same `version`, an all-zero
-	// `position` and no event. If-Match is not
-	// supported here (400). The tenant id follows the rule of token
+	// `position` and no event. `max` is absolute, so two writers raising
+	// one limit at once would each replace the other's change: send
+	// `If-Match: <version>` with the `version` read from
+	// GET /v1/tenants/{tenant}/quotas (or the last PUT's answer) to apply
+	// the change only to that version. Another version, or a quota not
+	// set yet (it has no version), is 409 CONFLICT and changes nothing;
+	// If-Match is checked before the other rules. Without If-Match the
+	// last writer wins. The tenant id follows the rule of token
 	// creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 	// an unknown tenant is 404 NOT_FOUND, it is not created here. An
 	// operator creates a tenant by issuing it a token (POST /v1/tokens).
@@ -6524,7 +6538,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v1/tenants/{tenant}/quotas/{resource} (the `SetQuota` operationId).
-	SetQuotaWithBody(ctx context.Context, tenant TenantID, resource string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SetQuotaWithBody(ctx context.Context, tenant TenantID, resource string, params *SetQuotaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SetQuota Set a tenant's quota for one resource (operator)
 	//
@@ -6538,8 +6552,14 @@ type ClientInterface interface {
 	// until one does. Lowering
 	// max below what the tenant uses is 409 CONFLICT. The max the quota
 	// already has changes nothing: 200 with the same `version`, an all-zero
-	// `position` and no event. If-Match is not
-	// supported here (400). The tenant id follows the rule of token
+	// `position` and no event. `max` is absolute, so two writers raising
+	// one limit at once would each replace the other's change: send
+	// `If-Match: <version>` with the `version` read from
+	// GET /v1/tenants/{tenant}/quotas (or the last PUT's answer) to apply
+	// the change only to that version. Another version, or a quota not
+	// set yet (it has no version), is 409 CONFLICT and changes nothing;
+	// If-Match is checked before the other rules. Without If-Match the
+	// last writer wins. The tenant id follows the rule of token
 	// creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 	// an unknown tenant is 404 NOT_FOUND, it is not created here. An
 	// operator creates a tenant by issuing it a token (POST /v1/tokens).
@@ -6547,7 +6567,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /v1/tenants/{tenant}/quotas/{resource} (the `SetQuota` operationId).
-	SetQuota(ctx context.Context, tenant TenantID, resource string, body SetQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SetQuota(ctx context.Context, tenant TenantID, resource string, params *SetQuotaParams, body SetQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ResumeTenant Resume a suspended tenant (operator)
 	//
@@ -8610,8 +8630,14 @@ func (c *Client) ListTenantQuotas(ctx context.Context, tenant TenantPath, params
 // until one does. Lowering
 // max below what the tenant uses is 409 CONFLICT. The max the quota
 // already has changes nothing: 200 with the same `version`, an all-zero
-// `position` and no event. If-Match is not
-// supported here (400). The tenant id follows the rule of token
+// `position` and no event. `max` is absolute, so two writers raising
+// one limit at once would each replace the other's change: send
+// `If-Match: <version>` with the `version` read from
+// GET /v1/tenants/{tenant}/quotas (or the last PUT's answer) to apply
+// the change only to that version. Another version, or a quota not
+// set yet (it has no version), is 409 CONFLICT and changes nothing;
+// If-Match is checked before the other rules. Without If-Match the
+// last writer wins. The tenant id follows the rule of token
 // creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 // an unknown tenant is 404 NOT_FOUND, it is not created here. An
 // operator creates a tenant by issuing it a token (POST /v1/tokens).
@@ -8619,8 +8645,8 @@ func (c *Client) ListTenantQuotas(ctx context.Context, tenant TenantPath, params
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /v1/tenants/{tenant}/quotas/{resource} (the `SetQuota` operationId).
-func (c *Client) SetQuotaWithBody(ctx context.Context, tenant TenantID, resource string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSetQuotaRequestWithBody(c.Server, tenant, resource, contentType, body)
+func (c *Client) SetQuotaWithBody(ctx context.Context, tenant TenantID, resource string, params *SetQuotaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetQuotaRequestWithBody(c.Server, tenant, resource, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8643,8 +8669,14 @@ func (c *Client) SetQuotaWithBody(ctx context.Context, tenant TenantID, resource
 // until one does. Lowering
 // max below what the tenant uses is 409 CONFLICT. The max the quota
 // already has changes nothing: 200 with the same `version`, an all-zero
-// `position` and no event. If-Match is not
-// supported here (400). The tenant id follows the rule of token
+// `position` and no event. `max` is absolute, so two writers raising
+// one limit at once would each replace the other's change: send
+// `If-Match: <version>` with the `version` read from
+// GET /v1/tenants/{tenant}/quotas (or the last PUT's answer) to apply
+// the change only to that version. Another version, or a quota not
+// set yet (it has no version), is 409 CONFLICT and changes nothing;
+// If-Match is checked before the other rules. Without If-Match the
+// last writer wins. The tenant id follows the rule of token
 // creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 // an unknown tenant is 404 NOT_FOUND, it is not created here. An
 // operator creates a tenant by issuing it a token (POST /v1/tokens).
@@ -8652,8 +8684,8 @@ func (c *Client) SetQuotaWithBody(ctx context.Context, tenant TenantID, resource
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /v1/tenants/{tenant}/quotas/{resource} (the `SetQuota` operationId).
-func (c *Client) SetQuota(ctx context.Context, tenant TenantID, resource string, body SetQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSetQuotaRequest(c.Server, tenant, resource, body)
+func (c *Client) SetQuota(ctx context.Context, tenant TenantID, resource string, params *SetQuotaParams, body SetQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetQuotaRequest(c.Server, tenant, resource, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12276,18 +12308,18 @@ func NewListTenantQuotasRequest(server string, tenant TenantPath, params *ListTe
 }
 
 // NewSetQuotaRequest calls the generic SetQuota builder with application/json body
-func NewSetQuotaRequest(server string, tenant TenantID, resource string, body SetQuotaJSONRequestBody) (*http.Request, error) {
+func NewSetQuotaRequest(server string, tenant TenantID, resource string, params *SetQuotaParams, body SetQuotaJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSetQuotaRequestWithBody(server, tenant, resource, "application/json", bodyReader)
+	return NewSetQuotaRequestWithBody(server, tenant, resource, params, "application/json", bodyReader)
 }
 
 // NewSetQuotaRequestWithBody constructs an http.Request for the SetQuota method, with any body, and a specified content type
-func NewSetQuotaRequestWithBody(server string, tenant TenantID, resource string, contentType string, body io.Reader) (*http.Request, error) {
+func NewSetQuotaRequestWithBody(server string, tenant TenantID, resource string, params *SetQuotaParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -12325,6 +12357,21 @@ func NewSetQuotaRequestWithBody(server string, tenant TenantID, resource string,
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -14255,8 +14302,14 @@ type ClientWithResponsesInterface interface {
 	// until one does. Lowering
 	// max below what the tenant uses is 409 CONFLICT. The max the quota
 	// already has changes nothing: 200 with the same `version`, an all-zero
-	// `position` and no event. If-Match is not
-	// supported here (400). The tenant id follows the rule of token
+	// `position` and no event. `max` is absolute, so two writers raising
+	// one limit at once would each replace the other's change: send
+	// `If-Match: <version>` with the `version` read from
+	// GET /v1/tenants/{tenant}/quotas (or the last PUT's answer) to apply
+	// the change only to that version. Another version, or a quota not
+	// set yet (it has no version), is 409 CONFLICT and changes nothing;
+	// If-Match is checked before the other rules. Without If-Match the
+	// last writer wins. The tenant id follows the rule of token
 	// creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 	// an unknown tenant is 404 NOT_FOUND, it is not created here. An
 	// operator creates a tenant by issuing it a token (POST /v1/tokens).
@@ -14264,7 +14317,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/tenants/{tenant}/quotas/{resource} (the `SetQuota` operationId).
-	SetQuotaWithBodyWithResponse(ctx context.Context, tenant TenantID, resource string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetQuotaResponse, error)
+	SetQuotaWithBodyWithResponse(ctx context.Context, tenant TenantID, resource string, params *SetQuotaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetQuotaResponse, error)
 
 	// SetQuotaWithResponse Set a tenant's quota for one resource (operator)
 	//
@@ -14278,8 +14331,14 @@ type ClientWithResponsesInterface interface {
 	// until one does. Lowering
 	// max below what the tenant uses is 409 CONFLICT. The max the quota
 	// already has changes nothing: 200 with the same `version`, an all-zero
-	// `position` and no event. If-Match is not
-	// supported here (400). The tenant id follows the rule of token
+	// `position` and no event. `max` is absolute, so two writers raising
+	// one limit at once would each replace the other's change: send
+	// `If-Match: <version>` with the `version` read from
+	// GET /v1/tenants/{tenant}/quotas (or the last PUT's answer) to apply
+	// the change only to that version. Another version, or a quota not
+	// set yet (it has no version), is 409 CONFLICT and changes nothing;
+	// If-Match is checked before the other rules. Without If-Match the
+	// last writer wins. The tenant id follows the rule of token
 	// creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 	// an unknown tenant is 404 NOT_FOUND, it is not created here. An
 	// operator creates a tenant by issuing it a token (POST /v1/tokens).
@@ -14287,7 +14346,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/tenants/{tenant}/quotas/{resource} (the `SetQuota` operationId).
-	SetQuotaWithResponse(ctx context.Context, tenant TenantID, resource string, body SetQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*SetQuotaResponse, error)
+	SetQuotaWithResponse(ctx context.Context, tenant TenantID, resource string, params *SetQuotaParams, body SetQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*SetQuotaResponse, error)
 
 	// ResumeTenantWithResponse Resume a suspended tenant (operator)
 	//
@@ -26559,8 +26618,14 @@ func (c *ClientWithResponses) ListTenantQuotasWithResponse(ctx context.Context, 
 // until one does. Lowering
 // max below what the tenant uses is 409 CONFLICT. The max the quota
 // already has changes nothing: 200 with the same `version`, an all-zero
-// `position` and no event. If-Match is not
-// supported here (400). The tenant id follows the rule of token
+// `position` and no event. `max` is absolute, so two writers raising
+// one limit at once would each replace the other's change: send
+// `If-Match: <version>` with the `version` read from
+// GET /v1/tenants/{tenant}/quotas (or the last PUT's answer) to apply
+// the change only to that version. Another version, or a quota not
+// set yet (it has no version), is 409 CONFLICT and changes nothing;
+// If-Match is checked before the other rules. Without If-Match the
+// last writer wins. The tenant id follows the rule of token
 // creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 // an unknown tenant is 404 NOT_FOUND, it is not created here. An
 // operator creates a tenant by issuing it a token (POST /v1/tokens).
@@ -26568,8 +26633,8 @@ func (c *ClientWithResponses) ListTenantQuotasWithResponse(ctx context.Context, 
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/tenants/{tenant}/quotas/{resource} (the `SetQuota` operationId).
-func (c *ClientWithResponses) SetQuotaWithBodyWithResponse(ctx context.Context, tenant TenantID, resource string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetQuotaResponse, error) {
-	rsp, err := c.SetQuotaWithBody(ctx, tenant, resource, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SetQuotaWithBodyWithResponse(ctx context.Context, tenant TenantID, resource string, params *SetQuotaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetQuotaResponse, error) {
+	rsp, err := c.SetQuotaWithBody(ctx, tenant, resource, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -26588,8 +26653,14 @@ func (c *ClientWithResponses) SetQuotaWithBodyWithResponse(ctx context.Context, 
 // until one does. Lowering
 // max below what the tenant uses is 409 CONFLICT. The max the quota
 // already has changes nothing: 200 with the same `version`, an all-zero
-// `position` and no event. If-Match is not
-// supported here (400). The tenant id follows the rule of token
+// `position` and no event. `max` is absolute, so two writers raising
+// one limit at once would each replace the other's change: send
+// `If-Match: <version>` with the `version` read from
+// GET /v1/tenants/{tenant}/quotas (or the last PUT's answer) to apply
+// the change only to that version. Another version, or a quota not
+// set yet (it has no version), is 409 CONFLICT and changes nothing;
+// If-Match is checked before the other rules. Without If-Match the
+// last writer wins. The tenant id follows the rule of token
 // creation (400 INVALID_ARGUMENT otherwise) and the tenant must exist:
 // an unknown tenant is 404 NOT_FOUND, it is not created here. An
 // operator creates a tenant by issuing it a token (POST /v1/tokens).
@@ -26597,8 +26668,8 @@ func (c *ClientWithResponses) SetQuotaWithBodyWithResponse(ctx context.Context, 
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/tenants/{tenant}/quotas/{resource} (the `SetQuota` operationId).
-func (c *ClientWithResponses) SetQuotaWithResponse(ctx context.Context, tenant TenantID, resource string, body SetQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*SetQuotaResponse, error) {
-	rsp, err := c.SetQuota(ctx, tenant, resource, body, reqEditors...)
+func (c *ClientWithResponses) SetQuotaWithResponse(ctx context.Context, tenant TenantID, resource string, params *SetQuotaParams, body SetQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*SetQuotaResponse, error) {
+	rsp, err := c.SetQuota(ctx, tenant, resource, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

@@ -18,11 +18,15 @@ import (
 // SetQuota sets a tenant's maximum for one resource: gpu, gpu:<model>,
 // vcpu, memory (MB) or disk (GB). A tenant has no quota, and so can reserve
 // nothing, for a resource until one is set; gpu:<model> quotas are optional
-// and charged only when set.
+// and charged only when set. IfVersion, when non-zero, applies the change
+// only to a quota at that version (If-Match; CONFLICT otherwise): PUT
+// takes an absolute max, so two operators raising one limit at once
+// would otherwise lose one of the raises without a word.
 type SetQuota struct {
-	Tenant   string
-	Resource string
-	Max      int64
+	Tenant    string
+	Resource  string
+	Max       int64
+	IfVersion int64 // 0: no version check, the last writer wins
 }
 
 // QuotaResult is a quota after the change.
@@ -85,7 +89,10 @@ func misspelledModel(model string, alike []string) bool {
 // that invariant meaningless. Shrink a tenant by releasing reservations
 // first, then lowering the quota. The max the quota already has writes
 // nothing and appends no event; the result then carries the quota as it is
-// with a zero position.
+// with a zero position. With IfVersion the version is compared in the
+// guarded statement (QuotaUsageSetMax), on the locked row, and checked
+// before the other rules: a quota at another version, or one not set at
+// all, is CONFLICT and nothing changes.
 func (h *Handlers) SetQuota(ctx context.Context, actor core.Actor, cmd SetQuota) (QuotaResult, error) {
 	if err := requireOperator(actor, "quotas.set"); err != nil {
 		return QuotaResult{}, err
@@ -102,6 +109,9 @@ func (h *Handlers) SetQuota(ctx context.Context, actor core.Actor, cmd SetQuota)
 	if cmd.Max < 0 {
 		return QuotaResult{}, core.Errorf(core.CodeInvalidArgument, "quota max cannot be negative")
 	}
+	if cmd.IfVersion < 0 {
+		return QuotaResult{}, core.Errorf(core.CodeInvalidArgument, "quota ifVersion cannot be negative")
+	}
 	var res QuotaResult
 	err := pg.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
@@ -114,7 +124,8 @@ func (h *Handlers) SetQuota(ctx context.Context, actor core.Actor, cmd SetQuota)
 		if err := checkModelSpelling(ctx, q, cmd.Resource); err != nil {
 			return err
 		}
-		rows, err := q.QuotaUsageSetMax(ctx, db.QuotaUsageSetMaxParams{TenantID: cmd.Tenant, Resource: cmd.Resource, Max: cmd.Max})
+		rows, err := q.QuotaUsageSetMax(ctx, db.QuotaUsageSetMaxParams{TenantID: cmd.Tenant, Resource: cmd.Resource,
+			Max: cmd.Max, IfVersion: cmd.IfVersion})
 		if err != nil {
 			if err = pg.Translate(err, "quota"); core.CodeOf(err) == core.CodeNotFound {
 				return unknownTenant(cmd.Tenant) // never the foreign key's SQL detail
@@ -122,18 +133,9 @@ func (h *Handlers) SetQuota(ctx context.Context, actor core.Actor, cmd SetQuota)
 			return err
 		}
 		if len(rows) == 0 {
-			// The row is locked now (ON CONFLICT locks it even when its
-			// guard fails), so this read is the state the guard saw.
-			cur, err := q.QuotaUsageGet(ctx, db.QuotaUsageGetParams{TenantID: cmd.Tenant, Resource: cmd.Resource})
-			if err != nil {
-				return pg.Translate(err, "quota")
-			}
-			if cur.Max == cmd.Max { // nothing changes: no version, no event
-				res = QuotaResult{Tenant: cur.TenantID, Resource: cur.Resource, Used: cur.Used, Max: cur.Max, Version: cur.Version}
-				return nil
-			}
-			return core.Errorf(core.CodeConflict, "tenant %s uses %d %s; release reservations before lowering its quota to %d",
-				cmd.Tenant, cur.Used, cmd.Resource, cmd.Max)
+			var err error
+			res, err = quotaUnchanged(ctx, q, cmd)
+			return err
 		}
 		r := rows[0]
 		res = QuotaResult{Tenant: r.TenantID, Resource: r.Resource, Used: r.Used, Max: r.Max, Version: r.Version}
@@ -145,4 +147,37 @@ func (h *Handlers) SetQuota(ctx context.Context, actor core.Actor, cmd SetQuota)
 		return QuotaResult{}, fmt.Errorf("quotas.set %s %s: %w", cmd.Tenant, cmd.Resource, err)
 	}
 	return res, nil
+}
+
+// quotaUnchanged says why QuotaUsageSetMax changed nothing, from the row
+// as it is now: another version than If-Match names (CONFLICT), the max
+// it already has (a no-op: the quota as it is), or a max below the usage
+// (CONFLICT). Without If-Match ON CONFLICT has locked the row even though
+// its guard failed; with one the statement may have inserted nothing
+// without touching the row (its snapshot did not see it), so the row is
+// read FOR UPDATE: either way the read is the state the answer is about.
+func quotaUnchanged(ctx context.Context, q *db.Queries, cmd SetQuota) (QuotaResult, error) {
+	what := fmt.Sprintf("quota %s of tenant %s", cmd.Resource, cmd.Tenant)
+	cur, err := q.QuotaUsageGetForUpdate(ctx, db.QuotaUsageGetForUpdateParams{TenantID: cmd.Tenant, Resource: cmd.Resource})
+	if errors.Is(err, pgx.ErrNoRows) && cmd.IfVersion != 0 {
+		return QuotaResult{}, core.Errorf(core.CodeConflict,
+			"%s is not set, so it is at no version, not %d: set it without If-Match", what, cmd.IfVersion)
+	}
+	if err != nil {
+		return QuotaResult{}, pg.Translate(err, "quota")
+	}
+	if err := checkVersion(cmd.IfVersion, cur.Version, what); err != nil {
+		return QuotaResult{}, err
+	}
+	if cur.Max == cmd.Max { // nothing changes: no version, no event
+		return QuotaResult{Tenant: cur.TenantID, Resource: cur.Resource, Used: cur.Used, Max: cur.Max, Version: cur.Version}, nil
+	}
+	if cur.Used > cmd.Max {
+		return QuotaResult{}, core.Errorf(core.CodeConflict, "tenant %s uses %d %s; release reservations before lowering its quota to %d",
+			cmd.Tenant, cur.Used, cmd.Resource, cmd.Max)
+	}
+	// The statement saw the quota before a writer that has committed since
+	// (a quota set for the first time, at the version If-Match names, while
+	// this one ran): the change was not made, and the caller decides again.
+	return QuotaResult{}, zeroRowsConflict(0, nil, what)
 }

@@ -56,7 +56,7 @@ func TestCapacityRejectsBadInput(t *testing.T) {
 		"MIG profile malformed":    {http.MethodPut, "/v1/gpus/GPU-n1-0/mode", `{"mode":"mig","mig":["big"]}`, nil, "big"},
 		"quota without max":        {http.MethodPut, "/v1/tenants/acme/quotas/gpu", `{}`, nil, `"max"`},
 		"quota resource unknown":   {http.MethodPut, "/v1/tenants/acme/quotas/bananas", `{"max":1}`, nil, "bananas"},
-		"quota If-Match":           {http.MethodPut, "/v1/tenants/acme/quotas/gpu", `{"max":1}`, map[string]string{"If-Match": "1"}, "If-Match"},
+		"quota If-Match malformed": {http.MethodPut, "/v1/tenants/acme/quotas/gpu", `{"max":1}`, map[string]string{"If-Match": "v1"}, "If-Match"},
 		"site without name":        {http.MethodPost, "/v1/sites", `{"id":"ams1"}`, nil, `"name"`},
 		"pool lostAfter overflow":  {http.MethodPost, "/v1/pools", `{"id":"p2","siteId":"fra1","kind":"provider","lostAfterSeconds":99999999999999}`, nil, "lostAfterSeconds"},
 		"pool lostAfter zero":      {http.MethodPost, "/v1/pools", `{"id":"p2","siteId":"fra1","kind":"provider","lostAfterSeconds":0}`, nil, "lostAfterSeconds"},

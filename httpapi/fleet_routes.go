@@ -251,8 +251,14 @@ func (f fleetHandlers) setQuota(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// If-Match: the version the quota must be at (optimistic
+	// concurrency); without it the last writer wins, as before.
+	version, err := ifMatch(c)
+	if err != nil {
+		return err
+	}
 	var req setQuotaRequest
-	if err := bindUnversioned(c, &req); err != nil {
+	if err := bindBody(c, &req); err != nil {
 		return err
 	}
 	if req.Max == nil {
@@ -261,7 +267,7 @@ func (f fleetHandlers) setQuota(c echo.Context) error {
 	if err := checkAmounts(amount{"max", *req.Max}); err != nil {
 		return err
 	}
-	res, err := f.h.SetQuota(c.Request().Context(), ActorOf(c), commands.SetQuota{Tenant: tenant, Resource: resource, Max: *req.Max})
+	res, err := f.h.SetQuota(c.Request().Context(), ActorOf(c), commands.SetQuota{Tenant: tenant, Resource: resource, Max: *req.Max, IfVersion: version})
 	if err != nil {
 		return err
 	}

@@ -94,6 +94,33 @@ func (q *Queries) QuotaUsageGet(ctx context.Context, arg QuotaUsageGetParams) (Q
 	return i, err
 }
 
+const quotaUsageGetForUpdate = `-- name: QuotaUsageGetForUpdate :one
+SELECT tenant_id, resource, used, max, version FROM quota_usage
+ WHERE tenant_id = $1 AND resource = $2
+ FOR UPDATE
+`
+
+type QuotaUsageGetForUpdateParams struct {
+	TenantID string
+	Resource string
+}
+
+// The quota as it is now, locked: what quotas.set reads to say why its
+// guarded statement changed nothing when that statement may not have
+// locked the row (an If-Match on a quota its snapshot did not see).
+func (q *Queries) QuotaUsageGetForUpdate(ctx context.Context, arg QuotaUsageGetForUpdateParams) (QuotaUsage, error) {
+	row := q.db.QueryRow(ctx, quotaUsageGetForUpdate, arg.TenantID, arg.Resource)
+	var i QuotaUsage
+	err := row.Scan(
+		&i.TenantID,
+		&i.Resource,
+		&i.Used,
+		&i.Max,
+		&i.Version,
+	)
+	return i, err
+}
+
 const quotaUsageList = `-- name: QuotaUsageList :many
 SELECT tenant_id, resource, used, max, version FROM quota_usage
  WHERE tenant_id = $1 ORDER BY resource
@@ -295,25 +322,40 @@ func (q *Queries) QuotaUsageRefund(ctx context.Context, arg QuotaUsageRefundPara
 
 const quotaUsageSetMax = `-- name: QuotaUsageSetMax :many
 INSERT INTO quota_usage AS q (tenant_id, resource, max)
-VALUES ($1, $2, $3)
+SELECT $1::text, $2::text, $3::bigint
+ WHERE $4::bigint = 0
+    OR EXISTS (SELECT 1 FROM quota_usage e
+                WHERE e.tenant_id = $1 AND e.resource = $2)
 ON CONFLICT (tenant_id, resource) DO UPDATE SET max = EXCLUDED.max, version = q.version + 1
  WHERE q.used <= EXCLUDED.max AND q.max IS DISTINCT FROM EXCLUDED.max
+   AND ($4::bigint = 0 OR q.version = $4::bigint)
 RETURNING tenant_id, resource, used, max, version
 `
 
 type QuotaUsageSetMaxParams struct {
-	TenantID string
-	Resource string
-	Max      int64
+	TenantID  string
+	Resource  string
+	Max       int64
+	IfVersion int64
 }
 
 // Sets a quota; zero rows when the new max is below what is already used
-// (quotas.set refuses that with CONFLICT rather than breaking used <= max)
-// and when it is the max the quota already has (a no-op: no new version).
-// Either way ON CONFLICT has locked the existing row, so the caller's next
-// read of it in the transaction tells the two apart exactly.
+// (quotas.set refuses that with CONFLICT rather than breaking used <= max),
+// when it is the max the quota already has (a no-op: no new version), and
+// when if_version is not 0 and the quota is not at that version (If-Match:
+// CONFLICT). The version is compared here, on the row ON CONFLICT has
+// locked, so two writers holding the same version cannot both succeed.
+// With an if_version nothing is inserted: a quota that is not set has no
+// version to match. Either way ON CONFLICT has locked an existing row, so
+// the caller's next read of it in the transaction tells the cases apart
+// exactly.
 func (q *Queries) QuotaUsageSetMax(ctx context.Context, arg QuotaUsageSetMaxParams) ([]QuotaUsage, error) {
-	rows, err := q.db.Query(ctx, quotaUsageSetMax, arg.TenantID, arg.Resource, arg.Max)
+	rows, err := q.db.Query(ctx, quotaUsageSetMax,
+		arg.TenantID,
+		arg.Resource,
+		arg.Max,
+		arg.IfVersion,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -22,19 +22,36 @@ UPDATE quota_usage SET used = used - sqlc.arg(amount)::bigint
 
 -- name: QuotaUsageSetMax :many
 -- Sets a quota; zero rows when the new max is below what is already used
--- (quotas.set refuses that with CONFLICT rather than breaking used <= max)
--- and when it is the max the quota already has (a no-op: no new version).
--- Either way ON CONFLICT has locked the existing row, so the caller's next
--- read of it in the transaction tells the two apart exactly.
+-- (quotas.set refuses that with CONFLICT rather than breaking used <= max),
+-- when it is the max the quota already has (a no-op: no new version), and
+-- when if_version is not 0 and the quota is not at that version (If-Match:
+-- CONFLICT). The version is compared here, on the row ON CONFLICT has
+-- locked, so two writers holding the same version cannot both succeed.
+-- With an if_version nothing is inserted: a quota that is not set has no
+-- version to match. Either way ON CONFLICT has locked an existing row, so
+-- the caller's next read of it in the transaction tells the cases apart
+-- exactly.
 INSERT INTO quota_usage AS q (tenant_id, resource, max)
-VALUES (sqlc.arg(tenant_id), sqlc.arg(resource), sqlc.arg(max))
+SELECT sqlc.arg(tenant_id)::text, sqlc.arg(resource)::text, sqlc.arg(max)::bigint
+ WHERE sqlc.arg(if_version)::bigint = 0
+    OR EXISTS (SELECT 1 FROM quota_usage e
+                WHERE e.tenant_id = sqlc.arg(tenant_id) AND e.resource = sqlc.arg(resource))
 ON CONFLICT (tenant_id, resource) DO UPDATE SET max = EXCLUDED.max, version = q.version + 1
  WHERE q.used <= EXCLUDED.max AND q.max IS DISTINCT FROM EXCLUDED.max
+   AND (sqlc.arg(if_version)::bigint = 0 OR q.version = sqlc.arg(if_version)::bigint)
 RETURNING tenant_id, resource, used, max, version;
 
 -- name: QuotaUsageGet :one
 SELECT tenant_id, resource, used, max, version FROM quota_usage
  WHERE tenant_id = sqlc.arg(tenant_id) AND resource = sqlc.arg(resource);
+
+-- name: QuotaUsageGetForUpdate :one
+-- The quota as it is now, locked: what quotas.set reads to say why its
+-- guarded statement changed nothing when that statement may not have
+-- locked the row (an If-Match on a quota its snapshot did not see).
+SELECT tenant_id, resource, used, max, version FROM quota_usage
+ WHERE tenant_id = sqlc.arg(tenant_id) AND resource = sqlc.arg(resource)
+ FOR UPDATE;
 
 -- name: QuotaUsageList :many
 SELECT tenant_id, resource, used, max, version FROM quota_usage

@@ -242,7 +242,8 @@ func (c *cli) sitesCmd() *cobra.Command {
 	return cmd
 }
 
-var quotaHeader = []string{"TENANT", "RESOURCE", "MAX", "USED"}
+// quotaHeader ends with VERSION, the one `quotas set --if-match` takes.
+var quotaHeader = []string{"TENANT", "RESOURCE", "MAX", "USED", "VERSION"}
 
 // reportPartialQuotas says, before the error of the refused RESOURCE=MAX
 // (the last of through), which of those before it were set and which after
@@ -257,7 +258,7 @@ func (c *cli) reportPartialQuotas(through, unsent []string) {
 }
 
 func quotaRow(q client.Quota) []string {
-	return []string{q.Tenant, q.Resource, itoa(q.Max), itoa(q.Used)}
+	return []string{q.Tenant, q.Resource, itoa(q.Max), itoa(q.Used), itoa(q.Version)}
 }
 
 func (c *cli) quotasCmd() *cobra.Command {
@@ -275,10 +276,16 @@ func (c *cli) quotasCmd() *cobra.Command {
 		},
 	}
 	addPageFlags(getCmd, &p)
+	var im ifMatch
 	setCmd := &cobra.Command{
-		Use:     "set TENANT RESOURCE=MAX [RESOURCE=MAX…]",
-		Short:   "Set a tenant's quota limits (operators): gpu, vcpu, memory (MB), disk (GB), …",
-		Example: `  compute quotas set acme gpu=16 vcpu=256`,
+		Use:   "set TENANT RESOURCE=MAX [RESOURCE=MAX…]",
+		Short: "Set a tenant's quota limits (operators): gpu, vcpu, memory (MB), disk (GB), …",
+		Long: `Set a tenant's quota limits. MAX is absolute: without --if-match the last
+writer wins. With --if-match VERSION (the VERSION column of quotas get) the
+one RESOURCE=MAX is set only if the quota is still at that version;
+otherwise the server refuses it (CONFLICT) and nothing changes.`,
+		Example: `  compute quotas set acme gpu=16 vcpu=256
+  compute quotas set acme gpu=24 --if-match 3`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return ArgsNamed("TENANT", "RESOURCE=MAX")(cmd, args)
@@ -296,6 +303,10 @@ func (c *cli) quotasCmd() *cobra.Command {
 			// last one does not leave the first ones set and the rest not.
 			var sets []set
 			named := map[string]bool{}
+			if im.version != "" && len(args) > 2 {
+				// One version cannot belong to several quotas.
+				return usagef("--if-match: give one RESOURCE=MAX with it, not %d", len(args)-1)
+			}
 			for _, a := range args[1:] {
 				res, v, ok := strings.Cut(a, "=")
 				if !ok || res == "" {
@@ -317,7 +328,8 @@ func (c *cli) quotasCmd() *cobra.Command {
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				items := make([]client.QuotaResult, 0, len(sets))
 				for i, s := range sets {
-					res, err := api.SetQuotaWithResponse(ctx, args[0], s.resource, client.SetQuotaRequest{Max: s.max})
+					res, err := api.SetQuotaWithResponse(ctx, args[0], s.resource,
+						&client.SetQuotaParams{IfMatch: im.ptr()}, client.SetQuotaRequest{Max: s.max})
 					if err != nil {
 						// The server refused this one (a max below the usage)
 						// after the ones before it were set: say which are.
@@ -333,13 +345,14 @@ func (c *cli) quotasCmd() *cobra.Command {
 				return c.show(body, func() (table, error) {
 					t := table{header: quotaHeader}
 					for _, q := range items {
-						t.add(q.Tenant, q.Resource, itoa(q.Max), itoa(q.Used))
+						t.add(q.Tenant, q.Resource, itoa(q.Max), itoa(q.Used), itoa(q.Version))
 					}
 					return t, nil
 				})
 			})
 		},
 	}
+	im.add(setCmd)
 	cmd := Group("quotas", "Show and set a tenant's quotas", getCmd, setCmd)
 	cmd.Aliases = []string{"quota"}
 	return cmd

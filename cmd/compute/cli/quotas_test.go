@@ -51,3 +51,46 @@ func TestQuotasSetSaysWhatWasSetBeforeARefusal(t *testing.T) {
 	require.NotContains(t, errOut, "set before")
 	require.NotContains(t, errOut, "not sent")
 }
+
+// `quotas set --if-match VERSION` sends If-Match with its one RESOURCE=MAX,
+// and refuses several (one version cannot be each quota's); the quota's
+// VERSION is shown, as every object an --if-match change takes shows its.
+func TestQuotasSetIfMatch(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res := strings.TrimPrefix(r.URL.Path, "/v1/tenants/acme/quotas/")
+		mu.Lock()
+		got = append(got, res+" If-Match:"+r.Header.Get("If-Match"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("If-Match") == "2" {
+			w.WriteHeader(http.StatusConflict)
+			fmt.Fprint(w, `{"error":{"code":"CONFLICT","message":"quota gpu of tenant acme is at version 3, not 2"}}`)
+			return
+		}
+		fmt.Fprintf(w, `{"tenant":"acme","resource":%q,"used":0,"max":24,"version":4,"position":"00000000000000010000000000000003"}`, res)
+	}))
+	t.Cleanup(srv.Close)
+	inv := newInvocation(t, "COMPUTE_SERVER="+srv.URL, "COMPUTE_TOKEN=bc_test")
+
+	out, errOut, code := inv.run("quotas", "set", "acme", "gpu=24", "--if-match", "3")
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2, out)
+	require.Equal(t, []string{"TENANT", "RESOURCE", "MAX", "USED", "VERSION"}, strings.Fields(lines[0]))
+	require.Equal(t, []string{"acme", "gpu", "24", "0", "4"}, strings.Fields(lines[1]))
+
+	_, errOut, code = inv.run("quotas", "set", "acme", "gpu=24", "--if-match", "2")
+	require.Equal(t, exitConflict, code, errOut)
+	require.Contains(t, errOut, "at version 3, not 2")
+
+	_, errOut, code = inv.run("quotas", "set", "acme", "gpu=24", "vcpu=8", "--if-match", "3")
+	require.Equal(t, exitUsage, code, errOut)
+	require.Contains(t, errOut, "--if-match")
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"gpu If-Match:3", "gpu If-Match:2"}, got)
+}
