@@ -15,7 +15,8 @@ import (
 	"github.com/bettercompute/compute/outbox"
 )
 
-// SetQuota sets a tenant's maximum for one resource: gpu, gpu:<model>,
+// SetQuota sets a tenant's maximum for one resource: gpu, gpu:<model>
+// (any model a GPU can have, spaces included: core.ValidQuotaResource),
 // vcpu, memory (MB) or disk (GB). A tenant has no quota, and so can reserve
 // nothing, for a resource until one is set; gpu:<model> quotas are optional
 // and charged only when set. IfVersion, when non-zero, applies the change
@@ -102,9 +103,8 @@ func (h *Handlers) SetQuota(ctx context.Context, actor core.Actor, cmd SetQuota)
 		return QuotaResult{}, core.Errorf(core.CodeInvalidArgument,
 			"tenant %q is invalid: use 1 to 63 lower-case letters, digits or '-', starting with a letter or digit", cmd.Tenant)
 	}
-	if !core.ValidQuotaResource(cmd.Resource) {
-		return QuotaResult{}, core.Errorf(core.CodeInvalidArgument,
-			"quota resource %q is not gpu, gpu:<model>, vcpu, memory or disk", cmd.Resource)
+	if err := core.ValidQuotaResource(cmd.Resource); err != nil {
+		return QuotaResult{}, err
 	}
 	if cmd.Max < 0 {
 		return QuotaResult{}, core.Errorf(core.CodeInvalidArgument, "quota max cannot be negative")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -283,9 +284,12 @@ func (c *cli) quotasCmd() *cobra.Command {
 		Long: `Set a tenant's quota limits. MAX is absolute: without --if-match the last
 writer wins. With --if-match VERSION (the VERSION column of quotas get) the
 one RESOURCE=MAX is set only if the quota is still at that version;
-otherwise the server refuses it (CONFLICT) and nothing changes.`,
+otherwise the server refuses it (CONFLICT) and nothing changes. A model
+quota names the model exactly as the GPUs report it, spaces included:
+quote the argument.`,
 		Example: `  compute quotas set acme gpu=16 vcpu=256
-  compute quotas set acme gpu=24 --if-match 3`,
+  compute quotas set acme gpu=24 --if-match 3
+  compute quotas set acme "gpu:NVIDIA H100 80GB HBM3=8"`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return ArgsNamed("TENANT", "RESOURCE=MAX")(cmd, args)
@@ -308,12 +312,20 @@ otherwise the server refuses it (CONFLICT) and nothing changes.`,
 				return usagef("--if-match: give one RESOURCE=MAX with it, not %d", len(args)-1)
 			}
 			for _, a := range args[1:] {
-				res, v, ok := strings.Cut(a, "=")
+				// The last '=': a GPU model's name may hold one, MAX never.
+				i := strings.LastIndex(a, "=")
+				ok := i >= 0
+				res, v := a, ""
+				if ok {
+					res, v = a[:i], a[i+1:]
+				}
 				if !ok || res == "" {
 					return usagef("RESOURCE=MAX: %q: want RESOURCE=MAX, such as gpu=16", a)
 				}
-				if !core.ValidQuotaResource(res) {
-					return usagef("RESOURCE=MAX: %q: RESOURCE is gpu, gpu:<model>, vcpu, memory or disk", a)
+				if err := core.ValidQuotaResource(res); err != nil {
+					var ce *core.Error
+					errors.As(err, &ce)
+					return usagef("RESOURCE=MAX: %q: %s", a, ce.Message)
 				}
 				if named[res] {
 					return usagef("RESOURCE=MAX: %s is named twice", res)

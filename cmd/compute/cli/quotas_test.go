@@ -55,6 +55,7 @@ func TestQuotasSetSaysWhatWasSetBeforeARefusal(t *testing.T) {
 // `quotas set --if-match VERSION` sends If-Match with its one RESOURCE=MAX,
 // and refuses several (one version cannot be each quota's); the quota's
 // VERSION is shown, as every object an --if-match change takes shows its.
+// A model quota's key is sent as the GPUs name the model, spaces included.
 func TestQuotasSetIfMatch(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -90,7 +91,13 @@ func TestQuotasSetIfMatch(t *testing.T) {
 	require.Equal(t, exitUsage, code, errOut)
 	require.Contains(t, errOut, "--if-match")
 
+	_, errOut, code = inv.run("quotas", "set", "acme", "gpu:NVIDIA H100 80GB HBM3=8")
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = inv.run("quotas", "set", "acme", "gpu:=8")
+	require.Equal(t, exitUsage, code, errOut)
+	require.Contains(t, errOut, "gpu:<model>")
+
 	mu.Lock()
 	defer mu.Unlock()
-	require.Equal(t, []string{"gpu If-Match:3", "gpu If-Match:2"}, got)
+	require.Equal(t, []string{"gpu If-Match:3", "gpu If-Match:2", "gpu:NVIDIA H100 80GB HBM3 If-Match:"}, got)
 }
