@@ -36,8 +36,8 @@ type fairShareResponse struct {
 }
 
 // set sets a tenant's share. PUT states the whole value, so a repeat
-// changes nothing: like the quota PUT it takes no Idempotency-Key and no
-// If-Match.
+// changes nothing: like the quota PUT it takes no Idempotency-Key; unlike
+// it (whose absolute max two writers may race), no If-Match.
 func (f fairShareHandlers) set(c echo.Context) error {
 	tenant, err := param(c, "tenant")
 	if err != nil {

@@ -91,8 +91,8 @@ type tenantPriorityClassesResponse struct {
 }
 
 // setTenant replaces a tenant's allow-list. PUT states the whole set, so a
-// repeat changes nothing: it takes no Idempotency-Key and, like the quota
-// PUT, no If-Match.
+// repeat changes nothing: it takes no Idempotency-Key and, unlike the
+// quota PUT, no If-Match.
 func (p priorityClassHandlers) setTenant(c echo.Context) error {
 	tenant, err := param(c, "tenant")
 	if err != nil {
