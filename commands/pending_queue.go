@@ -129,7 +129,10 @@ func (h *Handlers) runPendingQueue(ctx context.Context, key string, fence func(p
 	if run.again > 0 || len(line) == 0 {
 		return run, nil
 	}
-	waiting := int(line[0].Queued) > len(line) // some are beyond this run's bound
+	// Some are beyond this run's bound. Those of suspended tenants are
+	// neither returned nor counted: the resume wakes the line for them
+	// (ResumeTenant).
+	waiting := int(line[0].Runnable) > len(line)
 	for _, p := range line {
 		run.tried = append(run.tried, p.ID)
 		err := h.retryPending(ctx, p.ID, fence)
@@ -138,6 +141,11 @@ func (h *Handlers) runPendingQueue(ctx context.Context, key string, fence func(p
 			run.left = append(run.left, p.ID)
 		case workqueue.IsAgain(err):
 			waiting = true
+		case core.CodeOf(err) == core.CodeTenantSuspended:
+			// Its tenant was suspended after the line was ranked: the
+			// database refused the placement (tenant_refuse_suspended).
+			// It keeps its place; the resume wakes the line.
+			h.logger().Info("reservation queue: its tenant was suspended meanwhile; not placed", "key", key, "reservation", p.ID)
 		case errors.Is(err, lease.ErrFenced) || ctx.Err() != nil:
 			return pendingQueueRun{}, fmt.Errorf("reservation queue %s: %w", key, err)
 		default:

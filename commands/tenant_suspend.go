@@ -13,6 +13,7 @@ import (
 	"github.com/bettercompute/compute/core"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/workqueue"
 	"github.com/bettercompute/compute/outbox"
 )
 
@@ -127,7 +128,9 @@ func (h *Handlers) SuspendTenant(ctx context.Context, actor core.Actor, cmd Susp
 
 // ResumeTenant runs tenants.resume (operator only): in one transaction it
 // clears the suspension, appends a resumed change for each of the tenant's
-// valid tokens and appends tenant.resumed. Tokens that expired or were
+// valid tokens, appends tenant.resumed and wakes the waiting lines that
+// hold the tenant's pending reservations, which were skipped while it was
+// suspended (pending_queue.go). Tokens that expired or were
 // revoked meanwhile stay refused; reservations a suspend released stay
 // released. A tenant that is not suspended changes nothing and appends no
 // event.
@@ -162,7 +165,10 @@ func (h *Handlers) ResumeTenant(ctx context.Context, actor core.Actor, cmd Resum
 		}
 		res.Position, err = emit(ctx, q, core.EventTenantResumed, cmd.Tenant, core.TenantSubject(cmd.Tenant),
 			core.TenantSuspensionEventData{Tenant: cmd.Tenant, Version: version})
-		return err
+		if err != nil {
+			return err
+		}
+		return wakeTenantLines(ctx, q, cmd.Tenant)
 	})
 	if err != nil {
 		return TenantSuspensionResult{}, fmt.Errorf("tenants.resume %s: %w", cmd.Tenant, err)
@@ -239,4 +245,23 @@ func (h *Handlers) endTenantReservations(ctx context.Context, actor core.Actor, 
 		ended = append(ended, r.ID)
 	}
 	return ended, nil
+}
+
+// wakeTenantLines wakes, now, each waiting line that holds one of the
+// tenant's pending reservations: the runs while it was suspended skipped
+// them, and a line left with nothing else to try stopped running. A line
+// puts off a run that comes sooner than the retry interval after its last,
+// so a resume places them within one interval.
+func wakeTenantLines(ctx context.Context, q *db.Queries, tenant string) error {
+	scopes, err := q.PendingQueueScopesOfTenant(ctx, tenant)
+	if err != nil {
+		return pg.Translate(err, "pending reservations of tenant "+tenant)
+	}
+	for _, s := range scopes {
+		key := PendingQueueKey(derefString(s.PoolID), derefString(s.SiteID))
+		if err := workqueue.Enqueue(ctx, q, KindReservationQueue, key, 0); err != nil {
+			return fmt.Errorf("wake the line %s: %w", key, err)
+		}
+	}
+	return nil
 }

@@ -78,7 +78,8 @@ const pendingQueueRank = `-- name: PendingQueueRank :many
 WITH pending AS (
   SELECT r.id, r.tenant_id, r.priority, r.created_at,
          CASE WHEN EXISTS (SELECT 1 FROM priority_classes o WHERE o.preemptible AND o.value < r.priority)
-              THEN r.priority END AS preempting
+              THEN r.priority END AS preempting,
+         EXISTS (SELECT 1 FROM tenants n WHERE n.id = r.tenant_id AND n.suspended_at IS NOT NULL) AS suspended
     FROM reservations r
    WHERE r.state = 'pending'
      AND (r.pool_id = $2::text OR r.site_id = $3::text)
@@ -87,12 +88,13 @@ WITH pending AS (
   SELECT u.tenant_id, u.gpu_hours
     FROM fair_share_usage(ARRAY(SELECT DISTINCT p.tenant_id FROM pending p), $4::float8) AS u (tenant_id, gpu_hours)
 ), ranked AS (
-  SELECT p.id, p.tenant_id, p.priority, u.gpu_hours AS tenant_usage, coalesce(s.share, 1) AS tenant_share,
+  SELECT p.id, p.tenant_id, p.priority, p.suspended, u.gpu_hours AS tenant_usage, coalesce(s.share, 1) AS tenant_share,
          row_number() OVER (ORDER BY p.preempting DESC NULLS LAST, u.gpu_hours / coalesce(s.share, 1),
                                      p.priority DESC, p.created_at, p.id) AS position,
          row_number() OVER (PARTITION BY p.tenant_id
                             ORDER BY p.preempting DESC NULLS LAST, p.priority DESC, p.created_at, p.id) AS tenant_turn,
-         count(*) OVER () AS queued
+         count(*) OVER () AS queued,
+         count(*) FILTER (WHERE NOT p.suspended) OVER () AS runnable
     FROM pending p
     JOIN usage u ON u.tenant_id = p.tenant_id
     LEFT JOIN tenant_fair_shares s ON s.tenant_id = p.tenant_id
@@ -107,8 +109,8 @@ WITH pending AS (
          tenant_usage = EXCLUDED.tenant_usage, tenant_share = EXCLUDED.tenant_share, computed_at = EXCLUDED.computed_at
 )
 SELECT k.id::text AS id, k.tenant_id::text AS tenant_id, k.position::int AS position, k.queued::int AS queued,
-       k.tenant_usage::float8 AS tenant_usage, k.tenant_share::int AS tenant_share
-  FROM (SELECT id, tenant_id, priority, tenant_usage, tenant_share, position, tenant_turn, queued FROM ranked ORDER BY tenant_turn, position LIMIT $1::int) k
+       k.runnable::int AS runnable, k.tenant_usage::float8 AS tenant_usage, k.tenant_share::int AS tenant_share
+  FROM (SELECT id, tenant_id, priority, suspended, tenant_usage, tenant_share, position, tenant_turn, queued, runnable FROM ranked WHERE NOT ranked.suspended ORDER BY tenant_turn, position LIMIT $1::int) k
  ORDER BY k.position
 `
 
@@ -125,6 +127,7 @@ type PendingQueueRankRow struct {
 	TenantID    string
 	Position    int32
 	Queued      int32
+	Runnable    int32
 	TenantUsage float64
 	TenantShare int32
 }
@@ -147,6 +150,12 @@ type PendingQueueRankRow struct {
 // those tried, never who is tried at all, so a tenant whose usage ranks it
 // first cannot fill every try of every run with reservations that never
 // fit and keep another tenant's, which would fit, from ever being tried.
+// The reservations of a suspended tenant keep their place in the line
+// (their positions are written and counted in queued) but are not
+// returned: nothing of theirs is tried while the tenant is suspended, so
+// they take no try from those behind them. runnable counts the others,
+// which is what a run compares with the rows returned to know whether some
+// were left for the next run.
 func (q *Queries) PendingQueueRank(ctx context.Context, arg PendingQueueRankParams) ([]PendingQueueRankRow, error) {
 	rows, err := q.db.Query(ctx, pendingQueueRank,
 		arg.MaxRows,
@@ -167,6 +176,7 @@ func (q *Queries) PendingQueueRank(ctx context.Context, arg PendingQueueRankPara
 			&i.TenantID,
 			&i.Position,
 			&i.Queued,
+			&i.Runnable,
 			&i.TenantUsage,
 			&i.TenantShare,
 		); err != nil {
@@ -199,4 +209,37 @@ func (q *Queries) PendingQueueScopeOf(ctx context.Context, id string) (PendingQu
 	var i PendingQueueScopeOfRow
 	err := row.Scan(&i.PoolID, &i.SiteID, &i.Waiting)
 	return i, err
+}
+
+const pendingQueueScopesOfTenant = `-- name: PendingQueueScopesOfTenant :many
+SELECT DISTINCT r.pool_id, r.site_id FROM reservations r
+ WHERE r.tenant_id = $1 AND r.state = 'pending'
+`
+
+type PendingQueueScopesOfTenantRow struct {
+	PoolID *string
+	SiteID *string
+}
+
+// The scopes (pool or site, the other NULL) in whose lines the tenant has
+// pending reservations: the lines a resume wakes, since the runs during
+// the suspension skipped the tenant's reservations.
+func (q *Queries) PendingQueueScopesOfTenant(ctx context.Context, tenantID string) ([]PendingQueueScopesOfTenantRow, error) {
+	rows, err := q.db.Query(ctx, pendingQueueScopesOfTenant, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PendingQueueScopesOfTenantRow{}
+	for rows.Next() {
+		var i PendingQueueScopesOfTenantRow
+		if err := rows.Scan(&i.PoolID, &i.SiteID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

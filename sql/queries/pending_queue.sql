@@ -17,10 +17,17 @@
 -- those tried, never who is tried at all, so a tenant whose usage ranks it
 -- first cannot fill every try of every run with reservations that never
 -- fit and keep another tenant's, which would fit, from ever being tried.
+-- The reservations of a suspended tenant keep their place in the line
+-- (their positions are written and counted in queued) but are not
+-- returned: nothing of theirs is tried while the tenant is suspended, so
+-- they take no try from those behind them. runnable counts the others,
+-- which is what a run compares with the rows returned to know whether some
+-- were left for the next run.
 WITH pending AS (
   SELECT r.id, r.tenant_id, r.priority, r.created_at,
          CASE WHEN EXISTS (SELECT 1 FROM priority_classes o WHERE o.preemptible AND o.value < r.priority)
-              THEN r.priority END AS preempting
+              THEN r.priority END AS preempting,
+         EXISTS (SELECT 1 FROM tenants n WHERE n.id = r.tenant_id AND n.suspended_at IS NOT NULL) AS suspended
     FROM reservations r
    WHERE r.state = 'pending'
      AND (r.pool_id = sqlc.narg(pool_id)::text OR r.site_id = sqlc.narg(site_id)::text)
@@ -29,12 +36,13 @@ WITH pending AS (
   SELECT u.tenant_id, u.gpu_hours
     FROM fair_share_usage(ARRAY(SELECT DISTINCT p.tenant_id FROM pending p), sqlc.arg(half_life_seconds)::float8) AS u (tenant_id, gpu_hours)
 ), ranked AS (
-  SELECT p.id, p.tenant_id, p.priority, u.gpu_hours AS tenant_usage, coalesce(s.share, 1) AS tenant_share,
+  SELECT p.id, p.tenant_id, p.priority, p.suspended, u.gpu_hours AS tenant_usage, coalesce(s.share, 1) AS tenant_share,
          row_number() OVER (ORDER BY p.preempting DESC NULLS LAST, u.gpu_hours / coalesce(s.share, 1),
                                      p.priority DESC, p.created_at, p.id) AS position,
          row_number() OVER (PARTITION BY p.tenant_id
                             ORDER BY p.preempting DESC NULLS LAST, p.priority DESC, p.created_at, p.id) AS tenant_turn,
-         count(*) OVER () AS queued
+         count(*) OVER () AS queued,
+         count(*) FILTER (WHERE NOT p.suspended) OVER () AS runnable
     FROM pending p
     JOIN usage u ON u.tenant_id = p.tenant_id
     LEFT JOIN tenant_fair_shares s ON s.tenant_id = p.tenant_id
@@ -49,8 +57,8 @@ WITH pending AS (
          tenant_usage = EXCLUDED.tenant_usage, tenant_share = EXCLUDED.tenant_share, computed_at = EXCLUDED.computed_at
 )
 SELECT k.id::text AS id, k.tenant_id::text AS tenant_id, k.position::int AS position, k.queued::int AS queued,
-       k.tenant_usage::float8 AS tenant_usage, k.tenant_share::int AS tenant_share
-  FROM (SELECT * FROM ranked ORDER BY tenant_turn, position LIMIT sqlc.arg(max_rows)::int) k
+       k.runnable::int AS runnable, k.tenant_usage::float8 AS tenant_usage, k.tenant_share::int AS tenant_share
+  FROM (SELECT * FROM ranked WHERE NOT ranked.suspended ORDER BY tenant_turn, position LIMIT sqlc.arg(max_rows)::int) k
  ORDER BY k.position;
 
 -- name: PendingQueueForget :exec
@@ -80,3 +88,10 @@ SELECT coalesce(extract(epoch FROM max(computed_at) + make_interval(secs => sqlc
                                   - compute_now()), 0)::float8 AS due_in_seconds
   FROM pending_queue_positions
  WHERE scope = sqlc.arg(scope);
+
+-- name: PendingQueueScopesOfTenant :many
+-- The scopes (pool or site, the other NULL) in whose lines the tenant has
+-- pending reservations: the lines a resume wakes, since the runs during
+-- the suspension skipped the tenant's reservations.
+SELECT DISTINCT r.pool_id, r.site_id FROM reservations r
+ WHERE r.tenant_id = sqlc.arg(tenant_id) AND r.state = 'pending';
