@@ -101,7 +101,8 @@ type Redemption struct {
 // Redeem uses up ticket and returns the actor it was issued to. A ticket
 // that is unknown, already used, expired (in business time) or whose token
 // was revoked or expired since is UNAUTHENTICATED, all with the same
-// message.
+// message. A good ticket of a suspended tenant is TENANT_SUSPENDED, naming
+// the reason, as the tenant's tokens are refused.
 func (s *StreamTickets) Redeem(ctx context.Context, ticket string) (Redemption, error) {
 	if !wellFormedStreamTicket(ticket) {
 		return Redemption{}, errStreamTicket
@@ -112,6 +113,12 @@ func (s *StreamTickets) Redeem(ctx context.Context, ticket string) (Redemption, 
 	}
 	if err != nil {
 		return Redemption{}, fmt.Errorf("redeem stream ticket: %w", pg.Translate(err, "stream ticket"))
+	}
+	if row.SuspendedReason != nil {
+		// The ticket was good; its tenant is suspended: the refusal every
+		// request of the tenant gets, naming the reason. The ticket is used
+		// up all the same (single use, whatever the answer).
+		return Redemption{}, core.TenantSuspendedError(row.TenantID, *row.SuspendedReason)
 	}
 	out := Redemption{Actor: core.Actor{TokenID: row.TokenID, Tenant: row.TenantID, Identity: row.Identity, Role: core.Role(row.Role)}}
 	if row.TokenExpiresAt != nil {

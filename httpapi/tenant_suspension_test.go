@@ -132,6 +132,7 @@ func TestTenantSuspensionOverHTTP(t *testing.T) {
 	streamB := b.openStream(t, member, "", "")
 	require.Equal(t, http.StatusOK, streamB.res.StatusCode)
 	streamB.first(t)
+	ticket, _ := a.ticketFor(t, member) // redeemed after the suspend
 
 	suspend := func(tenant, token string, body any) response {
 		return a.call(t, http.MethodPost, "/v1/tenants/"+tenant+"/suspend", token, body)
@@ -178,6 +179,14 @@ func TestTenantSuspensionOverHTTP(t *testing.T) {
 	require.Equal(t, core.CodeTenantSuspended, r.errorBody(t).Code)
 	reopened := b.openStream(t, member, "", "")
 	require.Equal(t, http.StatusForbidden, reopened.res.StatusCode)
+	// A ticket the tenant asked for before the suspend is refused like its
+	// tokens: 403 naming the reason, not the 401 of an unknown ticket.
+	status, _, body := a.ticketStream(t, ticket, "", nil)
+	require.Equal(t, http.StatusForbidden, status, "body: %s", body)
+	var refusal httpapi.ErrorBody
+	require.NoError(t, json.Unmarshal(body, &refusal), "body: %s", body)
+	require.Equal(t, core.CodeTenantSuspended, refusal.Error.Code)
+	require.Contains(t, refusal.Error.Message, "invoice 2026-11 unpaid")
 	require.Equal(t, http.StatusOK, whoami(b, other).status, "another tenant goes on")
 
 	var tenant queries.Tenant

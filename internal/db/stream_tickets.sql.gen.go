@@ -64,29 +64,32 @@ DELETE FROM stream_tickets t
    AND t.expires_at > compute_now()
    AND k.id = t.token_id AND k.revoked_at IS NULL
    AND (k.expires_at IS NULL OR k.expires_at > compute_now())
-   AND NOT EXISTS (SELECT 1 FROM tenants n WHERE n.id = t.tenant_id AND n.suspended_at IS NOT NULL)
 RETURNING t.token_id, t.tenant_id, t.identity, t.role,
           (SELECT e.expires_at FROM api_tokens e WHERE e.id = t.token_id) AS token_expires_at,
+          (SELECT n.suspended_reason FROM tenants n WHERE n.id = t.tenant_id) AS suspended_reason,
           compute_now()::timestamptz AS db_now
 `
 
 type StreamTicketRedeemRow struct {
-	TokenID        string
-	TenantID       string
-	Identity       string
-	Role           string
-	TokenExpiresAt *time.Time
-	DbNow          time.Time
+	TokenID         string
+	TenantID        string
+	Identity        string
+	Role            string
+	TokenExpiresAt  *time.Time
+	SuspendedReason *string
+	DbNow           time.Time
 }
 
 // Redeems a ticket: deletes it and returns what it is bound to, if it has
-// not expired, its token is neither revoked nor expired and its tenant is
-// not suspended. Zero rows
-// (unknown, used, expired or revoked) is all the caller learns. The delete makes it single
-// use: of two concurrent redemptions, the second finds no row. The token's
-// expiry and the business time of the redemption come back too, so that
-// the stream the ticket opens ends when its token expires, on a process
-// that never looked the token up.
+// not expired and its token is neither revoked nor expired. Zero rows
+// (unknown, used, expired or revoked) is all the caller learns. The delete
+// makes it single use: of two concurrent redemptions, the second finds no
+// row. A ticket of a suspended tenant is used up too, and comes back with
+// the suspension's reason, which the caller answers with (TENANT_SUSPENDED)
+// as it answers every other request of the tenant. The token's expiry and
+// the business time of the redemption come back too, so that the stream
+// the ticket opens ends when its token expires, on a process that never
+// looked the token up.
 func (q *Queries) StreamTicketRedeem(ctx context.Context, ticketHash []byte) (StreamTicketRedeemRow, error) {
 	row := q.db.QueryRow(ctx, streamTicketRedeem, ticketHash)
 	var i StreamTicketRedeemRow
@@ -96,6 +99,7 @@ func (q *Queries) StreamTicketRedeem(ctx context.Context, ticketHash []byte) (St
 		&i.Identity,
 		&i.Role,
 		&i.TokenExpiresAt,
+		&i.SuspendedReason,
 		&i.DbNow,
 	)
 	return i, err
