@@ -5785,7 +5785,9 @@ type ClientInterface interface {
 	// /v1/events/stream-tickets, bound to the token that asked for it. A
 	// used, expired or unknown ticket is 401; so is EventSource's automatic
 	// reconnect with the same URL: get a new ticket and resume with
-	// `after=<last event id>`.
+	// `after=<last event id>`. A good ticket of a suspended tenant is 403
+	// TENANT_SUSPENDED naming the reason, as the tenant's tokens are (and
+	// is used up by that answer).
 	//
 	// Corresponds with GET /v1/events/stream (the `StreamEvents` operationId).
 	StreamEvents(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5800,7 +5802,8 @@ type ClientInterface interface {
 	// stream has that token's tenant, identity and role (a tenant's ticket
 	// streams only its tenant's events; an operator's every event) and
 	// ends when that token is revoked. A used, expired, unknown or
-	// revoked-token ticket is 401. Tickets are kept (hashed) in the
+	// revoked-token ticket is 401; one of a tenant suspended since it was
+	// issued is 403 TENANT_SUSPENDED naming the reason. Tickets are kept (hashed) in the
 	// database, so any API process redeems one another issued.
 	//
 	// A ticket cannot serve EventSource's automatic reconnect (the URL
@@ -6574,8 +6577,9 @@ type ClientInterface interface {
 	// Lifts the tenant's suspension: its tokens work again, on every API
 	// process within one poll of the authorization feed. Tokens that
 	// expired or were revoked meanwhile stay refused; reservations a
-	// suspend released stay released. Appends `tenant.resumed`; a tenant
-	// that is not suspended changes nothing and appends no event (an all-zeros
+	// suspend released stay released; its pending reservations are tried
+	// again at their lines' next run (within 30 s). Appends
+	// `tenant.resumed`; a tenant that is not suspended changes nothing and appends no event (an all-zeros
 	// `position`). Takes no body. An unknown tenant is 404.
 	//
 	// Corresponds with POST /v1/tenants/{tenant}/resume (the `ResumeTenant` operationId).
@@ -6589,8 +6593,10 @@ type ClientInterface interface {
 	// poll of the authorization feed, and its open event streams end with
 	// an `event: error` frame of that code. No reservation, extension or
 	// instance is created for it, whatever request was already past its
-	// authentication (the database refuses them). Its reservations keep
-	// running until their end, unless `releaseReservations` is true: then
+	// authentication (the database refuses them), and none of its pending
+	// reservations is placed: each keeps its place in its waiting line
+	// without holding back those behind it, and is placed after the resume
+	// when capacity allows. Its reservations keep running until their end, unless `releaseReservations` is true: then
 	// each one that is pending, booked or active is cancelled or released
 	// the ordinary way, each with its event, and the answer lists them.
 	// Appends `tenant.suspended`. A tenant suspended already changes
@@ -6613,8 +6619,10 @@ type ClientInterface interface {
 	// poll of the authorization feed, and its open event streams end with
 	// an `event: error` frame of that code. No reservation, extension or
 	// instance is created for it, whatever request was already past its
-	// authentication (the database refuses them). Its reservations keep
-	// running until their end, unless `releaseReservations` is true: then
+	// authentication (the database refuses them), and none of its pending
+	// reservations is placed: each keeps its place in its waiting line
+	// without holding back those behind it, and is placed after the resume
+	// when capacity allows. Its reservations keep running until their end, unless `releaseReservations` is true: then
 	// each one that is pending, booked or active is cancelled or released
 	// the ordinary way, each with its event, and the answer lists them.
 	// Appends `tenant.suspended`. A tenant suspended already changes
@@ -7272,7 +7280,9 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 // /v1/events/stream-tickets, bound to the token that asked for it. A
 // used, expired or unknown ticket is 401; so is EventSource's automatic
 // reconnect with the same URL: get a new ticket and resume with
-// `after=<last event id>`.
+// `after=<last event id>`. A good ticket of a suspended tenant is 403
+// TENANT_SUSPENDED naming the reason, as the tenant's tokens are (and
+// is used up by that answer).
 //
 // Corresponds with GET /v1/events/stream (the `StreamEvents` operationId).
 func (c *Client) StreamEvents(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7297,7 +7307,8 @@ func (c *Client) StreamEvents(ctx context.Context, params *StreamEventsParams, r
 // stream has that token's tenant, identity and role (a tenant's ticket
 // streams only its tenant's events; an operator's every event) and
 // ends when that token is revoked. A used, expired, unknown or
-// revoked-token ticket is 401. Tickets are kept (hashed) in the
+// revoked-token ticket is 401; one of a tenant suspended since it was
+// issued is 403 TENANT_SUSPENDED naming the reason. Tickets are kept (hashed) in the
 // database, so any API process redeems one another issued.
 //
 // A ticket cannot serve EventSource's automatic reconnect (the URL
@@ -8701,8 +8712,9 @@ func (c *Client) SetQuota(ctx context.Context, tenant TenantID, resource string,
 // Lifts the tenant's suspension: its tokens work again, on every API
 // process within one poll of the authorization feed. Tokens that
 // expired or were revoked meanwhile stay refused; reservations a
-// suspend released stay released. Appends `tenant.resumed`; a tenant
-// that is not suspended changes nothing and appends no event (an all-zeros
+// suspend released stay released; its pending reservations are tried
+// again at their lines' next run (within 30 s). Appends
+// `tenant.resumed`; a tenant that is not suspended changes nothing and appends no event (an all-zeros
 // `position`). Takes no body. An unknown tenant is 404.
 //
 // Corresponds with POST /v1/tenants/{tenant}/resume (the `ResumeTenant` operationId).
@@ -8726,8 +8738,10 @@ func (c *Client) ResumeTenant(ctx context.Context, tenant TenantPath, reqEditors
 // poll of the authorization feed, and its open event streams end with
 // an `event: error` frame of that code. No reservation, extension or
 // instance is created for it, whatever request was already past its
-// authentication (the database refuses them). Its reservations keep
-// running until their end, unless `releaseReservations` is true: then
+// authentication (the database refuses them), and none of its pending
+// reservations is placed: each keeps its place in its waiting line
+// without holding back those behind it, and is placed after the resume
+// when capacity allows. Its reservations keep running until their end, unless `releaseReservations` is true: then
 // each one that is pending, booked or active is cancelled or released
 // the ordinary way, each with its event, and the answer lists them.
 // Appends `tenant.suspended`. A tenant suspended already changes
@@ -8760,8 +8774,10 @@ func (c *Client) SuspendTenantWithBody(ctx context.Context, tenant TenantPath, c
 // poll of the authorization feed, and its open event streams end with
 // an `event: error` frame of that code. No reservation, extension or
 // instance is created for it, whatever request was already past its
-// authentication (the database refuses them). Its reservations keep
-// running until their end, unless `releaseReservations` is true: then
+// authentication (the database refuses them), and none of its pending
+// reservations is placed: each keeps its place in its waiting line
+// without holding back those behind it, and is placed after the resume
+// when capacity allows. Its reservations keep running until their end, unless `releaseReservations` is true: then
 // each one that is pending, booked or active is cancelled or released
 // the ordinary way, each with its event, and the answer lists them.
 // Appends `tenant.suspended`. A tenant suspended already changes
@@ -13500,7 +13516,9 @@ type ClientWithResponsesInterface interface {
 	// /v1/events/stream-tickets, bound to the token that asked for it. A
 	// used, expired or unknown ticket is 401; so is EventSource's automatic
 	// reconnect with the same URL: get a new ticket and resume with
-	// `after=<last event id>`.
+	// `after=<last event id>`. A good ticket of a suspended tenant is 403
+	// TENANT_SUSPENDED naming the reason, as the tenant's tokens are (and
+	// is used up by that answer).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13517,7 +13535,8 @@ type ClientWithResponsesInterface interface {
 	// stream has that token's tenant, identity and role (a tenant's ticket
 	// streams only its tenant's events; an operator's every event) and
 	// ends when that token is revoked. A used, expired, unknown or
-	// revoked-token ticket is 401. Tickets are kept (hashed) in the
+	// revoked-token ticket is 401; one of a tenant suspended since it was
+	// issued is 403 TENANT_SUSPENDED naming the reason. Tickets are kept (hashed) in the
 	// database, so any API process redeems one another issued.
 	//
 	// A ticket cannot serve EventSource's automatic reconnect (the URL
@@ -14353,8 +14372,9 @@ type ClientWithResponsesInterface interface {
 	// Lifts the tenant's suspension: its tokens work again, on every API
 	// process within one poll of the authorization feed. Tokens that
 	// expired or were revoked meanwhile stay refused; reservations a
-	// suspend released stay released. Appends `tenant.resumed`; a tenant
-	// that is not suspended changes nothing and appends no event (an all-zeros
+	// suspend released stay released; its pending reservations are tried
+	// again at their lines' next run (within 30 s). Appends
+	// `tenant.resumed`; a tenant that is not suspended changes nothing and appends no event (an all-zeros
 	// `position`). Takes no body. An unknown tenant is 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -14370,8 +14390,10 @@ type ClientWithResponsesInterface interface {
 	// poll of the authorization feed, and its open event streams end with
 	// an `event: error` frame of that code. No reservation, extension or
 	// instance is created for it, whatever request was already past its
-	// authentication (the database refuses them). Its reservations keep
-	// running until their end, unless `releaseReservations` is true: then
+	// authentication (the database refuses them), and none of its pending
+	// reservations is placed: each keeps its place in its waiting line
+	// without holding back those behind it, and is placed after the resume
+	// when capacity allows. Its reservations keep running until their end, unless `releaseReservations` is true: then
 	// each one that is pending, booked or active is cancelled or released
 	// the ordinary way, each with its event, and the answer lists them.
 	// Appends `tenant.suspended`. A tenant suspended already changes
@@ -14394,8 +14416,10 @@ type ClientWithResponsesInterface interface {
 	// poll of the authorization feed, and its open event streams end with
 	// an `event: error` frame of that code. No reservation, extension or
 	// instance is created for it, whatever request was already past its
-	// authentication (the database refuses them). Its reservations keep
-	// running until their end, unless `releaseReservations` is true: then
+	// authentication (the database refuses them), and none of its pending
+	// reservations is placed: each keeps its place in its waiting line
+	// without holding back those behind it, and is placed after the resume
+	// when capacity allows. Its reservations keep running until their end, unless `releaseReservations` is true: then
 	// each one that is pending, booked or active is cancelled or released
 	// the ordinary way, each with its event, and the answer lists them.
 	// Appends `tenant.suspended`. A tenant suspended already changes
@@ -25444,7 +25468,9 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 // /v1/events/stream-tickets, bound to the token that asked for it. A
 // used, expired or unknown ticket is 401; so is EventSource's automatic
 // reconnect with the same URL: get a new ticket and resume with
-// `after=<last event id>`.
+// `after=<last event id>`. A good ticket of a suspended tenant is 403
+// TENANT_SUSPENDED naming the reason, as the tenant's tokens are (and
+// is used up by that answer).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -25467,7 +25493,8 @@ func (c *ClientWithResponses) StreamEventsWithResponse(ctx context.Context, para
 // stream has that token's tenant, identity and role (a tenant's ticket
 // streams only its tenant's events; an operator's every event) and
 // ends when that token is revoked. A used, expired, unknown or
-// revoked-token ticket is 401. Tickets are kept (hashed) in the
+// revoked-token ticket is 401; one of a tenant suspended since it was
+// issued is 403 TENANT_SUSPENDED naming the reason. Tickets are kept (hashed) in the
 // database, so any API process redeems one another issued.
 //
 // A ticket cannot serve EventSource's automatic reconnect (the URL
@@ -26681,8 +26708,9 @@ func (c *ClientWithResponses) SetQuotaWithResponse(ctx context.Context, tenant T
 // Lifts the tenant's suspension: its tokens work again, on every API
 // process within one poll of the authorization feed. Tokens that
 // expired or were revoked meanwhile stay refused; reservations a
-// suspend released stay released. Appends `tenant.resumed`; a tenant
-// that is not suspended changes nothing and appends no event (an all-zeros
+// suspend released stay released; its pending reservations are tried
+// again at their lines' next run (within 30 s). Appends
+// `tenant.resumed`; a tenant that is not suspended changes nothing and appends no event (an all-zeros
 // `position`). Takes no body. An unknown tenant is 404.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -26704,8 +26732,10 @@ func (c *ClientWithResponses) ResumeTenantWithResponse(ctx context.Context, tena
 // poll of the authorization feed, and its open event streams end with
 // an `event: error` frame of that code. No reservation, extension or
 // instance is created for it, whatever request was already past its
-// authentication (the database refuses them). Its reservations keep
-// running until their end, unless `releaseReservations` is true: then
+// authentication (the database refuses them), and none of its pending
+// reservations is placed: each keeps its place in its waiting line
+// without holding back those behind it, and is placed after the resume
+// when capacity allows. Its reservations keep running until their end, unless `releaseReservations` is true: then
 // each one that is pending, booked or active is cancelled or released
 // the ordinary way, each with its event, and the answer lists them.
 // Appends `tenant.suspended`. A tenant suspended already changes
@@ -26734,8 +26764,10 @@ func (c *ClientWithResponses) SuspendTenantWithBodyWithResponse(ctx context.Cont
 // poll of the authorization feed, and its open event streams end with
 // an `event: error` frame of that code. No reservation, extension or
 // instance is created for it, whatever request was already past its
-// authentication (the database refuses them). Its reservations keep
-// running until their end, unless `releaseReservations` is true: then
+// authentication (the database refuses them), and none of its pending
+// reservations is placed: each keeps its place in its waiting line
+// without holding back those behind it, and is placed after the resume
+// when capacity allows. Its reservations keep running until their end, unless `releaseReservations` is true: then
 // each one that is pending, booked or active is cancelled or released
 // the ordinary way, each with its event, and the answer lists them.
 // Appends `tenant.suspended`. A tenant suspended already changes
