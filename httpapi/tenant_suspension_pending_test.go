@@ -61,8 +61,20 @@ func TestTenantSuspensionHoldsPendingReservationsOverHTTP(t *testing.T) {
 	require.Equal(t, []int{1, 2}, []int{position, queued}, "it kept its place, first of the two (acme had used nothing)")
 	runLine()
 	require.Equal(t, "pending", state(held.ID), "nor at the next run")
+	whyPending := func() string {
+		t.Helper()
+		s.catchUp(t, held.Position)
+		var d struct {
+			Conditions []core.Condition `json:"conditions"`
+		}
+		s.ok(t, http.StatusOK, http.MethodGet, "/v1/reservations/"+held.ID+"?minPosition="+held.Position, s.operator, nil, nil).decode(t, &d)
+		require.Len(t, d.Conditions, 1)
+		return d.Conditions[0].Message
+	}
+	require.Contains(t, whyPending(), "its tenant is suspended", "the operator reads why it waits")
 
 	s.ok(t, http.StatusOK, http.MethodPost, "/v1/tenants/acme/resume", s.operator, nil, nil)
+	require.NotContains(t, whyPending(), "suspended")
 	runLine()
 	require.Equal(t, "booked", state(held.ID), "placed once the tenant is resumed")
 }

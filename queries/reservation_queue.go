@@ -29,6 +29,9 @@ type ReservationQueue struct {
 	TenantShare         int32   `json:"tenantShare"`
 	// AsOf is when the line was ranked; absent until it first was.
 	AsOf *time.Time `json:"asOf,omitempty"`
+	// tenantSuspended: the line's runs skip it (its tenant is suspended),
+	// which place says.
+	tenantSuspended bool
 	// Reason is why it was not placed at its last try: the message of its
 	// Unschedulable condition.
 	Reason string `json:"reason"`
@@ -54,9 +57,12 @@ func (s *Service) reservationQueue(ctx context.Context, d *ReservationDetail) er
 	case err != nil:
 		return wrap(err, "queue position of reservation "+d.ID)
 	default:
-		at := p.ComputedAt.UTC()
-		qu.Scope, qu.Position, qu.Queued, qu.AsOf = p.Scope, p.Position, p.Queued, &at
-		qu.TenantUsageGPUHours, qu.TenantShare = p.TenantUsage, p.TenantShare
+		qu.tenantSuspended = p.TenantSuspended
+		if p.Scope != nil { // ranked
+			at := p.ComputedAt.UTC()
+			qu.Scope, qu.Position, qu.Queued, qu.AsOf = *p.Scope, *p.Position, *p.Queued, &at
+			qu.TenantUsageGPUHours, qu.TenantShare = *p.TenantUsage, *p.TenantShare
+		}
 	}
 	d.Queue = qu
 	// The "why pending" condition says it too, for readers of the
@@ -69,11 +75,18 @@ func (s *Service) reservationQueue(ctx context.Context, d *ReservationDetail) er
 	return nil
 }
 
-// place says where in its line the reservation stands, in words.
+// place says where in its line the reservation stands, in words, and
+// that it is not tried while its tenant is suspended.
 func (qu *ReservationQueue) place() string {
+	var place string
 	if qu.Position == 0 {
-		return "not ranked in the line of " + qu.Scope + " yet (it runs every 30 s)"
+		place = "not ranked in the line of " + qu.Scope + " yet (it runs every 30 s)"
+	} else {
+		place = fmt.Sprintf("place in line: %d of %d in %s (its tenant's decayed usage %.3f GPU-hours, share %d)",
+			qu.Position, qu.Queued, qu.Scope, qu.TenantUsageGPUHours, qu.TenantShare)
 	}
-	return fmt.Sprintf("place in line: %d of %d in %s (its tenant's decayed usage %.3f GPU-hours, share %d)",
-		qu.Position, qu.Queued, qu.Scope, qu.TenantUsageGPUHours, qu.TenantShare)
+	if qu.tenantSuspended {
+		place += "; its tenant is suspended: it keeps its place but is not placed until an operator resumes the tenant"
+	}
+	return place
 }

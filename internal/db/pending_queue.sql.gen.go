@@ -43,23 +43,28 @@ func (q *Queries) PendingQueueForget(ctx context.Context, ids []string) error {
 }
 
 const pendingQueuePositionGet = `-- name: PendingQueuePositionGet :one
-SELECT p.scope, p.position, p.queued, p.tenant_usage, p.tenant_share, p.computed_at
-  FROM pending_queue_positions p
-  JOIN reservations r ON r.id = p.reservation_id AND r.state = 'pending'
- WHERE p.reservation_id = $1
+SELECT p.scope, p.position, p.queued, p.tenant_usage, p.tenant_share, p.computed_at,
+       (n.suspended_at IS NOT NULL)::boolean AS tenant_suspended
+  FROM reservations r
+  LEFT JOIN tenants n ON n.id = r.tenant_id
+  LEFT JOIN pending_queue_positions p ON p.reservation_id = r.id
+ WHERE r.id = $1 AND r.state = 'pending'
 `
 
 type PendingQueuePositionGetRow struct {
-	Scope       string
-	Position    int32
-	Queued      int32
-	TenantUsage float64
-	TenantShare int32
-	ComputedAt  time.Time
+	Scope           *string
+	Position        *int32
+	Queued          *int32
+	TenantUsage     *float64
+	TenantShare     *int32
+	ComputedAt      *time.Time
+	TenantSuspended bool
 }
 
 // Where a pending reservation stood in its scope's line at the queue's last
-// run. No row: not ranked yet, or no longer pending in the write model.
+// run (the position's columns NULL: not ranked yet), and whether its tenant
+// is suspended, which the line's runs skip. No row: no longer pending in
+// the write model.
 func (q *Queries) PendingQueuePositionGet(ctx context.Context, reservationID string) (PendingQueuePositionGetRow, error) {
 	row := q.db.QueryRow(ctx, pendingQueuePositionGet, reservationID)
 	var i PendingQueuePositionGetRow
@@ -70,6 +75,7 @@ func (q *Queries) PendingQueuePositionGet(ctx context.Context, reservationID str
 		&i.TenantUsage,
 		&i.TenantShare,
 		&i.ComputedAt,
+		&i.TenantSuspended,
 	)
 	return i, err
 }

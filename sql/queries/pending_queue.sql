@@ -74,11 +74,15 @@ SELECT pool_id, site_id, (state = 'pending' AND upper(during) > compute_now())::
 
 -- name: PendingQueuePositionGet :one
 -- Where a pending reservation stood in its scope's line at the queue's last
--- run. No row: not ranked yet, or no longer pending in the write model.
-SELECT p.scope, p.position, p.queued, p.tenant_usage, p.tenant_share, p.computed_at
-  FROM pending_queue_positions p
-  JOIN reservations r ON r.id = p.reservation_id AND r.state = 'pending'
- WHERE p.reservation_id = sqlc.arg(reservation_id);
+-- run (the position's columns NULL: not ranked yet), and whether its tenant
+-- is suspended, which the line's runs skip. No row: no longer pending in
+-- the write model.
+SELECT p.scope, p.position, p.queued, p.tenant_usage, p.tenant_share, p.computed_at,
+       (n.suspended_at IS NOT NULL)::boolean AS tenant_suspended
+  FROM reservations r
+  LEFT JOIN tenants n ON n.id = r.tenant_id
+  LEFT JOIN pending_queue_positions p ON p.reservation_id = r.id
+ WHERE r.id = sqlc.arg(reservation_id) AND r.state = 'pending';
 
 -- name: PendingQueueDueIn :one
 -- How long until a scope's queue may run again: its last run (the time its
