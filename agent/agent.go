@@ -174,6 +174,7 @@ func Run(ctx context.Context, cfg Config) error {
 		d.now = time.Now
 	}
 	d.instances.now = d.windowNow
+	sb.windowNow = d.windowNow
 	d.instances.exited = d.reportExited
 	d.instances.log = log
 	adopted, err := d.restore()

@@ -49,6 +49,10 @@ func (d *daemon) assign(res wire.Message, m wire.Message) wire.Message {
 		if err := d.sandbox.recordAllocation(&a); err != nil {
 			d.log.Warn("record the allocation's window in its directory", "allocation", a.AllocationID, "err", err)
 		}
+		// Its container's keeper ends it no sooner than the new end.
+		if err := d.sandbox.moveKeeperDeadline(&a); err != nil {
+			d.log.Warn("move the allocation's keeper deadline", "allocation", a.AllocationID, "err", err)
+		}
 		res.Output = fmt.Sprintf("assigned %s: %d devices (CUDA_VISIBLE_DEVICES=%s), %d vCPU, %d MiB, %s",
 			a.AllocationID, len(a.Devices), visibleDevices(&a), a.VCPU, a.MemoryMB, windowString(a.Start, a.End))
 	}
@@ -219,6 +223,13 @@ func (d *daemon) resync() []stoppedInstance {
 			d.log.Error("watchdog could not stop a container", "allocation", id, "err", err)
 		} else {
 			d.log.Warn("watchdog stopped a container outside its assignment", "allocation", id)
+		}
+	}
+	// The keepers' deadlines follow the latest measurement of the control
+	// plane's clock (a resync runs at every session open).
+	for _, a := range d.journal.assignments() {
+		if err := d.sandbox.moveKeeperDeadline(&a); err != nil {
+			d.log.Warn("move the allocation's keeper deadline", "allocation", a.AllocationID, "err", err)
 		}
 	}
 	// What a lost state directory left of allocations no longer held.

@@ -59,6 +59,9 @@ type podParams struct {
 	// root: /compute/<node>/<allocation>.
 	CgroupsPath string
 	Limits      limits
+	// KeeperDir is the directory of the keeper's deadline, bound
+	// read-only at keeperDir ("": none, the keeper never ends by itself).
+	KeeperDir string
 }
 
 // limits are an allocation's share of the node, as the kernel enforces it.
@@ -105,7 +108,8 @@ const keeperUID = 65534
 
 // podSpec is the OCI runtime spec of an allocation's container. Its
 // process is the pod's keeper: it ignores SIGTERM (a stop's TERM is for
-// the workloads) and reaps what is orphaned into it. It runs as
+// the workloads), reaps what is orphaned into it, and ends the container
+// at its deadline (keeper_deadline.go). It runs as
 // keeperUID, in /, which the allocation's /work (its user's only) is not.
 func podSpec(p podParams) *specs.Spec {
 	noCaps := &specs.LinuxCapabilities{Bounding: []string{}, Effective: []string{}, Inheritable: []string{},
@@ -116,7 +120,7 @@ func podSpec(p podParams) *specs.Spec {
 		Root:     &specs.Root{Path: p.RootFS, Readonly: true},
 		Process: &specs.Process{
 			User: specs.User{UID: keeperUID, GID: keeperUID},
-			Args: []string{"/bin/sh", "-c", "trap '' TERM; while :; do sleep 3600 & wait; done"},
+			Args: []string{"/bin/sh", "-c", keeperScript},
 			Env:  []string{"PATH=" + workloadPath},
 			Cwd:  "/", NoNewPrivileges: true, Capabilities: noCaps,
 			OOMScoreAdj: oomScoreAdj(p.Limits),
@@ -212,6 +216,10 @@ func podMounts(p podParams) []specs.Mount {
 		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs",
 			Options: []string{"nosuid", "nodev", "mode=1777", tmpfsSize(p.Limits.TmpMB), tmpfsInodes(p.Limits.TmpMB)}},
 		{Destination: workDir, Type: "bind", Source: p.Work, Options: []string{"rbind", "rw", "nosuid", "nodev"}},
+	}
+	if p.KeeperDir != "" {
+		ms = append(ms, specs.Mount{Destination: keeperDir, Type: "bind", Source: p.KeeperDir,
+			Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}})
 	}
 	for _, d := range hostDirs {
 		if st, err := os.Lstat(d); err != nil || !st.IsDir() {

@@ -26,13 +26,18 @@ func TestAWipedStateDirectoryLeavesNothingOfTheDaemonsBehind(t *testing.T) {
 	sb := containerSandbox(t)
 	now := time.Now()
 	ended, booked := assignOf("alc_ended", 1, 128), assignOf("alc_booked", 1, 128)
-	ended.End, booked.End = now.Add(-time.Minute), now.Add(time.Hour)
+	// Both containers start within their windows (a container started
+	// past its end plus the keeper's slack would end by itself at once,
+	// keeper_deadline.go); the first window is then recorded as ended.
+	ended.End, booked.End = now.Add(time.Hour), now.Add(time.Hour)
 	sb.forgetAtEnd(t, ended, booked)
 	for _, a := range []*wire.AssignPayload{ended, booked} {
 		out, code := sb.runScript(t, a, `echo kept >/work/file; setsid sh -c "trap '' TERM; exec sleep 781" </dev/null >/dev/null 2>&1 & echo ok`)
 		require.Zero(t, code, out)
 		require.True(t, cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath(a.AllocationID)))
 	}
+	ended.End = now.Add(-time.Minute)
+	require.NoError(t, sb.recordAllocation(ended))
 
 	// Another daemon on the machine: same workload root, same uid table,
 	// a state directory of its own.
@@ -44,10 +49,12 @@ func TestAWipedStateDirectoryLeavesNothingOfTheDaemonsBehind(t *testing.T) {
 	alien, err := openSandbox(context.Background(), alienCfg, gpus)
 	require.NoError(t, err)
 	theirs := assignOf("alc_theirs", 1, 128)
-	theirs.End = now.Add(-time.Minute)
+	theirs.End = now.Add(time.Hour)
 	alien.forgetAtEnd(t, theirs)
 	out, code := alien.runScript(t, theirs, `setsid sleep 782 </dev/null >/dev/null 2>&1 & echo ok`)
 	require.Zero(t, code, out)
+	theirs.End = now.Add(-time.Minute)
+	require.NoError(t, alien.recordAllocation(theirs))
 
 	// The state directory is wiped; the daemon starts again on it.
 	entries, err := os.ReadDir(sb.cfg.StateDir)

@@ -85,8 +85,12 @@ func (s *sandbox) pod(ctx context.Context, a *wire.AssignPayload, domain string)
 			return 0, fmt.Errorf("MPS dir: %w", err)
 		}
 	}
+	// The kernel's backstop for the window's end (keeper_deadline.go).
+	if err := s.writeKeeperDeadline(a, domain); err != nil {
+		return 0, fmt.Errorf("allocation keeper deadline: %w", err)
+	}
 	spec := podSpec(podParams{RootFS: filepath.Join(dir, "rootfs"), Work: work, UID: uid, Hostname: domain,
-		CgroupsPath: s.cgroupsPath(domain), Limits: s.limitsOf(a)})
+		CgroupsPath: s.cgroupsPath(domain), Limits: s.limitsOf(a), KeeperDir: s.keeperHostDir(domain)})
 	if err := s.devices.inject(spec, a); err != nil {
 		return 0, fmt.Errorf("GPUs of allocation %s: %w", domain, err)
 	}

@@ -83,6 +83,10 @@ type sandbox struct {
 	// diskNone).
 	workfs    *workFS
 	diskLimit string
+	// windowNow is the control plane's time as the daemon reckons it
+	// (nil: the node's own clock), which keeper deadlines are reckoned
+	// from.
+	windowNow func() time.Time
 
 	mu sync.Mutex // orders the creation and removal of containers
 	// overDisk are the allocations stopped for outgrowing their disk, with
