@@ -77,6 +77,8 @@ func (s *sandbox) keeperDeadline(a *wire.AssignPayload) time.Time {
 // before the container starts). Readable by the keeper, which runs as
 // nobody; written by root only.
 func (s *sandbox) writeKeeperDeadline(a *wire.AssignPayload, domain string) error {
+	s.keeperMu.Lock()
+	defer s.keeperMu.Unlock()
 	dir := s.keeperHostDir(domain)
 	if err := mkdirNoFollow(dir, 0o755, 0); err != nil {
 		return err

@@ -87,6 +87,9 @@ type sandbox struct {
 	// (nil: the node's own clock), which keeper deadlines are reckoned
 	// from.
 	windowNow func() time.Time
+	// keeperMu orders the writes of keepers' deadline files (a container's
+	// start, an extension, a resync), which share a temporary file name.
+	keeperMu sync.Mutex
 
 	mu sync.Mutex // orders the creation and removal of containers
 	// overDisk are the allocations stopped for outgrowing their disk, with

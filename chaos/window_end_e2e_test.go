@@ -3,9 +3,12 @@ package chaos
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,10 +39,12 @@ const hostile = `trap '' TERM; ` +
 // allocation is left: no process under its user id, no directory, no
 // /work mount, no loop device. On n2 the daemon itself is SIGSTOPped
 // across the end: nothing can stop the workload until it is SIGCONTed
-// (measured).
+// (measured). On n3 the daemon is SIGKILLed before the end and started
+// again only after it: the container's keeper ends the workload by itself
+// at its deadline (the end plus the stop grace plus a minute).
 func TestWindowEndsWhileTheNodeIsCutOff(t *testing.T) {
 	runSize(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 7*time.Minute)
 	defer cancel()
 	f := newAssignFleet(t, ctx)
 	const length = 61 * time.Second // the shortest reservation is a minute
@@ -52,7 +57,7 @@ func TestWindowEndsWhileTheNodeIsCutOff(t *testing.T) {
 		uid               int
 	}
 	var hs []*held
-	for _, n := range []string{"n1", "n2"} {
+	for _, n := range []string{"n1", "n2", "n3"} {
 		r := f.bookWith(n, 0, length, 1024)
 		f.awaitAssigned(r)
 		h := &held{node: "node-" + n, r: r, alloc: f.allocationOf(r.ID)}
@@ -69,7 +74,8 @@ func TestWindowEndsWhileTheNodeIsCutOff(t *testing.T) {
 			len(cgroupPIDs(h.node, h.alloc)), h.uid, mounted(h.work), loopsOf(filepath.Dir(h.work)), time.Until(h.endOnNode))
 		hs = append(hs, h)
 	}
-	n1, n2 := hs[0], hs[1]
+	n1, n2, n3 := hs[0], hs[1], hs[2]
+	f.agents["n3"].Kill() // its workloads run on, in their own process groups
 	frozen := f.agents["n2"].cmd.Process.Pid
 	if err := syscall.Kill(frozen, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -100,7 +106,14 @@ func TestWindowEndsWhileTheNodeIsCutOff(t *testing.T) {
 	t.Logf("n2, daemon frozen until %v after the end: %d processes still ran then; last gone %v after the end, %v after SIGCONT",
 		frozenAfter, ranAfter, gone.Sub(n2.endOnNode), gone.Sub(n2.endOnNode.Add(frozenAfter)))
 
-	// The control plane comes back, its clock past the end.
+	gone = waitGone(t, ctx, n3.endOnNode.Add(agent.DefaultStopGrace+2*time.Minute), func() bool {
+		return len(cgroupPIDs(n3.node, n3.alloc)) == 0 && !uidRuns(n3.uid)
+	})
+	t.Logf("n3, no daemon: last process gone %v after the end (keeper deadline: end + %v)", gone.Sub(n3.endOnNode),
+		agent.DefaultStopGrace+time.Minute)
+
+	// The control plane comes back, its clock past the end; so does n3's
+	// daemon.
 	if _, err := f.pool.Exec(ctx, "UPDATE compute_sim_clock SET ts = $1 WHERE id = 1", end.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +121,7 @@ func TestWindowEndsWhileTheNodeIsCutOff(t *testing.T) {
 	if err := f.hub.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	f.agents["n3"].Start()
 	for _, h := range hs {
 		waitFor(t, ctx, "reservation expired and unassigned on "+h.node, time.Minute, func() (bool, error) {
 			return f.jobState(h.r.ID, "unassign") == "succeeded", nil
@@ -119,6 +133,9 @@ func TestWindowEndsWhileTheNodeIsCutOff(t *testing.T) {
 		if dirErr == nil || mounted(h.work) || len(loops) > 0 || uidRuns(h.uid) {
 			t.Fatalf("%s: something of the allocation is left after its unassign", h.node)
 		}
+	}
+	if left := netnsLeft(); slices.Contains(left, "compute-"+netnsHash("node-n3", n3.alloc)) {
+		t.Fatalf("n3's network namespace is left: %v", left)
 	}
 }
 
@@ -372,6 +389,12 @@ func loopsOf(dir string) []string {
 		}
 	}
 	return out
+}
+
+// netnsHash is agent's netnsName without its prefix.
+func netnsHash(node, alloc string) string {
+	sum := sha256.Sum256([]byte(node + "/" + alloc))
+	return hex.EncodeToString(sum[:8])
 }
 
 func netnsLeft() []string {
