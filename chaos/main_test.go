@@ -49,6 +49,16 @@ func runSize(t *testing.T) size {
 	return ciSize
 }
 
+// fullSizeOnly skips a probe that runs for minutes of real time unless
+// the run is the full one (make chaos): what it proves is covered in make
+// test by a faster test, and make test stays well under its budget.
+func fullSizeOnly(t *testing.T, why string) {
+	t.Helper()
+	if runSize(t) != fullSize {
+		t.Skip("runs in the full fault run only (COMPUTE_CHAOS=full, make chaos): it " + why)
+	}
+}
+
 // shared is what every test of the package reuses: one compute binary and
 // one PostgreSQL cluster, both made on first use so that -short runs pay
 // for neither.

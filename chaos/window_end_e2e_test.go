@@ -43,7 +43,7 @@ const hostile = `trap '' TERM; ` +
 // again only after it: the container's keeper ends the workload by itself
 // at its deadline (the end plus the stop grace plus a minute).
 func TestWindowEndsWhileTheNodeIsCutOff(t *testing.T) {
-	runSize(t)
+	fullSizeOnly(t, "waits out a minute's window and the keeper's deadline in real time (about 4 minutes)")
 	ctx, cancel := context.WithTimeout(context.Background(), 7*time.Minute)
 	defer cancel()
 	f := newAssignFleet(t, ctx)
@@ -145,7 +145,7 @@ func TestWindowEndsWhileTheNodeIsCutOff(t *testing.T) {
 // end, or after it, is refused (CONFLICT) and the workload stops at the
 // end.
 func TestExtendRacesTheEnd(t *testing.T) {
-	runSize(t)
+	fullSizeOnly(t, "waits out a minute's window in real time")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	f := newAssignFleet(t, ctx)
