@@ -50,8 +50,9 @@ type Retention struct {
 	// Events is how long outbox rows (the event log) are kept.
 	Events time.Duration
 	// Work is how long finished node jobs (node_commands), instances that
-	// ended (stopped, failed, succeeded), finished webhook deliveries and
-	// accepted billing windows are kept after they finished.
+	// ended (stopped, failed, succeeded), finished webhook deliveries,
+	// accepted billing windows and unused join tokens that expired or were
+	// revoked are kept after they finished.
 	Work time.Duration
 	// WebhookAttempts is how long webhook_attempts rows are kept.
 	WebhookAttempts time.Duration
@@ -77,8 +78,10 @@ func (r Retention) deliveries() time.Duration {
 // lowest sink cursor, nor an event with a webhook delivery pending),
 // expired idempotency keys, finished node jobs (the node journal kept in
 // PostgreSQL), instances that ended, finished webhook deliveries, webhook
-// attempts, the record of accepted billing windows and the revocation
-// feed's old changes. It is the KindRetentionPrune reconciler.
+// attempts, the record of accepted billing windows, the revocation
+// feed's old changes, expired stream tickets, join tokens that can no
+// longer be used and the fleet read model's rows of reservations that
+// ended once their events are gone. It is the KindRetentionPrune reconciler.
 type Pruner struct {
 	Pool   *pgxpool.Pool
 	Logger *slog.Logger
@@ -97,6 +100,14 @@ type Pruner struct {
 // PruneResult says what one run deleted, per table.
 type PruneResult struct {
 	Events, IdempotencyKeys, WebhookAttempts, WebhookDeliveries, NodeJobs, Instances, BillingDeliveries, AuthzChanges int64
+	// StreamTickets are expired stream tickets; JoinTokens are node join
+	// tokens never used that stopped being usable before the Work
+	// retention.
+	StreamTickets, JoinTokens int64
+	// FleetAllocations are rows of the fleet read model
+	// (rm_fleet_allocations) of reservations that ended, whose events
+	// were all pruned.
+	FleetAllocations int64
 	// More is set when a table used its budget (BatchesPerRun) with rows
 	// left to delete.
 	More bool
@@ -105,7 +116,7 @@ type PruneResult struct {
 // Total is how many rows the run deleted.
 func (r PruneResult) Total() int64 {
 	return r.Events + r.IdempotencyKeys + r.WebhookAttempts + r.WebhookDeliveries + r.NodeJobs + r.Instances +
-		r.BillingDeliveries + r.AuthzChanges
+		r.BillingDeliveries + r.AuthzChanges + r.StreamTickets + r.JoinTokens + r.FleetAllocations
 }
 
 func (p *Pruner) every() time.Duration { return orDefault(p.Every, DefaultPruneEvery) }
@@ -192,6 +203,9 @@ func (p *Pruner) Overdue(ctx context.Context) ([]OverdueRows, error) {
 		{Table: "instances", Rule: "ended, " + olderThan(r.Work), Rows: row.Instances},
 		{Table: "billing_deliveries", Rule: "accepted, " + olderThan(r.Work), Rows: row.BillingDeliveries},
 		{Table: "authz_changes", Rule: olderThan(AuthzChangesKept), Rows: row.AuthzChanges},
+		{Table: "stream_tickets", Rule: "expired", Rows: row.StreamTickets},
+		{Table: "node_join_tokens", Rule: "unused, expired or revoked, " + olderThan(r.Work), Rows: row.JoinTokens},
+		{Table: "rm_fleet_allocations", Rule: "ended, events pruned", Rows: row.FleetAllocations},
 	}, nil
 }
 

@@ -22,7 +22,9 @@ import (
 // Webhook history goes before events: a succeeded delivery is kept while
 // its event is, so it leaves in the run after the one that pruned its
 // event. Node jobs go before instances: an ended instance is kept while a
-// job of it is, so it leaves in the same run as its last job.
+// job of it is, so it leaves in the same run as its last job. The fleet
+// read model's rows of ended reservations go after the events, in the run
+// that pruned the last event of theirs.
 func (p *Pruner) Prune(ctx context.Context, fence func(pgx.Tx) error) (PruneResult, error) {
 	var res PruneResult
 	run := pruneRun{p: p, fence: fence}
@@ -62,6 +64,13 @@ func (p *Pruner) Prune(ctx context.Context, fence func(pgx.Tx) error) (PruneResu
 		{"idempotency_keys", false, &res.IdempotencyKeys, func(q *db.Queries) (int64, error) {
 			return q.RetentionIdempotencyKeysPrune(ctx, limit)
 		}},
+		{"stream_tickets", false, &res.StreamTickets, func(q *db.Queries) (int64, error) {
+			return q.RetentionStreamTicketsPrune(ctx, limit)
+		}},
+		{"node_join_tokens", r.Work <= 0, &res.JoinTokens, func(q *db.Queries) (int64, error) {
+			return q.RetentionJoinTokensPrune(ctx, db.RetentionJoinTokensPruneParams{
+				RetentionSeconds: r.Work.Seconds(), MaxRows: limit})
+		}},
 	}
 	for _, s := range steps {
 		if s.keep {
@@ -76,11 +85,22 @@ func (p *Pruner) Prune(ctx context.Context, fence func(pgx.Tx) error) (PruneResu
 			return res, fmt.Errorf("prune outbox: %w", err)
 		}
 	}
+	// After the events: a row of an ended reservation goes once its
+	// events have.
+	if r.Events > 0 {
+		if err := run.table(ctx, &res.FleetAllocations, func(q *db.Queries) (int64, error) {
+			return q.RetentionFleetAllocationsPrune(ctx, limit)
+		}); err != nil {
+			return res, fmt.Errorf("prune rm_fleet_allocations: %w", err)
+		}
+	}
 	res.More = run.more
 	if n := res.Total(); n > 0 {
 		p.logger().Info("retention: pruned", "events", res.Events, "idempotency_keys", res.IdempotencyKeys,
 			"webhook_attempts", res.WebhookAttempts, "webhook_deliveries", res.WebhookDeliveries,
-			"node_jobs", res.NodeJobs, "instances", res.Instances, "billing_deliveries", res.BillingDeliveries, "authz_changes", res.AuthzChanges, "more", res.More)
+			"node_jobs", res.NodeJobs, "instances", res.Instances, "billing_deliveries", res.BillingDeliveries, "authz_changes", res.AuthzChanges,
+			"stream_tickets", res.StreamTickets, "join_tokens", res.JoinTokens,
+			"fleet_allocations", res.FleetAllocations, "more", res.More)
 	}
 	return res, nil
 }

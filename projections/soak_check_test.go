@@ -96,11 +96,14 @@ var readModelMismatches = []string{
 	     OR (d.kind = 'gpu' AND (m.health <> d.health OR m.quarantined <> d.quarantined OR m.version <> d.version))
 	  ORDER BY d.id`,
 	// What each placed reservation holds on its node (node utilization is
-	// summed from it).
+	// summed from it). The row of one that ended goes once its events
+	// were pruned (commands.RetentionFleetAllocationsPrune).
 	`SELECT 'allocation of ' || a.reservation_id || coalesce(': read model live ' || m.live, ' missing')
 		 || ', write model live ' || (a.released_at IS NULL)
 	   FROM allocations a LEFT JOIN rm_fleet_allocations m ON m.reservation_id = a.reservation_id
-	  WHERE m.reservation_id IS NULL
+	  WHERE (m.reservation_id IS NULL
+	         AND (a.released_at IS NULL
+	              OR EXISTS (SELECT 1 FROM outbox o WHERE o.subject = 'reservations/' || a.reservation_id)))
 	     OR m.live <> (a.released_at IS NULL) OR m.node_id <> a.node_id OR m.device_ids <> a.device_ids
 	  ORDER BY a.reservation_id`,
 	// Device holders are the bookings.

@@ -116,6 +116,7 @@ func TestSoakMonthsOfRetention(t *testing.T) {
 				s.counts["pruned billing records"] += int(res.BillingDeliveries)
 				s.counts["pruned webhook deliveries"] += int(res.WebhookDeliveries)
 				s.counts["pruned webhook attempts"] += int(res.WebhookAttempts)
+				s.counts["pruned fleet allocations"] += int(res.FleetAllocations)
 			}
 			lastPrune = now
 			s.requireNothingOverdue(t, fmt.Sprintf("pruned on day %.1f", now.Sub(start).Hours()/24))

@@ -67,6 +67,36 @@ func (q *Queries) RetentionBillingDeliveriesPrune(ctx context.Context, arg Reten
 	return result.RowsAffected(), nil
 }
 
+const retentionFleetAllocationsPrune = `-- name: RetentionFleetAllocationsPrune :execrows
+DELETE FROM rm_fleet_allocations a USING (
+  SELECT x.reservation_id FROM rm_fleet_allocations x
+   WHERE NOT x.live
+     AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.subject = 'reservations/' || x.reservation_id)
+   ORDER BY x.reservation_id
+   LIMIT $1
+     FOR UPDATE SKIP LOCKED) e
+ WHERE a.reservation_id = e.reservation_id AND NOT a.live
+`
+
+// Deletes the fleet read model's rows of reservations that ended
+// (rm_fleet_allocations, live false) once none of the reservation's events
+// is retained. Every reader of the table reads live rows only (a node's,
+// a pool's and a device's utilization); a row that is no longer live only
+// keeps its version, against an older event of the reservation applied
+// again. Once the log holds none, nothing can be applied again: every
+// sink's cursor has passed them (pruning never passes a sink) and a
+// rebuild replays only what is retained. An ended reservation makes no
+// more transitions, so no newer event comes either; one that did would
+// bring back a row that is not live, as the rebuild's seed does, and the
+// next run deletes it again. Found through rm_fleet_allocations_ended.
+func (q *Queries) RetentionFleetAllocationsPrune(ctx context.Context, maxRows int32) (int64, error) {
+	result, err := q.db.Exec(ctx, retentionFleetAllocationsPrune, maxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const retentionIdempotencyKeysPrune = `-- name: RetentionIdempotencyKeysPrune :execrows
 DELETE FROM idempotency_keys k USING (
   SELECT x.tenant_id, x.identity, x.key FROM idempotency_keys x
@@ -117,6 +147,37 @@ type RetentionInstancesPruneParams struct {
 // jobs hold them back.
 func (q *Queries) RetentionInstancesPrune(ctx context.Context, arg RetentionInstancesPruneParams) (int64, error) {
 	result, err := q.db.Exec(ctx, retentionInstancesPrune, arg.RetentionSeconds, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const retentionJoinTokensPrune = `-- name: RetentionJoinTokensPrune :execrows
+DELETE FROM node_join_tokens j USING (
+  SELECT x.id FROM node_join_tokens x
+   WHERE x.used_at IS NULL
+     AND least(x.expires_at, coalesce(x.revoked_at, 'infinity'::timestamptz))
+         < compute_now() - make_interval(secs => $1::float8)
+   ORDER BY least(x.expires_at, coalesce(x.revoked_at, 'infinity'::timestamptz))
+   LIMIT $2
+     FOR UPDATE SKIP LOCKED) e
+ WHERE j.id = e.id
+`
+
+type RetentionJoinTokensPruneParams struct {
+	RetentionSeconds float64
+	MaxRows          int32
+}
+
+// Deletes node join tokens that were never used and stopped being usable
+// (expired or revoked) before the retention. Such a token joins nothing
+// (NodeJoinTokenCheck, NodeJoinTokenConsume) and a revocation of its
+// issuer skips it (ApiTokenRevokeTree); only a DELETE of it reads it, to
+// answer 204 instead of 404. A used token stays: it records which join
+// issued which node credential (credential_id), one row per join.
+func (q *Queries) RetentionJoinTokensPrune(ctx context.Context, arg RetentionJoinTokensPruneParams) (int64, error) {
+	result, err := q.db.Exec(ctx, retentionJoinTokensPrune, arg.RetentionSeconds, arg.MaxRows)
 	if err != nil {
 		return 0, err
 	}
@@ -323,7 +384,17 @@ SELECT
   (SELECT count(*) FROM authz_changes c
     WHERE c.time < compute_now() - make_interval(secs => $5::float8)
       AND (c.txid, c.seq) < (SELECT h.txid, h.seq FROM authz_changes h ORDER BY h.txid DESC, h.seq DESC LIMIT 1))::bigint
-    AS authz_changes
+    AS authz_changes,
+  (SELECT count(*) FROM stream_tickets s WHERE s.expires_at <= compute_now())::bigint AS stream_tickets,
+  (SELECT count(*) FROM node_join_tokens j
+    WHERE $4::float8 > 0 AND j.used_at IS NULL
+      AND least(j.expires_at, coalesce(j.revoked_at, 'infinity'::timestamptz))
+          < compute_now() - make_interval(secs => $4::float8))::bigint
+    AS join_tokens,
+  (SELECT count(*) FROM rm_fleet_allocations a
+    WHERE $1::float8 > 0 AND NOT a.live
+      AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.subject = 'reservations/' || a.reservation_id))::bigint
+    AS fleet_allocations
 `
 
 type RetentionOverdueParams struct {
@@ -342,6 +413,9 @@ type RetentionOverdueRow struct {
 	Instances         int64
 	BillingDeliveries int64
 	AuthzChanges      int64
+	StreamTickets     int64
+	JoinTokens        int64
+	FleetAllocations  int64
 }
 
 // Rows older than their retention, per table, for `compute check` (a
@@ -367,6 +441,9 @@ func (q *Queries) RetentionOverdue(ctx context.Context, arg RetentionOverduePara
 		&i.Instances,
 		&i.BillingDeliveries,
 		&i.AuthzChanges,
+		&i.StreamTickets,
+		&i.JoinTokens,
+		&i.FleetAllocations,
 	)
 	return i, err
 }
@@ -407,6 +484,29 @@ func (q *Queries) RetentionSinkCursorLowest(ctx context.Context) ([]OutboxCursor
 		return nil, err
 	}
 	return items, nil
+}
+
+const retentionStreamTicketsPrune = `-- name: RetentionStreamTicketsPrune :execrows
+DELETE FROM stream_tickets t USING (
+  SELECT x.ticket_hash FROM stream_tickets x
+   WHERE x.expires_at <= compute_now()
+   ORDER BY x.expires_at
+   LIMIT $1
+     FOR UPDATE SKIP LOCKED) e
+ WHERE t.ticket_hash = e.ticket_hash
+`
+
+// Deletes expired stream tickets. Issuing a ticket sweeps some expired
+// ones already (StreamTicketDeleteExpired), but only while tickets are
+// issued: the last ones stay until the next issuance, which may never
+// come. An expired ticket redeems nothing (StreamTicketRedeem checks the
+// expiry), so nothing reads it.
+func (q *Queries) RetentionStreamTicketsPrune(ctx context.Context, maxRows int32) (int64, error) {
+	result, err := q.db.Exec(ctx, retentionStreamTicketsPrune, maxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const retentionWebhookAttemptsPrune = `-- name: RetentionWebhookAttemptsPrune :execrows

@@ -220,7 +220,17 @@ SELECT
   (SELECT count(*) FROM authz_changes c
     WHERE c.time < compute_now() - make_interval(secs => sqlc.arg(authz_seconds)::float8)
       AND (c.txid, c.seq) < (SELECT h.txid, h.seq FROM authz_changes h ORDER BY h.txid DESC, h.seq DESC LIMIT 1))::bigint
-    AS authz_changes;
+    AS authz_changes,
+  (SELECT count(*) FROM stream_tickets s WHERE s.expires_at <= compute_now())::bigint AS stream_tickets,
+  (SELECT count(*) FROM node_join_tokens j
+    WHERE sqlc.arg(work_seconds)::float8 > 0 AND j.used_at IS NULL
+      AND least(j.expires_at, coalesce(j.revoked_at, 'infinity'::timestamptz))
+          < compute_now() - make_interval(secs => sqlc.arg(work_seconds)::float8))::bigint
+    AS join_tokens,
+  (SELECT count(*) FROM rm_fleet_allocations a
+    WHERE sqlc.arg(event_seconds)::float8 > 0 AND NOT a.live
+      AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.subject = 'reservations/' || a.reservation_id))::bigint
+    AS fleet_allocations;
 
 -- name: RetentionOutboxPrunedRecord :exec
 -- Records that the log has been pruned (outbox_pruned), in the transaction
@@ -245,3 +255,55 @@ SELECT pg_advisory_xact_lock(hashtextextended('outbox-prune', 0));
 -- A webhook recover's share of RetentionOutboxPruneLock, taken before it
 -- reads the events to schedule: no prune batch deletes until it commits.
 SELECT pg_advisory_xact_lock_shared(hashtextextended('outbox-prune', 0));
+
+-- name: RetentionStreamTicketsPrune :execrows
+-- Deletes expired stream tickets. Issuing a ticket sweeps some expired
+-- ones already (StreamTicketDeleteExpired), but only while tickets are
+-- issued: the last ones stay until the next issuance, which may never
+-- come. An expired ticket redeems nothing (StreamTicketRedeem checks the
+-- expiry), so nothing reads it.
+DELETE FROM stream_tickets t USING (
+  SELECT x.ticket_hash FROM stream_tickets x
+   WHERE x.expires_at <= compute_now()
+   ORDER BY x.expires_at
+   LIMIT sqlc.arg(max_rows)
+     FOR UPDATE SKIP LOCKED) e
+ WHERE t.ticket_hash = e.ticket_hash;
+
+-- name: RetentionJoinTokensPrune :execrows
+-- Deletes node join tokens that were never used and stopped being usable
+-- (expired or revoked) before the retention. Such a token joins nothing
+-- (NodeJoinTokenCheck, NodeJoinTokenConsume) and a revocation of its
+-- issuer skips it (ApiTokenRevokeTree); only a DELETE of it reads it, to
+-- answer 204 instead of 404. A used token stays: it records which join
+-- issued which node credential (credential_id), one row per join.
+DELETE FROM node_join_tokens j USING (
+  SELECT x.id FROM node_join_tokens x
+   WHERE x.used_at IS NULL
+     AND least(x.expires_at, coalesce(x.revoked_at, 'infinity'::timestamptz))
+         < compute_now() - make_interval(secs => sqlc.arg(retention_seconds)::float8)
+   ORDER BY least(x.expires_at, coalesce(x.revoked_at, 'infinity'::timestamptz))
+   LIMIT sqlc.arg(max_rows)
+     FOR UPDATE SKIP LOCKED) e
+ WHERE j.id = e.id;
+
+-- name: RetentionFleetAllocationsPrune :execrows
+-- Deletes the fleet read model's rows of reservations that ended
+-- (rm_fleet_allocations, live false) once none of the reservation's events
+-- is retained. Every reader of the table reads live rows only (a node's,
+-- a pool's and a device's utilization); a row that is no longer live only
+-- keeps its version, against an older event of the reservation applied
+-- again. Once the log holds none, nothing can be applied again: every
+-- sink's cursor has passed them (pruning never passes a sink) and a
+-- rebuild replays only what is retained. An ended reservation makes no
+-- more transitions, so no newer event comes either; one that did would
+-- bring back a row that is not live, as the rebuild's seed does, and the
+-- next run deletes it again. Found through rm_fleet_allocations_ended.
+DELETE FROM rm_fleet_allocations a USING (
+  SELECT x.reservation_id FROM rm_fleet_allocations x
+   WHERE NOT x.live
+     AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.subject = 'reservations/' || x.reservation_id)
+   ORDER BY x.reservation_id
+   LIMIT sqlc.arg(max_rows)
+     FOR UPDATE SKIP LOCKED) e
+ WHERE a.reservation_id = e.reservation_id AND NOT a.live;
