@@ -158,11 +158,9 @@ func TestRetentionPrunesEndedFleetAllocations(t *testing.T) {
 	require.Equal(t, int64(1), res.FleetAllocations)
 	require.Equal(t, map[string]bool{live.Reservation.ID: true}, rows())
 
-	// A rebuild seeds the ended row again from the write model; the next
-	// run deletes it, and the model agrees with the one it replaced.
-	_, err = projections.Rebuild(f.ctx, f.d.Pool, "fleet")
+	// A rebuild does not bring the ended row back: its seed skips an
+	// ended reservation with no event left, as nothing can replay over it.
+	_, err = projections.Rebuild(f.ctx, f.d.Pool, projections.NameFleet)
 	require.NoError(t, err)
-	require.Equal(t, both, rows())
-	require.Equal(t, int64(1), f.prune(t).FleetAllocations)
 	require.Equal(t, map[string]bool{live.Reservation.ID: true}, rows())
 }

@@ -87,8 +87,9 @@ DELETE FROM rm_fleet_allocations a USING (
 // sink's cursor has passed them (pruning never passes a sink) and a
 // rebuild replays only what is retained. An ended reservation makes no
 // more transitions, so no newer event comes either; one that did would
-// bring back a row that is not live, as the rebuild's seed does, and the
-// next run deletes it again. Found through rm_fleet_allocations_ended.
+// bring back a row that is not live, which the next run deletes again.
+// The rebuild's seed (RmFleetAllocationSeed) skips such reservations by
+// the same rule. Found through rm_fleet_allocations_ended.
 func (q *Queries) RetentionFleetAllocationsPrune(ctx context.Context, maxRows int32) (int64, error) {
 	result, err := q.db.Exec(ctx, retentionFleetAllocationsPrune, maxRows)
 	if err != nil {

@@ -297,8 +297,9 @@ DELETE FROM node_join_tokens j USING (
 -- sink's cursor has passed them (pruning never passes a sink) and a
 -- rebuild replays only what is retained. An ended reservation makes no
 -- more transitions, so no newer event comes either; one that did would
--- bring back a row that is not live, as the rebuild's seed does, and the
--- next run deletes it again. Found through rm_fleet_allocations_ended.
+-- bring back a row that is not live, which the next run deletes again.
+-- The rebuild's seed (RmFleetAllocationSeed) skips such reservations by
+-- the same rule. Found through rm_fleet_allocations_ended.
 DELETE FROM rm_fleet_allocations a USING (
   SELECT x.reservation_id FROM rm_fleet_allocations x
    WHERE NOT x.live

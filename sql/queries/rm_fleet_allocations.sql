@@ -29,7 +29,10 @@ SELECT reservation_id, tenant_id, node_id, pool_id, device_ids, vcpu, memory_mb,
 -- A rebuild starts from the write model (projections.Seeder): what every
 -- placed reservation holds (a reservation has at most one allocation), at
 -- the reservation's version, as its events write it: the node's pool, the
--- scalars of its request, live while booked or active.
+-- scalars of its request, live while booked or active. A reservation that
+-- ended and has no event left in the log gets no row, as retention deletes
+-- it from the live model (RetentionFleetAllocationsPrune): nothing can be
+-- replayed over it.
 INSERT INTO rm_fleet_allocations (reservation_id, tenant_id, node_id, pool_id, device_ids, vcpu, memory_mb,
        disk_gb, live, version)
 SELECT r.id, r.tenant_id, a.node_id, n.pool_id, a.device_ids,
@@ -37,4 +40,6 @@ SELECT r.id, r.tenant_id, a.node_id, n.pool_id, a.device_ids,
        coalesce((r.spec->>'diskGb')::bigint, 0), r.state IN ('booked', 'active'), r.version
   FROM allocations a
   JOIN reservations r ON r.id = a.reservation_id
-  JOIN nodes n ON n.id = a.node_id;
+  JOIN nodes n ON n.id = a.node_id
+ WHERE r.state IN ('booked', 'active')
+    OR EXISTS (SELECT 1 FROM outbox o WHERE o.subject = 'reservations/' || r.id);
