@@ -102,8 +102,7 @@ func TestRetentionPrunesUnusableJoinTokens(t *testing.T) {
 // events have been pruned; a live reservation's row stays however old, and
 // so does an ended one's while an event of it is retained (a replay of it
 // must still meet the row's version). Without the rm_fleet_allocations
-// step every ended reservation kept its row for ever, and the pool and
-// device utilization queries read past all of them.
+// step every ended reservation kept its row for ever.
 func TestRetentionPrunesEndedFleetAllocations(t *testing.T) {
 	t.Parallel()
 	f := setupRetention(t)
