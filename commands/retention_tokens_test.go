@@ -125,7 +125,6 @@ func TestRetentionPrunesEndedFleetAllocations(t *testing.T) {
 	_, err := f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: ended.Reservation.ID})
 	require.NoError(t, err)
 	live := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, Start: now.Add(time.Hour), End: now.Add(40 * day)})
-	apply()
 	rows := func() map[string]bool {
 		t.Helper()
 		out := map[string]bool{}
@@ -141,6 +140,12 @@ func TestRetentionPrunesEndedFleetAllocations(t *testing.T) {
 		return out
 	}
 	both := map[string]bool{ended.Reservation.ID: false, live.Reservation.ID: true}
+	// The events become visible to the dispatcher once every older
+	// transaction in the cluster (other tests') has ended.
+	require.Eventually(t, func() bool {
+		apply()
+		return len(rows()) == 2
+	}, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, both, rows())
 
 	f.d.AdvanceSimClock(t, 29*day)
