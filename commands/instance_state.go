@@ -51,7 +51,8 @@ func appendInstanceEvent(ctx context.Context, q *db.Queries, i db.Instance) (out
 // followInstance carries a node job's new state over to the instance it
 // carries out. A start that runs means provisioning, one that succeeded
 // (the workload started) means running; a stop that succeeded means
-// stopped; either failing fails the instance. The provision table decides
+// stopped; either failing (or timing out, NodeJobTimeout) fails the
+// instance. The provision table decides
 // what is still possible: a start reporting after a delete asked for a
 // stop changes nothing.
 func followInstance(ctx context.Context, q *db.Queries, c db.NodeCommand) error {
@@ -60,7 +61,7 @@ func followInstance(ctx context.Context, q *db.Queries, c db.NodeCommand) error 
 	}
 	var want core.State
 	switch {
-	case core.State(c.State) == core.CommandFailed:
+	case core.State(c.State) == core.CommandFailed, core.State(c.State) == core.CommandTimedOut:
 		want = core.ProvisionFailed
 	case c.Kind == core.NodeCommandInstanceStart && core.State(c.State) == core.CommandRunning:
 		want = core.ProvisionProvisioning
@@ -78,7 +79,11 @@ func followInstance(ctx context.Context, q *db.Queries, c db.NodeCommand) error 
 	for _, step := range core.StatePath(core.ProvisionStateTable(), core.State(i.State), want) {
 		reason := ""
 		if step == core.ProvisionFailed {
-			reason = fmt.Sprintf("%s %s failed: %s", c.Kind, c.ID, c.Reason)
+			verb := "failed"
+			if core.State(c.State) == core.CommandTimedOut {
+				verb = "timed out"
+			}
+			reason = fmt.Sprintf("%s %s %s: %s", c.Kind, c.ID, verb, c.Reason)
 		}
 		if i, _, err = moveInstance(ctx, q, i, step, reason); err != nil {
 			return err

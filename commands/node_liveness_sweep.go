@@ -22,6 +22,8 @@ type LivenessSweepResult struct {
 	GatewayLost []string
 	// Transitioned lists nodes that became unreachable or lost.
 	Transitioned []string
+	// TimedOut lists the node jobs that timed out (NodeJobTimeout).
+	TimedOut []string
 }
 
 // sweepNodeLiveness is the liveness controller's periodic pass (work-queue
@@ -32,7 +34,9 @@ type LivenessSweepResult struct {
 //     node without a session restarts its clock now with the 5-minute grace;
 //  2. ends the sessions of gateways that lost their lease (disconnected,
 //     with the 120 s gateway grace, or the outage grace after an outage);
-//  3. applies every unreachable or lost transition that is due.
+//  3. applies every unreachable or lost transition that is due;
+//  4. times out the jobs no daemon can answer any more (NodeJobTimeout):
+//     those of nodes unreachable or lost for longer than it, or retired.
 //
 // Per-node KindNodeLiveness items make transitions happen on time between
 // sweeps; the sweep is the level-triggered backstop. fence, when set, is
@@ -88,6 +92,10 @@ func (h *Handlers) sweepNodeLiveness(ctx context.Context, fence func(pgx.Tx) err
 			res.Transitioned = append(res.Transitioned, id)
 		}
 	}
+	res.TimedOut, err = h.timeOutNodeJobs(ctx, fence)
+	if err != nil {
+		return res, fmt.Errorf("liveness sweep: %w", err)
+	}
 	return res, nil
 }
 
@@ -100,8 +108,9 @@ func (r Reconcilers) NodeLivenessSweep(ctx context.Context, it workqueue.Item) e
 	if err != nil {
 		return err
 	}
-	if len(res.GatewayLost) > 0 || len(res.Transitioned) > 0 {
-		r.h.logger().Info("liveness sweep", "gateway_lost", res.GatewayLost, "transitioned", res.Transitioned)
+	if len(res.GatewayLost) > 0 || len(res.Transitioned) > 0 || len(res.TimedOut) > 0 {
+		r.h.logger().Info("liveness sweep", "gateway_lost", res.GatewayLost, "transitioned", res.Transitioned,
+			"timed_out", res.TimedOut)
 	}
 	return workqueue.Again(LivenessSweepEvery)
 }

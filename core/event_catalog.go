@@ -129,6 +129,8 @@ var eventCatalog = []EventSpec{
 		Summary: "A node job failed, or its daemon lost it."},
 	{Type: EventNodeCommandCancelled, Payload: nodeCommandPayload, TenantScoped: true,
 		Summary: "A queued instance-start was dropped unsent: its instance stopped before it could be sent."},
+	{Type: EventNodeCommandTimedOut, Payload: nodeCommandPayload, TenantScoped: true,
+		Summary: "A node job ended unanswered: its node was unreachable or lost for longer than the node job timeout, or retired."},
 
 	{Type: EventNodeAssignmentQueued, Payload: nodeCommandPayload,
 		Summary: "An assign or unassign node job was queued: an allocation goes to its node's daemon, or leaves it."},

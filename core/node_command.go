@@ -28,6 +28,11 @@ const (
 	// reservation ended, or the instance was deleted, while the start
 	// waited for its assign): the daemon never gets it.
 	EventNodeCommandCancelled = "node_command.cancelled"
+	// EventNodeCommandTimedOut: the liveness sweep ended a job that its
+	// node can no longer answer: the node has been unreachable (or lost)
+	// for longer than commands.NodeJobTimeout, or was retired. A report
+	// that comes after it changes nothing.
+	EventNodeCommandTimedOut = "node_command.timed-out"
 )
 
 // Kinds of node commands. exec runs a shell command on the node and is
@@ -68,14 +73,15 @@ func IsAssignmentJob(kind string) bool {
 }
 
 // NodeJobEvent is the event type of a node job of kind entering state
-// (queued, sent, running, succeeded, failed; cancelled for a job that is
-// not an assignment), and the tenant it goes to:
+// (queued, sent, running, succeeded, failed; cancelled and timed-out for a
+// job that is not an assignment), and the tenant it goes to:
 // the job's for node_command.*, none (fleet-wide) for node_assignment.*.
 // "" for a state without an event.
 func NodeJobEvent(kind string, to State, tenant string) (typ, eventTenant string) {
 	cmd := map[State]string{CommandQueued: EventNodeCommandQueued, CommandSent: EventNodeCommandSent,
 		CommandRunning: EventNodeCommandRunning, CommandSucceeded: EventNodeCommandSucceeded,
-		CommandFailed: EventNodeCommandFailed, CommandCancelled: EventNodeCommandCancelled}
+		CommandFailed: EventNodeCommandFailed, CommandCancelled: EventNodeCommandCancelled,
+		CommandTimedOut: EventNodeCommandTimedOut}
 	if !IsAssignmentJob(kind) {
 		return cmd[to], tenant
 	}

@@ -608,3 +608,66 @@ func (q *Queries) NodeCommandTenantAllocations(ctx context.Context, arg NodeComm
 	}
 	return items, nil
 }
+
+const nodeCommandTimeOut = `-- name: NodeCommandTimeOut :execrows
+UPDATE node_commands
+   SET state = 'timed-out', reason = $1, version = version + 1, finished_at = compute_now()
+ WHERE id = $2 AND version = $3
+   AND state IN ('queued', 'sent', 'running') AND kind NOT IN ('assign', 'unassign')
+`
+
+type NodeCommandTimeOutParams struct {
+	Reason  string
+	ID      string
+	Version int64
+}
+
+// Times a job out: guarded by its version and by the states a job can be
+// timed out from, and never an assign or unassign, whose fencing and
+// release path rely on them concluding on the node (docs/concepts/nodes.md).
+// Zero rows: the job moved meanwhile.
+func (q *Queries) NodeCommandTimeOut(ctx context.Context, arg NodeCommandTimeOutParams) (int64, error) {
+	result, err := q.db.Exec(ctx, nodeCommandTimeOut, arg.Reason, arg.ID, arg.Version)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const nodeJobTimeoutDue = `-- name: NodeJobTimeoutDue :many
+SELECT n.id FROM nodes n
+  LEFT JOIN node_sessions s ON s.node_id = n.id
+ WHERE (n.state = 'retired'
+        OR (n.state IN ('unreachable', 'lost')
+            AND s.unreachable_since + make_interval(secs => $1::float8) <= compute_now()))
+   AND EXISTS (SELECT 1 FROM node_commands j
+                WHERE j.node_id = n.id AND j.state IN ('queued', 'sent', 'running')
+                  AND j.kind NOT IN ('assign', 'unassign'))
+ ORDER BY n.id
+`
+
+// Nodes with a job that is not an assignment still queued, sent or
+// running, that no daemon can answer any more: the node has been
+// unreachable or lost for at least after_seconds (unreachable_since is
+// kept while it is lost), or it was retired (its credentials are revoked).
+// The liveness sweep times those jobs out (commands/node_job_timeout.go).
+// The node_commands_open index finds the open jobs of each node.
+func (q *Queries) NodeJobTimeoutDue(ctx context.Context, afterSeconds float64) ([]string, error) {
+	rows, err := q.db.Query(ctx, nodeJobTimeoutDue, afterSeconds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -128,3 +128,30 @@ SELECT pg_advisory_xact_lock(hashtextextended('node-jobs:' || sqlc.arg(tenant_id
 SELECT count(*) FROM node_commands
  WHERE node_id = sqlc.arg(node_id) AND tenant_id = sqlc.arg(tenant_id) AND state IN ('queued', 'sent', 'running')
    AND kind IN ('exec', 'wipe', 'deploy');
+
+-- name: NodeJobTimeoutDue :many
+-- Nodes with a job that is not an assignment still queued, sent or
+-- running, that no daemon can answer any more: the node has been
+-- unreachable or lost for at least after_seconds (unreachable_since is
+-- kept while it is lost), or it was retired (its credentials are revoked).
+-- The liveness sweep times those jobs out (commands/node_job_timeout.go).
+-- The node_commands_open index finds the open jobs of each node.
+SELECT n.id FROM nodes n
+  LEFT JOIN node_sessions s ON s.node_id = n.id
+ WHERE (n.state = 'retired'
+        OR (n.state IN ('unreachable', 'lost')
+            AND s.unreachable_since + make_interval(secs => sqlc.arg(after_seconds)::float8) <= compute_now()))
+   AND EXISTS (SELECT 1 FROM node_commands j
+                WHERE j.node_id = n.id AND j.state IN ('queued', 'sent', 'running')
+                  AND j.kind NOT IN ('assign', 'unassign'))
+ ORDER BY n.id;
+
+-- name: NodeCommandTimeOut :execrows
+-- Times a job out: guarded by its version and by the states a job can be
+-- timed out from, and never an assign or unassign, whose fencing and
+-- release path rely on them concluding on the node (docs/concepts/nodes.md).
+-- Zero rows: the job moved meanwhile.
+UPDATE node_commands
+   SET state = 'timed-out', reason = sqlc.arg(reason), version = version + 1, finished_at = compute_now()
+ WHERE id = sqlc.arg(id) AND version = sqlc.arg(version)
+   AND state IN ('queued', 'sent', 'running') AND kind NOT IN ('assign', 'unassign');
