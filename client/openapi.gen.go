@@ -1967,7 +1967,9 @@ type NodeCommand struct {
 	// Position After a write, the position of its event (pass as minPosition).
 	Position *string `json:"position,omitempty"`
 
-	// Reason Why it failed (e.g. the daemon lost its memory).
+	// Reason Why it failed (e.g. the daemon lost its memory), was cancelled, or
+	// timed out (its node unreachable or lost for longer than an hour,
+	// or retired).
 	Reason    *string          `json:"reason,omitempty"`
 	RetrySafe bool             `json:"retrySafe"`
 	State     NodeCommandState `json:"state"`
@@ -2033,7 +2035,10 @@ type NodeCommandEventData struct {
 		TimeoutSeconds *int    `json:"timeoutSeconds,omitempty"`
 	} `json:"payload"`
 
-	// Reason Why it failed, when it did.
+	// Reason Why it failed, was cancelled or timed out, when it did. A job that
+	// is not an assign or unassign times out (`timed-out`) when its node
+	// has been unreachable or lost for longer than an hour, or was
+	// retired: no daemon can answer it any more.
 	Reason    *string `json:"reason,omitempty"`
 	RetrySafe bool    `json:"retrySafe"`
 
@@ -5413,6 +5418,8 @@ func (t TypedEvent) ValueByDiscriminator() (interface{}, error) {
 	case "node_command.sent":
 		return t.AsNodeCommandEvent()
 	case "node_command.succeeded":
+		return t.AsNodeCommandEvent()
+	case "node_command.timed_out":
 		return t.AsNodeCommandEvent()
 	case "pool.created":
 		return t.AsPoolEvent()

@@ -54,7 +54,7 @@ func (h *Handlers) timeOutNodeJobs(ctx context.Context, fence func(pgx.Tx) error
 // the liveness transitions and a session open take), so a node that came
 // back after NodeJobTimeoutDue read it keeps its jobs. Each job moves
 // through NodeCommandTimeOut, guarded by its version and state, writes
-// node_command.timed-out and fails the instance it starts or stops.
+// node_command.timed_out and fails the instance it starts or stops.
 func timeOutJobsOfNode(ctx context.Context, q *db.Queries, node string) ([]string, error) {
 	n, err := q.NodeLivenessLock(ctx, node)
 	if err != nil {

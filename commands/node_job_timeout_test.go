@@ -34,7 +34,7 @@ func (f *fixture) jobState(t *testing.T, id string) (core.State, int64, string) 
 // A tenant's jobs on a node that went away and stays away end timed-out
 // once it has been unreachable for NodeJobTimeout, not before: an exec the
 // daemon was running, and an instance-start, whose instance fails with the
-// reason; each writes node_command.timed-out. The assign stays open: its
+// reason; each writes node_command.timed_out. The assign stays open: its
 // release path and the fencing need it to conclude on the node. A late
 // report, when the daemon comes back, is acknowledged and changes nothing.
 func TestNodeJobTimesOutOnUnreachableNode(t *testing.T) {

@@ -69,6 +69,9 @@ func TestEventCatalog(t *testing.T) {
 
 	for _, e := range core.EventCatalog() {
 		require.NotEmpty(t, e.Summary, "%s has no summary", e.Type)
+		// The shape the event filters (GET /v1/events?types=, a webhook's
+		// eventTypes) accept: a hyphen would make the type unfilterable.
+		require.Regexp(t, `^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$`, e.Type, "lower-case words joined by dots")
 		require.NotNil(t, e.Payload, "%s has no Payload: give its data a type in core", e.Type)
 		require.Equal(t, reflect.Struct, e.Payload.Kind(), "%s: Payload must be a struct type", e.Type)
 		got, ok := core.LookupEvent(e.Type)

@@ -32,7 +32,7 @@ const (
 	// node can no longer answer: the node has been unreachable (or lost)
 	// for longer than commands.NodeJobTimeout, or was retired. A report
 	// that comes after it changes nothing.
-	EventNodeCommandTimedOut = "node_command.timed-out"
+	EventNodeCommandTimedOut = "node_command.timed_out"
 )
 
 // Kinds of node commands. exec runs a shell command on the node and is

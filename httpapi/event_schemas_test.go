@@ -49,6 +49,9 @@ var notDriven = map[string]string{
 	core.EventNodeCommandFailed:    "reported by a connected daemon",
 	core.EventNodeCommandCancelled: "written by the gateway's dispatch to a connected daemon " +
 		"(commands/TestReleasedPreemptorsHeldStartIsNeverSent covers it); same payload as the other node_command.* events",
+	core.EventNodeCommandTimedOut: "written by the liveness sweep an hour after a node became unreachable " +
+		"(commands/TestNodeJobTimesOutOnUnreachableNode and httpapi/TestNodeJobTimeoutOverHTTP cover it); " +
+		"same payload as the other node_command.* events",
 	core.EventInstanceProvisioning: "reported by a connected daemon",
 	core.EventInstanceRunning:      "reported by a connected daemon",
 	core.EventInstanceStopped:      "reported by a connected daemon",

@@ -27,11 +27,13 @@ type commandJSON struct {
 
 // setupCommands is a server with the capacity, command and instance
 // routes, nodes n1 and n2 in pool fra1-gpu, and a booked reservation of
-// tenant acme on one of them. It returns that node and the reservation.
-func setupCommands(t *testing.T) (*fleet, string, string) {
+// tenant acme on one of them, and extra routes. It returns that node and
+// the reservation.
+func setupCommands(t *testing.T, extra ...httpapi.Routes) (*fleet, string, string) {
 	t.Helper()
 	h := new(commands.Handlers)
-	s := setup(t, httpapi.CapacityRoutes(h), httpapi.NodeJobRoutes(h), httpapi.InstanceRoutes(h))
+	s := setup(t, append([]httpapi.Routes{httpapi.CapacityRoutes(h), httpapi.NodeJobRoutes(h), httpapi.InstanceRoutes(h)},
+		extra...)...)
 	*h = *commands.New(s.pg.Pool, commands.Config{})
 	ctx := context.Background()
 	op := core.Actor{Tenant: "ops", Identity: "op@ops", Role: core.RoleOperator}
