@@ -85,6 +85,8 @@ func TestNodeJobTimesOutOnUnreachableNode(t *testing.T) {
 	require.Equal(t, 2, f.countEvents(t, core.EventNodeCommandTimedOut))
 	state, _, _ = f.jobState(t, assignID)
 	require.NotEqual(t, core.CommandTimedOut, state, "an assignment job is never timed out")
+	_, err = f.d.Pool.Exec(f.ctx, "UPDATE node_commands SET state = 'timed-out' WHERE id = $1", assignID)
+	require.ErrorContains(t, err, "node_commands_assignments_never_time_out", "nor by any other writer")
 	f.sweepFor(t, time.Minute)
 	require.Equal(t, 2, f.countEvents(t, core.EventNodeCommandTimedOut), "once")
 
