@@ -51,10 +51,9 @@ func appendInstanceEvent(ctx context.Context, q *db.Queries, i db.Instance) (out
 // followInstance carries a node job's new state over to the instance it
 // carries out. A start that runs means provisioning, one that succeeded
 // (the workload started) means running; a stop that succeeded means
-// stopped; either failing (or timing out, NodeJobTimeout) fails the
-// instance. The provision table decides
-// what is still possible: a start reporting after a delete asked for a
-// stop changes nothing.
+// stopped; either failing, or timing out (NodeJobTimeout), fails the
+// instance. The provision table decides what is still possible: a start
+// reporting after a delete asked for a stop changes nothing.
 func followInstance(ctx context.Context, q *db.Queries, c db.NodeCommand) error {
 	if c.InstanceID == nil {
 		return nil
