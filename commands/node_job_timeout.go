@@ -77,8 +77,9 @@ func timeOutJobsOfNode(ctx context.Context, q *db.Queries, node string) ([]strin
 		if err := zeroRowsConflict(rows, err, "node command "+c.ID); err != nil {
 			return nil, err
 		}
-		if c, err = q.NodeCommandGet(ctx, c.ID); err != nil { // finished_at as the database set it
-			return nil, pg.Translate(err, "node command "+c.ID)
+		id := c.ID
+		if c, err = q.NodeCommandGet(ctx, id); err != nil { // finished_at as the database set it
+			return nil, pg.Translate(err, "node command "+id)
 		}
 		if err := emitNodeJob(ctx, q, core.CommandTimedOut, c, nil); err != nil {
 			return nil, err
