@@ -221,6 +221,12 @@ func (w *worker) onReservation(ctx context.Context, kind string) (string, error)
 	if !ok {
 		return "none-yet", nil
 	}
+	return w.call(ctx, kind, id, own)
+}
+
+// call runs kind on reservation id (own: one of the worker's tenant's) and
+// records it in the history.
+func (w *worker) call(ctx context.Context, kind, id string, own bool) (string, error) {
 	h := w.run.h
 	if kind == "retry" {
 		// The background retries pending reservations too: this races it.

@@ -135,13 +135,18 @@ func (r Report) Failures() []string {
 func (r Report) Write(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "kind\truns\toutcomes")
-	for _, m := range mix {
-		o := r.Outcomes[m.kind]
+	line := func(kind string, o map[string]int) {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(o)) {
 			parts = append(parts, fmt.Sprintf("%s %d", k, o[k]))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\n", m.kind, sum(o), strings.Join(parts, ", "))
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", kind, sum(o), strings.Join(parts, ", "))
+	}
+	for _, m := range mix {
+		line(m.kind, r.Outcomes[m.kind])
+	}
+	if o := r.Outcomes["read back"]; len(o) > 0 { // runOn's readBack, after the operations
+		line("read back", o)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "creates booked: %.1f%% of %d\n", 100*r.BookedShare(), r.Creates())

@@ -43,3 +43,14 @@ func (r *reservationIDs) random(rnd *rand.Rand, tenant string) (id string, own, 
 	ids = ids[max(0, len(ids)-recent):]
 	return ids[rnd.IntN(len(ids))], true, true
 }
+
+// all returns every reservation each tenant created.
+func (r *reservationIDs) all() map[string][]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string][]string, len(r.m))
+	for tenant, ids := range r.m {
+		out[tenant] = append([]string(nil), ids...)
+	}
+	return out
+}
