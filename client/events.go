@@ -128,7 +128,7 @@ func (a *API) Subscribe(ctx context.Context, opts SubscribeOptions, fn func(Even
 func final(err *APIError) bool {
 	switch err.Code {
 	case ErrorCodeUNAUTHENTICATED, ErrorCodePERMISSIONDENIED, ErrorCodeINVALIDARGUMENT, ErrorCodeNOTFOUND,
-		ErrorCodeCURSOREXPIRED:
+		ErrorCodeMETHODNOTALLOWED, ErrorCodeCURSOREXPIRED:
 		return true
 	}
 	return err.Status == http.StatusGone

@@ -193,6 +193,7 @@ const (
 	ErrorCodeIDEMPOTENCYKEYREUSED  ErrorCode = "IDEMPOTENCY_KEY_REUSED"
 	ErrorCodeINTERNAL              ErrorCode = "INTERNAL"
 	ErrorCodeINVALIDARGUMENT       ErrorCode = "INVALID_ARGUMENT"
+	ErrorCodeMETHODNOTALLOWED      ErrorCode = "METHOD_NOT_ALLOWED"
 	ErrorCodeNOTFOUND              ErrorCode = "NOT_FOUND"
 	ErrorCodePERMISSIONDENIED      ErrorCode = "PERMISSION_DENIED"
 	ErrorCodeQUOTAEXCEEDED         ErrorCode = "QUOTA_EXCEEDED"
@@ -216,6 +217,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeINTERNAL:
 		return true
 	case ErrorCodeINVALIDARGUMENT:
+		return true
+	case ErrorCodeMETHODNOTALLOWED:
 		return true
 	case ErrorCodeNOTFOUND:
 		return true

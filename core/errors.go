@@ -17,6 +17,11 @@ const (
 	CodeUnauthenticated      Code = "UNAUTHENTICATED"
 	CodePermissionDenied     Code = "PERMISSION_DENIED"
 	CodeNotFound             Code = "NOT_FOUND"
+	// CodeMethodNotAllowed: the path exists but not with the request's
+	// method (405, with Allow listing the methods it has). Apart from
+	// NOT_FOUND so a client can tell "no such object" from "no such
+	// operation on this path".
+	CodeMethodNotAllowed     Code = "METHOD_NOT_ALLOWED"
 	CodeConflict             Code = "CONFLICT"
 	CodeQuotaExceeded        Code = "QUOTA_EXCEEDED"
 	CodeIdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"

@@ -23,6 +23,7 @@ var statusOf = map[core.Code]int{
 	core.CodeUnauthenticated:       http.StatusUnauthorized,
 	core.CodePermissionDenied:      http.StatusForbidden,
 	core.CodeNotFound:              http.StatusNotFound,
+	core.CodeMethodNotAllowed:      http.StatusMethodNotAllowed,
 	core.CodeConflict:              http.StatusConflict,
 	core.CodeQuotaExceeded:         http.StatusConflict,
 	core.CodeIdempotencyKeyReused:  http.StatusUnprocessableEntity,
@@ -81,8 +82,9 @@ func echoProtocolError(he *echo.HTTPError) (int, ErrorDetail) {
 	case http.StatusNotFound:
 		code, msg = core.CodeNotFound, "route not found"
 	case http.StatusMethodNotAllowed:
-		// The path exists but this operation on it does not.
-		code, msg = core.CodeNotFound, "method not allowed on this route"
+		// The path exists but this operation on it does not; Allow
+		// (set by the router or v1NotFound) lists the ones it has.
+		code, msg = core.CodeMethodNotAllowed, "method not allowed on this route"
 	case http.StatusRequestEntityTooLarge:
 		code, msg = core.CodeInvalidArgument, "request body too large"
 	case http.StatusUnsupportedMediaType:

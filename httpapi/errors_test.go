@@ -22,6 +22,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 		core.CodeUnauthenticated:       401,
 		core.CodePermissionDenied:      403,
 		core.CodeNotFound:              404,
+		core.CodeMethodNotAllowed:      405,
 		core.CodeConflict:              409,
 		core.CodeQuotaExceeded:         409,
 		core.CodeIdempotencyKeyReused:  422,
@@ -52,10 +53,10 @@ func TestErrorEnvelopes(t *testing.T) {
 		require.Equal(t, http.StatusNotFound, r.status)
 		require.Equal(t, core.CodeNotFound, r.errorBody(t).Code)
 	})
-	t.Run("wrong method is 405 NOT_FOUND with Allow", func(t *testing.T) {
+	t.Run("wrong method is 405 METHOD_NOT_ALLOWED with Allow", func(t *testing.T) {
 		r := s.call(t, http.MethodPost, "/healthz", "", "{}")
 		require.Equal(t, http.StatusMethodNotAllowed, r.status)
-		require.Equal(t, core.CodeNotFound, r.errorBody(t).Code)
+		require.Equal(t, core.CodeMethodNotAllowed, r.errorBody(t).Code)
 		require.Contains(t, r.header.Get("Allow"), http.MethodGet)
 	})
 	t.Run("body over the limit by Content-Length is 413 INVALID_ARGUMENT", func(t *testing.T) {

@@ -258,7 +258,7 @@ func (l *tailLog) about(rid string) string {
 
 // knownCodes are the codes of the error envelope.
 var knownCodes = []core.Code{core.CodeInvalidArgument, core.CodeUnsupportedMediaType, core.CodeUnauthenticated, core.CodePermissionDenied,
-	core.CodeNotFound, core.CodeConflict, core.CodeQuotaExceeded, core.CodeIdempotencyKeyReused,
+	core.CodeNotFound, core.CodeMethodNotAllowed, core.CodeConflict, core.CodeQuotaExceeded, core.CodeIdempotencyKeyReused,
 	core.CodeCursorExpired, core.CodeUnavailable, core.CodeRateLimited, core.CodeTokenLifetimeExceeded, core.CodeTenantSuspended, core.CodeInternal}
 
 // checkResponse is the property every fuzzed request must keep: never a

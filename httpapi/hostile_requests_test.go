@@ -102,7 +102,7 @@ func TestUnsupportedMediaTypeAndMethodNotAllowed(t *testing.T) {
 
 	r = s.call(t, http.MethodDelete, "/v1/tokens", s.operator, nil)
 	require.Equal(t, http.StatusMethodNotAllowed, r.status, "body: %s", r.body)
-	require.Equal(t, core.CodeNotFound, r.errorBody(t).Code)
+	require.Equal(t, core.CodeMethodNotAllowed, r.errorBody(t).Code)
 	require.Equal(t, http.MethodPost, r.header.Get("Allow"))
 	r = s.call(t, http.MethodPut, "/v1/tokens/tok_x", s.operator, "{}")
 	require.Equal(t, http.StatusMethodNotAllowed, r.status, "body: %s", r.body)

@@ -78,8 +78,8 @@ func TestResponsesMatchOpenAPIEdges(t *testing.T) {
 	s.ok(t, http.StatusOK, http.MethodHead, "/openapi.yaml", "", nil, nil, nil)
 	s.ok(t, http.StatusOK, http.MethodHead, "/healthz", "", nil, nil, nil)
 	s.send(t, http.MethodHead, "/v1/reservations/"+mig.ID, alice, nil, nil) // 405: /v1 has no HEAD
-	s.fails(t, http.StatusMethodNotAllowed, "NOT_FOUND", http.MethodDelete, "/v1/whoami", alice, nil, nil)
-	s.fails(t, http.StatusMethodNotAllowed, "NOT_FOUND", http.MethodPut, "/v1/reservations/"+mig.ID, alice, `{}`, nil)
+	s.fails(t, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", http.MethodDelete, "/v1/whoami", alice, nil, nil)
+	s.fails(t, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", http.MethodPut, "/v1/reservations/"+mig.ID, alice, `{}`, nil)
 	s.fails(t, http.StatusRequestEntityTooLarge, "INVALID_ARGUMENT", http.MethodPost, "/v1/sites", op,
 		`{"id":"x","name":"`+strings.Repeat("x", 8<<10)+`"}`, nil)
 	s.streamHead(t, "/v1/events/stream", alice)

@@ -248,7 +248,8 @@ func TestExitCodesByKind(t *testing.T) {
 		client.ErrorCodeINVALIDARGUMENT: exitUsage, client.ErrorCodeUNSUPPORTEDMEDIATYPE: exitUsage,
 		client.ErrorCodeTOKENLIFETIMEEXCEEDED: exitUsage,
 		client.ErrorCodeUNAUTHENTICATED:       exitAuth, client.ErrorCodePERMISSIONDENIED: exitDenied,
-		client.ErrorCodeNOTFOUND: exitNotFound, client.ErrorCodeCONFLICT: exitConflict,
+		client.ErrorCodeNOTFOUND: exitNotFound, client.ErrorCodeMETHODNOTALLOWED: exitNotFound,
+		client.ErrorCodeCONFLICT:      exitConflict,
 		client.ErrorCodeQUOTAEXCEEDED: exitConflict, client.ErrorCodeIDEMPOTENCYKEYREUSED: exitConflict,
 		client.ErrorCodeRATELIMITED: exitRetryLater, client.ErrorCodeUNAVAILABLE: exitRetryLater,
 		client.ErrorCodeCURSOREXPIRED: exitCursorExpired, client.ErrorCodeINTERNAL: exitFailure,
@@ -257,6 +258,7 @@ func TestExitCodesByKind(t *testing.T) {
 		require.Equal(t, want, exitCode(err), code)
 	}
 	require.Equal(t, exitRetryLater, exitCode(&client.APIError{Status: 502}))
+	require.Equal(t, exitNotFound, exitCode(&client.APIError{Status: 405}))
 	require.Equal(t, exitUsage, exitCode(core.Errorf(core.CodeInvalidArgument, "tenant: bad")))
 	require.Equal(t, exitFailure, exitCode(fmt.Errorf("disk full")))
 	require.Equal(t, exitUsage, exitCode(usagef("--x: bad")))

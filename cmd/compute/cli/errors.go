@@ -22,7 +22,7 @@ const (
 	exitUsage         = 2 // bad input: a flag, argument or field (INVALID_ARGUMENT, UNSUPPORTED_MEDIA_TYPE)
 	exitAuth          = 3 // not logged in, or the token was refused (UNAUTHENTICATED)
 	exitDenied        = 4 // PERMISSION_DENIED
-	exitNotFound      = 5 // NOT_FOUND
+	exitNotFound      = 5 // NOT_FOUND, METHOD_NOT_ALLOWED (a server without the operation)
 	exitConflict      = 6 // CONFLICT, QUOTA_EXCEEDED, IDEMPOTENCY_KEY_REUSED
 	exitRetryLater    = 7 // RATE_LIMITED, UNAVAILABLE (after the client's own retries)
 	exitUnreachable   = 8 // no answer from the server
@@ -120,7 +120,10 @@ func exitCodeOf(e *client.APIError) int {
 		return exitAuth
 	case client.ErrorCodePERMISSIONDENIED:
 		return exitDenied
-	case client.ErrorCodeNOTFOUND:
+	case client.ErrorCodeNOTFOUND, client.ErrorCodeMETHODNOTALLOWED:
+		// A 405 answers an operation this server does not have (one
+		// older than the CLI): to a script, as absent as a missing object,
+		// and what it exited with before the code had a name of its own.
 		return exitNotFound
 	case client.ErrorCodeCONFLICT, client.ErrorCodeQUOTAEXCEEDED, client.ErrorCodeIDEMPOTENCYKEYREUSED:
 		return exitConflict
@@ -136,7 +139,7 @@ func exitCodeOf(e *client.APIError) int {
 		return exitAuth
 	case e.Status == 403:
 		return exitDenied
-	case e.Status == 404:
+	case e.Status == 404 || e.Status == 405:
 		return exitNotFound
 	}
 	return exitFailure
