@@ -55,3 +55,18 @@ func TestMethodNotAllowedHasItsOwnCode(t *testing.T) {
 	}
 }
 
+// A GET with a body to a path without GET is the 405 (or, for no path at
+// all, the 404), not a 400 for the body: the method or the path is what is
+// wrong, and a client fixing the body would get nowhere. Before, the /v1
+// group's body check ran first and answered 400 "unknown field".
+func TestMethodNotAllowedBeforeTheBody(t *testing.T) {
+	t.Parallel()
+	f := setupQuotaFleet(t)
+	r := f.send(t, http.MethodGet, "/v1/tenants/acme/quotas/gpu", f.operator, `{"max":3}`, nil)
+	require.Equal(t, http.StatusMethodNotAllowed, r.status, "body: %s", r.body)
+	require.Equal(t, core.CodeMethodNotAllowed, r.errorBody(t).Code)
+	require.Equal(t, "PUT", r.header.Get("Allow"))
+	f.fails(t, http.StatusNotFound, core.CodeNotFound, http.MethodGet, "/v1/no-such-thing", f.operator, `{"max":3}`, nil)
+	// A GET route still refuses a body with a field in it.
+	f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodGet, "/v1/tenants/acme/quotas", f.operator, `{"max":3}`, nil)
+}

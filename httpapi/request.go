@@ -71,12 +71,14 @@ func bindOptional(c echo.Context) error { return bindIfSent(c, &struct{}{}) }
 // bindOptional's rules: a read takes no body, so one with a field in it
 // (`GET /v1/reservations` with `{"state":"pending"}`) is refused rather
 // than answered with an unfiltered page that looks like a filtered one.
+// A GET the router matched to no route (v1NotFound) is left to its 404 or
+// 405: the path or the method is what is wrong, not the body.
 func readsTakeNoBody() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			// Most reads carry no body at all: nothing to read then.
 			req := c.Request()
-			if req.Method == http.MethodGet && (req.ContentLength != 0 || len(req.TransferEncoding) > 0) {
+			if req.Method == http.MethodGet && c.Path() != v1CatchAll && (req.ContentLength != 0 || len(req.TransferEncoding) > 0) {
 				if err := bindOptional(c); err != nil {
 					return err
 				}

@@ -218,9 +218,13 @@ func New(d Deps, routes ...Routes) *echo.Echo {
 	// The /v1 group's catch-all (echo registers it so the group's
 	// middleware runs on unknown paths) would answer 404 where the path
 	// exists under another method; answer 405 with Allow instead.
-	r.V1.RouteNotFound("/*", v1NotFound(e))
+	r.V1.RouteNotFound(strings.TrimPrefix(v1CatchAll, "/v1"), v1NotFound(e))
 	return e
 }
+
+// v1CatchAll is the route (c.Path()) of a /v1 request no route of its own
+// matched: v1NotFound answers it.
+const v1CatchAll = "/v1/*"
 
 // probeMethods are the methods v1NotFound tries when listing Allow.
 var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
