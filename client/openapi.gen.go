@@ -6029,6 +6029,11 @@ type ClientInterface interface {
 	// default 10 min): they keep authenticating until it ends, then stop, and
 	// a session opened with one of them is closed.
 	//
+	// Like POST /v1/tokens it refuses an `Idempotency-Key` (400
+	// INVALID_ARGUMENT, nothing registered or issued): it keeps no answer to
+	// replay, and a retry under a key would mint a second credential and
+	// supersede the first.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/nodes/{id}/join (the `JoinNode` operationId).
@@ -6051,6 +6056,11 @@ type ClientInterface interface {
 	// reason `superseded`) with a grace (`COMPUTE_NODE_CREDENTIAL_GRACE`,
 	// default 10 min): they keep authenticating until it ends, then stop, and
 	// a session opened with one of them is closed.
+	//
+	// Like POST /v1/tokens it refuses an `Idempotency-Key` (400
+	// INVALID_ARGUMENT, nothing registered or issued): it keeps no answer to
+	// replay, and a retry under a key would mint a second credential and
+	// supersede the first.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7694,6 +7704,11 @@ func (c *Client) DrainNode(ctx context.Context, id NodeID, params *DrainNodePara
 // default 10 min): they keep authenticating until it ends, then stop, and
 // a session opened with one of them is closed.
 //
+// Like POST /v1/tokens it refuses an `Idempotency-Key` (400
+// INVALID_ARGUMENT, nothing registered or issued): it keeps no answer to
+// replay, and a retry under a key would mint a second credential and
+// supersede the first.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/nodes/{id}/join (the `JoinNode` operationId).
@@ -7726,6 +7741,11 @@ func (c *Client) JoinNodeWithBody(ctx context.Context, id NodeID, contentType st
 // reason `superseded`) with a grace (`COMPUTE_NODE_CREDENTIAL_GRACE`,
 // default 10 min): they keep authenticating until it ends, then stop, and
 // a session opened with one of them is closed.
+//
+// Like POST /v1/tokens it refuses an `Idempotency-Key` (400
+// INVALID_ARGUMENT, nothing registered or issued): it keeps no answer to
+// replay, and a retry under a key would mint a second credential and
+// supersede the first.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13782,6 +13802,11 @@ type ClientWithResponsesInterface interface {
 	// default 10 min): they keep authenticating until it ends, then stop, and
 	// a session opened with one of them is closed.
 	//
+	// Like POST /v1/tokens it refuses an `Idempotency-Key` (400
+	// INVALID_ARGUMENT, nothing registered or issued): it keeps no answer to
+	// replay, and a retry under a key would mint a second credential and
+	// supersede the first.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/nodes/{id}/join (the `JoinNode` operationId).
@@ -13804,6 +13829,11 @@ type ClientWithResponsesInterface interface {
 	// reason `superseded`) with a grace (`COMPUTE_NODE_CREDENTIAL_GRACE`,
 	// default 10 min): they keep authenticating until it ends, then stop, and
 	// a session opened with one of them is closed.
+	//
+	// Like POST /v1/tokens it refuses an `Idempotency-Key` (400
+	// INVALID_ARGUMENT, nothing registered or issued): it keeps no answer to
+	// replay, and a retry under a key would mint a second credential and
+	// supersede the first.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -25836,6 +25866,11 @@ func (c *ClientWithResponses) DrainNodeWithResponse(ctx context.Context, id Node
 // default 10 min): they keep authenticating until it ends, then stop, and
 // a session opened with one of them is closed.
 //
+// Like POST /v1/tokens it refuses an `Idempotency-Key` (400
+// INVALID_ARGUMENT, nothing registered or issued): it keeps no answer to
+// replay, and a retry under a key would mint a second credential and
+// supersede the first.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/nodes/{id}/join (the `JoinNode` operationId).
@@ -25864,6 +25899,11 @@ func (c *ClientWithResponses) JoinNodeWithBodyWithResponse(ctx context.Context, 
 // reason `superseded`) with a grace (`COMPUTE_NODE_CREDENTIAL_GRACE`,
 // default 10 min): they keep authenticating until it ends, then stop, and
 // a session opened with one of them is closed.
+//
+// Like POST /v1/tokens it refuses an `Idempotency-Key` (400
+// INVALID_ARGUMENT, nothing registered or issued): it keeps no answer to
+// replay, and a retry under a key would mint a second credential and
+// supersede the first.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

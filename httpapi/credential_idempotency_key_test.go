@@ -16,6 +16,9 @@ import (
 // gets one credential, and would otherwise get a second live secret for
 // every retry, the lost ones unknown to it and never revoked. Refused
 // before anything is written, and the same request without a key works.
+// A node's join mints its daemon's credential (bcn_…) and took a key and
+// dropped it: every retry under one key minted another credential and
+// superseded the one before.
 // Stream tickets and webhook signing secrets are minted too: both routes
 // took a key and dropped it, so a "safe" retry of rotate-secret rotated
 // again, and a second rotation ends the secret the consumer still checks
@@ -34,6 +37,9 @@ func TestCredentialMintingRefusesIdempotencyKey(t *testing.T) {
 	// it a token would create it, but the tokens of keyed are counted below.
 	_, err := s.pg.Pool.Exec(t.Context(), "INSERT INTO tenants (id) VALUES ('keyed')")
 	require.NoError(t, err)
+	// A pool for the node that joins, new, under POST /v1/nodes/{id}/join.
+	s.must(t, http.StatusCreated, http.MethodPost, "/v1/sites", s.operator, `{"id":"fra1","name":"Frankfurt 1"}`, nil)
+	s.must(t, http.StatusCreated, http.MethodPost, "/v1/pools", s.operator, `{"id":"metal","siteId":"fra1","kind":"bare-metal"}`, nil)
 	var ep struct{ ID, Secret string }
 	s.must(t, http.StatusCreated, http.MethodPost, "/v1/webhook-endpoints", s.operator,
 		map[string]string{"url": "https://hooks.keyed.example/in", "tenant": "keyed"}, &ep)
@@ -45,6 +51,8 @@ func TestCredentialMintingRefusesIdempotencyKey(t *testing.T) {
 			"SELECT count(*) FROM api_tokens WHERE tenant_id = 'keyed'", http.StatusCreated},
 		{"/v1/nodes/node-k/join-tokens", "/v1/nodes/{id}/join-tokens", `{}`,
 			"SELECT count(*) FROM node_join_tokens WHERE node_id = 'node-k'", http.StatusCreated},
+		{"/v1/nodes/node-j/join", "/v1/nodes/{id}/join", `{"poolId":"metal","vcpu":8,"memoryMb":1024,"diskGb":10}`,
+			"SELECT count(*) FROM node_credentials WHERE node_id = 'node-j'", http.StatusCreated},
 		{"/v1/events/stream-tickets", "/v1/events/stream-tickets", ``,
 			"SELECT count(*) FROM stream_tickets", http.StatusCreated},
 		{"/v1/webhook-endpoints/" + ep.ID + "/rotate-secret", "/v1/webhook-endpoints/{id}/rotate-secret", ``,

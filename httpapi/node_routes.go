@@ -70,6 +70,11 @@ func (n nodeHandlers) join(c echo.Context) error {
 	if err := noIfMatch(c); err != nil {
 		return err
 	}
+	// It mints the daemon's credential: a retry under a key would mint
+	// another and supersede the first.
+	if err := noIdempotencyKey(c); err != nil {
+		return err
+	}
 	var req joinNodeRequest
 	if err := Bind(c, &req); err != nil {
 		return err

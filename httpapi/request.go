@@ -233,8 +233,8 @@ func noIfMatch(c echo.Context) error {
 }
 
 // noIdempotencyKey refuses an Idempotency-Key on a route that mints a
-// credential and keeps no answer for a key (tokens, join tokens, stream
-// tickets, a webhook endpoint's rotated signing secret): a client
+// credential and keeps no answer for a key (tokens, join tokens, a node's
+// join, stream tickets, a webhook endpoint's rotated signing secret): a client
 // retrying under a key expects one credential, and would otherwise get one
 // live secret per retry, those whose answers were lost unknown to it and
 // never revoked. Storing the answer instead would keep the secret in
