@@ -275,3 +275,36 @@ func TestBodyInAnotherCharsetIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A body sent with Content-Type twice is refused, whichever comes first:
+// the header is one value (RFC 9110, 8.3), and a client or proxy that
+// sends two means one of them to be ignored, which the API cannot guess.
+// Before, only the first was read, so `application/json` then
+// `text/plain` created the site and the reverse order was 415.
+func TestTwoContentTypesAreRefused(t *testing.T) {
+	t.Parallel()
+	f := setupFleet(t)
+	send := func(types ...string) response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, f.url+"/v1/sites", strings.NewReader(`{"id":"ber1","name":"Berlin 1"}`))
+		require.NoError(t, err)
+		req.Header["Content-Type"] = types
+		req.Header.Set("Authorization", "Bearer "+f.operator)
+		return f.do(t, req)
+	}
+	for _, types := range [][]string{
+		{"application/json", "text/plain"},
+		{"text/plain", "application/json"},
+		{"application/json", "application/json"},
+	} {
+		r := send(types...)
+		require.Equal(t, http.StatusBadRequest, r.status, "%q: %s", types, r.body)
+		e := r.errorBody(t)
+		require.Equal(t, core.CodeInvalidArgument, e.Code, "%q", types)
+		require.Equal(t, "Content-Type is given 2 times; give it once", e.Message)
+	}
+	var n int
+	require.NoError(t, f.pg.Pool.QueryRow(t.Context(), "SELECT count(*) FROM sites WHERE id = 'ber1'").Scan(&n))
+	require.Zero(t, n, "a refused request created the site")
+	f.ok(t, http.StatusCreated, http.MethodPost, "/v1/sites", f.operator, `{"id":"ber1","name":"Berlin 1"}`, nil)
+}

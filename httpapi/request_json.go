@@ -26,6 +26,11 @@ import (
 
 // decodeStrict is Bind's decoding of a non-empty body.
 func decodeStrict(c echo.Context, body []byte, v any) error {
+	// Content-Type is one value (RFC 9110, 8.3): of two, reading the first
+	// would take the body as the sender may not have meant it.
+	if n := len(c.Request().Header.Values(echo.HeaderContentType)); n > 1 {
+		return core.Errorf(core.CodeInvalidArgument, "Content-Type is given %d times; give it once", n)
+	}
 	ct := c.Request().Header.Get(echo.HeaderContentType)
 	if ct == "" {
 		return core.Errorf(core.CodeInvalidArgument, "Content-Type header is required: send application/json")
