@@ -5,6 +5,7 @@ package commands
 // books it (reservation_create.go).
 
 import (
+	"errors"
 	"time"
 
 	"github.com/bettercompute/compute/core"
@@ -75,8 +76,14 @@ func (c CreateReservation) spec() (core.ReservationSpec, error) {
 		return bad("end %s must be after start %s%s", storedTime(c.End), storedTime(c.Start), microsecondsHint(c.End, c.Start))
 	}
 	if c.GPUModel != "" {
+		// The message names the field; ValidGPUModel's says why. Its
+		// Error() would carry the code into the message as well.
 		if err := core.ValidGPUModel(c.GPUModel); err != nil {
-			return core.ReservationSpec{}, core.Errorf(core.CodeInvalidArgument, "gpuModel: %s", err.Error())
+			var ce *core.Error
+			if errors.As(err, &ce) {
+				return core.ReservationSpec{}, core.Errorf(ce.Code, "gpuModel: %s", ce.Message)
+			}
+			return core.ReservationSpec{}, err
 		}
 	}
 	g := core.GPURequest{Count: c.GPUs, Model: c.GPUModel, Kind: core.AtomGPU}

@@ -38,6 +38,7 @@ func TestCapacityRejectsBadInput(t *testing.T) {
 		"end before start":         {http.MethodPost, "/v1/reservations", `{"poolId":"fra1-gpu","gpus":1,"start":"` + end + `","end":"` + start + `"}`, nil, "end"},
 		"pool and site":            {http.MethodPost, "/v1/reservations", `{` + valid + `,"siteId":"fra1"}`, nil, "siteId"},
 		"NUL in a string":          {http.MethodPost, "/v1/reservations", `{` + valid + `,"gpuModel":"a\u0000"}`, nil, `"gpuModel"`},
+		"gpuModel too long":        {http.MethodPost, "/v1/reservations", `{` + valid + `,"gpuModel":"` + strings.Repeat("m", 129) + `"}`, nil, "gpuModel: GPU model"},
 		"bad toleration":           {http.MethodPost, "/v1/reservations", `{` + valid + `,"tolerations":[{"key":"a=b"}]}`, nil, "key"},
 		"long idempotency key":     {http.MethodPost, "/v1/reservations", `{` + valid + `}`, map[string]string{"Idempotency-Key": strings.Repeat("k", 256)}, "Idempotency-Key"},
 		"If-Match on create":       {http.MethodPost, "/v1/reservations", `{` + valid + `}`, map[string]string{"If-Match": "1"}, "If-Match"},
@@ -78,6 +79,9 @@ func TestCapacityRejectsBadInput(t *testing.T) {
 			}
 			e := f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, tc.method, tc.path, token, body, tc.hdr)
 			require.Contains(t, e.Message, tc.mention)
+			// The code is the envelope's; a message that repeats it
+			// quoted another error's Error() (gpuModel did).
+			require.NotContains(t, e.Message, string(core.CodeInvalidArgument))
 		})
 	}
 
