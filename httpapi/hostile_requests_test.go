@@ -308,3 +308,28 @@ func TestTwoContentTypesAreRefused(t *testing.T) {
 	require.Zero(t, n, "a refused request created the site")
 	f.ok(t, http.StatusCreated, http.MethodPost, "/v1/sites", f.operator, `{"id":"ber1","name":"Berlin 1"}`, nil)
 }
+
+// A body is JSON under application/json or any type with the +json
+// suffix (RFC 6839), as docs/openapi.yaml says; a type that only looks
+// like it is 415.
+func TestJSONSuffixTypesAreJSON(t *testing.T) {
+	t.Parallel()
+	f := setupFleet(t)
+	send := func(ct string) response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPatch, f.url+"/v1/sites/fra1", strings.NewReader(`{"name":"`+ct+`"}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", ct)
+		req.Header.Set("Authorization", "Bearer "+f.operator)
+		return f.do(t, req)
+	}
+	for _, ct := range []string{"application/merge-patch+json", "application/vnd.acme+json", "APPLICATION/JSON"} {
+		r := send(ct)
+		require.Equal(t, http.StatusOK, r.status, "%s: %s", ct, r.body)
+	}
+	for _, ct := range []string{"application/jsonx", "application/json+xml", "text/json+plain; x", "application/json, text/plain", "*/*"} {
+		r := send(ct)
+		require.Equal(t, http.StatusUnsupportedMediaType, r.status, "%s: %s", ct, r.body)
+		require.Equal(t, core.CodeUnsupportedMediaType, r.errorBody(t).Code, ct)
+	}
+}
