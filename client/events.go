@@ -82,7 +82,8 @@ var errStreamEnded = errors.New("event stream ended")
 //
 // It returns ctx's error, fn's error, or an *APIError that retrying would
 // not cure: UNAUTHENTICATED (a revoked token), PERMISSION_DENIED,
-// INVALID_ARGUMENT, NOT_FOUND, and CURSOR_EXPIRED, whether answered to the
+// INVALID_ARGUMENT, NOT_FOUND, METHOD_NOT_ALLOWED (a server without the
+// stream), and CURSOR_EXPIRED, whether answered to the
 // request or sent as the stream's `event: error` frame when retention
 // pruned the log past it (then list again from the oldest event and re-read
 // the state derived from events).
