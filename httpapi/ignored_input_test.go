@@ -157,8 +157,9 @@ func (f ignoredInputFleet) writeBodies() map[string]string {
 
 // writeRoute is what docs/openapi.yaml says a write route takes.
 type writeRoute struct {
-	body    bool // it describes a request body
-	ifMatch bool // it lists the If-Match parameter
+	body           bool // it describes a request body
+	ifMatch        bool // it lists the If-Match parameter
+	idempotencyKey bool // it lists the Idempotency-Key header
 }
 
 // writeRoutes is every POST, PUT, PATCH and DELETE the server registers,
@@ -185,7 +186,10 @@ func writeRoutes(t *testing.T, e *echo.Echo) map[string]writeRoute {
 		ifMatch := slices.ContainsFunc(op.Parameters, func(p map[string]any) bool {
 			return p["$ref"] == "#/components/parameters/IfMatch"
 		})
-		out[r.Method+" "+r.Path] = writeRoute{body: op.RequestBody != nil, ifMatch: ifMatch}
+		key := slices.ContainsFunc(op.Parameters, func(p map[string]any) bool {
+			return p["$ref"] == "#/components/parameters/IdempotencyKey" || p["name"] == "Idempotency-Key"
+		})
+		out[r.Method+" "+r.Path] = writeRoute{body: op.RequestBody != nil, ifMatch: ifMatch, idempotencyKey: key}
 	}
 	require.NotEmpty(t, out)
 	return out
