@@ -62,6 +62,9 @@ type podParams struct {
 	// KeeperDir is the directory of the keeper's deadline, bound
 	// read-only at keeperDir ("": none, the keeper never ends by itself).
 	KeeperDir string
+	// Rlimits are the keeper's resource limits, every workload's too
+	// (workloadRlimits).
+	Rlimits []specs.POSIXRlimit
 }
 
 // limits are an allocation's share of the node, as the kernel enforces it.
@@ -110,7 +113,8 @@ const keeperUID = 65534
 // process is the pod's keeper: it ignores SIGTERM (a stop's TERM is for
 // the workloads), reaps what is orphaned into it, and ends the container
 // at its deadline (keeper_deadline.go). It runs as
-// keeperUID, in /, which the allocation's /work (its user's only) is not.
+// keeperUID, in /, which the allocation's /work (its user's only) is not,
+// with the rlimits every workload has (rlimits.go).
 func podSpec(p podParams) *specs.Spec {
 	noCaps := &specs.LinuxCapabilities{Bounding: []string{}, Effective: []string{}, Inheritable: []string{},
 		Permitted: []string{}, Ambient: []string{}}
@@ -123,6 +127,7 @@ func podSpec(p podParams) *specs.Spec {
 			Args: []string{"/bin/sh", "-c", keeperScript},
 			Env:  []string{"PATH=" + workloadPath},
 			Cwd:  "/", NoNewPrivileges: true, Capabilities: noCaps,
+			Rlimits:     p.Rlimits,
 			OOMScoreAdj: oomScoreAdj(p.Limits),
 		},
 		Mounts: podMounts(p),
@@ -288,13 +293,17 @@ const workloadPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
 // workloadProcess is a workload of the allocation: sh -c script as the
 // allocation's user, in workDir/<dir> (made by the workload itself, as its
 // user: the daemon never creates anything inside a tenant's directory),
-// with env, no capabilities and no_new_privs.
-func workloadProcess(uid uint32, dir, script string, env []string) specs.Process {
+// with env, no capabilities, no_new_privs and rlimits (workloadRlimits). A
+// `runc exec` gets the rlimits its own spec names (naming none, the
+// container's) and every other as the daemon has it; naming them all here
+// also covers a container an earlier daemon made with none.
+func workloadProcess(uid uint32, dir, script string, env []string, rlimits []specs.POSIXRlimit) specs.Process {
 	noCaps := &specs.LinuxCapabilities{Bounding: []string{}, Effective: []string{}, Inheritable: []string{},
 		Permitted: []string{}, Ambient: []string{}}
 	return specs.Process{
 		User: specs.User{UID: uid, GID: uid},
 		Args: []string{"/bin/sh", "-c", `mkdir -p -- "$1" && cd -- "$1" && exec /bin/sh -c "$2"`, "sh", dir, script},
 		Env:  env, Cwd: workDir, NoNewPrivileges: true, Capabilities: noCaps,
+		Rlimits: rlimits,
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
 	"github.com/bettercompute/compute/wire"
 )
 
@@ -75,6 +77,9 @@ type sandbox struct {
 	devices *deviceRegistry
 	// net sets up bridge-mode networks (nil: none here).
 	net *network
+	// rlimits are every container process's resource limits
+	// (workloadRlimits), decided once at start.
+	rlimits []specs.POSIXRlimit
 	// unusable says why workloads cannot be isolated here (nil: they can).
 	unusable error
 	// workfs makes each allocation's /work a file system of its disk
@@ -131,6 +136,7 @@ func openSandbox(ctx context.Context, cfg Config, gpus []wire.InventoryGPU) (*sa
 		return s, os.MkdirAll(s.root, 0o700)
 	}
 	s.unusable = s.prepare(ctx, gpus)
+	s.openRlimits(currentDaemonLimits())
 	s.openDiskLimit(ctx)
 	return s, nil
 }
@@ -311,7 +317,7 @@ func (s *sandbox) workload(ctx context.Context, a *wire.AssignPayload, script, d
 	if usesMPS(a) {
 		env = append(env, "CUDA_MPS_PIPE_DIRECTORY="+workDir+"/mps", "CUDA_MPS_LOG_DIRECTORY="+workDir+"/mps")
 	}
-	return s.containerWorkload(ctx, domain, workloadProcess(uid, dir, script, env))
+	return s.containerWorkload(ctx, domain, workloadProcess(uid, dir, script, env, s.rlimits))
 }
 
 // plainWorkload is a workload without isolation (IsolationNone): a
