@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/bettercompute/compute/wire"
 )
 
@@ -20,16 +22,47 @@ import (
 // process, ends itself at a deadline the daemon writes for it: when the
 // first process of a PID namespace ends, the kernel kills every other
 // process in it, whatever signals they ignore, and the container's cgroup
-// empties. The deadline is the window's end plus keeperSlack, in the
-// node's own clock (the keeper has no other); the daemon moves it when an
-// assignment is extended and whenever it measures the control plane's
-// clock again. While the daemon runs it stops the allocation first, at the
-// end and with the workloads' grace; the keeper's deadline matters only
-// when it does not.
+// empties. The deadline is the window's end plus the stop grace and
+// keeperSlack; the daemon moves it when an assignment is extended and
+// whenever it measures the control plane's clock again. While the daemon
+// runs it stops the allocation first, at the end and with the workloads'
+// grace; the keeper's deadline matters only when it does not.
+//
+// The deadline is reckoned in the node's boot clock (CLOCK_BOOTTIME),
+// never in its wall clock. The wall clock can be stepped while the daemon
+// is away (an NTP step, an operator's `date -s`): a deadline in it ended a
+// workload before its window's end when the clock stepped forward, and
+// after it when the clock stepped back. The boot clock only moves forward,
+// with real time, suspend included, and nobody can set it. The keeper
+// reads it in its container's /proc/uptime: the container has its own
+// /proc but no time namespace, so that is the node's boot clock (measured
+// under runc: TestKeeperReadsTheNodesBootClock). The daemon knows how long
+// the window has left by the control plane's clock as it measured it
+// (windowNow, itself kept on the monotonic clock: clock.go) and writes the
+// boot-clock second at which that remainder, the grace and the slack are
+// over.
 
 // keeperDir is where the keeper reads its deadline inside the container:
 // a read-only bind of the allocation's keeperHostDir.
 const keeperDir = "/run/compute-keeper"
+
+// keeperBootDeadline is the file of the keeper's deadline, in keeperDir:
+// the whole seconds of the node's boot clock (the integer part of
+// /proc/uptime) at which the keeper ends its container, rounded up so
+// that it never ends it before; empty: no deadline (an operator's domain,
+// an assignment without an end). The one place that says what the file
+// means.
+const keeperBootDeadline = "boot-deadline"
+
+// keeperWallDeadline is the file the keepers of containers made by earlier
+// releases read, in keeperDir: the deadline in Unix seconds, compared with
+// `date +%s`. Such a keeper never reads keeperBootDeadline, and must never
+// find a boot-clock number here (it would be a Unix time long past: the
+// workload would end at once). So the daemon keeps this file moving, in
+// Unix seconds, where it exists, that is in the directories of containers
+// an earlier daemon started; it never makes it, and those it starts have
+// only keeperBootDeadline.
+const keeperWallDeadline = "deadline"
 
 // keeperPoll is how often the keeper looks at the clock and its deadline:
 // the backstop ends a workload at most this long after its deadline.
@@ -42,40 +75,78 @@ const keeperPoll = 5 * time.Second
 // measurements.
 const keeperSlack = time.Minute
 
-// keeperScript is the keeper's program: it ignores SIGTERM (a stop's TERM
-// is for the workloads), reaps what is orphaned into it, and exits once
-// the node's clock reaches the deadline in keeperDir/deadline (Unix
-// seconds; none or unreadable: no deadline).
-var keeperScript = "trap '' TERM; while :; do " +
-	"d=$(cat " + keeperDir + "/deadline 2>/dev/null); " +
-	`case "$d" in ''|*[!0-9]*) ;; *) [ "$(date +%s)" -lt "$d" ] || exit 0;; esac; ` +
-	"sleep " + strconv.Itoa(int(keeperPoll/time.Second)) + " & wait; done"
+// keeperScript is the keeper's program (keeperProgram) in a container.
+var keeperScript = keeperProgram(keeperDir, "/proc/uptime", strconv.Itoa(int(keeperPoll/time.Second)))
+
+// keeperProgram is the keeper's /bin/sh program, reading its deadlines in
+// dir and the boot clock in uptime, every poll seconds (parameters only so
+// that tests can run it outside a container). It ignores SIGTERM (a stop's
+// TERM is for the workloads), reaps what is orphaned into it, and exits
+// once the boot clock reaches the deadline in keeperBootDeadline. A
+// deadline or clock it cannot read (none, not a number) is no deadline.
+// A keeperWallDeadline there as well, which only an earlier daemon makes
+// (the node downgraded to one), holds it until `date +%s` reaches that
+// too: such a daemon moves only that file when it extends the window. It
+// reads with the shell's own `read`, forking nothing but its sleep (and,
+// after a downgrade, `date`).
+func keeperProgram(dir, uptime, poll string) string {
+	return "trap '' TERM; num() { case \"$1\" in ''|*[!0-9]*) return 1;; esac; }; while :; do " +
+		"b= w= u=; { read -r b <" + dir + "/" + keeperBootDeadline + "; read -r w <" + dir + "/" + keeperWallDeadline +
+		"; read -r u _ <" + uptime + "; } 2>/dev/null; u=${u%.*}; " +
+		`if num "$b" && num "$u" && [ "$u" -ge "$b" ]; then num "$w" && [ "$(date +%s)" -lt "$w" ] || exit 0; fi; ` +
+		"sleep " + poll + " & wait; done"
+}
 
 // keeperHostDir is the allocation's directory of its keeper's deadline.
 func (s *sandbox) keeperHostDir(domain string) string {
 	return filepath.Join(s.domainDir(domain), "keeper")
 }
 
-// keeperDeadline is when, by the node's clock, the allocation's keeper
-// ends its container: the window's end (in the control plane's time, as
-// the daemon reckons it) plus the stop grace and keeperSlack. Zero: no
+// keeperLeft is how long from now the allocation's keeper is to end its
+// container: what is left of the window by the control plane's clock (as
+// the daemon reckons it) plus the stop grace and keeperSlack. False: no
 // deadline (an operator's domain, an assignment without an end).
-func (s *sandbox) keeperDeadline(a *wire.AssignPayload) time.Time {
+func (s *sandbox) keeperLeft(a *wire.AssignPayload) (time.Duration, bool) {
 	if a == nil || a.End.IsZero() {
-		return time.Time{}
+		return 0, false
 	}
-	now := time.Now()
-	windowNow := now
+	windowNow := time.Now()
 	if s.windowNow != nil {
 		windowNow = s.windowNow()
 	}
-	return now.Add(a.End.Sub(windowNow)).Add(s.cfg.StopGrace + keeperSlack)
+	return a.End.Sub(windowNow) + s.cfg.StopGrace + keeperSlack, true
+}
+
+// bootClock is the node's boot clock now (CLOCK_BOOTTIME, what
+// /proc/uptime shows), or the sandbox's stand-in for it in tests.
+func (s *sandbox) bootClock() (time.Duration, error) {
+	if s.bootNow != nil {
+		return s.bootNow(), nil
+	}
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return 0, err
+	}
+	return time.Duration(ts.Nano()), nil
+}
+
+// bootDeadlineSeconds is the content of keeperBootDeadline for a deadline
+// left from boot-clock time now: whole seconds, rounded up (the keeper
+// compares them with the whole seconds of /proc/uptime, so it never ends
+// before), and 0 for one already past.
+func bootDeadlineSeconds(now, left time.Duration) int64 {
+	at := now + left
+	if at <= 0 {
+		return 0
+	}
+	return int64((at + time.Second - 1) / time.Second)
 }
 
 // writeKeeperDeadline writes the allocation's keeper deadline into its
 // directory (made if need be: the container's bind of it must exist
-// before the container starts). Readable by the keeper, which runs as
-// nobody; written by root only.
+// before the container starts), and into keeperWallDeadline where that
+// exists (a container an earlier daemon started). Readable by the keeper,
+// which runs as nobody; written by root only.
 func (s *sandbox) writeKeeperDeadline(a *wire.AssignPayload, domain string) error {
 	s.keeperMu.Lock()
 	defer s.keeperMu.Unlock()
@@ -83,11 +154,24 @@ func (s *sandbox) writeKeeperDeadline(a *wire.AssignPayload, domain string) erro
 	if err := mkdirNoFollow(dir, 0o755, 0); err != nil {
 		return err
 	}
-	content := ""
-	if at := s.keeperDeadline(a); !at.IsZero() {
-		content = strconv.FormatInt(at.Unix()+1, 10) // rounded up: never before
+	left, ok := s.keeperLeft(a)
+	boot, wall := "", ""
+	if ok {
+		now, err := s.bootClock()
+		if err != nil {
+			return err
+		}
+		boot = strconv.FormatInt(bootDeadlineSeconds(now, left), 10)
+		wall = strconv.FormatInt(time.Now().Add(left).Unix()+1, 10) // rounded up: never before
 	}
-	return writeFileDurable(filepath.Join(dir, "deadline"), []byte(content), 0o644)
+	if err := writeFileDurable(filepath.Join(dir, keeperBootDeadline), []byte(boot), 0o644); err != nil {
+		return err
+	}
+	old := filepath.Join(dir, keeperWallDeadline)
+	if _, err := os.Lstat(old); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return writeFileDurable(old, []byte(wall), 0o644)
 }
 
 // moveKeeperDeadline rewrites the keeper deadline of an allocation that

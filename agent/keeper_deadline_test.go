@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -43,4 +44,29 @@ func TestKeeperEndsAContainerNoDaemonStopped(t *testing.T) {
 	require.Never(t, func() bool {
 		return !cgroupHasProcesses(sb.cfg.CgroupRoot, sb.cgroupsPath(extended.AllocationID))
 	}, keeperPoll+time.Second, 50*time.Millisecond, "the extended allocation's container ended at its old deadline")
+}
+
+// The keeper's clock, /proc/uptime in its container, is the node's boot
+// clock, which the daemon writes its deadline in: runc gives the container
+// its own /proc but no time namespace. Were the container's boot clock
+// offset from the node's (a time namespace), the keeper would end its
+// workload that much early or late.
+func TestKeeperReadsTheNodesBootClock(t *testing.T) {
+	sb := containerSandbox(t)
+	a := assignOf("alc_keeperclock", 1, 64)
+	sb.forgetAtEnd(t, a)
+	_, code := sb.runScript(t, a, "true") // the container started
+	require.Zero(t, code)
+	before, err := sb.bootClock()
+	require.NoError(t, err)
+	out, code := sb.runScript(t, a, "read -r u _ </proc/uptime; echo $u")
+	require.Zero(t, code, out)
+	after, err := sb.bootClock()
+	require.NoError(t, err)
+	up, err := time.ParseDuration(strings.TrimSpace(out) + "s")
+	require.NoError(t, err, out)
+	// /proc/uptime shows centiseconds, truncated.
+	require.GreaterOrEqual(t, up, before.Truncate(10*time.Millisecond), "the container's boot clock is behind the node's")
+	require.LessOrEqual(t, up, after, "the container's boot clock is ahead of the node's")
+	t.Logf("the node's boot clock %v before, %v after, the container's %v in between", before, after, up)
 }

@@ -92,6 +92,9 @@ type sandbox struct {
 	// (nil: the node's own clock), which keeper deadlines are reckoned
 	// from.
 	windowNow func() time.Time
+	// bootNow stands in for the node's boot clock, which keeper deadlines
+	// are written in (nil: CLOCK_BOOTTIME; keeper_deadline.go).
+	bootNow func() time.Duration
 	// keeperMu orders the writes of keepers' deadline files (a container's
 	// start, an extension, a resync), which share a temporary file name.
 	keeperMu sync.Mutex
