@@ -63,7 +63,14 @@ func outsideWindow(a wire.AssignPayload, now time.Time) string {
 		return fmt.Sprintf("allocation %s starts at %s: it is not active yet on this node", a.AllocationID,
 			a.Start.UTC().Format(time.RFC3339))
 	case !a.End.IsZero() && !now.Before(a.End):
-		return fmt.Sprintf("the assignment of allocation %s ended at %s", a.AllocationID, a.End.UTC().Format(time.RFC3339))
+		return endedReason(a)
 	}
 	return ""
+}
+
+// endedReason is the reason a workload stopped at the end of assignment a
+// is reported with: by the watchdog, or by the container's keeper while no
+// daemon ran (keeper_ended.go).
+func endedReason(a wire.AssignPayload) string {
+	return fmt.Sprintf("the assignment of allocation %s ended at %s", a.AllocationID, a.End.UTC().Format(time.RFC3339))
 }

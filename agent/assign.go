@@ -290,6 +290,13 @@ func (d *daemon) reportStopped(stopped []stoppedInstance) {
 // its exit status (nil: not known): the control plane marks it succeeded
 // or failed.
 func (d *daemon) reportExited(proc *instanceProcess, code *int32, reason string) {
+	if why := d.keeperEnded(proc, code, reason); why != "" {
+		d.log.Warn("the container's keeper stopped an instance at its window's end while no daemon ran",
+			"instance", proc.id, "allocation", proc.allocationID, "reason", why)
+		d.reportStopped([]stoppedInstance{{InstanceID: proc.id, AllocationID: proc.allocationID, PID: proc.pid,
+			Reason: why}})
+		return
+	}
 	status := "unknown"
 	if code != nil {
 		status = fmt.Sprint(*code)
