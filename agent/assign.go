@@ -288,7 +288,8 @@ func (d *daemon) reportStopped(stopped []stoppedInstance) {
 
 // reportExited reports an instance whose process ended on its own, with
 // its exit status (nil: not known): the control plane marks it succeeded
-// or failed.
+// or failed. One its container's keeper ended is a stop at its window's
+// end, and reported so (keeper_ended.go).
 func (d *daemon) reportExited(proc *instanceProcess, code *int32, reason string) {
 	if why := d.keeperEnded(proc, code, reason); why != "" {
 		d.log.Warn("the container's keeper stopped an instance at its window's end while no daemon ran",

@@ -108,7 +108,7 @@ func (k *keeperRun) ends(t *testing.T, why string) {
 func TestKeeperIgnoresTheWallClock(t *testing.T) {
 	t.Parallel()
 	k := startKeeper(t, testKeeperProgram, "", "999.99", time.Now().Unix())
-	k.write(t, keeperBootDeadline, "1000")
+	k.write(t, keeperBootDeadline, "1000 0d1e5b9a-2c1f-4a43-9d0e-6f7b3c2a1e55")
 	k.setWall(t, time.Date(2126, 1, 1, 0, 0, 0, 0, time.UTC).Unix())
 	k.keepsRunning(t, "a step of the wall clock forward ended the keeper before its deadline")
 	k.setWall(t, 0)
@@ -168,7 +168,8 @@ func previousKeeperProgram(dir, _ string) string {
 // window, the stop grace and keeperSlack are over, rounded up, from the
 // control plane's time as it reckons it and the node's boot clock: the
 // node's wall clock (here months from the control plane's time the test
-// gives) plays no part. It never makes the earlier release's file.
+// gives) plays no part. The node's boot id follows. It never makes the
+// earlier release's file.
 func TestKeeperDeadlineWritten(t *testing.T) {
 	t.Parallel()
 	cp := time.Date(2027, 6, 1, 12, 0, 0, 0, time.UTC) // the control plane's time, as the daemon reckons it
@@ -176,6 +177,9 @@ func TestKeeperDeadlineWritten(t *testing.T) {
 	s := &sandbox{mode: IsolationContainer, root: t.TempDir(), cfg: Config{StopGrace: 10 * time.Second},
 		windowNow: func() time.Time { return cp }, bootNow: func() time.Duration { return boot }}
 	grace := s.cfg.StopGrace + keeperSlack
+	b, err := os.ReadFile(bootIDFile)
+	require.NoError(t, err)
+	bootID := strings.TrimSpace(string(b))
 	for _, c := range []struct {
 		name string
 		end  time.Time
@@ -193,10 +197,14 @@ func TestKeeperDeadlineWritten(t *testing.T) {
 		dir := s.keeperHostDir(a.AllocationID)
 		b, err := os.ReadFile(filepath.Join(dir, keeperBootDeadline))
 		require.NoError(t, err, c.name)
-		require.Equal(t, c.want, string(b), c.name)
+		secs, id, _ := strings.Cut(string(b), " ")
+		require.Equal(t, c.want, secs, c.name)
+		if c.want != "" {
+			require.Equal(t, bootID, id, "%s: the boot the deadline counts in", c.name)
+		}
 		require.NoFileExists(t, filepath.Join(dir, keeperWallDeadline), c.name)
 		if !c.end.IsZero() {
-			n, _ := strconv.ParseInt(string(b), 10, 64)
+			n, _ := strconv.ParseInt(secs, 10, 64)
 			require.GreaterOrEqual(t, time.Duration(n)*time.Second, max(boot+c.end.Sub(cp)+grace, 0), c.name)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -49,10 +50,17 @@ const keeperDir = "/run/compute-keeper"
 // keeperBootDeadline is the file of the keeper's deadline, in keeperDir:
 // the whole seconds of the node's boot clock (the integer part of
 // /proc/uptime) at which the keeper ends its container, rounded up so
-// that it never ends it before; empty: no deadline (an operator's domain,
-// an assignment without an end). The one place that says what the file
-// means.
+// that it never ends it before, then a space and the node's boot id
+// (/proc/sys/kernel/random/boot_id) of the boot whose clock that is;
+// empty: no deadline (an operator's domain, an assignment without an
+// end). The keeper reads the seconds only: no container outlives a boot.
+// The daemon reads the boot id (keeperDeadlinePassed): the boot clock
+// starts again at 0, and a deadline written before a reboot must not read
+// as passed after it. The one place that says what the file means.
 const keeperBootDeadline = "boot-deadline"
+
+// bootIDFile holds the node's boot id, new at every boot.
+const bootIDFile = "/proc/sys/kernel/random/boot_id"
 
 // keeperWallDeadline is the file the keepers of containers made by earlier
 // releases read, in keeperDir: the deadline in Unix seconds, compared with
@@ -91,7 +99,7 @@ var keeperScript = keeperProgram(keeperDir, "/proc/uptime", strconv.Itoa(int(kee
 // after a downgrade, `date`).
 func keeperProgram(dir, uptime, poll string) string {
 	return "trap '' TERM; num() { case \"$1\" in ''|*[!0-9]*) return 1;; esac; }; while :; do " +
-		"b= w= u=; { read -r b <" + dir + "/" + keeperBootDeadline + "; read -r w <" + dir + "/" + keeperWallDeadline +
+		"b= w= u=; { read -r b _ <" + dir + "/" + keeperBootDeadline + "; read -r w <" + dir + "/" + keeperWallDeadline +
 		"; read -r u _ <" + uptime + "; } 2>/dev/null; u=${u%.*}; " +
 		`if num "$b" && num "$u" && [ "$u" -ge "$b" ]; then num "$w" && [ "$(date +%s)" -lt "$w" ] || exit 0; fi; ` +
 		"sleep " + poll + " & wait; done"
@@ -162,6 +170,9 @@ func (s *sandbox) writeKeeperDeadline(a *wire.AssignPayload, domain string) erro
 			return err
 		}
 		boot = strconv.FormatInt(bootDeadlineSeconds(now, left), 10)
+		if id, err := os.ReadFile(bootIDFile); err == nil {
+			boot += " " + strings.TrimSpace(string(id))
+		}
 		wall = strconv.FormatInt(time.Now().Add(left).Unix()+1, 10) // rounded up: never before
 	}
 	if err := writeFileDurable(filepath.Join(dir, keeperBootDeadline), []byte(boot), 0o644); err != nil {

@@ -29,8 +29,9 @@ const killedStatus = 128 + int32(unix.SIGKILL)
 // stop at its window's end, when its container's keeper ended it, or "".
 // That is so when everything points at the keeper: the workload was
 // SIGKILLed (or its status is not known) and not by the OOM killer, its
-// allocation's keeper deadline has passed by the node's boot clock, and
-// its container has no process left (the keeper is gone too). A workload
+// allocation's keeper deadline, written in this boot, has passed by the
+// node's boot clock, and its container has no process left (the keeper
+// is gone too). A workload
 // SIGKILLed by someone else while no daemon ran, before a deadline that
 // then passed, is reported so as well: it would have been stopped at that
 // end all the same.
@@ -47,7 +48,9 @@ func (d *daemon) keeperEnded(proc *instanceProcess, code *int32, reason string) 
 
 // keeperDeadlinePassed says whether the keeper of the allocation's
 // container has passed its deadline and is gone, with every process of
-// its container.
+// its container. A deadline of an earlier boot (or one without its boot
+// id) has not passed: after a reboot the boot clock counts from 0 again,
+// and the machine's restart, not the keeper, ended the workload.
 func (s *sandbox) keeperDeadlinePassed(domain string) bool {
 	if s.mode != IsolationContainer {
 		return false
@@ -56,7 +59,15 @@ func (s *sandbox) keeperDeadlinePassed(domain string) bool {
 	if err != nil {
 		return false
 	}
-	at, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	id, err := os.ReadFile(bootIDFile)
+	if err != nil {
+		return false
+	}
+	secs, written, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
+	if !ok || written != strings.TrimSpace(string(id)) {
+		return false
+	}
+	at, err := strconv.ParseInt(secs, 10, 64)
 	if err != nil {
 		return false
 	}
