@@ -55,6 +55,7 @@ func TestWindowEndsWhileTheNodeIsCutOff(t *testing.T) {
 		r                 assignReservation
 		endOnNode         time.Time
 		uid               int
+		in                assignInstance
 	}
 	var hs []*held
 	for _, n := range []string{"n1", "n2", "n3"} {
@@ -62,7 +63,7 @@ func TestWindowEndsWhileTheNodeIsCutOff(t *testing.T) {
 		f.awaitAssigned(r)
 		h := &held{node: "node-" + n, r: r, alloc: f.allocationOf(r.ID)}
 		h.work = filepath.Join(f.wlRoot, n, h.alloc, "work")
-		f.instance(r, hostile)
+		h.in = f.instance(r, hostile)
 		waitFor(t, ctx, "the hostile instance's processes running on "+n, 30*time.Second, func() (bool, error) {
 			return len(cgroupPIDs(h.node, h.alloc)) >= 5, nil
 		})
@@ -136,6 +137,24 @@ func TestWindowEndsWhileTheNodeIsCutOff(t *testing.T) {
 	}
 	if left := netnsLeft(); slices.Contains(left, "compute-"+netnsHash("node-n3", n3.alloc)) {
 		t.Fatalf("n3's network namespace is left: %v", left)
+	}
+	// Each instance was stopped because its window ended: by the watchdog
+	// on n1 and n2, by the keeper on n3 (reported by the daemon that came
+	// back; before, as a failure, "exit status 137").
+	for _, h := range hs {
+		var in struct {
+			State, Reason string
+			ExitCode      *int `json:"exitCode"`
+		}
+		f.must(f.member, "GET", "/v1/instances/"+h.in.ID, "", nil, &in)
+		exit := "none"
+		if in.ExitCode != nil {
+			exit = strconv.Itoa(*in.ExitCode)
+		}
+		t.Logf("%s: instance %s %s, reason %q, exit code %s", h.node, h.in.ID, in.State, in.Reason, exit)
+		if in.State != "stopped" || !strings.Contains(in.Reason, "ended at") {
+			t.Errorf("%s: instance %s, reason %q; want stopped at its window's end", h.node, in.State, in.Reason)
+		}
 	}
 }
 
