@@ -171,11 +171,13 @@ func TestGrowthPerSimulatedDay(t *testing.T) {
 
 	// Past every retention (30 days of events, 7 more of work), a table
 	// grows only if it is kept on purpose (docs/concepts/retention.md,
-	// "Kept on purpose"). Growing is gaining at least a row a day: its
-	// fewest rows in the last week are at least 7 more than its most in
-	// the week two weeks before. Counts that swing with the hour and the
-	// week (retries under way, the failing endpoint's deliveries and
-	// attempts, by some tens of rows) do not pass that.
+	// "Kept on purpose"). Growing is gaining at least a row a day and a
+	// tenth of its rows in two weeks: its fewest rows in the last week are
+	// that many more than its most in the week two weeks before. Counts
+	// that swing with the hour, the week and the order work is run in
+	// (the failing endpoint's retries move work_queue by tens of rows, and
+	// webhook_attempts by up to 40 around 540 over 120 days) do not pass
+	// that.
 	if days < 45 {
 		return
 	}
@@ -187,7 +189,7 @@ func TestGrowthPerSimulatedDay(t *testing.T) {
 	var grew []string
 	for _, tb := range tables {
 		c := counts[tb]
-		if low, high := slices.Min(c[days-7:]), slices.Max(c[days-21:days-14]); !keptOnPurpose[tb] && low >= high+7 {
+		if low, high := slices.Min(c[days-7:]), slices.Max(c[days-21:days-14]); !keptOnPurpose[tb] && low >= high+max(7, high/10) {
 			grew = append(grew, fmt.Sprintf("%s (at most %d in days %d-%d, at least %d in days %d-%d)",
 				tb, high, days-20, days-14, low, days-6, days))
 		}
