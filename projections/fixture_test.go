@@ -181,3 +181,27 @@ func (f *fixture) scenario(t *testing.T) map[string]commands.ReservationResult {
 	out["late"] = f.reserve(t, tenantB, commands.CreateReservation{GPUs: 1, Start: at(7), End: at(9)})
 	return out
 }
+
+// checkAgainstWriteModel runs the comparison of `compute check`, by table.
+func (f *fixture) checkAgainstWriteModel(t *testing.T) map[string]projections.ReadModelCheck {
+	t.Helper()
+	checks, err := projections.CheckAgainstWriteModel(f.ctx, f.d.Pool, 100)
+	require.NoError(t, err)
+	out := map[string]projections.ReadModelCheck{}
+	for _, c := range checks {
+		out[c.Table] = c
+	}
+	require.Len(t, out, 4, "every read model that mirrors write tables is compared")
+	return out
+}
+
+// requireAgrees asserts that a read model agrees with the write model and
+// that its projection has nothing left to apply to it.
+func requireAgrees(t *testing.T, checks map[string]projections.ReadModelCheck, table string) {
+	t.Helper()
+	c, ok := checks[table]
+	require.True(t, ok, "%s is compared", table)
+	require.Empty(t, c.Rows, table)
+	require.Zero(t, c.Diverging, table)
+	require.Zero(t, c.Behind, table)
+}

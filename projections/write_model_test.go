@@ -2,7 +2,6 @@ package projections_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -10,44 +9,21 @@ import (
 )
 
 // After every kind of command, each read model agrees with the write
-// tables it mirrors.
+// tables it mirrors: by the comparison `compute check` makes
+// (projections.CheckAgainstWriteModel), with nothing left behind, and by
+// the values below.
 func TestProjectionsMatchWriteModel(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	rs := f.scenario(t)
 	f.catchUp(t)
 	ctx := f.ctx
+	checks := f.checkAgainstWriteModel(t)
 
 	t.Run("reservations", func(t *testing.T) {
-		rows, err := f.d.Pool.Query(ctx, `SELECT r.id, r.tenant_id, r.state, r.version, upper(r.during), r.conditions,
-		       m.tenant_id, m.state, m.version, m.end_ts, m.conditions,
-		       (r.priority_class, r.priority, r.preemptible) IS NOT DISTINCT FROM (m.priority_class, m.priority, m.preemptible)
-		  FROM reservations r LEFT JOIN rm_reservations m ON m.id = r.id ORDER BY r.id`)
-		require.NoError(t, err)
-		defer rows.Close()
-		n := 0
-		for rows.Next() {
-			var id, tenant, state string
-			var version int64
-			var end time.Time
-			var conds []byte
-			var mTenant, mState *string
-			var mVersion *int64
-			var mEnd *time.Time
-			var mConds []byte
-			var samePriority bool
-			require.NoError(t, rows.Scan(&id, &tenant, &state, &version, &end, &conds, &mTenant, &mState, &mVersion, &mEnd, &mConds,
-				&samePriority))
-			require.NotNil(t, mState, "reservation %s is in the read model", id)
-			require.Equal(t, tenant, *mTenant, id)
-			require.Equal(t, state, *mState, id)
-			require.Equal(t, version, *mVersion, id)
-			require.True(t, end.Equal(*mEnd), id)
-			require.JSONEq(t, string(conds), string(mConds), id)
-			require.True(t, samePriority, "%s: priority class, priority and preemptible", id)
-			n++
-		}
-		require.NoError(t, rows.Err())
+		requireAgrees(t, checks, "rm_reservations")
+		var n int
+		require.NoError(t, f.d.Pool.QueryRow(ctx, "SELECT count(*) FROM reservations").Scan(&n))
 		require.Equal(t, len(rs), n)
 		got, err := f.d.Q.RmReservationGet(ctx, rs["a"].Reservation.ID)
 		require.NoError(t, err)
@@ -62,13 +38,7 @@ func TestProjectionsMatchWriteModel(t *testing.T) {
 	})
 
 	t.Run("nodes and utilization", func(t *testing.T) {
-		var mismatches int
-		require.NoError(t, f.d.Pool.QueryRow(ctx, `
-		SELECT count(*) FROM nodes n
-		  FULL JOIN rm_fleet_nodes m ON m.id = n.id
-		 WHERE m.id IS NULL OR n.id IS NULL OR m.cordoned <> n.cordoned OR m.taints <> n.taints
-		    OR m.version <> n.version OR m.pool_id <> n.pool_id`).Scan(&mismatches))
-		require.Zero(t, mismatches)
+		requireAgrees(t, checks, "rm_fleet_nodes")
 		for _, id := range []string{"n1", "n2", "n3"} {
 			got, err := f.d.Q.RmFleetNodeGet(ctx, id)
 			require.NoError(t, err)
@@ -93,31 +63,14 @@ func TestProjectionsMatchWriteModel(t *testing.T) {
 	})
 
 	t.Run("devices", func(t *testing.T) {
-		var mismatches int
-		require.NoError(t, f.d.Pool.QueryRow(ctx, `
-		SELECT count(*) FROM devices d
-		  FULL JOIN rm_fleet_devices m ON m.id = d.id
-		 WHERE m.id IS NULL OR d.id IS NULL
-		    OR m.parent_id IS DISTINCT FROM d.parent_id OR m.kind <> d.kind OR m.node_id <> d.node_id
-		    OR m.mode IS DISTINCT FROM d.mode OR m.profile IS DISTINCT FROM d.profile OR m.retired <> d.retired
-		    OR (d.kind = 'gpu' AND (m.health <> d.health OR m.quarantined <> d.quarantined OR m.version <> d.version))`).Scan(&mismatches))
-		require.Zero(t, mismatches)
+		requireAgrees(t, checks, "rm_fleet_devices")
 		var retired int
 		require.NoError(t, f.d.Pool.QueryRow(ctx, "SELECT count(*) FROM rm_fleet_devices WHERE retired").Scan(&retired))
 		require.Equal(t, 2, retired, "time-slice slots 2 and 3 retired by the MPS layout of 2")
 	})
 
 	t.Run("holders are the bookings", func(t *testing.T) {
-		var mismatches int
-		require.NoError(t, f.d.Pool.QueryRow(ctx, `
-		WITH booked AS (
-		  SELECT b.device_id, a.reservation_id, tstzrange(min(lower(b.during)), max(upper(b.during)), '[)') AS during
-		    FROM device_bookings b JOIN allocations a ON a.id = b.allocation_id
-		   GROUP BY b.device_id, a.reservation_id),
-		held AS (SELECT device_id, reservation_id, during FROM rm_device_holders WHERE NOT isempty(during))
-		SELECT count(*) FROM booked FULL JOIN held USING (device_id, reservation_id)
-		 WHERE booked.during IS DISTINCT FROM held.during`).Scan(&mismatches))
-		require.Zero(t, mismatches)
+		requireAgrees(t, checks, "rm_device_holders")
 		var withdrawn int
 		require.NoError(t, f.d.Pool.QueryRow(ctx, "SELECT count(*) FROM rm_device_holders WHERE isempty(during)").Scan(&withdrawn))
 		require.Equal(t, 1, withdrawn, "the later booking, released before it began")

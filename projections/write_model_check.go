@@ -1,0 +1,140 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bettercompute/compute/internal/db"
+)
+
+// Kinds of a read-model row that disagrees with the write model.
+const (
+	// DivergenceMissing: the write model has the row, the read model not.
+	DivergenceMissing = "missing"
+	// DivergenceExtra: the read model has a row the write model lacks.
+	DivergenceExtra = "extra"
+	// DivergenceDiffers: both have it, with a mirrored field (the version
+	// included) that differs.
+	DivergenceDiffers = "differs"
+)
+
+// DivergentRow is one read-model row that disagrees with the write model.
+type DivergentRow struct {
+	// Key names the row: its id, or for rm_device_holders
+	// "<device> held by <reservation>".
+	Key string
+	// Kind is DivergenceMissing, DivergenceExtra or DivergenceDiffers.
+	Kind string
+}
+
+// ReadModelCheck is what CheckAgainstWriteModel found for one read-model
+// table.
+type ReadModelCheck struct {
+	// Table is the rm_* table; Projection the projection that writes it,
+	// which is also the NAME of `compute projections rebuild NAME`.
+	Table      string
+	Projection string
+	// Diverging counts the rows that disagree although the projection has
+	// applied every event of their subject: a bug or a lost write, which
+	// only a rebuild repairs. Rows holds the first of them, in key order.
+	Diverging int64
+	Rows      []DivergentRow
+	// Behind counts the rows that disagree while an event of their subject
+	// lies after the projection's cursor: lag, not divergence.
+	Behind int64
+}
+
+// Repair is the command that makes the read model agree again.
+func (c ReadModelCheck) Repair() string {
+	return "compute projections rebuild " + c.Projection
+}
+
+// CheckAgainstWriteModel compares each read model that mirrors write tables
+// with them, in one read-only REPEATABLE READ transaction, so that the
+// write tables, the read models and the projections' cursors are one
+// snapshot: a projection saves its cursor in the transaction that writes
+// its rows, and a command writes its event in the transaction that changes
+// its rows. A row counts as diverging only when no event of its subject
+// lies after its projection's cursor; otherwise the projection has yet to
+// apply it and the row is only behind. Each table is one set-based query
+// (sql/queries/rm_check.sql): one pass over it and its write tables, plus
+// a scan of the log from the cursor on. sample caps the rows returned per
+// table; the counts are exact.
+//
+// Compared: rm_reservations (tenant, state, version, end, conditions,
+// priority class, priority, preemptible), rm_fleet_nodes (pool, cordon,
+// taints, version), rm_fleet_devices (parent, kind, node, mode, profile,
+// retired; for a GPU its health, quarantine and version) and
+// rm_device_holders (each atom's holding against its bookings). The
+// pools' capacity, the allocations and the usage windows are sums over
+// these or billing's, held by the capacity invariants and usage-held.
+func CheckAgainstWriteModel(ctx context.Context, conn interface {
+	BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error)
+}, sample int32) ([]ReadModelCheck, error) {
+	var out []ReadModelCheck
+	err := pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+		func(tx pgx.Tx) error {
+			q := db.New(tx)
+			for _, c := range writeModelChecks() {
+				rows, err := c.run(ctx, q, sample)
+				if err != nil {
+					return fmt.Errorf("check %s against the write model: %w", c.table, err)
+				}
+				r := ReadModelCheck{Table: c.table, Projection: c.projection}
+				for _, row := range rows {
+					r.Diverging, r.Behind = row.Diverging, row.BehindRows
+					if !row.Behind {
+						r.Rows = append(r.Rows, DivergentRow{Key: row.Key, Kind: row.Kind})
+					}
+				}
+				out = append(out, r)
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkQuery runs one read model's comparison (sql/queries/rm_check.sql).
+type checkQuery func(context.Context, *db.Queries, int32) ([]db.RmCheckReservationsRow, error)
+
+// writeModelChecks lists the read models CheckAgainstWriteModel compares,
+// each with its query, in the order it reports them.
+func writeModelChecks() []struct {
+	table, projection string
+	run               checkQuery
+} {
+	return []struct {
+		table, projection string
+		run               checkQuery
+	}{
+		{"rm_reservations", NameReservations, convertRows((*db.Queries).RmCheckReservations)},
+		{"rm_fleet_nodes", NameFleet, convertRows((*db.Queries).RmCheckFleetNodes)},
+		{"rm_fleet_devices", NameFleet, convertRows((*db.Queries).RmCheckFleetDevices)},
+		{"rm_device_holders", NameDeviceHolders, convertRows((*db.Queries).RmCheckDeviceHolders)},
+	}
+}
+
+// convertRows turns a check query's method into a checkQuery, its rows,
+// which sqlc types per query although their columns are the same, into
+// the reservations query's.
+func convertRows[R ~struct {
+	Key        string
+	Kind       string
+	Behind     bool
+	Diverging  int64
+	BehindRows int64
+}](f func(*db.Queries, context.Context, int32) ([]R, error)) checkQuery {
+	return func(ctx context.Context, q *db.Queries, n int32) ([]db.RmCheckReservationsRow, error) {
+		rows, err := f(q, ctx, n)
+		out := make([]db.RmCheckReservationsRow, len(rows))
+		for i, r := range rows {
+			out[i] = db.RmCheckReservationsRow(r)
+		}
+		return out, err
+	}
+}

@@ -1,0 +1,110 @@
+-- The read models held to the write model (projections.CheckAgainstWriteModel,
+-- `compute check`). Each query compares one read model with the write
+-- tables it mirrors in one set-based pass and returns the rows that
+-- disagree: 'missing' (in the write model, not in the read model),
+-- 'extra' (the reverse) or 'differs' (a mirrored field, the version
+-- included). A row is only behind, not diverging, while an event of its
+-- subject lies after the projection's cursor (outbox_cursors): the
+-- projection has not applied it yet. That set is read with a keyset scan
+-- of outbox_position from the cursor on, so it costs what the projection
+-- lags, and the comparison itself reads each table once. The rows come
+-- diverging first, then behind, in key order, at most sample_size of them;
+-- every row carries the two counts, so the first tells both.
+
+-- name: RmCheckReservations :many
+WITH cur AS (
+  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
+    FROM outbox_cursors c WHERE c.sink = 'reservations'),
+pending AS (
+  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+d AS (
+  SELECT coalesce(r.id, m.id) AS key,
+         CASE WHEN m.id IS NULL THEN 'missing' WHEN r.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
+         EXISTS (SELECT 1 FROM pending p WHERE p.subject = 'reservations/' || coalesce(r.id, m.id)) AS behind
+    FROM reservations r
+    FULL JOIN rm_reservations m ON m.id = r.id
+   WHERE m.id IS NULL OR r.id IS NULL
+      OR (r.tenant_id, r.state, r.version, upper(r.during), r.priority_class, r.priority, r.preemptible,
+          CASE WHEN jsonb_typeof(r.conditions) = 'array' THEN r.conditions ELSE '[]'::jsonb END)
+         IS DISTINCT FROM
+         (m.tenant_id, m.state, m.version, m.end_ts, m.priority_class, m.priority, m.preemptible, m.conditions))
+SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
+       (count(*) FILTER (WHERE NOT d.behind) OVER ())::bigint AS diverging,
+       (count(*) FILTER (WHERE d.behind) OVER ())::bigint AS behind_rows
+  FROM d ORDER BY d.behind, d.key LIMIT sqlc.arg(sample_size);
+
+-- name: RmCheckFleetNodes :many
+WITH cur AS (
+  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
+    FROM outbox_cursors c WHERE c.sink = 'fleet'),
+pending AS (
+  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+d AS (
+  SELECT coalesce(n.id, m.id) AS key,
+         CASE WHEN m.id IS NULL THEN 'missing' WHEN n.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
+         EXISTS (SELECT 1 FROM pending p WHERE p.subject = 'nodes/' || coalesce(n.id, m.id)) AS behind
+    FROM nodes n
+    FULL JOIN rm_fleet_nodes m ON m.id = n.id
+   WHERE m.id IS NULL OR n.id IS NULL
+      OR (n.pool_id, n.cordoned, n.taints, n.version) IS DISTINCT FROM (m.pool_id, m.cordoned, m.taints, m.version))
+SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
+       (count(*) FILTER (WHERE NOT d.behind) OVER ())::bigint AS diverging,
+       (count(*) FILTER (WHERE d.behind) OVER ())::bigint AS behind_rows
+  FROM d ORDER BY d.behind, d.key LIMIT sqlc.arg(sample_size);
+
+-- name: RmCheckFleetDevices :many
+-- An atom (a MIG instance or a time-slice slot) is written by the events
+-- of its GPU; a device row is behind while an event of its GPU, or of its
+-- node, is not yet applied. Health, quarantine and version are the GPU's
+-- own: an atom's are not compared.
+WITH cur AS (
+  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
+    FROM outbox_cursors c WHERE c.sink = 'fleet'),
+pending AS (
+  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+d AS (
+  SELECT coalesce(w.id, m.id) AS key,
+         CASE WHEN m.id IS NULL THEN 'missing' WHEN w.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
+         EXISTS (SELECT 1 FROM pending p
+                  WHERE p.subject IN ('devices/' || coalesce(w.id, m.id),
+                                      'devices/' || coalesce(w.parent_id, m.parent_id, w.id, m.id),
+                                      'nodes/' || coalesce(w.node_id, m.node_id))) AS behind
+    FROM devices w
+    FULL JOIN rm_fleet_devices m ON m.id = w.id
+   WHERE m.id IS NULL OR w.id IS NULL
+      OR (w.parent_id, w.kind, w.node_id, w.mode, w.profile, w.retired)
+         IS DISTINCT FROM (m.parent_id, m.kind, m.node_id, m.mode, m.profile, m.retired)
+      OR (w.kind = 'gpu' AND (w.health, w.quarantined, w.version) IS DISTINCT FROM (m.health, m.quarantined, m.version)))
+SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
+       (count(*) FILTER (WHERE NOT d.behind) OVER ())::bigint AS diverging,
+       (count(*) FILTER (WHERE d.behind) OVER ())::bigint AS behind_rows
+  FROM d ORDER BY d.behind, d.key LIMIT sqlc.arg(sample_size);
+
+-- name: RmCheckDeviceHolders :many
+-- Who held an atom is what its allocation booked on it: from the first
+-- booking's start to the last one's end (an extension adds a booking). A
+-- holder withdrawn before it began (an empty range) has no bookings left
+-- and is not compared. The key is "<device> held by <reservation>".
+WITH cur AS (
+  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
+    FROM outbox_cursors c WHERE c.sink = 'device-holders'),
+pending AS (
+  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+booked AS (
+  SELECT b.device_id, a.reservation_id, tstzrange(min(lower(b.during)), max(upper(b.during)), '[)') AS during
+    FROM device_bookings b JOIN allocations a ON a.id = b.allocation_id
+   GROUP BY b.device_id, a.reservation_id),
+held AS (
+  SELECT h.device_id, h.reservation_id, h.during FROM rm_device_holders h WHERE NOT isempty(h.during)),
+d AS (
+  SELECT coalesce(booked.device_id, held.device_id) || ' held by ' || coalesce(booked.reservation_id, held.reservation_id) AS key,
+         CASE WHEN held.device_id IS NULL THEN 'missing' WHEN booked.device_id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
+         EXISTS (SELECT 1 FROM pending p
+                  WHERE p.subject = 'reservations/' || coalesce(booked.reservation_id, held.reservation_id)) AS behind
+    FROM booked
+    FULL JOIN held ON held.device_id = booked.device_id AND held.reservation_id = booked.reservation_id
+   WHERE booked.during IS DISTINCT FROM held.during)
+SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
+       (count(*) FILTER (WHERE NOT d.behind) OVER ())::bigint AS diverging,
+       (count(*) FILTER (WHERE d.behind) OVER ())::bigint AS behind_rows
+  FROM d ORDER BY d.behind, d.key LIMIT sqlc.arg(sample_size);
