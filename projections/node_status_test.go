@@ -12,17 +12,15 @@ import (
 	"github.com/bettercompute/compute/projections"
 )
 
-// requireNodesMatch fails unless every node of the read model has its
-// write model's state, no-schedule reasons, conditions and version.
+// requireNodesMatch fails unless the fleet read model agrees with the
+// write model, by the comparison of `compute check`: every node's state,
+// no-schedule reasons, conditions, scalars, cordon, taints and version,
+// and every device.
 func (f *fixture) requireNodesMatch(t *testing.T) {
 	t.Helper()
-	var mismatches int
-	require.NoError(t, f.d.Pool.QueryRow(f.ctx, `
-	SELECT count(*) FROM nodes n
-	  FULL JOIN rm_fleet_nodes m ON m.id = n.id
-	 WHERE m.id IS NULL OR n.id IS NULL OR m.state <> n.state OR m.no_schedule_reasons <> n.no_schedule_reasons
-	    OR m.conditions <> n.conditions OR m.version <> n.version OR m.cordoned <> n.cordoned`).Scan(&mismatches))
-	require.Zero(t, mismatches)
+	checks := f.checkAgainstWriteModel(t)
+	requireAgrees(t, checks, "rm_fleet_nodes")
+	requireAgrees(t, checks, "rm_fleet_devices")
 }
 
 // Liveness, drain, retire and inventory events keep the node read model's

@@ -26,6 +26,7 @@ func TestCheckReportsACorruptedReadModel(t *testing.T) {
 	for _, stmt := range []string{
 		"UPDATE rm_reservations SET state = 'released' WHERE id = '" + a + "'",
 		"DELETE FROM rm_fleet_nodes WHERE id = 'n3'",
+		"UPDATE rm_fleet_nodes SET vcpu = vcpu + 1 WHERE id = 'n2'",
 		`INSERT INTO rm_fleet_nodes SELECT (jsonb_populate_record(NULL::rm_fleet_nodes, to_jsonb(m) || '{"id": "ghost"}')).*
 		   FROM rm_fleet_nodes m WHERE m.id = 'n1'`,
 		"UPDATE rm_fleet_devices SET quarantined = false WHERE id = 'GPU-n3-0'",
@@ -43,7 +44,7 @@ func TestCheckReportsACorruptedReadModel(t *testing.T) {
 	want := map[string][]projections.DivergentRow{
 		"rm_reservations": {{Key: a, Kind: projections.DivergenceDiffers}},
 		"rm_fleet_nodes": {{Key: "ghost", Kind: projections.DivergenceExtra},
-			{Key: "n3", Kind: projections.DivergenceMissing}},
+			{Key: "n2", Kind: projections.DivergenceDiffers}, {Key: "n3", Kind: projections.DivergenceMissing}},
 		"rm_fleet_devices": {{Key: "GPU-n3-0", Kind: projections.DivergenceDiffers}},
 		"rm_device_holders": {{Key: p2Devices[0] + " held by " + p2, Kind: projections.DivergenceDiffers},
 			{Key: p2Devices[1] + " held by " + p2, Kind: projections.DivergenceDiffers}},

@@ -34,6 +34,8 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
   FROM d ORDER BY d.behind, d.key LIMIT sqlc.arg(sample_size);
 
 -- name: RmCheckFleetNodes :many
+-- A node's scalars are its allocatable vCPU, memory and disk, as
+-- RmFleetNodeSeed reads them.
 WITH cur AS (
   SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
     FROM outbox_cursors c WHERE c.sink = 'fleet'),
@@ -44,9 +46,18 @@ d AS (
          CASE WHEN m.id IS NULL THEN 'missing' WHEN n.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
          EXISTS (SELECT 1 FROM pending p WHERE p.subject = 'nodes/' || coalesce(n.id, m.id)) AS behind
     FROM nodes n
+    LEFT JOIN (SELECT r.node_id,
+                      max(r.allocatable) FILTER (WHERE r.resource = 'vcpu') AS vcpu,
+                      max(r.allocatable) FILTER (WHERE r.resource = 'memory') AS memory_mb,
+                      max(r.allocatable) FILTER (WHERE r.resource = 'disk') AS disk_gb
+                 FROM node_resources r GROUP BY r.node_id) s ON s.node_id = n.id
     FULL JOIN rm_fleet_nodes m ON m.id = n.id
    WHERE m.id IS NULL OR n.id IS NULL
-      OR (n.pool_id, n.cordoned, n.taints, n.version) IS DISTINCT FROM (m.pool_id, m.cordoned, m.taints, m.version))
+      OR (n.pool_id, n.cordoned, n.taints, n.version, n.state, n.no_schedule_reasons, n.conditions,
+          coalesce(s.vcpu, 0), coalesce(s.memory_mb, 0), coalesce(s.disk_gb, 0))
+         IS DISTINCT FROM
+         (m.pool_id, m.cordoned, m.taints, m.version, m.state, m.no_schedule_reasons, m.conditions,
+          m.vcpu, m.memory_mb, m.disk_gb))
 SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
        (count(*) FILTER (WHERE NOT d.behind) OVER ())::bigint AS diverging,
        (count(*) FILTER (WHERE d.behind) OVER ())::bigint AS behind_rows
