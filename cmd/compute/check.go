@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/internal/config"
+	"github.com/bettercompute/compute/projections"
 )
 
 // checkCmd runs the capacity invariants against a live database: the same
@@ -17,8 +20,16 @@ import (
 // It also reports drift: nodes whose observed generation has lagged their
 // generation for longer than the resync period (COMPUTE_NODE_RESYNC_EVERY).
 // Drift is reported, not a failure: a node away for long is drift too.
-// So is what is overdue for pruning, per table.
+// So is what is overdue for pruning, per table. Last it holds the read
+// models to the write model (readModelDivergence): a row that disagrees
+// although its projection has applied every event of it is a failure, as
+// a violation is; a row its projection has yet to reach is only lag.
 func checkCmd(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
+	return checkTo(ctx, os.Stdout, cfg, logger)
+}
+
+// checkTo is checkCmd writing its report to out.
+func checkTo(ctx context.Context, out io.Writer, cfg config.Config, logger *slog.Logger) error {
 	pool, _, closeDB, err := openMigratedDatabase(ctx, cfg, logger, "compute-check")
 	if err != nil {
 		return err
@@ -30,28 +41,89 @@ func checkCmd(ctx context.Context, cfg config.Config, logger *slog.Logger) error
 		return err
 	}
 	for _, d := range drift {
-		fmt.Println(d)
+		fmt.Fprintln(out, d)
 	}
-	fmt.Printf("%d nodes drifting\n", len(drift))
+	fmt.Fprintf(out, "%d nodes drifting\n", len(drift))
 	overdue, err := retentionOverdue(ctx, pool, cfg)
 	if err != nil {
 		return err
 	}
 	for _, line := range overdue {
-		fmt.Println(line)
+		fmt.Fprintln(out, line)
 	}
 	violations, err := audit.Invariants(ctx)
 	if err != nil {
 		return err
 	}
 	for _, v := range violations {
-		fmt.Printf("VIOLATION %s: %s\n", v.Invariant, v.Detail)
+		fmt.Fprintf(out, "VIOLATION %s: %s\n", v.Invariant, v.Detail)
 	}
-	if len(violations) > 0 {
+	fmt.Fprintf(out, "%d invariant violations\n", len(violations))
+	lines, diverging, err := readModelDivergence(ctx, pool)
+	if err != nil {
+		return err
+	}
+	for _, line := range lines {
+		fmt.Fprintln(out, line)
+	}
+	fmt.Fprintf(out, "%d read-model rows diverging\n", diverging)
+	switch {
+	case len(violations) > 0 && diverging > 0:
+		return fmt.Errorf("%d invariant violations, %d read-model rows diverging", len(violations), diverging)
+	case len(violations) > 0:
 		return fmt.Errorf("%d invariant violations", len(violations))
+	case diverging > 0:
+		return fmt.Errorf("%d read-model rows diverging", diverging)
 	}
-	fmt.Println("0 invariant violations")
 	return nil
+}
+
+// divergenceSample is how many diverging rows of each read model
+// readModelDivergence names; it counts them all.
+const divergenceSample = 20
+
+// readModelDivergence describes, for each read model that mirrors write
+// tables (projections.CheckAgainstWriteModel), the rows that disagree with
+// them, one line each (the first divergenceSample), and one line per read
+// model that has any, with the rows merely behind and the command that
+// repairs it. It returns the diverging rows' count.
+func readModelDivergence(ctx context.Context, pool *pgxpool.Pool) ([]string, int64, error) {
+	checks, err := projections.CheckAgainstWriteModel(ctx, pool, divergenceSample)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read models: %w", err)
+	}
+	var out []string
+	var total int64
+	for _, c := range checks {
+		total += c.Diverging
+		for _, r := range c.Rows {
+			out = append(out, fmt.Sprintf("DIVERGENCE %s %s: %s", c.Table, r.Key, divergenceWords(r.Kind)))
+		}
+		switch {
+		case c.Diverging > 0:
+			line := fmt.Sprintf("READ MODEL %s: %d rows diverging", c.Table, c.Diverging)
+			if more := c.Diverging - int64(len(c.Rows)); more > 0 {
+				line += fmt.Sprintf(" (%d not named)", more)
+			}
+			out = append(out, fmt.Sprintf("%s, %d behind the %s projection; repair: %s", line, c.Behind, c.Projection, c.Repair()))
+		case c.Behind > 0:
+			out = append(out, fmt.Sprintf("READ MODEL %s: 0 rows diverging, %d behind the %s projection (not yet applied)",
+				c.Table, c.Behind, c.Projection))
+		}
+	}
+	return out, total, nil
+}
+
+// divergenceWords says a kind of divergence to an operator.
+func divergenceWords(kind string) string {
+	switch kind {
+	case projections.DivergenceMissing:
+		return "missing from the read model"
+	case projections.DivergenceExtra:
+		return "in the read model, not in the write model"
+	default:
+		return "differs from the write model"
+	}
 }
 
 // retentionOverdue describes, one line per table, the rows older than
