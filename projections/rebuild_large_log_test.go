@@ -26,8 +26,9 @@ import (
 // the shape of the real ones: the liveness history of every node, the
 // events of reservations like the real ones, and node jobs'. It logs each
 // seeding statement's plan (EXPLAIN ANALYZE, BUFFERS) and the seeding
-// transaction's time; with COMPUTE_LARGE_LOG_REBUILD=1, each whole
-// rebuild's time. It asserts
+// transaction's time, and the time of the read-model check of `compute
+// check`; with COMPUTE_LARGE_LOG_REBUILD=1, each whole rebuild's time and
+// the check's again, caught up. It asserts
 // nothing about time, and runs only when COMPUTE_LARGE_LOG_EVENTS is set.
 func TestRebuildLargeLog(t *testing.T) {
 	events := envInt(t, "COMPUTE_LARGE_LOG_EVENTS", 0)
@@ -152,6 +153,7 @@ SELECT gen_random_uuid(), (ARRAY['node_command.queued', 'node_command.sent', 'no
 		})
 		require.ErrorIs(t, err, errRollback)
 	}
+	logCheck(t, f, "no projection has run: every cursor before the whole log")
 	if os.Getenv("COMPUTE_LARGE_LOG_REBUILD") == "1" {
 		for _, name := range []string{projections.NameFleet, projections.NameDeviceHolders, projections.NameReservations} {
 			start := time.Now()
@@ -159,6 +161,36 @@ SELECT gen_random_uuid(), (ARRAY['node_command.queued', 'node_command.sent', 'no
 			require.NoError(t, err)
 			t.Logf("%s: rebuild of %d events took %s", name, res.Events, time.Since(start))
 		}
+		logCheck(t, f, "rebuilt: every cursor at the end of the log")
+	}
+}
+
+// logCheck logs what the read-model check of `compute check` takes and
+// finds (projections.CheckAgainstWriteModel). The log's bulk reservation
+// events are of reservations the write model does not have: once
+// projected, their rows are extra.
+func logCheck(t *testing.T, f *fixture, when string) {
+	t.Helper()
+	start := time.Now()
+	checks, err := projections.CheckAgainstWriteModel(f.ctx, f.d.Pool, 20)
+	require.NoError(t, err)
+	took := time.Since(start)
+	var found []string
+	for _, c := range checks {
+		found = append(found, fmt.Sprintf("%s %d diverging, %d behind", c.Table, c.Diverging, c.Behind))
+	}
+	t.Logf("check (%s) took %s: %s", when, took, strings.Join(found, "; "))
+	for _, name := range []string{"RmCheckReservations", "RmCheckFleetNodes", "RmCheckFleetDevices", "RmCheckDeviceHolders"} {
+		rows, err := f.d.Pool.Query(f.ctx, "EXPLAIN (ANALYZE, BUFFERS) "+strings.ReplaceAll(seedSQL(t, name), "sqlc.arg(sample_size)", "$1"), 20)
+		require.NoError(t, err)
+		var plan []string
+		for rows.Next() {
+			var line string
+			require.NoError(t, rows.Scan(&line))
+			plan = append(plan, line)
+		}
+		require.NoError(t, rows.Err())
+		t.Logf("%s (%s):\n%s", name, when, strings.Join(plan, "\n"))
 	}
 }
 

@@ -76,6 +76,12 @@ func CheckAgainstWriteModel(ctx context.Context, conn interface {
 	var out []ReadModelCheck
 	err := pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
+			// As a rebuild seeds: on a large fleet the planner's estimate
+			// crosses jit_above_cost, and compiling would cost more than
+			// running these one-pass queries.
+			if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
+				return fmt.Errorf("check against the write model: %w", err)
+			}
 			q := db.New(tx)
 			for _, c := range writeModelChecks() {
 				rows, err := c.run(ctx, q, sample)

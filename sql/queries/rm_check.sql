@@ -9,18 +9,20 @@
 -- of outbox_position from the cursor on, so it costs what the projection
 -- lags, and the comparison itself reads each table once. The rows come
 -- diverging first, then behind, in key order, at most sample_size of them;
--- every row carries the two counts, so the first tells both.
+-- every row carries the two counts, so the first tells both. d and pending
+-- are MATERIALIZED so that each is computed once, not once per reference,
+-- and a row's subjects are looked up with IN, which hashes pending once.
 
 -- name: RmCheckReservations :many
 WITH cur AS (
   SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
     FROM outbox_cursors c WHERE c.sink = 'reservations'),
-pending AS (
+pending AS MATERIALIZED (
   SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
-d AS (
+d AS MATERIALIZED (
   SELECT coalesce(r.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN r.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
-         EXISTS (SELECT 1 FROM pending p WHERE p.subject = 'reservations/' || coalesce(r.id, m.id)) AS behind
+         ('reservations/' || coalesce(r.id, m.id)) IN (SELECT p.subject FROM pending p) AS behind
     FROM reservations r
     FULL JOIN rm_reservations m ON m.id = r.id
    WHERE m.id IS NULL OR r.id IS NULL
@@ -39,12 +41,12 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
 WITH cur AS (
   SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
     FROM outbox_cursors c WHERE c.sink = 'fleet'),
-pending AS (
+pending AS MATERIALIZED (
   SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
-d AS (
+d AS MATERIALIZED (
   SELECT coalesce(n.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN n.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
-         EXISTS (SELECT 1 FROM pending p WHERE p.subject = 'nodes/' || coalesce(n.id, m.id)) AS behind
+         ('nodes/' || coalesce(n.id, m.id)) IN (SELECT p.subject FROM pending p) AS behind
     FROM nodes n
     LEFT JOIN (SELECT r.node_id,
                       max(r.allocatable) FILTER (WHERE r.resource = 'vcpu') AS vcpu,
@@ -71,15 +73,14 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
 WITH cur AS (
   SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
     FROM outbox_cursors c WHERE c.sink = 'fleet'),
-pending AS (
+pending AS MATERIALIZED (
   SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
-d AS (
+d AS MATERIALIZED (
   SELECT coalesce(w.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN w.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
-         EXISTS (SELECT 1 FROM pending p
-                  WHERE p.subject IN ('devices/' || coalesce(w.id, m.id),
-                                      'devices/' || coalesce(w.parent_id, m.parent_id, w.id, m.id),
-                                      'nodes/' || coalesce(w.node_id, m.node_id))) AS behind
+         (('devices/' || coalesce(w.id, m.id)) IN (SELECT p.subject FROM pending p)
+          OR ('devices/' || coalesce(w.parent_id, m.parent_id, w.id, m.id)) IN (SELECT p.subject FROM pending p)
+          OR ('nodes/' || coalesce(w.node_id, m.node_id)) IN (SELECT p.subject FROM pending p)) AS behind
     FROM devices w
     FULL JOIN rm_fleet_devices m ON m.id = w.id
    WHERE m.id IS NULL OR w.id IS NULL
@@ -99,7 +100,7 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
 WITH cur AS (
   SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
     FROM outbox_cursors c WHERE c.sink = 'device-holders'),
-pending AS (
+pending AS MATERIALIZED (
   SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
 booked AS (
   SELECT b.device_id, a.reservation_id, tstzrange(min(lower(b.during)), max(upper(b.during)), '[)') AS during
@@ -107,11 +108,10 @@ booked AS (
    GROUP BY b.device_id, a.reservation_id),
 held AS (
   SELECT h.device_id, h.reservation_id, h.during FROM rm_device_holders h WHERE NOT isempty(h.during)),
-d AS (
+d AS MATERIALIZED (
   SELECT coalesce(booked.device_id, held.device_id) || ' held by ' || coalesce(booked.reservation_id, held.reservation_id) AS key,
          CASE WHEN held.device_id IS NULL THEN 'missing' WHEN booked.device_id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
-         EXISTS (SELECT 1 FROM pending p
-                  WHERE p.subject = 'reservations/' || coalesce(booked.reservation_id, held.reservation_id)) AS behind
+         ('reservations/' || coalesce(booked.reservation_id, held.reservation_id)) IN (SELECT p.subject FROM pending p) AS behind
     FROM booked
     FULL JOIN held ON held.device_id = booked.device_id AND held.reservation_id = booked.reservation_id
    WHERE booked.during IS DISTINCT FROM held.during)
