@@ -65,7 +65,9 @@ func (c ReadModelCheck) Repair() string {
 //
 // Compared: rm_reservations (tenant, state, version, end, conditions,
 // priority class, priority, preemptible), rm_fleet_nodes (pool, cordon,
-// taints, version), rm_fleet_devices (parent, kind, node, mode, profile,
+// taints, state, no-schedule reasons, conditions, allocatable vCPU, memory
+// and disk, version: what the rebuild's seed takes from the write model),
+// rm_fleet_devices (parent, kind, node, mode, profile,
 // retired; for a GPU its health, quarantine and version) and
 // rm_device_holders (each atom's holding against its bookings). The
 // pools' capacity, the allocations and the usage windows are sums over
