@@ -191,7 +191,7 @@ func (f *fixture) checkAgainstWriteModel(t *testing.T) map[string]projections.Re
 	for _, c := range checks {
 		out[c.Table] = c
 	}
-	require.Len(t, out, 4, "every read model that mirrors write tables is compared")
+	require.Len(t, out, 5, "every read model that mirrors write tables is compared")
 	return out
 }
 

@@ -180,7 +180,7 @@ func logCheck(t *testing.T, f *fixture, when string) {
 		found = append(found, fmt.Sprintf("%s %d diverging, %d behind", c.Table, c.Diverging, c.Behind))
 	}
 	t.Logf("check (%s) took %s: %s", when, took, strings.Join(found, "; "))
-	for _, name := range []string{"RmCheckReservations", "RmCheckFleetNodes", "RmCheckFleetDevices", "RmCheckDeviceHolders"} {
+	for _, name := range []string{"RmCheckReservations", "RmCheckFleetNodes", "RmCheckFleetDevices", "RmCheckFleetAllocations", "RmCheckDeviceHolders"} {
 		rows, err := f.d.Pool.Query(f.ctx, "EXPLAIN (ANALYZE, BUFFERS) "+strings.ReplaceAll(seedSQL(t, name), "sqlc.arg(sample_size)", "$1"), 20)
 		require.NoError(t, err)
 		var plan []string

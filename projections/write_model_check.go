@@ -68,10 +68,12 @@ func (c ReadModelCheck) Repair() string {
 // taints, state, no-schedule reasons, conditions, allocatable vCPU, memory
 // and disk, version: what the rebuild's seed takes from the write model),
 // rm_fleet_devices (parent, kind, node, mode, profile,
-// retired; for a GPU its health, quarantine and version) and
-// rm_device_holders (each atom's holding against its bookings). The
-// pools' capacity, the allocations and the usage windows are sums over
-// these or billing's, held by the capacity invariants and usage-held.
+// retired; for a GPU its health, quarantine and version),
+// rm_fleet_allocations (what each placed reservation holds: node, pool,
+// atoms, scalars, live, version; a row retention deleted is not missing)
+// and rm_device_holders (each atom's holding against its bookings). The
+// pools' capacity is a sum over these, and the usage windows billing's,
+// held by the capacity invariants and usage-held.
 func CheckAgainstWriteModel(ctx context.Context, conn interface {
 	BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error)
 }, sample int32) ([]ReadModelCheck, error) {
@@ -123,6 +125,7 @@ func writeModelChecks() []struct {
 		{"rm_reservations", NameReservations, convertRows((*db.Queries).RmCheckReservations)},
 		{"rm_fleet_nodes", NameFleet, convertRows((*db.Queries).RmCheckFleetNodes)},
 		{"rm_fleet_devices", NameFleet, convertRows((*db.Queries).RmCheckFleetDevices)},
+		{"rm_fleet_allocations", NameFleet, convertRows((*db.Queries).RmCheckFleetAllocations)},
 		{"rm_device_holders", NameDeviceHolders, convertRows((*db.Queries).RmCheckDeviceHolders)},
 	}
 }

@@ -30,6 +30,7 @@ func TestCheckReportsACorruptedReadModel(t *testing.T) {
 		`INSERT INTO rm_fleet_nodes SELECT (jsonb_populate_record(NULL::rm_fleet_nodes, to_jsonb(m) || '{"id": "ghost"}')).*
 		   FROM rm_fleet_nodes m WHERE m.id = 'n1'`,
 		"UPDATE rm_fleet_devices SET quarantined = false WHERE id = 'GPU-n3-0'",
+		"UPDATE rm_fleet_allocations SET live = NOT live WHERE reservation_id = '" + p2 + "'",
 		"UPDATE rm_device_holders SET during = tstzrange(lower(during), upper(during) + interval '1 hour') WHERE reservation_id = '" + p2 + "'",
 	} {
 		_, err := f.d.Pool.Exec(f.ctx, stmt)
@@ -45,15 +46,17 @@ func TestCheckReportsACorruptedReadModel(t *testing.T) {
 		"rm_reservations": {{Key: a, Kind: projections.DivergenceDiffers}},
 		"rm_fleet_nodes": {{Key: "ghost", Kind: projections.DivergenceExtra},
 			{Key: "n2", Kind: projections.DivergenceDiffers}, {Key: "n3", Kind: projections.DivergenceMissing}},
-		"rm_fleet_devices": {{Key: "GPU-n3-0", Kind: projections.DivergenceDiffers}},
+		"rm_fleet_devices":     {{Key: "GPU-n3-0", Kind: projections.DivergenceDiffers}},
+		"rm_fleet_allocations": {{Key: p2, Kind: projections.DivergenceDiffers}},
 		"rm_device_holders": {{Key: p2Devices[0] + " held by " + p2, Kind: projections.DivergenceDiffers},
 			{Key: p2Devices[1] + " held by " + p2, Kind: projections.DivergenceDiffers}},
 	}
 	repair := map[string]string{
-		"rm_reservations":   "compute projections rebuild reservations",
-		"rm_fleet_nodes":    "compute projections rebuild fleet",
-		"rm_fleet_devices":  "compute projections rebuild fleet",
-		"rm_device_holders": "compute projections rebuild device-holders",
+		"rm_reservations":      "compute projections rebuild reservations",
+		"rm_fleet_nodes":       "compute projections rebuild fleet",
+		"rm_fleet_devices":     "compute projections rebuild fleet",
+		"rm_fleet_allocations": "compute projections rebuild fleet",
+		"rm_device_holders":    "compute projections rebuild device-holders",
 	}
 	for table, rows := range want {
 		c := checks[table]
@@ -102,16 +105,17 @@ func TestCheckDoesNotCountLagAsDivergence(t *testing.T) {
 
 	checks := f.checkAgainstWriteModel(t)
 	for table, behind := range map[string]int64{
-		"rm_reservations":   1, // fresh, missing
-		"rm_fleet_nodes":    2, // n1 cordoned, n2 tainted
-		"rm_fleet_devices":  1, // GPU-n3-0, at a newer version
-		"rm_device_holders": 1, // fresh's GPU, missing
+		"rm_reservations":      1, // fresh, missing
+		"rm_fleet_nodes":       2, // n1 cordoned, n2 tainted
+		"rm_fleet_devices":     1, // GPU-n3-0, at a newer version
+		"rm_fleet_allocations": 1, // fresh's, missing
+		"rm_device_holders":    1, // fresh's GPU, missing
 	} {
 		require.Equal(t, behind, checks[table].Behind, table)
 	}
 	require.Equal(t, []projections.DivergentRow{{Key: b, Kind: projections.DivergenceDiffers}}, checks["rm_reservations"].Rows)
 	require.EqualValues(t, 1, checks["rm_reservations"].Diverging)
-	for _, table := range []string{"rm_fleet_nodes", "rm_fleet_devices", "rm_device_holders"} {
+	for _, table := range []string{"rm_fleet_nodes", "rm_fleet_devices", "rm_fleet_allocations", "rm_device_holders"} {
 		require.Empty(t, checks[table].Rows, table)
 		require.Zero(t, checks[table].Diverging, table)
 	}

@@ -39,6 +39,7 @@ func TestProjectionsMatchWriteModel(t *testing.T) {
 
 	t.Run("nodes and utilization", func(t *testing.T) {
 		requireAgrees(t, checks, "rm_fleet_nodes")
+		requireAgrees(t, checks, "rm_fleet_allocations")
 		for _, id := range []string{"n1", "n2", "n3"} {
 			got, err := f.d.Q.RmFleetNodeGet(ctx, id)
 			require.NoError(t, err)

@@ -72,6 +72,79 @@ func (q *Queries) RmCheckDeviceHolders(ctx context.Context, sampleSize int32) ([
 	return items, nil
 }
 
+const rmCheckFleetAllocations = `-- name: RmCheckFleetAllocations :many
+WITH cur AS (
+  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
+    FROM outbox_cursors c WHERE c.sink = 'fleet'),
+pending AS MATERIALIZED (
+  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+w AS (
+  SELECT r.id, r.tenant_id, a.node_id, n.pool_id, a.device_ids,
+         coalesce((r.spec->>'vcpu')::bigint, 0) AS vcpu, coalesce((r.spec->>'memoryMb')::bigint, 0) AS memory_mb,
+         coalesce((r.spec->>'diskGb')::bigint, 0) AS disk_gb, r.state IN ('booked', 'active') AS live, r.version
+    FROM allocations a
+    JOIN reservations r ON r.id = a.reservation_id
+    JOIN nodes n ON n.id = a.node_id),
+d AS MATERIALIZED (
+  SELECT coalesce(w.id, m.reservation_id) AS key,
+         CASE WHEN m.reservation_id IS NULL THEN 'missing' WHEN w.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
+         (('reservations/' || coalesce(w.id, m.reservation_id)) IN (SELECT p.subject FROM pending p)
+          OR ('nodes/' || coalesce(w.node_id, m.node_id)) IN (SELECT p.subject FROM pending p)) AS behind
+    FROM w
+    FULL JOIN rm_fleet_allocations m ON m.reservation_id = w.id
+   WHERE (m.reservation_id IS NULL
+          AND (w.live OR EXISTS (SELECT 1 FROM outbox o WHERE o.subject = 'reservations/' || w.id)))
+      OR w.id IS NULL
+      OR (w.tenant_id, w.node_id, w.pool_id, w.device_ids, w.vcpu, w.memory_mb, w.disk_gb, w.live, w.version)
+         IS DISTINCT FROM
+         (m.tenant_id, m.node_id, m.pool_id, m.device_ids, m.vcpu, m.memory_mb, m.disk_gb, m.live, m.version))
+SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
+       (count(*) FILTER (WHERE NOT d.behind) OVER ())::bigint AS diverging,
+       (count(*) FILTER (WHERE d.behind) OVER ())::bigint AS behind_rows
+  FROM d ORDER BY d.behind, d.key LIMIT $1
+`
+
+type RmCheckFleetAllocationsRow struct {
+	Key        string
+	Kind       string
+	Behind     bool
+	Diverging  int64
+	BehindRows int64
+}
+
+// What each placed reservation holds, as RmFleetAllocationSeed writes it
+// from the write model: the node and its pool, the atoms, the request's
+// scalars, live while booked or active, the reservation's version. The
+// row of a reservation that ended and has no event left in the log is
+// deleted by retention (RetentionFleetAllocationsPrune): its absence is
+// not divergence, and its presence is only overdue pruning, which
+// `compute check` reports apart.
+func (q *Queries) RmCheckFleetAllocations(ctx context.Context, sampleSize int32) ([]RmCheckFleetAllocationsRow, error) {
+	rows, err := q.db.Query(ctx, rmCheckFleetAllocations, sampleSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RmCheckFleetAllocationsRow{}
+	for rows.Next() {
+		var i RmCheckFleetAllocationsRow
+		if err := rows.Scan(
+			&i.Key,
+			&i.Kind,
+			&i.Behind,
+			&i.Diverging,
+			&i.BehindRows,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const rmCheckFleetDevices = `-- name: RmCheckFleetDevices :many
 WITH cur AS (
   SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
