@@ -95,9 +95,10 @@ d AS MATERIALIZED (
    WHERE (m.reservation_id IS NULL
           AND (w.live OR EXISTS (SELECT 1 FROM outbox o WHERE o.subject = 'reservations/' || w.id)))
       OR w.id IS NULL
-      OR (w.tenant_id, w.node_id, w.pool_id, w.device_ids, w.vcpu, w.memory_mb, w.disk_gb, w.live, w.version)
-         IS DISTINCT FROM
-         (m.tenant_id, m.node_id, m.pool_id, m.device_ids, m.vcpu, m.memory_mb, m.disk_gb, m.live, m.version))
+      OR (m.reservation_id IS NOT NULL
+          AND (w.tenant_id, w.node_id, w.pool_id, w.device_ids, w.vcpu, w.memory_mb, w.disk_gb, w.live, w.version)
+              IS DISTINCT FROM
+              (m.tenant_id, m.node_id, m.pool_id, m.device_ids, m.vcpu, m.memory_mb, m.disk_gb, m.live, m.version)))
 SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
        (count(*) FILTER (WHERE NOT d.behind) OVER ())::bigint AS diverging,
        (count(*) FILTER (WHERE d.behind) OVER ())::bigint AS behind_rows
