@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -86,8 +87,20 @@ func CheckAgainstWriteModel(ctx context.Context, conn interface {
 			if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
 				return fmt.Errorf("check against the write model: %w", err)
 			}
+			checks := writeModelChecks()
+			// Lock the read models before the first query takes the
+			// snapshot: a rebuild swaps fresh tables in (rm_rebuild_swap),
+			// and a table swapped in after the snapshot would look empty
+			// in it, every row missing.
+			tables := make([]string, 0, len(checks))
+			for _, c := range checks {
+				tables = append(tables, pgx.Identifier{c.table}.Sanitize())
+			}
+			if _, err := tx.Exec(ctx, "LOCK TABLE "+strings.Join(tables, ", ")+" IN ACCESS SHARE MODE"); err != nil {
+				return fmt.Errorf("lock the read models: %w", err)
+			}
 			q := db.New(tx)
-			for _, c := range writeModelChecks() {
+			for _, c := range checks {
 				rows, err := c.run(ctx, q, sample)
 				if err != nil {
 					return fmt.Errorf("check %s against the write model: %w", c.table, err)

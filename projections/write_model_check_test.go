@@ -2,6 +2,7 @@ package projections_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -127,4 +128,58 @@ func TestCheckDoesNotCountLagAsDivergence(t *testing.T) {
 	}
 	require.Equal(t, []projections.DivergentRow{{Key: b, Kind: projections.DivergenceDiffers}}, checks["rm_reservations"].Rows,
 		"no event of b came since: the projection did not repair it")
+}
+
+// A rebuild that swaps its fresh tables in while the check runs makes no
+// row look missing: the check locks the read models before its snapshot,
+// so it waits for the swap and then sees the new tables' rows. Taking the
+// snapshot first, it saw the swapped-in table empty: every node missing.
+func TestCheckDuringARebuildSwap(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.scenario(t)
+	f.catchUp(t)
+
+	swap, err := f.d.Pool.Begin(f.ctx)
+	require.NoError(t, err)
+	defer func() { _ = swap.Rollback(f.ctx) }()
+	for _, stmt := range []string{
+		"SELECT rm_rebuild_prepare(ARRAY['rm_fleet_nodes'])",
+		"INSERT INTO rm_rebuild.rm_fleet_nodes SELECT * FROM public.rm_fleet_nodes",
+		"SELECT rm_rebuild_swap(ARRAY['rm_fleet_nodes'])",
+	} {
+		_, err := swap.Exec(f.ctx, stmt)
+		require.NoError(t, err, stmt)
+	}
+	var swapPID int
+	require.NoError(t, swap.QueryRow(f.ctx, "SELECT pg_backend_pid()").Scan(&swapPID))
+
+	type result struct {
+		checks []projections.ReadModelCheck
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		checks, err := projections.CheckAgainstWriteModel(f.ctx, f.d.Pool, 100)
+		done <- result{checks, err}
+	}()
+	require.Eventually(t, func() bool { // the check waits for the swap's lock
+		var waiting bool
+		require.NoError(t, f.d.Pool.QueryRow(f.ctx,
+			"SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid)))", swapPID).Scan(&waiting))
+		return waiting
+	}, waitFor, 2*time.Millisecond)
+	require.NoError(t, swap.Commit(f.ctx))
+
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(waitFor):
+		t.Fatal("the check did not finish after the swap")
+	}
+	require.NoError(t, r.err)
+	for _, c := range r.checks {
+		require.Empty(t, c.Rows, c.Table)
+		require.Zero(t, c.Diverging, c.Table)
+	}
 }
