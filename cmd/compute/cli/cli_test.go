@@ -241,19 +241,24 @@ func TestLoginSavesContexts(t *testing.T) {
 	require.Contains(t, errOut, "compute context use NAME")
 }
 
+// exitCodesByKind is the exit code of each error code of the API, as
+// docs/cli.md's table lists them.
+var exitCodesByKind = map[client.ErrorCode]int{
+	client.ErrorCodeINVALIDARGUMENT: exitUsage, client.ErrorCodeUNSUPPORTEDMEDIATYPE: exitUsage,
+	client.ErrorCodeTOKENLIFETIMEEXCEEDED: exitUsage,
+	client.ErrorCodeUNAUTHENTICATED:       exitAuth, client.ErrorCodePERMISSIONDENIED: exitDenied,
+	client.ErrorCodeTENANTSUSPENDED: exitDenied,
+	client.ErrorCodeNOTFOUND:        exitNotFound, client.ErrorCodeMETHODNOTALLOWED: exitNotFound,
+	client.ErrorCodeCONFLICT:      exitConflict,
+	client.ErrorCodeQUOTAEXCEEDED: exitConflict, client.ErrorCodeIDEMPOTENCYKEYREUSED: exitConflict,
+	client.ErrorCodeRATELIMITED: exitRetryLater, client.ErrorCodeUNAVAILABLE: exitRetryLater,
+	client.ErrorCodeCURSOREXPIRED: exitCursorExpired, client.ErrorCodeINTERNAL: exitFailure,
+}
+
 // The exit code follows the kind of error.
 func TestExitCodesByKind(t *testing.T) {
 	t.Parallel()
-	for code, want := range map[client.ErrorCode]int{
-		client.ErrorCodeINVALIDARGUMENT: exitUsage, client.ErrorCodeUNSUPPORTEDMEDIATYPE: exitUsage,
-		client.ErrorCodeTOKENLIFETIMEEXCEEDED: exitUsage,
-		client.ErrorCodeUNAUTHENTICATED:       exitAuth, client.ErrorCodePERMISSIONDENIED: exitDenied,
-		client.ErrorCodeNOTFOUND: exitNotFound, client.ErrorCodeMETHODNOTALLOWED: exitNotFound,
-		client.ErrorCodeCONFLICT:      exitConflict,
-		client.ErrorCodeQUOTAEXCEEDED: exitConflict, client.ErrorCodeIDEMPOTENCYKEYREUSED: exitConflict,
-		client.ErrorCodeRATELIMITED: exitRetryLater, client.ErrorCodeUNAVAILABLE: exitRetryLater,
-		client.ErrorCodeCURSOREXPIRED: exitCursorExpired, client.ErrorCodeINTERNAL: exitFailure,
-	} {
+	for code, want := range exitCodesByKind {
 		err := apiCallError{err: fmt.Errorf("wrapped: %w", &client.APIError{Status: 400, Code: code})}
 		require.Equal(t, want, exitCode(err), code)
 	}

@@ -21,7 +21,7 @@ const (
 	exitFailure       = 1 // anything not below: INTERNAL, a local I/O error, a server-side command that failed
 	exitUsage         = 2 // bad input: a flag, argument or field (INVALID_ARGUMENT, UNSUPPORTED_MEDIA_TYPE)
 	exitAuth          = 3 // not logged in, or the token was refused (UNAUTHENTICATED)
-	exitDenied        = 4 // PERMISSION_DENIED
+	exitDenied        = 4 // PERMISSION_DENIED, TENANT_SUSPENDED
 	exitNotFound      = 5 // NOT_FOUND, METHOD_NOT_ALLOWED (a server without the operation)
 	exitConflict      = 6 // CONFLICT, QUOTA_EXCEEDED, IDEMPOTENCY_KEY_REUSED
 	exitRetryLater    = 7 // RATE_LIMITED, UNAVAILABLE (after the client's own retries)
@@ -118,7 +118,10 @@ func exitCodeOf(e *client.APIError) int {
 		return exitUsage
 	case client.ErrorCodeUNAUTHENTICATED:
 		return exitAuth
-	case client.ErrorCodePERMISSIONDENIED:
+	case client.ErrorCodePERMISSIONDENIED, client.ErrorCodeTENANTSUSPENDED:
+		// A suspended tenant's token is refused until an operator resumes
+		// the tenant: to a script, a refusal of what the token may do, not
+		// a token to replace (exit 3) nor a moment to wait out (exit 7).
 		return exitDenied
 	case client.ErrorCodeNOTFOUND, client.ErrorCodeMETHODNOTALLOWED:
 		// A 405 answers an operation this server does not have (one
