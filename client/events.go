@@ -82,8 +82,9 @@ var errStreamEnded = errors.New("event stream ended")
 //
 // It returns ctx's error, fn's error, or an *APIError that retrying would
 // not cure: UNAUTHENTICATED (a revoked token), PERMISSION_DENIED,
-// INVALID_ARGUMENT, NOT_FOUND, METHOD_NOT_ALLOWED (a server without the
-// stream), and CURSOR_EXPIRED, whether answered to the
+// TENANT_SUSPENDED (until an operator resumes the tenant, every reconnect
+// is refused), INVALID_ARGUMENT, NOT_FOUND, METHOD_NOT_ALLOWED (a server
+// without the stream), and CURSOR_EXPIRED, whether answered to the
 // request or sent as the stream's `event: error` frame when retention
 // pruned the log past it (then list again from the oldest event and re-read
 // the state derived from events).
@@ -128,8 +129,8 @@ func (a *API) Subscribe(ctx context.Context, opts SubscribeOptions, fn func(Even
 // final reports whether reconnecting cannot cure err.
 func final(err *APIError) bool {
 	switch err.Code {
-	case ErrorCodeUNAUTHENTICATED, ErrorCodePERMISSIONDENIED, ErrorCodeINVALIDARGUMENT, ErrorCodeNOTFOUND,
-		ErrorCodeMETHODNOTALLOWED, ErrorCodeCURSOREXPIRED:
+	case ErrorCodeUNAUTHENTICATED, ErrorCodePERMISSIONDENIED, ErrorCodeTENANTSUSPENDED, ErrorCodeINVALIDARGUMENT,
+		ErrorCodeNOTFOUND, ErrorCodeMETHODNOTALLOWED, ErrorCodeCURSOREXPIRED:
 		return true
 	}
 	return err.Status == http.StatusGone
