@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -166,13 +167,30 @@ func hasSQLState(err error, code string) bool {
 var missingKeyDetail = regexp.MustCompile(`^Key \((.+)\)=\((.*)\) is not present in table "(.+)"\.$`)
 
 // missingKey says what of a foreign-key violation is missing in the API's
-// words: `site_id "nosite" does not exist` for PostgreSQL's `Key
-// (site_id)=(nosite) is not present in table "sites".`; another detail
-// as it is.
+// words: `siteId "nosite" does not exist` for PostgreSQL's `Key
+// (site_id)=(nosite) is not present in table "sites".`, the column named
+// as the request's field (siteId), not as the table's column (site_id),
+// which no caller ever wrote; another detail as it is.
 func missingKey(detail string) string {
 	m := missingKeyDetail.FindStringSubmatch(detail)
 	if m == nil {
 		return detail
 	}
-	return fmt.Sprintf("%s %q does not exist", m[1], m[2])
+	return fmt.Sprintf("%s %q does not exist", fieldName(m[1]), m[2])
+}
+
+// fieldName is a column list of a key as the API's JSON names its fields:
+// site_id is siteId, "tenant_id, name" is "tenantId, name".
+func fieldName(columns string) string {
+	parts := strings.Split(columns, ", ")
+	for i, col := range parts {
+		words := strings.Split(col, "_")
+		for j := 1; j < len(words); j++ {
+			if words[j] != "" {
+				words[j] = strings.ToUpper(words[j][:1]) + words[j][1:]
+			}
+		}
+		parts[i] = strings.Join(words, "")
+	}
+	return strings.Join(parts, ", ")
 }

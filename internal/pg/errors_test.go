@@ -42,7 +42,10 @@ func TestTranslate(t *testing.T) {
 	}
 	require.Contains(t, Translate(pg("23503"), "pool p2").Error(), "(site_id)=(nope)", "a detail of another form as it is")
 	fk := &pgconn.PgError{Code: "23503", Detail: `Key (site_id)=(no"site) is not present in table "sites".`}
-	require.Equal(t, `pool p2: site_id "no\"site" does not exist`, Translate(fk, "pool p2").(*core.Error).Message)
+	// Named as the request's field, siteId, not as the column.
+	require.Equal(t, `pool p2: siteId "no\"site" does not exist`, Translate(fk, "pool p2").(*core.Error).Message)
+	fk2 := &pgconn.PgError{Code: "23503", Detail: `Key (tenant_id, priority_class)=(acme, gold) is not present in table "tenant_priority_classes".`}
+	require.Equal(t, `tenant acme: tenantId, priorityClass "acme, gold" does not exist`, Translate(fk2, "tenant acme").(*core.Error).Message)
 	require.NoError(t, Translate(nil, "thing"))
 }
 
