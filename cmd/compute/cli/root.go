@@ -111,8 +111,9 @@ torture, projections) and talks to a running one over its HTTP API
 The client commands use the server URL and token of the current context
 (compute login saves one), or COMPUTE_SERVER and COMPUTE_TOKEN when set.
 Exit codes: 0 success, 1 failure, 2 bad input, 3 not logged in or token
-refused, 4 permission denied, 5 not found, 6 conflict, 7 rate limited or
-unavailable, 8 server unreachable, 9 cursor expired (docs/cli.md).`,
+refused, 4 permission denied or tenant suspended, 5 not found, 6 conflict,
+7 rate limited or unavailable, 8 server unreachable, 9 cursor expired
+(docs/cli.md).`,
 		Version:       c.versionString(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
