@@ -217,3 +217,57 @@ func TestRefusedCredentialRejoinsAsSoonAsAJoinTokenIsWritten(t *testing.T) {
 	require.NoFileExists(t, tokenFile)
 	require.Equal(t, []string{msgCredentialRefused}, logs.above(slog.LevelWarn)[:1])
 }
+
+// The operator's `curl … > join-token` creates the file empty before curl
+// has the answer, and the daemon, watching the file, may look in between:
+// an empty file is a token still being written, so the daemon waits for
+// it instead of joining with nothing and logging that the token failed
+// and a new one is needed (seen on a real node-7: "re-joining with the
+// join token in --join-token-file failed … no credential yet", then a join
+// 2 s later with the same file). It joins once the token is there.
+func TestRefusedCredentialWaitsForAJoinTokenFileBeingWritten(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	clock := &fakeClock{now: t0}
+	gw := newRefusingGateway(t, clock, wire.RefusedCredential)
+	var mu sync.Mutex
+	var joins []string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		joins = append(joins, r.Header.Get("Authorization"))
+		mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer bcj_new" {
+			http.Error(w, "unexpected", http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"token":"bcn_new"}`))
+	}))
+	t.Cleanup(api.Close)
+	tokenFile := filepath.Join(t.TempDir(), "join-token")
+	logs := &lockedLog{}
+	var emptyAt time.Time
+	filled := false
+	d := refusedDaemon(t, gw, clock, logs, func(c *Config) { c.ServerURL, c.JoinTokenFile = api.URL, tokenFile },
+		func(now time.Time) bool {
+			switch {
+			case emptyAt.IsZero() && now.Sub(t0) >= time.Hour:
+				require.NoError(t, os.WriteFile(tokenFile, nil, 0o600))
+				emptyAt = now
+			case !emptyAt.IsZero() && !filled && now.Sub(emptyAt) >= 3*joinTokenPoll:
+				// The daemon has seen the empty file meanwhile.
+				require.NoError(t, os.WriteFile(tokenFile, []byte("bcj_new\n"), 0o600))
+				filled = true
+			}
+			gw.mu.Lock()
+			defer gw.mu.Unlock()
+			return gw.seen[len(gw.seen)-1] == "bcn_new" || now.Sub(t0) > 10*time.Hour
+		})
+	d.keepSession(context.Background(), context.Background())
+
+	require.Equal(t, "bcn_new", d.token, "joined once the token was written: %v", logs.above(slog.LevelInfo))
+	require.NotContains(t, logs.above(slog.LevelWarn), msgRejoinFailed, "an empty file is not a failed token")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"Bearer bcj_new"}, joins, "no join with an empty token")
+}

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/coder/websocket"
@@ -143,6 +144,13 @@ func (d *daemon) rejoin(ctx context.Context) (bool, error) {
 		if _, err := os.Stat(cfg.JoinTokenFile); cfg.JoinTokenFile == "" || err != nil {
 			return false, nil
 		}
+		// An empty file is a token still being written, not a bad one: the
+		// shell of `curl … > join-token` creates the file before curl has
+		// the answer. Joining with it would log that the token failed and
+		// to write a new one; the file's next change wakes the wait instead.
+		if emptyFile(cfg.JoinTokenFile) {
+			return false, nil
+		}
 	}
 	token, err := join(ctx, cfg, d.machineGPUs())
 	if err != nil {
@@ -151,6 +159,13 @@ func (d *daemon) rejoin(ctx context.Context) (bool, error) {
 	d.token = token
 	d.log.Info("re-joined with a new join token: a new node credential is in use")
 	return true, nil
+}
+
+// emptyFile reports whether the file at path holds only white space (a
+// file that cannot be read is not empty: the join says why it failed).
+func emptyFile(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && strings.TrimSpace(string(b)) == ""
 }
 
 // credentialPath is where the node credential is kept.
