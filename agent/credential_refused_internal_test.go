@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bettercompute/compute/wire"
@@ -270,4 +271,84 @@ func TestRefusedCredentialWaitsForAJoinTokenFileBeingWritten(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, []string{"Bearer bcj_new"}, joins, "no join with an empty token")
+}
+
+// An operator who revokes a node's credential twice (each time writing a
+// join token the daemon re-joins with) ends two sessions in a row, but no
+// second daemon is involved: the daemon that re-joined counts the next
+// close afresh. It used to take it for "another daemon keeps taking this
+// node's session", logged at ERROR, and back off 30 s before dialing
+// again (seen on a real node-7: the second re-join came 26 s late).
+func TestRejoinStartsTheSupersededCountAfresh(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	clock := &fakeClock{now: t0}
+	var mu sync.Mutex
+	var seen []string
+	oldOpened := false
+	gwSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cred := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		mu.Lock()
+		seen = append(seen, cred)
+		refuse := cred == "bcn_old" && oldOpened
+		if cred == "bcn_old" {
+			oldOpened = true
+		}
+		mu.Unlock()
+		if refuse {
+			http.Error(w, wire.RefusedCredential, http.StatusUnauthorized)
+			return
+		}
+		// The control plane closes the session: its credential was
+		// revoked (the gateway closes it as superseded).
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		_, _, _ = ws.Read(r.Context()) // hello
+		_ = ws.Close(websocket.StatusPolicyViolation, "session superseded")
+	}))
+	t.Cleanup(gwSrv.Close)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer bcj_new" {
+			http.Error(w, "unexpected", http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"token":"bcn_new"}`))
+	}))
+	t.Cleanup(api.Close)
+	tokenFile := filepath.Join(t.TempDir(), "join-token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte("bcj_new\n"), 0o600))
+	gw := &refusingGateway{url: "ws://" + strings.TrimPrefix(gwSrv.URL, "http://")}
+	logs := &lockedLog{}
+	d := refusedDaemon(t, gw, clock, logs, func(c *Config) { c.ServerURL, c.JoinTokenFile = api.URL, tokenFile },
+		func(time.Time) bool { return false })
+	j, err := openJournal(d.cfg.StateDir)
+	require.NoError(t, err)
+	d.journal = j
+	var waits []time.Duration
+	d.sleepFunc = func(_ context.Context, dur time.Duration) bool {
+		clock.advance(dur)
+		mu.Lock()
+		defer mu.Unlock()
+		waits = append(waits, dur)
+		// Stop at the wait after the new credential's session closed.
+		return !(len(seen) > 0 && seen[len(seen)-1] == "bcn_new")
+	}
+	d.keepSession(context.Background(), context.Background())
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"bcn_old", "bcn_old", "bcn_new"}, seen)
+	require.Equal(t, "bcn_new", d.token)
+	for _, msg := range logs.above(slog.LevelError) {
+		require.NotContains(t, msg, "another daemon keeps taking this node's session")
+	}
+	// Not the longest backoff (30 times the delay, less 20 % jitter) that
+	// two daemons taking the node from each other earn. (This gateway
+	// never welcomes, so failed attempts add to the wait as well.)
+	last := waits[len(waits)-1]
+	require.Less(t, last, time.Duration(0.8*float64(maxBackoffFactor*d.cfg.ReconnectDelay)),
+		"the close after a re-join is not taken for a second daemon: %v", waits)
 }

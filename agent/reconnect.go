@@ -92,8 +92,16 @@ func (d *daemon) keepSession(ctx, sessions context.Context) {
 		if refusal := refusalOf(err); refusal != nil {
 			// Said once, not at every attempt: see refused.
 			refusals++
+			before := d.token
 			if !d.refused(ctx, url, refusal, refusals) {
 				return
+			}
+			if d.token != before {
+				// Re-joined: the session closed before the refusal was
+				// the old credential's revocation, not another daemon's
+				// session, so the next close starts the count afresh
+				// rather than read as a second daemon (and back off 30 s).
+				superseded = 0
 			}
 			continue
 		}
