@@ -26,6 +26,14 @@ let onUnauthenticated = () => {};
 export function setUnauthenticatedHandler(fn) { onUnauthenticated = fn; }
 
 /**
+ * Called with the error's message when the API answers 403
+ * TENANT_SUSPENDED to the signed-in token: every request of the tenant's
+ * tokens is refused until an operator resumes it.
+ */
+let onSuspended = () => {};
+export function setSuspendedHandler(fn) { onSuspended = fn; }
+
+/**
  * A fresh Idempotency-Key, one per click of a button that creates or
  * extends: the API replays the first answer for a repeated key, so a retry
  * of the same click (after a dropped connection) cannot book twice.
@@ -73,6 +81,7 @@ export async function call(method, path, {query, body, headers = {}, token = ses
     // Only the signed-in token's refusal signs out; a token being tried
     // at sign-in just fails.
     if (res.status === 401 && token && token === session.token()) onUnauthenticated(e.message);
+    if (e.code === 'TENANT_SUSPENDED' && token && token === session.token()) onSuspended(e.message);
     throw new ApiError(res.status, e.code || `HTTP_${res.status}`, e.message || text || res.statusText);
   }
   return data;

@@ -8,7 +8,12 @@ const BUFFER = 1000;
 
 /** Everything live, for one signed-in token. */
 export class Live {
-  constructor(token, onUnauthenticated) {
+  /**
+   * onUnauthenticated() when the token is refused (revoked, expired);
+   * onRefused({code, message}) when the stream is refused for good
+   * otherwise (the tenant suspended): see EventStream.refuse.
+   */
+  constructor(token, onUnauthenticated, onRefused = () => {}) {
     this.events = []; // newest last: {id, envelope}
     this.seen = new Set();
     this.subscribers = new Set();
@@ -18,6 +23,7 @@ export class Live {
       onEvent: (envelope, id) => this.deliver(envelope, id),
       onStatus: () => this.statusSubscribers.forEach((fn) => fn(this.stream)),
       onUnauthenticated,
+      onRefused,
     }).start();
   }
 

@@ -4,7 +4,7 @@
 // serves one index.html, and each page reads the API from the browser.
 
 import {h, replace, notice} from './dom.js';
-import {session, get, setUnauthenticatedHandler} from './api.js';
+import {session, get, setUnauthenticatedHandler, setSuspendedHandler} from './api.js';
 import {Live} from './live.js';
 import * as fleet from './pages/fleet.js';
 import * as node from './pages/node.js';
@@ -89,14 +89,38 @@ function logo() {
   return h('img', {src: 'favicon.svg', alt: '', width: 28, height: 28, class: 'logo'});
 }
 
+/**
+ * What the console says when the tenant is suspended: the server's message
+ * names the tenant and the operator's reason.
+ */
+function suspendedText(message) {
+  const said = message ? message.charAt(0).toUpperCase() + message.slice(1) : 'Your tenant is suspended';
+  return [h('strong', {}, `${said}.`), ' Every request with this token is refused until an operator resumes the tenant, ',
+    'and live updates have stopped. Reload this page once it is resumed.'];
+}
+
+/**
+ * Shows, above every page until a reload, why the event stream stopped for
+ * good: the tenant suspended, or another refusal reconnecting cannot cure.
+ */
+function showRefusal(el, refusal) {
+  replace(el, refusal.code === 'TENANT_SUSPENDED'
+    ? notice('error', ...suspendedText(refusal.message))
+    : notice('error', h('strong', {}, 'Live updates stopped. '),
+      `The server refused the event stream (${refusal.code}): ${refusal.message}. Reload this page to try again.`));
+}
+
 function start(me, token) {
-  const live = new Live(token, () => signOut('The token was revoked or has expired: sign in again.'));
+  const refusalEl = h('div', {id: 'stream-refusal', class: 'stream-refusal'});
+  const live = new Live(token, () => signOut('The token was revoked or has expired: sign in again.'),
+    (refusal) => showRefusal(refusalEl, refusal));
   current = {me, live, cleanups: []};
   const status = h('span', {id: 'stream-status', class: 'stream-status', role: 'status'});
   current.cleanups.push(live.onStatus((s) => {
     status.dataset.state = s.state;
     status.dataset.reconnects = String(s.reconnects);
-    const label = {live: 'live', connecting: 'connecting…', reconnecting: 'reconnecting…'}[s.state] || s.state;
+    const label = {live: 'live', connecting: 'connecting…', reconnecting: 'reconnecting…',
+      suspended: 'stopped: tenant suspended', refused: 'stopped: refused'}[s.state] || s.state;
     status.textContent = (s.reconnects ? `${label} · resumed ${s.reconnects}×` : label) +
       (s.gaps ? ` · ${s.gaps} gap${s.gaps > 1 ? 's' : ''} (log pruned)` : '');
     status.setAttribute('aria-label', `event stream ${status.textContent}`);
@@ -113,7 +137,7 @@ function start(me, token) {
       h('button', {type: 'button', class: 'btn btn-small', id: 'signout', onclick: () => signOut()}, 'Sign out')));
   const main = h('main', {id: 'page', tabindex: '-1'});
   replace(app, h('a', {class: 'skip', href: '#page', onclick: (e) => { e.preventDefault(); main.focus(); }},
-    'Skip to content'), header, main);
+    'Skip to content'), header, refusalEl, main);
   route();
 }
 
@@ -179,6 +203,9 @@ window.addEventListener('hashchange', async () => {
   document.getElementById('page')?.focus({preventScroll: true});
 });
 setUnauthenticatedHandler((msg) => signOut(msg || 'Signed out: the token is no longer valid.'));
+// Any request refused because the tenant is suspended stops the stream and
+// says so, as the stream's own refusal does.
+setSuspendedHandler((msg) => current?.live.stream.refuse({code: 'TENANT_SUSPENDED', message: msg}));
 
 (async function boot() {
   const token = session.token();
@@ -186,6 +213,9 @@ setUnauthenticatedHandler((msg) => signOut(msg || 'Signed out: the token is no l
   try {
     start(await get('/whoami', {}, {token}), token);
   } catch (err) {
-    if (err.status !== 401) showSignIn(err.message);
+    // A suspended tenant's token is kept: a reload after the resume signs
+    // in with it again.
+    if (err.code === 'TENANT_SUSPENDED') showSignIn(suspendedText(err.message));
+    else if (err.status !== 401) showSignIn(err.message);
   }
 })();

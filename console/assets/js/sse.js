@@ -66,6 +66,31 @@ export class SSEParser {
 const MAX_BACKOFF_MS = 30000;
 
 /**
+ * The refusals that reconnecting cannot cure, the same the Go client's
+ * Subscribe ends on (client/events.go): the tenant suspended (every
+ * reconnect is refused until an operator resumes it), the role or the
+ * request refused, a server without the stream. UNAUTHENTICATED (a
+ * revoked or expired token) signs the tab out instead, and CURSOR_EXPIRED
+ * (and its 410) goes on from the live end (expired()).
+ */
+const FINAL = new Set(['TENANT_SUSPENDED', 'PERMISSION_DENIED', 'INVALID_ARGUMENT', 'NOT_FOUND', 'METHOD_NOT_ALLOWED']);
+
+/** The {code, message} of an error envelope's text; {} when it is none. */
+function envelopeError(text) {
+  try {
+    const e = JSON.parse(text).error;
+    return e && typeof e.code === 'string' ? {code: e.code, message: String(e.message || '')} : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The error that ends a stream for good, carrying the server's refusal. */
+function refusal(code, message) {
+  return Object.assign(new Error(message || code), {refusal: {code, message: message || code}});
+}
+
+/**
  * One long-lived connection to the event stream of the signed-in token:
  * the console's own, shared by every page (the server caps streams per
  * token), or a page's filtered one (path with ?subject=, the reservation
@@ -74,14 +99,16 @@ const MAX_BACKOFF_MS = 30000;
  * called whenever state or reconnects change.
  */
 export class EventStream {
-  constructor({token, onEvent, onStatus = () => {}, onUnauthenticated = () => {}, path = '/v1/events/stream'}) {
-    Object.assign(this, {token, onEvent, onStatus, onUnauthenticated, path});
+  constructor({token, onEvent, onStatus = () => {}, onUnauthenticated = () => {}, onRefused = () => {},
+    path = '/v1/events/stream'}) {
+    Object.assign(this, {token, onEvent, onStatus, onUnauthenticated, onRefused, path});
     this.state = 'connecting';
     this.reconnects = 0;
     this.lastEventId = '';
     this.retryMs = 3000;
     this.failures = 0;
     this.gaps = 0; // times the log was pruned past the resume point
+    this.refusal = null; // {code, message} of the refusal that stopped it for good
     this.abort = new AbortController();
   }
 
@@ -89,7 +116,22 @@ export class EventStream {
 
   stop() {
     this.abort.abort();
-    this.set('stopped');
+    if (!this.refusal) this.set('stopped');
+  }
+
+  /**
+   * Stops for good on a refusal reconnecting cannot cure ({code, message}
+   * of the server's error): the stream's own, or one another request of
+   * the token got (a 403 TENANT_SUSPENDED). The state says which:
+   * 'suspended' for TENANT_SUSPENDED, 'refused' otherwise; onRefused is
+   * told once.
+   */
+  refuse(refusal) {
+    if (this.refusal || this.state === 'signed-out') return;
+    this.refusal = refusal;
+    this.abort.abort();
+    this.set(refusal.code === 'TENANT_SUSPENDED' ? 'suspended' : 'refused');
+    this.onRefused(refusal);
   }
 
   set(state) {
@@ -112,6 +154,10 @@ export class EventStream {
           this.onUnauthenticated();
           return;
         }
+        if (err.refusal) {
+          this.refuse(err.refusal);
+          return;
+        }
         // A stream that had been up a while starts its backoff afresh.
         this.failures = Date.now() - opened > 10000 ? 1 : this.failures + 1;
         if (err.retryAfterMs) this.retryMs = Math.max(this.retryMs, err.retryAfterMs);
@@ -132,20 +178,26 @@ export class EventStream {
     if (res.status === 401) throw Object.assign(new Error('unauthenticated'), {unauthenticated: true});
     if (res.status === 410) return this.expired(); // the resume point was pruned
     if (!res.ok) {
+      const {code, message} = envelopeError(await res.text().catch(() => ''));
+      if (FINAL.has(code)) throw refusal(code, message);
       const after = Number(res.headers.get('Retry-After'));
       throw Object.assign(new Error(`event stream: HTTP ${res.status}`), {retryAfterMs: after > 0 ? after * 1000 : 0});
     }
     this.set('live');
     let expired = false;
     let unauthenticated = false;
+    let refused = null;
     const parser = new SSEParser((frame) => {
       if (frame.type === 'error') {
         // {"error": {"code", "message"}}: the server ends the stream for a
         // reason resuming cannot fix: the log pruned past the resume point,
-        // or the token revoked or expired (signed out at once, without a
-        // reconnect that would only be refused).
-        expired = frame.data.includes('"CURSOR_EXPIRED"');
-        unauthenticated = frame.data.includes('"UNAUTHENTICATED"');
+        // the token revoked or expired (signed out at once, without a
+        // reconnect that would only be refused), or its tenant suspended
+        // (stopped, saying why, for the same reason).
+        const {code, message} = envelopeError(frame.data);
+        expired = code === 'CURSOR_EXPIRED';
+        unauthenticated = code === 'UNAUTHENTICATED';
+        if (FINAL.has(code)) refused = refusal(code, message);
         return;
       }
       this.lastEventId = frame.id;
@@ -164,6 +216,7 @@ export class EventStream {
       if (parser.lastEventId && !expired) this.lastEventId = parser.lastEventId;
     }
     if (unauthenticated) throw Object.assign(new Error('unauthenticated'), {unauthenticated: true});
+    if (refused) throw refused;
     if (expired) this.expired();
   }
 

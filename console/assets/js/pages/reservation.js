@@ -88,6 +88,7 @@ export async function render(ctx) {
       if (!ctx.alive()) return;
       if (st.state === 'live') replace(historyNote, 'From the log, then live.');
       else if (st.state === 'reconnecting') replace(historyNote, 'Reconnecting to the event stream; it resumes where it stopped.');
+      else if (st.refusal) replace(historyNote, `Live updates stopped: ${st.refusal.message}.`);
     },
   }).start();
   ctx.cleanup(() => stream.stop());
