@@ -75,6 +75,9 @@ const (
 //     AssignmentReconcile.Foreign): a node's report never touches another
 //     node's allocation or instances.
 //
+// Live is as for the resync (see resyncNode): an allocation whose start
+// passed before its activation ran is left to the activation.
+//
 // It then raises the session's observed generation to what the node has
 // applied, records that the session's inventory was reconciled (dispatch
 // sends the session no assign before, see heldAllocations), and wakes the
@@ -187,6 +190,12 @@ func (s NodeSessions) ReconcileNodeAssignments(ctx context.Context, nodeID strin
 //   - an allocation that is not live but that the daemon may hold (an
 //     assign of it not failed, and no unassign since, or only failed ones)
 //     is unassigned (unassign:<id>, else unassign:<id>:g<generation>).
+//
+// Live is as NodeLiveAssignments says: what the booking or the activation
+// sent, an allocation of an active reservation or one whose assign was
+// queued. One whose start passed before its activation ran is not: the
+// activation assigns it, and a resync in between that did too would have
+// the daemon sent the same assign twice. So the resync only repairs.
 //
 // It then raises the current session's observed generation to what the
 // node has applied. It reports done for a retired node. Its transaction is

@@ -165,8 +165,7 @@ func TestSoakMonthsOfRetention(t *testing.T) {
 func setupSoak(t *testing.T, seed uint64) *soak {
 	t.Helper()
 	s := &soak{fixture: setup(t), rng: rand.New(rand.NewPCG(seed, seed)), counts: map[string]int{}}
-	// A resync that runs in the same step as an activation that is due
-	// finds its assign missing and says so; the soak's steps are hours.
+	// The handlers' logs go nowhere either: the soak counts what happens.
 	*s.h = *commands.New(s.d.Pool, commands.Config{Logger: quiet})
 	s.node(t, "n1", exclusive, exclusive)
 	s.node(t, "n2", mig, slots)

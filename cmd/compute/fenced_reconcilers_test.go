@@ -242,9 +242,12 @@ func TestFencedNodeResync(t *testing.T) {
 	f := newFencedFixture(t, true)
 	commandstest.Node(t, f.svc.handlers, "n1", core.GPULayout{Mode: core.GPUExclusive})
 	now := f.d.Now(t)
-	_, err := f.svc.handlers.CreateReservation(f.ctx, commandstest.TenantA, commands.CreateReservation{
+	res, err := f.svc.handlers.CreateReservation(f.ctx, commandstest.TenantA, commands.CreateReservation{
 		PoolID: commandstest.Pool, GPUs: 1, Start: now, End: now.Add(2 * time.Hour)})
 	require.NoError(t, err)
+	// Active: the resync repairs what the booking or the activation sent
+	// (a booked one's missing assign is its activation's to queue).
+	require.NoError(t, commandstest.Activate(f.ctx, f.svc.handlers, res.Reservation.ID))
 	assigns := func() int {
 		var n int
 		require.NoError(t, f.d.Pool.QueryRow(f.ctx,

@@ -442,7 +442,7 @@ const nodeLiveAssignments = `-- name: NodeLiveAssignments :many
 SELECT a.id AS allocation_id, r.id AS reservation_id, r.tenant_id, upper(r.during)::timestamptz AS end_ts
   FROM allocations a JOIN reservations r ON r.id = a.reservation_id
  WHERE a.node_id = $1 AND a.released_at IS NULL AND r.state IN ('booked', 'active')
-   AND (r.state = 'active' OR lower(r.during) <= compute_now()
+   AND (r.state = 'active'
         OR EXISTS (SELECT 1 FROM node_commands c
                     WHERE c.node_id = a.node_id AND c.allocation_id = a.id AND c.kind = 'assign'))
  ORDER BY a.id
@@ -455,10 +455,12 @@ type NodeLiveAssignmentsRow struct {
 	EndTs         time.Time
 }
 
-// The allocations the node should hold now: live, of a booked or active
-// reservation whose window has begun or whose assign was queued already.
-// A booking that starts later reaches the daemon at its start
-// (assignments.go).
+// The allocations the node should hold now: live, of an active reservation
+// or of a booked one whose assign was queued already (at booking, its
+// window having begun). A booking that starts later reaches the daemon
+// with its activation (assignment_timing.go), not when its start passes:
+// counting it from then had the resync or a reconnecting daemon's
+// reconcile queue an assign the activation then queued again.
 func (q *Queries) NodeLiveAssignments(ctx context.Context, nodeID string) ([]NodeLiveAssignmentsRow, error) {
 	rows, err := q.db.Query(ctx, nodeLiveAssignments, nodeID)
 	if err != nil {
