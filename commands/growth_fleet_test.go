@@ -80,9 +80,8 @@ func (growthReceiver) RoundTrip(req *http.Request) (*http.Response, error) {
 // webhook endpoints and the background roles, with p as the pruner.
 func setupGrowthFleet(t *testing.T, f *fixture, p *commands.Pruner) *growthFleet {
 	t.Helper()
-	// The handlers log to nowhere: at the clock's coarse steps the node
-	// resync finds allocations whose start passed and pushes their
-	// assigns before the activation does, and logs each.
+	// The handlers log to nowhere, as everything else here: what the run
+	// checks, it reads from the tables.
 	f.h = commands.New(f.d.Pool, commands.Config{Logger: quietLog})
 	g := &growthFleet{fixture: f}
 	f.classes(t)
