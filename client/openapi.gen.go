@@ -2212,7 +2212,9 @@ type NodeInventoryReconciledEvent struct {
 	// Data The node after the reconcile (its state is unchanged; its conditions
 	// GPUMissing, GPUMismatch, WorkloadsRefused, DiskNotEnforced and ScalarsMismatch are
 	// raised, updated or cleared), the session epoch of the report, GPU UUIDs by what
-	// happened to them, and its scalars when they changed.
+	// happened to them, and its scalars when they changed. The node's resync writes it as
+	// well when it adopts a shrink of the scalars that waited for the node's bookings to fit:
+	// sessionEpoch 0 (no report made it), no GPUs, and the scalars after it.
 	Data NodeInventoryReconciledEventData `json:"data"`
 
 	// ID Unique per event; the same on every redelivery.
@@ -2230,7 +2232,9 @@ type NodeInventoryReconciledEvent struct {
 // NodeInventoryReconciledEventData The node after the reconcile (its state is unchanged; its conditions
 // GPUMissing, GPUMismatch, WorkloadsRefused, DiskNotEnforced and ScalarsMismatch are
 // raised, updated or cleared), the session epoch of the report, GPU UUIDs by what
-// happened to them, and its scalars when they changed.
+// happened to them, and its scalars when they changed. The node's resync writes it as
+// well when it adopts a shrink of the scalars that waited for the node's bookings to fit:
+// sessionEpoch 0 (no report made it), no GPUs, and the scalars after it.
 type NodeInventoryReconciledEventData struct {
 	Conditions *[]EventNodeCondition `json:"conditions"`
 	ID         string                `json:"id"`
@@ -2253,7 +2257,8 @@ type NodeInventoryReconciledEventData struct {
 
 	// Scalars The node's allocatable vCPU, memory and disk after the reconcile, present only when it
 	// adopted the daemon's configured values (`--vcpu`, `--memory-mb`, `--disk-gb` given) for
-	// one of them: the node's live and future bookings fit them. Absent when they did not change.
+	// one of them, at its report or, for a shrink that waited, at the node's resync: the node's
+	// live and future bookings fit them. Absent when they did not change.
 	Scalars      *NodeScalarsEventData `json:"scalars,omitempty"`
 	SessionEpoch int64                 `json:"sessionEpoch"`
 	State        EventNodeState        `json:"state"`
@@ -2403,7 +2408,8 @@ type NodeRetiredEventDataState string
 
 // NodeScalarsEventData The node's allocatable vCPU, memory and disk after the reconcile, present only when it
 // adopted the daemon's configured values (`--vcpu`, `--memory-mb`, `--disk-gb` given) for
-// one of them: the node's live and future bookings fit them. Absent when they did not change.
+// one of them, at its report or, for a shrink that waited, at the node's resync: the node's
+// live and future bookings fit them. Absent when they did not change.
 type NodeScalarsEventData struct {
 	DiskGb   int64 `json:"diskGb"`
 	MemoryMb int64 `json:"memoryMb"`
@@ -2794,7 +2800,10 @@ type ReadNode struct {
 	// without isolation (NotIsolated): an allocation can write past its disk; placement is
 	// unchanged. ScalarsMismatch: the daemon's configured vCPU, memory or disk was not
 	// adopted because the node's bookings hold more (reason BookingsDoNotFit) or it is out
-	// of range (OutOfRange); the node keeps, and is booked against, what it has.
+	// of range (OutOfRange); the node keeps what it has. A shrink refused for the bookings
+	// waits: new bookings are held to it meanwhile, and the node's resync adopts it (at most
+	// one resync period, 5 minutes by default, after the bookings fit), which clears the
+	// condition.
 	Conditions []EventNodeCondition `json:"conditions"`
 	Cordoned   bool                 `json:"cordoned"`
 

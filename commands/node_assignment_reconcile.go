@@ -17,7 +17,8 @@ import (
 )
 
 // KindNodeResync is the periodic resync of one node's assignments (key: the
-// node id), every Config.NodeResyncEvery: see resyncNode. Every session
+// node id), every Config.NodeResyncEvery: see resyncNode; it also adopts
+// the node's pending shrinks of scalars (retryPendingScalars). Every session
 // open enqueues it, and every scheduling-flag change wakes it at once (so
 // that the observed generation catches up with a change that needs
 // nothing from the daemon).
@@ -285,11 +286,21 @@ func (h *Handlers) resyncNode(ctx context.Context, nodeID string, fence func(pgx
 }
 
 // NodeResync is the KindNodeResync work-queue handler: it resyncs the
-// node and runs again after NodeResyncEvery, until the node is retired.
+// node, adopts the shrinks of its scalars that were pending and fit now
+// (retryPendingScalars), and runs again after NodeResyncEvery, until the
+// node is retired.
 func (r Reconcilers) NodeResync(ctx context.Context, it workqueue.Item) error {
-	_, done, err := r.h.resyncNode(ctx, it.Key, fenceOf(ctx, it))
+	fence := fenceOf(ctx, it)
+	_, done, err := r.h.resyncNode(ctx, it.Key, fence)
 	if err != nil || done {
 		return err
+	}
+	retried, err := r.h.retryPendingScalars(ctx, it.Key, fence)
+	if err != nil {
+		return err
+	}
+	if len(retried.Adopted) > 0 {
+		r.h.logger().Info("adopted the node's pending scalars", "node", it.Key, "adopted", retried.Adopted)
 	}
 	return workqueue.Again(r.h.nodeResyncEvery())
 }

@@ -73,8 +73,10 @@ type InventoryResult struct {
 // them, are adopted each where the node's live and future bookings still
 // fit, by a guarded update of its counter and its pool's rollup; one that
 // does not fit keeps the record and raises the ScalarsMismatch condition
-// (reconcileScalars). A change of scalars writes the node's version and
-// node.inventory_reconciled carries them.
+// (reconcileScalars); a shrink refused so waits, pending, for the node's
+// resync to adopt it once the bookings fit (retryPendingScalars). A change
+// of scalars writes the node's version and node.inventory_reconciled
+// carries them.
 //
 // Besides its GPUs, a daemon that refuses workloads (its WorkloadsRefused
 // reason) raises the node's WorkloadsRefused condition with that reason,
@@ -244,6 +246,10 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 			if scalars, err = reconcileScalars(ctx, q, nodeID, n.PoolID, *inv.Scalars); err != nil {
 				return err
 			}
+		} else if err := q.NodeResourceClearPending(ctx, nodeID); err != nil {
+			// A daemon that states no scalars withdraws a shrink it
+			// stated before, as it clears the ScalarsMismatch condition.
+			return pg.Translate(err, "scalars of node "+nodeID)
 		}
 		res.ScalarsAdopted, res.ScalarsRefused = scalars.adopted, scalars.refused
 

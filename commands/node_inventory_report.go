@@ -49,7 +49,8 @@ type NodeInventory struct {
 	// Scalars are the vCPU, memory and disk the daemon's operator
 	// configured (nil: none given, or a daemon that does not say): each
 	// that differs from the record is adopted when the node's bookings fit
-	// it (reconcileScalars), else the ScalarsMismatch condition says why.
+	// it (reconcileScalars), else the ScalarsMismatch condition says why
+	// and the shrink waits for the node's resync (retryPendingScalars).
 	Scalars *ReportedScalars
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -20,8 +21,14 @@ import (
 // future booking on the node still fits. The database decides that fit
 // (NodeResourceSetAllocatable's guard, with node_resources_within_capacity
 // as the backstop), not Go; one that does not fit, or is out of range,
-// keeps the record and raises the node's ScalarsMismatch condition, so
-// that the operator sees the placer still books against the old value.
+// keeps the record and raises the node's ScalarsMismatch condition.
+//
+// A shrink refused because the bookings hold more is remembered
+// (node_resources.pending_allocatable) rather than forgotten: the placer
+// books new reservations against it at once, so that they cannot keep it
+// from ever fitting, and the node's periodic resync adopts it once the
+// bookings that blocked it have ended (retryPendingScalars), without the
+// daemon reporting again. The next report replaces what is remembered.
 
 // ReportedScalars are the scalars a daemon's operator configured, each
 // nil when its flag was not given.
@@ -50,51 +57,58 @@ type scalarsReconcile struct {
 
 // reconcileScalars compares the daemon's configured scalars with the
 // node's counters, which it locks (after the node row and its GPUs, in the
-// lock order), and sets each that differs and fits: the counter with a
-// guarded update, the pool's rollup by the change of capacity.
+// lock order), and applies them (applyScalars).
 func reconcileScalars(ctx context.Context, q *db.Queries, nodeID, poolID string, rep ReportedScalars) (scalarsReconcile, error) {
-	var out scalarsReconcile
 	rows, err := q.NodeResourceListForUpdate(ctx, nodeID)
 	if err != nil {
-		return out, pg.Translate(err, "scalars of node "+nodeID)
+		return scalarsReconcile{}, pg.Translate(err, "scalars of node "+nodeID)
 	}
+	return applyScalars(ctx, q, nodeID, poolID, rows, rep)
+}
+
+// applyScalars sets each of rep's scalars that differs from the node's
+// locked counters (rows) and fits: the counter with a guarded update, the
+// pool's rollup by the change of capacity. A shrink the bookings do not
+// fit is remembered as the resource's pending shrink; every other value
+// reported, and every value not reported, ends the one pending (the report
+// replaces what was remembered).
+func applyScalars(ctx context.Context, q *db.Queries, nodeID, poolID string, rows []db.NodeResourceListForUpdateRow,
+	rep ReportedScalars) (scalarsReconcile, error) {
+	var out scalarsReconcile
 	reported := map[string]*int64{core.ResourceVCPU: rep.VCPU, core.ResourceMemory: rep.MemoryMB, core.ResourceDisk: rep.DiskGB}
 	current := map[string]int64{}
 	outOfRange := false
 	for _, r := range rows { // resource order: the lock order
 		current[r.Resource] = r.Allocatable
 		want := reported[r.Resource]
-		if want == nil || *want == r.Allocatable {
-			continue
-		}
-		if *want < 0 || *want > MaxNodeScalar {
-			out.refused = append(out.refused, fmt.Sprintf("%s %d configured is out of range (0 to %d); %d kept",
-				r.Resource, *want, int64(MaxNodeScalar), r.Allocatable))
+		var pending *int64 // what this report leaves pending
+		switch {
+		case want == nil || *want == r.Allocatable:
+		case *want < 0 || *want > MaxNodeScalar:
+			out.refused = append(out.refused, outOfRangeRefusal(r.Resource, *want, r.Allocatable))
 			outOfRange = true
-			continue
-		}
-		capacity, err := q.NodeResourceSetAllocatable(ctx, db.NodeResourceSetAllocatableParams{
-			Allocatable: *want, NodeID: nodeID, Resource: r.Resource})
-		if errors.Is(err, pgx.ErrNoRows) {
-			out.refused = append(out.refused, fmt.Sprintf("%s %d configured: bookings hold %d, more than it gives "+
-				"at ratio %g; %d kept", r.Resource, *want, r.Allocated, r.Ratio, r.Allocatable))
-			continue
-		}
-		if err != nil {
-			return out, pg.Translate(err, "node resource "+r.Resource)
-		}
-		if delta := capacity - r.Capacity; delta != 0 {
-			n, err := q.PoolCapacityRollupMoveCapacity(ctx, db.PoolCapacityRollupMoveCapacityParams{
-				Delta: delta, PoolID: poolID, Resource: r.Resource})
+		default:
+			adopted, err := adoptScalar(ctx, q, nodeID, poolID, r, *want)
 			if err != nil {
-				return out, pg.Translate(err, "pool capacity")
+				return out, err
 			}
-			if n == 0 {
-				return out, fmt.Errorf("pool %s capacity rollup for %s: %w", poolID, r.Resource, errRollupDrift)
+			if !adopted {
+				out.refused = append(out.refused, fmt.Sprintf("%s %d configured: bookings hold %d, more than it gives "+
+					"at ratio %g; %d kept until they fit, new bookings held to %d", r.Resource, *want, r.Allocated, r.Ratio,
+					r.Allocatable, *want))
+				pending = want
+				break
+			}
+			r.PendingAllocatable = nil // the adoption ended it
+			out.adopted = append(out.adopted, fmt.Sprintf("%s %d → %d", r.Resource, r.Allocatable, *want))
+			current[r.Resource] = *want
+		}
+		if !equalInt64(pending, r.PendingAllocatable) {
+			if err := q.NodeResourceSetPending(ctx, db.NodeResourceSetPendingParams{PendingAllocatable: pending,
+				NodeID: nodeID, Resource: r.Resource}); err != nil {
+				return out, pg.Translate(err, "node resource "+r.Resource)
 			}
 		}
-		out.adopted = append(out.adopted, fmt.Sprintf("%s %d → %d", r.Resource, r.Allocatable, *want))
-		current[r.Resource] = *want
 	}
 	out.after = core.NodeScalars{VCPU: current[core.ResourceVCPU], MemoryMB: current[core.ResourceMemory],
 		DiskGB: current[core.ResourceDisk]}
@@ -103,6 +117,49 @@ func reconcileScalars(ctx context.Context, q *db.Queries, nodeID, poolID string,
 		out.reason = "OutOfRange"
 	}
 	return out, nil
+}
+
+// adoptScalar sets the locked counter r's allocatable to want if every
+// live and future booking on the node still fits it, as the database
+// decides (NodeResourceSetAllocatable's guard), and moves the pool's
+// rollup by the change of capacity. False: they would not; nothing
+// changed.
+func adoptScalar(ctx context.Context, q *db.Queries, nodeID, poolID string, r db.NodeResourceListForUpdateRow,
+	want int64) (bool, error) {
+	capacity, err := q.NodeResourceSetAllocatable(ctx, db.NodeResourceSetAllocatableParams{
+		Allocatable: want, NodeID: nodeID, Resource: r.Resource})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, pg.Translate(err, "node resource "+r.Resource)
+	}
+	if delta := capacity - r.Capacity; delta != 0 {
+		n, err := q.PoolCapacityRollupMoveCapacity(ctx, db.PoolCapacityRollupMoveCapacityParams{
+			Delta: delta, PoolID: poolID, Resource: r.Resource})
+		if err != nil {
+			return false, pg.Translate(err, "pool capacity")
+		}
+		if n == 0 {
+			return false, fmt.Errorf("pool %s capacity rollup for %s: %w", poolID, r.Resource, errRollupDrift)
+		}
+	}
+	return true, nil
+}
+
+// outOfRangeRefusal is the ScalarsMismatch entry of a value out of range,
+// the one refusal that is not remembered (retryPendingScalars keeps it).
+func outOfRangeRefusal(resource string, want, kept int64) string {
+	return fmt.Sprintf("%s %d configured is out of range (0 to %d); %d kept", resource, want, int64(MaxNodeScalar), kept)
+}
+
+// outOfRangeRefusals finds the outOfRangeRefusal entries in a
+// ScalarsMismatch message. The entries themselves hold "; ", so the
+// message cannot be split on its separator.
+var outOfRangeRefusals = regexp.MustCompile(`(?:vcpu|memory|disk) -?[0-9]+ configured is out of range \(0 to [0-9]+\); [0-9]+ kept`)
+
+func equalInt64(a, b *int64) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // message is the ScalarsMismatch condition's message, "" when every

@@ -134,7 +134,8 @@ func TestInventoryRefusesScalarsBookingsDoNotFit(t *testing.T) {
 	c, ok := f.nodeConditions(t, "n1")[core.ConditionScalarsMismatch]
 	require.True(t, ok, "ScalarsMismatch raised")
 	require.Equal(t, "BookingsDoNotFit", c.Reason)
-	require.Equal(t, "vcpu 4 configured: bookings hold 10, more than it gives at ratio 2; 64 kept", c.Message)
+	require.Equal(t, "vcpu 4 configured: bookings hold 10, more than it gives at ratio 2; 64 kept until they fit, "+
+		"new bookings held to 4", c.Message)
 	require.Equal(t, &core.NodeScalars{VCPU: 64, MemoryMB: 512 * 1024, DiskGB: 1000}, f.lastInventoryScalars(t, "n1"))
 	f.requireInvariants(t)
 

@@ -115,7 +115,7 @@ var eventCatalog = []EventSpec{
 	{Type: EventNodeJoined, Payload: nodeJoinedPayload, Summary: "A node credential was issued."},
 	{Type: EventNodeCredentialRevoked, Payload: nodeCredentialRevokedPayload, Summary: "A node credential was revoked, or superseded by a re-join."},
 	{Type: EventNodeInventoryReconciled, Payload: nodeInventoryReconciledPayload,
-		Summary: "A daemon's inventory changed its node's record: GPUs missing, back, new or mismatched, or workloads refused or run again."},
+		Summary: "A daemon's inventory changed its node's record (GPUs missing, back, new or mismatched, workloads refused or run again, scalars adopted), or the node's resync adopted a shrink of its scalars that waited for its bookings to fit."},
 
 	{Type: EventNodeCommandQueued, Payload: nodeCommandPayload, TenantScoped: true,
 		Summary: "A node job was accepted and waits for dispatch."},

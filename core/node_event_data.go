@@ -111,7 +111,9 @@ type NodeRetiredEventData struct {
 // conditions GPUMissing, GPUMismatch, WorkloadsRefused, DiskNotEnforced and
 // ScalarsMismatch raised, updated or cleared), the session epoch of the
 // report, GPU UUIDs by what happened to them, and its scalars when they
-// changed.
+// changed. The node's resync writes it too, when it adopts a shrink of the
+// scalars that waited for the bookings to fit: session epoch 0 (no report
+// made it), no GPUs, the scalars after it.
 type NodeInventoryReconciledEventData struct {
 	ID                string          `json:"id"`
 	PoolID            string          `json:"poolId"`

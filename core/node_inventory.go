@@ -45,8 +45,11 @@ const (
 	// disk (--vcpu, --memory-mb, --disk-gb given) differs from the node's
 	// record and was not adopted: the node's live and future bookings hold
 	// more than the new value would give (reason BookingsDoNotFit), or the
-	// value is out of range (reason OutOfRange). The record, and what the
-	// placer books against, stays; the daemon's next report that can be
-	// adopted, or that agrees, clears it.
+	// value is out of range (reason OutOfRange). The record stays. A
+	// shrink refused for the bookings waits: the placer books new
+	// reservations against it meanwhile, and the node's periodic resync
+	// adopts it once the bookings fit, which clears it; the daemon's next
+	// report replaces it (one that can be adopted, or that agrees, clears
+	// it).
 	ConditionScalarsMismatch = "ScalarsMismatch"
 )

@@ -199,11 +199,12 @@ type NodeLivenessSweep struct {
 }
 
 type NodeResource struct {
-	NodeID      string
-	Resource    string
-	Allocatable int64
-	Ratio       pgtype.Numeric
-	Allocated   int64
+	NodeID             string
+	Resource           string
+	Allocatable        int64
+	Ratio              pgtype.Numeric
+	Allocated          int64
+	PendingAllocatable *int64
 }
 
 type NodeSession struct {

@@ -12,7 +12,7 @@ import (
 const nodeResourceCharge = `-- name: NodeResourceCharge :execrows
 UPDATE node_resources SET allocated = allocated + $1::bigint
  WHERE node_id = $2 AND resource = $3
-   AND allocated + $1::bigint <= floor(allocatable * ratio)
+   AND allocated + $1::bigint <= floor(least(allocatable, pending_allocatable) * ratio)
 `
 
 type NodeResourceChargeParams struct {
@@ -22,7 +22,9 @@ type NodeResourceChargeParams struct {
 }
 
 // Rule 3: a guarded counter update. Zero rows means the node has no room;
-// the placer replans without it. The CHECK constraint is the backstop.
+// the placer replans without it. The CHECK constraint is the backstop. A
+// pending shrink (pending_allocatable) bounds new bookings as if adopted:
+// least() ignores its NULL.
 func (q *Queries) NodeResourceCharge(ctx context.Context, arg NodeResourceChargeParams) (int64, error) {
 	result, err := q.db.Exec(ctx, nodeResourceCharge, arg.Amount, arg.NodeID, arg.Resource)
 	if err != nil {
@@ -41,7 +43,7 @@ UPDATE node_resources r SET allocated = r.allocated + c.amount
   FROM locked l, (SELECT unnest($1::text[]) AS resource,
                unnest($2::bigint[]) AS amount) AS c
  WHERE r.node_id = l.node_id AND r.resource = l.resource AND c.resource = l.resource
-   AND r.allocated + c.amount <= floor(r.allocatable * r.ratio)
+   AND r.allocated + c.amount <= floor(least(r.allocatable, r.pending_allocatable) * r.ratio)
 RETURNING r.resource
 `
 
@@ -56,6 +58,9 @@ type NodeResourceChargeManyParams struct {
 // resources charged are returned, and fewer than asked means the node has
 // no room (the placer rolls back to its savepoint and replans). The rows
 // are locked in resource order first, as the statements one by one did.
+// While a shrink the daemon reported waits for the node's bookings to fit
+// it (pending_allocatable), new bookings are held to the smaller value, so
+// that they cannot keep it from ever fitting (least() ignores a NULL).
 func (q *Queries) NodeResourceChargeMany(ctx context.Context, arg NodeResourceChargeManyParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, nodeResourceChargeMany, arg.Resources, arg.Amounts, arg.NodeID)
 	if err != nil {
@@ -74,6 +79,19 @@ func (q *Queries) NodeResourceChargeMany(ctx context.Context, arg NodeResourceCh
 		return nil, err
 	}
 	return items, nil
+}
+
+const nodeResourceClearPending = `-- name: NodeResourceClearPending :exec
+UPDATE node_resources SET pending_allocatable = NULL
+ WHERE node_id = $1 AND pending_allocatable IS NOT NULL
+`
+
+// Forgets a node's pending shrinks: its daemon reported no scalars, so it
+// no longer states any (the ScalarsMismatch condition clears with them).
+// Locks only the rows that had one.
+func (q *Queries) NodeResourceClearPending(ctx context.Context, nodeID string) error {
+	_, err := q.db.Exec(ctx, nodeResourceClearPending, nodeID)
+	return err
 }
 
 const nodeResourceCreate = `-- name: NodeResourceCreate :exec
@@ -142,21 +160,23 @@ func (q *Queries) NodeResourceListByNode(ctx context.Context, nodeID string) ([]
 
 const nodeResourceListForUpdate = `-- name: NodeResourceListForUpdate :many
 SELECT resource, allocatable, ratio::float8 AS ratio, allocated,
-       floor(allocatable * ratio)::bigint AS capacity
+       floor(allocatable * ratio)::bigint AS capacity, pending_allocatable
   FROM node_resources WHERE node_id = $1
  ORDER BY resource FOR UPDATE
 `
 
 type NodeResourceListForUpdateRow struct {
-	Resource    string
-	Allocatable int64
-	Ratio       float64
-	Allocated   int64
-	Capacity    int64
+	Resource           string
+	Allocatable        int64
+	Ratio              float64
+	Allocated          int64
+	Capacity           int64
+	PendingAllocatable *int64
 }
 
 // A node's counters locked in resource order (the lock order), for the
-// inventory reconcile to compare the daemon's scalars with.
+// inventory reconcile to compare the daemon's scalars with, and for the
+// resync to retry the pending shrinks.
 func (q *Queries) NodeResourceListForUpdate(ctx context.Context, nodeID string) ([]NodeResourceListForUpdateRow, error) {
 	rows, err := q.db.Query(ctx, nodeResourceListForUpdate, nodeID)
 	if err != nil {
@@ -172,6 +192,7 @@ func (q *Queries) NodeResourceListForUpdate(ctx context.Context, nodeID string) 
 			&i.Ratio,
 			&i.Allocated,
 			&i.Capacity,
+			&i.PendingAllocatable,
 		); err != nil {
 			return nil, err
 		}
@@ -181,6 +202,21 @@ func (q *Queries) NodeResourceListForUpdate(ctx context.Context, nodeID string) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const nodeResourcePendingFits = `-- name: NodeResourcePendingFits :one
+SELECT EXISTS (SELECT 1 FROM node_resources
+                WHERE node_id = $1 AND pending_allocatable IS NOT NULL
+                  AND allocated <= floor(pending_allocatable * ratio))::boolean AS fits
+`
+
+// Whether a shrink pending on the node now fits its bookings: the resync's
+// look, without locks, before it takes the node's rows to adopt it.
+func (q *Queries) NodeResourcePendingFits(ctx context.Context, nodeID string) (bool, error) {
+	row := q.db.QueryRow(ctx, nodeResourcePendingFits, nodeID)
+	var fits bool
+	err := row.Scan(&fits)
+	return fits, err
 }
 
 const nodeResourceRefund = `-- name: NodeResourceRefund :execrows
@@ -247,7 +283,7 @@ func (q *Queries) NodeResourceRefundMany(ctx context.Context, arg NodeResourceRe
 }
 
 const nodeResourceSetAllocatable = `-- name: NodeResourceSetAllocatable :one
-UPDATE node_resources SET allocatable = $1::bigint
+UPDATE node_resources SET allocatable = $1::bigint, pending_allocatable = NULL
  WHERE node_id = $2 AND resource = $3
    AND allocated <= floor($1::bigint * ratio)
 RETURNING floor(allocatable * ratio)::bigint AS capacity
@@ -263,10 +299,31 @@ type NodeResourceSetAllocatableParams struct {
 // --vcpu, --memory-mb or --disk-gb): guarded, so that every live and
 // future booking on the node still fits the new capacity. No row means
 // they would not (the record stays); the row returns the new capacity,
-// which the pool rollup moves by. The CHECK is the backstop.
+// which the pool rollup moves by. The CHECK is the backstop. Adopting a
+// value ends any shrink that was pending. The node's resync adopts a
+// pending shrink with this same statement once the bookings fit it.
 func (q *Queries) NodeResourceSetAllocatable(ctx context.Context, arg NodeResourceSetAllocatableParams) (int64, error) {
 	row := q.db.QueryRow(ctx, nodeResourceSetAllocatable, arg.Allocatable, arg.NodeID, arg.Resource)
 	var capacity int64
 	err := row.Scan(&capacity)
 	return capacity, err
+}
+
+const nodeResourceSetPending = `-- name: NodeResourceSetPending :exec
+UPDATE node_resources SET pending_allocatable = $1::bigint
+ WHERE node_id = $2 AND resource = $3
+`
+
+type NodeResourceSetPendingParams struct {
+	PendingAllocatable *int64
+	NodeID             string
+	Resource           string
+}
+
+// Remembers the shrink a daemon reported that the node's bookings do not
+// fit yet (NULL: none), on a row NodeResourceListForUpdate locked. The
+// CHECK node_resources_pending_is_a_shrink refuses anything but a shrink.
+func (q *Queries) NodeResourceSetPending(ctx context.Context, arg NodeResourceSetPendingParams) error {
+	_, err := q.db.Exec(ctx, nodeResourceSetPending, arg.PendingAllocatable, arg.NodeID, arg.Resource)
+	return err
 }

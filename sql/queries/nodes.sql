@@ -67,7 +67,9 @@ UPDATE nodes SET cordoned = sqlc.arg(cordoned), taints = sqlc.arg(taints)::text[
 -- from compute_now(), so a create sends this with its first statements,
 -- before it has read the time. Only what the request asks for is counted
 -- (with_atoms, with_vcpu, with_memory, with_disk); the rest reads 0, which
--- a request of none of it never lacks. With list_atoms, each node's free
+-- a request of none of it never lacks. Free scalars are counted against
+-- a pending shrink where there is one, as NodeResourceChargeMany books.
+-- With list_atoms, each node's free
 -- atoms are listed too, so that a create's first attempt books without
 -- reading them again (tryNode): their ids and GPUs, unsorted (an ordered
 -- aggregate sorts for each node, which cost the query a third more), and
@@ -100,13 +102,16 @@ SELECT c.id, c.pool_id, c.cordoned, c.taints, c.no_schedule_reasons, c.state,
        coalesce(f.free_atom_parents, '{}')::text[] AS free_atom_parents,
        coalesce(f.free_atom_model, '')::text AS free_atom_model,
        CASE WHEN sqlc.arg(with_vcpu)::boolean THEN
-       coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
+       coalesce((SELECT floor(least(r.allocatable, r.pending_allocatable) * r.ratio)::bigint - r.allocated
+                   FROM node_resources r
                   WHERE r.node_id = c.id AND r.resource = 'vcpu'), 0) ELSE 0 END::bigint AS free_vcpu,
        CASE WHEN sqlc.arg(with_memory)::boolean THEN
-       coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
+       coalesce((SELECT floor(least(r.allocatable, r.pending_allocatable) * r.ratio)::bigint - r.allocated
+                   FROM node_resources r
                   WHERE r.node_id = c.id AND r.resource = 'memory'), 0) ELSE 0 END::bigint AS free_memory,
        CASE WHEN sqlc.arg(with_disk)::boolean THEN
-       coalesce((SELECT floor(r.allocatable * r.ratio)::bigint - r.allocated FROM node_resources r
+       coalesce((SELECT floor(least(r.allocatable, r.pending_allocatable) * r.ratio)::bigint - r.allocated
+                   FROM node_resources r
                   WHERE r.node_id = c.id AND r.resource = 'disk'), 0) ELSE 0 END::bigint AS free_disk
   FROM candidates c
   LEFT JOIN LATERAL (
