@@ -49,7 +49,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.DurationVar(&cfg.InventoryEvery, "inventory-every", DefaultInventoryEvery,
 		"how often a connected daemon reads its GPUs again and reports a change (negative: never)")
 	const scalarsHelp = " (registered at the first join; when given, reported at every connect and adopted " +
-		"if the node's bookings fit it, else the node's ScalarsMismatch condition says why)"
+		"when the node's bookings fit it, at once or once they do; the node's ScalarsMismatch condition says why meanwhile)"
 	fs.Int64Var(&cfg.VCPU, "vcpu", 64, "allocatable vCPUs"+scalarsHelp)
 	fs.Int64Var(&cfg.MemoryMB, "memory-mb", 512*1024, "allocatable memory in MB"+scalarsHelp)
 	fs.Int64Var(&cfg.DiskGB, "disk-gb", 2000, "allocatable disk in GB"+scalarsHelp)
