@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -198,19 +200,30 @@ func (c *cli) createTokenDirect(ctx context.Context, req client.CreateTokenReque
 	return c.showToken(body, t)
 }
 
-// showToken prints a created token; the table form is the one `compute
-// tokens create` has always printed, for scripts that read it by its
-// lines' prefixes (`token:`), with the identity added: it names the token
-// as `tokens list` does (tenant, identity, role), since two tokens of one
-// tenant and role differ by their identity only.
+// showToken prints a created token, one "label: value" line each, the
+// values aligned in one column. Scripts read the lines by their label
+// (`token:`) and the value after it, split at the first run of spaces
+// (awk '$1 == "token:" {print $2}'), as they did before the padding
+// lined the values up; -o json is the form for anything more. The
+// identity names the token as `tokens list` does (tenant, identity,
+// role), since two tokens of one tenant and role differ by their identity
+// only.
 func (c *cli) showToken(body []byte, t client.TokenCreated) error {
 	if c.output != "table" {
 		return c.show(body, nil)
 	}
-	_, err := fmt.Fprintf(c.stdout, "id:     %s\ntenant: %s\nidentity: %s\nrole:   %s\ntoken:  %s\n",
-		terminalSafe(t.ID), terminalSafe(t.Tenant), terminalSafe(t.Identity), terminalSafe(string(t.Role)), terminalSafe(t.Token))
-	if err == nil && t.ExpiresAt != nil {
-		_, err = fmt.Fprintf(c.stdout, "expires: %s\n", ts(*t.ExpiresAt))
+	lines := [][2]string{{"id", t.ID}, {"tenant", t.Tenant}, {"identity", t.Identity}, {"role", string(t.Role)}, {"token", t.Token}}
+	if t.ExpiresAt != nil {
+		lines = append(lines, [2]string{"expires", ts(*t.ExpiresAt)})
 	}
+	width := 0
+	for _, l := range lines {
+		width = max(width, len(l[0])+len(":"))
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&b, "%-*s %s\n", width, l[0]+":", terminalSafe(l[1]))
+	}
+	_, err := io.WriteString(c.stdout, b.String())
 	return err
 }

@@ -109,8 +109,10 @@ func TestTokensListShowsIssuedByToOperatorsOnly(t *testing.T) {
 // `tokens create` names the token it made: its identity too, beside its
 // id, tenant and role, so that an operator who pastes the block can tell
 // which token it is (two of one tenant and role differ by identity only).
-// It used to print no identity. The lines printed before stay as they
-// were, for scripts that read them by their prefix (`token:`).
+// The values stand in one column: they used to follow their labels at
+// three different offsets ("identity: alice" past "role:   member").
+// Scripts read a line by its label and take the value after the spaces,
+// as they always could.
 func TestTokensCreateNamesTheIdentity(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -123,5 +125,21 @@ func TestTokensCreateNamesTheIdentity(t *testing.T) {
 	inv := newInvocation(t, "COMPUTE_SERVER="+srv.URL, "COMPUTE_TOKEN=bc_operator")
 	out, errOut, code := inv.run("tokens", "create", "--tenant", "acme", "--identity", "alice", "--role", "member")
 	require.Zero(t, code, errOut)
-	require.Equal(t, "id:     tok_alice\ntenant: acme\nidentity: alice\nrole:   member\ntoken:  bc_secret\nexpires: 2026-12-31T00:00:00Z\n", out)
+	require.Equal(t, ""+
+		"id:       tok_alice\n"+
+		"tenant:   acme\n"+
+		"identity: alice\n"+
+		"role:     member\n"+
+		"token:    bc_secret\n"+
+		"expires:  2026-12-31T00:00:00Z\n", out)
+
+	// What a script does: the field after the label.
+	values := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		require.Len(t, f, 2, line)
+		values[f[0]] = f[1]
+	}
+	require.Equal(t, "bc_secret", values["token:"])
+	require.Equal(t, "tok_alice", values["id:"])
 }
