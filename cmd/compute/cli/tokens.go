@@ -112,17 +112,20 @@ later revoke of it without the flag revokes them.`,
 func (c *cli) tokensCreateCmd() *cobra.Command {
 	var tenant, identity, role string
 	var direct bool
-	var expiresIn time.Duration
+	var expiresIn string
 	cmd := &cobra.Command{
 		Use:   "create --tenant T --identity I --role operator|member|viewer [--expires-in DURATION]",
 		Short: "Issue an API token and print its secret once",
 		Long: `create issues a token bound to (tenant, identity, role), creating the
 tenant if it does not exist, and prints the secret once: the server keeps
-only its hash. With --expires-in the token stops authenticating that long
-from now, 720h being 30 days; without it, it is valid until revoked. A
-server with a maximum token lifetime (COMPUTE_MAX_TOKEN_TTL) refuses a
-token without --expires-in, or with a longer one, with
-TOKEN_LIFETIME_EXCEEDED (exit 2); --database is outside that maximum.
+only its hash. --expires-in is a duration: the token stops authenticating
+that long after it is issued (720h is 30 days, 90m an hour and a half; at
+least 1s), at the time printed as expiresAt, the API's name for it (RFC
+3339, UTC).
+Without it the token is valid until revoked. A server with a maximum token
+lifetime (COMPUTE_MAX_TOKEN_TTL) refuses a token without --expires-in, or
+with a longer one, with TOKEN_LIFETIME_EXCEEDED (exit 2); --database is
+outside that maximum.
 The token the request is made with is recorded as the new token's issuer:
 revoking it revokes the new token too.
 
@@ -145,10 +148,13 @@ compute serve runs on it.`,
 			}
 			req := client.CreateTokenRequest{Tenant: tenant, Identity: identity, Role: r}
 			if cmd.Flags().Changed("expires-in") {
-				if expiresIn <= 0 {
-					return usagef("--expires-in: %s is not a positive duration such as 720h", expiresIn)
+				d, err := parseExpiresIn(expiresIn)
+				if err != nil {
+					return err
 				}
-				at := time.Now().Add(expiresIn).UTC()
+				// Whole seconds: the time the output and the server's
+				// messages show is the time sent.
+				at := time.Now().Add(d).UTC().Truncate(time.Second)
 				req.ExpiresAt = &at
 			}
 			if direct {
@@ -165,7 +171,7 @@ compute serve runs on it.`,
 			return c.call(cmd, func(ctx context.Context, api *client.API) error {
 				res, err := api.CreateTokenWithResponse(ctx, req)
 				if err != nil {
-					return err
+					return expiresAtHint(err, expiresIn, req.ExpiresAt)
 				}
 				return c.showToken(res.Body, *res.JSON201)
 			})
@@ -175,7 +181,8 @@ compute serve runs on it.`,
 	cmd.Flags().StringVar(&identity, "identity", "", "who the token is for")
 	cmd.Flags().StringVar(&role, "role", "member", "operator, member or viewer")
 	cmd.Flags().BoolVar(&direct, "database", false, "write to the database directly instead of asking the server")
-	cmd.Flags().DurationVar(&expiresIn, "expires-in", 0, "how long the token stays valid, such as 720h (default: until revoked)")
+	cmd.Flags().StringVar(&expiresIn, "expires-in", "", "how long from now the token stays valid, a `DURATION` such as 720h (30 days); "+
+		"expiresAt in the output is the time it ends (default: until revoked)")
 	_ = cmd.MarkFlagRequired("tenant")
 	_ = cmd.MarkFlagRequired("identity")
 	_ = cmd.RegisterFlagCompletionFunc("role", cobra.FixedCompletions([]string{"operator", "member", "viewer"}, cobra.ShellCompDirectiveNoFileComp))
@@ -214,7 +221,9 @@ func (c *cli) showToken(body []byte, t client.TokenCreated) error {
 	}
 	lines := [][2]string{{"id", t.ID}, {"tenant", t.Tenant}, {"identity", t.Identity}, {"role", string(t.Role)}, {"token", t.Token}}
 	if t.ExpiresAt != nil {
-		lines = append(lines, [2]string{"expires", ts(*t.ExpiresAt)})
+		// The instant, under the API's name: --expires-in was the
+		// duration that led to it.
+		lines = append(lines, [2]string{"expiresAt", ts(*t.ExpiresAt)})
 	}
 	width := 0
 	for _, l := range lines {

@@ -126,12 +126,12 @@ func TestTokensCreateNamesTheIdentity(t *testing.T) {
 	out, errOut, code := inv.run("tokens", "create", "--tenant", "acme", "--identity", "alice", "--role", "member")
 	require.Zero(t, code, errOut)
 	require.Equal(t, ""+
-		"id:       tok_alice\n"+
-		"tenant:   acme\n"+
-		"identity: alice\n"+
-		"role:     member\n"+
-		"token:    bc_secret\n"+
-		"expires:  2026-12-31T00:00:00Z\n", out)
+		"id:        tok_alice\n"+
+		"tenant:    acme\n"+
+		"identity:  alice\n"+
+		"role:      member\n"+
+		"token:     bc_secret\n"+
+		"expiresAt: 2026-12-31T00:00:00Z\n", out)
 
 	// What a script does: the field after the label.
 	values := map[string]string{}
