@@ -3,6 +3,7 @@ package agent
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -14,9 +15,36 @@ import (
 // from an argument: a process's command line is readable by every user of
 // the machine, workloads included.
 func ParseFlags(args []string) (Config, error) {
+	fs, raw := newFlagSet()
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	return raw.config(fs)
+}
+
+// PrintFlags writes the flags ParseFlags reads, with their defaults, as
+// Go's flag package lists them: `compute agent --help` shows them in its
+// help, beside nothing the daemon does not read.
+func PrintFlags(w io.Writer) {
+	fs, _ := newFlagSet()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// rawFlags are the values the flag set parses into: the Config, and the
+// flags that become a Config's fields only after ParseFlags reads them.
+type rawFlags struct {
+	cfg                        Config
+	gateways, cdiDirs, cniDirs string
+	uidBase, uidCount          uint
+}
+
+// newFlagSet is the agent's flag set, parsing into the rawFlags it
+// returns.
+func newFlagSet() (*flag.FlagSet, *rawFlags) {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
-	var cfg Config
-	var gateways string
+	raw := &rawFlags{}
+	cfg := &raw.cfg
 	fs.StringVar(&cfg.NodeID, "node", "", "node id (required)")
 	fs.StringVar(&cfg.PoolID, "pool", "", "pool to register the node in (first join only)")
 	fs.StringVar(&cfg.ServerURL, "server", "http://localhost:8080", "API base URL, used to join")
@@ -28,18 +56,15 @@ func ParseFlags(args []string) (Config, error) {
 		DefaultWorkloadDir+"; with --workload-isolation=none, <state-dir>/workloads)")
 	fs.StringVar(&cfg.UIDTable, "uid-table", DefaultUIDTable, "the machine's table of workload user ids, shared by its daemons")
 	fs.StringVar(&cfg.RuncPath, "runc", "runc", "the runc binary")
-	var cdiDirs string
-	fs.StringVar(&cdiDirs, "cdi-spec-dirs", strings.Join(DefaultCDISpecDirs, ","), "directories of the GPUs' CDI specs "+
+	fs.StringVar(&raw.cdiDirs, "cdi-spec-dirs", strings.Join(DefaultCDISpecDirs, ","), "directories of the GPUs' CDI specs "+
 		"(nvidia-ctk cdi generate), comma-separated; --fake-gpus writes its own")
 	fs.Int64Var(&cfg.PidsPerVCPU, "pids-per-vcpu", DefaultPidsPerVCPU, "an allocation's process limit per vCPU")
-	var cniDirs string
-	fs.StringVar(&cniDirs, "cni-bin-dirs", strings.Join(DefaultCNIBinDirs, ","), "directories of the CNI plugins "+
+	fs.StringVar(&raw.cniDirs, "cni-bin-dirs", strings.Join(DefaultCNIBinDirs, ","), "directories of the CNI plugins "+
 		"bridge-mode pools' networks use, comma-separated")
 	fs.StringVar(&cfg.BridgeSubnet, "bridge-subnet", DefaultBridgeSubnet, "address range of bridge-mode allocations")
-	var uidBase, uidCount uint
-	fs.UintVar(&uidBase, "workload-uid-base", DefaultWorkloadUIDBase, "first user id handed to workloads")
-	fs.UintVar(&uidCount, "workload-uid-count", DefaultWorkloadUIDCount, "number of user ids handed to workloads")
-	fs.StringVar(&gateways, "gateway", "ws://localhost:8081", "gateway URLs, comma-separated, tried in turn")
+	fs.UintVar(&raw.uidBase, "workload-uid-base", DefaultWorkloadUIDBase, "first user id handed to workloads")
+	fs.UintVar(&raw.uidCount, "workload-uid-count", DefaultWorkloadUIDCount, "number of user ids handed to workloads")
+	fs.StringVar(&raw.gateways, "gateway", "ws://localhost:8081", "gateway URLs, comma-separated, tried in turn")
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "directory for the credential and the journal (default ./.compute/agent-<node>)")
 	fs.StringVar(&cfg.FakeGPUs, "fake-gpus", "", "fake GPU inventory, e.g. 8xH100-80GB, or \""+NoGPUs+"\" for no GPUs "+
 		"(default: the real GPUs, from nvidia-smi)")
@@ -53,9 +78,13 @@ func ParseFlags(args []string) (Config, error) {
 	fs.Int64Var(&cfg.VCPU, "vcpu", 64, "allocatable vCPUs"+scalarsHelp)
 	fs.Int64Var(&cfg.MemoryMB, "memory-mb", 512*1024, "allocatable memory in MB"+scalarsHelp)
 	fs.Int64Var(&cfg.DiskGB, "disk-gb", 2000, "allocatable disk in GB"+scalarsHelp)
-	if err := fs.Parse(args); err != nil {
-		return Config{}, err
-	}
+	return fs, raw
+}
+
+// config is the Config of the flags fs parsed into raw.
+func (raw *rawFlags) config(fs *flag.FlagSet) (Config, error) {
+	cfg := raw.cfg
+	uidBase, uidCount, cniDirs, cdiDirs, gateways := raw.uidBase, raw.uidCount, raw.cniDirs, raw.cdiDirs, raw.gateways
 	// A scalar given is the operator's statement about the machine, and
 	// reported; a default is not, and never overrides the node's record.
 	given := map[string]bool{}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bettercompute/compute/agent"
 	"github.com/bettercompute/compute/cmd/compute/cli"
 )
 
@@ -58,12 +60,12 @@ func TestEveryHelpExitsZeroWithoutADatabase(t *testing.T) {
 		}
 	}
 
-	// The agent's own flags come with its help.
-	_, errOut, code := runCLI(t, dir, env, "", bin, "agent", "--help")
+	// The agent's own flags come with its help, on stdout.
+	out, _, code := runCLI(t, dir, env, "", bin, "agent", "--help")
 	require.Equal(t, 0, code)
-	require.Contains(t, errOut, "-fake-gpus")
+	require.Contains(t, out, "-fake-gpus")
 
-	out, _, code := runCLI(t, dir, env, "", bin, "--version")
+	out, _, code = runCLI(t, dir, env, "", bin, "--version")
 	require.Equal(t, 0, code)
 	require.Regexp(t, versionOutput, out)
 
@@ -115,4 +117,51 @@ func TestServerCommandsExitTwoOnBadFlags(t *testing.T) {
 	_, errOut, code := runCLI(t, dir, env, "", bin, "torture", "--ops", "200")
 	require.Equal(t, 2, code, errOut)
 	require.Contains(t, errOut, "fewer than 1000 operations cannot pass")
+}
+
+// The help of a command that parses its own flags (agent, serve, torture)
+// lists only what its parser reads: `compute agent -h` listed the client
+// commands' --context and --output under "Global Flags", which the
+// agent's parser refuses as unknown, and printed the agent's own flags on
+// stderr, after the help on stdout. Now its flags are in the help, on
+// stdout, and `compute help agent` shows them too.
+func TestPassThroughHelpListsOnlyWhatItReads(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"agent", "--help"}, {"agent", "-h"}, {"help", "agent"}, {"agent", "--node", "n1", "-help"}} {
+		var out, errOut strings.Builder
+		code := cli.Run(context.Background(), program(strings.NewReader(""), &out, &errOut, func(string) string { return "" }), args)
+		require.Equal(t, 0, code, "%v: %s", args, errOut.String())
+		require.Empty(t, errOut.String(), args)
+		help := out.String()
+		require.Contains(t, help, "Usage:\n  compute agent --node NODE_ID [flags]\n", args)
+		require.Contains(t, help, "COMPUTE_JOIN_TOKEN", args)
+		var listed []string
+		for _, line := range strings.Split(help, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(line, "  -") {
+				listed = append(listed, strings.TrimLeft(f[0], "-"))
+			}
+		}
+		var reads []string
+		var b strings.Builder
+		agent.PrintFlags(&b)
+		for _, line := range strings.Split(b.String(), "\n") {
+			if strings.HasPrefix(line, "  -") {
+				reads = append(reads, strings.TrimLeft(strings.Fields(line)[0], "-"))
+			}
+		}
+		require.Contains(t, reads, "fake-gpus")
+		require.Equal(t, reads, listed, "%v: the flags listed are the agent's, and only those", args)
+		for _, global := range []string{"--context", "--output", "Global Flags"} {
+			require.NotContains(t, help, global, args)
+		}
+	}
+	for _, name := range []string{"serve", "torture"} {
+		var out, errOut strings.Builder
+		code := cli.Run(context.Background(), program(strings.NewReader(""), &out, &errOut, func(string) string { return "" }), []string{name, "--help"})
+		require.Equal(t, 0, code, errOut.String())
+		require.Contains(t, out.String(), "Usage:\n  compute "+name)
+		for _, global := range []string{"--context", "--output", "Global Flags"} {
+			require.NotContains(t, out.String(), global, name)
+		}
+	}
 }

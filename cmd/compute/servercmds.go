@@ -5,11 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bettercompute/compute/agent"
 	"github.com/bettercompute/compute/cmd/compute/cli"
 	"github.com/bettercompute/compute/internal/config"
 	"github.com/bettercompute/compute/projections"
@@ -40,11 +42,14 @@ Its own flag:
 	agentCmd := passThrough("agent --node NODE_ID [flags]", "Run a node daemon (see docs/concepts/nodes.md)",
 		`agent runs the node daemon: it joins once with a single-use join token,
 keeps a session with a gateway and runs the allocations' workloads. It
-needs no database. Its flags follow (compute agent -h lists them).`,
+needs no database. It reads the flags below and two environment variables,
+COMPUTE_JOIN_TOKEN (the join token, when --join-token-file is not given)
+and COMPUTE_LOG_LEVEL; nothing of the client commands' configuration.`,
 		func(ctx context.Context, _ config.Config, _ *slog.Logger, args []string) error {
 			return agentCmd(ctx, args)
 		})
 	agentCmd.Annotations = map[string]string{"noConfig": "true"}
+	agentCmd.SetUsageFunc(passThroughUsage(agent.PrintFlags))
 	tortureCmd := passThrough("torture [--ops N] [--concurrency C] [--check-every K] [--seed S] [--keep]",
 		"Attack the capacity core in a scratch database and judge it",
 		`torture runs concurrent creates, extends, releases and operator churn on the
@@ -183,17 +188,28 @@ func passThrough(use, short, long string, f serverFunc) *cobra.Command {
 			end = len(args)
 		}
 		if slices.ContainsFunc(args[:end], func(a string) bool { return a == "-h" || a == "--help" || a == "-help" }) {
-			if err := cmd.Help(); err != nil {
-				return err
-			}
-			if name == "agent" {
-				fmt.Fprintln(cmd.OutOrStdout())
-				// The agent's parser prints its flags (on stderr) and stops.
-				return run(cmd, []string{"-h"})
-			}
-			return nil
+			return cmd.Help()
 		}
 		return run(cmd, args)
 	}
+	cmd.SetUsageFunc(passThroughUsage(nil))
 	return cmd
+}
+
+// passThroughUsage is the usage of a command that parses its own flags:
+// its usage line and, from flags when it is given, the flags its parser
+// reads, on the help's stdout. It leaves out the client commands' global
+// flags (--context, --output), which cobra lists under every command but
+// such a command's parser does not know: `compute agent --context x` is
+// refused as an unknown flag.
+func passThroughUsage(flags func(io.Writer)) func(*cobra.Command) error {
+	return func(cmd *cobra.Command) error {
+		w := cmd.OutOrStderr()
+		fmt.Fprintf(w, "Usage:\n  %s\n", cmd.UseLine())
+		if flags != nil {
+			fmt.Fprint(w, "\nFlags (-flag or --flag; -h, --help prints this):\n")
+			flags(w)
+		}
+		return nil
+	}
 }
