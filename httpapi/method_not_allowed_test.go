@@ -1,8 +1,13 @@
 package httpapi_test
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -69,4 +74,79 @@ func TestMethodNotAllowedBeforeTheBody(t *testing.T) {
 	f.fails(t, http.StatusNotFound, core.CodeNotFound, http.MethodGet, "/v1/no-such-thing", f.operator, `{"max":3}`, nil)
 	// A GET route still refuses a body with a field in it.
 	f.fails(t, http.StatusBadRequest, core.CodeInvalidArgument, http.MethodGet, "/v1/tenants/acme/quotas", f.operator, `{"max":3}`, nil)
+}
+
+// Allow lists exactly the methods a path answers (RFC 9110 §15.5.6): each
+// method it names is answered by the route (whatever the answer, never
+// 405), and each it leaves out is 405 with the same Allow. The operations
+// routes and / answer GET, HEAD and OPTIONS (the router's 204 with Allow)
+// and list all three. The /v1 routes answer neither HEAD nor OPTIONS
+// (docs/openapi.yaml says why; a CORS preflight from an allowed origin is
+// the CORS middleware's, TestCORSPreflight), so their Allow names neither:
+// a client that tried HEAD because Allow listed it would get 405. Every
+// feature's routes are served, as main serves them, over a real listener.
+func TestAllowListsExactlyTheMethodsAnswered(t *testing.T) {
+	t.Parallel()
+	s := newAPIServer(t, time.Second)
+	srv := httptest.NewServer(s.e)
+	t.Cleanup(srv.Close)
+	send := func(method, path string) (int, http.Header, string) {
+		t.Helper()
+		var body io.Reader
+		if method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
+			body = strings.NewReader(`{}`)
+		}
+		req, err := http.NewRequest(method, srv.URL+path, body)
+		require.NoError(t, err)
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Set("Authorization", "Bearer "+s.operator)
+		res, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		raw, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, res.Header, string(raw)
+	}
+	methods := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+		http.MethodPatch, http.MethodDelete, http.MethodOptions}
+	for path, want := range map[string][]string{
+		"/v1/reservations":                  {"GET", "POST"},
+		"/v1/tenants/acme/quotas":           {"GET"},
+		"/v1/tenants/acme/quotas/gpu":       {"PUT"},
+		"/v1/nodes/n1":                      {"GET"},
+		"/v1/nodes/n1/cordon":               {"POST"},
+		"/v1/webhook-endpoints/whe_1":       {"DELETE", "GET", "PATCH"},
+		"/v1/whoami":                        {"GET"},
+		"/v1/events/stream":                 {"GET"},
+		"/healthz":                          {"GET", "HEAD", "OPTIONS"},
+		"/openapi.yaml":                     {"GET", "HEAD", "OPTIONS"},
+		"/":                                 {"GET", "HEAD", "OPTIONS"},
+		"/v1/tenants/acme/priority-classes": {"GET", "PUT"},
+	} {
+		var answered, allow []string
+		for _, m := range methods {
+			if path == "/v1/events/stream" && m == http.MethodGet {
+				answered = append(answered, m) // the stream's GET holds the connection; its tests read it
+				continue
+			}
+			status, header, body := send(m, path)
+			require.NotContains(t, body, "route not found", "%s %s", m, path)
+			if status != http.StatusMethodNotAllowed {
+				answered = append(answered, m)
+				continue
+			}
+			got := strings.Split(header.Get("Allow"), ", ")
+			slices.Sort(got)
+			if allow != nil {
+				require.Equal(t, allow, got, "%s %s: every 405 of a path has one Allow", m, path)
+			}
+			allow = got
+		}
+		slices.Sort(answered)
+		slices.Sort(want)
+		require.Equal(t, want, answered, "%s: the methods answered", path)
+		require.Equal(t, want, allow, "%s: Allow", path)
+	}
 }
