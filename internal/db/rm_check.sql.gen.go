@@ -10,11 +10,7 @@ import (
 )
 
 const rmCheckDeviceHolders = `-- name: RmCheckDeviceHolders :many
-WITH cur AS (
-  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
-    FROM outbox_cursors c WHERE c.sink = 'device-holders'),
-pending AS MATERIALIZED (
-  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('device-holders') AS p (subject)),
 booked AS (
   SELECT b.device_id, a.reservation_id, tstzrange(min(lower(b.during)), max(upper(b.during)), '[)') AS during
     FROM device_bookings b JOIN allocations a ON a.id = b.allocation_id
@@ -73,11 +69,7 @@ func (q *Queries) RmCheckDeviceHolders(ctx context.Context, sampleSize int32) ([
 }
 
 const rmCheckFleetAllocations = `-- name: RmCheckFleetAllocations :many
-WITH cur AS (
-  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
-    FROM outbox_cursors c WHERE c.sink = 'fleet'),
-pending AS MATERIALIZED (
-  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('fleet') AS p (subject)),
 w AS (
   SELECT r.id, r.tenant_id, a.node_id, n.pool_id, a.device_ids,
          coalesce((r.spec->>'vcpu')::bigint, 0) AS vcpu, coalesce((r.spec->>'memoryMb')::bigint, 0) AS memory_mb,
@@ -147,11 +139,7 @@ func (q *Queries) RmCheckFleetAllocations(ctx context.Context, sampleSize int32)
 }
 
 const rmCheckFleetDevices = `-- name: RmCheckFleetDevices :many
-WITH cur AS (
-  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
-    FROM outbox_cursors c WHERE c.sink = 'fleet'),
-pending AS MATERIALIZED (
-  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('fleet') AS p (subject)),
 d AS MATERIALIZED (
   SELECT coalesce(w.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN w.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
@@ -209,11 +197,7 @@ func (q *Queries) RmCheckFleetDevices(ctx context.Context, sampleSize int32) ([]
 }
 
 const rmCheckFleetNodes = `-- name: RmCheckFleetNodes :many
-WITH cur AS (
-  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
-    FROM outbox_cursors c WHERE c.sink = 'fleet'),
-pending AS MATERIALIZED (
-  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('fleet') AS p (subject)),
 d AS MATERIALIZED (
   SELECT coalesce(n.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN n.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
@@ -275,11 +259,7 @@ func (q *Queries) RmCheckFleetNodes(ctx context.Context, sampleSize int32) ([]Rm
 
 const rmCheckReservations = `-- name: RmCheckReservations :many
 
-WITH cur AS (
-  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
-    FROM outbox_cursors c WHERE c.sink = 'reservations'),
-pending AS MATERIALIZED (
-  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('reservations') AS p (subject)),
 d AS MATERIALIZED (
   SELECT coalesce(r.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN r.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
@@ -311,14 +291,17 @@ type RmCheckReservationsRow struct {
 // disagree: 'missing' (in the write model, not in the read model),
 // 'extra' (the reverse) or 'differs' (a mirrored field, the version
 // included). A row is only behind, not diverging, while an event of its
-// subject lies after the projection's cursor (outbox_cursors): the
-// projection has not applied it yet. That set is read with a keyset scan
-// of outbox_position from the cursor on, so it costs what the projection
-// lags, and the comparison itself reads each table once. The rows come
-// diverging first, then behind, in key order, at most sample_size of them;
-// every row carries the two counts, so the first tells both. d and pending
-// are MATERIALIZED so that each is computed once, not once per reference,
-// and a row's subjects are looked up with IN, which hashes pending once.
+// subject lies after the projection's cursor: the projection has not
+// applied it yet. Every query reads that set, pending, from
+// rm_check_pending_subjects (migration 0071; the column list after its
+// alias is for sqlc), which the planner inlines: the log from the cursor
+// on, so it costs what the projection lags (docs/benchmarks.md says how
+// PostgreSQL plans it), and the comparison itself reads each table once.
+// The rows come diverging first, then behind, in key order, at most
+// sample_size of them; every row carries the two counts, so the first
+// tells both. d and pending are MATERIALIZED so that each is computed
+// once, not once per reference, and a row's subjects are looked up with
+// IN, which hashes pending once.
 func (q *Queries) RmCheckReservations(ctx context.Context, sampleSize int32) ([]RmCheckReservationsRow, error) {
 	rows, err := q.db.Query(ctx, rmCheckReservations, sampleSize)
 	if err != nil {

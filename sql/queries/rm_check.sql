@@ -4,21 +4,20 @@
 -- disagree: 'missing' (in the write model, not in the read model),
 -- 'extra' (the reverse) or 'differs' (a mirrored field, the version
 -- included). A row is only behind, not diverging, while an event of its
--- subject lies after the projection's cursor (outbox_cursors): the
--- projection has not applied it yet. That set is read with a keyset scan
--- of outbox_position from the cursor on, so it costs what the projection
--- lags, and the comparison itself reads each table once. The rows come
--- diverging first, then behind, in key order, at most sample_size of them;
--- every row carries the two counts, so the first tells both. d and pending
--- are MATERIALIZED so that each is computed once, not once per reference,
--- and a row's subjects are looked up with IN, which hashes pending once.
+-- subject lies after the projection's cursor: the projection has not
+-- applied it yet. Every query reads that set, pending, from
+-- rm_check_pending_subjects (migration 0071; the column list after its
+-- alias is for sqlc), which the planner inlines: the log from the cursor
+-- on, so it costs what the projection lags (docs/benchmarks.md says how
+-- PostgreSQL plans it), and the comparison itself reads each table once.
+-- The rows come diverging first, then behind, in key order, at most
+-- sample_size of them; every row carries the two counts, so the first
+-- tells both. d and pending are MATERIALIZED so that each is computed
+-- once, not once per reference, and a row's subjects are looked up with
+-- IN, which hashes pending once.
 
 -- name: RmCheckReservations :many
-WITH cur AS (
-  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
-    FROM outbox_cursors c WHERE c.sink = 'reservations'),
-pending AS MATERIALIZED (
-  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('reservations') AS p (subject)),
 d AS MATERIALIZED (
   SELECT coalesce(r.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN r.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
@@ -38,11 +37,7 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
 -- name: RmCheckFleetNodes :many
 -- A node's scalars are its allocatable vCPU, memory and disk, as
 -- RmFleetNodeSeed reads them.
-WITH cur AS (
-  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
-    FROM outbox_cursors c WHERE c.sink = 'fleet'),
-pending AS MATERIALIZED (
-  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('fleet') AS p (subject)),
 d AS MATERIALIZED (
   SELECT coalesce(n.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN n.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
@@ -70,11 +65,7 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
 -- of its GPU; a device row is behind while an event of its GPU, or of its
 -- node, is not yet applied. Health, quarantine and version are the GPU's
 -- own: an atom's are not compared.
-WITH cur AS (
-  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
-    FROM outbox_cursors c WHERE c.sink = 'fleet'),
-pending AS MATERIALIZED (
-  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('fleet') AS p (subject)),
 d AS MATERIALIZED (
   SELECT coalesce(w.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN w.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
@@ -100,11 +91,7 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
 -- deleted by retention (RetentionFleetAllocationsPrune): its absence is
 -- not divergence, and its presence is only overdue pruning, which
 -- `compute check` reports apart.
-WITH cur AS (
-  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
-    FROM outbox_cursors c WHERE c.sink = 'fleet'),
-pending AS MATERIALIZED (
-  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('fleet') AS p (subject)),
 w AS (
   SELECT r.id, r.tenant_id, a.node_id, n.pool_id, a.device_ids,
          coalesce((r.spec->>'vcpu')::bigint, 0) AS vcpu, coalesce((r.spec->>'memoryMb')::bigint, 0) AS memory_mb,
@@ -136,11 +123,7 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
 -- booking's start to the last one's end (an extension adds a booking). A
 -- holder withdrawn before it began (an empty range) has no bookings left
 -- and is not compared. The key is "<device> held by <reservation>".
-WITH cur AS (
-  SELECT coalesce(max(c.txid), '0'::xid8) AS txid, coalesce(max(c.seq), 0)::bigint AS seq
-    FROM outbox_cursors c WHERE c.sink = 'device-holders'),
-pending AS MATERIALIZED (
-  SELECT DISTINCT o.subject FROM outbox o, cur WHERE (o.txid, o.seq) > (cur.txid, cur.seq)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('device-holders') AS p (subject)),
 booked AS (
   SELECT b.device_id, a.reservation_id, tstzrange(min(lower(b.during)), max(upper(b.during)), '[)') AS during
     FROM device_bookings b JOIN allocations a ON a.id = b.allocation_id
