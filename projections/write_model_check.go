@@ -125,16 +125,18 @@ func CheckAgainstWriteModel(ctx context.Context, conn interface {
 // checkQuery runs one read model's comparison (sql/queries/rm_check.sql).
 type checkQuery func(context.Context, *db.Queries, int32) ([]db.RmCheckReservationsRow, error)
 
-// writeModelChecks lists the read models CheckAgainstWriteModel compares,
-// each with its query, in the order it reports them.
-func writeModelChecks() []struct {
+// writeModelCheck is one read model CheckAgainstWriteModel compares: its
+// table, the projection that writes it (whose cursor tells behind from
+// diverging) and its query.
+type writeModelCheck struct {
 	table, projection string
 	run               checkQuery
-} {
-	return []struct {
-		table, projection string
-		run               checkQuery
-	}{
+}
+
+// writeModelChecks lists the read models CheckAgainstWriteModel compares,
+// in the order it reports them.
+func writeModelChecks() []writeModelCheck {
+	return []writeModelCheck{
 		{"rm_reservations", NameReservations, convertRows((*db.Queries).RmCheckReservations)},
 		{"rm_fleet_nodes", NameFleet, convertRows((*db.Queries).RmCheckFleetNodes)},
 		{"rm_fleet_devices", NameFleet, convertRows((*db.Queries).RmCheckFleetDevices)},
