@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,7 +14,9 @@ import (
 )
 
 // NodeJobTimeout is how long a node may be unreachable (or lost) before
-// its jobs that are not assignments end timed-out. It cannot hurt a live
+// its jobs that are not assignments end timed-out, counting only time the
+// control plane was up: after an outage (see OutageThreshold) the count
+// starts again at the first sweep. It cannot hurt a live
 // node: an unreachable node has had no session for at least
 // NoSessionAfter plus its grace, and an exec the daemon runs ends by the
 // daemon's own timeout (at most MaxCommandTimeout seconds, an hour) within
@@ -93,7 +96,11 @@ func timeOutJobsOfNode(ctx context.Context, q *db.Queries, node string) ([]strin
 }
 
 // nodeJobTimeoutReason says whether node, locked in state, is due for its
-// jobs to time out now, and the reason its jobs then carry.
+// jobs to time out now, and the reason its jobs then carry. The database
+// decides, by its clock (NodeJobTimeoutAbsence): the node's absence counts
+// from the later of when it became unreachable and when the control plane
+// last came back from an outage, because a daemon cannot reconnect while
+// the control plane is down, so the outage says nothing about the node.
 func nodeJobTimeoutReason(ctx context.Context, q *db.Queries, node string, state core.State) (string, bool, error) {
 	if state == core.NodeRetired {
 		return "timed out: its node was retired, so no daemon can answer it", true, nil
@@ -101,17 +108,22 @@ func nodeJobTimeoutReason(ctx context.Context, q *db.Queries, node string, state
 	if state != core.NodeUnreachable && state != core.NodeLost {
 		return "", false, nil
 	}
-	s, err := q.NodeSessionGet(ctx, node)
+	a, err := q.NodeJobTimeoutAbsence(ctx, db.NodeJobTimeoutAbsenceParams{NodeID: node,
+		AfterSeconds: NodeJobTimeout.Seconds()})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil // never marked unreachable: nothing to count from
+	}
 	if err != nil {
 		return "", false, pg.Translate(err, "node session of "+node)
 	}
-	now, err := q.NodeLivenessNow(ctx)
-	if err != nil {
-		return "", false, pg.Translate(err, "clock")
-	}
-	if s.UnreachableSince == nil || now.Before(s.UnreachableSince.Add(NodeJobTimeout)) {
+	if !a.Due {
 		return "", false, nil
 	}
+	since := a.UnreachableSince.UTC().Format(time.RFC3339)
+	if a.CountedFrom.After(a.UnreachableSince) {
+		since += ", counted from " + a.CountedFrom.UTC().Format(time.RFC3339) +
+			" when the control plane came back from an outage"
+	}
 	return fmt.Sprintf("timed out: its node has been unreachable since %s (%s now), longer than the node job timeout (%s)",
-		s.UnreachableSince.UTC().Format(time.RFC3339), state, NodeJobTimeout), true, nil
+		since, state, NodeJobTimeout), true, nil
 }

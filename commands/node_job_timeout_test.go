@@ -62,9 +62,9 @@ func TestNodeJobTimesOutOnUnreachableNode(t *testing.T) {
 	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT state FROM nodes WHERE id = 'n1'").Scan(&nodeState))
 	require.Equal(t, string(core.NodeUnreachable), nodeState)
 
-	// Unreachable, but not yet for NodeJobTimeout: nothing ends.
-	f.d.AdvanceSimClock(t, commands.NodeJobTimeout-time.Minute)
-	require.NoError(t, commandstest.SweepLiveness(f.ctx, f.h))
+	// Unreachable, but not yet for NodeJobTimeout: nothing ends. The control
+	// plane sweeps meanwhile (one jump of the clock would be an outage).
+	f.upFor(t, commands.NodeJobTimeout-time.Minute)
 	state, _, _ := f.jobState(t, exec.Command.ID)
 	require.Equal(t, core.CommandRunning, state)
 	require.Zero(t, f.countEvents(t, core.EventNodeCommandTimedOut))
@@ -119,6 +119,59 @@ func TestNodeJobTimesOutOnRetiredNode(t *testing.T) {
 	state, _, reason := f.jobState(t, job.Command.ID)
 	require.Equal(t, core.CommandTimedOut, state)
 	require.Contains(t, reason, "retired")
+	require.Equal(t, 1, f.countEvents(t, core.EventNodeCommandTimedOut))
+	f.requireInvariants(t)
+}
+
+// upFor runs the liveness sweep for d on the simulated clock as seldom as
+// a control plane that stays up may: every OutageThreshold, the longest
+// gap that is not an outage. It keeps hour-long tests short.
+func (f *fixture) upFor(t *testing.T, d time.Duration) {
+	t.Helper()
+	for ; d > 0; d -= commands.OutageThreshold {
+		f.d.AdvanceSimClock(t, min(d, commands.OutageThreshold))
+		require.NoError(t, commandstest.SweepLiveness(f.ctx, f.h))
+	}
+}
+
+// A node's absence counts only while the control plane was up to receive
+// it: a node unreachable for 30 minutes before a two-hour outage of the
+// control plane keeps its jobs at the first sweep after the outage (its
+// daemon could not reconnect meanwhile), and they time out once the node
+// has stayed away NodeJobTimeout from the recovery. Without the outage's
+// end as the clock's start, the first sweep timed the job out.
+func TestNodeJobTimeoutIgnoresControlPlaneOutage(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.node(t, "n1", exclusive)
+	job, err := f.h.RunNodeCommand(f.ctx, operator, commands.RunNodeCommand{NodeID: "n1", IdempotencyKey: "w1",
+		Kind: core.NodeCommandWipe})
+	require.NoError(t, err)
+	d := f.connect(t, "n1", "j1", 0)
+	require.NoError(t, commandstest.SweepLiveness(f.ctx, f.h)) // the controller heartbeat
+	require.NoError(t, f.h.NodeSessions().CloseNodeSession(f.ctx, "n1", d.epoch, 0))
+	f.sweepFor(t, commands.NoSessionAfter+2*commands.LivenessSweepEvery)
+	var nodeState string
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT state FROM nodes WHERE id = 'n1'").Scan(&nodeState))
+	require.Equal(t, string(core.NodeUnreachable), nodeState)
+	f.upFor(t, 30*time.Minute)
+
+	// The control plane is down for two hours: nobody sweeps.
+	f.d.AdvanceSimClock(t, 2*time.Hour)
+	require.NoError(t, commandstest.SweepLiveness(f.ctx, f.h))
+	state, _, _ := f.jobState(t, job.Command.ID)
+	require.Equal(t, core.CommandQueued, state, "the outage does not count as the node's absence")
+	require.Zero(t, f.countEvents(t, core.EventNodeCommandTimedOut))
+
+	f.upFor(t, commands.NodeJobTimeout-time.Minute)
+	state, _, _ = f.jobState(t, job.Command.ID)
+	require.Equal(t, core.CommandQueued, state, "not yet away NodeJobTimeout since the recovery")
+
+	f.upFor(t, 2*time.Minute)
+	state, _, reason := f.jobState(t, job.Command.ID)
+	require.Equal(t, core.CommandTimedOut, state)
+	require.Contains(t, reason, "unreachable since")
+	require.Contains(t, reason, "control plane")
 	require.Equal(t, 1, f.countEvents(t, core.EventNodeCommandTimedOut))
 	f.requireInvariants(t)
 }

@@ -49,8 +49,12 @@ func TestNodeJobTimeoutOverHTTP(t *testing.T) {
 	}
 	f.ok(t, http.StatusOK, http.MethodGet, "/v1/commands/"+cmd.ID, f.member, nil, nil).decode(t, &got)
 	require.Equal(t, "queued", got.State, "unreachable, but not for long")
-	f.pg.AdvanceSimClock(t, commands.NodeJobTimeout)
-	require.NoError(t, commandstest.SweepLiveness(ctx, h))
+	// The control plane stays up and sweeps: a sweep at least every
+	// OutageThreshold, or the gap would be an outage, which restarts the count.
+	for d := time.Duration(0); d < commands.NodeJobTimeout; d += commands.OutageThreshold {
+		f.pg.AdvanceSimClock(t, commands.OutageThreshold)
+		require.NoError(t, commandstest.SweepLiveness(ctx, h))
+	}
 
 	var body struct {
 		commandJSON

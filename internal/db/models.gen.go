@@ -194,8 +194,9 @@ type NodeJoinToken struct {
 }
 
 type NodeLivenessSweep struct {
-	ID          int32
-	LastSweepAt time.Time
+	ID            int32
+	LastSweepAt   time.Time
+	OutageEndedAt *time.Time
 }
 
 type NodeResource struct {

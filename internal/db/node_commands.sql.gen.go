@@ -634,12 +634,46 @@ func (q *Queries) NodeCommandTimeOut(ctx context.Context, arg NodeCommandTimeOut
 	return result.RowsAffected(), nil
 }
 
+const nodeJobTimeoutAbsence = `-- name: NodeJobTimeoutAbsence :one
+SELECT s.unreachable_since::timestamptz AS unreachable_since,
+       GREATEST(s.unreachable_since, w.outage_ended_at)::timestamptz AS counted_from,
+       (GREATEST(s.unreachable_since, w.outage_ended_at)
+          + make_interval(secs => $1::float8) <= compute_now())::bool AS due
+  FROM node_sessions s
+  LEFT JOIN node_liveness_sweeps w ON w.id = 1
+ WHERE s.node_id = $2 AND s.unreachable_since IS NOT NULL
+`
+
+type NodeJobTimeoutAbsenceParams struct {
+	AfterSeconds float64
+	NodeID       string
+}
+
+type NodeJobTimeoutAbsenceRow struct {
+	UnreachableSince time.Time
+	CountedFrom      time.Time
+	Due              bool
+}
+
+// How long node's absence counts for the node job timeout, judged by the
+// database's clock: from the later of unreachable_since and the end of the
+// last control-plane outage (node_liveness_sweeps.outage_ended_at), since a
+// daemon cannot reconnect while the control plane is down; due once that is
+// at least after_seconds ago. No row: the node has no unreachable_since.
+func (q *Queries) NodeJobTimeoutAbsence(ctx context.Context, arg NodeJobTimeoutAbsenceParams) (NodeJobTimeoutAbsenceRow, error) {
+	row := q.db.QueryRow(ctx, nodeJobTimeoutAbsence, arg.AfterSeconds, arg.NodeID)
+	var i NodeJobTimeoutAbsenceRow
+	err := row.Scan(&i.UnreachableSince, &i.CountedFrom, &i.Due)
+	return i, err
+}
+
 const nodeJobTimeoutDue = `-- name: NodeJobTimeoutDue :many
 SELECT n.id FROM nodes n
   LEFT JOIN node_sessions s ON s.node_id = n.id
  WHERE (n.state = 'retired'
-        OR (n.state IN ('unreachable', 'lost')
-            AND s.unreachable_since + make_interval(secs => $1::float8) <= compute_now()))
+        OR (n.state IN ('unreachable', 'lost') AND s.unreachable_since IS NOT NULL
+            AND GREATEST(s.unreachable_since, (SELECT w.outage_ended_at FROM node_liveness_sweeps w WHERE w.id = 1))
+                + make_interval(secs => $1::float8) <= compute_now()))
    AND EXISTS (SELECT 1 FROM node_commands j
                 WHERE j.node_id = n.id AND j.state IN ('queued', 'sent', 'running')
                   AND j.kind NOT IN ('assign', 'unassign'))
@@ -649,7 +683,10 @@ SELECT n.id FROM nodes n
 // Nodes with a job that is not an assignment still queued, sent or
 // running, that no daemon can answer any more: the node has been
 // unreachable or lost for at least after_seconds (unreachable_since is
-// kept while it is lost), or it was retired (its credentials are revoked).
+// kept while it is lost) of the control plane's uptime, or it was retired
+// (its credentials are revoked). The absence counts from the later of
+// unreachable_since and the end of the last control-plane outage, as in
+// NodeJobTimeoutAbsence, which the sweep asks again under the node's lock.
 // The liveness sweep times those jobs out (commands/node_job_timeout.go).
 // The node_commands_open index finds the open jobs of each node.
 func (q *Queries) NodeJobTimeoutDue(ctx context.Context, afterSeconds float64) ([]string, error) {

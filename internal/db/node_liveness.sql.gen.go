@@ -138,6 +138,17 @@ func (q *Queries) NodeLivenessNow(ctx context.Context) (time.Time, error) {
 	return now, err
 }
 
+const nodeLivenessOutageEnded = `-- name: NodeLivenessOutageEnded :exec
+UPDATE node_liveness_sweeps SET outage_ended_at = compute_now() WHERE id = 1
+`
+
+// Records that this sweep found the control plane back from an outage, so
+// that node absences are counted from now (NodeJobTimeoutAbsence).
+func (q *Queries) NodeLivenessOutageEnded(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, nodeLivenessOutageEnded)
+	return err
+}
+
 const nodeLivenessUpdate = `-- name: NodeLivenessUpdate :execrows
 UPDATE nodes SET state = $1, no_schedule_reasons = $2::text[],
        conditions = $3, version = version + 1

@@ -45,6 +45,11 @@ WITH prev AS (
 SELECT coalesce((SELECT extract(epoch FROM (SELECT last_sweep_at FROM up) - prev.last_sweep_at) FROM prev), -1)::float8
        AS gap_seconds;
 
+-- name: NodeLivenessOutageEnded :exec
+-- Records that this sweep found the control plane back from an outage, so
+-- that node absences are counted from now (NodeJobTimeoutAbsence).
+UPDATE node_liveness_sweeps SET outage_ended_at = compute_now() WHERE id = 1;
+
 -- name: NodeLivenessControllerAge :one
 -- Seconds since the last sweep, -1 if there never was one.
 SELECT coalesce((SELECT extract(epoch FROM compute_now() - last_sweep_at) FROM node_liveness_sweeps WHERE id = 1), -1)::float8
