@@ -143,7 +143,7 @@ UPDATE node_liveness_sweeps SET outage_ended_at = compute_now() WHERE id = 1
 `
 
 // Records that this sweep found the control plane back from an outage, so
-// that node absences are counted from now (NodeJobTimeoutAbsence).
+// that node absences are counted from this sweep on (NodeJobTimeoutAbsence).
 func (q *Queries) NodeLivenessOutageEnded(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, nodeLivenessOutageEnded)
 	return err

@@ -47,7 +47,7 @@ SELECT coalesce((SELECT extract(epoch FROM (SELECT last_sweep_at FROM up) - prev
 
 -- name: NodeLivenessOutageEnded :exec
 -- Records that this sweep found the control plane back from an outage, so
--- that node absences are counted from now (NodeJobTimeoutAbsence).
+-- that node absences are counted from this sweep on (NodeJobTimeoutAbsence).
 UPDATE node_liveness_sweeps SET outage_ended_at = compute_now() WHERE id = 1;
 
 -- name: NodeLivenessControllerAge :one
