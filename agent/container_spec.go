@@ -62,6 +62,8 @@ type podParams struct {
 	// KeeperDir is the directory of the keeper's deadline, bound
 	// read-only at keeperDir ("": none, the keeper never ends by itself).
 	KeeperDir string
+	// Keeper is the keeper's command line (keeperArgs).
+	Keeper []string
 	// Rlimits are the keeper's resource limits, every workload's too
 	// (workloadRlimits).
 	Rlimits []specs.POSIXRlimit
@@ -124,7 +126,7 @@ func podSpec(p podParams) *specs.Spec {
 		Root:     &specs.Root{Path: p.RootFS, Readonly: true},
 		Process: &specs.Process{
 			User: specs.User{UID: keeperUID, GID: keeperUID},
-			Args: []string{"/bin/sh", "-c", keeperScript},
+			Args: p.Keeper,
 			Env:  []string{"PATH=" + workloadPath},
 			Cwd:  "/", NoNewPrivileges: true, Capabilities: noCaps,
 			Rlimits:     p.Rlimits,

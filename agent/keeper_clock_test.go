@@ -12,11 +12,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bettercompute/compute/internal/testenv"
 	"github.com/bettercompute/compute/wire"
 )
 
-// keeperRun is a keeper program (keeperProgram) run under the host's
-// /bin/sh outside any container, with its deadlines in dir, its boot
+// keeperRun is a keeper program (keeperProgram) run under one of the
+// node's shells outside any container, with its deadlines in dir, its boot
 // clock in the file uptime and a wall clock of its own: a `date` first in
 // its PATH that prints what the file wall holds, so that a test steps the
 // wall clock of the keeper alone.
@@ -26,10 +27,10 @@ type keeperRun struct {
 	done              chan struct{}
 }
 
-// startKeeper starts the keeper program makes, on the deadlines in dir
-// ("": a directory of its own), with the boot clock at uptime and the wall
-// clock at wall, both in seconds.
-func startKeeper(t *testing.T, program func(dir, uptime string) string, dir, uptime string, wall int64) *keeperRun {
+// startKeeper starts the keeper whose command line args makes, on the
+// deadlines in dir ("": a directory of its own), with the boot clock at
+// uptime and the wall clock at wall, both in seconds.
+func startKeeper(t *testing.T, args func(dir, uptime string) []string, dir, uptime string, wall int64) *keeperRun {
 	t.Helper()
 	tmp := t.TempDir()
 	k := &keeperRun{dir: dir, uptime: filepath.Join(tmp, "uptime"), wall: filepath.Join(tmp, "wall"),
@@ -43,7 +44,8 @@ func startKeeper(t *testing.T, program func(dir, uptime string) string, dir, upt
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "date"), []byte("#!/bin/sh\nexec cat "+k.wall+"\n"), 0o755))
 	k.setUptime(t, uptime)
 	k.setWall(t, wall)
-	k.cmd = exec.Command("/bin/sh", "-c", program(k.dir, k.uptime))
+	argv := args(k.dir, k.uptime)
+	k.cmd = exec.Command(argv[0], argv[1:]...)
 	k.cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
 	require.NoError(t, k.cmd.Start())
 	go func() { _ = k.cmd.Wait(); close(k.done) }()
@@ -80,10 +82,25 @@ func (k *keeperRun) exited() bool {
 	}
 }
 
-// testKeeperPoll is the keeper's poll in these tests, in seconds.
-const testKeeperPoll = "0.05"
+// testKeeperPoll is the keeper's poll in these tests.
+const testKeeperPoll = 50 * time.Millisecond
 
-func testKeeperProgram(dir, uptime string) string { return keeperProgram(dir, uptime, testKeeperPoll) }
+// testKeeper is the keeper's command line under sh for these tests.
+func testKeeper(sh keeperShell) func(dir, uptime string) []string {
+	return func(dir, uptime string) []string { return keeperArgs(sh, dir, uptime, testKeeperPoll) }
+}
+
+// eachKeeperShell runs test once for each shell a keeper can run under,
+// as a subtest named after it.
+func eachKeeperShell(t *testing.T, test func(t *testing.T, sh keeperShell)) {
+	for _, sh := range []keeperShell{keeperSh, keeperBash} {
+		t.Run(filepath.Base(string(sh)), func(t *testing.T) {
+			t.Parallel()
+			testenv.Program(t, filepath.Base(string(sh)), string(sh), filepath.Base(string(sh)))
+			test(t, sh)
+		})
+	}
+}
 
 // keepsRunning says that the keeper is still running after many polls.
 func (k *keeperRun) keepsRunning(t *testing.T, why string) {
@@ -107,13 +124,15 @@ func (k *keeperRun) ends(t *testing.T, why string) {
 // back kept it running past it.
 func TestKeeperIgnoresTheWallClock(t *testing.T) {
 	t.Parallel()
-	k := startKeeper(t, testKeeperProgram, "", "999.99", time.Now().Unix())
-	k.write(t, keeperBootDeadline, "1000 0d1e5b9a-2c1f-4a43-9d0e-6f7b3c2a1e55")
-	k.setWall(t, time.Date(2126, 1, 1, 0, 0, 0, 0, time.UTC).Unix())
-	k.keepsRunning(t, "a step of the wall clock forward ended the keeper before its deadline")
-	k.setWall(t, 0)
-	k.setUptime(t, "1000.00")
-	k.ends(t, "the keeper did not end at its deadline with the wall clock stepped back")
+	eachKeeperShell(t, func(t *testing.T, sh keeperShell) {
+		k := startKeeper(t, testKeeper(sh), "", "999.99", time.Now().Unix())
+		k.write(t, keeperBootDeadline, "1000 0d1e5b9a-2c1f-4a43-9d0e-6f7b3c2a1e55")
+		k.setWall(t, time.Date(2126, 1, 1, 0, 0, 0, 0, time.UTC).Unix())
+		k.keepsRunning(t, "a step of the wall clock forward ended the keeper before its deadline")
+		k.setWall(t, 0)
+		k.setUptime(t, "1000.00")
+		k.ends(t, "the keeper did not end at its deadline with the wall clock stepped back")
+	})
 }
 
 // A keeper whose deadline or clock it cannot read (none yet, not a
@@ -121,47 +140,66 @@ func TestKeeperIgnoresTheWallClock(t *testing.T) {
 // whose deadline is moved later before it is reached runs on to the new one.
 func TestKeeperDeadlineUnreadableOrMoved(t *testing.T) {
 	t.Parallel()
-	k := startKeeper(t, testKeeperProgram, "", "5000.00", 0)
-	k.keepsRunning(t, "a keeper without a deadline ended")
-	k.write(t, keeperBootDeadline, "")
-	k.keepsRunning(t, "an empty deadline ended the keeper")
-	k.write(t, keeperBootDeadline, "12x")
-	k.keepsRunning(t, "a deadline that is no number ended the keeper")
-	k.write(t, keeperBootDeadline, "6000")
-	k.setUptime(t, "")
-	k.keepsRunning(t, "an unreadable boot clock ended the keeper")
-	k.setUptime(t, "5999.99")
-	k.keepsRunning(t, "the keeper ended before its deadline")
-	k.write(t, keeperBootDeadline, "7000") // an extension
-	k.setUptime(t, "6000.00")
-	k.keepsRunning(t, "the keeper ended at the deadline its extension moved")
-	k.setUptime(t, "7000.50")
-	k.ends(t, "the keeper did not end at its moved deadline")
+	eachKeeperShell(t, func(t *testing.T, sh keeperShell) {
+		k := startKeeper(t, testKeeper(sh), "", "5000.00", 0)
+		k.keepsRunning(t, "a keeper without a deadline ended")
+		k.write(t, keeperBootDeadline, "")
+		k.keepsRunning(t, "an empty deadline ended the keeper")
+		k.write(t, keeperBootDeadline, "12x")
+		k.keepsRunning(t, "a deadline that is no number ended the keeper")
+		k.write(t, keeperBootDeadline, "6000")
+		k.setUptime(t, "")
+		k.keepsRunning(t, "an unreadable boot clock ended the keeper")
+		k.setUptime(t, "5999.99")
+		k.keepsRunning(t, "the keeper ended before its deadline")
+		k.write(t, keeperBootDeadline, "7000") // an extension
+		k.setUptime(t, "6000.00")
+		k.keepsRunning(t, "the keeper ended at the deadline its extension moved")
+		k.setUptime(t, "7000.50")
+		k.ends(t, "the keeper did not end at its moved deadline")
+	})
 }
 
 // A keeper of this release on a node downgraded to an earlier daemon: that
 // daemon moves only the Unix-seconds file when the window is extended, so
 // the keeper, past its boot deadline, waits for that one too and never
-// ends an extended window at its former end.
+// ends an extended window at its former end. Under keeperSh it reads the
+// wall clock with `date`, stepped here; under keeperBash with the shell's
+// own printf, the node's clock, whatever `date` says.
 func TestKeeperHonoursAnEarlierDaemonsDeadline(t *testing.T) {
 	t.Parallel()
-	k := startKeeper(t, testKeeperProgram, "", "1000.00", 1_800_000_000)
-	k.write(t, keeperBootDeadline, "1000")
-	k.write(t, keeperWallDeadline, "1800003600")
-	k.keepsRunning(t, "the keeper ended at its boot deadline though an earlier daemon moved its Unix one later")
-	k.setWall(t, 1_800_003_600)
-	k.ends(t, "the keeper did not end once both deadlines had passed")
+	t.Run("sh", func(t *testing.T) {
+		t.Parallel()
+		k := startKeeper(t, testKeeper(keeperSh), "", "1000.00", 1_800_000_000)
+		k.write(t, keeperBootDeadline, "1000")
+		k.write(t, keeperWallDeadline, "1800003600")
+		k.keepsRunning(t, "the keeper ended at its boot deadline though an earlier daemon moved its Unix one later")
+		k.setWall(t, 1_800_003_600)
+		k.ends(t, "the keeper did not end once both deadlines had passed")
+	})
+	t.Run("bash", func(t *testing.T) {
+		t.Parallel()
+		testenv.Program(t, "bash", string(keeperBash), "bash")
+		// `date` says a century later: a keeper that asked it would end at once.
+		k := startKeeper(t, testKeeper(keeperBash), "", "1000.00", time.Date(2126, 1, 1, 0, 0, 0, 0, time.UTC).Unix())
+		k.write(t, keeperBootDeadline, "1000")
+		wall := time.Now().Add(3 * time.Second)
+		k.write(t, keeperWallDeadline, strconv.FormatInt(wall.Unix()+1, 10))
+		k.keepsRunning(t, "the keeper ended at its boot deadline though an earlier daemon moved its Unix one later")
+		k.ends(t, "the keeper did not end once both deadlines had passed")
+		require.False(t, time.Now().Before(wall), "the keeper ended before its Unix deadline")
+	})
 }
 
 // previousKeeperProgram is the keeper program of the release before the
 // boot clock's (Unix seconds in keeperWallDeadline, against `date +%s`):
 // the one that runs in the containers that release's daemon started, and
 // goes on running in them after the daemon is upgraded.
-func previousKeeperProgram(dir, _ string) string {
-	return "trap '' TERM; while :; do " +
+func previousKeeperProgram(dir, _ string) []string {
+	return []string{"/bin/sh", "-c", "trap '' TERM; while :; do " +
 		"d=$(cat " + dir + "/deadline 2>/dev/null); " +
 		`case "$d" in ''|*[!0-9]*) ;; *) [ "$(date +%s)" -lt "$d" ] || exit 0;; esac; ` +
-		"sleep " + testKeeperPoll + " & wait; done"
+		"sleep 0.05 & wait; done"}
 }
 
 // The daemon writes the boot-clock second at which what is left of the

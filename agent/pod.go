@@ -91,7 +91,7 @@ func (s *sandbox) pod(ctx context.Context, a *wire.AssignPayload, domain string)
 	}
 	spec := podSpec(podParams{RootFS: filepath.Join(dir, "rootfs"), Work: work, UID: uid, Hostname: domain,
 		CgroupsPath: s.cgroupsPath(domain), Limits: s.limitsOf(a), KeeperDir: s.keeperHostDir(domain),
-		Rlimits: s.rlimits})
+		Keeper: s.keeperArgsOf(), Rlimits: s.rlimits})
 	if err := s.devices.inject(spec, a); err != nil {
 		return 0, fmt.Errorf("GPUs of allocation %s: %w", domain, err)
 	}

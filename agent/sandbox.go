@@ -95,6 +95,11 @@ type sandbox struct {
 	// bootNow stands in for the node's boot clock, which keeper deadlines
 	// are written in (nil: CLOCK_BOOTTIME; keeper_deadline.go).
 	bootNow func() time.Duration
+	// keeperShell is the shell the keepers of the containers it starts
+	// run under (keeper_program.go), decided once at start ("": keeperSh).
+	keeperShell keeperShell
+	// keeperPoll stands in for keeperPoll in tests (0: keeperPoll).
+	keeperPoll time.Duration
 	// keeperMu orders the writes of keepers' deadline files (a container's
 	// start, an extension, a resync), which share a temporary file name.
 	keeperMu sync.Mutex
@@ -234,6 +239,17 @@ func (s *sandbox) prepare(ctx context.Context, gpus []wire.InventoryGPU) error {
 		s.log.Warn("bridge networking unavailable", "err", err)
 	} else {
 		s.net = n
+	}
+	// The keeper's shell (keeper_program.go): without a bash that can,
+	// a workload using every process its limit allows can end its own
+	// container early.
+	var why string
+	if s.keeperShell, why = keeperShellHere(ctx); s.keeperShell == keeperBash {
+		s.log.Info("keepers run under "+string(keeperBash)+", forking nothing", "keeperShell", s.keeperShell)
+	} else {
+		s.log.Warn("keepers run under "+string(keeperSh)+", which forks a sleep at every poll: a workload using "+
+			"every process of its allocation's limit then ends its own container early", "keeperShell", s.keeperShell,
+			"why", why)
 	}
 	return nil
 }
