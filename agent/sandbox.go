@@ -98,7 +98,8 @@ type sandbox struct {
 	// keeperShell is the shell the keepers of the containers it starts
 	// run under (keeper_program.go), decided once at start ("": keeperSh).
 	keeperShell keeperShell
-	// keeperPoll stands in for keeperPoll in tests (0: keeperPoll).
+	// keeperPoll stands in for the keeper's poll in tests (0: keeperPoll,
+	// or keeperBashPoll under bash).
 	keeperPoll time.Duration
 	// keeperMu orders the writes of keepers' deadline files (a container's
 	// start, an extension, a resync), which share a temporary file name.
