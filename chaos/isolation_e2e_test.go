@@ -65,7 +65,7 @@ func TestWorkloadsInRealIsolation(t *testing.T) {
 	}
 	// Root on the host puts every GPU's node into the container's /dev,
 	// as a workload that found its way to them would have them.
-	keeper := containerProcess("node-n1", alloc1, "/bin/sh -c trap")
+	keeper := keeperProcess("node-n1", alloc1)
 	if keeper == 0 {
 		t.Fatal("no container for the allocation")
 	}

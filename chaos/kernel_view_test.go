@@ -202,6 +202,16 @@ func specMinors(path string) []int {
 	return out
 }
 
+// keeperProcess is the pid of the allocation's keeper, the container's
+// first process, under whichever shell the node's daemon chose for it
+// (bash where the node has one that can, else /bin/sh); 0 when none.
+func keeperProcess(node, allocation string) int {
+	if pid := containerProcess(node, allocation, "/bin/bash -c trap"); pid != 0 {
+		return pid
+	}
+	return containerProcess(node, allocation, "/bin/sh -c trap")
+}
+
 // containerProcess is the host pid of the process in the allocation's
 // container whose command line starts with prefix, or 0.
 func containerProcess(node, allocation, prefix string) int {

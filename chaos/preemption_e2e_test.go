@@ -116,7 +116,7 @@ func TestPreemptionStopsTheVictimFirst(t *testing.T) {
 	}
 	// The preemptor opens its GPU and no other, whatever is in its /dev.
 	mine := gpuMinor(t, p1)
-	keeper := containerProcess("node-n1", p1run.alloc, "/bin/sh -c trap")
+	keeper := keeperProcess("node-n1", p1run.alloc)
 	if keeper == 0 {
 		t.Fatal("no container for the preemptor's allocation")
 	}
