@@ -125,11 +125,11 @@ func decideLiveness(ctx context.Context, q *db.Queries, n db.NodeLivenessLockRow
 		if !ok || sess.UnreachableSince == nil {
 			return false, 0, nil // bare metal, or no lostAfter: an operator decides
 		}
-		deadline := sess.UnreachableSince.Add(after)
-		if now.Before(deadline) {
-			return false, deadline.Sub(now), nil
+		due, next, err := nodeLostDue(ctx, q, n.ID, after)
+		if err != nil || !due {
+			return false, next, err
 		}
-		_, err := applyLiveness(ctx, q, n, livenessChange{to: core.NodeLost, event: core.EventNodeLost,
+		_, err = applyLiveness(ctx, q, n, livenessChange{to: core.NodeLost, event: core.EventNodeLost,
 			data: func(node core.NodeLivenessEventData) any {
 				return core.NodeLostEventData{NodeLivenessEventData: node, UnreachableSince: *sess.UnreachableSince,
 					LostAfterSeconds: after.Seconds()}
@@ -137,6 +137,27 @@ func decideLiveness(ctx context.Context, q *db.Queries, n db.NodeLivenessLockRow
 		return err == nil, 0, err
 	}
 	return false, 0, nil
+}
+
+// nodeLostDue says whether unreachable node, locked, has been away its
+// pool's lostAfter, and otherwise how long until it will have been. The
+// database decides, by its clock (NodeLivenessLostDue): the absence counts
+// from the later of when the node became unreachable and when the control
+// plane last came back from an outage, because a daemon cannot reconnect
+// while the control plane is down, so the outage says nothing about the
+// node. This is the rule the node job timeout follows (nodeJobTimeoutReason).
+func nodeLostDue(ctx context.Context, q *db.Queries, node string, lostAfter time.Duration) (bool, time.Duration, error) {
+	a, err := q.NodeLivenessLostDue(ctx, db.NodeLivenessLostDueParams{NodeID: node, LostSeconds: lostAfter.Seconds()})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, 0, nil // never marked unreachable: nothing to count from
+	}
+	if err != nil {
+		return false, 0, pg.Translate(err, "node session of "+node)
+	}
+	if a.Due {
+		return true, 0, nil
+	}
+	return false, max(time.Duration(a.RemainingSeconds*float64(time.Second)), time.Second), nil
 }
 
 // poolLostAfter is the pool's lostAfter for provider and vps-host pools

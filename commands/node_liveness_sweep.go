@@ -32,8 +32,9 @@ type LivenessSweepResult struct {
 //  1. moves the controller heartbeat and detects an outage: a gap above
 //     OutageThreshold means nobody could judge liveness meanwhile, so every
 //     node without a session restarts its clock now with the 5-minute grace,
-//     and the absence of unreachable nodes counts for NodeJobTimeout from
-//     now (node_liveness_sweeps.outage_ended_at);
+//     and the absence of unreachable nodes counts for their pool's
+//     lostAfter and for NodeJobTimeout from now
+//     (node_liveness_sweeps.outage_ended_at);
 //  2. ends the sessions of gateways that lost their lease (disconnected,
 //     with the 120 s gateway grace, or the outage grace after an outage);
 //  3. applies every unreachable or lost transition that is due;

@@ -33,7 +33,9 @@ SELECT n.id FROM nodes n
                                     WHEN 'outage' THEN $3::float8 ELSE 0 END)
             <= compute_now())
     OR (n.state = 'unreachable' AND p.kind IN ('provider', 'vps-host') AND p.lost_after_seconds IS NOT NULL
-        AND s.unreachable_since + make_interval(secs => p.lost_after_seconds) <= compute_now())
+        AND s.unreachable_since IS NOT NULL
+        AND GREATEST(s.unreachable_since, (SELECT w.outage_ended_at FROM node_liveness_sweeps w WHERE w.id = 1))
+            + make_interval(secs => p.lost_after_seconds) <= compute_now())
  ORDER BY n.id
 `
 
@@ -45,7 +47,10 @@ type NodeLivenessDueParams struct {
 
 // Nodes whose next liveness transition is due now: no session for 40 s
 // plus grace, or unreachable for longer than their pool's lost_after
-// (provider and vps-host pools only; bare metal is never lost).
+// (provider and vps-host pools only; bare metal is never lost) of the
+// control plane's uptime: the absence counts from the later of
+// unreachable_since and the end of the last control-plane outage, as in
+// NodeLivenessLostDue, which the reconciler asks again under the node's lock.
 func (q *Queries) NodeLivenessDue(ctx context.Context, arg NodeLivenessDueParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, nodeLivenessDue, arg.NoSessionSeconds, arg.GatewayGraceSeconds, arg.OutageGraceSeconds)
 	if err != nil {
@@ -127,6 +132,48 @@ func (q *Queries) NodeLivenessLock(ctx context.Context, id string) (NodeLiveness
 	return i, err
 }
 
+const nodeLivenessLostDue = `-- name: NodeLivenessLostDue :one
+SELECT s.unreachable_since::timestamptz AS unreachable_since,
+       GREATEST(s.unreachable_since, w.outage_ended_at)::timestamptz AS counted_from,
+       (GREATEST(s.unreachable_since, w.outage_ended_at)
+          + make_interval(secs => $1::float8) <= compute_now())::bool AS due,
+       extract(epoch FROM GREATEST(s.unreachable_since, w.outage_ended_at)
+          + make_interval(secs => $1::float8) - compute_now())::float8 AS remaining_seconds
+  FROM node_sessions s
+  LEFT JOIN node_liveness_sweeps w ON w.id = 1
+ WHERE s.node_id = $2 AND s.unreachable_since IS NOT NULL
+`
+
+type NodeLivenessLostDueParams struct {
+	LostSeconds float64
+	NodeID      string
+}
+
+type NodeLivenessLostDueRow struct {
+	UnreachableSince time.Time
+	CountedFrom      time.Time
+	Due              bool
+	RemainingSeconds float64
+}
+
+// Whether unreachable node has been away lost_seconds, judged by the
+// database's clock: counted from the later of unreachable_since and the end
+// of the last control-plane outage (node_liveness_sweeps.outage_ended_at),
+// since a daemon cannot reconnect while the control plane is down; and how
+// many seconds are left until then (zero or less once due), for the
+// reconciler's next run. No row: the node has no unreachable_since.
+func (q *Queries) NodeLivenessLostDue(ctx context.Context, arg NodeLivenessLostDueParams) (NodeLivenessLostDueRow, error) {
+	row := q.db.QueryRow(ctx, nodeLivenessLostDue, arg.LostSeconds, arg.NodeID)
+	var i NodeLivenessLostDueRow
+	err := row.Scan(
+		&i.UnreachableSince,
+		&i.CountedFrom,
+		&i.Due,
+		&i.RemainingSeconds,
+	)
+	return i, err
+}
+
 const nodeLivenessNow = `-- name: NodeLivenessNow :one
 SELECT compute_now()::timestamptz AS now
 `
@@ -143,7 +190,8 @@ UPDATE node_liveness_sweeps SET outage_ended_at = compute_now() WHERE id = 1
 `
 
 // Records that this sweep found the control plane back from an outage, so
-// that node absences are counted from this sweep on (NodeJobTimeoutAbsence).
+// that node absences are counted from this sweep on (NodeLivenessLostDue,
+// NodeJobTimeoutAbsence).
 func (q *Queries) NodeLivenessOutageEnded(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, nodeLivenessOutageEnded)
 	return err

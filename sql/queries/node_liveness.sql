@@ -19,7 +19,10 @@ UPDATE nodes SET state = sqlc.arg(state), no_schedule_reasons = sqlc.arg(no_sche
 -- name: NodeLivenessDue :many
 -- Nodes whose next liveness transition is due now: no session for 40 s
 -- plus grace, or unreachable for longer than their pool's lost_after
--- (provider and vps-host pools only; bare metal is never lost).
+-- (provider and vps-host pools only; bare metal is never lost) of the
+-- control plane's uptime: the absence counts from the later of
+-- unreachable_since and the end of the last control-plane outage, as in
+-- NodeLivenessLostDue, which the reconciler asks again under the node's lock.
 SELECT n.id FROM nodes n
   JOIN node_sessions s ON s.node_id = n.id
   JOIN pools p ON p.id = n.pool_id
@@ -29,8 +32,27 @@ SELECT n.id FROM nodes n
                                     WHEN 'outage' THEN sqlc.arg(outage_grace_seconds)::float8 ELSE 0 END)
             <= compute_now())
     OR (n.state = 'unreachable' AND p.kind IN ('provider', 'vps-host') AND p.lost_after_seconds IS NOT NULL
-        AND s.unreachable_since + make_interval(secs => p.lost_after_seconds) <= compute_now())
+        AND s.unreachable_since IS NOT NULL
+        AND GREATEST(s.unreachable_since, (SELECT w.outage_ended_at FROM node_liveness_sweeps w WHERE w.id = 1))
+            + make_interval(secs => p.lost_after_seconds) <= compute_now())
  ORDER BY n.id;
+
+-- name: NodeLivenessLostDue :one
+-- Whether unreachable node has been away lost_seconds, judged by the
+-- database's clock: counted from the later of unreachable_since and the end
+-- of the last control-plane outage (node_liveness_sweeps.outage_ended_at),
+-- since a daemon cannot reconnect while the control plane is down; and how
+-- many seconds are left until then (zero or less once due), for the
+-- reconciler's next run. No row: the node has no unreachable_since.
+SELECT s.unreachable_since::timestamptz AS unreachable_since,
+       GREATEST(s.unreachable_since, w.outage_ended_at)::timestamptz AS counted_from,
+       (GREATEST(s.unreachable_since, w.outage_ended_at)
+          + make_interval(secs => sqlc.arg(lost_seconds)::float8) <= compute_now())::bool AS due,
+       extract(epoch FROM GREATEST(s.unreachable_since, w.outage_ended_at)
+          + make_interval(secs => sqlc.arg(lost_seconds)::float8) - compute_now())::float8 AS remaining_seconds
+  FROM node_sessions s
+  LEFT JOIN node_liveness_sweeps w ON w.id = 1
+ WHERE s.node_id = sqlc.arg(node_id) AND s.unreachable_since IS NOT NULL;
 
 -- name: NodeLivenessHeartbeat :one
 -- Moves the controller heartbeat to now and returns how many seconds the
@@ -47,7 +69,8 @@ SELECT coalesce((SELECT extract(epoch FROM (SELECT last_sweep_at FROM up) - prev
 
 -- name: NodeLivenessOutageEnded :exec
 -- Records that this sweep found the control plane back from an outage, so
--- that node absences are counted from this sweep on (NodeJobTimeoutAbsence).
+-- that node absences are counted from this sweep on (NodeLivenessLostDue,
+-- NodeJobTimeoutAbsence).
 UPDATE node_liveness_sweeps SET outage_ended_at = compute_now() WHERE id = 1;
 
 -- name: NodeLivenessControllerAge :one
