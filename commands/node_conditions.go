@@ -6,6 +6,7 @@ package commands
 // NodeCondition, each with a reason, a message and since when.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -27,6 +28,27 @@ func decodeNodeConditions(n db.NodeLivenessLockRow) ([]NodeCondition, error) {
 		}
 	}
 	return conds, nil
+}
+
+// writeNodeConditions replaces the conditions of the locked node row n with
+// conds, guarded by the version it was read at (its state and scheduling
+// reasons unchanged), and returns the scheduling reasons for the event that
+// follows (never nil: the event schema wants an array). The row's version
+// moves by one.
+func writeNodeConditions(ctx context.Context, q *db.Queries, n db.NodeLivenessLockRow, conds []NodeCondition) ([]string, error) {
+	condJSON, err := json.Marshal(conds)
+	if err != nil {
+		return nil, fmt.Errorf("encode conditions: %w", err)
+	}
+	rows, err := q.NodeLivenessUpdate(ctx, db.NodeLivenessUpdateParams{ID: n.ID, Version: n.Version,
+		State: n.State, NoScheduleReasons: n.NoScheduleReasons, Conditions: condJSON})
+	if err := zeroRowsConflict(rows, err, "node "+n.ID); err != nil {
+		return nil, err
+	}
+	if n.NoScheduleReasons == nil {
+		return []string{}, nil
+	}
+	return n.NoScheduleReasons, nil
 }
 
 // setNodeCondition returns conds with condition typ raised with reason and

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -271,18 +270,9 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 		if !changed {
 			return nil
 		}
-		condJSON, err := json.Marshal(next)
+		reasons, err := writeNodeConditions(ctx, q, n, next)
 		if err != nil {
-			return fmt.Errorf("encode conditions: %w", err)
-		}
-		rows, err := q.NodeLivenessUpdate(ctx, db.NodeLivenessUpdateParams{ID: n.ID, Version: n.Version,
-			State: n.State, NoScheduleReasons: n.NoScheduleReasons, Conditions: condJSON})
-		if err := zeroRowsConflict(rows, err, "node "+n.ID); err != nil {
 			return err
-		}
-		reasons := n.NoScheduleReasons
-		if reasons == nil {
-			reasons = []string{}
 		}
 		res.Changed, res.Version = true, n.Version+1
 		ev := core.NodeInventoryReconciledEventData{

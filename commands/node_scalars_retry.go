@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -85,18 +84,9 @@ func (h *Handlers) retryPendingScalars(ctx context.Context, nodeID string, fence
 		}
 		reason, message := retriedScalarsMismatch(conds, scalars)
 		next := setNodeCondition(conds, core.ConditionScalarsMismatch, reason, message, now)
-		condJSON, err := json.Marshal(next)
+		reasons, err := writeNodeConditions(ctx, q, n, next)
 		if err != nil {
-			return fmt.Errorf("encode conditions: %w", err)
-		}
-		rows2, err := q.NodeLivenessUpdate(ctx, db.NodeLivenessUpdateParams{ID: n.ID, Version: n.Version,
-			State: n.State, NoScheduleReasons: n.NoScheduleReasons, Conditions: condJSON})
-		if err := zeroRowsConflict(rows2, err, "node "+n.ID); err != nil {
 			return err
-		}
-		reasons := n.NoScheduleReasons
-		if reasons == nil {
-			reasons = []string{}
 		}
 		res.Adopted, res.Version = scalars.adopted, n.Version+1
 		res.Position, err = emit(ctx, q, core.EventNodeInventoryReconciled, "", core.NodeSubject(n.ID),
