@@ -636,11 +636,10 @@ func (q *Queries) NodeCommandTimeOut(ctx context.Context, arg NodeCommandTimeOut
 
 const nodeJobTimeoutAbsence = `-- name: NodeJobTimeoutAbsence :one
 SELECT s.unreachable_since::timestamptz AS unreachable_since,
-       GREATEST(s.unreachable_since, w.outage_ended_at)::timestamptz AS counted_from,
-       (GREATEST(s.unreachable_since, w.outage_ended_at)
-          + make_interval(secs => $1::float8) <= compute_now())::bool AS due
+       a.counted_from::timestamptz AS counted_from,
+       (a.counted_from + make_interval(secs => $1::float8) <= compute_now())::bool AS due
   FROM node_sessions s
-  LEFT JOIN node_liveness_sweeps w ON w.id = 1
+  CROSS JOIN LATERAL node_absence_counted_from(s.unreachable_since) a
  WHERE s.node_id = $2 AND s.unreachable_since IS NOT NULL
 `
 
@@ -659,7 +658,8 @@ type NodeJobTimeoutAbsenceRow struct {
 // database's clock: from the later of unreachable_since and the end of the
 // last control-plane outage (node_liveness_sweeps.outage_ended_at), since a
 // daemon cannot reconnect while the control plane is down; due once that is
-// at least after_seconds ago. No row: the node has no unreachable_since.
+// at least after_seconds ago (node_absence_counted_from, migration 0074).
+// No row: the node has no unreachable_since.
 func (q *Queries) NodeJobTimeoutAbsence(ctx context.Context, arg NodeJobTimeoutAbsenceParams) (NodeJobTimeoutAbsenceRow, error) {
 	row := q.db.QueryRow(ctx, nodeJobTimeoutAbsence, arg.AfterSeconds, arg.NodeID)
 	var i NodeJobTimeoutAbsenceRow
@@ -670,10 +670,10 @@ func (q *Queries) NodeJobTimeoutAbsence(ctx context.Context, arg NodeJobTimeoutA
 const nodeJobTimeoutDue = `-- name: NodeJobTimeoutDue :many
 SELECT n.id FROM nodes n
   LEFT JOIN node_sessions s ON s.node_id = n.id
+  LEFT JOIN LATERAL node_absence_counted_from(s.unreachable_since) a ON true
  WHERE (n.state = 'retired'
         OR (n.state IN ('unreachable', 'lost') AND s.unreachable_since IS NOT NULL
-            AND GREATEST(s.unreachable_since, (SELECT w.outage_ended_at FROM node_liveness_sweeps w WHERE w.id = 1))
-                + make_interval(secs => $1::float8) <= compute_now()))
+            AND a.counted_from + make_interval(secs => $1::float8) <= compute_now()))
    AND EXISTS (SELECT 1 FROM node_commands j
                 WHERE j.node_id = n.id AND j.state IN ('queued', 'sent', 'running')
                   AND j.kind NOT IN ('assign', 'unassign'))
@@ -686,7 +686,8 @@ SELECT n.id FROM nodes n
 // kept while it is lost) of the control plane's uptime, or it was retired
 // (its credentials are revoked). The absence counts from the later of
 // unreachable_since and the end of the last control-plane outage, as in
-// NodeJobTimeoutAbsence, which the sweep asks again under the node's lock.
+// NodeJobTimeoutAbsence, which the sweep asks again under the node's lock
+// (node_absence_counted_from, migration 0074).
 // The liveness sweep times those jobs out (commands/node_job_timeout.go).
 // The node_commands_open index finds the open jobs of each node.
 func (q *Queries) NodeJobTimeoutDue(ctx context.Context, afterSeconds float64) ([]string, error) {

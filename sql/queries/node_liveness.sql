@@ -22,10 +22,12 @@ UPDATE nodes SET state = sqlc.arg(state), no_schedule_reasons = sqlc.arg(no_sche
 -- (provider and vps-host pools only; bare metal is never lost) of the
 -- control plane's uptime: the absence counts from the later of
 -- unreachable_since and the end of the last control-plane outage, as in
--- NodeLivenessLostDue, which the reconciler asks again under the node's lock.
+-- NodeLivenessLostDue, which the reconciler asks again under the node's lock
+-- (node_absence_counted_from, migration 0074).
 SELECT n.id FROM nodes n
   JOIN node_sessions s ON s.node_id = n.id
   JOIN pools p ON p.id = n.pool_id
+  CROSS JOIN LATERAL node_absence_counted_from(s.unreachable_since) a
  WHERE (n.state IN ('registered', 'disconnected') AND NOT s.connected
         AND s.disconnected_since + make_interval(secs => sqlc.arg(no_session_seconds)::float8
               + CASE s.grace_reason WHEN 'gateway-lost' THEN sqlc.arg(gateway_grace_seconds)::float8
@@ -33,8 +35,7 @@ SELECT n.id FROM nodes n
             <= compute_now())
     OR (n.state = 'unreachable' AND p.kind IN ('provider', 'vps-host') AND p.lost_after_seconds IS NOT NULL
         AND s.unreachable_since IS NOT NULL
-        AND GREATEST(s.unreachable_since, (SELECT w.outage_ended_at FROM node_liveness_sweeps w WHERE w.id = 1))
-            + make_interval(secs => p.lost_after_seconds) <= compute_now())
+        AND a.counted_from + make_interval(secs => p.lost_after_seconds) <= compute_now())
  ORDER BY n.id;
 
 -- name: NodeLivenessLostDue :one
@@ -43,15 +44,15 @@ SELECT n.id FROM nodes n
 -- of the last control-plane outage (node_liveness_sweeps.outage_ended_at),
 -- since a daemon cannot reconnect while the control plane is down; and how
 -- many seconds are left until then (zero or less once due), for the
--- reconciler's next run. No row: the node has no unreachable_since.
+-- reconciler's next run (node_absence_counted_from, migration 0074). No
+-- row: the node has no unreachable_since.
 SELECT s.unreachable_since::timestamptz AS unreachable_since,
-       GREATEST(s.unreachable_since, w.outage_ended_at)::timestamptz AS counted_from,
-       (GREATEST(s.unreachable_since, w.outage_ended_at)
-          + make_interval(secs => sqlc.arg(lost_seconds)::float8) <= compute_now())::bool AS due,
-       extract(epoch FROM GREATEST(s.unreachable_since, w.outage_ended_at)
+       a.counted_from::timestamptz AS counted_from,
+       (a.counted_from + make_interval(secs => sqlc.arg(lost_seconds)::float8) <= compute_now())::bool AS due,
+       extract(epoch FROM a.counted_from
           + make_interval(secs => sqlc.arg(lost_seconds)::float8) - compute_now())::float8 AS remaining_seconds
   FROM node_sessions s
-  LEFT JOIN node_liveness_sweeps w ON w.id = 1
+  CROSS JOIN LATERAL node_absence_counted_from(s.unreachable_since) a
  WHERE s.node_id = sqlc.arg(node_id) AND s.unreachable_since IS NOT NULL;
 
 -- name: NodeLivenessHeartbeat :one
