@@ -2321,7 +2321,14 @@ type NodeLostEvent struct {
 // NodeLostEventData defines model for NodeLostEventData.
 type NodeLostEventData struct {
 	Conditions *[]EventNodeCondition `json:"conditions"`
-	ID         string                `json:"id"`
+
+	// CountedFrom When the node's absence started to count towards lostAfter, present
+	// only when that is not `unreachableSince`: the end of a control-plane
+	// outage that came later, since a daemon cannot reconnect while the
+	// control plane is down. It says why the node was lost later than
+	// `unreachableSince` + `lostAfterSeconds`.
+	CountedFrom *time.Time `json:"countedFrom,omitempty"`
+	ID          string     `json:"id"`
 
 	// LostAfterSeconds The pool's lostAfter.
 	LostAfterSeconds float32 `json:"lostAfterSeconds"`

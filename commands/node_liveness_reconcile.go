@@ -125,39 +125,62 @@ func decideLiveness(ctx context.Context, q *db.Queries, n db.NodeLivenessLockRow
 		if !ok || sess.UnreachableSince == nil {
 			return false, 0, nil // bare metal, or no lostAfter: an operator decides
 		}
-		due, next, err := nodeLostDue(ctx, q, n.ID, after)
-		if err != nil || !due {
-			return false, next, err
+		absence, err := nodeLostDue(ctx, q, n.ID, after)
+		if err != nil || !absence.due {
+			return false, absence.next, err
 		}
 		_, err = applyLiveness(ctx, q, n, livenessChange{to: core.NodeLost, event: core.EventNodeLost,
 			data: func(node core.NodeLivenessEventData) any {
-				return core.NodeLostEventData{NodeLivenessEventData: node, UnreachableSince: *sess.UnreachableSince,
-					LostAfterSeconds: after.Seconds()}
+				return core.NodeLostEventData{NodeLivenessEventData: node, UnreachableSince: absence.unreachableSince,
+					LostAfterSeconds: after.Seconds(), CountedFrom: absence.countedFromIfMoved()}
 			}})
 		return err == nil, 0, err
 	}
 	return false, 0, nil
 }
 
+// nodeAbsence is how long an unreachable node has been away, as the
+// database judged it under the node's lock (NodeLivenessLostDue).
+type nodeAbsence struct {
+	due              bool          // away its pool's lostAfter
+	next             time.Duration // when not due: until it will be
+	unreachableSince time.Time
+	// countedFrom is when the absence started to count: unreachableSince,
+	// or the end of a control-plane outage that came later.
+	countedFrom time.Time
+}
+
+// countedFromIfMoved is countedFrom for node.lost when an outage moved it
+// past unreachableSince (so a consumer can tell why the node was lost later
+// than unreachableSince + lostAfter), and nil when it did not.
+func (a nodeAbsence) countedFromIfMoved() *time.Time {
+	if a.countedFrom.Equal(a.unreachableSince) {
+		return nil
+	}
+	return &a.countedFrom
+}
+
 // nodeLostDue says whether unreachable node, locked, has been away its
 // pool's lostAfter, and otherwise how long until it will have been. The
 // database decides, by its clock (NodeLivenessLostDue): the absence counts
 // from the later of when the node became unreachable and when the control
-// plane last came back from an outage, because a daemon cannot reconnect
-// while the control plane is down, so the outage says nothing about the
-// node. This is the rule the node job timeout follows (nodeJobTimeoutReason).
-func nodeLostDue(ctx context.Context, q *db.Queries, node string, lostAfter time.Duration) (bool, time.Duration, error) {
+// plane last came back from an outage (node_absence_counted_from), because
+// a daemon cannot reconnect while the control plane is down, so the outage
+// says nothing about the node. This is the rule the node job timeout
+// follows (nodeJobTimeoutReason).
+func nodeLostDue(ctx context.Context, q *db.Queries, node string, lostAfter time.Duration) (nodeAbsence, error) {
 	a, err := q.NodeLivenessLostDue(ctx, db.NodeLivenessLostDueParams{NodeID: node, LostSeconds: lostAfter.Seconds()})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, 0, nil // never marked unreachable: nothing to count from
+		return nodeAbsence{}, nil // never marked unreachable: nothing to count from
 	}
 	if err != nil {
-		return false, 0, pg.Translate(err, "node session of "+node)
+		return nodeAbsence{}, pg.Translate(err, "node session of "+node)
 	}
-	if a.Due {
-		return true, 0, nil
+	absence := nodeAbsence{due: a.Due, unreachableSince: a.UnreachableSince, countedFrom: a.CountedFrom}
+	if !a.Due {
+		absence.next = max(time.Duration(a.RemainingSeconds*float64(time.Second)), time.Second)
 	}
-	return false, max(time.Duration(a.RemainingSeconds*float64(time.Second)), time.Second), nil
+	return absence, nil
 }
 
 // poolLostAfter is the pool's lostAfter for provider and vps-host pools

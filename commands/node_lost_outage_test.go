@@ -1,6 +1,7 @@
 package commands_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -61,5 +62,27 @@ func TestNodeLostIgnoresControlPlaneOutage(t *testing.T) {
 	f.upFor(t, 2*time.Minute)
 	require.Equal(t, core.NodeLost, nodeState())
 	require.Equal(t, 1, f.countEvents(t, core.EventNodeLost))
+	// node.lost says why it came later than unreachableSince + lostAfter:
+	// the count started at the end of the outage.
+	var unreachableSince, outageEnded time.Time
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, `SELECT s.unreachable_since, w.outage_ended_at
+		FROM node_sessions s, node_liveness_sweeps w WHERE s.node_id = 'c1' AND w.id = 1`).Scan(&unreachableSince, &outageEnded))
+	lost := f.lostEvent(t, "c1")
+	require.True(t, lost.UnreachableSince.Equal(unreachableSince), "unreachableSince %s, want %s", lost.UnreachableSince, unreachableSince)
+	require.Equal(t, lostAfter.Seconds(), lost.LostAfterSeconds)
+	require.NotNil(t, lost.CountedFrom, "countedFrom: the outage moved the count")
+	require.True(t, lost.CountedFrom.Equal(outageEnded), "countedFrom %s, want the outage's end %s", lost.CountedFrom, outageEnded)
+	require.True(t, lost.CountedFrom.After(lost.UnreachableSince.Add(2*time.Hour)))
 	f.requireInvariants(t)
+}
+
+// lostEvent is the data of the node's one node.lost event.
+func (f *fixture) lostEvent(t *testing.T, node string) core.NodeLostEventData {
+	t.Helper()
+	var data []byte
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, `SELECT data FROM outbox WHERE type = $1 AND subject = $2`,
+		core.EventNodeLost, core.NodeSubject(node)).Scan(&data))
+	var d core.NodeLostEventData
+	require.NoError(t, json.Unmarshal(data, &d))
+	return d
 }

@@ -85,6 +85,12 @@ type NodeLostEventData struct {
 	UnreachableSince time.Time `json:"unreachableSince"`
 	// LostAfterSeconds is the pool's lostAfter.
 	LostAfterSeconds float64 `json:"lostAfterSeconds"`
+	// CountedFrom is when the node's absence started to count towards
+	// lostAfter, set only when that is not UnreachableSince: the end of a
+	// control-plane outage that came later (a daemon cannot reconnect while
+	// the control plane is down, so the outage is not counted). It says why
+	// the node was lost later than UnreachableSince + LostAfterSeconds.
+	CountedFrom *time.Time `json:"countedFrom,omitempty"`
 }
 
 // NodeDrainEventData is the data of node.draining and node.undrained,

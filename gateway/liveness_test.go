@@ -87,6 +87,11 @@ func TestProviderNodeLostAfterLostAfter(t *testing.T) {
 	f.advance(time.Second)
 	f.requireState("c1", core.NodeLost)
 	require.Equal(t, 1, f.events(core.EventNodeLost, "c1"))
+	// No outage moved the count: node.lost leaves countedFrom out.
+	var counted *string
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, "SELECT data->>'countedFrom' FROM outbox WHERE type = $1 AND subject = $2",
+		core.EventNodeLost, core.NodeSubject("c1")).Scan(&counted))
+	require.Nil(t, counted)
 	f.requireInvariants()
 }
 
