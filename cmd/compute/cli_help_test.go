@@ -165,3 +165,36 @@ func TestPassThroughHelpListsOnlyWhatItReads(t *testing.T) {
 		}
 	}
 }
+
+// The server commands cobra parses list their own flags only, and refuse
+// the client commands' --context and --output before they load any
+// configuration or open a database, as bad input.
+func TestCobraServerCommandsRefuseClientFlags(t *testing.T) {
+	t.Parallel()
+	run := func(args ...string) (int, string, string) {
+		var out, errOut strings.Builder
+		code := cli.Run(context.Background(), program(strings.NewReader(""), &out, &errOut, func(string) string { return "" }), args)
+		return code, out.String(), errOut.String()
+	}
+	for _, c := range []struct {
+		args        []string
+		name, usage string
+	}{
+		{[]string{"migrate"}, "migrate", "compute migrate [flags]"},
+		{[]string{"check"}, "check", "compute check [flags]"},
+		{[]string{"projections", "rebuild", "fleet"}, "projections rebuild", "compute projections rebuild NAME [flags]"},
+	} {
+		code, help, errOut := run(append(slices.Clone(c.args), "--help")...)
+		require.Equal(t, 0, code, "%v: %s", c.args, errOut)
+		require.Contains(t, help, "Usage:\n  "+c.usage+"\n", c.args)
+		for _, global := range []string{"--context", "--output", "Global Flags"} {
+			require.NotContains(t, help, global, c.args)
+		}
+		for _, flag := range []string{"--context=prod", "-o=json", "--output=yaml"} {
+			code, out, errOut := run(append(slices.Clone(c.args), flag)...)
+			require.Equal(t, 2, code, "%v %s: %s", c.args, flag, errOut)
+			require.Empty(t, out)
+			require.Contains(t, errOut, "compute: "+c.name+" does not read --", "%v %s", c.args, flag)
+		}
+	}
+}

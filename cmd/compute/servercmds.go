@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -109,6 +110,9 @@ without some of this release's migrations it applies none and exits 1
 			return projectionsCmd(ctx, cfg, logger, append([]string{"rebuild"}, args...))
 		}),
 	}
+	for _, c := range []*cobra.Command{migrateCmd, checkCmd, rebuildCmd} {
+		c.SetUsageFunc(ownFlagsUsage)
+	}
 	projectionsCmd := cli.Group("projections", "Manage the read models (projections rebuild NAME)", rebuildCmd)
 	return []*cobra.Command{serveCmd, agentCmd, migrateCmd, checkCmd, tortureCmd, projectionsCmd}
 }
@@ -130,6 +134,9 @@ const plainErrors = "plainErrors"
 // exit 2.
 func serverRun(name string, f serverFunc) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
+		if err := clientFlagsGiven(cmd); err != nil {
+			return err
+		}
 		var cfg config.Config
 		if cmd.Annotations["noConfig"] == "" {
 			var err error
@@ -159,6 +166,39 @@ func serverRun(name string, f serverFunc) func(*cobra.Command, []string) error {
 		}
 		return cli.ErrReported
 	}
+}
+
+// clientFlags are the client commands' global flags (package cli), which
+// cobra parses for every command beneath the root but the server commands
+// do not read: they take DATABASE_URL and COMPUTE_* (docs/configuration.md),
+// not a saved context, and print their own report.
+var clientFlags = []string{"context", "output"}
+
+// clientFlagsGiven refuses a client commands' flag given to a server
+// command cobra parses (migrate, check, projections rebuild), as bad input
+// (exit 2), rather than accepting and ignoring it: `compute check --context
+// prod` would otherwise check whatever database DATABASE_URL names. The
+// commands that parse their own flags refuse it as an unknown flag.
+func clientFlagsGiven(cmd *cobra.Command) error {
+	for _, name := range clientFlags {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			return cli.Usage(fmt.Errorf("%s does not read --%s: it runs against DATABASE_URL (docs/configuration.md)",
+				strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" "), name))
+		}
+	}
+	return nil
+}
+
+// ownFlagsUsage is the usage of a server command cobra parses: its usage
+// line and its own flags, without the client commands' global flags it
+// does not read (clientFlags).
+func ownFlagsUsage(cmd *cobra.Command) error {
+	w := cmd.OutOrStderr()
+	fmt.Fprintf(w, "Usage:\n  %s\n", cmd.UseLine())
+	if fs := cmd.LocalFlags(); fs.HasAvailableFlags() {
+		fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
+	}
+	return nil
 }
 
 // badFlags is an error of a server command's own flag parsing (an unknown
