@@ -100,7 +100,8 @@ type Authenticator struct {
 	revoked  map[string]time.Time           // token id → when Sync applied its revocation (recent ones)
 	// suspended holds the tokens whose tenant the feed said is suspended
 	// and not resumed since (recent ones, like revoked): a watch of one
-	// fires at once.
+	// fires at once. A lookup that finds the tenant active clears its
+	// token, as the feed's resume would.
 	suspended map[string]time.Time
 	// deadline is, for each token with an expiry that was looked up, when
 	// it expires on this process's clock (the lookup's time plus what the
@@ -178,6 +179,14 @@ func (a *Authenticator) Authenticate(ctx context.Context, secret string) (core.A
 	}
 	if a.gen == gen {
 		a.byHash[key] = entry{actor: actor, refusal: refusal, expires: expires}
+		if refusal == nil {
+			// The lookup saw the tenant resumed before the feed did (it
+			// reads a change only once every older transaction on the
+			// server ended): a watch of the token must not fire at once
+			// for a suspension this lookup shows is over. gen did not
+			// move, so no newer suspension was applied meanwhile.
+			delete(a.suspended, row.ID)
+		}
 	}
 	a.mu.Unlock()
 	if refusal != nil {
