@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,6 +17,21 @@ import (
 	"github.com/bettercompute/compute/client"
 	"github.com/bettercompute/compute/core"
 )
+
+// unreachedServer starts an API server that the invocation under test must
+// never reach, because the command line refuses its input before sending
+// anything: it counts the requests it gets, for the test to assert none,
+// and answers each with an error.
+func unreachedServer(t *testing.T) (url string, requests *atomic.Int32) {
+	t.Helper()
+	requests = new(atomic.Int32)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		requests.Add(1)
+		http.Error(w, `{"error":{"code":"INTERNAL","message":"not expected"}}`, http.StatusInternalServerError)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, requests
+}
 
 // invocation runs the command line in this process, with env as its whole
 // environment and its contexts file in a directory of the test. Its tree

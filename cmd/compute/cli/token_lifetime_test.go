@@ -22,13 +22,8 @@ import (
 // which answered about expiresAt, a name the command line never used.
 func TestTokensCreateExpiresInRefusesWhatIsNotALifetime(t *testing.T) {
 	t.Parallel()
-	var requests atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		requests.Add(1)
-		http.Error(w, `{"error":{"code":"INTERNAL","message":"not expected"}}`, http.StatusInternalServerError)
-	}))
-	t.Cleanup(srv.Close)
-	inv := newInvocation(t, "COMPUTE_SERVER="+srv.URL, "COMPUTE_TOKEN=bc_operator")
+	server, requests := unreachedServer(t)
+	inv := newInvocation(t, "COMPUTE_SERVER="+server, "COMPUTE_TOKEN=bc_operator")
 	for v, want := range map[string]string{
 		"-1h":       `--expires-in: "-1h" is not a positive duration: give how long the token stays valid from now, such as 720h`,
 		"0":         `--expires-in: "0" is not a positive duration`,
