@@ -2212,9 +2212,10 @@ type NodeInventoryReconciledEvent struct {
 	// Data The node after the reconcile (its state is unchanged; its conditions
 	// GPUMissing, GPUMismatch, WorkloadsRefused, DiskNotEnforced and ScalarsMismatch are
 	// raised, updated or cleared), the session epoch of the report, GPU UUIDs by what
-	// happened to them, and its scalars when they changed. The node's resync writes it as
-	// well when it adopts a shrink of the scalars that waited for the node's bookings to fit:
-	// sessionEpoch 0 (no report made it), no GPUs, and the scalars after it.
+	// happened to them, its scalars when they changed and the shrinks of them still pending.
+	// The node's resync writes it as well when it adopts a shrink of the scalars that waited
+	// for the node's bookings to fit: sessionEpoch 0 (no report made it), no GPUs, the scalars
+	// after it and the shrinks still pending.
 	Data NodeInventoryReconciledEventData `json:"data"`
 
 	// ID Unique per event; the same on every redelivery.
@@ -2232,9 +2233,10 @@ type NodeInventoryReconciledEvent struct {
 // NodeInventoryReconciledEventData The node after the reconcile (its state is unchanged; its conditions
 // GPUMissing, GPUMismatch, WorkloadsRefused, DiskNotEnforced and ScalarsMismatch are
 // raised, updated or cleared), the session epoch of the report, GPU UUIDs by what
-// happened to them, and its scalars when they changed. The node's resync writes it as
-// well when it adopts a shrink of the scalars that waited for the node's bookings to fit:
-// sessionEpoch 0 (no report made it), no GPUs, and the scalars after it.
+// happened to them, its scalars when they changed and the shrinks of them still pending.
+// The node's resync writes it as well when it adopts a shrink of the scalars that waited
+// for the node's bookings to fit: sessionEpoch 0 (no report made it), no GPUs, the scalars
+// after it and the shrinks still pending.
 type NodeInventoryReconciledEventData struct {
 	Conditions *[]EventNodeCondition `json:"conditions"`
 	ID         string                `json:"id"`
@@ -2247,7 +2249,17 @@ type NodeInventoryReconciledEventData struct {
 
 	// NoScheduleReasons Reasons the system keeps the node out of placement; any one does.
 	NoScheduleReasons *EventDataNoScheduleReasons `json:"noScheduleReasons"`
-	PoolID            string                      `json:"poolId"`
+
+	// PendingScalars The shrinks of the node's vCPU, memory and disk that wait, after the reconcile, for its
+	// bookings to fit them: its daemon reported a smaller value while the bookings held more.
+	// New bookings are held to each already, and the node's resync adopts it once the bookings
+	// fit (then `scalars` carries it and this object no longer does). Each resource is absent
+	// when no shrink of it waits, so `{}` says that none waits any more: a grow, the recorded
+	// value again, a report that does not state it, or the adoption ended it. Every reconcile
+	// writes the object; it is absent only from events written before it was added, which say
+	// nothing of pending shrinks.
+	PendingScalars *NodePendingScalarsEventData `json:"pendingScalars,omitempty"`
+	PoolID         string                       `json:"poolId"`
 
 	// Registered Reported GPUs the record lacked, now registered (exclusive, healthy).
 	Registered *[]string `json:"registered"`
@@ -2340,6 +2352,22 @@ type NodeLostEventData struct {
 	State             EventNodeState              `json:"state"`
 	UnreachableSince  time.Time                   `json:"unreachableSince"`
 	Version           int64                       `json:"version"`
+}
+
+// NodePendingScalarsEventData The shrinks of the node's vCPU, memory and disk that wait, after the reconcile, for its
+// bookings to fit them: its daemon reported a smaller value while the bookings held more.
+// New bookings are held to each already, and the node's resync adopts it once the bookings
+// fit (then `scalars` carries it and this object no longer does). Each resource is absent
+// when no shrink of it waits, so `{}` says that none waits any more: a grow, the recorded
+// value again, a report that does not state it, or the adoption ended it. Every reconcile
+// writes the object; it is absent only from events written before it was added, which say
+// nothing of pending shrinks.
+type NodePendingScalarsEventData struct {
+	DiskGb   *int64 `json:"diskGb,omitempty"`
+	MemoryMb *int64 `json:"memoryMb,omitempty"`
+
+	// Vcpu Pending allocatable vCPU, before the pool's overcommit ratio.
+	Vcpu *int64 `json:"vcpu,omitempty"`
 }
 
 // NodeRegisteredEvent A node was registered with its inventory (fleet-wide; subject `nodes/{id}`).
@@ -3278,6 +3306,13 @@ type Scalar struct {
 
 	// Capacity floor(allocatable × ratio).
 	Capacity int `json:"capacity"`
+
+	// PendingAllocatable Nodes only, absent when none: a smaller allocatable that the node's daemon reported
+	// (`--vcpu`, `--memory-mb`, `--disk-gb`) while its bookings held more than it gives.
+	// New bookings are held to it already; `allocatable` and `capacity` stay the recorded
+	// values until the node adopts it, once the bookings fit it (at the node's next resync).
+	// The ScalarsMismatch condition says the same in words.
+	PendingAllocatable *int `json:"pendingAllocatable,omitempty"`
 }
 
 // SetDeviceHealthRequest defines model for SetDeviceHealthRequest.

@@ -245,10 +245,15 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 			if scalars, err = reconcileScalars(ctx, q, nodeID, n.PoolID, *inv.Scalars); err != nil {
 				return err
 			}
-		} else if err := q.NodeResourceClearPending(ctx, nodeID); err != nil {
-			// A daemon that states no scalars withdraws a shrink it
-			// stated before, as it clears the ScalarsMismatch condition.
-			return pg.Translate(err, "scalars of node "+nodeID)
+		} else {
+			// A daemon that states no scalars withdraws a shrink or a value
+			// out of range it stated before, as it clears the
+			// ScalarsMismatch condition.
+			cleared, err := q.NodeResourceClearRefused(ctx, nodeID)
+			if err != nil {
+				return pg.Translate(err, "scalars of node "+nodeID)
+			}
+			scalars.remembered = cleared > 0
 		}
 		res.ScalarsAdopted, res.ScalarsRefused = scalars.adopted, scalars.refused
 
@@ -266,7 +271,7 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 		next = setNodeCondition(next, core.ConditionScalarsMismatch, scalars.reason, scalars.message(), now)
 		res.Conditions = next
 		changed := len(res.Missing)+len(res.Returned)+len(res.Registered)+len(scalars.adopted) > 0 ||
-			!sameConditions(conds, next)
+			scalars.remembered || !sameConditions(conds, next)
 		if !changed {
 			return nil
 		}
@@ -279,7 +284,7 @@ func (s NodeSessions) ReconcileNodeInventory(ctx context.Context, nodeID string,
 			ID: n.ID, PoolID: n.PoolID, State: core.State(n.State), NoScheduleReasons: reasons, Conditions: next,
 			Version: res.Version, SessionEpoch: epoch, Missing: nonNilStrings(res.Missing),
 			Returned: nonNilStrings(res.Returned), Registered: nonNilStrings(res.Registered),
-			Mismatched: nonNilStrings(res.Mismatched)}
+			Mismatched: nonNilStrings(res.Mismatched), PendingScalars: &scalars.pending}
 		if len(scalars.adopted) > 0 {
 			ev.Scalars = &scalars.after
 		}

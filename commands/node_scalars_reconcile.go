@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -46,13 +45,17 @@ const ScalarsMismatchMaxBytes = 1024
 
 // scalarsReconcile is what reconcileScalars did: the resources whose
 // allocatable changed ("vcpu 8 → 4"), why the others reported were not
-// adopted (the condition's message, "" for none) and its reason, and the
-// node's scalars after it.
+// adopted (the condition's message, "" for none) and its reason, the
+// node's scalars and the shrinks pending after it, and whether what the
+// node remembers of the refusals (node_resources.pending_allocatable,
+// reported_out_of_range) changed.
 type scalarsReconcile struct {
-	adopted []string
-	refused []string
-	reason  string
-	after   core.NodeScalars
+	adopted    []string
+	refused    []string
+	reason     string
+	after      core.NodeScalars
+	pending    core.NodePendingScalars
+	remembered bool
 }
 
 // reconcileScalars compares the daemon's configured scalars with the
@@ -69,24 +72,28 @@ func reconcileScalars(ctx context.Context, q *db.Queries, nodeID, poolID string,
 // applyScalars sets each of rep's scalars that differs from the node's
 // locked counters (rows) and fits: the counter with a guarded update, the
 // pool's rollup by the change of capacity. A shrink the bookings do not
-// fit is remembered as the resource's pending shrink; every other value
-// reported, and every value not reported, ends the one pending (the report
-// replaces what was remembered).
+// fit is remembered as the resource's pending shrink, and a value out of
+// range as what the report stated out of range; every other value
+// reported, and every value not reported, ends the one remembered (the
+// report replaces what was remembered).
 func applyScalars(ctx context.Context, q *db.Queries, nodeID, poolID string, rows []db.NodeResourceListForUpdateRow,
 	rep ReportedScalars) (scalarsReconcile, error) {
 	var out scalarsReconcile
 	reported := map[string]*int64{core.ResourceVCPU: rep.VCPU, core.ResourceMemory: rep.MemoryMB, core.ResourceDisk: rep.DiskGB}
+	pendingOut := map[string]**int64{core.ResourceVCPU: &out.pending.VCPU, core.ResourceMemory: &out.pending.MemoryMB,
+		core.ResourceDisk: &out.pending.DiskGB}
 	current := map[string]int64{}
-	outOfRange := false
+	anyOutOfRange := false
 	for _, r := range rows { // resource order: the lock order
 		current[r.Resource] = r.Allocatable
 		want := reported[r.Resource]
-		var pending *int64 // what this report leaves pending
+		var pending, outOfRange *int64 // what this report leaves remembered
 		switch {
 		case want == nil || *want == r.Allocatable:
 		case *want < 0 || *want > MaxNodeScalar:
 			out.refused = append(out.refused, outOfRangeRefusal(r.Resource, *want, r.Allocatable))
-			outOfRange = true
+			outOfRange = want
+			anyOutOfRange = true
 		default:
 			adopted, err := adoptScalar(ctx, q, nodeID, poolID, r, *want)
 			if err != nil {
@@ -99,21 +106,28 @@ func applyScalars(ctx context.Context, q *db.Queries, nodeID, poolID string, row
 				pending = want
 				break
 			}
-			r.PendingAllocatable = nil // the adoption ended it
+			if r.PendingAllocatable != nil || r.ReportedOutOfRange != nil {
+				out.remembered = true
+			}
+			r.PendingAllocatable, r.ReportedOutOfRange = nil, nil // the adoption ended them
 			out.adopted = append(out.adopted, fmt.Sprintf("%s %d → %d", r.Resource, r.Allocatable, *want))
 			current[r.Resource] = *want
 		}
-		if !equalInt64(pending, r.PendingAllocatable) {
-			if err := q.NodeResourceSetPending(ctx, db.NodeResourceSetPendingParams{PendingAllocatable: pending,
-				NodeID: nodeID, Resource: r.Resource}); err != nil {
+		if p, ok := pendingOut[r.Resource]; ok {
+			*p = pending
+		}
+		if !equalInt64(pending, r.PendingAllocatable) || !equalInt64(outOfRange, r.ReportedOutOfRange) {
+			if err := q.NodeResourceSetRefused(ctx, db.NodeResourceSetRefusedParams{PendingAllocatable: pending,
+				ReportedOutOfRange: outOfRange, NodeID: nodeID, Resource: r.Resource}); err != nil {
 				return out, pg.Translate(err, "node resource "+r.Resource)
 			}
+			out.remembered = true
 		}
 	}
 	out.after = core.NodeScalars{VCPU: current[core.ResourceVCPU], MemoryMB: current[core.ResourceMemory],
 		DiskGB: current[core.ResourceDisk]}
 	out.reason = "BookingsDoNotFit"
-	if outOfRange {
+	if anyOutOfRange {
 		out.reason = "OutOfRange"
 	}
 	return out, nil
@@ -147,16 +161,13 @@ func adoptScalar(ctx context.Context, q *db.Queries, nodeID, poolID string, r db
 	return true, nil
 }
 
-// outOfRangeRefusal is the ScalarsMismatch entry of a value out of range,
-// the one refusal that is not remembered (retryPendingScalars keeps it).
+// outOfRangeRefusal is the ScalarsMismatch entry of a value out of range.
+// The value itself is remembered (node_resources.reported_out_of_range),
+// so that the node's resync, when it adopts a pending shrink, states this
+// refusal again from the record rather than from the condition's words.
 func outOfRangeRefusal(resource string, want, kept int64) string {
 	return fmt.Sprintf("%s %d configured is out of range (0 to %d); %d kept", resource, want, int64(MaxNodeScalar), kept)
 }
-
-// outOfRangeRefusals finds the outOfRangeRefusal entries in a
-// ScalarsMismatch message. The entries themselves hold "; ", so the
-// message cannot be split on its separator.
-var outOfRangeRefusals = regexp.MustCompile(`(?:vcpu|memory|disk) -?[0-9]+ configured is out of range \(0 to [0-9]+\); [0-9]+ kept`)
 
 func equalInt64(a, b *int64) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)

@@ -51,6 +51,18 @@ func (f *fixture) lastInventoryScalars(t *testing.T, node string) *core.NodeScal
 	return ev.Scalars
 }
 
+// lastInventoryPending is the pending shrinks of the node's latest
+// node.inventory_reconciled (nil when it says nothing of them).
+func (f *fixture) lastInventoryPending(t *testing.T, node string) *core.NodePendingScalars {
+	t.Helper()
+	var raw []byte
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, `SELECT data FROM outbox WHERE type = $1 AND subject = $2
+		ORDER BY txid DESC, seq DESC LIMIT 1`, core.EventNodeInventoryReconciled, core.NodeSubject(node)).Scan(&raw))
+	var ev core.NodeInventoryReconciledEventData
+	require.NoError(t, json.Unmarshal(raw, &ev))
+	return ev.PendingScalars
+}
+
 func ptr(v int64) *int64 { return &v }
 
 // An operator who restarts a joined node's daemon with other --vcpu and

@@ -3,8 +3,6 @@ package commands
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -82,8 +80,7 @@ func (h *Handlers) retryPendingScalars(ctx context.Context, nodeID string, fence
 		if err != nil {
 			return err
 		}
-		reason, message := retriedScalarsMismatch(conds, scalars)
-		next := setNodeCondition(conds, core.ConditionScalarsMismatch, reason, message, now)
+		next := setNodeCondition(conds, core.ConditionScalarsMismatch, scalars.reason, scalars.message(), now)
 		reasons, err := writeNodeConditions(ctx, q, n, next)
 		if err != nil {
 			return err
@@ -92,7 +89,8 @@ func (h *Handlers) retryPendingScalars(ctx context.Context, nodeID string, fence
 		res.Position, err = emit(ctx, q, core.EventNodeInventoryReconciled, "", core.NodeSubject(n.ID),
 			core.NodeInventoryReconciledEventData{ID: n.ID, PoolID: n.PoolID, State: core.State(n.State),
 				NoScheduleReasons: reasons, Conditions: next, Version: res.Version, Missing: []string{},
-				Returned: []string{}, Registered: []string{}, Mismatched: []string{}, Scalars: &scalars.after})
+				Returned: []string{}, Registered: []string{}, Mismatched: []string{}, Scalars: &scalars.after,
+				PendingScalars: &scalars.pending})
 		return err
 	})
 	if err != nil {
@@ -101,40 +99,26 @@ func (h *Handlers) retryPendingScalars(ctx context.Context, nodeID string, fence
 	return res, nil
 }
 
-// pendingOf is the shrinks the locked counters remember, as the report
-// that stated them.
+// pendingOf is what the locked counters remember of the last report's
+// refusals, as the report that stated them: each resource's pending
+// shrink, retried, else the value out of range that it stated, refused
+// again (so that the ScalarsMismatch condition keeps it, from the record
+// and not from its own words).
 func pendingOf(rows []db.NodeResourceListForUpdateRow) ReportedScalars {
 	var rep ReportedScalars
 	for _, r := range rows {
+		v := r.PendingAllocatable
+		if v == nil {
+			v = r.ReportedOutOfRange
+		}
 		switch r.Resource {
 		case core.ResourceVCPU:
-			rep.VCPU = r.PendingAllocatable
+			rep.VCPU = v
 		case core.ResourceMemory:
-			rep.MemoryMB = r.PendingAllocatable
+			rep.MemoryMB = v
 		case core.ResourceDisk:
-			rep.DiskGB = r.PendingAllocatable
+			rep.DiskGB = v
 		}
 	}
 	return rep
-}
-
-// retriedScalarsMismatch is the ScalarsMismatch condition after a retry
-// adopted some pending shrinks: the shrinks still pending (retried, so
-// with what the bookings hold now) and the values out of range that the
-// last report stated, which are not remembered anywhere but in the
-// condition's message; "" when none is left.
-func retriedScalarsMismatch(conds []NodeCondition, retried scalarsReconcile) (reason, message string) {
-	refused := retried.refused
-	reason = retried.reason
-	for _, c := range conds {
-		if c.Type != core.ConditionScalarsMismatch {
-			continue
-		}
-		if kept := outOfRangeRefusals.FindAllString(c.Message, -1); len(kept) > 0 {
-			refused = append(kept, refused...)
-			reason = "OutOfRange"
-		}
-	}
-	slices.Sort(refused) // each begins with its resource: the resource order, as a report lists them
-	return reason, core.Clip(strings.Join(refused, "; "), ScalarsMismatchMaxBytes)
 }

@@ -73,6 +73,8 @@ func TestPendingShrinkAdoptedOnceBookingsFit(t *testing.T) {
 		"new bookings held to 4"},
 		res.ScalarsRefused)
 	require.Equal(t, ptr(4), f.pendingVCPU(t), "the refused shrink is remembered")
+	require.Equal(t, &core.NodePendingScalars{VCPU: ptr(4)}, f.lastInventoryPending(t, "n1"),
+		"the event says which shrink waits")
 
 	// The booking still holds 10: the resync adopts nothing, writes nothing.
 	events := f.countEvents(t, core.EventNodeInventoryReconciled)
@@ -108,6 +110,7 @@ func TestPendingShrinkAdoptedOnceBookingsFit(t *testing.T) {
 	require.NotContains(t, f.nodeConditions(t, "n1"), core.ConditionScalarsMismatch)
 	require.Equal(t, events+1, f.countEvents(t, core.EventNodeInventoryReconciled), "one event")
 	require.Equal(t, &core.NodeScalars{VCPU: 4, MemoryMB: 512 * 1024, DiskGB: 2000}, f.lastInventoryScalars(t, "n1"))
+	require.Equal(t, &core.NodePendingScalars{}, f.lastInventoryPending(t, "n1"), "the event says none waits any more")
 	f.requireInvariants(t)
 
 	// Nothing is pending any more: the next resync writes nothing.
@@ -165,6 +168,7 @@ func TestLaterReportReplacesPendingShrink(t *testing.T) {
 	alloc, _, _, _ := f.scalarsOf(t, "n1")
 	require.Equal(t, int64(128), alloc["vcpu"], "a grow is adopted at once")
 	require.Nil(t, f.pendingVCPU(t))
+	require.Equal(t, &core.NodePendingScalars{}, f.lastInventoryPending(t, "n1"), "the grow ended the shrink")
 	require.NotContains(t, f.nodeConditions(t, "n1"), core.ConditionScalarsMismatch)
 	f.requireInvariants(t)
 }
@@ -191,4 +195,55 @@ func TestPendingShrinkAdoptedKeepsOutOfRange(t *testing.T) {
 	require.Equal(t, "disk 2199023255552 configured is out of range (0 to 1099511627776); 2000 kept", c.Message)
 	require.Equal(t, &core.NodeScalars{VCPU: 4, MemoryMB: 512 * 1024, DiskGB: 2000}, f.lastInventoryScalars(t, "n1"))
 	f.requireInvariants(t)
+}
+
+// The value out of range that a report stated is kept from the record
+// (node_resources.reported_out_of_range), not found again in the words of
+// the condition: reworded (by a later release, or cut short), the resync
+// that adopts a pending shrink still refuses it, and a report that states
+// nothing forgets it.
+func TestPendingShrinkAdoptedKeepsOutOfRangeFromTheRecord(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	gpus := f.node(t, "n1", exclusive)
+	d := f.connect(t, "n1", "j1", 0)
+	held := f.reserve(t, tenantA, commands.CreateReservation{GPUs: 1, VCPU: 10})
+	inv := commands.NodeInventory{GPUs: []commands.ReportedGPU{{UUID: gpus[0], Model: "a100", MemoryMB: 81920}},
+		Scalars: &commands.ReportedScalars{VCPU: ptr(4), MemoryMB: ptr(-7)}}
+	_, err := f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", d.epoch, inv)
+	require.NoError(t, err)
+	var kept *int64
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, `SELECT reported_out_of_range FROM node_resources
+		WHERE node_id = 'n1' AND resource = 'memory'`).Scan(&kept))
+	require.Equal(t, ptr(-7), kept)
+
+	// Another wording of the same condition.
+	_, err = f.d.Pool.Exec(f.ctx, `UPDATE nodes SET conditions = (SELECT jsonb_agg(CASE WHEN c->>'type' = 'ScalarsMismatch'
+		THEN jsonb_set(c, '{message}', '"not adopted, see the record"') ELSE c END) FROM jsonb_array_elements(conditions) c)
+		WHERE id = 'n1'`)
+	require.NoError(t, err)
+
+	_, err = f.h.ReleaseReservation(f.ctx, tenantA, commands.ReleaseReservation{ReservationID: held.Reservation.ID})
+	require.NoError(t, err)
+	f.runNodeResync(t)
+	alloc, _, _, _ := f.scalarsOf(t, "n1")
+	require.Equal(t, int64(4), alloc["vcpu"], "the shrink is adopted")
+	c := f.nodeConditions(t, "n1")[core.ConditionScalarsMismatch]
+	require.Equal(t, "OutOfRange", c.Reason, "the value out of range is still refused")
+	require.Equal(t, "memory -7 configured is out of range (0 to 1099511627776); 524288 kept", c.Message)
+	f.requireInvariants(t)
+
+	// The same report again changes nothing; one without scalars forgets it.
+	events := f.countEvents(t, core.EventNodeInventoryReconciled)
+	inv.Scalars = &commands.ReportedScalars{VCPU: ptr(4), MemoryMB: ptr(-7)}
+	_, err = f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", d.epoch, inv)
+	require.NoError(t, err)
+	require.Equal(t, events, f.countEvents(t, core.EventNodeInventoryReconciled))
+	inv.Scalars = nil
+	_, err = f.h.NodeSessions().ReconcileNodeInventory(f.ctx, "n1", d.epoch, inv)
+	require.NoError(t, err)
+	require.NotContains(t, f.nodeConditions(t, "n1"), core.ConditionScalarsMismatch)
+	require.NoError(t, f.d.Pool.QueryRow(f.ctx, `SELECT reported_out_of_range FROM node_resources
+		WHERE node_id = 'n1' AND resource = 'memory'`).Scan(&kept))
+	require.Nil(t, kept)
 }

@@ -141,6 +141,24 @@ type NodeInventoryReconciledEventData struct {
 	// reconcile, present only when it adopted the daemon's configured
 	// values for one of them (omitted otherwise: they did not change).
 	Scalars *NodeScalars `json:"scalars,omitempty"`
+	// PendingScalars are the node's shrinks of vCPU, memory and disk that
+	// wait, after the reconcile, for its bookings to fit them (its
+	// ScalarsMismatch condition says why, in words): each absent when
+	// none, so {} says that none waits any more (a grow, the recorded
+	// value again, a report that states none, or the resync's adoption
+	// ended it). Every reconcile writes it; absent only from the events of
+	// releases that did not, which say nothing of it.
+	PendingScalars *NodePendingScalars `json:"pendingScalars,omitempty"`
+}
+
+// NodePendingScalars are the shrinks of a node's allocatable vCPU, memory
+// (MB) and disk (GB) that its daemon reported while the node's bookings
+// held more: remembered, and booked against, until the bookings fit them
+// and the node adopts them. Nil: none for that resource.
+type NodePendingScalars struct {
+	VCPU     *int64 `json:"vcpu,omitempty"`
+	MemoryMB *int64 `json:"memoryMb,omitempty"`
+	DiskGB   *int64 `json:"diskGb,omitempty"`
 }
 
 // NodeScalars is a node's allocatable vCPU, memory (MB) and disk (GB), as

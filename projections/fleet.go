@@ -160,19 +160,24 @@ func applyNodeStatus(ctx context.Context, q *db.Queries, e outbox.Stored) error 
 	if sc := n.Scalars; sc != nil {
 		p.Vcpu, p.MemoryMb, p.DiskGb = &sc.VCPU, &sc.MemoryMB, &sc.DiskGB
 	}
+	if ps := n.PendingScalars; ps != nil {
+		p.PendingKnown, p.VcpuPending, p.MemoryMbPending, p.DiskGbPending = true, ps.VCPU, ps.MemoryMB, ps.DiskGB
+	}
 	_, err = q.RmFleetNodeUpdateStatus(ctx, p)
 	return err
 }
 
 // nodeStatus is what applyNodeStatus writes of a node: its state and
-// version, and its no-schedule reasons, conditions and scalars where the
-// event carries them (nil: the row keeps its own).
+// version, and its no-schedule reasons, conditions, scalars and pending
+// shrinks of them where the event carries them (nil: the row keeps its
+// own).
 type nodeStatus struct {
 	ID                string
 	State             core.State
 	NoScheduleReasons []string
 	Conditions        []core.NodeCondition
 	Scalars           *core.NodeScalars
+	PendingScalars    *core.NodePendingScalars
 	Version           int64
 }
 
@@ -189,7 +194,7 @@ func decodeNodeStatus(e outbox.Stored) (nodeStatus, error) {
 	case core.EventNodeInventoryReconciled:
 		d, err := decode[core.NodeInventoryReconciledEventData](e)
 		return nodeStatus{ID: d.ID, State: d.State, NoScheduleReasons: d.NoScheduleReasons,
-			Conditions: d.Conditions, Scalars: d.Scalars, Version: d.Version}, err
+			Conditions: d.Conditions, Scalars: d.Scalars, PendingScalars: d.PendingScalars, Version: d.Version}, err
 	default: // node.connected, node.disconnected, node.unreachable, node.lost: their common part
 		d, err := decode[core.NodeLivenessEventData](e)
 		return nodeStatus{ID: d.ID, State: d.State, NoScheduleReasons: d.NoScheduleReasons,

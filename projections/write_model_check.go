@@ -67,7 +67,8 @@ func (c ReadModelCheck) Repair() string {
 // Compared: rm_reservations (tenant, state, version, end, conditions,
 // priority class, priority, preemptible), rm_fleet_nodes (pool, cordon,
 // taints, state, no-schedule reasons, conditions, allocatable vCPU, memory
-// and disk, version: what the rebuild's seed takes from the write model),
+// and disk and the shrinks of them pending, version: what the rebuild's
+// seed takes from the write model),
 // rm_fleet_devices (parent, kind, node, mode, profile,
 // retired; for a GPU its health, quarantine and version),
 // rm_fleet_allocations (what each placed reservation holds: node, pool,

@@ -15,11 +15,15 @@ import (
 
 // Scalar is one scalar resource of a node or pool: capacity is allocatable
 // scaled by the pool's overcommit ratio; allocated is what live
-// reservations hold.
+// reservations hold. PendingAllocatable, on a node only, is a smaller
+// allocatable that its daemon reported while its bookings held more: new
+// bookings are held to it already, and it replaces allocatable once the
+// bookings fit it (nil: none waits).
 type Scalar struct {
-	Allocatable int64 `json:"allocatable,omitempty"`
-	Capacity    int64 `json:"capacity"`
-	Allocated   int64 `json:"allocated"`
+	Allocatable        int64  `json:"allocatable,omitempty"`
+	PendingAllocatable *int64 `json:"pendingAllocatable,omitempty"`
+	Capacity           int64  `json:"capacity"`
+	Allocated          int64  `json:"allocated"`
 }
 
 // Node is a node as operators see it: scheduling state, liveness,
@@ -105,9 +109,12 @@ func nodeOf(r db.RmFleetNodeGetRow) (Node, error) {
 	n := Node{ID: r.ID, PoolID: r.PoolID, Cordoned: r.Cordoned, Taints: r.Taints,
 		Liveness: r.State, NoScheduleReasons: r.NoScheduleReasons, Conditions: []NodeCondition{},
 		Generation: r.Generation, ObservedGeneration: r.ObservedGeneration, Allocations: r.LiveReservations,
-		VCPU:             Scalar{Allocatable: r.Vcpu, Capacity: r.VcpuCapacity, Allocated: r.VcpuAllocated},
-		MemoryMB:         Scalar{Allocatable: r.MemoryMb, Capacity: r.MemoryCapacity, Allocated: r.MemoryAllocated},
-		DiskGB:           Scalar{Allocatable: r.DiskGb, Capacity: r.DiskCapacity, Allocated: r.DiskAllocated},
+		VCPU: Scalar{Allocatable: r.Vcpu, PendingAllocatable: r.VcpuPending, Capacity: r.VcpuCapacity,
+			Allocated: r.VcpuAllocated},
+		MemoryMB: Scalar{Allocatable: r.MemoryMb, PendingAllocatable: r.MemoryMbPending, Capacity: r.MemoryCapacity,
+			Allocated: r.MemoryAllocated},
+		DiskGB: Scalar{Allocatable: r.DiskGb, PendingAllocatable: r.DiskGbPending, Capacity: r.DiskCapacity,
+			Allocated: r.DiskAllocated},
 		LiveReservations: r.LiveReservations, Version: r.Version,
 		RegisteredAt: r.RegisteredAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if n.NoScheduleReasons == nil {

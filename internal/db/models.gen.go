@@ -206,6 +206,7 @@ type NodeResource struct {
 	Ratio              pgtype.Numeric
 	Allocated          int64
 	PendingAllocatable *int64
+	ReportedOutOfRange *int64
 }
 
 type NodeSession struct {
@@ -397,6 +398,10 @@ type RmFleetNode struct {
 	ReasonsVersion    int64
 	ConditionsVersion int64
 	ScalarsVersion    int64
+	VcpuPending       *int64
+	MemoryMbPending   *int64
+	DiskGbPending     *int64
+	PendingVersion    int64
 }
 
 type RmFleetPool struct {

@@ -81,17 +81,21 @@ func (q *Queries) NodeResourceChargeMany(ctx context.Context, arg NodeResourceCh
 	return items, nil
 }
 
-const nodeResourceClearPending = `-- name: NodeResourceClearPending :exec
-UPDATE node_resources SET pending_allocatable = NULL
- WHERE node_id = $1 AND pending_allocatable IS NOT NULL
+const nodeResourceClearRefused = `-- name: NodeResourceClearRefused :execrows
+UPDATE node_resources SET pending_allocatable = NULL, reported_out_of_range = NULL
+ WHERE node_id = $1 AND (pending_allocatable IS NOT NULL OR reported_out_of_range IS NOT NULL)
 `
 
-// Forgets a node's pending shrinks: its daemon reported no scalars, so it
-// no longer states any (the ScalarsMismatch condition clears with them).
-// Locks only the rows that had one.
-func (q *Queries) NodeResourceClearPending(ctx context.Context, nodeID string) error {
-	_, err := q.db.Exec(ctx, nodeResourceClearPending, nodeID)
-	return err
+// Forgets a node's pending shrinks and values out of range: its daemon
+// reported no scalars, so it no longer states any (the ScalarsMismatch
+// condition clears with them). Locks only the rows that had one; the
+// count says whether any had.
+func (q *Queries) NodeResourceClearRefused(ctx context.Context, nodeID string) (int64, error) {
+	result, err := q.db.Exec(ctx, nodeResourceClearRefused, nodeID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const nodeResourceCreate = `-- name: NodeResourceCreate :exec
@@ -160,7 +164,7 @@ func (q *Queries) NodeResourceListByNode(ctx context.Context, nodeID string) ([]
 
 const nodeResourceListForUpdate = `-- name: NodeResourceListForUpdate :many
 SELECT resource, allocatable, ratio::float8 AS ratio, allocated,
-       floor(allocatable * ratio)::bigint AS capacity, pending_allocatable
+       floor(allocatable * ratio)::bigint AS capacity, pending_allocatable, reported_out_of_range
   FROM node_resources WHERE node_id = $1
  ORDER BY resource FOR UPDATE
 `
@@ -172,11 +176,13 @@ type NodeResourceListForUpdateRow struct {
 	Allocated          int64
 	Capacity           int64
 	PendingAllocatable *int64
+	ReportedOutOfRange *int64
 }
 
 // A node's counters locked in resource order (the lock order), for the
 // inventory reconcile to compare the daemon's scalars with, and for the
-// resync to retry the pending shrinks.
+// resync to retry the pending shrinks (and restate the values out of
+// range that the last report stated).
 func (q *Queries) NodeResourceListForUpdate(ctx context.Context, nodeID string) ([]NodeResourceListForUpdateRow, error) {
 	rows, err := q.db.Query(ctx, nodeResourceListForUpdate, nodeID)
 	if err != nil {
@@ -193,6 +199,7 @@ func (q *Queries) NodeResourceListForUpdate(ctx context.Context, nodeID string) 
 			&i.Allocated,
 			&i.Capacity,
 			&i.PendingAllocatable,
+			&i.ReportedOutOfRange,
 		); err != nil {
 			return nil, err
 		}
@@ -283,7 +290,8 @@ func (q *Queries) NodeResourceRefundMany(ctx context.Context, arg NodeResourceRe
 }
 
 const nodeResourceSetAllocatable = `-- name: NodeResourceSetAllocatable :one
-UPDATE node_resources SET allocatable = $1::bigint, pending_allocatable = NULL
+UPDATE node_resources SET allocatable = $1::bigint, pending_allocatable = NULL,
+       reported_out_of_range = NULL
  WHERE node_id = $2 AND resource = $3
    AND allocated <= floor($1::bigint * ratio)
 RETURNING floor(allocatable * ratio)::bigint AS capacity
@@ -300,8 +308,9 @@ type NodeResourceSetAllocatableParams struct {
 // future booking on the node still fits the new capacity. No row means
 // they would not (the record stays); the row returns the new capacity,
 // which the pool rollup moves by. The CHECK is the backstop. Adopting a
-// value ends any shrink that was pending. The node's resync adopts a
-// pending shrink with this same statement once the bookings fit it.
+// value ends any shrink that was pending, and any value out of range the
+// daemon stated before. The node's resync adopts a pending shrink with
+// this same statement once the bookings fit it.
 func (q *Queries) NodeResourceSetAllocatable(ctx context.Context, arg NodeResourceSetAllocatableParams) (int64, error) {
 	row := q.db.QueryRow(ctx, nodeResourceSetAllocatable, arg.Allocatable, arg.NodeID, arg.Resource)
 	var capacity int64
@@ -309,21 +318,31 @@ func (q *Queries) NodeResourceSetAllocatable(ctx context.Context, arg NodeResour
 	return capacity, err
 }
 
-const nodeResourceSetPending = `-- name: NodeResourceSetPending :exec
-UPDATE node_resources SET pending_allocatable = $1::bigint
- WHERE node_id = $2 AND resource = $3
+const nodeResourceSetRefused = `-- name: NodeResourceSetRefused :exec
+UPDATE node_resources SET pending_allocatable = $1::bigint,
+       reported_out_of_range = $2::bigint
+ WHERE node_id = $3 AND resource = $4
 `
 
-type NodeResourceSetPendingParams struct {
+type NodeResourceSetRefusedParams struct {
 	PendingAllocatable *int64
+	ReportedOutOfRange *int64
 	NodeID             string
 	Resource           string
 }
 
-// Remembers the shrink a daemon reported that the node's bookings do not
-// fit yet (NULL: none), on a row NodeResourceListForUpdate locked. The
-// CHECK node_resources_pending_is_a_shrink refuses anything but a shrink.
-func (q *Queries) NodeResourceSetPending(ctx context.Context, arg NodeResourceSetPendingParams) error {
-	_, err := q.db.Exec(ctx, nodeResourceSetPending, arg.PendingAllocatable, arg.NodeID, arg.Resource)
+// Remembers what a daemon's report stated that was not adopted, on a row
+// NodeResourceListForUpdate locked: the shrink that the node's bookings do
+// not fit yet (pending_allocatable) and the value out of range
+// (reported_out_of_range); NULL: none. The CHECKs
+// node_resources_pending_is_a_shrink and
+// node_resources_reported_is_out_of_range refuse anything else.
+func (q *Queries) NodeResourceSetRefused(ctx context.Context, arg NodeResourceSetRefusedParams) error {
+	_, err := q.db.Exec(ctx, nodeResourceSetRefused,
+		arg.PendingAllocatable,
+		arg.ReportedOutOfRange,
+		arg.NodeID,
+		arg.Resource,
+	)
 	return err
 }

@@ -206,15 +206,19 @@ d AS MATERIALIZED (
     LEFT JOIN (SELECT r.node_id,
                       max(r.allocatable) FILTER (WHERE r.resource = 'vcpu') AS vcpu,
                       max(r.allocatable) FILTER (WHERE r.resource = 'memory') AS memory_mb,
-                      max(r.allocatable) FILTER (WHERE r.resource = 'disk') AS disk_gb
+                      max(r.allocatable) FILTER (WHERE r.resource = 'disk') AS disk_gb,
+                      max(r.pending_allocatable) FILTER (WHERE r.resource = 'vcpu') AS vcpu_pending,
+                      max(r.pending_allocatable) FILTER (WHERE r.resource = 'memory') AS memory_mb_pending,
+                      max(r.pending_allocatable) FILTER (WHERE r.resource = 'disk') AS disk_gb_pending
                  FROM node_resources r GROUP BY r.node_id) s ON s.node_id = n.id
     FULL JOIN rm_fleet_nodes m ON m.id = n.id
    WHERE m.id IS NULL OR n.id IS NULL
       OR (n.pool_id, n.cordoned, n.taints, n.version, n.state, n.no_schedule_reasons, n.conditions,
-          coalesce(s.vcpu, 0), coalesce(s.memory_mb, 0), coalesce(s.disk_gb, 0))
+          coalesce(s.vcpu, 0), coalesce(s.memory_mb, 0), coalesce(s.disk_gb, 0),
+          s.vcpu_pending, s.memory_mb_pending, s.disk_gb_pending)
          IS DISTINCT FROM
          (m.pool_id, m.cordoned, m.taints, m.version, m.state, m.no_schedule_reasons, m.conditions,
-          m.vcpu, m.memory_mb, m.disk_gb))
+          m.vcpu, m.memory_mb, m.disk_gb, m.vcpu_pending, m.memory_mb_pending, m.disk_gb_pending))
 SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
        (count(*) FILTER (WHERE NOT d.behind) OVER ())::bigint AS diverging,
        (count(*) FILTER (WHERE d.behind) OVER ())::bigint AS behind_rows
@@ -229,8 +233,8 @@ type RmCheckFleetNodesRow struct {
 	BehindRows int64
 }
 
-// A node's scalars are its allocatable vCPU, memory and disk, as
-// RmFleetNodeSeed reads them.
+// A node's scalars are its allocatable vCPU, memory and disk and the
+// shrinks of them pending, as RmFleetNodeSeed reads them.
 func (q *Queries) RmCheckFleetNodes(ctx context.Context, sampleSize int32) ([]RmCheckFleetNodesRow, error) {
 	rows, err := q.db.Query(ctx, rmCheckFleetNodes, sampleSize)
 	if err != nil {

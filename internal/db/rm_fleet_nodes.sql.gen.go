@@ -13,6 +13,7 @@ import (
 const rmFleetNodeGet = `-- name: RmFleetNodeGet :one
 SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.version,
        n.registered_at, n.updated_at, n.state, n.no_schedule_reasons, n.conditions,
+       n.vcpu_pending, n.memory_mb_pending, n.disk_gb_pending,
        coalesce(w.generation, 0)::bigint AS generation,
        coalesce(s.observed_generation, 0)::bigint AS observed_generation,
        s.last_seen_at, compute_now()::timestamptz AS read_at,
@@ -47,6 +48,9 @@ type RmFleetNodeGetRow struct {
 	State              string
 	NoScheduleReasons  []string
 	Conditions         []byte
+	VcpuPending        *int64
+	MemoryMbPending    *int64
+	DiskGbPending      *int64
 	Generation         int64
 	ObservedGeneration int64
 	LastSeenAt         *time.Time
@@ -83,6 +87,9 @@ func (q *Queries) RmFleetNodeGet(ctx context.Context, id string) (RmFleetNodeGet
 		&i.State,
 		&i.NoScheduleReasons,
 		&i.Conditions,
+		&i.VcpuPending,
+		&i.MemoryMbPending,
+		&i.DiskGbPending,
 		&i.Generation,
 		&i.ObservedGeneration,
 		&i.LastSeenAt,
@@ -101,6 +108,7 @@ func (q *Queries) RmFleetNodeGet(ctx context.Context, id string) (RmFleetNodeGet
 const rmFleetNodeList = `-- name: RmFleetNodeList :many
 SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.version,
        n.registered_at, n.updated_at, n.state, n.no_schedule_reasons, n.conditions,
+       n.vcpu_pending, n.memory_mb_pending, n.disk_gb_pending,
        coalesce(w.generation, 0)::bigint AS generation,
        coalesce(s.observed_generation, 0)::bigint AS observed_generation,
        s.last_seen_at, compute_now()::timestamptz AS read_at,
@@ -144,6 +152,9 @@ type RmFleetNodeListRow struct {
 	State              string
 	NoScheduleReasons  []string
 	Conditions         []byte
+	VcpuPending        *int64
+	MemoryMbPending    *int64
+	DiskGbPending      *int64
 	Generation         int64
 	ObservedGeneration int64
 	LastSeenAt         *time.Time
@@ -182,6 +193,9 @@ func (q *Queries) RmFleetNodeList(ctx context.Context, arg RmFleetNodeListParams
 			&i.State,
 			&i.NoScheduleReasons,
 			&i.Conditions,
+			&i.VcpuPending,
+			&i.MemoryMbPending,
+			&i.DiskGbPending,
 			&i.Generation,
 			&i.ObservedGeneration,
 			&i.LastSeenAt,
@@ -206,7 +220,8 @@ func (q *Queries) RmFleetNodeList(ctx context.Context, arg RmFleetNodeListParams
 
 const rmFleetNodeListAll = `-- name: RmFleetNodeListAll :many
 SELECT id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version, registered_at, updated_at,
-       updated_txid, updated_seq, state, no_schedule_reasons, conditions
+       updated_txid, updated_seq, state, no_schedule_reasons, conditions,
+       vcpu_pending, memory_mb_pending, disk_gb_pending
   FROM rm_fleet_nodes ORDER BY id
 `
 
@@ -226,6 +241,9 @@ type RmFleetNodeListAllRow struct {
 	State             string
 	NoScheduleReasons []string
 	Conditions        []byte
+	VcpuPending       *int64
+	MemoryMbPending   *int64
+	DiskGbPending     *int64
 }
 
 func (q *Queries) RmFleetNodeListAll(ctx context.Context) ([]RmFleetNodeListAllRow, error) {
@@ -253,6 +271,9 @@ func (q *Queries) RmFleetNodeListAll(ctx context.Context) ([]RmFleetNodeListAllR
 			&i.State,
 			&i.NoScheduleReasons,
 			&i.Conditions,
+			&i.VcpuPending,
+			&i.MemoryMbPending,
+			&i.DiskGbPending,
 		); err != nil {
 			return nil, err
 		}
@@ -314,17 +335,22 @@ func (q *Queries) RmFleetNodeRegister(ctx context.Context, arg RmFleetNodeRegist
 const rmFleetNodeSeed = `-- name: RmFleetNodeSeed :exec
 INSERT INTO rm_fleet_nodes (id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version,
        registered_at, updated_at, updated_txid, updated_seq, state, no_schedule_reasons, conditions,
-       scheduling_version, state_version, reasons_version, conditions_version, scalars_version)
+       vcpu_pending, memory_mb_pending, disk_gb_pending,
+       scheduling_version, state_version, reasons_version, conditions_version, scalars_version, pending_version)
 SELECT n.id, n.pool_id, n.cordoned, n.taints,
        coalesce(r.vcpu, 0), coalesce(r.memory_mb, 0), coalesce(r.disk_gb, 0), n.version,
        n.created_at, coalesce(e.time, n.created_at), coalesce(e.txid, '0'::xid8), coalesce(e.seq, 0),
        n.state, n.no_schedule_reasons, n.conditions,
-       n.version, n.version, n.version, n.version, n.version
+       r.vcpu_pending, r.memory_mb_pending, r.disk_gb_pending,
+       n.version, n.version, n.version, n.version, n.version, n.version
   FROM nodes n
   LEFT JOIN (SELECT node_id,
                     max(allocatable) FILTER (WHERE resource = 'vcpu') AS vcpu,
                     max(allocatable) FILTER (WHERE resource = 'memory') AS memory_mb,
-                    max(allocatable) FILTER (WHERE resource = 'disk') AS disk_gb
+                    max(allocatable) FILTER (WHERE resource = 'disk') AS disk_gb,
+                    max(pending_allocatable) FILTER (WHERE resource = 'vcpu') AS vcpu_pending,
+                    max(pending_allocatable) FILTER (WHERE resource = 'memory') AS memory_mb_pending,
+                    max(pending_allocatable) FILTER (WHERE resource = 'disk') AS disk_gb_pending
                FROM node_resources GROUP BY node_id) r ON r.node_id = n.id
   LEFT JOIN outbox e ON e.subject = 'nodes/' || n.id AND (e.data->>'version')::bigint = n.version
 `
@@ -402,15 +428,24 @@ UPDATE rm_fleet_nodes
                       THEN $7::bigint ELSE disk_gb END,
        scalars_version = CASE WHEN $5::bigint IS NOT NULL
                               THEN greatest(scalars_version, $2) ELSE scalars_version END,
+       vcpu_pending = CASE WHEN $8::boolean AND pending_version < $2
+                           THEN $9::bigint ELSE vcpu_pending END,
+       memory_mb_pending = CASE WHEN $8::boolean AND pending_version < $2
+                                THEN $10::bigint ELSE memory_mb_pending END,
+       disk_gb_pending = CASE WHEN $8::boolean AND pending_version < $2
+                              THEN $11::bigint ELSE disk_gb_pending END,
+       pending_version = CASE WHEN $8::boolean
+                              THEN greatest(pending_version, $2) ELSE pending_version END,
        version = greatest(version, $2),
-       updated_at = CASE WHEN version < $2 THEN $8::timestamptz ELSE updated_at END,
-       updated_txid = CASE WHEN version < $2 THEN $9::xid8 ELSE updated_txid END,
-       updated_seq = CASE WHEN version < $2 THEN $10::bigint ELSE updated_seq END
- WHERE id = $11
+       updated_at = CASE WHEN version < $2 THEN $12::timestamptz ELSE updated_at END,
+       updated_txid = CASE WHEN version < $2 THEN $13::xid8 ELSE updated_txid END,
+       updated_seq = CASE WHEN version < $2 THEN $14::bigint ELSE updated_seq END
+ WHERE id = $15
    AND (($1::text IS NOT NULL AND state_version < $2)
      OR ($3::text[] IS NOT NULL AND reasons_version < $2)
      OR ($4::jsonb IS NOT NULL AND conditions_version < $2)
-     OR ($5::bigint IS NOT NULL AND scalars_version < $2))
+     OR ($5::bigint IS NOT NULL AND scalars_version < $2)
+     OR ($8::boolean AND pending_version < $2))
 `
 
 type RmFleetNodeUpdateStatusParams struct {
@@ -421,6 +456,10 @@ type RmFleetNodeUpdateStatusParams struct {
 	Vcpu              *int64
 	MemoryMb          *int64
 	DiskGb            *int64
+	PendingKnown      bool
+	VcpuPending       *int64
+	MemoryMbPending   *int64
+	DiskGbPending     *int64
 	At                time.Time
 	Txid              uint64
 	Seq               int64
@@ -428,9 +467,11 @@ type RmFleetNodeUpdateStatusParams struct {
 }
 
 // Liveness, drain, retire and inventory events: the node's state,
-// no-schedule reasons and conditions, and (an inventory that changed them)
-// its vCPU, memory and disk, each only when the event carries it and is
-// newer than the last event that wrote that field (migrations 0040, 0057).
+// no-schedule reasons and conditions, (an inventory that changed them)
+// its vCPU, memory and disk, and (an inventory, pending_known) the shrinks
+// of them that wait for its bookings to fit (NULL: none), each only when
+// the event carries it and is newer than the last event that wrote that
+// field (migrations 0040, 0057, 0075).
 func (q *Queries) RmFleetNodeUpdateStatus(ctx context.Context, arg RmFleetNodeUpdateStatusParams) (int64, error) {
 	result, err := q.db.Exec(ctx, rmFleetNodeUpdateStatus,
 		arg.State,
@@ -440,6 +481,10 @@ func (q *Queries) RmFleetNodeUpdateStatus(ctx context.Context, arg RmFleetNodeUp
 		arg.Vcpu,
 		arg.MemoryMb,
 		arg.DiskGb,
+		arg.PendingKnown,
+		arg.VcpuPending,
+		arg.MemoryMbPending,
+		arg.DiskGbPending,
 		arg.At,
 		arg.Txid,
 		arg.Seq,

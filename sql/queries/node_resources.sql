@@ -61,9 +61,10 @@ RETURNING r.resource;
 -- name: NodeResourceListForUpdate :many
 -- A node's counters locked in resource order (the lock order), for the
 -- inventory reconcile to compare the daemon's scalars with, and for the
--- resync to retry the pending shrinks.
+-- resync to retry the pending shrinks (and restate the values out of
+-- range that the last report stated).
 SELECT resource, allocatable, ratio::float8 AS ratio, allocated,
-       floor(allocatable * ratio)::bigint AS capacity, pending_allocatable
+       floor(allocatable * ratio)::bigint AS capacity, pending_allocatable, reported_out_of_range
   FROM node_resources WHERE node_id = sqlc.arg(node_id)
  ORDER BY resource FOR UPDATE;
 
@@ -73,26 +74,33 @@ SELECT resource, allocatable, ratio::float8 AS ratio, allocated,
 -- future booking on the node still fits the new capacity. No row means
 -- they would not (the record stays); the row returns the new capacity,
 -- which the pool rollup moves by. The CHECK is the backstop. Adopting a
--- value ends any shrink that was pending. The node's resync adopts a
--- pending shrink with this same statement once the bookings fit it.
-UPDATE node_resources SET allocatable = sqlc.arg(allocatable)::bigint, pending_allocatable = NULL
+-- value ends any shrink that was pending, and any value out of range the
+-- daemon stated before. The node's resync adopts a pending shrink with
+-- this same statement once the bookings fit it.
+UPDATE node_resources SET allocatable = sqlc.arg(allocatable)::bigint, pending_allocatable = NULL,
+       reported_out_of_range = NULL
  WHERE node_id = sqlc.arg(node_id) AND resource = sqlc.arg(resource)
    AND allocated <= floor(sqlc.arg(allocatable)::bigint * ratio)
 RETURNING floor(allocatable * ratio)::bigint AS capacity;
 
--- name: NodeResourceSetPending :exec
--- Remembers the shrink a daemon reported that the node's bookings do not
--- fit yet (NULL: none), on a row NodeResourceListForUpdate locked. The
--- CHECK node_resources_pending_is_a_shrink refuses anything but a shrink.
-UPDATE node_resources SET pending_allocatable = sqlc.narg(pending_allocatable)::bigint
+-- name: NodeResourceSetRefused :exec
+-- Remembers what a daemon's report stated that was not adopted, on a row
+-- NodeResourceListForUpdate locked: the shrink that the node's bookings do
+-- not fit yet (pending_allocatable) and the value out of range
+-- (reported_out_of_range); NULL: none. The CHECKs
+-- node_resources_pending_is_a_shrink and
+-- node_resources_reported_is_out_of_range refuse anything else.
+UPDATE node_resources SET pending_allocatable = sqlc.narg(pending_allocatable)::bigint,
+       reported_out_of_range = sqlc.narg(reported_out_of_range)::bigint
  WHERE node_id = sqlc.arg(node_id) AND resource = sqlc.arg(resource);
 
--- name: NodeResourceClearPending :exec
--- Forgets a node's pending shrinks: its daemon reported no scalars, so it
--- no longer states any (the ScalarsMismatch condition clears with them).
--- Locks only the rows that had one.
-UPDATE node_resources SET pending_allocatable = NULL
- WHERE node_id = sqlc.arg(node_id) AND pending_allocatable IS NOT NULL;
+-- name: NodeResourceClearRefused :execrows
+-- Forgets a node's pending shrinks and values out of range: its daemon
+-- reported no scalars, so it no longer states any (the ScalarsMismatch
+-- condition clears with them). Locks only the rows that had one; the
+-- count says whether any had.
+UPDATE node_resources SET pending_allocatable = NULL, reported_out_of_range = NULL
+ WHERE node_id = sqlc.arg(node_id) AND (pending_allocatable IS NOT NULL OR reported_out_of_range IS NOT NULL);
 
 -- name: NodeResourcePendingFits :one
 -- Whether a shrink pending on the node now fits its bookings: the resync's

@@ -25,9 +25,11 @@ UPDATE rm_fleet_nodes
 
 -- name: RmFleetNodeUpdateStatus :execrows
 -- Liveness, drain, retire and inventory events: the node's state,
--- no-schedule reasons and conditions, and (an inventory that changed them)
--- its vCPU, memory and disk, each only when the event carries it and is
--- newer than the last event that wrote that field (migrations 0040, 0057).
+-- no-schedule reasons and conditions, (an inventory that changed them)
+-- its vCPU, memory and disk, and (an inventory, pending_known) the shrinks
+-- of them that wait for its bookings to fit (NULL: none), each only when
+-- the event carries it and is newer than the last event that wrote that
+-- field (migrations 0040, 0057, 0075).
 UPDATE rm_fleet_nodes
    SET state = CASE WHEN sqlc.narg(state)::text IS NOT NULL AND state_version < sqlc.arg(version)
                     THEN sqlc.narg(state)::text ELSE state END,
@@ -49,6 +51,14 @@ UPDATE rm_fleet_nodes
                       THEN sqlc.narg(disk_gb)::bigint ELSE disk_gb END,
        scalars_version = CASE WHEN sqlc.narg(vcpu)::bigint IS NOT NULL
                               THEN greatest(scalars_version, sqlc.arg(version)) ELSE scalars_version END,
+       vcpu_pending = CASE WHEN sqlc.arg(pending_known)::boolean AND pending_version < sqlc.arg(version)
+                           THEN sqlc.narg(vcpu_pending)::bigint ELSE vcpu_pending END,
+       memory_mb_pending = CASE WHEN sqlc.arg(pending_known)::boolean AND pending_version < sqlc.arg(version)
+                                THEN sqlc.narg(memory_mb_pending)::bigint ELSE memory_mb_pending END,
+       disk_gb_pending = CASE WHEN sqlc.arg(pending_known)::boolean AND pending_version < sqlc.arg(version)
+                              THEN sqlc.narg(disk_gb_pending)::bigint ELSE disk_gb_pending END,
+       pending_version = CASE WHEN sqlc.arg(pending_known)::boolean
+                              THEN greatest(pending_version, sqlc.arg(version)) ELSE pending_version END,
        version = greatest(version, sqlc.arg(version)),
        updated_at = CASE WHEN version < sqlc.arg(version) THEN sqlc.arg(at)::timestamptz ELSE updated_at END,
        updated_txid = CASE WHEN version < sqlc.arg(version) THEN sqlc.arg(txid)::xid8 ELSE updated_txid END,
@@ -57,7 +67,8 @@ UPDATE rm_fleet_nodes
    AND ((sqlc.narg(state)::text IS NOT NULL AND state_version < sqlc.arg(version))
      OR (sqlc.narg(no_schedule_reasons)::text[] IS NOT NULL AND reasons_version < sqlc.arg(version))
      OR (sqlc.narg(conditions)::jsonb IS NOT NULL AND conditions_version < sqlc.arg(version))
-     OR (sqlc.narg(vcpu)::bigint IS NOT NULL AND scalars_version < sqlc.arg(version)));
+     OR (sqlc.narg(vcpu)::bigint IS NOT NULL AND scalars_version < sqlc.arg(version))
+     OR (sqlc.arg(pending_known)::boolean AND pending_version < sqlc.arg(version)));
 
 -- name: RmFleetNodeGet :one
 -- A node with its capacity (allocatable scaled by its pool's ratios),
@@ -68,6 +79,7 @@ UPDATE rm_fleet_nodes
 -- reports as applied (read together, so that they compare in one snapshot). read_at is compute_now(), for the age.
 SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.version,
        n.registered_at, n.updated_at, n.state, n.no_schedule_reasons, n.conditions,
+       n.vcpu_pending, n.memory_mb_pending, n.disk_gb_pending,
        coalesce(w.generation, 0)::bigint AS generation,
        coalesce(s.observed_generation, 0)::bigint AS observed_generation,
        s.last_seen_at, compute_now()::timestamptz AS read_at,
@@ -92,6 +104,7 @@ SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.
 -- of RmFleetNodeGet.
 SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.version,
        n.registered_at, n.updated_at, n.state, n.no_schedule_reasons, n.conditions,
+       n.vcpu_pending, n.memory_mb_pending, n.disk_gb_pending,
        coalesce(w.generation, 0)::bigint AS generation,
        coalesce(s.observed_generation, 0)::bigint AS observed_generation,
        s.last_seen_at, compute_now()::timestamptz AS read_at,
@@ -116,7 +129,8 @@ SELECT n.id, n.pool_id, n.cordoned, n.taints, n.vcpu, n.memory_mb, n.disk_gb, n.
 
 -- name: RmFleetNodeListAll :many
 SELECT id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version, registered_at, updated_at,
-       updated_txid, updated_seq, state, no_schedule_reasons, conditions
+       updated_txid, updated_seq, state, no_schedule_reasons, conditions,
+       vcpu_pending, memory_mb_pending, disk_gb_pending
   FROM rm_fleet_nodes ORDER BY id;
 
 -- name: RmFleetNodeSeed :exec
@@ -128,16 +142,21 @@ SELECT id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version, registe
 -- position 0, before every retained event.
 INSERT INTO rm_fleet_nodes (id, pool_id, cordoned, taints, vcpu, memory_mb, disk_gb, version,
        registered_at, updated_at, updated_txid, updated_seq, state, no_schedule_reasons, conditions,
-       scheduling_version, state_version, reasons_version, conditions_version, scalars_version)
+       vcpu_pending, memory_mb_pending, disk_gb_pending,
+       scheduling_version, state_version, reasons_version, conditions_version, scalars_version, pending_version)
 SELECT n.id, n.pool_id, n.cordoned, n.taints,
        coalesce(r.vcpu, 0), coalesce(r.memory_mb, 0), coalesce(r.disk_gb, 0), n.version,
        n.created_at, coalesce(e.time, n.created_at), coalesce(e.txid, '0'::xid8), coalesce(e.seq, 0),
        n.state, n.no_schedule_reasons, n.conditions,
-       n.version, n.version, n.version, n.version, n.version
+       r.vcpu_pending, r.memory_mb_pending, r.disk_gb_pending,
+       n.version, n.version, n.version, n.version, n.version, n.version
   FROM nodes n
   LEFT JOIN (SELECT node_id,
                     max(allocatable) FILTER (WHERE resource = 'vcpu') AS vcpu,
                     max(allocatable) FILTER (WHERE resource = 'memory') AS memory_mb,
-                    max(allocatable) FILTER (WHERE resource = 'disk') AS disk_gb
+                    max(allocatable) FILTER (WHERE resource = 'disk') AS disk_gb,
+                    max(pending_allocatable) FILTER (WHERE resource = 'vcpu') AS vcpu_pending,
+                    max(pending_allocatable) FILTER (WHERE resource = 'memory') AS memory_mb_pending,
+                    max(pending_allocatable) FILTER (WHERE resource = 'disk') AS disk_gb_pending
                FROM node_resources GROUP BY node_id) r ON r.node_id = n.id
   LEFT JOIN outbox e ON e.subject = 'nodes/' || n.id AND (e.data->>'version')::bigint = n.version;
