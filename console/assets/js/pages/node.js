@@ -48,9 +48,9 @@ function view(n, gpus, holders, when, form) {
       fact('Not schedulable because', why.length ? why.map((r) => badge(r, 'warn')) : 'schedulable'),
       fact('Generation', `${n.observedGeneration} observed / ${n.generation} desired`),
       fact('Live reservations', String(n.liveReservations)),
-      fact('vCPU', meter(n.vcpu.allocated, n.vcpu.capacity)),
-      fact('Memory', meter(n.memoryMb.allocated, n.memoryMb.capacity, 'MB')),
-      fact('Disk', meter(n.diskGb.allocated, n.diskGb.capacity, 'GB')),
+      fact('vCPU', meter(n.vcpu.allocated, n.vcpu.capacity), pending(n.vcpu)),
+      fact('Memory', meter(n.memoryMb.allocated, n.memoryMb.capacity, 'MB'), pending(n.memoryMb, 'MB')),
+      fact('Disk', meter(n.diskGb.allocated, n.diskGb.capacity, 'GB'), pending(n.diskGb, 'GB')),
       fact('Registered', fmtTime(n.registeredAt))),
     h('p', {class: 'actions'}, h('a', {class: 'btn btn-small', href: `#/timeline?node=${q}`}, 'Bookings timeline of this node')),
     h('h2', {}, 'Conditions'),
@@ -73,6 +73,15 @@ function view(n, gpus, holders, when, form) {
         holdersCell(holders.get(g.id), g.id));
     }), {id: 'gpus'}),
   ];
+}
+
+// pending is the shrink of a scalar that the node's daemon reported and
+// that waits for the node's bookings to fit it (null when none): new
+// bookings are held to it already, so an operator sees it beside the meter
+// of the recorded value.
+function pending(s, unit = '') {
+  if (s.pendingAllocatable == null) return null;
+  return badge(`shrink to ${s.pendingAllocatable}${unit ? ' ' + unit : ''} pending (allocatable ${s.allocatable})`, 'warn');
 }
 
 function fact(term, ...desc) {
