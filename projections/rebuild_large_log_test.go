@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,32 +167,85 @@ SELECT gen_random_uuid(), (ARRAY['node_command.queued', 'node_command.sent', 'no
 }
 
 // logCheck logs what the read-model check of `compute check` takes and
-// finds (projections.CheckAgainstWriteModel). The log's bulk reservation
-// events are of reservations the write model does not have: once
-// projected, their rows are extra.
+// finds (projections.CheckAgainstWriteModel), over COMPUTE_LARGE_LOG_CHECK_RUNS
+// runs (5 by default) on one pooled connection, as a long-running process
+// would repeat it, and their median. The log's bulk reservation events are
+// of reservations the write model does not have: once projected, their rows
+// are extra.
 func logCheck(t *testing.T, f *fixture, when string) {
 	t.Helper()
-	start := time.Now()
-	checks, err := projections.CheckAgainstWriteModel(f.ctx, f.d.Pool, 20)
+	runs := envInt(t, "COMPUTE_LARGE_LOG_CHECK_RUNS", 5)
+	pool, err := pg.Connect(f.ctx, f.d.URL, pg.PoolOptions{MaxConns: 1})
 	require.NoError(t, err)
-	took := time.Since(start)
+	defer pool.Close()
+	var took []time.Duration
 	var found []string
-	for _, c := range checks {
-		found = append(found, fmt.Sprintf("%s %d diverging, %d behind", c.Table, c.Diverging, c.Behind))
-	}
-	t.Logf("check (%s) took %s: %s", when, took, strings.Join(found, "; "))
-	for _, name := range []string{"RmCheckReservations", "RmCheckFleetNodes", "RmCheckFleetDevices", "RmCheckFleetAllocations", "RmCheckDeviceHolders"} {
-		rows, err := f.d.Pool.Query(f.ctx, "EXPLAIN (ANALYZE, BUFFERS) "+strings.ReplaceAll(seedSQL(t, name), "sqlc.arg(sample_size)", "$1"), 20)
+	for range runs {
+		start := time.Now()
+		checks, err := projections.CheckAgainstWriteModel(f.ctx, pool, 20)
 		require.NoError(t, err)
-		var plan []string
-		for rows.Next() {
-			var line string
-			require.NoError(t, rows.Scan(&line))
-			plan = append(plan, line)
+		took = append(took, time.Since(start))
+		found = found[:0]
+		for _, c := range checks {
+			found = append(found, fmt.Sprintf("%s %d diverging, %d behind", c.Table, c.Diverging, c.Behind))
 		}
-		require.NoError(t, rows.Err())
-		t.Logf("%s (%s):\n%s", name, when, strings.Join(plan, "\n"))
 	}
+	sorted := slices.Clone(took)
+	slices.Sort(sorted)
+	t.Logf("check (%s), %d runs, median %s: %v: %s", when, runs, sorted[len(sorted)/2], took, strings.Join(found, "; "))
+	var plans string
+	require.NoError(t, pool.QueryRow(f.ctx,
+		`SELECT coalesce(string_agg(format('%s custom %s generic %s', substring(statement from '-- name: (\w+)'), custom_plans, generic_plans), '; '), '')
+		   FROM pg_prepared_statements WHERE statement LIKE '-- name: RmCheck%'`).Scan(&plans))
+	t.Logf("check (%s), plans the connection used: %s", when, plans)
+	logCheckPlans(t, f, when)
+}
+
+// checkQueryProjections names the projection whose cursor each read-model
+// check query (sql/queries/rm_check.sql) reads.
+var checkQueryProjections = map[string]string{
+	"RmCheckReservations": projections.NameReservations, "RmCheckFleetNodes": projections.NameFleet,
+	"RmCheckFleetDevices": projections.NameFleet, "RmCheckFleetAllocations": projections.NameFleet,
+	"RmCheckDeviceHolders": projections.NameDeviceHolders,
+}
+
+// logCheckPlans logs the plan and time of each read-model check query
+// (EXPLAIN (ANALYZE, BUFFERS)), run as the check runs it: in one REPEATABLE
+// READ snapshot with JIT off, each with its projection's cursor as read in
+// that snapshot where the query takes it (sqlc.arg(after_txid),
+// sqlc.arg(after_seq)), and a custom plan.
+func logCheckPlans(t *testing.T, f *fixture, when string) {
+	t.Helper()
+	arg := regexp.MustCompile(`sqlc\.arg\((\w+)\)`)
+	err := pgx.BeginTxFunc(f.ctx, f.d.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		_, err := tx.Exec(f.ctx, "SET LOCAL jit = off")
+		require.NoError(t, err)
+		for _, name := range []string{"RmCheckReservations", "RmCheckFleetNodes", "RmCheckFleetDevices", "RmCheckFleetAllocations", "RmCheckDeviceHolders"} {
+			var txid, seq string
+			require.NoError(t, tx.QueryRow(f.ctx,
+				"SELECT coalesce(max(txid), '0')::text, coalesce(max(seq), 0)::text FROM outbox_cursors WHERE sink = $1",
+				checkQueryProjections[name]).Scan(&txid, &seq))
+			values := map[string]string{"sample_size": "20", "after_txid": "'" + txid + "'::xid8", "after_seq": seq}
+			text := arg.ReplaceAllStringFunc(seedSQL(t, name), func(m string) string {
+				v, ok := values[arg.FindStringSubmatch(m)[1]]
+				require.True(t, ok, "%s: no value for %s", name, m)
+				return v
+			})
+			start := time.Now()
+			rows, err := tx.Query(f.ctx, "EXPLAIN (ANALYZE, BUFFERS) "+text)
+			require.NoError(t, err)
+			var plan []string
+			for rows.Next() {
+				var line string
+				require.NoError(t, rows.Scan(&line))
+				plan = append(plan, line)
+			}
+			require.NoError(t, rows.Err())
+			t.Logf("%s (%s), cursor (%s, %s), %s:\n%s", name, when, txid, seq, time.Since(start), strings.Join(plan, "\n"))
+		}
+		return nil
+	})
+	require.NoError(t, err)
 }
 
 var errRollback = fmt.Errorf("rolled back")
