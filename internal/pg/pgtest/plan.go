@@ -16,7 +16,26 @@ type Plan struct {
 	Rows     float64 `json:"Actual Rows"`
 	Removed  float64 `json:"Rows Removed by Filter"`
 	Loops    float64 `json:"Actual Loops"`
-	Plans    []Plan  `json:"Plans"`
+	// Hit and Read are the shared buffers the node and its children found
+	// in memory and read in: an index scan whose condition is not on the
+	// index's leading column reads the whole index and reports no row
+	// removed, but its buffers show it.
+	Hit   float64 `json:"Shared Hit Blocks"`
+	Read  float64 `json:"Shared Read Blocks"`
+	Plans []Plan  `json:"Plans"`
+}
+
+// BuffersRead is how many shared buffers the plan's scans of the table rel
+// (its heap and its indexes) touched, in memory or read in.
+func (p Plan) BuffersRead(rel string) int {
+	n := 0
+	if p.Relation == rel {
+		n += int(p.Hit + p.Read)
+	}
+	for _, c := range p.Plans {
+		n += c.BuffersRead(rel)
+	}
+	return n
 }
 
 // RowsReturned is how many rows the plan's scans of the table rel
@@ -47,7 +66,7 @@ func (p Plan) rows(rel string, dropped bool) int {
 }
 
 // ExplainExecute runs the prepared statement name with args under EXPLAIN
-// (ANALYZE, FORMAT JSON) on conn, with whatever plan conn would use for it
+// (ANALYZE, BUFFERS, FORMAT JSON) on conn, with whatever plan conn would use for it
 // (its cached one, or as plan_cache_mode says), and returns the plan.
 func ExplainExecute(ctx context.Context, conn interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
@@ -57,7 +76,7 @@ func ExplainExecute(ctx context.Context, conn interface {
 		params[i] = fmt.Sprintf("$%d", i+1)
 	}
 	var out []byte
-	err := conn.QueryRow(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE %q(%s)", name, strings.Join(params, ", ")),
+	err := conn.QueryRow(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE %q(%s)", name, strings.Join(params, ", ")),
 		append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...).Scan(&out)
 	if err != nil {
 		return Plan{}, err
