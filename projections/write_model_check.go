@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -61,8 +62,10 @@ func (c ReadModelCheck) Repair() string {
 // lies after its projection's cursor; otherwise the projection has yet to
 // apply it and the row is only behind. Each table is one set-based query
 // (sql/queries/rm_check.sql): one pass over it and its write tables, plus
-// a scan of the log from the cursor on. sample caps the rows returned per
-// table; the counts are exact.
+// a scan of the log from the cursor on, which the check reads first and
+// passes to the query so that PostgreSQL plans that scan knowing where it
+// starts: caught up, it looks at the cursor's end of the log only. sample
+// caps the rows returned per table; the counts are exact.
 //
 // Compared: rm_reservations (tenant, state, version, end, conditions,
 // priority class, priority, preemptible), rm_fleet_nodes (pool, cordon,
@@ -100,9 +103,27 @@ func CheckAgainstWriteModel(ctx context.Context, conn interface {
 			if _, err := tx.Exec(ctx, "LOCK TABLE "+strings.Join(tables, ", ")+" IN ACCESS SHARE MODE"); err != nil {
 				return fmt.Errorf("lock the read models: %w", err)
 			}
+			// Each query is planned again with its projection's cursor
+			// (a custom plan), never with a generic plan a pooled
+			// connection may have cached after five runs: that one
+			// does not know where the log scan starts, assumes a third
+			// of the log lies after it, and may read a whole index of it
+			// to find the caught-up projections' nothing
+			// (docs/benchmarks.md).
+			if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_custom_plan"); err != nil {
+				return fmt.Errorf("check against the write model: %w", err)
+			}
 			q := db.New(tx)
+			// The cursors first, in the snapshot the comparisons read
+			// (this is the transaction's first statement to take one),
+			// so the planner knows where each log scan starts.
+			cursors, err := readModelCursors(ctx, q, checks)
+			if err != nil {
+				return err
+			}
 			for _, c := range checks {
-				rows, err := c.run(ctx, q, sample)
+				rows, err := c.run(ctx, q, checkArgs{SampleSize: sample, AfterTxid: cursors[c.projection].Txid,
+					AfterSeq: cursors[c.projection].Seq})
 				if err != nil {
 					return fmt.Errorf("check %s against the write model: %w", c.table, err)
 				}
@@ -123,8 +144,38 @@ func CheckAgainstWriteModel(ctx context.Context, conn interface {
 	return out, nil
 }
 
+// readModelCursors reads the cursor of each projection checks name
+// (RmCheckCursors), by projection.
+func readModelCursors(ctx context.Context, q *db.Queries, checks []writeModelCheck) (map[string]db.RmCheckCursorsRow, error) {
+	var names []string
+	for _, c := range checks {
+		if !slices.Contains(names, c.projection) {
+			names = append(names, c.projection)
+		}
+	}
+	rows, err := q.RmCheckCursors(ctx, names)
+	if err != nil {
+		return nil, fmt.Errorf("read the projections' cursors: %w", err)
+	}
+	out := make(map[string]db.RmCheckCursorsRow, len(rows))
+	for _, r := range rows {
+		out[r.Projection] = r
+	}
+	return out, nil
+}
+
+// checkArgs are a check query's arguments: the rows it returns at most,
+// and its projection's cursor, after which the log's events are the ones
+// the projection has yet to apply. sqlc types them per query although
+// they are the same.
+type checkArgs = struct {
+	SampleSize int32
+	AfterTxid  uint64
+	AfterSeq   int64
+}
+
 // checkQuery runs one read model's comparison (sql/queries/rm_check.sql).
-type checkQuery func(context.Context, *db.Queries, int32) ([]db.RmCheckReservationsRow, error)
+type checkQuery func(context.Context, *db.Queries, checkArgs) ([]db.RmCheckReservationsRow, error)
 
 // writeModelCheck is one read model CheckAgainstWriteModel compares: its
 // table, the projection that writes it (whose cursor tells behind from
@@ -146,18 +197,18 @@ func writeModelChecks() []writeModelCheck {
 	}
 }
 
-// convertRows turns a check query's method into a checkQuery, its rows,
-// which sqlc types per query although their columns are the same, into
-// the reservations query's.
-func convertRows[R ~struct {
+// convertRows turns a check query's method into a checkQuery: its
+// arguments from checkArgs, and its rows, which sqlc types per query
+// although their columns are the same, into the reservations query's.
+func convertRows[P ~checkArgs, R ~struct {
 	Key        string
 	Kind       string
 	Behind     bool
 	Diverging  int64
 	BehindRows int64
-}](f func(*db.Queries, context.Context, int32) ([]R, error)) checkQuery {
-	return func(ctx context.Context, q *db.Queries, n int32) ([]db.RmCheckReservationsRow, error) {
-		rows, err := f(q, ctx, n)
+}](f func(*db.Queries, context.Context, P) ([]R, error)) checkQuery {
+	return func(ctx context.Context, q *db.Queries, args checkArgs) ([]db.RmCheckReservationsRow, error) {
+		rows, err := f(q, ctx, P(args))
 		out := make([]db.RmCheckReservationsRow, len(rows))
 		for i, r := range rows {
 			out[i] = db.RmCheckReservationsRow(r)

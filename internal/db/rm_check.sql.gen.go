@@ -9,8 +9,63 @@ import (
 	"context"
 )
 
+const rmCheckCursors = `-- name: RmCheckCursors :many
+
+SELECT p.projection::text AS projection, c.txid::xid8 AS txid, c.seq::bigint AS seq
+  FROM unnest($1::text[]) AS p (projection)
+ CROSS JOIN LATERAL rm_check_cursor(p.projection) AS c (txid, seq)
+`
+
+type RmCheckCursorsRow struct {
+	Projection string
+	Txid       uint64
+	Seq        int64
+}
+
+// The read models held to the write model (projections.CheckAgainstWriteModel,
+// `compute check`). Each query compares one read model with the write
+// tables it mirrors in one set-based pass and returns the rows that
+// disagree: 'missing' (in the write model, not in the read model),
+// 'extra' (the reverse) or 'differs' (a mirrored field, the version
+// included). A row is only behind, not diverging, while an event of its
+// subject lies after the projection's cursor: the projection has not
+// applied it yet. The check reads the cursors first (RmCheckCursors, in
+// the same snapshot) and passes its projection's to each query as
+// after_txid, after_seq; every query reads the set, pending, from
+// rm_check_pending_subjects (migration 0076; the column list after its
+// alias is for sqlc), which the planner inlines: the log from the cursor
+// on, planned knowing the cursor, so it costs what the projection lags
+// (docs/benchmarks.md says how PostgreSQL plans it), and the comparison
+// itself reads each table once.
+// The rows come diverging first, then behind, in key order, at most
+// sample_size of them; every row carries the two counts, so the first
+// tells both. d and pending are MATERIALIZED so that each is computed
+// once, not once per reference, and a row's subjects are looked up with
+// IN, which hashes pending once.
+// Each projection's cursor, as rm_check_cursor reads it (the position
+// before every event for one that never ran).
+func (q *Queries) RmCheckCursors(ctx context.Context, projections []string) ([]RmCheckCursorsRow, error) {
+	rows, err := q.db.Query(ctx, rmCheckCursors, projections)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RmCheckCursorsRow{}
+	for rows.Next() {
+		var i RmCheckCursorsRow
+		if err := rows.Scan(&i.Projection, &i.Txid, &i.Seq); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const rmCheckDeviceHolders = `-- name: RmCheckDeviceHolders :many
-WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('device-holders') AS p (subject)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects($2::xid8, $3::bigint) AS p (subject)),
 booked AS (
   SELECT b.device_id, a.reservation_id, tstzrange(min(lower(b.during)), max(upper(b.during)), '[)') AS during
     FROM device_bookings b JOIN allocations a ON a.id = b.allocation_id
@@ -30,6 +85,12 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
   FROM d ORDER BY d.behind, d.key LIMIT $1
 `
 
+type RmCheckDeviceHoldersParams struct {
+	SampleSize int32
+	AfterTxid  uint64
+	AfterSeq   int64
+}
+
 type RmCheckDeviceHoldersRow struct {
 	Key        string
 	Kind       string
@@ -42,8 +103,8 @@ type RmCheckDeviceHoldersRow struct {
 // booking's start to the last one's end (an extension adds a booking). A
 // holder withdrawn before it began (an empty range) has no bookings left
 // and is not compared. The key is "<device> held by <reservation>".
-func (q *Queries) RmCheckDeviceHolders(ctx context.Context, sampleSize int32) ([]RmCheckDeviceHoldersRow, error) {
-	rows, err := q.db.Query(ctx, rmCheckDeviceHolders, sampleSize)
+func (q *Queries) RmCheckDeviceHolders(ctx context.Context, arg RmCheckDeviceHoldersParams) ([]RmCheckDeviceHoldersRow, error) {
+	rows, err := q.db.Query(ctx, rmCheckDeviceHolders, arg.SampleSize, arg.AfterTxid, arg.AfterSeq)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +130,7 @@ func (q *Queries) RmCheckDeviceHolders(ctx context.Context, sampleSize int32) ([
 }
 
 const rmCheckFleetAllocations = `-- name: RmCheckFleetAllocations :many
-WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('fleet') AS p (subject)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects($2::xid8, $3::bigint) AS p (subject)),
 w AS (
   SELECT r.id, r.tenant_id, a.node_id, n.pool_id, a.device_ids,
          coalesce((r.spec->>'vcpu')::bigint, 0) AS vcpu, coalesce((r.spec->>'memoryMb')::bigint, 0) AS memory_mb,
@@ -97,6 +158,12 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
   FROM d ORDER BY d.behind, d.key LIMIT $1
 `
 
+type RmCheckFleetAllocationsParams struct {
+	SampleSize int32
+	AfterTxid  uint64
+	AfterSeq   int64
+}
+
 type RmCheckFleetAllocationsRow struct {
 	Key        string
 	Kind       string
@@ -112,8 +179,8 @@ type RmCheckFleetAllocationsRow struct {
 // deleted by retention (RetentionFleetAllocationsPrune): its absence is
 // not divergence, and its presence is only overdue pruning, which
 // `compute check` reports apart.
-func (q *Queries) RmCheckFleetAllocations(ctx context.Context, sampleSize int32) ([]RmCheckFleetAllocationsRow, error) {
-	rows, err := q.db.Query(ctx, rmCheckFleetAllocations, sampleSize)
+func (q *Queries) RmCheckFleetAllocations(ctx context.Context, arg RmCheckFleetAllocationsParams) ([]RmCheckFleetAllocationsRow, error) {
+	rows, err := q.db.Query(ctx, rmCheckFleetAllocations, arg.SampleSize, arg.AfterTxid, arg.AfterSeq)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +206,7 @@ func (q *Queries) RmCheckFleetAllocations(ctx context.Context, sampleSize int32)
 }
 
 const rmCheckFleetDevices = `-- name: RmCheckFleetDevices :many
-WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('fleet') AS p (subject)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects($2::xid8, $3::bigint) AS p (subject)),
 d AS MATERIALIZED (
   SELECT coalesce(w.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN w.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
@@ -158,6 +225,12 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
   FROM d ORDER BY d.behind, d.key LIMIT $1
 `
 
+type RmCheckFleetDevicesParams struct {
+	SampleSize int32
+	AfterTxid  uint64
+	AfterSeq   int64
+}
+
 type RmCheckFleetDevicesRow struct {
 	Key        string
 	Kind       string
@@ -170,8 +243,8 @@ type RmCheckFleetDevicesRow struct {
 // of its GPU; a device row is behind while an event of its GPU, or of its
 // node, is not yet applied. Health, quarantine and version are the GPU's
 // own: an atom's are not compared.
-func (q *Queries) RmCheckFleetDevices(ctx context.Context, sampleSize int32) ([]RmCheckFleetDevicesRow, error) {
-	rows, err := q.db.Query(ctx, rmCheckFleetDevices, sampleSize)
+func (q *Queries) RmCheckFleetDevices(ctx context.Context, arg RmCheckFleetDevicesParams) ([]RmCheckFleetDevicesRow, error) {
+	rows, err := q.db.Query(ctx, rmCheckFleetDevices, arg.SampleSize, arg.AfterTxid, arg.AfterSeq)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +270,7 @@ func (q *Queries) RmCheckFleetDevices(ctx context.Context, sampleSize int32) ([]
 }
 
 const rmCheckFleetNodes = `-- name: RmCheckFleetNodes :many
-WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('fleet') AS p (subject)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects($2::xid8, $3::bigint) AS p (subject)),
 d AS MATERIALIZED (
   SELECT coalesce(n.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN n.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
@@ -225,6 +298,12 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
   FROM d ORDER BY d.behind, d.key LIMIT $1
 `
 
+type RmCheckFleetNodesParams struct {
+	SampleSize int32
+	AfterTxid  uint64
+	AfterSeq   int64
+}
+
 type RmCheckFleetNodesRow struct {
 	Key        string
 	Kind       string
@@ -235,8 +314,8 @@ type RmCheckFleetNodesRow struct {
 
 // A node's scalars are its allocatable vCPU, memory and disk and the
 // shrinks of them pending, as RmFleetNodeSeed reads them.
-func (q *Queries) RmCheckFleetNodes(ctx context.Context, sampleSize int32) ([]RmCheckFleetNodesRow, error) {
-	rows, err := q.db.Query(ctx, rmCheckFleetNodes, sampleSize)
+func (q *Queries) RmCheckFleetNodes(ctx context.Context, arg RmCheckFleetNodesParams) ([]RmCheckFleetNodesRow, error) {
+	rows, err := q.db.Query(ctx, rmCheckFleetNodes, arg.SampleSize, arg.AfterTxid, arg.AfterSeq)
 	if err != nil {
 		return nil, err
 	}
@@ -262,8 +341,7 @@ func (q *Queries) RmCheckFleetNodes(ctx context.Context, sampleSize int32) ([]Rm
 }
 
 const rmCheckReservations = `-- name: RmCheckReservations :many
-
-WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('reservations') AS p (subject)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects($2::xid8, $3::bigint) AS p (subject)),
 d AS MATERIALIZED (
   SELECT coalesce(r.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN r.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
@@ -281,6 +359,12 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
   FROM d ORDER BY d.behind, d.key LIMIT $1
 `
 
+type RmCheckReservationsParams struct {
+	SampleSize int32
+	AfterTxid  uint64
+	AfterSeq   int64
+}
+
 type RmCheckReservationsRow struct {
 	Key        string
 	Kind       string
@@ -289,25 +373,8 @@ type RmCheckReservationsRow struct {
 	BehindRows int64
 }
 
-// The read models held to the write model (projections.CheckAgainstWriteModel,
-// `compute check`). Each query compares one read model with the write
-// tables it mirrors in one set-based pass and returns the rows that
-// disagree: 'missing' (in the write model, not in the read model),
-// 'extra' (the reverse) or 'differs' (a mirrored field, the version
-// included). A row is only behind, not diverging, while an event of its
-// subject lies after the projection's cursor: the projection has not
-// applied it yet. Every query reads that set, pending, from
-// rm_check_pending_subjects (migration 0071; the column list after its
-// alias is for sqlc), which the planner inlines: the log from the cursor
-// on, so it costs what the projection lags (docs/benchmarks.md says how
-// PostgreSQL plans it), and the comparison itself reads each table once.
-// The rows come diverging first, then behind, in key order, at most
-// sample_size of them; every row carries the two counts, so the first
-// tells both. d and pending are MATERIALIZED so that each is computed
-// once, not once per reference, and a row's subjects are looked up with
-// IN, which hashes pending once.
-func (q *Queries) RmCheckReservations(ctx context.Context, sampleSize int32) ([]RmCheckReservationsRow, error) {
-	rows, err := q.db.Query(ctx, rmCheckReservations, sampleSize)
+func (q *Queries) RmCheckReservations(ctx context.Context, arg RmCheckReservationsParams) ([]RmCheckReservationsRow, error) {
+	rows, err := q.db.Query(ctx, rmCheckReservations, arg.SampleSize, arg.AfterTxid, arg.AfterSeq)
 	if err != nil {
 		return nil, err
 	}

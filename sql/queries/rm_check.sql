@@ -5,19 +5,29 @@
 -- 'extra' (the reverse) or 'differs' (a mirrored field, the version
 -- included). A row is only behind, not diverging, while an event of its
 -- subject lies after the projection's cursor: the projection has not
--- applied it yet. Every query reads that set, pending, from
--- rm_check_pending_subjects (migration 0071; the column list after its
+-- applied it yet. The check reads the cursors first (RmCheckCursors, in
+-- the same snapshot) and passes its projection's to each query as
+-- after_txid, after_seq; every query reads the set, pending, from
+-- rm_check_pending_subjects (migration 0076; the column list after its
 -- alias is for sqlc), which the planner inlines: the log from the cursor
--- on, so it costs what the projection lags (docs/benchmarks.md says how
--- PostgreSQL plans it), and the comparison itself reads each table once.
+-- on, planned knowing the cursor, so it costs what the projection lags
+-- (docs/benchmarks.md says how PostgreSQL plans it), and the comparison
+-- itself reads each table once.
 -- The rows come diverging first, then behind, in key order, at most
 -- sample_size of them; every row carries the two counts, so the first
 -- tells both. d and pending are MATERIALIZED so that each is computed
 -- once, not once per reference, and a row's subjects are looked up with
 -- IN, which hashes pending once.
 
+-- name: RmCheckCursors :many
+-- Each projection's cursor, as rm_check_cursor reads it (the position
+-- before every event for one that never ran).
+SELECT p.projection::text AS projection, c.txid::xid8 AS txid, c.seq::bigint AS seq
+  FROM unnest(sqlc.arg(projections)::text[]) AS p (projection)
+ CROSS JOIN LATERAL rm_check_cursor(p.projection) AS c (txid, seq);
+
 -- name: RmCheckReservations :many
-WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('reservations') AS p (subject)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects(sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint) AS p (subject)),
 d AS MATERIALIZED (
   SELECT coalesce(r.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN r.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
@@ -37,7 +47,7 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
 -- name: RmCheckFleetNodes :many
 -- A node's scalars are its allocatable vCPU, memory and disk and the
 -- shrinks of them pending, as RmFleetNodeSeed reads them.
-WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('fleet') AS p (subject)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects(sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint) AS p (subject)),
 d AS MATERIALIZED (
   SELECT coalesce(n.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN n.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
@@ -69,7 +79,7 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
 -- of its GPU; a device row is behind while an event of its GPU, or of its
 -- node, is not yet applied. Health, quarantine and version are the GPU's
 -- own: an atom's are not compared.
-WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('fleet') AS p (subject)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects(sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint) AS p (subject)),
 d AS MATERIALIZED (
   SELECT coalesce(w.id, m.id) AS key,
          CASE WHEN m.id IS NULL THEN 'missing' WHEN w.id IS NULL THEN 'extra' ELSE 'differs' END AS kind,
@@ -95,7 +105,7 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
 -- deleted by retention (RetentionFleetAllocationsPrune): its absence is
 -- not divergence, and its presence is only overdue pruning, which
 -- `compute check` reports apart.
-WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('fleet') AS p (subject)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects(sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint) AS p (subject)),
 w AS (
   SELECT r.id, r.tenant_id, a.node_id, n.pool_id, a.device_ids,
          coalesce((r.spec->>'vcpu')::bigint, 0) AS vcpu, coalesce((r.spec->>'memoryMb')::bigint, 0) AS memory_mb,
@@ -127,7 +137,7 @@ SELECT d.key::text AS key, d.kind::text AS kind, d.behind::boolean AS behind,
 -- booking's start to the last one's end (an extension adds a booking). A
 -- holder withdrawn before it began (an empty range) has no bookings left
 -- and is not compared. The key is "<device> held by <reservation>".
-WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects('device-holders') AS p (subject)),
+WITH pending AS MATERIALIZED (SELECT p.subject FROM rm_check_pending_subjects(sqlc.arg(after_txid)::xid8, sqlc.arg(after_seq)::bigint) AS p (subject)),
 booked AS (
   SELECT b.device_id, a.reservation_id, tstzrange(min(lower(b.during)), max(upper(b.during)), '[)') AS during
     FROM device_bookings b JOIN allocations a ON a.id = b.allocation_id
