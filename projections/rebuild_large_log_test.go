@@ -16,6 +16,7 @@ import (
 	"github.com/bettercompute/compute/commands"
 	"github.com/bettercompute/compute/internal/db"
 	"github.com/bettercompute/compute/internal/pg"
+	"github.com/bettercompute/compute/internal/pg/pgtest"
 	"github.com/bettercompute/compute/projections"
 )
 
@@ -242,10 +243,40 @@ func logCheckPlans(t *testing.T, f *fixture, when string) {
 			}
 			require.NoError(t, rows.Err())
 			t.Logf("%s (%s), cursor (%s, %s), %s:\n%s", name, when, txid, seq, time.Since(start), strings.Join(plan, "\n"))
+			if strings.Contains(seedSQL(t, name), "sqlc.arg(after_txid)") {
+				logGenericPlan(t, f, tx, name, when, txid, seq)
+			}
 		}
 		return nil
 	})
 	require.NoError(t, err)
+}
+
+// logGenericPlan logs what the check query name reads of the log, and
+// takes, with the generic plan a pooled connection may settle on after five
+// runs, which does not know the cursor (txid, seq) it is run with.
+func logGenericPlan(t *testing.T, f *fixture, tx pgx.Tx, name, when, txid, seq string) {
+	t.Helper()
+	params := map[string]string{"sample_size": "$1", "after_txid": "$2", "after_seq": "$3"}
+	text := regexp.MustCompile(`sqlc\.arg\((\w+)\)`).ReplaceAllStringFunc(seedSQL(t, name), func(m string) string {
+		return params[m[len("sqlc.arg("):len(m)-1]]
+	})
+	for _, stmt := range []string{
+		"SET LOCAL plan_cache_mode = force_generic_plan",
+		"PREPARE check_generic (int, xid8, bigint) AS " + text,
+	} {
+		_, err := tx.Exec(f.ctx, stmt)
+		require.NoError(t, err, stmt)
+	}
+	start := time.Now()
+	plan, err := pgtest.ExplainExecute(f.ctx, tx, "check_generic", []any{20, txid, seq})
+	require.NoError(t, err)
+	took := time.Since(start)
+	for _, stmt := range []string{"DEALLOCATE check_generic", "SET LOCAL plan_cache_mode = force_custom_plan"} {
+		_, err := tx.Exec(f.ctx, stmt)
+		require.NoError(t, err, stmt)
+	}
+	t.Logf("%s (%s), generic plan: %s, %d buffers of the outbox", name, when, took, plan.BuffersRead("outbox"))
 }
 
 var errRollback = fmt.Errorf("rolled back")
