@@ -58,19 +58,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 	s := newAPIServer(t, 2*time.Second)
 	s.runBroker(t)
 
-	// The fleet, as the operator: one node with four GPUs, quotas for both.
-	s.must(t, http.StatusCreated, http.MethodPost, "/v1/sites", s.operator, `{"id":"fra1","name":"Frankfurt 1"}`, nil)
-	s.must(t, http.StatusCreated, http.MethodPost, "/v1/pools", s.operator, `{"id":"fra1-gpu","siteId":"fra1","kind":"bare-metal"}`, nil)
-	s.must(t, http.StatusCreated, http.MethodPost, "/v1/nodes", s.operator, `{"id":"n1","poolId":"fra1-gpu",
-		"vcpu":64,"memoryMb":524288,"diskGb":2000,"gpus":[
-		{"uuid":"GPU-n1-0","model":"a100","memoryMb":81920},{"uuid":"GPU-n1-1","model":"a100","memoryMb":81920},
-		{"uuid":"GPU-n1-2","model":"a100","memoryMb":81920},{"uuid":"GPU-n1-3","model":"a100","memoryMb":81920}]}`, nil)
-	for _, tn := range []string{"acme", "globex"} {
-		require.NoError(t, s.pg.Q.TenantEnsure(ctx, tn))
-		for res, max := range map[string]int{"gpu": 100, "vcpu": 1000, "memory": 1 << 20, "disk": 1000} {
-			s.must(t, http.StatusOK, http.MethodPut, "/v1/tenants/"+tn+"/quotas/"+res, s.operator, map[string]int{"max": max}, nil)
-		}
-	}
+	xtFleet(t, s, "acme", "globex")
 	now := s.pg.Now(t)
 	// B first, A last: A's own newest event then comes after all of B's,
 	// which the stream check relies on.
@@ -339,6 +327,25 @@ func TestCrossTenantMatrix(t *testing.T) {
 		fmt.Fprintf(&table, "| %s | %s | %s | %s |\n", o.route, o.caller, o.target, o.result)
 	}
 	t.Log(table.String())
+}
+
+// xtFleet makes the fleet, as the operator: site fra1, pool fra1-gpu, node
+// n1 with four GPUs, and ample quotas for each tenant.
+func xtFleet(t *testing.T, s *apiServer, tenants ...string) {
+	t.Helper()
+	ctx := context.Background()
+	s.must(t, http.StatusCreated, http.MethodPost, "/v1/sites", s.operator, `{"id":"fra1","name":"Frankfurt 1"}`, nil)
+	s.must(t, http.StatusCreated, http.MethodPost, "/v1/pools", s.operator, `{"id":"fra1-gpu","siteId":"fra1","kind":"bare-metal"}`, nil)
+	s.must(t, http.StatusCreated, http.MethodPost, "/v1/nodes", s.operator, `{"id":"n1","poolId":"fra1-gpu",
+		"vcpu":64,"memoryMb":524288,"diskGb":2000,"gpus":[
+		{"uuid":"GPU-n1-0","model":"a100","memoryMb":81920},{"uuid":"GPU-n1-1","model":"a100","memoryMb":81920},
+		{"uuid":"GPU-n1-2","model":"a100","memoryMb":81920},{"uuid":"GPU-n1-3","model":"a100","memoryMb":81920}]}`, nil)
+	for _, tn := range tenants {
+		require.NoError(t, s.pg.Q.TenantEnsure(ctx, tn))
+		for res, max := range map[string]int{"gpu": 100, "vcpu": 1000, "memory": 1 << 20, "disk": 1000} {
+			s.must(t, http.StatusOK, http.MethodPut, "/v1/tenants/"+tn+"/quotas/"+res, s.operator, map[string]int{"max": max}, nil)
+		}
+	}
 }
 
 // xtMakeTenant makes a tenant with a member and a viewer token, a booked
