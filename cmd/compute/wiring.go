@@ -93,7 +93,8 @@ func apiRoutes(pool *pgxpool.Pool, s services, broker *eventstream.Broker) []htt
 }
 
 // newWorkers builds the worker role's two work-queue pools, which share
-// this process's shard leases (one owner) and split the kinds: the
+// this process's shard leases (one owner, one membership among the worker
+// processes, one share of the shards) and split the kinds: the
 // reconcilers, and webhook delivery with a concurrency of its own. However
 // many slow webhook endpoints a tenant has, they hold delivery slots only,
 // never the ones that activate and expire reservations, sweep node
@@ -103,6 +104,7 @@ func newWorkers(pool *pgxpool.Pool, owner string, clk *clock.Clock, cfg config.C
 	reconcilers.Concurrency = cfg.WorkerConcurrency
 	registerReconcilers(reconcilers, s)
 	deliveries = workqueue.NewWorker(pool, owner, clk, logger.With("pool", "webhooks"))
+	deliveries.ShareLeasesWith(reconcilers) // neither gives up a shard the other runs an item under
 	deliveries.Concurrency = cfg.WebhookConcurrency
 	deliveries.Handle(webhook.KindDeliver, s.webhooks.Deliver)
 	deliveries.HandlePrefetch(webhook.KindDeliver, s.webhooks.Prefetch)

@@ -95,6 +95,133 @@ func (q *Queries) LeaseAcquireMany(ctx context.Context, arg LeaseAcquireManyPara
 	return items, nil
 }
 
+const leaseBalance = `-- name: LeaseBalance :many
+WITH members AS MATERIALIZED (
+  SELECT (count(*) + 1)::int AS n,
+         count(*) FILTER (WHERE m.owner < $1::text)::int AS rank
+    FROM leases m
+   WHERE starts_with(m.name, $2::text) AND m.owner <> $1::text
+     AND m.expires_at > compute_now()
+), share AS MATERIALIZED (
+  SELECT s.n, (cardinality($3::text[]) / s.n
+               + CASE WHEN s.rank < cardinality($3::text[]) % s.n THEN 1 ELSE 0 END)::int AS target
+    FROM members s
+), cur AS MATERIALIZED (
+  SELECT x.name, l.owner, l.epoch, l.expires_at, x.name = ANY($4::text[]) AS busy
+    FROM unnest($3::text[]) AS x (name)
+    LEFT JOIN leases l ON l.name = x.name
+), mine AS MATERIALIZED (
+  SELECT c.name, c.epoch, c.busy, row_number() OVER (ORDER BY c.busy DESC, c.name) <= s.target AS keep
+    FROM cur c, share s
+   WHERE c.owner = $1::text AND c.expires_at > compute_now()
+), free AS MATERIALIZED (
+  SELECT c.name, row_number() OVER (ORDER BY c.name) AS rn
+    FROM cur c
+   WHERE c.owner IS NULL OR c.expires_at < compute_now()
+), plan AS MATERIALIZED (
+  -- expires_at '-infinity' gives the lease up; epoch is the one held.
+  SELECT m.name, m.epoch,
+         CASE WHEN m.keep OR m.busy THEN compute_now() + make_interval(secs => $5::float8)
+              ELSE '-infinity'::timestamptz END AS expires_at,
+         m.keep
+    FROM mine m
+  UNION ALL
+  SELECT f.name, 1, compute_now() + make_interval(secs => $5::float8), true
+    FROM free f, share s
+   WHERE $6::bool AND f.rn <= s.target - (SELECT count(*) FROM mine)
+  UNION ALL
+  SELECT $2::text || $1::text, 1,
+         compute_now() + make_interval(secs => $5::float8), true
+), done AS (
+  INSERT INTO leases AS l (name, owner, epoch, expires_at)
+  SELECT p.name, $1::text, p.epoch, p.expires_at FROM plan p ORDER BY p.name
+  ON CONFLICT (name) DO UPDATE
+     SET owner = EXCLUDED.owner,
+         epoch = CASE WHEN l.owner = EXCLUDED.owner THEN l.epoch ELSE l.epoch + 1 END,
+         expires_at = EXCLUDED.expires_at
+   WHERE CASE WHEN EXCLUDED.expires_at = '-infinity' THEN l.owner = EXCLUDED.owner AND l.epoch = EXCLUDED.epoch
+              ELSE l.owner = EXCLUDED.owner OR l.expires_at < compute_now() END
+  RETURNING l.name, l.epoch, l.expires_at
+)
+SELECT d.name, d.epoch, d.expires_at, p.keep, s.n AS members, s.target, compute_now()::timestamptz AS db_now
+  FROM done d JOIN plan p ON p.name = d.name, share s
+ WHERE d.expires_at > '-infinity'
+ ORDER BY d.name
+`
+
+type LeaseBalanceParams struct {
+	Owner        string
+	MemberPrefix string
+	Names        []string
+	Busy         []string
+	TtlSeconds   float64
+	Take         bool
+}
+
+type LeaseBalanceRow struct {
+	Name      string
+	Epoch     int64
+	ExpiresAt time.Time
+	Keep      bool
+	Members   int32
+	Target    int32
+	DbNow     time.Time
+}
+
+// A group's members share the leases named (the work-queue shards among
+// the worker processes), in one statement that locks its rows in name
+// order, as LeaseAcquireMany does. It renews the caller's membership lease
+// (member_prefix || owner) and counts the live members in the same
+// statement; the caller's share is the number of names divided by the
+// members, plus one for the first (number of names modulo members) members
+// in owner order, so that the shares add up to every name and each member
+// computes the others' from the same rows. Of the names the caller holds
+// it keeps its share, those in busy (items run under them) first; the
+// surplus it gives up (expires_at = '-infinity', guarded by owner and
+// epoch) unless busy, and a busy surplus lease is renewed but returned
+// with keep false (draining: the caller claims no more under it and gives
+// it up once idle). When take is set and it holds fewer than its share, it
+// takes free names up to its share: never held, or expired (its own
+// included: one it gave up is not its own any more, so it cannot take it
+// back as held while another member waits for it). A member at its share
+// takes and gives up nothing, so a stable membership moves no lease.
+// Returns the leases the caller holds afterwards (its membership among
+// them), with the member count and the caller's share.
+func (q *Queries) LeaseBalance(ctx context.Context, arg LeaseBalanceParams) ([]LeaseBalanceRow, error) {
+	rows, err := q.db.Query(ctx, leaseBalance,
+		arg.Owner,
+		arg.MemberPrefix,
+		arg.Names,
+		arg.Busy,
+		arg.TtlSeconds,
+		arg.Take,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []LeaseBalanceRow{}
+	for rows.Next() {
+		var i LeaseBalanceRow
+		if err := rows.Scan(
+			&i.Name,
+			&i.Epoch,
+			&i.ExpiresAt,
+			&i.Keep,
+			&i.Members,
+			&i.Target,
+			&i.DbNow,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const leaseFence = `-- name: LeaseFence :one
 SELECT 1::int AS held FROM leases
  WHERE name = $1 AND owner = $2 AND epoch = $3

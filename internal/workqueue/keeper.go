@@ -3,7 +3,6 @@ package workqueue
 import (
 	"context"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/bettercompute/compute/internal/db"
@@ -13,55 +12,6 @@ import (
 // runKey names a running item.
 type runKey struct{ kind, key string }
 
-// allShards is the lease name of every shard.
-func allShards() []string {
-	names := make([]string, NumShards)
-	for i := range names {
-		names[i] = ShardLeaseName(int32(i))
-	}
-	return names
-}
-
-// renewShards takes or renews the shard leases named (a held one is
-// renewed at its epoch, a free one taken) and records the outcome: the
-// named shards the worker no longer holds are dropped, the others it holds
-// are kept as they were. A renewal of every shard also resets the claims'
-// reuse period. The worker's clock is anchored to the database's time of
-// the renewal.
-func (w *Worker) renewShards(ctx context.Context, q *db.Queries, names []string) (map[int32]lease.Lease, error) {
-	held, err := lease.AcquireMany(ctx, q, names, w.owner, lease.TTL)
-	if err != nil {
-		return nil, err
-	}
-	if len(held) > 0 && w.clock != nil {
-		w.clock.Anchor(held[0].DBNow)
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	next := maps.Clone(w.held)
-	if next == nil {
-		next = map[int32]lease.Lease{}
-	}
-	for _, name := range names {
-		delete(next, shardNumber(name))
-	}
-	for _, l := range held {
-		next[shardNumber(l.Name)] = l
-	}
-	w.held = next
-	if len(names) == NumShards {
-		w.renewedAt = time.Now()
-	}
-	return next, nil
-}
-
-// shardNumber is n of the lease name "shard:<n>".
-func shardNumber(name string) int32 {
-	var n int32
-	fmt.Sscanf(name, "shard:%d", &n)
-	return n
-}
-
 // track records that it is running until the returned function is called,
 // so that the lease keeper extends its claim meanwhile.
 func (w *Worker) track(it Item) (done func()) {
@@ -69,7 +19,9 @@ func (w *Worker) track(it Item) (done func()) {
 	w.mu.Lock()
 	w.running[k]++
 	w.mu.Unlock()
+	shardDone := w.use.start(it.Lease.Name)
 	return func() {
+		shardDone()
 		w.mu.Lock()
 		if w.running[k]--; w.running[k] <= 0 {
 			delete(w.running, k)
@@ -83,7 +35,9 @@ func (w *Worker) track(it Item) (done func()) {
 // items it runs, whenever items are running. Without it a batch longer
 // than lease.TTL lost its shards to another worker while it still worked
 // them, and its outcome was fenced away. It never takes a free shard:
-// a worker busy with long items leaves those to idle workers.
+// a worker busy with long items leaves those to idle workers. Its renewal
+// is a balance (renewShards) like the claims': it renews the worker's
+// membership too, and gives up surplus shards that no item runs under.
 func (w *Worker) keepLeases(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -116,10 +70,6 @@ func (w *Worker) renewWhileRunning(ctx context.Context) error {
 		w.mu.Unlock()
 		return nil
 	}
-	names := make([]string, 0, len(w.held))
-	for n := range w.held {
-		names = append(names, ShardLeaseName(n))
-	}
 	kinds := make([]string, 0, len(w.running))
 	keys := make([]string, 0, len(w.running))
 	for k := range w.running {
@@ -128,14 +78,20 @@ func (w *Worker) renewWhileRunning(ctx context.Context) error {
 	w.mu.Unlock()
 
 	q := db.New(w.pool)
-	if len(names) > 0 {
-		held, err := w.renewShards(ctx, q, names)
-		if err != nil {
-			return err
+	busy := w.use.busy()
+	if _, err := w.renewShards(ctx, q, busy, false); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	lost := 0
+	for _, name := range busy {
+		if _, ok := w.held[shardNumber(name)]; !ok {
+			lost++
 		}
-		if lost := len(names) - countNamed(held, names); lost > 0 {
-			w.logger.Warn("shard leases lost while items ran: their outcomes will be fenced", "lost", lost)
-		}
+	}
+	w.mu.Unlock()
+	if lost > 0 {
+		w.logger.Warn("shard leases lost while items ran: their outcomes will be fenced", "lost", lost)
 	}
 	if _, err := q.WorkQueueExtendClaims(ctx, db.WorkQueueExtendClaimsParams{
 		ClaimSeconds: w.ClaimTTL.Seconds(), Kinds: kinds, Keys: keys, Claimer: w.owner,
@@ -143,15 +99,4 @@ func (w *Worker) renewWhileRunning(ctx context.Context) error {
 		return fmt.Errorf("extend claims: %w", err)
 	}
 	return nil
-}
-
-// countNamed counts the shards of names present in held.
-func countNamed(held map[int32]lease.Lease, names []string) int {
-	n := 0
-	for _, name := range names {
-		if _, ok := held[shardNumber(name)]; ok {
-			n++
-		}
-	}
-	return n
 }

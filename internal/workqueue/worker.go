@@ -91,13 +91,17 @@ type Worker struct {
 	// Metrics, when set, counts items per kind and outcome.
 	Metrics *metrics.Loops
 
-	// mu guards held, renewedAt and running, which the claiming loop and
-	// the lease keeper (keepLeases) share.
+	// mu guards held, claimable, renewedAt and running, which the
+	// claiming loop and the lease keeper (keepLeases) share.
 	mu sync.Mutex
-	// held and renewedAt are the shard leases as last renewed, which
-	// claims reuse for up to reuseLeasesFor.
-	held      map[int32]lease.Lease
-	renewedAt time.Time
+	// held are the shard leases as last renewed, draining ones included;
+	// claimable are those the worker keeps (its share), which claims
+	// reuse for up to reuseLeasesFor after renewedAt.
+	held, claimable map[int32]lease.Lease
+	renewedAt       time.Time
+	// use counts the items running under each shard, in this worker and
+	// the pools that share its leases (ShareLeasesWith).
+	use *shardUse
 	// running counts the items of each kind and key running now, whose
 	// claims the lease keeper extends.
 	running map[runKey]int
@@ -131,6 +135,7 @@ func NewWorker(pool *pgxpool.Pool, owner string, clk *clock.Clock, logger *slog.
 		handlers: map[string]Handler{}, prefetch: map[string]Prefetch{}, backoff: DefaultBackoff,
 		ClaimTTL: time.Minute, Batch: 32, Concurrency: 8, RenewEvery: lease.RenewEvery,
 		running:       map[runKey]int{},
+		use:           newShardUse(),
 		claimFailures: tracing.NewFailureStreak(logger, "work queue", slog.LevelError),
 	}
 }
@@ -174,17 +179,18 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	return len(items), first
 }
 
-// claim claims up to n due rows of the held shards, of the kinds this
-// worker handles. It renews the shard leases first, taking free ones, when
-// renew is set or the last renewal is reuseLeasesFor old.
+// claim claims up to n due rows of the shards the worker keeps (not those
+// it drains), of the kinds this worker handles. It balances the shard
+// leases first (renewShards: its share, taking free ones), when renew is
+// set or the last renewal is reuseLeasesFor old.
 func (w *Worker) claim(ctx context.Context, n int32, renew bool) ([]Item, error) {
 	q := db.New(w.pool)
 	w.mu.Lock()
-	shards, renewedAt := w.held, w.renewedAt
+	shards, renewedAt := w.claimable, w.renewedAt
 	w.mu.Unlock()
 	if renew || shards == nil || time.Since(renewedAt) >= reuseLeasesFor {
 		var err error
-		if shards, err = w.renewShards(ctx, q, allShards()); err != nil {
+		if shards, err = w.renewShards(ctx, q, w.use.busy(), true); err != nil {
 			return nil, err
 		}
 	}
