@@ -172,3 +172,103 @@ func TestItemsRunOnceWhileShardsMove(t *testing.T) {
 	require.Positive(t, by["a"])
 	require.Positive(t, by["b"], "the second worker runs the items of its shards")
 }
+
+// keysInShards returns one key in each of the first n shards, by shard.
+func keysInShards(n int) map[int32]string {
+	out := map[int32]string{}
+	for i := 0; len(out) < n; i++ {
+		k := fmt.Sprintf("key-%d", i)
+		if s := workqueue.ShardOf(k); s < int32(n) && out[s] == "" {
+			out[s] = k
+		}
+	}
+	return out
+}
+
+// keyInShard is a key in shard n.
+func keyInShard(prefix string, n int32) string {
+	for i := 0; ; i++ {
+		if k := fmt.Sprintf("%s-%d", prefix, i); workqueue.ShardOf(k) == n {
+			return k
+		}
+	}
+}
+
+// A worker above its share never gives up a shard under which one of its
+// items runs, in either of its process's pools: it drains it (claims
+// nothing more of it) and gives it up once the item is done. The items
+// complete under the leases they ran under: none is fenced away or run
+// twice.
+func TestBusySurplusShardDrains(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	keys := keysInShards(10) // items run under shards 0-9
+	started, release := make(chan string, len(keys)), make(chan struct{})
+	releaseItems := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseItems) // a failed test does not leave its items blocked
+	a := workqueue.NewWorker(d.Pool, "a", nil, nil)
+	a.RenewEvery = 5 * time.Millisecond // wall time: the test moves simulated time itself
+	a.Concurrency = len(keys)
+	a.Handle(kind, func(ctx context.Context, it workqueue.Item) error {
+		started <- it.Key
+		<-release
+		return nil
+	})
+	// a's second pool (as compute serve has one for webhook delivery).
+	a2 := workqueue.NewWorker(d.Pool, "a", nil, nil)
+	a2.ShareLeasesWith(a)
+	var ran2 []string
+	a2.Handle(kind, func(_ context.Context, it workqueue.Item) error { ran2 = append(ran2, it.Key); return nil })
+	for _, k := range keys {
+		enqueue(t, d, k, 0)
+	}
+	done := make(chan int, 1)
+	go func() { n, _ := a.RunOnce(ctx); done <- n }()
+	for range keys {
+		select {
+		case <-started:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the items never started")
+		}
+	}
+
+	b := idle(d, "b")
+	runOnce(t, b) // b joins: a's share is 8, b's 8
+	// a's pools (its lease keeper, a2's claims) give up the idle shards
+	// 10-15 and keep the 10 busy ones: 8 its share, 2 drained.
+	runOnce(t, a2)
+	require.Eventually(t, func() bool { return shardHolders(t, d)["a"] == 10 }, 10*time.Second, 5*time.Millisecond)
+	runOnce(t, b)
+	require.Equal(t, []int{10, 6}, counts(shardHolders(t, d), "a", "b"))
+
+	// The drained shards are those beyond a's share in name order
+	// ("shard:8", "shard:9" sort after the kept 0-7): a claims nothing more
+	// of them, and b cannot yet.
+	drained, kept := keyInShard("drained", 9), keyInShard("kept", 0)
+	enqueue(t, d, drained, 0)
+	enqueue(t, d, kept, 0)
+	runOnce(t, a2)
+	require.Contains(t, ran2, kept, "a claims in the shards it keeps")
+	require.NotContains(t, ran2, drained, "and nothing more in the shards it drains")
+	_, ok := row(t, d, drained)
+	require.True(t, ok)
+
+	releaseItems()
+	select {
+	case n := <-done:
+		require.Equal(t, len(keys), n)
+	case <-time.After(30 * time.Second):
+		t.Fatal("RunOnce did not return")
+	}
+	for _, k := range keys {
+		_, ok := row(t, d, k)
+		require.False(t, ok, "%s completed under its shard lease, drained or not", k)
+	}
+	for range 2 {
+		period(t, d, a2, b)
+	}
+	require.Equal(t, []int{8, 8}, counts(shardHolders(t, d), "a", "b"), "idle, the drained shards went to b")
+	_, ok = row(t, d, drained)
+	require.False(t, ok, "b ran the item of the drained shard")
+}
