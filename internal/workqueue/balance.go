@@ -45,18 +45,20 @@ type shardUse struct {
 
 func newShardUse() *shardUse { return &shardUse{n: map[string]int{}} }
 
-// start counts one item running under the lease name until done is called.
-func (u *shardUse) start(name string) (done func()) {
+// start counts one item running under the lease name, until stop.
+func (u *shardUse) start(name string) {
 	u.mu.Lock()
 	u.n[name]++
 	u.mu.Unlock()
-	return func() {
-		u.mu.Lock()
-		if u.n[name]--; u.n[name] <= 0 {
-			delete(u.n, name)
-		}
-		u.mu.Unlock()
+}
+
+// stop ends what start counted.
+func (u *shardUse) stop(name string) {
+	u.mu.Lock()
+	if u.n[name]--; u.n[name] <= 0 {
+		delete(u.n, name)
 	}
+	u.mu.Unlock()
 }
 
 // busy lists the leases items run under now, in name order.

@@ -12,22 +12,27 @@ import (
 // runKey names a running item.
 type runKey struct{ kind, key string }
 
-// track records that it is running until the returned function is called,
-// so that the lease keeper extends its claim meanwhile.
-func (w *Worker) track(it Item) (done func()) {
+// begin records that it is claimed and about to run, until end: the lease
+// keeper extends its claim meanwhile, and no pool of the process gives up
+// its shard (shardUse). It is counted from the claim on, not from the
+// start of its run, so that an item waiting for a free slot (RunOnce)
+// keeps its shard and its claim too.
+func (w *Worker) begin(it Item) {
+	w.mu.Lock()
+	w.running[runKey{it.Kind, it.Key}]++
+	w.mu.Unlock()
+	w.use.start(it.Lease.Name)
+}
+
+// end is the end of what begin began.
+func (w *Worker) end(it Item) {
+	w.use.stop(it.Lease.Name)
 	k := runKey{it.Kind, it.Key}
 	w.mu.Lock()
-	w.running[k]++
-	w.mu.Unlock()
-	shardDone := w.use.start(it.Lease.Name)
-	return func() {
-		shardDone()
-		w.mu.Lock()
-		if w.running[k]--; w.running[k] <= 0 {
-			delete(w.running, k)
-		}
-		w.mu.Unlock()
+	if w.running[k]--; w.running[k] <= 0 {
+		delete(w.running, k)
 	}
+	w.mu.Unlock()
 }
 
 // keepLeases renews, every RenewEvery until the returned stop is called

@@ -182,7 +182,8 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 // claim claims up to n due rows of the shards the worker keeps (not those
 // it drains), of the kinds this worker handles. It balances the shard
 // leases first (renewShards: its share, taking free ones), when renew is
-// set or the last renewal is reuseLeasesFor old.
+// set or the last renewal is reuseLeasesFor old. Each item claimed counts
+// as running (begin) from then on, until its run ends.
 func (w *Worker) claim(ctx context.Context, n int32, renew bool) ([]Item, error) {
 	q := db.New(w.pool)
 	w.mu.Lock()
@@ -213,7 +214,9 @@ func (w *Worker) claim(ctx context.Context, n int32, renew bool) ([]Item, error)
 	}
 	items := make([]Item, 0, len(rows))
 	for _, r := range rows {
-		items = append(items, Item{Kind: r.Kind, Key: r.Key, Gen: r.Gen, Attempts: r.Attempts, Lease: shards[r.Shard]})
+		it := Item{Kind: r.Kind, Key: r.Key, Gen: r.Gen, Attempts: r.Attempts, Lease: shards[r.Shard]}
+		w.begin(it) // run ends it
+		items = append(items, it)
 	}
 	return items, nil
 }
@@ -222,8 +225,7 @@ func (w *Worker) claim(ctx context.Context, n int32, renew bool) ([]Item, error)
 // the shard lease, so a worker that lost the shard cannot complete or
 // reschedule a row another worker now owns.
 func (w *Worker) run(ctx context.Context, it Item) (err error) {
-	done := w.track(it)
-	defer done()
+	defer w.end(it) // claim began it
 	start := time.Now()
 	ctx, span := tracing.Start(ctx, w.Tracer, "workqueue "+it.Kind)
 	if span.IsRecording() {
