@@ -39,8 +39,12 @@ func shardNumber(name string) int32 {
 // worker pool of the process that shares it (ShareLeasesWith): a shard
 // under which an item runs is not given up, whichever pool runs it.
 type shardUse struct {
-	mu sync.Mutex
-	n  map[string]int
+	// gate orders claims and balances: a balance (write lock) reads what
+	// is busy and gives shards up with no claim in flight, and a claim
+	// (read lock) counts its items (begin) before any balance can run.
+	gate sync.RWMutex
+	mu   sync.Mutex
+	n    map[string]int
 }
 
 func newShardUse() *shardUse { return &shardUse{n: map[string]int{}} }
@@ -82,14 +86,17 @@ func (w *Worker) ShareLeasesWith(with *Worker) { w.use = with.use }
 
 // renewShards balances the worker's shard leases (lease.Group.Balance):
 // it renews its membership and the shards it keeps, gives up its surplus
-// unless items run under it, and takes free shards up to its share when
+// unless items of the process run under it (or are being claimed: it
+// waits for claims in flight), and takes free shards up to its share when
 // take is set. It records the outcome: held, every shard it holds (items
 // running under a draining one finish fenced by it), and claimable, the
 // shards it keeps, which claims take rows of; the latter is returned. A
 // balance that takes also resets the claims' reuse period. The worker's
 // clock is anchored to the database's time of the renewal.
-func (w *Worker) renewShards(ctx context.Context, q *db.Queries, busy []string, take bool) (map[int32]lease.Lease, error) {
-	s, err := shardGroup().Balance(ctx, q, w.owner, busy, take, lease.TTL)
+func (w *Worker) renewShards(ctx context.Context, q *db.Queries, take bool) (map[int32]lease.Lease, error) {
+	w.use.gate.Lock()
+	s, err := shardGroup().Balance(ctx, q, w.owner, w.use.busy(), take, lease.TTL)
+	w.use.gate.Unlock()
 	if err != nil {
 		return nil, err
 	}

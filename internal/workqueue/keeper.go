@@ -83,10 +83,10 @@ func (w *Worker) renewWhileRunning(ctx context.Context) error {
 	w.mu.Unlock()
 
 	q := db.New(w.pool)
-	busy := w.use.busy()
-	if _, err := w.renewShards(ctx, q, busy, false); err != nil {
+	if _, err := w.renewShards(ctx, q, false); err != nil {
 		return err
 	}
+	busy := w.use.busy()
 	w.mu.Lock()
 	lost := 0
 	for _, name := range busy {

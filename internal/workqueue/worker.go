@@ -191,7 +191,7 @@ func (w *Worker) claim(ctx context.Context, n int32, renew bool) ([]Item, error)
 	w.mu.Unlock()
 	if renew || shards == nil || time.Since(renewedAt) >= reuseLeasesFor {
 		var err error
-		if shards, err = w.renewShards(ctx, q, w.use.busy(), true); err != nil {
+		if shards, err = w.renewShards(ctx, q, true); err != nil {
 			return nil, err
 		}
 	}
@@ -206,6 +206,12 @@ func (w *Worker) claim(ctx context.Context, n int32, renew bool) ([]Item, error)
 	for k := range w.handlers {
 		kinds = append(kinds, k)
 	}
+	// No balance of the process's pools runs between the claim and the
+	// items' begin: it would not see them busy and could give their shard
+	// up (seen under two real processes: a pool's balance gave a shard up
+	// 3 ms after the other pool claimed in it, fencing two items away).
+	w.use.gate.RLock()
+	defer w.use.gate.RUnlock()
 	rows, err := q.WorkQueueClaim(ctx, db.WorkQueueClaimParams{
 		ClaimSeconds: w.ClaimTTL.Seconds(), Claimer: w.owner, Shards: ids, Kinds: kinds, MaxRows: n,
 	})
