@@ -113,11 +113,12 @@ WITH members AS MATERIALIZED (
 ), mine AS MATERIALIZED (
   SELECT c.name, c.epoch, c.busy, row_number() OVER (ORDER BY c.busy DESC, c.name) <= s.target AS keep
     FROM cur c, share s
-   WHERE c.owner = $1::text AND c.expires_at > compute_now()
+   WHERE c.owner = $1::text AND (c.expires_at > compute_now() OR c.busy)
 ), free AS MATERIALIZED (
   SELECT c.name, row_number() OVER (ORDER BY c.name) AS rn
     FROM cur c
-   WHERE c.owner IS NULL OR c.expires_at < compute_now()
+   WHERE (c.owner IS NULL OR c.expires_at < compute_now())
+     AND NOT (c.owner = $1::text AND c.busy)
 ), plan AS MATERIALIZED (
   -- expires_at '-infinity' gives the lease up; epoch is the one held.
   SELECT m.name, m.epoch,
@@ -183,7 +184,9 @@ type LeaseBalanceRow struct {
 // it up once idle). When take is set and it holds fewer than its share, it
 // takes free names up to its share: never held, or expired (its own
 // included: one it gave up is not its own any more, so it cannot take it
-// back as held while another member waits for it). A member at its share
+// back as held while another member waits for it). A busy one of its own
+// that lapsed and that nobody took is renewed at its epoch, as
+// LeaseAcquireMany would: its running work then still completes. A member at its share
 // takes and gives up nothing, so a stable membership moves no lease.
 // Returns the leases the caller holds afterwards (its membership among
 // them), with the member count and the caller's share.

@@ -3,6 +3,7 @@ package lease_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -75,4 +76,26 @@ func TestBalanceGivesSurplusUpAndFencesIt(t *testing.T) {
 	require.Equal(t, old.Epoch+1, b.Held[1].Epoch, "taking it over increments the epoch")
 	require.NoError(t, fencedWrite(ctx, t, d, b.Held[1]))
 	require.ErrorIs(t, fencedWrite(ctx, t, d, old), lease.ErrFenced)
+}
+
+// A member's busy lease that lapsed (its renewals were late) and that no
+// one took is renewed at its epoch by a balance that takes nothing, as the
+// lease keeper's is, so the work running under it still completes; an
+// idle one that lapsed is left for whoever takes free leases.
+func TestBalanceRenewsALapsedBusyLease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := pgtest.New(t)
+	g := lease.Group{Names: []string{"part:0", "part:1"}, MemberPrefix: "member:"}
+	a, err := g.Balance(ctx, d.Q, "a", nil, true, lease.TTL)
+	require.NoError(t, err)
+	require.Len(t, a.Held, 2)
+	busy := a.Held[1]
+
+	d.AdvanceSimClock(t, lease.TTL+time.Second)
+	a, err = g.Balance(ctx, d.Q, "a", []string{"part:1"}, false, lease.TTL)
+	require.NoError(t, err)
+	require.Equal(t, []string{"part:1"}, names(a.Held), "the busy lease is renewed, the idle one not taken back")
+	require.Equal(t, busy.Epoch, a.Held[0].Epoch)
+	require.NoError(t, fencedWrite(ctx, t, d, busy), "work under the busy lease still completes")
 }
