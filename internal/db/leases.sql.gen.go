@@ -118,7 +118,7 @@ WITH members AS MATERIALIZED (
   SELECT c.name, row_number() OVER (ORDER BY c.name) AS rn
     FROM cur c
    WHERE (c.owner IS NULL OR c.expires_at < compute_now())
-     AND NOT (c.owner = $1::text AND c.busy)
+     AND (c.owner IS DISTINCT FROM $1::text OR NOT c.busy)
 ), plan AS MATERIALIZED (
   -- expires_at '-infinity' gives the lease up; epoch is the one held.
   SELECT m.name, m.epoch,
@@ -186,8 +186,9 @@ type LeaseBalanceRow struct {
 // included: one it gave up is not its own any more, so it cannot take it
 // back as held while another member waits for it). A busy one of its own
 // that lapsed and that nobody took is renewed at its epoch, as
-// LeaseAcquireMany would: its running work then still completes. A member at its share
-// takes and gives up nothing, so a stable membership moves no lease.
+// LeaseAcquireMany would: its running work then still completes. A member
+// at its share takes and gives up nothing, so a stable membership moves no
+// lease.
 // Returns the leases the caller holds afterwards (its membership among
 // them), with the member count and the caller's share.
 func (q *Queries) LeaseBalance(ctx context.Context, arg LeaseBalanceParams) ([]LeaseBalanceRow, error) {

@@ -59,8 +59,9 @@ SELECT name, owner, epoch, expires_at FROM leases WHERE name = sqlc.arg(name);
 -- included: one it gave up is not its own any more, so it cannot take it
 -- back as held while another member waits for it). A busy one of its own
 -- that lapsed and that nobody took is renewed at its epoch, as
--- LeaseAcquireMany would: its running work then still completes. A member at its share
--- takes and gives up nothing, so a stable membership moves no lease.
+-- LeaseAcquireMany would: its running work then still completes. A member
+-- at its share takes and gives up nothing, so a stable membership moves no
+-- lease.
 -- Returns the leases the caller holds afterwards (its membership among
 -- them), with the member count and the caller's share.
 WITH members AS MATERIALIZED (
@@ -85,7 +86,7 @@ WITH members AS MATERIALIZED (
   SELECT c.name, row_number() OVER (ORDER BY c.name) AS rn
     FROM cur c
    WHERE (c.owner IS NULL OR c.expires_at < compute_now())
-     AND NOT (c.owner = sqlc.arg(owner)::text AND c.busy)
+     AND (c.owner IS DISTINCT FROM sqlc.arg(owner)::text OR NOT c.busy)
 ), plan AS MATERIALIZED (
   -- expires_at '-infinity' gives the lease up; epoch is the one held.
   SELECT m.name, m.epoch,
