@@ -39,28 +39,29 @@ func (f *fixture) scalarsOf(t *testing.T, node string) (alloc, capacity, allocat
 	return alloc, capacity, allocated, pool
 }
 
-// lastInventoryScalars is the scalars of the node's latest
-// node.inventory_reconciled (nil when it carries none).
-func (f *fixture) lastInventoryScalars(t *testing.T, node string) *core.NodeScalars {
+// lastInventory is the node's latest node.inventory_reconciled.
+func (f *fixture) lastInventory(t *testing.T, node string) core.NodeInventoryReconciledEventData {
 	t.Helper()
 	var raw []byte
 	require.NoError(t, f.d.Pool.QueryRow(f.ctx, `SELECT data FROM outbox WHERE type = $1 AND subject = $2
 		ORDER BY txid DESC, seq DESC LIMIT 1`, core.EventNodeInventoryReconciled, core.NodeSubject(node)).Scan(&raw))
 	var ev core.NodeInventoryReconciledEventData
 	require.NoError(t, json.Unmarshal(raw, &ev))
-	return ev.Scalars
+	return ev
+}
+
+// lastInventoryScalars is the scalars of the node's latest
+// node.inventory_reconciled (nil when it carries none).
+func (f *fixture) lastInventoryScalars(t *testing.T, node string) *core.NodeScalars {
+	t.Helper()
+	return f.lastInventory(t, node).Scalars
 }
 
 // lastInventoryPending is the pending shrinks of the node's latest
 // node.inventory_reconciled (nil when it says nothing of them).
 func (f *fixture) lastInventoryPending(t *testing.T, node string) *core.NodePendingScalars {
 	t.Helper()
-	var raw []byte
-	require.NoError(t, f.d.Pool.QueryRow(f.ctx, `SELECT data FROM outbox WHERE type = $1 AND subject = $2
-		ORDER BY txid DESC, seq DESC LIMIT 1`, core.EventNodeInventoryReconciled, core.NodeSubject(node)).Scan(&raw))
-	var ev core.NodeInventoryReconciledEventData
-	require.NoError(t, json.Unmarshal(raw, &ev))
-	return ev.PendingScalars
+	return f.lastInventory(t, node).PendingScalars
 }
 
 func ptr(v int64) *int64 { return &v }
